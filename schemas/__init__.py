@@ -1,0 +1,58 @@
+"""Pydantic models for everything kb stores: notes, claims, runs, evidence and verdicts.
+
+These models are the single source of truth for validation. The index (``kb.db``), the CLI, the app
+and the agents all speak them; ``kb schema`` exports each one as JSON Schema for editors.
+"""
+
+from schemas.claim import (
+    AnalyzerBinding,
+    Claim,
+    ClaimKind,
+    ClaimScale,
+    ClaimSource,
+    Expectation,
+    Operator,
+)
+from schemas.note import Author, Decision, PaperNote, Publication, Status, Urls
+from schemas.run import (
+    EvidenceRecord,
+    EvidenceScale,
+    Provenance,
+    RunRecord,
+    RunStatus,
+    Verdict,
+    VerdictKind,
+)
+
+__all__ = [
+    "AnalyzerBinding",
+    "Author",
+    "Claim",
+    "ClaimKind",
+    "ClaimScale",
+    "ClaimSource",
+    "Decision",
+    "EvidenceRecord",
+    "EvidenceScale",
+    "Expectation",
+    "Operator",
+    "PaperNote",
+    "Provenance",
+    "Publication",
+    "RunRecord",
+    "RunStatus",
+    "Status",
+    "Urls",
+    "Verdict",
+    "VerdictKind",
+]
+
+#: Every model ``kb schema`` exports, by the file stem it is written under.
+EXPORTED_MODELS = {
+    "paper_note": PaperNote,
+    "claim": Claim,
+    "run": RunRecord,
+    "evidence": EvidenceRecord,
+    "verdict": Verdict,
+    "provenance": Provenance,
+}

@@ -1,0 +1,126 @@
+"""A claim: one checkable statement a note makes, where it comes from, and how to test it.
+
+Claims live in a note's frontmatter under ``claims:``. A claim may bind an analyzer (by registry name,
+with parameters) and an expectation: a predicate over the analyzer's result, addressed by a dotted
+metric path such as ``best_depth`` or ``layers.20.kl_to_final``.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+_CLAIM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def _check_claim_id(value: str) -> str:
+    if not _CLAIM_ID.match(value):
+        raise ValueError(
+            f"claim id {value!r} must be 1-64 lower-case letters, digits, '-', '_' or '.', "
+            "starting with a letter or digit (e.g. 'optimal-depth')"
+        )
+    return value
+
+
+ClaimId = Annotated[str, AfterValidator(_check_claim_id)]
+
+
+class ClaimKind(StrEnum):
+    """Whether a claim states a number (testable by an expectation) or a trend/opinion."""
+
+    quantitative = "quantitative"
+    qualitative = "qualitative"
+
+
+class Operator(StrEnum):
+    """Comparison an expectation applies to a metric."""
+
+    lt = "<"
+    le = "<="
+    gt = ">"
+    ge = ">="
+    eq = "=="
+    between = "between"
+    approx = "approx"
+
+
+class ClaimSource(BaseModel):
+    """The passage of the paper that backs a claim."""
+
+    model_config = ConfigDict(extra="allow")
+
+    quote: str = Field(min_length=1, description="Verbatim text from the paper that backs the claim.")
+    section: str | None = Field(default=None, description="Section, table or figure the quote is from.")
+    page: int | None = Field(default=None, ge=1, description="Page number in the PDF, when known.")
+
+
+class AnalyzerBinding(BaseModel):
+    """Which registered analyzer reproduces the claim, and with which parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Registry name of the analyzer, e.g. 'depth.probe' or 'langevin.sweep'.")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Parameters, validated against the analyzer's Params model."
+    )
+    scale: str | None = Field(
+        default=None, description="Named scale preset of the analyzer (e.g. 'smoke', 'small', 'paper')."
+    )
+
+
+class Expectation(BaseModel):
+    """A predicate over an analyzer result: ``metric <op> value``.
+
+    ``between`` takes ``[low, high]``; ``approx`` passes when ``|metric - value| <= tolerance``
+    (absolute) or ``<= rel_tolerance * |value|``. ``inconclusive_band`` widens the boundary into a
+    zone where the verdict is inconclusive instead of a hard pass/fail.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    metric: str = Field(description="Dotted path into the analyzer's result, e.g. 'layers.20.kl_to_final'.")
+    op: Operator = Field(description="Comparison operator.")
+    value: float | list[float] | bool | str = Field(description="Threshold, [low, high] for 'between'.")
+    tolerance: float | None = Field(default=None, ge=0, description="Absolute tolerance for 'approx'.")
+    rel_tolerance: float | None = Field(default=None, ge=0, description="Relative tolerance for 'approx'.")
+    inconclusive_band: float = Field(
+        default=0.0, ge=0, description="Absolute margin around the threshold that yields 'inconclusive'."
+    )
+
+    @model_validator(mode="after")
+    def _shape_matches_operator(self) -> Expectation:
+        if self.op is Operator.between:
+            if not (isinstance(self.value, list) and len(self.value) == 2 and self.value[0] <= self.value[1]):
+                raise ValueError("'between' needs value: [low, high] with low <= high")
+        elif isinstance(self.value, list):
+            raise ValueError(f"operator {self.op.value!r} needs a single value, not a list")
+        if self.op is Operator.approx and self.tolerance is None and self.rel_tolerance is None:
+            raise ValueError("'approx' needs 'tolerance' (absolute) or 'rel_tolerance' (relative)")
+        return self
+
+
+class ClaimScale(BaseModel):
+    """The scale a claim was made at, so that small-scale evidence is never mistaken for a replication."""
+
+    model_config = ConfigDict(extra="allow")
+
+    parameters: float | None = Field(default=None, ge=0, description="Model size in parameters, e.g. 6.5e8.")
+    data: str | None = Field(default=None, description="Training/evaluation data, e.g. 'UniRef50'.")
+    description: str | None = Field(default=None, description="Free-text description of the setting.")
+
+
+class Claim(BaseModel):
+    """One statement of a note, with its source and (optionally) how to re-verify it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: ClaimId = Field(description="Identifier, unique within the note.")
+    statement: str = Field(min_length=1, description="The claim, in one sentence.")
+    kind: ClaimKind = Field(default=ClaimKind.qualitative, description="Quantitative or qualitative.")
+    source: ClaimSource | None = Field(default=None, description="Quote from the paper backing the claim.")
+    analyzer: AnalyzerBinding | None = Field(default=None, description="Analyzer that reproduces the claim.")
+    expect: Expectation | None = Field(default=None, description="Predicate the analyzer result must meet.")
+    scale: ClaimScale | None = Field(default=None, description="Scale the claim was made at.")
