@@ -1,0 +1,1 @@
+"""Analyzers that reproduce claims (registered by name, e.g. depth.probe, langevin.sweep)."""

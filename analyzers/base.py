@@ -1,0 +1,114 @@
+"""The analyzer contract: a name, typed parameters, a typed result, declared metrics, resource needs.
+
+An analyzer reproduces claims. It is a class with ``name`` (e.g. ``depth.probe``), a pydantic
+``Params`` model, a pydantic ``Result`` model, ``metrics`` (dotted paths into the result that a claim's
+expectation may reference, with a description each), ``resources`` and named ``scales`` (parameter
+presets). ``run(params, ctx)`` does the work, writes artifacts into ``ctx.out_dir`` and returns a
+``Result``. Analyzers register with ``@register`` (see ``analyzers.registry``).
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.run import EvidenceScale
+
+
+class GpuNeed(StrEnum):
+    """Whether an analyzer needs a GPU."""
+
+    none = "none"
+    recommended = "recommended"
+    required = "required"
+
+
+class Resources(BaseModel):
+    """What a run needs from the machine."""
+
+    gpu: GpuNeed = Field(default=GpuNeed.none, description="GPU need at the default scale.")
+    memory_gb: float = Field(default=1.0, ge=0, description="Rough peak host memory at the default scale.")
+
+
+class AnalyzerParams(BaseModel):
+    """Parameters every analyzer takes; analyzers subclass this with their own fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    device: str = Field(default="cpu", description="Torch device: 'cpu', 'cuda' or 'cuda:N'.")
+    seed: int = Field(default=0, description="Random seed.")
+
+
+class AnalyzerResult(BaseModel):
+    """Fields every result carries; analyzers subclass this with their metrics."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scale: EvidenceScale = Field(description="Scale the analyzer actually ran at.")
+    artifacts: list[str] = Field(default_factory=list, description="Files written, relative to out_dir.")
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, description="Model id, revision, weight hash, data hash, dtype, ..."
+    )
+    notes: list[str] = Field(default_factory=list, description="Caveats a reader must see (defaults chosen, ...).")
+
+
+class NotRunnable(Exception):
+    """The analyzer cannot run here (no GPU, weights unavailable offline, scale too large); says why."""
+
+
+class Cancelled(Exception):
+    """The run was cancelled while the analyzer was working."""
+
+
+@dataclass
+class RunContext:
+    """What a running analyzer gets from whoever runs it (CLI, worker, test)."""
+
+    out_dir: Path
+    progress: Callable[[float, str], None] = lambda fraction, message: None
+    is_cancelled: Callable[[], bool] = lambda: False
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("kb.analyzer"))
+
+    def report(self, fraction: float, message: str = "") -> None:
+        """Report progress (0..1) and stop with ``Cancelled`` if the run was cancelled."""
+        if self.is_cancelled():
+            raise Cancelled(message or "cancelled")
+        self.progress(max(0.0, min(1.0, fraction)), message)
+
+
+P = TypeVar("P", bound=AnalyzerParams)
+R = TypeVar("R", bound=AnalyzerResult)
+
+
+class Analyzer(ABC, Generic[P, R]):
+    """Base class of every analyzer. Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    version: ClassVar[str] = "1"
+    Params: ClassVar[type[AnalyzerParams]]
+    Result: ClassVar[type[AnalyzerResult]]
+    metrics: ClassVar[dict[str, str]] = {}
+    resources: ClassVar[Resources] = Resources()
+    scales: ClassVar[dict[str, dict[str, Any]]] = {}
+
+    def params_for(self, params: dict[str, Any] | None = None, scale: str | None = None) -> P:
+        """Validate parameters, starting from a named scale preset when one is given."""
+        merged: dict[str, Any] = {}
+        if scale is not None:
+            if scale not in self.scales:
+                raise ValueError(f"analyzer {self.name!r} has no scale {scale!r}; known: {sorted(self.scales)}")
+            merged.update(self.scales[scale])
+        merged.update(params or {})
+        return self.Params.model_validate(merged)  # type: ignore[return-value]
+
+    @abstractmethod
+    def run(self, params: P, ctx: RunContext) -> R:
+        """Do the work; write artifacts under ``ctx.out_dir``; return the typed result."""

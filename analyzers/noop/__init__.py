@@ -1,0 +1,50 @@
+"""A no-op analyzer: returns the value it is given. Used to test and benchmark the run queue itself."""
+
+from __future__ import annotations
+
+import time
+
+from pydantic import Field
+
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, NotRunnable, RunContext
+from analyzers.registry import register
+from schemas.run import EvidenceScale
+
+
+class NoopParams(AnalyzerParams):
+    """What the no-op analyzer should pretend to do."""
+
+    value: float = Field(default=1.0, description="The value to return as the metric 'value'.")
+    steps: int = Field(default=1, ge=1, le=100_000, description="Progress reports to make.")
+    step_seconds: float = Field(default=0.0, ge=0, description="Sleep per step (to test cancellation).")
+    fail: bool = Field(default=False, description="Raise an error instead of returning (to test failures).")
+    not_runnable: str | None = Field(default=None, description="Raise NotRunnable with this reason.")
+
+
+class NoopResult(AnalyzerResult):
+    """The value, echoed back."""
+
+    value: float = Field(description="The value given in the parameters.")
+
+
+@register
+class Noop(Analyzer[NoopParams, NoopResult]):
+    """Echo a value; with steps and sleeps it stands in for a long run."""
+
+    name = "noop"
+    summary = "Returns its 'value' parameter; exercises the queue, progress, cancellation and failures."
+    Params = NoopParams
+    Result = NoopResult
+    metrics = {"value": "the 'value' parameter, echoed"}
+    scales = {"smoke": {}}
+
+    def run(self, params: NoopParams, ctx: RunContext) -> NoopResult:
+        if params.not_runnable:
+            raise NotRunnable(params.not_runnable)
+        for step in range(params.steps):
+            time.sleep(params.step_seconds)
+            ctx.report((step + 1) / params.steps, f"step {step + 1}/{params.steps}")
+        if params.fail:
+            raise RuntimeError("asked to fail")
+        (ctx.out_dir / "value.txt").write_text(f"{params.value}\n", encoding="utf-8")
+        return NoopResult(value=params.value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"])

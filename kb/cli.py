@@ -1,0 +1,482 @@
+"""The ``kb`` command line: a thin typer + rich shell over ``kb.core.KnowledgeBase``.
+
+Every listing command takes ``--json`` and then prints a JSON array of objects, each with an ``id``
+(the note id: its file name without extension). Errors go to stderr with the file, line or field and
+a hint, and the exit code is non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from ruamel.yaml import YAML
+
+from kb.core import KnowledgeBase, paper_summary
+from kb.grounding import check_note
+from kb.notes import NoteError, read_note
+from kb.settings import Settings
+
+app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
+                  no_args_is_help=True, add_completion=False)
+console = Console()
+err_console = Console(stderr=True)
+
+PapersOpt = Annotated[Path | None, typer.Option("--papers", envvar="KB_PAPERS", help="Notes folder.")]
+HomeOpt = Annotated[Path | None, typer.Option("--home", envvar="KB_HOME", help="KB home (index, evidence).")]
+DbOpt = Annotated[str | None, typer.Option("--db", envvar="KB_DATABASE_URL", help="SQLAlchemy database URL.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _kb(papers: Path | None, home: Path | None, db: str | None) -> KnowledgeBase:
+    overrides: dict[str, Any] = {}
+    if papers is not None:
+        overrides["papers"] = papers
+    if home is not None:
+        overrides["home"] = home
+    if db is not None:
+        overrides["database_url"] = db
+    return KnowledgeBase(Settings(**overrides))
+
+
+def _fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
+    for error in errors if isinstance(errors, list) else [errors]:
+        err_console.print(f"[bold red]error[/]: {error}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _papers_table(rows: list[dict[str, Any]], title: str) -> Table:
+    table = Table(title=title, show_lines=False, header_style="bold cyan")
+    for column in ("id", "year", "decision", "status", "Q", "title", "tags"):
+        table.add_column(column, overflow="fold", max_width=48 if column == "title" else None)
+    for row in rows:
+        table.add_row(row["id"], str(row["year"] or ""), row["decision"] or "", row["status"] or "",
+                      str(row["quality_score"] or ""), row["title"], ", ".join(row["tags"]))
+    return table
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Notes or folders (default: the notes folder).")] = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Validate notes against the schemas; exit 1 when any is invalid."""
+    kb = _kb(papers, home, db)
+    valid, errors = kb.validate(list(paths) if paths else None)
+    if as_json:
+        _print_json([{"id": n.id, "path": str(n.path), "valid": True} for n in valid]
+                    + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
+    else:
+        for note in valid:
+            console.print(f"[green]ok[/]    {note.path}  ({len(note.meta.claims)} claims)", highlight=False)
+    if errors:
+        _fail(errors)
+    if not as_json:
+        console.print(f"[bold green]{len(valid)} valid note(s)[/]")
+
+
+@app.command()
+def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Index the notes folder into the database (incremental)."""
+    kb = _kb(papers, home, db)
+    with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), console=err_console,
+                  transient=True, disable=as_json) as bar:
+        task = bar.add_task("index", total=None)
+        report = kb.index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+    counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
+    if as_json:
+        _print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
+                    + [{"id": Path(e.path).stem, "change": "invalid", "error": str(e)} for e in report.errors])
+    else:
+        console.print(", ".join(f"{v} {k}" for k, v in counts.items()) + f", {len(report.errors)} invalid")
+    if report.errors:
+        _fail(report.errors)
+
+
+@app.command("list")
+def list_notes(
+    tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
+    decision: Annotated[str | None, typer.Option(help="ACCEPT, REJECT, MAYBE or PENDING.")] = None,
+    status: Annotated[str | None, typer.Option(help="Workflow status, e.g. analyzed.")] = None,
+    min_quality: Annotated[int | None, typer.Option(help="Minimum quality_score.")] = None,
+    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
+    desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """List indexed notes, filtered and sorted (indexes first, so the list is current)."""
+    kb = _kb(papers, home, db)
+    kb.index()
+    if sort not in {"id", "title", "year", "quality"}:
+        err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
+        raise typer.Exit(2)
+    rows = [paper_summary(p) for p in kb.list(tag=tag, decision=decision, status=status,
+                                               min_quality=min_quality, year=year, sort=sort, descending=desc)]
+    if as_json:
+        _print_json(rows)
+    else:
+        console.print(_papers_table(rows, f"{len(rows)} note(s)"))
+
+
+@app.command()
+def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without .md).")],
+         papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Show one note: frontmatter, claims and body."""
+    kb = _kb(papers, home, db)
+    try:
+        note = kb.read(note_id)
+    except NoteError as exc:
+        _fail(exc)
+        return
+    meta = note.meta.model_dump(mode="json", exclude={"claims"})
+    claims = [c.model_dump(mode="json", exclude_none=True) for c in note.meta.claims]
+    if as_json:
+        _print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
+        return
+    header = Table.grid(padding=(0, 2))
+    for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
+        value = note.meta.year if key == "year" else meta.get(key)
+        header.add_row(f"[bold]{key}[/]", ", ".join(value) if isinstance(value, list) else str(value or ""))
+    for key, value in note.meta.extra_fields.items():
+        header.add_row(f"[dim]{key}[/]", str(value))
+    console.print(Panel(header, title=note.meta.title, subtitle=str(note.path)))
+    claim_table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
+    for column in ("id", "kind", "statement", "analyzer", "expect"):
+        claim_table.add_column(column, overflow="fold")
+    for claim in note.meta.claims:
+        expect = claim.expect
+        claim_table.add_row(claim.id, claim.kind.value, claim.statement,
+                            claim.analyzer.name if claim.analyzer else "",
+                            f"{expect.metric} {expect.op.value} {expect.value}" if expect else "")
+    console.print(claim_table)
+    console.print(Markdown(note.body))
+
+
+@app.command()
+def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
+           limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20,
+           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Full-text search over titles, tags, bodies and claim statements."""
+    kb = _kb(papers, home, db)
+    kb.index()
+    hits = kb.search(query, limit=limit)
+    rows = []
+    for hit in hits:
+        paper = kb.get(hit.paper_id)
+        rows.append({"id": hit.paper_id, "title": paper.title if paper else "", "score": hit.score,
+                     "snippet": hit.snippet})
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} hit(s) for {query!r}", header_style="bold cyan")
+    for column in ("id", "title", "snippet"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["id"], row["title"], row["snippet"])
+    console.print(table)
+
+
+def _parse_assignments(assignments: list[str]) -> dict[str, Any]:
+    """Parse FIELD=VALUE pairs; values are YAML scalars/lists ('4', 'true', '[a, b]')."""
+    yaml = YAML(typ="safe")
+    changes: dict[str, Any] = {}
+    for item in assignments:
+        field, sep, raw = item.partition("=")
+        if not sep or not field.strip():
+            err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {item!r} (e.g. status=reviewed)")
+            raise typer.Exit(2)
+        changes[field.strip()] = yaml.load(raw) if raw.strip() else None
+    return changes
+
+
+@app.command("set")
+def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
+               assignments: Annotated[list[str], typer.Argument(help="FIELD=VALUE pairs, e.g. quality_score=5.")],
+               papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """Change frontmatter fields of a note; only those fields' lines change in the file."""
+    kb = _kb(papers, home, db)
+    changes = _parse_assignments(assignments)
+    try:
+        note = kb.set_fields(note_id, changes)
+    except NoteError as exc:
+        _fail(exc)
+        return
+    console.print(f"[green]updated[/] {note.path}: " + ", ".join(changes), highlight=False)
+
+
+@app.command()
+def new(
+    title: Annotated[str | None, typer.Option(help="Paper title.")] = None,
+    paper_id: Annotated[str | None, typer.Option(help="Paper id, e.g. arxiv:2602.21750.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
+    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    venue: Annotated[str | None, typer.Option(help="Venue.")] = None,
+    decision: Annotated[str | None, typer.Option(help="ACCEPT, REJECT, MAYBE or PENDING.")] = None,
+    status: Annotated[str | None, typer.Option(help="Workflow status.")] = "inbox",
+    quality: Annotated[int | None, typer.Option(help="quality_score, 1 to 5.")] = None,
+    template: Annotated[Path | None, typer.Option(help="A note to start from (frontmatter + body).")] = None,
+    body: Annotated[str, typer.Option(help="Markdown body.")] = "",
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Create a note from flags (or a template); it is validated before anything is written."""
+    kb = _kb(papers, home, db)
+    meta: dict[str, Any] = {}
+    if template is not None:
+        try:
+            base = read_note(template)
+        except NoteError as exc:
+            _fail(exc)
+            return
+        meta = base.meta.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        body = body or base.body
+    flags = {"title": title, "paper_id": paper_id, "tags": list(tag) if tag else None, "decision": decision,
+             "status": status, "quality_score": quality}
+    meta.update({k: v for k, v in flags.items() if v is not None})
+    if year is not None or venue is not None:
+        meta["publication"] = {**meta.get("publication", {}),
+                               **{k: v for k, v in {"year": year, "venue": venue}.items() if v is not None}}
+    try:
+        note = kb.new_note(meta, body or f"# {meta.get('title', '')}\n")
+    except NoteError as exc:
+        _fail(exc)
+        return
+    if as_json:
+        _print_json([{"id": note.id, "path": str(note.path)}])
+    else:
+        console.print(f"[green]created[/] {note.path}", highlight=False)
+
+
+@app.command("import")
+def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere.")],
+            papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """Validate a note and copy it unchanged into the notes folder (never overwrites)."""
+    kb = _kb(papers, home, db)
+    try:
+        note = kb.import_note(src)
+    except NoteError as exc:
+        _fail(exc)
+        return
+    console.print(f"[green]imported[/] {src} -> {note.path}", highlight=False)
+
+
+@app.command()
+def schema(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json"),
+           as_json: JsonOpt = False) -> None:
+    """Write the JSON Schema of every model (notes, claims, runs, evidence) for editors."""
+    written = KnowledgeBase.export_schemas(out)
+    if as_json:
+        _print_json([{"id": p.name.split(".")[0], "path": str(p)} for p in written])
+    else:
+        for path in written:
+            console.print(f"[green]wrote[/] {path}", highlight=False)
+
+
+@app.command()
+def check(
+    targets: Annotated[list[str], typer.Argument(help="Note ids or note files (e.g. a note written elsewhere).")],
+    source: Annotated[Path | None, typer.Option(help="Source text (default: the note's source_file).")] = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Check every claim's source quote against the note's source text; exit 1 if any is not backed."""
+    kb = _kb(papers, home, db)
+    rows: list[dict[str, Any]] = []
+    for target in targets:
+        try:
+            note = read_note(Path(target)) if Path(target).is_file() else kb.read(target)
+        except NoteError as exc:
+            _fail(exc)
+            return
+        text = source.read_text(encoding="utf-8", errors="replace") if source else None
+        rows += [{"id": f"{note.id}#{r.claim_id}", "note": note.id, "claim": r.claim_id,
+                  "grounding": r.status.value, "reason": r.reason} for r in check_note(note, text)]
+    if as_json:
+        _print_json(rows)
+    else:
+        colour = {"grounded": "green", "not_found": "red", "no_source": "yellow", "no_quote": "yellow"}
+        table = Table(title="grounding", header_style="bold cyan")
+        for column in ("claim", "grounding", "reason"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"])
+        console.print(table)
+    if any(r["grounding"] == "not_found" for r in rows):
+        raise typer.Exit(1)
+
+
+@app.command()
+def analyzers(as_json: JsonOpt = False) -> None:
+    """List registered analyzers with their metrics, scales and resource needs."""
+    rows = [{"id": name, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
+             "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
+            for name, cls in KnowledgeBase.analyzers().items()]
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} analyzer(s)", header_style="bold cyan")
+    for column in ("name", "summary", "scales", "gpu", "metrics"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["id"], row["summary"], ", ".join(row["scales"]), row["gpu"], ", ".join(row["metrics"]))
+    console.print(table)
+
+
+@app.command()
+def verify(
+    targets: Annotated[list[str] | None, typer.Argument(help="Claim keys (note#claim) or note ids.")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every claim bound to an analyzer.")] = False,
+    stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
+    device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
+    executor: Annotated[str, typer.Option(help="local (worker processes on this machine).")] = "local",
+    run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
+    if not targets and not all_ and not stale:
+        err_console.print("[red]error[/]: name claims or notes, or pass --all or --stale")
+        raise typer.Exit(2)
+    if executor != "local":
+        err_console.print(f"[red]error[/]: executor {executor!r} is not available; use 'local'")
+        raise typer.Exit(2)
+    kb = _kb(papers, home, db)
+    try:
+        queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
+                                    executor=executor)
+    except NoteError as exc:
+        _fail(exc)
+        return
+    for key, reason in skipped:
+        err_console.print(f"[yellow]skipped[/] {key}: {reason}", highlight=False)
+    if not as_json:
+        console.print(f"queued {len(queued)} run(s)")
+    if run and queued:
+        with console.status("running the queue", spinner="dots"):
+            kb.work(once=True)
+    rows = []
+    for record in queued:
+        latest = kb.evidence(record.claim_key)[0] if record.claim_key and kb.evidence(record.claim_key) else None
+        status = next(r for r in kb.runs(claim_key=record.claim_key) if r.id == record.id).status.value
+        verdict = latest.verdict if latest and latest.run_id == record.id else None
+        rows.append({"id": record.claim_key, "run": record.id, "analyzer": record.analyzer, "status": status,
+                     "verdict": verdict.kind.value if verdict else None, "reason": verdict.reason if verdict else None})
+    if as_json:
+        _print_json(rows)
+    else:
+        _verdict_table(rows)
+    if any(r["status"] == "failed" for r in rows):
+        raise typer.Exit(1)
+
+
+def _verdict_table(rows: list[dict[str, Any]]) -> None:
+    colour = {"supported": "green", "refuted": "red", "inconclusive": "yellow", "not_runnable": "magenta",
+              "error": "red"}
+    table = Table(title="verdicts", header_style="bold cyan")
+    for column in ("claim", "analyzer", "run", "verdict", "reason"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        kind = row["verdict"] or row["status"]
+        table.add_row(row["id"], row["analyzer"], row["status"], f"[{colour.get(kind, 'white')}]{kind}[/]",
+                      row["reason"] or "")
+    console.print(table)
+
+
+@app.command()
+def worker(
+    forever: Annotated[bool, typer.Option("--forever", help="Keep polling for new runs.")] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+) -> None:
+    """Run queued runs (re-queues runs abandoned by dead workers first)."""
+    kb = _kb(papers, home, db)
+    counts = kb.work(once=not forever)
+    console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
+
+
+@app.command("runs")
+def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succeeded, failed, cancelled.")] = None,
+          limit: Annotated[int, typer.Option(help="Most recent N.")] = 50,
+          papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """List runs, newest first, with progress."""
+    kb = _kb(papers, home, db)
+    records = kb.runs(status=status, limit=limit)
+    if as_json:
+        _print_json([r.model_dump(mode="json") for r in records])
+        return
+    table = Table(title=f"{len(records)} run(s)", header_style="bold cyan")
+    for column in ("id", "claim", "analyzer", "status", "progress", "message"):
+        table.add_column(column, overflow="fold")
+    for r in records:
+        table.add_row(r.id[:12], r.claim_key or "", r.analyzer, r.status.value, f"{r.progress:.0%}",
+                      (r.error or r.message or "").splitlines()[0] if (r.error or r.message) else "")
+    console.print(table)
+
+
+@app.command()
+def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
+           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """Cancel a queued or running run."""
+    kb = _kb(papers, home, db)
+    if not kb.cancel(run_id):
+        err_console.print(f"[red]error[/]: no queued or running run {run_id!r}; see 'kb runs'")
+        raise typer.Exit(1)
+    console.print(f"cancelled {run_id}")
+
+
+@app.command()
+def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
+             papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Evidence of a claim, newest first: verdict and why, scale, provenance, staleness."""
+    kb = _kb(papers, home, db)
+    records = kb.evidence(claim_key)
+    if as_json:
+        _print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id} for r in records])
+        return
+    if not records:
+        console.print(f"no evidence for {claim_key} yet: run 'kb verify {claim_key}'")
+        return
+    for i, r in enumerate(records):
+        v = r.verdict
+        title = ("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else "")
+        lines = [f"[bold]verdict[/]: {v.kind.value if v else '-'} — {v.reason if v else ''}",
+                 f"[bold]expected[/]: {v.expected if v else '-'}   [bold]observed[/]: {v.observed if v else '-'}",
+                 f"[bold]scale[/]: {v.evidence_scale.model_dump(exclude_none=True) if v and v.evidence_scale else '-'}"
+                 f"  vs claim {v.claim_scale if v else '-'}",
+                 f"[bold]run[/]: {r.run_id}  [bold]device[/]: {r.provenance.device if r.provenance else '-'}"
+                 f"  [bold]when[/]: {r.created_at:%Y-%m-%d %H:%M}"]
+        if r.stale:
+            lines.append(f"[yellow]stale[/]: {r.stale_reason}")
+        lines += [f"artifact: {a}" for a in r.artifacts]
+        console.print(Panel("\n".join(lines), title=title))
+
+
+@app.command()
+def demo(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """The main job on embedded defaults: index the bundled notes into SQLite and print the library."""
+    kb = _kb(papers, home, db)
+    report = kb.index()
+    console.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
+    for error in report.errors:
+        err_console.print(f"[yellow]skipped invalid note[/]: {error}", highlight=False)
+    rows = [paper_summary(p) for p in kb.list(sort="year", descending=True)]
+    console.print(_papers_table(rows, f"Library: {len(rows)} note(s)"))
+    claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
+    table = Table(title=f"{len(claims)} claim(s) to verify", header_style="bold cyan")
+    for column in ("note", "claim", "analyzer", "statement"):
+        table.add_column(column, overflow="fold")
+    for note_id, claim in claims:
+        table.add_row(note_id, claim.claim_id, claim.analyzer or "-", claim.statement)
+    console.print(table)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,249 @@
+"""The one object the CLI, the app and the tests drive: a knowledge base on disk plus its index.
+
+``KnowledgeBase`` ties the settings (notes folder, KB home, database URL) to the notes on disk
+(``kb.notes``) and the index (``kb.index``). Front ends stay thin: they call these methods and render
+what comes back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from analyzers import registry
+from analyzers.base import Analyzer
+from kb import index as index_mod
+from kb import notes as notes_mod
+from kb import runs, worker
+from kb.db import ClaimRow, Paper, Run, init_db, make_engine
+from kb.notes import Note, NoteError
+from kb.settings import Settings
+from schemas import EXPORTED_MODELS, EvidenceRecord, Provenance, RunRecord, Verdict
+
+
+class KnowledgeBase:
+    """A folder of notes and the database that indexes them."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+
+    @property
+    def papers_dir(self) -> Path:
+        """Folder holding the notes."""
+        return self.settings.papers
+
+    @cached_property
+    def engine(self) -> Engine:
+        """Database engine, created (with its tables) on first use."""
+        engine = make_engine(self.settings.resolved_database_url)
+        init_db(engine)
+        return engine
+
+    # -- notes on disk -------------------------------------------------------------------------
+
+    def note_path(self, note_id: str) -> Path:
+        """Path of the note with this id; the id must name a note inside the notes folder."""
+        if not note_id or "/" in note_id or "\\" in note_id or note_id.startswith("."):
+            raise NoteError(note_id, "a note id is a file name without '.md' inside the notes folder, "
+                            "not a path; run 'kb list' to see the ids")
+        candidates = [p for p in notes_mod.find_notes(self.papers_dir) if p.stem == note_id]
+        if not candidates:
+            raise NoteError(self.papers_dir / f"{note_id}.md",
+                            f"no note with id {note_id!r} in {self.papers_dir}; run 'kb list' to see the ids")
+        return candidates[0]
+
+    def read(self, note_id: str) -> Note:
+        """Load and validate one note by id."""
+        return notes_mod.read_note(self.note_path(note_id), max_bytes=self.settings.max_note_bytes)
+
+    def validate(self, paths: list[Path] | None = None) -> tuple[list[Note], list[NoteError]]:
+        """Validate notes (default: the whole notes folder)."""
+        return notes_mod.validate_paths(paths or [self.papers_dir])
+
+    def new_note(self, meta: dict[str, Any], body: str) -> Note:
+        """Create a note from frontmatter fields and a body; validated before anything is written."""
+        self._check_paper_id_free(meta.get("paper_id"))
+        note = notes_mod.create_note(self.papers_dir, meta, body)
+        self.index()
+        return note
+
+    def import_note(self, src: Path) -> Note:
+        """Validate a note written elsewhere and copy it, byte for byte, into the notes folder."""
+        note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes)
+        self._check_paper_id_free(note.meta.paper_id)
+        imported = notes_mod.import_note(src, self.papers_dir)
+        self.index()
+        return imported
+
+    def set_fields(self, note_id: str, changes: dict[str, Any]) -> Note:
+        """Change frontmatter fields of one note in place, touching only those fields' lines."""
+        note = notes_mod.set_fields(self.read(note_id), changes)
+        notes_mod.save_note(note)
+        self.index()
+        return note
+
+    def _check_paper_id_free(self, paper_id: object) -> None:
+        if paper_id is None:
+            return
+        with Session(self.engine) as session:
+            existing = session.exec(select(Paper).where(Paper.paper_id == str(paper_id))).first()
+        if existing is not None:
+            raise NoteError(
+                existing.path,
+                f"paper_id {paper_id!r} is already used by note {existing.id!r}; pick another id "
+                "or edit that note instead",
+                field="paper_id",
+            )
+
+    # -- index ---------------------------------------------------------------------------------
+
+    def index(self, progress: Callable[[int, int], None] | None = None) -> index_mod.IndexReport:
+        """Bring the index up to date with the notes folder (only changed files are re-parsed)."""
+        return index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
+
+    def list(self, **filters: Any) -> list[Paper]:
+        """Indexed papers matching the filters of ``kb.index.list_papers``."""
+        return index_mod.list_papers(self.engine, **filters)
+
+    def get(self, note_id: str) -> Paper | None:
+        """One indexed paper by note id."""
+        return index_mod.get_paper(self.engine, note_id)
+
+    def claims(self, note_id: str) -> list[ClaimRow]:
+        """Indexed claims of one note."""
+        return index_mod.claims_for(self.engine, note_id)
+
+    def search(self, query: str, limit: int = 20) -> list[index_mod.SearchHit]:
+        """Full-text search over titles, tags, bodies and claim statements."""
+        return index_mod.search(self.engine, query, limit=limit)
+
+    # -- verification -------------------------------------------------------------------------
+
+    @staticmethod
+    def analyzers() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
+        """Every registered analyzer, by name."""
+        return registry.load_all()
+
+    def claim_keys(self, targets: list[str] | None = None, *, stale_only: bool = False) -> list[str]:
+        """Claim keys ('note#claim') named by targets: claim keys, note ids, or every bound claim."""
+        self.index()
+        with Session(self.engine) as session:
+            rows = session.exec(select(ClaimRow).where(ClaimRow.analyzer.is_not(None))).all()  # type: ignore[union-attr]
+        keys = [r.key for r in rows if not targets or r.key in targets or r.paper_id in targets]
+        if targets:
+            known = {r.key for r in rows} | {r.paper_id for r in rows}
+            unknown = [t for t in targets if t not in known]
+            if unknown:
+                raise NoteError(unknown[0], "no claim bound to an analyzer has this key ('<note id>#<claim id>'), "
+                                "and no note with such claims has this id; run 'kb show NOTE' to see its claims")
+        if stale_only:
+            keys = [k for k in keys if self.staleness(k) is not None]
+        return sorted(keys)
+
+    def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
+               executor: str = "local") -> tuple[list[RunRecord], list[tuple[str, str]]]:
+        """Queue a run for each targeted claim; returns the queued runs and (claim, reason) skipped."""
+        queued, skipped = [], []
+        for key in self.claim_keys(targets, stale_only=stale_only):
+            claim = runs.claim_for_key(self.engine, key)
+            if claim is None or claim.analyzer is None:
+                continue
+            try:
+                analyzer = registry.get(claim.analyzer.name)
+                params = analyzer.params_for({**claim.analyzer.params, "device": device}, scale=claim.analyzer.scale)
+            except (KeyError, ValueError) as exc:
+                skipped.append((key, str(exc).strip('"')))
+                continue
+            run = runs.enqueue(self.engine, analyzer.name, params.model_dump(mode="json"), claim_key=key,
+                               device=device, executor=executor)
+            queued.append(runs.to_record(run))
+        return queued, skipped
+
+    def work(self, *, once: bool = True, idle_timeout: float | None = None) -> dict[str, int]:
+        """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
+        return worker.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout)
+
+    def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Runs, newest first."""
+        return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit)
+
+    def cancel(self, run_id: str) -> bool:
+        """Cancel a queued or running run."""
+        return runs.cancel(self.engine, run_id)
+
+    def evidence(self, claim_key: str) -> list[EvidenceRecord]:
+        """Evidence of a claim, newest first, with staleness worked out against the current code."""
+        records = []
+        for row in runs.evidence_for(self.engine, claim_key):
+            reason = worker.stale_reason(row)
+            records.append(EvidenceRecord(
+                id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
+                metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
+                provenance=Provenance.model_validate_json(row.provenance_json),
+                verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
+                stale=reason is not None, stale_reason=reason, created_at=row.created_at,
+            ))
+        return records
+
+    def staleness(self, claim_key: str) -> str | None:
+        """Why a claim needs re-verifying (no evidence, stale evidence, changed parameters), or None."""
+        evidence = runs.evidence_for(self.engine, claim_key)
+        if not evidence:
+            return "no evidence yet"
+        latest = evidence[0]
+        reason = worker.stale_reason(latest)
+        if reason:
+            return reason
+        claim = runs.claim_for_key(self.engine, claim_key)
+        if claim is None or claim.analyzer is None:
+            return None
+        try:
+            analyzer = registry.get(claim.analyzer.name)
+            params = analyzer.params_for(claim.analyzer.params, scale=claim.analyzer.scale).model_dump(mode="json")
+        except (KeyError, ValueError) as exc:
+            return str(exc)
+        with Session(self.engine) as session:
+            run = session.get(Run, latest.run_id)
+        old = json.loads(run.params_json) if run else {}
+        old.pop("device", None)
+        params.pop("device", None)
+        if runs.params_hash(old) != runs.params_hash(params):
+            return "the claim's analyzer parameters changed"
+        return None
+
+    # -- schemas -------------------------------------------------------------------------------
+
+    @staticmethod
+    def export_schemas(out_dir: Path) -> list[Path]:
+        """Write the JSON Schema of every exported model into ``out_dir``."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for stem, model in EXPORTED_MODELS.items():
+            path = out_dir / f"{stem}.schema.json"
+            notes_mod.atomic_write_bytes(
+                path, (json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False) + "\n").encode()
+            )
+            written.append(path)
+        return written
+
+
+def paper_summary(paper: Paper) -> dict[str, Any]:
+    """A JSON-ready summary of an indexed paper, as listing commands print it."""
+    return {
+        "id": paper.id,
+        "paper_id": paper.paper_id,
+        "title": paper.title,
+        "year": paper.year,
+        "status": paper.status,
+        "decision": paper.decision,
+        "quality_score": paper.quality_score,
+        "journal_tier": paper.journal_tier,
+        "tags": [t for t in (paper.tags_text or "").split() if t],
+        "path": paper.path,
+    }

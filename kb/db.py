@@ -1,0 +1,142 @@
+"""Database tables of the kb index and the engine factory.
+
+The index is a cache of the notes on disk (papers, tags, claims, a full-text index) plus the durable
+state kb owns itself (runs and evidence). No engine is created at import time: call
+:func:`make_engine` with a URL, then :func:`init_db`.
+
+Note: no ``from __future__ import annotations`` here; SQLModel needs real annotations.
+"""
+
+import datetime as dt
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, Index, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Field, SQLModel, create_engine
+
+
+def utcnow() -> dt.datetime:
+    """Timezone-aware current UTC time."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Paper(SQLModel, table=True):
+    """One indexed note (id = the note's file stem)."""
+
+    id: str = Field(primary_key=True)
+    path: str
+    paper_id: str = Field(unique=True, index=True)
+    title: str
+    year: int | None = Field(default=None, index=True)
+    status: str | None = Field(default=None, index=True)
+    decision: str | None = Field(default=None, index=True)
+    quality_score: int | None = Field(default=None, index=True)
+    journal_tier: int | None = None
+    tags_text: str = ""
+    body: str = ""
+    meta_json: str = "{}"
+    content_hash: str
+    mtime_ns: int
+    size: int
+    indexed_at: dt.datetime = Field(default_factory=utcnow)
+
+
+class Tag(SQLModel, table=True):
+    """One tag of one paper."""
+
+    __table_args__ = (Index("ix_tag_tag", "tag"),)
+
+    paper_id: str = Field(foreign_key="paper.id", primary_key=True, ondelete="CASCADE")
+    tag: str = Field(primary_key=True)
+
+
+class ClaimRow(SQLModel, table=True):
+    """One claim of one paper; key is '<note id>#<claim id>'."""
+
+    __tablename__ = "claim"
+
+    key: str = Field(primary_key=True)
+    paper_id: str = Field(foreign_key="paper.id", index=True, ondelete="CASCADE")
+    claim_id: str
+    statement: str
+    kind: str
+    analyzer: str | None = None
+    claim_json: str = "{}"
+
+
+class Run(SQLModel, table=True):
+    """One execution of an analyzer (the durable queue)."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, primary_key=True)
+    claim_key: str | None = Field(default=None, index=True)
+    analyzer: str
+    params_json: str = "{}"
+    device: str | None = None
+    executor: str | None = None
+    status: str = Field(default="queued", index=True)
+    progress: float = 0.0
+    message: str | None = None
+    error: str | None = None
+    worker_id: str | None = None
+    heartbeat_at: dt.datetime | None = None
+    created_at: dt.datetime = Field(default_factory=utcnow)
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+
+
+class Evidence(SQLModel, table=True):
+    """What a successful run left: metrics, artifacts, provenance and a verdict."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="run.id", index=True)
+    claim_key: str | None = Field(default=None, index=True)
+    analyzer: str
+    metrics_json: str = "{}"
+    artifacts_json: str = "[]"
+    provenance_json: str = "{}"
+    verdict_json: str | None = None
+    verdict_kind: str | None = None
+    stale: bool = False
+    stale_reason: str | None = None
+    created_at: dt.datetime = Field(default_factory=utcnow)
+
+
+def is_sqlite(engine: Engine) -> bool:
+    """Whether the engine talks to SQLite."""
+    return engine.dialect.name == "sqlite"
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine; for SQLite: parent folder, WAL, foreign keys, 30 s busy timeout."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    database = parsed.database
+    if database and database != ":memory:" and not database.startswith("file:"):
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        assert isinstance(dbapi_connection, sqlite3.Connection)
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+
+    return engine
+
+
+def init_db(engine: Engine) -> None:
+    """Create all tables and the search index (idempotent)."""
+    from kb.search import search_backend_for
+
+    SQLModel.metadata.create_all(engine)
+    search_backend_for(engine).create(engine)

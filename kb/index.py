@@ -1,0 +1,319 @@
+"""Incremental indexing of the notes folder into the database, and queries over the index.
+
+:func:`index_notes` compares each file's (mtime_ns, size) with its stored row, then its content hash
+when those differ; only changed files are parsed. Notes deleted from disk leave the index with their
+tags, claims and search rows. Invalid notes are reported and skipped; every valid note is still
+indexed. When two notes share a ``paper_id``, the later one (by path) is reported invalid.
+The whole run is one transaction with bulk inserts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, update
+from sqlalchemy import select as sa_select
+from sqlmodel import Session, col, select
+
+from kb.db import ClaimRow, Paper, Tag, init_db
+from kb.notes import Note, NoteError, find_notes, read_note
+from kb.search import SearchDoc, SearchHit, search_backend_for
+
+SortKey = Literal["id", "title", "year", "quality"]
+
+
+@dataclass
+class IndexReport:
+    """What one indexing run did. ``removed`` also lists notes that were indexed but are now invalid."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[NoteError] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+@dataclass(frozen=True)
+class _Stored:
+    path: str
+    paper_id: str
+    content_hash: str
+    mtime_ns: int
+    size: int
+
+
+def _note_error(message: str, path: Path, field_name: str | None = None) -> NoteError:
+    return NoteError(path, message, field=field_name)
+
+
+def _rows_for(
+    note: Note, mtime_ns: int, size: int, now: dt.datetime
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], SearchDoc]:
+    meta = note.meta
+    tags = list(dict.fromkeys(meta.tags))
+    paper = {
+        "id": note.id,
+        "path": str(note.path),
+        "paper_id": meta.paper_id,
+        "title": meta.title,
+        "year": meta.year,
+        "status": meta.status.value if meta.status is not None else None,
+        "decision": meta.decision.value if meta.decision is not None else None,
+        "quality_score": meta.quality_score,
+        "journal_tier": meta.journal_tier,
+        "tags_text": " ".join(tags),
+        "body": note.body,
+        "meta_json": json.dumps(meta.model_dump(mode="json"), ensure_ascii=False),
+        "content_hash": note.content_hash,
+        "mtime_ns": mtime_ns,
+        "size": size,
+        "indexed_at": now,
+    }
+    tag_rows = [{"paper_id": note.id, "tag": t} for t in tags]
+    claim_rows = []
+    claim_texts = []
+    for claim in meta.claims:
+        claim_rows.append(
+            {
+                "key": f"{note.id}#{claim.id}",
+                "paper_id": note.id,
+                "claim_id": claim.id,
+                "statement": claim.statement,
+                "kind": claim.kind.value,
+                "analyzer": claim.analyzer.name if claim.analyzer is not None else None,
+                "claim_json": json.dumps(claim.model_dump(mode="json"), ensure_ascii=False),
+            }
+        )
+        claim_texts.append(claim.statement)
+        if claim.source is not None:
+            claim_texts.append(claim.source.quote)
+    doc = SearchDoc(note.id, meta.title, " ".join(tags), note.body, "\n".join(claim_texts))
+    return paper, tag_rows, claim_rows, doc
+
+
+def _delete_ids(conn: Connection, ids: Sequence[str]) -> None:
+    if not ids:
+        return
+    params = [{"pid": i} for i in ids]
+    conn.execute(delete(Tag).where(col(Tag.paper_id) == bindparam("pid")), params)
+    conn.execute(delete(ClaimRow).where(col(ClaimRow.paper_id) == bindparam("pid")), params)
+    conn.execute(delete(Paper).where(col(Paper.id) == bindparam("pid")), params)
+
+
+def index_notes(
+    engine: Engine,
+    papers_dir: Path,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    max_bytes: int = 5_000_000,
+) -> IndexReport:
+    """Bring the index up to date with ``papers_dir``; return what changed."""
+    init_db(engine)
+    backend = search_backend_for(engine)
+    report = IndexReport()
+    now = dt.datetime.now(dt.UTC)
+
+    with engine.connect() as conn:
+        stored = {
+            r[0]: _Stored(r[1], r[2], r[3], r[4], r[5])
+            for r in conn.execute(
+                sa_select(
+                    col(Paper.id),
+                    col(Paper.path),
+                    col(Paper.paper_id),
+                    col(Paper.content_hash),
+                    col(Paper.mtime_ns),
+                    col(Paper.size),
+                )
+            )
+        }
+
+    paths = find_notes(Path(papers_dir)) if Path(papers_dir).is_dir() else []
+    total = len(paths)
+    seen_ids: set[str] = set()
+    claimed: dict[str, str] = {}  # paper_id -> note id
+    to_delete: list[str] = []  # ids whose rows go (changed, invalid)
+    touch: list[dict[str, Any]] = []  # same content, new stat/path
+    papers: list[dict[str, Any]] = []
+    tags: list[dict[str, Any]] = []
+    claims: list[dict[str, Any]] = []
+    docs: list[SearchDoc] = []
+
+    def drop_stored(note_id: str) -> None:
+        if note_id in stored:
+            to_delete.append(note_id)
+            report.removed.append(note_id)
+
+    for done, path in enumerate(paths, start=1):
+        if progress is not None:
+            progress(done, total)
+        note_id = path.stem
+        if note_id in seen_ids:
+            report.errors.append(
+                _note_error(f"note id {note_id!r} is already used by another note; rename the file", path)
+            )
+            continue
+        seen_ids.add(note_id)
+        old = stored.get(note_id)
+        try:
+            st = path.stat()
+        except OSError as exc:
+            report.errors.append(_note_error(f"cannot read note: {exc}", path))
+            drop_stored(note_id)
+            continue
+
+        if old is not None and old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+            paper_id = old.paper_id
+            if paper_id in claimed:
+                report.errors.append(_dup_error(path, paper_id, claimed[paper_id]))
+                drop_stored(note_id)
+                continue
+            claimed[paper_id] = note_id
+            report.unchanged.append(note_id)
+            continue
+
+        if old is not None and st.st_size <= max_bytes:
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                raw = None
+            if raw is not None and hashlib.sha256(raw).hexdigest() == old.content_hash:
+                if old.paper_id in claimed:
+                    report.errors.append(_dup_error(path, old.paper_id, claimed[old.paper_id]))
+                    drop_stored(note_id)
+                    continue
+                claimed[old.paper_id] = note_id
+                touch.append({"pid": note_id, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size})
+                report.unchanged.append(note_id)
+                continue
+
+        try:
+            note = read_note(path, max_bytes=max_bytes)
+        except NoteError as exc:
+            report.errors.append(exc)
+            drop_stored(note_id)
+            continue
+        paper_id = note.meta.paper_id
+        if paper_id in claimed:
+            report.errors.append(_dup_error(path, paper_id, claimed[paper_id]))
+            drop_stored(note_id)
+            continue
+        claimed[paper_id] = note_id
+        paper, tag_rows, claim_rows, doc = _rows_for(note, st.st_mtime_ns, st.st_size, now)
+        papers.append(paper)
+        tags.extend(tag_rows)
+        claims.extend(claim_rows)
+        docs.append(doc)
+        if old is None:
+            report.added.append(note_id)
+        else:
+            to_delete.append(note_id)
+            report.updated.append(note_id)
+
+    for note_id in stored:
+        if note_id not in seen_ids:
+            to_delete.append(note_id)
+            report.removed.append(note_id)
+
+    if to_delete or touch or papers:
+        with engine.begin() as conn:
+            _delete_ids(conn, to_delete)
+            backend.remove_many(conn, to_delete)
+            if touch:
+                conn.execute(
+                    update(Paper)
+                    .where(col(Paper.id) == bindparam("pid"))
+                    .values(path=bindparam("path"), mtime_ns=bindparam("mtime_ns"), size=bindparam("size")),
+                    touch,
+                )
+            if papers:
+                conn.execute(insert(Paper), papers)
+            if tags:
+                conn.execute(insert(Tag), tags)
+            if claims:
+                conn.execute(insert(ClaimRow), claims)
+            backend.index_many(conn, docs)
+    return report
+
+
+def _dup_error(path: Path, paper_id: str, other: str) -> NoteError:
+    return _note_error(
+        f"paper_id {paper_id!r} is already used by note {other!r}; paper ids must be unique",
+        path,
+        field_name="paper_id",
+    )
+
+
+# --- queries -------------------------------------------------------------------------------------
+
+
+def list_papers(
+    engine: Engine,
+    *,
+    tag: str | None = None,
+    decision: str | None = None,
+    status: str | None = None,
+    min_quality: int | None = None,
+    year: int | None = None,
+    sort: SortKey = "id",
+    descending: bool = False,
+    limit: int | None = None,
+) -> list[Paper]:
+    """Papers matching all given filters, sorted (ties broken by id)."""
+    stmt = select(Paper)
+    if tag is not None:
+        stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(Tag.tag == tag)))
+    if decision is not None:
+        stmt = stmt.where(Paper.decision == str(decision).upper())
+    if status is not None:
+        stmt = stmt.where(Paper.status == str(status))
+    if min_quality is not None:
+        stmt = stmt.where(col(Paper.quality_score) >= min_quality)
+    if year is not None:
+        stmt = stmt.where(Paper.year == year)
+    columns = {"id": Paper.id, "title": Paper.title, "year": Paper.year, "quality": Paper.quality_score}
+    if sort not in columns:
+        raise ValueError(f"sort must be one of {sorted(columns)}, got {sort!r}")
+    key = col(columns[sort])
+    order = key.desc().nulls_last() if descending else key.asc().nulls_last()
+    stmt = stmt.order_by(order, col(Paper.id))
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    with Session(engine) as session:
+        return list(session.exec(stmt).all())
+
+
+def get_paper(engine: Engine, note_id: str) -> Paper | None:
+    """One paper by note id."""
+    with Session(engine) as session:
+        return session.get(Paper, note_id)
+
+
+def claims_for(engine: Engine, note_id: str) -> list[ClaimRow]:
+    """The claims of one paper, in key order."""
+    with Session(engine) as session:
+        stmt = select(ClaimRow).where(ClaimRow.paper_id == note_id).order_by(col(ClaimRow.key))
+        return list(session.exec(stmt).all())
+
+
+def search(engine: Engine, query: str, limit: int = 20) -> list[SearchHit]:
+    """Full-text search over titles, tags, bodies and claims; best first."""
+    return search_backend_for(engine).search(query, limit)
+
+
+def all_tags(engine: Engine) -> list[tuple[str, int]]:
+    """Every tag with the number of papers carrying it, most used first."""
+    with Session(engine) as session:
+        count = func.count(col(Tag.paper_id))
+        stmt = select(Tag.tag, count).group_by(col(Tag.tag)).order_by(count.desc(), col(Tag.tag))
+        return [(t, int(n)) for t, n in session.exec(stmt).all()]

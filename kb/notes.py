@@ -1,0 +1,587 @@
+"""Read, validate, edit and write paper notes (Markdown files with YAML frontmatter).
+
+A note is ``---`` / YAML / ``---`` / Markdown body. This module is the only place that touches note
+files, and it keeps them exactly as the user wrote them:
+
+* the bytes read are kept (``Note.raw``), so loading and saving an unchanged note is byte-identical
+  (BOM, CRLF, comments, quoting and unknown fields included);
+* ``set_fields`` edits only the lines of the fields it changes, nothing else;
+* every write is atomic (temporary file in the same folder + ``os.replace``) and new files never
+  overwrite existing ones;
+* every problem is a ``NoteError`` that names the file, the line and the field, and says what is
+  expected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime as dt
+import hashlib
+import os
+import re
+import tempfile
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+from schemas.note import PaperNote
+
+__all__ = [
+    "Note",
+    "NoteError",
+    "atomic_write_bytes",
+    "create_note",
+    "find_notes",
+    "import_note",
+    "parse_note",
+    "read_note",
+    "render_new_note",
+    "save_note",
+    "set_fields",
+    "slugify",
+    "validate_paths",
+]
+
+BOM = b"\xef\xbb\xbf"
+_FENCE = "---"
+# A top-level key starts in column 0; indented lines, comments and '- ' items belong to the key above.
+_TOP_KEY = re.compile(
+    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
+)
+# A double-quoted scalar after 'key:' or '- ' tells us the user's quoting style.
+_DQ_SCALAR = re.compile(r"""(?:^|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
+
+
+class NoteError(Exception):
+    """Bad note: carries path, line (1-based, optional), field (optional) and a hint of what to do."""
+
+    def __init__(
+        self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.message = message
+        self.line = line
+        self.field = field
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = str(self.path) if self.line is None else f"{self.path}:{self.line}"
+        what = f"field '{self.field}': {self.message}" if self.field else self.message
+        return f"{where}: {what}"
+
+
+@dataclass
+class Note:
+    """One parsed, validated note; ``raw`` is the source of truth for writing."""
+
+    path: Path
+    raw: bytes
+    meta: PaperNote
+    body: str
+    frontmatter_text: str
+
+    @property
+    def id(self) -> str:
+        """The note's id: its file name without extension."""
+        return self.path.stem
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of the exact bytes, for change detection."""
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------------
+# Parsing
+
+
+@dataclass
+class _Split:
+    """A note's text cut into its parts; ``opening + frontmatter + closing + body == text``."""
+
+    bom: bool
+    opening: str
+    frontmatter: str
+    closing: str
+    body: str
+
+    def join(self, frontmatter: str | None = None) -> bytes:
+        fm = self.frontmatter if frontmatter is None else frontmatter
+        text = self.opening + fm + self.closing + self.body
+        return (BOM if self.bom else b"") + text.encode("utf-8")
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if self.opening.endswith("\r\n") else "\n"
+
+
+def _decode(raw: bytes, path: Path) -> tuple[bool, str]:
+    bom = raw.startswith(BOM)
+    data = raw[len(BOM) :] if bom else raw
+    try:
+        return bom, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + (len(BOM) if bom else 0)
+        line = raw[:offset].count(b"\n") + 1
+        raise NoteError(
+            path,
+            f"not valid UTF-8 at byte offset {offset} (byte 0x{raw[offset]:02x}); "
+            "expected a UTF-8 text file: re-save it as UTF-8",
+            line=line,
+        ) from None
+
+
+def _split(raw: bytes, path: Path) -> _Split:
+    bom, text = _decode(raw, path)
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").rstrip() != _FENCE:
+        raise NoteError(
+            path, "missing opening '---': a note must start with a '---' line, then YAML, then '---'", line=1
+        )
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n").rstrip() == _FENCE:
+            return _Split(
+                bom=bom,
+                opening=lines[0],
+                frontmatter="".join(lines[1:i]),
+                closing=lines[i],
+                body="".join(lines[i + 1 :]),
+            )
+    raise NoteError(
+        path,
+        "missing closing '---': the YAML frontmatter must end with a line containing only '---'",
+        line=len(lines) + 1,
+    )
+
+
+def _load_yaml(text: str, path: Path) -> Any:
+    # Round-trip mode keeps line/column info (.lc) for error messages and never builds arbitrary
+    # Python objects (unknown tags come back as TaggedScalar etc.).
+    yaml = YAML(typ="rt")
+    try:
+        return yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        # +2: the mark is 0-based inside the frontmatter, and line 1 of the file is the '---' fence.
+        line = mark.line + 2 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise NoteError(
+            path, f"malformed YAML: {problem} (expected valid YAML 'key: value' lines)", line=line
+        ) from None
+    except YAMLError as exc:
+        raise NoteError(path, f"malformed YAML: {exc}") from None
+
+
+def _plain(value: Any) -> Any:
+    """ruamel round-trip objects -> plain Python, so pydantic and comparisons see ordinary types."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, TaggedScalar):
+        return value.value
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
+def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
+    """Best-effort 1-based file line of a field path, from ruamel's line info."""
+    line: int | None = None
+    node = data
+    for part in loc:
+        try:
+            if isinstance(node, CommentedMap):
+                key = part if part in node else str(part)
+                line = node.lc.key(key)[0] + 2
+                node = node[key]
+            elif isinstance(node, CommentedSeq) and isinstance(part, int):
+                line = node.lc.item(part)[0] + 2
+                node = node[part]
+            else:
+                break
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return line
+
+
+def _expected(field: str) -> str:
+    """The schema's description of a top-level field, as the 'what is expected' hint."""
+    info = PaperNote.model_fields.get(field)
+    if info is not None and info.description:
+        return f" (expected: {info.description})"
+    return ""
+
+
+def _check_claim_ids(data: Any, path: Path) -> None:
+    # Checked here rather than left to the model validator so the error points at the duplicate's line.
+    claims = data.get("claims") if isinstance(data, dict) else None
+    if not isinstance(claims, list):
+        return
+    seen: dict[str, int] = {}
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, dict) or not isinstance(claim.get("id"), str):
+            continue
+        cid = str(claim["id"])
+        if cid in seen:
+            raise NoteError(
+                path,
+                f"duplicate claim id {cid!r} (first used by claims.{seen[cid]}); "
+                "expected claim ids unique within a note",
+                line=_line_of(data, ("claims", i, "id")),
+                field=f"claims.{i}.id",
+            )
+        seen[cid] = i
+
+
+def _validate(data: Any, path: Path) -> PaperNote:
+    if data is None:
+        data = CommentedMap()  # empty frontmatter: let the schema name the missing fields
+    if not isinstance(data, dict):
+        raise NoteError(
+            path,
+            f"frontmatter is a YAML {type(_plain(data)).__name__}, expected a mapping of 'key: value' lines",
+            line=2,
+        )
+    _check_claim_ids(data, path)
+    try:
+        return PaperNote.model_validate(_plain(data))
+    except ValidationError as exc:
+        errors = exc.errors()
+        parts = []
+        for err in errors:
+            loc = tuple(err["loc"])
+            name = ".".join(str(p) for p in loc)
+            msg = err["msg"] + (_expected(str(loc[0])) if loc else "")
+            parts.append((loc, name, msg))
+        loc, name, msg = parts[0]
+        if len(parts) > 1:
+            msg += "; also " + "; ".join(f"field '{n}': {m}" if n else m for _, n, m in parts[1:])
+        raise NoteError(path, msg, line=_line_of(data, loc) if loc else None, field=name or None) from None
+
+
+def parse_note(raw: bytes, path: Path) -> Note:
+    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem."""
+    path = Path(path)
+    parts = _split(raw, path)
+    data = _load_yaml(parts.frontmatter, path)
+    meta = _validate(data, path)
+    return Note(path=path, raw=raw, meta=meta, body=parts.body, frontmatter_text=parts.frontmatter)
+
+
+def read_note(path: Path, *, max_bytes: int = 5_000_000) -> Note:
+    """Read and validate one note file; refuses files larger than ``max_bytes``."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise NoteError(path, f"file is {size} bytes, over the limit of {max_bytes} bytes (max_note_bytes)")
+        with path.open("rb") as fh:
+            raw = fh.read(max_bytes + 1)  # +1: catches a file that grew after stat
+    except OSError as exc:
+        raise NoteError(path, f"cannot read file: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise NoteError(path, f"file is over the limit of {max_bytes} bytes (max_note_bytes)")
+    return parse_note(raw, path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Writing
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def save_note(note: Note) -> None:
+    """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are)."""
+    atomic_write_bytes(note.path, note.raw)
+
+
+def _write_new(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` unless it exists; False when the name is taken.
+
+    A hard link of a fully written temp file is atomic and fails on an existing name, so a reader never
+    sees a half-written note; where links are not supported we reserve the name with O_EXCL instead.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            except FileExistsError:
+                return False
+            os.replace(tmp, path)
+            return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _candidates(stem: str, suffix: str) -> Iterator[str]:
+    yield f"{stem}{suffix}"
+    n = 2
+    while True:
+        yield f"{stem}-{n}{suffix}"
+        n += 1
+
+
+def _write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in _candidates(stem, suffix):
+        target = folder / name
+        if not target.exists() and _write_new(target, data):
+            return target
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def slugify(title: str) -> str:
+    """A safe ASCII file-name slug of ``title`` (lower case, dashes, at most 80 chars, never empty)."""
+    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    if len(slug) > 80:
+        # Cut at a word boundary when there is one, so names stay readable.
+        cut = slug[:80]
+        slug = (cut.rsplit("-", 1)[0] if "-" in cut[40:] else cut).strip("-")
+    return slug or "note"
+
+
+def render_new_note(meta: dict[str, Any], body: str) -> bytes:
+    """Bytes of a brand-new note in the seed's style (double-quoted strings, 2-space indents)."""
+    fm = _dump_yaml(dict(meta), quote=True) if meta else ""
+    if body and not body.startswith("\n"):
+        body = "\n" + body  # the seed leaves a blank line after the closing fence
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return f"---\n{fm}---\n{body}".encode()
+
+
+def create_note(papers_dir: Path, meta: dict[str, Any], body: str) -> Note:
+    """Validate ``meta``, then write a new note named after its title; never overwrites a file."""
+    papers_dir = Path(papers_dir)
+    raw = render_new_note(meta, body)
+    probe = parse_note(raw, papers_dir / "new-note.md")  # validate before anything touches the disk
+    target = _write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
+    return parse_note(raw, target)
+
+
+def import_note(src: Path, papers_dir: Path) -> Note:
+    """Validate ``src`` and copy its bytes unchanged into ``papers_dir``; never overwrites a file."""
+    note = read_note(Path(src))
+    target = _write_unique(Path(papers_dir), Path(src).stem, Path(src).suffix or ".md", note.raw)
+    return parse_note(note.raw, target)
+
+
+# --------------------------------------------------------------------------------------------------
+# Editing
+
+
+def _prepare(value: Any, quote: bool) -> Any:
+    """Plain Python / pydantic values -> ruamel objects, double-quoting strings when the file does."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json", exclude_unset=True)
+    if isinstance(value, Enum):
+        value = value.value
+    if isinstance(value, dict):
+        out = CommentedMap()
+        for k, v in value.items():
+            out[str(k)] = _prepare(v, quote)
+        return out
+    if isinstance(value, list | tuple):
+        return CommentedSeq(_prepare(v, quote) for v in value)
+    if isinstance(value, str):
+        return DoubleQuotedScalarString(value) if quote else str(value)
+    if isinstance(value, dt.date) and quote:
+        return DoubleQuotedScalarString(value.isoformat())
+    return value
+
+
+def _dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
+    yaml = YAML(typ="rt")
+    # The seed's layout: mappings indented 2, sequence items '  - ' (offset 2).
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 4096  # never fold long titles or quotes across lines
+    yaml.allow_unicode = True
+    yaml.default_flow_style = False
+    stream = StringIO()
+    yaml.dump(_prepare(mapping, quote), stream)
+    return stream.getvalue()
+
+
+def _top_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Top-level key -> (first line, end line) in the frontmatter, trailing blanks/comments excluded."""
+    starts: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        m = _TOP_KEY.match(line)
+        if m:
+            key = m.group("dq") if m.group("dq") is not None else m.group("sq")
+            starts.append((key if key is not None else m.group("plain"), i))
+    spans: dict[str, tuple[int, int]] = {}
+    for n, (key, start) in enumerate(starts):
+        end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+        # Blank and comment lines before the next key stay where they are (they belong to no value).
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        spans[key] = (start, end)
+    return spans
+
+
+def _set_path(container: Any, parts: list[str], value: Any, path: Path, dotted: str) -> Any:
+    """Return ``container`` with ``parts`` set to ``value`` (dicts created as needed)."""
+    if not parts:
+        return value
+    head, rest = parts[0], parts[1:]
+    if isinstance(container, list):
+        if not head.isdigit() or int(head) >= len(container):
+            raise NoteError(path, f"no list item {head!r} in '{dotted}'", field=dotted)
+        container[int(head)] = _set_path(container[int(head)], rest, value, path, dotted)
+        return container
+    if container is None:
+        container = {}
+    if not isinstance(container, dict):
+        raise NoteError(path, f"'{dotted}' goes through a value that is not a mapping", field=dotted)
+    container[head] = _set_path(container.get(head), rest, value, path, dotted)
+    return container
+
+
+def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
+    parts = key.split(".")
+    top = parts[0]
+    data = _load_yaml(fm, path)
+    current = _plain(data.get(top)) if isinstance(data, dict) else None
+    new_value = _set_path(copy.deepcopy(current), parts[1:], value, path, key)
+    lines = fm.splitlines(keepends=True)
+    spans = _top_spans(lines)
+    if top in spans:
+        start, end = spans[top]
+        old = "".join(lines[start:end])
+        # Keep the quoting of the block being replaced; quote a bare old value only if it was quoted.
+        quote = bool(_DQ_SCALAR.search(old.split(":", 1)[1] if ":" in old else old))
+    else:
+        if isinstance(data, dict) and top in data:
+            raise NoteError(path, f"cannot locate the line of '{top}' to edit it", field=key)
+        start = end = len(lines)
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += newline  # pragma: no cover - a fence line always follows, so this is rare
+        quote = bool(_DQ_SCALAR.search(fm))  # new keys follow the file's dominant style
+    block = _dump_yaml({top: new_value}, quote=quote)
+    if newline != "\n":
+        block = block.replace("\n", newline)
+    return "".join(lines[:start]) + block + "".join(lines[end:])
+
+
+def set_fields(note: Note, changes: dict[str, object]) -> Note:
+    """Return a new Note with ``changes`` applied (keys may be dotted: 'publication.year').
+
+    Only the lines of the changed top-level fields are rewritten; key order, comments, quoting, unknown
+    fields and the body stay byte-identical. The result is validated; nothing is written to disk.
+    """
+    parts = _split(note.raw, note.path)
+    fm = parts.frontmatter
+    for key, value in changes.items():
+        if not key or any(not p for p in key.split(".")):
+            raise NoteError(note.path, f"bad field name {key!r}", field=key)
+        fm = _set_one(fm, key, value, parts.newline, note.path)
+    raw = parts.join(fm)
+    try:
+        return parse_note(raw, note.path)
+    except NoteError as exc:
+        names = ", ".join(f"'{k}'" for k in changes)
+        raise NoteError(
+            note.path, f"change to {names} rejected, note left unchanged: {exc.message}",
+            line=exc.line, field=exc.field or next(iter(changes), None),
+        ) from None
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding and checking many notes
+
+
+def find_notes(papers_dir: Path) -> list[Path]:
+    """All ``*.md`` files under ``papers_dir`` (recursively, hidden folders skipped), sorted."""
+    papers_dir = Path(papers_dir)
+    found = []
+    for p in papers_dir.rglob("*.md"):
+        rel = p.relative_to(papers_dir).parts
+        if p.is_file() and not any(part.startswith(".") for part in rel):
+            found.append(p)
+    return sorted(found)
+
+
+def validate_paths(paths: list[Path]) -> tuple[list[Note], list[NoteError]]:
+    """Read and validate files and folders of notes; also reports paper_ids used by two files.
+
+    The duplicate is reported on the later file (in sorted order), naming the earlier one.
+    """
+    files: list[Path] = []
+    seen_files: set[Path] = set()
+    for p in paths:
+        p = Path(p)
+        for f in find_notes(p) if p.is_dir() else [p]:
+            key = f.resolve()
+            if key not in seen_files:
+                seen_files.add(key)
+                files.append(f)
+    notes: list[Note] = []
+    errors: list[NoteError] = []
+    by_id: dict[str, Path] = {}
+    for f in files:
+        try:
+            note = read_note(f)
+        except NoteError as exc:
+            errors.append(exc)
+            continue
+        pid = note.meta.paper_id
+        if pid in by_id:
+            parts = _split(note.raw, f)
+            line = _line_of(_load_yaml(parts.frontmatter, f), ("paper_id",))
+            errors.append(
+                NoteError(
+                    f,
+                    f"duplicate paper_id {pid!r}: already used by {by_id[pid]}; expected one note per paper",
+                    line=line,
+                    field="paper_id",
+                )
+            )
+            continue
+        by_id[pid] = f
+        notes.append(note)
+    return notes, errors

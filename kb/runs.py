@@ -1,0 +1,178 @@
+"""The durable run queue: runs live in the database, workers claim them atomically.
+
+States: queued -> running -> succeeded | failed | cancelled. A worker claims a run with one
+conditional UPDATE (so two workers never take the same run, on SQLite and PostgreSQL alike),
+heartbeats while it works, and a run whose worker stopped heartbeating (killed, machine lost) is
+re-queued or failed by ``recover_stale`` on the next worker start. Evidence is only ever added, never
+overwritten: a failed run leaves earlier evidence intact.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from kb.db import ClaimRow, Evidence, Run, utcnow
+from schemas import Claim, RunRecord, RunStatus
+
+#: A running run whose heartbeat is older than this is considered abandoned.
+STALE_AFTER = dt.timedelta(seconds=60)
+
+
+def params_hash(params: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of validated parameters (defines what evidence is about)."""
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
+            device: str = "cpu", executor: str = "local") -> Run:
+    """Queue a run of ``analyzer`` with already-validated ``params``."""
+    run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
+              claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value)
+    with Session(engine) as session:
+        session.add(run)
+        session.commit()
+        session.refresh(run)
+    return run
+
+
+def claim_next(engine: Engine, worker_id: str, run_id: str | None = None) -> Run | None:
+    """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left."""
+    with Session(engine) as session:
+        while True:
+            query = select(Run.id).where(Run.status == RunStatus.queued.value)
+            if run_id is not None:
+                query = query.where(Run.id == run_id)
+            candidate = session.exec(query.order_by(col(Run.created_at)).limit(1)).first()
+            if candidate is None:
+                return None
+            now = utcnow()
+            taken = session.exec(  # type: ignore[call-overload]
+                update(Run).where(col(Run.id) == candidate, col(Run.status) == RunStatus.queued.value)
+                .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
+                        progress=0.0, message="started")
+            )
+            session.commit()
+            if taken.rowcount == 1:
+                return session.get(Run, candidate)
+            # Another worker won the race for this run: try the next one.
+
+
+def heartbeat(engine: Engine, run_id: str, progress: float | None = None, message: str | None = None) -> str:
+    """Record that the run is alive (and its progress); returns the run's current status."""
+    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    if progress is not None:
+        values["progress"] = progress
+    if message is not None:
+        values["message"] = message[:500]
+    with Session(engine) as session:
+        session.exec(update(Run).where(col(Run.id) == run_id, col(Run.status) == RunStatus.running.value)  # type: ignore[call-overload]
+                     .values(**values))
+        session.commit()
+        run = session.get(Run, run_id)
+        return run.status if run else RunStatus.cancelled.value
+
+
+def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
+           evidence: Evidence | None = None) -> None:
+    """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled."""
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        if run is None:
+            return
+        if run.status == RunStatus.cancelled.value and status is not RunStatus.cancelled:
+            return
+        run.status = status.value
+        run.error = error
+        run.finished_at = utcnow()
+        if status is RunStatus.succeeded:
+            run.progress = 1.0
+        if evidence is not None:
+            if evidence.claim_key:
+                _mark_superseded(session, evidence.claim_key, run_id)
+            session.add(evidence)
+        session.add(run)
+        session.commit()
+
+
+def _mark_superseded(session: Session, claim_key: str, run_id: str) -> None:
+    """Older evidence of the claim stays as history but is no longer current."""
+    for old in session.exec(select(Evidence).where(Evidence.claim_key == claim_key, col(Evidence.stale).is_(False))):
+        old.stale = True
+        old.stale_reason = f"superseded by run {run_id}"
+        session.add(old)
+
+
+def cancel(engine: Engine, run_id: str) -> bool:
+    """Cancel a queued or running run; a running analyzer stops at its next progress report."""
+    with Session(engine) as session:
+        result = session.exec(  # type: ignore[call-overload]
+            update(Run).where(col(Run.id) == run_id,
+                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
+            .values(status=RunStatus.cancelled.value, finished_at=utcnow(), message="cancelled")
+        )
+        session.commit()
+        return bool(result.rowcount)
+
+
+def recover_stale(engine: Engine, *, requeue: bool = True, stale_after: dt.timedelta = STALE_AFTER) -> list[str]:
+    """Runs left 'running' by a dead worker: re-queue them (or fail them). Returns their ids."""
+    cutoff = utcnow() - stale_after
+    with Session(engine) as session:
+        stale = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
+        ids = []
+        for run in stale:
+            beat = run.heartbeat_at
+            if beat is not None and beat.tzinfo is None:
+                beat = beat.replace(tzinfo=dt.UTC)
+            if beat is not None and beat >= cutoff:
+                continue
+            ids.append(run.id)
+            if requeue:
+                run.status, run.worker_id, run.message = RunStatus.queued.value, None, "re-queued: worker stopped"
+            else:
+                run.status, run.error, run.finished_at = RunStatus.failed.value, "worker stopped", utcnow()
+            session.add(run)
+        session.commit()
+        return ids
+
+
+def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | None = None,
+              limit: int = 100) -> list[RunRecord]:
+    """Runs, newest first."""
+    with Session(engine) as session:
+        query = select(Run)
+        if status:
+            query = query.where(Run.status == status)
+        if claim_key:
+            query = query.where(Run.claim_key == claim_key)
+        rows = session.exec(query.order_by(col(Run.created_at).desc()).limit(limit)).all()
+        return [to_record(r) for r in rows]
+
+
+def to_record(run: Run) -> RunRecord:
+    """The public model of a run row."""
+    return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
+                     device=run.device or "cpu", executor=run.executor or "local", status=RunStatus(run.status),
+                     progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
+                     started_at=run.started_at, finished_at=run.finished_at)
+
+
+def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
+    """The indexed claim behind '<note id>#<claim id>'."""
+    with Session(engine) as session:
+        row = session.get(ClaimRow, claim_key)
+        return Claim.model_validate_json(row.claim_json) if row else None
+
+
+def evidence_for(engine: Engine, claim_key: str) -> list[Evidence]:
+    """All evidence of a claim, newest first (the first non-stale one is current)."""
+    with Session(engine) as session:
+        query = select(Evidence).where(Evidence.claim_key == claim_key).order_by(col(Evidence.created_at).desc())
+        return list(session.exec(query).all())

@@ -1,0 +1,144 @@
+"""Turn an analyzer result into a verdict on a claim: supported, refuted or inconclusive, and why.
+
+The claim's expectation names a metric by dotted path (``layers.3.kl``) into the result JSON and an
+operator. Repeated seeds give several results: the verdict is taken on their mean, and it is
+inconclusive when the seed spread straddles the threshold. Evidence made at a smaller scale than the
+claim's is a proxy: it can refute or fail to support, but never plainly support the claim.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from schemas import Claim, EvidenceScale, Expectation, Operator, Verdict, VerdictKind
+
+
+class MetricMissing(KeyError):
+    """The expectation names a metric the result does not have."""
+
+
+def resolve_metric(result: dict[str, Any], path: str) -> Any:
+    """Value at a dotted path in a result (``a.b.0.c``); list indices are integers."""
+    node: Any = result
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+            node = node[int(part)]
+        else:
+            keys = ", ".join(sorted(node)) if isinstance(node, dict) else type(node).__name__
+            raise MetricMissing(f"metric path {path!r}: no {part!r} here (available: {keys})")
+    return node
+
+
+def describe(expect: Expectation) -> str:
+    """The expectation written out, e.g. 'best_depth in [24, 36]'."""
+    if expect.op is Operator.between:
+        return f"{expect.metric} in {expect.value}"
+    if expect.op is Operator.approx:
+        tol = f"±{expect.tolerance}" if expect.tolerance is not None else f"±{expect.rel_tolerance:.0%}"
+        return f"{expect.metric} ≈ {expect.value} {tol}"
+    return f"{expect.metric} {expect.op.value} {expect.value}"
+
+
+def _margin(expect: Expectation, x: float) -> float:
+    """Signed distance from the decision boundary: > 0 inside (supported), < 0 outside."""
+    v = expect.value
+    if expect.op is Operator.between:
+        low, high = v  # type: ignore[misc]
+        return min(x - low, high - x)
+    if expect.op is Operator.approx:
+        tol = expect.tolerance if expect.tolerance is not None else (expect.rel_tolerance or 0) * abs(float(v))  # type: ignore[arg-type]
+        return tol - abs(x - float(v))  # type: ignore[arg-type]
+    v = float(v)  # type: ignore[arg-type]
+    return {Operator.lt: v - x, Operator.le: v - x, Operator.gt: x - v, Operator.ge: x - v,
+            Operator.eq: -abs(x - v)}[expect.op]
+
+
+def _holds(expect: Expectation, x: float) -> bool:
+    v = expect.value
+    match expect.op:
+        case Operator.lt:
+            return x < float(v)  # type: ignore[arg-type]
+        case Operator.gt:
+            return x > float(v)  # type: ignore[arg-type]
+        case Operator.eq:
+            return x == float(v)  # type: ignore[arg-type]
+        case _:
+            return _margin(expect, x) >= 0
+
+
+def evaluate(
+    claim: Claim,
+    results: list[dict[str, Any]],
+    evidence_scale: EvidenceScale | None = None,
+) -> Verdict:
+    """Verdict of one claim given one result per seed (at least one)."""
+    claim_scale = claim.scale.model_dump(exclude_none=True) if claim.scale else None
+    common: dict[str, Any] = {"evidence_scale": evidence_scale, "claim_scale": claim_scale}
+    expect = claim.expect
+    if expect is None:
+        return Verdict(kind=VerdictKind.inconclusive, reason="the claim states no expectation to test", **common)
+    common["expected"] = describe(expect)
+    try:
+        values = [resolve_metric(r, expect.metric) for r in results]
+    except MetricMissing as exc:
+        return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
+    proxy = _is_proxy(claim, evidence_scale)
+    common["proxy"] = proxy
+
+    if all(isinstance(v, bool | str) for v in values):
+        agree = [v == expect.value for v in values]
+        observed = values[0] if len(set(map(str, values))) == 1 else values
+        if all(agree):
+            kind, reason = VerdictKind.supported, f"{expect.metric} = {observed!r} as expected"
+        elif not any(agree):
+            kind, reason = VerdictKind.refuted, f"{expect.metric} = {observed!r}, expected {expect.value!r}"
+        else:
+            kind, reason = VerdictKind.inconclusive, f"seeds disagree: {values!r}"
+        return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common))
+
+    try:
+        numbers = [float(v) for v in values]
+    except (TypeError, ValueError):
+        return Verdict(kind=VerdictKind.error, reason=f"{expect.metric} is not a number: {values[0]!r}", **common)
+    if any(math.isnan(x) for x in numbers):
+        return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric} is NaN", **common)
+    mean = statistics.fmean(numbers)
+    spread = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
+    margin = _margin(expect, mean)
+    band = max(expect.inconclusive_band, spread)
+    seeds = f" (mean of {len(numbers)} seeds, sd {spread:.3g})" if len(numbers) > 1 else ""
+    if abs(margin) <= band and band > 0:
+        kind = VerdictKind.inconclusive
+        reason = f"{expect.metric} = {mean:.4g}{seeds} is within {band:.3g} of the boundary of '{describe(expect)}'"
+    elif _holds(expect, mean):
+        kind, reason = VerdictKind.supported, f"{expect.metric} = {mean:.4g}{seeds} meets '{describe(expect)}'"
+    else:
+        kind, reason = VerdictKind.refuted, f"{expect.metric} = {mean:.4g}{seeds} fails '{describe(expect)}'"
+    return _scaled(Verdict(kind=kind, reason=reason, observed=mean, spread=spread or None, **common))
+
+
+def _is_proxy(claim: Claim, evidence_scale: EvidenceScale | None) -> bool:
+    """True when the claim is about larger models than the evidence used (or the evidence size is unknown)."""
+    wanted = claim.scale.parameters if claim.scale else None
+    if wanted is None:
+        return False
+    have = evidence_scale.parameters if evidence_scale else None
+    return have is None or have < 0.5 * wanted
+
+
+def _scaled(verdict: Verdict) -> Verdict:
+    """A proxy never plainly supports a claim: downgrade 'supported' to 'inconclusive' and say why."""
+    if verdict.proxy and verdict.kind is VerdictKind.supported:
+        have = verdict.evidence_scale.parameters if verdict.evidence_scale else None
+        wanted = (verdict.claim_scale or {}).get("parameters")
+        size = f"{have:.3g} parameters" if have else "an unknown size"
+        return verdict.model_copy(update={
+            "kind": VerdictKind.inconclusive,
+            "reason": f"{verdict.reason}, but at {size} versus {wanted:.3g} in the claim: "
+                      "consistent at small scale only (proxy), not a replication",
+        })
+    return verdict

@@ -1,0 +1,222 @@
+"""Execute queued runs: call the analyzer, store its artifacts content-addressed, record evidence.
+
+A worker loops: recover runs abandoned by dead workers, claim the next run, run its analyzer in a
+staging folder while a heartbeat thread keeps the run alive and relays progress, then move the
+artifacts into ``<KB home>/evidence/<sha256>/`` and add the evidence (metrics, provenance, verdict)
+in one transaction. Nothing earlier is touched when a run fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import traceback
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from analyzers import registry
+from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
+from kb import __version__, runs
+from kb.db import Evidence, Run, utcnow
+from kb.verdicts import evaluate
+from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
+
+_PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
+
+
+def worker_id() -> str:
+    """A readable id of this worker process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _packages() -> dict[str, str]:
+    found = {}
+    for name in _PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def _gpu_name(device: str) -> str | None:
+    if not device.startswith("cuda"):
+        return None
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(torch.device(device)) if torch.cuda.is_available() else None
+    except Exception:  # noqa: BLE001 - provenance must never fail a run
+        return None
+
+
+def store_artifacts(home: Path, staging: Path) -> list[str]:
+    """Move staged files into content-addressed folders; returns paths relative to the KB home."""
+    stored = []
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        target = home / "evidence" / digest[:2] / digest / path.name
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(target.suffix + ".tmp")
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, target)
+        stored.append(str(target.relative_to(home)))
+    return stored
+
+
+class _Heartbeat(threading.Thread):
+    """Keeps a run's heartbeat fresh and notices cancellation, off the analyzer's thread."""
+
+    def __init__(self, engine: Engine, run_id: str, interval: float = 2.0) -> None:
+        super().__init__(daemon=True)
+        self.engine, self.run_id, self.interval = engine, run_id, interval
+        self.progress: tuple[float, str] | None = None
+        self.cancelled = threading.Event()
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval):
+            self.beat()
+
+    def beat(self) -> None:
+        fraction, message = self.progress or (None, None)
+        if runs.heartbeat(self.engine, self.run_id, fraction, message) == RunStatus.cancelled.value:
+            self.cancelled.set()
+
+
+def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0) -> RunStatus:
+    """Run one claimed run to the end and record its outcome."""
+    started = utcnow()
+    wall0 = time.perf_counter()
+    params: dict[str, Any] = json.loads(run.params_json)
+    beat = _Heartbeat(engine, run.id, heartbeat_interval)
+    beat.start()
+    staging = Path(tempfile.mkdtemp(prefix=f"run-{run.id[:8]}-", dir=_staging_root(home)))
+    log_lines: list[str] = []
+
+    def progress(fraction: float, message: str) -> None:
+        beat.progress = (fraction, message)
+        log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
+
+    try:
+        analyzer = registry.get(run.analyzer)
+        validated = analyzer.params_for(params)
+        ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set)
+        result: AnalyzerResult | None = analyzer.run(validated, ctx)
+        not_runnable: str | None = None
+    except NotRunnable as exc:
+        result, not_runnable = None, str(exc)
+    except Cancelled:
+        beat.stopped.set()
+        runs.finish(engine, run.id, RunStatus.cancelled)
+        shutil.rmtree(staging, ignore_errors=True)
+        return RunStatus.cancelled
+    except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
+        beat.stopped.set()
+        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        runs.finish(engine, run.id, RunStatus.failed, error=error)
+        shutil.rmtree(staging, ignore_errors=True)
+        return RunStatus.failed
+    finally:
+        beat.stopped.set()
+
+    if beat.cancelled.is_set():
+        shutil.rmtree(staging, ignore_errors=True)
+        return RunStatus.cancelled
+    (staging / "log.txt").write_text("\n".join(log_lines) + "\n", encoding="utf-8")
+    metrics = result.model_dump(mode="json") if result is not None else {}
+    if result is not None:
+        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
+    artifacts = store_artifacts(home, staging)
+    shutil.rmtree(staging, ignore_errors=True)
+    provenance = Provenance(
+        kb_version=__version__, git_commit=_git_commit(), analyzer=run.analyzer,
+        analyzer_version=getattr(registry.load_all().get(run.analyzer), "version", "1"),
+        params_hash=runs.params_hash(params), python=platform.python_version(), packages=_packages(),
+        device=run.device or "cpu", gpu_name=_gpu_name(run.device or "cpu"), seed=params.get("seed"),
+        started_at=started, finished_at=utcnow(), wall_seconds=time.perf_counter() - wall0,
+        **{k: v for k, v in (result.provenance if result else {}).items() if k in Provenance.model_fields},
+    )
+    verdict = _verdict(engine, run, metrics, result, not_runnable)
+    evidence = Evidence(
+        run_id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, metrics_json=json.dumps(metrics, default=str),
+        artifacts_json=json.dumps(artifacts), provenance_json=provenance.model_dump_json(),
+        verdict_json=verdict.model_dump_json() if verdict else None,
+        verdict_kind=verdict.kind.value if verdict else None,
+    )
+    runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence)
+    return RunStatus.succeeded
+
+
+def _staging_root(home: Path) -> Path:
+    root = home / "staging"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: AnalyzerResult | None,
+             not_runnable: str | None) -> Verdict | None:
+    claim = runs.claim_for_key(engine, run.claim_key) if run.claim_key else None
+    if not_runnable is not None:
+        return Verdict(kind=VerdictKind.not_runnable, reason=not_runnable)
+    if claim is None:
+        return None
+    scale = result.scale if result is not None else EvidenceScale(name="unknown")
+    return evaluate(claim, [metrics], scale)
+
+
+def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
+         idle_timeout: float | None = None, heartbeat_interval: float = 2.0) -> dict[str, int]:
+    """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status."""
+    me = worker_id()
+    runs.recover_stale(engine)
+    counts: dict[str, int] = {}
+    idle_since = time.monotonic()
+    while True:
+        run = runs.claim_next(engine, me)
+        if run is None:
+            if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
+                return counts
+            time.sleep(poll)
+            continue
+        status = execute(engine, home, run, heartbeat_interval=heartbeat_interval)
+        counts[status.value] = counts.get(status.value, 0) + 1
+        idle_since = time.monotonic()
+
+
+def stale_reason(evidence: Evidence) -> str | None:
+    """Why evidence no longer matches the current code, or None when it is current."""
+    if evidence.stale:
+        return evidence.stale_reason or "superseded"
+    prov = Provenance.model_validate_json(evidence.provenance_json)
+    analyzer_cls = registry.load_all().get(evidence.analyzer)
+    if analyzer_cls is None:
+        return f"analyzer {evidence.analyzer!r} is no longer registered"
+    if prov.analyzer_version != analyzer_cls.version:
+        return f"analyzer version changed ({prov.analyzer_version} -> {analyzer_cls.version})"
+    if prov.kb_version != __version__:
+        return f"kb version changed ({prov.kb_version} -> {__version__})"
+    return None
+
+

@@ -1,0 +1,38 @@
+"""Shared fixtures: a temporary knowledge base with a few real notes, and the seed folder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED_PAPERS = ROOT / "papers"
+SEEDS = ROOT.parent / "shared" / "seeds"
+
+
+@pytest.fixture
+def seeds() -> Path:
+    """The seed folder beside the checkout; tests that need it skip when it is absent."""
+    if not (SEEDS / "000_ce90e91fe3e899e8.txt").exists():
+        pytest.skip("../shared/seeds is not present")
+    return SEEDS
+
+
+@pytest.fixture
+def kb_dirs(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the bundled notes and an empty KB home."""
+    papers = tmp_path / "papers"
+    shutil.copytree(BUNDLED_PAPERS, papers)
+    return papers, tmp_path / "home"
+
+
+@pytest.fixture
+def kb(kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
+    """A knowledge base over the copied bundled notes, with a SQLite index in a temp folder."""
+    papers, home = kb_dirs
+    return KnowledgeBase(Settings(papers=papers, home=home))

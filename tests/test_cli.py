@@ -1,0 +1,165 @@
+"""Every CLI command, run through typer's runner against real files and a real SQLite index."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kb.cli import app
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+def _run(kb_dirs: tuple[Path, Path], *args: str) -> tuple[int, str, str]:
+    papers, home = kb_dirs
+    result = runner.invoke(app, [*args, "--papers", str(papers), "--home", str(home)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_validate_bundled_notes_pass(kb_dirs: tuple[Path, Path]) -> None:
+    code, out, _ = _run(kb_dirs, "validate", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert {r["id"] for r in rows} >= {"siji-2026-curse-of-depth-in-plms", "sampling-intermediate-temperatures-langevin"}
+    assert all(r["valid"] for r in rows)
+
+
+def test_validate_seed_note_passes(seeds: Path, kb_dirs: tuple[Path, Path]) -> None:
+    code, out, err = _run(kb_dirs, "validate", str(seeds / "000_ce90e91fe3e899e8.txt"))
+    assert code == 0, err
+    assert "1 valid" in out
+
+
+def test_validate_bad_note_names_field_and_exits_nonzero(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    bad = papers / "bad.md"
+    bad.write_text('---\npaper_id: "x:1"\ntitle: "T"\nquality_score: "high"\n---\nbody\n', encoding="utf-8")
+    code, _, err = _run(kb_dirs, "validate")
+    assert code == 1
+    assert "bad.md" in err and "quality_score" in err
+
+
+def test_index_then_list_json_has_ids_and_filters(kb_dirs: tuple[Path, Path]) -> None:
+    code, _, err = _run(kb_dirs, "index")
+    assert code == 0, err
+    code, out, _ = _run(kb_dirs, "list", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert len(rows) == 3 and all("id" in r for r in rows)
+    code, out, _ = _run(kb_dirs, "list", "--json", "--tag", "langevin")
+    assert [r["id"] for r in json.loads(out)] == ["sampling-intermediate-temperatures-langevin"]
+    code, out, _ = _run(kb_dirs, "list", "--json", "--min-quality", "4", "--sort", "year", "--desc")
+    ids = [r["id"] for r in json.loads(out)]
+    assert ids == ["siji-2026-curse-of-depth-in-plms", "sampling-intermediate-temperatures-langevin"]
+    code, out, _ = _run(kb_dirs, "list", "--json", "--decision", "MAYBE")
+    assert [r["id"] for r in json.loads(out)] == ["plm-architecture-discussion"]
+
+
+def test_list_rejects_unknown_sort(kb_dirs: tuple[Path, Path]) -> None:
+    code, _, err = _run(kb_dirs, "list", "--sort", "colour")
+    assert code == 2 and "--sort" in err
+
+
+def test_show_prints_claims_and_json(kb_dirs: tuple[Path, Path]) -> None:
+    code, out, _ = _run(kb_dirs, "show", "siji-2026-curse-of-depth-in-plms", "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["id"] == "siji-2026-curse-of-depth-in-plms"
+    assert [c["id"] for c in row["claims"]][0] == "late-layers-refine"
+    assert "一句话总结" in row["body"]
+    code, out, _ = _run(kb_dirs, "show", "siji-2026-curse-of-depth-in-plms")
+    assert code == 0 and "late-layers-refine" in out
+
+
+@pytest.mark.parametrize("bad_id", ["no-such-note", "../etc/passwd"])
+def test_show_unknown_or_path_id_fails_clearly(kb_dirs: tuple[Path, Path], bad_id: str) -> None:
+    code, _, err = _run(kb_dirs, "show", bad_id)
+    assert code == 1 and "kb list" in err
+
+
+def test_search_finds_claim_statement(kb_dirs: tuple[Path, Path]) -> None:
+    code, out, _ = _run(kb_dirs, "search", "first-order-like jump", "--json")
+    assert code == 0
+    assert json.loads(out)[0]["id"] == "sampling-intermediate-temperatures-langevin"
+    code, out, _ = _run(kb_dirs, "search", "curse depth", "--json")
+    assert json.loads(out)[0]["id"] == "siji-2026-curse-of-depth-in-plms"
+
+
+def test_set_changes_only_that_line(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    path = papers / "plm-architecture-discussion.md"
+    before = path.read_bytes().splitlines()
+    code, _, err = _run(kb_dirs, "set", "plm-architecture-discussion", "quality_score=3", "status=analyzed")
+    assert code == 0, err
+    after = path.read_bytes().splitlines()
+    changed = [(a, b) for a, b in zip(before, after, strict=True) if a != b]
+    assert changed == [(b"quality_score: 2", b"quality_score: 3"), (b'status: "reading"', b'status: "analyzed"')]
+    _, out, _ = _run(kb_dirs, "list", "--json", "--status", "analyzed")
+    assert "plm-architecture-discussion" in {r["id"] for r in json.loads(out)}
+
+
+def test_set_invalid_value_writes_nothing(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    path = papers / "plm-architecture-discussion.md"
+    before = path.read_bytes()
+    code, _, err = _run(kb_dirs, "set", "plm-architecture-discussion", "decision=PERHAPS")
+    assert code == 1 and "decision" in err
+    assert path.read_bytes() == before
+    code, _, err = _run(kb_dirs, "set", "plm-architecture-discussion", "no-equals-sign")
+    assert code == 2 and "FIELD=VALUE" in err
+
+
+def test_new_creates_valid_note_and_never_overwrites(kb_dirs: tuple[Path, Path]) -> None:
+    args = ["new", "--title", "ESM-2 scaling: a note", "--paper-id", "arxiv:2207.00001", "--tag", "esm2",
+            "--year", "2022", "--quality", "4", "--json"]
+    code, out, err = _run(kb_dirs, *args)
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert Path(row["path"]).exists()
+    code, _, err = _run(kb_dirs, *args)  # same paper id again
+    assert code == 1 and "paper_id" in err
+    code, _, err = _run(kb_dirs, "new", "--title", "Bad", "--paper-id", "x:2", "--quality", "9")
+    assert code == 1 and "quality_score" in err
+
+
+def test_import_copies_bytes_and_refuses_invalid(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    src = tmp_path / "elsewhere.md"
+    src.write_bytes('\ufeff---\r\npaper_id: "doi:10.1/x"\r\ntitle: "Imported"\r\n---\r\nBody\r\n'.encode())
+    code, _, err = _run(kb_dirs, "import", str(src))
+    assert code == 0, err
+    papers, _ = kb_dirs
+    assert (papers / "elsewhere.md").read_bytes() == src.read_bytes()
+    bad = tmp_path / "bad.md"
+    bad.write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
+    code, _, err = _run(kb_dirs, "import", str(bad))
+    assert code == 1 and "bad.md" in err
+    assert not (papers / "bad.md").exists()
+
+
+def test_schema_writes_json_schemas(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["schema", "--out", str(tmp_path / "json"), "--json"])
+    assert result.exit_code == 0
+    rows = json.loads(result.stdout)
+    assert {r["id"] for r in rows} >= {"paper_note", "claim", "run", "evidence"}
+    note_schema = json.loads((tmp_path / "json" / "paper_note.schema.json").read_text())
+    assert note_schema["properties"]["quality_score"]["anyOf"][0]["maximum"] == 5
+
+
+def test_demo_prints_library(kb_dirs: tuple[Path, Path]) -> None:
+    code, out, _ = _run(kb_dirs, "demo")
+    assert code == 0
+    assert "Library: 3 note(s)" in out and "late-layers-refine" in out
+
+
+def test_check_reports_grounding_and_exits_one_when_unbacked(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    code, out, _ = _run(kb_dirs, "check", "siji-2026-curse-of-depth-in-plms", "--json")
+    assert code == 0
+    assert {r["grounding"] for r in json.loads(out)} == {"grounded"}
+    other = tmp_path / "other.txt"
+    other.write_text("An unrelated abstract about enzymes.", encoding="utf-8")
+    code, out, _ = _run(kb_dirs, "check", "siji-2026-curse-of-depth-in-plms", "--source", str(other), "--json")
+    assert code == 1
+    assert {r["grounding"] for r in json.loads(out)} == {"not_found"}

@@ -1,0 +1,160 @@
+"""The durable queue and worker on a real SQLite database: claims, evidence, verdicts, crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+from sqlmodel import Session
+
+from kb import runs, worker
+from kb.core import KnowledgeBase
+from kb.db import Run
+from kb.settings import Settings
+
+NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "test:queue"
+    title: "Queue test"
+    claims:
+      - id: echo-big
+        statement: "The echoed value is above 2."
+        kind: quantitative
+        analyzer: {{name: noop, params: {{value: {value}}}}}
+        expect: {{metric: value, op: ">", value: 2}}
+    ---
+    body
+    """)
+
+
+def _kb(tmp_path: Path, value: float = 3.0) -> KnowledgeBase:
+    papers = tmp_path / "papers"
+    papers.mkdir(exist_ok=True)
+    (papers / "q.md").write_text(NOTE.format(value=value), encoding="utf-8")
+    return KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+
+
+def test_verify_runs_and_records_supported_verdict_with_artifacts(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    queued, skipped = kb.verify(["q#echo-big"])
+    assert len(queued) == 1 and not skipped
+    assert kb.work() == {"succeeded": 1}
+    (ev,) = kb.evidence("q#echo-big")
+    assert ev.verdict is not None and ev.verdict.kind.value == "supported"
+    assert ev.metrics["value"] == 3.0
+    assert ev.provenance is not None and ev.provenance.params_hash and ev.provenance.device == "cpu"
+    stored = [kb.settings.home / a for a in ev.artifacts]
+    assert any(p.name == "value.txt" and p.read_text() == "3.0\n" for p in stored)
+    assert kb.staleness("q#echo-big") is None
+
+
+def test_reverify_after_param_change_marks_old_evidence_stale(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.verify(["q"])
+    kb.work()
+    (tmp_path / "papers" / "q.md").write_text(NOTE.format(value=1.0), encoding="utf-8")
+    kb.index()
+    assert kb.staleness("q#echo-big") == "the claim's analyzer parameters changed"
+    assert kb.claim_keys(stale_only=True) == ["q#echo-big"]
+    kb.verify(stale_only=True)
+    kb.work()
+    latest, earlier = kb.evidence("q#echo-big")
+    assert latest.verdict and latest.verdict.kind.value == "refuted" and not latest.stale
+    assert earlier.stale and "superseded" in (earlier.stale_reason or "")
+
+
+def test_failed_run_keeps_earlier_evidence(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.verify(["q"])
+    kb.work()
+    runs.enqueue(kb.engine, "noop", {"fail": True}, claim_key="q#echo-big")
+    assert kb.work() == {"failed": 1}
+    failed = kb.runs(status="failed")[0]
+    assert "asked to fail" in (failed.error or "")
+    (ev,) = kb.evidence("q#echo-big")
+    assert ev.verdict and ev.verdict.kind.value == "supported" and not ev.stale
+
+
+def test_not_runnable_is_recorded_with_reason(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.index()
+    runs.enqueue(kb.engine, "noop", {"not_runnable": "needs a GPU"}, claim_key="q#echo-big")
+    kb.work()
+    (ev,) = kb.evidence("q#echo-big")
+    assert ev.verdict and ev.verdict.kind.value == "not_runnable" and ev.verdict.reason == "needs a GPU"
+
+
+def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.index()
+    ids = {runs.enqueue(kb.engine, "noop", {}).id for _ in range(40)}
+    taken: dict[str, list[str]] = {"a": [], "b": []}
+
+    def take(name: str) -> None:
+        while (run := runs.claim_next(kb.engine, name)) is not None:
+            taken[name].append(run.id)
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in taken]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(taken["a"] + taken["b"]) == sorted(ids)
+    assert not set(taken["a"]) & set(taken["b"])
+
+
+def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.index()
+    run = runs.enqueue(kb.engine, "noop", {"steps": 200, "step_seconds": 0.05})
+    claimed = runs.claim_next(kb.engine, "w")
+    assert claimed is not None
+    threading.Timer(0.5, runs.cancel, args=(kb.engine, run.id)).start()
+    t0 = time.monotonic()
+    status = worker.execute(kb.engine, kb.settings.home, claimed, heartbeat_interval=0.1)
+    assert status.value == "cancelled" and time.monotonic() - t0 < 5
+    assert kb.runs()[0].status.value == "cancelled"
+    assert kb.evidence("q#echo-big") == []
+
+
+def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.verify(["q"])
+    kb.work()  # earlier evidence that must survive the crash
+    run = runs.enqueue(kb.engine, "noop", {"value": 5.0, "steps": 400, "step_seconds": 0.05}, claim_key="q#echo-big")
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from kb.core import KnowledgeBase
+        from kb.settings import Settings
+        KnowledgeBase(Settings(papers=Path({str(tmp_path / 'papers')!r}), home=Path({str(tmp_path / 'home')!r}))).work()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with Session(kb.engine) as session:
+            row = session.get(Run, run.id)
+            if row is not None and row.status == "running" and row.progress > 0:
+                break
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert kb.runs(status="running")[0].id == run.id
+    assert len(kb.evidence("q#echo-big")) == 1  # earlier evidence intact
+    import datetime as dt
+
+    assert runs.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=0)) == [run.id]
+    assert kb.runs(status="queued")[0].id == run.id
+    with Session(kb.engine) as session:  # make it fast to finish
+        row = session.get(Run, run.id)
+        assert row is not None
+        row.params_json = '{"value": 5.0}'
+        session.add(row)
+        session.commit()
+    assert kb.work() == {"succeeded": 1}
+    assert [e.metrics["value"] for e in kb.evidence("q#echo-big")] == [5.0, 3.0]
