@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, Index, event
+from sqlalchemy import BigInteger, Engine, Index, event
 from sqlalchemy.engine import make_url
 from sqlmodel import Field, SQLModel, create_engine
 
@@ -39,7 +39,7 @@ class Paper(SQLModel, table=True):
     body: str = ""
     meta_json: str = "{}"
     content_hash: str
-    mtime_ns: int
+    mtime_ns: int = Field(sa_type=BigInteger)  # nanoseconds overflow a 32-bit INTEGER on PostgreSQL
     size: int
     indexed_at: dt.datetime = Field(default_factory=utcnow)
 

@@ -8,6 +8,7 @@ in one transaction. Nothing earlier is touched when a run fails.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,6 +41,7 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+@functools.cache
 def _git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
@@ -49,7 +51,9 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+@functools.cache
 def _packages() -> dict[str, str]:
+    # Cached: versions cannot change inside one worker process, and metadata lookups cost milliseconds.
     found = {}
     for name in _PACKAGES:
         try:

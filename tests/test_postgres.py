@@ -1,0 +1,85 @@
+"""The same core against a real PostgreSQL server started on loopback for this test session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kb import runs
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+
+pytestmark = pytest.mark.postgres
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(args: list[str]) -> list[str]:
+    # initdb refuses to run as root; CI runs as root, so the server runs as the 'postgres' user.
+    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    """A throw-away PostgreSQL cluster on 127.0.0.1; skipped where PostgreSQL is not installed."""
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
+    pytest.importorskip("psycopg")
+    root = Path(tempfile.mkdtemp(prefix="kb-pg-"))
+    root.chmod(0o777)
+    data, port = root / "data", _free_port()
+    subprocess.run(_as_server_user([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "kb"]),
+                   check=True, capture_output=True)
+    subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w",
+                                    "-o", f"-k {root} -p {port} -c listen_addresses=127.0.0.1", "start"]),
+                   check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://kb@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+                       capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_kb(pg_url: str, kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
+    from sqlmodel import SQLModel
+
+    kb = KnowledgeBase(Settings(papers=kb_dirs[0], home=kb_dirs[1], database_url=pg_url))
+    SQLModel.metadata.drop_all(kb.engine)
+    del kb.__dict__["engine"]  # recreate the tables afresh
+    return kb
+
+
+def test_postgres_index_list_search(pg_kb: KnowledgeBase) -> None:
+    report = pg_kb.index()
+    assert len(report.added) == 3 and not report.errors
+    assert [p.id for p in pg_kb.list(tag="langevin")] == ["sampling-intermediate-temperatures-langevin"]
+    assert pg_kb.search("curse")[0].paper_id == "siji-2026-curse-of-depth-in-plms"
+    assert pg_kb.index().unchanged and not pg_kb.index().updated
+
+
+def test_postgres_queue_and_evidence(pg_kb: KnowledgeBase, tmp_path: Path) -> None:
+    pg_kb.index()
+    (pg_kb.papers_dir / "q.md").write_text(
+        '---\npaper_id: "t:pg"\ntitle: "PG"\nclaims:\n  - id: echo\n    statement: "s"\n'
+        '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 2}\n---\n',
+        encoding="utf-8")
+    queued, _ = pg_kb.verify(["q"])
+    assert len(queued) == 1
+    assert runs.claim_next(pg_kb.engine, "other", run_id="nonexistent") is None
+    assert pg_kb.work() == {"succeeded": 1}
+    (ev,) = pg_kb.evidence("q#echo")
+    assert ev.verdict is not None and ev.verdict.kind.value == "supported"
