@@ -122,7 +122,7 @@ def list_notes(
     if sort not in {"id", "title", "year", "quality"}:
         err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
         raise typer.Exit(2)
-    rows = [paper_summary(p) for p in kb.list(tag=tag, decision=decision, status=status,
+    rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
     if as_json:
         _print_json(rows)
@@ -172,7 +172,7 @@ def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
     kb = _kb(papers, home, db)
     kb.index()
     hits = kb.search(query, limit=limit)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for hit in hits:
         paper = kb.get(hit.paper_id)
         rows.append({"id": hit.paper_id, "title": paper.title if paper else "", "score": hit.score,
@@ -184,7 +184,7 @@ def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
     for column in ("id", "title", "snippet"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(row["id"], row["title"], row["snippet"])
+        table.add_row(str(row["id"]), str(row["title"]), str(row["snippet"]))
     console.print(table)
 
 
@@ -318,7 +318,7 @@ def check(
 @app.command()
 def analyzers(as_json: JsonOpt = False) -> None:
     """List registered analyzers with their metrics, scales and resource needs."""
-    rows = [{"id": name, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
+    rows: list[dict[str, Any]] = [{"id": name, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
              "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
             for name, cls in KnowledgeBase.analyzers().items()]
     if as_json:
@@ -467,7 +467,7 @@ def demo(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> No
     console.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
     for error in report.errors:
         err_console.print(f"[yellow]skipped invalid note[/]: {error}", highlight=False)
-    rows = [paper_summary(p) for p in kb.list(sort="year", descending=True)]
+    rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     console.print(_papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
     table = Table(title=f"{len(claims)} claim(s) to verify", header_style="bold cyan")

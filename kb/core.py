@@ -107,7 +107,7 @@ class KnowledgeBase:
         """Bring the index up to date with the notes folder (only changed files are re-parsed)."""
         return index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
 
-    def list(self, **filters: Any) -> list[Paper]:
+    def list_papers(self, **filters: Any) -> list[Paper]:
         """Indexed papers matching the filters of ``kb.index.list_papers``."""
         return index_mod.list_papers(self.engine, **filters)
 

@@ -136,7 +136,10 @@ def make_engine(url: str) -> Engine:
 
 def init_db(engine: Engine) -> None:
     """Create all tables and the search index (idempotent)."""
+    from kb.migrate import upgrade
     from kb.search import search_backend_for
 
-    SQLModel.metadata.create_all(engine)
+    # Tables come from the Alembic migrations, so a team database created by an older kb is upgraded
+    # in place instead of drifting from the models.
+    upgrade(engine)
     search_backend_for(engine).create(engine)

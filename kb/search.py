@@ -104,22 +104,65 @@ class SqliteFtsSearch:
         self.remove_many(conn, [paper_id])
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:
-        rows = [(pid,) for pid in paper_ids]
-        if rows:
-            conn.exec_driver_sql(f"DELETE FROM {FTS_TABLE} WHERE paper_id = ?", rows)
+        wanted = set(paper_ids)
+        if not wanted:
+            return
+        # paper_id is UNINDEXED: find the rowids in one pass, then delete by rowid (fast).
+        rowids = [
+            (int(rowid),)
+            for rowid, pid in conn.exec_driver_sql(f"SELECT rowid, paper_id FROM {FTS_TABLE}")
+            if pid in wanted
+        ]
+        if rowids:
+            conn.exec_driver_sql(f"DELETE FROM {FTS_TABLE} WHERE rowid = ?", rowids)
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
+        # Rank first (cheap), then build snippets for the top hits only: FTS5's snippet() would be
+        # evaluated for every matching row before the sort.
         sql = text(
-            f"SELECT paper_id, {_BM25} AS rank, "
-            f"snippet({FTS_TABLE}, -1, '[', ']', '…', 12) AS snip "
-            f"FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :q ORDER BY rank LIMIT :limit"
+            f"SELECT rowid, paper_id, {_BM25} AS rank FROM {FTS_TABLE} "
+            f"WHERE {FTS_TABLE} MATCH :q ORDER BY rank LIMIT :limit"
         )
+        terms = [re.sub(r"\W", "", t).lower() for t in query_terms(query)]
+        terms = [t for t in terms if t]
         with self.engine.connect() as conn:
             rows = conn.execute(sql, {"q": match, "limit": limit}).all()
-        return [SearchHit(paper_id=r[0], score=-float(r[1]), snippet=r[2] or "") for r in rows]
+            if not rows:
+                return []
+            rowids = ",".join(str(int(r[0])) for r in rows)
+            texts = {
+                int(r[0]): (r[1] or "", r[2] or "", r[3] or "")
+                for r in conn.exec_driver_sql(
+                    f"SELECT rowid, title, body, claims FROM {FTS_TABLE} WHERE rowid IN ({rowids})"
+                )
+            }
+        hits = []
+        for rowid, paper_id, rank in rows:
+            title, body, claims = texts.get(int(rowid), ("", "", ""))
+            hits.append(SearchHit(paper_id, -float(rank), make_snippet((body, claims, title), terms)))
+        return hits
+
+
+def make_snippet(texts: Sequence[str], terms: Sequence[str], words: int = 14) -> str:
+    """A window of about ``words`` words around the first term hit, hits wrapped in [brackets]."""
+    if not terms:
+        return ""
+    for source in texts:
+        tokens = source.split()
+        for i, token in enumerate(tokens):
+            low = token.lower()
+            if any(t in low for t in terms):
+                start = max(0, i - words // 3)
+                window = tokens[start : start + words]
+                out = [f"[{w}]" if any(t in w.lower() for t in terms) else w for w in window]
+                prefix = "…" if start > 0 else ""
+                suffix = "…" if start + words < len(tokens) else ""
+                return prefix + " ".join(out) + suffix
+    first = next((t for t in texts if t.strip()), "")
+    return " ".join(first.split()[:words])
 
 
 class LikeSearch:

@@ -43,31 +43,39 @@ def describe(expect: Expectation) -> str:
     return f"{expect.metric} {expect.op.value} {expect.value}"
 
 
+def _bounds(expect: Expectation) -> tuple[float, float]:
+    """The expectation's threshold(s) as numbers: (low, high) for 'between', else (value, value)."""
+    if isinstance(expect.value, list):
+        return float(expect.value[0]), float(expect.value[1])
+    if isinstance(expect.value, str):
+        raise ValueError(f"threshold {expect.value!r} of {expect.metric!r} is not a number")
+    return float(expect.value), float(expect.value)
+
+
 def _margin(expect: Expectation, x: float) -> float:
     """Signed distance from the decision boundary: > 0 inside (supported), < 0 outside."""
-    v = expect.value
+    low, high = _bounds(expect)
     if expect.op is Operator.between:
-        low, high = v  # type: ignore[misc]
         return min(x - low, high - x)
     if expect.op is Operator.approx:
-        tol = expect.tolerance if expect.tolerance is not None else (expect.rel_tolerance or 0) * abs(float(v))  # type: ignore[arg-type]
-        return tol - abs(x - float(v))  # type: ignore[arg-type]
-    v = float(v)  # type: ignore[arg-type]
-    return {Operator.lt: v - x, Operator.le: v - x, Operator.gt: x - v, Operator.ge: x - v,
-            Operator.eq: -abs(x - v)}[expect.op]
+        tol = expect.tolerance if expect.tolerance is not None else (expect.rel_tolerance or 0.0) * abs(low)
+        return tol - abs(x - low)
+    if expect.op in (Operator.lt, Operator.le):
+        return low - x
+    if expect.op in (Operator.gt, Operator.ge):
+        return x - low
+    return -abs(x - low)
 
 
 def _holds(expect: Expectation, x: float) -> bool:
-    v = expect.value
-    match expect.op:
-        case Operator.lt:
-            return x < float(v)  # type: ignore[arg-type]
-        case Operator.gt:
-            return x > float(v)  # type: ignore[arg-type]
-        case Operator.eq:
-            return x == float(v)  # type: ignore[arg-type]
-        case _:
-            return _margin(expect, x) >= 0
+    low, _ = _bounds(expect)
+    if expect.op is Operator.lt:
+        return x < low
+    if expect.op is Operator.gt:
+        return x > low
+    if expect.op is Operator.eq:
+        return x == low
+    return _margin(expect, x) >= 0
 
 
 def evaluate(

@@ -4,6 +4,8 @@ These models are the single source of truth for validation. The index (``kb.db``
 and the agents all speak them; ``kb schema`` exports each one as JSON Schema for editors.
 """
 
+from pydantic import BaseModel
+
 from schemas.claim import (
     AnalyzerBinding,
     Claim,
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 #: Every model ``kb schema`` exports, by the file stem it is written under.
-EXPORTED_MODELS = {
+EXPORTED_MODELS: dict[str, type[BaseModel]] = {
     "paper_note": PaperNote,
     "claim": Claim,
     "run": RunRecord,

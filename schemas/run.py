@@ -82,7 +82,9 @@ class Verdict(BaseModel):
         default=None, description="Value of the metric the expectation looked at (mean over seeds)."
     )
     spread: float | None = Field(default=None, ge=0, description="Standard deviation over seeds, if repeated.")
-    expected: str | None = Field(default=None, description="The expectation, written out, e.g. 'best_depth in [24, 36]'.")
+    expected: str | None = Field(
+        default=None, description="The expectation, written out, e.g. 'best_depth in [24, 36]'."
+    )
     evidence_scale: EvidenceScale | None = Field(default=None, description="Scale the evidence was made at.")
     claim_scale: dict[str, Any] | None = Field(default=None, description="Scale the claim was made at.")
     proxy: bool = Field(

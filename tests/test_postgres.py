@@ -55,18 +55,17 @@ def pg_url() -> Iterator[str]:
 
 @pytest.fixture
 def pg_kb(pg_url: str, kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
-    from sqlmodel import SQLModel
+    from sqlalchemy import create_engine, text
 
-    kb = KnowledgeBase(Settings(papers=kb_dirs[0], home=kb_dirs[1], database_url=pg_url))
-    SQLModel.metadata.drop_all(kb.engine)
-    del kb.__dict__["engine"]  # recreate the tables afresh
-    return kb
+    with create_engine(pg_url).begin() as conn:  # every test starts from an empty, un-migrated database
+        conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    return KnowledgeBase(Settings(papers=kb_dirs[0], home=kb_dirs[1], database_url=pg_url))
 
 
 def test_postgres_index_list_search(pg_kb: KnowledgeBase) -> None:
     report = pg_kb.index()
     assert len(report.added) == 3 and not report.errors
-    assert [p.id for p in pg_kb.list(tag="langevin")] == ["sampling-intermediate-temperatures-langevin"]
+    assert [p.id for p in pg_kb.list_papers(tag="langevin")] == ["sampling-intermediate-temperatures-langevin"]
     assert pg_kb.search("curse")[0].paper_id == "siji-2026-curse-of-depth-in-plms"
     assert pg_kb.index().unchanged and not pg_kb.index().updated
 
@@ -83,3 +82,12 @@ def test_postgres_queue_and_evidence(pg_kb: KnowledgeBase, tmp_path: Path) -> No
     assert pg_kb.work() == {"succeeded": 1}
     (ev,) = pg_kb.evidence("q#echo")
     assert ev.verdict is not None and ev.verdict.kind.value == "supported"
+
+
+def test_postgres_migrations_match_models(pg_kb: KnowledgeBase) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from sqlmodel import SQLModel
+
+    with pg_kb.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
