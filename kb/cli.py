@@ -21,6 +21,7 @@ from rich.table import Table
 from ruamel.yaml import YAML
 
 from kb.core import KnowledgeBase, paper_summary
+from kb.executors import EXECUTORS
 from kb.grounding import check_note
 from kb.notes import NoteError, read_note
 from kb.settings import Settings
@@ -338,7 +339,8 @@ def verify(
     all_: Annotated[bool, typer.Option("--all", help="Every claim bound to an analyzer.")] = False,
     stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
-    executor: Annotated[str, typer.Option(help="local (worker processes on this machine).")] = "local",
+    executor: Annotated[str, typer.Option(help="local (this machine) or ray (Ray tasks, GPUs on request).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
@@ -346,8 +348,8 @@ def verify(
     if not targets and not all_ and not stale:
         err_console.print("[red]error[/]: name claims or notes, or pass --all or --stale")
         raise typer.Exit(2)
-    if executor != "local":
-        err_console.print(f"[red]error[/]: executor {executor!r} is not available; use 'local'")
+    if executor not in EXECUTORS:
+        err_console.print(f"[red]error[/]: executor {executor!r} is unknown; use one of {', '.join(EXECUTORS)}")
         raise typer.Exit(2)
     kb = _kb(papers, home, db)
     try:
@@ -361,8 +363,11 @@ def verify(
     if not as_json:
         console.print(f"queued {len(queued)} run(s)")
     if run and queued:
-        with console.status("running the queue", spinner="dots"):
-            kb.work(once=True)
+        with console.status(f"running {len(queued)} run(s) on {executor}", spinner="dots"):
+            if executor == "ray":
+                kb.work_on_ray([r.id for r in queued], address=ray_address)
+            else:
+                kb.work(once=True)
     rows = []
     for record in queued:
         latest = kb.evidence(record.claim_key)[0] if record.claim_key and kb.evidence(record.claim_key) else None

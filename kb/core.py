@@ -18,9 +18,9 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
+from kb import executors, runs, worker
 from kb import index as index_mod
 from kb import notes as notes_mod
-from kb import runs, worker
 from kb.db import ClaimRow, Paper, Run, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
@@ -164,6 +164,12 @@ class KnowledgeBase:
                                device=device, executor=executor)
             queued.append(runs.to_record(run))
         return queued, skipped
+
+    def work_on_ray(self, run_ids: list[str], address: str | None = None, **init_kwargs: Any) -> dict[str, str]:
+        """Execute these queued runs as Ray tasks (a local Ray instance unless ``address`` is given)."""
+        devices = {r.id: r.device for r in self.runs(limit=100_000) if r.id in set(run_ids)}
+        return executors.run_on_ray(self.settings.resolved_database_url, self.settings.home.resolve(), run_ids,
+                                    address=address, devices=devices, **init_kwargs)
 
     def work(self, *, once: bool = True, idle_timeout: float | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
