@@ -1,0 +1,40 @@
+"""Which chat model the agents use: read from the ``KB_CHAT_MODEL`` environment variable.
+
+The value is a LangChain ``provider:model`` string, e.g. ``openai:gpt-4o-mini``,
+``anthropic:claude-3-5-haiku-latest`` or ``ollama:llama3``, handed to ``init_chat_model``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from langchain_core.language_models import BaseChatModel
+
+ENV_VAR = "KB_CHAT_MODEL"
+
+
+class NoChatModel(RuntimeError):
+    """No chat model is configured (or the configured one cannot be created)."""
+
+
+NO_MODEL_MESSAGE = (
+    f"no chat model configured: set {ENV_VAR} to a LangChain 'provider:model' string, e.g. "
+    f"'{ENV_VAR}=openai:gpt-4o-mini' (needs OPENAI_API_KEY and langchain-openai), "
+    f"'{ENV_VAR}=anthropic:claude-3-5-haiku-latest' or '{ENV_VAR}=ollama:llama3'. "
+    "Without a model, 'kb draft-claims' still works with its deterministic fallback drafter "
+    "(numbers, units and percentages), but 'kb ask' needs a model."
+)
+
+
+def chat_model(spec: str | None = None) -> BaseChatModel:
+    """The configured chat model; raises ``NoChatModel`` with setup instructions when there is none."""
+    spec = spec if spec is not None else os.environ.get(ENV_VAR, "")
+    spec = spec.strip()
+    if not spec:
+        raise NoChatModel(NO_MODEL_MESSAGE)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec)
+    except (ImportError, ValueError) as exc:
+        raise NoChatModel(f"cannot create chat model {spec!r} from {ENV_VAR}: {exc}. {NO_MODEL_MESSAGE}") from exc
