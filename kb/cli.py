@@ -387,7 +387,7 @@ def _verdict_table(rows: list[dict[str, Any]]) -> None:
     colour = {"supported": "green", "refuted": "red", "inconclusive": "yellow", "not_runnable": "magenta",
               "error": "red"}
     table = Table(title="verdicts", header_style="bold cyan")
-    for column in ("claim", "analyzer", "run", "verdict", "reason"):
+    for column in ("claim", "analyzer", "status", "verdict", "reason"):
         table.add_column(column, overflow="fold")
     for row in rows:
         kind = row["verdict"] or row["status"]
@@ -465,8 +465,11 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
 
 
 @app.command()
-def demo(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
-    """The main job on embedded defaults: index the bundled notes into SQLite and print the library."""
+def demo(
+    verify_claims: Annotated[bool, typer.Option("--verify/--no-verify", help="Also re-verify stale claims.")] = True,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+) -> None:
+    """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
     kb = _kb(papers, home, db)
     report = kb.index()
     console.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
@@ -475,12 +478,29 @@ def demo(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> No
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     console.print(_papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
-    table = Table(title=f"{len(claims)} claim(s) to verify", header_style="bold cyan")
+    table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
     for column in ("note", "claim", "analyzer", "statement"):
         table.add_column(column, overflow="fold")
     for note_id, claim in claims:
         table.add_row(note_id, claim.claim_id, claim.analyzer or "-", claim.statement)
     console.print(table)
+    if not verify_claims:
+        return
+    queued, skipped = kb.verify(stale_only=True)
+    for key, reason in skipped:
+        err_console.print(f"[yellow]not verified[/] {key}: {reason}", highlight=False)
+    if queued:
+        with console.status(f"re-verifying {len(queued)} claim(s) at their smoke scale", spinner="dots"):
+            kb.work(once=True)
+    verdicts = []
+    for key in kb.claim_keys():
+        evidence = kb.evidence(key)
+        verdict = evidence[0].verdict if evidence else None
+        verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-",
+                         "status": "stale" if evidence and evidence[0].stale else ("current" if evidence else "none"),
+                         "verdict": verdict.kind.value if verdict else None,
+                         "reason": verdict.reason if verdict else None})
+    _verdict_table(verdicts)
 
 
 if __name__ == "__main__":
