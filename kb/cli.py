@@ -503,5 +503,69 @@ def demo(
     _verdict_table(verdicts)
 
 
+def _chat_model_or_none() -> Any:
+    from kb.agents.config import NoChatModel, chat_model
+
+    try:
+        return chat_model()
+    except NoChatModel:
+        return None
+
+
+@app.command("draft-claims")
+def draft_claims(note_or_file: Annotated[str, typer.Argument(help="Note id, or path of a text/Markdown file.")],
+                 papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Draft claims from a paper's text (chat model from KB_CHAT_MODEL, else the deterministic fallback)."""
+    from kb.agents.drafter import draft
+
+    kb = _kb(papers, home, db)
+    path = Path(note_or_file)
+    if path.is_file():
+        text = path.read_text(encoding="utf-8", errors="replace")
+    else:
+        try:
+            note = kb.read(note_or_file)
+        except NoteError as exc:
+            _fail(exc)
+        from kb.grounding import source_path
+
+        src = source_path(note)
+        text = src.read_text(encoding="utf-8", errors="replace") if src and src.is_file() else note.body
+    result = draft(text, kb, _chat_model_or_none())
+    if as_json:
+        _print_json([{**c.model_dump(mode="json", exclude_none=True), "status": "kept"} for c in result.claims]
+                    + [{**r.claim.model_dump(mode="json", exclude_none=True), "status": "rejected",
+                        "reason": r.reason} for r in result.rejected])
+        return
+    console.print(f"[bold]{len(result.claims)}[/] claim(s) drafted ({result.method}), "
+                  f"{len(result.rejected)} rejected")
+    for c in result.claims:
+        console.print(f"- [cyan]{c.id}[/] ({c.kind.value}) {c.statement}"
+                      + (f"  [dim]analyzer {c.analyzer}[/]" if c.analyzer else ""), highlight=False)
+    for r in result.rejected:
+        console.print(f"- [red]rejected[/] {r.claim.id}: {r.reason}", highlight=False)
+
+
+@app.command()
+def ask(question: Annotated[str, typer.Argument(help="A question about the notes and their claims.")],
+        papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Answer a question from the knowledge base with a chat model (KB_CHAT_MODEL) and cited tool calls."""
+    from kb.agents.ask import ask as ask_kb
+    from kb.agents.config import NoChatModel, chat_model
+
+    try:
+        model = chat_model()
+    except NoChatModel as exc:
+        err_console.print(f"[bold red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
+    answer = ask_kb(question, _kb(papers, home, db), model)
+    if as_json:
+        _print_json(answer.model_dump(mode="json"))
+        return
+    console.print(answer.text)
+    for c in answer.citations:
+        console.print(f"  [dim]{c.kind}[/] {c.id}", highlight=False)
+
+
 if __name__ == "__main__":
     app()

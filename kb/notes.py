@@ -60,15 +60,13 @@ _TOP_KEY = re.compile(
     r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
 )
 # A double-quoted scalar after 'key:' or '- ' tells us the user's quoting style.
-_DQ_SCALAR = re.compile(r"""(?:^|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
+_DQ_SCALAR = re.compile(r"""(?:^[ \t]*|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
 
 
 class NoteError(Exception):
     """Bad note: carries path, line (1-based, optional), field (optional) and a hint of what to do."""
 
-    def __init__(
-        self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None
-    ) -> None:
+    def __init__(self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None) -> None:
         self.path = Path(path)
         self.message = message
         self.line = line
@@ -441,6 +439,8 @@ def _dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
     yaml.width = 4096  # never fold long titles or quotes across lines
     yaml.allow_unicode = True
     yaml.default_flow_style = False
+    # ruamel writes None as an empty value; the seed spells it 'null'.
+    yaml.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
     stream = StringIO()
     yaml.dump(_prepare(mapping, quote), stream)
     return stream.getvalue()
@@ -526,8 +526,10 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
     except NoteError as exc:
         names = ", ".join(f"'{k}'" for k in changes)
         raise NoteError(
-            note.path, f"change to {names} rejected, note left unchanged: {exc.message}",
-            line=exc.line, field=exc.field or next(iter(changes), None),
+            note.path,
+            f"change to {names} rejected, note left unchanged: {exc.message}",
+            line=exc.line,
+            field=exc.field or next(iter(changes), None),
         ) from None
 
 

@@ -25,14 +25,19 @@ def _check_temperature(temperature: float) -> None:
 
 
 def masses_from_variance(
-    grad_variance: torch.Tensor, temperature: float, dt: float, m1: float, r: float
+    grad_variance: torch.Tensor, temperature: float, dt: float, m1: float, r: float, floor_fraction: float = 0.1
 ) -> torch.Tensor:
-    """M_i = sigma_i^2 dt^2 / (4 r T m1^2); zero-variance weights get the smallest positive mass."""
+    """M_i = sigma_i^2 dt^2 / (4 r T m1^2), floored at ``floor_fraction`` x the median mass.
+
+    The floor (our choice, not the paper's) keeps weights with near-zero gradient variance from
+    taking huge steps (step size ~ sqrt(T / M)) that would throw the constrained sampler off the sphere.
+    """
     _check_temperature(temperature)
     masses = grad_variance * dt**2 / (4 * r * temperature * m1**2)  # (n,)
-    positive = masses[masses > 0]
-    floor = positive.min() if len(positive) else torch.tensor(1.0, dtype=masses.dtype)
-    return torch.where(masses > 0, masses, floor)
+    floor = floor_fraction * masses.median()
+    if not floor > 0:
+        floor = torch.tensor(1.0, dtype=masses.dtype)
+    return masses.clamp(min=float(floor))
 
 
 @dataclass

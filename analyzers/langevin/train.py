@@ -91,6 +91,6 @@ def train(
         loss.backward()
         optimizer.step()
         scheduler.step()
-        trace.append(float(loss))
+        trace.append(float(loss.detach()))
     model.eval()
     return trace
