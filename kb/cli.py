@@ -567,5 +567,25 @@ def ask(question: Annotated[str, typer.Argument(help="A question about the notes
         console.print(f"  [dim]{c.kind}[/] {c.id}", highlight=False)
 
 
+@app.command("app")
+def run_app(
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+    port: Annotated[int, typer.Option("--port", help="Port for the web app.")] = 8501,
+    headless: Annotated[bool, typer.Option("--headless/--browser", help="Do not open a browser.")] = True,
+) -> None:
+    """Start the Streamlit app (streamlit run app/main.py) over this knowledge base."""
+    import os
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "app" / "main.py"
+    settings = _kb(papers, home, db).settings
+    env = {**os.environ, "KB_PAPERS": str(settings.papers.resolve()), "KB_HOME": str(settings.home.resolve())}
+    if settings.database_url:
+        env["KB_DATABASE_URL"] = settings.database_url
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+               "--server.headless", "true" if headless else "false"]
+    raise typer.Exit(subprocess.call(command, env=env))
+
+
 if __name__ == "__main__":
     app()

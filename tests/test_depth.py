@@ -129,6 +129,7 @@ def test_depth_probe_registered_runs_at_smoke_scale(tmp_path: Path, monkeypatch:
     result = analyzer.run(params, RunContext(out_dir=tmp_path / "out", progress=lambda f, m: seen.append(f)))
     metrics = json.loads((tmp_path / "out" / "depth_metrics.json").read_text(encoding="utf-8"))
     assert "late_half_kl_drop_fraction" in metrics and len(metrics["layers"]["logit_lens_kl"]) == 5
+    assert all(value is not None for value in metrics["layers"]["logit_lens_kl_masked"])  # 15% masked, read there
     assert any(name.endswith(".png") for name in result.artifacts)
     assert all((tmp_path / "out" / name).exists() for name in result.artifacts)
     assert result.provenance["weights_sha256"] and result.provenance["data_sha256"]

@@ -65,6 +65,17 @@ def _sha256_files(paths: list[Path]) -> str | None:
     return digest.hexdigest()
 
 
+def _json_safe(value: Any) -> Any:
+    """NaN -> None recursively, so the metrics file is strict JSON."""
+    if isinstance(value, dict):
+        return {key: _json_safe(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
 def _mean_lists(values: list[Any]) -> Any:
     """Element-wise mean of equally shaped nested lists (NaN-aware); strings pass through."""
     first = values[0]
@@ -149,7 +160,9 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
         summary = summarize(layers)
 
         metrics_path = ctx.out_dir / "depth_metrics.json"
-        metrics_path.write_text(json.dumps({**summary, "layers": layers}, indent=2), encoding="utf-8")
+        metrics_path.write_text(
+            json.dumps(_json_safe({**summary, "layers": layers}), indent=2, allow_nan=False), encoding="utf-8"
+        )
         artifacts = [metrics_path.name, *plots.write_plots(layers, ctx.out_dir)]
         ctx.report(1.0, "done")
         import transformers

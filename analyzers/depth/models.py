@@ -141,7 +141,12 @@ def load_model(
             raise NotRunnable(f"{model_id} is a folder but holds no loadable model: {error}") from error
         if not _hub_reachable():
             raise _not_available(model_id) from error
-        config = AutoConfig.from_pretrained(model_id, trust_remote_code=trust_remote_code)
+        try:
+            config = AutoConfig.from_pretrained(model_id, trust_remote_code=trust_remote_code)
+        except OSError as hub_error:
+            raise NotRunnable(
+                f"{model_id} is neither a local folder nor a model on the hub: {hub_error}"
+            ) from hub_error
         local_only = False
     architectures = list(getattr(config, "architectures", None) or [])
     causal = any(a.endswith("CausalLM") or a.endswith("LMHeadModel") for a in architectures)
@@ -170,41 +175,12 @@ def weight_files(model_id: str) -> list[Path]:
     return files
 
 
+# fmt: off
 ESM_VOCAB = [
-    "<cls>",
-    "<pad>",
-    "<eos>",
-    "<unk>",
-    "L",
-    "A",
-    "G",
-    "V",
-    "S",
-    "E",
-    "R",
-    "T",
-    "I",
-    "D",
-    "P",
-    "K",
-    "Q",
-    "N",
-    "F",
-    "Y",
-    "M",
-    "H",
-    "W",
-    "C",
-    "X",
-    "B",
-    "U",
-    "Z",
-    "O",
-    ".",
-    "-",
-    "<null_1>",
-    "<mask>",
+    "<cls>", "<pad>", "<eos>", "<unk>", "L", "A", "G", "V", "S", "E", "R", "T", "I", "D", "P", "K", "Q", "N",
+    "F", "Y", "M", "H", "W", "C", "X", "B", "U", "Z", "O", ".", "-", "<null_1>", "<mask>",
 ]
+# fmt: on
 
 
 def build_tiny_esm(folder: Path, num_layers: int = 4, hidden: int = 64, seed: int = 0) -> Path:

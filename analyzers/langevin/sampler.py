@@ -25,7 +25,7 @@ def _check_temperature(temperature: float) -> None:
 
 
 def masses_from_variance(
-    grad_variance: torch.Tensor, temperature: float, dt: float, m1: float, r: float, floor_fraction: float = 0.1
+    grad_variance: torch.Tensor, temperature: float, dt: float, m1: float, r: float, floor_fraction: float = 1.0
 ) -> torch.Tensor:
     """M_i = sigma_i^2 dt^2 / (4 r T m1^2), floored at ``floor_fraction`` x the median mass.
 

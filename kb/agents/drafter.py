@@ -92,8 +92,8 @@ _UNIT = (r"(?:%|percent\b|[KMB]\b|×|Å|nm\b|layers?\b|parameters?\b|params\b|re
          r"tokens?\b|epochs?\b|steps?\b|GB\b|hours?\b|days?\b|points?\b|fold\b|times\b|proteins?\b|"
          r"families\b|structures?\b|heads?\b|dimensions?\b)")
 _QUANTITY = re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:-\s*)?(?:[a-z]+\s+)?{_UNIT}")
-_METRIC_VALUE = re.compile(rf"\b(?:accuracy|auc|auroc|precision|recall|perplexity|correlation|spearman|"
-                           rf"pearson|error|loss|f1|rmsd|tm-score|lddt|kl)\b[^.]*?(?<![\w.])\d*\.\d+",
+_METRIC_VALUE = re.compile(r"\b(?:accuracy|auc|auroc|precision|recall|perplexity|correlation|spearman|"
+                           r"pearson|error|loss|f1|rmsd|tm-score|lddt|kl)\b[^.]*?(?<![\w.])\d*\.\d+",
                            re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
 _COMPARISONS: list[tuple[re.Pattern[str], Operator]] = [
@@ -176,9 +176,7 @@ def _slug(text: str, taken: set[str]) -> str:
 
 
 def _is_quantitative(sentence: str) -> bool:
-    if _QUANTITY.search(sentence) or _METRIC_VALUE.search(sentence):
-        return True
-    return False
+    return bool(_QUANTITY.search(sentence) or _METRIC_VALUE.search(sentence))
 
 
 def _first_metric(analyzer: str | None) -> str:
