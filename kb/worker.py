@@ -154,14 +154,18 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
     artifacts = store_artifacts(home, staging)
     shutil.rmtree(staging, ignore_errors=True)
-    provenance = Provenance(
-        kb_version=__version__, git_commit=_git_commit(), analyzer=run.analyzer,
-        analyzer_version=getattr(registry.load_all().get(run.analyzer), "version", "1"),
-        params_hash=runs.params_hash(params), python=platform.python_version(), packages=_packages(),
-        device=run.device or "cpu", gpu_name=_gpu_name(run.device or "cpu"), seed=params.get("seed"),
-        started_at=started, finished_at=utcnow(), wall_seconds=time.perf_counter() - wall0,
-        **{k: v for k, v in (result.provenance if result else {}).items() if k in Provenance.model_fields},
-    )
+    recorded: dict[str, Any] = {
+        "kb_version": __version__, "git_commit": _git_commit(), "analyzer": run.analyzer,
+        "analyzer_version": getattr(registry.load_all().get(run.analyzer), "version", "1"),
+        "params_hash": runs.params_hash(params), "python": platform.python_version(), "packages": _packages(),
+        "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),
+        "started_at": started, "finished_at": utcnow(), "wall_seconds": time.perf_counter() - wall0,
+    }
+    # What the analyzer knows first-hand (the device it really used, weight and data hashes) wins.
+    analyzer_said = result.provenance if result is not None else {}
+    recorded.update({k: v for k, v in analyzer_said.items() if k in Provenance.model_fields and v is not None})
+    recorded["extra"] = {k: v for k, v in analyzer_said.items() if k not in Provenance.model_fields} or None
+    provenance = Provenance.model_validate({k: v for k, v in recorded.items() if v is not None})
     verdict = _verdict(engine, run, metrics, result, not_runnable)
     evidence = Evidence(
         run_id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, metrics_json=json.dumps(metrics, default=str),

@@ -41,13 +41,15 @@ class LangevinParams(AnalyzerParams):
     train_steps: int = Field(default=100, ge=1, description="Adam steps of the briefly trained (ES-like) model.")
     warmup: int = Field(default=50, ge=1, description="Noam warm-up steps (paper: 4000).")
     batch_size: int = Field(default=64, ge=1, description="Training and gradient-variance minibatch.")
-    temperatures: list[float] = Field(default=[1e-4, 1e-3, 1e-2], min_length=1, description="Sampling temperatures.")
+    temperatures: list[float] = Field(default=[1e-6, 1e-5, 1e-4], min_length=1, description="Sampling temperatures.")
     sampling_steps: int = Field(default=30, ge=2, description="Sampler steps per temperature.")
     snapshot_every: int = Field(default=15, ge=1, description="Steps between error/attention snapshots.")
     sampling_batch_size: int = Field(default=128, ge=1, description="Sampler minibatch (>= train size: full batch).")
     dt: float = Field(default=1.0, gt=0, description="Sampler time step (authors: 1).")
     m1: float = Field(default=0.1, gt=0, lt=1, description="Friction parameter, c1 = sqrt(1 - m1^2) (authors: 0.1).")
-    r: float = Field(default=1e-2, gt=0, le=1, description="Share of thermostat noise from minibatch noise.")
+    r: float = Field(default=1e-4, gt=0, le=1, description="Share of thermostat noise from minibatch noise (authors: 1e-2; templates 5e-8..1e-7).")
+    uniform_mass: bool = Field(default=True, description="Use the median variance-derived mass for every weight "
+                               "(per-weight masses can make the SHAKE step unsolvable at these sizes).")
     variance_batches: int = Field(default=5, ge=2, description="Minibatches for the gradient-variance estimate.")
 
 
@@ -97,7 +99,7 @@ SCALES: dict[str, dict[str, Any]] = {
     "smoke": {},
     "small": {
         "num_sequences": 1500, "train_size": 1000, "val_size": 100, "test_size": 400, "embed_dim": 32,
-        "hidden_dim": 128, "train_steps": 2000, "warmup": 1000, "temperatures": [1e-5, 1e-4, 1e-3, 1e-2, 3e-2],
+        "hidden_dim": 128, "train_steps": 2000, "warmup": 1000, "temperatures": [1e-7, 1e-6, 1e-5, 1e-4, 1e-3],
         "sampling_steps": 600, "snapshot_every": 100, "ffn_embed_dim": 32, "ffn_hidden_dim": 160,
     },
     "paper": {

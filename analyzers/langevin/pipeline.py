@@ -66,14 +66,14 @@ def make_grad_fn(model: nn.Module, split: MaskedSplit, batch_size: int, generato
     params = list(model.parameters())
 
     def grad_fn(w: torch.Tensor) -> tuple[float, torch.Tensor]:
-        vector_to_parameters(w, params)
+        vector_to_parameters(w.float(), params)  # the sampler works in float64 (SHAKE precision)
         batch = split if batch_size >= len(split) else split.subset(
             torch.randint(len(split), (batch_size,), generator=generator)
         )
         model.zero_grad()
         loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
         loss.backward()
-        return float(loss.detach()), parameters_to_vector([p.grad for p in params]).detach()
+        return float(loss.detach()), parameters_to_vector([p.grad for p in params]).detach().double()
 
     return grad_fn
 
@@ -82,7 +82,7 @@ def gradient_variance(model: nn.Module, split: MaskedSplit, batch_size: int, bat
     """Per-weight variance of the minibatch gradient over ``batches`` minibatches. (n,)"""
     generator = torch.Generator().manual_seed(seed)
     grad_fn = make_grad_fn(model, split, batch_size, generator)
-    w = parameters_to_vector(model.parameters()).detach()
+    w = parameters_to_vector(model.parameters()).detach().double()
     grads = torch.stack([grad_fn(w)[1] for _ in range(batches)])  # (batches, n)
     return grads.var(dim=0)
 
@@ -95,15 +95,17 @@ def sweep_model(
     train_split, _, test_split = splits
     trace = train(model, train_split, params.train_steps, params.batch_size, params.warmup, params.seed)
     model.eval()  # no dropout while sampling
-    w0 = parameters_to_vector(model.parameters()).detach().clone()
+    w0 = parameters_to_vector(model.parameters()).detach().clone().double()
     sweep = ModelSweep(name, count_parameters(model), trace, evaluate(model, test_split)[1], float(w0 @ w0))
     report(f"{name}: trained, test error {sweep.es_test_error:.3f}")
-    variance = gradient_variance(model, train_split, params.batch_size, params.variance_batches, params.seed)
+    variance = gradient_variance(model, train_split, params.batch_size, params.variance_batches, params.seed).double()
     full_batch = params.sampling_batch_size >= len(train_split)
     for temperature in params.temperatures:
         generator = torch.Generator().manual_seed(params.seed + 1)
-        vector_to_parameters(w0, model.parameters())
+        vector_to_parameters(w0.float(), model.parameters())
         masses = masses_from_variance(variance, temperature, params.dt, params.m1, params.r)
+        if params.uniform_mass:  # one mass (the median): keeps the SHAKE quadratic solvable
+            masses = torch.full_like(masses, float(masses.median()))
         sampler = PseudoLangevin(
             w0, make_grad_fn(model, train_split, params.sampling_batch_size, generator), masses,
             SamplerConfig(temperature, params.dt, params.m1, constrained=True),
@@ -113,7 +115,7 @@ def sweep_model(
         for step in range(params.sampling_steps):
             losses.append(sampler.step())
             if (step + 1) % params.snapshot_every == 0:
-                vector_to_parameters(sampler.w, model.parameters())
+                vector_to_parameters(sampler.w.float(), model.parameters())
                 train_errors.append(evaluate(model, train_split)[1])
                 test_errors.append(evaluate(model, test_split)[1])
                 if isinstance(model, CompactTransformer):
