@@ -192,7 +192,7 @@ def fallback_draft(text: str, registered: list[str] | None = None) -> list[Draft
     names = sorted(registered if registered is not None else registry.load_all())
     taken: set[str] = set()
     claims = []
-    candidates = [(s, None) for s in _sentences(text) if _is_quantitative(s)]
+    candidates: list[tuple[str, str | None]] = [(s, None) for s in _sentences(text) if _is_quantitative(s)]
     candidates += [(row, "table") for row in _table_rows(text)]
     for quote, section in candidates:
         analyzer = suggest_analyzer(quote, names)
