@@ -91,11 +91,18 @@ def test_train_masks_and_loss_definitions() -> None:
 
 def test_sampler_unconstrained_quadratic_variance_is_t_over_k() -> None:
     stiffness, temperature = 4.0, 0.5
+
     def grad_fn(w: torch.Tensor) -> tuple[float, torch.Tensor]:
         return float(0.5 * stiffness * (w @ w)), stiffness * w
+
     generator = torch.Generator().manual_seed(0)
-    sampler = PseudoLangevin(torch.zeros(200, dtype=torch.float64), grad_fn, torch.ones(200, dtype=torch.float64),
-                             SamplerConfig(temperature, dt=0.1, m1=0.3, constrained=False), generator=generator)
+    sampler = PseudoLangevin(
+        torch.zeros(200, dtype=torch.float64),
+        grad_fn,
+        torch.ones(200, dtype=torch.float64),
+        SamplerConfig(temperature, dt=0.1, m1=0.3, constrained=False),
+        generator=generator,
+    )
     samples = []
     for step in range(2000):
         sampler.step()
@@ -106,11 +113,17 @@ def test_sampler_unconstrained_quadratic_variance_is_t_over_k() -> None:
 
 def test_sampler_sphere_linear_potential_matches_von_mises_fisher() -> None:
     field, temperature = torch.tensor([0.0, 0.0, 1.0], dtype=torch.float64), 0.5
+
     def grad_fn(w: torch.Tensor) -> tuple[float, torch.Tensor]:
         return float(-(field @ w)), -field
-    sampler = PseudoLangevin(torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64), grad_fn,
-                             torch.ones(3, dtype=torch.float64), SamplerConfig(temperature, dt=0.1, m1=0.5),
-                             generator=torch.Generator().manual_seed(1))
+
+    sampler = PseudoLangevin(
+        torch.tensor([1.0, 0.0, 0.0], dtype=torch.float64),
+        grad_fn,
+        torch.ones(3, dtype=torch.float64),
+        SamplerConfig(temperature, dt=0.1, m1=0.5),
+        generator=torch.Generator().manual_seed(1),
+    )
     along, norms = [], []
     for _ in range(12000):
         sampler.step()

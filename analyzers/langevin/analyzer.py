@@ -47,9 +47,17 @@ class LangevinParams(AnalyzerParams):
     sampling_batch_size: int = Field(default=128, ge=1, description="Sampler minibatch (>= train size: full batch).")
     dt: float = Field(default=1.0, gt=0, description="Sampler time step (authors: 1).")
     m1: float = Field(default=0.1, gt=0, lt=1, description="Friction parameter, c1 = sqrt(1 - m1^2) (authors: 0.1).")
-    r: float = Field(default=1e-4, gt=0, le=1, description="Share of thermostat noise from minibatch noise (authors: 1e-2; templates 5e-8..1e-7).")
-    uniform_mass: bool = Field(default=True, description="Use the median variance-derived mass for every weight "
-                               "(per-weight masses can make the SHAKE step unsolvable at these sizes).")
+    r: float = Field(
+        default=1e-4,
+        gt=0,
+        le=1,
+        description="Share of thermostat noise from minibatch noise (authors: 1e-2; templates 5e-8..1e-7).",
+    )
+    uniform_mass: bool = Field(
+        default=True,
+        description="Use the median variance-derived mass for every weight "
+        "(per-weight masses can make the SHAKE step unsolvable at these sizes).",
+    )
     variance_batches: int = Field(default=5, ge=2, description="Minibatches for the gradient-variance estimate.")
 
 
@@ -98,15 +106,37 @@ class ContactsResult(AnalyzerResult):
 SCALES: dict[str, dict[str, Any]] = {
     "smoke": {},
     "small": {
-        "num_sequences": 1500, "train_size": 1000, "val_size": 100, "test_size": 400, "embed_dim": 32,
-        "hidden_dim": 128, "train_steps": 2000, "warmup": 1000, "temperatures": [1e-7, 1e-6, 1e-5, 1e-4, 1e-3],
-        "sampling_steps": 600, "snapshot_every": 100, "ffn_embed_dim": 32, "ffn_hidden_dim": 160,
+        "num_sequences": 1500,
+        "train_size": 1000,
+        "val_size": 100,
+        "test_size": 400,
+        "embed_dim": 32,
+        "hidden_dim": 128,
+        "train_steps": 2000,
+        "warmup": 1000,
+        "temperatures": [1e-7, 1e-6, 1e-5, 1e-4, 1e-3],
+        "sampling_steps": 600,
+        "snapshot_every": 100,
+        "ffn_embed_dim": 32,
+        "ffn_hidden_dim": 160,
     },
     "paper": {
-        "num_sequences": 12000, "train_size": 1000, "val_size": 1000, "test_size": 10000, "embed_dim": 64,
-        "hidden_dim": 256, "num_layers": 4, "train_steps": 20000, "warmup": 4000,
-        "temperatures": [1e-7, 1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3], "sampling_steps": 20000,
-        "snapshot_every": 1000, "variance_batches": 500, "ffn_embed_dim": 64, "ffn_hidden_dim": 320, "r": 1e-7,
+        "num_sequences": 12000,
+        "train_size": 1000,
+        "val_size": 1000,
+        "test_size": 10000,
+        "embed_dim": 64,
+        "hidden_dim": 256,
+        "num_layers": 4,
+        "train_steps": 20000,
+        "warmup": 4000,
+        "temperatures": [1e-7, 1e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+        "sampling_steps": 20000,
+        "snapshot_every": 1000,
+        "variance_batches": 500,
+        "ffn_embed_dim": 64,
+        "ffn_hidden_dim": 320,
+        "r": 1e-7,
         "device": "cuda",
     },
 }
@@ -137,11 +167,25 @@ def _run_models(params: LangevinParams, ctx: RunContext) -> tuple[dict[str, Mode
     contacts, source, designed, splits, data_hash = prepare_data(params, report)
     sweeps = {name: sweep_model(name, model, splits, params, report) for name, model in build_models(params).items()}
     provenance = {
-        "structure_source": source, "data_hash": data_hash, "seed": params.seed, "device": params.device,
-        "design": {"acceptance_swap": designed.acceptance_swap, "acceptance_temperature": designed.acceptance_temperature,
-                   "mean_energy": designed.mean_energy, "mean_pairwise_identity": designed.mean_pairwise_identity},
-        "models": {n: {"parameters": s.num_parameters, "es_test_error": s.es_test_error, "squared_norm": s.squared_norm,
-                       "final_train_loss": s.train_trace[-1]} for n, s in sweeps.items()},
+        "structure_source": source,
+        "data_hash": data_hash,
+        "seed": params.seed,
+        "device": params.device,
+        "design": {
+            "acceptance_swap": designed.acceptance_swap,
+            "acceptance_temperature": designed.acceptance_temperature,
+            "mean_energy": designed.mean_energy,
+            "mean_pairwise_identity": designed.mean_pairwise_identity,
+        },
+        "models": {
+            n: {
+                "parameters": s.num_parameters,
+                "es_test_error": s.es_test_error,
+                "squared_norm": s.squared_norm,
+                "final_train_loss": s.train_trace[-1],
+            }
+            for n, s in sweeps.items()
+        },
     }
     return sweeps, provenance, contacts
 
@@ -168,8 +212,10 @@ def _plot_sweep(sweeps: dict[str, ModelSweep], temperatures: list[float], ctx: R
 
 def _scale(name: str, params: LangevinParams, sweeps: dict[str, ModelSweep]) -> EvidenceScale:
     return EvidenceScale(
-        name=name, parameters=float(sweeps["transformer"].num_parameters),
-        data=f"{params.num_sequences} designed sequences", description=f"{params.num_layers} block(s), d={params.embed_dim}",
+        name=name,
+        parameters=float(sweeps["transformer"].num_parameters),
+        data=f"{params.num_sequences} designed sequences",
+        description=f"{params.num_layers} block(s), d={params.embed_dim}",
     )
 
 
@@ -261,8 +307,10 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
             tolerance_precision_by_temperature=tolerant,
             test_error_by_temperature=errors,
             best_contact_temperature_over_best_error_temperature=temperatures[best_contact] / temperatures[best_error],
-            rule=(f"P@L: top L={len(contacts)} pairs with |i-j| >= {params.p_at_l_min_separation}; tolerant: top L "
-                  f"pairs with |i-j| > {params.tolerance_min_separation}, hit within Delta={params.tolerance_delta}"),
+            rule=(
+                f"P@L: top L={len(contacts)} pairs with |i-j| >= {params.p_at_l_min_separation}; tolerant: top L "
+                f"pairs with |i-j| > {params.tolerance_min_separation}, hit within Delta={params.tolerance_delta}"
+            ),
             provenance=provenance,
             notes=NOTES,
         )

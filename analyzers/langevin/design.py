@@ -54,8 +54,14 @@ class TemperingReport:
 
 
 def simulated_tempering(
-    contacts: np.ndarray, interactions: np.ndarray, composition: np.ndarray, num_samples: int,
-    temperatures: list[float], sweeps_between: int = 2, burn_in_sweeps: int = 50, seed: int = 0,
+    contacts: np.ndarray,
+    interactions: np.ndarray,
+    composition: np.ndarray,
+    num_samples: int,
+    temperatures: list[float],
+    sweeps_between: int = 2,
+    burn_in_sweeps: int = 50,
+    seed: int = 0,
     adapt_rate: float = 2.0,
 ) -> TemperingReport:
     """Adaptive simulated tempering (Wang-Landau-like weights on the temperature index).

@@ -67,8 +67,10 @@ def make_grad_fn(model: nn.Module, split: MaskedSplit, batch_size: int, generato
 
     def grad_fn(w: torch.Tensor) -> tuple[float, torch.Tensor]:
         vector_to_parameters(w.float(), params)  # the sampler works in float64 (SHAKE precision)
-        batch = split if batch_size >= len(split) else split.subset(
-            torch.randint(len(split), (batch_size,), generator=generator)
+        batch = (
+            split
+            if batch_size >= len(split)
+            else split.subset(torch.randint(len(split), (batch_size,), generator=generator))
         )
         model.zero_grad()
         loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
@@ -81,14 +83,17 @@ def make_grad_fn(model: nn.Module, split: MaskedSplit, batch_size: int, generato
 def gradient_variance(model: nn.Module, split: MaskedSplit, batch_size: int, batches: int, seed: int) -> torch.Tensor:
     """Per-weight variance of the minibatch gradient over ``batches`` minibatches. (n,)"""
     generator = torch.Generator().manual_seed(seed)
-    grad_fn = make_grad_fn(model, split, batch_size, generator)
+    grad_fn = make_grad_fn(model, split, min(batch_size, len(split) // 2), generator)  # true minibatches
     w = parameters_to_vector(model.parameters()).detach().double()
     grads = torch.stack([grad_fn(w)[1] for _ in range(batches)])  # (batches, n)
     return grads.var(dim=0)
 
 
 def sweep_model(
-    name: str, model: nn.Module, splits: tuple[MaskedSplit, MaskedSplit, MaskedSplit], params,  # noqa: ANN001
+    name: str,
+    model: nn.Module,
+    splits: tuple[MaskedSplit, MaskedSplit, MaskedSplit],
+    params,  # noqa: ANN001
     report: Callable[[str], None],
 ) -> ModelSweep:
     """Train briefly (the early-stopped model), then sample at every temperature from it."""
@@ -107,9 +112,12 @@ def sweep_model(
         if params.uniform_mass:  # one mass (the median): keeps the SHAKE quadratic solvable
             masses = torch.full_like(masses, float(masses.median()))
         sampler = PseudoLangevin(
-            w0, make_grad_fn(model, train_split, params.sampling_batch_size, generator), masses,
+            w0,
+            make_grad_fn(model, train_split, params.sampling_batch_size, generator),
+            masses,
             SamplerConfig(temperature, params.dt, params.m1, constrained=True),
-            grad_variance=None if full_batch else variance, generator=generator,
+            grad_variance=None if full_batch else variance,
+            generator=generator,
         )
         losses, train_errors, test_errors, attentions = [], [], [], []
         for step in range(params.sampling_steps):
@@ -123,14 +131,16 @@ def sweep_model(
                         out = model(test_split.inputs, return_attention=True)
                     attentions.append(out["attention"][:, params.attention_layer].mean(0).numpy())
         trace_losses = np.asarray(losses[len(losses) // 2 :])  # second half: past the transient
-        sweep.records.append(TemperatureRecord(
-            temperature=float(temperature),
-            mean_loss=float(trace_losses.mean()),
-            specific_heat=specific_heat(trace_losses, temperature),
-            train_error=float(np.mean(train_errors)),
-            test_error=float(np.mean(test_errors)),
-            mean_attention=symmetrized_mean_attention(np.stack(attentions)) if attentions else None,
-        ))
+        sweep.records.append(
+            TemperatureRecord(
+                temperature=float(temperature),
+                mean_loss=float(trace_losses.mean()),
+                specific_heat=specific_heat(trace_losses, temperature),
+                train_error=float(np.mean(train_errors)),
+                test_error=float(np.mean(test_errors)),
+                mean_attention=symmetrized_mean_attention(np.stack(attentions)) if attentions else None,
+            )
+        )
         report(f"{name}: T={temperature:g} test error {sweep.records[-1].test_error:.3f}")
     return sweep
 
@@ -142,8 +152,13 @@ def prepare_data(params, report: Callable[[str], None]):  # noqa: ANN001, ANN201
     if len(composition) != len(contacts):
         raise ValueError(f"structure has {len(contacts)} residues, the ACBP composition {len(composition)}")
     designed = design.simulated_tempering(
-        contacts, design.interaction_matrix(params.seed), composition, params.num_sequences,
-        params.design_temperatures, sweeps_between=params.design_sweeps_between, seed=params.seed,
+        contacts,
+        design.interaction_matrix(params.seed),
+        composition,
+        params.num_sequences,
+        params.design_temperatures,
+        sweeps_between=params.design_sweeps_between,
+        seed=params.seed,
     )
     report(f"designed {len(designed.sequences)} sequences, identity {designed.mean_pairwise_identity:.2f}")
     splits = make_splits(designed.sequences, (params.train_size, params.val_size, params.test_size), seed=params.seed)
@@ -155,8 +170,9 @@ def build_models(params) -> dict[str, nn.Module]:  # noqa: ANN001
     """The transformer and (optionally) the feed-forward baseline, seeded."""
     length = 86
     torch.manual_seed(params.seed)
-    models: dict[str, nn.Module] = {"transformer": CompactTransformer(ModelConfig(
-        length, params.embed_dim, params.hidden_dim, params.num_layers))}
+    models: dict[str, nn.Module] = {
+        "transformer": CompactTransformer(ModelConfig(length, params.embed_dim, params.hidden_dim, params.num_layers))
+    }
     if getattr(params, "include_ffn", False):
         models["ffn"] = PoolingFeedForward(ModelConfig(length, params.ffn_embed_dim, params.ffn_hidden_dim))
     return models

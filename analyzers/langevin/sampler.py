@@ -54,8 +54,13 @@ class PseudoLangevin:
     """Langevin dynamics with per-weight masses; optionally constrained to |w|^2 = Q (Q from the start)."""
 
     def __init__(
-        self, weights: torch.Tensor, grad_fn: GradFn, masses: torch.Tensor, config: SamplerConfig,
-        grad_variance: torch.Tensor | None = None, generator: torch.Generator | None = None,
+        self,
+        weights: torch.Tensor,
+        grad_fn: GradFn,
+        masses: torch.Tensor,
+        config: SamplerConfig,
+        grad_variance: torch.Tensor | None = None,
+        generator: torch.Generator | None = None,
     ) -> None:
         _check_temperature(config.temperature)
         self.config = config
@@ -120,7 +125,10 @@ class PseudoLangevin:
 
 
 def sgld_step(
-    w: torch.Tensor, grad_fn: GradFn, step_size: float, temperature: float,
+    w: torch.Tensor,
+    grad_fn: GradFn,
+    step_size: float,
+    temperature: float,
     generator: torch.Generator | None = None,
 ) -> tuple[torch.Tensor, float]:
     """Plain SGLD: w <- w - (eps/2) grad L + sqrt(eps T) xi (stationary density exp(-L/T))."""

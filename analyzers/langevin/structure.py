@@ -3,7 +3,6 @@ idealized four-helix bundle built geometrically (the offline default; it is NOT 
 
 from __future__ import annotations
 
-import socket
 import urllib.request
 from pathlib import Path
 
@@ -72,7 +71,7 @@ def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 5.0) -> Path:
     try:
         with urllib.request.urlopen(RCSB_URL.format(pdb_id=pdb_id.upper()), timeout=timeout) as response:
             cache.write_bytes(response.read())
-    except (OSError, socket.timeout) as error:
+    except (TimeoutError, OSError) as error:
         raise ConnectionError(
             f"could not download {pdb_id} from RCSB ({error}); this machine may be offline: "
             "give a structure file, or use the idealized four-helix bundle"
@@ -81,7 +80,9 @@ def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 5.0) -> Path:
 
 
 def ideal_four_helix_bundle(
-    length: int = 86, helices: tuple[tuple[int, int], ...] = BUNDLE_HELICES, cutoff: float = 6.0,
+    length: int = 86,
+    helices: tuple[tuple[int, int], ...] = BUNDLE_HELICES,
+    cutoff: float = 6.0,
     min_separation: int = 1,
 ) -> np.ndarray:
     """Contact map of an idealized four-helix bundle (CA + CB-like pseudo atoms), built geometrically.

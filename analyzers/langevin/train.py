@@ -72,16 +72,19 @@ def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 512) -> tup
 
 
 def train(
-    model: nn.Module, train_split: MaskedSplit, steps: int, batch_size: int = 64, warmup: int = 4000,
-    seed: int = 0, lr_scale: float = 1.0,
+    model: nn.Module,
+    train_split: MaskedSplit,
+    steps: int,
+    batch_size: int = 64,
+    warmup: int = 4000,
+    seed: int = 0,
+    lr_scale: float = 1.0,
 ) -> list[float]:
     """Adam + Noam for ``steps`` minibatch steps; returns the training-loss trace (one per step)."""
     generator = torch.Generator().manual_seed(seed)
     embed_dim = model.config.embed_dim  # type: ignore[union-attr]
     optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_scale * noam_lr(s + 1, embed_dim, warmup)
-    )
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_scale * noam_lr(s + 1, embed_dim, warmup))
     model.train()
     trace = []
     for _ in range(steps):
