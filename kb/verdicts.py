@@ -3,7 +3,7 @@
 The claim's expectation names a metric by dotted path (``layers.3.kl``) into the result JSON and an
 operator. Repeated seeds give several results: the verdict is taken on their mean, and it is
 inconclusive when the seed spread straddles the threshold. Evidence made at a smaller scale than the
-claim's is a proxy: it can refute or fail to support, but never plainly support the claim.
+claim's is a proxy: it is reported (consistent or at odds) but never settles the claim either way.
 """
 
 from __future__ import annotations
@@ -139,14 +139,15 @@ def _is_proxy(claim: Claim, evidence_scale: EvidenceScale | None) -> bool:
 
 
 def _scaled(verdict: Verdict) -> Verdict:
-    """A proxy never plainly supports a claim: downgrade 'supported' to 'inconclusive' and say why."""
-    if verdict.proxy and verdict.kind is VerdictKind.supported:
+    """A proxy decides nothing about the claim's own setting: supported/refuted become inconclusive, with why."""
+    if verdict.proxy and verdict.kind in (VerdictKind.supported, VerdictKind.refuted):
         have = verdict.evidence_scale.parameters if verdict.evidence_scale else None
         wanted = (verdict.claim_scale or {}).get("parameters")
         size = f"{have:.3g} parameters" if have else "an unknown size"
+        outcome = "consistent with" if verdict.kind is VerdictKind.supported else "at odds with"
         return verdict.model_copy(update={
             "kind": VerdictKind.inconclusive,
-            "reason": f"{verdict.reason}, but at {size} versus {wanted:.3g} in the claim: "
-                      "consistent at small scale only (proxy), not a replication",
+            "reason": f"{verdict.reason}; {outcome} the claim, but at {size} versus {wanted:.3g} in the claim: "
+                      "a small-scale proxy, not a replication",
         })
     return verdict
