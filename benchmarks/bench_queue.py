@@ -1,4 +1,4 @@
-"""Queue overhead: runs per second of the no-op analyzer (its own work is nil, so all of it is overhead) through the local worker (real SQLite).
+"""Queue overhead: no-op analyzer runs per second through the local worker (real SQLite).
 
     .venv/bin/python benchmarks/bench_queue.py --n 200
 """
