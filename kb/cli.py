@@ -492,10 +492,15 @@ def demo(
     if queued:
         with console.status(f"re-verifying {len(queued)} claim(s) at their smoke scale", spinner="dots"):
             kb.work(once=True)
-    verdicts = []
+    verdicts: list[dict[str, Any]] = []
+    not_runnable = dict(skipped)
     for key in kb.claim_keys():
         evidence = kb.evidence(key)
         verdict = evidence[0].verdict if evidence else None
+        if key in not_runnable and not evidence:
+            verdicts.append({"id": key, "analyzer": "-", "status": "none", "verdict": "not_runnable",
+                             "reason": not_runnable[key]})
+            continue
         verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-",
                          "status": "stale" if evidence and evidence[0].stale else ("current" if evidence else "none"),
                          "verdict": verdict.kind.value if verdict else None,
