@@ -304,15 +304,26 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000) -> Note:
 # Writing
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
-    path = Path(path)
+def _write_temp_beside(path: Path, data: bytes) -> str:
+    """Write ``data`` fully (fsynced) to a temp file in ``path``'s folder, ready to be renamed or linked."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
+    path = Path(path)
+    tmp = _write_temp_beside(path, data)
+    try:
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -331,12 +342,8 @@ def _write_new(path: Path, data: bytes) -> bool:
     A hard link of a fully written temp file is atomic and fails on an existing name, so a reader never
     sees a half-written note; where links are not supported we reserve the name with O_EXCL instead.
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = _write_temp_beside(path, data)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
         try:
             os.link(tmp, path)
             return True

@@ -30,6 +30,7 @@ from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
 from kb.db import Evidence, Run, utcnow
+from kb.notes import atomic_write_bytes
 from kb.verdicts import evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
@@ -78,13 +79,12 @@ def store_artifacts(home: Path, staging: Path) -> list[str]:
     """Move staged files into content-addressed folders; returns paths relative to the KB home."""
     stored = []
     for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
         target = home / "evidence" / digest[:2] / digest / path.name
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(target.suffix + ".tmp")
-            shutil.copyfile(path, tmp)
-            os.replace(tmp, target)
+            atomic_write_bytes(target, data)
         stored.append(str(target.relative_to(home)))
     return stored
 
