@@ -3,7 +3,6 @@ transformer vs feed-forward) and ``langevin.contacts`` (mean attention versus th
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -337,7 +336,3 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
         plt.close(figure)
         return "attention_vs_contacts.png"
 
-
-def to_json(result: AnalyzerResult) -> str:
-    """The result as JSON (helper for scripts)."""
-    return json.dumps(result.model_dump(mode="json"), indent=2)
