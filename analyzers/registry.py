@@ -2,20 +2,30 @@
 
 Adding an analyzer means adding one package under ``analyzers/`` whose ``__init__`` registers its
 classes with ``@register``; ``load_all()`` imports every such package (and any installed plugin that
-declares the ``kb.analyzers`` entry point).
+declares the ``kb.analyzers`` entry point). A package that wants commands of its own in the ``kb`` CLI
+(``kb probe``, ``kb langevin run``) registers a hook with ``@register_commands``: the CLI calls every
+hook with its typer app, so no analyzer-specific code lives in ``kb/``.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from analyzers.base import Analyzer
 
+if TYPE_CHECKING:
+    import typer
+
+CommandHook = Callable[["typer.Typer"], None]
+
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
+_COMMAND_HOOKS: list[CommandHook] = []
 A = TypeVar("A", bound=type[Analyzer])  # type: ignore[type-arg]
+H = TypeVar("H", bound=CommandHook)
 
 
 def register(cls: A) -> A:
@@ -25,6 +35,19 @@ def register(cls: A) -> A:
         raise ValueError(f"two analyzers are registered as {name!r}: {_REGISTRY[name]} and {cls}")
     _REGISTRY[name] = cls
     return cls
+
+
+def register_commands(hook: H) -> H:
+    """Decorator: ``hook(app)`` adds an analyzer package's own commands to the ``kb`` typer app."""
+    if hook not in _COMMAND_HOOKS:
+        _COMMAND_HOOKS.append(hook)
+    return hook
+
+
+def command_hooks() -> list[CommandHook]:
+    """Every registered CLI hook (after importing all analyzer packages), in registration order."""
+    load_all()
+    return list(_COMMAND_HOOKS)
 
 
 def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]

@@ -592,5 +592,15 @@ def run_app(
     raise typer.Exit(subprocess.call(command, env=env))
 
 
+def _add_analyzer_commands() -> None:
+    """Commands analyzer packages contribute (``kb probe``, ``kb models``, ``kb langevin``, ...)."""
+    from analyzers import registry
+
+    for hook in registry.command_hooks():
+        hook(app)
+
+
+_add_analyzer_commands()
+
 if __name__ == "__main__":
     app()

@@ -47,3 +47,28 @@ def test_cli_every_command_is_in_readme() -> None:
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     undocumented = [name for name in commands if f"`kb {name}" not in readme]
     assert undocumented == []
+
+
+def test_registry_command_hooks_add_commands_to_a_typer_app() -> None:
+    from typer.testing import CliRunner
+
+    @registry.register_commands
+    def add_hello(cli: typer.Typer) -> None:
+        @cli.command("hello-test-hook")
+        def hello() -> None:
+            print("hello from a hook")
+
+    try:
+        target = typer.Typer()
+
+        @target.command()
+        def other() -> None:  # a second command, so typer keeps subcommand names
+            pass
+
+        for hook in registry.command_hooks():
+            if hook is add_hello:
+                hook(target)
+        result = CliRunner().invoke(target, ["hello-test-hook"])
+        assert result.exit_code == 0 and "hello from a hook" in result.output
+    finally:
+        registry._COMMAND_HOOKS.remove(add_hello)
