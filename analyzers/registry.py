@@ -24,6 +24,7 @@ CommandHook = Callable[["typer.Typer"], None]
 
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
 _COMMAND_HOOKS: list[CommandHook] = []
+_discovered = False  # packages and plugins are imported once per process; lookups after that are cheap
 A = TypeVar("A", bound=type[Analyzer])  # type: ignore[type-arg]
 H = TypeVar("H", bound=CommandHook)
 
@@ -52,13 +53,16 @@ def command_hooks() -> list[CommandHook]:
 
 def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
     """Import every analyzer package and plugin, and return the registry by name."""
-    import analyzers
+    global _discovered
+    if not _discovered:
+        import analyzers
 
-    for module in pkgutil.iter_modules(analyzers.__path__):
-        if module.ispkg:
-            importlib.import_module(f"analyzers.{module.name}")
-    for entry in entry_points(group="kb.analyzers"):
-        entry.load()
+        for module in pkgutil.iter_modules(analyzers.__path__):
+            if module.ispkg:
+                importlib.import_module(f"analyzers.{module.name}")
+        for entry in entry_points(group="kb.analyzers"):
+            entry.load()
+        _discovered = True
     return dict(sorted(_REGISTRY.items()))
 
 

@@ -8,6 +8,7 @@ what comes back.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
@@ -20,8 +21,9 @@ from analyzers import registry
 from analyzers.base import Analyzer
 from kb import executors, runs, worker
 from kb import index as index_mod
+from kb import library as library_mod
 from kb import notes as notes_mod
-from kb.db import ClaimRow, Paper, Run, init_db, make_engine
+from kb.db import ClaimRow, Paper, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
 from schemas import EXPORTED_MODELS, EvidenceRecord, Provenance, RunRecord, Verdict
@@ -104,12 +106,27 @@ class KnowledgeBase:
     # -- index ---------------------------------------------------------------------------------
 
     def index(self, progress: Callable[[int, int], None] | None = None) -> index_mod.IndexReport:
-        """Bring the index up to date with the notes folder (only changed files are re-parsed)."""
-        return index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
+        """Bring the index up to date with the notes folder (only changed files are re-parsed).
+
+        Claims of changed notes whose expectation changed get their current verdict re-judged.
+        """
+        report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
+        for note_id in report.updated:
+            for claim in self.claims(note_id):
+                worker.rejudge(self.engine, claim.key)
+        return report
 
     def list_papers(self, **filters: Any) -> list[Paper]:
         """Indexed papers matching the filters of ``kb.index.list_papers``."""
         return index_mod.list_papers(self.engine, **filters)
+
+    def library(self, *, query: str | None = None, **filters: Any) -> list[library_mod.LibraryRow]:
+        """Library rows (claim states, grounding counts) matching ``kb.library.library_rows`` filters.
+
+        A non-empty ``query`` keeps the full-text search hits, best first.
+        """
+        ids = [hit.paper_id for hit in self.search(query, limit=100_000)] if query and query.strip() else None
+        return library_mod.library_rows(self.engine, ids=ids, **filters)
 
     def get(self, note_id: str) -> Paper | None:
         """One indexed paper by note id."""
@@ -148,21 +165,29 @@ class KnowledgeBase:
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local") -> tuple[list[RunRecord], list[tuple[str, str]]]:
-        """Queue a run for each targeted claim; returns the queued runs and (claim, reason) skipped."""
+        """Queue runs for each targeted claim (one per seed when the binding lists seeds).
+
+        Returns the queued runs and the claims skipped, with why (unknown analyzer, bad parameters).
+        """
         queued, skipped = [], []
         for key in self.claim_keys(targets, stale_only=stale_only):
             claim = runs.claim_for_key(self.engine, key)
             if claim is None or claim.analyzer is None:
                 continue
+            binding = claim.analyzer
+            seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
             try:
-                analyzer = registry.get(claim.analyzer.name)
-                params = analyzer.params_for({**claim.analyzer.params, "device": device}, scale=claim.analyzer.scale)
+                analyzer = registry.get(binding.name)
+                overrides = [{**binding.params, "device": device, **({} if s is None else {"seed": s})} for s in seeds]
+                params = [analyzer.params_for(o, scale=binding.scale) for o in overrides]
             except (KeyError, ValueError) as exc:
                 skipped.append((key, str(exc).strip('"')))
                 continue
-            run = runs.enqueue(self.engine, analyzer.name, params.model_dump(mode="json"), claim_key=key,
-                               device=device, executor=executor)
-            queued.append(runs.to_record(run))
+            group = uuid.uuid4().hex if len(seeds) > 1 else None
+            for validated in params:
+                run = runs.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
+                                   device=device, executor=executor, group_id=group, binding=runs.binding_hash(claim))
+                queued.append(runs.to_record(run))
         return queued, skipped
 
     def work_on_ray(self, run_ids: list[str], address: str | None = None, **init_kwargs: Any) -> dict[str, str]:
@@ -184,10 +209,11 @@ class KnowledgeBase:
         return runs.cancel(self.engine, run_id)
 
     def evidence(self, claim_key: str) -> list[EvidenceRecord]:
-        """Evidence of a claim, newest first, with staleness worked out against the current code."""
+        """Evidence of a claim, newest first, with staleness worked out against the current code and note."""
+        claim_hash = self._claim_binding_hash(claim_key)
         records = []
         for row in runs.evidence_for(self.engine, claim_key):
-            reason = worker.stale_reason(row)
+            reason = worker.stale_reason(row, claim_hash)
             records.append(EvidenceRecord(
                 id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
                 metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
@@ -197,31 +223,17 @@ class KnowledgeBase:
             ))
         return records
 
+    def _claim_binding_hash(self, claim_key: str) -> str | None:
+        with Session(self.engine) as session:
+            row = session.get(ClaimRow, claim_key)
+        return row.binding_hash if row is not None else None
+
     def staleness(self, claim_key: str) -> str | None:
-        """Why a claim needs re-verifying (no evidence, stale evidence, changed parameters), or None."""
+        """Why a claim needs re-verifying (no evidence, stale evidence, changed binding), or None."""
         evidence = runs.evidence_for(self.engine, claim_key)
         if not evidence:
             return "no evidence yet"
-        latest = evidence[0]
-        reason = worker.stale_reason(latest)
-        if reason:
-            return reason
-        claim = runs.claim_for_key(self.engine, claim_key)
-        if claim is None or claim.analyzer is None:
-            return None
-        try:
-            analyzer = registry.get(claim.analyzer.name)
-            params = analyzer.params_for(claim.analyzer.params, scale=claim.analyzer.scale).model_dump(mode="json")
-        except (KeyError, ValueError) as exc:
-            return str(exc)
-        with Session(self.engine) as session:
-            run = session.get(Run, latest.run_id)
-        old = json.loads(run.params_json) if run else {}
-        old.pop("device", None)
-        params.pop("device", None)
-        if runs.params_hash(old) != runs.params_hash(params):
-            return "the claim's analyzer parameters changed"
-        return None
+        return worker.stale_reason(evidence[0], self._claim_binding_hash(claim_key))
 
     # -- schemas -------------------------------------------------------------------------------
 

@@ -41,6 +41,9 @@ class Paper(SQLModel, table=True):
     content_hash: str
     mtime_ns: int = Field(sa_type=BigInteger)  # nanoseconds overflow a 32-bit INTEGER on PostgreSQL
     size: int
+    # The source text and its mtime when the claims were checked against it: a changed source re-checks them.
+    source_path: str | None = None
+    source_mtime_ns: int | None = Field(default=None, sa_type=BigInteger)
     indexed_at: dt.datetime = Field(default_factory=utcnow)
 
 
@@ -65,6 +68,8 @@ class ClaimRow(SQLModel, table=True):
     kind: str
     analyzer: str | None = None
     claim_json: str = "{}"
+    grounding: str | None = None  # kb.grounding.Grounding of the source quote, checked at index time
+    binding_hash: str | None = None  # hash of the analyzer binding: evidence made under another is stale
 
 
 class Run(SQLModel, table=True):
@@ -74,6 +79,8 @@ class Run(SQLModel, table=True):
     claim_key: str | None = Field(default=None, index=True)
     analyzer: str
     params_json: str = "{}"
+    group_id: str | None = Field(default=None, index=True)  # runs of one claim over several seeds
+    binding_hash: str | None = None
     device: str | None = None
     executor: str | None = None
     status: str = Field(default="queued", index=True)
@@ -99,6 +106,10 @@ class Evidence(SQLModel, table=True):
     provenance_json: str = "{}"
     verdict_json: str | None = None
     verdict_kind: str | None = None
+    group_id: str | None = Field(default=None, index=True)
+    binding_hash: str | None = None
+    analyzer_version: str | None = None
+    kb_version: str | None = None
     stale: bool = False
     stale_reason: str | None = None
     created_at: dt.datetime = Field(default_factory=utcnow)

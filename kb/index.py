@@ -22,7 +22,9 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Paper, Tag, init_db
+from kb.grounding import check_note, source_path
 from kb.notes import Note, NoteError, find_notes, read_note
+from kb.runs import binding_hash
 from kb.search import SearchDoc, SearchHit, search_backend_for
 
 SortKey = Literal["id", "title", "year", "quality"]
@@ -50,6 +52,21 @@ class _Stored:
     content_hash: str
     mtime_ns: int
     size: int
+    source_path: str | None
+    source_mtime_ns: int | None
+
+    def source_changed(self) -> bool:
+        """Whether the source text the claims were checked against changed (or appeared, or went)."""
+        if self.source_path is None:
+            return False
+        return _mtime_ns(Path(self.source_path)) != self.source_mtime_ns
+
+
+def _mtime_ns(path: Path | None) -> int | None:
+    try:
+        return path.stat().st_mtime_ns if path is not None else None
+    except OSError:
+        return None
 
 
 def _note_error(message: str, path: Path, field_name: str | None = None) -> NoteError:
@@ -61,6 +78,8 @@ def _rows_for(
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], SearchDoc]:
     meta = note.meta
     tags = list(dict.fromkeys(meta.tags))
+    source = source_path(note)
+    grounding = {result.claim_id: result.status.value for result in check_note(note)}
     paper = {
         "id": note.id,
         "path": str(note.path),
@@ -77,6 +96,8 @@ def _rows_for(
         "content_hash": note.content_hash,
         "mtime_ns": mtime_ns,
         "size": size,
+        "source_path": str(source) if source is not None else None,
+        "source_mtime_ns": _mtime_ns(source),
         "indexed_at": now,
     }
     tag_rows = [{"paper_id": note.id, "tag": t} for t in tags]
@@ -92,6 +113,8 @@ def _rows_for(
                 "kind": claim.kind.value,
                 "analyzer": claim.analyzer.name if claim.analyzer is not None else None,
                 "claim_json": json.dumps(claim.model_dump(mode="json"), ensure_ascii=False),
+                "grounding": grounding.get(claim.id),
+                "binding_hash": binding_hash(claim),
             }
         )
         claim_texts.append(claim.statement)
@@ -125,7 +148,7 @@ def index_notes(
 
     with engine.connect() as conn:
         stored = {
-            r[0]: _Stored(r[1], r[2], r[3], r[4], r[5])
+            r[0]: _Stored(*r[1:])
             for r in conn.execute(
                 sa_select(
                     col(Paper.id),
@@ -134,6 +157,8 @@ def index_notes(
                     col(Paper.content_hash),
                     col(Paper.mtime_ns),
                     col(Paper.size),
+                    col(Paper.source_path),
+                    col(Paper.source_mtime_ns),
                 )
             )
         }
@@ -172,6 +197,8 @@ def index_notes(
             drop_stored(note_id)
             continue
 
+        if old is not None and old.source_changed():
+            old = _Stored(old.path, old.paper_id, "", -1, -1, None, None)  # force a re-parse
         if old is not None and old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
             paper_id = old.paper_id
             if paper_id in claimed:

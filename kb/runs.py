@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Evidence, Run, utcnow
-from schemas import Claim, RunRecord, RunStatus
+from schemas import Claim, RunRecord, RunStatus, Verdict
 
 #: A running run whose heartbeat is older than this is considered abandoned.
 STALE_AFTER = dt.timedelta(seconds=60)
@@ -30,11 +30,28 @@ def params_hash(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def binding_hash(claim: Claim) -> str | None:
+    """Hash of a claim's analyzer binding (name, scale, parameters, seeds) as the note writes it.
+
+    Evidence records the hash it was made under; when the note's binding changes, that evidence is
+    stale. Changes of the analyzer's own defaults are caught by its version instead.
+    """
+    if claim.analyzer is None:
+        return None
+    return params_hash(claim.analyzer.model_dump(mode="json"))[:16]
+
+
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
-            device: str = "cpu", executor: str = "local") -> Run:
-    """Queue a run of ``analyzer`` with already-validated ``params``."""
+            device: str = "cpu", executor: str = "local", group_id: str | None = None,
+            binding: str | None = None) -> Run:
+    """Queue a run of ``analyzer`` with already-validated ``params``.
+
+    ``group_id`` ties the runs of one claim over several seeds together; ``binding`` is the claim's
+    ``binding_hash`` at queueing time, so the evidence can tell when the note's binding changed.
+    """
     run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
-              claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value)
+              claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
+              group_id=group_id, binding_hash=binding)
     with Session(engine) as session:
         session.add(run)
         session.commit()
@@ -95,15 +112,17 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
             run.progress = 1.0
         if evidence is not None:
             if evidence.claim_key:
-                _mark_superseded(session, evidence.claim_key, run_id)
+                _mark_superseded(session, evidence.claim_key, run_id, evidence.group_id)
             session.add(evidence)
         session.add(run)
         session.commit()
 
 
-def _mark_superseded(session: Session, claim_key: str, run_id: str) -> None:
-    """Older evidence of the claim stays as history but is no longer current."""
+def _mark_superseded(session: Session, claim_key: str, run_id: str, group_id: str | None) -> None:
+    """Older evidence of the claim stays as history but is no longer current (seeds of one group stay)."""
     for old in session.exec(select(Evidence).where(Evidence.claim_key == claim_key, col(Evidence.stale).is_(False))):
+        if group_id is not None and old.group_id == group_id:
+            continue
         old.stale = True
         old.stale_reason = f"superseded by run {run_id}"
         session.add(old)
@@ -171,8 +190,26 @@ def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
         return Claim.model_validate_json(row.claim_json) if row else None
 
 
+def set_verdict(engine: Engine, evidence_id: int | None, verdict: Verdict) -> None:
+    """Replace the verdict stored with one piece of evidence (its metrics stay as they were)."""
+    with Session(engine) as session:
+        row = session.get(Evidence, evidence_id)
+        if row is not None:
+            row.verdict_json, row.verdict_kind = verdict.model_dump_json(), verdict.kind.value
+            session.add(row)
+            session.commit()
+
+
+def group_results(engine: Engine, group_id: str) -> tuple[list[dict[str, Any]], int]:
+    """Metrics of the group's evidence so far, and how many runs the group has in all."""
+    with Session(engine) as session:
+        rows = session.exec(select(Evidence.metrics_json).where(Evidence.group_id == group_id)).all()
+        total = len(session.exec(select(Run.id).where(Run.group_id == group_id)).all())
+    return [json.loads(r) for r in rows], total
+
+
 def evidence_for(engine: Engine, claim_key: str) -> list[Evidence]:
     """All evidence of a claim, newest first (the first non-stale one is current)."""
     with Session(engine) as session:
-        query = select(Evidence).where(Evidence.claim_key == claim_key).order_by(col(Evidence.created_at).desc())
+        query = select(Evidence).where(Evidence.claim_key == claim_key).order_by(col(Evidence.id).desc())
         return list(session.exec(query).all())

@@ -31,7 +31,7 @@ from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
 from kb.db import Evidence, Run, utcnow
 from kb.notes import atomic_write_bytes
-from kb.verdicts import evaluate
+from kb.verdicts import describe, evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
@@ -73,6 +73,44 @@ def _gpu_name(device: str) -> str | None:
         return torch.cuda.get_device_name(torch.device(device)) if torch.cuda.is_available() else None
     except Exception:  # noqa: BLE001 - provenance must never fail a run
         return None
+
+
+class _GpuClock:
+    """Seconds the run held the GPU (analyzer time, synchronized) and its peak memory; nothing on a CPU run."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device if device.startswith("cuda") else None
+        self.start = 0.0
+
+    def __enter__(self) -> _GpuClock:
+        if self.device is not None and _cuda_available():
+            import torch
+
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def reading(self) -> dict[str, float]:
+        """``gpu_seconds`` and ``gpu_peak_memory_gb`` when the run used a GPU."""
+        if self.device is None or not _cuda_available():
+            return {}
+        import torch
+
+        torch.cuda.synchronize(self.device)
+        return {"gpu_seconds": time.perf_counter() - self.start,
+                "gpu_peak_memory_gb": torch.cuda.max_memory_allocated(self.device) / 2**30}
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - provenance must never fail a run
+        return False
 
 
 def store_artifacts(home: Path, staging: Path) -> list[str]:
@@ -123,11 +161,13 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         beat.progress = (fraction, message)
         log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
 
+    gpu = _GpuClock(run.device or "cpu")
     try:
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set)
-        result: AnalyzerResult | None = analyzer.run(validated, ctx)
+        with gpu:
+            result: AnalyzerResult | None = analyzer.run(validated, ctx)
         not_runnable: str | None = None
     except NotRunnable as exc:
         result, not_runnable = None, str(exc)
@@ -154,9 +194,11 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
     artifacts = store_artifacts(home, staging)
     shutil.rmtree(staging, ignore_errors=True)
+    analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
+    gpu_reading = gpu.reading() if result is not None else {}
     recorded: dict[str, Any] = {
         "kb_version": __version__, "git_commit": _git_commit(), "analyzer": run.analyzer,
-        "analyzer_version": getattr(registry.load_all().get(run.analyzer), "version", "1"),
+        "analyzer_version": analyzer_version, "gpu_seconds": gpu_reading.get("gpu_seconds"),
         "params_hash": runs.params_hash(params), "python": platform.python_version(), "packages": _packages(),
         "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),
         "started_at": started, "finished_at": utcnow(), "wall_seconds": time.perf_counter() - wall0,
@@ -164,7 +206,10 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
     # What the analyzer knows first-hand (the device it really used, weight and data hashes) wins.
     analyzer_said = result.provenance if result is not None else {}
     recorded.update({k: v for k, v in analyzer_said.items() if k in Provenance.model_fields and v is not None})
-    recorded["extra"] = {k: v for k, v in analyzer_said.items() if k not in Provenance.model_fields} or None
+    extra = {k: v for k, v in analyzer_said.items() if k not in Provenance.model_fields}
+    if "gpu_peak_memory_gb" in gpu_reading:
+        extra["gpu_peak_memory_gb"] = gpu_reading["gpu_peak_memory_gb"]
+    recorded["extra"] = extra or None
     provenance = Provenance.model_validate({k: v for k, v in recorded.items() if v is not None})
     verdict = _verdict(engine, run, metrics, result, not_runnable)
     evidence = Evidence(
@@ -172,6 +217,7 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         artifacts_json=json.dumps(artifacts), provenance_json=provenance.model_dump_json(),
         verdict_json=verdict.model_dump_json() if verdict else None,
         verdict_kind=verdict.kind.value if verdict else None,
+        group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
     )
     runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence)
     return RunStatus.succeeded
@@ -191,7 +237,35 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     if claim is None:
         return None
     scale = result.scale if result is not None else EvidenceScale(name="unknown")
-    return evaluate(claim, [metrics], scale)
+    if run.group_id is None:
+        return evaluate(claim, [metrics], scale)
+    earlier, total = runs.group_results(engine, run.group_id)
+    results = [m for m in earlier if m] + [metrics]  # a not-runnable sibling left no metrics
+    verdict = evaluate(claim, results, scale)
+    if len(results) < total:
+        verdict = verdict.model_copy(update={"reason": f"{verdict.reason} ({len(results)} of {total} seeds so far)"})
+    return verdict
+
+
+def rejudge(engine: Engine, claim_key: str) -> bool:
+    """Re-judge the claim's current evidence when the note's expectation changed; True when it did.
+
+    Editing ``expect:`` needs no new run (the metrics are stored), but the stored verdict must follow
+    the note, or the app would show a verdict on an expectation the note no longer makes.
+    """
+    claim = runs.claim_for_key(engine, claim_key)
+    evidence = runs.evidence_for(engine, claim_key)
+    if claim is None or claim.expect is None or not evidence or evidence[0].verdict_json is None:
+        return False
+    latest = evidence[0]
+    old = Verdict.model_validate_json(latest.verdict_json or "{}")
+    if old.kind is VerdictKind.not_runnable or old.expected == describe(claim.expect):
+        return False
+    results = runs.group_results(engine, latest.group_id)[0] if latest.group_id else [json.loads(latest.metrics_json)]
+    verdict = evaluate(claim, [m for m in results if m], old.evidence_scale)
+    runs.set_verdict(engine, latest.id, verdict.model_copy(
+        update={"reason": f"{verdict.reason} (re-judged against the note's current expectation)"}))
+    return True
 
 
 def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
@@ -213,18 +287,22 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         idle_since = time.monotonic()
 
 
-def stale_reason(evidence: Evidence) -> str | None:
-    """Why evidence no longer matches the current code, or None when it is current."""
+def stale_reason(evidence: Evidence, claim_binding_hash: str | None = None) -> str | None:
+    """Why evidence no longer matches the current code or the claim's binding, or None when it is current."""
     if evidence.stale:
         return evidence.stale_reason or "superseded"
-    prov = Provenance.model_validate_json(evidence.provenance_json)
+    if evidence.analyzer_version is not None and evidence.kb_version is not None:
+        made_with = (evidence.analyzer_version, evidence.kb_version)
+    else:  # evidence recorded before these columns existed
+        prov = Provenance.model_validate_json(evidence.provenance_json)
+        made_with = (prov.analyzer_version, prov.kb_version)
     analyzer_cls = registry.load_all().get(evidence.analyzer)
     if analyzer_cls is None:
         return f"analyzer {evidence.analyzer!r} is no longer registered"
-    if prov.analyzer_version != analyzer_cls.version:
-        return f"analyzer version changed ({prov.analyzer_version} -> {analyzer_cls.version})"
-    if prov.kb_version != __version__:
-        return f"kb version changed ({prov.kb_version} -> {__version__})"
+    if made_with[0] != analyzer_cls.version:
+        return f"analyzer version changed ({made_with[0]} -> {analyzer_cls.version})"
+    if made_with[1] != __version__:
+        return f"kb version changed ({made_with[1]} -> {__version__})"
+    if claim_binding_hash and evidence.binding_hash and claim_binding_hash != evidence.binding_hash:
+        return "the claim's analyzer parameters changed"
     return None
-
-

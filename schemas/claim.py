@@ -69,6 +69,12 @@ class AnalyzerBinding(BaseModel):
     scale: str | None = Field(
         default=None, description="Named scale preset of the analyzer (e.g. 'smoke', 'small', 'paper')."
     )
+    seeds: list[int] | None = Field(
+        default=None,
+        min_length=1,
+        description="Run once per seed; the verdict is taken on the mean and is inconclusive when the seed "
+        "spread straddles the threshold. Default: one run with the analyzer's own seed.",
+    )
 
 
 class Expectation(BaseModel):

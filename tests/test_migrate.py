@@ -18,8 +18,25 @@ def test_init_db_migrates_to_models_and_is_idempotent(tmp_path: Path) -> None:
     init_db(engine)  # a second start must not fail or change anything
     with engine.connect() as conn:
         context = MigrationContext.configure(conn)
-        assert context.get_current_revision() == "0001"
+        assert context.get_current_revision() == "0002"
         diffs = [d for d in compare_metadata(context, SQLModel.metadata)
                  if not (d[0] == "remove_table" and d[1].name.startswith("paper_fts"))]
         assert diffs == []
     assert {"paper", "tag", "claim", "run", "evidence"} <= set(inspect(engine).get_table_names())
+
+
+def test_upgrade_from_0001_keeps_rows_and_adds_columns(tmp_path: Path) -> None:
+    from sqlalchemy import text
+
+    from kb.migrate import upgrade
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    upgrade(engine, "0001")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO run (id, analyzer, params_json, status, progress, created_at) "
+                          "VALUES ('r1', 'noop', '{}', 'succeeded', 1.0, '2026-01-01 00:00:00')"))
+    init_db(engine)
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT id, analyzer, group_id, binding_hash FROM run")).one()
+        assert tuple(row) == ("r1", "noop", None, None)
+        assert MigrationContext.configure(conn).get_current_revision() == "0002"

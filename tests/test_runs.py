@@ -158,3 +158,59 @@ def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
         session.commit()
     assert kb.work() == {"succeeded": 1}
     assert [e.metrics["value"] for e in kb.evidence("q#echo-big")] == [5.0, 3.0]
+
+
+SEEDED = textwrap.dedent("""\
+    ---
+    paper_id: "test:seeds"
+    title: "Seeds test"
+    claims:
+      - id: mean-above
+        statement: "The value is above {threshold}."
+        kind: quantitative
+        analyzer: {{name: noop, seeds: [0, 1, 2], params: {{value: 2.0, value_per_seed: 0.5}}}}
+        expect: {{metric: value, op: ">", value: {threshold}}}
+    ---
+    body
+    """)
+
+
+def test_verify_with_seeds_queues_a_group_and_judges_the_mean_and_spread(tmp_path: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "s.md").write_text(SEEDED.format(threshold=1.0), encoding="utf-8")
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    queued, _ = kb.verify(["s"])
+    assert [r.params["seed"] for r in queued] == [0, 1, 2]
+    assert kb.work() == {"succeeded": 3}
+    evidence = kb.evidence("s#mean-above")
+    assert len(evidence) == 3 and not any(e.stale for e in evidence)  # seeds of one group do not supersede
+    verdict = evidence[0].verdict
+    assert verdict is not None and verdict.kind.value == "supported"
+    assert verdict.observed == 2.5 and verdict.spread == 0.5  # values 2.0, 2.5, 3.0
+    assert "3 seeds" in verdict.reason
+    first = evidence[-1].verdict
+    assert first is not None and "1 of 3 seeds so far" in first.reason
+
+    # A new threshold inside the seed spread: no new run is needed, the stored metrics are re-judged.
+    (papers / "s.md").write_text(SEEDED.format(threshold=2.4), encoding="utf-8")
+    kb.index()
+    assert kb.staleness("s#mean-above") is None
+    rejudged = kb.evidence("s#mean-above")[0].verdict
+    assert rejudged is not None and rejudged.kind.value == "inconclusive" and "re-judged" in rejudged.reason
+    assert rejudged.observed == 2.5 and rejudged.expected == "value > 2.4"
+
+    # Re-verifying queues a new group that supersedes the old one as a whole.
+    kb.verify(["s"])
+    kb.work()
+    latest = kb.evidence("s#mean-above")
+    assert latest[0].verdict is not None and latest[0].verdict.kind.value == "inconclusive"
+    assert sum(not e.stale for e in latest) == 3 and sum(e.stale for e in latest) == 3
+
+
+def test_evidence_on_cpu_records_no_gpu_time(tmp_path: Path) -> None:
+    kb = _kb(tmp_path)
+    kb.verify(["q"])
+    kb.work()
+    (ev,) = kb.evidence("q#echo-big")
+    assert ev.provenance is not None and ev.provenance.gpu_seconds is None and ev.provenance.wall_seconds

@@ -15,6 +15,7 @@ class NoopParams(AnalyzerParams):
     """What the no-op analyzer should pretend to do."""
 
     value: float = Field(default=1.0, description="The value to return as the metric 'value'.")
+    value_per_seed: float = Field(default=0.0, description="Added once per unit of seed (to test seed spreads).")
     steps: int = Field(default=1, ge=1, le=100_000, description="Progress reports to make.")
     step_seconds: float = Field(default=0.0, ge=0, description="Sleep per step (to test cancellation).")
     fail: bool = Field(default=False, description="Raise an error instead of returning (to test failures).")
@@ -46,5 +47,6 @@ class Noop(Analyzer[NoopParams, NoopResult]):
             ctx.report((step + 1) / params.steps, f"step {step + 1}/{params.steps}")
         if params.fail:
             raise RuntimeError("asked to fail")
-        (ctx.out_dir / "value.txt").write_text(f"{params.value}\n", encoding="utf-8")
-        return NoopResult(value=params.value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"])
+        value = params.value + params.value_per_seed * params.seed
+        (ctx.out_dir / "value.txt").write_text(f"{value}\n", encoding="utf-8")
+        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"])
