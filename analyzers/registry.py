@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, TypeVar
@@ -25,6 +26,7 @@ CommandHook = Callable[["typer.Typer"], None]
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
 _COMMAND_HOOKS: list[CommandHook] = []
 _discovered = False  # packages and plugins are imported once per process; lookups after that are cheap
+_BROKEN: dict[str, str] = {}  # package or plugin -> the error that stopped it from loading
 A = TypeVar("A", bound=type[Analyzer])  # type: ignore[type-arg]
 H = TypeVar("H", bound=CommandHook)
 
@@ -59,16 +61,33 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
 
         for module in pkgutil.iter_modules(analyzers.__path__):
             if module.ispkg:
-                importlib.import_module(f"analyzers.{module.name}")
+                _load(f"analyzers.{module.name}", lambda name=module.name: importlib.import_module(f"analyzers.{name}"))
         for entry in entry_points(group="kb.analyzers"):
-            entry.load()
+            _load(f"plugin {entry.name}", entry.load)
         _discovered = True
     return dict(sorted(_REGISTRY.items()))
+
+
+def _load(label: str, load: Callable[[], object]) -> None:
+    # One broken analyzer package must not take the notes, the index and the other analyzers down
+    # with it: it is recorded and shown by `kb analyzers`, and its claims report it when verified.
+    try:
+        load()
+    except Exception as exc:  # noqa: BLE001 - any import-time failure of third-party code
+        _BROKEN[label] = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"analyzer package {label} failed to load: {_BROKEN[label]}", RuntimeWarning, stacklevel=2)
+
+
+def broken() -> dict[str, str]:
+    """Analyzer packages and plugins that failed to import, with the error."""
+    load_all()
+    return dict(_BROKEN)
 
 
 def get(name: str) -> Analyzer:  # type: ignore[type-arg]
     """An instance of the analyzer registered under ``name``, with a clear error for unknown names."""
     registry = load_all()
     if name not in registry:
-        raise KeyError(f"no analyzer named {name!r}; registered: {', '.join(registry) or 'none'}")
+        failed = "".join(f"; {label} failed to load ({error})" for label, error in _BROKEN.items())
+        raise KeyError(f"no analyzer named {name!r}; registered: {', '.join(registry) or 'none'}{failed}")
     return registry[name]()

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 
 from kb.core import KnowledgeBase, paper_summary
 from kb.executors import EXECUTORS
-from kb.grounding import check_note
+from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
 from kb.settings import Settings
 
@@ -290,7 +290,10 @@ def check(
     source: Annotated[Path | None, typer.Option(help="Source text (default: the note's source_file).")] = None,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
-    """Check every claim's source quote against the note's source text; exit 1 if any is not backed."""
+    """Check claims' quotes and numbers, and the note's title, id and year, against its source text.
+
+    Exit 1 when the source does not back a claim or the note disagrees with its source.
+    """
     kb = _kb(papers, home, db)
     rows: list[dict[str, Any]] = []
     for target in targets:
@@ -300,19 +303,28 @@ def check(
             _fail(exc)
             return
         text = source.read_text(encoding="utf-8", errors="replace") if source else None
+        found = disagreements(note, text)
+        differ = {d.where: d.reason for d in found}
+        rows += [{"id": f"{note.id}:{d.where}", "note": note.id, "claim": None,
+                  "grounding": "disagrees" if d.severity == "error" else "warning", "reason": d.reason,
+                  "disagreement": d.reason if d.severity == "error" else None}
+                 for d in found if d.where in ("title", "paper_id", "year")]
         rows += [{"id": f"{note.id}#{r.claim_id}", "note": note.id, "claim": r.claim_id,
-                  "grounding": r.status.value, "reason": r.reason} for r in check_note(note, text)]
+                  "grounding": r.status.value, "reason": r.reason, "disagreement": differ.get(r.claim_id)}
+                 for r in check_note(note, text)]
     if as_json:
         _print_json(rows)
     else:
-        colour = {"grounded": "green", "not_found": "red", "no_source": "yellow", "no_quote": "yellow"}
+        colour = {"grounded": "green", "not_found": "red", "no_source": "yellow", "no_quote": "yellow",
+                  "disagrees": "red", "warning": "yellow"}
         table = Table(title="grounding", header_style="bold cyan")
-        for column in ("claim", "grounding", "reason"):
+        for column in ("claim", "grounding", "reason", "disagreement"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"])
+            table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"],
+                          f"[red]{row['disagreement']}[/]" if row["disagreement"] and row["claim"] else "")
         console.print(table)
-    if any(r["grounding"] == "not_found" for r in rows):
+    if any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
         raise typer.Exit(1)
 
 
@@ -322,6 +334,10 @@ def analyzers(as_json: JsonOpt = False) -> None:
     rows: list[dict[str, Any]] = [{"id": name, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
              "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
             for name, cls in KnowledgeBase.analyzers().items()]
+    from analyzers import registry
+
+    for label, error in registry.broken().items():
+        err_console.print(f"[bold red]broken[/]: analyzer package {label} failed to load: {error}", highlight=False)
     if as_json:
         _print_json(rows)
         return

@@ -163,4 +163,17 @@ def test_check_reports_grounding_and_exits_one_when_unbacked(kb_dirs: tuple[Path
     other.write_text("An unrelated abstract about enzymes.", encoding="utf-8")
     code, out, _ = _run(kb_dirs, "check", "siji-2026-curse-of-depth-in-plms", "--source", str(other), "--json")
     assert code == 1
-    assert {r["grounding"] for r in json.loads(out)} == {"not_found"}
+    rows = json.loads(out)
+    assert {r["grounding"] for r in rows if r["claim"]} == {"not_found"}
+    assert [r["id"] for r in rows if r["grounding"] == "warning"] == ["siji-2026-curse-of-depth-in-plms:title"]
+
+
+def test_check_exits_one_when_a_claim_states_numbers_its_source_does_not(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    (papers / "n.txt").write_text("Deeper models were studied.\n", encoding="utf-8")
+    (papers / "n.md").write_text('---\npaper_id: "t:1"\ntitle: "Deeper models"\nsource_file: "n.txt"\nclaims:\n'
+                                 '  - id: depth\n    statement: "Deeper models were studied, up to 48 layers."\n'
+                                 '    source: {quote: "Deeper models were studied"}\n---\n', encoding="utf-8")
+    code, out, _ = _run(kb_dirs, "check", "n", "--json")
+    (row,) = json.loads(out)
+    assert code == 1 and row["grounding"] == "grounded" and "48" in row["disagreement"]

@@ -48,3 +48,39 @@ def test_check_note_reports_missing_source(tmp_path: Path) -> None:
     results = check_note(read_note(path))
     assert [r.status for r in results] == [Grounding.no_source, Grounding.no_quote]
     assert "missing.txt" in results[0].reason
+
+
+def test_numbers_in_normalizes_separators_decimals_and_number_words() -> None:
+    from kb.grounding import numbers_in
+
+    assert numbers_in("optimal depth 24–36 at 650M, 1,000 sequences, 0.50 ratio, six PLMs, 45 %") == {
+        "24", "36", "650", "1000", "0.5", "6", "45"}
+    assert numbers_in("arXiv v2.1 and x2") == set()  # digits glued to letters or dots are not stated numbers
+
+
+def test_disagreements_find_numbers_ids_and_years_the_source_does_not_state(tmp_path: Path) -> None:
+    from kb.grounding import disagreements
+
+    (tmp_path / "src.txt").write_text("A Study of Depth\narXiv:2602.21750, February 2026. We study six PLMs "
+                                      "with 12 to 36 layers.\n", encoding="utf-8")
+    path = tmp_path / "n.md"
+    path.write_text('---\npaper_id: "arxiv:2502.00001"\ntitle: "A Study of Depth"\n'
+                    'publication: {year: 2025}\nsource_file: "src.txt"\nclaims:\n'
+                    '  - id: backed\n    statement: "Six PLMs with 12 to 36 layers."\n'
+                    '  - id: unbacked\n    statement: "The optimal depth is 24-36 layers at 650M parameters."\n---\n',
+                    encoding="utf-8")
+    found = {d.where: d for d in disagreements(read_note(path))}
+    assert set(found) == {"paper_id", "year", "unbacked"}
+    assert "2602.21750" in found["paper_id"].reason and "2026" in found["year"].reason
+    assert found["unbacked"].reason == "the source never states 24, 650, which the claim does"
+
+
+def test_seed_note_disagrees_with_seed_abstract_on_its_numbers(seeds: Path) -> None:
+    """The analysis note's study (6 to 48 layers, ~650M parameters) is absent from the abstract."""
+    from kb.grounding import disagreements, numbers_in
+
+    abstract = (seeds / "001_32a4a64f9919c504.txt").read_text(encoding="utf-8")
+    note = read_note(seeds / "000_ce90e91fe3e899e8.txt")
+    assert disagreements(note, abstract) == []  # same title, year 2026; its claims are still in prose
+    stated = numbers_in("深度变化: 6, 12, 24, 36, 48 层; 参数量固定: ~650M; rank_eff 维持在初始值的 45%")
+    assert stated - numbers_in(abstract) == {"12", "24", "36", "48", "650", "45"}  # 'six PLMs' backs only 6

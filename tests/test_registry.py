@@ -72,3 +72,19 @@ def test_registry_command_hooks_add_commands_to_a_typer_app() -> None:
         assert result.exit_code == 0 and "hello from a hook" in result.output
     finally:
         registry._COMMAND_HOOKS.remove(add_hello)
+
+
+def test_registry_every_shipped_analyzer_package_loads() -> None:
+    assert registry.broken() == {}
+
+
+def test_registry_a_broken_plugin_is_reported_not_fatal(monkeypatch: pytest.MonkeyPatch) -> None:
+    def explode() -> None:
+        raise ImportError("needs a package that is not installed")
+
+    monkeypatch.setattr(registry, "_BROKEN", {})
+    with pytest.warns(RuntimeWarning, match="broken-plugin failed to load"):
+        registry._load("broken-plugin", explode)
+    assert "needs a package" in registry.broken()["broken-plugin"]
+    with pytest.raises(KeyError, match="broken-plugin failed to load"):
+        registry.get("from.the.broken.plugin")
