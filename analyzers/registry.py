@@ -9,6 +9,7 @@ hook with its typer app, so no analyzer-specific code lives in ``kb/``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import warnings
@@ -61,7 +62,8 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
 
         for module in pkgutil.iter_modules(analyzers.__path__):
             if module.ispkg:
-                _load(f"analyzers.{module.name}", lambda name=module.name: importlib.import_module(f"analyzers.{name}"))
+                package = f"analyzers.{module.name}"
+                _load(package, functools.partial(importlib.import_module, package))
         for entry in entry_points(group="kb.analyzers"):
             _load(f"plugin {entry.name}", entry.load)
         _discovered = True

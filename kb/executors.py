@@ -8,8 +8,11 @@ same machine) because artifacts are written there.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy.engine import Engine
 
 from kb import runs, worker
 from kb.db import init_db, make_engine
@@ -17,10 +20,17 @@ from kb.db import init_db, make_engine
 EXECUTORS = ("local", "ray")
 
 
-def _execute_one(database_url: str, home: str, run_id: str) -> str:
-    """Claim and execute one run by id (the body of a Ray task)."""
+@functools.cache
+def _engine(database_url: str) -> Engine:
+    # One engine (and one migration check) per Ray worker process, not per task: Ray reuses workers.
     engine = make_engine(database_url)
     init_db(engine)
+    return engine
+
+
+def _execute_one(database_url: str, home: str, run_id: str) -> str:
+    """Claim and execute one run by id (the body of a Ray task)."""
+    engine = _engine(database_url)
     run = runs.claim_next(engine, f"ray:{worker.worker_id()}", run_id=run_id)
     if run is None:
         return "skipped"  # taken by another worker or cancelled meanwhile
