@@ -1,26 +1,47 @@
-"""Precision and recall of the deterministic fallback claim drafter on kb.agents.eval_set.
+"""Precision and recall of the deterministic fallback claim drafter on the labelled evaluation set.
 
-Run: .venv/bin/python benchmarks/bench_drafter.py
+Prints one line per passage (drafted, labels, precision, recall, recall on quantitative labels), the
+micro average over all passages, and, with ``--errors``, every unmatched drafted quote (false
+positives) and missed label (false negatives). The matching rule is in ``kb.agents.eval_set``.
+
+Run: .venv/bin/python benchmarks/bench_drafter.py [--errors]
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
-from kb.agents.drafter import fallback_draft
-from kb.agents.eval_set import EVAL_SET, score
+from kb.agents.eval_set import evaluate, load_eval_set
+
+
+def _short(text: str, width: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--errors", action="store_true", help="List false positives and missed labels.")
+    args = parser.parse_args()
+    passages = load_eval_set()
     start = time.perf_counter()
-    precision, recall = score(EVAL_SET)
+    per_passage, total = evaluate(passages)
     elapsed = time.perf_counter() - start
-    for item in EVAL_SET:
-        p, r = score([item])
-        drafted = len(fallback_draft(item.text, registered=[]))
-        print(f"{item.name:12s} expected={len(item.expected)} drafted={drafted} precision={p:.2f} recall={r:.2f}")
-    print(f"fallback drafter on {len(EVAL_SET)} texts: precision={precision:.2f} recall={recall:.2f} "
-          f"({elapsed * 1000:.1f} ms)")
+    print(f"{'passage':28s} {'drafted':>7s} {'labels':>6s} {'quant':>5s} {'P':>5s} {'R':>5s} {'R_quant':>7s}")
+    for name, score in per_passage.items():
+        print(f"{name:28s} {score.drafted:7d} {score.labels:6d} {score.quantitative_labels:5d} "
+              f"{score.precision:5.2f} {score.recall:5.2f} {score.recall_quantitative:7.2f}")
+    print(f"{'overall (micro)':28s} {total.drafted:7d} {total.labels:6d} {total.quantitative_labels:5d} "
+          f"{total.precision:5.2f} {total.recall:5.2f} {total.recall_quantitative:7.2f}")
+    print(f"fallback drafter on {len(passages)} passages ({sum(len(p.text) for p in passages):,} characters) "
+          f"in {elapsed * 1000:.0f} ms")
+    if args.errors:
+        for name, score in per_passage.items():
+            for quote in score.unmatched_drafted:
+                print(f"FP {name}: {_short(quote)}")
+            for quote in score.missed_labels:
+                print(f"FN {name}: {_short(quote)}")
 
 
 if __name__ == "__main__":
