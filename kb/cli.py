@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +19,15 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from ruamel.yaml import YAML
 
@@ -379,11 +390,9 @@ def verify(
     if not as_json:
         console.print(f"queued {len(queued)} run(s)")
     if run and queued:
-        with console.status(f"running {len(queued)} run(s) on {executor}", spinner="dots"):
-            if executor == "ray":
-                kb.work_on_ray([r.id for r in queued], address=ray_address)
-            else:
-                kb.work(once=True)
+        ids = [r.id for r in queued]
+        work = (lambda: kb.work_on_ray(ids, address=ray_address)) if executor == "ray" else (lambda: kb.work(once=True))
+        _watch(kb, ids, work, quiet=as_json)
     rows = []
     for record in queued:
         latest = kb.evidence(record.claim_key)[0] if record.claim_key and kb.evidence(record.claim_key) else None
@@ -397,6 +406,50 @@ def verify(
         _verdict_table(rows)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
+
+
+_ENDED = {"succeeded", "failed", "cancelled"}
+
+
+def _watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] | None = None, *,
+           quiet: bool = False, poll: float = 0.5) -> None:
+    """One progress bar per run, refreshed from the database until the runs end (all active runs if no ids).
+
+    ``work`` (a local worker or the Ray executor) runs in a thread meanwhile: the bars show what the
+    durable queue says, so they look the same whoever executes the runs.
+    """
+    failure: list[BaseException] = []
+
+    def guarded() -> None:
+        try:
+            work() if work is not None else None
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread below
+            failure.append(exc)
+
+    thread = threading.Thread(target=guarded, daemon=True)
+    columns = (TextColumn("{task.fields[label]}"), BarColumn(), TaskProgressColumn(),
+               TextColumn("[bold]{task.fields[status]}"), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, disable=quiet) as bars:
+        tasks: dict[str, TaskID] = {}
+        thread.start()
+        while True:
+            records = kb.runs(ids=ids, limit=10_000) if ids is not None else [
+                r for r in kb.runs(limit=10_000) if r.status.value not in _ENDED or r.id in tasks]
+            for record in records:
+                if record.id not in tasks:
+                    label = f"{record.claim_key or record.analyzer} [dim]{record.id[:8]}[/]"
+                    tasks[record.id] = bars.add_task("", total=1.0, status="", label=label)
+                message = (record.error or record.message or "").splitlines()
+                bars.update(tasks[record.id], completed=record.progress, status=record.status.value,
+                            description=message[0][:60] if message else "")
+            if all(r.status.value in _ENDED for r in records) and not thread.is_alive():
+                break
+            if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
+                break
+            time.sleep(poll)
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 def _verdict_table(rows: list[dict[str, Any]]) -> None:
@@ -426,9 +479,12 @@ def worker(
 @app.command("runs")
 def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succeeded, failed, cancelled.")] = None,
           limit: Annotated[int, typer.Option(help="Most recent N.")] = 50,
+          watch: Annotated[bool, typer.Option("--watch", help="Live progress of queued and running runs.")] = False,
           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """List runs, newest first, with progress."""
+    """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
     kb = _kb(papers, home, db)
+    if watch:
+        _watch(kb, None)
     records = kb.runs(status=status, limit=limit)
     if as_json:
         _print_json([r.model_dump(mode="json") for r in records])

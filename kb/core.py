@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
@@ -23,10 +23,10 @@ from kb import executors, runs, worker
 from kb import index as index_mod
 from kb import library as library_mod
 from kb import notes as notes_mod
-from kb.db import ClaimRow, Paper, init_db, make_engine
+from kb.db import ClaimRow, Evidence, Paper, Run, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
-from schemas import EXPORTED_MODELS, EvidenceRecord, Provenance, RunRecord, Verdict
+from schemas import EXPORTED_MODELS, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
 
 
 class KnowledgeBase:
@@ -83,9 +83,17 @@ class KnowledgeBase:
         self.index()
         return imported
 
-    def set_fields(self, note_id: str, changes: dict[str, Any]) -> Note:
-        """Change frontmatter fields of one note in place, touching only those fields' lines."""
-        note = notes_mod.set_fields(self.read(note_id), changes)
+    def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None) -> Note:
+        """Change frontmatter fields of one note in place, touching only those fields' lines.
+
+        ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
+        endings); the frontmatter bytes stay as they were. One validated, atomic write for both.
+        """
+        note = self.read(note_id)
+        if changes:
+            note = notes_mod.set_fields(note, changes)
+        if body is not None and body != note.body:
+            note = _with_body(note, body)
         notes_mod.save_note(note)
         self.index()
         return note
@@ -200,13 +208,54 @@ class KnowledgeBase:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
         return worker.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout)
 
-    def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100) -> list[RunRecord]:
-        """Runs, newest first."""
-        return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit)
+    def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
+             ids: list[str] | None = None) -> list[RunRecord]:
+        """Runs, newest first (optionally only those with the given ids)."""
+        return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run."""
         return runs.cancel(self.engine, run_id)
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """One run by id."""
+        with Session(self.engine) as session:
+            row = session.get(Run, run_id)
+            return runs.to_record(row) if row is not None else None
+
+    def retry(self, run_id: str) -> RunRecord:
+        """Queue a new run with the same analyzer, parameters, claim, device and binding as ``run_id``.
+
+        The new run stands alone (no seed group): its verdict is drawn from its own result.
+        """
+        with Session(self.engine) as session:
+            run = session.get(Run, run_id)
+        if run is None:
+            raise KeyError(f"no run {run_id!r}; run 'kb runs' to see run ids")
+        if run.status in (RunStatus.queued.value, RunStatus.running.value):
+            raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
+        new = runs.enqueue(self.engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
+                           device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash)
+        return runs.to_record(new)
+
+    def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
+        """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
+        with Session(self.engine) as session:
+            rows = session.exec(select(Evidence).where(Evidence.analyzer == analyzer)
+                                .order_by(col(Evidence.id).desc()).limit(limit)).all()
+            run_rows = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_([e.run_id for e in rows])))}
+        out = []
+        for row in rows:
+            record = EvidenceRecord(
+                id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
+                metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
+                provenance=Provenance.model_validate_json(row.provenance_json),
+                verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
+                stale=row.stale, stale_reason=row.stale_reason, created_at=row.created_at,
+            )
+            run = run_rows.get(row.run_id)
+            out.append((record, runs.to_record(run) if run is not None else None))
+        return out
 
     def evidence(self, claim_key: str) -> list[EvidenceRecord]:
         """Evidence of a claim, newest first, with staleness worked out against the current code and note."""
@@ -249,6 +298,34 @@ class KnowledgeBase:
             )
             written.append(path)
         return written
+
+
+def _with_body(note: Note, body: str) -> Note:
+    """The note with its Markdown body replaced; the frontmatter bytes are kept exactly."""
+    old_tail = note.body.encode("utf-8")
+    head = note.raw[: len(note.raw) - len(old_tail)]
+    newline = "\r\n" if head.split(b"\n", 1)[0].endswith(b"\r") else "\n"
+    text = body.replace("\r\n", "\n")
+    if newline != "\n":
+        text = text.replace("\n", newline)
+    return notes_mod.parse_note(head + text.encode("utf-8"), note.path)
+
+
+def list_metric_paths(metrics: dict[str, Any], prefix: str = "") -> dict[str, int]:
+    """Dotted paths of the numeric lists in a result (e.g. ``layers.logit_lens_kl``), with their lengths.
+
+    A list counts when every item is a number or null (NaN is stored as null); lists of lists do not.
+    """
+    found: dict[str, int] = {}
+    for key, value in metrics.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found.update(list_metric_paths(value, prefix=f"{path}."))
+        elif (isinstance(value, list) and value
+              and all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value)
+              and any(v is not None for v in value)):
+            found[path] = len(value)
+    return found
 
 
 def paper_summary(paper: Paper) -> dict[str, Any]:

@@ -163,10 +163,12 @@ def recover_stale(engine: Engine, *, requeue: bool = True, stale_after: dt.timed
 
 
 def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | None = None,
-              limit: int = 100) -> list[RunRecord]:
-    """Runs, newest first."""
+              limit: int = 100, ids: list[str] | None = None) -> list[RunRecord]:
+    """Runs, newest first (optionally only those with the given ids)."""
     with Session(engine) as session:
         query = select(Run)
+        if ids is not None:
+            query = query.where(col(Run.id).in_(ids))
         if status:
             query = query.where(Run.status == status)
         if claim_key:

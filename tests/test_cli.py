@@ -177,3 +177,34 @@ def test_check_exits_one_when_a_claim_states_numbers_its_source_does_not(kb_dirs
     code, out, _ = _run(kb_dirs, "check", "n", "--json")
     (row,) = json.loads(out)
     assert code == 1 and row["grounding"] == "grounded" and "48" in row["disagreement"]
+
+
+def test_runs_watch_follows_active_runs_until_they_end(kb_dirs: tuple[Path, Path]) -> None:
+    import threading
+
+    from kb import runs
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    papers, home = kb_dirs
+    kb = KnowledgeBase(Settings(papers=papers, home=home))
+    run = runs.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 5, "step_seconds": 0.2})
+    worker = threading.Thread(target=kb.work)
+    worker.start()
+    code, _, err = _run(kb_dirs, "runs", "--watch", "--json")
+    worker.join()
+    assert code == 0
+    assert kb.runs(ids=[run.id])[0].status.value == "succeeded"
+    code, out, _ = _run(kb_dirs, "runs", "--json")
+    assert json.loads(out)[0]["id"] == run.id and json.loads(out)[0]["status"] == "succeeded"
+
+
+def test_verify_shows_progress_per_run(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    (papers / "noop.md").write_text('---\npaper_id: "t:noop"\ntitle: "Noop"\nclaims:\n  - id: v\n'
+                                    '    statement: "v"\n    analyzer: {name: noop, params: {steps: 3}}\n'
+                                    '    expect: {metric: value, op: ">", value: 0}\n---\n', encoding="utf-8")
+    code, out, err = _run(kb_dirs, "verify", "noop")
+    assert code == 0, err
+    assert "noop#v" in err and "succeeded" in err and "100%" in err
+    assert "supported" in out
