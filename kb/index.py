@@ -284,8 +284,8 @@ def _dup_error(path: Path, paper_id: str, other: str) -> NoteError:
 # --- queries -------------------------------------------------------------------------------------
 
 
-def list_papers(
-    engine: Engine,
+def filter_papers(
+    stmt: Any,
     *,
     tag: str | None = None,
     decision: str | None = None,
@@ -294,26 +294,28 @@ def list_papers(
     year: int | None = None,
     sort: SortKey = "id",
     descending: bool = False,
-    limit: int | None = None,
-) -> list[Paper]:
-    """Papers matching all given filters, sorted (ties broken by id)."""
-    stmt = select(Paper)
+) -> Any:
+    """Add the Library's filters and sort order (ties broken by id) to a select over ``Paper``."""
     if tag is not None:
         stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(Tag.tag == tag)))
     if decision is not None:
-        stmt = stmt.where(Paper.decision == str(decision).upper())
+        stmt = stmt.where(col(Paper.decision) == str(decision).upper())
     if status is not None:
-        stmt = stmt.where(Paper.status == str(status))
+        stmt = stmt.where(col(Paper.status) == str(status))
     if min_quality is not None:
         stmt = stmt.where(col(Paper.quality_score) >= min_quality)
     if year is not None:
-        stmt = stmt.where(Paper.year == year)
+        stmt = stmt.where(col(Paper.year) == year)
     columns = {"id": Paper.id, "title": Paper.title, "year": Paper.year, "quality": Paper.quality_score}
     if sort not in columns:
         raise ValueError(f"sort must be one of {sorted(columns)}, got {sort!r}")
     key = col(columns[sort])
-    order = key.desc().nulls_last() if descending else key.asc().nulls_last()
-    stmt = stmt.order_by(order, col(Paper.id))
+    return stmt.order_by(key.desc().nulls_last() if descending else key.asc().nulls_last(), col(Paper.id))
+
+
+def list_papers(engine: Engine, *, limit: int | None = None, **filters: Any) -> list[Paper]:
+    """Papers matching all filters of :func:`filter_papers`, sorted."""
+    stmt = filter_papers(select(Paper), **filters)
     if limit is not None:
         stmt = stmt.limit(limit)
     with Session(engine) as session:

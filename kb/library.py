@@ -16,11 +16,11 @@ from typing import Any, Literal
 from sqlalchemy import func
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col
 
 from kb import worker
-from kb.db import ClaimRow, Evidence, Paper, Tag
-from kb.index import SortKey
+from kb.db import ClaimRow, Evidence, Paper
+from kb.index import SortKey, filter_papers
 
 STATES = ("supported", "refuted", "inconclusive", "not_runnable", "error", "stale", "unverified")
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
@@ -74,7 +74,8 @@ def library_rows(
     ``ids`` restricts (and orders) the rows, e.g. to search hits best first; ``flags`` keeps notes
     showing at least one of those problems.
     """
-    rows = _paper_rows(engine, tag, decision, status, min_quality, year, sort, descending)
+    rows = _paper_rows(engine, tag=tag, decision=decision, status=status, min_quality=min_quality, year=year,
+                       sort=sort, descending=descending)
     if ids is not None:
         by_id = {row.id: row for row in rows}
         rows = [by_id[i] for i in ids if i in by_id]
@@ -101,25 +102,9 @@ def library_rows(
     return rows
 
 
-def _paper_rows(engine: Engine, tag: str | None, decision: str | None, status: str | None,
-                min_quality: int | None, year: int | None, sort: SortKey, descending: bool) -> list[LibraryRow]:
-    columns = {"id": Paper.id, "title": Paper.title, "year": Paper.year, "quality": Paper.quality_score}
-    if sort not in columns:
-        raise ValueError(f"sort must be one of {sorted(columns)}, got {sort!r}")
-    stmt = sa_select(col(Paper.id), col(Paper.title), col(Paper.year), col(Paper.status), col(Paper.decision),
-                     col(Paper.quality_score), col(Paper.tags_text))
-    if tag is not None:
-        stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(Tag.tag == tag)))
-    if decision is not None:
-        stmt = stmt.where(col(Paper.decision) == decision.upper())
-    if status is not None:
-        stmt = stmt.where(col(Paper.status) == status)
-    if min_quality is not None:
-        stmt = stmt.where(col(Paper.quality_score) >= min_quality)
-    if year is not None:
-        stmt = stmt.where(col(Paper.year) == year)
-    key = col(columns[sort])
-    stmt = stmt.order_by(key.desc().nulls_last() if descending else key.asc().nulls_last(), col(Paper.id))
+def _paper_rows(engine: Engine, **filters: Any) -> list[LibraryRow]:
+    stmt = filter_papers(sa_select(col(Paper.id), col(Paper.title), col(Paper.year), col(Paper.status),
+                                   col(Paper.decision), col(Paper.quality_score), col(Paper.tags_text)), **filters)
     with Session(engine) as session:
         return [LibraryRow(id=i, title=t, year=y, status=s, decision=d, quality=q, tags=(tags or "").split())
                 for i, t, y, s, d, q, tags in session.execute(stmt).all()]
@@ -127,7 +112,7 @@ def _paper_rows(engine: Engine, tag: str | None, decision: str | None, status: s
 
 def _latest_evidence(session: Session) -> dict[str, Evidence]:
     """The newest evidence of every claim, with only the columns staleness needs (no metrics)."""
-    newest = (select(Evidence.claim_key, func.max(Evidence.id).label("newest"))
+    newest = (sa_select(col(Evidence.claim_key), func.max(Evidence.id).label("newest"))
               .where(col(Evidence.claim_key).is_not(None)).group_by(col(Evidence.claim_key)).subquery())
     stmt = sa_select(col(Evidence.claim_key), col(Evidence.analyzer), col(Evidence.verdict_kind), col(Evidence.stale),
                      col(Evidence.stale_reason), col(Evidence.binding_hash), col(Evidence.analyzer_version),
