@@ -109,6 +109,20 @@ class Analyzer(ABC, Generic[P, R]):
         merged.update(params or {})
         return self.Params.model_validate(merged)  # type: ignore[return-value]
 
+    def preflight(self, params: P) -> None:
+        """Raise ``NotRunnable`` (saying why) when this machine cannot run these parameters.
+
+        The worker calls it before ``run``; analyzers extend it for their own limits (weights only
+        on the hub, a scale too large for the memory here) and call ``super().preflight(params)``.
+        """
+        if params.device.startswith("cuda"):
+            import torch
+
+            if not torch.cuda.is_available():
+                raise NotRunnable(f"device {params.device!r} asked for, but CUDA is not available on this machine")
+        elif self.resources.gpu is GpuNeed.required:
+            raise NotRunnable(f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one")
+
     @abstractmethod
     def run(self, params: P, ctx: RunContext) -> R:
         """Do the work; write artifacts under ``ctx.out_dir``; return the typed result."""

@@ -165,6 +165,7 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
     try:
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
+        analyzer.preflight(validated)
         ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set)
         with gpu:
             result: AnalyzerResult | None = analyzer.run(validated, ctx)

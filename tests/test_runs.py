@@ -214,3 +214,18 @@ def test_evidence_on_cpu_records_no_gpu_time(tmp_path: Path) -> None:
     kb.work()
     (ev,) = kb.evidence("q#echo-big")
     assert ev.provenance is not None and ev.provenance.gpu_seconds is None and ev.provenance.wall_seconds
+
+
+def test_cuda_run_on_a_machine_without_gpu_is_not_runnable_with_why(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        import pytest
+
+        pytest.skip("this machine has CUDA")
+    kb = _kb(tmp_path)
+    kb.verify(["q"], device="cuda")
+    assert kb.work() == {"succeeded": 1}
+    (ev,) = kb.evidence("q#echo-big")
+    assert ev.verdict is not None and ev.verdict.kind.value == "not_runnable"
+    assert "CUDA is not available" in ev.verdict.reason
