@@ -22,7 +22,7 @@ NO_MODEL_MESSAGE = (
     f"'{ENV_VAR}=openai:gpt-4o-mini' (needs OPENAI_API_KEY and langchain-openai), "
     f"'{ENV_VAR}=anthropic:claude-3-5-haiku-latest' or '{ENV_VAR}=ollama:llama3'. "
     "Without a model, 'kb draft-claims' still works with its deterministic fallback drafter "
-    "(numbers, units and percentages), but 'kb ask' needs a model."
+    "(explicit numbers and tables), but 'kb ask' needs a model."
 )
 
 
@@ -36,5 +36,12 @@ def chat_model(spec: str | None = None) -> BaseChatModel:
 
     try:
         return init_chat_model(spec)
-    except (ImportError, ValueError) as exc:
-        raise NoChatModel(f"cannot create chat model {spec!r} from {ENV_VAR}: {exc}. {NO_MODEL_MESSAGE}") from exc
+    except Exception as exc:  # a missing provider package, an unknown provider, a missing API key, ...
+        raise NoChatModel(f"cannot create the chat model {spec!r} named by {ENV_VAR}: {type(exc).__name__}: {exc}. "
+                          "Install the provider's package (e.g. pip install 'plm-kb[openai]') and set its API key, "
+                          f"or unset {ENV_VAR}.") from exc
+
+
+def configured_spec() -> str | None:
+    """The ``provider:model`` string from the environment, or None when none is set."""
+    return os.environ.get(ENV_VAR, "").strip() or None

@@ -1,239 +1,294 @@
-"""Draft claims from a paper's text: an LLM agent when a chat model is given, else a deterministic fallback.
+"""Draft claims from a paper's text: a LangChain agent when a chat model is given, else a deterministic fallback.
 
-Every drafted claim carries a source quote, and a claim is kept only when its quote is found verbatim
-(up to ``kb.grounding.normalize_text``) in the text; the others come back as rejected, with the reason.
-The fallback drafter (``fallback_draft``) needs no model: it turns explicit numbers (with units or
-percentages, and Markdown table rows) into quantitative claims whose quote is the sentence itself.
+Whoever drafts, every claim goes through ``review`` before a person sees it:
+
+- its quote must occur in the text (tolerant matching as ``kb.grounding.check_quote``): a claim whose
+  quote does not is **rejected**, with the reason, never kept;
+- a claim whose quote overlaps (one contains the other) a quote of a claim already in the note, or of
+  another drafted claim, is rejected as a duplicate;
+- its analyzer binding must name a registered analyzer whose ``Params`` accept the parameters (at the
+  named scale preset), and its expectation must test a metric that analyzer declares (or a dotted path
+  under one); what fails is **stripped** and the claim keeps a note saying what was removed and why;
+- ids are made valid and unique within the note.
+
+The agent (``create_agent`` with the tools ``list_analyzers``, ``find_quote`` and ``search_notes``)
+answers with the ``DraftedClaims`` schema as structured output. Its first answer is checked by the same
+review: when something would be rejected or stripped, the problems go back to the model once, as a
+structured-output error it can fix, before the final review decides.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Annotated, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from analyzers import registry
-from kb.agents.tools import build_tools
+from kb.agents.config import ENV_VAR
+from kb.agents.fallback import fallback_claims, slug
+from kb.agents.tools import DRAFT_TOOLS, build_tools
 from kb.core import KnowledgeBase
-from kb.grounding import check_quote
-from schemas.claim import ClaimKind, Expectation, Operator
+from kb.grounding import check_quote, normalize_text
+from schemas.claim import AnalyzerBinding, Claim, ClaimKind, ClaimScale, ClaimSource, Expectation
 
 
-class DraftClaim(BaseModel):
+def _as_claim_id(value: Any) -> Any:
+    """Model-written ids ('Optimal Depth') become valid claim ids ('optimal-depth')."""
+    if isinstance(value, str) and not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,63}", value):
+        return slug(value, set())
+    return value
+
+
+def _as_binding(value: Any) -> Any:
+    """A bare analyzer name is a binding with default parameters."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ProposedClaim(BaseModel):
     """One claim drafted from a paper's text, for a person to review before it enters a note."""
 
-    id: str = Field(description="Short lower-case id with '-' (e.g. 'optimal-depth'), unique in the draft.")
+    model_config = ConfigDict(extra="ignore")
+
+    id: Annotated[str, BeforeValidator(_as_claim_id)] = Field(
+        description="Short lower-case id with '-' (e.g. 'optimal-depth'), unique in the draft.")
     statement: str = Field(min_length=1, description="The claim, in one sentence, in your own words.")
     kind: ClaimKind = Field(default=ClaimKind.qualitative,
                             description="'quantitative' when the claim states a number, else 'qualitative'.")
     quote: str = Field(min_length=1, description="VERBATIM text copied from the paper that backs the claim.")
     section: str | None = Field(default=None, description="Section, table or figure of the quote, if known.")
-    analyzer: str | None = Field(default=None,
-                                 description="Registry name of an analyzer that could re-verify it (from "
-                                             "list_analyzers), or null.")
-    expect: Expectation | None = Field(default=None,
-                                       description="Predicate over the analyzer's metric, when explicit.")
+    analyzer: Annotated[AnalyzerBinding | None, BeforeValidator(_as_binding)] = Field(
+        default=None, description="An analyzer from list_analyzers that could re-verify the claim: its name, "
+                                  "parameters (only those it lists) and a scale preset; null when none fits.")
+    expect: Expectation | None = Field(
+        default=None, description="What the analyzer's result must show: one of ITS metrics, an operator and a "
+                                  "value, e.g. {metric: 'late_half_kl_drop_fraction', op: '>=', value: 0.5}.")
+    scale: ClaimScale | None = Field(default=None, description="Scale of the paper's setting, e.g. "
+                                                               "{parameters: 650000000, data: 'UniRef50'}.")
+
+
+class DraftClaim(ProposedClaim):
+    """A reviewed drafted claim, with notes on what the review changed and what is left to do."""
+
+    notes: list[str] = Field(default_factory=list, description="What was stripped and why; hints for the reviewer.")
+
+    def to_claim(self) -> Claim:
+        """The note-ready claim (``schemas.claim.Claim``)."""
+        return Claim(id=self.id, statement=self.statement, kind=self.kind,
+                     source=ClaimSource(quote=self.quote, section=self.section), analyzer=self.analyzer,
+                     expect=self.expect, scale=self.scale)
 
 
 class DraftedClaims(BaseModel):
     """The claims drafted from the text. Every quote must be copied verbatim from the text."""
 
-    claims: list[DraftClaim] = Field(default_factory=list, description="The drafted claims.")
+    claims: list[ProposedClaim] = Field(default_factory=list, description="The drafted claims.")
 
 
 class RejectedClaim(BaseModel):
     """A drafted claim that was not kept, and why."""
 
-    claim: DraftClaim
+    claim: ProposedClaim
     reason: str
 
 
 class DraftResult(BaseModel):
-    """Kept and rejected drafted claims, and which drafter produced them."""
+    """Kept and rejected drafted claims, which drafter produced them, and what the user should know."""
 
-    claims: list[DraftClaim] = Field(default_factory=list)
-    rejected: list[RejectedClaim] = Field(default_factory=list)
-    method: str = Field(description="'agent' (chat model) or 'fallback' (deterministic).")
-
-
-SYSTEM_PROMPT = (
-    "You draft checkable claims from a protein-language-model paper for a knowledge base. "
-    "For each claim give a one-sentence statement and a quote copied VERBATIM from the text (never "
-    "paraphrase the quote: claims whose quote is not found in the text are rejected). Mark claims with "
-    "explicit numbers as quantitative. Call list_analyzers to see which analyzers exist; suggest one only "
-    "if it clearly fits, and add an expectation only when the text states an explicit comparison."
-)
+    claims: list[DraftClaim] = Field(default_factory=list, description="Claims to review, accept or edit.")
+    rejected: list[RejectedClaim] = Field(default_factory=list, description="Claims not kept, with the reason.")
+    method: Literal["agent", "fallback"] = Field(description="'agent' (chat model) or 'fallback' (deterministic).")
+    message: str | None = Field(default=None, description="What the user should know (e.g. no model configured).")
 
 
-# -- grounding ---------------------------------------------------------------------------------
+class DraftError(RuntimeError):
+    """The agent could not produce a draft (the model kept failing, or the provider failed)."""
 
-def ground(claims: list[DraftClaim], text: str) -> tuple[list[DraftClaim], list[RejectedClaim]]:
-    """Split claims into those whose quote occurs in the text and those rejected (with the reason)."""
+
+FALLBACK_MESSAGE = ("no chat model: drafted by the deterministic fallback, which finds quantitative claims in "
+                    "explicit numbers and tables only (no qualitative claims, no expectations). Set "
+                    f"{ENV_VAR} (e.g. '{ENV_VAR}=openai:gpt-4o-mini') for full drafts by the agent.")
+
+SYSTEM_PROMPT = """\
+You draft checkable claims from a protein-language-model paper for a knowledge base of paper notes.
+For each finding a careful reader would want re-checked, give:
+- id: short, lower-case, words joined by '-';
+- statement: the claim in one sentence, in your own words;
+- quote: the passage that backs it, copied VERBATIM from the text (use find_quote to check; claims
+  whose quote is not in the text are rejected);
+- kind: 'quantitative' if it states a number, else 'qualitative';
+- analyzer: only if an analyzer from list_analyzers can test it: its name, a scale preset it lists and
+  only parameters it lists;
+- expect: only with an analyzer, and only on a metric that analyzer lists;
+- scale: the model size (parameters) and data the paper's claim is about, when stated.
+Skip set-up details (hyperparameters, training budget, hardware), citations of other work's numbers
+unless the paper relies on them, and repeated statements. Answer with the DraftedClaims tool."""
+
+
+# -- review ---------------------------------------------------------------------------------------
+
+def _binding_problems(claim: ProposedClaim, analyzers: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Fields to strip from a claim's analyzer binding and expectation, and why."""
+    strip: dict[str, Any] = {}
+    why: list[str] = []
+    if claim.analyzer is not None:
+        name = claim.analyzer.name
+        cls = analyzers.get(name)
+        if cls is None:
+            strip.update(analyzer=None, expect=None)
+            why.append(f"analyzer {name!r} is not registered (registered: {', '.join(analyzers) or 'none'}); "
+                       "binding and expectation removed")
+            return strip, why
+        try:
+            cls().params_for(claim.analyzer.params, scale=claim.analyzer.scale)
+        except (ValidationError, ValueError) as exc:
+            strip.update(analyzer=None, expect=None)
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()) \
+                if isinstance(exc, ValidationError) else str(exc)
+            why.append(f"parameters rejected by {name}: {detail}; binding and expectation removed")
+            return strip, why
+        if claim.expect is not None:
+            declared = list(getattr(cls, "metrics", {}) or {})
+            metric = claim.expect.metric
+            if not any(metric == m or metric.startswith(m + ".") for m in declared):
+                strip["expect"] = None
+                why.append(f"{name} declares no metric {metric!r} (declared: {', '.join(declared)}); "
+                           "expectation removed")
+    elif claim.expect is not None:
+        strip["expect"] = None
+        why.append(f"expectation on {claim.expect.metric!r} removed: an expectation needs an analyzer whose metric "
+                   "it tests")
+    return strip, why
+
+
+def review(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, Any] | None = None,
+           existing: Iterable[Claim] = ()) -> tuple[list[DraftClaim], list[RejectedClaim]]:
+    """Ground, de-duplicate and check drafted claims (see the module docstring): (kept, rejected)."""
+    analyzers = registry.load_all() if analyzers is None else analyzers
+    existing = list(existing)
+    taken = {c.id for c in existing}
+    quoted = {normalize_text(c.source.quote): c.id for c in existing if c.source}
     kept: list[DraftClaim] = []
     rejected: list[RejectedClaim] = []
-    seen: set[str] = set()
     for claim in claims:
-        if not check_quote(claim.quote, text):
-            rejected.append(RejectedClaim(claim=claim, reason="the quote does not occur verbatim in the text"))
-        elif claim.id in seen:
-            rejected.append(RejectedClaim(claim=claim, reason=f"duplicate claim id {claim.id!r}"))
-        else:
-            seen.add(claim.id)
-            kept.append(claim)
+        quote = normalize_text(claim.quote)
+        if not quote or not check_quote(claim.quote, text):
+            rejected.append(RejectedClaim(claim=claim, reason="the quote does not occur verbatim in the text (checked "
+                                                              "up to case, whitespace, dashes and quote marks)"))
+            continue
+        same = next((ident for q, ident in quoted.items() if q in quote or quote in q), None)
+        if same is not None:
+            rejected.append(RejectedClaim(claim=claim, reason=f"claim {same!r} already quotes this passage"))
+            continue
+        reviewed = DraftClaim.model_validate({**claim.model_dump(), "notes": list(getattr(claim, "notes", []))})
+        strip, why = _binding_problems(claim, analyzers)
+        if strip:
+            reviewed = reviewed.model_copy(update={**strip, "notes": [*reviewed.notes, *why]})
+        if reviewed.id in taken:
+            new_id = slug(reviewed.id, taken)
+            reviewed = reviewed.model_copy(update={
+                "id": new_id, "notes": [*reviewed.notes, f"id {claim.id!r} was taken; renamed {new_id!r}"]})
+        taken.add(reviewed.id)
+        quoted[quote] = reviewed.id
+        kept.append(reviewed)
     return kept, rejected
 
 
-# -- the deterministic fallback ----------------------------------------------------------------
-
-_NUMBER = r"\d+(?:[.,]\d+)*"
-_UNIT = (r"(?:%|percent\b|[KMB]\b|×|Å|nm\b|layers?\b|parameters?\b|params\b|residues?\b|sequences?\b|"
-         r"tokens?\b|epochs?\b|steps?\b|GB\b|hours?\b|days?\b|points?\b|fold\b|times\b|proteins?\b|"
-         r"families\b|structures?\b|heads?\b|dimensions?\b)")
-_QUANTITY = re.compile(rf"(?<![\w.]){_NUMBER}\s*(?:-\s*)?(?:[a-z]+\s+)?{_UNIT}")
-_METRIC_VALUE = re.compile(r"\b(?:accuracy|auc|auroc|precision|recall|perplexity|correlation|spearman|"
-                           r"pearson|error|loss|f1|rmsd|tm-score|lddt|kl)\b[^.]*?(?<![\w.])\d*\.\d+",
-                           re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n")
-_COMPARISONS: list[tuple[re.Pattern[str], Operator]] = [
-    (re.compile(rf"\b(?:at least|no less than|not less than)\s+({_NUMBER})", re.I), Operator.ge),
-    (re.compile(rf"\b(?:at most|no more than|up to)\s+({_NUMBER})", re.I), Operator.le),
-    (re.compile(rf"\b(?:below|less than|under|lower than|fewer than)\s+({_NUMBER})", re.I), Operator.lt),
-    (re.compile(rf"\b(?:above|more than|over|exceeds?|exceeding|greater than|higher than)\s+({_NUMBER})",
-                re.I), Operator.gt),
-]
-_PERCENT = re.compile(rf"(?<![\w.])({_NUMBER})\s*(?:%|percent\b)")
-_ANALYZER_KEYWORDS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bcontacts?\b", re.I), "langevin.contacts"),
-    (re.compile(r"\b(?:depth|layers?)\b", re.I), "depth."),
-    (re.compile(r"\b(?:temperatures?|langevin|attention)\b", re.I), "langevin."),
-]
+def problems(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, Any]) -> list[str]:
+    """What ``review`` would reject or strip, one line per claim (the agent's chance to fix it)."""
+    found = []
+    for claim in claims:
+        if not check_quote(claim.quote, text):
+            found.append(f"claim {claim.id!r}: the quote is not in the text; call find_quote and copy the exact words")
+        found += [f"claim {claim.id!r}: {why}" for why in _binding_problems(claim, analyzers)[1]]
+    return found
 
 
-def _number(raw: str) -> float:
-    return float(raw.replace(",", ""))
+# -- the agent --------------------------------------------------------------------------------------
+
+def _checked_schema(check: Callable[[DraftedClaims], None]) -> type[DraftedClaims]:
+    """``DraftedClaims`` whose validation also runs ``check`` (so the agent sees review problems as errors)."""
+
+    class Checked(DraftedClaims):
+        model_config = ConfigDict(title="DraftedClaims")
+
+        @model_validator(mode="after")
+        def _review(self) -> Checked:
+            check(self)
+            return self
+
+    Checked.__name__ = Checked.__qualname__ = "DraftedClaims"
+    Checked.__doc__ = DraftedClaims.__doc__
+    return Checked
 
 
-def expectation_for(sentence: str, metric: str = "value") -> Expectation | None:
-    """An expectation when the sentence states a simple comparison ('at least X', 'below X', 'X%')."""
-    for pattern, op in _COMPARISONS:
-        match = pattern.search(sentence)
-        if match:
-            return Expectation(metric=metric, op=op, value=_number(match.group(1)))
-    match = _PERCENT.search(sentence)
-    if match:
-        return Expectation(metric=metric, op=Operator.approx, value=_number(match.group(1)), tolerance=0.5)
-    return None
+def agent_draft(text: str, model: BaseChatModel, kb: KnowledgeBase | None = None,
+                analyzers: Mapping[str, Any] | None = None, *, repairs: int = 1,
+                recursion_limit: int = 40) -> list[ProposedClaim]:
+    """Claims drafted by a LangChain agent with structured output ``DraftedClaims`` (not yet reviewed).
 
-
-def suggest_analyzer(sentence: str, registered: list[str] | None = None) -> str | None:
-    """A registered analyzer whose topic the sentence names (depth/layers, temperature/Langevin/contacts)."""
-    names = sorted(registered if registered is not None else registry.load_all())
-    for pattern, prefix in _ANALYZER_KEYWORDS:
-        if not pattern.search(sentence):
-            continue
-        if prefix in names:
-            return prefix
-        family = prefix if prefix.endswith(".") else prefix.split(".")[0] + "."
-        match = next((n for n in names if n.startswith(family)), None)
-        if match:
-            return match
-    return None
-
-
-def _sentences(text: str) -> list[str]:
-    """Prose sentences (Markdown table rows and headings are handled separately)."""
-    prose = "\n".join(line for line in text.splitlines()
-                      if not line.lstrip().startswith(("|", "#")))
-    return [s.strip() for s in _SENTENCE.split(prose) if s.strip()]
-
-
-def _table_rows(text: str) -> list[str]:
-    """Markdown table body rows (not the header or separator) that contain a number."""
-    rows, previous = [], ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        is_row = stripped.startswith("|") and stripped.count("|") >= 2
-        separator = is_row and set(stripped) <= set("|-: ")
-        if is_row and not separator and previous.startswith("|") and re.search(r"\d", stripped):
-            header_above = set(previous) <= set("|-: ")
-            if header_above or previous.startswith("|"):
-                rows.append(stripped)
-        previous = stripped if is_row else ""
-    return rows
-
-
-def _slug(text: str, taken: set[str]) -> str:
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    stop = {"the", "a", "an", "of", "and", "in", "on", "to", "with", "is", "are", "was", "were", "we", "for"}
-    base = "-".join([w for w in words if w not in stop][:5])[:48].strip("-") or "claim"
-    ident, n = base, 2
-    while ident in taken:
-        ident, n = f"{base}-{n}", n + 1
-    taken.add(ident)
-    return ident
-
-
-def _is_quantitative(sentence: str) -> bool:
-    return bool(_QUANTITY.search(sentence) or _METRIC_VALUE.search(sentence))
-
-
-def _first_metric(analyzer: str | None) -> str:
-    """The analyzer's first declared metric (the expectation's target), or 'value' as a placeholder."""
-    if analyzer is None:
-        return "value"
-    metrics = getattr(registry.load_all().get(analyzer), "metrics", None) or {"value": ""}
-    return next(iter(metrics))
-
-
-def fallback_draft(text: str, registered: list[str] | None = None) -> list[DraftClaim]:
-    """Quantitative claims from the explicit numbers in a text, each quoting its sentence (or table row)."""
-    names = sorted(registered if registered is not None else registry.load_all())
-    taken: set[str] = set()
-    claims = []
-    candidates: list[tuple[str, str | None]] = [(s, None) for s in _sentences(text) if _is_quantitative(s)]
-    candidates += [(row, "table") for row in _table_rows(text)]
-    for quote, section in candidates:
-        analyzer = suggest_analyzer(quote, names)
-        statement = " ".join(c.strip() for c in quote.strip("|").split("|")) if section else quote
-        claims.append(DraftClaim(
-            id=_slug(statement, taken), statement=statement, kind=ClaimKind.quantitative, quote=quote,
-            section=section, analyzer=analyzer,
-            expect=expectation_for(quote, _first_metric(analyzer)),
-        ))
-    return claims
-
-
-# -- the agent ---------------------------------------------------------------------------------
-
-def agent_draft(text: str, model: BaseChatModel, kb: KnowledgeBase | None = None) -> list[DraftClaim]:
-    """Claims drafted by a LangChain agent (structured output ``DraftedClaims``), not yet grounded."""
+    The first ``repairs`` answers that ``review`` would change are sent back to the model with the
+    problems; after that the answer stands and the final review rejects or strips what is wrong.
+    """
     from langchain.agents import create_agent
     from langchain.agents.structured_output import ToolStrategy
+    from langgraph.errors import GraphRecursionError
 
-    tools = list(build_tools(kb, ["list_analyzers", "search_notes"]).tools.values()) if kb is not None else []
-    agent = create_agent(model, tools, system_prompt=SYSTEM_PROMPT, response_format=ToolStrategy(DraftedClaims))
-    state: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": f"Paper text:\n\n{text}"}]})
-    response = state.get("structured_response")
-    if isinstance(response, DraftedClaims):
-        return response.claims
+    analyzers = registry.load_all() if analyzers is None else analyzers
+    attempts = {"left": repairs}
+
+    def check(answer: DraftedClaims) -> None:
+        found = problems(answer.claims, text, analyzers)
+        if found and attempts["left"] > 0:
+            attempts["left"] -= 1
+            raise ValueError("fix these claims and answer again (or drop them): " + " | ".join(found))
+
+    names = DRAFT_TOOLS if kb is not None else ()
+    tools = list(build_tools(kb, names, text=text).tools.values()) if kb is not None else []
+    agent = create_agent(model, tools, system_prompt=SYSTEM_PROMPT,
+                         response_format=ToolStrategy(_checked_schema(check)))
     try:
-        return DraftedClaims.model_validate(response or {}).claims
-    except ValidationError:
-        return []
+        state: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": f"Paper text:\n\n{text}"}]},
+                                             {"recursion_limit": recursion_limit})
+    except GraphRecursionError as exc:
+        raise DraftError(f"the model gave no valid draft within {recursion_limit} steps") from exc
+    response = state.get("structured_response")
+    if response is None:
+        raise DraftError("the model answered without drafting claims (no DraftedClaims call)")
+    return list(response.claims)
 
 
-def draft(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None) -> DraftResult:
-    """Draft and ground claims: the agent when ``model`` is given, else the deterministic fallback."""
+# -- the entry point -------------------------------------------------------------------------------
+
+def fallback_draft(text: str, analyzers: Mapping[str, Any] | None = None,
+                   taken: set[str] | None = None) -> list[DraftClaim]:
+    """Quantitative claims from the explicit numbers of a text (``kb.agents.fallback``), not yet reviewed."""
+    analyzers = registry.load_all() if analyzers is None else analyzers
+    return [DraftClaim.model_validate(fields) for fields in fallback_claims(text, analyzers, taken)]
+
+
+def draft(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None, *,
+          existing: Iterable[Claim] = (), analyzers: Mapping[str, Any] | None = None) -> DraftResult:
+    """Draft and review claims: the agent when ``model`` is given, else the deterministic fallback.
+
+    ``existing`` are the claims already in the target note: their ids are not reused and their quotes
+    are not drafted again. Raises ``DraftError`` when the agent fails.
+    """
+    analyzers = registry.load_all() if analyzers is None else analyzers
+    existing = list(existing)
     if model is not None:
-        drafted, method = agent_draft(text, model, kb), "agent"
+        drafted: list[ProposedClaim] = agent_draft(text, model, kb, analyzers)
+        method: Literal["agent", "fallback"] = "agent"
+        message = None
     else:
-        drafted, method = fallback_draft(text), "fallback"
-    kept, rejected = ground(drafted, text)
-    return DraftResult(claims=kept, rejected=rejected, method=method)
+        drafted = list(fallback_draft(text, analyzers, {c.id for c in existing}))
+        method, message = "fallback", FALLBACK_MESSAGE
+    kept, rejected = review(drafted, text, analyzers, existing)
+    return DraftResult(claims=kept, rejected=rejected, method=method, message=message)
 
 
 def draft_claims(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None) -> list[DraftClaim]:
-    """The grounded drafted claims only (see ``draft`` for the rejected ones too)."""
+    """The kept drafted claims only (see ``draft`` for the rejected ones and the message)."""
     return draft(text, kb, model).claims

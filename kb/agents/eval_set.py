@@ -27,13 +27,13 @@ qualitative ones, but it should find those).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from kb.agents.drafter import DraftClaim, fallback_draft
+from kb.agents.drafter import DraftClaim, draft
 from kb.grounding import normalize_text
 
 DATA_DIR = Path(__file__).resolve().parent / "eval_data"
@@ -68,6 +68,7 @@ class Passage:
     source: str
     text: str
     claims: tuple[LabelledClaim, ...]
+    held_out: bool = False  # labelled after the drafter was last tuned, and not tuned on since
 
 
 @dataclass
@@ -119,7 +120,8 @@ def load_eval_set(path: Path = LABELS) -> list[Passage]:
         claims = tuple(LabelledClaim(kind=c["kind"], quote=c["quote"], also=tuple(c.get("also", ())),
                                      numbers=tuple(float(n) for n in c.get("numbers", ())))
                        for c in entry["claims"])
-        passages.append(Passage(name=entry["name"], source=entry["source"], text=text, claims=claims))
+        passages.append(Passage(name=entry["name"], source=entry["source"], text=text, claims=claims,
+                                held_out=bool(entry.get("held_out", False))))
     return passages
 
 
@@ -183,13 +185,17 @@ def score_passage(passage: Passage, drafter: Callable[[str], list[DraftClaim]]) 
     )
 
 
+def total(scores: Iterable[Score]) -> Score:
+    """Counts summed over passages (micro average)."""
+    summed = Score()
+    for score in scores:
+        summed += score
+    return summed
+
+
 def evaluate(passages: list[Passage] | None = None,
-             drafter: Callable[[str], list[DraftClaim]] | None = None) -> tuple[dict[str, Score], Score]:
-    """Scores per passage and summed over all (micro average); default: the fallback drafter."""
+             drafter: Callable[[str], list[DraftClaim]] | None = None) -> dict[str, Score]:
+    """Scores per passage; default drafter: ``draft`` without a model (the fallback), no analyzers."""
     passages = passages if passages is not None else load_eval_set()
-    drafter = drafter or (lambda text: fallback_draft(text, registered=[]))
-    per_passage = {p.name: score_passage(p, drafter) for p in passages}
-    total = Score()
-    for score in per_passage.values():
-        total += score
-    return per_passage, total
+    drafter = drafter or (lambda text: draft(text, analyzers={}).claims)
+    return {p.name: score_passage(p, drafter) for p in passages}

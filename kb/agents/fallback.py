@@ -1,0 +1,318 @@
+"""The deterministic claim drafter: quantitative claims from the explicit numbers and tables of a text.
+
+No model is involved, so it works offline and gives the same draft every time. It reads the text as
+a careful reader would skim it for numbers:
+
+- the text is cut into units: prose sentences (also Chinese ones, ending in 。！？), Markdown list
+  items, and table rows (each row remembers its table's header); headings, code blocks, reference
+  lists and URLs are skipped;
+- a unit is a candidate when it states a quantity: a number with a unit or a percentage, a decimal,
+  a model size (650M, 15B), or a number in a comparison, range or approximation ('between 0.4 and
+  0.6', 'from X to Y', 'around 0', '≈ 24'); numbers that only point somewhere (Table 3, Fig. 4,
+  Section 4.2, [25], years, dates, versions, identifiers such as ESM-2 or CASP14) do not count;
+- set-up is not a finding: sentences about training budgets and hardware with no result in them,
+  table captions, and tables of hyperparameters (a header naming epochs, steps, batch size, learning
+  rate, ...) are skipped.
+
+Each claim quotes its unit verbatim (whitespace collapsed), so it is grounded by construction. The
+analyzer it suggests comes from the registry's own words (names, summaries and metric descriptions),
+never from a list of analyzer names kept here; the drafter writes no expectation, because it cannot
+know which metric a number refers to, and says so in the claim's notes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.claim import AnalyzerBinding, ClaimKind, ClaimScale
+
+# -- cutting a text into units -----------------------------------------------------------------
+
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(?:\[[ xX]\]\s+)?(?P<body>.+)$")
+_REFERENCE = re.compile(r"^\s*[-*]?\s*\[\d+\]")
+_SECTION_NUMBER = re.compile(r"^(?:[IVX]+|[A-Z]|\d+)(?:\.\d+)*\.?\s+\S|^(?:Appendix|Abstract|References)\b")
+_TERMINAL = re.compile(r"[.!?:;。！？：；)\]\"”]$")
+_URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|io|net)/\S*")
+# Words after which a period does not end a sentence ('Fig. 4', 'et al. (2021)', 'cf. Table A1').
+_ABBREVIATIONS = {"fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf", "e.g", "i.e", "al", "vs", "approx",
+                  "no", "vol", "pp", "tab", "app", "ca", "resp", "st", "dr", "mr", "ms", "prof", "etc", "incl"}
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[A-Z0-9(\"'“‘\[])|(?<=[。！？])")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A sentence, list item or table row of the text, as written (whitespace collapsed)."""
+
+    kind: str  # 'sentence', 'item' or 'row'
+    text: str
+    header: tuple[str, ...] = ()  # the table's header cells, for rows
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def _sentences(paragraph: str) -> list[str]:
+    """Split prose into sentences, not at abbreviations such as 'Fig.' or 'et al.'."""
+    sentences, start = [], 0
+    for boundary in _BOUNDARY.finditer(paragraph):
+        before = paragraph[start:boundary.start()].rstrip("\"'”’)")
+        last_word = re.findall(r"([\w.]+)\.$", before)
+        if last_word and (last_word[0].lower() in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", last_word[0])):
+            continue
+        sentences.append(paragraph[start:boundary.start()])
+        start = boundary.end()
+    sentences.append(paragraph[start:])
+    return [" ".join(s.split()) for s in sentences if s.strip()]
+
+
+def _is_heading(line: str) -> bool:
+    """A line that titles what follows: no closing punctuation, and short or numbered like a section."""
+    stripped = line.strip()
+    return not _TERMINAL.search(stripped) and (len(stripped.split()) <= 8 or bool(_SECTION_NUMBER.match(stripped)))
+
+
+def units(text: str) -> list[Unit]:
+    """The sentences, list items and table rows of a text, in order (see the module docstring)."""
+    found: list[Unit] = []
+    paragraph: list[str] = []
+    header: tuple[str, ...] | None = None
+    in_code = False
+
+    def flush() -> None:
+        if paragraph:
+            found.extend(Unit("sentence", s) for s in _sentences("\n".join(paragraph)))
+            paragraph.clear()
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            flush()
+            in_code = not in_code
+            continue
+        is_row = stripped.startswith("|") and stripped.count("|") >= 2
+        if not is_row:
+            header = None
+        if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped):
+            flush()
+            continue
+        if is_row:
+            flush()
+            if header is None:
+                header = tuple(_cells(stripped))
+            elif not set(stripped) <= set("|-: "):
+                found.append(Unit("row", stripped, header))
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            flush()
+            found.extend(Unit("item", s) for s in _sentences(item.group("body")))
+        elif _is_heading(stripped) and not paragraph:
+            continue
+        else:
+            paragraph.append(stripped)
+    flush()
+    return found
+
+
+# -- quantities ----------------------------------------------------------------------------------
+
+_NUM = r"\d+(?:,\d{3})*(?:\.\d+)?"
+_NUMBER = re.compile(rf"(?<![\w.,/:\-])(?<![\w]-)(?P<num>{_NUM})(?P<after>\S*)")
+# What may follow a number directly and still make it a quantity (not an identifier such as 2abd or A100).
+_SUFFIX = re.compile(r"^(?:%|[KkMBG]|[x×]|层|倍|个|nm|Å|th|st|nd|rd|s)?(?:[^\w]|$)")
+_SIZE = re.compile(rf"(?<![\w.])(?P<num>{_NUM})\s?(?P<unit>[MB]|million|billion)\b(?!\s+(?:sequences|tokens|steps))",
+                   re.IGNORECASE)
+_UNIT_AFTER = re.compile(
+    r"^\s*(?:%|percent\b|percentage points?\b|pp\b|[KMB]\b|×|x\b|-?fold\b|times\b|Å|nm\b|nats?\b|bits?\b|"
+    r"layers?\b|blocks?\b|heads?\b|層|层|倍|parameters?\b|params\b|residues?\b|sequences?\b|tokens?\b|proteins?\b|"
+    r"families\b|structures?\b|dimensions?\b|points?\b|seconds?\b|s\b|ms\b|minutes?\b|hours?\b|days?\b|GB\b|"
+    r"(?:contact\s+)?heads?\b|models?\b)", re.IGNORECASE)
+_CONTEXT_BEFORE = re.compile(
+    r"(?:≈|~|∼|=|<|>|≤|≥|±|\b(?:around|about|approximately|roughly|towards?|close to|between|and|from|to|by|"
+    r"at least|at most|up to|above|below|over|under|than|reaches?|reached|of|is|are|was|were|layers?|"
+    r"blocks?|depth))\s*$", re.IGNORECASE)
+_POINTER_BEFORE = re.compile(
+    r"\b(?:fig|figs|figure|figures|table|tables|tab|section|sections|sect|sec|appendix|app|eq|eqs|equation|"
+    r"chapter|version|v|ref|refs|step|steps|item|no|page|pages|pp|vol|§)\.?\s*\(?\s*$", re.IGNORECASE)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number stated as a quantity, and whether it is a budget (training, hardware, model size)."""
+
+    number: str  # as written
+    budget: bool
+
+
+_BUDGET_AFTER = re.compile(r"^\S*\s*(?:[KMB]\b|million|billion|steps?|updates?|iterations?|epochs?|days?|hours?|"
+                           r"minutes?|seconds?|GPUs?|TPUs?|cores|GB|sequences?|tokens?|parameters?|params)\b",
+                           re.IGNORECASE)
+_BUDGET_BEFORE = re.compile(r"\b(?:batch size|learning rate|lr|warm-?up|dropout(?: rate)?|seed|weight decay)"
+                            r"(?: of)?\s*[=:]?\s*$", re.IGNORECASE)
+
+
+def quantities(unit: str) -> list[Quantity]:
+    """The numbers in a unit that state a quantity (see the module docstring)."""
+    text = _URL.sub(" ", unit)
+    text = re.sub(r"\[[\d,\s\-–]+\]", " ", text)  # citations [3, 14-16]
+    text = re.sub(r"\b\d{4}-\d{2}(?:-\d{2})?\b", " ", text)  # dates 2022-05-01, 2023-10
+    found = []
+    for match in _NUMBER.finditer(text):
+        number, after = match.group("num"), match.group("after")
+        before = text[:match.start()]
+        if not _SUFFIX.match(after) or re.match(r"^\.\d", after) or _POINTER_BEFORE.search(before):
+            continue  # an identifier, a version like 1.0.2, or a pointer to a table/figure/section
+        tail = text[match.end("num"):]
+        has_unit = bool(_UNIT_AFTER.match(tail)) or bool(re.match(r"^(?:%|[KMB]|[x×]|层|倍)", after))
+        if _YEAR.match(number) and not has_unit:
+            continue
+        if has_unit or "." in number or _CONTEXT_BEFORE.search(before):
+            budget = bool(_BUDGET_AFTER.match(tail) or _BUDGET_BEFORE.search(before))
+            found.append(Quantity(number, budget))
+    return found
+
+
+def row_values(unit: Unit) -> list[Quantity]:
+    """The cells of a table row that hold a value (a number, possibly with a unit, range or '~')."""
+    return [Quantity(cell, False) for cell in _cells(unit.text) if re.match(r"^[~≈<>≤≥±]?\s*\d", cell)]
+
+
+def model_sizes(unit: str) -> list[float]:
+    """Model sizes a unit names ('650M', '15B', '46 B parameters'), in parameters."""
+    sizes = []
+    for match in _SIZE.finditer(unit):
+        scale = 1e6 if match.group("unit").lower() in ("m", "million") else 1e9
+        sizes.append(float(match.group("num").replace(",", "")) * scale)
+    return sizes
+
+
+# -- what is set-up, not a finding ---------------------------------------------------------------
+
+_SETUP = re.compile(r"\b(?:train(?:s|ed|ing)?|fine-tun\w*|batch size|learning rate|warm-?up|dropout|epochs?|"
+                    r"optimi[sz]er|GPUs?|TPU\w*|A100|H100|V100|cores|hyperparameters?|took|wall-clock)\b|"
+                    r"训练|微调|配置|设置|固定|控制变量", re.I)
+_RESULT = re.compile(
+    r"\b(?:improv\w*|increas\w*|decreas\w*|drops?|dropped|falls?|fell|rises?|rose|reach\w*|outperform\w*|"
+    r"better|worse|faster|slower|higher|lower|gains?|saturat\w*|exceed\w*|achiev\w*|recover\w*|predict\w*|"
+    r"accuracy|precision|recall|perplexity|correlation|spearman|pearson|auc|auroc|f1|rmsd|tm-score|lddt|"
+    r"error|loss|kl|entropy|rank|diminish\w*|returns|optimal|best|worst|peaked?|ranges?|significant\w*)\b|"
+    r"下降|上升|提升|降低|提高|最佳|最优|优于|达到|维持|减少|增加", re.IGNORECASE)
+# 'Noci et al. (2023) - The Curse of Depth ...': an entry of a reading list, not a finding.
+_BIBLIOGRAPHIC = re.compile(r"^[A-Z][\w'\-]+(?: (?:et al\.|and [A-Z][\w'\-]+))?,? \(?(?:19|20)\d\d[a-z]?\)?\W")
+_ENUMERATION = re.compile(r"\d+(?:\s*,\s*\d+){2,}")
+_CAPTION = re.compile(r"^(?:Table|Figure|Fig\.)\s*[A-Z]?\d+\w*[.:]?\s+(?:reports?|shows?|summari[sz]es|lists?|"
+                      r"presents?|gives?|compares?|describes?|depicts?|illustrates?)\b", re.IGNORECASE)
+_CHANGE = re.compile(r"\b(?:improv\w*|increas\w*|decreas\w*|drops?|falls?|rises?|reach\w*|outperform\w*|"
+                     r"better|worse|higher|lower|exceed\w*)\b", re.IGNORECASE)
+_RESULT_HEADER = re.compile(r"P@L|top-?L|\b(?:acc\w*|precision|recall|perplexity|ppl|error|loss|auc\w*|f1|"
+                            r"spearman|pearson|rho|ρ|rmsd|tm-score|lddt|kl|score|q3|q8|mcc)\b", re.IGNORECASE)
+_HYPERPARAMETER_HEADER = re.compile(r"\b(?:epochs?|steps?|lr|learning rate|batch|warm-?up|dropout|seed|"
+                                    r"weight decay|optimi[sz]er|schedule)\b", re.IGNORECASE)
+
+
+def is_setup(unit: Unit, found: list[Quantity]) -> bool:
+    """Set-up rather than a finding (see the module docstring)."""
+    if unit.kind == "row":
+        header = " ".join(unit.header)
+        return bool(_HYPERPARAMETER_HEADER.search(header)) and not _RESULT_HEADER.search(header)
+    if _BIBLIOGRAPHIC.match(unit.text) or (_CAPTION.match(unit.text) and not _CHANGE.search(unit.text)):
+        return True
+    if _SETUP.search(unit.text) and all(q.budget for q in found):
+        return True  # it only states a budget: steps, epochs, hardware, time, model sizes
+    return bool(_ENUMERATION.search(unit.text)) and not _RESULT.search(unit.text)  # the values a study ran at
+
+
+# -- analyzers named by the registry's own words -------------------------------------------------
+
+_STOP = {"the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made", "of",
+         "per", "its", "model", "models", "value", "values", "parameter", "parameters", "mean", "fraction", "true",
+         "returns", "result", "results", "number", "half", "over", "protein", "plm", "plms"}
+
+
+def _words(text: str) -> set[str]:
+    words = re.findall(r"[a-z][a-z0-9]+", text.lower().replace("_", " ").replace("-", " "))
+    return {w.rstrip("s") if len(w) > 4 else w for w in words if len(w) > 1 and w not in _STOP}
+
+
+def analyzer_vocabulary(analyzers: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Each analyzer's words: its name, summary, metric names and metric descriptions."""
+    vocabulary = {}
+    for name, cls in analyzers.items():
+        metrics = getattr(cls, "metrics", {}) or {}
+        text = " ".join([name, getattr(cls, "summary", ""), *metrics, *map(str, metrics.values())])
+        vocabulary[name] = _words(text)
+    return vocabulary
+
+
+def suggest_analyzer(sentence: str, vocabulary: Mapping[str, set[str]]) -> str | None:
+    """The analyzer sharing the most words (at least two) with the sentence, or None."""
+    words = _words(sentence)
+    best, best_overlap = None, 1
+    for name, known in sorted(vocabulary.items()):
+        overlap = len(words & known)
+        if overlap > best_overlap:
+            best, best_overlap = name, overlap
+    return best
+
+
+# -- the drafter -----------------------------------------------------------------------------------
+
+_SLUG_STOP = {"the", "a", "an", "of", "and", "in", "on", "to", "with", "is", "are", "was", "were", "we", "for", "by",
+              "at", "that", "this", "from", "as", "it", "its", "our"}
+
+
+def slug(text: str, taken: set[str]) -> str:
+    """A claim id from the first content words of a text, unique among ``taken`` (which it joins)."""
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _SLUG_STOP]
+    base = "-".join(words[:6])[:48].strip("-") or "claim"
+    ident, n = base, 2
+    while ident in taken:
+        ident, n = f"{base}-{n}", n + 1
+    taken.add(ident)
+    return ident
+
+
+def _row_statement(unit: Unit) -> str:
+    cells = _cells(unit.text)
+    named = [(h, c) for h, c in zip(unit.header, cells, strict=False) if h and c]
+    if len(named) == len([c for c in cells if c]) and named:
+        return "; ".join(f"{h}: {c}" for h, c in named)
+    return " | ".join(c for c in cells if c)
+
+
+def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
+                    taken: set[str] | None = None) -> list[dict[str, Any]]:
+    """Draft claims (as ``DraftClaim`` fields) from the quantities of a text; see the module docstring."""
+    vocabulary = analyzer_vocabulary(analyzers or {})
+    scales = {name: sorted(getattr(cls, "scales", {}) or {}) for name, cls in (analyzers or {}).items()}
+    taken = set(taken or ())
+    drafted: list[dict[str, Any]] = []
+    quotes: set[str] = set()
+    for unit in units(text):
+        found = row_values(unit) if unit.kind == "row" else quantities(unit.text)
+        if not found or is_setup(unit, found) or unit.text in quotes:
+            continue
+        quotes.add(unit.text)
+        statement = _row_statement(unit) if unit.kind == "row" else unit.text
+        context = " ".join([*unit.header, unit.text])
+        name = suggest_analyzer(context, vocabulary)
+        notes: list[str] = []
+        binding = None
+        if name is not None:
+            preset = "smoke" if "smoke" in scales[name] else (scales[name][0] if scales[name] else None)
+            binding = AnalyzerBinding(name=name, scale=preset)
+            metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
+            notes.append(f"{name} may test this (it shares words with the quote); add an expectation on one of "
+                         f"its metrics ({metrics}) for it to judge the claim")
+        sizes = model_sizes(unit.text)
+        drafted.append({
+            "id": slug(statement, taken), "statement": statement, "kind": ClaimKind.quantitative,
+            "quote": unit.text, "section": "table" if unit.kind == "row" else None, "analyzer": binding,
+            "scale": ClaimScale(parameters=max(sizes)) if sizes else None, "notes": notes,
+        })
+    return drafted
