@@ -10,14 +10,18 @@ a careful reader would skim it for numbers:
   a model size (650M, 15B), or a number in a comparison, range or approximation ('between 0.4 and
   0.6', 'from X to Y', 'around 0', '≈ 24'); numbers that only point somewhere (Table 3, Fig. 4,
   Section 4.2, [25], years, dates, versions, identifiers such as ESM-2 or CASP14) do not count;
-- set-up is not a finding: sentences about training budgets and hardware with no result in them,
-  table captions, and tables of hyperparameters (a header naming epochs, steps, batch size, learning
-  rate, ...) are skipped.
+- set-up is not a finding: a sentence about training or hardware whose every quantity is a budget
+  (steps, epochs, days, GPUs, batch size, model sizes), a list of the values a study ran at ('6, 12,
+  24, 36, 48 layers') with no result word, a table caption, a reading-list entry ('Noci et al.
+  (2023) - ...'), and the rows of a table whose header names only configuration (epochs, steps,
+  learning rate, ...) and no result column (accuracy, P@L, perplexity, ...) are skipped. The cues
+  are English and Chinese, the languages of the project's notes.
 
-Each claim quotes its unit verbatim (whitespace collapsed), so it is grounded by construction. The
-analyzer it suggests comes from the registry's own words (names, summaries and metric descriptions),
-never from a list of analyzer names kept here; the drafter writes no expectation, because it cannot
-know which metric a number refers to, and says so in the claim's notes.
+Each claim quotes its unit verbatim (whitespace collapsed), so it is grounded by construction. It
+binds no analyzer and writes no expectation (it cannot know which metric a number refers to, and an
+accepted binding would queue runs): when an analyzer shares words with the quote (its name, summary
+and metric descriptions, read from the registry, never from a list kept here), the claim's notes
+suggest it, with its metrics and scales.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from schemas.claim import AnalyzerBinding, ClaimKind, ClaimScale
+from schemas.claim import ClaimKind, ClaimScale
 
 # -- cutting a text into units -----------------------------------------------------------------
 
@@ -39,7 +43,7 @@ _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|io|net)/\S*")
 # Words after which a period does not end a sentence ('Fig. 4', 'et al. (2021)', 'cf. Table A1').
 _ABBREVIATIONS = {"fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf", "e.g", "i.e", "al", "vs", "approx",
                   "no", "vol", "pp", "tab", "app", "ca", "resp", "st", "dr", "mr", "ms", "prof", "etc", "incl"}
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[A-Z0-9(\"'“‘\[])|(?<=[。！？])")
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[^\sa-z])|(?<=[。！？])")
 
 
 @dataclass(frozen=True)
@@ -229,14 +233,16 @@ def is_setup(unit: Unit, found: list[Quantity]) -> bool:
 
 # -- analyzers named by the registry's own words -------------------------------------------------
 
-_STOP = {"the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made", "of",
-         "per", "its", "model", "models", "value", "values", "parameter", "parameters", "mean", "fraction", "true",
-         "returns", "result", "results", "number", "half", "over", "protein", "plm", "plms"}
+_STOP = {"the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made", "one",
+         "two", "per", "its", "are", "was", "were", "has", "have", "can", "may", "not", "but", "all", "any", "via",
+         "use", "used", "which", "what", "where", "then", "model", "models", "value", "values", "parameter",
+         "parameters", "mean", "fraction", "true", "returns", "result", "results", "number", "half", "over",
+         "protein", "plm", "plms"}
 
 
 def _words(text: str) -> set[str]:
     words = re.findall(r"[a-z][a-z0-9]+", text.lower().replace("_", " ").replace("-", " "))
-    return {w.rstrip("s") if len(w) > 4 else w for w in words if len(w) > 1 and w not in _STOP}
+    return {w.rstrip("s") if len(w) > 4 else w for w in words if len(w) > 2 and w not in _STOP}
 
 
 def analyzer_vocabulary(analyzers: Mapping[str, Any]) -> dict[str, set[str]]:
@@ -268,8 +274,10 @@ _SLUG_STOP = {"the", "a", "an", "of", "and", "in", "on", "to", "with", "is", "ar
 
 def slug(text: str, taken: set[str]) -> str:
     """A claim id from the first content words of a text, unique among ``taken`` (which it joins)."""
-    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _SLUG_STOP]
-    base = "-".join(words[:6])[:48].strip("-") or "claim"
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _SLUG_STOP][:6]
+    while len("-".join(words)) > 48 and len(words) > 1:
+        words.pop()  # cut at a word, not inside one
+    base = "-".join(words)[:48].strip("-") or "claim"
     ident, n = base, 2
     while ident in taken:
         ident, n = f"{base}-{n}", n + 1
@@ -302,17 +310,14 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
         context = " ".join([*unit.header, unit.text])
         name = suggest_analyzer(context, vocabulary)
         notes: list[str] = []
-        binding = None
         if name is not None:
-            preset = "smoke" if "smoke" in scales[name] else (scales[name][0] if scales[name] else None)
-            binding = AnalyzerBinding(name=name, scale=preset)
             metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
-            notes.append(f"{name} may test this (it shares words with the quote); add an expectation on one of "
-                         f"its metrics ({metrics}) for it to judge the claim")
+            notes.append(f"{name} might test this (it shares words with the quote): to have it judged, bind it "
+                         f"with an expectation on one of its metrics ({metrics}); scales: {', '.join(scales[name])}")
         sizes = model_sizes(unit.text)
         drafted.append({
             "id": slug(statement, taken), "statement": statement, "kind": ClaimKind.quantitative,
-            "quote": unit.text, "section": "table" if unit.kind == "row" else None, "analyzer": binding,
+            "quote": unit.text, "section": "table" if unit.kind == "row" else None,
             "scale": ClaimScale(parameters=max(sizes)) if sizes else None, "notes": notes,
         })
     return drafted
