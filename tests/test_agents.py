@@ -447,3 +447,25 @@ def test_cli_draft_claims_rejects_bad_accept_requests(tmp_path: Path) -> None:
     assert into.exit_code == 0, into.output
     kb = KnowledgeBase(Settings(papers=tmp_path / "papers", home=home))
     assert any(c.statement.startswith("The optimal depth") for c in kb.claims("plm-architecture-discussion"))
+
+
+def test_every_tool_is_documented_for_the_model_and_tested() -> None:
+    from kb.agents.tools import TOOL_ARGS, ToolBox
+
+    source = Path(__file__).read_text(encoding="utf-8")
+    assert set(ASK_TOOLS) | set(DRAFT_TOOLS) == set(TOOL_ARGS)
+    for name, args in TOOL_ARGS.items():
+        doc = getattr(ToolBox, name).__doc__ or ""
+        assert len(doc.strip().splitlines()) >= 3, f"{name}: the docstring must tell the model when to use it"
+        assert all(field.description for field in args.model_fields.values()), f"{name}: undescribed argument"
+        assert f'"{name}"' in source, f"{name} has no test"
+
+
+def test_describe_analyzer_lists_parameters_the_binding_may_set(shared_kb: KnowledgeBase) -> None:
+    box = build_tools(shared_kb)
+    described = json.loads(box.tools["describe_analyzer"].invoke({"name": "noop"}))
+    assert described["metrics"] == {"value": "the 'value' parameter, echoed"}
+    assert described["params"]["value"] == {"type": "float", "default": 1.0,
+                                            "description": "The value to return as the metric 'value'."}
+    assert "device" not in described["params"] and described["scales"] == {"smoke": {}}
+    assert box.tools["describe_analyzer"].invoke({"name": "nope"}).startswith("error: no analyzer 'nope'")

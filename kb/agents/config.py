@@ -26,6 +26,15 @@ NO_MODEL_MESSAGE = (
 )
 
 
+# Offline or behind a dead proxy a call must fail in seconds, not after minutes of retries; answers
+# themselves may take a while. Only providers whose clients take these arguments are listed.
+CLIENT_SETTINGS: dict[str, dict[str, float]] = {
+    "openai": {"max_retries": 1, "timeout": 120},
+    "azure_openai": {"max_retries": 1, "timeout": 120},
+    "anthropic": {"max_retries": 1, "timeout": 120},
+}
+
+
 def chat_model(spec: str | None = None) -> BaseChatModel:
     """The configured chat model; raises ``NoChatModel`` with setup instructions when there is none."""
     spec = spec if spec is not None else os.environ.get(ENV_VAR, "")
@@ -34,8 +43,9 @@ def chat_model(spec: str | None = None) -> BaseChatModel:
         raise NoChatModel(NO_MODEL_MESSAGE)
     from langchain.chat_models import init_chat_model
 
+    provider = spec.split(":", 1)[0] if ":" in spec else ""
     try:
-        return init_chat_model(spec)
+        return init_chat_model(spec, **CLIENT_SETTINGS.get(provider, {}))
     except Exception as exc:  # a missing provider package, an unknown provider, a missing API key, ...
         raise NoChatModel(f"cannot create the chat model {spec!r} named by {ENV_VAR}: {type(exc).__name__}: {exc}. "
                           "Install the provider's package (e.g. pip install 'plm-kb[openai]') and set its API key, "

@@ -11,7 +11,8 @@ Whoever drafts, every claim goes through ``review`` before a person sees it:
   under one); what fails is **stripped** and the claim keeps a note saying what was removed and why;
 - ids are made valid and unique within the note.
 
-The agent (``create_agent`` with the tools ``list_analyzers``, ``find_quote`` and ``search_notes``)
+The agent (``create_agent`` with the tools ``list_analyzers``, ``describe_analyzer``, ``find_quote`` and
+``search_notes``)
 answers with the ``DraftedClaims`` schema as structured output. Its first answer is checked by the same
 review: when something would be rejected or stripped, the problems go back to the model once, as a
 structured-output error it can fix, before the final review decides.
@@ -120,7 +121,7 @@ For each finding a careful reader would want re-checked, give:
   whose quote is not in the text are rejected);
 - kind: 'quantitative' if it states a number, else 'qualitative';
 - analyzer: only if an analyzer from list_analyzers can test it: its name, a scale preset it lists and
-  only parameters it lists;
+  only parameters describe_analyzer lists;
 - expect: only with an analyzer, and only on a metric that analyzer lists;
 - scale: the model size (parameters) and data the paper's claim is about, when stated.
 Skip set-up details (hyperparameters, training budget, hardware), citations of other work's numbers
