@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -580,68 +581,199 @@ def demo(
     _verdict_table(verdicts)
 
 
-def _chat_model_or_none() -> Any:
-    from kb.agents.config import NoChatModel, chat_model
-
+def _draft_source(kb: KnowledgeBase, note_or_file: str) -> tuple[str, str, str | None, list[str]]:
+    """(text, source key, note id to write into, notices) for a note id or a file path."""
+    path = Path(note_or_file)
+    if path.is_file():
+        return path.read_text(encoding="utf-8", errors="replace"), f"file-{path.resolve()}", None, []
     try:
-        return chat_model()
-    except NoChatModel:
-        return None
+        note = kb.read(note_or_file)
+    except NoteError as exc:
+        if path.suffix or "/" in note_or_file:
+            _fail(NoteError(path, "no such file, and no note with this id; pass a text file or a note id ('kb list')"))
+        _fail(exc)
+    from kb.grounding import source_path
+
+    src = source_path(note)
+    if src is not None and src.is_file():
+        return src.read_text(encoding="utf-8", errors="replace"), f"note-{note.id}", note.id, []
+    why = (f"its source_file {note.meta.source_file!r} does not exist" if note.meta.source_file
+           else "it names no source_file")
+    return note.body, f"note-{note.id}", note.id, [f"drafting from the body of note {note.id!r}: {why}"]
 
 
 @app.command("draft-claims")
-def draft_claims(note_or_file: Annotated[str, typer.Argument(help="Note id, or path of a text/Markdown file.")],
-                 papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Draft claims from a paper's text (chat model from KB_CHAT_MODEL, else the deterministic fallback)."""
-    from kb.agents.drafter import draft
+def draft_claims(
+    note_or_file: Annotated[str, typer.Argument(help="Note id (drafts from its source_file), or a text file.")],
+    accept: Annotated[list[str] | None, typer.Option(
+        "--accept", help="Write this drafted claim id into the note (repeat for more).")] = None,
+    accept_all: Annotated[bool, typer.Option("--accept-all", help="Write every kept claim into the note.")] = False,
+    into: Annotated[str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")] = None,
+    fallback: Annotated[bool, typer.Option("--fallback", help="Use the deterministic drafter even if a chat model "
+                                                              "is configured.")] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Draft claims from a paper's text for review; with --accept, write chosen ones into the note.
+
+    The agent (chat model from KB_CHAT_MODEL) drafts statements, verbatim quotes, analyzers and
+    expectations; without a model a deterministic drafter proposes claims from explicit numbers and
+    tables. Quotes not in the text are rejected; unknown analyzers, bad parameters and undeclared
+    metrics are stripped, with the reason shown. Without --accept nothing is written.
+    """
+    from kb.agents.accept import load_draft, save_draft
+    from kb.agents.config import NoChatModel, chat_model, configured_spec
+    from kb.agents.drafter import DraftError, draft, review
+    from kb.grounding import normalize_text
 
     kb = _kb(papers, home, db)
-    path = Path(note_or_file)
-    if path.is_file():
-        text = path.read_text(encoding="utf-8", errors="replace")
-    else:
+    if accept and accept_all:
+        err_console.print("[bold red]error[/]: give either --accept ID ... or --accept-all, not both")
+        raise typer.Exit(2)
+    text, source, target, notices = _draft_source(kb, note_or_file)
+    if into is not None:
+        if target is not None:
+            err_console.print("[bold red]error[/]: --into is for drafting from a file; a note's claims go into it")
+            raise typer.Exit(2)
+        target = into
+    accepting = bool(accept) or accept_all
+    if accepting and target is None:
+        err_console.print("[bold red]error[/]: accepted claims are written into a note: pass a note id, "
+                          "or --into NOTE when drafting from a file")
+        raise typer.Exit(2)
+    existing = []
+    if target is not None:
         try:
-            note = kb.read(note_or_file)
+            existing = list(kb.read(target).meta.claims)
         except NoteError as exc:
             _fail(exc)
-        from kb.grounding import source_path
-
-        src = source_path(note)
-        text = src.read_text(encoding="utf-8", errors="replace") if src and src.is_file() else note.body
-    result = draft(text, kb, _chat_model_or_none())
+    for notice in notices:
+        err_console.print(f"[yellow]note[/]: {escape(notice)}", highlight=False)
+    result = load_draft(kb.settings.home, source, text) if accepting else None
+    if result is not None:
+        err_console.print("accepting from the draft printed earlier for this text", highlight=False)
+        still, now_rejected = review(result.claims, text, existing=existing)  # e.g. claims accepted since
+        result = result.model_copy(update={"claims": still, "rejected": [*result.rejected, *now_rejected]})
+    else:
+        model = None
+        if not fallback and configured_spec():
+            try:
+                model = chat_model()
+            except NoChatModel as exc:
+                err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
+                raise typer.Exit(2) from exc
+        try:
+            with err_console.status("drafting claims" + (" with the chat model" if model else ""), spinner="dots"):
+                result = draft(text, kb, model, existing=existing)
+        except DraftError as exc:
+            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+            raise typer.Exit(1) from exc
+        except Exception as exc:  # the provider failed: network, authentication, quota, ...
+            err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
+                              "(check the network, the provider's API key and KB_CHAT_MODEL)",
+                              highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from exc
+        save_draft(kb.settings.home, source, text, result)
+    if result.message:
+        err_console.print(f"[yellow]note[/]: {escape(result.message)}", highlight=False, soft_wrap=True)
+    written: dict[str, str] = {}
+    if accepting:
+        kept = {c.id: c for c in result.claims}
+        wanted = list(kept) if accept_all else list(dict.fromkeys(accept or []))
+        unknown = [i for i in wanted if i not in kept]
+        if unknown:
+            why = {r.claim.id: r.reason for r in result.rejected}
+            for ident in unknown:
+                what = (f"was rejected: {why[ident]}" if ident in why
+                        else f"was not drafted; drafted: {', '.join(kept) or 'none'}")
+                err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(what)}", highlight=False,
+                                  soft_wrap=True)
+            err_console.print("Nothing was written.")
+            raise typer.Exit(1)
+        assert target is not None
+        try:
+            done = kb.add_claims(target, [kept[i].to_claim() for i in wanted])
+        except NoteError as exc:
+            _fail(exc)
+        written = {i: c.id for i, c in zip(wanted, done, strict=True)}
     if as_json:
-        _print_json([{**c.model_dump(mode="json", exclude_none=True), "status": "kept"} for c in result.claims]
-                    + [{**r.claim.model_dump(mode="json", exclude_none=True), "status": "rejected",
-                        "reason": r.reason} for r in result.rejected])
+        rows: list[dict[str, Any]] = []
+        for c in result.claims:
+            row = {**c.model_dump(mode="json", exclude_none=True), "status": "drafted", "method": result.method}
+            if c.id in written:
+                row.update(status="accepted", note=target, written_id=written[c.id])
+            rows.append(row)
+        rows += [{**r.claim.model_dump(mode="json", exclude_none=True), "status": "rejected", "reason": r.reason,
+                  "method": result.method} for r in result.rejected]
+        _print_json(rows)
         return
-    console.print(f"[bold]{len(result.claims)}[/] claim(s) drafted ({result.method}), "
-                  f"{len(result.rejected)} rejected")
+    table = Table(title=f"{len(result.claims)} claim(s) drafted ({result.method}), {len(result.rejected)} rejected",
+                  header_style="bold cyan", show_lines=True)
+    for column in ("id", "kind", "statement / quote", "analyzer / expectation", "notes"):
+        table.add_column(column, overflow="fold")
     for c in result.claims:
-        console.print(f"- [cyan]{c.id}[/] ({c.kind.value}) {c.statement}"
-                      + (f"  [dim]analyzer {c.analyzer}[/]" if c.analyzer else ""), highlight=False)
+        binding = "-" if c.analyzer is None else f"{c.analyzer.name} ({c.analyzer.scale or 'default'})"
+        binding += f"\nparams {c.analyzer.params}" if c.analyzer is not None and c.analyzer.params else ""
+        if c.expect is not None:
+            binding += f"\n{c.expect.metric} {c.expect.op.value} {c.expect.value}"
+        ident = c.id + (f"\n[green]accepted as {written[c.id]}[/]" if c.id in written else "")
+        said = escape(c.statement) if normalize_text(c.statement) == normalize_text(c.quote) else \
+            f"{escape(c.statement)}\n[dim]“{escape(c.quote)}”[/]"
+        table.add_row(ident, c.kind.value, said, escape(binding), escape("\n".join(c.notes)))
+    console.print(table)
     for r in result.rejected:
-        console.print(f"- [red]rejected[/] {r.claim.id}: {r.reason}", highlight=False)
+        console.print(f"[red]rejected[/] {r.claim.id}: {escape(r.reason)}\n  [dim]“{escape(r.claim.quote)}”[/]",
+                      highlight=False)
+    if written:
+        console.print(f"wrote {len(written)} claim(s) into note {target}: {', '.join(written.values())}")
+    elif target is not None and result.claims:
+        console.print(f"nothing written; accept with: kb draft-claims {note_or_file} --accept ID ... "
+                      + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
 
 
 @app.command()
-def ask(question: Annotated[str, typer.Argument(help="A question about the notes and their claims.")],
+def ask(question: Annotated[str, typer.Argument(help="A question about the notes, their claims and evidence.")],
+        no_queue: Annotated[bool, typer.Option("--no-queue", help="Do not let the agent queue runs.")] = False,
         papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Answer a question from the knowledge base with a chat model (KB_CHAT_MODEL) and cited tool calls."""
+    """Answer from the library and its evidence only, citing the notes, claims and runs the agent used.
+
+    Needs a chat model (KB_CHAT_MODEL, e.g. openai:gpt-4o-mini); exits 2 with setup help without one.
+    The agent may queue verification runs (not with --no-queue); a worker executes them.
+    """
+    from kb.agents.ask import AskError
     from kb.agents.ask import ask as ask_kb
     from kb.agents.config import NoChatModel, chat_model
 
     try:
         model = chat_model()
     except NoChatModel as exc:
-        err_console.print(f"[bold red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
-    answer = ask_kb(question, _kb(papers, home, db), model)
+    kb = _kb(papers, home, db)
+    with err_console.status("asking the library", spinner="dots") as status:
+        def show(name: str, args: dict[str, Any]) -> None:
+            shown = ", ".join(f"{k}={v!r}" for k, v in args.items())
+            status.update(escape(f"{name}({shown})"))
+            err_console.print(f"[dim]→ {escape(name)}({escape(shown)})[/]", highlight=False)
+
+        try:
+            answer = ask_kb(question, kb, model, allow_queue=not no_queue, on_call=show)
+        except AskError as exc:
+            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+            raise typer.Exit(1) from exc
+        except Exception as exc:  # the provider failed: network, authentication, quota, ...
+            err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
+                              "(check the network, the provider's API key and KB_CHAT_MODEL)",
+                              highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from exc
     if as_json:
         _print_json(answer.model_dump(mode="json"))
         return
-    console.print(answer.text)
+    console.print(Markdown(answer.text or "(no answer)"))
+    if answer.citations:
+        console.print("[bold]sources[/]")
     for c in answer.citations:
-        console.print(f"  [dim]{c.kind}[/] {c.id}", highlight=False)
+        console.print(f"  [dim]{c.kind}[/] {escape(c.id)}" + (f"  [dim]{escape(c.label)}[/]" if c.label else ""),
+                      highlight=False)
 
 
 @app.command("app")

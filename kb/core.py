@@ -26,7 +26,7 @@ from kb import notes as notes_mod
 from kb.db import ClaimRow, Evidence, Paper, Run, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
-from schemas import EXPORTED_MODELS, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
+from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
 
 
 class KnowledgeBase:
@@ -97,6 +97,19 @@ class KnowledgeBase:
         notes_mod.save_note(note)
         self.index()
         return note
+
+    def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
+        """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically, re-index.
+
+        Only the claims block changes; existing claims keep their bytes. Returns the claims as written.
+        """
+        from kb.agents.accept import append_claims, unique_ids
+
+        note = self.read(note_id)
+        written = unique_ids(claims, [c.id for c in note.meta.claims])
+        notes_mod.save_note(append_claims(note, written))
+        self.index()
+        return written
 
     def _check_paper_id_free(self, paper_id: object) -> None:
         if paper_id is None:

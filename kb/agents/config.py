@@ -7,6 +7,7 @@ The value is a LangChain ``provider:model`` string, e.g. ``openai:gpt-4o-mini``,
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -28,7 +29,7 @@ NO_MODEL_MESSAGE = (
 
 # Offline or behind a dead proxy a call must fail in seconds, not after minutes of retries; answers
 # themselves may take a while. Only providers whose clients take these arguments are listed.
-CLIENT_SETTINGS: dict[str, dict[str, float]] = {
+CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
     "openai": {"max_retries": 1, "timeout": 120},
     "azure_openai": {"max_retries": 1, "timeout": 120},
     "anthropic": {"max_retries": 1, "timeout": 120},
