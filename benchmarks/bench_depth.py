@@ -1,39 +1,175 @@
-"""Wall time of one ``depth.probe`` run (probe pass + layer skips) on a model, default the tiny random ESM.
+"""Speed of the depth probes, measured in one run on one model and one batch:
 
-Run: .venv/bin/python benchmarks/bench_depth.py [--model ID_OR_FOLDER] [--device cpu|cuda] [--sequences N]
+1. the full no-skip probe set (one instrumented pass: logit lens, contributions, angular distances,
+   ranks, attention entropy) against one plain forward pass with ``output_hidden_states=True``
+   (goal: at most 1.5x);
+2. the layer-skip heatmap (every layer skipped in turn; relative change of every later update and
+   the output effect) computed three ways: prefix reuse (``skips.replay_variants``), the naive L full
+   passes with hooks (``skips.naive_variant``), and nnsight written the way practitioners write it
+   (after Csordas et al.'s code: trace the model, set a layer's output to its input, save the later
+   layers' outputs). Goal: prefix reuse at least 1.8x faster than both. The three heatmaps are
+   checked to agree.
+
+The model is an ESM-2-shaped masked LM built and saved here (random weights: timing does not depend on
+training), loaded back through ``loading.load_model`` (eager attention, as the probes need).
+
+Run: .venv/bin/python benchmarks/bench_depth.py [--layers 16] [--width 320] [--heads 20]
+     [--sequences 4] [--length 200] [--repeats 3] [--threads 1] [--device cpu]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
-from analyzers import registry
-from analyzers.base import RunContext
+import torch
+
+from analyzers.depth.batches import encode
+from analyzers.depth.data import AMINO_ACIDS, Record
+from analyzers.depth.instrument import CleanPass
+from analyzers.depth.loading import load_model
+from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass
+from analyzers.depth.skips import SkipTally, Variant, naive_variant, replay_variants
+from analyzers.depth.training import esm_config, save_esm_tokenizer
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _timed(fn: Callable[[], object], device: str) -> float:
+    _sync(device)
+    start = time.perf_counter()
+    fn()
+    _sync(device)
+    return time.perf_counter() - start
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", default="builtin:tiny-esm")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layers", type=int, default=16)
+    parser.add_argument("--width", type=int, default=320)
+    parser.add_argument("--heads", type=int, default=20)
+    parser.add_argument("--sequences", type=int, default=4)
+    parser.add_argument("--length", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared machine)")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--sequences", type=int, default=8)
-    parser.add_argument("--no-skips", action="store_true", help="Time the probe pass without layer skips.")
     args = parser.parse_args()
-    analyzer = registry.get("depth.probe")
-    params = analyzer.params_for(
-        {"model": args.model, "device": args.device, "max_sequences": args.sequences, "skips": not args.no_skips}
-    )
-    with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        result = analyzer.run(params, RunContext(out_dir=Path(out)))
-        elapsed = time.perf_counter() - start
-    print(
-        f"depth.probe model={args.model} device={args.device} sequences={args.sequences} "
-        f"layers={result.num_layers} skips={not args.no_skips}: {elapsed:.2f} s "
-        f"(late_half_kl_drop_fraction={result.late_half_kl_drop_fraction:.3f})"
-    )
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore", message=".*submodule named 'output'.*")
+    from nnsight import NNsight
+    from transformers import EsmForMaskedLM
+
+    with tempfile.TemporaryDirectory() as folder:
+        torch.manual_seed(0)
+        EsmForMaskedLM(esm_config(args.layers, args.width, args.heads)).save_pretrained(folder)
+        save_esm_tokenizer(Path(folder))
+        loaded = load_model(folder, device=args.device)
+    model, adapter, device = loaded.model, loaded.adapter, args.device
+    generator = torch.Generator().manual_seed(0)
+    letters = [torch.randint(0, 20, (args.length,), generator=generator) for _ in range(args.sequences)]
+    records = [Record(f"s{i}", f"s{i}", "".join(AMINO_ACIDS[j] for j in ids)) for i, ids in enumerate(letters)]
+    batch = encode(records, loaded.tokenizer, mask_fraction=0.15, seed=0).to(device)
+    layers = adapter.num_layers
+    options = ProbeOptions()
+    variants = [Variant("layer", s) for s in range(layers)]
+    traced = NNsight(model)
+
+    @torch.no_grad()
+    def plain() -> object:
+        return model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_hidden_states=True)
+
+    @torch.no_grad()
+    def probes() -> object:
+        accumulator = ProbeAccumulator(layers, adapter.objective, adapter.pre_ln)
+        return clean_pass(model, adapter, batch, accumulator, ProbeOptions(skips=False))
+
+    def reference() -> tuple[object, SkipTally]:
+        passer = CleanPass(adapter)
+        with torch.no_grad(), passer.active() as record:
+            record.logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+        return record, SkipTally(layers, batch, record, adapter, options)
+
+    def prefix() -> SkipTally:
+        record, tally = reference()
+        replay_variants(model, adapter, record, batch, variants, tally)  # type: ignore[arg-type]
+        return tally
+
+    def naive() -> SkipTally:
+        _, tally = reference()
+        for variant in variants:
+            naive_variant(model, adapter, batch, variant, tally)
+        return tally
+
+    @torch.no_grad()
+    def with_nnsight() -> tuple[torch.Tensor, torch.Tensor]:
+        real = batch.real
+        with traced.trace(input_ids=batch.input_ids, attention_mask=batch.attention_mask):
+            clean_updates = list().save()
+            for layer in traced.esm.encoder.layer:
+                layer_input = layer.input
+                clean_updates.append((layer.output - layer_input).detach().float())
+            clean_probs = traced.output.logits.float().softmax(-1).save()
+        heatmap = torch.full((layers, layers), float("nan"))
+        output_effect = torch.zeros(layers)
+        for skipped in range(layers):
+            with traced.trace(input_ids=batch.input_ids, attention_mask=batch.attention_mask):
+                updates = list().save()
+                for index, layer in enumerate(traced.esm.encoder.layer):
+                    layer_input = layer.input
+                    if index == skipped:
+                        layer.output = layer_input
+                    if index >= skipped:
+                        updates.append((layer.output - layer_input).detach().float())
+                probs = traced.output.logits.float().softmax(-1).save()
+            for offset, update in enumerate(updates):
+                clean = clean_updates[skipped + offset]
+                ratio = (clean - update).norm(dim=-1) / clean.norm(dim=-1).clamp_min(1e-12)
+                heatmap[skipped, skipped + offset] = ratio.masked_fill(~real, float("-inf")).amax(-1).mean()
+            output_effect[skipped] = (probs - clean_probs).norm(dim=-1)[real].mean()
+        return heatmap, output_effect
+
+    for fn in (plain, probes, prefix, naive, with_nnsight):  # warm-up (lazy imports, allocator)
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in ("plain", "probes", "prefix", "naive", "nnsight")}
+    for _ in range(args.repeats):  # interleaved, so drifting machine load hits every method alike
+        times["plain"].append(_timed(plain, device))
+        times["probes"].append(_timed(probes, device))
+        times["prefix"].append(_timed(prefix, device))
+        times["naive"].append(_timed(naive, device))
+        times["nnsight"].append(_timed(with_nnsight, device))
+    median = {name: statistics.median(values) for name, values in times.items()}
+
+    fast, slow = prefix(), naive()
+    nn_heatmap, nn_effect = with_nnsight()
+    fast_heatmap = (fast.heat_sum[0] / fast.heat_count[0]).cpu()
+    slow_heatmap = (slow.heat_sum[0] / slow.heat_count[0]).cpu()
+    fast_effect = (fast.out_sum[0] / fast.out_count[0]).cpu()
+    agree_naive = float((fast_heatmap - slow_heatmap).nan_to_num().abs().max())
+    agree_nnsight = float((fast_heatmap.float() - nn_heatmap).nan_to_num().abs().max())
+    agree_effect = float((fast_effect.float() - nn_effect).abs().max())
+
+    params = sum(p.numel() for p in model.parameters())
+    print(f"model: ESM-2-shaped, {layers} layers, width {args.width}, {args.heads} heads, "
+          f"{params / 1e6:.1f}M parameters, eager attention, {device}, {args.threads} thread(s)")
+    print(f"data: {args.sequences} sequences x {args.length} residues; median of {args.repeats} interleaved repeats")
+    print(f"plain forward (output_hidden_states):      {median['plain'] * 1e3:9.1f} ms")
+    print(f"full no-skip probe set (one pass):         {median['probes'] * 1e3:9.1f} ms  "
+          f"ratio {median['probes'] / median['plain']:.2f}x (goal <= 1.5x)")
+    print(f"skip heatmap, prefix reuse:                {median['prefix'] * 1e3:9.1f} ms")
+    print(f"skip heatmap, naive {layers} full passes:        {median['naive'] * 1e3:9.1f} ms  "
+          f"prefix reuse is {median['naive'] / median['prefix']:.2f}x faster (goal >= 1.8x)")
+    print(f"skip heatmap, nnsight (Csordas-style):     {median['nnsight'] * 1e3:9.1f} ms  "
+          f"prefix reuse is {median['nnsight'] / median['prefix']:.2f}x faster (goal >= 1.8x)")
+    print(f"agreement: max |heatmap difference| prefix vs naive {agree_naive:.2e}, vs nnsight {agree_nnsight:.2e}; "
+          f"output effect vs nnsight {agree_effect:.2e}")
 
 
 if __name__ == "__main__":

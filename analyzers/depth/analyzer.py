@@ -1,200 +1,230 @@
-"""``depth.probe``: how much each layer of a PLM changes the residual stream and the prediction."""
+"""``depth.probe``: how much each layer of a PLM changes the residual stream and the prediction.
+
+One instrumented pass per batch gives the logit lens, contributions, angular distances, ranks and
+attention entropy; the skip, sublayer-skip, future-effect and deletion probes replay only the layers
+after the perturbed one. The default model is a small ESM-2-shaped model trained here on the shipped
+designed sequences (see ``tiny.py``); real PLMs are named by hub id or folder.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import platform
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 from pydantic import Field
 
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, NotRunnable, Resources, RunContext
-from analyzers.depth import plots
-from analyzers.depth.data import read_fasta
-from analyzers.depth.models import MODELS, adapter_for, build_tiny_esm, load_model, weight_files
-from analyzers.depth.probes import mask_tokens, probe_batch, summarize
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
+from analyzers.depth import plots, tiny
+from analyzers.depth.batches import check_lengths
+from analyzers.depth.catalog import MODELS
+from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, read_fasta, split_records
+from analyzers.depth.loading import LoadedModel, ResolvedModel, check_device, load_model
+from analyzers.depth.probes import ProbeOptions
+from analyzers.depth.run import probe_model, summarize
 from analyzers.registry import register
 from schemas.run import EvidenceScale
 
-BUILTIN_TINY = "builtin:tiny-esm"
-DEFAULT_FASTA = Path(__file__).parent / "data" / "designed.fasta"
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DEFAULT_MODEL = "builtin:esm-designed-4x64"
 
 
 class DepthProbeParams(AnalyzerParams):
-    """Which model to probe, on which sequences."""
+    """Which model to probe, on which sequences, with which probes."""
 
     model: str = Field(
-        default=BUILTIN_TINY,
-        description=f"Hub id or local folder; {BUILTIN_TINY!r} is a RANDOM tiny ESM (smoke tests, not a real PLM).",
+        default=DEFAULT_MODEL,
+        description="Hub id, local folder, imported name, or a built-in trained tiny ESM "
+        f"({', '.join(tiny.BUILTINS)}: trained here on designed sequences, not real PLMs).",
     )
-    fasta: str | None = Field(default=None, description="FASTA of sequences; default: the shipped synthetic set.")
-    max_sequences: int = Field(default=16, ge=1, description="Sequences probed (first N after filtering).")
-    max_length: int = Field(default=256, ge=8, description="Longer sequences are dropped.")
-    batch_size: int = Field(default=4, ge=1, description="Sequences per forward pass.")
+    fasta: str | None = Field(
+        default=None, description="FASTA of sequences; default: held-out chains of the shipped designed corpus."
+    )
+    max_sequences: int = Field(default=16, ge=1, description="Sequences probed (the first N after filtering).")
+    max_length: int | None = Field(
+        default=None, ge=1, description="Drop sequences longer than this (residues); default: keep all, and a "
+        "sequence longer than the model accepts is an error.",
+    )
+    batch_size: int = Field(default=8, ge=1, description="Sequences per forward pass (batched by length).")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(default="float32", description="Model dtype.")
-    mask_fraction: float = Field(default=0.15, ge=0, lt=1, description="Masked-LM: fraction of residues masked.")
-    skips: bool = Field(default=True, description="Run the layer-skip perturbation (one extra pass per layer).")
+    mask_fraction: float = Field(default=0.15, ge=0, lt=1, description="Masked LMs: seeded share of residues masked.")
+    top_k: int = Field(default=5, ge=1, description="Logit lens: size of the top-k sets compared.")
+    skips: bool = Field(default=True, description="Layer-skip heatmap, output effect and layer deletion.")
+    sublayer_skips: bool = Field(default=True, description="Also skip only attention / only the MLP (pre-LN).")
+    future: bool = Field(default=True, description="Causal models: skip at positions < t, measure at >= t.")
+    replay_tokens: int | None = Field(
+        default=None, ge=0, description="Skip probes: tokens (variants x batch x length) replayed together; "
+        "default: one variant at a time on CPU, 16384 on CUDA.",
+    )
+    trust_remote_code: bool = Field(default=False, description="Allow a hub model's own Python code to run.")
 
 
 class DepthProbeResult(AnalyzerResult):
     """Summary metrics and per-layer lists."""
 
-    late_half_kl_drop_fraction: float = Field(description="Share of the logit-lens KL decrease in later half.")
-    mean_skip_output_effect_early_half: float = Field(description="Mean output effect of skipping an early layer.")
-    mean_skip_output_effect_late_half: float = Field(description="Mean output effect of skipping a late layer.")
-    final_layer_erank: float = Field(description="Effective rank (Roy & Vetterli) of the last residual state.")
+    model: str = Field(description="The model probed (as given).")
     num_layers: int = Field(description="Layers of the probed model.")
+    late_half_kl_drop_fraction: float | None = Field(description="Late-half share of the logit-lens KL decrease.")
+    late_half_kl_drop_fraction_masked: float | None = Field(description="The same at masked positions.")
+    mean_skip_output_effect_early_half: float | None = Field(description="Mean output effect, early-half skip.")
+    mean_skip_output_effect_late_half: float | None = Field(description="Mean output effect, late-half skip.")
+    late_to_early_skip_effect_ratio: float | None = Field(description="Late / early mean skip output effect.")
+    early_half_effect_on_later_layers: float | None = Field(description="Early layers' skip effect on later updates.")
+    late_half_effect_on_later_layers: float | None = Field(description="Late layers' skip effect on later updates.")
+    final_layer_erank: float | None = Field(description="Effective rank of the last residual state.")
+    erank_ratio: float | None = Field(description="erank(h_L) / erank(h_0).")
+    stable_rank_ratio: float | None = Field(description="Stable rank(h_L) / stable rank(h_0).")
+    attention_entropy_last_over_first: float | None = Field(description="Attention entropy, last / first layer.")
+    baseline_perplexity: float | None = Field(description="Perplexity of the intact model.")
+    baseline_accuracy: float | None = Field(description="Accuracy of the intact model.")
+    max_deletion_perplexity_increase: float | None = Field(description="Max perplexity increase, one layer deleted.")
+    mean_deletion_accuracy_drop_late_half: float | None = Field(description="Mean accuracy drop, late layer deleted.")
     layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...).")
 
 
-def _sha256_files(paths: list[Path]) -> str | None:
-    if not paths:
-        return None
-    digest = hashlib.sha256()
-    for path in paths:
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    return digest.hexdigest()
+def _finite(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def _json_safe(value: Any) -> Any:
-    """NaN -> None recursively, so the metrics file is strict JSON."""
+def json_safe(value: Any) -> Any:
+    """NaN / inf -> None recursively, so files are strict JSON."""
     if isinstance(value, dict):
-        return {key: _json_safe(v) for key, v in value.items()}
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and math.isnan(value):
+        return {key: json_safe(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
 
 
-def _mean_lists(values: list[Any]) -> Any:
-    """Element-wise mean of equally shaped nested lists (NaN-aware); strings pass through."""
-    first = values[0]
-    if isinstance(first, str):
-        return first
-    if isinstance(first, dict):
-        return {key: _mean_lists([v[key] for v in values]) for key in first}
-    if isinstance(first, list):
-        return [_mean_lists([v[i] for v in values]) for i in range(len(first))]
-    finite = [float(v) for v in values if not math.isnan(float(v))]
-    return sum(finite) / len(finite) if finite else float("nan")
+def resolve_spec(model: str, seed: int, report: Any = lambda f, m: None) -> tuple[str | ResolvedModel, list[str]]:
+    """A built-in name becomes its trained folder (trained on first use); notes say what it is."""
+    if model in tiny.BUILTINS:
+        folder = tiny.trained_tiny_esm(model, seed=seed, report=report)
+        return ResolvedModel(model, folder, "builtin"), [tiny.describe(model)]
+    if model.startswith("builtin:"):
+        raise ValueError(f"unknown built-in model {model!r}; built-ins: {', '.join(tiny.BUILTINS)}")
+    return model, []
+
+
+def select_records(
+    fasta: str | None, max_length: int | None, max_sequences: int
+) -> tuple[Path, list[Record], list[str]]:
+    """The sequences to probe and notes on where they come from."""
+    notes: list[str] = []
+    path = Path(fasta) if fasta else DESIGNED_FASTA
+    records = read_fasta(path, max_length=max_length)
+    if path == DESIGNED_FASTA:
+        records = split_records(records)[1]
+        notes.append(f"sequences: held-out chains of the shipped {DESIGNED_DESCRIPTION}")
+    if not records:
+        raise ValueError(f"{path}: no sequence left after the length filter (--max-length {max_length})")
+    return path, records[:max_sequences], notes
+
+
+def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str = "") -> DepthProbeResult:
+    """Load, probe and write ``depth_metrics.json`` and plots into ``out_dir``; the typed result."""
+    check_device(params.device)
+    torch.manual_seed(params.seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx.report(0.0, f"preparing {params.model}")
+    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m))
+    fasta, records, data_notes = select_records(params.fasta, params.max_length, params.max_sequences)
+    notes += data_notes
+    ctx.report(0.3, f"loading {params.model}")
+    loaded: LoadedModel = load_model(spec, params.device, params.dtype, params.trust_remote_code)
+    check_lengths(records, loaded.tokenizer, loaded.input_format, loaded.adapter.max_tokens, params.model)
+    if not loaded.adapter.pre_ln:
+        notes.append("post-LN model: the residual decomposition (contributions, sublayer skips) is not defined")
+    if loaded.input_format == "saprot":
+        notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
+    options = ProbeOptions(
+        top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
+        replay_tokens=params.replay_tokens,
+    )
+    layers = probe_model(
+        loaded, records, options, params.batch_size, params.mask_fraction, params.seed,
+        lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"),
+    )
+    notes += layers.pop("notes", [])
+    summary = summarize(layers)
+    metrics_path = out_dir / "depth_metrics.json"
+    metrics_path.write_text(
+        json.dumps(json_safe({"model": params.model, **summary, "layers": layers}), indent=2, allow_nan=False),
+        encoding="utf-8",
+    )
+    artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
+    card = MODELS.get(loaded.resolved.model_id)
+    provenance = {
+        **loaded.provenance,
+        "data": str(fasta),
+        "data_hash": file_sha256(fasta),
+        "num_sequences": len(records),
+        "seed": params.seed,
+        "python": platform.python_version(),
+        "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
+    }
+    if loaded.resolved.source == "builtin":
+        provenance["training"] = json.loads((loaded.resolved.folder / "training.json").read_text(encoding="utf-8"))
+    parameters = float(loaded.provenance["num_parameters"])
+    nan = float("nan")
+    ctx.report(1.0, "done")
+    return DepthProbeResult(
+        model=params.model,
+        num_layers=loaded.adapter.num_layers,
+        **{name: _finite(summary.get(name, nan)) for name in DepthProbe.metrics},
+        layers=json_safe(layers),
+        scale=EvidenceScale(
+            name="custom", parameters=parameters,
+            data=f"{len(records)} sequences from {fasta.name}",
+            description=card.family if card else None,
+        ),
+        artifacts=artifacts,
+        provenance=provenance,
+        notes=notes,
+    )
 
 
 @register
 class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
-    """Logit lens, residual contributions, layer skips, ranks and attention entropy of one PLM."""
+    """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    summary = "Curse-of-depth probes of a PLM: logit lens, layer contributions, layer-skip effects, ranks."
+    version = "2"
+    summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     Params = DepthProbeParams
     Result = DepthProbeResult
     metrics = {
-        "late_half_kl_drop_fraction": "fraction of the logit-lens KL(p_l || p_L) decrease made by the later half",
+        "late_half_kl_drop_fraction": "share of the logit-lens KL(p_l || p_L) decrease made by layers L//2..L-1",
+        "late_half_kl_drop_fraction_masked": "the same at masked positions (masked models)",
         "mean_skip_output_effect_early_half": "mean ||softmax(z)-softmax(z')|| when skipping an early-half layer",
         "mean_skip_output_effect_late_half": "mean ||softmax(z)-softmax(z')|| when skipping a late-half layer",
-        "final_layer_erank": "effective rank of the final residual state's token matrix",
+        "late_to_early_skip_effect_ratio": "late-half over early-half mean skip output effect",
+        "early_half_effect_on_later_layers": "mean ||D_l - D'_l||/||D_l|| over l > s, s in the early half",
+        "late_half_effect_on_later_layers": "mean ||D_l - D'_l||/||D_l|| over l > s, s in the late half",
+        "final_layer_erank": "effective rank (Roy & Vetterli) of the final residual state's token matrix",
+        "erank_ratio": "erank(h_L) / erank(h_0)",
+        "stable_rank_ratio": "stable rank(h_L) / stable rank(h_0)",
+        "attention_entropy_last_over_first": "mean normalised attention entropy of the last layer / the first",
+        "baseline_perplexity": "perplexity of the intact model at masked positions (or next token)",
+        "baseline_accuracy": "accuracy of the intact model at masked positions (or next token)",
+        "max_deletion_perplexity_increase": "largest perplexity increase from deleting a single layer",
+        "mean_deletion_accuracy_drop_late_half": "mean accuracy drop from deleting one late-half layer",
     }
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=4.0)
     scales = {
-        "smoke": {"model": BUILTIN_TINY, "max_sequences": 4, "max_length": 64},
-        "small": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 16},
-        "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 16, "device": "cuda"},
+        "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
+        "small": {"model": "builtin:esm-designed-8x128", "max_sequences": 32},
+        "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 32},
+        "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 128, "device": "cuda"},
     }
 
     def run(self, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
-        if params.device.startswith("cuda") and not torch.cuda.is_available():
-            raise NotRunnable("CUDA asked for but not available")
-        torch.manual_seed(params.seed)
-        ctx.out_dir.mkdir(parents=True, exist_ok=True)
-        notes: list[str] = []
-        model_id = params.model
-        if model_id == BUILTIN_TINY:
-            home = Path(os.environ.get("KB_HOME", tempfile.gettempdir())) / "cache" / "depth"
-            model_id = str(build_tiny_esm(home / f"tiny-esm-seed{params.seed}", seed=params.seed))
-            notes.append("model is a randomly initialised tiny ESM (4 layers, width 64), not a trained PLM")
-        ctx.report(0.05, f"loading {params.model}")
-        model, tokenizer = load_model(model_id, params.device, DTYPES[params.dtype])
-        adapter = adapter_for(model)
-        fasta = Path(params.fasta) if params.fasta else DEFAULT_FASTA
-        if fasta == DEFAULT_FASTA:
-            notes.append("sequences are synthetic uniform-random amino-acid strings, not natural proteins")
-        records = read_fasta(fasta, max_length=params.max_length)[: params.max_sequences]
-        if not records:
-            raise ValueError(f"{fasta}: no sequence left after the length filter (max_length={params.max_length})")
-        if not adapter.pre_ln:
-            notes.append("post-LN: residual decomposition not defined; contributions are not computed")
-
-        special = torch.tensor(sorted(set(tokenizer.all_special_ids)))
-        batches = [records[i : i + params.batch_size] for i in range(0, len(records), params.batch_size)]
-        per_batch = []
-        for index, batch in enumerate(batches):
-            enc = tokenizer([seq for _, seq in batch], return_tensors="pt", padding=True)
-            ids, attention = enc["input_ids"], enc["attention_mask"]  # (batch, seq)
-            real = attention.bool() & ~torch.isin(ids, special)
-            masked = None
-            if adapter.objective == "masked" and params.mask_fraction > 0 and tokenizer.mask_token_id is not None:
-                ids, masked = mask_tokens(ids, real, tokenizer.mask_token_id, params.mask_fraction, params.seed + index)
-            dev = params.device
-            per_batch.append(
-                probe_batch(
-                    model,
-                    adapter,
-                    ids.to(dev),
-                    attention.to(dev),
-                    real.to(dev),
-                    None if masked is None else masked.to(dev),
-                    with_skips=params.skips,
-                )
-            )
-            ctx.report(0.1 + 0.8 * (index + 1) / len(batches), f"batch {index + 1}/{len(batches)}")
-        layers = _mean_lists(per_batch)
-        summary = summarize(layers)
-
-        metrics_path = ctx.out_dir / "depth_metrics.json"
-        metrics_path.write_text(
-            json.dumps(_json_safe({**summary, "layers": layers}), indent=2, allow_nan=False), encoding="utf-8"
+        result = probe_one(params, ctx, ctx.out_dir)
+        scale_name = next(
+            (name for name, preset in self.scales.items() if preset["model"] == params.model), "custom"
         )
-        artifacts = [metrics_path.name, *plots.write_plots(layers, ctx.out_dir)]
-        ctx.report(1.0, "done")
-        import transformers
-
-        card = MODELS.get(params.model)
-        provenance = {
-            "model": params.model,
-            "model_path": model_id,
-            "architecture": adapter.architecture,
-            "weights_sha256": _sha256_files(weight_files(model_id)),
-            "data": str(fasta),
-            "data_sha256": hashlib.sha256(fasta.read_bytes()).hexdigest(),
-            "num_sequences": len(records),
-            "device": params.device,
-            "dtype": params.dtype,
-            "seed": params.seed,
-            "versions": {
-                "torch": torch.__version__,
-                "transformers": transformers.__version__,
-                "python": platform.python_version(),
-            },
-        }
-        num_params = float(sum(p.numel() for p in model.parameters()))
-        scale_name = {v["model"]: k for k, v in self.scales.items()}.get(params.model, "custom")
-        return DepthProbeResult(
-            **summary,
-            num_layers=layers["num_layers"] if isinstance(layers["num_layers"], int) else int(layers["num_layers"]),
-            layers=layers,
-            scale=EvidenceScale(
-                name=scale_name, parameters=card.approx_params if card else num_params, data=fasta.name
-            ),
-            artifacts=artifacts,
-            provenance=provenance,
-            notes=notes,
-        )
+        result.scale.name = scale_name
+        return result

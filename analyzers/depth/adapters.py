@@ -1,0 +1,116 @@
+"""Per-architecture adapters: where the residual stream's parts live in a loaded model.
+
+An adapter names, for one architecture, the residual blocks, the modules whose outputs are the
+attention update ``a_l`` and the MLP update ``m_l`` (pre-LN: ``h_{l+1} = h_l + a_l + m_l``), the modules
+that return attention probabilities, the final norm and the output head, so that the probes never
+depend on a model's class. Supported: ESM-2-like masked LMs (``EsmForMaskedLM``, also SaProt),
+GPT-2-like causal LMs (``GPT2LMHeadModel``, ProtGPT2) and BERT-like masked LMs (``BertForMaskedLM``,
+ProtBERT; post-LN, so no residual decomposition is claimed for them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+SUPPORTED_ARCHITECTURES = ("EsmForMaskedLM", "GPT2LMHeadModel", "BertForMaskedLM")
+
+
+class UnsupportedArchitecture(ValueError):
+    """The model's class has no adapter; the message names the supported ones."""
+
+
+@dataclass
+class Adapter:
+    """Where the residual stream's parts live in one loaded model."""
+
+    architecture: str
+    objective: str  # "masked" or "causal"
+    pre_ln: bool
+    layers: nn.ModuleList
+    attn_out: list[nn.Module]  # output = a_l  # (batch, seq, dim); empty for post-LN
+    mlp_out: list[nn.Module]  # output = m_l  # (batch, seq, dim); empty for post-LN
+    attn_probs: list[nn.Module]  # output[1] = attention probabilities  # (batch, heads, seq, seq)
+    final_norm: nn.Module
+    head: nn.Module
+    max_tokens: int | None  # longest input (tokens, special ones included) the model was built for
+
+    @property
+    def num_layers(self) -> int:
+        """Residual blocks of the model."""
+        return len(self.layers)
+
+    def logits_from_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Logit lens: the model's own final norm and head applied to a residual state."""
+        return self.head(self.final_norm(hidden))  # (..., seq, vocab)
+
+
+def architecture_name(config: object) -> str | None:
+    """The first entry of a config's ``architectures`` (what ``from_pretrained`` would build)."""
+    names = list(getattr(config, "architectures", None) or [])
+    return names[0] if names else None
+
+
+def check_supported(architecture: str | None, where: str) -> None:
+    """Raise ``UnsupportedArchitecture`` naming ``where`` and the supported architectures."""
+    if architecture not in SUPPORTED_ARCHITECTURES:
+        raise UnsupportedArchitecture(
+            f"{where}: unsupported architecture {architecture!r}; the depth probes support "
+            f"{', '.join(SUPPORTED_ARCHITECTURES)} (see `kb models list`)"
+        )
+
+
+def adapter_for(model: nn.Module) -> Adapter:
+    """The adapter of a loaded model; ``UnsupportedArchitecture`` naming the supported ones otherwise."""
+    name = type(model).__name__
+    config = getattr(model, "config", None)
+    max_tokens = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if name == "EsmForMaskedLM":
+        layers = model.esm.encoder.layer
+        return Adapter(
+            name,
+            "masked",
+            True,
+            layers,
+            # EsmSelfOutput / EsmOutput add the residual inside the module: hook their dense layers.
+            [layer.attention.output.dense for layer in layers],
+            [layer.output.dense for layer in layers],
+            [layer.attention.self for layer in layers],
+            model.esm.encoder.emb_layer_norm_after,
+            model.lm_head,
+            max_tokens,
+        )
+    if name == "GPT2LMHeadModel":
+        layers = model.transformer.h
+        return Adapter(
+            name,
+            "causal",
+            True,
+            layers,
+            [block.attn.c_proj for block in layers],
+            [block.mlp for block in layers],
+            [block.attn for block in layers],
+            model.transformer.ln_f,
+            model.lm_head,
+            max_tokens,
+        )
+    if name == "BertForMaskedLM":
+        layers = model.bert.encoder.layer
+        # Post-LN: no a_l / m_l decomposition; each layer's output is already normed, so the logit lens
+        # applies the MLM head (transform, LayerNorm, decoder) directly.
+        return Adapter(
+            name,
+            "masked",
+            False,
+            layers,
+            [],
+            [],
+            [layer.attention.self for layer in layers],
+            nn.Identity(),
+            model.cls,
+            max_tokens,
+        )
+    check_supported(name, "model")
+    raise AssertionError("unreachable")  # check_supported raised

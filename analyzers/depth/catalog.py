@@ -1,0 +1,129 @@
+"""The protein language models the depth analyzers know: real checkpoints on the Hugging Face hub, and
+the local folders a user imported with ``kb models import`` (kept in ``KB_HOME/models/registry.json``).
+
+Each hub entry says what the model is (family, training objective, layers, width, parameters) and
+whether this package can probe it, and if not, why: the probes need an adapter for the architecture
+(``adapters.py``), and some checkpoints need loaders outside ``transformers``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kb.settings import Settings
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """One real PLM checkpoint on the Hugging Face hub."""
+
+    hub_id: str
+    family: str
+    objective: str  # "masked", "causal" or "diffusion"
+    num_layers: int
+    width: int
+    approx_params: float
+    loader: str  # the transformers class (or other loader) the checkpoint needs
+    supported: bool
+    why_not: str = ""  # for unsupported entries: what is missing
+    input_format: str = "plain"  # "plain" letters, "spaced" (ProtBERT), "saprot" (residue + '#' structure token)
+    note: str = ""
+
+    def row(self) -> dict[str, Any]:
+        """JSON-ready description (``kb models list --json``)."""
+        return {"id": self.hub_id, "kind": "hub", **{k: v for k, v in asdict(self).items() if k != "hub_id"}}
+
+
+_ESM2_NOTE = "ESM-2, UniRef50; pre-LN; rotary positions"
+_SAPROT_NOTE = "residues are fed as '<aa>#' (structure token unknown) when only a sequence is given"
+_DPLM_WHY = "DPLM checkpoints use their own loader (byprot); mapping onto EsmForMaskedLM is not verified"
+_ESMC_WHY = "needs the `esm` package (EvolutionaryScale); no transformers class, no adapter yet"
+_PROGEN_WHY = "custom code (trust_remote_code) with GPT-J-style blocks; no adapter written and tested yet"
+
+# fmt: off
+MODELS: dict[str, ModelCard] = {
+    card.hub_id: card
+    for card in [
+        ModelCard("facebook/esm2_t6_8M_UR50D", "ESM-2", "masked", 6, 320, 7.8e6, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE),
+        ModelCard("facebook/esm2_t12_35M_UR50D", "ESM-2", "masked", 12, 480, 35e6, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE),
+        ModelCard("facebook/esm2_t30_150M_UR50D", "ESM-2", "masked", 30, 640, 150e6, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE),
+        ModelCard("facebook/esm2_t33_650M_UR50D", "ESM-2", "masked", 33, 1280, 650e6, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE),
+        ModelCard("facebook/esm2_t36_3B_UR50D", "ESM-2", "masked", 36, 2560, 3e9, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE),
+        ModelCard("facebook/esm2_t48_15B_UR50D", "ESM-2", "masked", 48, 5120, 15e9, "EsmForMaskedLM", True,
+                  note=_ESM2_NOTE + "; ~60 GB in float32, use bfloat16 on a large GPU"),
+        ModelCard("nferruz/ProtGPT2", "ProtGPT2", "causal", 36, 1280, 738e6, "GPT2LMHeadModel", True,
+                  note="BPE tokens (several residues per token); vocabulary 50,257 makes the logit lens costly"),
+        ModelCard("hugohrban/progen2-small", "ProGen2", "causal", 12, 1024, 151e6, "trust_remote_code", False,
+                  _PROGEN_WHY),
+        ModelCard("hugohrban/progen2-medium", "ProGen2", "causal", 27, 1536, 764e6, "trust_remote_code", False,
+                  _PROGEN_WHY),
+        ModelCard("hugohrban/progen2-base", "ProGen2", "causal", 27, 1536, 764e6, "trust_remote_code", False,
+                  _PROGEN_WHY),
+        ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "trust_remote_code", False,
+                  _PROGEN_WHY),
+        ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "byprot (DPLM)", False, _DPLM_WHY),
+        ModelCard("airkingbd/dplm_650m", "DPLM", "diffusion", 33, 1280, 650e6, "byprot (DPLM)", False, _DPLM_WHY),
+        ModelCard("airkingbd/dplm_3b", "DPLM", "diffusion", 36, 2560, 3e9, "byprot (DPLM)", False, _DPLM_WHY),
+        ModelCard("westlake-repl/SaProt_35M_AF2", "SaProt", "masked", 12, 480, 35e6, "EsmForMaskedLM", True,
+                  input_format="saprot", note=_SAPROT_NOTE),
+        ModelCard("westlake-repl/SaProt_650M_AF2", "SaProt", "masked", 33, 1280, 650e6, "EsmForMaskedLM", True,
+                  input_format="saprot", note=_SAPROT_NOTE),
+        ModelCard("Rostlab/prot_bert", "ProtBERT", "masked", 30, 1024, 420e6, "BertForMaskedLM", True,
+                  input_format="spaced",
+                  note="post-LN: the residual decomposition is not defined and is reported as such"),
+        ModelCard("EvolutionaryScale/esmc-300m-2024-12", "ESM-C", "masked", 30, 960, 300e6, "esm package", False,
+                  _ESMC_WHY),
+        ModelCard("EvolutionaryScale/esmc-600m-2024-12", "ESM-C", "masked", 36, 1152, 600e6, "esm package", False,
+                  _ESMC_WHY),
+    ]
+}
+# fmt: on
+
+
+def kb_home() -> Path:
+    """The KB home folder (``KB_HOME``, default ``.kb``), where imported models and caches live."""
+    return Settings().home
+
+
+def models_dir() -> Path:
+    """Where ``kb models import`` stores model folders."""
+    return kb_home() / "models"
+
+
+def _registry_path() -> Path:
+    return models_dir() / "registry.json"
+
+
+def imported_models() -> dict[str, dict[str, Any]]:
+    """Imported models by name: ``{"path", "architecture", "source", "weights_hash", "imported_at", ...}``."""
+    path = _registry_path()
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: corrupt model registry ({error}); fix or delete it and re-import") from error
+    return data if isinstance(data, dict) else {}
+
+
+def register_imported(name: str, entry: dict[str, Any]) -> None:
+    """Add or replace one imported model in the registry (atomic write)."""
+    registry = imported_models()
+    registry[name] = {**entry, "imported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+    path = _registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".registry-", suffix=".json")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        json.dump(registry, out, indent=2, sort_keys=True)
+    os.replace(temp, path)

@@ -1,0 +1,275 @@
+"""``kb models list | pull | import`` and ``kb probe``: the depth package's own commands, added to the ``kb``
+CLI through the registry's ``register_commands`` hook.
+
+``kb probe`` runs ``depth.probe`` for one or more models and writes, per model, ``depth_metrics.json``
+and plots, plus ``summary.json`` and (several models) comparison plots across relative depth. The
+output folder is built beside the target under a temporary name and renamed into place at the end,
+so a failed run leaves no half-written folder and an earlier result at the same path intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from analyzers.base import Cancelled, NotRunnable, RunContext
+from analyzers.registry import register_commands
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err_console.print(f"[bold red]error[/]: {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _clear_errors() -> Iterator[None]:
+    """Bad input and unavailable resources become one-line errors with a non-zero exit code."""
+    import torch
+
+    from analyzers.depth.run import OutOfMemory
+
+    try:
+        yield
+    except (NotRunnable, OutOfMemory, FileNotFoundError, ValueError) as error:
+        _fail(str(error).splitlines()[0] if str(error) else type(error).__name__)
+    except torch.OutOfMemoryError as error:
+        _fail(f"out of memory ({str(error).splitlines()[0]}); lower --batch-size or --max-length")
+    except Cancelled:
+        _fail("cancelled", 130)
+
+
+def _slug(model: str, taken: set[str]) -> str:
+    base = model.removeprefix("builtin:")
+    base = Path(base).name if Path(base).is_dir() else base.replace("/", "--")
+    base = re.sub(r"[^\w.-]+", "_", base) or "model"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+@contextmanager
+def atomic_folder(target: Path) -> Iterator[Path]:
+    """A temporary folder beside ``target`` that replaces it only if the block succeeds."""
+    target = target.expanduser().resolve()
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"--out {target}: exists and is not a folder")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.partial-"))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    backup = None
+    if target.exists():
+        backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+        os.replace(target, backup / "old")
+    os.replace(staging, target)
+    if backup is not None:
+        shutil.rmtree(backup, ignore_errors=True)
+
+
+def _hub_cached(hub_id: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(hub_id, "config.json"), str)
+
+
+def _model_rows() -> list[dict[str, Any]]:
+    from analyzers.depth import tiny
+    from analyzers.depth.catalog import MODELS, imported_models
+
+    rows = []
+    for card in MODELS.values():
+        row = card.row()
+        row["cached"] = _hub_cached(card.hub_id)
+        rows.append(row)
+    for name, recipe in tiny.BUILTINS.items():
+        rows.append({
+            "id": name, "kind": "builtin", "family": "ESM-2-shaped (trained here)", "objective": "masked",
+            "num_layers": recipe.num_layers, "width": recipe.width, "approx_params": None, "loader": "EsmForMaskedLM",
+            "supported": True, "why_not": "", "note": tiny.describe(name), "cached": None,
+        })
+    for name, entry in imported_models().items():
+        rows.append({
+            "id": name, "kind": "imported", "family": "local", "objective": None, "num_layers": entry.get("num_layers"),
+            "width": entry.get("width"), "approx_params": None, "loader": entry.get("architecture"), "supported": True,
+            "why_not": "", "note": f"imported from {entry.get('source')}", "cached": True, "path": entry.get("path"),
+        })
+    return rows
+
+
+def _params_text(value: float | None) -> str:
+    if not value:
+        return ""
+    return f"{value / 1e9:.1f}B" if value >= 1e9 else f"{value / 1e6:.0f}M"
+
+
+def add_models_commands(app: typer.Typer) -> None:
+    """``kb models list | pull | import``."""
+    models_app = typer.Typer(help="PLMs the depth probes know: list, download (pull) or import local folders.",
+                             no_args_is_help=True)
+    app.add_typer(models_app, name="models")
+
+    @models_app.command("list")
+    def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+        """List the known PLMs (hub), built-in trained tiny models and imported folders, with support status."""
+        with _clear_errors():
+            rows = _model_rows()
+        if as_json:
+            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+            return
+        table = Table(title="models for kb probe", header_style="bold cyan")
+        for column in ("id", "family", "objective", "layers", "width", "params", "loader", "status"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            if not row["supported"]:
+                status = f"[yellow]not supported[/] ({row['loader']})"
+            elif row["kind"] == "hub":
+                status = "[green]cached[/]" if row["cached"] else "supported (kb models pull)"
+            else:
+                status = f"[green]{row['kind']}[/]"
+            table.add_row(row["id"], row["family"], row["objective"] or "", str(row["num_layers"] or ""),
+                          str(row["width"] or ""), _params_text(row["approx_params"]), row["loader"] or "", status)
+        console.print(table)
+
+    @models_app.command("pull")
+    def pull(
+        model_id: Annotated[str, typer.Argument(help="Hub id, e.g. facebook/esm2_t6_8M_UR50D.")],
+        revision: Annotated[str | None, typer.Option(help="Branch, tag or commit.")] = None,
+        trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Also fetch model code.")] = False,
+    ) -> None:
+        """Download a hub model into the Hugging Face cache (safetensors preferred); offline it fails at once."""
+        from analyzers.depth.loading import load_model, pull_model
+
+        with _clear_errors():
+            resolved = pull_model(model_id, revision, trust_remote_code)
+            loaded = load_model(resolved, trust_remote_code=trust_remote_code)
+        console.print(f"[green]ok[/] {model_id} @ {resolved.revision} in {resolved.folder} "
+                      f"({loaded.adapter.architecture}, {loaded.adapter.num_layers} layers)", highlight=False)
+
+    @models_app.command("import")
+    def import_(
+        folder: Annotated[Path, typer.Argument(help="Folder with config.json, weights and tokenizer files.")],
+        name: Annotated[str | None, typer.Option(help="Name for --model (default: the folder name).")] = None,
+        trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
+    ) -> None:
+        """Validate a local model folder, copy it under KB_HOME/models and register it for --model NAME."""
+        from analyzers.depth.loading import import_model
+
+        with _clear_errors():
+            entry = import_model(folder, name, trust_remote_code)
+        console.print(f"[green]imported[/] {entry['name']} ({entry['architecture']}, {entry['num_layers']} layers, "
+                      f"{entry['weights_format']}) -> {entry['path']}", highlight=False)
+
+
+def add_probe_command(app: typer.Typer) -> None:
+    """``kb probe``."""
+
+    @app.command("probe")
+    def probe(
+        model: Annotated[list[str], typer.Option("--model", "-m", help="Hub id, folder, imported or built-in name; "
+                                                 "repeat to compare models.")],
+        out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (replaced atomically).")],
+        fasta: Annotated[Path | None, typer.Option(help="FASTA; default: the shipped designed sequences.")] = None,
+        device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
+        dtype: Annotated[str, typer.Option(help="float32, bfloat16 or float16.")] = "float32",
+        batch_size: Annotated[int, typer.Option(min=1, help="Sequences per pass.")] = 8,
+        max_length: Annotated[int | None, typer.Option(min=1, help="Drop sequences longer than this.")] = None,
+        max_sequences: Annotated[int, typer.Option(min=1, help="Sequences probed.")] = 16,
+        replay_tokens: Annotated[int | None, typer.Option(min=0, help="Skip probes: tokens replayed together "
+                                                           "(default: 1 variant on CPU, 16384 on CUDA).")] = None,
+        skips: Annotated[bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")] = True,
+        seed: Annotated[int, typer.Option(help="Seed (masking, built-in training).")] = 0,
+        trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    ) -> None:
+        """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
+        from analyzers.depth import plots
+        from analyzers.depth.analyzer import DepthProbeParams, json_safe, probe_one
+
+        with _clear_errors():
+            if fasta is not None and not fasta.is_file():
+                raise FileNotFoundError(f"--fasta {fasta}: file not found")
+            param_sets = [
+                DepthProbeParams(
+                    model=name, fasta=str(fasta) if fasta else None, device=device, dtype=dtype, batch_size=batch_size,
+                    max_length=max_length, max_sequences=max_sequences, replay_tokens=replay_tokens, skips=skips,
+                    seed=seed, trust_remote_code=trust_remote_code,
+                )
+                for name in model
+            ]
+            summary: dict[str, Any] = {}
+            taken: set[str] = set()
+            with atomic_folder(out) as staging, Progress(
+                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(), console=err_console, transient=False, disable=as_json,
+            ) as bar:
+                results = {}
+                for params in param_sets:
+                    slug = _slug(params.model, taken)
+                    task = bar.add_task(params.model, total=1.0)
+
+                    def progress(fraction: float, message: str, task: Any = task, name: str = params.model) -> None:
+                        bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
+
+                    result = probe_one(params, RunContext(out_dir=staging / slug, progress=progress), staging / slug,
+                                       title=params.model)
+                    bar.update(task, completed=1.0, description=f"{params.model}: done")
+                    results[params.model] = (slug, result)
+                    summary[params.model] = {
+                        "folder": slug,
+                        **result.model_dump(mode="json", exclude={"layers"}),
+                        "artifacts": [f"{slug}/{a}" for a in result.artifacts],
+                    }
+                    _free_memory()
+                if len(results) > 1:
+                    names = plots.write_comparison({m: r.layers for m, (_, r) in results.items()}, staging)
+                    summary["comparison_plots"] = names
+                (staging / "summary.json").write_text(json.dumps(json_safe(summary), indent=2), encoding="utf-8")
+        if as_json:
+            sys.stdout.write(json.dumps(json_safe(summary), indent=2) + "\n")
+            return
+        table = Table(title=f"depth probes -> {out}", header_style="bold cyan")
+        for column in ("model", "layers", "late-half KL share", "late/early skip effect", "erank ratio", "perplexity"):
+            table.add_column(column)
+        for name, (_, result) in results.items():
+            cells = [result.late_half_kl_drop_fraction, result.late_to_early_skip_effect_ratio, result.erank_ratio,
+                     result.baseline_perplexity]
+            table.add_row(name, str(result.num_layers), *["" if c is None else f"{c:.3g}" for c in cells])
+        console.print(table)
+
+
+def _free_memory() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+@register_commands
+def add(app: typer.Typer) -> None:
+    """Add ``kb models`` and ``kb probe`` to the kb CLI."""
+    add_models_commands(app)
+    add_probe_command(app)

@@ -1,0 +1,408 @@
+"""Finding and loading PLM weights: local folders, imported models, the Hugging Face hub cache, the hub.
+
+A model is named by an imported name (``kb models import``), a local folder (``save_pretrained``
+layout: ``config.json``, weights, tokenizer files) or a hub id (``owner/name``). Hub ids are served from
+the local Hugging Face cache when present (its snapshot commit is the revision); otherwise they are
+downloaded when the hub answers within seconds, and when it does not (or ``HF_HUB_OFFLINE`` is set) the
+loader fails at once with how to provide the weights. Safetensors are preferred; pickle checkpoints
+(``pytorch_model.bin``) are only read with ``weights_only`` loading. ``trust_remote_code`` is off unless
+the caller asks for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import torch
+from torch import nn
+
+from analyzers.base import NotRunnable
+from analyzers.depth.adapters import Adapter, adapter_for, architecture_name, check_supported
+from analyzers.depth.catalog import MODELS, ModelCard, imported_models, models_dir, register_imported
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+TRUE_WORDS = {"1", "true", "yes", "on"}
+CONFIG_PATTERNS = ["*.json", "*.txt", "*.model", "tokenizer*", "vocab*", "merges.txt", "special_tokens_map.json"]
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+class ModelError(ValueError):
+    """A model name, folder or checkpoint that cannot be used; the message says which and what to do."""
+
+
+@dataclass
+class ResolvedModel:
+    """Where a model's files are, and how they were found."""
+
+    spec: str  # what the user gave
+    folder: Path
+    source: str  # "folder", "imported", "hub-cache" or "hub-download"
+    hub_id: str | None = None
+    revision: str | None = None
+    card: ModelCard | None = None
+
+    @property
+    def model_id(self) -> str:
+        """The hub id when there is one, else the name or folder the user gave."""
+        return self.hub_id or self.spec
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to probe, with its tokenizer, adapter and provenance."""
+
+    model: nn.Module
+    tokenizer: Any
+    adapter: Adapter
+    resolved: ResolvedModel
+    input_format: str
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` asks for no hub access."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS
+
+
+def hub_reachable(timeout_s: float = 2.0) -> bool:
+    """Whether the hub endpoint (``HF_ENDPOINT``) accepts a TCP connection within ``timeout_s``.
+
+    The connect (DNS included, which a socket timeout does not bound) runs in a daemon thread, so this
+    never waits longer than ``timeout_s`` even when name resolution hangs.
+    """
+    if hub_offline():
+        return False
+    import socket
+
+    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    answered = threading.Event()
+
+    def connect() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                answered.set()
+        except OSError:
+            pass
+
+    threading.Thread(target=connect, daemon=True).start()
+    return answered.wait(timeout_s)
+
+
+def how_to_provide(hub_id: str) -> str:
+    """The message for weights that are not here and cannot be downloaded now."""
+    why = "HF_HUB_OFFLINE is set" if hub_offline() else "the Hugging Face hub is not reachable from this machine"
+    return (
+        f"weights for {hub_id} are not in the local Hugging Face cache and {why}: on a machine with internet run "
+        f"`kb models pull {hub_id}` (or `huggingface-cli download {hub_id}`) and copy the cache "
+        f"(~/.cache/huggingface/hub) here, or save the model to a folder and run `kb models import FOLDER`"
+    )
+
+
+def _card_or_error(hub_id: str) -> ModelCard | None:
+    card = MODELS.get(hub_id)
+    if card is not None and not card.supported:
+        raise ModelError(f"{hub_id} ({card.family}) is not supported yet: {card.why_not}")
+    return card
+
+
+def _cached_snapshot(hub_id: str, revision: str | None = None) -> Path | None:
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        folder = Path(snapshot_download(hub_id, revision=revision, local_files_only=True))
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError, ValueError):
+        return None
+    return folder if (folder / "config.json").is_file() else None
+
+
+def resolve_model(spec: str, allow_download: bool = True, trust_remote_code: bool = False) -> ResolvedModel:
+    """Find a model's files: imported name, local folder, hub cache, or (online) a fresh download.
+
+    Raises ``ModelError`` for names that are none of these or for catalog models not supported yet, and
+    ``NotRunnable`` when a hub model is not cached and the hub cannot be reached (with how to provide it).
+    """
+    imported = imported_models()
+    if spec in imported:
+        folder = Path(imported[spec]["path"])
+        if not (folder / "config.json").is_file():
+            raise ModelError(f"imported model {spec!r} points to {folder}, which is gone; run `kb models import` again")
+        return ResolvedModel(spec, folder, "imported")
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return ResolvedModel(spec, path.resolve(), "folder")
+    if path.exists():
+        raise ModelError(f"{spec}: is a file, not a model folder (give the folder with config.json and the weights)")
+    if not HUB_ID.match(spec):
+        raise ModelError(
+            f"unknown model {spec!r}: not an imported name, not a folder, not a hub id (owner/name); "
+            "see `kb models list`"
+        )
+    card = _card_or_error(spec)
+    cached = _cached_snapshot(spec)
+    if cached is not None:
+        return ResolvedModel(spec, cached, "hub-cache", spec, cached.name, card)
+    if not allow_download or not hub_reachable():
+        raise NotRunnable(how_to_provide(spec))
+    return pull_model(spec, trust_remote_code=trust_remote_code)
+
+
+def pull_model(hub_id: str, revision: str | None = None, trust_remote_code: bool = False) -> ResolvedModel:
+    """Download a hub model into the Hugging Face cache (safetensors when the repo has them) and resolve it."""
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    if not HUB_ID.match(hub_id):
+        raise ModelError(f"{hub_id!r} is not a hub id (owner/name)")
+    card = _card_or_error(hub_id)
+    if hub_offline() or not hub_reachable():
+        cached = _cached_snapshot(hub_id, revision)
+        if cached is not None:
+            return ResolvedModel(hub_id, cached, "hub-cache", hub_id, cached.name, card)
+        raise NotRunnable(how_to_provide(hub_id))
+    try:
+        files = HfApi().list_repo_files(hub_id, revision=revision)
+        weights = ["*.safetensors"] if any(f.endswith(".safetensors") for f in files) else ["pytorch_model*.bin*"]
+        code = ["*.py"] if trust_remote_code else []
+        folder = Path(
+            snapshot_download(
+                hub_id, revision=revision, allow_patterns=CONFIG_PATTERNS + weights + code, etag_timeout=5
+            )
+        )
+    except (RepositoryNotFoundError, RevisionNotFoundError) as error:
+        raise ModelError(f"{hub_id}: no such model (or revision) on the Hugging Face hub") from error
+    except (HfHubHTTPError, OSError) as error:
+        raise NotRunnable(f"downloading {hub_id} failed ({error}); {how_to_provide(hub_id)}") from error
+    return ResolvedModel(hub_id, folder, "hub-download", hub_id, folder.name, card)
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The checkpoint files transformers would read: safetensors when present, else pickle ``.bin``."""
+    safetensors = sorted(folder.glob("*.safetensors"))
+    return safetensors or sorted(folder.glob("pytorch_model*.bin"))
+
+
+def weights_hash(folder: Path) -> str | None:
+    """SHA-256 over ``name:sha256(content)`` of the weight files. Hub-cache blobs are named by their
+    SHA-256 already (LFS), so a 2.6 GB checkpoint from the cache costs no read."""
+    files = weight_files(folder)
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        blob = path.resolve()
+        if path.is_symlink() and re.fullmatch(r"[0-9a-f]{64}", blob.name):
+            file_hash = blob.name
+        else:
+            file_digest = hashlib.sha256()
+            with blob.open("rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    file_digest.update(chunk)
+            file_hash = file_digest.hexdigest()
+        digest.update(f"{path.name}:{file_hash}\n".encode())
+    return digest.hexdigest()
+
+
+def input_format_for(tokenizer: Any) -> str:
+    """How sequences must be written for this tokenizer: SaProt ('A#' tokens), ProtBERT (spaced) or plain."""
+    vocab = tokenizer.get_vocab()
+    if "A#" in vocab and "L#" in vocab:
+        return "saprot"
+    if type(tokenizer).__name__.startswith("Bert") and len(vocab) < 64:
+        return "spaced"
+    return "plain"
+
+
+def format_sequence(sequence: str, input_format: str) -> str:
+    """A residue string written the way the model's tokenizer expects it."""
+    if input_format == "saprot":
+        return "".join(f"{letter}#" for letter in sequence)
+    if input_format == "spaced":  # ProtBERT maps the rare letters to X
+        return " ".join(sequence.translate(str.maketrans("UZOB", "XXXX")))
+    return sequence
+
+
+def check_device(device: str) -> None:
+    """Raise ``NotRunnable`` for an unavailable CUDA device, ``ModelError`` for an unknown device string."""
+    if device == "cpu":
+        return
+    if device == "cuda" or device.startswith("cuda:"):
+        if not torch.cuda.is_available():
+            raise NotRunnable(
+                f"CUDA asked for (--device {device}) but torch.cuda.is_available() is False on this machine; "
+                "use --device cpu or run on a machine with an NVIDIA GPU"
+            )
+        index = int(device.split(":")[1]) if ":" in device else 0
+        if index >= torch.cuda.device_count():
+            raise NotRunnable(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+        return
+    if device == "mps" and torch.backends.mps.is_available():
+        return
+    raise ModelError(f"unknown device {device!r}; use cpu, cuda or cuda:N")
+
+
+def validate_folder(folder: Path, trust_remote_code: bool = False) -> dict[str, Any]:
+    """Check that a folder holds a probe-able model: config, weights, tokenizer, supported architecture.
+
+    Returns ``{"architecture", "weights", "weights_format", "config"}``; raises ``ModelError`` naming the
+    folder and what is missing otherwise.
+    """
+    from transformers import AutoConfig, AutoTokenizer
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ModelError(f"{folder}: not a folder")
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{folder}: no config.json (save the model with save_pretrained)")
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{folder / 'config.json'}: cannot be read as a transformers config: {error}") from error
+    architecture = architecture_name(config)
+    try:
+        check_supported(architecture, str(folder))
+    except ValueError as error:
+        raise ModelError(str(error)) from error
+    files = weight_files(folder)
+    if not files:
+        raise ModelError(f"{folder}: no weights (model.safetensors or pytorch_model.bin)")
+    try:
+        AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError, TypeError) as error:
+        raise ModelError(
+            f"{folder}: no usable tokenizer files ({error}); save the tokenizer beside the model"
+        ) from error
+    return {
+        "architecture": architecture,
+        "weights": [f.name for f in files],
+        "weights_format": "safetensors" if files[0].suffix == ".safetensors" else "pickle (weights_only)",
+        "config": config,
+    }
+
+
+def import_model(folder: Path, name: str | None = None, trust_remote_code: bool = False) -> dict[str, Any]:
+    """Validate a local model folder, copy it under ``KB_HOME/models/NAME`` and register it.
+
+    The copy is made in a temporary folder and renamed into place, so a failed import leaves nothing
+    half-written. Returns the registry entry.
+    """
+    folder = Path(folder).expanduser().resolve()
+    report = validate_folder(folder, trust_remote_code)
+    name = name or folder.name
+    if not re.fullmatch(r"[\w.-]+", name) or "/" in name:
+        raise ModelError(f"model name {name!r}: use letters, digits, '.', '_' and '-' only (no '/')")
+    load_model(ResolvedModel(name, folder, "folder"), trust_remote_code=trust_remote_code)  # strict key check
+    target = models_dir() / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-import-"))
+    try:
+        copied = staging / "model"
+        shutil.copytree(folder, copied, symlinks=False)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(copied, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    entry = {
+        "path": str(target),
+        "source": str(folder),
+        "architecture": report["architecture"],
+        "weights_format": report["weights_format"],
+        "weights_hash": weights_hash(target),
+        "num_layers": int(getattr(report["config"], "num_hidden_layers", 0) or getattr(report["config"], "n_layer", 0)),
+        "width": int(getattr(report["config"], "hidden_size", 0) or getattr(report["config"], "n_embd", 0)),
+    }
+    register_imported(name, entry)
+    return {"name": name, **entry}
+
+
+def _model_class(architecture: str) -> Any:
+    import transformers
+
+    return getattr(transformers, architecture)
+
+
+def load_model(
+    model: str | ResolvedModel,
+    device: str = "cpu",
+    dtype: str = "float32",
+    trust_remote_code: bool = False,
+    allow_download: bool = True,
+) -> LoadedModel:
+    """A model in eval mode with eager attention (attention probabilities are needed), its tokenizer,
+    adapter and provenance. Weight keys are checked strictly: a checkpoint that leaves parameters
+    uninitialised or carries unknown ones is refused."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    check_device(device)
+    if dtype not in DTYPES:
+        raise ModelError(f"unknown dtype {dtype!r}; use {', '.join(DTYPES)}")
+    resolved = model if isinstance(model, ResolvedModel) else resolve_model(model, allow_download, trust_remote_code)
+    folder = resolved.folder
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError) as error:
+        raise ModelError(f"{resolved.spec}: {folder} holds no readable config.json ({error})") from error
+    architecture = architecture_name(config)
+    try:
+        check_supported(architecture, resolved.spec)
+    except ValueError as error:
+        raise ModelError(str(error)) from error
+    files = weight_files(folder)
+    if not files:
+        raise ModelError(f"{resolved.spec}: {folder} has no weights (model.safetensors or pytorch_model.bin)")
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # kb shows its own progress; per-tensor bars are noise
+    try:
+        loaded, info = _model_class(architecture).from_pretrained(
+            folder,
+            dtype=DTYPES[dtype],
+            attn_implementation="eager",
+            local_files_only=True,
+            trust_remote_code=trust_remote_code,
+            use_safetensors=files[0].suffix == ".safetensors",
+            weights_only=True,
+            output_loading_info=True,
+        )
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except OSError as error:
+        raise ModelError(f"{resolved.spec}: cannot load the checkpoint in {folder}: {error}") from error
+    finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
+    problems = {k: v for k, v in info.items() if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+    if problems:
+        raise ModelError(f"{resolved.spec}: checkpoint does not match {architecture}: {problems}")
+    if tokenizer.pad_token_id is None:  # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
+        tokenizer.pad_token = tokenizer.eos_token
+    loaded = loaded.to(device).eval()
+    adapter = adapter_for(loaded)
+    import transformers
+
+    provenance = {
+        "model_id": resolved.model_id,
+        "model_revision": resolved.revision,
+        "model_source": resolved.source,
+        "model_path": str(folder),
+        "weights_hash": weights_hash(folder),
+        "weights_format": "safetensors" if files[0].suffix == ".safetensors" else "pickle (weights_only)",
+        "architecture": architecture,
+        "num_parameters": int(sum(p.numel() for p in loaded.parameters())),
+        "device": device,
+        "dtype": dtype,
+        "trust_remote_code": trust_remote_code,
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+    }
+    return LoadedModel(loaded, tokenizer, adapter, resolved, input_format_for(tokenizer), provenance)
