@@ -20,7 +20,6 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import torch
 from torch import nn
@@ -73,28 +72,32 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in TRUE_WORDS
 
 
-def hub_reachable(timeout_s: float = 2.0) -> bool:
-    """Whether the hub endpoint (``HF_ENDPOINT``) accepts a TCP connection within ``timeout_s``.
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Whether the hub endpoint (``HF_ENDPOINT``) answers an HTTP request within ``timeout_s``.
 
-    The connect (DNS included, which a socket timeout does not bound) runs in a daemon thread, so this
-    never waits longer than ``timeout_s`` even when name resolution hangs.
+    A bare TCP connect is not enough (proxies accept connections they cannot serve), so this asks for
+    the endpoint's API root and accepts any HTTP answer. The request (DNS included, which socket
+    timeouts do not bound) runs in a daemon thread, so this never waits longer than ``timeout_s``.
     """
     if hub_offline():
         return False
-    import socket
+    import urllib.error
+    import urllib.request
 
-    url = urlparse(os.environ.get("HF_ENDPOINT", "https://huggingface.co"))
-    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    url = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/") + "/api/models?limit=1"
     answered = threading.Event()
 
-    def connect() -> None:
+    def ask() -> None:
         try:
-            with socket.create_connection((host, port), timeout=timeout_s):
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout_s):
                 answered.set()
-        except OSError:
+        except urllib.error.HTTPError as error:  # an HTTP answer, even an error status, means the hub is there
+            if error.code < 500:
+                answered.set()
+        except (OSError, ValueError):
             pass
 
-    threading.Thread(target=connect, daemon=True).start()
+    threading.Thread(target=ask, daemon=True).start()
     return answered.wait(timeout_s)
 
 

@@ -60,12 +60,13 @@ def esm_config(  # noqa: ANN201
 
 
 def count_parameters(num_layers: int, width: int, num_heads: int, intermediate: int | None = None) -> int:
-    """Exact parameter count of ``EsmForMaskedLM`` for this shape, built on the meta device (no memory)."""
-    from transformers import EsmForMaskedLM
-
-    with torch.device("meta"):
-        model = EsmForMaskedLM(esm_config(num_layers, width, num_heads, intermediate))
-    return sum(p.numel() for p in model.parameters())
+    """Exact parameter count of ``EsmForMaskedLM`` (rotary, no pooler) for this shape, in closed form:
+    embeddings ``V d``; per layer Q, K, V, O ``4 (d^2 + d)``, FFN ``2 d f + f + d``, two LayerNorms ``4 d``;
+    final LayerNorm ``2 d``; contact-head regression ``L H + 1``; LM head dense + LayerNorm ``d^2 + 3 d``
+    and bias ``V`` (its decoder is tied to the embeddings). Tests check it against built models."""
+    d, f, vocab = width, intermediate or 4 * width, len(ESM_VOCAB)
+    per_layer = 4 * d * d + 2 * d * f + 9 * d + f
+    return vocab * d + num_layers * per_layer + 2 * d + num_layers * num_heads + 1 + d * d + 3 * d + vocab
 
 
 def solve_shape(num_layers: int, budget: float, num_heads: int) -> tuple[int, int]:

@@ -1,0 +1,213 @@
+"""``kb models`` / ``kb probe`` through typer's CliRunner, model loading and import, and bad input, on tiny
+models saved by the tests (no hub access)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from typer.testing import CliRunner
+
+from analyzers.base import NotRunnable
+from analyzers.depth.catalog import MODELS, imported_models
+from analyzers.depth.loading import ModelError, hub_reachable, import_model, load_model, resolve_model
+from analyzers.depth.tiny import build_random_esm, build_random_gpt2
+from kb.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def kb_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("KB_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # this machine has no hub; the offline path must be fast
+    return home
+
+
+@pytest.fixture(scope="module")
+def esm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_random_esm(tmp_path_factory.mktemp("esm") / "tiny-esm", num_layers=3, width=16, num_heads=2)
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_random_gpt2(tmp_path_factory.mktemp("gpt2") / "tiny-gpt2", num_layers=2, width=16, num_heads=2)
+
+
+@pytest.fixture
+def fasta(tmp_path: Path) -> Path:
+    path = tmp_path / "proteins.fasta"
+    path.write_text(">a\nMKTAYIAKQRQISFVKSHFSRQ\n>b\nACDEFGHIKLMNPQ\n>c\nGSHMLEDPVRRW\n", encoding="utf-8")
+    return path
+
+
+def _one_line_error(output: str) -> str:
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    assert lines and lines[-1].startswith("error: "), output
+    return " ".join(lines)  # rich may wrap the one line on narrow terminals
+
+
+def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path) -> None:
+    import_model(esm_dir, "my-esm")
+    result = runner.invoke(app, ["models", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["id"]: row for row in json.loads(result.output)}
+    assert rows["facebook/esm2_t33_650M_UR50D"]["supported"] and rows["facebook/esm2_t33_650M_UR50D"]["num_layers"] == 33
+    assert not rows["EvolutionaryScale/esmc-300m-2024-12"]["supported"]
+    assert "esm` package" in rows["EvolutionaryScale/esmc-300m-2024-12"]["why_not"]
+    assert rows["Rostlab/prot_bert"]["input_format"] == "spaced"
+    assert rows["my-esm"]["kind"] == "imported" and rows["my-esm"]["num_layers"] == 3
+    assert any(row["kind"] == "builtin" for row in rows.values())
+    families = {card.family for card in MODELS.values()}
+    assert families >= {"ESM-2", "ProtGPT2", "ProGen2", "DPLM", "SaProt", "ProtBERT", "ESM-C"}
+
+
+def test_models_pull_offline_fails_at_once_with_how_to_provide_weights() -> None:
+    start = time.monotonic()
+    result = runner.invoke(app, ["models", "pull", "facebook/esm2_t6_8M_UR50D"])
+    assert result.exit_code == 1
+    message = _one_line_error(result.output)
+    assert "HF_HUB_OFFLINE" in message and "kb models import" in message
+    assert time.monotonic() - start < 5
+
+
+def test_hub_reachable_respects_offline_and_never_hangs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    assert hub_reachable() is False  # HF_HUB_OFFLINE=1
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with socket.socket() as silent:  # accepts connections, never answers: a request would hang
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{silent.getsockname()[1]}")
+        start = time.monotonic()
+        assert hub_reachable(timeout_s=0.5) is False
+        assert time.monotonic() - start < 1.5
+
+
+def test_resolve_unknown_and_unsupported_models_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="not an imported name, not a folder, not a hub id"):
+        resolve_model("no such model")
+    with pytest.raises(ModelError, match=r"ESM-C\) is not supported yet: needs the `esm` package"):
+        resolve_model("EvolutionaryScale/esmc-600m-2024-12")
+    with pytest.raises(NotRunnable, match="not in the local Hugging Face cache"):
+        resolve_model("nobody-here/no-such-plm")
+
+
+def test_load_model_refuses_unsupported_architecture(tmp_path: Path) -> None:
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    RobertaForMaskedLM(RobertaConfig(vocab_size=40, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=32, architectures=["RobertaForMaskedLM"])).save_pretrained(tmp_path)
+    with pytest.raises(ModelError, match="unsupported architecture 'RobertaForMaskedLM'.*EsmForMaskedLM"):
+        load_model(str(tmp_path))
+
+
+def test_load_model_reads_pickle_checkpoints_weights_only_and_checks_keys(esm_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    pickled = tmp_path / "pickled"
+    shutil.copytree(esm_dir, pickled)
+    state = load_file(pickled / "model.safetensors")
+    (pickled / "model.safetensors").unlink()
+    torch.save(state, pickled / "pytorch_model.bin")
+    loaded = load_model(str(pickled))
+    assert loaded.provenance["weights_format"] == "pickle (weights_only)"
+    reference = load_model(str(esm_dir))
+    for (name, a), (_, b) in zip(loaded.model.state_dict().items(), reference.model.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name
+    broken = tmp_path / "broken"
+    shutil.copytree(esm_dir, broken)
+    state.pop(next(k for k in state if "encoder.layer.1" in k))
+    save_file(state, broken / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(ModelError, match="checkpoint does not match EsmForMaskedLM.*missing_keys"):
+        load_model(str(broken))
+
+
+def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, tmp_path: Path, kb_home: Path) -> None:
+    result = runner.invoke(app, ["models", "import", str(esm_dir), "--name", "tiny-esm"])
+    assert result.exit_code == 0, result.output
+    entry = imported_models()["tiny-esm"]
+    assert Path(entry["path"]).is_relative_to(kb_home) and entry["weights_format"] == "safetensors"
+    loaded = load_model("tiny-esm")
+    assert loaded.adapter.num_layers == 3 and loaded.provenance["weights_hash"] == entry["weights_hash"]
+    no_tokenizer = tmp_path / "no-tokenizer"
+    no_tokenizer.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (no_tokenizer / name).write_bytes((esm_dir / name).read_bytes())
+    result = runner.invoke(app, ["models", "import", str(no_tokenizer)])
+    assert result.exit_code == 1 and "tokenizer" in _one_line_error(result.output)
+    assert "no-tokenizer" not in imported_models()
+    result = runner.invoke(app, ["models", "import", str(tmp_path / "missing")])
+    assert result.exit_code == 1 and "not a folder" in _one_line_error(result.output)
+
+
+def test_probe_cli_two_models_writes_metrics_plots_and_comparison(
+    esm_dir: Path, gpt2_dir: Path, fasta: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "runs" / "x"
+    result = runner.invoke(app, ["probe", "--model", str(esm_dir), "--model", str(gpt2_dir), "--fasta", str(fasta),
+                                 "--out", str(out), "--batch-size", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert set(summary) == {str(esm_dir), str(gpt2_dir), "comparison_plots"}
+    assert {"comparison.png", "comparison.svg"} <= {p.name for p in out.iterdir()}
+    esm = summary[str(esm_dir)]
+    assert esm["num_layers"] == 3 and esm["provenance"]["weights_hash"] and esm["provenance"]["data_hash"]
+    metrics = json.loads((out / esm["folder"] / "depth_metrics.json").read_text(encoding="utf-8"))
+    assert len(metrics["layers"]["skip_heatmap"]) == 3 and "skip_attn_heatmap" in metrics["layers"]
+    gpt2_metrics = json.loads((out / summary[str(gpt2_dir)]["folder"] / "depth_metrics.json").read_text())
+    assert "future_heatmap" in gpt2_metrics["layers"]
+    for model in (esm, summary[str(gpt2_dir)]):
+        assert all((out / artifact).is_file() for artifact in model["artifacts"])
+        assert any(a.endswith(".svg") for a in model["artifacts"]) and any(a.endswith(".png") for a in model["artifacts"])
+    assert [p.name for p in out.parent.iterdir()] == ["x"]  # no temporary folder left beside it
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("empty", "empty FASTA"),
+        ("letters", "invalid letter(s) '1'"),
+        ("offline", "not in the local Hugging Face cache"),
+        ("cuda", "CUDA asked for"),
+        ("too_long", "is longer than"),
+        ("unknown", "unknown model"),
+    ],
+)
+def test_probe_cli_bad_input_is_one_line_error_and_leaves_output_intact(
+    case: str, expected: str, esm_dir: Path, gpt2_dir: Path, tmp_path: Path
+) -> None:
+    if case == "cuda" and torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    fasta = tmp_path / "in.fasta"
+    fasta.write_text({"empty": "\n", "letters": ">bad\nAC1E\n", "too_long": ">long\n" + "A" * 300 + "\n"}.get(
+        case, ">ok\nMKTAYIAKQRQ\n"), encoding="utf-8")
+    model = {"offline": "facebook/esm2_t6_8M_UR50D", "unknown": "not a model", "too_long": str(gpt2_dir)}.get(
+        case, str(esm_dir))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "earlier.json").write_text("{}", encoding="utf-8")
+    args = ["probe", "--model", model, "--fasta", str(fasta), "--out", str(out)]
+    result = runner.invoke(app, args + (["--device", "cuda"] if case == "cuda" else []))
+    assert result.exit_code == 1
+    assert expected in _one_line_error(result.output)
+    assert [p.name for p in out.iterdir()] == ["earlier.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "in.fasta", "out"] or not any(
+        p.name.startswith(".out.") for p in tmp_path.iterdir()
+    )
+
+
+def test_probe_cli_out_of_memory_is_a_clear_error() -> None:
+    import typer
+
+    from analyzers.depth.cli import _clear_errors
+
+    with pytest.raises(typer.Exit) as stopped, _clear_errors():
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+    assert stopped.value.exit_code == 1
