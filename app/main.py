@@ -1,18 +1,35 @@
-"""Entry point: ``streamlit run app/main.py`` (or ``kb app``). Pages live in app/pages/."""
+"""Entry point: ``kb app`` (or ``streamlit run app/main.py``). Thin pages live in app/views/ (not pages/, which
+Streamlit would also list on its own)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app.state import init_session
+from app.sidebar import status_panel
+from app.state import index_keeper, setup
 
-st.set_page_config(layout="wide", page_title="kb")
-init_session()
+st.set_page_config(layout="wide", page_title="kb · PLM claims", page_icon=":material/biotech:")
+setup()
 
-PAGES = [
-    st.Page("pages/library.py", title="Library", icon=":material/library_books:", default=True),
-    st.Page("pages/note.py", title="Note", icon=":material/description:"),
-    st.Page("pages/add_note.py", title="Add note", icon=":material/note_add:"),
-    st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
-]
-st.navigation(PAGES).run()
+PAGES = {
+    "Library": [
+        st.Page("views/library.py", title="Library", icon=":material/library_books:", url_path="library",
+                default=True),
+        st.Page("views/note.py", title="Note", icon=":material/description:", url_path="note"),
+        st.Page("views/edit_note.py", title="Add / edit note", icon=":material/edit_note:", url_path="edit"),
+    ],
+    "Verification": [
+        st.Page("views/runs.py", title="Runs", icon=":material/play_circle:", url_path="runs"),
+        st.Page("views/compare.py", title="Compare", icon=":material/stacked_line_chart:", url_path="compare"),
+    ],
+    "Assistant": [
+        st.Page("views/ask.py", title="Ask", icon=":material/forum:", url_path="ask"),
+    ],
+}
+page = st.navigation(PAGES)
+status_panel(rerun_on_change=page.url_path in ("", "library"))
+try:
+    page.run()
+finally:
+    # After the page has rendered (also when it switched page or stopped): catch up with the notes folder.
+    index_keeper().refresh()

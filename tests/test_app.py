@@ -1,181 +1,464 @@
-"""The Streamlit app, page by page, with AppTest over a temporary copy of the bundled notes."""
+"""The Streamlit app, page by page, with AppTest over a temporary knowledge base (real SQLite, real notes).
+
+Runs in these tests use the ``noop`` analyzer (milliseconds); runs through the background worker
+process are in ``test_app_worker.py``, the real browser in ``test_browser_app.py``.
+"""
 
 from __future__ import annotations
 
 import shutil
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from kb import background
 from kb.core import KnowledgeBase
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "app"
-TIMEOUT = 30
+APP_MAIN = ROOT / "app" / "main.py"
+TIMEOUT = 60
 
-NOOP_NOTE = """---
-paper_id: "test:noop"
-title: "Noop test note"
-tags:
-  - "testing"
-claims:
-  - id: value-above-two
-    statement: "The value is above two."
-    kind: quantitative
-    analyzer:
-      name: noop
-      params:
-        value: 3
-    expect:
-      metric: value
-      op: ">"
-      value: 2
----
+SOURCE_TEXT = "We find that the echoed value is above two in every setting we tried.\n"
 
-Body of the noop note.
-"""
+
+def noop_note(paper_id: str = "test:noop", title: str = "Noop test note", value: float = 3,
+              extra: str = "", body: str = "Body of the noop note.\n") -> str:
+    """A note with one claim bound to the noop analyzer (grounded in ``sources/noop.txt``)."""
+    return textwrap.dedent(f"""\
+        ---
+        paper_id: "{paper_id}"
+        title: "{title}"
+        tags:
+          - "testing"
+        publication:
+          venue: "arXiv"
+          year: 2024
+        quality_score: 3
+        decision: "MAYBE"
+        source_file: "sources/noop.txt"
+        claims:
+          - id: value-above-two
+            statement: "The value is above two."
+            kind: quantitative
+            source:
+              quote: "the echoed value is above two"
+            analyzer:
+              name: noop
+              params:
+                value: {value}
+            expect:
+              metric: value
+              op: ">"
+              value: 2
+        {extra}---
+
+        """) + body
+
+
+@dataclass
+class AppEnv:
+    """A knowledge base the app under test is pointed at."""
+
+    papers: Path
+    home: Path
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return KnowledgeBase(Settings(papers=self.papers, home=self.home))
+
+
+def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = False) -> AppEnv:
+    papers, home = tmp_path / "papers", tmp_path / "home"
+    shutil.copytree(ROOT / "papers", papers)
+    (papers / "sources" / "noop.txt").write_text(SOURCE_TEXT, encoding="utf-8")
+    (papers / "noop-note.md").write_text(noop_note(), encoding="utf-8")
+    monkeypatch.setenv("KB_PAPERS", str(papers))
+    monkeypatch.setenv("KB_HOME", str(home))
+    monkeypatch.setenv("KB_APP_WORKER", "true" if worker else "false")
+    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
+    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
+    env = AppEnv(papers, home)
+    env.kb.index()  # pages then render at once instead of waiting for the first index
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return env
 
 
 @pytest.fixture
-def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    papers = tmp_path / "papers"
-    shutil.copytree(ROOT / "papers", papers)
-    home = tmp_path / "home"
-    monkeypatch.setenv("KB_PAPERS", str(papers))
-    monkeypatch.setenv("KB_HOME", str(home))
-    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]:
+    """The bundled notes plus a noop note; the app must not start workers (runs stay queued)."""
+    env = make_env(tmp_path, monkeypatch)
+    yield env
+    background.stop_worker(env.home)
     st.cache_resource.clear()
-    yield papers, home
-    st.cache_resource.clear()
+    st.cache_data.clear()
 
 
-def page(name: str) -> AppTest:
-    return AppTest.from_file(str(APP / "pages" / name), default_timeout=TIMEOUT)
-
-
-def table_ids(at: AppTest) -> list[str]:
-    return list(at.dataframe[0].value["id"])
-
-
-def test_main_runs_library_by_default(env: tuple[Path, Path]) -> None:
-    at = AppTest.from_file(str(APP / "main.py"), default_timeout=TIMEOUT).run()
-    assert not at.exception
-    assert at.title[0].value == "Library"
-    assert len(table_ids(at)) == 3
-
-
-def test_library_lists_notes_and_filters_by_tag(env: tuple[Path, Path]) -> None:
-    at = page("library.py").run()
-    assert not at.exception
-    ids = table_ids(at)
-    assert sorted(ids) == sorted(p.stem for p in (ROOT / "papers").glob("*.md"))
-    frame = at.dataframe[0].value
-    assert {"claims", "supported", "refuted", "inconclusive", "stale", "ungrounded"} <= set(frame.columns)
-    assert frame["claims"].sum() > 0
-
-    at.sidebar.selectbox(key="lib_tag").set_value("langevin").run()
-    assert not at.exception
-    assert table_ids(at) == ["sampling-intermediate-temperatures-langevin"]
-
-
-def test_library_search_narrows(env: tuple[Path, Path]) -> None:
-    at = page("library.py").run()
-    at.text_input(key="lib_search").input("Langevin").run()
-    assert not at.exception
-    assert "sampling-intermediate-temperatures-langevin" in table_ids(at)
-    assert len(table_ids(at)) < 3
-
-
-def test_note_page_shows_claims_and_verdict_after_verify(env: tuple[Path, Path]) -> None:
-    papers, _ = env
-    (papers / "noop-note.md").write_text(NOOP_NOTE, encoding="utf-8")
-    at = page("note.py")
-    at.session_state["note_id"] = "noop-note"
-    at.run()
-    assert not at.exception
-    assert at.title[0].value == "Noop test note"
-    assert any(s.value == "value-above-two" for s in at.subheader)
-    assert "No evidence yet." in [c.value for c in at.caption]
-
-    at.button(key="reverify_noop-note#value-above-two").click().run()
-    assert not at.exception
-    badges = [m.value for m in at.markdown if "-badge[" in m.value]  # st.badge renders as markdown
-    assert any(b.startswith(":green-badge[") and b.endswith("supported]") for b in badges), badges
-    # The verdict came from kb.core, too.
-    kb = KnowledgeBase(Settings())
-    assert kb.evidence("noop-note#value-above-two")[0].verdict.kind.value == "supported"
-
-
-def test_note_page_on_bundled_note(env: tuple[Path, Path]) -> None:
-    at = page("note.py")
-    at.session_state["note_id"] = "siji-2026-curse-of-depth-in-plms"
-    at.run()
-    assert not at.exception
-    assert len(at.subheader) >= 1
-
-
-def fill_valid(at: AppTest) -> AppTest:
-    at.text_input(key="add_title").input("A brand new paper")
-    at.text_input(key="add_paper_id").input("test:brand-new")
-    at.text_input(key="add_tags").input("plm, testing")
-    at.number_input(key="add_year").set_value(2025)
-    at.text_area(key="add_body").input("# Summary\n\nSome text.")
+def open_app(page: str | None = None, **query: str) -> AppTest:
+    """Run the app (``main.py``, so navigation and links work as for a user), then switch to ``page``."""
+    at = AppTest.from_file(str(APP_MAIN), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    if page is not None:
+        at.query_params.update(query)
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, at.exception
     return at
 
 
-def test_add_note_invalid_quality_writes_nothing(env: tuple[Path, Path]) -> None:
-    papers, _ = env
-    before = sorted(papers.glob("*.md"))
-    at = fill_valid(page("add_note.py").run())
-    at.number_input(key="add_quality").set_value(7).run()
-    assert not at.exception
-    assert any("less than or equal to 5" in e.value for e in at.error), [e.value for e in at.error]
-    at.button(key="add_submit").click().run()
-    assert sorted(papers.glob("*.md")) == before
-    assert not at.success
+def badges(at: AppTest) -> list[str]:
+    """Every st.badge on the page, as its markdown (':green-badge[...]')."""
+    return [m.value for m in at.markdown if "-badge[" in m.value]
 
 
-def test_add_note_valid_creates_file(env: tuple[Path, Path]) -> None:
-    papers, _ = env
-    at = fill_valid(page("add_note.py").run())
-    at.number_input(key="add_quality").set_value(4).run()
-    assert not at.error
-    at.button(key="add_submit").click().run()
+def verify_now(env: AppEnv, target: str) -> None:
+    """Queue and run a verification in this process (for tests about showing evidence)."""
+    kb = env.kb
+    queued, skipped = kb.verify([target])
+    assert queued and not skipped
+    assert kb.work() == {"succeeded": len(queued)}
+
+
+# -- Library ------------------------------------------------------------------------------------
+
+def test_library_lists_every_note_with_claim_states(app_env: AppEnv) -> None:
+    at = open_app()
+    assert at.title[0].value == "Library"
+    frame = at.dataframe(key="lib_table").value
+    assert sorted(frame["id"]) == sorted(p.stem for p in app_env.papers.glob("*.md"))
+    noop = frame.set_index("id").loc["noop-note"]
+    assert (noop["claims"], noop["unverified"], noop["supported"]) == (1, 1, 0)
+
+    verify_now(app_env, "noop-note")
+    st.cache_data.clear()
+    at.run()
+    noop = at.dataframe(key="lib_table").value.set_index("id").loc["noop-note"]
+    assert (noop["unverified"], noop["supported"]) == (0, 1)
+    supported = next(m for m in at.metric if "Supported" in m.label)
+    assert supported.value == "1"
+
+
+def test_library_filters_by_tag_decision_quality_year_and_state(app_env: AppEnv) -> None:
+    at = open_app()
+
+    def ids() -> list[str]:
+        return sorted(at.dataframe(key="lib_table").value["id"])
+
+    at.sidebar.selectbox(key="lib_tag").set_value("langevin").run()
+    assert ids() == ["sampling-intermediate-temperatures-langevin"]
+    at.sidebar.selectbox(key="lib_tag").set_value("(any)")
+    at.sidebar.selectbox(key="lib_decision").set_value("MAYBE").run()
+    assert "noop-note" in ids() and "siji-2026-curse-of-depth-in-plms" not in ids()
+    at.sidebar.selectbox(key="lib_decision").set_value("(any)")
+    at.sidebar.slider(key="lib_min_quality").set_value(4).run()
+    assert "noop-note" not in ids() and "siji-2026-curse-of-depth-in-plms" in ids()
+    at.sidebar.slider(key="lib_min_quality").set_value(0)
+    at.sidebar.selectbox(key="lib_year").set_value(2024).run()
+    assert ids() == ["noop-note"]
+    at.sidebar.selectbox(key="lib_year").set_value("(any)")
+    at.sidebar.multiselect(key="lib_states").set_value(["unverified"]).run()
+    unverified = ids()
+    assert "noop-note" in unverified and "plm-architecture-discussion" not in unverified
+
+    verify_now(app_env, "noop-note")  # no longer unverified: leaves this filter, enters 'supported'
+    st.cache_data.clear()
+    at.run()
+    assert "noop-note" not in ids()
+    at.sidebar.multiselect(key="lib_states").set_value(["supported"]).run()
+    assert ids() == ["noop-note"]
+
+
+def test_library_search_narrows_and_says_when_nothing_matches(app_env: AppEnv) -> None:
+    at = open_app()
+    at.text_input(key="lib_search").input("Langevin").run()
+    assert "sampling-intermediate-temperatures-langevin" in at.dataframe(key="lib_table").value["id"].tolist()
+    assert len(at.dataframe(key="lib_table").value) < 4
+    at.text_input(key="lib_search").input("zzzqqq-nothing-like-this").run()
+    assert not at.dataframe
+    assert any("No note matches" in i.value for i in at.info)
+
+
+def test_library_paginates_but_filters_reach_every_note(app_env: AppEnv) -> None:
+    for i in range(130):
+        (app_env.papers / f"bulk-{i:03d}.md").write_text(
+            f'---\npaper_id: "bulk:{i}"\ntitle: "Bulk note {i:03d}"\ntags: ["bulk"]\n---\nText {i}.\n',
+            encoding="utf-8")
+    app_env.kb.index()
+    at = open_app()
+    assert len(at.dataframe(key="lib_table").value) == 100
+    at.pagination(key="lib_page").select(2).run()
+    second = at.dataframe(key="lib_table").value["id"].tolist()
+    assert len(second) == 34 and "siji-2026-curse-of-depth-in-plms" in second
+    at.text_input(key="lib_search").input("Curse of Depth").run()  # on page 2 unfiltered, found by search
+    assert at.dataframe(key="lib_table").value["id"].tolist()[0] == "siji-2026-curse-of-depth-in-plms"
+
+
+def test_library_row_selection_opens_the_note(app_env: AppEnv) -> None:
+    at = open_app()
+    ids = at.dataframe(key="lib_table").value["id"].tolist()
+    row = ids.index("siji-2026-curse-of-depth-in-plms")
+    at.session_state["lib_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
     assert not at.exception
-    assert at.success, [e.value for e in at.error]
-    created = papers / "a-brand-new-paper.md"
-    assert created.is_file()
+    assert at.title[0].value == "From Words to Amino Acids: Does the Curse of Depth Persist?"
+    assert at.query_params["id"] == "siji-2026-curse-of-depth-in-plms"
+
+
+def test_library_empty_knowledge_base_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "papers").mkdir()
+    monkeypatch.setenv("KB_PAPERS", str(tmp_path / "papers"))
+    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("KB_APP_WORKER", "false")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = open_app()
+    assert any("library is empty" in i.value for i in at.info)
+
+
+# -- Note ---------------------------------------------------------------------------------------
+
+def test_note_page_shows_header_claims_and_grounding(app_env: AppEnv) -> None:
+    at = open_app("note", id="siji-2026-curse-of-depth-in-plms")
+    assert at.title[0].value == "From Words to Amino Acids: Does the Curse of Depth Persist?"
+    shown = badges(at)
+    assert any("ACCEPT" in b for b in shown) and any("curse-of-depth" in b for b in shown)
+    assert any("quote found in source" in b for b in shown)
+    assert any(m.value.startswith("##### `late-layers-refine`") for m in at.markdown)
+    assert any("Not verified yet" in i.value for i in at.info)
+
+
+def test_note_page_shows_latest_evidence_and_history(app_env: AppEnv) -> None:
+    verify_now(app_env, "noop-note")
+    note = app_env.papers / "noop-note.md"
+    note.write_text(noop_note(value=1.5), encoding="utf-8")  # the claim's binding changes: refuted now
+    app_env.kb.index()
+    verify_now(app_env, "noop-note")
+    at = open_app("note", id="noop-note")
+    shown = badges(at)
+    assert any(b.startswith(":red-badge[") and "refuted" in b for b in shown), shown
+    texts = [m.value for m in at.markdown]
+    assert "`value > 2.0`" in texts and "**1.5**" in texts  # claimed against regenerated
+    frames = [d.value for d in at.dataframe]  # read-only tables carry no key in AppTest
+    provenance = next(f for f in frames if "field" in f.columns and "device" in set(f["field"]))
+    assert {"device", "analyzer", "kb", "python", "wall time"} <= set(provenance["field"])
+    history = next(f for f in frames if "verdict" in f.columns)
+    assert history["verdict"].tolist() == ["supported"] and "superseded" in history["stale"].iloc[0]
+
+
+def test_note_page_never_renders_note_html(app_env: AppEnv) -> None:
+    (app_env.papers / "noop-note.md").write_text(
+        noop_note(body="<script>alert('x')</script>\n<b>bold</b> and **markdown**\n"), encoding="utf-8")
+    app_env.kb.index()
+    at = open_app("note", id="noop-note")
+    body = [m for m in at.markdown if "<script>" in m.value]
+    assert body, "the body is shown"
+    assert all(not m.proto.allow_html for m in at.markdown)
+
+
+def test_note_page_reverify_queues_without_running_in_the_script(app_env: AppEnv) -> None:
+    at = open_app("note", id="noop-note")
+    at.button(key="reverify_noop-note#value-above-two").click().run()
+    assert not at.exception
+    (run,) = app_env.kb.runs()
+    assert run.status.value == "queued"  # queued for a worker; KB_APP_WORKER=false starts none here
+    assert any("Verifying" in m.value for m in at.markdown)
+    assert any("No worker is running" in w.value for w in at.warning)
+
+
+def test_note_page_unknown_note_is_an_error_not_a_crash(app_env: AppEnv) -> None:
+    at = open_app("note", id="no-such-note")
+    assert any("Cannot open note" in e.value for e in at.error)
+
+
+# -- Add / edit ---------------------------------------------------------------------------------
+
+def fill_new_note(at: AppTest) -> AppTest:
+    at.text_input(key="fm_title").input("A brand new paper")
+    at.text_input(key="fm_paper_id").input("test:brand-new")
+    at.multiselect(key="fm_tags").set_value(["plm", "testing"])
+    at.number_input(key="fm_year").set_value(2025)
+    at.text_area(key="fm_body").input("## Summary\n\nSome text.\n")
+    return at
+
+
+def field_errors(at: AppTest) -> list[str]:
+    """Validation messages shown under form fields (small red text)."""
+    return [c.value for c in at.caption if c.value.startswith(":red[:material/error:")]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_add_note_valid_creates_and_indexes(app_env: AppEnv) -> None:
+    at = fill_new_note(open_app("edit_note"))
+    at.number_input(key="fm_quality_score").set_value(4).run()
+    assert not at.error and not field_errors(at), field_errors(at)
+    at.button(key="edit_save").click().run()
+    assert not at.exception
+    created = app_env.papers / "a-brand-new-paper.md"
     text = created.read_text(encoding="utf-8")
-    assert "test:brand-new" in text and "quality_score: 4" in text
+    assert 'paper_id: "test:brand-new"' in text and "quality_score: 4" in text and "Some text." in text
+    assert app_env.kb.get("a-brand-new-paper") is not None  # indexed
+    assert at.title[0].value == "A brand new paper"  # landed on the new note
 
 
-def test_add_note_duplicate_paper_id_shows_error(env: tuple[Path, Path]) -> None:
-    papers, _ = env
-    before = sorted(papers.glob("*.md"))
-    at = fill_valid(page("add_note.py").run())
-    at.text_input(key="add_paper_id").input("langevin-transformer-contacts")
-    at.run()
-    at.button(key="add_submit").click().run()
-    assert any("already used" in e.value for e in at.error)
-    assert sorted(papers.glob("*.md")) == before
+def test_add_note_invalid_input_shows_errors_by_field_and_writes_nothing(app_env: AppEnv) -> None:
+    before = snapshot(app_env.papers)
+    at = fill_new_note(open_app("edit_note"))
+    at.number_input(key="fm_quality_score").set_value(7)
+    at.number_input(key="fm_year").set_value(1200).run()
+    errors = field_errors(at)
+    assert any("less than or equal to 5" in e for e in errors), errors
+    assert any("greater than or equal to 1900" in e for e in errors), errors
+    at.button(key="edit_save").click().run()
+    assert any("Nothing was written" in e.value for e in at.error)
+    assert snapshot(app_env.papers) == before
 
 
-def test_runs_page_lists_queued_run(env: tuple[Path, Path]) -> None:
-    papers, _ = env
-    (papers / "noop-note.md").write_text(NOOP_NOTE, encoding="utf-8")
-    kb = KnowledgeBase(Settings())
-    queued, _ = kb.verify(["noop-note#value-above-two"])
-    at = page("runs.py").run()
+def test_add_note_duplicate_paper_id_is_refused(app_env: AppEnv) -> None:
+    before = snapshot(app_env.papers)
+    at = fill_new_note(open_app("edit_note"))
+    at.text_input(key="fm_paper_id").input("test:noop").run()
+    at.button(key="edit_save").click().run()
+    assert any("already used" in e for e in field_errors(at))
+    assert snapshot(app_env.papers) == before
+
+
+def test_edit_note_changes_only_the_edited_lines(app_env: AppEnv) -> None:
+    path = app_env.papers / "siji-2026-curse-of-depth-in-plms.md"
+    before = path.read_bytes()
+    at = open_app("edit_note", id="siji-2026-curse-of-depth-in-plms")
+    assert at.text_input(key="fm_title").value.startswith("From Words to Amino Acids")
+    at.number_input(key="fm_quality_score").set_value(5).run()
+    at.button(key="edit_save").click().run()
     assert not at.exception
-    frame = at.dataframe[0].value
-    assert queued[0].id in list(frame["id"])
-    assert list(frame["status"]) == ["queued"]
+    after = path.read_bytes()
+    old_lines, new_lines = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    assert len(old_lines) == len(new_lines)
+    changed = [(a, b) for a, b in zip(old_lines, new_lines, strict=True) if a != b]
+    assert changed == [(b"quality_score: 4\n", b"quality_score: 5\n")]
 
-    at.text_input(key="runs_cancel_id").input(queued[0].id)
-    at.run()
-    at.button(key="runs_cancel").click().run()
-    assert at.success
-    assert kb.runs()[0].status.value == "cancelled"
+
+def test_edit_note_body_keeps_frontmatter_bytes(app_env: AppEnv) -> None:
+    path = app_env.papers / "siji-2026-curse-of-depth-in-plms.md"
+    before = path.read_bytes()
+    fence = before.index(b"\n---\n", 4) + 5
+    at = open_app("edit_note", id="siji-2026-curse-of-depth-in-plms")
+    at.text_area(key="fm_body").input(at.text_area(key="fm_body").value + "\nAn added closing remark.\n").run()
+    at.button(key="edit_save").click().run()
+    after = path.read_bytes()
+    assert after[:fence] == before[:fence]
+    assert after.endswith(b"An added closing remark.\n")
+
+
+def test_edit_note_unchanged_writes_nothing(app_env: AppEnv) -> None:
+    path = app_env.papers / "siji-2026-curse-of-depth-in-plms.md"
+    before, mtime = path.read_bytes(), path.stat().st_mtime_ns
+    at = open_app("edit_note", id="siji-2026-curse-of-depth-in-plms")
+    at.button(key="edit_save").click().run()
+    assert any("Nothing changed" in i.value for i in at.info)
+    assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
+
+
+def test_claims_editor_params_form_is_typed_and_validated(app_env: AppEnv) -> None:
+    at = fill_new_note(open_app("edit_note"))
+    at.button(key="add_claim").click().run()
+    (uid,) = at.session_state["edit_claims"]
+    at.text_input(key=f"c_{uid}_id").input("echo-five")
+    at.text_area(key=f"c_{uid}_statement").input("The echo is five.")
+    at.selectbox(key=f"c_{uid}_analyzer").set_value("noop").run()
+    prefix = f"c_{uid}_p_noop_smoke_"
+    # Widgets follow the Params field types: float -> number, bool -> toggle, optional str -> text.
+    assert at.number_input(key=prefix + "value").value == 1.0
+    assert at.toggle(key=prefix + "fail").value is False
+    assert at.text_input(key=prefix + "not_runnable").value == ""
+    at.number_input(key=prefix + "steps").set_value(0).run()  # Params says steps >= 1
+    assert any("greater than or equal to 1" in e for e in field_errors(at))
+    before = snapshot(app_env.papers)
+    at.button(key="edit_save").click().run()
+    assert snapshot(app_env.papers) == before
+
+    at.number_input(key=prefix + "steps").set_value(2)
+    at.number_input(key=prefix + "value").set_value(5.0)
+    at.toggle(key=f"c_{uid}_has_expect").set_value(True).run()
+    assert at.selectbox(key=f"c_{uid}_metric_noop").value == "value"  # the analyzer's declared metric
+    at.selectbox(key=f"c_{uid}_op").set_value(">=")
+    at.text_input(key=f"c_{uid}_value").input("4").run()
+    assert not at.error and not field_errors(at), field_errors(at)
+    at.button(key="edit_save").click().run()
+    note = app_env.kb.read("a-brand-new-paper")
+    (claim,) = note.meta.claims
+    assert claim.analyzer is not None and claim.analyzer.name == "noop" and claim.analyzer.scale == "smoke"
+    assert claim.analyzer.params == {"value": 5.0, "steps": 2}  # only what differs from the preset
+    assert claim.expect is not None and (claim.expect.metric, claim.expect.op.value, claim.expect.value) == (
+        "value", ">=", 4.0)
+
+
+def test_draft_claims_fallback_then_accept_into_the_note(app_env: AppEnv) -> None:
+    at = fill_new_note(open_app("edit_note"))
+    text = ("We train models with 650M parameters on 12 layers. The optimal depth is at least 24 layers. "
+            "Later layers refine the output.")
+    at.text_area(key="draft_text").input(text).run()
+    at.button(key="draft_go").click().run()
+    assert not at.exception
+    drafted = at.data_editor(key="draft_table").value
+    assert len(drafted) >= 1 and all(q in text for q in drafted["quote"])
+    at.button(key="draft_accept").click().run()
+    assert len(at.session_state["edit_claims"]) == len(drafted)
+    at.button(key="edit_save").click().run()
+    assert not at.exception
+    claims = app_env.kb.read("a-brand-new-paper").meta.claims
+    assert [c.id for c in claims] == drafted["id"].tolist()
+    assert all(c.source is not None and c.source.quote in text for c in claims)
+
+
+# -- Runs ---------------------------------------------------------------------------------------
+
+def test_runs_page_lists_details_cancels_and_retries(app_env: AppEnv) -> None:
+    kb = app_env.kb
+    (queued,), _ = kb.verify(["noop-note#value-above-two"])
+    at = open_app("runs", run=queued.id)
+    table = at.dataframe(key="runs_table_0").value
+    assert table["id"].tolist() == [queued.id] and table["status"].tolist() == ["queued"]
+    assert at.json[0].value and '"value": 3' in at.json[0].value  # the run's parameters
+    at.button(key="run_cancel").click().run()
+    assert kb.get_run(queued.id).status.value == "cancelled"
+    at.button(key="run_retry").click().run()
+    runs = kb.runs()
+    assert len(runs) == 2 and runs[0].status.value == "queued" and runs[0].id != queued.id
+    assert (runs[0].params, runs[0].claim_key) == (queued.params, queued.claim_key)
+    assert at.session_state["run_id"] == runs[0].id
+
+
+def test_runs_page_shows_error_of_failed_run_and_log_of_finished_run(app_env: AppEnv) -> None:
+    kb = app_env.kb
+    kb.verify(["noop-note"])
+    kb.work()
+    (done,) = kb.runs()
+    at = open_app("runs", run=done.id)
+    logs = [c.value for c in at.code]
+    assert any("step 1/1" in log for log in logs), logs  # log.txt of the finished run
+    assert kb.retry(done.id).status.value == "queued"
+
+
+def test_runs_page_empty_says_what_to_do(app_env: AppEnv) -> None:
+    at = open_app("runs")
+    assert any("No runs yet" in i.value for i in at.info)
+
+
+# -- Ask ------------------------------------------------------------------------------------------
+
+def test_ask_page_without_model_says_so_and_app_still_works(app_env: AppEnv) -> None:
+    from kb.agents.config import ENV_VAR
+
+    at = open_app("ask")
+    assert any(ENV_VAR in w.value and "no chat model configured" in w.value for w in at.warning)
+    assert at.chat_input(key="ask_input").proto.disabled
+    at.switch_page("views/library.py").run()
+    assert not at.exception and at.dataframe(key="lib_table").value.shape[0] == 4

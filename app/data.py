@@ -1,0 +1,73 @@
+"""Cached queries the pages render from (``st.cache_data``), keyed by knowledge base and index generation.
+
+Results change when the index changes (``IndexKeeper.generation``) or when runs finish (evidence);
+the second is caught by a short ``ttl`` and by ``clear_caches()`` when the app itself sees runs end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app.state import get_kb
+from kb.library import STATES, LibraryRow
+
+#: Claim-state filters kb.library applies itself; other states are filtered here.
+CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
+PROBLEM_OPTIONS = ["refuted", "stale", "ungrounded", "unverified", "error", "inconclusive", "not_runnable",
+                   "supported"]
+LIBRARY_TTL = 30
+
+
+def _matches(row: LibraryRow, wanted: set[str]) -> bool:
+    return any(row.ungrounded if state == "ungrounded" else row.states[state] for state in wanted)
+
+
+@st.cache_data(ttl=LIBRARY_TTL, show_spinner=False, max_entries=64)
+def library_frame(kb_key: str, generation: int, query: str, tag: str | None, decision: str | None,
+                  status: str | None, min_quality: int | None, year: int | None, states: tuple[str, ...],
+                  sort: str, descending: bool) -> pd.DataFrame:
+    """The Library table for these filters: one row per note, claim-state counts as columns.
+
+    ``kb_key`` and ``generation`` only key the cache (another knowledge base, a changed index).
+    """
+    kb = get_kb()
+    wanted = set(states)
+    flags = wanted if wanted and wanted <= CORE_FLAGS else None
+    rows = kb.library(query=query or None, tag=tag, decision=decision, status=status, min_quality=min_quality,
+                      year=year, flags=flags, sort=sort, descending=descending)  # type: ignore[arg-type]
+    if wanted and flags is None:
+        rows = [row for row in rows if _matches(row, wanted)]
+    columns = ["id", "title", "year", "decision", "status", "quality", "tags", "claims", *STATES, "ungrounded"]
+    frame = pd.DataFrame.from_records([row.as_dict() for row in rows], columns=columns)
+    for column in ("claims", *STATES, "ungrounded"):
+        frame[column] = frame[column].astype("int32")
+    for column in ("year", "quality"):
+        frame[column] = frame[column].astype("Int32")
+    return frame
+
+
+def unfiltered(kb_key: str, generation: int) -> pd.DataFrame:
+    """The whole library, as the Library page shows it with no filter (shares its cache entry)."""
+    return library_frame(kb_key, generation, "", None, None, None, None, None, (), "id", False)
+
+
+@st.cache_data(ttl=LIBRARY_TTL, show_spinner=False)
+def facets(kb_key: str, generation: int) -> dict[str, Any]:
+    """Filter choices over the whole library: tags (most used first), years, totals per claim state."""
+    frame = unfiltered(kb_key, generation)
+    tags = frame["tags"].str.split(", ").explode()
+    tag_counts = tags[tags.astype(bool)].value_counts()
+    years = sorted((int(y) for y in frame["year"].dropna().unique()), reverse=True)
+    totals = {state: int(frame[state].sum()) for state in (*STATES, "ungrounded")}
+    ordered = sorted(tag_counts.index, key=lambda t: (-int(tag_counts[t]), t))
+    return {"tags": ordered, "tag_counts": {t: int(tag_counts[t]) for t in ordered}, "years": years,
+            "totals": totals, "notes": len(frame), "claims": int(frame["claims"].sum())}
+
+
+def clear_caches() -> None:
+    """Forget cached query results (after the app wrote a note or saw runs finish)."""
+    library_frame.clear()
+    facets.clear()

@@ -1,0 +1,126 @@
+"""The two halves of a claim on the Note page: the claim with its source, and its latest evidence.
+
+Left: statement, source quote and whether the source text backs it, the analyzer binding, the
+expectation and the claim's scale. Right: the verdict and why, claimed against regenerated value,
+the evidence's scale beside the claim's, caveats, plots, provenance and the history of earlier runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import streamlit as st
+
+from app.widgets import (
+    GROUNDING_STYLE,
+    observed_text,
+    provenance_rows,
+    run_badge,
+    scale_text,
+    show_artifacts,
+    verdict_badges,
+)
+from kb.grounding import GroundingResult
+from kb.verdicts import describe
+from schemas import Claim, EvidenceRecord, RunRecord
+
+
+def claim_panel(claim: Claim, grounding: GroundingResult | None, known_analyzers: set[str]) -> None:
+    """The claim as the note states it, with its source quote and how it is bound to an analyzer."""
+    st.markdown(f"##### `{claim.id}`")
+    st.badge(claim.kind.value, color="blue" if claim.kind.value == "quantitative" else "gray")
+    st.markdown(claim.statement)
+    if claim.source is not None:
+        where = ", ".join(x for x in (claim.source.section, f"p. {claim.source.page}" if claim.source.page else None)
+                          if x)
+        st.caption("Source quote" + (f" · {where}" if where else ""))
+        st.markdown("\n".join(f"> {line}" if line.strip() else ">" for line in claim.source.quote.splitlines()))
+    if grounding is not None:
+        colour, icon, label = GROUNDING_STYLE[grounding.status.value]
+        st.badge(label, color=colour, icon=icon, help=grounding.reason)  # type: ignore[arg-type]
+    if claim.analyzer is not None:
+        binding = claim.analyzer
+        known = binding.name in known_analyzers
+        st.markdown(f"**Analyzer** `{binding.name}`" + (f" at scale `{binding.scale}`" if binding.scale else "")
+                    + ("" if known else "  :red[not registered]"))
+        details = {k: v for k, v in (("params", binding.params), ("seeds", binding.seeds)) if v}
+        if details:
+            st.code(json.dumps(details, indent=None, default=str), language="json", wrap_lines=True)
+    if claim.expect is not None:
+        st.markdown(f"**Expects** `{describe(claim.expect)}`"
+                    + (f" (inconclusive within ±{claim.expect.inconclusive_band:g})"
+                       if claim.expect.inconclusive_band else ""))
+    if claim.scale is not None:
+        st.markdown(f"**Claimed at** {scale_text(claim.scale.model_dump(exclude_none=True))}")
+
+
+def active_runs_panel(runs: list[RunRecord]) -> None:
+    """Queued and running runs of one claim, with progress."""
+    for run in runs:
+        run_badge(run.status.value)
+        st.progress(run.progress, text=(run.message or run.status.value)[:120])
+
+
+def evidence_panel(home: Path, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
+    """The latest evidence of a claim beside its history."""
+    if not evidence:
+        if claim.analyzer is None:
+            st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
+                       "**Add / edit note**.")
+        else:
+            st.info("Not verified yet: **Re-verify** queues a run; the verdict appears here when it lands.",
+                    icon=":material/hourglass_empty:")
+        return
+    latest, earlier = evidence[0], evidence[1:]
+    verdict = latest.verdict
+    with st.container(horizontal=True, gap="small"):
+        verdict_badges(latest)
+    if verdict is not None:
+        st.markdown(verdict.reason)
+        claimed, regenerated = st.columns(2)
+        with claimed:
+            st.caption("Claimed (expected)")
+            st.markdown(f"`{verdict.expected}`" if verdict.expected else "—")
+        with regenerated:
+            st.caption("Regenerated (observed)")
+            st.markdown(f"**{observed_text(verdict)}**")
+        claim_scale, evidence_scale = st.columns(2)
+        with claim_scale:
+            st.caption("Claim's scale")
+            st.markdown(scale_text(verdict.claim_scale))
+        with evidence_scale:
+            st.caption("Evidence's scale")
+            st.markdown(scale_text(verdict.evidence_scale.model_dump(exclude_none=True)
+                                   if verdict.evidence_scale else None))
+    caveats = [str(n) for n in latest.metrics.get("notes") or []]
+    for caveat in caveats:
+        st.caption(f":orange[:material/warning:] {caveat}")
+    show_artifacts(home, latest.artifacts, key=f"art_{key}")
+    with st.expander("Provenance", icon=":material/fingerprint:"):
+        if latest.provenance is not None:
+            st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",
+                         column_config={"field": st.column_config.TextColumn("", width=120),
+                                        "value": st.column_config.TextColumn("", width="large")})
+        st.caption(f"Run `{latest.run_id}` · evidence #{latest.id}")
+    if earlier:
+        with st.expander(f"History · {len(earlier)} earlier run(s)", icon=":material/history:"):
+            st.dataframe(
+                [{
+                    "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
+                    "verdict": r.verdict.kind.value if r.verdict else "—",
+                    "observed": observed_text(r.verdict) if r.verdict else "—",
+                    "seed": r.provenance.seed if r.provenance else None,
+                    "device": r.provenance.device if r.provenance else None,
+                    "scale": r.verdict.evidence_scale.name if r.verdict and r.verdict.evidence_scale else None,
+                    "stale": r.stale_reason or "",
+                    "run": r.run_id,
+                } for r in earlier],
+                key=f"hist_{key}", hide_index=True,
+                column_config={"run": st.column_config.TextColumn(width="small"),
+                               "stale": st.column_config.TextColumn(width="medium")},
+            )
+    if not any(a.endswith("metrics.json") for a in latest.artifacts):
+        with st.expander("All metrics", icon=":material/data_object:"):
+            st.json({k: v for k, v in latest.metrics.items() if k not in ("artifacts", "provenance", "notes")},
+                    expanded=1)

@@ -1,0 +1,154 @@
+"""Compare: the same probe across models on one plot (e.g. logit-lens KL per layer of several ESM-2 sizes).
+
+Generic over analyzers: pick an analyzer, one or more per-layer list metrics found in its evidence
+(dotted paths such as ``layers.logit_lens_kl``), and the run parameter that names each curve (e.g.
+``model``). The x axis is the layer index or the relative depth (layer / (layers - 1)), so models of
+different depth line up.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from app.state import setup
+from app.widgets import empty_state
+from kb.core import list_metric_paths
+from kb.verdicts import resolve_metric
+from schemas import EvidenceRecord, RunRecord
+
+kb = setup()
+
+
+@st.cache_data(ttl=10, show_spinner=False)
+def evidence_of(kb_home: str, analyzer: str) -> list[tuple[EvidenceRecord, RunRecord | None]]:
+    """Evidence of one analyzer, newest first (``kb_home`` keys the cache)."""
+    return kb.analyzer_evidence(analyzer, limit=300)
+
+
+def label_of(params: dict[str, Any], key: str, record: EvidenceRecord) -> str:
+    if key == "run":
+        return record.run_id[:8]
+    if key == "claim":
+        return record.claim_key or "—"
+    value = params.get(key)
+    return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def varying_params(pairs: list[tuple[EvidenceRecord, RunRecord | None]]) -> list[str]:
+    """Run parameters whose value differs between runs (the natural curve labels), most varied first."""
+    values: dict[str, set[str]] = {}
+    for _, run in pairs:
+        for key, value in (run.params if run else {}).items():
+            values.setdefault(key, set()).add(json.dumps(value, sort_keys=True, default=str))
+    varying = [k for k, v in values.items() if len(v) > 1 and k not in ("device",)]
+    return sorted(varying, key=lambda k: (k != "model", -len(values[k]), k))
+
+
+def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str], label_key: str,
+           relative: bool) -> pd.DataFrame:
+    """Long table: one row per (run, metric path, layer)."""
+    rows = []
+    for record, run in pairs:
+        params = run.params if run else {}
+        base = label_of(params, label_key, record)
+        scale = record.verdict.evidence_scale.name if record.verdict and record.verdict.evidence_scale else (
+            record.metrics.get("scale") or {}).get("name")
+        for path in paths:
+            try:
+                values = resolve_metric(record.metrics, path)
+            except Exception:  # noqa: BLE001 - this run lacks the metric: no curve for it
+                continue
+            if not isinstance(values, list) or len(values) < 1:
+                continue
+            depth = max(len(values) - 1, 1)
+            label = base if len(paths) == 1 else f"{base} · {path}"
+            for layer, value in enumerate(values):
+                if value is None:
+                    continue
+                rows.append({"curve": label, "layer": layer, "relative depth": layer / depth,
+                             "x": layer / depth if relative else layer, "value": float(value), "metric": path,
+                             "run": record.run_id[:8], "layers": len(values), "scale": scale or "",
+                             "when": record.created_at.strftime("%Y-%m-%d %H:%M")})
+    return pd.DataFrame(rows)
+
+
+st.title("Compare")
+st.caption("The same probe across models on one plot: one curve per run, per-layer metrics against the layer "
+           "or the relative depth.")
+analyzers = kb.analyzers()
+with_evidence = [name for name in analyzers if evidence_of(str(kb.settings.home), name)]
+if not with_evidence:
+    empty_state("No evidence yet. Verify claims bound to an analyzer (e.g. `depth.probe` on several models) and "
+                "their per-layer results appear here.", icon=":material/stacked_line_chart:")
+    st.stop()
+
+c1, c2 = st.columns([1, 2])
+analyzer = c1.selectbox("Analyzer", with_evidence, key="cmp_analyzer",
+                        format_func=lambda n: f"{n} ({len(evidence_of(str(kb.settings.home), n))} runs)")
+pairs = evidence_of(str(kb.settings.home), analyzer)
+path_runs: dict[str, int] = {}
+for record, _ in pairs:
+    for path in list_metric_paths(record.metrics):
+        path_runs[path] = path_runs.get(path, 0) + 1
+if not path_runs:
+    empty_state(f"The runs of `{analyzer}` have no per-layer list metrics to compare (only scalars).",
+                icon=":material/info:")
+    st.stop()
+ordered_paths = sorted(path_runs, key=lambda p: (-path_runs[p], p))
+default_path = next((p for p in ordered_paths if "kl" in p.lower()), ordered_paths[0])
+paths = c2.multiselect("Per-layer metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
+                       format_func=lambda p: f"{p} ({path_runs[p]} runs)")
+
+varying = varying_params(pairs)
+label_options = [*varying, "run", "claim"]
+c3, c4, c5 = st.columns([2, 2, 1], vertical_alignment="bottom")
+label_key = c3.selectbox("One curve per", label_options, key="cmp_label",
+                         help="The run parameter that tells the curves apart (e.g. the model)")
+x_axis = c4.segmented_control("x axis", ["relative depth", "layer"], default="relative depth", key="cmp_x")
+log_y = c5.toggle("log y", key="cmp_log")
+
+labelled: dict[str, tuple[EvidenceRecord, RunRecord | None]] = {}
+for record, run in pairs:  # newest first: the first run per label is its latest
+    labelled.setdefault(label_of(run.params if run else {}, label_key, record), (record, run))
+chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key="cmp_runs",
+                        help="The latest run per label; older runs of the same label are left out")
+if not paths or not chosen:
+    empty_state("Pick at least one metric and one run.", icon=":material/touch_app:")
+    st.stop()
+
+frame = curves([labelled[c] for c in chosen], paths, label_key, relative=x_axis != "layer")
+if frame.empty:
+    empty_state("The chosen runs have no values for these metrics.", icon=":material/info:")
+    st.stop()
+x_title = "relative depth (layer / (layers − 1))" if x_axis != "layer" else "layer"
+y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+chart = (
+    alt.Chart(frame)
+    .mark_line(point=alt.OverlayMarkDef(size=30), strokeWidth=2)
+    .encode(
+        x=alt.X("x:Q", title=x_title),
+        y=alt.Y("value:Q", title=paths[0] if len(paths) == 1 else "value", scale=y_scale),
+        color=alt.Color("curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+        tooltip=["curve", "metric", "layer", alt.Tooltip("relative depth:Q", format=".2f"),
+                 alt.Tooltip("value:Q", format=".4g"), "layers", "scale", "run", "when"],
+    )
+    .properties(height=420)
+    .interactive()
+)
+st.altair_chart(chart, key="cmp_chart", width="stretch")
+
+summary = frame.groupby("curve").agg(layers=("layers", "first"), scale=("scale", "first"), run=("run", "first"),
+                                     when=("when", "first"), first=("value", "first"), last=("value", "last"))
+st.dataframe(summary.reset_index(), key="cmp_table", hide_index=True,
+             column_config={"first": st.column_config.NumberColumn("first layer", format="%.4g"),
+                            "last": st.column_config.NumberColumn("last layer", format="%.4g")})
+st.download_button("Download the curves (CSV)", frame.to_csv(index=False), file_name=f"{analyzer}-compare.csv",
+                   key="cmp_download", icon=":material/download:", mime="text/csv")
+st.caption(f"Parameters in these runs: {', '.join(varying) or 'all identical'} · "
+           f"{len(frame)} points")
+

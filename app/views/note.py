@@ -1,0 +1,209 @@
+"""Note: the note as a tidy header and rendered Markdown, and each claim beside its latest evidence.
+
+Re-verifying queues runs (``kb.verify``); the background worker executes them and a fragment polls
+their progress until the verdicts land, then the page reruns to show them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import data
+from app.evidence import active_runs_panel, claim_panel, evidence_panel
+from app.sidebar import active_runs
+from app.state import flash, index_keeper, setup, show_flash, worker
+from app.widgets import STATE_STYLE, empty_state, state_badge
+from kb.core import KnowledgeBase
+from kb.grounding import check_note, source_path
+from kb.notes import Note, NoteError
+from schemas import RunRecord
+
+kb = setup()
+LIVE_SECONDS = 1.0
+
+
+def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
+    """Queue verification runs and make sure a worker will take them (button callback)."""
+    try:
+        with index_keeper().lock:
+            queued, skipped = kb.verify(targets)
+    except NoteError as exc:
+        flash("error", str(exc))
+        return
+    for claim_key, reason in skipped:
+        flash("warning", f"Skipped `{claim_key}`: {reason}")
+    if not queued:
+        return
+    info = worker().ensure()
+    where = (f"the background worker (pid {info.pid}) runs them" if info is not None
+             else "no worker is running here: start one with `kb worker --forever`")
+    flash("success", f"Queued {len(queued)} run(s) for {what}; {where}.")
+
+
+def note_runs(note_id: str) -> list[RunRecord]:
+    """Queued and running runs of this note's claims."""
+    return [r for r in active_runs() if r.claim_key and r.claim_key.split("#", 1)[0] == note_id]
+
+
+@st.fragment(run_every=LIVE_SECONDS)
+def live_progress(note_id: str) -> None:
+    """Progress of this note's runs; reruns the page when the last one ends."""
+    runs = note_runs(note_id)
+    if not runs:
+        data.clear_caches()
+        st.rerun()
+    with st.container(border=True):
+        st.markdown(f":material/sync: **Verifying** · {len(runs)} run(s) in flight")
+        for run in runs:
+            claim = run.claim_key.split("#", 1)[1] if run.claim_key else run.analyzer
+            st.progress(run.progress, text=f"`{claim}` · {run.status.value} · {(run.message or '')[:80]}")
+        if worker().status() is None:
+            st.warning("No worker is running, so these runs wait. Start one with `kb worker --forever`.",
+                       icon=":material/warning:")
+
+
+def header(note: Note) -> None:
+    """Title, authors, venue, identifiers, links, tags and the reading state as a compact header."""
+    meta = note.meta
+    st.title(meta.title)
+    authors = ", ".join(a.name for a in meta.authors[:8]) + (" et al." if len(meta.authors) > 8 else "")
+    pub = meta.publication
+    venue = " ".join(str(x) for x in (pub.venue, pub.year) if x) if pub else ""
+    st.markdown(" · ".join(x for x in (authors or "authors not given", f"*{venue}*" if venue else "") if x))
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        if meta.decision:
+            colour = {"ACCEPT": "green", "REJECT": "red", "MAYBE": "orange"}.get(meta.decision.value, "gray")
+            st.badge(meta.decision.value, color=colour, icon=":material/gavel:")  # type: ignore[arg-type]
+        if meta.status:
+            st.badge(meta.status.value.replace("_", " "), color="blue", icon=":material/flag:")
+        if meta.quality_score:
+            st.badge("★" * meta.quality_score + "☆" * (5 - meta.quality_score), color="yellow",
+                     help="Quality score")
+        if meta.journal_tier:
+            st.badge(f"tier {meta.journal_tier}", color="gray", help="Venue tier, 1 (top) to 5")
+        for tag in meta.tags:
+            st.badge(tag, color="violet", icon=":material/sell:")
+    ids = [f"`{meta.paper_id}`"]
+    if pub and pub.arxiv_id:
+        ids.append(f"[arXiv:{pub.arxiv_id}](https://arxiv.org/abs/{pub.arxiv_id})")
+    if pub and pub.doi:
+        ids.append(f"[doi:{pub.doi}](https://doi.org/{pub.doi})")
+    links = [(label, url) for label, url in (
+        ("Paper", meta.urls.paper_url if meta.urls else None), ("PDF", meta.urls.pdf_url if meta.urls else None),
+        ("Code", meta.urls.code_url if meta.urls else None)) if url]
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        st.markdown(" · ".join(ids))
+        for label, url in links:
+            st.link_button(label, url, icon=":material/open_in_new:", type="tertiary")
+    more = {
+        "Institutions": ", ".join(meta.institutions), "Direction": meta.direction, "Topic": meta.topic,
+        "Analyst": meta.analyst, "Analysed": meta.analysis_date, "Decided": meta.decision_date,
+        "Source text": meta.source_file, "File": str(note.path),
+    }
+    with st.expander("More about this note", icon=":material/info:"):
+        st.dataframe([{"field": k, "value": str(v)} for k, v in more.items() if v], hide_index=True,
+                     key="note_more", column_config={"field": st.column_config.TextColumn("", width=110),
+                                                     "value": st.column_config.TextColumn("", width="large")})
+        if meta.extra_fields:
+            st.caption("Fields kb does not know (kept as written)")
+            st.json(meta.extra_fields, expanded=True)
+
+
+show_flash()
+note_id = st.query_params.get("id") or st.session_state.get("note_id")
+if not note_id:
+    st.title("Note")
+    empty_state("No note chosen. Open one from the **Library** (select a row), or pick it here.",
+                icon=":material/description:")
+    ids = data.unfiltered(f"{kb.settings.papers.resolve()}|{kb.settings.home.resolve()}|"
+                          f"{kb.settings.database_url or ''}", index_keeper().generation)["id"].tolist()
+    choice = st.selectbox("Note", ids, index=None, key="note_pick", placeholder="Type to find a note id")
+    if choice:
+        st.session_state["note_id"] = choice
+        st.query_params["id"] = choice
+        st.rerun()
+    st.stop()
+
+try:
+    note = kb.read(note_id)
+except NoteError as exc:
+    st.title("Note")
+    st.error(f"Cannot open note `{note_id}`: {exc}", icon=":material/error:")
+    st.page_link("views/library.py", label="Back to the Library", icon=":material/arrow_back:")
+    st.stop()
+st.session_state["note_id"] = note_id
+if st.query_params.get("id") != note_id:
+    st.query_params["id"] = note_id
+
+header(note)
+claims = note.meta.claims
+bound = [c for c in claims if c.analyzer is not None]
+known = set(kb.analyzers())
+evidence = {c.id: kb.evidence(f"{note_id}#{c.id}") for c in claims}
+in_flight = note_runs(note_id)
+running_claims = {r.claim_key for r in in_flight}
+
+with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+    st.button(f"Re-verify all {len(bound)} claims" if len(bound) > 1 else "Re-verify", key="reverify_note",
+              type="primary", icon=":material/replay:",
+              disabled=not bound or bool(in_flight), on_click=queue_runs, args=(kb, [note_id], f"note {note_id}"),
+              help="Queue a run for every claim bound to an analyzer; a background worker runs them")
+    st.page_link("views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id})
+    st.page_link("views/runs.py", label="Runs", icon=":material/play_circle:")
+
+states: dict[str, int] = {}
+for claim in claims:
+    records = evidence[claim.id]
+    if records:
+        state = "stale" if records[0].stale else (records[0].verdict.kind.value if records[0].verdict else "error")
+    else:
+        state = "unverified" if claim.analyzer else ""
+    if state:
+        states[state] = states.get(state, 0) + 1
+
+if in_flight:
+    live_progress(note_id)
+
+tab_claims, tab_note, tab_source = st.tabs([f"Claims & evidence ({len(claims)})", "Note", "Source text"],
+                                           key="note_tab")
+with tab_claims:
+    if not claims:
+        empty_state("This note makes no claims yet. Add some on **Add / edit note** (or let the drafter "
+                    "propose them from the source text).", icon=":material/checklist:")
+    else:
+        with st.container(horizontal=True, gap="small"):
+            for state in STATE_STYLE:
+                if states.get(state):
+                    state_badge(state, states[state])
+        grounding = {r.claim_id: r for r in check_note(note)}
+        for claim in claims:
+            claim_key = f"{note_id}#{claim.id}"
+            with st.container(border=True, key=f"claim_{claim.id}"):
+                left, right = st.columns([5, 6], gap="large")
+                with left:
+                    claim_panel(claim, grounding.get(claim.id), known)
+                    if claim.analyzer is not None:
+                        st.button("Re-verify", key=f"reverify_{claim_key}", icon=":material/replay:",
+                                  disabled=claim_key in running_claims or claim.analyzer.name not in known,
+                                  on_click=queue_runs, args=(kb, [claim_key], f"claim {claim.id}"))
+                with right:
+                    active_runs_panel([r for r in in_flight if r.claim_key == claim_key])
+                    evidence_panel(kb.settings.home, claim, evidence[claim.id], key=claim_key)
+
+with tab_note:
+    if note.body.strip():
+        st.markdown(note.body)  # raw HTML in the note is escaped: never unsafe_allow_html with note text
+    else:
+        empty_state("The note has no body yet.")
+
+with tab_source:
+    path = source_path(note)
+    if path is None:
+        empty_state("The note names no `source_file`: add the paper's abstract or full text beside the note "
+                    "and set `source_file` so claims' quotes can be checked against it.")
+    elif not path.is_file():
+        st.warning(f"`source_file` points to `{note.meta.source_file}`, which does not exist.")
+    else:
+        st.caption(f"`{note.meta.source_file}` · quotes of the claims are checked against this text")
+        with st.container(height=520, border=True):
+            st.text(path.read_text(encoding="utf-8", errors="replace"))

@@ -1,0 +1,187 @@
+"""Library page render time at 10,000 notes: cold (fresh caches) and warm, measured with AppTest.
+
+Generates notes with claims bound to the ``noop`` analyzer (values on both sides of the expectation,
+so verdicts are supported, refuted and inconclusive), source texts with grounded and ungrounded
+quotes, runs a fraction of the claims through the real worker, then edits some bindings so their
+evidence goes stale. Then it renders the Library page (``app/main.py``) with
+``streamlit.testing.v1.AppTest`` and prints the times. Goal: under 2 s.
+
+    .venv/bin/python benchmarks/bench_app.py --n 10000 --verified 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_index import WORDS, TAGS, DECISIONS  # noqa: E402
+
+STATUSES = ["inbox", "to_read", "reading", "analyzed", "reviewed"]
+GOAL_SECONDS = 2.0
+
+
+def make_note(i: int, rng: random.Random, with_source: bool) -> tuple[str, str | None]:
+    """A note's text (1-4 claims bound to noop) and, for some notes, its source text."""
+    title = " ".join(rng.choices(WORDS, k=6)).capitalize() + f" {i}"
+    sentences = [" ".join(rng.choices(WORDS, k=12)).capitalize() + "." for _ in range(12)]
+    tags = "".join(f'  - "{t}"\n' for t in rng.sample(TAGS, 3))
+    claims = []
+    for c in range(rng.randint(1, 4)):
+        value = round(rng.uniform(0.5, 4.0), 2)
+        quote = rng.choice(sentences)[:-1] if rng.random() < 0.9 else "a sentence the source never says"
+        claims.append(
+            f"  - id: claim-{c}\n"
+            f'    statement: "The echoed value {value} is above two ({c})."\n'
+            "    kind: quantitative\n"
+            f'    source:\n      quote: "{quote}"\n'
+            f"    analyzer:\n      name: noop\n      params:\n        value: {value}\n"
+            '    expect:\n      metric: value\n      op: ">"\n      value: 2\n      inconclusive_band: 0.1\n'
+        )
+    source = f'source_file: "sources/note-{i:06d}.txt"\n' if with_source else ""
+    text = (
+        "---\n"
+        f'paper_id: "bench:{i:06d}"\n'
+        f'title: "{title}"\n'
+        f"tags:\n{tags}"
+        f"quality_score: {rng.randint(1, 5)}\n"
+        f'decision: "{rng.choice(DECISIONS)}"\n'
+        f'status: "{rng.choice(STATUSES)}"\n'
+        f"publication:\n  year: {rng.randint(2015, 2026)}\n"
+        f"{source}"
+        "claims:\n" + "".join(claims) +
+        "---\n\n"
+        f"# {title}\n\n" + " ".join(sentences) + "\n"
+    )
+    return text, (" ".join(sentences) + "\n") if with_source else None
+
+
+def build(folder: Path, n: int, verified: float, seed: int) -> dict[str, float]:
+    """Write the notes, index them, verify a fraction of the claims, make some evidence stale."""
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    rng = random.Random(seed)
+    papers = folder / "papers"
+    (papers / "sources").mkdir(parents=True)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    for i in range(n):
+        text, source = make_note(i, rng, with_source=rng.random() < 0.5)
+        (papers / f"note-{i:06d}.md").write_text(text, encoding="utf-8")
+        if source is not None:
+            (papers / "sources" / f"note-{i:06d}.txt").write_text(source, encoding="utf-8")
+    timings["generate"] = time.perf_counter() - t0
+
+    kb = KnowledgeBase(Settings(papers=papers, home=folder / "home"))
+    t0 = time.perf_counter()
+    kb.index()
+    timings["index"] = time.perf_counter() - t0
+
+    chosen = sorted(rng.sample(range(n), int(n * verified)))
+    t0 = time.perf_counter()
+    queued, skipped = kb.verify([f"note-{i:06d}" for i in chosen])
+    counts = kb.work()
+    timings["verify"] = time.perf_counter() - t0
+    assert not skipped and counts.get("succeeded") == len(queued), (skipped[:3], counts)
+    timings["runs"] = len(queued)
+
+    # Change the binding of a tenth of the verified notes: their evidence becomes stale.
+    for i in chosen[::10]:
+        path = papers / f"note-{i:06d}.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("        value: ", "        value: 0", 1),
+                        encoding="utf-8")
+    kb.index()
+    kb.engine.dispose()
+    return timings
+
+
+def render_times(folder: Path, repeats: int) -> dict[str, list[float]]:
+    """Library page render times (seconds) through AppTest: cold, warm, a filter, a search, page 2."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(KB_PAPERS=str(folder / "papers"), KB_HOME=str(folder / "home"), KB_APP_WORKER="false")
+    os.environ.pop("KB_DATABASE_URL", None)
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "filter (tag)": [], "search": [], "next page": []}
+    for _ in range(repeats):
+        st.cache_data.clear()
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=120)
+        t0 = time.perf_counter()
+        at.run()
+        times["cold"].append(time.perf_counter() - t0)
+        assert not at.exception, at.exception
+        frame = at.dataframe[0].value
+        assert len(frame) > 0
+        _wait_for_index()
+        t0 = time.perf_counter()
+        at.run()
+        times["warm"].append(time.perf_counter() - t0)
+        at.selectbox(key="lib_tag").select_index(1)
+        t0 = time.perf_counter()
+        at.run()
+        times["filter (tag)"].append(time.perf_counter() - t0)
+        at.selectbox(key="lib_tag").select_index(0)
+        at.text_input(key="lib_search").input("folding enzyme")
+        t0 = time.perf_counter()
+        at.run()
+        times["search"].append(time.perf_counter() - t0)
+        at.text_input(key="lib_search").input("")
+        at.run()
+        at.pagination(key="lib_page").select(2)
+        t0 = time.perf_counter()
+        at.run()
+        times["next page"].append(time.perf_counter() - t0)
+        assert not at.exception, at.exception
+    return times
+
+
+def _wait_for_index() -> None:
+    """Let the app's background re-index (started by the cold render) finish before timing warm renders."""
+    from app.state import index_keeper
+
+    keeper = index_keeper()
+    if keeper.thread is not None:
+        keeper.thread.join()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000, help="Notes to generate.")
+    parser.add_argument("--verified", type=float, default=0.1, help="Fraction of notes whose claims are run.")
+    parser.add_argument("--repeats", type=int, default=3, help="Cold/warm measurements (median reported).")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", type=Path, default=None, help="Build here and keep it (reused when present).")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="kb-bench-app-") as tmp:
+        folder = args.keep or Path(tmp)
+        built = {}
+        if not (folder / "papers").is_dir():
+            built = build(folder, args.n, args.verified, args.seed)
+        times = render_times(folder, args.repeats)
+
+    for name, value in built.items():
+        unit = "" if name == "runs" else " s"
+        print(f"{'build ' + name:<22} {value:10.2f}{unit}" if unit else f"{'build ' + name:<22} {int(value):10d}")
+    print(f"{'notes':<22} {args.n:10d}")
+    for name, values in times.items():
+        median = statistics.median(values)
+        verdict = "OK" if median < GOAL_SECONDS else "MISS"
+        print(f"{'render ' + name:<22} {median:10.3f} s  (min {min(values):.3f}, max {max(values):.3f}, "
+              f"n={len(values)}; goal < {GOAL_SECONDS:g} s: {verdict})")
+    cold, warm = statistics.median(times["cold"]), statistics.median(times["warm"])
+    print(f"{'warm / cold':<22} {warm / cold:10.2f}")
+
+
+if __name__ == "__main__":
+    main()
