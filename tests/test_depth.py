@@ -323,3 +323,22 @@ def test_probe_bert_reports_post_ln_and_runs_layer_probes(tmp_path: Path) -> Non
 def test_adapter_unsupported_architecture_names_supported() -> None:
     with pytest.raises(UnsupportedArchitecture, match="EsmForMaskedLM, GPT2LMHeadModel, BertForMaskedLM"):
         adapter_for(torch.nn.Linear(2, 2))
+
+
+def test_logit_lens_in_row_chunks_equals_whole_batch(esm_dir: Path) -> None:
+    from analyzers.depth.instrument import CleanPass
+    from analyzers.depth.probes import logit_lens
+
+    loaded = load_model(str(esm_dir))
+    batch = _batch(loaded)
+    passer = CleanPass(loaded.adapter, record_calls=False)
+    with torch.no_grad(), passer.active() as record:
+        record.logits = loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+    results = []
+    for max_elements in (1, 1 << 26):  # one sequence at a time, and the whole batch
+        accumulator = ProbeAccumulator(4, "masked", True)
+        with torch.no_grad():
+            logit_lens(accumulator, loaded.adapter, record, batch, 5, max_elements)
+        results.append(accumulator.finish())
+    for key in ("logit_lens_kl", "logit_lens_topk_masked", "logit_lens_top1"):
+        assert results[0][key] == pytest.approx(results[1][key], rel=1e-6)

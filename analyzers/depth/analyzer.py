@@ -223,8 +223,12 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
 
     def run(self, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
         result = probe_one(params, ctx, ctx.out_dir)
-        scale_name = next(
-            (name for name, preset in self.scales.items() if preset["model"] == params.model), "custom"
-        )
-        result.scale.name = scale_name
+        result.scale.name = self.scale_name(params)
         return result
+
+    def scale_name(self, params: DepthProbeParams) -> str:
+        """The preset these parameters are (its name, whatever the seed), or 'custom'."""
+        for name in self.scales:
+            if params == self.params_for(scale=name).model_copy(update={"seed": params.seed}):
+                return name
+        return "custom"

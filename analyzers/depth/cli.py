@@ -41,11 +41,15 @@ def _fail(message: str, code: int = 1) -> None:
 def _clear_errors() -> Iterator[None]:
     """Bad input and unavailable resources become one-line errors with a non-zero exit code."""
     import torch
+    from pydantic import ValidationError
 
     from analyzers.depth.run import OutOfMemory
 
     try:
         yield
+    except ValidationError as error:
+        problems = "; ".join(f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in error.errors())
+        _fail(problems)
     except (NotRunnable, OutOfMemory, FileNotFoundError, ValueError) as error:
         _fail(str(error).splitlines()[0] if str(error) else type(error).__name__)
     except torch.OutOfMemoryError as error:

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
 
 def _array(values: Any) -> np.ndarray:
@@ -157,6 +157,7 @@ def write_sweep_plots(summary: dict[str, Any], per_depth: dict[int, dict[str, An
     ax_acc.set(xlabel="layers", ylabel="masked-token accuracy", xscale="log")
     for ax in (ax_ppl, ax_acc):
         ax.set_xticks(depths, [str(d) for d in depths])
+        ax.xaxis.set_minor_formatter(NullFormatter())
     written = _save(fig, out_dir, "sweep_perplexity")
 
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.3))
@@ -171,6 +172,7 @@ def write_sweep_plots(summary: dict[str, Any], per_depth: dict[int, dict[str, An
         ax.plot(depths, _array(summary[key]), marker="o")
         ax.set(xlabel="layers", ylabel=label, xscale="log")
         ax.set_xticks(depths, [str(d) for d in depths])
+        ax.xaxis.set_minor_formatter(NullFormatter())
     written += _save(fig, out_dir, "sweep_probes")
     written += write_comparison({f"{d} layers": layers for d, layers in per_depth.items()}, out_dir, "sweep_comparison")
     return written

@@ -181,31 +181,35 @@ def _attention_hook(acc: ProbeAccumulator, batch: Batch, causal: bool):  # noqa:
 
 
 def logit_lens(
-    acc: ProbeAccumulator, adapter: Adapter, record: CleanRecord, batch: Batch, top_k: int
+    acc: ProbeAccumulator, adapter: Adapter, record: CleanRecord, batch: Batch, top_k: int, max_elements: int = 1 << 26
 ) -> None:
-    """KL(p_l || p_L), top-1 and top-k agreement of every state's lens distribution with the output."""
+    """KL(p_l || p_L), top-1 and top-k agreement of every state's lens distribution with the output.
+
+    Sequences are taken a few at a time so that one lens distribution holds at most ``max_elements``
+    values: with a 50k-token vocabulary (ProtGPT2) a whole batch would need gigabytes per layer."""
     logits = record.logits
     assert logits is not None
-    log_final = logits.float().log_softmax(-1)  # (batch, seq, vocab)
     k = min(top_k, logits.shape[-1])
-    top_final = log_final.topk(k, dim=-1).indices  # (batch, seq, k)
     where = {"": batch.real} | ({"_masked": batch.masked} if batch.masked is not None else {})
-    rows: dict[str, list[torch.Tensor]] = {f"{m}{s}": [] for m in ("kl", "top1", "topk") for s in where}
-    for hidden in record.states:
-        lens = adapter.logits_from_hidden(hidden).float().log_softmax(-1)
-        kl = (lens.exp() * (lens - log_final)).sum(-1)  # (batch, seq)
-        top_lens = lens.topk(k, dim=-1).indices
-        top1 = (top_lens[..., 0] == top_final[..., 0]).float()
-        overlap = (top_lens[..., :, None] == top_final[..., None, :]).any(-1).float().mean(-1)  # (batch, seq)
-        for suffix, mask in where.items():
-            weight = mask.float()
-            rows[f"kl{suffix}"].append((kl * weight).sum())
-            rows[f"top1{suffix}"].append((top1 * weight).sum())
-            rows[f"topk{suffix}"].append((overlap * weight).sum())
-    for suffix, mask in where.items():
+    sums = torch.zeros(len(where), 3, len(record.states), dtype=torch.float64, device=logits.device)
+    rows = max(1, max_elements // (logits.shape[1] * logits.shape[2]))
+    for start in range(0, logits.shape[0], rows):
+        part = slice(start, start + rows)
+        log_final = logits[part].float().log_softmax(-1)  # (rows, seq, vocab)
+        top_final = log_final.topk(k, dim=-1).indices  # (rows, seq, k)
+        weights = torch.stack([mask[part].float() for mask in where.values()])  # (where, rows, seq)
+        for index, hidden in enumerate(record.states):
+            lens = adapter.logits_from_hidden(hidden[part]).float().log_softmax(-1)
+            kl = (lens.exp() * (lens - log_final)).sum(-1)  # (rows, seq)
+            top_lens = lens.topk(k, dim=-1).indices
+            top1 = (top_lens[..., 0] == top_final[..., 0]).float()
+            overlap = (top_lens[..., :, None] == top_final[..., None, :]).any(-1).float().mean(-1)  # (rows, seq)
+            values = torch.stack([kl, top1, overlap])  # (3, rows, seq)
+            sums[:, :, index] += (weights[:, None] * values[None]).sum((2, 3)).double()
+    for position, (suffix, mask) in enumerate(where.items()):
         count = mask.float().sum().cpu()
-        for metric, name in (("kl", "logit_lens_kl"), ("top1", "logit_lens_top1"), ("topk", "logit_lens_topk")):
-            acc.add(f"{name}{suffix}", torch.stack(rows[f"{metric}{suffix}"]).cpu(), count)
+        for metric, name in enumerate(("logit_lens_kl", "logit_lens_top1", "logit_lens_topk")):
+            acc.add(f"{name}{suffix}", sums[position, metric].cpu(), count)
 
 
 def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:

@@ -58,16 +58,16 @@ class DepthSweepParams(AnalyzerParams):
         "A relative path that does not exist here is looked up under KB_HOME/data.",
     )
     val_fraction: float = Field(default=0.1, gt=0, lt=1, description="Held-out share when the FASTA has no split tags.")
-    max_val_sequences: int = Field(default=200, ge=1, description="Validation sequences evaluated.")
+    max_val_sequences: int = Field(default=100, ge=1, description="Validation sequences evaluated.")
     max_residues: int = Field(default=1022, ge=8, description="Longer sequences are cropped (random window).")
-    steps: int = Field(default=60, ge=1, description="Optimiser steps per depth.")
+    steps: int = Field(default=40, ge=1, description="Optimiser steps per depth.")
     batch_size: int = Field(default=16, ge=1, description="Sequences per step.")
     learning_rate: float = Field(default=3e-3, gt=0, description="Peak AdamW learning rate (cosine decay).")
     warmup_steps: int = Field(default=10, ge=0, description="Linear warm-up steps.")
     dtype: Literal["float32", "bfloat16", "float16"] = Field(
         default="float32", description="Autocast dtype on CUDA (weights stay float32); CPU trains in float32."
     )
-    probe_sequences: int = Field(default=16, ge=1, description="Held-out sequences the probes run on.")
+    probe_sequences: int = Field(default=8, ge=1, description="Held-out sequences the probes run on.")
     probe_batch_size: int = Field(default=8, ge=1, description="Sequences per probe pass.")
     sublayer_skips: bool = Field(default=False, description="Also run attention-/MLP-only skips in the probes.")
 
@@ -162,7 +162,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
         "smoke": {},
         "small": {
             "depths": [2, 4, 8, 16], "parameter_budget": 150_000, "num_heads": 4, "steps": 400, "batch_size": 32,
-            "learning_rate": 2e-3, "warmup_steps": 40, "probe_sequences": 32,
+            "learning_rate": 2e-3, "warmup_steps": 40, "probe_sequences": 32, "max_val_sequences": 200,
         },
         "paper": {
             "depths": [6, 12, 24, 36, 48], "parameter_budget": 650e6, "num_heads": 20, "fasta": "uniref50.fasta",

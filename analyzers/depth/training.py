@@ -10,7 +10,8 @@ held-out sequence (all of them ``<mask>``) and reports perplexity ``exp(mean NLL
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -118,6 +119,23 @@ class TrainConfig:
     dtype: str = "float32"  # bfloat16 / float16: autocast on CUDA, weights kept in float32
 
 
+@contextmanager
+def _fast(model: nn.Module, device: str) -> Iterator[None]:
+    """SDPA attention (training and evaluation need no attention probabilities) and, for narrow models on
+    CPU, one thread: their ops are too small to amortise thread hand-offs, and on a shared machine a second
+    thread oversubscribes the cores (measured 2.5x slower than one thread here)."""
+    attention = model.config._attn_implementation
+    threads = torch.get_num_threads()
+    model.set_attn_implementation("sdpa")
+    if device == "cpu" and model.config.hidden_size <= 256:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        model.set_attn_implementation(attention)
+
+
 def _learning_rate(step: int, config: TrainConfig) -> float:
     if step < config.warmup_steps:
         return config.learning_rate * (step + 1) / config.warmup_steps
@@ -150,8 +168,6 @@ def train_masked_lm(
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     model.to(config.device).train()
-    eager = model.config._attn_implementation
-    model.set_attn_implementation("sdpa")  # training needs no attention probabilities; SDPA is faster
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.learning_rate, betas=(0.9, 0.98), weight_decay=config.weight_decay
     )
@@ -161,12 +177,7 @@ def train_masked_lm(
     amp_dtype = torch.bfloat16 if config.dtype == "bfloat16" else torch.float16
     losses: list[float] = []
     every = max(1, config.steps // 50)
-    threads = torch.get_num_threads()
-    if config.device == "cpu" and model.config.hidden_size <= 256:
-        # Ops of a narrow model are too small to amortise thread hand-offs, and on a shared machine a second
-        # thread oversubscribes the cores: measured 2.5x slower than one thread here.
-        torch.set_num_threads(1)
-    try:
+    with _fast(model, config.device):
         for step in range(config.steps):
             picks = torch.randint(0, len(records), (config.batch_size,), generator=generator).tolist()
             batch = encode(_crop([records[i] for i in picks], config.max_residues, generator), tokenizer)
@@ -192,9 +203,6 @@ def train_masked_lm(
             losses.append(float(out.loss.detach()))
             if step % every == 0 or step == config.steps - 1:
                 report((step + 1) / config.steps, f"step {step + 1}/{config.steps} loss {losses[-1]:.3f}")
-    finally:
-        torch.set_num_threads(threads)
-    model.set_attn_implementation(eager)
     model.eval()
     return losses
 
@@ -214,15 +222,16 @@ def evaluate_masked_lm(
     model.eval()
     total_nll, total_correct, total = 0.0, 0, 0
     records = [Record(r.name, r.header, r.sequence[:max_residues]) for r in records]
-    for start in range(0, len(records), batch_size):
-        batch = encode(records[start : start + batch_size], tokenizer, mask_fraction=mask_fraction, seed=seed)
-        batch = batch.to(device)
-        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
-        assert batch.masked is not None
-        selected, truth = logits[batch.masked], batch.labels[batch.masked]
-        total_nll += float(torch.nn.functional.cross_entropy(selected, truth, reduction="sum"))
-        total_correct += int((selected.argmax(-1) == truth).sum())
-        total += len(truth)
+    with _fast(model, device):
+        for start in range(0, len(records), batch_size):
+            batch = encode(records[start : start + batch_size], tokenizer, mask_fraction=mask_fraction, seed=seed)
+            batch = batch.to(device)
+            logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
+            assert batch.masked is not None
+            selected, truth = logits[batch.masked], batch.labels[batch.masked]
+            total_nll += float(torch.nn.functional.cross_entropy(selected, truth, reduction="sum"))
+            total_correct += int((selected.argmax(-1) == truth).sum())
+            total += len(truth)
     if total == 0:
         raise ValueError("no masked position to evaluate")
     return math.exp(total_nll / total), total_correct / total
