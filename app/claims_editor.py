@@ -112,7 +112,9 @@ def params_form(uid: str, analyzer_cls: Any, scale: str | None, original_params:
         with columns[i % 2]:
             value = field_input(name, info, key)
             slots.slot("claims", position, "analyzer", "params", name)
-        if name in original_params or value != default:
+        if name in original_params and original_params[name] == value:
+            params[name] = original_params[name]  # as written (3 stays 3, not 3.0)
+        elif name in original_params or value != default:
             params[name] = value
     return params
 
@@ -168,7 +170,8 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
             same = original_binding.get("name") == name
             scales = [NONE, *analyzer_cls.scales]
             scale_key = f"c_{uid}_scale_{name}"
-            init_value(scale_key, (original_binding.get("scale") if same else None) or
+            # A binding the note already has keeps its scale (or none); a new one starts at the smoke preset.
+            init_value(scale_key, (original_binding.get("scale") or NONE) if same else
                        ("smoke" if "smoke" in analyzer_cls.scales else NONE))
             scale = s_col.selectbox("Scale preset", scales, key=scale_key, persist_state=PERSIST,
                                     help="Named parameter presets of the analyzer (smoke runs on a laptop CPU)")

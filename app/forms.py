@@ -224,7 +224,8 @@ def overlay(original: dict[str, Any] | None, new: dict[str, Any], clearable: Ite
         value = new.get(key)
         empty = value is None or value == "" or value == [] or value == {}
         if not empty:
-            out[key] = value
+            if not (key in out and out[key] == value and type(out[key]) in (int, float)):
+                out[key] = value  # an equal number keeps its written form (650000000, not 650000000.0)
         elif key in out and out[key] is not None:
             del out[key]
     return out

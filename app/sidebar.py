@@ -46,7 +46,7 @@ def _status(rerun_on_change: bool) -> None:
     active = active_runs()
     keep_worker_alive(active)
     keeper = index_keeper()
-    seen = st.session_state.get("_status_seen") or {"active": set(), "generation": keeper.generation}
+    seen = st.session_state["_status_seen"] or {"active": set(), "generation": keeper.generation}
     finished = seen["active"] - {r.id for r in active}
     if finished or keeper.generation != seen["generation"]:
         data.clear_caches()

@@ -30,6 +30,11 @@ SESSION_DEFAULTS: dict[str, Any] = {
     "chat": [],  # Ask page: [{"role", "content", "citations"}]
     "drafts": None,  # edit page: the last drafted claims (kb.agents.drafter.DraftResult) awaiting review
     "flash": [],  # messages to show once after a page switch: [(kind, text)]
+    "edit_target": None,  # edit page: which note (and version) the form was loaded from, or "new"
+    "edit_claims": [],  # edit page: uids of the claims in the claims editor, in order
+    "fm_attempted": False,  # edit page: a save was tried (errors show even on untouched fields)
+    "runs_table_nonce": 0,  # Runs page: bumped to clear the table's row selection after a retry
+    "_status_seen": None,  # sidebar: runs in flight and index generation at the last full render
 }
 
 
@@ -86,10 +91,9 @@ class IndexKeeper:
         self.thread = threading.Thread(target=self._run, name="kb-index", daemon=True)
         self.thread.start()
 
-    def index_now(self) -> IndexReport:
-        """Re-index in this thread (after a write the page must reflect at once)."""
-        with self.lock:
-            return self._record(self.kb.index())
+    def mark_changed(self) -> None:
+        """The app itself changed the index (wrote a note): cached queries keyed on the generation expire."""
+        self.generation += 1
 
     def _run(self) -> None:
         try:

@@ -209,6 +209,24 @@ def test_library_row_selection_opens_the_note(app_env: AppEnv) -> None:
     assert at.query_params["id"] == "siji-2026-curse-of-depth-in-plms"
 
 
+def test_library_background_reindex_picks_up_new_and_broken_notes(app_env: AppEnv) -> None:
+    from app.state import index_keeper
+
+    at = open_app()  # the first render starts a background re-index when it is done
+    keeper = index_keeper()
+    assert keeper.thread is not None
+    keeper.thread.join(timeout=30)
+    (app_env.papers / "later.md").write_text('---\npaper_id: "test:later"\ntitle: "Added later"\n---\nText.\n',
+                                             encoding="utf-8")
+    (app_env.papers / "broken.md").write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
+    keeper.refresh(force=True)
+    keeper.thread.join(timeout=30)
+    at.run()
+    assert "later" in at.dataframe(key="lib_table").value["id"].tolist()
+    (problems,) = [e for e in at.expander if "could not be indexed" in e.label]
+    assert any("broken.md" in t.value for t in problems.text)
+
+
 def test_library_empty_knowledge_base_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "papers").mkdir()
     monkeypatch.setenv("KB_PAPERS", str(tmp_path / "papers"))
@@ -355,6 +373,39 @@ def test_edit_note_body_keeps_frontmatter_bytes(app_env: AppEnv) -> None:
     after = path.read_bytes()
     assert after[:fence] == before[:fence]
     assert after.endswith(b"An added closing remark.\n")
+
+
+def test_edit_note_claim_edit_rewrites_only_the_claims_block(app_env: AppEnv) -> None:
+    path = app_env.papers / "siji-2026-curse-of-depth-in-plms.md"
+    before = path.read_text(encoding="utf-8")
+    at = open_app("edit_note", id="siji-2026-curse-of-depth-in-plms")
+    second = at.session_state["edit_claims"][1]
+    at.text_area(key=f"c_{second}_statement").input("Deeper models waste more of their depth.").run()
+    at.button(key="edit_save").click().run()
+    after = path.read_text(encoding="utf-8")
+    start = before.index("\nclaims:\n")
+    end, end_after = before.index("\n---\n", start), after.index("\n---\n", start)
+    assert after[:start] == before[:start] and after[end_after:] == before[end:]  # other fields, body
+    claims = app_env.kb.read("siji-2026-curse-of-depth-in-plms").meta.claims
+    assert [c.statement for c in claims][1] == "Deeper models waste more of their depth."
+    assert "parameters: 650000000\n" in after  # values keep their written form (no 650000000.0)
+
+
+def test_edit_note_new_claim_is_appended_keeping_existing_bytes(app_env: AppEnv) -> None:
+    path = app_env.papers / "noop-note.md"
+    before = path.read_text(encoding="utf-8")
+    at = open_app("edit_note", id="noop-note")
+    at.button(key="add_claim").click().run()
+    uid = at.session_state["edit_claims"][-1]
+    at.text_input(key=f"c_{uid}_id").input("second-claim")
+    at.text_area(key=f"c_{uid}_statement").input("A second statement.").run()
+    at.button(key="edit_save").click().run()
+    assert not at.exception
+    after = path.read_text(encoding="utf-8")
+    fence = before.index("\n---\n", 4)
+    assert after.startswith(before[:fence])  # every existing frontmatter byte kept, claim appended after
+    assert after.endswith(before[fence:]) and "second-claim" in after[fence - 200:]
+    assert [c.id for c in app_env.kb.read("noop-note").meta.claims] == ["value-above-two", "second-claim"]
 
 
 def test_edit_note_unchanged_writes_nothing(app_env: AppEnv) -> None:

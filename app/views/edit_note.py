@@ -19,9 +19,10 @@ from app.claims_editor import add_claim, claim_editor, claim_uids, from_draft, l
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
+from kb.core import frontmatter_data
 from kb.grounding import source_path
 from kb.notes import Note, NoteError
-from schemas import Decision, PaperNote, Status
+from schemas import Claim, Decision, PaperNote, Status
 
 kb = setup()
 analyzers = kb.analyzers()
@@ -31,7 +32,9 @@ BODY_PLACEHOLDER = "## Summary\n\n## Methods\n\n## Results\n\n## My take\n"
 def load(note: Note | None) -> None:
     """Put a note (or an empty form) into the widgets."""
     reset_values("fm_")
-    meta: dict[str, Any] = note.meta.model_dump(mode="json", exclude_unset=True) if note else {}
+    st.session_state.pop("draft_text", None)
+    # As written in the file (key order, ints, nulls), so untouched values come back byte-identical.
+    meta: dict[str, Any] = frontmatter_data(note) if note else {}
     pub, urls = meta.get("publication") or {}, meta.get("urls") or {}
     st.session_state["fm__orig"] = meta
     for key, value in {
@@ -39,7 +42,7 @@ def load(note: Note | None) -> None:
         "year": pub.get("year"), "arxiv_id": pub.get("arxiv_id") or "", "doi": pub.get("doi") or "",
         "paper_url": urls.get("paper_url") or "", "pdf_url": urls.get("pdf_url") or "",
         "code_url": urls.get("code_url") or "", "tags": list(meta.get("tags") or []),
-        "status": meta.get("status") or NONE, "decision": meta.get("decision") or NONE,
+        "status": str(meta.get("status") or NONE), "decision": str(meta.get("decision") or NONE),
         "quality_score": meta.get("quality_score"), "journal_tier": meta.get("journal_tier"),
         "analyst": meta.get("analyst") or "", "direction": meta.get("direction") or "",
         "topic": meta.get("topic") or "", "source_file": meta.get("source_file") or "",
@@ -105,15 +108,20 @@ def build_meta(original: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def changed_fields(note: Note, meta: dict[str, Any]) -> dict[str, Any]:
-    """Top-level fields whose value differs from the note's (compared as validated models)."""
+def changed_fields(note: Note, meta: dict[str, Any]) -> tuple[dict[str, Any], list[Claim]]:
+    """Top-level fields whose value differs from the note's (compared as validated models), and the
+    claims to append when the only change to the claims is new ones at the end (kept byte-exact)."""
     new = PaperNote.model_validate(meta)
     old = note.meta
     changes = {name: meta.get(name) for name in PaperNote.model_fields if getattr(new, name) != getattr(old, name)}
     for name in set(new.extra_fields) | set(old.extra_fields):
         if new.extra_fields.get(name) != old.extra_fields.get(name):
             changes[name] = meta.get(name)
-    return changes
+    appended: list[Claim] = []
+    if "claims" in changes and len(new.claims) > len(old.claims) and new.claims[:len(old.claims)] == old.claims:
+        appended = new.claims[len(old.claims):]
+        del changes["claims"]
+    return changes, appended
 
 
 def accept_drafts(rows: list[dict[str, Any]]) -> None:
@@ -350,24 +358,25 @@ if clicked:
             if note is None:
                 saved = kb.new_note(meta, body)
             else:
-                changes = changed_fields(note, meta)
+                changes, appended = changed_fields(note, meta)
                 body_changed = body.replace("\r\n", "\n") != note.body.replace("\r\n", "\n")
-                if not changes and not body_changed:
+                if not changes and not appended and not body_changed:
                     st.info("Nothing changed: nothing was written.", icon=":material/info:")
                     st.stop()
-                saved = kb.set_fields(note.id, changes, body=body if body_changed else None)
+                saved = kb.set_fields(note.id, changes, body=body if body_changed else None, new_claims=appended)
     except NoteError as exc:
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))
         st.error(f"Nothing was written: {exc.message if exc.field else exc}", icon=":material/block:")
         st.stop()
-    index_keeper().generation += 1
+    index_keeper().mark_changed()
     data.clear_caches()
     if note is None:
         load(None)
         flash("success", f"Created `{saved.path.name}`.")
     else:
-        edited = [f"`{k}`" for k in changes] + (["the body"] if body_changed else [])
+        edited = ([f"`{k}`" for k in changes] + ([f"{len(appended)} new claim(s)"] if appended else [])
+                  + (["the body"] if body_changed else []))
         flash("success", f"Saved {', '.join(edited)}; every other line of the file is unchanged.")
     st.session_state["note_id"] = saved.id
     st.switch_page("views/note.py", query_params={"id": saved.id})

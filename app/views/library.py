@@ -50,6 +50,12 @@ with st.sidebar:
              "is not in the note's source text. 'unverified': bound to an analyzer, never run.")
 
 st.title("Library")
+report = keeper.last_report
+if report is not None and report.errors:
+    with st.expander(f"{len(report.errors)} note file(s) could not be indexed: fix them to see them here",
+                     icon=":material/warning:"):
+        for error in report.errors[:50]:
+            st.text(str(error))
 totals = facets["totals"]
 summary = st.columns(6)
 summary[0].metric("Notes", f"{facets['notes']:,}")
