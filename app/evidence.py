@@ -44,9 +44,11 @@ def claim_panel(claim: Claim, grounding: GroundingResult | None, known_analyzers
         known = binding.name in known_analyzers
         st.markdown(f"**Analyzer** `{binding.name}`" + (f" at scale `{binding.scale}`" if binding.scale else "")
                     + ("" if known else "  :red[not registered]"))
-        details = {k: v for k, v in (("params", binding.params), ("seeds", binding.seeds)) if v}
-        if details:
-            st.code(json.dumps(details, indent=None, default=str), language="json", wrap_lines=True)
+        if binding.params:
+            shown = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in binding.params.items())
+            st.markdown(f"**Parameters** `{shown}`")
+        if binding.seeds:
+            st.markdown(f"**Seeds** `{', '.join(map(str, binding.seeds))}` (verdict on the mean and spread)")
     if claim.expect is not None:
         st.markdown(f"**Expects** `{describe(claim.expect)}`"
                     + (f" (inconclusive within ±{claim.expect.inconclusive_band:g})"

@@ -220,7 +220,7 @@ def app_env_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layers_anal
 def test_compare_without_evidence_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make_env(tmp_path, monkeypatch)
     at = open_app("compare")
-    assert any("No evidence yet" in i.value for i in at.info)
+    assert any("No per-layer evidence yet" in i.value for i in at.info)
 
 
 # -- Ask ----------------------------------------------------------------------------------------

@@ -173,6 +173,7 @@ def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> 
         " e.dispatchEvent(new MouseEvent(t, {bubbles: true, clientX: arguments[0], clientY: arguments[1]}));",
         rect["x"] + 18, rect["y"] + 36 + 17)
     wait_text(browser, "Noop test note")
+    wait_css(browser, ".st-key-claim_value-above-two")  # the claims render last
     idle(browser)
     assert "/note?id=noop-note" in browser.current_url
     shot(browser, "02-note")
@@ -187,6 +188,7 @@ def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> 
     # Add a note through the form.
     browser.get(f"{url}/edit")
     wait_text(browser, "Add a note")
+    wait_css(browser, ".st-key-edit_save")
     idle(browser)
     title = keyed(browser, "fm_title", "input")
     title.send_keys("Browser added paper", Keys.TAB)
@@ -209,14 +211,16 @@ def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> 
     shot(browser, "05-add-note")
     keyed(browser, "edit_save", "button").click()
     wait_text(browser, "Created")
+    wait_text(browser, "This note makes no claims yet")
     idle(browser)
     created = papers / "browser-added-paper.md"
     text = created.read_text(encoding="utf-8")
     assert "Written in a real browser." in text and "quality_score: 4" in text
     shot(browser, "06-note-created")
 
-    for name, path, marker in (("07-runs", "runs", "Runs"), ("08-compare", "compare", "Compare"),
-                               ("09-ask", "ask", "Ask")):
+    # Each page is shot once its last part is on screen.
+    for name, path, marker in (("07-runs", "runs", "Select a run"), ("08-compare", "compare", "per-layer evidence"),
+                               ("09-ask", "ask", "Everything else in kb works without a model")):
         browser.get(f"{url}/{path}")
         wait_text(browser, marker)
         idle(browser)

@@ -80,29 +80,37 @@ def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str
 st.title("Compare")
 st.caption("The same probe across models on one plot: one curve per run, per-layer metrics against the layer "
            "or the relative depth.")
-analyzers = kb.analyzers()
-with_evidence = [name for name in analyzers if evidence_of(str(kb.settings.home), name)]
-if not with_evidence:
-    empty_state("No evidence yet. Verify claims bound to an analyzer (e.g. `depth.probe` on several models) and "
-                "their per-layer results appear here.", icon=":material/stacked_line_chart:")
+def list_paths(pairs: list[tuple[EvidenceRecord, RunRecord | None]]) -> dict[str, int]:
+    """Per-layer list metrics of these runs, with how many runs report each."""
+    counts: dict[str, int] = {}
+    for record, _ in pairs:
+        for path in list_metric_paths(record.metrics):
+            counts[path] = counts.get(path, 0) + 1
+    return counts
+
+
+def runs_label(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+home = str(kb.settings.home)
+comparable = {name: evidence_of(home, name) for name in kb.analyzers()}
+comparable = {name: pairs for name, pairs in comparable.items() if list_paths(pairs)}
+if not comparable:
+    empty_state("No per-layer evidence yet. Verify claims bound to an analyzer that reports per-layer lists "
+                "(e.g. `depth.probe` on several models) and their curves can be overlaid here.",
+                icon=":material/stacked_line_chart:")
     st.stop()
 
 c1, c2 = st.columns([1, 2])
-analyzer = c1.selectbox("Analyzer", with_evidence, key="cmp_analyzer",
-                        format_func=lambda n: f"{n} ({len(evidence_of(str(kb.settings.home), n))} runs)")
-pairs = evidence_of(str(kb.settings.home), analyzer)
-path_runs: dict[str, int] = {}
-for record, _ in pairs:
-    for path in list_metric_paths(record.metrics):
-        path_runs[path] = path_runs.get(path, 0) + 1
-if not path_runs:
-    empty_state(f"The runs of `{analyzer}` have no per-layer list metrics to compare (only scalars).",
-                icon=":material/info:")
-    st.stop()
+analyzer = c1.selectbox("Analyzer", list(comparable), key="cmp_analyzer",
+                        format_func=lambda n: f"{n} ({runs_label(len(comparable[n]))})")
+pairs = comparable[analyzer]
+path_runs = list_paths(pairs)
 ordered_paths = sorted(path_runs, key=lambda p: (-path_runs[p], p))
 default_path = next((p for p in ordered_paths if "kl" in p.lower()), ordered_paths[0])
 paths = c2.multiselect("Per-layer metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
-                       format_func=lambda p: f"{p} ({path_runs[p]} runs)")
+                       format_func=lambda p: f"{p} ({runs_label(path_runs[p])})")
 
 varying = varying_params(pairs)
 label_options = [*varying, "run", "claim"]

@@ -146,7 +146,7 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
         height=min(38 + 35 * len(frame), 420),
         column_config={
             "status": st.column_config.TextColumn("Status", width=90),
-            "claim": st.column_config.TextColumn("Claim", width=320),
+            "claim": st.column_config.TextColumn("Claim", width=260),
             "analyzer": st.column_config.TextColumn("Analyzer", width=120),
             "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
                                                         width="small"),
