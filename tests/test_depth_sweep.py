@@ -98,7 +98,7 @@ def test_trained_tiny_esm_is_cached_and_deterministic(quick_builtin: str, tmp_pa
 
 def test_depth_probe_registered_runs_on_a_built_in_trained_model(quick_builtin: str, tmp_path: Path) -> None:
     analyzer = registry.get("depth.probe")
-    params = analyzer.params_for({"max_sequences": 3}, scale="smoke")
+    params = analyzer.params_for(scale="smoke")
     seen: list[float] = []
     result = analyzer.run(params, RunContext(out_dir=tmp_path / "out", progress=lambda f, m: seen.append(f)))
     metrics = json.loads((tmp_path / "out" / "depth_metrics.json").read_text(encoding="utf-8"))

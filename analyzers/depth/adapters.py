@@ -11,6 +11,7 @@ ProtBERT; post-LN, so no residual decomposition is claimed for them).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -62,7 +63,7 @@ def check_supported(architecture: str | None, where: str) -> None:
         )
 
 
-def adapter_for(model: nn.Module) -> Adapter:
+def adapter_for(model: Any) -> Adapter:
     """The adapter of a loaded model; ``UnsupportedArchitecture`` naming the supported ones otherwise."""
     name = type(model).__name__
     config = getattr(model, "config", None)

@@ -43,7 +43,7 @@ def _clear_errors() -> Iterator[None]:
     import torch
     from pydantic import ValidationError
 
-    from analyzers.depth.run import OutOfMemory
+    from analyzers.depth.loading import OutOfMemory
 
     try:
         yield

@@ -38,6 +38,10 @@ class ModelError(ValueError):
     """A model name, folder or checkpoint that cannot be used; the message says which and what to do."""
 
 
+class OutOfMemory(RuntimeError):
+    """The device ran out of memory; the message says what did not fit and what to lower."""
+
+
 @dataclass
 class ResolvedModel:
     """Where a model's files are, and how they were found."""
@@ -361,6 +365,7 @@ def load_model(
         check_supported(architecture, resolved.spec)
     except ValueError as error:
         raise ModelError(str(error)) from error
+    assert architecture is not None  # check_supported refused None
     files = weight_files(folder)
     if not files:
         raise ModelError(f"{resolved.spec}: {folder} has no weights (model.safetensors or pytorch_model.bin)")
@@ -390,7 +395,14 @@ def load_model(
         raise ModelError(f"{resolved.spec}: checkpoint does not match {architecture}: {problems}")
     if tokenizer.pad_token_id is None:  # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
         tokenizer.pad_token = tokenizer.eos_token
-    loaded = loaded.to(device).eval()
+    try:
+        loaded = loaded.to(device).eval()
+    except torch.OutOfMemoryError as error:
+        size = sum(p.numel() * p.element_size() for p in loaded.parameters()) / 2**30
+        raise OutOfMemory(
+            f"{resolved.spec} ({size:.1f} GiB of weights in {dtype}) does not fit on {device}: "
+            "use --dtype bfloat16 or a larger GPU"
+        ) from error
     adapter = adapter_for(loaded)
     import transformers
 

@@ -11,13 +11,9 @@ import torch
 
 from analyzers.depth.batches import encode
 from analyzers.depth.data import Record, length_batches
-from analyzers.depth.loading import LoadedModel
+from analyzers.depth.loading import LoadedModel, OutOfMemory
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass, reshape_contributions
 from analyzers.depth.skips import skip_probes
-
-
-class OutOfMemory(RuntimeError):
-    """The device ran out of memory; the message says which batch and what to lower."""
 
 
 def probe_model(

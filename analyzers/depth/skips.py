@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -215,13 +216,13 @@ def naive_variant(model: nn.Module, adapter: Adapter, batch: Batch, variant: Var
         if variant.kind in ("layer", "future"):
             before_t = _before_t(tally)
 
-            def replace(_module: nn.Module, args: tuple, kwargs: dict, output: object) -> object:
+            def replace(_module: nn.Module, args: tuple, kwargs: dict, output: Any) -> Any:
                 hidden = args[0] if args else kwargs["hidden_states"]
                 if variant.kind == "layer":
                     new = hidden
                 else:
                     new = torch.where(before_t[..., None], hidden, first_tensor(output))
-                return new if isinstance(output, torch.Tensor) else (new, *output[1:])  # type: ignore[misc]
+                return new if isinstance(output, torch.Tensor) else (new, *output[1:])
 
             stack.enter_context(hooks([adapter.layers[s].register_forward_hook(replace, with_kwargs=True)]))
         else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -131,6 +132,15 @@ def _corpus(fasta: str | None) -> Path:
     return path
 
 
+def _scaled(report: Callable[[float, str], None], offset: float, width: float) -> Callable[[float, str], None]:
+    """``report`` for a sub-task occupying ``[offset, offset + width]`` of the progress bar."""
+
+    def scaled(fraction: float, message: str) -> None:
+        report(offset + width * fraction, message)
+
+    return scaled
+
+
 def _finite(value: Any) -> float | None:
     return float(value) if value is not None and math.isfinite(value) else None
 
@@ -213,7 +223,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
                 warmup_steps=params.warmup_steps, max_residues=params.max_residues, seed=params.seed,
                 device=params.device, dtype=params.dtype,
             )
-            losses = train_masked_lm(model, tokenizer, train, config, lambda f, m, r=report: r(0.8 * f, m))
+            losses = train_masked_lm(model, tokenizer, train, config, _scaled(report, 0.0, 0.8))
             perplexity, accuracy = evaluate_masked_lm(
                 model, tokenizer, val, seed=params.seed, device=params.device, max_residues=params.max_residues
             )
@@ -226,7 +236,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
             layers = probe_model(
                 loaded, [r for r in val if len(r.sequence) <= params.max_residues][: params.probe_sequences],
                 ProbeOptions(sublayer_skips=params.sublayer_skips), params.probe_batch_size, 0.15, params.seed,
-                lambda f, m, r=report: r(0.85 + 0.15 * f, m),
+                _scaled(report, 0.85, 0.15),
             )
             layers.pop("notes", None)
             per_depth_layers[depth] = layers
