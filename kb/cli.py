@@ -792,7 +792,11 @@ def run_app(
     if settings.database_url:
         env["KB_DATABASE_URL"] = settings.database_url
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
-               "--server.headless", "true" if headless else "false"]
+               "--server.headless", "true" if headless else "false",
+               # A tool, not a Streamlit demo: no deploy button, no usage statistics sent anywhere, and a calm
+               # primary colour (red reads as 'refuted' next to the verdict badges).
+               "--client.toolbarMode", "minimal", "--browser.gatherUsageStats", "false",
+               "--theme.primaryColor", "#3b5bdb", "--theme.codeTextColor", "#24292f"]
     raise typer.Exit(subprocess.call(command, env=env))
 
 

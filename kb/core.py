@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
-from kb import executors, runs, worker
+from kb import executors, note_edits, runs, worker
 from kb import index as index_mod
 from kb import library as library_mod
 from kb import notes as notes_mod
@@ -83,15 +83,19 @@ class KnowledgeBase:
         self.index()
         return imported
 
-    def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None) -> Note:
+    def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
+                   new_claims: list[Claim] | None = None) -> Note:
         """Change frontmatter fields of one note in place, touching only those fields' lines.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
-        endings); the frontmatter bytes stay as they were. One validated, atomic write for both.
+        endings); ``new_claims`` are appended to the claims block with the existing claims' bytes kept.
+        One validated, atomic write for all of it.
         """
         note = self.read(note_id)
         if changes:
-            note = notes_mod.set_fields(note, changes)
+            note = note_edits.set_fields(note, changes)
+        if new_claims:
+            note = note_edits.append_claims(note, new_claims)
         if body is not None and body != note.body:
             note = _with_body(note, body)
         notes_mod.save_note(note)
@@ -103,11 +107,9 @@ class KnowledgeBase:
 
         Only the claims block changes; existing claims keep their bytes. Returns the claims as written.
         """
-        from kb.agents.accept import append_claims, unique_ids
-
         note = self.read(note_id)
-        written = unique_ids(claims, [c.id for c in note.meta.claims])
-        notes_mod.save_note(append_claims(note, written))
+        written = note_edits.unique_ids(claims, [c.id for c in note.meta.claims])
+        notes_mod.save_note(note_edits.append_claims(note, written))
         self.index()
         return written
 

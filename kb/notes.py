@@ -5,7 +5,7 @@ files, and it keeps them exactly as the user wrote them:
 
 * the bytes read are kept (``Note.raw``), so loading and saving an unchanged note is byte-identical
   (BOM, CRLF, comments, quoting and unknown fields included);
-* ``set_fields`` edits only the lines of the fields it changes, nothing else;
+* edits (``kb.note_edits``) change only the lines of the fields they change, nothing else;
 * every write is atomic (temporary file in the same folder + ``os.replace``) and new files never
   overwrite existing ones;
 * every problem is a ``NoteError`` that names the file, the line and the field, and says what is
@@ -15,7 +15,6 @@ files, and it keeps them exactly as the user wrote them:
 from __future__ import annotations
 
 import contextlib
-import copy
 import datetime as dt
 import hashlib
 import os
@@ -42,27 +41,22 @@ __all__ = [
     "NoteError",
     "atomic_write_bytes",
     "create_note",
+    "dump_yaml",
     "find_notes",
     "import_note",
+    "load_yaml",
     "parse_note",
+    "plain_data",
     "read_note",
     "render_new_note",
     "save_note",
-    "set_fields",
     "slugify",
+    "split_note",
     "validate_paths",
 ]
 
 BOM = b"\xef\xbb\xbf"
 _FENCE = "---"
-# A top-level key starts in column 0; indented lines, comments and '- ' items belong to the key above.
-_TOP_KEY = re.compile(
-    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
-)
-# A double-quoted scalar after 'key:' or '- ' tells us the user's quoting style.
-_DQ_SCALAR = re.compile(r"""(?:^[ \t]*|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
-
-
 class NoteError(Exception):
     """Bad note: carries path, line (1-based, optional), field (optional) and a hint of what to do."""
 
@@ -140,7 +134,7 @@ def _decode(raw: bytes, path: Path) -> tuple[bool, str]:
         ) from None
 
 
-def _split(raw: bytes, path: Path) -> _Split:
+def split_note(raw: bytes, path: Path) -> _Split:
     bom, text = _decode(raw, path)
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != _FENCE:
@@ -163,7 +157,7 @@ def _split(raw: bytes, path: Path) -> _Split:
     )
 
 
-def _load_yaml(text: str, path: Path) -> Any:
+def load_yaml(text: str, path: Path) -> Any:
     # Round-trip mode keeps line/column info (.lc) for error messages and never builds arbitrary
     # Python objects (unknown tags come back as TaggedScalar etc.).
     yaml = YAML(typ="rt")
@@ -181,12 +175,12 @@ def _load_yaml(text: str, path: Path) -> Any:
         raise NoteError(path, f"malformed YAML: {exc}") from None
 
 
-def _plain(value: Any) -> Any:
+def plain_data(value: Any) -> Any:
     """ruamel round-trip objects -> plain Python, so pydantic and comparisons see ordinary types."""
     if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain_data(v) for v in value]
     if isinstance(value, TaggedScalar):
         return value.value
     if isinstance(value, bool) or value is None:
@@ -255,12 +249,12 @@ def _validate(data: Any, path: Path) -> PaperNote:
     if not isinstance(data, dict):
         raise NoteError(
             path,
-            f"frontmatter is a YAML {type(_plain(data)).__name__}, expected a mapping of 'key: value' lines",
+            f"frontmatter is a YAML {type(plain_data(data)).__name__}, expected a mapping of 'key: value' lines",
             line=2,
         )
     _check_claim_ids(data, path)
     try:
-        return PaperNote.model_validate(_plain(data))
+        return PaperNote.model_validate(plain_data(data))
     except ValidationError as exc:
         errors = exc.errors()
         parts = []
@@ -278,8 +272,8 @@ def _validate(data: Any, path: Path) -> PaperNote:
 def parse_note(raw: bytes, path: Path) -> Note:
     """Parse and validate a note from its bytes; raises ``NoteError`` on any problem."""
     path = Path(path)
-    parts = _split(raw, path)
-    data = _load_yaml(parts.frontmatter, path)
+    parts = split_note(raw, path)
+    data = load_yaml(parts.frontmatter, path)
     meta = _validate(data, path)
     return Note(path=path, raw=raw, meta=meta, body=parts.body, frontmatter_text=parts.frontmatter)
 
@@ -391,7 +385,7 @@ def slugify(title: str) -> str:
 
 def render_new_note(meta: dict[str, Any], body: str) -> bytes:
     """Bytes of a brand-new note in the seed's style (double-quoted strings, 2-space indents)."""
-    fm = _dump_yaml(dict(meta), quote=True) if meta else ""
+    fm = dump_yaml(dict(meta), quote=True) if meta else ""
     if body and not body.startswith("\n"):
         body = "\n" + body  # the seed leaves a blank line after the closing fence
     if body and not body.endswith("\n"):
@@ -416,7 +410,7 @@ def import_note(src: Path, papers_dir: Path) -> Note:
 
 
 # --------------------------------------------------------------------------------------------------
-# Editing
+# Rendering YAML in the user's layout
 
 
 def _prepare(value: Any, quote: bool) -> Any:
@@ -439,7 +433,7 @@ def _prepare(value: Any, quote: bool) -> Any:
     return value
 
 
-def _dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
+def dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
     yaml = YAML(typ="rt")
     # The seed's layout: mappings indented 2, sequence items '  - ' (offset 2).
     yaml.indent(mapping=2, sequence=4, offset=2)
@@ -451,93 +445,6 @@ def _dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
     stream = StringIO()
     yaml.dump(_prepare(mapping, quote), stream)
     return stream.getvalue()
-
-
-def _top_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
-    """Top-level key -> (first line, end line) in the frontmatter, trailing blanks/comments excluded."""
-    starts: list[tuple[str, int]] = []
-    for i, line in enumerate(lines):
-        m = _TOP_KEY.match(line)
-        if m:
-            key = m.group("dq") if m.group("dq") is not None else m.group("sq")
-            starts.append((key if key is not None else m.group("plain"), i))
-    spans: dict[str, tuple[int, int]] = {}
-    for n, (key, start) in enumerate(starts):
-        end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
-        # Blank and comment lines before the next key stay where they are (they belong to no value).
-        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
-            end -= 1
-        spans[key] = (start, end)
-    return spans
-
-
-def _set_path(container: Any, parts: list[str], value: Any, path: Path, dotted: str) -> Any:
-    """Return ``container`` with ``parts`` set to ``value`` (dicts created as needed)."""
-    if not parts:
-        return value
-    head, rest = parts[0], parts[1:]
-    if isinstance(container, list):
-        if not head.isdigit() or int(head) >= len(container):
-            raise NoteError(path, f"no list item {head!r} in '{dotted}'", field=dotted)
-        container[int(head)] = _set_path(container[int(head)], rest, value, path, dotted)
-        return container
-    if container is None:
-        container = {}
-    if not isinstance(container, dict):
-        raise NoteError(path, f"'{dotted}' goes through a value that is not a mapping", field=dotted)
-    container[head] = _set_path(container.get(head), rest, value, path, dotted)
-    return container
-
-
-def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
-    parts = key.split(".")
-    top = parts[0]
-    data = _load_yaml(fm, path)
-    current = _plain(data.get(top)) if isinstance(data, dict) else None
-    new_value = _set_path(copy.deepcopy(current), parts[1:], value, path, key)
-    lines = fm.splitlines(keepends=True)
-    spans = _top_spans(lines)
-    if top in spans:
-        start, end = spans[top]
-        old = "".join(lines[start:end])
-        # Keep the quoting of the block being replaced; quote a bare old value only if it was quoted.
-        quote = bool(_DQ_SCALAR.search(old.split(":", 1)[1] if ":" in old else old))
-    else:
-        if isinstance(data, dict) and top in data:
-            raise NoteError(path, f"cannot locate the line of '{top}' to edit it", field=key)
-        start = end = len(lines)
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += newline  # pragma: no cover - a fence line always follows, so this is rare
-        quote = bool(_DQ_SCALAR.search(fm))  # new keys follow the file's dominant style
-    block = _dump_yaml({top: new_value}, quote=quote)
-    if newline != "\n":
-        block = block.replace("\n", newline)
-    return "".join(lines[:start]) + block + "".join(lines[end:])
-
-
-def set_fields(note: Note, changes: dict[str, object]) -> Note:
-    """Return a new Note with ``changes`` applied (keys may be dotted: 'publication.year').
-
-    Only the lines of the changed top-level fields are rewritten; key order, comments, quoting, unknown
-    fields and the body stay byte-identical. The result is validated; nothing is written to disk.
-    """
-    parts = _split(note.raw, note.path)
-    fm = parts.frontmatter
-    for key, value in changes.items():
-        if not key or any(not p for p in key.split(".")):
-            raise NoteError(note.path, f"bad field name {key!r}", field=key)
-        fm = _set_one(fm, key, value, parts.newline, note.path)
-    raw = parts.join(fm)
-    try:
-        return parse_note(raw, note.path)
-    except NoteError as exc:
-        names = ", ".join(f"'{k}'" for k in changes)
-        raise NoteError(
-            note.path,
-            f"change to {names} rejected, note left unchanged: {exc.message}",
-            line=exc.line,
-            field=exc.field or next(iter(changes), None),
-        ) from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -580,8 +487,8 @@ def validate_paths(paths: list[Path]) -> tuple[list[Note], list[NoteError]]:
             continue
         pid = note.meta.paper_id
         if pid in by_id:
-            parts = _split(note.raw, f)
-            line = _line_of(_load_yaml(parts.frontmatter, f), ("paper_id",))
+            parts = split_note(note.raw, f)
+            line = _line_of(load_yaml(parts.frontmatter, f), ("paper_id",))
             errors.append(
                 NoteError(
                     f,

@@ -23,6 +23,10 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy URL; default: SQLite file 'index.sqlite' under the KB home."
     )
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
+    app_worker: bool = Field(
+        default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "
+        "is alive; turn off (KB_APP_WORKER=false) where workers run elsewhere, e.g. on a cluster.",
+    )
 
     @property
     def resolved_database_url(self) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from analyzers import registry
-from kb.agents.accept import append_claims, claim_fields, load_draft, save_draft, unique_ids
+from kb.agents.accept import load_draft, save_draft
 from kb.agents.drafter import DraftResult
 from kb.agents.eval_set import LabelledClaim, evaluate, load_eval_set, match, numbers_in, quote_matches, total
 from kb.agents.fallback import (
@@ -22,6 +22,7 @@ from kb.agents.fallback import (
     units,
 )
 from kb.grounding import check_quote
+from kb.note_edits import append_claims, claim_fields, unique_ids
 from kb.notes import parse_note, read_note
 from schemas import Claim
 

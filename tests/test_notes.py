@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kb.note_edits import set_fields
 from kb.notes import (
     Note,
     NoteError,
@@ -20,7 +21,6 @@ from kb.notes import (
     read_note,
     render_new_note,
     save_note,
-    set_fields,
     slugify,
     validate_paths,
 )

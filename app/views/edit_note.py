@@ -19,8 +19,8 @@ from app.claims_editor import add_claim, claim_editor, claim_uids, from_draft, l
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
-from kb.core import frontmatter_data
 from kb.grounding import source_path
+from kb.note_edits import frontmatter_data
 from kb.notes import Note, NoteError
 from schemas import Claim, Decision, PaperNote, Status
 

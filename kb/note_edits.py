@@ -1,0 +1,209 @@
+"""Edits of a note that change only what they must: fields, appended claims, and nothing else.
+
+``kb.notes`` reads, validates and writes notes; this module computes edited versions of them, line by
+line, so that everything the user wrote outside the edit keeps its bytes:
+
+* ``set_fields`` rewrites only the lines of the top-level fields it changes (dotted keys reach into
+  mappings: ``publication.year``); key order, comments, quoting and unknown fields stay as they were;
+* ``append_claims`` adds claims as new items at the end of the ``claims:`` block, existing items
+  untouched (quoting, comments, flow maps), and falls back to rewriting just that block when it cannot
+  be extended in place (no claims yet, a flow-style list);
+* ``frontmatter_data`` gives the frontmatter as plain data exactly as written (for editors).
+
+Every function returns a validated ``Note``; nothing is written to disk (``kb.notes.save_note`` does).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kb.notes import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
+from schemas.claim import Claim
+
+# A top-level key starts in column 0; indented lines, comments and '- ' items belong to the key above.
+_TOP_KEY = re.compile(
+    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
+)
+# A double-quoted scalar after 'key:' or '- ' tells us the user's quoting style.
+_DQ_SCALAR = re.compile(r"""(?:^[ \t]*|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
+
+
+
+
+def _top_spans(lines: list[str]) -> dict[str, tuple[int, int]]:
+    """Top-level key -> (first line, end line) in the frontmatter, trailing blanks/comments excluded."""
+    starts: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        m = _TOP_KEY.match(line)
+        if m:
+            key = m.group("dq") if m.group("dq") is not None else m.group("sq")
+            starts.append((key if key is not None else m.group("plain"), i))
+    spans: dict[str, tuple[int, int]] = {}
+    for n, (key, start) in enumerate(starts):
+        end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+        # Blank and comment lines before the next key stay where they are (they belong to no value).
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
+            end -= 1
+        spans[key] = (start, end)
+    return spans
+
+
+def _set_path(container: Any, parts: list[str], value: Any, path: Path, dotted: str) -> Any:
+    """Return ``container`` with ``parts`` set to ``value`` (dicts created as needed)."""
+    if not parts:
+        return value
+    head, rest = parts[0], parts[1:]
+    if isinstance(container, list):
+        if not head.isdigit() or int(head) >= len(container):
+            raise NoteError(path, f"no list item {head!r} in '{dotted}'", field=dotted)
+        container[int(head)] = _set_path(container[int(head)], rest, value, path, dotted)
+        return container
+    if container is None:
+        container = {}
+    if not isinstance(container, dict):
+        raise NoteError(path, f"'{dotted}' goes through a value that is not a mapping", field=dotted)
+    container[head] = _set_path(container.get(head), rest, value, path, dotted)
+    return container
+
+
+def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
+    parts = key.split(".")
+    top = parts[0]
+    data = load_yaml(fm, path)
+    current = plain_data(data.get(top)) if isinstance(data, dict) else None
+    new_value = _set_path(copy.deepcopy(current), parts[1:], value, path, key)
+    lines = fm.splitlines(keepends=True)
+    spans = _top_spans(lines)
+    if top in spans:
+        start, end = spans[top]
+        old = "".join(lines[start:end])
+        # Keep the quoting of the block being replaced; quote a bare old value only if it was quoted.
+        quote = bool(_DQ_SCALAR.search(old.split(":", 1)[1] if ":" in old else old))
+    else:
+        if isinstance(data, dict) and top in data:
+            raise NoteError(path, f"cannot locate the line of '{top}' to edit it", field=key)
+        start = end = len(lines)
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += newline  # pragma: no cover - a fence line always follows, so this is rare
+        quote = bool(_DQ_SCALAR.search(fm))  # new keys follow the file's dominant style
+    block = dump_yaml({top: new_value}, quote=quote)
+    if newline != "\n":
+        block = block.replace("\n", newline)
+    return "".join(lines[:start]) + block + "".join(lines[end:])
+
+
+def set_fields(note: Note, changes: dict[str, object]) -> Note:
+    """Return a new Note with ``changes`` applied (keys may be dotted: 'publication.year').
+
+    Only the lines of the changed top-level fields are rewritten; key order, comments, quoting, unknown
+    fields and the body stay byte-identical. The result is validated; nothing is written to disk.
+    """
+    parts = split_note(note.raw, note.path)
+    fm = parts.frontmatter
+    for key, value in changes.items():
+        if not key or any(not p for p in key.split(".")):
+            raise NoteError(note.path, f"bad field name {key!r}", field=key)
+        fm = _set_one(fm, key, value, parts.newline, note.path)
+    raw = parts.join(fm)
+    try:
+        return parse_note(raw, note.path)
+    except NoteError as exc:
+        names = ", ".join(f"'{k}'" for k in changes)
+        raise NoteError(
+            note.path,
+            f"change to {names} rejected, note left unchanged: {exc.message}",
+            line=exc.line,
+            field=exc.field or next(iter(changes), None),
+        ) from None
+
+
+# -- appending claims ------------------------------------------------------------------------------
+
+DUMPED_INDENT = 2  # kb.notes dumps sequence items as '  - ' (offset 2)
+
+
+def claim_fields(claim: Claim) -> dict[str, Any]:
+    """A claim as the plain mapping written into a note (no empty or default-valued fields)."""
+    data = claim.model_dump(mode="json", exclude_none=True)
+    if data.get("expect", {}).get("inconclusive_band") == 0:
+        del data["expect"]["inconclusive_band"]
+    if data.get("analyzer", {}).get("params") == {} and data["analyzer"].get("scale"):
+        del data["analyzer"]["params"]
+    parameters = data.get("scale", {}).get("parameters")
+    if isinstance(parameters, float) and parameters.is_integer():
+        data["scale"]["parameters"] = int(parameters)  # '650000000', as notes write it
+    return data
+
+
+def unique_ids(claims: Iterable[Claim], taken: Iterable[str]) -> list[Claim]:
+    """The claims with ids made unique among ``taken`` and each other ('id', 'id-2', ...)."""
+    seen = set(taken)
+    unique = []
+    for claim in claims:
+        ident, n = claim.id, 2
+        while ident in seen:
+            ident, n = f"{claim.id}-{n}"[:64], n + 1
+        seen.add(ident)
+        unique.append(claim if ident == claim.id else claim.model_copy(update={"id": ident}))
+    return unique
+
+
+def _reindent(block: str, indent: int) -> str:
+    shift = indent - DUMPED_INDENT
+    lines = block.splitlines(keepends=True)
+    if shift >= 0:
+        return "".join(" " * shift + line if line.strip() else line for line in lines)
+    return "".join(line[-shift:] if line[:-shift].strip() == "" else line for line in lines)
+
+
+def _appended_in_place(note: Note, items: list[dict[str, Any]]) -> Note | None:
+    """The note with ``items`` appended to its block-style ``claims:`` list, or None when that is not possible."""
+    parts = split_note(note.raw, note.path)
+    lines = parts.frontmatter.splitlines(keepends=True)
+    span = _top_spans(lines).get("claims")
+    if span is None or not note.meta.claims:
+        return None
+    start, end = span
+    if lines[start].split(":", 1)[1].split("#", 1)[0].strip():
+        return None  # 'claims: [...]' written inline
+    first_item = next((line for line in lines[start + 1:end] if line.lstrip().startswith("- ")), None)
+    if first_item is None:
+        return None
+    indent = len(first_item) - len(first_item.lstrip())
+    block = "".join(lines[start:end])
+    quote = bool(_DQ_SCALAR.search(block.split(":", 1)[1]))
+    dumped = dump_yaml({"claims": items}, quote=quote).split("\n", 1)[1]
+    new_items = _reindent(dumped, indent)
+    if parts.newline != "\n":
+        new_items = new_items.replace("\n", parts.newline)
+    head = lines[:end]
+    if head and not head[-1].endswith(("\n", "\r")):
+        head[-1] += parts.newline
+    frontmatter = "".join(head) + new_items + "".join(lines[end:])
+    try:
+        updated = parse_note(parts.join(frontmatter), note.path)
+    except NoteError:
+        return None
+    expected = [c.model_dump() for c in note.meta.claims] + [Claim.model_validate(i).model_dump() for i in items]
+    return updated if [c.model_dump() for c in updated.meta.claims] == expected else None
+
+
+def append_claims(note: Note, claims: list[Claim]) -> Note:
+    """The note with ``claims`` appended to its ``claims:`` block (ids must already be unique); not written."""
+    items = [claim_fields(c) for c in claims]
+    in_place = _appended_in_place(note, items)
+    if in_place is not None:
+        return in_place
+    current = plain_data(load_yaml(split_note(note.raw, note.path).frontmatter, note.path))
+    existing = list(current.get("claims") or []) if isinstance(current, dict) else []
+    return set_fields(note, {"claims": existing + items})
+
+
+def frontmatter_data(note: Note) -> dict[str, Any]:
+    """The note's frontmatter as plain data, as written: key order, ints as ints, explicit nulls."""
+    data = plain_data(load_yaml(note.frontmatter_text, note.path))
+    return data if isinstance(data, dict) else {}
