@@ -148,7 +148,8 @@ class KnowledgeBase:
 
         A non-empty ``query`` keeps the full-text search hits, best first.
         """
-        ids = [hit.paper_id for hit in self.search(query, limit=100_000)] if query and query.strip() else None
+        hits = index_mod.search(self.engine, query, limit=100_000, snippets=False) if query and query.strip() else None
+        ids = None if hits is None else [hit.paper_id for hit in hits]
         return library_mod.library_rows(self.engine, ids=ids, **filters)
 
     def get(self, note_id: str) -> Paper | None:

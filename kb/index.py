@@ -335,9 +335,9 @@ def claims_for(engine: Engine, note_id: str) -> list[ClaimRow]:
         return list(session.exec(stmt).all())
 
 
-def search(engine: Engine, query: str, limit: int = 20) -> list[SearchHit]:
-    """Full-text search over titles, tags, bodies and claims; best first."""
-    return search_backend_for(engine).search(query, limit)
+def search(engine: Engine, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
+    """Full-text search over titles, tags, bodies and claims; best first (``snippets=False``: ids and scores)."""
+    return search_backend_for(engine).search(query, limit, snippets=snippets)
 
 
 def all_tags(engine: Engine) -> list[tuple[str, int]]:

@@ -60,7 +60,7 @@ class SearchBackend(Protocol):
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None: ...
 
-    def search(self, query: str, limit: int = 20) -> list[SearchHit]: ...
+    def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]: ...
 
 
 def query_terms(query: str) -> list[str]:
@@ -116,7 +116,7 @@ class SqliteFtsSearch:
         if rowids:
             conn.exec_driver_sql(f"DELETE FROM {FTS_TABLE} WHERE rowid = ?", rowids)
 
-    def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
@@ -130,8 +130,8 @@ class SqliteFtsSearch:
         terms = [t for t in terms if t]
         with self.engine.connect() as conn:
             rows = conn.execute(sql, {"q": match, "limit": limit}).all()
-            if not rows:
-                return []
+            if not rows or not snippets:  # the Library filters by the ids alone: no texts to read
+                return [SearchHit(paper_id, -float(rank), "") for _, paper_id, rank in rows]
             rowids = ",".join(str(int(r[0])) for r in rows)
             texts = {
                 int(r[0]): (r[1] or "", r[2] or "", r[3] or "")
@@ -186,7 +186,7 @@ class LikeSearch:
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:
         return None
 
-    def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
         from sqlmodel import Session, col, select
 
         from kb.db import ClaimRow, Paper
@@ -218,7 +218,8 @@ class LikeSearch:
                 score = sum(3.0 if t in title else 0.0 for t in lowered)
                 score += sum(1.0 if t in p.tags_text.lower() else 0.0 for t in lowered)
                 score += sum(p.body.lower().count(t) * 0.01 for t in lowered)
-                hits.append(SearchHit(paper_id=p.id, score=score, snippet=_like_snippet(p.body, lowered)))
+                snippet = _like_snippet(p.body, lowered) if snippets else ""
+                hits.append(SearchHit(paper_id=p.id, score=score, snippet=snippet))
         hits.sort(key=lambda h: (-h.score, h.paper_id))
         return hits[:limit]
 

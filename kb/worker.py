@@ -22,7 +22,7 @@ import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
 
@@ -288,7 +288,19 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         idle_since = time.monotonic()
 
 
-def stale_reason(evidence: Evidence, claim_binding_hash: str | None = None) -> str | None:
+class EvidenceFacts(Protocol):
+    """What staleness is judged on: an ``Evidence`` row, or a light record of its columns (the Library)."""
+
+    stale: bool
+    stale_reason: str | None
+    analyzer: str
+    analyzer_version: str | None
+    kb_version: str | None
+    binding_hash: str | None
+    provenance_json: str
+
+
+def stale_reason(evidence: EvidenceFacts, claim_binding_hash: str | None = None) -> str | None:
     """Why evidence no longer matches the current code or the claim's binding, or None when it is current."""
     if evidence.stale:
         return evidence.stale_reason or "superseded"
