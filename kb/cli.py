@@ -471,9 +471,19 @@ def worker(
     forever: Annotated[bool, typer.Option("--forever", help="Keep polling for new runs.")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
 ) -> None:
-    """Run queued runs (re-queues runs abandoned by dead workers first)."""
+    """Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger = logging.getLogger("kb.worker")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     kb = _kb(papers, home, db)
-    counts = kb.work(once=not forever)
+    try:
+        counts = kb.work(once=not forever)
+    finally:
+        logger.removeHandler(handler)
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
 
 

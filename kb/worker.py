@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import os
 import platform
 import shutil
@@ -34,6 +35,7 @@ from kb.notes import atomic_write_bytes
 from kb.verdicts import describe, evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
+log = logging.getLogger("kb.worker")
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
 
 
@@ -273,7 +275,9 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
          idle_timeout: float | None = None, heartbeat_interval: float = 2.0) -> dict[str, int]:
     """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status."""
     me = worker_id()
-    runs.recover_stale(engine)
+    recovered = runs.recover_stale(engine)
+    if recovered:
+        log.info("re-queued %d run(s) left by workers that stopped: %s", len(recovered), ", ".join(recovered))
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     while True:
@@ -283,7 +287,11 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
                 return counts
             time.sleep(poll)
             continue
+        log.info("run %s: %s%s on %s", run.id[:12], run.analyzer, f" for {run.claim_key}" if run.claim_key else "",
+                 run.device or "cpu")
+        started = time.perf_counter()
         status = execute(engine, home, run, heartbeat_interval=heartbeat_interval)
+        log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1
         idle_since = time.monotonic()
 

@@ -208,3 +208,15 @@ def test_verify_shows_progress_per_run(kb_dirs: tuple[Path, Path]) -> None:
     assert code == 0, err
     assert "noop#v" in err and "succeeded" in err and "100%" in err
     assert "supported" in out
+
+
+def test_worker_logs_each_run(kb_dirs: tuple[Path, Path]) -> None:
+    from kb import runs
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    papers, home = kb_dirs
+    run = runs.enqueue(KnowledgeBase(Settings(papers=papers, home=home)).engine, "noop", {"value": 1.0})
+    code, out, err = _run(kb_dirs, "worker")
+    assert code == 0 and "1 succeeded" in out
+    assert f"run {run.id[:12]}: noop on cpu" in err and f"run {run.id[:12]}: succeeded in" in err
