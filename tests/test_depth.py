@@ -118,12 +118,37 @@ def test_probe_angular_distance_all_pairs_matches_hidden_states(esm_dir: Path) -
     batch = _batch(loaded)
     layers = _probe(loaded, batch, skips=False)
     states, _ = _hidden_states(loaded.model, batch)  # h_0 .. h_{L-1}
+    assert batch.masked is not None and (states[0][batch.masked].norm(dim=-1) == 0).all()  # ESM token dropout
     for i in range(len(states)):
         for j in (i, min(i + 2, len(states) - 1)):
             cosine = torch.nn.functional.cosine_similarity(states[i], states[j], dim=-1).clamp(-1, 1)
-            expected = float((torch.arccos(cosine) / math.pi)[batch.real].mean())
+            defined = batch.real & (states[i].norm(dim=-1) > 0) & (states[j].norm(dim=-1) > 0)
+            expected = float((torch.arccos(cosine) / math.pi)[defined].mean())
             assert layers["angular_distance"][i][j] == pytest.approx(expected, abs=2e-4)
     assert layers["angular_distance"][0][4] > layers["angular_distance"][0][1] > 0
+
+
+def test_probe_contributions_match_manual_decomposition(esm_dir: Path) -> None:
+    loaded = load_model(str(esm_dir))
+    batch = _batch(loaded)
+    layers = _probe(loaded, batch, skips=False)
+    states, _ = _hidden_states(loaded.model, batch)
+    captured: dict[str, torch.Tensor] = {}
+    layer = loaded.model.esm.encoder.layer[0]
+    handles = [layer.attention.output.dense.register_forward_hook(lambda m, i, o: captured.update(a=o)),
+               layer.output.dense.register_forward_hook(lambda m, i, o: captured.update(m=o))]
+    with torch.no_grad():
+        loaded.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+    for handle in handles:
+        handle.remove()
+    h, a, m = states[0], captured["a"], captured["m"]
+    assert torch.allclose(h + a + m, states[1], atol=1e-5)  # h_1 = h_0 + a_0 + m_0
+    defined = batch.real & (h.norm(dim=-1) > 0)  # masked tokens have h_0 = 0 (token dropout): ratio undefined
+    expected = (a.norm(dim=-1) / h.norm(dim=-1))[defined].mean()
+    assert layers["contribution"]["attn"][0] == pytest.approx(float(expected), rel=1e-4)
+    expected_mlp = (m.norm(dim=-1) / (h + a).norm(dim=-1))[batch.real].mean()
+    assert layers["contribution"]["mlp"][0] == pytest.approx(float(expected_mlp), rel=1e-4)
+    assert all(math.isfinite(v) and v < 1e3 for v in layers["contribution"]["block_max"])
 
 
 def test_effective_rank_of_rank_k_matrix_is_k() -> None:

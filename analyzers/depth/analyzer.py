@@ -192,7 +192,7 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    version = "2"
+    version = "3"
     summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     Params = DepthProbeParams
     Result = DepthProbeResult

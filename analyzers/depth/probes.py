@@ -26,6 +26,8 @@ from analyzers.depth.adapters import Adapter
 from analyzers.depth.batches import Batch
 from analyzers.depth.instrument import EPS, CleanPass, CleanRecord
 
+ZERO_NORM = 1e-6  # a residual state this small is the zero vector ESM gives masked tokens at h_0
+
 
 @dataclass
 class ProbeOptions:
@@ -127,30 +129,35 @@ class ProbeAccumulator:
 
 
 def _contribution_hook(acc: ProbeAccumulator, real: torch.Tensor):  # noqa: ANN202
-    """Reduce (h_l, a_l, m_l) of one layer to sums over residue tokens as soon as the layer ran."""
-    weight = real.float()  # (batch, seq)
-    tokens = weight.sum()
+    """Reduce (h_l, a_l, m_l) of one layer to sums over residue tokens as soon as the layer ran.
+
+    A ratio or cosine is left out where its reference vector is zero: ESM's token dropout zeroes the
+    embeddings of masked tokens, so ``h_0`` is exactly 0 there and ``||a_0|| / ||h_0||`` is undefined."""
     num_layers = acc.num_layers
 
     def reduce(layer: int, hidden: torch.Tensor, attn: torch.Tensor, mlp: torch.Tensor) -> None:
         h, a, m = hidden.float(), attn.float(), mlp.float()  # (batch, seq, dim)
-        h_norm = h.norm(dim=-1).clamp_min(EPS)
+        h_norm, ha_norm = h.norm(dim=-1), (h + a).norm(dim=-1)  # (batch, seq)
+        defined_h, defined_ha = real & (h_norm > ZERO_NORM), real & (ha_norm > ZERO_NORM)
+        h_norm, ha_norm = h_norm.clamp_min(EPS), ha_norm.clamp_min(EPS)
         ratios = torch.stack(
             [
                 a.norm(dim=-1) / h_norm,
-                m.norm(dim=-1) / (h + a).norm(dim=-1).clamp_min(EPS),
+                m.norm(dim=-1) / ha_norm,
                 (a + m).norm(dim=-1) / h_norm,
                 _cos(a, h),
                 _cos(m, h + a),
                 _cos(h + a + m, h),
             ]
         )  # (6, batch, seq)
+        defined = torch.stack([defined_h, defined_ha, defined_h, defined_h, defined_ha, defined_h])  # (6, batch, seq)
         onehot = torch.zeros(num_layers, dtype=torch.float64)
         onehot[layer] = 1
-        sums = (ratios * weight).sum((1, 2)).double().cpu()  # (6,)
-        acc.add("contribution_sums", sums[:, None] * onehot, tokens.cpu() * onehot)
+        sums = (ratios * defined).sum((1, 2)).double().cpu()  # (6,)
+        counts = defined.sum((1, 2)).double().cpu()
+        acc.add("contribution_sums", sums[:, None] * onehot, counts[:, None] * onehot)
         maxima = torch.full((3, num_layers), float("-inf"), dtype=torch.float64)
-        maxima[:, layer] = ratios[:3].masked_fill(~real, float("-inf")).amax((1, 2)).double().cpu()
+        maxima[:, layer] = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double().cpu()
         acc.set_max("contribution_max", maxima)
 
     return reduce
@@ -213,8 +220,9 @@ def logit_lens(
 
 
 def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:
-    """Angular distance arccos(cos(h_l, h_m)) / pi for every pair of states (mean over residue tokens),
-    and the Gram matrices X_l^T X_l of the residue-token matrices for the ranks."""
+    """Angular distance arccos(cos(h_l, h_m)) / pi for every pair of states (mean over residue tokens where
+    neither state is the zero vector), and the Gram matrices X_l^T X_l of the residue-token matrices for
+    the ranks."""
     flat_real = real.reshape(-1)
     tokens = int(flat_real.sum())
     if tokens == 0:
@@ -222,16 +230,21 @@ def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Te
     num_states = len(record.states)
     dim = record.states[0].shape[-1]
     angular = torch.zeros(num_states, num_states, dtype=torch.float64, device=real.device)
+    pairs = torch.zeros(num_states, num_states, dtype=torch.float64, device=real.device)
     grams = torch.zeros(num_states, dim, dim, dtype=torch.float64, device=real.device)
     index = flat_real.nonzero().squeeze(1)
     for start in range(0, tokens, chunk):
         rows = index[start : start + chunk]
         stacked = torch.stack([h.reshape(-1, dim)[rows].float() for h in record.states])  # (L+1, n, dim)
         grams += torch.einsum("lnd,lne->lde", stacked, stacked).double()
-        unit = stacked / stacked.norm(dim=-1, keepdim=True).clamp_min(EPS)
+        norms = stacked.norm(dim=-1, keepdim=True)  # (L+1, n, 1)
+        nonzero = (norms > ZERO_NORM).float()
+        unit = stacked / norms.clamp_min(EPS)
         cosine = torch.einsum("lnd,mnd->nlm", unit, unit).clamp(-1, 1)  # (n, L+1, L+1)
-        angular += (torch.arccos(cosine) / math.pi).sum(0).double()
-    acc.add("angular_distance", angular.cpu(), tokens)
+        both = torch.einsum("lni,mni->nlm", nonzero, nonzero)  # (n, L+1, L+1): 1 where both states are nonzero
+        angular += (torch.arccos(cosine) / math.pi * both).sum(0).double()
+        pairs += both.sum(0).double()
+    acc.add("angular_distance", angular.cpu(), pairs.cpu())
     grams = grams.cpu()
     acc.grams = grams if acc.grams is None else acc.grams + grams
 
