@@ -5,9 +5,10 @@ line, so that everything the user wrote outside the edit keeps its bytes:
 
 * ``set_fields`` rewrites only the lines of the top-level fields it changes (dotted keys reach into
   mappings: ``publication.year``); key order, comments, quoting and unknown fields stay as they were;
-* ``append_claims`` adds claims as new items at the end of the ``claims:`` block, existing items
-  untouched (quoting, comments, flow maps), and falls back to rewriting just that block when it cannot
-  be extended in place (no claims yet, a flow-style list);
+* a list field (``claims``, ``authors``, ``tags``) is edited item by item: unchanged items keep their
+  bytes (quoting, comments, flow maps), changed ones are rewritten, new ones appended; a list written
+  inline is rewritten as a whole, which still touches only that field's lines;
+* ``append_claims`` adds claims at the end of the ``claims:`` block that way;
 * ``frontmatter_data`` gives the frontmatter as plain data exactly as written (for editors).
 
 Every function returns a validated ``Note``; nothing is written to disk (``kb.notes.save_note`` does).
@@ -16,10 +17,16 @@ Every function returns a validated ``Note``; nothing is written to disk (``kb.no
 from __future__ import annotations
 
 import copy
+import difflib
+import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
 from kb.notes import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
 from schemas.claim import Claim
@@ -78,6 +85,10 @@ def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
     new_value = _set_path(copy.deepcopy(current), parts[1:], value, path, key)
     lines = fm.splitlines(keepends=True)
     spans = _top_spans(lines)
+    if top in spans and isinstance(current, list) and isinstance(new_value, list) and new_value:
+        edited = _edit_list_in_place(lines, spans[top], current, new_value, newline)
+        if edited is not None and plain_data(load_yaml(edited, path)).get(top) == new_value:
+            return edited
     if top in spans:
         start, end = spans[top]
         old = "".join(lines[start:end])
@@ -121,7 +132,7 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
         ) from None
 
 
-# -- appending claims ------------------------------------------------------------------------------
+# -- lists edited item by item, and claims ---------------------------------------------------------
 
 DUMPED_INDENT = 2  # kb.notes dumps sequence items as '  - ' (offset 2)
 
@@ -160,47 +171,86 @@ def _reindent(block: str, indent: int) -> str:
     return "".join(line[-shift:] if line[:-shift].strip() == "" else line for line in lines)
 
 
-def _appended_in_place(note: Note, items: list[dict[str, Any]]) -> Note | None:
-    """The note with ``items`` appended to its block-style ``claims:`` list, or None when that is not possible."""
-    parts = split_note(note.raw, note.path)
-    lines = parts.frontmatter.splitlines(keepends=True)
-    span = _top_spans(lines).get("claims")
-    if span is None or not note.meta.claims:
-        return None
+def _edit_list_in_place(lines: list[str], span: tuple[int, int], old: list[Any], new: list[Any],
+                        newline: str) -> str | None:
+    """The frontmatter with a block-style list changed item by item, or None when that is not possible.
+
+    Items are matched by value (a diff of the two lists): unchanged items keep their bytes (quoting,
+    comments, flow maps), removed ones are dropped, new ones written in the block's indent and quoting,
+    and an edited item is rewritten with the quoting of its unchanged values kept. A list written
+    inline (``tags: [a, b]``) or one whose items cannot be told apart returns None.
+    """
     start, end = span
     if lines[start].split(":", 1)[1].split("#", 1)[0].strip():
-        return None  # 'claims: [...]' written inline
-    first_item = next((line for line in lines[start + 1:end] if line.lstrip().startswith("- ")), None)
-    if first_item is None:
+        return None  # 'key: [...]' written inline
+    dashes = [i for i in range(start + 1, end) if lines[i].lstrip().startswith("- ") or lines[i].strip() == "-"]
+    if not dashes:
         return None
-    indent = len(first_item) - len(first_item.lstrip())
+    indent = len(lines[dashes[0]]) - len(lines[dashes[0]].lstrip())
+    items = [i for i in dashes if len(lines[i]) - len(lines[i].lstrip()) == indent]
+    if len(items) != len(old):
+        return None
     block = "".join(lines[start:end])
     quote = bool(_DQ_SCALAR.search(block.split(":", 1)[1]))
-    dumped = dump_yaml({"claims": items}, quote=quote).split("\n", 1)[1]
-    new_items = _reindent(dumped, indent)
-    if parts.newline != "\n":
-        new_items = new_items.replace("\n", parts.newline)
-    head = lines[:end]
-    if head and not head[-1].endswith(("\n", "\r")):
-        head[-1] += parts.newline
-    frontmatter = "".join(head) + new_items + "".join(lines[end:])
+    bounds = [*items, end]
+    old_lines = [lines[bounds[i]:bounds[i + 1]] for i in range(len(old))]
+    out = lines[start:items[0]]  # the key line and any comment before the first item
+
+    def emit(item: Any, like: list[str] | None) -> None:
+        if out and not out[-1].endswith(("\n", "\r")):
+            out[-1] += newline
+        if like is not None:  # an edited item: its unchanged values keep their quoting
+            item = _restyle(item, _styled_item(like, indent), quote)
+        dumped = _reindent(dump_yaml({"item": [item]}, quote=quote).split("\n", 1)[1], indent)
+        out.append(dumped.replace("\n", newline) if newline != "\n" else dumped)
+
+    # Match items by value, so that removing or inserting one does not rewrite those after it.
+    def key(item: Any) -> str:
+        return json.dumps(item, sort_keys=True, default=str)
+
+    matcher = difflib.SequenceMatcher(a=[key(x) for x in old], b=[key(x) for x in new], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            out += [line for item_lines in old_lines[i1:i2] for line in item_lines]
+        elif tag in ("replace", "insert"):
+            for k, item in enumerate(new[j1:j2]):
+                emit(item, old_lines[i1 + k] if tag == "replace" and i1 + k < i2 else None)
+    tail = lines[end:]
+    if out and tail and not out[-1].endswith(("\n", "\r")):
+        out[-1] += newline
+    return "".join(lines[:start] + out + tail)
+
+
+def _styled_item(item_lines: list[str], indent: int) -> Any:
+    """One list item's value as ruamel loads it with quotes preserved (strings keep their style)."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    text = "".join(line[indent:] if line[:indent].strip() == "" else line for line in item_lines)
     try:
-        updated = parse_note(parts.join(frontmatter), note.path)
-    except NoteError:
+        loaded = yaml.load(text)
+    except YAMLError:
         return None
-    expected = [c.model_dump() for c in note.meta.claims] + [Claim.model_validate(i).model_dump() for i in items]
-    return updated if [c.model_dump() for c in updated.meta.claims] == expected else None
+    return loaded[0] if isinstance(loaded, list) and loaded else None
+
+
+def _restyle(new: Any, old: Any, quote: bool) -> Any:
+    """``new`` with the string styles of ``old`` kept wherever a string is unchanged."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {key: _restyle(value, old[key], quote) if key in old else value for key, value in new.items()}
+    if isinstance(new, list) and isinstance(old, list):
+        return [_restyle(value, old[i], quote) if i < len(old) else value for i, value in enumerate(new)]
+    if isinstance(new, str) and isinstance(old, str) and new == str(old):
+        return old if isinstance(old, ScalarString) else PlainScalarString(old)
+    return new
 
 
 def append_claims(note: Note, claims: list[Claim]) -> Note:
-    """The note with ``claims`` appended to its ``claims:`` block (ids must already be unique); not written."""
-    items = [claim_fields(c) for c in claims]
-    in_place = _appended_in_place(note, items)
-    if in_place is not None:
-        return in_place
-    current = plain_data(load_yaml(split_note(note.raw, note.path).frontmatter, note.path))
-    existing = list(current.get("claims") or []) if isinstance(current, dict) else []
-    return set_fields(note, {"claims": existing + items})
+    """The note with ``claims`` appended to its ``claims:`` block (ids must already be unique); not written.
+
+    The existing claims keep their bytes; a note without claims gets a new ``claims:`` block.
+    """
+    current = frontmatter_data(note).get("claims") or []
+    return set_fields(note, {"claims": [*current, *(claim_fields(c) for c in claims)]})
 
 
 def frontmatter_data(note: Note) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
 from schemas.note import PaperNote
 
@@ -414,7 +414,13 @@ def import_note(src: Path, papers_dir: Path) -> Note:
 
 
 def _prepare(value: Any, quote: bool) -> Any:
-    """Plain Python / pydantic values -> ruamel objects, double-quoting strings when the file does."""
+    """Plain Python / pydantic values -> ruamel objects, double-quoting strings when the file does.
+
+    Strings that already carry a style (ruamel's ``ScalarString``s, e.g. kept from the old text of an
+    edited item) keep it.
+    """
+    if isinstance(value, ScalarString):
+        return value
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json", exclude_unset=True)
     if isinstance(value, Enum):

@@ -373,3 +373,41 @@ def test_validate_paths_reports_bad_and_duplicate_ids(tmp_path: Path) -> None:
     dup = next(e for e in errors if e.field == "paper_id")
     assert dup.path.name == "b.md" and "a.md" in str(dup) and dup.line == 2
     assert any(e.path.name == "c.md" for e in errors)
+
+
+def _changed_lines(before: bytes, after: bytes) -> tuple[list[str], list[str]]:
+    import difflib
+
+    diff = list(difflib.ndiff(before.decode().splitlines(), after.decode().splitlines()))
+    return [d[2:] for d in diff if d.startswith("- ")], [d[2:] for d in diff if d.startswith("+ ")]
+
+
+def test_set_fields_list_edits_rewrite_only_the_changed_items() -> None:
+    from kb.note_edits import frontmatter_data
+
+    path = Path(__file__).parents[1] / "papers" / "sampling-intermediate-temperatures-langevin.md"
+    note = read_note(path)
+    claims = frontmatter_data(note)["claims"]
+    edited = [dict(c) for c in claims]
+    edited[1]["statement"] = "An edited statement."
+    new = set_fields(note, {"claims": edited})
+    removed, added = _changed_lines(note.raw, new.raw)
+    assert len(removed) == 1 and "statement:" in removed[0]
+    assert added == ['    statement: "An edited statement."']  # the block's own quoting and indent
+    assert [c.id for c in new.meta.claims] == [c.id for c in note.meta.claims]
+
+    dropped = set_fields(note, {"claims": [claims[0], claims[2]]})
+    removed, added = _changed_lines(note.raw, dropped.raw)
+    assert added == [] and any(claims[1]["id"] in line for line in removed)
+    assert [c.id for c in dropped.meta.claims] == [claims[0]["id"], claims[2]["id"]]
+
+
+def test_set_fields_list_edits_keep_unquoted_items_and_fall_back_for_inline_lists() -> None:
+    raw = ('---\npaper_id: x:1\ntitle: T\ntags:\n  - plm   # the field\n  - depth\nauthors: [{name: A}]\n---\nbody\n'
+           ).encode()
+    note = parse_note(raw, Path("x.md"))
+    new = set_fields(note, {"tags": ["plm", "scaling", "depth"]})
+    assert _changed_lines(note.raw, new.raw) == ([], ["  - scaling"])
+    assert b"  - plm   # the field\n" in new.raw
+    inline = set_fields(note, {"authors": [{"name": "A"}, {"name": "B"}]})
+    assert inline.meta.authors[1].name == "B" and inline.raw.endswith(b"---\nbody\n")
