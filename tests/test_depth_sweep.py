@@ -132,6 +132,8 @@ def test_depth_sweep_registered_tiny_scale_yields_its_metrics(tmp_path: Path) ->
     out = tmp_path / "sweep"
     result = analyzer.run(params, RunContext(out_dir=out))
     assert result.depths == [2, 3] and result.best_depth in (2, 3)
+    best = result.depths[result.val_perplexity_by_depth.index(min(result.val_perplexity_by_depth))]
+    assert result.best_depth == best and result.best_depth_is_interior is False  # two depths: no interior
     assert max(result.parameters_by_depth) / min(result.parameters_by_depth) - 1 < 0.02
     for name in analyzer.metrics:
         assert getattr(result, name) is not None, name

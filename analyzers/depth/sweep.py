@@ -92,6 +92,10 @@ class DepthSweepResult(AnalyzerResult):
     val_perplexity_by_depth: list[float] = Field(description="Validation perplexity at seeded 15 % masks.")
     masked_accuracy_by_depth: list[float] = Field(description="Validation masked-token accuracy.")
     best_depth: int = Field(description="Depth with the lowest validation perplexity.")
+    best_depth_is_interior: bool = Field(
+        description="The best depth is neither the shallowest nor the deepest trained: perplexity turns back up "
+        "past an optimum (seed 000's 'curse of depth' shape)."
+    )
     late_half_kl_drop_fraction_by_depth: list[float | None] = Field(description="Logit-lens late-half share.")
     late_to_early_skip_effect_ratio_by_depth: list[float | None] = Field(description="Late/early skip output effect.")
     late_half_effect_on_later_layers_by_depth: list[float | None] = Field(description="Late layers' skip effect.")
@@ -150,7 +154,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
 
     name = "depth.sweep"
-    version = "1"
+    version = "2"
     summary = "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
     Params = DepthSweepParams
     Result = DepthSweepResult
@@ -160,6 +164,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
         "val_perplexity_by_depth": "validation perplexity at seeded 15 % masked positions, per depth",
         "masked_accuracy_by_depth": "validation masked-token accuracy, per depth",
         "best_depth": "depth with the lowest validation perplexity",
+        "best_depth_is_interior": "True when the best depth is neither the shallowest nor the deepest trained",
         "late_half_kl_drop_fraction_by_depth": "share of the logit-lens KL decrease made by the later half, per depth",
         "late_to_early_skip_effect_ratio_by_depth": "late-half / early-half mean skip output effect, per depth",
         "erank_ratio_by_depth": "erank(h_L)/erank(h_0) per depth (seed 000: rank collapse)",
@@ -261,7 +266,8 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
             "train_loss_by_depth": [row["train_loss"] for row in rows],
             "val_perplexity_by_depth": [row["val_perplexity"] for row in rows],
             "masked_accuracy_by_depth": [row["masked_accuracy"] for row in rows],
-            "best_depth": min(rows, key=lambda row: row["val_perplexity"])["depth"],
+            "best_depth": (best := min(rows, key=lambda row: row["val_perplexity"])["depth"]),
+            "best_depth_is_interior": min(params.depths) < best < max(params.depths),
             "late_half_kl_drop_fraction_by_depth": column("late_half_kl_drop_fraction"),
             "late_to_early_skip_effect_ratio_by_depth": column("late_to_early_skip_effect_ratio"),
             "late_half_effect_on_later_layers_by_depth": column("late_half_effect_on_later_layers"),
