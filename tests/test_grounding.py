@@ -84,3 +84,20 @@ def test_seed_note_disagrees_with_seed_abstract_on_its_numbers(seeds: Path) -> N
     assert disagreements(note, abstract) == []  # same title, year 2026; its claims are still in prose
     stated = numbers_in("深度变化: 6, 12, 24, 36, 48 层; 参数量固定: ~650M; rank_eff 维持在初始值的 45%")
     assert stated - numbers_in(abstract) == {"12", "24", "36", "48", "650", "45"}  # 'six PLMs' backs only 6
+
+
+def test_bundled_seed_note_is_the_seed_plus_claims_none_backed_by_the_abstract(seeds: Path, kb: KnowledgeBase) -> None:
+    """The user's note (seed 000) is bundled byte for byte, plus claims kb checks against the abstract (seed 001)."""
+    import difflib
+
+    from kb.grounding import disagreements
+
+    seed = (seeds / "000_ce90e91fe3e899e8.txt").read_text(encoding="utf-8").splitlines()
+    note = kb.read("siji-2026-analysis-note-arxiv-2502-00001")
+    diff = [d for d in difflib.ndiff(seed, note.raw.decode("utf-8").splitlines()) if d[:2] in ("- ", "+ ")]
+    assert not [d for d in diff if d.startswith("- ")]  # nothing the user wrote was lost or reformatted
+    assert diff[:2] == ['+ source_file: "sources/siji-2026-abstract-page.txt"', "+ claims:"]
+    assert note.meta.extra_fields["is_zheng_shuangjia_paper"] is False
+    assert {r.status for r in check_note(note)} == {Grounding.not_found}
+    differ = {d.where: d.reason for d in disagreements(note)}
+    assert "650" in differ["optimal-depth-24-36"] and "45" in differ["stable-rank-retained-45pct"]
