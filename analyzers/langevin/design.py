@@ -1,56 +1,217 @@
-"""Designed sequences: E(s) = sum_{i<j} C_ij B(s_i, s_j), sampled by adaptive simulated tempering with
-composition-preserving swap moves; the local energy change touches only the two swapped sites."""
+"""Designed sequences on a contact map (paper Sect. II.1): E(s) = sum_{i<j} C_ij B(s_i, s_j), sampled at low
+temperature by adaptive simulated tempering with composition-preserving swap moves.
+
+Many tempering chains advance together: every chain proposes one swap per tick and all Metropolis tests,
+temperature moves and weight updates are array operations over the chains. Energy changes are local:
+each chain keeps the fields H[k, x] = sum_m C_km B(x, s_m), so a swap's change is four look-ups and an
+accepted swap updates only the rows of the two sites' contacts (O(contacts x 20)); ``swap_deltas``
+computes the same change by gathering the two sites' contacts (the reference for tests). The tempering
+weights are shared by all chains: thermodynamic integration of the running mean energies
+(ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>) plus an occupancy feedback make the visits to the
+ladder flat. A chain is sampled at the lowest temperature once ``sweeps_between`` sweeps have passed
+since its previous sample and it has climbed ``decorrelation_level`` of the ladder in between; the report
+gives the identity of consecutive samples of one chain beside the identity between chains, so the
+remaining correlation is visible.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
+from analyzers.langevin.structure import ACBP_SEQUENCE
+
+__all__ = [
+    "ACBP_SEQUENCE",
+    "AMINO_ACIDS",
+    "MASK_ID",
+    "TemperingReport",
+    "encode",
+    "decode",
+    "energy",
+    "interaction_matrix",
+    "mean_pairwise_identity",
+    "simulated_tempering",
+    "swap_deltas",
+    "write_fasta",
+    "read_fasta",
+]
+
 AMINO_ACIDS = "ARNDCQEGHILKMFPSTWYV"  # order of the authors' code; mask id is 20
 MASK_ID = 20
+DEFAULT_LADDER = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))  # high to low, energy units
 
 
 def encode(sequence: str) -> np.ndarray:
-    """Letters to integer ids (L,)."""
-    return np.array([AMINO_ACIDS.index(a) for a in sequence], dtype=np.int64)
+    """One-letter amino acids to integer ids (L,), with a clear error on unknown letters."""
+    unknown = sorted({a for a in sequence.upper() if a not in AMINO_ACIDS})
+    if unknown:
+        raise ValueError(f"sequence has letters outside the 20 amino acids {AMINO_ACIDS}: {''.join(unknown)}")
+    lookup = {a: k for k, a in enumerate(AMINO_ACIDS)}
+    return np.array([lookup[a] for a in sequence.upper()], dtype=np.int64)
+
+
+def decode(ids: np.ndarray) -> str:
+    """Integer ids (L,) to one-letter amino acids."""
+    return "".join(AMINO_ACIDS[int(k)] for k in ids)
 
 
 def interaction_matrix(seed: int, size: int = 20) -> np.ndarray:
-    """Symmetric (size, size) matrix with N(0, 1) entries, reproducible from ``seed``."""
+    """Symmetric (size, size) matrix with N(0, 1) entries (diagonal included), reproducible from ``seed``."""
     upper = np.triu(np.random.default_rng(seed).standard_normal((size, size)))
     return upper + np.triu(upper, 1).T
 
 
 def energy(contacts: np.ndarray, interactions: np.ndarray, sequences: np.ndarray) -> np.ndarray:
-    """E for a batch: sequences (n, L) -> (n,). Symmetric C, so sum over all pairs / 2."""
-    pair = interactions[sequences[:, :, None], sequences[:, None, :]]  # (n, L, L)
-    return 0.5 * (pair * contacts[None]).sum(axis=(1, 2))
+    """E for a batch of sequences (n, L) -> (n,): the full sum over contacts (the reference computation)."""
+    upper = np.triu(contacts, 1)
+    i, j = np.nonzero(upper)
+    return interactions[sequences[:, i], sequences[:, j]].sum(axis=1)
 
 
-def swap_delta(contacts: np.ndarray, interactions: np.ndarray, seq: np.ndarray, i: int, j: int) -> float:
-    """Energy change from swapping positions i and j of seq (L,), using only contacts of i and j."""
-    a, b = seq[i], seq[j]
-    if a == b:
-        return 0.0
-    others_i = contacts[i].copy()
-    others_j = contacts[j].copy()
-    others_i[j] = others_j[i] = False  # the i-j contact itself keeps B(a, b) = B(b, a)
-    row_a, row_b = interactions[a][seq], interactions[b][seq]  # (L,)
-    return float(((row_b - row_a) * others_i).sum() + ((row_a - row_b) * others_j).sum())
+def neighbor_lists(contacts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Padded contact lists: indices (L, K) and 0/1 weights (L, K), K the largest number of contacts."""
+    symmetric = contacts | contacts.T
+    np.fill_diagonal(symmetric, False)
+    counts = symmetric.sum(axis=1)
+    width = max(int(counts.max()), 1)
+    index = np.zeros((len(contacts), width), dtype=np.int64)
+    weight = np.zeros((len(contacts), width), dtype=np.float64)
+    for site in range(len(contacts)):  # setup only, L iterations
+        partners = np.nonzero(symmetric[site])[0]
+        index[site, : len(partners)] = partners
+        weight[site, : len(partners)] = 1.0
+    return index, weight
+
+
+def swap_deltas(
+    sequences: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    interactions: np.ndarray,
+    neighbors: tuple[np.ndarray, np.ndarray],
+    contacts: np.ndarray,
+) -> np.ndarray:
+    """Energy change of swapping sites ``first[c]`` and ``second[c]`` of each chain c, from their contacts only.
+
+    sequences (C, L); first, second (C,). With a = s_i, b = s_j:
+    dE = sum_k (C_ik - C_jk) (B(b, s_k) - B(a, s_k)) - C_ij (B(a, a) + B(b, b) - 2 B(a, b)),
+    the last term removing the i-j pair itself, whose B(a, b) = B(b, a) does not change.
+    """
+    index, weight = neighbors
+    chains, length = sequences.shape
+    rows = np.arange(chains)
+    flat = sequences.ravel()
+    a = flat[rows * length + first]  # (C,)
+    b = flat[rows * length + second]
+    size = len(interactions)
+    table = interactions.ravel()
+    offsets = (rows * length)[:, None]
+    near_first = flat[offsets + index[first]]  # (C, K) residues in contact with site i
+    near_second = flat[offsets + index[second]]
+    gain_first = table[b[:, None] * size + near_first] - table[a[:, None] * size + near_first]  # (C, K)
+    gain_second = table[a[:, None] * size + near_second] - table[b[:, None] * size + near_second]
+    delta = (gain_first * weight[first]).sum(axis=1) + (gain_second * weight[second]).sum(axis=1)
+    pair = contacts[first, second]
+    delta -= pair * (table[a * size + a] + table[b * size + b] - 2.0 * table[a * size + b])
+    return delta
+
+
+class LocalFields:
+    """Per-chain local fields H[c, k, x] = sum_m C_km B(x, s_m): the energy of putting residue x at site k.
+
+    A swap's energy change is then four look-ups, and an accepted swap updates only the rows of the
+    contacts of the two swapped sites (O(contacts x 20)). Row L is a scratch row the padded contact
+    lists point to, so vectorized updates never collide with a real site.
+    """
+
+    def __init__(self, sequences: np.ndarray, contacts: np.ndarray, interactions: np.ndarray) -> None:
+        self.contacts = contacts
+        self.interactions = interactions
+        self.length = contacts.shape[0]
+        index, weight = neighbor_lists(contacts)
+        self.neighbor_index = np.where(weight > 0, index, self.length)  # (L, K), padding -> scratch row
+        self.fields = self.compute(sequences)
+
+    def compute(self, sequences: np.ndarray) -> np.ndarray:
+        """Fields from scratch: (C, L + 1, 20)."""
+        chains = len(sequences)
+        # float32 halves the memory traffic of the scattered updates; refreshed from scratch periodically.
+        fields = np.zeros((chains, self.length + 1, len(self.interactions)), dtype=np.float32)
+        contact_float = self.contacts.astype(np.float64)
+        for start in range(0, chains, 512):  # (512, L, 20) at a time
+            block = self.interactions[sequences[start : start + 512]]  # (n, L, 20)
+            fields[start : start + 512, : self.length] = np.matmul(contact_float, block)
+        return fields
+
+    def deltas(self, sequences: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """Energy change of swapping sites first[c] and second[c] of chain c. (C,)"""
+        chains, length = sequences.shape
+        flat_sequences = sequences.ravel()
+        base = np.arange(chains) * length
+        a, b = flat_sequences[base + first], flat_sequences[base + second]
+        return self._deltas(a, b, first, second)
+
+    def _deltas(self, a: np.ndarray, b: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        size = self.interactions.shape[0]
+        flat_fields = self.fields.reshape(-1)
+        row_first = (np.arange(len(a)) * (self.length + 1) + first) * size
+        row_second = (np.arange(len(a)) * (self.length + 1) + second) * size
+        table = self.interactions.reshape(-1)
+        delta = (
+            flat_fields[row_first + b] - flat_fields[row_first + a]
+            + flat_fields[row_second + a] - flat_fields[row_second + b]
+        )  # fmt: skip
+        pair = self.contacts.reshape(-1)[first * self.length + second]
+        return delta - pair * (table[a * size + a] + table[b * size + b] - 2.0 * table[a * size + b])
+
+    def apply(self, sequences: np.ndarray, chains: np.ndarray, first: np.ndarray, second: np.ndarray) -> None:
+        """Swap the two sites in the given chains and update their fields (a != b assumed)."""
+        a, b = sequences[chains, first], sequences[chains, second]
+        change = (self.interactions[b] - self.interactions[a]).astype(np.float32)  # (n, 20): first: a -> b
+        rows = chains[:, None]
+        self.fields[rows, self.neighbor_index[first]] += change[:, None, :]
+        self.fields[rows, self.neighbor_index[second]] -= change[:, None, :]
+        sequences[chains, first], sequences[chains, second] = b, a
 
 
 @dataclass
 class TemperingReport:
     """Samples and diagnostics of one simulated-tempering run."""
 
-    sequences: np.ndarray  # (n, L) from the lowest temperature
-    temperatures: list[float]
-    acceptance_swap: list[float]  # per temperature
-    acceptance_temperature: float
-    mean_energy: list[float]  # per temperature
-    mean_pairwise_identity: float
-    visits: list[int] = field(default_factory=list)
+    sequences: np.ndarray  # (n, L) sampled at the lowest temperature
+    temperatures: list[float]  # the ladder, high to low
+    acceptance_swap: list[float]  # per temperature, swaps of two different residues only
+    acceptance_temperature: float  # temperature moves accepted / proposed
+    mean_energy: list[float]  # per temperature, after burn-in
+    visits: list[int]  # chain-sweeps spent at each temperature after burn-in
+    mean_pairwise_identity: float  # between sampled sequences
+    consecutive_identity: float  # between consecutive samples of the same chain (decorrelation check)
+    sample_energies: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (n,)
+    num_chains: int = 0
+    swaps_attempted: int = 0
+    sweeps: int = 0
+    log_weights: list[float] = field(default_factory=list)
+
+    def summary(self) -> dict[str, object]:
+        """JSON-ready diagnostics (no sequences)."""
+        return {
+            "num_sequences": len(self.sequences),
+            "temperatures": self.temperatures,
+            "acceptance_swap": self.acceptance_swap,
+            "acceptance_temperature": self.acceptance_temperature,
+            "mean_energy": self.mean_energy,
+            "visits": self.visits,
+            "mean_pairwise_identity": self.mean_pairwise_identity,
+            "consecutive_identity": self.consecutive_identity,
+            "mean_sample_energy": float(self.sample_energies.mean()) if len(self.sample_energies) else None,
+            "num_chains": self.num_chains,
+            "swaps_attempted": self.swaps_attempted,
+            "sweeps": self.sweeps,
+        }
 
 
 def simulated_tempering(
@@ -58,78 +219,199 @@ def simulated_tempering(
     interactions: np.ndarray,
     composition: np.ndarray,
     num_samples: int,
-    temperatures: list[float],
-    sweeps_between: int = 2,
-    burn_in_sweeps: int = 50,
+    temperatures: list[float] | tuple[float, ...] = DEFAULT_LADDER,
+    sweeps_between: int = 30,
+    burn_in_sweeps: int = 150,
     seed: int = 0,
-    adapt_rate: float = 2.0,
+    num_chains: int | None = None,
+    decorrelation_level: float = 0.15,
+    max_sweeps: int = 100_000,
+    adapt_rate: float = 0.05,
+    progress: Callable[[float, str], None] | None = None,
 ) -> TemperingReport:
-    """Adaptive simulated tempering (Wang-Landau-like weights on the temperature index).
+    """Adaptive simulated tempering of ``num_chains`` chains; ``num_samples`` sequences at the lowest T.
 
-    One sweep is L swap attempts then one temperature move. Samples are taken when at the lowest
-    temperature, at least ``sweeps_between`` sweeps after the previous sample (decorrelation).
+    contacts (L, L) bool; interactions (20, 20) symmetric; composition (L,) ids whose multiset every
+    sequence keeps (swap moves only). ``temperatures`` in any order (sorted high to low here). A sweep is
+    L swap attempts per chain followed by one temperature move per chain. Sampling starts after
+    ``burn_in_sweeps``; a chain is sampled when at the lowest temperature, at least ``sweeps_between``
+    sweeps after its previous sample, and after climbing ``decorrelation_level`` (0..1) of the ladder
+    since then. ``progress(fraction, message)`` is called every few sweeps (it may raise to cancel).
     """
-    rng = np.random.default_rng(seed)
+    ladder = np.sort(np.asarray(temperatures, dtype=np.float64))[::-1]  # high to low
+    if len(ladder) < 2 or not (ladder > 0).all():
+        raise ValueError(f"need at least two positive tempering temperatures, got {list(temperatures)}")
+    contacts = np.asarray(contacts, dtype=bool)
+    contacts = (contacts | contacts.T) & ~np.eye(len(contacts), dtype=bool)
+    composition = np.asarray(composition, dtype=np.int64)
     length = len(composition)
-    seq = rng.permutation(composition)
-    current = float(energy(contacts, interactions, seq[None])[0])
-    betas = 1.0 / np.asarray(temperatures, dtype=float)  # ladder, high to low T expected in any order
-    lowest = int(np.argmax(betas))
-    weights = np.zeros(len(betas))  # log g_k
-    level = 0
-    accepted = np.zeros(len(betas))
-    tried = np.zeros(len(betas))
-    energy_sum = np.zeros(len(betas))
-    visits = np.zeros(len(betas), dtype=int)
-    temp_acc = temp_try = 0
+    if contacts.shape != (length, length):
+        raise ValueError(f"contact map {contacts.shape} does not match the composition length {length}")
+    if num_samples < 1:
+        raise ValueError("num_samples must be >= 1")
+    levels = len(ladder)
+    chains = num_chains or int(min(max(64, -(-num_samples // 3)), 4096))  # about 3 samples per chain
+    rng = np.random.default_rng(seed)
+    betas = 1.0 / ladder  # ascending
+    sequences = np.stack([rng.permutation(composition) for _ in range(chains)])  # (C, L)
+    fields = LocalFields(sequences, contacts, interactions)
+    energies = energy(contacts, interactions, sequences)  # (C,)
+    level = np.arange(chains) % levels  # spread the chains over the ladder
+    climb_to = levels - 1 - int(np.ceil(decorrelation_level * (levels - 1)))  # level index to reach
+    correction = np.zeros(levels)
+    mean_energy = np.array([energies[level == k].mean() for k in range(levels)])
+    energy_sum, energy_count = np.zeros(levels), np.zeros(levels)
+    accepted, tried = np.zeros(levels), np.zeros(levels)
+    visits = np.zeros(levels, dtype=np.int64)
+    temp_accepted = temp_tried = 0
+    since_sample = np.full(chains, sweeps_between, dtype=np.int64)  # the first sample needs no wait
+    climbed = np.ones(chains, dtype=bool)  # a random start is independent of everything before it
+    last_sample = np.full((chains, length), -1, dtype=np.int64)
     samples: list[np.ndarray] = []
-    since = 0
-    sweep = 0
-    max_sweeps = burn_in_sweeps + 200 * num_samples * max(1, sweeps_between) * len(betas)
-    while len(samples) < num_samples and sweep < max_sweeps:
-        pairs = rng.integers(0, length, size=(length, 2))
-        uniforms = rng.random(length)
-        for (i, j), u in zip(pairs, uniforms, strict=True):
-            delta = swap_delta(contacts, interactions, seq, int(i), int(j))
-            tried[level] += 1
-            if delta <= 0 or u < np.exp(-betas[level] * delta):
-                seq[i], seq[j] = seq[j], seq[i]
-                current += delta
-                accepted[level] += 1
-        proposal = level + rng.choice((-1, 1))
-        if 0 <= proposal < len(betas):
-            temp_try += 1
-            log_ratio = -(betas[proposal] - betas[level]) * current + weights[proposal] - weights[level]
-            if np.log(rng.random()) < log_ratio:
-                level = proposal
-                temp_acc += 1
-        weights[level] -= adapt_rate  # push away from over-visited temperatures
-        visits[level] += 1
-        energy_sum[level] += current
+    sample_energies: list[np.ndarray] = []
+    consecutive_same: list[float] = []
+    rows = np.arange(chains)
+    sweep = collected = 0
+    while collected < num_samples:
+        if sweep >= max_sweeps:
+            raise RuntimeError(
+                f"simulated tempering collected {collected} of {num_samples} samples in {max_sweeps} sweeps; "
+                "lower decorrelation_level or sweeps_between, or add chains"
+            )
+        beta_chain = betas[level]  # (C,)
+        accepted_chain = np.zeros(chains)
+        tried_chain = np.zeros(chains)
+        # One sweep: L swap attempts per chain, all chains at once; random numbers drawn per sweep.
+        firsts = rng.integers(0, length, (length, chains))
+        seconds = (firsts + rng.integers(1, length, (length, chains))) % length  # a different site
+        thresholds = np.log(rng.random((length, chains))) / -beta_chain  # accept when delta < threshold
+        base = rows * length
+        for attempt in range(length):
+            first, second = firsts[attempt], seconds[attempt]
+            flat_sequences = sequences.reshape(-1)
+            a, b = flat_sequences[base + first], flat_sequences[base + second]
+            delta = fields._deltas(a, b, first, second)
+            different = a != b  # same residue: a no-op swap
+            accept = different & (delta < thresholds[attempt])
+            moved = rows[accept]
+            if moved.size:
+                fields.apply(sequences, moved, first[accept], second[accept])
+                energies[moved] += delta[accept]
+            accepted_chain += accept
+            tried_chain += different
+        # The level means follow the chains as they equilibrate (moving average); the weights follow the
+        # means by thermodynamic integration, ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>, and an
+        # occupancy feedback (Wang-Landau-like) corrects what the integration misses where the chains drift.
+        occupied = np.bincount(level, minlength=levels)
+        per_level = np.bincount(level, weights=energies, minlength=levels)
+        seen = occupied > 0
+        mean_energy[seen] += adapt_rate * (per_level[seen] / occupied[seen] - mean_energy[seen])
+        feedback = max(adapt_rate, 1.0 / (1.0 + sweep / 10.0))  # strong while the weights are far off
+        correction -= feedback * np.log((occupied + 1.0) / (occupied.mean() + 1.0))
+        steps = (betas[1:] - betas[:-1]) * 0.5 * (mean_energy[1:] + mean_energy[:-1])
+        log_weights = np.concatenate([[0.0], np.cumsum(steps)]) + correction  # -ln Z_k + const
+        level_before = level
+        if sweep >= burn_in_sweeps // 4:  # first quarter of burn-in: relax at fixed temperatures
+            proposal = level + rng.choice((-1, 1), chains)
+            inside = (proposal >= 0) & (proposal < levels)
+            target = np.clip(proposal, 0, levels - 1)
+            log_ratio = -(betas[target] - betas[level]) * energies + log_weights[target] - log_weights[level]
+            move = inside & (np.log(rng.random(chains)) < log_ratio)
+            temp_tried += int(inside.sum())
+            temp_accepted += int(move.sum())
+            level = np.where(move, target, level)
         sweep += 1
-        since += 1
-        if sweep > burn_in_sweeps and level == lowest and since >= sweeps_between:
-            samples.append(seq.copy())
-            since = 0
-    if not samples:
-        raise RuntimeError("simulated tempering never reached the lowest temperature; widen the sweep budget")
-    sequences = np.stack(samples)
+        if sweep % 50 == 0:  # refresh fields and energies from scratch: bounds float32 round-off
+            fields.fields = fields.compute(sequences)
+            energies = energy(contacts, interactions, sequences)
+        if progress is not None and sweep % 10 == 0:
+            progress(collected / num_samples, f"tempering sweep {sweep}: {collected}/{num_samples} sequences")
+        if sweep <= burn_in_sweeps:
+            continue
+        accepted += np.bincount(level_before, weights=accepted_chain, minlength=levels)
+        tried += np.bincount(level_before, weights=tried_chain, minlength=levels)
+        energy_sum += np.bincount(level, weights=energies, minlength=levels)
+        energy_count += np.bincount(level, minlength=levels)
+        visits += np.bincount(level, minlength=levels)
+        since_sample += 1
+        climbed |= level <= climb_to
+        ready = (level == levels - 1) & (since_sample >= sweeps_between) & climbed
+        take = rows[ready][: num_samples - collected]
+        if take.size:
+            previous = last_sample[take]
+            known = previous[:, 0] >= 0
+            if known.any():
+                consecutive_same.extend((previous[known] == sequences[take][known]).mean(axis=1).tolist())
+            samples.append(sequences[take].copy())
+            sample_energies.append(energies[take].copy())
+            last_sample[take] = sequences[take]
+            since_sample[take] = 0
+            climbed[take] = False
+            collected += take.size
+    sampled = np.concatenate(samples)[:num_samples]
     return TemperingReport(
-        sequences=sequences,
-        temperatures=list(map(float, temperatures)),
+        sequences=sampled,
+        temperatures=ladder.tolist(),
         acceptance_swap=(accepted / np.maximum(tried, 1)).tolist(),
-        acceptance_temperature=temp_acc / max(temp_try, 1),
-        mean_energy=(energy_sum / np.maximum(visits, 1)).tolist(),
-        mean_pairwise_identity=mean_pairwise_identity(sequences),
+        acceptance_temperature=temp_accepted / max(temp_tried, 1),
+        mean_energy=np.where(energy_count > 0, energy_sum / np.maximum(energy_count, 1), np.nan).tolist(),
         visits=visits.tolist(),
+        mean_pairwise_identity=mean_pairwise_identity(sampled),
+        consecutive_identity=float(np.mean(consecutive_same)) if consecutive_same else float("nan"),
+        sample_energies=np.concatenate(sample_energies)[:num_samples],
+        num_chains=chains,
+        swaps_attempted=int(sweep * length * chains),
+        sweeps=sweep,
+        log_weights=log_weights.tolist(),
     )
 
 
-def mean_pairwise_identity(sequences: np.ndarray) -> float:
-    """Mean fraction of identical sites over distinct pairs of (n, L) sequences."""
-    n = len(sequences)
+def mean_pairwise_identity(sequences: np.ndarray, max_sequences: int = 3000) -> float:
+    """Mean fraction of identical sites over distinct pairs of (n, L) sequences (first ``max_sequences``)."""
+    sequences = sequences[:max_sequences]
+    n, length = sequences.shape
     if n < 2:
         return 1.0
-    one_hot = np.eye(20)[sequences].reshape(n, -1)  # (n, L*20)
-    same = one_hot @ one_hot.T / sequences.shape[1]  # (n, n)
-    return float((same.sum() - np.trace(same)) / (n * (n - 1)))
+    one_hot = np.zeros((n, length * 20), dtype=np.float32)
+    one_hot[np.arange(n)[:, None], np.arange(length)[None, :] * 20 + sequences] = 1.0
+    counts = one_hot.sum(axis=0, dtype=np.float64)  # (L*20,) identical pairs = sum over sites of c (c - 1)
+    same_pairs = float((counts * (counts - 1)).sum())
+    return same_pairs / (n * (n - 1) * length)
+
+
+def write_fasta(path: str | Path, sequences: np.ndarray, prefix: str = "designed", width: int = 0) -> None:
+    """Write (n, L) id sequences as FASTA records ``>prefix_00001`` (atomically: temp file, then rename)."""
+    path = Path(path)
+    lines = []
+    for k, ids in enumerate(sequences, start=1):
+        text = decode(ids)
+        lines.append(f">{prefix}_{k:05d}")
+        lines.extend([text[s : s + width] for s in range(0, len(text), width)] if width else [text])
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text("\n".join(lines) + "\n", encoding="ascii")
+    temporary.replace(path)
+
+
+def read_fasta(path: str | Path) -> np.ndarray:
+    """Read equal-length amino-acid FASTA records into (n, L) ids; clear errors name the record."""
+    path = Path(path)
+    records: list[tuple[str, list[str]]] = []
+    for number, line in enumerate(path.read_text(encoding="ascii").splitlines(), start=1):
+        if line.startswith(">"):
+            records.append((line[1:].strip() or f"line {number}", []))
+        elif line.strip():
+            if not records:
+                raise ValueError(f"{path}:{number}: sequence text before the first '>' header")
+            records[-1][1].append(line.strip())
+    if not records:
+        raise ValueError(f"{path}: no FASTA records")
+    sequences = []
+    for name, parts in records:
+        try:
+            sequences.append(encode("".join(parts)))
+        except ValueError as error:
+            raise ValueError(f"{path}: record {name!r}: {error}") from error
+    lengths = {len(s) for s in sequences}
+    if len(lengths) != 1:
+        raise ValueError(f"{path}: records have different lengths {sorted(lengths)}")
+    return np.stack(sequences)

@@ -1,178 +1,310 @@
-"""The shared experiment: contact map -> designed sequences -> ES-like trained model -> constrained
-pseudo-Langevin sampling at each temperature, with losses, errors and mean attention recorded."""
+"""The Langevin experiment end to end, with every stage cached under ``work_dir`` by a hash of what it
+depends on: contact map -> designed sequences -> masked splits -> ES / OT training per model ->
+sampling per (model, start, temperature), resumable. A second analyzer (or a rerun after a kill)
+with the same stage parameters reuses what is done and continues what is not.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import platform
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
-from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
+from analyzers.base import NotRunnable
 from analyzers.langevin import design, structure
-from analyzers.langevin.analysis import specific_heat, symmetrized_mean_attention
-from analyzers.langevin.model import CompactTransformer, ModelConfig, PoolingFeedForward, count_parameters
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, masses_from_variance
-from analyzers.langevin.train import MaskedSplit, evaluate, make_splits, masked_loss, train
+from analyzers.langevin.data import Splits, make_splits
+from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
+from analyzers.langevin.objective import evaluate_split
+from analyzers.langevin.params import LangevinParams
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperatures
+from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
+
+Report = Callable[[float, str], None]
+
+
+def stage_key(*parts: Any) -> str:
+    """A short stable hash of JSON-able parts."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def resolve_device(device: str) -> str:
+    """The torch device to use; ``NotRunnable`` when CUDA is asked for and absent."""
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise NotRunnable(f"device {device!r} requested but CUDA is not available on this machine")
+        return device
+    if device != "cpu":
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'cuda:N', got {device!r}")
+    return device
 
 
 @dataclass
-class TemperatureRecord:
-    """What sampling at one temperature produced for one model."""
+class ModelRun:
+    """One model: its training outcome and its sampling records per (start, temperature)."""
 
-    temperature: float
-    mean_loss: float
-    specific_heat: float
-    train_error: float
-    test_error: float
-    mean_attention: np.ndarray | None = None  # (L, L), transformer only
-
-
-@dataclass
-class ModelSweep:
-    """One model's training trace and per-temperature sampling records."""
-
-    name: str
+    name: str  # 'transformer' or 'ffn'
+    config: ModelConfig
     num_parameters: int
-    train_trace: list[float]
-    es_test_error: float
-    squared_norm: float
-    records: list[TemperatureRecord] = field(default_factory=list)
+    training: TrainingOutcome
+    layer_slices: dict[str, slice]
+    records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # start -> per temperature
+    trained_attention: dict[str, np.ndarray] = field(default_factory=dict)  # 'ES'/'OT' -> (layers, L, L)
 
 
-def load_contacts(params) -> tuple[np.ndarray, str]:  # noqa: ANN001 - the analyzers' Params
-    """Contact map (L, L) and a description of its source."""
+@dataclass
+class Experiment:
+    """What one run of the experiment produced."""
+
+    params: LangevinParams
+    contact_map: structure.ContactMap
+    design_summary: dict[str, Any]
+    sequences: np.ndarray
+    splits: Splits
+    models: dict[str, ModelRun]
+    provenance: dict[str, Any]
+
+
+def load_contact_map(params: LangevinParams) -> structure.ContactMap:
+    """The structure's contact map (file, RCSB id, or the idealized bundle), checked against the sequence."""
     if params.structure_file:
-        path = Path(params.structure_file)
-        return (
-            structure.contact_map_from_file(path, params.chain, params.model_index, params.cutoff, 1),
-            f"file {path.name} chain {params.chain or 'first'} model {params.model_index}",
+        contact_map = structure.read_contact_map(
+            params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
-    if params.pdb_id:
+    elif params.pdb_id:
         path = structure.fetch_pdb(params.pdb_id, params.cache_dir)
-        return (
-            structure.contact_map_from_file(path, params.chain, params.model_index, params.cutoff, 1),
-            f"RCSB {params.pdb_id.upper()} chain {params.chain or 'first'} model {params.model_index}",
+        contact_map = structure.read_contact_map(
+            path, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
-    return structure.ideal_four_helix_bundle(), "idealized four-helix bundle (geometric, ACBP-like helices; not 2ABD)"
-
-
-def make_grad_fn(model: nn.Module, split: MaskedSplit, batch_size: int, generator: torch.Generator):
-    """Flat-vector loss/gradient on random minibatches (the whole split when it is small enough)."""
-    params = list(model.parameters())
-
-    def grad_fn(w: torch.Tensor) -> tuple[float, torch.Tensor]:
-        vector_to_parameters(w.float(), params)  # the sampler works in float64 (SHAKE precision)
-        batch = (
-            split
-            if batch_size >= len(split)
-            else split.subset(torch.randint(len(split), (batch_size,), generator=generator))
+        contact_map.source = f"RCSB {params.pdb_id.upper()}: {contact_map.source}"
+    else:
+        contact_map = structure.bundle_contact_map(params.bundle_cutoff, params.design_min_separation)
+    composition = getattr(params, "sequence", None) or contact_map.sequence or structure.ACBP_SEQUENCE
+    if len(composition) < contact_map.length:
+        raise structure.StructureError(
+            f"the sequence ({len(composition)} residues) is shorter than the contact map ({contact_map.length} "
+            f"residues) of {contact_map.source}; give the full sequence or choose the matching chain"
         )
-        model.zero_grad()
-        loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
-        loss.backward()
-        return float(loss.detach()), parameters_to_vector([p.grad for p in params]).detach().double()
-
-    return grad_fn
-
-
-def gradient_variance(model: nn.Module, split: MaskedSplit, batch_size: int, batches: int, seed: int) -> torch.Tensor:
-    """Per-weight variance of the minibatch gradient over ``batches`` minibatches. (n,)"""
-    generator = torch.Generator().manual_seed(seed)
-    grad_fn = make_grad_fn(model, split, min(batch_size, len(split) // 2), generator)  # true minibatches
-    w = parameters_to_vector(model.parameters()).detach().double()
-    grads = torch.stack([grad_fn(w)[1] for _ in range(batches)])  # (batches, n)
-    return grads.var(dim=0)
-
-
-def sweep_model(
-    name: str,
-    model: nn.Module,
-    splits: tuple[MaskedSplit, MaskedSplit, MaskedSplit],
-    params,  # noqa: ANN001
-    report: Callable[[str], None],
-) -> ModelSweep:
-    """Train briefly (the early-stopped model), then sample at every temperature from it."""
-    train_split, _, test_split = splits
-    trace = train(model, train_split, params.train_steps, params.batch_size, params.warmup, params.seed)
-    model.eval()  # no dropout while sampling
-    w0 = parameters_to_vector(model.parameters()).detach().clone().double()
-    sweep = ModelSweep(name, count_parameters(model), trace, evaluate(model, test_split)[1], float(w0 @ w0))
-    report(f"{name}: trained, test error {sweep.es_test_error:.3f}")
-    variance = gradient_variance(model, train_split, params.batch_size, params.variance_batches, params.seed).double()
-    full_batch = params.sampling_batch_size >= len(train_split)
-    for temperature in params.temperatures:
-        generator = torch.Generator().manual_seed(params.seed + 1)
-        vector_to_parameters(w0.float(), model.parameters())
-        masses = masses_from_variance(variance, temperature, params.dt, params.m1, params.r)
-        if params.uniform_mass:  # one mass (the median): keeps the SHAKE quadratic solvable
-            masses = torch.full_like(masses, float(masses.median()))
-        sampler = PseudoLangevin(
-            w0,
-            make_grad_fn(model, train_split, params.sampling_batch_size, generator),
-            masses,
-            SamplerConfig(temperature, params.dt, params.m1, constrained=True),
-            grad_variance=None if full_batch else variance,
-            generator=generator,
+    if len(composition) != contact_map.length:
+        raise structure.StructureError(
+            f"the sequence ({len(composition)} residues) is longer than the contact map ({contact_map.length} "
+            f"residues) of {contact_map.source}"
         )
-        losses, train_errors, test_errors, attentions = [], [], [], []
-        for step in range(params.sampling_steps):
-            losses.append(sampler.step())
-            if (step + 1) % params.snapshot_every == 0:
-                vector_to_parameters(sampler.w.float(), model.parameters())
-                train_errors.append(evaluate(model, train_split)[1])
-                test_errors.append(evaluate(model, test_split)[1])
-                if isinstance(model, CompactTransformer):
-                    with torch.no_grad():
-                        out = model(test_split.inputs, return_attention=True)
-                    attentions.append(out["attention"][:, params.attention_layer].mean(0).numpy())
-        trace_losses = np.asarray(losses[len(losses) // 2 :])  # second half: past the transient
-        sweep.records.append(
-            TemperatureRecord(
-                temperature=float(temperature),
-                mean_loss=float(trace_losses.mean()),
-                specific_heat=specific_heat(trace_losses, temperature),
-                train_error=float(np.mean(train_errors)),
-                test_error=float(np.mean(test_errors)),
-                mean_attention=symmetrized_mean_attention(np.stack(attentions)) if attentions else None,
-            )
+    unknown = sorted(set(composition.upper()) - set(design.AMINO_ACIDS))
+    if unknown:
+        raise structure.StructureError(
+            f"the sequence has letters outside the 20 amino acids: {''.join(unknown)} (non-standard residues?)"
         )
-        report(f"{name}: T={temperature:g} test error {sweep.records[-1].test_error:.3f}")
-    return sweep
+    contact_map.sequence = composition
+    return contact_map
 
 
-def prepare_data(params, report: Callable[[str], None]):  # noqa: ANN001, ANN201
-    """Contacts, source, designed sequences (report), and the masked splits."""
-    contacts, source = load_contacts(params)
-    composition = design.encode(structure.ACBP_SEQUENCE)
-    if len(composition) != len(contacts):
-        raise ValueError(f"structure has {len(contacts)} residues, the ACBP composition {len(composition)}")
-    designed = design.simulated_tempering(
-        contacts,
-        design.interaction_matrix(params.seed),
-        composition,
+def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, work: Path, report: Report) -> tuple[
+    np.ndarray, dict[str, Any], bool
+]:
+    key = stage_key(
+        "design-v1", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
+        params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
+        params.design_decorrelation_level, params.seed,
+    )  # fmt: skip
+    path = work / "design" / f"{key}.npz"
+    if path.is_file():
+        saved = np.load(path, allow_pickle=False)
+        return saved["sequences"], json.loads(str(saved["summary"])), True
+    result = design.simulated_tempering(
+        contact_map.contacts,
+        design.interaction_matrix(params.interaction_seed),
+        design.encode(contact_map.sequence),
         params.num_sequences,
         params.design_temperatures,
         sweeps_between=params.design_sweeps_between,
+        burn_in_sweeps=params.design_burn_in_sweeps,
+        decorrelation_level=params.design_decorrelation_level,
         seed=params.seed,
+        progress=lambda fraction, message: report(0.05 * fraction, message),
     )
-    report(f"designed {len(designed.sequences)} sequences, identity {designed.mean_pairwise_identity:.2f}")
-    splits = make_splits(designed.sequences, (params.train_size, params.val_size, params.test_size), seed=params.seed)
-    data_hash = hashlib.sha256(designed.sequences.tobytes()).hexdigest()[:16]
-    return contacts, source, designed, splits, data_hash
+    summary = result.summary()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.tmp.npz")
+    np.savez(temporary, sequences=result.sequences, summary=json.dumps(summary))
+    os.replace(temporary, path)
+    return result.sequences, summary, False
 
 
-def build_models(params) -> dict[str, nn.Module]:  # noqa: ANN001
-    """The transformer and (optionally) the feed-forward baseline, seeded."""
-    length = 86
-    torch.manual_seed(params.seed)
-    models: dict[str, nn.Module] = {
-        "transformer": CompactTransformer(ModelConfig(length, params.embed_dim, params.hidden_dim, params.num_layers))
+def model_configs(params: LangevinParams, length: int) -> dict[str, ModelConfig]:
+    """The transformer and (optionally) the pooling feed-forward baseline."""
+    configs = {
+        "transformer": ModelConfig(length, params.embed_dim, params.hidden_dim, params.num_layers, params.dropout)
     }
-    if getattr(params, "include_ffn", False):
-        models["ffn"] = PoolingFeedForward(ModelConfig(length, params.ffn_embed_dim, params.ffn_hidden_dim))
-    return models
+    if params.include_ffn:
+        configs["ffn"] = ModelConfig(
+            length, params.ffn_embed_dim, params.ffn_hidden_dim, 1, params.dropout, kind="feedforward"
+        )
+    return configs
+
+
+def _training_settings(params: LangevinParams) -> TrainingSettings:
+    return TrainingSettings(
+        batch_size=params.batch_size, warmup=params.warmup, max_steps=params.max_train_steps,
+        eval_every=params.eval_every, patience=params.patience, ensemble_size=params.es_ensemble_size,
+        saturation_tolerance=params.saturation_tolerance, ot_max_steps=params.ot_max_steps, lr_scale=params.lr_scale,
+    )  # fmt: skip
+
+
+def _sampling_settings(params: LangevinParams) -> SamplingSettings:
+    return SamplingSettings(
+        sampler=params.sampler, steps=params.sampling_steps, burn_in_fraction=params.burn_in_fraction,
+        batch_size=params.sampling_batch_size, dt=params.dt, m1=params.m1, r=params.r, mass_rule=params.mass_rule,
+        variance_floor=params.variance_floor, max_step_ratio=params.max_step_ratio,
+        variance_batches=params.variance_batches, variance_every=params.variance_every, fixman=params.fixman,
+        sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every,
+        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every,
+    )  # fmt: skip
+
+
+def _cached_training(
+    name: str, config: ModelConfig, splits: Splits, params: LangevinParams, device: str, work: Path, report: Report
+) -> tuple[TrainingOutcome, str, bool]:
+    settings = _training_settings(params)
+    key = stage_key("train-v1", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
+    path = work / "train" / f"{key}.pt"
+    if path.is_file():
+        return torch.load(path, map_location="cpu", weights_only=False), key, True
+
+    def make_model(seed: int) -> torch.nn.Module:
+        torch.manual_seed(seed)
+        return build_model(config).to(device)
+
+    outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(outcome, temporary)
+    os.replace(temporary, path)
+    return outcome, key, False
+
+
+def _workers(params: LangevinParams, device: str, tasks: int) -> int:
+    if device != "cpu":
+        return 1  # one GPU: the temperatures run one after another in this process
+    available = os.cpu_count() or 1
+    return max(1, min(tasks, available if params.workers == 0 else params.workers))
+
+
+def run_experiment(params: LangevinParams, report: Report, models: list[str] | None = None) -> Experiment:
+    """Run (or reuse and resume) every stage; ``models`` limits which models are trained and sampled."""
+    device = resolve_device(params.device)
+    threads = torch.get_num_threads()
+    if device == "cpu" and params.threads:
+        torch.set_num_threads(params.threads)  # small models: extra threads only contend for the cores
+    try:
+        return _run_experiment(params, report, models, device)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run_experiment(params: LangevinParams, report: Report, models: list[str] | None, device: str) -> Experiment:
+    work = Path(params.work_dir).expanduser()
+    torch.manual_seed(params.seed)
+    reused: list[str] = []
+    contact_map = load_contact_map(params)
+    report(0.0, f"contact map: {contact_map.source}, {int(contact_map.contacts.sum()) // 2} contacts")
+    sequences, design_summary, cached = _cached_design(params, contact_map, work, report)
+    if cached:
+        reused.append("design")
+    report(0.05, f"designed {len(sequences)} sequences, identity {design_summary['mean_pairwise_identity']:.3f}")
+    splits = make_splits(
+        sequences, (params.train_size, params.val_size, params.test_size), params.mask_fraction, params.seed
+    )
+    configs = {k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models}
+    runs: dict[str, ModelRun] = {}
+    for position, (name, config) in enumerate(configs.items()):
+        fraction = 0.05 + 0.25 * position / len(configs)
+        report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then ES and OT)")
+        outcome, key, cached = _cached_training(
+            name, config, splits, params, device, work, lambda _f, m, at=fraction: report(at, m)
+        )
+        if cached:
+            reused.append(f"training:{name}")
+        model = build_model(config)
+        runs[name] = ModelRun(name, config, count_parameters(model), outcome, layer_slices(model))
+        runs[name].trained_attention = _trained_attention(config, outcome, splits, device)
+    settings = _sampling_settings(params)
+    tasks: list[TemperatureTask] = []
+    for name, run in runs.items():
+        train_key = stage_key("train-key", name, run.config.to_dict(), splits.digest)
+        for start in params.sample_from:
+            state = run.training.es_state if start == "ES" else run.training.ot_state
+            for temperature in params.temperatures:
+                key = stage_key("sample-v1", train_key, start, temperature, settings.__dict__, params.seed, device)
+                tasks.append(
+                    TemperatureTask(
+                        f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
+                        device, work / "samples" / f"{key}.pt", list(run.layer_slices),
+                    )
+                )  # fmt: skip
+    done_before = sum(1 for t in tasks if _is_done(t.checkpoint))
+    if done_before:
+        reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
+    records = run_temperatures(
+        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m)
+    )
+    for task, record in zip(tasks, records, strict=True):
+        name, start = task.name.split("@")
+        runs[name].records.setdefault(start, []).append(record)
+    provenance = {
+        "structure_source": contact_map.source,
+        "contact_map_digest": contact_map.digest(),
+        "contacts": int(contact_map.contacts.sum()) // 2,
+        "data_hash": splits.digest,
+        "sequences_hash": hashlib.sha256(sequences.tobytes()).hexdigest()[:16],
+        "seed": params.seed,
+        "device": device,
+        "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
+        "versions": _versions(),
+        "reused_from_cache": reused,
+        "work_dir": str(work),
+    }
+    return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
+
+
+def _is_done(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    try:
+        return bool(torch.load(path, map_location="cpu", weights_only=False).get("done"))
+    except Exception:  # noqa: BLE001 - a damaged checkpoint is simply not done
+        return False
+
+
+@torch.no_grad()
+def _trained_attention(config: ModelConfig, outcome: TrainingOutcome, splits: Splits, device: str) -> dict[str, Any]:
+    """Mean test-set attention (layers, L, L) of the ES and OT weights (transformers only)."""
+    if config.kind != "transformer":
+        return {}
+    model = build_model(config).to(device)
+    test = splits.test.to(device)
+    result = {}
+    for name, state in (("ES", outcome.es_state), ("OT", outcome.ot_state)):
+        model.load_state_dict(state)
+        model.eval()
+        result[name] = evaluate_split(model, test, attention=True)[2].numpy()
+    return result
+
+
+def _versions() -> dict[str, str]:
+    import gemmi
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "gemmi": gemmi.__version__,
+        "cuda": str(torch.version.cuda),
+    }

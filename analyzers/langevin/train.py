@@ -1,57 +1,30 @@
-"""Masked-token training: fixed 15% masks per sequence, seeded splits, Adam(0.9, 0.98, 1e-9) with the
-Noam schedule, dropout 0.1. Loss = mean over sequences of the mean masked-site NLL; error = 1 - accuracy."""
+"""Training (paper Appendix C): Adam (0.9, 0.98, 1e-9), linear warm-up then inverse square root (Noam),
+dropout, and the two-stage protocol that yields the early-stopped (ES) and over-trained (OT) weights.
+
+Stage 1 (the norm target): ``ensemble_size`` independent runs (seeds ``seed + 1000 + k``) are trained with
+early stopping on the validation loss (stop after ``patience`` evaluations without improvement); the
+squared weight norm |w|^2 of each run at its best validation loss is recorded, and the target Q is their
+mean. Stage 2 (the reference run, seed ``seed``): training stops as soon as |w|^2 reaches Q (crosses it,
+from whichever side it started), which saves the ES weights; the same run then continues with no norm
+condition until the training loss and error saturate (relative loss change below ``saturation_tolerance``
+over ``saturation_window`` evaluations and error change below 0.005), which saves the OT weights.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 from torch import nn
 
-from analyzers.langevin.design import MASK_ID
+from analyzers.langevin.data import MaskedSplit, Splits, evaluate, masked_loss
 
 
-@dataclass
-class MaskedSplit:
-    """Tokens with masks applied, targets and the mask itself; all (n, L)."""
-
-    inputs: torch.Tensor  # long, masked sites set to MASK_ID
-    targets: torch.Tensor  # long
-    mask: torch.Tensor  # bool
-
-    def __len__(self) -> int:
-        return len(self.targets)
-
-    def subset(self, index: torch.Tensor) -> MaskedSplit:
-        return MaskedSplit(self.inputs[index], self.targets[index], self.mask[index])
-
-
-def make_splits(
-    sequences: np.ndarray, sizes: tuple[int, int, int], mask_fraction: float = 0.15, seed: int = 0
-) -> tuple[MaskedSplit, MaskedSplit, MaskedSplit]:
-    """Shuffle (n, L) sequences with ``seed``, fix masks once per sequence, cut train/validation/test."""
-    if sum(sizes) > len(sequences):
-        raise ValueError(f"split sizes {sizes} need {sum(sizes)} sequences, have {len(sequences)}")
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(sequences))
-    targets = torch.as_tensor(sequences[order], dtype=torch.long)
-    mask = torch.as_tensor(rng.random(targets.shape) < mask_fraction)
-    mask[mask.sum(1) == 0, 0] = True  # every sequence has at least one masked site
-    inputs = targets.masked_fill(mask, MASK_ID)
-    full = MaskedSplit(inputs, targets, mask)
-    bounds = np.cumsum((0, *sizes))
-    return tuple(full.subset(torch.arange(bounds[k], bounds[k + 1])) for k in range(3))  # type: ignore[return-value]
-
-
-def masked_loss(logits: torch.Tensor, split: MaskedSplit) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, error): mean over sequences of the mean masked NLL; 1 - masked accuracy. logits (n, L, 21)."""
-    nll = nn.functional.cross_entropy(logits.transpose(1, 2), split.targets, reduction="none")  # (n, L)
-    maskf = split.mask.float()
-    per_sequence = (nll * maskf).sum(1) / maskf.sum(1)
-    correct = (logits.argmax(-1) == split.targets).float()
-    error = 1.0 - (correct * maskf).sum() / maskf.sum()
-    return per_sequence.mean(), error
+class TrainingError(ValueError):
+    """The training protocol cannot produce what was asked (e.g. the norm target is never reached)."""
 
 
 def noam_lr(step: int, embed_dim: int, warmup: int) -> float:
@@ -60,40 +33,173 @@ def noam_lr(step: int, embed_dim: int, warmup: int) -> float:
     return embed_dim**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-@torch.no_grad()
-def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 512) -> tuple[float, float]:
-    """(loss, error) on a split, model in eval mode (no dropout)."""
-    was_training = model.training
-    model.eval()
-    logits = torch.cat([model(split.inputs[i : i + batch_size])["logits"] for i in range(0, len(split), batch_size)])
-    loss, error = masked_loss(logits, split)
-    model.train(was_training)
-    return float(loss), float(error)
+def squared_norm(model: nn.Module) -> float:
+    """|w|^2 over all trainable parameters."""
+    with torch.no_grad():
+        return float(sum((p.detach().double() ** 2).sum() for p in model.parameters()))
 
 
-def train(
-    model: nn.Module,
-    train_split: MaskedSplit,
-    steps: int,
-    batch_size: int = 64,
-    warmup: int = 4000,
-    seed: int = 0,
-    lr_scale: float = 1.0,
-) -> list[float]:
-    """Adam + Noam for ``steps`` minibatch steps; returns the training-loss trace (one per step)."""
-    generator = torch.Generator().manual_seed(seed)
-    embed_dim = model.config.embed_dim  # type: ignore[union-attr]
-    optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_scale * noam_lr(s + 1, embed_dim, warmup))
-    model.train()
-    trace = []
-    for _ in range(steps):
-        batch = train_split.subset(torch.randint(len(train_split), (batch_size,), generator=generator))
-        loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
-        optimizer.zero_grad()
+@dataclass
+class TrainingSettings:
+    """Knobs of the protocol (defaults: the paper's optimizer; lengths set by the scale)."""
+
+    batch_size: int = 64
+    warmup: int = 4000
+    max_steps: int = 20_000  # per run, each stage
+    eval_every: int = 100
+    patience: int = 10  # evaluations without a better validation loss (stage 1)
+    ensemble_size: int = 3  # runs whose mean ES norm is the target (stage 1)
+    saturation_window: int = 5
+    saturation_tolerance: float = 0.01
+    ot_max_steps: int = 20_000  # extra steps after ES for the OT weights
+    lr_scale: float = 1.0
+    norm_target: float | None = None  # a given Q replaces the stage-1 ensemble
+
+
+@dataclass
+class TrainingOutcome:
+    """ES and OT weights (CPU state dicts) and what the protocol measured."""
+
+    es_state: dict[str, torch.Tensor]
+    ot_state: dict[str, torch.Tensor]
+    norm_target: float
+    ensemble_norms: list[float]
+    es_step: int
+    ot_step: int
+    ot_saturated: bool
+    trace: list[dict[str, float]] = field(default_factory=list)  # reference run, every eval_every steps
+    metrics: dict[str, dict[str, float]] = field(default_factory=dict)  # es/ot x train/val/test loss/error
+
+
+class _Trainer:
+    """Adam + Noam over shuffled epochs of one model."""
+
+    def __init__(self, model: nn.Module, train_split: MaskedSplit, settings: TrainingSettings, seed: int) -> None:
+        self.model, self.train_split, self.settings = model, train_split, settings
+        self.generator = torch.Generator().manual_seed(seed)
+        embed_dim = model.config.embed_dim  # type: ignore[union-attr]
+        self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lambda s: settings.lr_scale * noam_lr(s + 1, embed_dim, settings.warmup)
+        )
+        self.step_count = 0
+        self._order = torch.zeros(0, dtype=torch.long)
+
+    def step(self) -> float:
+        batch_size = min(self.settings.batch_size, len(self.train_split))
+        if len(self._order) < batch_size:  # a new epoch
+            self._order = torch.randperm(len(self.train_split), generator=self.generator)
+        index, self._order = self._order[:batch_size], self._order[batch_size:]
+        batch = self.train_split.subset(index)
+        self.model.train()
+        loss, _ = masked_loss(self.model(batch.inputs)["logits"], batch)
+        self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        optimizer.step()
-        scheduler.step()
-        trace.append(float(loss.detach()))
-    model.eval()
-    return trace
+        self.optimizer.step()
+        self.scheduler.step()
+        self.step_count += 1
+        return float(loss.detach())
+
+
+def _early_stopped_norm(
+    make_model: Callable[[int], nn.Module],
+    splits: Splits,
+    settings: TrainingSettings,
+    seed: int,
+    report: Callable[[str], None],
+) -> float:
+    """|w|^2 at the best validation loss of one early-stopped run."""
+    model = make_model(seed)
+    trainer = _Trainer(model, splits.train, settings, seed)
+    best_loss, best_norm, waited = math.inf, squared_norm(model), 0
+    validation = splits.validation if len(splits.validation) else splits.train
+    while trainer.step_count < settings.max_steps and waited < settings.patience:
+        for _ in range(settings.eval_every):
+            trainer.step()
+        loss, _ = evaluate(model, validation)
+        report(f"norm ensemble seed {seed}: step {trainer.step_count}, validation loss {loss:.4f}")
+        if loss < best_loss:
+            best_loss, best_norm, waited = loss, squared_norm(model), 0
+        else:
+            waited += 1
+    return best_norm
+
+
+def _state(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def train_es_ot(
+    make_model: Callable[[int], nn.Module],
+    splits: Splits,
+    settings: TrainingSettings,
+    seed: int = 0,
+    report: Callable[[str], None] = lambda message: None,
+) -> TrainingOutcome:
+    """Run the two-stage protocol; ``make_model(seed)`` builds a freshly initialized model on the device."""
+    norms = []
+    for k in range(settings.ensemble_size if settings.norm_target is None else 0):
+        norms.append(_early_stopped_norm(make_model, splits, settings, seed + 1000 + k, report))
+        report(f"norm ensemble {k + 1}/{settings.ensemble_size}: |w|^2 = {norms[-1]:.1f}")
+    target = sum(norms) / len(norms) if settings.norm_target is None else settings.norm_target
+    model = make_model(seed)
+    trainer = _Trainer(model, splits.train, settings, seed)
+    side = squared_norm(model) < target
+    trace: list[dict[str, float]] = []
+    es_state: dict[str, torch.Tensor] | None = None
+    while trainer.step_count < settings.max_steps:
+        trainer.step()
+        if (squared_norm(model) < target) != side:
+            es_state = _state(model)
+            break
+        if trainer.step_count % settings.eval_every == 0:
+            report(f"reference run: step {trainer.step_count}, |w|^2 {squared_norm(model):.2f} -> {target:.2f}")
+    if es_state is None:
+        raise TrainingError(
+            f"the squared weight norm never reached the ES target {target:.2f} in {settings.max_steps} steps "
+            f"(it is {squared_norm(model):.2f}): the norm constraint cannot be satisfied; raise max_steps, "
+            "or the ensemble's patience, or give a reachable norm target"
+        )
+    es_step = trainer.step_count
+    report(f"ES weights at step {es_step}: |w|^2 = {squared_norm(model):.2f} (target {target:.2f})")
+    saturated, history = False, []
+    while trainer.step_count < es_step + settings.ot_max_steps:
+        for _ in range(settings.eval_every):
+            trainer.step()
+        train_loss, train_error = evaluate(model, splits.train)
+        trace.append({"step": trainer.step_count, "train_loss": train_loss, "train_error": train_error,
+                      "squared_norm": squared_norm(model)})  # fmt: skip
+        history.append((train_loss, train_error))
+        report(f"over-training: step {trainer.step_count}, train loss {train_loss:.4f}, error {train_error:.4f}")
+        if len(history) > settings.saturation_window:
+            old_loss, old_error = history[-1 - settings.saturation_window]
+            relative = (old_loss - train_loss) / max(abs(old_loss), 1e-12)
+            if relative < settings.saturation_tolerance and abs(old_error - train_error) < 0.005:
+                saturated = True
+                break
+    ot_state = _state(model)
+    report(f"OT weights at step {trainer.step_count} (saturated: {saturated})")
+    metrics: dict[str, dict[str, float]] = {}
+    for name, state in (("es", es_state), ("ot", ot_state)):
+        model.load_state_dict(state)
+        metrics[name] = {"squared_norm": squared_norm(model)}
+        for split_name, split in (("train", splits.train), ("validation", splits.validation), ("test", splits.test)):
+            if len(split):
+                loss, error = evaluate(model, split)
+                metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
+    return TrainingOutcome(
+        es_state=es_state,
+        ot_state=ot_state,
+        norm_target=target,
+        ensemble_norms=norms,
+        es_step=es_step,
+        ot_step=trainer.step_count,
+        ot_saturated=saturated,
+        trace=trace,
+        metrics=metrics,
+    )
+
+
+def clone_model(model: nn.Module) -> nn.Module:
+    """A deep copy (same device)."""
+    return copy.deepcopy(model)

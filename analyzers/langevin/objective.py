@@ -1,0 +1,107 @@
+"""The loss as a function of one flat weight vector: minibatch gradients for the samplers, the per-weight
+variance of the minibatch gradient (for the masses), and full-split evaluations (loss, error, attention).
+
+The model's parameters are made views into one float32 buffer (and their gradients views into another),
+so loading a sampled weight vector is one copy and reading the gradient needs no concatenation. The
+samplers keep their own float64 master copy; the model sees it rounded to float32.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from analyzers.langevin.data import MaskedSplit, masked_loss
+
+
+class FlatObjective:
+    """Minibatch loss and gradient of ``model`` on ``split`` as functions of a flat weight vector."""
+
+    def __init__(self, model: nn.Module, split: MaskedSplit, batch_size: int, generator: torch.Generator) -> None:
+        self.model = model
+        self.split = split
+        self.batch_size = batch_size
+        self.generator = generator
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        device = parameters[0].device
+        self.size = sum(p.numel() for p in parameters)
+        self.flat = torch.empty(self.size, dtype=torch.float32, device=device)
+        self.flat_grad = torch.zeros(self.size, dtype=torch.float32, device=device)
+        offset = 0
+        with torch.no_grad():
+            for p in parameters:
+                count = p.numel()
+                self.flat[offset : offset + count].copy_(p.detach().reshape(-1))
+                p.data = self.flat[offset : offset + count].view_as(p)
+                p.grad = self.flat_grad[offset : offset + count].view_as(p)  # backward accumulates in place
+                offset += count
+        self.full_batch = batch_size >= len(split)
+        model.eval()  # sampling: no dropout
+
+    @property
+    def device(self) -> torch.device:
+        return self.flat.device
+
+    def weights(self) -> torch.Tensor:
+        """The current weights as float64 (n,)."""
+        return self.flat.double()
+
+    def load(self, w: torch.Tensor) -> None:
+        """Put a flat weight vector (any float dtype) into the model."""
+        self.flat.copy_(w)
+
+    def _batch(self) -> MaskedSplit:
+        if self.full_batch:
+            return self.split
+        index = torch.randint(len(self.split), (self.batch_size,), generator=self.generator, device=self.device)
+        return self.split.subset(index)
+
+    def __call__(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(minibatch loss (), gradient (n,) in w's dtype) at ``w``."""
+        self.load(w)
+        batch = self._batch()
+        self.flat_grad.zero_()
+        loss, _ = masked_loss(self.model(batch.inputs)["logits"], batch)
+        loss.backward()
+        return loss.detach(), self.flat_grad.to(w.dtype)
+
+    def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
+        """Per-weight variance of the minibatch gradient over ``batches`` minibatches at ``w``. (n,) float64"""
+        if batches < 2:
+            raise ValueError("the gradient variance needs at least two minibatches")
+        total = torch.zeros(self.size, dtype=torch.float64, device=self.device)
+        total_sq = torch.zeros_like(total)
+        full_batch, self.full_batch = self.full_batch, False  # variance of true minibatches
+        try:
+            for _ in range(batches):
+                _, grad = self(w.double())
+                total += grad
+                total_sq += grad * grad
+        finally:
+            self.full_batch = full_batch
+        mean = total / batches
+        return ((total_sq / batches - mean * mean) * batches / (batches - 1)).clamp(min=0.0)
+
+
+@torch.no_grad()
+def evaluate_split(
+    model: nn.Module, split: MaskedSplit, batch_size: int = 1024, attention: bool = False
+) -> tuple[float, float, torch.Tensor | None]:
+    """(loss, error, mean attention (layers, L, L) or None) of the model in eval mode on a whole split.
+
+    The mean attention is averaged over the split's sequences (not yet symmetrized)."""
+    loss_sum = torch.zeros((), dtype=torch.float64, device=split.targets.device)
+    correct = torch.zeros_like(loss_sum)
+    attention_sum = None
+    masked = float(split.mask.sum())
+    for start in range(0, len(split), batch_size):
+        batch = split.subset(torch.arange(start, min(start + batch_size, len(split))))
+        out = model(batch.inputs, return_attention=attention)
+        loss, error = masked_loss(out["logits"], batch)
+        loss_sum += loss.double() * len(batch)
+        correct += (1.0 - error.double()) * batch.mask.sum()
+        if attention and "attention" in out:
+            summed = out["attention"].double().sum(0)  # (layers, L, L)
+            attention_sum = summed if attention_sum is None else attention_sum + summed
+    mean_attention = None if attention_sum is None else (attention_sum / len(split)).cpu()
+    return float(loss_sum) / len(split), 1.0 - float(correct) / masked, mean_attention

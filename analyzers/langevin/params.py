@@ -1,0 +1,210 @@
+"""Typed parameters of the Langevin experiment and its named scales (smoke, small, paper).
+
+The field defaults are the 'smoke' scale (seconds on a CPU); 'small' runs in minutes on a CPU and is
+sized to show the qualitative shape of the claims; 'paper' uses the paper's sizes (Table A1 models,
+~12,000 designed sequences, the authors' sampler defaults) and is meant for a GPU. Values the paper does
+not publish are parameters with a stated default (contact cutoff, tempering ladder, metric thresholds,
+sampling lengths).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from analyzers.base import AnalyzerParams
+from analyzers.langevin.design import DEFAULT_LADDER
+
+
+def _positive_temperatures(values: list[float]) -> list[float]:
+    bad = [t for t in values if not t > 0]
+    if bad:
+        raise ValueError(f"temperatures must be > 0, got {bad}")
+    return values
+
+
+class LangevinParams(AnalyzerParams):
+    """Everything the Langevin experiment needs (defaults = the 'smoke' scale)."""
+
+    # structure
+    structure_file: str | None = Field(default=None, description="PDB/mmCIF file; default: the idealized bundle.")
+    pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
+    cache_dir: str = Field(default="~/.cache/kb/pdb", description="Where downloaded structures are kept.")
+    chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
+    model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
+    cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A (not published; 4.5 usual).")
+    bundle_cutoff: float = Field(default=6.5, gt=0, description="Pseudo-atom cutoff of the idealized bundle, A.")
+    sequence: str | None = Field(
+        default=None, description="Composition for the design; default: the structure's sequence (ACBP for the bundle)."
+    )
+    design_min_separation: int = Field(default=1, ge=1, description="Design energy uses contacts with |i-j| >= this.")
+    # design
+    num_sequences: int = Field(default=240, ge=10, description="Designed sequences (authors: 11,989).")
+    interaction_seed: int = Field(default=0, description="Seed of the random 20x20 interaction matrix B.")
+    design_temperatures: list[float] = Field(
+        default=list(DEFAULT_LADDER), min_length=2, description="Simulated-tempering ladder; samples at the lowest."
+    )
+    design_burn_in_sweeps: int = Field(default=40, ge=0, description="Tempering sweeps before sampling starts.")
+    design_sweeps_between: int = Field(default=10, ge=1, description="Sweeps between two samples of one chain.")
+    design_decorrelation_level: float = Field(
+        default=0.15, ge=0, le=1, description="Fraction of the ladder a chain climbs between two samples."
+    )
+    # data
+    train_size: int = Field(default=120, ge=1, description="Training sequences (authors: 1000).")
+    val_size: int = Field(default=40, ge=0, description="Validation sequences (authors' feed-forward template: 1000).")
+    test_size: int = Field(default=80, ge=1, description="Test sequences.")
+    mask_fraction: float = Field(default=0.15, gt=0, lt=1, description="Sites masked once per sequence.")
+    # models
+    embed_dim: int = Field(default=8, ge=2, description="Transformer d (Table A1: 26, 64, 14, 64).")
+    hidden_dim: int = Field(default=32, ge=2, description="Transformer FFN width m (Table A1: 4d).")
+    num_layers: int = Field(default=1, ge=1, description="Transformer blocks (Table A1: 1 or 4).")
+    dropout: float = Field(default=0.1, ge=0, lt=1, description="Training dropout (paper: 0.1).")
+    include_ffn: bool = Field(default=True, description="Also train and sample the pooling feed-forward baseline.")
+    ffn_embed_dim: int = Field(default=8, ge=2, description="Feed-forward d (Table A1: 64).")
+    ffn_hidden_dim: int = Field(default=40, ge=2, description="Feed-forward m (Table A1: 320).")
+    # training
+    batch_size: int = Field(default=32, ge=1, description="Training minibatch (authors: 64).")
+    warmup: int = Field(default=20, ge=1, description="Noam warm-up steps (paper: 4000).")
+    lr_scale: float = Field(default=1.0, gt=0, description="Multiplies the Noam learning rate.")
+    max_train_steps: int = Field(default=150, ge=1, description="Step limit of each training run and stage.")
+    eval_every: int = Field(default=10, ge=1, description="Steps between validation checks while training.")
+    patience: int = Field(default=3, ge=1, description="Evaluations without a better validation loss (ES ensemble).")
+    es_ensemble_size: int = Field(default=1, ge=1, description="Early-stopped runs whose mean |w|^2 is the ES target.")
+    ot_max_steps: int = Field(default=60, ge=1, description="Extra steps after ES while training has not saturated.")
+    saturation_tolerance: float = Field(default=0.01, gt=0, description="OT: relative train-loss change to stop.")
+    # sampling
+    temperatures: list[float] = Field(
+        default=[1e-5, 1e-4, 1e-3], min_length=1, description="Sampling temperatures (loss units, > 0)."
+    )
+    sampler: str = Field(default="pseudo-langevin", description="pseudo-langevin (constrained), unconstrained or sgld.")
+    sample_from: list[str] = Field(default=["ES"], description="Starting weights to sample from: ES and/or OT.")
+    sampling_steps: int = Field(default=40, ge=2, description="Sampler steps per temperature.")
+    burn_in_fraction: float = Field(default=0.5, ge=0, lt=1, description="Share of steps left out of the averages.")
+    sampling_batch_size: int = Field(default=32, ge=1, description="Sampler minibatch (authors: 64-128).")
+    dt: float = Field(default=1.0, gt=0, description="Sampler time step (authors: 1; cancels out of the mass rule).")
+    m1: float = Field(default=0.1, gt=0, lt=1, description="Friction: c1 = sqrt(1 - m1^2) (authors: 0.1).")
+    r: float = Field(
+        default=0.5, gt=0, lt=1,
+        description="Share of the thermostat noise supplied by the minibatch noise (authors' default 1e-2).",
+    )  # fmt: skip
+    mass_rule: str = Field(default="per-weight", description="per-weight (paper), per-layer or uniform masses.")
+    variance_floor: float = Field(default=1e-3, gt=0, le=1, description="Gradient variance floor, x its median.")
+    max_step_ratio: float = Field(default=0.02, gt=0, description="Guard: thermal step / (|w| cos a) kept below this.")
+    variance_batches: int = Field(default=4, ge=2, description="Minibatches per gradient-variance estimate.")
+    variance_every: int = Field(default=20, ge=1, description="Steps between variance (and mass) re-estimates.")
+    fixman: bool = Field(default=True, description="Remove the M-metric surface bias of the constrained sampler.")
+    sgld_step_size: float = Field(default=1e-4, gt=0, description="Step size of the plain SGLD baseline.")
+    snapshot_every: int = Field(default=10, ge=1, description="Steps between full evaluations (errors, C, attention).")
+    weights_every: int = Field(default=10, ge=1, description="Steps between weight snapshots (similarity q).")
+    checkpoint_every: int = Field(default=20, ge=1, description="Steps between sampler checkpoints (resume).")
+    workers: int = Field(default=1, ge=0, description="Processes for the temperatures on CPU (0: one per core).")
+    threads: int = Field(default=1, ge=0, description="Torch CPU threads per process (0: torch's default).")
+    # contacts
+    attention_layer: int | None = Field(default=None, description="Block compared with contacts; None: the best.")
+    p_at_l_min_separation: int = Field(default=6, ge=1, description="P@L counts pairs with |i-j| >= this.")
+    tolerance_min_separation: int = Field(default=6, ge=0, description="Tolerant metric: pairs with |i-j| > this.")
+    tolerance_delta: int = Field(default=1, ge=0, description="Tolerant metric: a hit within Delta of a contact.")
+    # bookkeeping
+    work_dir: str = Field(
+        default="~/.cache/kb/langevin",
+        description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed).",
+    )
+
+    _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)
+
+    @field_validator("sample_from")
+    @classmethod
+    def _starts(cls, values: list[str]) -> list[str]:
+        unknown = sorted(set(values) - {"ES", "OT"})
+        if unknown or not values:
+            raise ValueError(f"sample_from takes ES and/or OT, got {values}")
+        return values
+
+    @field_validator("sampler")
+    @classmethod
+    def _sampler(cls, value: str) -> str:
+        if value not in ("pseudo-langevin", "unconstrained", "sgld"):
+            raise ValueError(f"sampler must be pseudo-langevin, unconstrained or sgld, got {value!r}")
+        return value
+
+    @field_validator("mass_rule")
+    @classmethod
+    def _mass_rule(cls, value: str) -> str:
+        if value not in ("per-weight", "per-layer", "uniform"):
+            raise ValueError(f"mass_rule must be per-weight, per-layer or uniform, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _sizes(self) -> LangevinParams:
+        if self.train_size + self.val_size + self.test_size > self.num_sequences:
+            raise ValueError(
+                f"train_size + val_size + test_size = {self.train_size + self.val_size + self.test_size} "
+                f"exceeds num_sequences = {self.num_sequences}"
+            )
+        if self.structure_file and self.pdb_id:
+            raise ValueError("give either structure_file or pdb_id, not both")
+        return self
+
+
+SMALL: dict[str, Any] = {
+    "num_sequences": 3000,
+    "design_burn_in_sweeps": 150,
+    "design_sweeps_between": 30,
+    "train_size": 1000,
+    "val_size": 500,
+    "test_size": 1500,
+    "embed_dim": 26,  # Table A1's compact one-block transformer (8,107 parameters)
+    "hidden_dim": 104,
+    "ffn_embed_dim": 20,
+    "ffn_hidden_dim": 100,
+    "batch_size": 64,
+    "warmup": 400,
+    "max_train_steps": 6000,
+    "eval_every": 100,
+    "patience": 4,
+    "es_ensemble_size": 2,
+    "ot_max_steps": 2000,
+    "temperatures": [3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+    "sampling_steps": 1200,
+    "sampling_batch_size": 64,
+    "variance_batches": 30,
+    "variance_every": 400,
+    "snapshot_every": 50,
+    "weights_every": 50,
+    "checkpoint_every": 200,
+    "workers": 0,
+}
+PAPER: dict[str, Any] = {
+    "num_sequences": 12000,
+    "design_burn_in_sweeps": 150,
+    "design_sweeps_between": 30,
+    "train_size": 1000,
+    "val_size": 1000,
+    "test_size": 9989,
+    "embed_dim": 64,  # Table A1: 4 blocks, d=64, m=256 (168,853 parameters)
+    "hidden_dim": 256,
+    "num_layers": 4,
+    "ffn_embed_dim": 64,  # Table A1: d=64, m=320 (173,653 parameters)
+    "ffn_hidden_dim": 320,
+    "batch_size": 64,
+    "warmup": 4000,
+    "max_train_steps": 200_000,
+    "eval_every": 500,
+    "patience": 10,
+    "es_ensemble_size": 5,
+    "ot_max_steps": 200_000,
+    "temperatures": [1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+    "sample_from": ["ES", "OT"],
+    "sampling_steps": 200_000,
+    "sampling_batch_size": 128,
+    "r": 0.01,  # the authors' default
+    "variance_batches": 500,
+    "variance_every": 5000,
+    "snapshot_every": 1000,
+    "weights_every": 2000,
+    "checkpoint_every": 5000,
+    "device": "cuda",
+    "workers": 1,
+}
+SCALES: dict[str, dict[str, Any]] = {"smoke": {}, "small": SMALL, "paper": PAPER}

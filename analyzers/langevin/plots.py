@@ -1,0 +1,122 @@
+"""PNG figures of the Langevin experiment: loss / specific heat / errors against temperature (raw and
+normalized by the specific-heat peak), per-layer similarity histograms, mean attention beside the contact
+map, contact precision against temperature, and the design diagnostics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _pyplot():  # noqa: ANN202 - matplotlib's module
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], es: dict[str, dict[str, float]]) -> None:
+    """curves[model] = {'temperatures', 'mean_loss', 'specific_heat', 'train_error', 'validation_error',
+    'test_error', 'peak_temperature'}; es[model] = ES metrics (drawn as horizontal lines)."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(2, 3, figsize=(13, 7))
+    for name, curve in curves.items():
+        temperatures = np.asarray(curve["temperatures"])
+        for row, scale in enumerate((temperatures, temperatures / curve["peak_temperature"])):
+            axes[row, 0].plot(scale, curve["mean_loss"], "o-", label=name)
+            axes[row, 1].plot(scale, curve["specific_heat"], "o-", label=name)
+            line = axes[row, 2].plot(scale, curve["test_error"], "o-", label=f"{name} test")[0]
+            color = line.get_color()
+            axes[row, 2].plot(scale, curve["train_error"], "s--", color=color, alpha=0.6, label=f"{name} train")
+            if name in es and "test_error" in es[name]:
+                axes[row, 2].axhline(es[name]["test_error"], color=line.get_color(), lw=0.8, ls=":")
+    for row, label in enumerate(("T", "T / T(peak C)")):
+        for column, ylabel in enumerate(("mean training loss", "C = var(L) / T^2", "error (dotted: ES test)")):
+            axis = axes[row, column]
+            axis.set_xscale("log")
+            axis.set_xlabel(label)
+            axis.set_ylabel(ylabel)
+        axes[row, 1].set_yscale("log")
+    axes[0, 0].legend()
+    axes[0, 2].legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def plot_similarity(path: Path, histograms: dict[str, dict[str, np.ndarray]], title: str) -> None:
+    """histograms[model][layer] = q values; one panel per model, one line per layer."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, max(len(histograms), 1), figsize=(6 * max(len(histograms), 1), 4), squeeze=False)
+    bins = np.linspace(-1, 1, 41)
+    for axis, (model, layers) in zip(axes[0], histograms.items(), strict=False):
+        for layer, values in layers.items():
+            if len(values):
+                counts, _ = np.histogram(values, bins=bins, density=True)
+                style = "-" if "norm" in layer else ":"
+                axis.plot(0.5 * (bins[1:] + bins[:-1]), counts, style, label=layer, lw=1.2)
+        axis.set_xlabel("q = w_a . w_b / (|w_a| |w_b|)")
+        axis.set_ylabel("density")
+        axis.set_title(f"{model} ({title})")
+        axis.legend(fontsize=6, ncol=2)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def plot_attention(path: Path, attention: np.ndarray, contacts: np.ndarray, title: str) -> None:
+    """Symmetrized mean attention (L, L) beside the contact map."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, 2, figsize=(9, 4.3))
+    shown = attention.copy()
+    np.fill_diagonal(shown, np.nan)
+    axes[0].imshow(shown, cmap="viridis")
+    axes[0].set_title(title, fontsize=9)
+    axes[1].imshow(contacts, cmap="Greys")
+    axes[1].set_title("contact map")
+    for axis in axes:
+        axis.set_xlabel("j")
+        axis.set_ylabel("i")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def plot_precision(
+    path: Path, temperatures: list[float], curves: dict[str, list[float]], trained: dict[str, dict[str, float]]
+) -> None:
+    """Contact precision against temperature; ES / OT values as horizontal lines."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for label, values in curves.items():
+        line = axis.plot(temperatures, values, "o-", label=label)[0]
+        for start, style in (("ES", ":"), ("OT", "--")):
+            if start in trained and label in trained[start]:
+                axis.axhline(trained[start][label], color=line.get_color(), ls=style, lw=0.8, label=f"{label} {start}")
+    axis.set_xscale("log")
+    axis.set_xlabel("T")
+    axis.set_ylabel("precision")
+    axis.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def plot_design(path: Path, summary: dict[str, Any]) -> None:
+    """Mean energy and swap acceptance per tempering temperature."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    temperatures = summary["temperatures"]
+    axes[0].plot(temperatures, summary["mean_energy"], "o-")
+    axes[0].set_xlabel("design temperature")
+    axes[0].set_ylabel("mean energy")
+    axes[1].plot(temperatures, summary["acceptance_swap"], "o-")
+    axes[1].set_xlabel("design temperature")
+    axes[1].set_ylabel("swap acceptance")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)

@@ -1,0 +1,299 @@
+"""Sampling one model at one temperature, resumably, and many temperatures in parallel.
+
+A ``TemperatureTask`` carries everything a worker process needs (model config, starting weights, the
+splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` builds the sampler
+(norm-constrained pseudo-Langevin by default; unconstrained or plain SGLD selectable), re-estimates the
+minibatch-gradient variance and the masses every ``variance_every`` steps, and records:
+
+* the minibatch loss of every step;
+* every ``snapshot_every`` steps: the full training loss (the energy whose variance gives the specific
+  heat), train / validation / test errors, |w|^2, and the mean attention over the test sequences;
+* every ``weights_every`` steps after burn-in: a float32 copy of the weights (thinned snapshots, for the
+  per-layer similarity q).
+
+Every ``checkpoint_every`` steps the whole state (sampler, generators, records) is written atomically
+to the checkpoint file, so a killed run started again continues from there and, seeded, ends with the
+same result as an uninterrupted run. ``run_temperatures`` runs tasks in worker processes (one thread
+each) on CPU, in this process on CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from analyzers.base import Cancelled
+from analyzers.langevin.data import Splits
+from analyzers.langevin.model import ModelConfig, build_model
+from analyzers.langevin.objective import FlatObjective, evaluate_split
+from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, check_temperature, guarded_masses
+
+
+@dataclass
+class SamplingSettings:
+    """How to sample (defaults: the authors' dt, m1 and minibatch; lengths set by the scale)."""
+
+    sampler: str = "pseudo-langevin"  # or "unconstrained", "sgld"
+    steps: int = 2000
+    burn_in_fraction: float = 0.5  # records before this fraction of the steps are not averaged
+    batch_size: int = 64
+    dt: float = 1.0
+    m1: float = 0.1
+    r: float = 0.01  # share of the thermostat noise that the minibatch noise supplies
+    mass_rule: str = "per-weight"  # or "per-layer" (layer means of the variance), "uniform" (the median)
+    variance_floor: float = 1e-3  # sigma_i^2 >= this x median(sigma^2)
+    max_step_ratio: float = 0.02  # keeps SHAKE solvable: raises the floor / the masses above this
+    variance_batches: int = 50
+    variance_every: int = 1000
+    fixman: bool = True
+    sgld_step_size: float = 1e-4
+    snapshot_every: int = 100
+    weights_every: int = 100
+    checkpoint_every: int = 500
+    eval_batch_size: int = 1024
+
+
+@dataclass
+class TemperatureTask:
+    """One (model, start, temperature) sampling job."""
+
+    name: str  # e.g. 'transformer@ES'
+    temperature: float
+    config: ModelConfig
+    start_state: dict[str, torch.Tensor]
+    splits: Splits
+    settings: SamplingSettings
+    seed: int
+    device: str
+    checkpoint: Path
+    layer_names: list[str] = field(default_factory=list)
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(obj, temporary)
+    os.replace(temporary, path)
+
+
+def _masses(
+    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice]
+) -> tuple[torch.Tensor, dict[str, float]]:
+    settings = task.settings
+    if settings.mass_rule == "per-layer":  # the authors' 'mean' option: one variance per parameter tensor
+        variance = variance.clone()
+        for part in slices:
+            variance[part] = variance[part].mean()
+    elif settings.mass_rule == "uniform":
+        variance = torch.full_like(variance, float(variance.median()))
+    elif settings.mass_rule != "per-weight":
+        raise ValueError(f"unknown mass rule {settings.mass_rule!r}; use per-weight, per-layer or uniform")
+    max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
+    return guarded_masses(
+        variance, w, task.temperature, settings.dt, settings.m1, settings.r, settings.variance_floor, max_ratio
+    )
+
+
+def run_temperature(
+    task: TemperatureTask,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> dict[str, Any]:
+    """Sample one task to the end (continuing from its checkpoint when one exists); returns the records.
+
+    ``progress(steps_done, steps_total)`` is called at every snapshot and may raise (e.g. ``Cancelled``);
+    ``should_stop()`` is polled there too. Either way a rerun continues from the last checkpoint and,
+    seeded, reproduces the uninterrupted result.
+    """
+    check_temperature(task.temperature)
+    settings, device = task.settings, torch.device(task.device)
+    if task.checkpoint.is_file():
+        saved = torch.load(task.checkpoint, map_location="cpu", weights_only=False)
+        if saved.get("done"):
+            return saved["records"]
+    else:
+        saved = None
+    torch.manual_seed(task.seed)
+    model = build_model(task.config).to(device)
+    model.load_state_dict(task.start_state)
+    splits = task.splits.to(device)
+    batch_generator = torch.Generator(device=device).manual_seed(task.seed)
+    noise_generator = torch.Generator(device=device).manual_seed(task.seed + 1)
+    objective = FlatObjective(model, splits.train, settings.batch_size, batch_generator)
+    slices = _layer_slices(model)
+    w0 = objective.weights()
+    kind = settings.sampler
+    if kind not in ("pseudo-langevin", "unconstrained", "sgld"):
+        raise ValueError(f"unknown sampler {kind!r}; use pseudo-langevin, unconstrained or sgld")
+    minibatch_noise = not objective.full_batch
+
+    records: dict[str, Any] = {
+        "name": task.name, "temperature": task.temperature, "sampler": kind, "steps": settings.steps,
+        "losses": np.zeros(settings.steps, dtype=np.float32), "snapshots": [], "weights": [],
+        "attention_sum": None, "attention_count": 0, "mass_log10": [], "mass_guard": [], "seconds": 0.0,
+        "start_norm": float(w0 @ w0),
+    }  # fmt: skip
+
+    def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        variance = objective.gradient_variance(w, settings.variance_batches)
+        masses, used = _masses(task, variance, w, slices)
+        records["mass_guard"].append({"step": step, **used})
+        return masses, variance
+
+    # On a resume the sampler is built as at the start (consuming the same random numbers), then its
+    # state, the generators' states and the records are replaced by the checkpoint's.
+    sampler: PseudoLangevin | SGLD
+    if kind == "sgld":
+        sampler = SGLD(w0, objective, settings.sgld_step_size, task.temperature, noise_generator)
+    else:
+        masses, variance = fresh_masses(w0, 0)
+        config = SamplerConfig(task.temperature, settings.dt, settings.m1, kind == "pseudo-langevin", settings.fixman)
+        sampler = PseudoLangevin(w0, objective, masses, config, variance if minibatch_noise else None, noise_generator)
+    if saved is not None:
+        sampler.load_state_dict(saved["sampler"])
+        batch_generator.set_state(saved["batch_generator"])
+        noise_generator.set_state(saved["noise_generator"])
+        records = saved["records"]
+    losses_device = torch.zeros(settings.snapshot_every, dtype=torch.float64, device=device)
+    burn_in = int(settings.burn_in_fraction * settings.steps)
+    started = time.perf_counter() - records["seconds"]
+    is_transformer = task.config.kind == "transformer"
+
+    def checkpoint(done: bool) -> None:
+        records["seconds"] = time.perf_counter() - started
+        state = {
+            "sampler": sampler.state_dict(), "batch_generator": batch_generator.get_state(),
+            "noise_generator": noise_generator.get_state(), "records": records, "done": done,
+        }  # fmt: skip
+        _atomic_save(state, task.checkpoint)
+
+    step = sampler.steps_done
+    while step < settings.steps:
+        if (
+            isinstance(sampler, PseudoLangevin)
+            and step > 0
+            and step % settings.variance_every == 0
+            and step != records.get("variance_step")
+        ):
+            masses, variance = fresh_masses(sampler.w, step)
+            sampler.set_masses(masses, variance if minibatch_noise else None)
+            records["variance_step"] = step
+        losses_device[step % settings.snapshot_every] = sampler.step()
+        step = sampler.steps_done
+        snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
+        if snapshot_due:
+            chunk = (step - 1) % settings.snapshot_every + 1
+            records["losses"][step - chunk : step] = losses_device[:chunk].cpu().numpy()
+            sampler.check()
+            _snapshot(task, objective, sampler, splits, records, step, burn_in, is_transformer)
+        if step % settings.weights_every == 0 and step > burn_in:
+            records["weights"].append(sampler.w.float().cpu())
+        if step % settings.checkpoint_every == 0 and step < settings.steps:
+            checkpoint(False)
+        if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
+            progress(step, settings.steps)
+            if should_stop():
+                raise Cancelled(f"{task.name} at T={task.temperature:g} stopped at step {step}")
+    if isinstance(sampler, PseudoLangevin):
+        records["mass_log10"] = np.percentile(np.log10(sampler.masses.cpu().numpy()), [0, 50, 100]).tolist()
+        records["kinetic_temperature"] = sampler.kinetic_temperature()
+    records["final_norm"] = float(sampler.w @ sampler.w)
+    checkpoint(True)
+    return records
+
+
+def _layer_slices(model: torch.nn.Module) -> list[slice]:
+    slices, offset = [], 0
+    for parameter in model.parameters():
+        slices.append(slice(offset, offset + parameter.numel()))
+        offset += parameter.numel()
+    return slices
+
+
+def _snapshot(
+    task: TemperatureTask,
+    objective: FlatObjective,
+    sampler: PseudoLangevin | SGLD,
+    splits: Splits,
+    records: dict[str, Any],
+    step: int,
+    burn_in: int,
+    is_transformer: bool,
+) -> None:
+    """Full-split losses and errors at the current weights; attention accumulated after burn-in."""
+    objective.load(sampler.w)
+    model, batch = objective.model, task.settings.eval_batch_size
+    train_loss, train_error, _ = evaluate_split(model, splits.train, batch)
+    validation_error = evaluate_split(model, splits.validation, batch)[1] if len(splits.validation) else math.nan
+    test_loss, test_error, attention = evaluate_split(model, splits.test, batch, attention=is_transformer)
+    records["snapshots"].append(
+        {"step": step, "train_loss": train_loss, "train_error": train_error, "validation_error": validation_error,
+         "test_loss": test_loss, "test_error": test_error, "squared_norm": float(sampler.w @ sampler.w)}
+    )  # fmt: skip
+    if attention is not None and step > burn_in:
+        previous = records["attention_sum"]
+        records["attention_sum"] = attention if previous is None else previous + attention
+        records["attention_count"] += 1
+
+
+# -- many temperatures ----------------------------------------------------------------------------------
+def _worker(task: TemperatureTask, queue: Any, stop: Any) -> dict[str, Any]:
+    torch.set_num_threads(1)  # one process per core
+    return run_temperature(task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set)
+
+
+def run_temperatures(
+    tasks: list[TemperatureTask],
+    workers: int,
+    report: Callable[[float, str], None],
+) -> list[dict[str, Any]]:
+    """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
+    ``Cancelled``, which checkpoints and stops the workers. Returns the records in task order."""
+    total = sum(t.settings.steps for t in tasks) or 1
+    done: dict[int, int] = {}
+
+    def note(index: int, steps: int, message: str) -> None:
+        done[index] = steps
+        report(sum(done.values()) / total, message)
+
+    if workers <= 1 or len(tasks) <= 1:
+        results = []
+        for index, task in enumerate(tasks):
+            results.append(
+                run_temperature(
+                    task, lambda d, n, i=index, t=task: note(i, d, f"{t.name} T={t.temperature:g}: step {d}/{n}")
+                )
+            )
+        return results
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        queue, stop = manager.Queue(), manager.Event()
+        index_of = {(t.name, t.temperature): i for i, t in enumerate(tasks)}
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {pool.submit(_worker, task, queue, stop): i for i, task in enumerate(tasks)}
+            pending = set(futures)
+            try:
+                while pending:
+                    finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                    while not queue.empty():
+                        name, temperature, steps, count = queue.get()
+                        note(index_of[(name, temperature)], steps, f"{name} T={temperature:g}: step {steps}/{count}")
+                    report(sum(done.values()) / total, "sampling")
+                    for future in finished:
+                        future.result()  # re-raise a worker's error here
+            except BaseException:
+                stop.set()
+                for future in pending:
+                    future.cancel()
+                raise
+            return [future.result() for future in sorted(futures, key=futures.get)]

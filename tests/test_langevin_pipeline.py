@@ -1,0 +1,179 @@
+"""End-to-end tests of the Langevin analyzers at the smoke scale: the registry, the shared cache, resuming
+a killed sampling run, worker processes, the CUDA guard, and the `kb langevin` commands with bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from analyzers.base import Cancelled, NotRunnable, RunContext
+from analyzers.langevin.data import make_splits
+from analyzers.langevin.model import ModelConfig, build_model
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
+from analyzers.registry import get
+from kb.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the module: the analyzers share designed data and trained weights through it."""
+    return tmp_path_factory.mktemp("langevin-work")
+
+
+def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Path, tmp_path: Path) -> None:
+    sweep = get("langevin.sweep")
+    result = sweep.run(sweep.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "sweep"))
+    assert result.scale.name == "smoke" and len(result.temperatures) == 3
+    for artifact in result.artifacts:
+        assert (tmp_path / "sweep" / artifact).is_file(), artifact
+    assert "not 2ABD" in result.provenance["structure_source"]
+    assert result.max_norm_drift < 1e-8 * result.trained["transformer"]["es"]["squared_norm"]
+    assert all(0 <= e <= 1 for e in result.test_error_by_temperature)
+    assert set(result.specific_heat_by_temperature) == {"transformer", "ffn"}
+    assert result.specific_heat_peak_ratio_ffn_over_transformer is not None
+    assert isinstance(result.test_error_min_is_interior, bool)
+    written = json.loads((tmp_path / "sweep" / "metrics.json").read_text())
+    assert written["test_error_by_temperature"] == result.test_error_by_temperature
+
+    similarity = get("langevin.similarity")
+    similar = similarity.run(
+        similarity.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "similarity")
+    )
+    assert "training:transformer" in similar.provenance["reused_from_cache"]  # nothing trained twice
+    assert any("sampling:6/6" in item for item in similar.provenance["reused_from_cache"])
+    layers = similar.mean_q_by_layer["transformer"]
+    assert "blocks.0.norm1.weight" in layers and all(-1 <= q <= 1 for q in layers.values())
+
+    contacts = get("langevin.contacts")
+    found = contacts.run(contacts.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "c"))
+    assert all(0 <= p <= 1 for p in found.p_at_l_by_temperature + found.tolerance_precision_by_temperature)
+    assert set(found.trained_scores) == {"ES", "OT"}
+    assert "|i-j| >= 6" in found.rule and "Delta=1" in found.rule
+    assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 86, 86)
+
+
+def test_langevin_design_analyzer_reports_exact_composition(tmp_path: Path) -> None:
+    analyzer = get("langevin.design")
+    result = analyzer.run(analyzer.params_for({"num_sequences": 90}), RunContext(tmp_path))
+    assert result.composition_exact and result.num_sequences == 90
+    assert (tmp_path / "designed.fasta").read_text().count(">") == 90
+    assert 0 < result.mean_pairwise_identity < 1 and result.sequences_per_second > 0
+
+
+def _task(tmp_path: Path, name: str, temperature: float = 1e-4, steps: int = 30) -> TemperatureTask:
+    sequences = np.random.default_rng(0).integers(0, 20, size=(80, 86))
+    splits = make_splits(sequences, (40, 10, 30), seed=0)
+    config = ModelConfig(embed_dim=8, hidden_dim=16)
+    torch.manual_seed(0)
+    state = build_model(config).state_dict()
+    settings = SamplingSettings(steps=steps, batch_size=16, variance_batches=3, variance_every=10, snapshot_every=5,
+                                weights_every=5, checkpoint_every=10)  # fmt: skip
+    return TemperatureTask(name, temperature, config, state, splits, settings, 0, "cpu", tmp_path / f"{name}.pt")
+
+
+def test_langevin_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    whole = run_temperature(_task(tmp_path, "whole"))
+    killed = _task(tmp_path, "killed")
+
+    def die_after_checkpoint(done: int, total: int) -> None:
+        if done == 15:  # after the checkpoint at step 10, before the one at step 20
+            raise Cancelled("killed")
+
+    with pytest.raises(Cancelled):
+        run_temperature(killed, die_after_checkpoint)
+    assert torch.load(killed.checkpoint, weights_only=False)["sampler"]["steps_done"] == 10
+    resumed = run_temperature(killed)
+    assert np.array_equal(resumed["losses"], whole["losses"])
+    assert resumed["snapshots"] == whole["snapshots"]
+    assert all(torch.equal(a, b) for a, b in zip(resumed["weights"], whole["weights"], strict=True))
+    assert torch.equal(resumed["attention_sum"], whole["attention_sum"])
+    assert run_temperature(killed)["losses"] is not None  # a finished task returns its stored records
+
+
+def test_langevin_worker_processes_match_the_sequential_run(tmp_path: Path) -> None:
+    tasks = [_task(tmp_path / "parallel", f"t{k}", temperature) for k, temperature in enumerate((1e-4, 1e-3))]
+    messages: list[str] = []
+    parallel = run_temperatures(tasks, workers=2, report=lambda fraction, message: messages.append(message))
+    sequential = [run_temperature(_task(tmp_path / "sequential", f"t{k}", t)) for k, t in enumerate((1e-4, 1e-3))]
+    for a, b in zip(parallel, sequential, strict=True):
+        assert a["temperature"] == b["temperature"]
+        assert np.allclose(a["losses"], b["losses"], rtol=1e-4)
+    assert any("step" in m for m in messages)
+
+
+def test_langevin_cuda_without_gpu_is_not_runnable(tmp_path: Path) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is present")
+    analyzer = get("langevin.sweep")
+    with pytest.raises(NotRunnable, match="CUDA"):
+        analyzer.run(analyzer.params_for({"device": "cuda", "work_dir": str(tmp_path)}), RunContext(tmp_path))
+
+
+# -- the kb langevin commands -----------------------------------------------------------------------------
+
+
+def test_cli_langevin_models_lists_table_a1_with_exact_counts() -> None:
+    result = runner.invoke(app, ["langevin", "models", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["name"]: row for row in json.loads(result.output)}
+    assert rows["T4-d64"]["parameters"] == 168853 and rows["T1-d26"]["parameters"] == 8107
+    assert all(round(row["parameters"] / 1000) == row["paper_thousands"] for row in rows.values())
+
+
+def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["langevin", "run", "--scale", "smoke", "--out", str(out), "--work-dir", str(work_dir)])
+    assert result.exit_code == 0, result.output
+    for name in ("metrics.json", "provenance.json", "sweep.png", "similarity.png", "attention_vs_contacts.png",
+                 "precision_vs_temperature.png", "designed.fasta"):  # fmt: skip
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert {"sweep", "contacts", "similarity"} <= set(metrics)
+    assert not list(tmp_path.glob(".run.*"))  # no staging folder left behind
+    again = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(work_dir)])
+    assert again.exit_code == 1 and "exists" in again.output  # earlier output kept
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--structure", "missing.pdb"], "not found"),
+        (["--temperatures", "1e-4,0"], "temperatures must be > 0"),
+        (["--set", "sequence=ACDE"], "shorter than the contact map"),
+        (["--scale", "huge"], "no scale"),
+    ],
+)
+def test_cli_langevin_run_bad_input_fails_cleanly(tmp_path: Path, arguments: list[str], message: str) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(tmp_path / "w"), *arguments])
+    assert result.exit_code == 1, result.output
+    assert message in result.output
+    assert not out.exists() and not list(tmp_path.glob(".out.*"))
+
+
+def test_cli_langevin_run_chain_not_found_and_unsatisfiable_constraint(work_dir: Path, tmp_path: Path) -> None:
+    pdb = tmp_path / "one.pdb"
+    pdb.write_text("ATOM      1  CA  ALA A   1       0.000   0.000   0.000  1.00  0.00           C\nEND\n")
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--structure", str(pdb), "--chain", "Q"])
+    assert result.exit_code == 1 and "chain 'Q' not found" in result.output and not out.exists()
+    # A huge temperature with the step guard off: SHAKE has no real root (negative discriminant).
+    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(work_dir), "--temperatures",
+                                 "30", "--set", "max_step_ratio=1e9", "--set", "include_ffn=false"])  # fmt: skip
+    assert result.exit_code == 1 and "negative discriminant" in result.output, result.output
+    assert not out.exists()
+
+
+def test_cli_langevin_design_writes_fasta(tmp_path: Path) -> None:
+    out = tmp_path / "seqs.fasta"
+    result = runner.invoke(app, ["langevin", "design", "--n", "60", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().count(">") == 60 and "identity" in result.output
+    assert runner.invoke(app, ["langevin", "design", "--n", "60", "--out", str(out)]).exit_code == 1
