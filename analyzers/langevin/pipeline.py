@@ -164,7 +164,7 @@ def _sampling_settings(params: LangevinParams) -> SamplingSettings:
         batch_size=params.sampling_batch_size, dt=params.dt, m1=params.m1, r=params.r, mass_rule=params.mass_rule,
         variance_floor=params.variance_floor, max_step_ratio=params.max_step_ratio,
         variance_batches=params.variance_batches, variance_every=params.variance_every, fixman=params.fixman,
-        sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every,
+        sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every, energy_every=params.energy_every,
         weights_every=params.weights_every, checkpoint_every=params.checkpoint_every,
     )  # fmt: skip
 
@@ -267,6 +267,8 @@ def _run_experiment(params: LangevinParams, report: Report, models: list[str] | 
         "seed": params.seed,
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
+        "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
+        "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,
         "work_dir": str(work),
@@ -296,6 +298,16 @@ def _trained_attention(config: ModelConfig, outcome: TrainingOutcome, splits: Sp
         model.eval()
         result[name] = evaluate_split(model, test, attention=True)[2].numpy()
     return result
+
+
+def _weights_hash(runs: dict[str, ModelRun]) -> str:
+    """SHA-256 over the ES and OT weights of every model (the starting points of the sampling)."""
+    digest = hashlib.sha256()
+    for name in sorted(runs):
+        for state in (runs[name].training.es_state, runs[name].training.ot_state):
+            for key in sorted(state):
+                digest.update(key.encode() + state[key].numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def _versions() -> dict[str, str]:

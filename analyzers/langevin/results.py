@@ -57,6 +57,12 @@ class SweepResult(AnalyzerResult):
         description="Largest rise of the mean loss between neighbouring temperatures, ffn over transformer."
     )
     max_norm_drift: float = Field(description="Largest |(|w|^2 - Q)| seen while sampling (constraint check).")
+    equilibrated_by_temperature: dict[str, list[bool]] = Field(
+        description="Per model: no significant drift of the training loss across the averaging window."
+    )
+    loss_drift_by_temperature: dict[str, list[float]] = Field(
+        description="Per model: mean loss of the last minus the first quarter of the averaging window."
+    )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
 
@@ -96,7 +102,12 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
     """Averages over the snapshots after burn-in of one temperature's records."""
     steps = record["steps"]
     kept = [s for s in record["snapshots"] if s["step"] > burn_in_fraction * steps] or record["snapshots"][-1:]
-    train_losses = np.array([s["train_loss"] for s in kept])
+    energies = sorted(record.get("energies") or [(s["step"], s["train_loss"]) for s in record["snapshots"]])
+    train_losses = np.array([e for step, e in energies if step > burn_in_fraction * steps] or [energies[-1][1]])
+    quarter = max(len(train_losses) // 4, 1)
+    # Equilibration check: the loss should not drift across the averaging window (first vs last quarter).
+    drift = float(train_losses[-quarter:].mean() - train_losses[:quarter].mean())
+    noise = float(train_losses.std()) / math.sqrt(quarter) * math.sqrt(2) + 1e-12
     temperature = record["temperature"]
     attention = None
     if record.get("attention_count"):
@@ -106,6 +117,9 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         "mean_loss": float(train_losses.mean()),
         "loss_std": float(train_losses.std()),
         "specific_heat": float(train_losses.var() / temperature**2),
+        "energy_samples": len(train_losses),
+        "loss_drift": drift,
+        "equilibrated": bool(abs(drift) < 3.0 * noise),
         "train_error": float(np.mean([s["train_error"] for s in kept])),
         "validation_error": float(np.nanmean([s["validation_error"] for s in kept]))
         if not all(math.isnan(s["validation_error"]) for s in kept)
@@ -160,6 +174,8 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
             "test_error": [row["test_error"] for row in rows],
             "peak_temperature": temperatures[analysis.peak_index(heat)],
             "norm_drift": max(row["norm_drift"] for row in rows),
+            "equilibrated": [row["equilibrated"] for row in rows],
+            "loss_drift": [row["loss_drift"] for row in rows],
         }
         es[name] = run.training.metrics.get(start.lower(), {})
     transformer = curves["transformer"]
@@ -189,6 +205,8 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         specific_heat_peak_ratio_ffn_over_transformer=ratio,
         loss_jump_ratio_ffn_over_transformer=jump,
         max_norm_drift=max(v["norm_drift"] for v in curves.values()),
+        equilibrated_by_temperature={k: v["equilibrated"] for k, v in curves.items()},
+        loss_drift_by_temperature={k: v["loss_drift"] for k, v in curves.items()},
         trained={k: run.training.metrics for k, run in experiment.models.items()},
         design=experiment.design_summary,
         provenance=experiment.provenance,

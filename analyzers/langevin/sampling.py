@@ -6,8 +6,9 @@ splits, the sampler settings, the device and a checkpoint path). ``run_temperatu
 minibatch-gradient variance and the masses every ``variance_every`` steps, and records:
 
 * the minibatch loss of every step;
-* every ``snapshot_every`` steps: the full training loss (the energy whose variance gives the specific
-  heat), train / validation / test errors, |w|^2, and the mean attention over the test sequences;
+* every ``energy_every`` steps: the full training loss (the energy whose variance gives the specific heat);
+* every ``snapshot_every`` steps: train / validation / test losses and errors, |w|^2, and the mean attention
+  over the test sequences;
 * every ``weights_every`` steps after burn-in: a float32 copy of the weights (thinned snapshots, for the
   per-layer similarity q).
 
@@ -58,6 +59,7 @@ class SamplingSettings:
     fixman: bool = True
     sgld_step_size: float = 1e-4
     snapshot_every: int = 100
+    energy_every: int = 25  # full training loss only (the energy for C): cheaper than a snapshot
     weights_every: int = 100
     checkpoint_every: int = 500
     eval_batch_size: int = 1024
@@ -141,6 +143,7 @@ def run_temperature(
         "name": task.name, "temperature": task.temperature, "sampler": kind, "steps": settings.steps,
         "losses": np.zeros(settings.steps, dtype=np.float32), "snapshots": [], "weights": [],
         "attention_sum": None, "attention_count": 0, "mass_log10": [], "mass_guard": [], "seconds": 0.0,
+        "energies": [],
         "start_norm": float(w0 @ w0),
     }  # fmt: skip
 
@@ -196,6 +199,10 @@ def run_temperature(
             records["losses"][step - chunk : step] = losses_device[:chunk].cpu().numpy()
             sampler.check()
             _snapshot(task, objective, sampler, splits, records, step, burn_in, is_transformer)
+        if step % settings.energy_every == 0 and not snapshot_due:
+            objective.load(sampler.w)
+            loss = evaluate_split(objective.model, splits.train, settings.eval_batch_size)[0]
+            records["energies"].append((step, loss))
         if step % settings.weights_every == 0 and step > burn_in:
             records["weights"].append(sampler.w.float().cpu())
         if step % settings.checkpoint_every == 0 and step < settings.steps:
@@ -236,6 +243,7 @@ def _snapshot(
     train_loss, train_error, _ = evaluate_split(model, splits.train, batch)
     validation_error = evaluate_split(model, splits.validation, batch)[1] if len(splits.validation) else math.nan
     test_loss, test_error, attention = evaluate_split(model, splits.test, batch, attention=is_transformer)
+    records["energies"].append((step, train_loss))
     records["snapshots"].append(
         {"step": step, "train_loss": train_loss, "train_error": train_error, "validation_error": validation_error,
          "test_loss": test_loss, "test_error": test_error, "squared_norm": float(sampler.w @ sampler.w)}
