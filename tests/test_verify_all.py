@@ -1,0 +1,35 @@
+"""The 'done when' of re-verification: `kb verify --all` on the bundled notes leaves a verdict for each
+bound claim, at the claims' own (smoke) scales, through the real analyzers, queue and worker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kb.cli import app
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+
+
+def test_verify_all_bundled_notes_leaves_a_verdict_for_every_bound_claim(kb_dirs: tuple[Path, Path],
+                                                                          monkeypatch) -> None:
+    papers, home = kb_dirs
+    monkeypatch.setenv("KB_HOME", str(home))  # built-in models are trained and cached under the KB home
+    result = CliRunner().invoke(app, ["verify", "--all", "--json", "--papers", str(papers), "--home", str(home)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    rows = json.loads(result.stdout)
+    kb = KnowledgeBase(Settings(papers=papers, home=home))
+    bound = kb.claim_keys()
+    assert sorted(r["id"] for r in rows) == bound and len(bound) == 8
+    assert all(r["status"] == "succeeded" and r["verdict"] for r in rows), rows
+    for key in bound:
+        (latest, *_) = kb.evidence(key)
+        assert latest.verdict is not None and latest.verdict.kind.value != "error", (key, latest.verdict)
+        assert latest.provenance is not None and latest.provenance.wall_seconds
+        assert not latest.stale and kb.staleness(key) is None
+    # Small-scale proxies of claims about 650M-parameter models never settle them.
+    depth = kb.evidence("siji-2026-analysis-note-arxiv-2502-00001#optimal-depth-24-36")[0].verdict
+    assert depth is not None and depth.proxy and depth.kind.value == "inconclusive"
+    assert kb.claim_keys(stale_only=True) == []
