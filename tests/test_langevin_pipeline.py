@@ -37,7 +37,9 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     assert result.max_norm_drift < 1e-8 * result.trained["transformer"]["es"]["squared_norm"]
     assert all(0 <= e <= 1 for e in result.test_error_by_temperature)
     assert set(result.specific_heat_by_temperature) == {"transformer", "ffn"}
-    assert result.specific_heat_peak_ratio_ffn_over_transformer is not None
+    equilibrated = result.equilibrated_by_temperature
+    if sum(a and b for a, b in zip(equilibrated["ffn"], equilibrated["transformer"], strict=True)) < 3:
+        assert result.specific_heat_peak_ratio_ffn_over_transformer is None  # never computed from drifting losses
     assert isinstance(result.test_error_min_is_interior, bool)
     written = json.loads((tmp_path / "sweep" / "metrics.json").read_text())
     assert written["test_error_by_temperature"] == result.test_error_by_temperature

@@ -29,8 +29,8 @@ NOTES = [
     "guard raises the floor (then all masses) when the thermal step would make SHAKE unsolvable.",
     "The constrained sampler adds the Fixman term (T/2) log(w^T M^-1 w), which removes the bias of non-uniform "
     "masses on the sphere (the authors' sampler has no such term; the bias is O(1/n) in n weights).",
-    "The specific heat is var(L)/T^2 of the full training loss over the snapshots after burn-in; where the "
-    "sampler has not equilibrated (low T, short runs) a drifting loss inflates it.",
+    "The specific heat is var(L)/T^2 of the full training loss after burn-in, around its linear trend; where the "
+    "sampler has not equilibrated (low T, short runs: see equilibrated_by_temperature) it is not an equilibrium C.",
 ]
 
 
@@ -48,10 +48,13 @@ class SweepResult(AnalyzerResult):
     test_error_min_is_interior: bool = Field(description="Transformer: lowest test error at neither end of the list.")
     best_test_error_minus_es: float = Field(description="Transformer: min over T of test error minus the ES value.")
     validation_selected_temperature: float = Field(description="Transformer: T of the lowest validation error.")
-    peak_temperature: dict[str, float] = Field(description="T of the specific-heat maximum per model.")
+    peak_temperature: dict[str, float] = Field(
+        description="T of the specific-heat maximum per model, among the equilibrated temperatures when there are any."
+    )
     normalized_temperatures: dict[str, list[float]] = Field(description="T / T(peak C) per model.")
     specific_heat_peak_ratio_ffn_over_transformer: float | None = Field(
-        description="(max C / mean C) of the ffn over the same for the transformer; None without the ffn."
+        description="(max C / mean C) of the ffn over the same for the transformer, over the temperatures where both "
+        "equilibrated; None without the ffn or with fewer than three such temperatures."
     )
     loss_jump_ratio_ffn_over_transformer: float | None = Field(
         description="Largest rise of the mean loss between neighbouring temperatures, ffn over transformer."
@@ -103,7 +106,13 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
     steps = record["steps"]
     kept = [s for s in record["snapshots"] if s["step"] > burn_in_fraction * steps] or record["snapshots"][-1:]
     energies = sorted(record.get("energies") or [(s["step"], s["train_loss"]) for s in record["snapshots"]])
-    train_losses = np.array([e for step, e in energies if step > burn_in_fraction * steps] or [energies[-1][1]])
+    kept_energies = [(step, e) for step, e in energies if step > burn_in_fraction * steps] or energies[-1:]
+    energy_steps = np.array([step for step, _ in kept_energies], dtype=float)
+    train_losses = np.array([e for _, e in kept_energies])
+    residuals = train_losses - train_losses.mean()
+    if len(train_losses) > 2:  # C from the fluctuations around a linear trend: a slow drift is not heat
+        slope, intercept = np.polyfit(energy_steps, train_losses, 1)
+        residuals = train_losses - (slope * energy_steps + intercept)
     quarter = max(len(train_losses) // 4, 1)
     # Equilibration check: the loss should not drift across the averaging window (first vs last quarter).
     drift = float(train_losses[-quarter:].mean() - train_losses[:quarter].mean())
@@ -116,7 +125,8 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         "temperature": temperature,
         "mean_loss": float(train_losses.mean()),
         "loss_std": float(train_losses.std()),
-        "specific_heat": float(train_losses.var() / temperature**2),
+        "specific_heat": float(residuals.var() / temperature**2),
+        "specific_heat_raw": float(train_losses.var() / temperature**2),
         "energy_samples": len(train_losses),
         "loss_drift": drift,
         "equilibrated": bool(abs(drift) < 3.0 * noise),
@@ -151,6 +161,12 @@ def _summaries(experiment: Experiment, model: str, start: str) -> list[dict[str,
     return [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
 
 
+def _equilibrium_peak(heat: list[float], equilibrated: list[bool]) -> int:
+    """Index of the largest C among the equilibrated temperatures (all of them when none is)."""
+    candidates = [i for i, ok in enumerate(equilibrated) if ok] or list(range(len(heat)))
+    return max(candidates, key=lambda i: heat[i])
+
+
 def _largest_jump(values: list[float]) -> float:
     steps = np.diff(np.asarray(values, dtype=float))
     return float(max(steps.max(), 1e-12)) if len(steps) else math.nan
@@ -172,7 +188,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
             "train_error": [row["train_error"] for row in rows],
             "validation_error": [row["validation_error"] for row in rows],
             "test_error": [row["test_error"] for row in rows],
-            "peak_temperature": temperatures[analysis.peak_index(heat)],
+            "peak_temperature": temperatures[_equilibrium_peak(heat, [row["equilibrated"] for row in rows])],
             "norm_drift": max(row["norm_drift"] for row in rows),
             "equilibrated": [row["equilibrated"] for row in rows],
             "loss_drift": [row["loss_drift"] for row in rows],
@@ -182,7 +198,13 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
     errors = transformer["test_error"]
     ratio = jump = None
     if "ffn" in curves:
-        ratio = analysis.peakedness(curves["ffn"]["specific_heat"]) / analysis.peakedness(transformer["specific_heat"])
+        # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat capacity.
+        both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
+                                                 strict=True)) if a and b]  # fmt: skip
+        if len(both) >= 3:
+            ratio = analysis.peakedness([curves["ffn"]["specific_heat"][i] for i in both]) / analysis.peakedness(
+                [transformer["specific_heat"][i] for i in both]
+            )
         jump = _largest_jump(curves["ffn"]["mean_loss"]) / _largest_jump(transformer["mean_loss"])
     validation = transformer["validation_error"]
     selected = temperatures[int(np.nanargmin(validation))] if not all(map(math.isnan, validation)) else math.nan
