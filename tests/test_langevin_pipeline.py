@@ -116,6 +116,10 @@ def test_langevin_cuda_without_gpu_is_not_runnable(tmp_path: Path) -> None:
     analyzer = get("langevin.sweep")
     with pytest.raises(NotRunnable, match="CUDA"):
         analyzer.run(analyzer.params_for({"device": "cuda", "work_dir": str(tmp_path)}), RunContext(tmp_path))
+    paper = analyzer.params_for({"work_dir": str(tmp_path)}, scale="paper")  # the paper's sizes, meant for a GPU
+    assert (paper.device, paper.embed_dim, paper.num_layers, paper.num_sequences) == ("cuda", 64, 4, 12000)
+    with pytest.raises(NotRunnable):
+        analyzer.run(paper, RunContext(tmp_path))
 
 
 # -- the kb langevin commands -----------------------------------------------------------------------------

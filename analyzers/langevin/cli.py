@@ -142,8 +142,9 @@ def add_langevin_commands(app: typer.Typer) -> None:
 
                 experiment = run_experiment(params, report)  # type: ignore[arg-type]
                 name = scale_name(params, analyzer.scales)
+                sweep = sweep_result(experiment, staging, name)
                 results = {
-                    "sweep": sweep_result(experiment, staging, name),
+                    "sweep": sweep,
                     "contacts": contacts_result(experiment, staging, name),
                     "similarity": similarity_result(experiment, staging, name),
                 }
@@ -152,7 +153,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
 
             write_fasta(staging / "designed.fasta", experiment.sequences)
             seconds = time.perf_counter() - started
-            metrics = {key: result.model_dump(mode="json") for key, result in results.items()}
+            metrics: dict[str, Any] = {key: result.model_dump(mode="json") for key, result in results.items()}
             metrics["wall_seconds"] = seconds
             metrics["params"] = params.model_dump(mode="json")
             write_json(staging / "metrics.json", metrics)
@@ -170,7 +171,6 @@ def add_langevin_commands(app: typer.Typer) -> None:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        sweep = results["sweep"]
         typer.echo(f"wrote {out} in {seconds:.0f} s ({sweep.scale.name} scale, {params.device})")
         typer.echo(f"test error by T: {[round(e, 4) for e in sweep.test_error_by_temperature]} "
                    f"(interior minimum: {sweep.test_error_min_is_interior})")  # fmt: skip

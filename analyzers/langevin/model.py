@@ -58,6 +58,8 @@ TABLE_A1: dict[str, tuple[ModelConfig, int]] = {
 class CompactBlock(nn.Module):
     """X <- LN(X + A X W_vo), A = softmax(X W_qk X^T / sqrt(d)); X <- LN(X + W2(relu(W1 X + b1) + PE_m) + b2)."""
 
+    pe_hidden: torch.Tensor
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         d, m = config.embed_dim, config.hidden_dim
@@ -84,6 +86,8 @@ class CompactBlock(nn.Module):
 class CompactTransformer(nn.Module):
     """Token embedding + sinusoidal positions, ``num_layers`` compact blocks, Linear(d, 21) head."""
 
+    pe: torch.Tensor
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
         self.config = config
@@ -109,6 +113,9 @@ class CompactTransformer(nn.Module):
 class PoolingFeedForward(nn.Module):
     """Baseline: [LN(emb), mean over unmasked positions] (2d) -> W1 -> relu + PE_m -> W2, plus a
     projection (d -> m) of the normalized input as residual, LayerNorm(m), Linear(m, 21) head."""
+
+    pe: torch.Tensor
+    pe_hidden: torch.Tensor
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -162,7 +169,7 @@ def layer_slices(model: nn.Module) -> dict[str, slice]:
 
 def table_a1() -> list[dict[str, object]]:
     """The Table A1 configurations with the exact parameter counts of these implementations."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for name, (config, printed) in TABLE_A1.items():
         rows.append(
             {

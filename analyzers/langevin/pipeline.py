@@ -227,9 +227,10 @@ def _run_experiment(params: LangevinParams, report: Report, models: list[str] | 
     for position, (name, config) in enumerate(configs.items()):
         fraction = 0.05 + 0.25 * position / len(configs)
         report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then ES and OT)")
-        outcome, key, cached = _cached_training(
-            name, config, splits, params, device, work, lambda _f, m, at=fraction: report(at, m)
-        )
+        def training_report(_fraction: float, message: str, at: float = fraction) -> None:
+            report(at, message)
+
+        outcome, key, cached = _cached_training(name, config, splits, params, device, work, training_report)
         if cached:
             reused.append(f"training:{name}")
         model = build_model(config)
@@ -296,7 +297,9 @@ def _trained_attention(config: ModelConfig, outcome: TrainingOutcome, splits: Sp
     for name, state in (("ES", outcome.es_state), ("OT", outcome.ot_state)):
         model.load_state_dict(state)
         model.eval()
-        result[name] = evaluate_split(model, test, attention=True)[2].numpy()
+        attention = evaluate_split(model, test, attention=True)[2]
+        assert attention is not None  # a transformer returns its attention
+        result[name] = attention.numpy()
     return result
 
 
@@ -317,6 +320,6 @@ def _versions() -> dict[str, str]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "numpy": np.__version__,
-        "gemmi": gemmi.__version__,
+        "gemmi": str(getattr(gemmi, "__version__", "unknown")),
         "cuda": str(torch.version.cuda),
     }

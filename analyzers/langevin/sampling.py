@@ -277,11 +277,11 @@ def run_temperatures(
     if workers <= 1 or len(tasks) <= 1:
         results = []
         for index, task in enumerate(tasks):
-            results.append(
-                run_temperature(
-                    task, lambda d, n, i=index, t=task: note(i, d, f"{t.name} T={t.temperature:g}: step {d}/{n}")
-                )
-            )
+
+            def progress(done_steps: int, steps: int, index: int = index, task: TemperatureTask = task) -> None:
+                note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
+
+            results.append(run_temperature(task, progress))
         return results
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
@@ -304,4 +304,4 @@ def run_temperatures(
                 for future in pending:
                     future.cancel()
                 raise
-            return [future.result() for future in sorted(futures, key=futures.get)]
+            return [future.result() for future in sorted(futures, key=lambda future: futures[future])]

@@ -77,7 +77,7 @@ class _Trainer:
     def __init__(self, model: nn.Module, train_split: MaskedSplit, settings: TrainingSettings, seed: int) -> None:
         self.model, self.train_split, self.settings = model, train_split, settings
         self.generator = torch.Generator().manual_seed(seed)
-        embed_dim = model.config.embed_dim  # type: ignore[union-attr]
+        embed_dim = int(getattr(model, "config").embed_dim)  # noqa: B009 - every compact model has a config
         self.optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: settings.lr_scale * noam_lr(s + 1, embed_dim, settings.warmup)
