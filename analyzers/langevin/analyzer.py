@@ -180,7 +180,7 @@ class DesignParams(AnalyzerParams):
 
     structure_file: str | None = Field(default=None, description="PDB/mmCIF file; default: the idealized bundle.")
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached).")
-    cache_dir: str = Field(default="~/.cache/kb/pdb", description="Where downloaded structures are kept.")
+    cache_dir: str | None = Field(default=None, description="Downloaded structures (default: <KB_HOME>/cache/pdb).")
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based).")
     cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A.")

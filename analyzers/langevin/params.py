@@ -9,12 +9,22 @@ sampling lengths).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from analyzers.base import AnalyzerParams
 from analyzers.langevin.design import DEFAULT_LADDER
+
+
+def default_cache(kind: str, given: str | None) -> Path:
+    """``given`` or the per-user cache folder ``kind`` (under KB_HOME when set, so tests stay in their folder)."""
+    if given:
+        return Path(given).expanduser()
+    home = os.environ.get("KB_HOME")
+    return Path(home) / "cache" / kind if home else Path("~/.cache/kb").expanduser() / kind
 
 
 def _positive_temperatures(values: list[float]) -> list[float]:
@@ -30,7 +40,9 @@ class LangevinParams(AnalyzerParams):
     # structure
     structure_file: str | None = Field(default=None, description="PDB/mmCIF file; default: the idealized bundle.")
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
-    cache_dir: str = Field(default="~/.cache/kb/pdb", description="Where downloaded structures are kept.")
+    cache_dir: str | None = Field(
+        default=None, description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb)."
+    )
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
     cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A (not published; 4.5 usual).")
@@ -107,9 +119,10 @@ class LangevinParams(AnalyzerParams):
     tolerance_min_separation: int = Field(default=6, ge=0, description="Tolerant metric: pairs with |i-j| > this.")
     tolerance_delta: int = Field(default=1, ge=0, description="Tolerant metric: a hit within Delta of a contact.")
     # bookkeeping
-    work_dir: str = Field(
-        default="~/.cache/kb/langevin",
-        description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed).",
+    work_dir: str | None = Field(
+        default=None,
+        description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
+        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin.",
     )
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)

@@ -23,7 +23,7 @@ from analyzers.langevin import design, structure
 from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
-from analyzers.langevin.params import LangevinParams
+from analyzers.langevin.params import LangevinParams, default_cache
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperatures
 from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
 
@@ -79,7 +79,7 @@ def load_contact_map(params: LangevinParams) -> structure.ContactMap:
             params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
     elif params.pdb_id:
-        path = structure.fetch_pdb(params.pdb_id, params.cache_dir)
+        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir))
         contact_map = structure.read_contact_map(
             path, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
@@ -210,7 +210,7 @@ def run_experiment(params: LangevinParams, report: Report, models: list[str] | N
 
 
 def _run_experiment(params: LangevinParams, report: Report, models: list[str] | None, device: str) -> Experiment:
-    work = Path(params.work_dir).expanduser()
+    work = default_cache("langevin", params.work_dir)
     torch.manual_seed(params.seed)
     reused: list[str] = []
     contact_map = load_contact_map(params)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from analyzers.base import AnalyzerResult
 from analyzers.langevin import analysis, plots
@@ -37,6 +37,8 @@ NOTES = [
 class SweepResult(AnalyzerResult):
     """Loss, specific heat and errors against sampling temperature, transformer vs feed-forward."""
 
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # NaN (not computable) stays NaN in JSON
+
     temperatures: list[float] = Field(description="Sampling temperatures.")
     start: str = Field(description="Weights the sampling started from (ES or OT).")
     mean_loss_by_temperature: dict[str, list[float]] = Field(description="Mean full training loss per model.")
@@ -54,7 +56,7 @@ class SweepResult(AnalyzerResult):
     normalized_temperatures: dict[str, list[float]] = Field(description="T / T(peak C) per model.")
     specific_heat_peak_ratio_ffn_over_transformer: float | None = Field(
         description="(max C / mean C) of the ffn over the same for the transformer, over the temperatures where both "
-        "equilibrated; None without the ffn or with fewer than three such temperatures."
+        "equilibrated; NaN with fewer than three such temperatures, None without the ffn."
     )
     loss_jump_ratio_ffn_over_transformer: float | None = Field(
         description="Largest rise of the mean loss between neighbouring temperatures, ffn over transformer."
@@ -72,6 +74,8 @@ class SweepResult(AnalyzerResult):
 
 class ContactsResult(AnalyzerResult):
     """Mean attention against the contact map along the temperatures, and ES vs OT."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     temperatures: list[float] = Field(description="Sampling temperatures.")
     p_at_l_by_temperature: list[float] = Field(description="P@L of the best block's symmetrized mean attention.")
@@ -92,6 +96,8 @@ class ContactsResult(AnalyzerResult):
 
 class SimilarityResult(AnalyzerResult):
     """Per-layer similarity q between sampled weight vectors at one temperature."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
 
     temperature_by_model: dict[str, float] = Field(description="T analysed per model (lowest mean test error).")
     mean_q_by_layer: dict[str, dict[str, float]] = Field(description="Mean q per model and layer.")
@@ -201,6 +207,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat capacity.
         both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
                                                  strict=True)) if a and b]  # fmt: skip
+        ratio = math.nan  # not computable: "inconclusive" for a claim, never a number from drifting losses
         if len(both) >= 3:
             ratio = analysis.peakedness([curves["ffn"]["specific_heat"][i] for i in both]) / analysis.peakedness(
                 [transformer["specific_heat"][i] for i in both]
