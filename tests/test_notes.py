@@ -403,8 +403,8 @@ def test_set_fields_list_edits_rewrite_only_the_changed_items() -> None:
 
 
 def test_set_fields_list_edits_keep_unquoted_items_and_fall_back_for_inline_lists() -> None:
-    raw = ('---\npaper_id: x:1\ntitle: T\ntags:\n  - plm   # the field\n  - depth\nauthors: [{name: A}]\n---\nbody\n'
-           ).encode()
+    raw = (b'---\npaper_id: x:1\ntitle: T\ntags:\n  - plm   # the field\n  - depth\nauthors: [{name: A}]\n---\nbody\n'
+           )
     note = parse_note(raw, Path("x.md"))
     new = set_fields(note, {"tags": ["plm", "scaling", "depth"]})
     assert _changed_lines(note.raw, new.raw) == ([], ["  - scaling"])
