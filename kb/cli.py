@@ -573,8 +573,8 @@ def demo(
     for key, reason in skipped:
         err_console.print(f"[yellow]not verified[/] {key}: {reason}", highlight=False)
     if queued:
-        with console.status(f"re-verifying {len(queued)} claim(s) at their smoke scale", spinner="dots"):
-            kb.work(once=True)
+        err_console.print(f"re-verifying {len(queued)} claim(s) at their bound scale")
+        _watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
     verdicts: list[dict[str, Any]] = []
     not_runnable = dict(skipped)
     for key in kb.claim_keys():
