@@ -37,6 +37,7 @@ from kb.executors import EXECUTORS
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
 from kb.settings import Settings
+from kb.verdicts import describe
 
 app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
                   no_args_is_help=True, add_completion=False)
@@ -523,12 +524,26 @@ def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
 @app.command()
 def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
              papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Evidence of a claim, newest first: verdict and why, scale, provenance, staleness."""
+    """The claim, then its evidence, newest first: verdict and why, scale, provenance, staleness."""
     kb = _kb(papers, home, db)
+    kb.index()
+    found = kb.claim(claim_key)
+    if found is None:
+        _fail(NoteError(claim_key, "no such claim: a claim key is '<note id>#<claim id>'; run 'kb show NOTE' "
+                                   "to see a note's claims"))
+        return
     records = kb.evidence(claim_key)
     if as_json:
         _print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id} for r in records])
         return
+    claim, grounding = found
+    about = [f"[bold]{escape(claim.statement)}[/]"]
+    if claim.source is not None:
+        about.append(f"[dim]“{escape(claim.source.quote)}”[/]  (quote: {grounding or 'not checked'})")
+    if claim.analyzer is not None:
+        about.append(f"analyzer: {claim.analyzer.name} ({claim.analyzer.scale or 'default'} scale)"
+                     + (f", expects {describe(claim.expect)}" if claim.expect else ""))
+    console.print(Panel("\n".join(about), title=claim_key))
     if not records:
         console.print(f"no evidence for {claim_key} yet: run 'kb verify {claim_key}'")
         return

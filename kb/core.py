@@ -160,6 +160,12 @@ class KnowledgeBase:
         """Indexed claims of one note."""
         return index_mod.claims_for(self.engine, note_id)
 
+    def claim(self, claim_key: str) -> tuple[Claim, str | None] | None:
+        """The indexed claim '<note id>#<claim id>' and its grounding status, or None."""
+        with Session(self.engine) as session:
+            row = session.get(ClaimRow, claim_key)
+        return (Claim.model_validate_json(row.claim_json), row.grounding) if row is not None else None
+
     def search(self, query: str, limit: int = 20) -> list[index_mod.SearchHit]:
         """Full-text search over titles, tags, bodies and claim statements."""
         return index_mod.search(self.engine, query, limit=limit)

@@ -223,3 +223,20 @@ def test_worker_logs_each_run(kb_dirs: tuple[Path, Path]) -> None:
     code, out, err = _run(kb_dirs, "worker")
     assert code == 0 and "1 succeeded" in out
     assert f"run {run.id[:12]}: noop on cpu" in err and f"run {run.id[:12]}: succeeded in" in err
+
+
+def test_evidence_shows_the_claim_beside_its_evidence_and_rejects_unknown_keys(kb_dirs: tuple[Path, Path]) -> None:
+    papers, _ = kb_dirs
+    (papers / "e.md").write_text('---\npaper_id: "t:e"\ntitle: "E"\nclaims:\n  - id: v\n'
+                                 '    statement: "The value exceeds one."\n    analyzer: {name: noop, params: {value: 3}}\n'
+                                 '    expect: {metric: value, op: ">", value: 1}\n---\n', encoding="utf-8")
+    code, out, _ = _run(kb_dirs, "evidence", "e#v")
+    assert code == 0 and "The value exceeds one." in out and "no evidence for e#v yet" in out
+    _run(kb_dirs, "verify", "e#v")
+    code, out, _ = _run(kb_dirs, "evidence", "e#v")
+    assert code == 0 and "expects value > 1" in out and "supported" in out and "artifact: evidence/" in out
+    code, out, _ = _run(kb_dirs, "evidence", "e#v", "--json")
+    (row,) = json.loads(out)
+    assert row["id"] == "e#v" and row["verdict"]["kind"] == "supported" and row["metrics"]["value"] == 3
+    code, _, err = _run(kb_dirs, "evidence", "e#nope")
+    assert code == 1 and "no such claim" in err
