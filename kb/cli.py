@@ -11,7 +11,8 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -606,31 +607,25 @@ def demo(
     _verdict_table(verdicts)
 
 
-def _draft_source(kb: KnowledgeBase, note_or_file: str) -> tuple[str, str, str | None, list[str]]:
-    """(text, source key, note id to write into, notices) for a note id or a file path."""
-    path = Path(note_or_file)
-    if path.is_file():
-        return path.read_text(encoding="utf-8", errors="replace"), f"file-{path.resolve()}", None, []
+@contextmanager
+def _chat_model_failures(*known: type[Exception]) -> Iterator[None]:
+    """Errors of an agent run as one clear line and exit 1: ``known`` ones as they are, any other as the provider's."""
     try:
-        note = kb.read(note_or_file)
-    except NoteError as exc:
-        if path.suffix or "/" in note_or_file:
-            _fail(NoteError(path, "no such file, and no note with this id; pass a text file or a note id ('kb list')"))
-        _fail(exc)
-    from kb.grounding import source_path
-
-    src = source_path(note)
-    if src is not None and src.is_file():
-        return src.read_text(encoding="utf-8", errors="replace"), f"note-{note.id}", note.id, []
-    why = (f"its source_file {note.meta.source_file!r} does not exist" if note.meta.source_file
-           else "it names no source_file")
-    return note.body, f"note-{note.id}", note.id, [f"drafting from the body of note {note.id!r}: {why}"]
+        yield
+    except known as exc:
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+        raise typer.Exit(1) from exc
+    except Exception as exc:  # the provider failed: network, authentication, quota, ...
+        err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
+                          "(check the network, the provider's API key and KB_CHAT_MODEL)",
+                          highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from exc
 
 
 @app.command("draft-claims")
 def draft_claims(
     note_or_file: Annotated[str, typer.Argument(help="Note id (drafts from its source_file), or a text file.")],
-    accept: Annotated[list[str] | None, typer.Option(
+    accept_ids: Annotated[list[str] | None, typer.Option(
         "--accept", help="Write this drafted claim id into the note (repeat for more).")] = None,
     accept_all: Annotated[bool, typer.Option("--accept-all", help="Write every kept claim into the note.")] = False,
     into: Annotated[str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")] = None,
@@ -645,81 +640,62 @@ def draft_claims(
     tables. Quotes not in the text are rejected; unknown analyzers, bad parameters and undeclared
     metrics are stripped, with the reason shown. Without --accept nothing is written.
     """
-    from kb.agents.accept import load_draft, save_draft
+    from kb.agents.accept import NotAccepted, accept, draft_or_recall, draft_source
     from kb.agents.config import NoChatModel, chat_model, configured_spec
-    from kb.agents.drafter import DraftError, draft, review
+    from kb.agents.drafter import DraftError
     from kb.grounding import normalize_text
 
     kb = _kb(papers, home, db)
-    if accept and accept_all:
+    if accept_ids and accept_all:
         err_console.print("[bold red]error[/]: give either --accept ID ... or --accept-all, not both")
         raise typer.Exit(2)
-    text, source, target, notices = _draft_source(kb, note_or_file)
-    if into is not None:
-        if target is not None:
-            err_console.print("[bold red]error[/]: --into is for drafting from a file; a note's claims go into it")
-            raise typer.Exit(2)
-        target = into
-    accepting = bool(accept) or accept_all
+    try:
+        source = draft_source(kb, note_or_file)
+    except NoteError as exc:
+        _fail(exc)
+        return
+    if into is not None and source.note_id is not None:
+        err_console.print("[bold red]error[/]: --into is for drafting from a file; a note's claims go into it")
+        raise typer.Exit(2)
+    target = into or source.note_id
+    accepting = bool(accept_ids) or accept_all
     if accepting and target is None:
         err_console.print("[bold red]error[/]: accepted claims are written into a note: pass a note id, "
                           "or --into NOTE when drafting from a file")
         raise typer.Exit(2)
-    existing = []
-    if target is not None:
-        try:
-            existing = list(kb.read(target).meta.claims)
-        except NoteError as exc:
-            _fail(exc)
-    for notice in notices:
+    try:
+        existing = list(kb.read(target).meta.claims) if target is not None else []
+    except NoteError as exc:
+        _fail(exc)
+    for notice in source.notices:
         err_console.print(f"[yellow]note[/]: {escape(notice)}", highlight=False)
-    result = load_draft(kb.settings.home, source, text) if accepting else None
-    if result is not None:
-        err_console.print("accepting from the draft printed earlier for this text", highlight=False)
-        still, now_rejected = review(result.claims, text, existing=existing)  # e.g. claims accepted since
-        result = result.model_copy(update={"claims": still, "rejected": [*result.rejected, *now_rejected]})
-    else:
-        model = None
-        if not fallback and configured_spec():
-            try:
-                model = chat_model()
-            except NoChatModel as exc:
-                err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
-                raise typer.Exit(2) from exc
+    model = None
+    if not fallback and configured_spec():
         try:
-            with err_console.status("drafting claims" + (" with the chat model" if model else ""), spinner="dots"):
-                result = draft(text, kb, model, existing=existing)
-        except DraftError as exc:
-            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
-            raise typer.Exit(1) from exc
-        except Exception as exc:  # the provider failed: network, authentication, quota, ...
-            err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
-                              "(check the network, the provider's API key and KB_CHAT_MODEL)",
-                              highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from exc
-        save_draft(kb.settings.home, source, text, result)
+            model = chat_model()
+        except NoChatModel as exc:
+            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from exc
+    with _chat_model_failures(DraftError), err_console.status(
+            "drafting claims" + (" with the chat model" if model else ""), spinner="dots"):
+        result, recalled = draft_or_recall(kb, source, model, existing, recall=accepting)
+    if recalled:
+        err_console.print("accepting from the draft printed earlier for this text", highlight=False)
     if result.message:
         err_console.print(f"[yellow]note[/]: {escape(result.message)}", highlight=False, soft_wrap=True)
     written: dict[str, str] = {}
     if accepting:
-        kept = {c.id: c for c in result.claims}
-        wanted = list(kept) if accept_all else list(dict.fromkeys(accept or []))
-        unknown = [i for i in wanted if i not in kept]
-        if unknown:
-            why = {r.claim.id: r.reason for r in result.rejected}
-            for ident in unknown:
-                what = (f"was rejected: {why[ident]}" if ident in why
-                        else f"was not drafted; drafted: {', '.join(kept) or 'none'}")
-                err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(what)}", highlight=False,
-                                  soft_wrap=True)
-            err_console.print("Nothing was written.")
-            raise typer.Exit(1)
         assert target is not None
         try:
-            done = kb.add_claims(target, [kept[i].to_claim() for i in wanted])
+            written = accept(kb, target, result, None if accept_all else list(accept_ids or []))
+        except NotAccepted as exc:
+            for ident, why in exc.reasons.items():
+                err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False,
+                                  soft_wrap=True)
+            err_console.print("Nothing was written.")
+            raise typer.Exit(1) from exc
         except NoteError as exc:
             _fail(exc)
-        written = {i: c.id for i, c in zip(wanted, done, strict=True)}
     if as_json:
         rows: list[dict[str, Any]] = []
         for c in result.claims:
@@ -780,16 +756,8 @@ def ask(question: Annotated[str, typer.Argument(help="A question about the notes
             status.update(escape(f"{name}({shown})"))
             err_console.print(f"[dim]→ {escape(name)}({escape(shown)})[/]", highlight=False)
 
-        try:
+        with _chat_model_failures(AskError):
             answer = ask_kb(question, kb, model, allow_queue=not no_queue, on_call=show)
-        except AskError as exc:
-            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
-            raise typer.Exit(1) from exc
-        except Exception as exc:  # the provider failed: network, authentication, quota, ...
-            err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
-                              "(check the network, the provider's API key and KB_CHAT_MODEL)",
-                              highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from exc
     if as_json:
         _print_json(answer.model_dump(mode="json"))
         return

@@ -1,9 +1,10 @@
-"""Remembering the last draft of each source text, so that accepting takes the claims the user saw.
+"""Drafting claims for a note and accepting some of them: where the text comes from, the remembered
+draft, and writing the accepted claims into the note.
 
-A draft made by a chat model differs from run to run, so the CLI remembers the last draft of each
-source text under ``<KB home>/drafts/``: ``kb draft-claims NOTE --accept ID`` accepts the ids it
-printed, not those of a new draft. Writing accepted claims into a note is ``kb.note_edits.append_claims``
-(through ``KnowledgeBase.add_claims``).
+A draft made by a chat model differs from run to run, so the last draft of each source text is kept
+under ``<KB home>/drafts/``: ``kb draft-claims NOTE --accept ID`` accepts the ids it printed, not those
+of a new draft. Writing accepted claims into a note is ``kb.note_edits.append_claims`` (through
+``KnowledgeBase.add_claims``): only the note's ``claims:`` block changes.
 """
 
 from __future__ import annotations
@@ -11,10 +12,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from langchain_core.language_models import BaseChatModel
+
 from kb import notes as notes_mod
-from kb.agents.drafter import DraftResult
+from kb.agents.drafter import DraftResult, draft, review
+from kb.core import KnowledgeBase
+from kb.grounding import source_path
+from kb.notes import NoteError
+from schemas.claim import Claim
 
 # -- the last draft of each source text --------------------------------------------------------------
 
@@ -48,3 +56,76 @@ def load_draft(home: Path, source: str, text: str) -> DraftResult | None:
         return DraftResult.model_validate(payload["draft"])
     except (OSError, ValueError, KeyError):
         return None
+
+
+# -- what to draft from, and accepting ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DraftSource:
+    """The text claims are drafted from, the key its draft is remembered under, and the note to write into."""
+
+    text: str
+    key: str
+    note_id: str | None  # None for a text file: accepted claims then need a target note
+    notices: tuple[str, ...] = ()
+
+
+def draft_source(kb: KnowledgeBase, note_or_file: str) -> DraftSource:
+    """A text file, or a note's ``source_file`` (its body when it has none); ``NoteError`` when neither exists."""
+    path = Path(note_or_file)
+    if path.is_file():
+        return DraftSource(path.read_text(encoding="utf-8", errors="replace"), f"file-{path.resolve()}", None)
+    try:
+        note = kb.read(note_or_file)
+    except NoteError:
+        if path.suffix or "/" in note_or_file:
+            raise NoteError(path, "no such file, and no note with this id; pass a text file or a note id "
+                                  "('kb list')") from None
+        raise
+    src = source_path(note)
+    if src is not None and src.is_file():
+        return DraftSource(src.read_text(encoding="utf-8", errors="replace"), f"note-{note.id}", note.id)
+    why = (f"its source_file {note.meta.source_file!r} does not exist" if note.meta.source_file
+           else "it names no source_file")
+    return DraftSource(note.body, f"note-{note.id}", note.id, (f"drafting from the body of note {note.id!r}: {why}",))
+
+
+def draft_or_recall(kb: KnowledgeBase, source: DraftSource, model: BaseChatModel | None, existing: list[Claim],
+                    *, recall: bool) -> tuple[DraftResult, bool]:
+    """The remembered draft of this text when ``recall`` (re-reviewed against ``existing``), else a new one.
+
+    Returns the draft and whether it was recalled. A new draft is remembered for a later accept.
+    """
+    remembered = load_draft(kb.settings.home, source.key, source.text) if recall else None
+    if remembered is not None:
+        still, now_rejected = review(remembered.claims, source.text, existing=existing)  # e.g. accepted since
+        return remembered.model_copy(update={"claims": still, "rejected": [*remembered.rejected, *now_rejected]}), True
+    result = draft(source.text, kb, model, existing=existing)
+    save_draft(kb.settings.home, source.key, source.text, result)
+    return result, False
+
+
+class NotAccepted(ValueError):
+    """Some ids asked for were not drafted, or were rejected; nothing was written."""
+
+    def __init__(self, reasons: dict[str, str]) -> None:
+        self.reasons = reasons
+        super().__init__("; ".join(f"claim {ident!r} {why}" for ident, why in reasons.items()))
+
+
+def accept(kb: KnowledgeBase, note_id: str, result: DraftResult, ids: list[str] | None) -> dict[str, str]:
+    """Write the drafted claims ``ids`` (all kept ones when None) into the note; drafted id -> id written.
+
+    ``NotAccepted`` (naming each bad id and why) before anything is written when an id was not drafted
+    or was rejected.
+    """
+    kept = {c.id: c for c in result.claims}
+    wanted = list(kept) if ids is None else list(dict.fromkeys(ids))
+    rejected = {r.claim.id: r.reason for r in result.rejected}
+    reasons = {ident: (f"was rejected: {rejected[ident]}" if ident in rejected
+                       else f"was not drafted; drafted: {', '.join(kept) or 'none'}")
+               for ident in wanted if ident not in kept}
+    if reasons:
+        raise NotAccepted(reasons)
+    written = kb.add_claims(note_id, [kept[ident].to_claim() for ident in wanted])
+    return {ident: claim.id for ident, claim in zip(wanted, written, strict=True)}
