@@ -98,6 +98,9 @@ class Analyzer(ABC, Generic[P, R]):
     metrics: ClassVar[dict[str, str]] = {}
     resources: ClassVar[Resources] = Resources()
     scales: ClassVar[dict[str, dict[str, Any]]] = {}
+    # Fields besides the seed that say how or where a run happens, not what it measures (cache folders,
+    # worker counts): ``scale_name`` keeps a preset's name whatever their values.
+    scale_ignored_fields: ClassVar[frozenset[str]] = frozenset()
 
     def params_for(self, params: dict[str, Any] | None = None, scale: str | None = None) -> P:
         """Validate parameters, starting from a named scale preset when one is given."""
@@ -108,6 +111,20 @@ class Analyzer(ABC, Generic[P, R]):
             merged.update(self.scales[scale])
         merged.update(params or {})
         return self.Params.model_validate(merged)  # type: ignore[return-value]
+
+    def scale_name(self, params: AnalyzerParams) -> str:
+        """The name of the preset in ``scales`` that ``params`` equals, else ``'custom'``.
+
+        Every field is compared with the preset's validated parameters except the seed and the fields in
+        ``scale_ignored_fields``, so a seed spread at the 'small' scale is still 'small'. The first matching
+        preset wins, in the order ``scales`` lists them.
+        """
+        ignored = {"seed", *self.scale_ignored_fields}
+        given = params.model_dump(exclude=ignored)
+        for name in self.scales:
+            if self.params_for(scale=name).model_dump(exclude=ignored) == given:
+                return name
+        return "custom"
 
     def preflight(self, params: P) -> None:
         """Raise ``NotRunnable`` (saying why) when this machine cannot run these parameters.

@@ -1,17 +1,28 @@
-"""Registry completeness: every analyzer is documented and tested, every CLI command is in the README."""
+"""Registry completeness: every analyzer is documented and tested, every CLI command is in the README;
+registration stays cheap (no torch & co. until an analyzer runs); the base class names scale presets."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 import typer.main
+from pydantic import Field
 
 from analyzers import registry
-from analyzers.base import AnalyzerParams, AnalyzerResult
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
 from kb.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
+# Imported only when an analyzer runs or a command needs them: each takes from tens of milliseconds
+# (numpy) to seconds (torch), and every `kb` command and the app's first page load the registry.
+HEAVY_FOR_CLI = ("torch", "transformers", "matplotlib", "scipy", "gemmi", "nnsight", "langchain")
+HEAVY_FOR_REGISTRY = (*HEAVY_FOR_CLI, "numpy", "huggingface_hub", "safetensors", "tokenizers")
 
 
 def test_registry_every_analyzer_is_typed_and_tested() -> None:
@@ -88,3 +99,99 @@ def test_registry_a_broken_plugin_is_reported_not_fatal(monkeypatch: pytest.Monk
     assert "needs a package" in registry.broken()["broken-plugin"]
     with pytest.raises(KeyError, match="broken-plugin failed to load"):
         registry.get("from.the.broken.plugin")
+
+
+_IMPORT_PROBE = """
+import json, sys
+import typer.main
+from analyzers import registry
+analyzers = registry.load_all()
+after_registry = sorted(name.split(".")[0] for name in sys.modules)
+import kb.cli
+typer.main.get_command(kb.cli.app)  # what `kb --help` builds
+print(json.dumps({"analyzers": sorted(analyzers), "broken": registry.broken(), "after_registry": after_registry,
+                  "after_cli": sorted(name.split(".")[0] for name in sys.modules)}))
+"""
+
+
+def test_registry_load_all_and_cli_import_no_heavy_module(tmp_path: Path) -> None:
+    """A fresh interpreter: registering every analyzer and building the CLI imports none of the heavy libraries."""
+    env = {**os.environ, "KB_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT)}
+    completed = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    state = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert state["broken"] == {} and {"depth.probe", "depth.sweep", "langevin.sweep"} <= set(state["analyzers"])
+    assert sorted(set(HEAVY_FOR_REGISTRY) & set(state["after_registry"])) == []
+    assert sorted(set(HEAVY_FOR_CLI) & set(state["after_cli"])) == []
+
+
+class _PresetParams(AnalyzerParams):
+    size: int = Field(default=1, description="How big.")
+    cache: str | None = Field(default=None, description="Where intermediate files go (does not change results).")
+
+
+class _PresetResult(AnalyzerResult):
+    size: int = Field(description="The size.")
+
+
+class _Presets(Analyzer[_PresetParams, _PresetResult]):
+    name = "test.presets"
+    summary = "scale_name test double"
+    Params = _PresetParams
+    Result = _PresetResult
+    metrics: ClassVar[dict[str, str]] = {"size": "the size"}
+    scales: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {}, "small": {"size": 10}, "same_as_small": {"size": 10}, "gpu": {"size": 10, "device": "cuda"},
+    }
+
+    def run(self, params: _PresetParams, ctx: RunContext) -> _PresetResult:
+        raise NotImplementedError
+
+
+class _PresetsIgnoringSetup(_Presets):
+    scale_ignored_fields = frozenset({"device", "cache"})
+
+
+def test_analyzer_scale_name_whatever_the_seed_else_custom() -> None:
+    analyzer = _Presets()
+    assert analyzer.scale_name(_PresetParams()) == "smoke"
+    assert analyzer.scale_name(_PresetParams(size=10, seed=7)) == "small"  # the seed never changes the scale
+    assert analyzer.scale_name(analyzer.params_for(scale="same_as_small")) == "small"  # first preset listed wins
+    assert analyzer.scale_name(_PresetParams(size=10, device="cuda")) == "gpu"
+    assert analyzer.scale_name(_PresetParams(size=3)) == "custom"
+    assert analyzer.scale_name(_PresetParams(size=10, cache="/tmp/x")) == "custom"  # not ignored here
+
+
+def test_analyzer_scale_name_ignores_the_declared_setup_fields() -> None:
+    analyzer = _PresetsIgnoringSetup()
+    assert analyzer.scale_name(_PresetParams(size=10, cache="/tmp/x", device="cuda:1", seed=3)) == "small"
+    assert analyzer.scale_name(_PresetParams(size=3, cache="/tmp/x")) == "custom"
+
+
+def test_registry_shipped_analyzers_scale_names() -> None:
+    """depth.* compare every field but the seed; langevin.* also ignore device, folders and workers."""
+    probe = registry.get("depth.probe")
+    assert probe.scale_name(probe.params_for(scale="esm2_8m", params={"seed": 4})) == "esm2_8m"
+    assert probe.scale_name(probe.params_for(scale="paper", params={"device": "cpu"})) == "custom"
+    assert probe.scale_name(probe.params_for(scale="smoke", params={"max_sequences": 9})) == "custom"
+    sweep = registry.get("depth.sweep")
+    assert sweep.scale_name(sweep.params_for(scale="small", params={"seed": 2})) == "small"
+    langevin = registry.get("langevin.sweep")
+    setup = {"device": "cpu", "workers": 3, "work_dir": "/tmp/w", "cache_dir": "/tmp/c", "seed": 5}
+    assert langevin.scale_name(langevin.params_for(setup, scale="paper")) == "paper"
+    assert langevin.scale_name(langevin.params_for({"sampling_steps": 41})) == "custom"
+    contacts = registry.get("langevin.contacts")
+    assert contacts.scale_name(contacts.params_for(scale="small")) == "small"
+    assert contacts.scale_name(contacts.params_for({"include_ffn": True}, scale="small")) == "custom"
+
+
+def test_langevin_default_ladder_literal_is_the_rounded_geometric_ladder() -> None:
+    """The ladder is written out (so the parameters need no numpy); it must equal its numpy definition."""
+    import numpy as np
+
+    from analyzers.langevin.params import DEFAULT_LADDER
+
+    geometric = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))
+    assert geometric == DEFAULT_LADDER

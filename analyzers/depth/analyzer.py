@@ -4,29 +4,20 @@ One instrumented pass per batch gives the logit lens, contributions, angular dis
 attention entropy; the skip, sublayer-skip, future-effect and deletion probes replay only the layers
 after the perturbed one. The default model is a small ESM-2-shaped model trained here on the shipped
 designed sequences (see ``tiny.py``); real PLMs are named by hub id or folder.
+
+This module only declares the analyzer (cheap to import: the registry loads it for every ``kb`` command);
+the work is ``run.probe_one``.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import platform
-from pathlib import Path
 from typing import Any, Literal
 
-import torch
 from pydantic import Field
 
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
-from analyzers.depth import plots, tiny
-from analyzers.depth.batches import check_lengths
-from analyzers.depth.catalog import MODELS
-from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, read_fasta, split_records
-from analyzers.depth.loading import LoadedModel, ResolvedModel, check_device, load_model
-from analyzers.depth.probes import ProbeOptions
-from analyzers.depth.run import probe_model, summarize
+from analyzers.depth.catalog import BUILTINS
 from analyzers.registry import register
-from schemas.run import EvidenceScale
 
 DEFAULT_MODEL = "builtin:esm-designed-4x64"
 
@@ -37,7 +28,7 @@ class DepthProbeParams(AnalyzerParams):
     model: str = Field(
         default=DEFAULT_MODEL,
         description="Hub id, local folder, imported name, or a built-in trained tiny ESM "
-        f"({', '.join(tiny.BUILTINS)}: trained here on designed sequences, not real PLMs).",
+        f"({', '.join(BUILTINS)}: trained here on designed sequences, not real PLMs).",
     )
     fasta: str | None = Field(
         default=None, description="FASTA of sequences; default: held-out chains of the shipped designed corpus."
@@ -84,109 +75,6 @@ class DepthProbeResult(AnalyzerResult):
     layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...).")
 
 
-def _finite(value: float) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def json_safe(value: Any) -> Any:
-    """NaN / inf -> None recursively, so files are strict JSON."""
-    if isinstance(value, dict):
-        return {key: json_safe(v) for key, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def resolve_spec(model: str, seed: int, report: Any = lambda f, m: None) -> tuple[str | ResolvedModel, list[str]]:
-    """A built-in name becomes its trained folder (trained on first use); notes say what it is."""
-    if model in tiny.BUILTINS:
-        folder = tiny.trained_tiny_esm(model, seed=seed, report=report)
-        return ResolvedModel(model, folder, "builtin"), [tiny.describe(model)]
-    if model.startswith("builtin:"):
-        raise ValueError(f"unknown built-in model {model!r}; built-ins: {', '.join(tiny.BUILTINS)}")
-    return model, []
-
-
-def select_records(
-    fasta: str | None, max_length: int | None, max_sequences: int
-) -> tuple[Path, list[Record], list[str]]:
-    """The sequences to probe and notes on where they come from."""
-    notes: list[str] = []
-    path = Path(fasta) if fasta else DESIGNED_FASTA
-    records = read_fasta(path, max_length=max_length)
-    if path == DESIGNED_FASTA:
-        records = split_records(records)[1]
-        notes.append(f"sequences: held-out chains of the shipped {DESIGNED_DESCRIPTION}")
-    if not records:
-        raise ValueError(f"{path}: no sequence left after the length filter (--max-length {max_length})")
-    return path, records[:max_sequences], notes
-
-
-def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str = "") -> DepthProbeResult:
-    """Load, probe and write ``depth_metrics.json`` and plots into ``out_dir``; the typed result."""
-    check_device(params.device)
-    torch.manual_seed(params.seed)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ctx.report(0.0, f"preparing {params.model}")
-    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m))
-    fasta, records, data_notes = select_records(params.fasta, params.max_length, params.max_sequences)
-    notes += data_notes
-    ctx.report(0.3, f"loading {params.model}")
-    loaded: LoadedModel = load_model(spec, params.device, params.dtype, params.trust_remote_code)
-    check_lengths(records, loaded.tokenizer, loaded.input_format, loaded.adapter.max_tokens, params.model)
-    if not loaded.adapter.pre_ln:
-        notes.append("post-LN model: the residual decomposition (contributions, sublayer skips) is not defined")
-    if loaded.input_format == "saprot":
-        notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
-    options = ProbeOptions(
-        top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
-        replay_tokens=params.replay_tokens,
-    )
-    layers = probe_model(
-        loaded, records, options, params.batch_size, params.mask_fraction, params.seed,
-        lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"),
-    )
-    notes += layers.pop("notes", [])
-    summary = summarize(layers)
-    metrics_path = out_dir / "depth_metrics.json"
-    metrics_path.write_text(
-        json.dumps(json_safe({"model": params.model, **summary, "layers": layers}), indent=2, allow_nan=False),
-        encoding="utf-8",
-    )
-    artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
-    card = MODELS.get(loaded.resolved.model_id)
-    provenance = {
-        **loaded.provenance,
-        "data": str(fasta),
-        "data_hash": file_sha256(fasta),
-        "num_sequences": len(records),
-        "seed": params.seed,
-        "python": platform.python_version(),
-        "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
-    }
-    if loaded.resolved.source == "builtin":
-        provenance["training"] = json.loads((loaded.resolved.folder / "training.json").read_text(encoding="utf-8"))
-    parameters = float(loaded.provenance["num_parameters"])
-    nan = float("nan")
-    ctx.report(1.0, "done")
-    return DepthProbeResult(
-        model=params.model,
-        num_layers=loaded.adapter.num_layers,
-        **{name: _finite(summary.get(name, nan)) for name in DepthProbe.metrics},
-        layers=json_safe(layers),
-        scale=EvidenceScale(
-            name="custom", parameters=parameters,
-            data=f"{len(records)} sequences from {fasta.name}",
-            description=card.family if card else None,
-        ),
-        artifacts=artifacts,
-        provenance=provenance,
-        notes=notes,
-    )
-
-
 @register
 class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
@@ -222,13 +110,8 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     }
 
     def run(self, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
+        from analyzers.depth.run import probe_one  # torch and transformers: imported when the analyzer runs
+
         result = probe_one(params, ctx, ctx.out_dir)
         result.scale.name = self.scale_name(params)
         return result
-
-    def scale_name(self, params: DepthProbeParams) -> str:
-        """The preset these parameters are (its name, whatever the seed), or 'custom'."""
-        for name in self.scales:
-            if params == self.params_for(scale=name).model_copy(update={"seed": params.seed}):
-                return name
-        return "custom"

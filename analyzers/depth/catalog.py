@@ -1,5 +1,6 @@
-"""The protein language models the depth analyzers know: real checkpoints on the Hugging Face hub, and
-the local folders a user imported with ``kb models import`` (kept in ``KB_HOME/models/registry.json``).
+"""The protein language models the depth analyzers know: real checkpoints on the Hugging Face hub, the
+built-in tiny ESMs trained here (their recipes; ``tiny.py`` trains them), and the local folders a user
+imported with ``kb models import`` (kept in ``KB_HOME/models/registry.json``).
 
 Each hub entry says what the model is (family, training objective, layers, width, parameters) and
 whether this package can probe it, and if not, why: the probes need an adapter for the architecture
@@ -89,6 +90,37 @@ MODELS: dict[str, ModelCard] = {
     ]
 }
 # fmt: on
+
+
+@dataclass(frozen=True)
+class TinyRecipe:
+    """Shape and training length of one built-in trained tiny ESM."""
+
+    num_layers: int
+    width: int
+    num_heads: int
+    steps: int
+    batch_size: int = 32
+    learning_rate: float = 2e-3
+
+
+BUILTINS: dict[str, TinyRecipe] = {
+    # Seconds on one CPU core: enough training to beat the unigram baseline clearly.
+    "builtin:esm-designed-4x64": TinyRecipe(num_layers=4, width=64, num_heads=4, steps=200, batch_size=16,
+                                            learning_rate=3e-3),
+    # A few minutes on one CPU core: deeper and wider, trained long enough to go past the per-site profile.
+    "builtin:esm-designed-8x128": TinyRecipe(num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3),
+}
+
+
+def describe(name: str) -> str:
+    """One line for result notes: what the built-in model is."""
+    recipe = BUILTINS[name]
+    return (
+        f"{name} is an ESM-2-shaped masked LM ({recipe.num_layers} layers, width {recipe.width}) trained here for "
+        f"{recipe.steps} steps on the shipped designed sequences (not natural proteins): a small stand-in for a PLM, "
+        "not ESM-2"
+    )
 
 
 def kb_home() -> Path:

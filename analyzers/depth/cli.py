@@ -98,19 +98,18 @@ def _hub_cached(hub_id: str) -> bool:
 
 
 def _model_rows() -> list[dict[str, Any]]:
-    from analyzers.depth import tiny
-    from analyzers.depth.catalog import MODELS, imported_models
+    from analyzers.depth.catalog import BUILTINS, MODELS, describe, imported_models
 
     rows = []
     for card in MODELS.values():
         row = card.row()
         row["cached"] = _hub_cached(card.hub_id)
         rows.append(row)
-    for name, recipe in tiny.BUILTINS.items():
+    for name, recipe in BUILTINS.items():
         rows.append({
             "id": name, "kind": "builtin", "family": "ESM-2-shaped (trained here)", "objective": "masked",
             "num_layers": recipe.num_layers, "width": recipe.width, "approx_params": None, "loader": "EsmForMaskedLM",
-            "supported": True, "why_not": "", "note": tiny.describe(name), "cached": None,
+            "supported": True, "why_not": "", "note": describe(name), "cached": None,
         })
     for name, entry in imported_models().items():
         rows.append({
@@ -208,7 +207,8 @@ def add_probe_command(app: typer.Typer) -> None:
     ) -> None:
         """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
         from analyzers.depth import plots
-        from analyzers.depth.analyzer import DepthProbeParams, json_safe, probe_one
+        from analyzers.depth.analyzer import DepthProbeParams
+        from analyzers.depth.run import json_safe, probe_one
 
         with _clear_errors():
             if fasta is not None and not fasta.is_file():

@@ -1,19 +1,36 @@
-"""Probe one loaded model on a list of sequences (batched by length) and summarise the per-layer lists
-into the metrics claims reference."""
+"""What ``depth.probe`` and ``kb probe`` run: ``probe_one`` resolves, loads and probes one model and writes
+its metrics and plots; ``probe_model`` probes a loaded model on a list of sequences (batched by length)
+and ``summarize`` turns the per-layer lists into the metrics claims reference."""
 
 from __future__ import annotations
 
+import json
 import math
+import platform
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from analyzers.depth.batches import encode
-from analyzers.depth.data import Record, length_batches
-from analyzers.depth.loading import LoadedModel, OutOfMemory
+from analyzers.base import RunContext
+from analyzers.depth import plots, tiny
+from analyzers.depth.analyzer import DepthProbe, DepthProbeParams, DepthProbeResult
+from analyzers.depth.batches import check_lengths, encode
+from analyzers.depth.catalog import MODELS
+from analyzers.depth.data import (
+    DESIGNED_DESCRIPTION,
+    DESIGNED_FASTA,
+    Record,
+    file_sha256,
+    length_batches,
+    read_fasta,
+    split_records,
+)
+from analyzers.depth.loading import LoadedModel, OutOfMemory, ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass, reshape_contributions
 from analyzers.depth.skips import skip_probes
+from schemas.run import EvidenceScale
 
 
 def probe_model(
@@ -117,3 +134,106 @@ def summarize(layers: dict[str, Any]) -> dict[str, float]:
             [base_acc - layers["deletion_accuracy"][i] for i in late]
         )
     return summary
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def json_safe(value: Any) -> Any:
+    """NaN / inf -> None recursively, so files are strict JSON."""
+    if isinstance(value, dict):
+        return {key: json_safe(v) for key, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def resolve_spec(model: str, seed: int, report: Any = lambda f, m: None) -> tuple[str | ResolvedModel, list[str]]:
+    """A built-in name becomes its trained folder (trained on first use); notes say what it is."""
+    if model in tiny.BUILTINS:
+        folder = tiny.trained_tiny_esm(model, seed=seed, report=report)
+        return ResolvedModel(model, folder, "builtin"), [tiny.describe(model)]
+    if model.startswith("builtin:"):
+        raise ValueError(f"unknown built-in model {model!r}; built-ins: {', '.join(tiny.BUILTINS)}")
+    return model, []
+
+
+def select_records(
+    fasta: str | None, max_length: int | None, max_sequences: int
+) -> tuple[Path, list[Record], list[str]]:
+    """The sequences to probe and notes on where they come from."""
+    notes: list[str] = []
+    path = Path(fasta) if fasta else DESIGNED_FASTA
+    records = read_fasta(path, max_length=max_length)
+    if path == DESIGNED_FASTA:
+        records = split_records(records)[1]
+        notes.append(f"sequences: held-out chains of the shipped {DESIGNED_DESCRIPTION}")
+    if not records:
+        raise ValueError(f"{path}: no sequence left after the length filter (--max-length {max_length})")
+    return path, records[:max_sequences], notes
+
+
+def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str = "") -> DepthProbeResult:
+    """Load, probe and write ``depth_metrics.json`` and plots into ``out_dir``; the typed result."""
+    check_device(params.device)
+    torch.manual_seed(params.seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ctx.report(0.0, f"preparing {params.model}")
+    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m))
+    fasta, records, data_notes = select_records(params.fasta, params.max_length, params.max_sequences)
+    notes += data_notes
+    ctx.report(0.3, f"loading {params.model}")
+    loaded: LoadedModel = load_model(spec, params.device, params.dtype, params.trust_remote_code)
+    check_lengths(records, loaded.tokenizer, loaded.input_format, loaded.adapter.max_tokens, params.model)
+    if not loaded.adapter.pre_ln:
+        notes.append("post-LN model: the residual decomposition (contributions, sublayer skips) is not defined")
+    if loaded.input_format == "saprot":
+        notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
+    options = ProbeOptions(
+        top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
+        replay_tokens=params.replay_tokens,
+    )
+    layers = probe_model(
+        loaded, records, options, params.batch_size, params.mask_fraction, params.seed,
+        lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"),
+    )
+    notes += layers.pop("notes", [])
+    summary = summarize(layers)
+    metrics_path = out_dir / "depth_metrics.json"
+    metrics_path.write_text(
+        json.dumps(json_safe({"model": params.model, **summary, "layers": layers}), indent=2, allow_nan=False),
+        encoding="utf-8",
+    )
+    artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
+    card = MODELS.get(loaded.resolved.model_id)
+    provenance = {
+        **loaded.provenance,
+        "data": str(fasta),
+        "data_hash": file_sha256(fasta),
+        "num_sequences": len(records),
+        "seed": params.seed,
+        "python": platform.python_version(),
+        "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
+    }
+    if loaded.resolved.source == "builtin":
+        provenance["training"] = json.loads((loaded.resolved.folder / "training.json").read_text(encoding="utf-8"))
+    parameters = float(loaded.provenance["num_parameters"])
+    nan = float("nan")
+    ctx.report(1.0, "done")
+    return DepthProbeResult(
+        model=params.model,
+        num_layers=loaded.adapter.num_layers,
+        **{name: _finite(summary.get(name, nan)) for name in DepthProbe.metrics},
+        layers=json_safe(layers),
+        scale=EvidenceScale(
+            name="custom", parameters=parameters,
+            data=f"{len(records)} sequences from {fasta.name}",
+            description=card.family if card else None,
+        ),
+        artifacts=artifacts,
+        provenance=provenance,
+        notes=notes,
+    )

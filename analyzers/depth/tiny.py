@@ -5,7 +5,8 @@ A randomly initialised model says nothing about how trained PLMs use their depth
 path probes an ESM-2-shaped model *trained* on the shipped designed corpus (``data/designed.fasta``:
 designed sequences, not natural proteins). Training is deterministic given the seed; the result is
 cached under ``KB_HOME/cache/depth/`` keyed by its recipe and the corpus hash, with a
-``training.json`` that records how it was made.
+``training.json`` that records how it was made. The recipes (``BUILTINS``) live in ``catalog.py`` so
+that naming the built-ins needs no torch.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
-from analyzers.depth.catalog import kb_home
+from analyzers.depth.catalog import BUILTINS, TinyRecipe, describe, kb_home
 from analyzers.depth.data import DESIGNED_FASTA, file_sha256, read_fasta, split_records
 from analyzers.depth.training import (
     TrainConfig,
@@ -31,36 +32,7 @@ from analyzers.depth.training import (
     train_masked_lm,
 )
 
-
-@dataclass(frozen=True)
-class TinyRecipe:
-    """Shape and training length of one built-in trained tiny ESM."""
-
-    num_layers: int
-    width: int
-    num_heads: int
-    steps: int
-    batch_size: int = 32
-    learning_rate: float = 2e-3
-
-
-BUILTINS: dict[str, TinyRecipe] = {
-    # Seconds on one CPU core: enough training to beat the unigram baseline clearly.
-    "builtin:esm-designed-4x64": TinyRecipe(num_layers=4, width=64, num_heads=4, steps=200, batch_size=16,
-                                            learning_rate=3e-3),
-    # A few minutes on one CPU core: deeper and wider, trained long enough to go past the per-site profile.
-    "builtin:esm-designed-8x128": TinyRecipe(num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3),
-}
-
-
-def describe(name: str) -> str:
-    """One line for result notes: what the built-in model is."""
-    recipe = BUILTINS[name]
-    return (
-        f"{name} is an ESM-2-shaped masked LM ({recipe.num_layers} layers, width {recipe.width}) trained here for "
-        f"{recipe.steps} steps on the shipped designed sequences (not natural proteins): a small stand-in for a PLM, "
-        "not ESM-2"
-    )
+__all__ = ["BUILTINS", "TinyRecipe", "build_random_esm", "build_random_gpt2", "describe", "trained_tiny_esm"]
 
 
 def trained_tiny_esm(

@@ -8,6 +8,9 @@
 * ``langevin.similarity``: per-layer similarity q of sampled weights (claim: LayerNorm weights conserved);
 
 and ``langevin.design`` checks the designed sequences alone (seconds).
+
+Importing this module registers the analyzers and stays cheap: numpy, torch and the result computations
+(``result_builders``, ``pipeline``) are imported inside ``run``.
 """
 
 from __future__ import annotations
@@ -17,42 +20,21 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 from pydantic import Field
 
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
-from analyzers.langevin import (
-    cli,  # noqa: F401  (registers the `kb langevin` commands)
-    design,
-    plots,
-    structure,
-)
-from analyzers.langevin.params import SCALES, LangevinParams
-from analyzers.langevin.results import (
-    ContactsResult,
-    SimilarityResult,
-    SweepResult,
-    contacts_result,
-    similarity_result,
-    sweep_result,
-)
+from analyzers.langevin import cli  # noqa: F401  (registers the `kb langevin` commands)
+from analyzers.langevin.params import DEFAULT_LADDER, SCALES, LangevinParams
+from analyzers.langevin.results import ContactsResult, SimilarityResult, SweepResult
 from analyzers.registry import register
 from schemas.run import EvidenceScale
 
 if TYPE_CHECKING:
     from analyzers.langevin.pipeline import Experiment
 
-IGNORED_FOR_SCALE = {"device", "seed", "work_dir", "workers", "cache_dir"}
-
-
-def scale_name(params: AnalyzerParams, scales: dict[str, dict[str, Any]]) -> str:
-    """The preset these parameters equal (device, seed, folders and workers aside), else 'custom'."""
-    dumped = params.model_dump()
-    for name, preset in scales.items():
-        expected = type(params)(**{k: v for k, v in preset.items() if k != "device"}).model_dump()
-        if all(dumped[k] == expected[k] for k in dumped if k not in IGNORED_FOR_SCALE):
-            return name
-    return "custom"
+# Where and how the experiment runs, not what it measures: a run keeps its preset's scale name whatever
+# these are (the paper preset run on a CPU is still the paper scale, only slower).
+RUN_SETUP_FIELDS = frozenset({"device", "work_dir", "workers", "cache_dir"})
 
 
 def write_json(path: Path, payload: Any) -> None:
@@ -63,7 +45,7 @@ def write_json(path: Path, payload: Any) -> None:
 
 
 def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> Experiment:
-    from analyzers.langevin.pipeline import run_experiment  # torch: imported when an analyzer runs
+    from analyzers.langevin.pipeline import run_experiment  # torch and numpy: imported when an analyzer runs
 
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models)
@@ -115,10 +97,13 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
     }
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     scales = SCALES
+    scale_ignored_fields = RUN_SETUP_FIELDS
 
     def run(self, params: SweepParams, ctx: RunContext) -> SweepResult:
+        from analyzers.langevin.result_builders import sweep_result
+
         experiment = _run(params, ctx, None)
-        result = sweep_result(experiment, ctx.out_dir, scale_name(params, self.scales))
+        result = sweep_result(experiment, ctx.out_dir, self.scale_name(params))
         _finish(result, ctx)
         return result
 
@@ -142,10 +127,13 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
     }
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     scales = _contacts_scales()
+    scale_ignored_fields = RUN_SETUP_FIELDS
 
     def run(self, params: ContactsParams, ctx: RunContext) -> ContactsResult:
+        from analyzers.langevin.result_builders import contacts_result
+
         experiment = _run(params, ctx, ["transformer"])
-        result = contacts_result(experiment, ctx.out_dir, scale_name(params, self.scales))
+        result = contacts_result(experiment, ctx.out_dir, self.scale_name(params))
         _finish(result, ctx)
         return result
 
@@ -166,10 +154,13 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
     }
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     scales = SCALES
+    scale_ignored_fields = RUN_SETUP_FIELDS
 
     def run(self, params: SimilarityParams, ctx: RunContext) -> SimilarityResult:
+        from analyzers.langevin.result_builders import similarity_result
+
         experiment = _run(params, ctx, None)
-        result = similarity_result(experiment, ctx.out_dir, scale_name(params, self.scales))
+        result = similarity_result(experiment, ctx.out_dir, self.scale_name(params))
         _finish(result, ctx)
         return result
 
@@ -189,7 +180,7 @@ class DesignParams(AnalyzerParams):
     sequence: str | None = Field(default=None, description="Composition; default: the structure's (bundle: ACBP).")
     num_sequences: int = Field(default=600, ge=2, description="Sequences to design (authors: 11,989).")
     interaction_seed: int = Field(default=0, description="Seed of the random 20x20 interaction matrix B.")
-    design_temperatures: list[float] = Field(default=list(design.DEFAULT_LADDER), min_length=2)
+    design_temperatures: list[float] = Field(default=list(DEFAULT_LADDER), min_length=2)
     design_burn_in_sweeps: int = Field(default=150, ge=0, description="Tempering sweeps before sampling.")
     design_sweeps_between: int = Field(default=30, ge=1, description="Sweeps between two samples of one chain.")
     design_decorrelation_level: float = Field(default=0.15, ge=0, le=1, description="Ladder share climbed between.")
@@ -235,6 +226,9 @@ class LangevinDesign(Analyzer[DesignParams, DesignResult]):
     }
 
     def run(self, params: DesignParams, ctx: RunContext) -> DesignResult:
+        import numpy as np
+
+        from analyzers.langevin import design, plots, structure
         from analyzers.langevin.pipeline import load_contact_map
 
         contact_map = load_contact_map(params)  # type: ignore[arg-type]

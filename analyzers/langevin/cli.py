@@ -107,9 +107,9 @@ def add_langevin_commands(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from analyzers.base import Cancelled, NotRunnable
-        from analyzers.langevin.analyzer import LangevinSweep, scale_name, write_json
+        from analyzers.langevin.analyzer import LangevinSweep, write_json
         from analyzers.langevin.pipeline import run_experiment
-        from analyzers.langevin.results import contacts_result, similarity_result, sweep_result
+        from analyzers.langevin.result_builders import contacts_result, similarity_result, sweep_result
 
         if out.exists() and not overwrite:
             _fail(f"{out} exists; pass --overwrite to replace it, or choose another --out")
@@ -141,7 +141,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
                     progress.update(task, completed=max(0.0, min(1.0, fraction)), description=message[:80])
 
                 experiment = run_experiment(params, report)  # type: ignore[arg-type]
-                name = scale_name(params, analyzer.scales)
+                name = analyzer.scale_name(params)
                 sweep = sweep_result(experiment, staging, name)
                 results = {
                     "sweep": sweep,

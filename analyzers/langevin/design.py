@@ -22,11 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from analyzers.langevin.params import DEFAULT_LADDER
 from analyzers.langevin.structure import ACBP_SEQUENCE
 
 __all__ = [
     "ACBP_SEQUENCE",
     "AMINO_ACIDS",
+    "DEFAULT_LADDER",
     "MASK_ID",
     "TemperingReport",
     "encode",
@@ -42,7 +44,6 @@ __all__ = [
 
 AMINO_ACIDS = "ARNDCQEGHILKMFPSTWYV"  # order of the authors' code; mask id is 20
 MASK_ID = 20
-DEFAULT_LADDER = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))  # high to low, energy units
 
 
 def encode(sequence: str) -> np.ndarray:

@@ -16,7 +16,11 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from analyzers.base import AnalyzerParams
-from analyzers.langevin.design import DEFAULT_LADDER
+
+# The design's tempering ladder, high to low in energy units: 8 temperatures spaced geometrically from 2.0
+# to 0.7, rounded to 4 decimals (= np.round(np.geomspace(2.0, 0.7, 8), 4); written out so that this
+# module needs no numpy).
+DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 
 
 def default_cache(kind: str, given: str | None) -> Path:

@@ -1,0 +1,272 @@
+"""How each Langevin result is computed from one ``Experiment``: averages over the sampler's snapshots
+per temperature, then the sweep, contacts and similarity results. Each ``*_result`` function also writes
+its figures into the output folder and lists them as artifacts, and adds the notes a reader must see
+(departures from the paper, defaults chosen).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from analyzers.langevin import analysis, plots
+from analyzers.langevin.results import ContactsResult, SimilarityResult, SweepResult
+from schemas.run import EvidenceScale
+
+if TYPE_CHECKING:
+    from analyzers.langevin.pipeline import Experiment
+
+NOTES = [
+    "Contact cutoff, tempering ladder, metric thresholds, sampling lengths and the ES ensemble size are not "
+    "published; they are parameters with stated defaults.",
+    "Masses follow the paper's rule (minibatch noise supplies the share r of the thermostat noise), written for "
+    "this integrator's one minibatch per step; the gradient variance is floored at a fraction of its median and a "
+    "guard raises the floor (then all masses) when the thermal step would make SHAKE unsolvable.",
+    "The constrained sampler adds the Fixman term (T/2) log(w^T M^-1 w), which removes the bias of non-uniform "
+    "masses on the sphere (the authors' sampler has no such term; the bias is O(1/n) in n weights).",
+    "The specific heat is var(L)/T^2 of the full training loss after burn-in, around its linear trend; where the "
+    "sampler has not equilibrated (low T, short runs: see equilibrated_by_temperature) it is not an equilibrium C.",
+]
+
+
+def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict[str, Any]:
+    """Averages over the snapshots after burn-in of one temperature's records."""
+    steps = record["steps"]
+    kept = [s for s in record["snapshots"] if s["step"] > burn_in_fraction * steps] or record["snapshots"][-1:]
+    energies = sorted(record.get("energies") or [(s["step"], s["train_loss"]) for s in record["snapshots"]])
+    kept_energies = [(step, e) for step, e in energies if step > burn_in_fraction * steps] or energies[-1:]
+    energy_steps = np.array([step for step, _ in kept_energies], dtype=float)
+    train_losses = np.array([e for _, e in kept_energies])
+    residuals = train_losses - train_losses.mean()
+    if len(train_losses) > 2:  # C from the fluctuations around a linear trend: a slow drift is not heat
+        slope, intercept = np.polyfit(energy_steps, train_losses, 1)
+        residuals = train_losses - (slope * energy_steps + intercept)
+    quarter = max(len(train_losses) // 4, 1)
+    # Equilibration check: the loss should not drift across the averaging window (first vs last quarter).
+    drift = float(train_losses[-quarter:].mean() - train_losses[:quarter].mean())
+    noise = float(train_losses.std()) / math.sqrt(quarter) * math.sqrt(2) + 1e-12
+    temperature = record["temperature"]
+    attention = None
+    if record.get("attention_count"):
+        attention = (record["attention_sum"] / record["attention_count"]).numpy()  # (layers, L, L)
+    return {
+        "temperature": temperature,
+        "mean_loss": float(train_losses.mean()),
+        "loss_std": float(train_losses.std()),
+        "specific_heat": float(residuals.var() / temperature**2),
+        "specific_heat_raw": float(train_losses.var() / temperature**2),
+        "energy_samples": len(train_losses),
+        "loss_drift": drift,
+        "equilibrated": bool(abs(drift) < 3.0 * noise),
+        "train_error": float(np.mean([s["train_error"] for s in kept])),
+        "validation_error": float(np.nanmean([s["validation_error"] for s in kept]))
+        if not all(math.isnan(s["validation_error"]) for s in kept)
+        else math.nan,
+        "test_error": float(np.mean([s["test_error"] for s in kept])),
+        "test_loss": float(np.mean([s["test_loss"] for s in kept])),
+        "norm_drift": float(max(abs(s["squared_norm"] - record["start_norm"]) for s in record["snapshots"])),
+        "snapshots_averaged": len(kept),
+        "mean_attention": attention,
+        "seconds": record["seconds"],
+        "mass_guard": record.get("mass_guard", []),
+    }
+
+
+def _scale(experiment: Experiment, name: str) -> EvidenceScale:
+    params = experiment.params
+    transformer = experiment.models.get("transformer")
+    return EvidenceScale(
+        name=name,
+        parameters=float(transformer.num_parameters) if transformer else None,
+        data=f"{len(experiment.sequences)} designed sequences on {experiment.contact_map.source}",
+        description=f"{params.num_layers} block(s), d={params.embed_dim}, m={params.hidden_dim}; "
+        f"{params.sampling_steps} sampler steps per temperature",
+    )
+
+
+def _summaries(experiment: Experiment, model: str, start: str) -> list[dict[str, Any]]:
+    records = experiment.models[model].records[start]
+    return [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
+
+
+def _equilibrium_peak(heat: list[float], equilibrated: list[bool]) -> int:
+    """Index of the largest C among the equilibrated temperatures (all of them when none is)."""
+    candidates = [i for i, ok in enumerate(equilibrated) if ok] or list(range(len(heat)))
+    return max(candidates, key=lambda i: heat[i])
+
+
+def _largest_jump(values: list[float]) -> float:
+    steps = np.diff(np.asarray(values, dtype=float))
+    return float(max(steps.max(), 1e-12)) if len(steps) else math.nan
+
+
+def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> SweepResult:
+    """Loss / C / errors vs T for every model (sampled from the first start), with the sweep figure."""
+    params = experiment.params
+    start = params.sample_from[0]
+    temperatures = list(params.temperatures)
+    curves, es = {}, {}
+    for name, run in experiment.models.items():
+        rows = _summaries(experiment, name, start)
+        heat = [row["specific_heat"] for row in rows]
+        curves[name] = {
+            "temperatures": temperatures,
+            "mean_loss": [row["mean_loss"] for row in rows],
+            "specific_heat": heat,
+            "train_error": [row["train_error"] for row in rows],
+            "validation_error": [row["validation_error"] for row in rows],
+            "test_error": [row["test_error"] for row in rows],
+            "peak_temperature": temperatures[_equilibrium_peak(heat, [row["equilibrated"] for row in rows])],
+            "norm_drift": max(row["norm_drift"] for row in rows),
+            "equilibrated": [row["equilibrated"] for row in rows],
+            "loss_drift": [row["loss_drift"] for row in rows],
+        }
+        es[name] = run.training.metrics.get(start.lower(), {})
+    transformer = curves["transformer"]
+    errors = transformer["test_error"]
+    ratio = jump = None
+    if "ffn" in curves:
+        # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat capacity.
+        both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
+                                                 strict=True)) if a and b]  # fmt: skip
+        ratio = math.nan  # not computable: "inconclusive" for a claim, never a number from drifting losses
+        if len(both) >= 3:
+            ratio = analysis.peakedness([curves["ffn"]["specific_heat"][i] for i in both]) / analysis.peakedness(
+                [transformer["specific_heat"][i] for i in both]
+            )
+        jump = _largest_jump(curves["ffn"]["mean_loss"]) / _largest_jump(transformer["mean_loss"])
+    validation = transformer["validation_error"]
+    selected = temperatures[int(np.nanargmin(validation))] if not all(map(math.isnan, validation)) else math.nan
+    plots.plot_sweep(out_dir / "sweep.png", curves, es)
+    result = SweepResult(
+        scale=_scale(experiment, scale_name),
+        temperatures=temperatures,
+        start=start,
+        mean_loss_by_temperature={k: v["mean_loss"] for k, v in curves.items()},
+        specific_heat_by_temperature={k: v["specific_heat"] for k, v in curves.items()},
+        train_error_by_temperature={k: v["train_error"] for k, v in curves.items()},
+        validation_error_by_temperature={k: v["validation_error"] for k, v in curves.items()},
+        test_errors_by_model={k: v["test_error"] for k, v in curves.items()},
+        test_error_by_temperature=errors,
+        test_error_min_is_interior=analysis.is_interior_minimum(errors),
+        best_test_error_minus_es=float(min(errors) - es["transformer"].get("test_error", math.nan)),
+        validation_selected_temperature=selected,
+        peak_temperature={k: v["peak_temperature"] for k, v in curves.items()},
+        normalized_temperatures={k: [t / v["peak_temperature"] for t in temperatures] for k, v in curves.items()},
+        specific_heat_peak_ratio_ffn_over_transformer=ratio,
+        loss_jump_ratio_ffn_over_transformer=jump,
+        max_norm_drift=max(v["norm_drift"] for v in curves.values()),
+        equilibrated_by_temperature={k: v["equilibrated"] for k, v in curves.items()},
+        loss_drift_by_temperature={k: v["loss_drift"] for k, v in curves.items()},
+        trained={k: run.training.metrics for k, run in experiment.models.items()},
+        design=experiment.design_summary,
+        provenance=experiment.provenance,
+        notes=list(NOTES),
+        artifacts=["sweep.png"],
+    )
+    return result
+
+
+def _pick_block(params: Any, attention: np.ndarray, contacts: np.ndarray) -> tuple[int, dict[str, float]]:
+    separations = (params.p_at_l_min_separation, params.tolerance_min_separation, params.tolerance_delta)
+    if params.attention_layer is not None:
+        if not 0 <= params.attention_layer < len(attention):
+            raise ValueError(f"attention_layer {params.attention_layer} not in 0..{len(attention) - 1}")
+        chosen = attention[params.attention_layer]
+        return params.attention_layer, analysis.contact_scores(chosen, contacts, *separations)
+    block, scores = analysis.best_block(attention, contacts, *separations)
+    return block, scores[block]
+
+
+def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> ContactsResult:
+    """Attention vs contacts per temperature (best block) and for the ES / OT weights, with figures."""
+    params = experiment.params
+    contacts = experiment.contact_map.contacts
+    run = experiment.models["transformer"]
+    rows = _summaries(experiment, "transformer", params.sample_from[0])
+    temperatures = list(params.temperatures)
+    blocks, p_at_l, tolerant = [], [], []
+    for row in rows:
+        block, scores = _pick_block(params, row["mean_attention"], contacts)
+        blocks.append(block)
+        p_at_l.append(scores["p_at_l"])
+        tolerant.append(scores["tolerance_precision"])
+    trained = {}
+    for start, attention in run.trained_attention.items():
+        block, scores = _pick_block(params, attention, contacts)
+        trained[start] = {**scores, "block": float(block)}
+    errors = [row["test_error"] for row in rows]
+    best_error = int(np.argmin(errors))
+    best_tolerant, best_p = int(np.argmax(tolerant)), int(np.argmax(p_at_l))
+    show = rows[best_tolerant]["mean_attention"][blocks[best_tolerant]]
+    symmetric = 0.5 * (show + show.T)
+    plots.plot_attention(
+        out_dir / "attention_vs_contacts.png", symmetric, contacts,
+        f"mean attention, block {blocks[best_tolerant]}, T={temperatures[best_tolerant]:g}",
+    )  # fmt: skip
+    plots.plot_precision(
+        out_dir / "precision_vs_temperature.png", temperatures,
+        {"p_at_l": p_at_l, "tolerance_precision": tolerant}, trained,
+    )  # fmt: skip
+    np.save(out_dir / "mean_attention.npy", np.stack([row["mean_attention"] for row in rows]))
+    return ContactsResult(
+        scale=_scale(experiment, scale_name),
+        temperatures=temperatures,
+        p_at_l_by_temperature=p_at_l,
+        tolerance_precision_by_temperature=tolerant,
+        best_block_by_temperature=blocks,
+        test_error_by_temperature=errors,
+        best_contact_temperature_over_best_error_temperature=temperatures[best_tolerant] / temperatures[best_error],
+        best_p_at_l_temperature_over_best_error_temperature=temperatures[best_p] / temperatures[best_error],
+        trained_scores=trained,
+        ot_minus_es_tolerance_precision=trained["OT"]["tolerance_precision"] - trained["ES"]["tolerance_precision"],
+        ot_minus_es_p_at_l=trained["OT"]["p_at_l"] - trained["ES"]["p_at_l"],
+        rule=(
+            f"P@L: the top L={len(contacts)} pairs with |i-j| >= {params.p_at_l_min_separation}; tolerant: the top L "
+            f"pairs with |i-j| > {params.tolerance_min_separation}, a hit when within Delta={params.tolerance_delta} "
+            "(both indices) of a true contact with |i-j| > the same separation; attention symmetrized, averaged over "
+            "the test sequences and the snapshots after burn-in; the block is "
+            + ("the best-matching one (tolerant metric)" if params.attention_layer is None else
+               f"block {params.attention_layer}")
+        ),  # fmt: skip
+        provenance=experiment.provenance,
+        notes=list(NOTES),
+        artifacts=["attention_vs_contacts.png", "precision_vs_temperature.png", "mean_attention.npy"],
+    )
+
+
+def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) -> SimilarityResult:
+    """Per-layer q at the temperature of the lowest mean test error, with the histogram figure."""
+    params = experiment.params
+    start = params.sample_from[0]
+    chosen, mean_q, normalization, other, histograms, counts = {}, {}, {}, {}, {}, {}
+    for name, run in experiment.models.items():
+        rows = _summaries(experiment, name, start)
+        best = int(np.argmin([row["test_error"] for row in rows]))
+        record = run.records[start][best]
+        snapshots = np.stack([w.numpy() for w in record["weights"]]) if record["weights"] else np.zeros((0, 0))
+        q = analysis.layer_similarities(snapshots, run.layer_slices) if len(snapshots) > 1 else {}
+        chosen[name] = float(params.temperatures[best])
+        counts[name] = len(snapshots)
+        mean_q[name] = {layer: float(values.mean()) for layer, values in q.items() if len(values)}
+        norm_values = [v for layer, v in mean_q[name].items() if analysis.is_normalization_layer(layer)]
+        other_values = [v for layer, v in mean_q[name].items() if not analysis.is_normalization_layer(layer)]
+        normalization[name] = float(np.mean(norm_values)) if norm_values else math.nan
+        other[name] = float(np.mean(other_values)) if other_values else math.nan
+        histograms[name] = q
+    plots.plot_similarity(out_dir / "similarity.png", histograms, "T with the lowest test error")
+    return SimilarityResult(
+        scale=_scale(experiment, scale_name),
+        temperature_by_model=chosen,
+        mean_q_by_layer=mean_q,
+        normalization_mean_q=normalization,
+        other_mean_q=other,
+        normalization_q_minus_other_q=normalization["transformer"] - other["transformer"],
+        snapshots=counts,
+        provenance=experiment.provenance,
+        notes=list(NOTES),
+        artifacts=["similarity.png"],
+    )
