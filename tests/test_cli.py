@@ -228,7 +228,8 @@ def test_worker_logs_each_run(kb_dirs: tuple[Path, Path]) -> None:
 def test_evidence_shows_the_claim_beside_its_evidence_and_rejects_unknown_keys(kb_dirs: tuple[Path, Path]) -> None:
     papers, _ = kb_dirs
     (papers / "e.md").write_text('---\npaper_id: "t:e"\ntitle: "E"\nclaims:\n  - id: v\n'
-                                 '    statement: "The value exceeds one."\n    analyzer: {name: noop, params: {value: 3}}\n'
+                                 '    statement: "The value exceeds one."\n'
+                                 '    analyzer: {name: noop, params: {value: 3}}\n'
                                  '    expect: {metric: value, op: ">", value: 1}\n---\n', encoding="utf-8")
     code, out, _ = _run(kb_dirs, "evidence", "e#v")
     assert code == 0 and "The value exceeds one." in out and "no evidence for e#v yet" in out
