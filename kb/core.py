@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
@@ -23,10 +23,10 @@ from kb import executors, note_edits, runs, worker
 from kb import index as index_mod
 from kb import library as library_mod
 from kb import notes as notes_mod
-from kb.db import ClaimRow, Evidence, Paper, Run, init_db, make_engine
+from kb.db import ClaimRow, Paper, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
-from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
+from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord
 
 
 class KnowledgeBase:
@@ -241,58 +241,23 @@ class KnowledgeBase:
 
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""
-        with Session(self.engine) as session:
-            row = session.get(Run, run_id)
-            return runs.to_record(row) if row is not None else None
+        return runs.get_run(self.engine, run_id)
 
     def retry(self, run_id: str) -> RunRecord:
-        """Queue a new run with the same analyzer, parameters, claim, device and binding as ``run_id``.
-
-        The new run stands alone (no seed group): its verdict is drawn from its own result.
-        """
-        with Session(self.engine) as session:
-            run = session.get(Run, run_id)
-        if run is None:
-            raise KeyError(f"no run {run_id!r}; run 'kb runs' to see run ids")
-        if run.status in (RunStatus.queued.value, RunStatus.running.value):
-            raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
-        new = runs.enqueue(self.engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
-                           device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash)
-        return runs.to_record(new)
+        """Queue a new run like ``run_id`` (same analyzer, parameters, claim, device); it must have ended."""
+        return runs.to_record(runs.retry(self.engine, run_id))
 
     def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
-        with Session(self.engine) as session:
-            rows = session.exec(select(Evidence).where(Evidence.analyzer == analyzer)
-                                .order_by(col(Evidence.id).desc()).limit(limit)).all()
-            run_rows = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_([e.run_id for e in rows])))}
-        out = []
-        for row in rows:
-            record = EvidenceRecord(
-                id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
-                metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
-                provenance=Provenance.model_validate_json(row.provenance_json),
-                verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
-                stale=row.stale, stale_reason=row.stale_reason, created_at=row.created_at,
-            )
-            run = run_rows.get(row.run_id)
-            out.append((record, runs.to_record(run) if run is not None else None))
-        return out
+        return [(runs.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
+                 runs.to_record(run) if run is not None else None)
+                for row, run in runs.evidence_of_analyzer(self.engine, analyzer, limit)]
 
     def evidence(self, claim_key: str) -> list[EvidenceRecord]:
         """Evidence of a claim, newest first, with staleness worked out against the current code and note."""
         claim_hash = self._claim_binding_hash(claim_key)
-        records = []
-        for row in runs.evidence_for(self.engine, claim_key):
-            reason = worker.stale_reason(row, claim_hash)
-            records.append(EvidenceRecord(
-                id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
-                metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
-                provenance=Provenance.model_validate_json(row.provenance_json),
-                verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
-                stale=reason is not None, stale_reason=reason, created_at=row.created_at,
-            ))
-        return records
+        return [runs.evidence_record(row, worker.stale_reason(row, claim_hash))
+                for row in runs.evidence_for(self.engine, claim_key)]
 
     def _claim_binding_hash(self, claim_key: str) -> str | None:
         with Session(self.engine) as session:

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Evidence, Run, utcnow
-from schemas import Claim, RunRecord, RunStatus, Verdict
+from schemas import Claim, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
 
 #: A running run whose heartbeat is older than this is considered abandoned.
 STALE_AFTER = dt.timedelta(seconds=60)
@@ -177,6 +177,28 @@ def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | Non
         return [to_record(r) for r in rows]
 
 
+def get_run(engine: Engine, run_id: str) -> RunRecord | None:
+    """One run by id."""
+    with Session(engine) as session:
+        row = session.get(Run, run_id)
+        return to_record(row) if row is not None else None
+
+
+def retry(engine: Engine, run_id: str) -> Run:
+    """Queue a new run with the same analyzer, parameters, claim, device and binding as ``run_id``.
+
+    The new run stands alone (no seed group): its verdict is drawn from its own result.
+    """
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+    if run is None:
+        raise KeyError(f"no run {run_id!r}; run 'kb runs' to see run ids")
+    if run.status in (RunStatus.queued.value, RunStatus.running.value):
+        raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
+    return enqueue(engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
+                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash)
+
+
 def to_record(run: Run) -> RunRecord:
     """The public model of a run row."""
     return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
@@ -208,6 +230,26 @@ def group_results(engine: Engine, group_id: str) -> tuple[list[dict[str, Any]], 
         rows = session.exec(select(Evidence.metrics_json).where(Evidence.group_id == group_id)).all()
         total = len(session.exec(select(Run.id).where(Run.group_id == group_id)).all())
     return [json.loads(r) for r in rows], total
+
+
+def evidence_of_analyzer(engine: Engine, analyzer: str, limit: int = 200) -> list[tuple[Evidence, Run | None]]:
+    """Evidence an analyzer produced (for any claim, or none), newest first, each with its run."""
+    with Session(engine) as session:
+        rows = session.exec(select(Evidence).where(Evidence.analyzer == analyzer)
+                            .order_by(col(Evidence.id).desc()).limit(limit)).all()
+        by_id = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_([e.run_id for e in rows])))}
+    return [(row, by_id.get(row.run_id)) for row in rows]
+
+
+def evidence_record(row: Evidence, stale_reason: str | None) -> EvidenceRecord:
+    """The public model of an evidence row, with its staleness as worked out by the caller."""
+    return EvidenceRecord(
+        id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
+        metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
+        provenance=Provenance.model_validate_json(row.provenance_json),
+        verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
+        stale=stale_reason is not None, stale_reason=stale_reason, created_at=row.created_at,
+    )
 
 
 def evidence_for(engine: Engine, claim_key: str) -> list[Evidence]:

@@ -1,0 +1,295 @@
+"""Commands over the notes: validate, index, list, show, search, set, new, import, check, schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+)
+from rich.table import Table
+from ruamel.yaml import YAML
+
+from kb.cli.common import (
+    DbOpt,
+    HomeOpt,
+    JsonOpt,
+    PapersOpt,
+    app,
+    console,
+    err_console,
+    fail,
+    make_kb,
+    papers_table,
+    print_json,
+)
+from kb.core import KnowledgeBase, paper_summary
+from kb.grounding import check_note, disagreements
+from kb.notes import NoteError, read_note
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path] | None, typer.Argument(help="Notes or folders (default: the notes folder).")] = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Validate notes against the schemas; exit 1 when any is invalid."""
+    kb = make_kb(papers, home, db)
+    valid, errors = kb.validate(list(paths) if paths else None)
+    if as_json:
+        print_json([{"id": n.id, "path": str(n.path), "valid": True} for n in valid]
+                    + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
+    else:
+        for note in valid:
+            console.print(f"[green]ok[/]    {note.path}  ({len(note.meta.claims)} claims)", highlight=False)
+    if errors:
+        fail(errors)
+    if not as_json:
+        console.print(f"[bold green]{len(valid)} valid note(s)[/]")
+
+
+@app.command()
+def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Index the notes folder into the database (incremental)."""
+    kb = make_kb(papers, home, db)
+    with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), console=err_console,
+                  transient=True, disable=as_json) as bar:
+        task = bar.add_task("index", total=None)
+        report = kb.index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+    counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
+    if as_json:
+        print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
+                    + [{"id": Path(e.path).stem, "change": "invalid", "error": str(e)} for e in report.errors])
+    else:
+        console.print(", ".join(f"{v} {k}" for k, v in counts.items()) + f", {len(report.errors)} invalid")
+    if report.errors:
+        fail(report.errors)
+
+
+@app.command("list")
+def list_notes(
+    tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
+    decision: Annotated[str | None, typer.Option(help="ACCEPT, REJECT, MAYBE or PENDING.")] = None,
+    status: Annotated[str | None, typer.Option(help="Workflow status, e.g. analyzed.")] = None,
+    min_quality: Annotated[int | None, typer.Option(help="Minimum quality_score.")] = None,
+    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
+    desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """List indexed notes, filtered and sorted (indexes first, so the list is current)."""
+    kb = make_kb(papers, home, db)
+    kb.index()
+    if sort not in {"id", "title", "year", "quality"}:
+        err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
+        raise typer.Exit(2)
+    rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
+                                               min_quality=min_quality, year=year, sort=sort, descending=desc)]
+    if as_json:
+        print_json(rows)
+    else:
+        console.print(papers_table(rows, f"{len(rows)} note(s)"))
+
+
+@app.command()
+def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without .md).")],
+         papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Show one note: frontmatter, claims and body."""
+    kb = make_kb(papers, home, db)
+    try:
+        note = kb.read(note_id)
+    except NoteError as exc:
+        fail(exc)
+        return
+    meta = note.meta.model_dump(mode="json", exclude={"claims"})
+    claims = [c.model_dump(mode="json", exclude_none=True) for c in note.meta.claims]
+    if as_json:
+        print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
+        return
+    header = Table.grid(padding=(0, 2))
+    for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
+        value = note.meta.year if key == "year" else meta.get(key)
+        header.add_row(f"[bold]{key}[/]", ", ".join(value) if isinstance(value, list) else str(value or ""))
+    for key, value in note.meta.extra_fields.items():
+        header.add_row(f"[dim]{key}[/]", str(value))
+    console.print(Panel(header, title=note.meta.title, subtitle=str(note.path)))
+    claim_table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
+    for column in ("id", "kind", "statement", "analyzer", "expect"):
+        claim_table.add_column(column, overflow="fold")
+    for claim in note.meta.claims:
+        expect = claim.expect
+        claim_table.add_row(claim.id, claim.kind.value, claim.statement,
+                            claim.analyzer.name if claim.analyzer else "",
+                            f"{expect.metric} {expect.op.value} {expect.value}" if expect else "")
+    console.print(claim_table)
+    console.print(Markdown(note.body))
+
+
+@app.command()
+def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
+           limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20,
+           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Full-text search over titles, tags, bodies and claim statements."""
+    kb = make_kb(papers, home, db)
+    kb.index()
+    hits = kb.search(query, limit=limit)
+    rows: list[dict[str, Any]] = []
+    for hit in hits:
+        paper = kb.get(hit.paper_id)
+        rows.append({"id": hit.paper_id, "title": paper.title if paper else "", "score": hit.score,
+                     "snippet": hit.snippet})
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} hit(s) for {query!r}", header_style="bold cyan")
+    for column in ("id", "title", "snippet"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(str(row["id"]), str(row["title"]), str(row["snippet"]))
+    console.print(table)
+
+
+def _parse_assignments(assignments: list[str]) -> dict[str, Any]:
+    """Parse FIELD=VALUE pairs; values are YAML scalars/lists ('4', 'true', '[a, b]')."""
+    yaml = YAML(typ="safe")
+    changes: dict[str, Any] = {}
+    for item in assignments:
+        field, sep, raw = item.partition("=")
+        if not sep or not field.strip():
+            err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {item!r} (e.g. status=reviewed)")
+            raise typer.Exit(2)
+        changes[field.strip()] = yaml.load(raw) if raw.strip() else None
+    return changes
+
+
+@app.command("set")
+def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
+               assignments: Annotated[list[str], typer.Argument(help="FIELD=VALUE pairs, e.g. quality_score=5.")],
+               papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """Change frontmatter fields of a note; only those fields' lines change in the file."""
+    kb = make_kb(papers, home, db)
+    changes = _parse_assignments(assignments)
+    try:
+        note = kb.set_fields(note_id, changes)
+    except NoteError as exc:
+        fail(exc)
+        return
+    console.print(f"[green]updated[/] {note.path}: " + ", ".join(changes), highlight=False)
+
+
+@app.command()
+def new(
+    title: Annotated[str | None, typer.Option(help="Paper title.")] = None,
+    paper_id: Annotated[str | None, typer.Option(help="Paper id, e.g. arxiv:2602.21750.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
+    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
+    venue: Annotated[str | None, typer.Option(help="Venue.")] = None,
+    decision: Annotated[str | None, typer.Option(help="ACCEPT, REJECT, MAYBE or PENDING.")] = None,
+    status: Annotated[str | None, typer.Option(help="Workflow status.")] = "inbox",
+    quality: Annotated[int | None, typer.Option(help="quality_score, 1 to 5.")] = None,
+    template: Annotated[Path | None, typer.Option(help="A note to start from (frontmatter + body).")] = None,
+    body: Annotated[str, typer.Option(help="Markdown body.")] = "",
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Create a note from flags (or a template); it is validated before anything is written."""
+    kb = make_kb(papers, home, db)
+    meta: dict[str, Any] = {}
+    if template is not None:
+        try:
+            base = read_note(template)
+        except NoteError as exc:
+            fail(exc)
+            return
+        meta = base.meta.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+        body = body or base.body
+    flags = {"title": title, "paper_id": paper_id, "tags": list(tag) if tag else None, "decision": decision,
+             "status": status, "quality_score": quality}
+    meta.update({k: v for k, v in flags.items() if v is not None})
+    if year is not None or venue is not None:
+        meta["publication"] = {**meta.get("publication", {}),
+                               **{k: v for k, v in {"year": year, "venue": venue}.items() if v is not None}}
+    try:
+        note = kb.new_note(meta, body or f"# {meta.get('title', '')}\n")
+    except NoteError as exc:
+        fail(exc)
+        return
+    if as_json:
+        print_json([{"id": note.id, "path": str(note.path)}])
+    else:
+        console.print(f"[green]created[/] {note.path}", highlight=False)
+
+
+@app.command("import")
+def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere.")],
+            papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+    """Validate a note and copy it unchanged into the notes folder (never overwrites)."""
+    kb = make_kb(papers, home, db)
+    try:
+        note = kb.import_note(src)
+    except NoteError as exc:
+        fail(exc)
+        return
+    console.print(f"[green]imported[/] {src} -> {note.path}", highlight=False)
+
+
+@app.command()
+def schema(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json"),
+           as_json: JsonOpt = False) -> None:
+    """Write the JSON Schema of every model (notes, claims, runs, evidence) for editors."""
+    written = KnowledgeBase.export_schemas(out)
+    if as_json:
+        print_json([{"id": p.name.split(".")[0], "path": str(p)} for p in written])
+    else:
+        for path in written:
+            console.print(f"[green]wrote[/] {path}", highlight=False)
+
+
+@app.command()
+def check(
+    targets: Annotated[list[str], typer.Argument(help="Note ids or note files (e.g. a note written elsewhere).")],
+    source: Annotated[Path | None, typer.Option(help="Source text (default: the note's source_file).")] = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Check claims' quotes and numbers, and the note's title, id and year, against its source text.
+
+    Exit 1 when the source does not back a claim or the note disagrees with its source.
+    """
+    kb = make_kb(papers, home, db)
+    rows: list[dict[str, Any]] = []
+    for target in targets:
+        try:
+            note = read_note(Path(target)) if Path(target).is_file() else kb.read(target)
+        except NoteError as exc:
+            fail(exc)
+            return
+        text = source.read_text(encoding="utf-8", errors="replace") if source else None
+        found = disagreements(note, text)
+        differ = {d.where: d.reason for d in found}
+        rows += [{"id": f"{note.id}:{d.where}", "note": note.id, "claim": None,
+                  "grounding": "disagrees" if d.severity == "error" else "warning", "reason": d.reason,
+                  "disagreement": d.reason if d.severity == "error" else None}
+                 for d in found if d.where in ("title", "paper_id", "year")]
+        rows += [{"id": f"{note.id}#{r.claim_id}", "note": note.id, "claim": r.claim_id,
+                  "grounding": r.status.value, "reason": r.reason, "disagreement": differ.get(r.claim_id)}
+                 for r in check_note(note, text)]
+    if as_json:
+        print_json(rows)
+    else:
+        colour = {"grounded": "green", "not_found": "red", "no_source": "yellow", "no_quote": "yellow",
+                  "disagrees": "red", "warning": "yellow"}
+        table = Table(title="grounding", header_style="bold cyan")
+        for column in ("claim", "grounding", "reason", "disagreement"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"],
+                          f"[red]{row['disagreement']}[/]" if row["disagreement"] and row["claim"] else "")
+        console.print(table)
+    if any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
+        raise typer.Exit(1)
