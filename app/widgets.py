@@ -150,6 +150,12 @@ def provenance_rows(prov: Provenance) -> list[dict[str, str]]:
     return [{"field": k, "value": str(v)} for k, v in rows if v not in (None, "", {})]
 
 
+def _run_path(artifact: str) -> Path:
+    """Where the analyzer wrote the file in its output folder: the part after ``evidence/<ab>/<sha256>/``."""
+    parts = Path(artifact).parts
+    return Path(*parts[3:]) if len(parts) > 3 and parts[0] == "evidence" else Path(parts[-1])
+
+
 def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
     """Plots inline (PNG/SVG), text files (logs, metrics) in expanders; paths are relative to the KB home."""
     images: dict[str, str] = {}  # one image per plot: PNG when an SVG of the same plot exists too
@@ -164,7 +170,11 @@ def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
         for tab, artifact in zip(tabs, images.values(), strict=True):
             with tab:
                 st.image(str(home / artifact), width="stretch")
-    texts = [a for a in artifacts if a.lower().endswith(TEXT_SUFFIXES) and (home / a).is_file()]
+    present = [a for a in artifacts if (home / a).is_file()]
+    # Files the analyzer wrote at the top of its output (log, metrics) open inline; the rest (checkpoints,
+    # per-model folders) go into one table, so a sweep's dozens of files do not bury the verdict.
+    texts = [a for a in present if a.lower().endswith(TEXT_SUFFIXES) and len(_run_path(a).parts) == 1]
+    others = [a for a in present if a not in texts and not a.lower().endswith(IMAGE_SUFFIXES)]
     for artifact in texts:
         name = Path(artifact).name
         with st.expander(name, icon=":material/article:"):
@@ -174,6 +184,10 @@ def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
                 with contextlib.suppress(ValueError):
                     text = json.dumps(json.loads(text), indent=2)
             st.code(text[-20_000:], language=language, height=300 if text.count("\n") > 15 else "content")
+    if others:
+        with st.expander(f"Other files ({len(others)})", icon=":material/folder_open:"):
+            st.dataframe([{"file": str(_run_path(a)), "bytes": (home / a).stat().st_size, "stored at": a}
+                          for a in others], hide_index=True, key=f"{key}_files")
     missing = [a for a in artifacts if not (home / a).is_file()]
     if missing:
         st.caption(f"{len(missing)} artifact file(s) missing under the KB home: {', '.join(missing)}")

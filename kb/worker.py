@@ -31,7 +31,6 @@ from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
 from kb.db import Evidence, Run, utcnow
-from kb.notes import atomic_write_bytes
 from kb.verdicts import describe, evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
@@ -116,15 +115,23 @@ def _cuda_available() -> bool:
 
 
 def store_artifacts(home: Path, staging: Path) -> list[str]:
-    """Move staged files into content-addressed folders; returns paths relative to the KB home."""
+    """Move staged files into content-addressed folders; returns paths relative to the KB home.
+
+    A file goes to ``evidence/<sha256[:2]>/<sha256>/<its path in the staging folder>``, so names stay
+    readable (``checkpoints/depth-04/config.json``) and identical files are stored once. Files are
+    hashed in chunks and moved, never read whole: checkpoints can be gigabytes.
+    """
     stored = []
     for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
-        target = home / "evidence" / digest[:2] / digest / path.name
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        sha = digest.hexdigest()
+        target = home / "evidence" / sha[:2] / sha / path.relative_to(staging)
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(target, data)
+            os.replace(path, target)  # staging lives under the KB home: same filesystem, an atomic rename
         stored.append(str(target.relative_to(home)))
     return stored
 

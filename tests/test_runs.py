@@ -229,3 +229,21 @@ def test_cuda_run_on_a_machine_without_gpu_is_not_runnable_with_why(tmp_path: Pa
     (ev,) = kb.evidence("q#echo-big")
     assert ev.verdict is not None and ev.verdict.kind.value == "not_runnable"
     assert "CUDA is not available" in ev.verdict.reason
+
+
+def test_store_artifacts_keeps_paths_moves_files_and_stores_identical_ones_once(tmp_path: Path) -> None:
+    import hashlib
+
+    home, staging = tmp_path / "home", tmp_path / "home" / "staging" / "run-1"
+    files = {"log.txt": b"log\n", "checkpoints/depth-02/config.json": b"{}", "checkpoints/depth-04/config.json": b"{}",
+             "checkpoints/depth-04/model.bin": b"w" * 3_000_000}
+    for rel, data in files.items():
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).write_bytes(data)
+    stored = worker.store_artifacts(home, staging)
+    sha = hashlib.sha256(b"{}").hexdigest()
+    assert f"evidence/{sha[:2]}/{sha}/checkpoints/depth-02/config.json" in stored
+    assert f"evidence/{sha[:2]}/{sha}/checkpoints/depth-04/config.json" in stored  # same bytes, its own name
+    big = next(a for a in stored if a.endswith("model.bin"))
+    assert (home / big).read_bytes() == b"w" * 3_000_000 and hashlib.sha256(b"w" * 3_000_000).hexdigest() in big
+    assert not (staging / "checkpoints" / "depth-04" / "model.bin").exists()  # moved, not copied
