@@ -266,7 +266,7 @@ class KnowledgeBase:
 
     def staleness(self, claim_key: str) -> str | None:
         """Why a claim needs re-verifying (no evidence, stale evidence, changed binding), or None."""
-        evidence = runs.evidence_for(self.engine, claim_key)
+        evidence = runs.evidence_for(self.engine, claim_key, limit=1)
         if not evidence:
             return "no evidence yet"
         return worker.stale_reason(evidence[0], self._claim_binding_hash(claim_key))

@@ -252,8 +252,8 @@ def evidence_record(row: Evidence, stale_reason: str | None) -> EvidenceRecord:
     )
 
 
-def evidence_for(engine: Engine, claim_key: str) -> list[Evidence]:
-    """All evidence of a claim, newest first (the first non-stale one is current)."""
+def evidence_for(engine: Engine, claim_key: str, limit: int | None = None) -> list[Evidence]:
+    """Evidence of a claim, newest first (``limit=1``: only the latest, without reading the history)."""
     with Session(engine) as session:
         query = select(Evidence).where(Evidence.claim_key == claim_key).order_by(col(Evidence.id).desc())
-        return list(session.exec(query).all())
+        return list(session.exec(query if limit is None else query.limit(limit)).all())

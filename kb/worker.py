@@ -264,8 +264,10 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     the note, or the app would show a verdict on an expectation the note no longer makes.
     """
     claim = runs.claim_for_key(engine, claim_key)
-    evidence = runs.evidence_for(engine, claim_key)
-    if claim is None or claim.expect is None or not evidence or evidence[0].verdict_json is None:
+    if claim is None or claim.expect is None:
+        return False
+    evidence = runs.evidence_for(engine, claim_key, limit=1)  # every claim of every changed note comes here
+    if not evidence or evidence[0].verdict_json is None:
         return False
     latest = evidence[0]
     old = Verdict.model_validate_json(latest.verdict_json or "{}")
