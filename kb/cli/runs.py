@@ -93,11 +93,14 @@ def verify(
         ids = [r.id for r in queued]
         work = (lambda: kb.work_on_ray(ids, address=ray_address)) if executor == "ray" else (lambda: kb.work(once=True))
         watch(kb, ids, work, quiet=as_json)
+    statuses = {r.id: r.status.value for r in kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)}
+    history = {key: kb.evidence(key) for key in {r.claim_key for r in queued if r.claim_key}}
+    latest = {key: records[0] for key, records in history.items() if records}
     rows = []
     for record in queued:
-        latest = kb.evidence(record.claim_key)[0] if record.claim_key and kb.evidence(record.claim_key) else None
-        status = next(r for r in kb.runs(claim_key=record.claim_key) if r.id == record.id).status.value
-        verdict = latest.verdict if latest and latest.run_id == record.id else None
+        status = statuses[record.id]
+        evidence = latest.get(record.claim_key) if record.claim_key else None
+        verdict = evidence.verdict if evidence and evidence.run_id == record.id else None
         rows.append({"id": record.claim_key, "run": record.id, "analyzer": record.analyzer, "status": status,
                      "verdict": verdict.kind.value if verdict else None, "reason": verdict.reason if verdict else None})
     if as_json:
