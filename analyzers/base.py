@@ -37,10 +37,29 @@ class Resources(BaseModel):
     memory_gb: float = Field(default=1.0, ge=0, description="Rough peak host memory at the default scale.")
 
 
+def operator_only(default: Any = None, *, description: str, **kwargs: Any) -> Any:
+    """A ``Params`` field that widens what kb trusts: only the person running kb may set it, never a note.
+
+    Remote model code, folders and files outside the KB home, anything that reads or writes arbitrary
+    paths: a note is shared data (a team server, git, a synced folder), so whoever can write one must not
+    be able to make the machine that re-verifies it run code or touch its files. Such fields come from CLI
+    flags and settings; a note that sets one is invalid (see ``AnalyzerParams.operator_only_fields``).
+    """
+    return Field(default, description=description, json_schema_extra={"operator_only": True}, **kwargs)
+
+
 class AnalyzerParams(BaseModel):
     """Parameters every analyzer takes; analyzers subclass this with their own fields."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def operator_only_fields(cls) -> frozenset[str]:
+        """Names of the fields declared with ``operator_only``: a note may not set them."""
+        return frozenset(
+            name for name, info in cls.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("operator_only")
+        )
 
     device: str = Field(default="cpu", description="Torch device: 'cpu', 'cuda' or 'cuda:N'.")
     seed: int = Field(default=0, description="Random seed.")
