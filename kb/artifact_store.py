@@ -1,0 +1,189 @@
+"""Where evidence files live: a content-addressed store named by a URL, local by default.
+
+A run's files (plots, metrics.json, log.txt, checkpoints) are stored under keys
+``evidence/<sha256[:2]>/<sha256>/<path in the run's output>``: identical files are stored once, names stay
+readable, and a key never changes meaning, so a read cache never goes stale. The store's root is an
+fsspec URL chosen by the person running kb (``KB_ARTIFACT_STORE``, ``--store``), never by a note:
+
+- unset: the KB home itself (``<KB home>/evidence/...``, the single-machine layout);
+- ``file:///shared/kb-store`` or a plain path: a folder, e.g. on NFS;
+- ``s3://bucket/prefix`` (needs ``s3fs``) or any other fsspec URL: a team store that workers on other
+  machines upload to and the app reads from.
+
+Writes are atomic and idempotent: a key that exists is never written again; a folder store writes a
+temporary name and renames it, and object stores (S3) make an object visible only once it is complete, so
+a half-written upload is never seen. Reads of a remote store go through a local cache under the KB home.
+
+Checkpoints are the one mutable part: ``checkpoints/<run id>/...`` holds a run's latest checkpoint so that
+a run killed on one node resumes from it on another (``push_checkpoints`` / ``pull_checkpoints``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+CHUNK = 1 << 20  # files are hashed and copied in 1 MiB chunks: checkpoints can be gigabytes
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def evidence_key(sha: str, relative: str | PurePosixPath) -> str:
+    """The store key of a file with content hash ``sha`` found at ``relative`` in a run's output."""
+    return str(PurePosixPath("evidence", sha[:2], sha, relative))
+
+
+class ArtifactStore:
+    """Evidence files under ``url`` (default: the KB home), read through a local cache."""
+
+    def __init__(self, home: Path, url: str | None = None, **storage_options: Any) -> None:
+        import fsspec
+
+        self.home = Path(home)
+        self.url = url or str(self.home.resolve())
+        self.fs, root = fsspec.core.url_to_fs(self.url, **storage_options)
+        self.root = root.rstrip("/")
+        self.is_local = "file" in _protocols(self.fs)
+        self.cache_dir = self.home / "cache" / "artifacts"
+        self._pushed: dict[str, str] = {}  # checkpoint target -> sha256 this process last pushed or pulled
+
+    def __repr__(self) -> str:
+        return f"ArtifactStore({self.url!r})"
+
+    def _path(self, key: str) -> str:
+        if key.startswith("/") or ".." in PurePosixPath(key).parts:
+            raise ValueError(f"artifact key {key!r} must be a relative path inside the store")
+        return f"{self.root}/{key}"
+
+    # -- writing ---------------------------------------------------------------------------------------
+    def put_tree(self, folder: Path, *, move: bool = True) -> list[str]:
+        """Store every file under ``folder``; returns their keys, in path order.
+
+        Files are hashed in chunks; a key already present is not written again. With ``move`` (the worker's
+        staging folder) a local store renames the file into place instead of copying it.
+        """
+        keys = []
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            key = evidence_key(sha256_of(path), path.relative_to(folder).as_posix())
+            self.put_file(path, key, move=move)
+            keys.append(key)
+        return keys
+
+    def put_file(self, local: Path, key: str, *, move: bool = False) -> None:
+        """Write ``local`` at ``key`` atomically, unless ``key`` exists (content-addressed keys never change)."""
+        target = self._path(key)
+        if self.fs.exists(target):
+            return
+        if self.is_local:
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            temporary = f"{target}.part-{uuid.uuid4().hex}"
+            if move:
+                try:
+                    os.replace(local, temporary)
+                except OSError:  # another filesystem: copy instead of rename
+                    shutil.copyfile(local, temporary)
+            else:
+                shutil.copyfile(local, temporary)
+            os.replace(temporary, target)  # a reader sees the whole file or none
+        else:
+            self.fs.put_file(str(local), target)  # an object store shows an object only once it is complete
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def exists(self, key: str) -> bool:
+        """Whether ``key`` is in the store (or already in the local read cache)."""
+        if not self.is_local and (self.cache_dir / key).is_file():
+            return True
+        return bool(self.fs.exists(self._path(key)))
+
+    def local_path(self, key: str) -> Path | None:
+        """A local file with the contents of ``key`` (downloaded once into the read cache), or None if absent."""
+        if self.is_local:
+            path = Path(self._path(key))
+            return path if path.is_file() else None
+        cached = self.cache_dir / key
+        if cached.is_file():
+            return cached
+        try:
+            if not self.fs.exists(self._path(key)):
+                return None
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            temporary = cached.with_name(f"{cached.name}.part-{uuid.uuid4().hex}")
+            self.fs.get_file(self._path(key), str(temporary))
+            os.replace(temporary, cached)
+        except FileNotFoundError:
+            return None
+        return cached
+
+    def read_bytes(self, key: str) -> bytes | None:
+        """The contents of ``key``, or None if the store does not have it."""
+        path = self.local_path(key)
+        return path.read_bytes() if path is not None else None
+
+    def size(self, key: str) -> int | None:
+        """Size in bytes of ``key`` (from the cache when there), or None if absent."""
+        path = self.local_path(key)
+        return path.stat().st_size if path is not None else None
+
+    # -- checkpoints: the latest state of a run, so that a killed run resumes elsewhere ------------------
+    def push_checkpoints(self, run_id: str, folder: Path) -> int:
+        """Upload every file under ``folder`` to ``checkpoints/<run_id>/``; returns the number of files.
+
+        Each file is written to a temporary name and renamed (folder store) or uploaded whole (object store),
+        so a reader never sees half a checkpoint file. A file unchanged since the last push is skipped.
+        """
+        pushed = 0
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".part-" not in p.name):
+            target = self._path(f"checkpoints/{run_id}/{path.relative_to(folder).as_posix()}")
+            sha = sha256_of(path)
+            if self._pushed.get(target) == sha:
+                continue
+            if self.is_local:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                temporary = f"{target}.part-{uuid.uuid4().hex}"
+                shutil.copyfile(path, temporary)
+                os.replace(temporary, target)
+            else:
+                self.fs.put_file(str(path), target)
+            self._pushed[target] = sha
+            pushed += 1
+        return pushed
+
+    def pull_checkpoints(self, run_id: str, folder: Path) -> int:
+        """Download ``checkpoints/<run_id>/`` into ``folder``; returns the number of files (0: start fresh)."""
+        prefix = self._path(f"checkpoints/{run_id}")
+        if not self.fs.exists(prefix):
+            return 0
+        pulled = 0
+        for remote in self.fs.find(prefix):
+            relative = PurePosixPath(remote).relative_to(PurePosixPath(prefix))
+            if ".part-" in relative.name:
+                continue
+            local = folder / relative
+            local.parent.mkdir(parents=True, exist_ok=True)
+            self.fs.get_file(remote, str(local))
+            self._pushed[f"{prefix}/{relative}"] = sha256_of(local)
+            pulled += 1
+        return pulled
+
+    def drop_checkpoints(self, run_id: str) -> None:
+        """Remove a finished run's checkpoints (its evidence keeps what it needs)."""
+        prefix = self._path(f"checkpoints/{run_id}")
+        if self.fs.exists(prefix):
+            self.fs.rm(prefix, recursive=True)
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
+
