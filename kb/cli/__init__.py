@@ -2,14 +2,16 @@
 
 Every listing command takes ``--json`` and then prints a JSON array of objects, each with an ``id``
 (the note id: its file name without extension). Errors go to stderr with the file, line or field and
-a hint, and the exit code is non-zero. The commands live by topic in ``notes``, ``runs``, ``agents``
-and ``serve``; analyzer packages add their own (``kb probe``, ``kb langevin``) through the registry.
+a hint, and the exit code is non-zero. The commands live by topic in ``notes``, ``runs``, ``analyze``
+(``kb run``, any analyzer once), ``agents`` and ``serve``; analyzer packages add their own
+(``kb probe``, ``kb langevin``) through the registry.
 """
 
 # Each module adds its commands to the app on import, in this order (the order `kb --help` lists them).
 # isort: off
 from kb.cli import notes  # noqa: F401
 from kb.cli import runs  # noqa: F401
+from kb.cli import analyze  # noqa: F401
 from kb.cli import agents  # noqa: F401
 from kb.cli import serve  # noqa: F401
 # isort: on

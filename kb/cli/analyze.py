@@ -1,0 +1,114 @@
+"""``kb run ANALYZER``: run any registered analyzer once, here, on parameters typed by the person running kb.
+
+Every analyzer gets this command for free from the registry: a scale preset, ``--set key=value``
+overrides, a device and an output folder. Nothing is queued or recorded in the index (``kb verify`` does
+that for claims); the result is written to ``<out>/metrics.json`` beside the analyzer's own files.
+Because the parameters come from the operator's own command line, operator-only fields (remote code,
+folders) may be set here, unlike in a note.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from ruamel.yaml import YAML
+
+from kb.cli.common import JsonOpt, app, console, err_console, print_json
+
+
+def _is_text_field(annotation: Any) -> bool:
+    """Whether a Params field holds text, so that ``--set title=12`` stays the string '12'."""
+    if annotation is str:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(a is str for a in args)
+    return False
+
+
+def parse_overrides(pairs: list[str], fields: dict[str, Any]) -> dict[str, Any]:
+    """``key=value`` pairs as parameters: YAML scalars and lists (``layers=[2,4]``), text fields as typed."""
+    yaml = YAML(typ="safe", pure=True)
+    parsed: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not key=value (e.g. --set max_steps=200)")
+        if key not in fields:
+            raise typer.BadParameter(f"unknown parameter {key!r}; known: {', '.join(sorted(fields))}")
+        if _is_text_field(fields[key].annotation):
+            parsed[key] = raw
+        else:
+            value = yaml.load(raw) if raw.strip() else None
+            parsed[key] = value
+    return parsed
+
+
+@app.command("run")
+def run_analyzer(
+    name: Annotated[str, typer.Argument(help="Registered analyzer (see `kb analyzers`).")],
+    scale: Annotated[str | None, typer.Option("--scale", help="Named preset to start from.")] = None,
+    overrides: Annotated[list[str] | None, typer.Option("--set", help="Parameter override key=value "
+                                                        "(repeatable).")] = None,
+    device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<analyzer>-<time>).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run one analyzer here on a scale preset and overrides; write its files and metrics.json to --out."""
+    from analyzers import registry
+    from analyzers.base import Cancelled, NotRunnable, RunContext
+
+    analyzers = registry.load_all()
+    if name not in analyzers:
+        known = ", ".join(sorted(analyzers))
+        err_console.print(f"[bold red]error[/]: no analyzer {escape(repr(name))}; known: {escape(known)}")
+        raise typer.Exit(2)
+    analyzer = registry.get(name)
+    fields = analyzer.Params.model_fields
+    try:
+        params_in = parse_overrides(overrides or [], fields)
+        if device is not None:
+            params_in["device"] = device
+        params = analyzer.params_for(params_in, scale=scale)
+    except (typer.BadParameter, ValueError) as exc:
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    out_dir = out or Path("runs") / f"{name}-{stamp}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        analyzer.preflight(params)
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                      TimeElapsedColumn(), console=err_console, transient=True) as bar:
+            task = bar.add_task(escape(name), total=1.0)
+
+            def progress(fraction: float, message: str) -> None:
+                bar.update(task, completed=fraction, description=escape(f"{name}: {message}"[:70]))
+
+            result = analyzer.run(params, RunContext(out_dir=out_dir, progress=progress))
+    except NotRunnable as exc:
+        err_console.print(f"[yellow]not runnable here[/]: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(3) from None
+    except Cancelled:
+        raise typer.Exit(130) from None
+    metrics = result.model_dump(mode="json")
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
+    if as_json:
+        print_json({"id": name, "out": str(out_dir), "scale": analyzer.scale_name(params), "metrics": metrics})
+        return
+    console.print(f"[bold]{escape(name)}[/] at scale {escape(analyzer.scale_name(params))}: "
+                  f"{len(result.artifacts)} file(s) and metrics.json in {escape(str(out_dir))}")
+    for metric in analyzer.metrics:
+        value = metrics.get(metric)
+        if isinstance(value, int | float | bool | str):
+            console.print(f"  {escape(metric)} = {value:.4g}" if isinstance(value, float)
+                          else f"  {escape(metric)} = {escape(str(value))}")

@@ -1,0 +1,45 @@
+"""``kb run ANALYZER``: any registered analyzer, once, on a preset and ``--set`` overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kb.cli import app
+from kb.cli.analyze import parse_overrides
+
+runner = CliRunner()
+
+
+def test_run_writes_metrics_and_reports_the_value(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", "noop", "--set", "value=2.5", "--set", "steps=4", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed["metrics"]["value"] == 2.5
+    assert json.loads((out / "metrics.json").read_text())["value"] == 2.5
+    assert (out / "log.txt").exists() or printed["metrics"]["artifacts"] is not None
+
+
+def test_run_rejects_unknown_parameters_and_analyzers(tmp_path: Path) -> None:
+    bad_key = runner.invoke(app, ["run", "noop", "--set", "bogus=1", "--out", str(tmp_path / "a")])
+    assert bad_key.exit_code == 2 and "unknown parameter 'bogus'" in bad_key.output and "value" in bad_key.output
+    bad_name = runner.invoke(app, ["run", "no-such-analyzer"])
+    assert bad_name.exit_code == 2 and "no analyzer" in bad_name.output
+    bad_value = runner.invoke(app, ["run", "noop", "--set", "steps=many", "--out", str(tmp_path / "b")])
+    assert bad_value.exit_code == 2 and "steps" in bad_value.output
+
+
+def test_run_says_why_an_analyzer_cannot_run_here(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", "noop", "--set", "not_runnable=no weights offline", "--out", str(tmp_path)])
+    assert result.exit_code == 3 and "no weights offline" in result.output
+
+
+def test_overrides_parse_yaml_values_but_keep_text_as_typed() -> None:
+    from analyzers import registry
+
+    fields = registry.get("noop").Params.model_fields
+    parsed = parse_overrides(["value=1e-3", "steps=12", "fail=true", "not_runnable=12"], fields)
+    assert parsed == {"value": 0.001, "steps": 12, "fail": True, "not_runnable": "12"}
