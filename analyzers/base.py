@@ -94,6 +94,18 @@ class RunContext:
     progress: Callable[[float, str], None] = lambda fraction, message: None
     is_cancelled: Callable[[], bool] = lambda: False
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kb.analyzer"))
+    # A folder for the run's latest checkpoint. The worker fills it from the artifact store before the run
+    # (a run killed on one node resumes on another) and uploads it whenever the analyzer calls
+    # ``checkpoint_saved``. None where nobody keeps checkpoints (a plain ``kb run``).
+    checkpoint_dir: Path | None = None
+    on_checkpoint: Callable[[], None] = lambda: None
+
+    def checkpoint_saved(self) -> None:
+        """Say that ``checkpoint_dir`` now holds a complete checkpoint; the worker makes it durable.
+
+        Write each checkpoint file atomically (a temporary name, then ``os.replace``) before calling this.
+        """
+        self.on_checkpoint()
 
     def report(self, fraction: float, message: str = "") -> None:
         """Report progress (0..1) and stop with ``Cancelled`` if the run was cancelled."""

@@ -8,20 +8,45 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SlurmSettings(BaseModel):
+    """How the operator's runs are submitted to Slurm (env: ``KB_SLURM__PARTITION`` and so on)."""
+
+    partition: str | None = Field(default=None, description="Partition (queue); default: the cluster's default.")
+    account: str | None = Field(default=None, description="Account to charge, where the cluster asks for one.")
+    time_minutes: int = Field(default=240, ge=1, description="Time limit per job; a run cut off by it resumes "
+                              "from its last checkpoint in the next attempt.")
+    mem_gb: float = Field(default=32.0, gt=0, description="Host memory per job.")
+    cpus_per_task: int = Field(default=4, ge=1, description="CPU cores per job (data loading, tokenization).")
+    gpus_per_job: int = Field(default=1, ge=0, description="GPUs per job for runs on CUDA (CPU runs ask for none).")
+    extra_sbatch: dict[str, str] = Field(default_factory=dict, description="More sbatch options, e.g. "
+                                         "{'qos': 'high', 'constraint': 'a100'}.")
+    folder: Path | None = Field(default=None, description="submitit's job files, on a filesystem the compute "
+                                "nodes see; default: <KB home>/slurm.")
+    job_home: str | None = Field(default=None, description="KB home of a job on its node (staging, caches); "
+                                 "default: $SLURM_TMPDIR or $TMPDIR, else /tmp, plus kb-job-<job id>.")
+    python: str | None = Field(default=None, description="Python on the compute nodes; default: this one.")
 
 
 class Settings(BaseSettings):
     """Configuration of one knowledge base."""
 
-    model_config = SettingsConfigDict(env_prefix="KB_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="KB_", env_nested_delimiter="__", extra="ignore")
 
     papers: Path = Field(default=Path("papers"), description="Folder of paper notes (Markdown + YAML).")
     home: Path = Field(default=Path(".kb"), description="Folder for the SQLite index and evidence files.")
     database_url: str | None = Field(
         default=None, description="SQLAlchemy URL; default: SQLite file 'index.sqlite' under the KB home."
     )
+    artifact_store: str | None = Field(
+        default=None, description="fsspec URL of the evidence files (plots, metrics, checkpoints): default the KB "
+        "home itself; a shared folder or s3://bucket/prefix where workers run on other machines.",
+    )
+    slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm "
+                                 "(KB_SLURM__PARTITION, KB_SLURM__ACCOUNT, KB_SLURM__TIME_MINUTES, ...).")
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
     app_worker: bool = Field(
         default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "

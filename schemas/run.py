@@ -59,6 +59,8 @@ class Provenance(BaseModel):
     packages: dict[str, str] = Field(default_factory=dict, description="Versions of the packages that matter.")
     device: str = Field(description="Device the analyzer ran on, e.g. 'cpu' or 'cuda:0'.")
     gpu_name: str | None = Field(default=None, description="GPU model, when a GPU was used.")
+    host: str | None = Field(default=None, description="Machine the run executed on.")
+    scheduler_job_id: str | None = Field(default=None, description="Slurm job id, when a scheduler ran it.")
     dtype: str | None = Field(default=None, description="Floating-point type of the computation.")
     seed: int | None = Field(default=None, description="Random seed.")
     model_id: str | None = Field(default=None, description="Model hub id or local path.")

@@ -160,3 +160,29 @@ def test_checkpoints_move_between_nodes_through_the_store(tmp_path: Path, s3_url
     assert store_b.pull_checkpoints("run-2", node_b / "other") == 0
     store_b.drop_checkpoints("run-1")
     assert store_b.pull_checkpoints("run-1", node_b / "again") == 0
+
+
+def test_a_checkpointing_analyzer_resumes_from_the_checkpoint_it_saved(tmp_path: Path) -> None:
+    from analyzers import registry
+    from analyzers.base import Cancelled, RunContext
+
+    noop = registry.get("noop")
+    params = noop.params_for({"steps": 6, "value": 2.0})
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    saved: list[int] = []
+
+    def stop_after_three(fraction: float, message: str) -> None:
+        if fraction >= 0.5:
+            raise Cancelled("killed")  # a preempted job: nothing after step 3 happens
+
+    with pytest.raises(Cancelled):
+        noop.run(params, RunContext(out_dir=tmp_path / "a", progress=stop_after_three, checkpoint_dir=ckpt,
+                                    on_checkpoint=lambda: saved.append(1)))
+    assert len(saved) == 3
+    (tmp_path / "b").mkdir()
+    steps_seen: list[str] = []
+    result = noop.run(params, RunContext(out_dir=tmp_path / "b", checkpoint_dir=ckpt,
+                                         progress=lambda f, m: steps_seen.append(m)))
+    assert steps_seen == ["step 4/6", "step 5/6", "step 6/6"]
+    assert result.value == 2.0 and result.notes == ["resumed from a checkpoint at step 3"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 
 from pydantic import Field
@@ -42,11 +44,21 @@ class Noop(Analyzer[NoopParams, NoopResult]):
     def run(self, params: NoopParams, ctx: RunContext) -> NoopResult:
         if params.not_runnable:
             raise NotRunnable(params.not_runnable)
-        for step in range(params.steps):
+        # Resumable, like a long training run: the step reached is checkpointed after every step, so a run
+        # killed half-way (a preempted Slurm job) finishes the remaining steps on its next attempt.
+        state = ctx.checkpoint_dir / "noop-state.json" if ctx.checkpoint_dir is not None else None
+        start = json.loads(state.read_text())["step"] if state is not None and state.is_file() else 0
+        notes = [f"resumed from a checkpoint at step {start}"] if start else []
+        for step in range(start, params.steps):
             time.sleep(params.step_seconds)
+            if state is not None:
+                partial = state.with_suffix(".part")
+                partial.write_text(json.dumps({"step": step + 1}), encoding="utf-8")
+                os.replace(partial, state)
+                ctx.checkpoint_saved()
             ctx.report((step + 1) / params.steps, f"step {step + 1}/{params.steps}")
         if params.fail:
             raise RuntimeError("asked to fail")
         value = params.value + params.value_per_seed * params.seed
         (ctx.out_dir / "value.txt").write_text(f"{value}\n", encoding="utf-8")
-        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"])
+        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"], notes=notes)
