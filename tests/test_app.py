@@ -471,6 +471,26 @@ def test_draft_claims_fallback_then_accept_into_the_note(app_env: AppEnv) -> Non
     assert all(c.source is not None and c.source.quote in text for c in claims)
 
 
+def test_draft_claims_never_reproposes_the_notes_own_claims(app_env: AppEnv) -> None:
+    at = fill_new_note(open_app("edit_note"))
+    text = "We train models with 650M parameters on 12 layers. The optimal depth is at least 24 layers."
+    at.text_area(key="draft_text").input(text).run()
+    at.button(key="draft_go").click().run()
+    first = at.data_editor(key="draft_table").value
+    at.button(key="draft_accept").click().run()
+    at.button(key="edit_save").click().run()
+    saved = [c.id for c in app_env.kb.read("a-brand-new-paper").meta.claims]
+    assert saved == first["id"].tolist()
+
+    again = open_app("edit_note", id="a-brand-new-paper")
+    again.text_area(key="draft_text").input(text).run()
+    again.button(key="draft_go").click().run()
+    assert not again.exception
+    captions = [c.value for c in again.caption]
+    assert any(c.startswith("0 claim(s) drafted") for c in captions), captions  # nothing proposed twice
+    assert [c.id for c in app_env.kb.read("a-brand-new-paper").meta.claims] == saved
+
+
 # -- Runs ---------------------------------------------------------------------------------------
 
 def test_runs_page_lists_details_cancels_and_retries(app_env: AppEnv) -> None:

@@ -295,7 +295,9 @@ with st.container(border=True):
                      disabled=not st.session_state.get("draft_text", "").strip()):
             with st.status("Drafting claims…", expanded=False) as status:
                 try:
-                    st.session_state["drafts"] = draft(st.session_state["draft_text"], kb, model)
+                    # The note's own claims: their quotes are not proposed again and their ids not reused.
+                    existing = list(note.meta.claims) if note is not None else []
+                    st.session_state["drafts"] = draft(st.session_state["draft_text"], kb, model, existing=existing)
                     status.update(label="Drafted", state="complete")
                 except Exception as exc:  # noqa: BLE001 - a provider error must not break the page
                     status.update(label=f"Drafting failed: {exc}", state="error")
