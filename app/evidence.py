@@ -8,7 +8,6 @@ the evidence's scale beside the claim's, caveats, plots, provenance and the hist
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import streamlit as st
 
@@ -21,6 +20,7 @@ from app.widgets import (
     show_artifacts,
     verdict_badges,
 )
+from kb.artifact_store import ArtifactStore
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
 from schemas import Claim, EvidenceRecord, RunRecord
@@ -64,7 +64,7 @@ def active_runs_panel(runs: list[RunRecord]) -> None:
         st.progress(run.progress, text=(run.message or run.status.value)[:120])
 
 
-def evidence_panel(home: Path, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
+def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
     """The latest evidence of a claim beside its history."""
     if not evidence:
         if claim.analyzer is None:
@@ -98,7 +98,7 @@ def evidence_panel(home: Path, claim: Claim, evidence: list[EvidenceRecord], key
     caveats = [str(n) for n in latest.metrics.get("notes") or []]
     for caveat in caveats:
         st.caption(f":orange[:material/warning:] {caveat}")
-    show_artifacts(home, latest.artifacts, key=f"art_{key}")
+    show_artifacts(store, latest.artifacts, key=f"art_{key}")
     with st.expander("Provenance", icon=":material/fingerprint:"):
         if latest.provenance is not None:
             st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from kb.artifact_store import ArtifactStore
 from schemas import EvidenceRecord, Provenance, RunStatus, Verdict
 
 #: Colour, icon and label of each claim state (see kb.library.STATES) and of grounding problems.
@@ -156,21 +157,22 @@ def _run_path(artifact: str) -> Path:
     return Path(*parts[3:]) if len(parts) > 3 and parts[0] == "evidence" else Path(parts[-1])
 
 
-def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
-    """Plots inline (PNG/SVG), text files (logs, metrics) in expanders; paths are relative to the KB home."""
-    images: dict[str, str] = {}  # one image per plot: PNG when an SVG of the same plot exists too
-    for artifact in sorted(artifacts, key=lambda a: not a.lower().endswith(".png")):
-        if artifact.lower().endswith(IMAGE_SUFFIXES) and (home / artifact).is_file():
-            images.setdefault(Path(artifact).stem, artifact)
+def show_artifacts(store: ArtifactStore, artifacts: list[str], key: str) -> None:
+    """Plots inline (PNG/SVG), text files (logs, metrics) in expanders, read through the artifact store."""
+    local = {a: store.local_path(a) for a in artifacts}  # a remote store downloads each file once, into its cache
+    present = {a: p for a, p in local.items() if p is not None}
+    images: dict[str, Path] = {}  # one image per plot: PNG when an SVG of the same plot exists too
+    for artifact in sorted(present, key=lambda a: not a.lower().endswith(".png")):
+        if artifact.lower().endswith(IMAGE_SUFFIXES):
+            images.setdefault(Path(artifact).stem, present[artifact])
     if len(images) == 1:
-        (stem, artifact), = images.items()
-        st.image(str(home / artifact), caption=stem.replace("_", " "), width="stretch")
+        (stem, path), = images.items()
+        st.image(str(path), caption=stem.replace("_", " "), width="stretch")
     elif images:
         tabs = st.tabs([stem.replace("_", " ") for stem in images], key=f"{key}_plots")
-        for tab, artifact in zip(tabs, images.values(), strict=True):
+        for tab, path in zip(tabs, images.values(), strict=True):
             with tab:
-                st.image(str(home / artifact), width="stretch")
-    present = [a for a in artifacts if (home / a).is_file()]
+                st.image(str(path), width="stretch")
     # Files the analyzer wrote at the top of its output (log, metrics) open inline; the rest (checkpoints,
     # per-model folders) go into one table, so a sweep's dozens of files do not bury the verdict.
     texts = [a for a in present if a.lower().endswith(TEXT_SUFFIXES) and len(_run_path(a).parts) == 1]
@@ -178,7 +180,7 @@ def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
     for artifact in texts:
         name = Path(artifact).name
         with st.expander(name, icon=":material/article:"):
-            text = (home / artifact).read_text(encoding="utf-8", errors="replace")
+            text = present[artifact].read_text(encoding="utf-8", errors="replace")
             language = "json" if name.endswith(".json") else None
             if language == "json":
                 with contextlib.suppress(ValueError):
@@ -186,11 +188,11 @@ def show_artifacts(home: Path, artifacts: list[str], key: str) -> None:
             st.code(text[-20_000:], language=language, height=300 if text.count("\n") > 15 else "content")
     if others:
         with st.expander(f"Other files ({len(others)})", icon=":material/folder_open:"):
-            st.dataframe([{"file": str(_run_path(a)), "bytes": (home / a).stat().st_size, "stored at": a}
+            st.dataframe([{"file": str(_run_path(a)), "bytes": present[a].stat().st_size, "stored at": a}
                           for a in others], hide_index=True, key=f"{key}_files")
-    missing = [a for a in artifacts if not (home / a).is_file()]
+    missing = [a for a, p in local.items() if p is None]
     if missing:
-        st.caption(f"{len(missing)} artifact file(s) missing under the KB home: {', '.join(missing)}")
+        st.caption(f"{len(missing)} artifact file(s) missing from the artifact store {store.url}: {', '.join(missing)}")
 
 
 def empty_state(message: str, icon: str = ":material/info:") -> None:

@@ -8,6 +8,7 @@ what comes back.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
 from functools import cached_property
@@ -19,10 +20,11 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
-from kb import executors, note_edits, runs, worker
+from kb import executors, note_edits, runs, slurm, worker
 from kb import index as index_mod
 from kb import library as library_mod
 from kb import notes as notes_mod
+from kb.artifact_store import ArtifactStore
 from kb.db import ClaimRow, Paper, init_db, make_engine
 from kb.notes import Note, NoteError
 from kb.settings import Settings
@@ -226,9 +228,41 @@ class KnowledgeBase:
         return executors.run_on_ray(self.settings.resolved_database_url, self.settings.home.resolve(), run_ids,
                                     address=address, devices=devices, **init_kwargs)
 
-    def work(self, *, once: bool = True, idle_timeout: float | None = None) -> dict[str, int]:
+    @cached_property
+    def store(self) -> ArtifactStore:
+        """Where evidence files are written and read (``settings.artifact_store``; default the KB home)."""
+        return ArtifactStore(self.settings.home, self.settings.artifact_store)
+
+    def _job_store_url(self) -> str:
+        # A job on another machine must write where this KB reads: the configured store, else this KB home
+        # (which then has to be on a filesystem the nodes share).
+        return self.settings.artifact_store or str(self.settings.home.resolve())
+
+    def submit_to_slurm(self, run_ids: list[str]) -> dict[str, str]:
+        """Submit each run as a Slurm job; returns the job id per run."""
+        return slurm.submit(self.engine, self.settings.slurm, self.settings.home.resolve(),
+                            self.settings.resolved_database_url, self._job_store_url(), run_ids)
+
+    def reconcile_slurm(self) -> dict[str, str]:
+        """Resubmit (or fail, past the attempt limit) runs whose Slurm job disappeared."""
+        return slurm.reconcile(self.engine, self.settings.slurm, self.settings.home.resolve(),
+                               self.settings.resolved_database_url, self._job_store_url())
+
+    def work_on_slurm(self, run_ids: list[str], poll: float = 3.0) -> dict[str, str]:
+        """Submit these runs as Slurm jobs and wait for them to end, resubmitting runs whose job vanished."""
+        self.submit_to_slurm(run_ids)
+        while True:
+            records = self.runs(ids=run_ids, limit=len(run_ids) or 1)
+            if all(r.status.value in ("succeeded", "failed", "cancelled") for r in records):
+                return {r.id: r.status.value for r in records}
+            self.reconcile_slurm()
+            time.sleep(poll)
+
+    def work(self, *, once: bool = True, idle_timeout: float | None = None,
+             device: str | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
-        return worker.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout)
+        return worker.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout, store=self.store,
+                           device=device)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
@@ -236,8 +270,12 @@ class KnowledgeBase:
         return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
 
     def cancel(self, run_id: str) -> bool:
-        """Cancel a queued or running run."""
-        return runs.cancel(self.engine, run_id)
+        """Cancel a queued or running run (and the Slurm job executing it, if any)."""
+        record = runs.get_run(self.engine, run_id)
+        cancelled = runs.cancel(self.engine, run_id)
+        if cancelled and record is not None and record.job_id:
+            slurm.cancel_job(record.job_id)
+        return cancelled
 
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""

@@ -83,6 +83,8 @@ class Run(SQLModel, table=True):
     binding_hash: str | None = None
     device: str | None = None
     executor: str | None = None
+    job_id: str | None = None  # the scheduler's job id (Slurm) while the run is executed as a job
+    attempts: int = 0  # times a worker or job claimed the run; bounded, so a run that kills its worker ends
     status: str = Field(default="queued", index=True)
     progress: float = 0.0
     message: str | None = None

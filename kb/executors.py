@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from kb import runs, worker
 from kb.db import init_db, make_engine
 
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "ray", "slurm")
 
 
 @functools.cache

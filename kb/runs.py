@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -59,13 +59,21 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     return run
 
 
-def claim_next(engine: Engine, worker_id: str, run_id: str | None = None) -> Run | None:
-    """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left."""
+def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None) -> Run | None:
+    """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left.
+
+    Without ``run_id`` only runs for the local executor are taken (a Slurm job or a Ray task claims its
+    own run by id), and with ``device`` only runs asking for that device kind ('cuda' takes 'cuda:1' too).
+    """
     with Session(engine) as session:
         while True:
             query = select(Run.id).where(Run.status == RunStatus.queued.value)
             if run_id is not None:
                 query = query.where(Run.id == run_id)
+            else:
+                query = query.where(or_(col(Run.executor).is_(None), col(Run.executor) == "local"))
+                if device is not None:
+                    query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
             candidate = session.exec(query.order_by(col(Run.created_at)).limit(1)).first()
             if candidate is None:
                 return None
@@ -73,7 +81,7 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None) -> Run
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate, col(Run.status) == RunStatus.queued.value)
                 .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
-                        progress=0.0, message="started")
+                        progress=0.0, message="started", attempts=col(Run.attempts) + 1)
             )
             session.commit()
             if taken.rowcount == 1:
@@ -81,30 +89,54 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None) -> Run
             # Another worker won the race for this run: try the next one.
 
 
-def heartbeat(engine: Engine, run_id: str, progress: float | None = None, message: str | None = None) -> str:
-    """Record that the run is alive (and its progress); returns the run's current status."""
+#: What ``heartbeat`` answers when another worker now holds the run (it was re-queued and taken again).
+LOST = "lost"
+
+
+def heartbeat(engine: Engine, run_id: str, progress: float | None = None, message: str | None = None, *,
+              owner: str | None = None) -> str:
+    """Record that the run is alive (and its progress); returns the run's current status.
+
+    With ``owner`` (the worker id that claimed the run) nothing is written unless that worker still holds
+    the run, and the answer is ``LOST`` when another worker took it meanwhile: the caller must stop.
+    """
     values: dict[str, Any] = {"heartbeat_at": utcnow()}
     if progress is not None:
         values["progress"] = progress
     if message is not None:
         values["message"] = message[:500]
     with Session(engine) as session:
-        session.exec(update(Run).where(col(Run.id) == run_id, col(Run.status) == RunStatus.running.value)  # type: ignore[call-overload]
-                     .values(**values))
+        query = update(Run).where(col(Run.id) == run_id, col(Run.status) == RunStatus.running.value)
+        if owner is not None:
+            query = query.where(col(Run.worker_id) == owner)
+        session.exec(query.values(**values))  # type: ignore[call-overload]
         session.commit()
         run = session.get(Run, run_id)
-        return run.status if run else RunStatus.cancelled.value
+        if run is None:
+            return RunStatus.cancelled.value
+        if owner is not None and run.worker_id != owner and run.status != RunStatus.cancelled.value:
+            return LOST
+        return run.status
 
 
 def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
-           evidence: Evidence | None = None) -> None:
-    """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled."""
+           evidence: Evidence | None = None, owner: str | None = None) -> bool:
+    """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled.
+
+    With ``owner`` the run ends only if that worker still holds it (a worker whose run was re-queued and
+    taken by another never records a second result). Returns whether anything was written.
+    """
     with Session(engine) as session:
-        run = session.get(Run, run_id)
+        query = select(Run).where(Run.id == run_id)
+        if engine.dialect.name != "sqlite":
+            query = query.with_for_update()  # the owner check and the write are one step on a server database
+        run = session.exec(query).first()
         if run is None:
-            return
+            return False
+        if owner is not None and (run.worker_id != owner or run.status != RunStatus.running.value):
+            return False
         if run.status == RunStatus.cancelled.value and status is not RunStatus.cancelled:
-            return
+            return False
         run.status = status.value
         run.error = error
         run.finished_at = utcnow()
@@ -116,6 +148,7 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
             session.add(evidence)
         session.add(run)
         session.commit()
+        return True
 
 
 def _mark_superseded(session: Session, claim_key: str, run_id: str, group_id: str | None) -> None:
@@ -126,6 +159,25 @@ def _mark_superseded(session: Session, claim_key: str, run_id: str, group_id: st
         old.stale = True
         old.stale_reason = f"superseded by run {run_id}"
         session.add(old)
+
+
+def set_job(engine: Engine, run_id: str, job_id: str | None) -> None:
+    """Record the scheduler job that executes a run (None: no job holds it now)."""
+    with Session(engine) as session:
+        session.exec(update(Run).where(col(Run.id) == run_id).values(job_id=job_id))  # type: ignore[call-overload]
+        session.commit()
+
+
+def requeue(engine: Engine, run_id: str, message: str) -> bool:
+    """Put a run whose executor vanished (a job killed by the scheduler) back in the queue, saying why."""
+    with Session(engine) as session:
+        result = session.exec(  # type: ignore[call-overload]
+            update(Run).where(col(Run.id) == run_id,
+                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
+            .values(status=RunStatus.queued.value, worker_id=None, job_id=None, message=message[:500])
+        )
+        session.commit()
+        return bool(result.rowcount)
 
 
 def cancel(engine: Engine, run_id: str) -> bool:
@@ -202,7 +254,9 @@ def retry(engine: Engine, run_id: str) -> Run:
 def to_record(run: Run) -> RunRecord:
     """The public model of a run row."""
     return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
-                     device=run.device or "cpu", executor=run.executor or "local", status=RunStatus(run.status),
+                     device=run.device or "cpu", executor=run.executor or "local", job_id=run.job_id,
+                     attempts=run.attempts or 0,
+                     status=RunStatus(run.status),
                      progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
                      started_at=run.started_at, finished_at=run.finished_at)
 

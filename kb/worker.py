@@ -9,7 +9,6 @@ in one transaction. Nothing earlier is touched when a run fails.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from sqlalchemy.engine import Engine
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
+from kb.artifact_store import ArtifactStore
 from kb.db import Evidence, Run, utcnow
 from kb.verdicts import describe, evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
@@ -114,34 +114,12 @@ def _cuda_available() -> bool:
         return False
 
 
-def store_artifacts(home: Path, staging: Path) -> list[str]:
-    """Move staged files into content-addressed folders; returns paths relative to the KB home.
-
-    A file goes to ``evidence/<sha256[:2]>/<sha256>/<its path in the staging folder>``, so names stay
-    readable (``checkpoints/depth-04/config.json``) and identical files are stored once. Files are
-    hashed in chunks and moved, never read whole: checkpoints can be gigabytes.
-    """
-    stored = []
-    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        sha = digest.hexdigest()
-        target = home / "evidence" / sha[:2] / sha / path.relative_to(staging)
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, target)  # staging lives under the KB home: same filesystem, an atomic rename
-        stored.append(str(target.relative_to(home)))
-    return stored
-
-
 class _Heartbeat(threading.Thread):
     """Keeps a run's heartbeat fresh and notices cancellation, off the analyzer's thread."""
 
-    def __init__(self, engine: Engine, run_id: str, interval: float = 2.0) -> None:
+    def __init__(self, engine: Engine, run_id: str, interval: float = 2.0, owner: str | None = None) -> None:
         super().__init__(daemon=True)
-        self.engine, self.run_id, self.interval = engine, run_id, interval
+        self.engine, self.run_id, self.interval, self.owner = engine, run_id, interval, owner
         self.progress: tuple[float, str] | None = None
         self.cancelled = threading.Event()
         self.stopped = threading.Event()
@@ -152,19 +130,35 @@ class _Heartbeat(threading.Thread):
 
     def beat(self) -> None:
         fraction, message = self.progress or (None, None)
-        if runs.heartbeat(self.engine, self.run_id, fraction, message) == RunStatus.cancelled.value:
+        # Cancelled by a user, or lost: re-queued after this worker looked dead and taken by another. Either
+        # way the analyzer stops at its next progress report and this worker records nothing.
+        if runs.heartbeat(self.engine, self.run_id, fraction, message, owner=self.owner) in (
+                RunStatus.cancelled.value, runs.LOST):
             self.cancelled.set()
 
 
-def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0) -> RunStatus:
-    """Run one claimed run to the end and record its outcome."""
+def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0,
+            store: ArtifactStore | None = None) -> RunStatus:
+    """Run one claimed run to the end and record its outcome.
+
+    The analyzer works in a staging folder under ``home`` (local to this machine); its files then go to
+    ``store`` (default: the folder store in ``home``). A checkpoint left in the store by an earlier
+    attempt of this run (a killed or preempted job) is restored into ``ctx.checkpoint_dir`` first.
+    """
+    store = store or ArtifactStore(home)
     started = utcnow()
     wall0 = time.perf_counter()
     params: dict[str, Any] = json.loads(run.params_json)
-    beat = _Heartbeat(engine, run.id, heartbeat_interval)
+    owner = run.worker_id
+    beat = _Heartbeat(engine, run.id, heartbeat_interval, owner=owner)
     beat.start()
     staging = Path(tempfile.mkdtemp(prefix=f"run-{run.id[:8]}-", dir=_staging_root(home)))
-    log_lines: list[str] = []
+    checkpoints = Path(tempfile.mkdtemp(prefix=f"ckpt-{run.id[:8]}-", dir=_staging_root(home)))
+    log_lines: list[str] = [f"{utcnow().isoformat()} attempt on {socket.gethostname()}"
+                            + (f" (Slurm job {os.environ['SLURM_JOB_ID']})" if "SLURM_JOB_ID" in os.environ else "")]
+    restored = store.pull_checkpoints(run.id, checkpoints)
+    if restored:
+        log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
 
     def progress(fraction: float, message: str) -> None:
         beat.progress = (fraction, message)
@@ -175,7 +169,8 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
-        ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set)
+        ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set,
+                         checkpoint_dir=checkpoints, on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
         with gpu:
             result: AnalyzerResult | None = analyzer.run(validated, ctx)
         not_runnable: str | None = None
@@ -183,27 +178,30 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         result, not_runnable = None, str(exc)
     except Cancelled:
         beat.stopped.set()
-        runs.finish(engine, run.id, RunStatus.cancelled)
-        shutil.rmtree(staging, ignore_errors=True)
+        if runs.finish(engine, run.id, RunStatus.cancelled, owner=owner) or _cancelled_by_user(engine, run.id):
+            store.drop_checkpoints(run.id)  # a lost run keeps them: its next attempt resumes from them
+        _clean(staging, checkpoints)
         return RunStatus.cancelled
     except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
         beat.stopped.set()
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        runs.finish(engine, run.id, RunStatus.failed, error=error)
-        shutil.rmtree(staging, ignore_errors=True)
+        runs.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
+        _clean(staging, checkpoints)
         return RunStatus.failed
     finally:
         beat.stopped.set()
 
     if beat.cancelled.is_set():
-        shutil.rmtree(staging, ignore_errors=True)
+        _clean(staging, checkpoints)
+        if _cancelled_by_user(engine, run.id):
+            store.drop_checkpoints(run.id)
         return RunStatus.cancelled
     (staging / "log.txt").write_text("\n".join(log_lines) + "\n", encoding="utf-8")
     metrics = result.model_dump(mode="json") if result is not None else {}
     if result is not None:
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
-    artifacts = store_artifacts(home, staging)
-    shutil.rmtree(staging, ignore_errors=True)
+    artifacts = store.put_tree(staging)
+    _clean(staging, checkpoints)
     analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
     gpu_reading = gpu.reading() if result is not None else {}
     recorded: dict[str, Any] = {
@@ -211,6 +209,7 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         "analyzer_version": analyzer_version, "gpu_seconds": gpu_reading.get("gpu_seconds"),
         "params_hash": runs.params_hash(params), "python": platform.python_version(), "packages": _packages(),
         "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),
+        "host": socket.gethostname(), "scheduler_job_id": os.environ.get("SLURM_JOB_ID"),
         "started_at": started, "finished_at": utcnow(), "wall_seconds": time.perf_counter() - wall0,
     }
     # What the analyzer knows first-hand (the device it really used, weight and data hashes) wins.
@@ -229,8 +228,26 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         verdict_kind=verdict.kind.value if verdict else None,
         group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
     )
-    runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence)
+    if not runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence, owner=owner):
+        log.warning("run %s: finished here but another worker holds it now; its result is not recorded twice",
+                    run.id[:12])
+        return RunStatus.cancelled
+    store.drop_checkpoints(run.id)  # the run is done: its evidence keeps what it needs
     return RunStatus.succeeded
+
+
+def _cancelled_by_user(engine: Engine, run_id: str) -> bool:
+    record = runs.get_run(engine, run_id)
+    return record is not None and record.status is RunStatus.cancelled
+
+
+def _push(store: ArtifactStore, run_id: str, checkpoints: Path) -> None:
+    store.push_checkpoints(run_id, checkpoints)
+
+
+def _clean(*folders: Path) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _staging_root(home: Path) -> Path:
@@ -281,8 +298,13 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
 
 
 def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
-         idle_timeout: float | None = None, heartbeat_interval: float = 2.0) -> dict[str, int]:
-    """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status."""
+         idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
+         device: str | None = None) -> dict[str, int]:
+    """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status.
+
+    ``store`` is where evidence files go (default: the KB home); ``device`` ('cuda', 'cpu') takes only
+    runs that ask for it, e.g. a worker on a GPU machine that serves a shared index.
+    """
     me = worker_id()
     recovered = runs.recover_stale(engine)
     if recovered:
@@ -290,7 +312,7 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     while True:
-        run = runs.claim_next(engine, me)
+        run = runs.claim_next(engine, me, device=device)
         if run is None:
             if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
                 return counts
@@ -299,7 +321,7 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         log.info("run %s: %s%s on %s", run.id[:12], run.analyzer, f" for {run.claim_key}" if run.claim_key else "",
                  run.device or "cpu")
         started = time.perf_counter()
-        status = execute(engine, home, run, heartbeat_interval=heartbeat_interval)
+        status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store)
         log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1
         idle_since = time.monotonic()

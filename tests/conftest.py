@@ -9,6 +9,7 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.servers import pg_database, pg_url, s3_endpoint, s3_url, slurm_cluster  # noqa: F401 - shared fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_PAPERS = ROOT / "papers"

@@ -3,66 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kb.artifact_store import ArtifactStore, evidence_key
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint() -> Iterator[str]:
-    """A real S3-protocol server (moto's standalone server, the one s3fs's own tests use) on loopback."""
-    server = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
-    if not Path(server).exists():
-        pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    port = _free_port()
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("moto_server did not start within 30 s")
-    try:
-        yield endpoint
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-@pytest.fixture
-def s3_url(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
-    """A fresh bucket on the loopback server, reached the way an operator would: AWS_* environment variables."""
-    import s3fs
-
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    s3fs.S3FileSystem.clear_instance_cache()
-    bucket = f"kb-{request.node.name.replace('_', '-')[:40].lower()}-{os.getpid()}"
-    s3fs.S3FileSystem().mkdir(bucket)
-    return f"s3://{bucket}/team-kb"
 
 
 def _run_output(folder: Path) -> dict[str, bytes]:

@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,42 +11,6 @@ from kb.core import KnowledgeBase
 from kb.settings import Settings
 
 pytestmark = pytest.mark.postgres
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _as_server_user(args: list[str]) -> list[str]:
-    # initdb refuses to run as root; CI runs as root, so the server runs as the 'postgres' user.
-    return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    """A throw-away PostgreSQL cluster on 127.0.0.1; skipped where PostgreSQL is not installed."""
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
-    pytest.importorskip("psycopg")
-    root = Path(tempfile.mkdtemp(prefix="kb-pg-"))
-    root.chmod(0o777)
-    data, port = root / "data", _free_port()
-    subprocess.run(_as_server_user([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "kb"]),
-                   check=True, capture_output=True)
-    subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w",
-                                    "-o", f"-k {root} -p {port} -c listen_addresses=127.0.0.1", "start"]),
-                   check=True, capture_output=True)
-    try:
-        yield f"postgresql+psycopg://kb@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
-                       capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
-
-
 @pytest.fixture
 def pg_kb(pg_url: str, kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
     from sqlalchemy import create_engine, text

@@ -14,6 +14,7 @@ from pathlib import Path
 from sqlmodel import Session
 
 from kb import runs, worker
+from kb.artifact_store import ArtifactStore
 from kb.core import KnowledgeBase
 from kb.db import Run
 from kb.settings import Settings
@@ -231,7 +232,7 @@ def test_cuda_run_on_a_machine_without_gpu_is_not_runnable_with_why(tmp_path: Pa
     assert "CUDA is not available" in ev.verdict.reason
 
 
-def test_store_artifacts_keeps_paths_moves_files_and_stores_identical_ones_once(tmp_path: Path) -> None:
+def test_artifact_store_keeps_paths_moves_files_and_stores_identical_ones_once(tmp_path: Path) -> None:
     import hashlib
 
     home, staging = tmp_path / "home", tmp_path / "home" / "staging" / "run-1"
@@ -240,7 +241,7 @@ def test_store_artifacts_keeps_paths_moves_files_and_stores_identical_ones_once(
     for rel, data in files.items():
         (staging / rel).parent.mkdir(parents=True, exist_ok=True)
         (staging / rel).write_bytes(data)
-    stored = worker.store_artifacts(home, staging)
+    stored = ArtifactStore(home).put_tree(staging)
     sha = hashlib.sha256(b"{}").hexdigest()
     assert f"evidence/{sha[:2]}/{sha}/checkpoints/depth-02/config.json" in stored
     assert f"evidence/{sha[:2]}/{sha}/checkpoints/depth-04/config.json" in stored  # same bytes, its own name

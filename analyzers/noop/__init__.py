@@ -22,6 +22,7 @@ class NoopParams(AnalyzerParams):
     step_seconds: float = Field(default=0.0, ge=0, description="Sleep per step (to test cancellation).")
     fail: bool = Field(default=False, description="Raise an error instead of returning (to test failures).")
     not_runnable: str | None = Field(default=None, description="Raise NotRunnable with this reason.")
+    plot: bool = Field(default=False, description="Also write a small PNG (to test how plots travel).")
 
 
 class NoopResult(AnalyzerResult):
@@ -61,4 +62,10 @@ class Noop(Analyzer[NoopParams, NoopResult]):
             raise RuntimeError("asked to fail")
         value = params.value + params.value_per_seed * params.seed
         (ctx.out_dir / "value.txt").write_text(f"{value}\n", encoding="utf-8")
-        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=["value.txt"], notes=notes)
+        artifacts = ["value.txt"]
+        if params.plot:
+            from PIL import Image
+
+            Image.new("RGB", (64, 16), (40, 120, 200)).save(ctx.out_dir / "value.png")
+            artifacts.append("value.png")
+        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=artifacts, notes=notes)

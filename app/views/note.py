@@ -6,6 +6,8 @@ their progress until the verdicts land, then the page reruns to show them.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from app import data
@@ -22,17 +24,32 @@ kb = setup()
 LIVE_SECONDS = 1.0
 
 
+EXECUTORS = {"This machine": "local", "Slurm": "slurm"}
+
+
 def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
-    """Queue verification runs and make sure a worker will take them (button callback)."""
+    """Queue verification runs and make sure a worker (or a Slurm job) will take them (button callback)."""
+    executor = EXECUTORS.get(st.session_state.get("reverify_executor") or "", "local")
+    device = st.session_state.get("reverify_device") or "cpu"
     try:
         with index_keeper().lock:
-            queued, skipped = kb.verify(targets)
+            queued, skipped = kb.verify(targets, executor=executor, device=device)
     except NoteError as exc:
         flash("error", str(exc))
         return
     for claim_key, reason in skipped:
         flash("warning", f"Skipped `{claim_key}`: {reason}")
     if not queued:
+        return
+    if executor == "slurm":
+        try:
+            jobs = kb.submit_to_slurm([r.id for r in queued])
+        except (RuntimeError, ValueError, OSError) as exc:
+            for record in queued:
+                kb.cancel(record.id)
+            flash("error", f"Could not submit to Slurm: {exc}")
+            return
+        flash("success", f"Submitted {len(jobs)} Slurm job(s) for {what}: {', '.join(jobs.values())}.")
         return
     info = worker().ensure()
     where = (f"the background worker (pid {info.pid}) runs them" if info is not None
@@ -45,6 +62,14 @@ def note_runs(note_id: str) -> list[RunRecord]:
     return [r for r in active_runs() if r.claim_key and r.claim_key.split("#", 1)[0] == note_id]
 
 
+def reconcile_now(every: float = 10.0) -> None:
+    """Resubmit runs whose Slurm job vanished, at most every ``every`` seconds per session."""
+    now = time.monotonic()
+    if now - st.session_state.get("slurm_reconciled_at", -every) >= every:
+        st.session_state["slurm_reconciled_at"] = now
+        kb.reconcile_slurm()
+
+
 @st.fragment(run_every=LIVE_SECONDS)
 def live_progress(note_id: str) -> None:
     """Progress of this note's runs; reruns the page when the last one ends."""
@@ -52,6 +77,8 @@ def live_progress(note_id: str) -> None:
     if not runs:
         data.clear_caches()
         st.rerun()
+    if any(r.executor == "slurm" for r in runs):
+        reconcile_now()
     with st.container(border=True):
         st.markdown(f":material/sync: **Verifying** · {len(runs)} run(s) in flight")
         for run in runs:
@@ -148,6 +175,11 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
               type="primary", icon=":material/replay:",
               disabled=not bound or bool(in_flight), on_click=queue_runs, args=(kb, [note_id], f"note {note_id}"),
               help="Queue a run for every claim bound to an analyzer; a background worker runs them")
+    st.segmented_control("Run on", list(EXECUTORS), key="reverify_executor", default="This machine",
+                         label_visibility="collapsed", help="Where re-verification runs: a worker on this machine, "
+                         "or one Slurm job per run (settings: KB_SLURM__PARTITION, ...)")
+    st.segmented_control("Device", ["cpu", "cuda"], key="reverify_device", default="cpu",
+                         label_visibility="collapsed", help="Device the runs ask for (a Slurm job on cuda gets a GPU)")
     st.page_link("views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id})
     st.page_link("views/runs.py", label="Runs", icon=":material/play_circle:")
 
@@ -188,7 +220,7 @@ with tab_claims:
                                   on_click=queue_runs, args=(kb, [claim_key], f"claim {claim.id}"))
                 with right:
                     active_runs_panel([r for r in in_flight if r.claim_key == claim_key])
-                    evidence_panel(kb.settings.home, claim, evidence[claim.id], key=claim_key)
+                    evidence_panel(kb.store, claim, evidence[claim.id], key=claim_key)
 
 with tab_note:
     if note.body.strip():

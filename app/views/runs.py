@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, empty_state, run_badge
-from kb import background
+from kb import background, slurm
 from schemas import RunRecord, RunStatus
 
 kb = setup()
@@ -31,6 +31,12 @@ def duration(run: RunRecord) -> str:
     end = end if end.tzinfo else end.replace(tzinfo=dt.UTC)
     seconds = (end - start).total_seconds()
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def scheduler_states(job_ids: tuple[str, ...]) -> dict[str, str]:
+    """Slurm's state of each job (``squeue``), cached for a few seconds: the table refreshes every second."""
+    return slurm.job_states(list(job_ids))
 
 
 def cancel(run_id: str) -> None:
@@ -59,8 +65,8 @@ def run_log(run: RunRecord) -> str | None:
     for record in kb.evidence(run.claim_key):
         if record.run_id == run.id:
             for artifact in record.artifacts:
-                if artifact.endswith("log.txt") and (kb.settings.home / artifact).is_file():
-                    return (kb.settings.home / artifact).read_text(encoding="utf-8", errors="replace")
+                if artifact.endswith("log.txt") and (path := kb.store.local_path(artifact)) is not None:
+                    return path.read_text(encoding="utf-8", errors="replace")
     return None
 
 
@@ -74,6 +80,11 @@ def details(run: RunRecord) -> None:
                 run_badge(run.status.value)
                 st.badge(run.analyzer, color="violet", icon=":material/science:")
                 st.badge(run.device, color="gray", icon=":material/memory:")
+                if run.job_id:
+                    state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
+                    st.badge(f"Slurm job {run.job_id}: {state.lower()}", color="blue", icon=":material/dns:")
+                if run.attempts > 1:
+                    st.badge(f"attempt {run.attempts}", color="orange", icon=":material/restart_alt:")
         with actions, st.container(horizontal=True, gap="small", horizontal_alignment="right"):
             active = run.status in (RunStatus.queued, RunStatus.running)
             st.button("Cancel", key="run_cancel", icon=":material/cancel:", disabled=not active,
@@ -133,11 +144,13 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
     if not shown:
         empty_state("No run matches these filters.", icon=":material/filter_alt_off:")
         return
+    jobs = scheduler_states(tuple(r.job_id for r in shown if r.job_id))
     frame = pd.DataFrame([{
         "status": r.status.value,
         "claim": r.claim_key or "—", "analyzer": r.analyzer, "progress": r.progress,
         "message": (r.error.splitlines()[0] if r.error else r.message) or "",
-        "device": r.device, "queued": r.created_at.strftime("%m-%d %H:%M:%S"), "took": duration(r), "id": r.id,
+        "device": r.device, "queued": r.created_at.strftime("%m-%d %H:%M:%S"), "took": duration(r),
+        "job": f"{r.job_id} {jobs.get(r.job_id, 'gone').lower()}" if r.job_id else "", "id": r.id,
     } for r in shown])
     nonce = st.session_state.get("runs_table_nonce", 0)
     styled = frame.style.map(lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"])
@@ -154,6 +167,7 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
             "device": st.column_config.TextColumn("Device", width=60),
             "queued": st.column_config.TextColumn("Queued", width=110),
             "took": st.column_config.TextColumn("Took", width=70),
+            "job": st.column_config.TextColumn("Slurm job", width=110, help="Job id and the scheduler's state"),
             "id": st.column_config.TextColumn("Run id", width="small"),
         })
     rows = selection.selection.rows if selection else []

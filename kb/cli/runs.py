@@ -66,7 +66,8 @@ def verify(
     all_: Annotated[bool, typer.Option("--all", help="Every claim bound to an analyzer.")] = False,
     stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
-    executor: Annotated[str, typer.Option(help="local (this machine) or ray (Ray tasks, GPUs on request).")] = "local",
+    executor: Annotated[str, typer.Option(help="local (this machine), ray (Ray tasks) or slurm (one Slurm job per "
+                                          "run; GPUs on request).")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
@@ -91,8 +92,12 @@ def verify(
         console.print(f"queued {len(queued)} run(s)")
     if run and queued:
         ids = [r.id for r in queued]
-        work = (lambda: kb.work_on_ray(ids, address=ray_address)) if executor == "ray" else (lambda: kb.work(once=True))
+        work: Callable[[], object] = {"ray": lambda: kb.work_on_ray(ids, address=ray_address),
+                                      "slurm": lambda: kb.work_on_slurm(ids)}.get(executor, lambda: kb.work(once=True))
         watch(kb, ids, work, quiet=as_json)
+    elif executor == "slurm" and queued:
+        for run_id, job_id in kb.submit_to_slurm([r.id for r in queued]).items():
+            err_console.print(f"run {run_id[:12]}: Slurm job {job_id}")
     statuses = {r.id: r.status.value for r in kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)}
     history = {key: kb.evidence(key) for key in {r.claim_key for r in queued if r.claim_key}}
     latest = {key: records[0] for key, records in history.items() if records}
@@ -171,6 +176,8 @@ def verdict_table(rows: list[dict[str, Any]]) -> None:
 @app.command()
 def worker(
     forever: Annotated[bool, typer.Option("--forever", help="Keep polling for new runs.")] = False,
+    device: Annotated[str | None, typer.Option("--device", help="Take only runs asking for this device kind "
+                                               "(cuda: a GPU machine serving a shared index).")] = None,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
 ) -> None:
     """Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr."""
@@ -183,7 +190,7 @@ def worker(
     logger.setLevel(logging.INFO)
     kb = make_kb(papers, home, db)
     try:
-        counts = kb.work(once=not forever)
+        counts = kb.work(once=not forever, device=device)
     finally:
         logger.removeHandler(handler)
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
