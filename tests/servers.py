@@ -7,6 +7,7 @@ installs and starts them on CI's machine, so no test that uses them skips there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -34,14 +35,14 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str, seconds:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            pytest.fail(f"{what} exited with code {proc.returncode} before it listened on port {port}")
+            raise RuntimeError(f"{what} exited with code {proc.returncode} before it listened on port {port}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
             return
         except OSError:
             time.sleep(0.2)
     proc.kill()
-    pytest.fail(f"{what} did not listen on port {port} within {seconds:.0f} s")
+    raise RuntimeError(f"{what} did not listen on port {port} within {seconds:.0f} s")
 
 
 def _as_server_user(args: list[str]) -> list[str]:
@@ -49,12 +50,9 @@ def _as_server_user(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """A throw-away PostgreSQL cluster on 127.0.0.1; skipped where PostgreSQL is not installed."""
-    if not (PG_BIN / "initdb").exists():
-        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
-    pytest.importorskip("psycopg")
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """A throw-away PostgreSQL cluster on 127.0.0.1 (as the 'postgres' user when root); yields its URL."""
     root = Path(tempfile.mkdtemp(prefix="kb-pg-"))
     root.chmod(0o777)
     data, port = root / "data", free_port()
@@ -70,6 +68,31 @@ def pg_url() -> Iterator[str]:
         subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
                        capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def s3_server() -> Iterator[str]:
+    """moto's standalone S3-protocol server on 127.0.0.1; yields its endpoint URL."""
+    server = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
+    port = free_port()
+    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port, proc, "moto_server")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """The session's PostgreSQL server; skipped where PostgreSQL is not installed."""
+    if not (PG_BIN / "initdb").exists():
+        pytest.skip("PostgreSQL server binaries not installed (apt-get install postgresql)")
+    pytest.importorskip("psycopg")
+    with postgres_server() as url:
+        yield url
 
 
 @pytest.fixture
@@ -92,18 +115,10 @@ def pg_database(pg_url: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """A real S3-protocol server (moto's standalone server, the one s3fs's own tests use) on loopback."""
-    server = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
-    if not Path(server).exists():
+    if not (shutil.which("moto_server") or (Path(sys.executable).parent / "moto_server").exists()):
         pytest.skip("moto_server is not installed (pip install 'moto[server]')")
-    port = free_port()
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    _wait_for_port(port, proc, "moto_server")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with s3_server() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture

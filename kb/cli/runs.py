@@ -80,6 +80,12 @@ def verify(
         err_console.print(f"[red]error[/]: executor {executor!r} is unknown; use one of {', '.join(EXECUTORS)}")
         raise typer.Exit(2)
     kb = make_kb(papers, home, db)
+    if executor == "slurm" and kb.settings.resolved_database_url.startswith("sqlite"):
+        err_console.print("[red]error[/]: Slurm jobs run on other machines and need a shared index: set "
+                          "KB_DATABASE_URL (or --db) to a PostgreSQL URL, e.g. postgresql+psycopg://user@host/kb, "
+                          "and KB_ARTIFACT_STORE to a store the nodes reach (see README, Running on a GPU cluster)",
+                          soft_wrap=True)
+        raise typer.Exit(2)
     try:
         queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
                                     executor=executor)
