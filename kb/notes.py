@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
 from schemas.note import PaperNote
@@ -118,7 +119,17 @@ class _Split:
         return "\r\n" if self.opening.endswith("\r\n") else "\n"
 
 
+_UTF16_BOMS = {b"\xff\xfe": "UTF-16 little-endian", b"\xfe\xff": "UTF-16 big-endian"}
+
+
 def _decode(raw: bytes, path: Path) -> tuple[bool, str]:
+    for mark, name in _UTF16_BOMS.items():
+        if raw.startswith(mark):
+            raise NoteError(path, f"the file is {name} text (it starts with the byte-order mark 0x{mark.hex()}); "
+                            "kb reads UTF-8: re-save it as UTF-8", line=1)
+    if raw[:64].count(b"\x00") >= 8:
+        raise NoteError(path, "the file has NUL bytes between its characters, as UTF-16 text does; kb reads UTF-8: "
+                        "re-save it as UTF-8", line=1)
     bom = raw.startswith(BOM)
     data = raw[len(BOM) :] if bom else raw
     try:
@@ -157,12 +168,80 @@ def split_note(raw: bytes, path: Path) -> _Split:
     )
 
 
+# A note's frontmatter is a few hundred values; these bounds stop a YAML alias bomb ("billion laughs": a
+# 513-byte file that expands to millions of values) and pathological nesting before anything is built.
+MAX_YAML_VALUES = 100_000
+MAX_YAML_DEPTH = 64
+
+
+def _check_expansion(root: Node | None, path: Path) -> None:
+    """Refuse YAML whose aliases expand past ``MAX_YAML_VALUES`` values or that nests past ``MAX_YAML_DEPTH``.
+
+    Sizes are memoized per node, so an alias bomb costs as much to check as it has nodes, not as it expands.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Node, depth: int) -> int:
+        line = node.start_mark.line + 2 if node.start_mark is not None else None
+        if depth > MAX_YAML_DEPTH:
+            raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter "
+                            "is flat 'key: value' lines with a few nested lists", line=line)
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise NoteError(path, "a YAML alias refers to itself (a recursive structure); remove the alias", line=line)
+        open_nodes.add(key)
+        if isinstance(node, MappingNode):
+            children = [child for pair in node.value for child in pair]
+        elif isinstance(node, SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_YAML_VALUES:
+                raise NoteError(path, f"the YAML expands to more than {MAX_YAML_VALUES:,} values through its "
+                                "aliases (&name / *name); write the values out instead", line=line)
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root, 0)
+
+
+_DATE_VALUE = re.compile(r"^\s*[^#\s][^:#]*:\s+(\d{4}-\d{1,2}-\d{1,2})\s*(#.*)?$")
+
+
+def _impossible_date_line(text: str) -> int | None:
+    """The file line of the first unquoted date that does not exist (2026-02-30), if any."""
+    for i, line in enumerate(text.splitlines()):
+        match = _DATE_VALUE.match(line)
+        if match:
+            year, month, day = (int(x) for x in match.group(1).split("-"))
+            try:
+                dt.date(year, month, day)
+            except ValueError:
+                return i + 2
+    return None
+
+
 def load_yaml(text: str, path: Path) -> Any:
     # Round-trip mode keeps line/column info (.lc) for error messages and never builds arbitrary
     # Python objects (unknown tags come back as TaggedScalar etc.).
     yaml = YAML(typ="rt")
     try:
+        _check_expansion(yaml.compose(text), path)
         return yaml.load(text)
+    except RecursionError:
+        raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
+                        "flat 'key: value' lines with a few nested lists") from None
+    except ValueError as exc:  # values YAML parses but Python cannot hold, e.g. the date 2026-02-30
+        raise NoteError(path, f"invalid value: {exc} (a date must exist, e.g. 2026-02-28; put it in quotes "
+                        "to keep it as text)", line=_impossible_date_line(text)) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         # +2: the mark is 0-based inside the frontmatter, and line 1 of the file is the '---' fence.
@@ -243,6 +322,29 @@ def _check_claim_ids(data: Any, path: Path) -> None:
         seen[cid] = i
 
 
+def _unencodable_text(data: Any) -> tuple[Any, ...] | None:
+    """The path of the first key or string that cannot be written as UTF-8 (lone surrogates), or None."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return loc
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if not str(key).isascii():
+                    try:
+                        str(key).encode("utf-8")
+                    except UnicodeEncodeError:
+                        return (*loc, key)
+                stack.append(((*loc, key), child))
+        elif isinstance(value, list):
+            stack.extend(((*loc, i), child) for i, child in enumerate(value))
+    return None
+
+
 def _validate(data: Any, path: Path) -> PaperNote:
     if data is None:
         data = CommentedMap()  # empty frontmatter: let the schema name the missing fields
@@ -253,8 +355,14 @@ def _validate(data: Any, path: Path) -> PaperNote:
             line=2,
         )
     _check_claim_ids(data, path)
+    plain = plain_data(data)
+    unencodable = _unencodable_text(plain)
+    if unencodable is not None:
+        name = ".".join(str(p) for p in unencodable)
+        raise NoteError(path, "text that is not valid Unicode (a lone surrogate such as \\ud800, which no file "
+                        "or database can store); remove the escape", line=_line_of(data, unencodable), field=name)
     try:
-        return PaperNote.model_validate(plain_data(data))
+        return PaperNote.model_validate(plain)
     except ValidationError as exc:
         errors = exc.errors()
         parts = []
@@ -270,11 +378,31 @@ def _validate(data: Any, path: Path) -> PaperNote:
 
 
 def parse_note(raw: bytes, path: Path) -> Note:
-    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem."""
+    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem.
+
+    Whatever goes wrong inside one note is a ``NoteError`` on that note, never another exception: one bad
+    note must not stop a listing, an index or a demo of all the others.
+    """
     path = Path(path)
     parts = split_note(raw, path)
-    data = load_yaml(parts.frontmatter, path)
-    meta = _validate(data, path)
+    try:
+        try:
+            data = load_yaml(parts.frontmatter, path)
+        except NoteError as exc:
+            if exc.message.startswith("malformed YAML"):
+                # The first '---' after the opening one closes the frontmatter. When the real closing line was
+                # forgotten, that is a '---' rule in the body, and the YAML error is only a symptom: say so.
+                closing = 2 + parts.frontmatter.count("\n")
+                exc.message += (f"; the frontmatter was read up to the '---' on line {closing}: if it ends "
+                                "earlier, add the missing closing '---' line there")
+            raise
+        meta = _validate(data, path)
+    except NoteError:
+        raise
+    except RecursionError:
+        raise NoteError(path, "the frontmatter nests too deeply to read") from None
+    except Exception as exc:  # noqa: BLE001 - isolation: any failure is this note's problem, with its reason
+        raise NoteError(path, f"cannot read the frontmatter: {type(exc).__name__}: {exc}") from None
     return Note(path=path, raw=raw, meta=meta, body=parts.body, frontmatter_text=parts.frontmatter)
 
 

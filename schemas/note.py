@@ -30,6 +30,17 @@ def _parse_date(value: Any) -> Any:
 NoteDate = Annotated[dt.date, BeforeValidator(_parse_date)]
 
 
+def _not_a_bool(value: Any) -> Any:
+    """YAML's true/false are numbers 1 and 0 to Python; a score or a year given as yes/no is a mistake."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got the yes/no value {str(value).lower()}")
+    return value
+
+
+Year = Annotated[int, Field(ge=1900, le=2100), BeforeValidator(_not_a_bool)]
+OneToFive = Annotated[int, Field(ge=1, le=5), BeforeValidator(_not_a_bool)]
+
+
 class Status(StrEnum):
     """Where the note is in the reading workflow."""
 
@@ -65,7 +76,7 @@ class Publication(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     venue: str | None = Field(default=None, description="Journal, conference or 'arXiv'.")
-    year: int | None = Field(default=None, ge=1900, le=2100, description="Publication year.")
+    year: Year | None = Field(default=None, description="Publication year.")
     arxiv_id: str | None = Field(default=None, description="arXiv identifier without prefix, e.g. '2602.21750'.")
     doi: str | None = Field(default=None, description="DOI, when the paper has one.")
 
@@ -94,8 +105,8 @@ class PaperNote(BaseModel):
     direction: str | None = Field(default=None, description="Research direction, e.g. 'biomed'.")
     topic: str | None = Field(default=None, description="Topic, e.g. 'protein-language-models'.")
     tags: list[str] = Field(default_factory=list, description="Free tags, lower-case with dashes.")
-    journal_tier: int | None = Field(default=None, ge=1, le=5, description="Venue tier, 1 (top) to 5.")
-    quality_score: int | None = Field(default=None, ge=1, le=5, description="Analyst's score, 1 to 5.")
+    journal_tier: OneToFive | None = Field(default=None, description="Venue tier, 1 (top) to 5.")
+    quality_score: OneToFive | None = Field(default=None, description="Analyst's score, 1 to 5.")
     status: Status | None = Field(default=None, description="Reading workflow status.")
     decision: Decision | None = Field(default=None, description="ACCEPT, REJECT, MAYBE or PENDING.")
     decision_date: NoteDate | None = Field(default=None, description="Date of the decision (YYYY-MM-DD).")

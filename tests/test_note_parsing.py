@@ -1,0 +1,86 @@
+"""One bad note never stops the library: each kind of broken note is invalid with a clear line, and every
+other note is still indexed, listed and searchable (through the real CLI, in real processes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kb.notes import NoteError, parse_note
+
+GOOD = '---\npaper_id: "t:good"\ntitle: "A good note about trigrams"\ntags: [esm2]\n---\nBody.\n'
+
+ALIAS_BOMB = ('---\npaper_id: "t:bomb"\ntitle: "bomb"\na: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+              'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n'
+              'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\n'
+              'f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\n'
+              'h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n---\n')
+
+# name -> (file bytes, what the one-line error must say)
+BAD: dict[str, tuple[bytes, str]] = {
+    "impossible-date": (b'---\npaper_id: "t:date"\ntitle: "d"\ndecision_date: 2026-02-30\n---\n',
+                        "day is out of range"),
+    "surrogate": (b'---\npaper_id: "t:sur"\ntitle: "\\ud800"\n---\n', "lone surrogate"),
+    "alias-bomb": (ALIAS_BOMB.encode(), "expands to more than"),
+    "deep-nesting": (b'---\npaper_id: "t:deep"\ntitle: "deep"\nx: ' + b"[" * 3000 + b"]" * 3000 + b"\n---\n",
+                     "nests more than"),
+    "utf16": ('---\npaper_id: "t:u16"\ntitle: "u"\n---\n'.encode("utf-16"), "UTF-16"),
+    "no-closing-fence": (b'---\npaper_id: "t:open"\ntitle: "open"\n\n# Heading\n\nThis paper shows that deep PLMs '
+                         b"waste layers.\n\n---\n\nMore body.\n", "missing closing '---'"),
+    "bool-score": (b'---\npaper_id: "t:bool"\ntitle: "b"\nquality_score: true\njournal_tier: true\n---\n',
+                   "yes/no value"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_parse_note_turns_each_bad_note_into_one_clear_error(name: str, tmp_path: Path) -> None:
+    raw, expected = BAD[name]
+    t0 = time.perf_counter()
+    with pytest.raises(NoteError) as info:
+        parse_note(raw, tmp_path / f"{name}.md")
+    assert time.perf_counter() - t0 < 5, "a hostile note is refused quickly"
+    message = str(info.value)
+    assert expected in message and f"{name}.md" in message and "\n" not in message, message
+
+
+def test_impossible_date_and_surrogate_errors_name_their_line(tmp_path: Path) -> None:
+    with pytest.raises(NoteError) as date:
+        parse_note(BAD["impossible-date"][0], tmp_path / "d.md")
+    assert date.value.line == 4
+    with pytest.raises(NoteError) as surrogate:
+        parse_note(BAD["surrogate"][0], tmp_path / "s.md")
+    assert surrogate.value.line == 3 and surrogate.value.field == "title"
+
+
+def _kb(args: list[str], papers: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_every_other_note_is_indexed_listed_and_searchable(tmp_path: Path) -> None:
+    papers, home = tmp_path / "papers", tmp_path / "home"
+    papers.mkdir()
+    (papers / "good.md").write_text(GOOD, encoding="utf-8")
+    for name, (raw, _) in BAD.items():
+        (papers / f"{name}.md").write_bytes(raw)
+
+    indexed = _kb(["index"], papers, home)
+    assert "Traceback" not in indexed.stderr, indexed.stderr
+    for name, (_, expected) in BAD.items():
+        assert f"{name}.md" in indexed.stderr + indexed.stdout and expected in indexed.stderr + indexed.stdout, name
+
+    listed = _kb(["list", "--json"], papers, home)
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    assert [row["id"] for row in json.loads(listed.stdout)] == ["good"]
+
+    found = _kb(["search", "trigrams", "--json"], papers, home)
+    assert found.returncode == 0 and [hit["id"] for hit in json.loads(found.stdout)] == ["good"], found.stderr
+
+    validated = _kb(["validate", str(papers)], papers, home)
+    assert validated.returncode == 1 and "Traceback" not in validated.stderr
+    assert validated.stderr.count("error") >= len(BAD)
