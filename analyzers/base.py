@@ -48,10 +48,31 @@ def operator_only(default: Any = None, *, description: str, **kwargs: Any) -> An
     return Field(default, description=description, json_schema_extra={"operator_only": True}, **kwargs)
 
 
+def looks_like_path(value: str) -> bool:
+    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or existing)."""
+    if value.startswith(("/", "~", "./", "../", "\\")) or ".." in Path(value).parts:
+        return True
+    try:
+        return Path(value).expanduser().exists()
+    except OSError:
+        return False
+
+
 class AnalyzerParams(BaseModel):
     """Parameters every analyzer takes; analyzers subclass this with their own fields."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def note_errors(cls, params: dict[str, Any]) -> dict[str, str]:
+        """What is wrong with parameters a note gives, by field: settings that widen trust, for a start.
+
+        Analyzers extend it (``super().note_errors(params)``) for values a note may not use, e.g. a model
+        given as a local folder rather than a hub id or an imported name.
+        """
+        return {name: "only the person running kb may set this (a CLI flag or a setting), never a note: it "
+                      "would let a shared note run code or touch files outside the KB home"
+                for name in params if name in cls.operator_only_fields()}
 
     @classmethod
     def operator_only_fields(cls) -> frozenset[str]:

@@ -196,11 +196,15 @@ class KnowledgeBase:
         return sorted(keys)
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
-               executor: str = "local") -> tuple[list[RunRecord], list[tuple[str, str]]]:
+               executor: str = "local", operator_params: dict[str, Any] | None = None,
+               ) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue runs for each targeted claim (one per seed when the binding lists seeds).
 
-        Returns the queued runs and the claims skipped, with why (unknown analyzer, bad parameters).
+        ``operator_params`` are parameters of the person running kb (``kb verify --set``): they may set what
+        a note may not (remote code, folders), and apply to every queued run whose analyzer takes them; the
+        run's parameters record them. Returns the queued runs and the claims skipped, with why.
         """
+        granted = operator_params or {}
         queued, skipped = [], []
         for key in self.claim_keys(targets, stale_only=stale_only):
             claim = runs.claim_for_key(self.engine, key)
@@ -210,7 +214,13 @@ class KnowledgeBase:
             seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
             try:
                 analyzer = registry.get(binding.name)
-                overrides = [{**binding.params, "device": device, **({} if s is None else {"seed": s})} for s in seeds]
+                refused = analyzer.Params.note_errors(binding.params)
+                if refused:  # notes like this are invalid at index time; an older index may still hold one
+                    name, why = next(iter(refused.items()))
+                    raise ValueError(f"analyzer.params.{name}: {why}")
+                mine = {k: v for k, v in granted.items() if k in analyzer.Params.model_fields}
+                overrides = [{**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
+                             for s in seeds]
                 params = [analyzer.params_for(o, scale=binding.scale) for o in overrides]
             except (KeyError, ValueError) as exc:
                 skipped.append((key, str(exc).strip('"')))

@@ -362,7 +362,7 @@ def _validate(data: Any, path: Path) -> PaperNote:
         raise NoteError(path, "text that is not valid Unicode (a lone surrogate such as \\ud800, which no file "
                         "or database can store); remove the escape", line=_line_of(data, unencodable), field=name)
     try:
-        return PaperNote.model_validate(plain)
+        meta = PaperNote.model_validate(plain)
     except ValidationError as exc:
         errors = exc.errors()
         parts = []
@@ -375,6 +375,22 @@ def _validate(data: Any, path: Path) -> PaperNote:
         if len(parts) > 1:
             msg += "; also " + "; ".join(f"field '{n}': {m}" if n else m for _, n, m in parts[1:])
         raise NoteError(path, msg, line=_line_of(data, loc) if loc else None, field=name or None) from None
+    _check_bindings(meta, data, path)
+    return meta
+
+
+def _check_bindings(meta: PaperNote, data: Any, path: Path) -> None:
+    """Each claim's analyzer binding against the registry (``kb.bindings``): the first problem, located."""
+    from kb.bindings import binding_problems
+
+    for i, claim in enumerate(meta.claims):
+        problems = binding_problems(claim)
+        if problems:
+            field, message = problems[0]
+            loc = ("claims", i, *(int(p) if p.isdigit() else p for p in field.split(".")))
+            if len(problems) > 1:
+                message += "; also " + "; ".join(f"field 'claims.{i}.{f}': {m}" for f, m in problems[1:])
+            raise NoteError(path, message, line=_line_of(data, loc), field=f"claims.{i}.{field}")
 
 
 def parse_note(raw: bytes, path: Path) -> Note:

@@ -7,6 +7,7 @@ metric path such as ``best_depth`` or ``layers.20.kl_to_final``.
 
 from __future__ import annotations
 
+import math
 import re
 from enum import StrEnum
 from typing import Annotated, Any
@@ -98,6 +99,13 @@ class Expectation(BaseModel):
 
     @model_validator(mode="after")
     def _shape_matches_operator(self) -> Expectation:
+        values = self.value if isinstance(self.value, list) else [self.value]
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            # NaN compares false with everything: every verdict would read 'refuted'.
+            raise ValueError("the threshold must be a finite number, not NaN or infinity")
+        if self.op not in (Operator.eq,) and any(isinstance(v, str | bool) for v in values):
+            raise ValueError(f"operator {self.op.value!r} compares numbers: give a number, not {values[0]!r} "
+                             "(only '==' takes text or true/false)")
         if self.op is Operator.between:
             if not (isinstance(self.value, list) and len(self.value) == 2 and self.value[0] <= self.value[1]):
                 raise ValueError("'between' needs value: [low, high] with low <= high")

@@ -91,7 +91,7 @@ def test_langevin_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path
 
     with pytest.raises(Cancelled):
         run_temperature(killed, die_after_checkpoint)
-    assert torch.load(killed.checkpoint, weights_only=False)["sampler"]["steps_done"] == 10
+    assert torch.load(killed.checkpoint, weights_only=True)["sampler"]["steps_done"] == 10
     resumed = run_temperature(killed)
     assert np.array_equal(resumed["losses"], whole["losses"])
     assert resumed["snapshots"] == whole["snapshots"]

@@ -15,7 +15,16 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
+from analyzers.base import (
+    Analyzer,
+    AnalyzerParams,
+    AnalyzerResult,
+    GpuNeed,
+    Resources,
+    RunContext,
+    looks_like_path,
+    operator_only,
+)
 from analyzers.depth.catalog import BUILTINS
 from analyzers.registry import register
 
@@ -30,8 +39,9 @@ class DepthProbeParams(AnalyzerParams):
         description="Hub id, local folder, imported name, or a built-in trained tiny ESM "
         f"({', '.join(BUILTINS)}: trained here on designed sequences, not real PLMs).",
     )
-    fasta: str | None = Field(
-        default=None, description="FASTA of sequences; default: held-out chains of the shipped designed corpus."
+    fasta: str | None = operator_only(
+        description="FASTA of sequences (a path: set by the person running kb); default: held-out chains of the "
+        "shipped designed corpus."
     )
     max_sequences: int = Field(default=16, ge=1, description="Sequences probed (the first N after filtering).")
     max_length: int | None = Field(
@@ -49,7 +59,18 @@ class DepthProbeParams(AnalyzerParams):
         default=None, ge=0, description="Skip probes: tokens (variants x batch x length) replayed together; "
         "default: one variant at a time on CPU, 16384 on CUDA.",
     )
-    trust_remote_code: bool = Field(default=False, description="Allow a hub model's own Python code to run.")
+    trust_remote_code: bool = operator_only(False, description="Allow a hub model's own Python code to run.")
+
+    @classmethod
+    def note_errors(cls, params: dict[str, Any]) -> dict[str, str]:
+        """A note names a model by hub id, catalog or built-in name, or a name imported under the KB home:
+        never by a folder, which would make kb read whatever files the note points at."""
+        errors = super().note_errors(params)
+        model = params.get("model")
+        if isinstance(model, str) and looks_like_path(model):
+            errors["model"] = (f"{model!r} is a folder; a note names a model by hub id (owner/name), built-in "
+                               "name, or a name imported with `kb models import FOLDER --name NAME`")
+        return errors
 
 
 class DepthProbeResult(AnalyzerResult):

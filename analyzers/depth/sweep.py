@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext, operator_only
 from analyzers.registry import register
 
 
@@ -34,8 +34,9 @@ class DepthSweepParams(AnalyzerParams):
     depths: list[int] = Field(default=[2, 4, 8], description="Layer counts to train (each >= 2).")
     parameter_budget: float = Field(default=60_000, gt=0, description="Parameters per model (EsmForMaskedLM).")
     num_heads: int = Field(default=4, ge=1, description="Attention heads; widths are multiples of it.")
-    fasta: str | None = Field(
-        default=None, description="Training corpus; default: the shipped designed sequences (not natural proteins). "
+    fasta: str | None = operator_only(
+        description="Training corpus (a path: set by the person running kb); default: the shipped designed "
+        "sequences (not natural proteins). "
         "A relative path that does not exist here is looked up under KB_HOME/data.",
     )
     val_fraction: float = Field(default=0.1, gt=0, lt=1, description="Held-out share when the FASTA has no split tags.")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field
 
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, RunContext, operator_only
 from analyzers.langevin import cli  # noqa: F401  (registers the `kb langevin` commands)
 from analyzers.langevin.params import DEFAULT_LADDER, SCALES, LangevinParams
 from analyzers.langevin.results import ContactsResult, SimilarityResult, SweepResult
@@ -169,9 +169,9 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 class DesignParams(AnalyzerParams):
     """``langevin.design`` parameters: the structure and the simulated tempering."""
 
-    structure_file: str | None = Field(default=None, description="PDB/mmCIF file; default: the idealized bundle.")
+    structure_file: str | None = operator_only(description="PDB/mmCIF file; default: the idealized bundle.")
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached).")
-    cache_dir: str | None = Field(default=None, description="Downloaded structures (default: <KB_HOME>/cache/pdb).")
+    cache_dir: str | None = operator_only(description="Downloaded structures (default: <KB_HOME>/cache/pdb).")
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based).")
     cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A.")

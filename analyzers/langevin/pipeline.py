@@ -6,6 +6,7 @@ with the same stage parameters reuses what is done and continues what is not.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.params import LangevinParams, default_cache
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperatures
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, atomic_save, load_data, run_temperatures
 from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
 
 Report = Callable[[float, str], None]
@@ -176,7 +177,9 @@ def _cached_training(
     key = stage_key("train-v1", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
     path = work / "train" / f"{key}.pt"
     if path.is_file():
-        return torch.load(path, map_location="cpu", weights_only=False), key, True
+        # weights_only: a cache file is data, never code (a planted pickle must not run); the outcome is
+        # stored as a plain dict of tensors and numbers for that reason.
+        return TrainingOutcome(**load_data(path)), key, True
 
     def make_model(seed: int) -> torch.nn.Module:
         torch.manual_seed(seed)
@@ -184,9 +187,7 @@ def _cached_training(
 
     outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"))
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(outcome, temporary)
-    os.replace(temporary, path)
+    atomic_save(dataclasses.asdict(outcome), path)
     return outcome, key, False
 
 
@@ -281,7 +282,7 @@ def _is_done(path: Path) -> bool:
     if not path.is_file():
         return False
     try:
-        return bool(torch.load(path, map_location="cpu", weights_only=False).get("done"))
+        return bool(load_data(path).get("done"))
     except Exception:  # noqa: BLE001 - a damaged checkpoint is simply not done
         return False
 

@@ -81,10 +81,40 @@ class TemperatureTask:
     layer_names: list[str] = field(default_factory=list)
 
 
-def _atomic_save(obj: Any, path: Path) -> None:
+def to_plain(obj: Any) -> Any:
+    """Numpy arrays and scalars as tensors and Python numbers, so ``torch.load(weights_only=True)`` reads it."""
+    if isinstance(obj, np.ndarray):
+        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(obj))}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(to_plain(v) for v in obj)
+    return obj
+
+
+def from_plain(obj: Any) -> Any:
+    """The inverse of ``to_plain``."""
+    if isinstance(obj, dict):
+        if set(obj) == {"__ndarray__"}:
+            return obj["__ndarray__"].numpy()
+        return {k: from_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(from_plain(v) for v in obj)
+    return obj
+
+
+def load_data(path: Path) -> Any:
+    """A cache or checkpoint file written by ``atomic_save``: data only, never code (no pickle of objects)."""
+    return from_plain(torch.load(path, map_location="cpu", weights_only=True))
+
+
+def atomic_save(obj: Any, path: Path) -> None:
+    """Write tensors, numbers, strings, lists and dicts (numpy included) atomically, for ``load_data``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, temporary)
+    torch.save(to_plain(obj), temporary)
     os.replace(temporary, path)
 
 
@@ -120,7 +150,7 @@ def run_temperature(
     check_temperature(task.temperature)
     settings, device = task.settings, torch.device(task.device)
     if task.checkpoint.is_file():
-        saved = torch.load(task.checkpoint, map_location="cpu", weights_only=False)
+        saved = load_data(task.checkpoint)
         if saved.get("done"):
             return saved["records"]
     else:
@@ -178,7 +208,7 @@ def run_temperature(
             "sampler": sampler.state_dict(), "batch_generator": batch_generator.get_state(),
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
-        _atomic_save(state, task.checkpoint)
+        atomic_save(state, task.checkpoint)
 
     step = sampler.steps_done
     while step < settings.steps:

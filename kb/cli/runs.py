@@ -70,6 +70,9 @@ def verify(
                                           "run; GPUs on request).")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
+    grants: Annotated[list[str] | None, typer.Option("--set", help="Parameter key=value for every run whose "
+                                                     "analyzer takes it, including what a note may not set "
+                                                     "(trust_remote_code=true, work_dir=..., fasta=...).")] = None,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
@@ -86,9 +89,10 @@ def verify(
                           "and KB_ARTIFACT_STORE to a store the nodes reach (see README, Running on a GPU cluster)",
                           soft_wrap=True)
         raise typer.Exit(2)
+    operator_params = _parse_grants(grants or [])
     try:
         queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
-                                    executor=executor)
+                                    executor=executor, operator_params=operator_params)
     except NoteError as exc:
         fail(exc)
         return
@@ -120,6 +124,22 @@ def verify(
         verdict_table(rows)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
+
+
+def _parse_grants(pairs: list[str]) -> dict[str, Any]:
+    """``key=value`` pairs (YAML values) given by the person running kb."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=True)
+    grants: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            err_console.print(f"[red]error[/]: --set {escape(pair)} is not key=value "
+                              "(e.g. --set trust_remote_code=true)")
+            raise typer.Exit(2)
+        grants[key.strip()] = yaml.load(raw) if raw.strip() else None
+    return grants
 
 
 ENDED = {"succeeded", "failed", "cancelled"}
