@@ -279,6 +279,10 @@ class KnowledgeBase:
         """Runs, newest first (optionally only those with the given ids)."""
         return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
 
+    def recover(self) -> list[str]:
+        """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""
+        return runs.recover_stale(self.engine)
+
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""
         record = runs.get_run(self.engine, run_id)

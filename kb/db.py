@@ -122,15 +122,15 @@ def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def make_engine(url: str) -> Engine:
-    """Create an engine; for SQLite: parent folder, WAL, foreign keys, 30 s busy timeout."""
+def make_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
+    """Create an engine; for SQLite: parent folder, WAL, foreign keys, a busy timeout (seconds)."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True)
     database = parsed.database
     if database and database != ":memory:" and not database.startswith("file:"):
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": busy_timeout})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -139,7 +139,7 @@ def make_engine(url: str) -> Engine:
         try:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
             cursor.execute("PRAGMA synchronous=NORMAL")
         finally:
             cursor.close()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import socket
 from typing import Any
 
 from sqlalchemy import or_, update
@@ -192,20 +194,51 @@ def cancel(engine: Engine, run_id: str) -> bool:
         return bool(result.rowcount)
 
 
+#: A run that killed its worker this many times fails instead of being re-queued once more.
+MAX_ATTEMPTS = 3
+
+
+def _dead_here(worker_id: str | None) -> bool:
+    """Whether the worker that holds a run ran on this host and its process is gone (seen at once, no wait)."""
+    if not worker_id:
+        return False
+    parts = worker_id.rsplit(":", 2)
+    if len(parts) < 2 or not parts[-1].isdigit() or parts[-2] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(parts[-1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def recover_stale(engine: Engine, *, requeue: bool = True, stale_after: dt.timedelta = STALE_AFTER) -> list[str]:
-    """Runs left 'running' by a dead worker: re-queue them (or fail them). Returns their ids."""
+    """Runs left 'running' by a dead worker: re-queue them (or fail them). Returns their ids.
+
+    A worker on this host whose process is gone is noticed at once; one elsewhere when its heartbeat is
+    older than ``stale_after``. A run that has already taken ``MAX_ATTEMPTS`` workers down fails with the
+    reason instead of poisoning the next worker. Slurm runs are left to ``kb.slurm.reconcile``.
+    """
     cutoff = utcnow() - stale_after
     with Session(engine) as session:
         stale = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
         ids = []
         for run in stale:
+            if run.executor == "slurm":
+                continue
             beat = run.heartbeat_at
             if beat is not None and beat.tzinfo is None:
                 beat = beat.replace(tzinfo=dt.UTC)
-            if beat is not None and beat >= cutoff:
+            if beat is not None and beat >= cutoff and not _dead_here(run.worker_id):
                 continue
             ids.append(run.id)
-            if requeue:
+            if requeue and (run.attempts or 0) >= MAX_ATTEMPTS:
+                run.status, run.finished_at = RunStatus.failed.value, utcnow()
+                run.error = (f"gave up after {run.attempts} attempts: the worker running it stopped each time "
+                             f"(last: {run.worker_id})")
+            elif requeue:
                 run.status, run.worker_id, run.message = RunStatus.queued.value, None, "re-queued: worker stopped"
             else:
                 run.status, run.error, run.finished_at = RunStatus.failed.value, "worker stopped", utcnow()

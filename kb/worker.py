@@ -8,6 +8,7 @@ in one transaction. Nothing earlier is touched when a run fails.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
@@ -82,6 +84,7 @@ class _GpuClock:
     def __init__(self, device: str) -> None:
         self.device = device if device.startswith("cuda") else None
         self.start = 0.0
+        self.measured: dict[str, float] = {}
 
     def __enter__(self) -> _GpuClock:
         if self.device is not None and _cuda_available():
@@ -92,17 +95,17 @@ class _GpuClock:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        # Stop the clock when the analyzer returns: hashing and uploading its files is not GPU time.
+        if self.device is not None and _cuda_available():
+            import torch
+
+            torch.cuda.synchronize(self.device)
+            self.measured = {"gpu_seconds": time.perf_counter() - self.start,
+                             "gpu_peak_memory_gb": torch.cuda.max_memory_allocated(self.device) / 2**30}
 
     def reading(self) -> dict[str, float]:
-        """``gpu_seconds`` and ``gpu_peak_memory_gb`` when the run used a GPU."""
-        if self.device is None or not _cuda_available():
-            return {}
-        import torch
-
-        torch.cuda.synchronize(self.device)
-        return {"gpu_seconds": time.perf_counter() - self.start,
-                "gpu_peak_memory_gb": torch.cuda.max_memory_allocated(self.device) / 2**30}
+        """``gpu_seconds`` and ``gpu_peak_memory_gb`` of the analyzer's work, when it used a GPU."""
+        return dict(self.measured)
 
 
 def _cuda_available() -> bool:
@@ -129,6 +132,12 @@ class _Heartbeat(threading.Thread):
             self.beat()
 
     def beat(self) -> None:
+        try:
+            self._beat()
+        except OperationalError as exc:  # a database lock or a dropped connection: try again next interval
+            log.warning("run %s: heartbeat failed (%s); retrying", self.run_id[:12], str(exc).splitlines()[0])
+
+    def _beat(self) -> None:
         fraction, message = self.progress or (None, None)
         # Cancelled by a user, or lost: re-queued after this worker looked dead and taken by another. Either
         # way the analyzer stops at its next progress report and this worker records nothing.
@@ -196,12 +205,27 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         if _cancelled_by_user(engine, run.id):
             store.drop_checkpoints(run.id)
         return RunStatus.cancelled
+    try:
+        return _record(engine, run, store, staging, checkpoints, owner=owner, params=params, result=result,
+                       not_runnable=not_runnable, log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
+    except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, provenance, storage) ends the run
+        error = f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        log.error("run %s: %s", run.id[:12], error.splitlines()[0])
+        runs.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
+        return RunStatus.failed
+    finally:
+        _clean(staging, checkpoints)
+
+
+def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, checkpoints: Path, *, owner: str | None,
+            params: dict[str, Any], result: AnalyzerResult | None, not_runnable: str | None, log_lines: list[str],
+            gpu: _GpuClock, started: Any, wall0: float) -> RunStatus:
+    """Store the run's files, then its provenance, verdict and evidence in one transaction."""
     (staging / "log.txt").write_text("\n".join(log_lines) + "\n", encoding="utf-8")
     metrics = result.model_dump(mode="json") if result is not None else {}
     if result is not None:
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
     artifacts = store.put_tree(staging)
-    _clean(staging, checkpoints)
     analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
     gpu_reading = gpu.reading() if result is not None else {}
     recorded: dict[str, Any] = {
@@ -243,6 +267,18 @@ def _cancelled_by_user(engine: Engine, run_id: str) -> bool:
 
 def _push(store: ArtifactStore, run_id: str, checkpoints: Path) -> None:
     store.push_checkpoints(run_id, checkpoints)
+
+
+def _sweep_staging(engine: Engine, home: Path) -> None:
+    """Remove staging folders that no running run owns (left by workers that were killed)."""
+    root = home / "staging"
+    if not root.is_dir():
+        return
+    running = {r.id[:8] for r in runs.list_runs(engine, status=RunStatus.running.value, limit=100_000)}
+    for folder in root.iterdir():
+        parts = folder.name.split("-")
+        if folder.is_dir() and len(parts) >= 2 and parts[0] in ("run", "ckpt") and parts[1] not in running:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _clean(*folders: Path) -> None:
@@ -309,6 +345,7 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
     recovered = runs.recover_stale(engine)
     if recovered:
         log.info("re-queued %d run(s) left by workers that stopped: %s", len(recovered), ", ".join(recovered))
+    _sweep_staging(engine, home)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     while True:
@@ -321,7 +358,13 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         log.info("run %s: %s%s on %s", run.id[:12], run.analyzer, f" for {run.claim_key}" if run.claim_key else "",
                  run.device or "cpu")
         started = time.perf_counter()
-        status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store)
+        try:
+            status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store)
+        except Exception as exc:  # noqa: BLE001 - the worker outlives any one run (a lost database connection, ...)
+            log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
+            with contextlib.suppress(Exception):
+                runs.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}", owner=me)
+            status = RunStatus.failed
         log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1
         idle_since = time.monotonic()

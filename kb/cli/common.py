@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kb.core import KnowledgeBase
@@ -39,10 +40,16 @@ def make_kb(papers: Path | None, home: Path | None, db: str | None) -> Knowledge
     return KnowledgeBase(Settings(**overrides))
 
 
+def esc(value: object) -> str:
+    """User text (titles, ids, tags, snippets, errors quoting them) made safe for rich markup: ``[mask]``
+    stays visible and ``[/]`` cannot end our own styles."""
+    return escape(str(value))
+
+
 def fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
     """Print each error (file, line, field, what to do) to stderr and exit with ``code``."""
     for error in errors if isinstance(errors, list) else [errors]:
-        err_console.print(f"[bold red]error[/]: {error}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error[/]: {esc(error)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -57,6 +64,6 @@ def papers_table(rows: list[dict[str, Any]], title: str) -> Table:
     for column in ("id", "year", "decision", "status", "Q", "title", "tags"):
         table.add_column(column, overflow="fold", max_width=48 if column == "title" else None)
     for row in rows:
-        table.add_row(row["id"], str(row["year"] or ""), row["decision"] or "", row["status"] or "",
-                      str(row["quality_score"] or ""), row["title"], ", ".join(row["tags"]))
+        table.add_row(esc(row["id"]), str(row["year"] or ""), row["decision"] or "", row["status"] or "",
+                      str(row["quality_score"] or ""), esc(row["title"]), esc(", ".join(row["tags"])))
     return table

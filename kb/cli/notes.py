@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +26,7 @@ from kb.cli.common import (
     app,
     console,
     err_console,
+    esc,
     fail,
     make_kb,
     papers_table,
@@ -48,7 +50,7 @@ def validate(
                     + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
     else:
         for note in valid:
-            console.print(f"[green]ok[/]    {note.path}  ({len(note.meta.claims)} claims)", highlight=False)
+            console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)", highlight=False)
     if errors:
         fail(errors)
     if not as_json:
@@ -116,17 +118,17 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     header = Table.grid(padding=(0, 2))
     for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
         value = note.meta.year if key == "year" else meta.get(key)
-        header.add_row(f"[bold]{key}[/]", ", ".join(value) if isinstance(value, list) else str(value or ""))
+        header.add_row(f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or "")))
     for key, value in note.meta.extra_fields.items():
-        header.add_row(f"[dim]{key}[/]", str(value))
-    console.print(Panel(header, title=note.meta.title, subtitle=str(note.path)))
+        header.add_row(f"[dim]{esc(key)}[/]", esc(value))
+    console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
     claim_table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
     for column in ("id", "kind", "statement", "analyzer", "expect"):
         claim_table.add_column(column, overflow="fold")
     for claim in note.meta.claims:
         expect = claim.expect
-        claim_table.add_row(claim.id, claim.kind.value, claim.statement,
-                            claim.analyzer.name if claim.analyzer else "",
+        claim_table.add_row(claim.id, claim.kind.value, esc(claim.statement),
+                            esc(claim.analyzer.name) if claim.analyzer else "",
                             f"{expect.metric} {expect.op.value} {expect.value}" if expect else "")
     console.print(claim_table)
     console.print(Markdown(note.body))
@@ -148,12 +150,17 @@ def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{len(rows)} hit(s) for {query!r}", header_style="bold cyan")
+    table = Table(title=f"{len(rows)} hit(s) for {esc(repr(query))}", header_style="bold cyan")
     for column in ("id", "title", "snippet"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(str(row["id"]), str(row["title"]), str(row["snippet"]))
+        table.add_row(esc(row["id"]), esc(row["title"]), _highlight(str(row["snippet"])))
     console.print(table)
+
+
+def _highlight(snippet: str) -> str:
+    """A search snippet for the terminal: its text escaped, the hits it marks as [word] shown in bold."""
+    return re.sub(r"\\\[([^\[\]]*)\]", r"[bold yellow]\1[/]", esc(snippet))
 
 
 def _parse_assignments(assignments: list[str]) -> dict[str, Any]:
@@ -163,7 +170,7 @@ def _parse_assignments(assignments: list[str]) -> dict[str, Any]:
     for item in assignments:
         field, sep, raw = item.partition("=")
         if not sep or not field.strip():
-            err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {item!r} (e.g. status=reviewed)")
+            err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {esc(repr(item))} (e.g. status=reviewed)")
             raise typer.Exit(2)
         changes[field.strip()] = yaml.load(raw) if raw.strip() else None
     return changes
@@ -181,7 +188,7 @@ def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
     except NoteError as exc:
         fail(exc)
         return
-    console.print(f"[green]updated[/] {note.path}: " + ", ".join(changes), highlight=False)
+    console.print(f"[green]updated[/] {esc(note.path)}: " + esc(", ".join(changes)), highlight=False)
 
 
 @app.command()
@@ -223,7 +230,7 @@ def new(
     if as_json:
         print_json([{"id": note.id, "path": str(note.path)}])
     else:
-        console.print(f"[green]created[/] {note.path}", highlight=False)
+        console.print(f"[green]created[/] {esc(note.path)}", highlight=False)
 
 
 @app.command("import")
@@ -236,7 +243,7 @@ def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere."
     except NoteError as exc:
         fail(exc)
         return
-    console.print(f"[green]imported[/] {src} -> {note.path}", highlight=False)
+    console.print(f"[green]imported[/] {esc(src)} -> {esc(note.path)}", highlight=False)
 
 
 @app.command()
@@ -288,8 +295,8 @@ def check(
         for column in ("claim", "grounding", "reason", "disagreement"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"],
-                          f"[red]{row['disagreement']}[/]" if row["disagreement"] and row["claim"] else "")
+            table.add_row(esc(row["id"]), f"[{colour[row['grounding']]}]{row['grounding']}[/]", esc(row["reason"]),
+                          f"[red]{esc(row['disagreement'])}[/]" if row["disagreement"] and row["claim"] else "")
         console.print(table)
     if any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
         raise typer.Exit(1)

@@ -29,6 +29,7 @@ from kb.cli.common import (
     app,
     console,
     err_console,
+    esc,
     fail,
     make_kb,
     print_json,
@@ -48,7 +49,8 @@ def analyzers(as_json: JsonOpt = False) -> None:
     from analyzers import registry
 
     for label, error in registry.broken().items():
-        err_console.print(f"[bold red]broken[/]: analyzer package {label} failed to load: {error}", highlight=False)
+        err_console.print(f"[bold red]broken[/]: analyzer package {esc(label)} failed to load: {esc(error)}",
+                          highlight=False)
     if as_json:
         print_json(rows)
         return
@@ -56,7 +58,8 @@ def analyzers(as_json: JsonOpt = False) -> None:
     for column in ("name", "summary", "scales", "gpu", "metrics"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(row["id"], row["summary"], ", ".join(row["scales"]), row["gpu"], ", ".join(row["metrics"]))
+        table.add_row(esc(row["id"]), esc(row["summary"]), esc(", ".join(row["scales"])), row["gpu"],
+                      esc(", ".join(row["metrics"])))
     console.print(table)
 
 
@@ -97,7 +100,7 @@ def verify(
         fail(exc)
         return
     for key, reason in skipped:
-        err_console.print(f"[yellow]skipped[/] {key}: {reason}", highlight=False)
+        err_console.print(f"[yellow]skipped[/] {esc(key)}: {esc(reason)}", highlight=False)
     if not as_json:
         console.print(f"queued {len(queued)} run(s)")
     if run and queued:
@@ -194,8 +197,8 @@ def verdict_table(rows: list[dict[str, Any]]) -> None:
         table.add_column(column, overflow="fold")
     for row in rows:
         kind = row["verdict"] or row["status"]
-        table.add_row(row["id"], row["analyzer"], row["status"], f"[{colour.get(kind, 'white')}]{kind}[/]",
-                      row["reason"] or "")
+        table.add_row(esc(row["id"]), esc(row["analyzer"]), row["status"], f"[{colour.get(kind, 'white')}]{kind}[/]",
+                      esc(row["reason"] or ""))
     console.print(table)
 
 
@@ -204,10 +207,22 @@ def worker(
     forever: Annotated[bool, typer.Option("--forever", help="Keep polling for new runs.")] = False,
     device: Annotated[str | None, typer.Option("--device", help="Take only runs asking for this device kind "
                                                "(cuda: a GPU machine serving a shared index).")] = None,
+    stop: Annotated[bool, typer.Option("--stop", help="Stop this KB home's background worker (the app's) and "
+                                       "exit; a run it held is re-queued at once.")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
 ) -> None:
     """Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr."""
     import logging
+
+    if stop:
+        from kb import background
+
+        kb = make_kb(papers, home, db)
+        stopped = background.stop_worker(kb.settings.home)
+        requeued = kb.recover()  # its process is gone: a run it held goes back to the queue now
+        console.print(("stopped the background worker" if stopped else "no background worker is running")
+                      + (f"; re-queued {len(requeued)} run(s) it held" if requeued else ""))
+        return
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
@@ -239,8 +254,8 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
     for column in ("id", "claim", "analyzer", "status", "progress", "message"):
         table.add_column(column, overflow="fold")
     for r in records:
-        table.add_row(r.id[:12], r.claim_key or "", r.analyzer, r.status.value, f"{r.progress:.0%}",
-                      (r.error or r.message or "").splitlines()[0] if (r.error or r.message) else "")
+        table.add_row(r.id[:12], esc(r.claim_key or ""), esc(r.analyzer), r.status.value, f"{r.progress:.0%}",
+                      esc((r.error or r.message or "").splitlines()[0]) if (r.error or r.message) else "")
     console.print(table)
 
 
@@ -250,7 +265,7 @@ def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
     """Cancel a queued or running run."""
     kb = make_kb(papers, home, db)
     if not kb.cancel(run_id):
-        err_console.print(f"[red]error[/]: no queued or running run {run_id!r}; see 'kb runs'")
+        err_console.print(f"[red]error[/]: no queued or running run {esc(repr(run_id))}; see 'kb runs'")
         raise typer.Exit(1)
     console.print(f"cancelled {run_id}")
 
@@ -275,22 +290,22 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
     if claim.source is not None:
         about.append(f"[dim]“{escape(claim.source.quote)}”[/]  (quote: {grounding or 'not checked'})")
     if claim.analyzer is not None:
-        about.append(f"analyzer: {claim.analyzer.name} ({claim.analyzer.scale or 'default'} scale)"
-                     + (f", expects {describe(claim.expect)}" if claim.expect else ""))
-    console.print(Panel("\n".join(about), title=claim_key))
+        about.append(f"analyzer: {esc(claim.analyzer.name)} ({esc(claim.analyzer.scale or 'default')} scale)"
+                     + (f", expects {esc(describe(claim.expect))}" if claim.expect else ""))
+    console.print(Panel("\n".join(about), title=esc(claim_key)))
     if not records:
-        console.print(f"no evidence for {claim_key} yet: run 'kb verify {claim_key}'")
+        console.print(f"no evidence for {esc(claim_key)} yet: run 'kb verify {esc(claim_key)}'")
         return
     for i, r in enumerate(records):
         v = r.verdict
         title = ("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else "")
-        lines = [f"[bold]verdict[/]: {v.kind.value if v else '-'} — {v.reason if v else ''}",
+        lines = [f"[bold]verdict[/]: {v.kind.value if v else '-'} — {esc(v.reason) if v else ''}",
                  f"[bold]expected[/]: {v.expected if v else '-'}   [bold]observed[/]: {v.observed if v else '-'}",
                  f"[bold]scale[/]: {v.evidence_scale.model_dump(exclude_none=True) if v and v.evidence_scale else '-'}"
                  f"  vs claim {v.claim_scale if v else '-'}",
                  f"[bold]run[/]: {r.run_id}  [bold]device[/]: {r.provenance.device if r.provenance else '-'}"
                  f"  [bold]when[/]: {r.created_at:%Y-%m-%d %H:%M}"]
         if r.stale:
-            lines.append(f"[yellow]stale[/]: {r.stale_reason}")
+            lines.append(f"[yellow]stale[/]: {esc(r.stale_reason)}")
         lines += [f"artifact: {a}" for a in r.artifacts]
         console.print(Panel("\n".join(lines), title=title))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from kb.cli.common import (
@@ -16,6 +17,7 @@ from kb.cli.common import (
     app,
     console,
     err_console,
+    esc,
     make_kb,
     papers_table,
 )
@@ -33,7 +35,7 @@ def demo(
     report = kb.index()
     console.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
     for error in report.errors:
-        err_console.print(f"[yellow]skipped invalid note[/]: {error}", highlight=False)
+        err_console.print(f"[yellow]skipped invalid note[/]: {esc(error)}", highlight=False)
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     console.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
@@ -41,13 +43,13 @@ def demo(
     for column in ("note", "claim", "analyzer", "statement"):
         table.add_column(column, overflow="fold")
     for note_id, claim in claims:
-        table.add_row(note_id, claim.claim_id, claim.analyzer or "-", claim.statement)
+        table.add_row(esc(note_id), esc(claim.claim_id), esc(claim.analyzer or "-"), esc(claim.statement))
     console.print(table)
     if not verify_claims:
         return
     queued, skipped = kb.verify(stale_only=True)
     for key, reason in skipped:
-        err_console.print(f"[yellow]not verified[/] {key}: {reason}", highlight=False)
+        err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
     if queued:
         err_console.print(f"re-verifying {len(queued)} claim(s) at their bound scale")
         watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
@@ -73,11 +75,21 @@ def demo(
 def run_app(
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
     port: Annotated[int, typer.Option("--port", help="Port for the web app.")] = 8501,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on; the default serves this machine "
+                                      "only. 0.0.0.0 exposes the app (and its Re-verify buttons) to the "
+                                      "network.")] = "localhost",
     headless: Annotated[bool, typer.Option("--headless/--browser", help="Do not open a browser.")] = True,
 ) -> None:
     """Start the Streamlit app (streamlit run app/main.py) over this knowledge base."""
     import os
+    import signal
     import subprocess
+
+    if host not in ("localhost", "127.0.0.1", "::1"):
+        err_console.print(f"[yellow]warning[/]: the app listens on {escape(host)}: anyone who reaches this "
+                          "address can read the notes and queue runs on this machine (there is no login); "
+                          "put it behind an authenticating proxy or keep the default --host localhost",
+                          soft_wrap=True)
 
     script = Path(__file__).resolve().parents[2] / "app" / "main.py"
     settings = make_kb(papers, home, db).settings
@@ -85,9 +97,24 @@ def run_app(
     if settings.database_url:
         env["KB_DATABASE_URL"] = settings.database_url
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+               "--server.address", host,
                "--server.headless", "true" if headless else "false",
                # A tool, not a Streamlit demo: no deploy button, no usage statistics sent anywhere, and a calm
                # primary colour (red reads as 'refuted' next to the verdict badges).
                "--client.toolbarMode", "minimal", "--browser.gatherUsageStats", "false",
                "--theme.primaryColor", "#3b5bdb", "--theme.codeTextColor", "#24292f"]
-    raise typer.Exit(subprocess.call(command, env=env))
+    server = subprocess.Popen(command, env=env)
+
+    def stop(signum: int, frame: object) -> None:
+        # `kb app` stopped (SIGTERM from a service manager, Ctrl-C) stops the Streamlit server it started.
+        # The background worker is left alone: it serves the queue for the CLI too (`kb worker --stop`).
+        server.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        code = server.wait()
+    finally:
+        if server.poll() is None:
+            server.kill()
+    raise typer.Exit(code)
