@@ -7,13 +7,17 @@ state kb owns itself (runs and evidence). No engine is created at import time: c
 Note: no ``from __future__ import annotations`` here; SQLModel needs real annotations.
 """
 
+import contextlib
 import datetime as dt
+import fcntl
+import hashlib
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import BigInteger, Engine, Index, event
+from sqlalchemy import BigInteger, Engine, Index, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Field, SQLModel, create_engine
 
@@ -147,12 +151,52 @@ def make_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
     return engine
 
 
+@contextlib.contextmanager
+def writer_lock(engine: Engine, name: str = "index") -> Iterator[None]:
+    """Hold the database's ``name`` lock: one process at a time migrates, or rewrites the note index.
+
+    Readers never wait for it. SQLite: an exclusive ``flock`` on a file beside the database (every process
+    on the machine that opens this file agrees on it); PostgreSQL: a session advisory lock (every process on
+    any machine that uses this database). Other databases: no lock.
+    """
+    if engine.dialect.name == "sqlite":
+        database = engine.url.database
+        if not database or database == ":memory:" or database.startswith("file:"):
+            yield
+            return
+        lock_path = Path(database).expanduser().with_name(f"{Path(database).name}.{name}.lock")
+        try:
+            handle = lock_path.open("a")
+        except OSError:  # a read-only home: no writer can run here anyway
+            yield
+            return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+    elif engine.dialect.name == "postgresql":
+        key = int.from_bytes(hashlib.sha256(f"kb:{name}".encode()).digest()[:8], "big", signed=True)
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+                conn.commit()
+    else:
+        yield
+
+
 def init_db(engine: Engine) -> None:
-    """Create all tables and the search index (idempotent)."""
+    """Create all tables and the search index (idempotent; safe when several processes start at once)."""
     from kb.migrate import upgrade
     from kb.search import search_backend_for
 
     # Tables come from the Alembic migrations, so a team database created by an older kb is upgraded
-    # in place instead of drifting from the models.
-    upgrade(engine)
-    search_backend_for(engine).create(engine)
+    # in place instead of drifting from the models. Two processes starting on a new database would both
+    # create the tables: the migration lock makes the second one wait, then find them there.
+    with writer_lock(engine, "migrate"):
+        upgrade(engine)
+        search_backend_for(engine).create(engine)

@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from kb.db import ClaimRow, Paper, Tag, init_db
+from kb.db import ClaimRow, Paper, Tag, init_db, writer_lock
 from kb.grounding import check_note, source_path
 from kb.notes import Note, NoteError, find_notes, read_note
 from kb.runs import binding_hash
@@ -140,8 +140,18 @@ def index_notes(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int = 5_000_000,
 ) -> IndexReport:
-    """Bring the index up to date with ``papers_dir``; return what changed."""
+    """Bring the index up to date with ``papers_dir``; return what changed.
+
+    One indexer at a time (``writer_lock``): a second one waits, then finds the index current. Readers
+    (list, search) never wait: they read the last committed index.
+    """
     init_db(engine)
+    with writer_lock(engine):
+        return _index_notes(engine, papers_dir, progress=progress, max_bytes=max_bytes)
+
+
+def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, int], None] | None,
+                 max_bytes: int) -> IndexReport:
     backend = search_backend_for(engine)
     report = IndexReport()
     now = dt.datetime.now(dt.UTC)
