@@ -307,7 +307,8 @@ def filter_papers(
 ) -> Any:
     """Add the Library's filters and sort order (ties broken by id) to a select over ``Paper``."""
     if tag is not None:
-        stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(Tag.tag == tag)))
+        # Tags match whatever their case: 'ESM2' finds notes tagged esm2.
+        stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(func.lower(Tag.tag) == tag.lower())))
     if decision is not None:
         stmt = stmt.where(col(Paper.decision) == str(decision).upper())
     if status is not None:

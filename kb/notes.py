@@ -516,10 +516,20 @@ def _write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
 def slugify(title: str) -> str:
-    """A safe ASCII file-name slug of ``title`` (lower case, dashes, at most 80 chars, never empty)."""
-    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    """A safe file-name slug of ``title``: lower-case ASCII letters and digits (accents dropped) and CJK
+    characters as written (a Chinese title stays readable), dashes between, at most 80 chars, never empty."""
+    kept = []
+    for char in unicodedata.normalize("NFKC", title):
+        if _CJK_CHAR.match(char):
+            kept.append(char)
+        else:
+            kept.append(unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode("ascii").lower() or "-")
+    slug = re.sub(r"[^a-z0-9\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+", "-",
+                  "".join(kept)).strip("-")
     if len(slug) > 80:
         # Cut at a word boundary when there is one, so names stay readable.
         cut = slug[:80]

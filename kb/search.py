@@ -1,7 +1,12 @@
 """Full-text search over indexed papers.
 
 :class:`SqliteFtsSearch` keeps an FTS5 table (``paper_fts``) beside the paper rows and ranks with
-bm25 (title weighted highest). :class:`LikeSearch` is the fallback for other databases: it scans the
+bm25 (title weighted highest). Chinese, Japanese and Korean text has no spaces between words, so a word
+tokenizer makes each run of CJK characters one token and finds almost no words inside it: a second
+table (``paper_fts_cjk``) holds the same text with every CJK run written as its overlapping character
+bigrams ("梯度消失" -> "梯度 度消 消失"). Any CJK substring of two or more characters is then a phrase of
+consecutive bigrams, found through the index and ranked with bm25 like English words; queries without
+CJK characters use ``paper_fts`` as before. :class:`LikeSearch` is the fallback for other databases: it scans the
 paper and claim tables with case-insensitive LIKE. User queries are never passed to FTS5 as syntax:
 each term is quoted, and the last term is a prefix match.
 """
@@ -23,6 +28,52 @@ _CREATE_FTS = (
 # bm25 weights per column: paper_id, title, tags, body, claims
 _BM25 = f"bm25({FTS_TABLE}, 0.0, 10.0, 4.0, 1.0, 2.0)"
 _TERM = re.compile(r"\S+")
+CJK_TABLE = "paper_fts_cjk"
+_CREATE_CJK = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {CJK_TABLE} USING fts5("
+    "paper_id UNINDEXED, title, tags, body, claims, tokenize='unicode61 remove_diacritics 2')"
+)
+_BM25_CJK = f"bm25({CJK_TABLE}, 0.0, 10.0, 4.0, 1.0, 2.0)"
+# Han (with extension A and compatibility ideographs), kana, Hangul, and CJK/full-width punctuation that
+# separates words.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` contains a Chinese, Japanese or Korean character."""
+    return _CJK.search(text) is not None
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) < 2 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def cjk_tokens(text: str) -> str:
+    """Text for the CJK table: each CJK run as its overlapping bigrams, then its last character alone (so
+    that a one-character query, a prefix search, also finds a run's last character)."""
+    return _CJK.sub(lambda m: " " + " ".join(_bigrams(m.group(0))) + f" {m.group(0)[-1]} ", text)
+
+
+def cjk_query(query: str) -> str | None:
+    """A safe FTS5 MATCH for the CJK table that every note containing the query's CJK text satisfies.
+
+    A CJK run of two or more characters is the phrase of its bigrams; a single character is a prefix
+    match. Other text in the query is left to the exact substring check that follows (``_contains``).
+    """
+    parts: list[str] = []
+    for term in query_terms(query):
+        for run in _CJK.findall(term):
+            if len(run) == 1:
+                parts.append(f'"{run}"*')
+            else:
+                parts.append('"' + " ".join(_bigrams(run)) + '"')
+    return " ".join(parts) or None
+
+
+def _contains(texts: Sequence[str], terms: Sequence[str]) -> bool:
+    """Whether every term is a substring of one of the texts (case-insensitive, whitespace collapsed)."""
+    flat = " ".join(" ".join(t.split()) for t in texts).lower()
+    return all(term in flat for term in terms)
 
 
 @dataclass(frozen=True)
@@ -87,6 +138,16 @@ class SqliteFtsSearch:
     def create(self, engine: Engine) -> None:
         with engine.begin() as conn:
             conn.exec_driver_sql(_CREATE_FTS)
+            new_cjk = conn.exec_driver_sql(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (CJK_TABLE,)).scalar() == 0
+            conn.exec_driver_sql(_CREATE_CJK)
+            if new_cjk:  # an index made before the CJK table existed: fill it from the word table once
+                rows = [(rowid, pid, cjk_tokens(t or ""), cjk_tokens(g or ""), cjk_tokens(b or ""), cjk_tokens(c or ""))
+                        for rowid, pid, t, g, b, c in conn.exec_driver_sql(
+                            f"SELECT rowid, paper_id, title, tags, body, claims FROM {FTS_TABLE}")]
+                if rows:
+                    conn.exec_driver_sql(f"INSERT INTO {CJK_TABLE} (rowid, paper_id, title, tags, body, claims) "
+                                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def index_paper(self, conn: Connection, paper_id: str, title: str, tags: str, body: str, claims_text: str) -> None:
         self.index_many(conn, [SearchDoc(paper_id, title, tags, body, claims_text)])
@@ -95,9 +156,16 @@ class SqliteFtsSearch:
         if not docs:
             return
         self.remove_many(conn, [d.paper_id for d in docs])
+        # A paper has the same rowid in both tables, so a CJK hit reads its text from the word table by rowid.
+        base = int(conn.exec_driver_sql(f"SELECT coalesce(max(rowid), 0) FROM {FTS_TABLE}").scalar() or 0)
         conn.exec_driver_sql(
-            f"INSERT INTO {FTS_TABLE} (paper_id, title, tags, body, claims) VALUES (?, ?, ?, ?, ?)",
-            [(d.paper_id, d.title, d.tags, d.body, d.claims_text) for d in docs],
+            f"INSERT INTO {FTS_TABLE} (rowid, paper_id, title, tags, body, claims) VALUES (?, ?, ?, ?, ?, ?)",
+            [(base + i, d.paper_id, d.title, d.tags, d.body, d.claims_text) for i, d in enumerate(docs, 1)],
+        )
+        conn.exec_driver_sql(
+            f"INSERT INTO {CJK_TABLE} (rowid, paper_id, title, tags, body, claims) VALUES (?, ?, ?, ?, ?, ?)",
+            [(base + i, d.paper_id, cjk_tokens(d.title), cjk_tokens(d.tags), cjk_tokens(d.body),
+              cjk_tokens(d.claims_text)) for i, d in enumerate(docs, 1)],
         )
 
     def remove(self, conn: Connection, paper_id: str) -> None:
@@ -108,15 +176,25 @@ class SqliteFtsSearch:
         if not wanted:
             return
         # paper_id is UNINDEXED: find the rowids in one pass, then delete by rowid (fast).
-        rowids = [
-            (int(rowid),)
-            for rowid, pid in conn.exec_driver_sql(f"SELECT rowid, paper_id FROM {FTS_TABLE}")
-            if pid in wanted
-        ]
-        if rowids:
-            conn.exec_driver_sql(f"DELETE FROM {FTS_TABLE} WHERE rowid = ?", rowids)
+        for table in (FTS_TABLE, CJK_TABLE):
+            rowids = [
+                (int(rowid),)
+                for rowid, pid in conn.exec_driver_sql(f"SELECT rowid, paper_id FROM {table}")
+                if pid in wanted
+            ]
+            if rowids:
+                conn.exec_driver_sql(f"DELETE FROM {table} WHERE rowid = ?", rowids)
 
     def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
+        if has_cjk(query):
+            return self._search_cjk(query, limit, snippets=snippets)
+        hits = self._search_words(query, limit, snippets=snippets)
+        if len(hits) < limit:
+            hits += self._substring_hits(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
+        return hits
+
+    def _search_words(self, query: str, limit: int, *, snippets: bool) -> list[SearchHit]:
+        """The word index, ranked with bm25 (title first); the last term matches as a prefix."""
         match = fts_query(query)
         if match is None or limit <= 0:
             return []
@@ -145,6 +223,55 @@ class SqliteFtsSearch:
             hits.append(SearchHit(paper_id, -float(rank), make_snippet((body, claims, title), terms)))
         return hits
 
+    def _substring_hits(self, query: str, limit: int, exclude: set[str], *, snippets: bool) -> list[SearchHit]:
+        """Notes that contain every query term inside a word ('SM' in 'ESM2'), which the word index cannot
+        see; ranked after the word hits. A scan, so it runs only when the word index found fewer than asked."""
+        terms = [t.lower() for t in query_terms(query)]
+        if not terms or limit <= 0:
+            return []
+        where = " AND ".join(f"instr(lower(title || ' ' || tags || ' ' || body || ' ' || claims), :t{i}) > 0"
+                             for i in range(len(terms)))
+        sql = text(f"SELECT paper_id, title, body, claims FROM {FTS_TABLE} WHERE {where} LIMIT :limit")
+        with self.engine.connect() as conn:
+            rows = conn.execute(sql, {**{f"t{i}": t for i, t in enumerate(terms)},
+                                      "limit": limit + len(exclude)}).all()
+        return [SearchHit(pid, -1e9, substring_snippet((b or "", c or "", t or ""), terms) if snippets else "")
+                for pid, t, b, c in rows if pid not in exclude][:limit]
+
+    def _search_cjk(self, query: str, limit: int, *, snippets: bool) -> list[SearchHit]:
+        """Candidates from the bigram index (ranked by bm25), kept when they contain every query term."""
+        match = cjk_query(query)
+        terms = [" ".join(t.split()).lower() for t in query_terms(query)]
+        if match is None or limit <= 0:
+            return []
+        sql = text(f"SELECT rowid, paper_id, {_BM25_CJK} AS rank FROM {CJK_TABLE} WHERE {CJK_TABLE} MATCH :q "
+                   "ORDER BY rank LIMIT :limit OFFSET :offset")
+        hits: list[SearchHit] = []
+        batch, offset = max(limit * 4, 50), 0
+        with self.engine.connect() as conn:
+            while len(hits) < limit:
+                rows = conn.execute(sql, {"q": match, "limit": batch, "offset": offset}).all()
+                if not rows:
+                    break
+                offset += len(rows)
+                texts = self._texts(conn, [int(rowid) for rowid, _, _ in rows])
+                for rowid, pid, rank in rows:
+                    body, claims, title, tags = texts.get(int(rowid), ("", "", "", ""))
+                    if _contains((title, tags, body, claims), terms):
+                        snippet = substring_snippet((body, claims, title), terms) if snippets else ""
+                        hits.append(SearchHit(pid, -float(rank), snippet))
+                        if len(hits) == limit:
+                            break
+        return hits
+
+    @staticmethod
+    def _texts(conn: Connection, rowids: Sequence[int]) -> dict[int, tuple[str, str, str, str]]:
+        """(body, claims, title, tags) by rowid, from the word table's stored text."""
+        listed = ",".join(str(int(r)) for r in rowids)
+        rows = conn.exec_driver_sql(
+            f"SELECT rowid, body, claims, title, tags FROM {FTS_TABLE} WHERE rowid IN ({listed})")
+        return {int(r): (b or "", c or "", t or "", g or "") for r, b, c, t, g in rows}
+
 
 def make_snippet(texts: Sequence[str], terms: Sequence[str], words: int = 14) -> str:
     """A window of about ``words`` words around the first term hit, hits wrapped in [brackets]."""
@@ -163,6 +290,26 @@ def make_snippet(texts: Sequence[str], terms: Sequence[str], words: int = 14) ->
                 return prefix + " ".join(out) + suffix
     first = next((t for t in texts if t.strip()), "")
     return " ".join(first.split()[:words])
+
+
+def substring_snippet(texts: Sequence[str], terms: Sequence[str], width: int = 60) -> str:
+    """About ``width`` characters around the first term found as a substring, hits wrapped in [brackets].
+
+    For text without spaces between words (Chinese), where ``make_snippet``'s word window does not apply.
+    """
+    for source in texts:
+        flat = " ".join(source.split())
+        lower = flat.lower()
+        found = [(lower.find(t), t) for t in terms if t and lower.find(t) >= 0]
+        if not found:
+            continue
+        pos, term = min(found)
+        start = max(0, pos - width // 3)
+        end = min(len(flat), start + width)
+        window = flat[start:pos] + "[" + flat[pos : pos + len(term)] + "]" + flat[pos + len(term) : end]
+        return ("…" if start > 0 else "") + window + ("…" if end < len(flat) else "")
+    first = next((t for t in texts if t.strip()), "")
+    return " ".join(first.split())[:width]
 
 
 class LikeSearch:

@@ -340,7 +340,8 @@ def test_import_note_copies_bytes_never_overwrites(tmp_path: Path) -> None:
 
 def test_slugify_safe_and_bounded() -> None:
     assert slugify("Hello, World!") == "hello-world"
-    assert slugify("蛋白质") == "note"
+    assert slugify("蛋白质") == "蛋白质"  # a Chinese title gives a readable name
+    assert slugify("深度诅咒：PLM 是否存在？") == "深度诅咒-plm-是否存在"
     assert slugify("") == "note"
     long = slugify("word " * 50)
     assert 0 < len(long) <= 80 and not long.endswith("-")

@@ -1,0 +1,104 @@
+"""Search at 10,000 notes in Chinese and English, side by side with ``grep -rlF`` over the same files.
+
+    .venv/bin/python benchmarks/bench_search.py --n 10000 --queries 200
+
+Notes are made from the user's own note (seed 000: Chinese body with English terms), each a random
+selection of its lines plus English words, so queries hit realistic text. Queries are random 2-4
+character substrings of a note (Chinese, English fragments, mixed), and English words. Reported per kind:
+kb's latency (p50, p95; limit 20, as the CLI and the app ask), recall (the note a query was cut from is
+among all of kb's hits), and grep's time and recall over the same files. Goal: p95 < 50 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kb.db import make_engine  # noqa: E402
+from kb.index import index_notes, search  # noqa: E402
+from kb.search import has_cjk  # noqa: E402
+
+SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_ce90e91fe3e899e8.txt"
+WORDS = ["protein", "language", "model", "depth", "attention", "entropy", "rank", "collapse", "transformer",
+         "layer", "probe", "structure", "contact", "fitness", "mutation", "embedding", "scaling", "perplexity"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000, help="Notes to generate.")
+    parser.add_argument("--queries", type=int, default=200, help="Queries per kind.")
+    args = parser.parse_args()
+    rng = random.Random(0)
+    seed_text = SEED.read_text(encoding="utf-8")
+    lines = [line for line in seed_text.split("\n---", 2)[-1].splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory(prefix="kb-bench-search-") as tmp:
+        papers = Path(tmp) / "papers"
+        papers.mkdir()
+        bodies: dict[str, str] = {}
+        for i in range(args.n):
+            body = "\n".join(rng.sample(lines, min(25, len(lines))) + [" ".join(rng.choices(WORDS, k=30))])
+            note_id = f"note-{i:05d}"
+            bodies[note_id] = body
+            (papers / f"{note_id}.md").write_text(f'---\npaper_id: "bench:{i}"\ntitle: "Note {i}"\n---\n{body}\n',
+                                                  encoding="utf-8")
+        engine = make_engine(f"sqlite:///{Path(tmp) / 'index.sqlite'}")
+        t0 = time.perf_counter()
+        report = index_notes(engine, papers)
+        index_s = time.perf_counter() - t0
+        assert len(report.added) == args.n and not report.errors
+
+        kinds: dict[str, list[tuple[str, str]]] = {"chinese 2-4 chars": [], "english/mixed 2-4 chars": [],
+                                                    "english word": []}
+        while min(len(v) for k, v in kinds.items() if k != "english word") < args.queries:
+            note_id = rng.choice(list(bodies))
+            text = bodies[note_id]
+            n = rng.randint(2, 4)
+            start = rng.randrange(0, len(text) - n)
+            query = text[start : start + n]
+            if not query.strip() or "\n" in query or not any(ch.isalnum() for ch in query):
+                continue
+            kind = "chinese 2-4 chars" if all(has_cjk(ch) for ch in query) else "english/mixed 2-4 chars"
+            if len(kinds[kind]) < args.queries:
+                kinds[kind].append((query, note_id))
+        kinds["english word"] = [(w, "") for w in rng.choices(WORDS, k=args.queries)]
+
+        print(f"{args.n} notes, indexed in {index_s:.1f} s; {args.queries} queries per kind")
+        print(f"{'kind':26s} {'kb p50':>8s} {'kb p95':>8s} {'kb recall':>10s} {'grep median':>12s} "
+              f"{'grep recall':>12s} {'grep/kb p50':>12s}")
+        for kind, queries in kinds.items():
+            latencies, found, grep_times, grep_found = [], 0, [], 0
+            for query, note_id in queries:
+                t0 = time.perf_counter()
+                search(engine, query, limit=20)
+                latencies.append(1000 * (time.perf_counter() - t0))
+                if note_id:
+                    found += note_id in {h.paper_id for h in search(engine, query, limit=args.n, snippets=False)}
+            for query, note_id in queries[: max(5, len(queries) // 10)]:  # grep reads every file: fewer runs
+                t0 = time.perf_counter()
+                out = subprocess.run(["grep", "-rlF", "--", query, str(papers)], capture_output=True, text=True)
+                grep_times.append(1000 * (time.perf_counter() - t0))
+                grep_found += (not note_id) or any(Path(p).stem == note_id for p in out.stdout.splitlines())
+            runs = max(5, len(queries) // 10)
+            recall = f"{found / len(queries):.1%}" if queries[0][1] else "-"
+            p50 = statistics.median(latencies)
+            print(f"{kind:26s} {p50:7.2f}ms {percentile(latencies, 0.95):7.2f}ms {recall:>10s} "
+                  f"{statistics.median(grep_times):10.1f}ms {grep_found / runs:>12.1%} "
+                  f"{statistics.median(grep_times) / p50:11.0f}x")
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
