@@ -7,10 +7,14 @@ what comes back.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
+import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -86,23 +90,45 @@ class KnowledgeBase:
         return imported
 
     def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
-                   new_claims: list[Claim] | None = None) -> Note:
-        """Change frontmatter fields of one note in place, touching only those fields' lines.
+                   new_claims: list[Claim] | None = None, *, expected_hash: str | None = None) -> Note:
+        """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
         endings); ``new_claims`` are appended to the claims block with the existing claims' bytes kept.
-        One validated, atomic write for all of it.
+        One validated, atomic write for all of it, under the note's lock, so concurrent edits never lose
+        one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
+        A ``paper_id`` another note uses is refused.
         """
-        note = self.read(note_id)
-        if changes:
-            note = note_edits.set_fields(note, changes)
-        if new_claims:
-            note = note_edits.append_claims(note, new_claims)
-        if body is not None and body != note.body:
-            note = _with_body(note, body)
-        notes_mod.save_note(note)
+        with self._note_lock(note_id):
+            # Read under the lock: a concurrent edit that landed first is the base this one applies to.
+            note = self.read(note_id)
+            if expected_hash is not None and note.content_hash != expected_hash:
+                raise NoteError(note.path, "changed on disk since it was opened (another edit landed first): "
+                                "reload the note and apply your change again; nothing was written")
+            if "paper_id" in changes and changes["paper_id"] != note.meta.paper_id:
+                self._check_paper_id_free(changes["paper_id"])
+            if changes:
+                note = note_edits.set_fields(note, changes)
+            if new_claims:
+                note = note_edits.append_claims(note, new_claims)
+            if body is not None and body != note.body:
+                note = _with_body(note, body)
+            notes_mod.save_note(note)
         self.index()
         return note
+
+    @contextlib.contextmanager
+    def _note_lock(self, note_id: str) -> Iterator[None]:
+        """One edit of a note at a time, across processes (a lock file under the KB home, not the vault)."""
+        locks = self.settings.home / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        real = os.path.realpath(self.note_path(note_id))
+        with (locks / f"{hashlib.sha256(real.encode()).hexdigest()[:32]}.lock").open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
         """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically, re-index.

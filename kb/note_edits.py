@@ -17,6 +17,7 @@ Every function returns a validated ``Note``; nothing is written to disk (``kb.no
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import difflib
 import json
 import re
@@ -26,10 +27,12 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
 from kb.notes import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
 from schemas.claim import Claim
+from schemas.note import PaperNote
 
 # A top-level key starts in column 0; indented lines, comments and '- ' items belong to the key above.
 _TOP_KEY = re.compile(
@@ -77,10 +80,128 @@ def _set_path(container: Any, parts: list[str], value: Any, path: Path, dotted: 
     return container
 
 
+def _resolve_ids(data: Any, parts: list[str]) -> list[str]:
+    """Dotted parts with list items named by id turned into indexes: claims.late-layers.expect -> claims.2.expect."""
+    resolved, node = [], data
+    for part in parts:
+        if isinstance(node, list) and not part.isdigit():
+            ids = [i for i, item in enumerate(node) if isinstance(item, dict) and str(item.get("id")) == part]
+            if ids:
+                part = str(ids[0])
+        resolved.append(part)
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            node = None
+    return resolved
+
+
+def _scalar_node(fm: str, parts: list[str]) -> ScalarNode | None:
+    """The YAML scalar node at a dotted path of the frontmatter, or None (absent, or not a scalar)."""
+    node: Node | None = YAML(typ="rt").compose(fm)
+    for part in parts:
+        if isinstance(node, MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == part), None)
+        elif isinstance(node, SequenceNode) and part.isdigit() and int(part) < len(node.value):
+            node = node.value[int(part)]
+        else:
+            return None
+    return node if isinstance(node, ScalarNode) and not node.anchor else None
+
+
+def _render_scalar(value: Any, old: ScalarNode, in_flow: bool) -> str | None:
+    """``value`` written as a YAML scalar in the old value's quoting where it can be; None if not a scalar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if not isinstance(value, str):
+        return None
+    if old.style == "'" and "\n" not in value:
+        return "'" + value.replace("'", "''") + "'"
+    if old.style is None and _plain_is_safe(value, in_flow):
+        return value
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML double-quoted scalar
+
+
+def _plain_is_safe(value: str, in_flow: bool) -> bool:
+    """Whether ``value`` written plain reads back as the same string."""
+    if not value or value != value.strip() or "\n" in value or (in_flow and any(c in value for c in ",[]{}")):
+        return False
+    try:
+        return YAML(typ="safe", pure=True).load(value) == value
+    except YAMLError:
+        return False
+
+
+def _replace_scalar(fm: str, parts: list[str], value: Any, path: Path) -> str | None:
+    """The frontmatter with one existing scalar's bytes replaced by ``value``; None when that is not possible.
+
+    Everything else (comments on the same and other lines, flow maps, number and date styles) keeps its bytes.
+    """
+    try:
+        node = _scalar_node(fm, parts)
+    except YAMLError:
+        return None
+    if node is None or node.start_mark is None or node.end_mark is None:
+        return None
+    rendered = _render_scalar(value, node, in_flow=_in_flow(fm, node.start_mark.index))
+    if rendered is None:
+        return None
+    start, end = node.start_mark.index, node.end_mark.index
+    edited = fm[:start] + rendered + fm[end:]
+    data = plain_data(load_yaml(edited, path))
+    current: Any = data
+    for part in parts:
+        current = current[int(part)] if isinstance(current, list) else current.get(part)
+    return edited if current == value or str(current) == str(value) and isinstance(value, dt.date) else None
+
+
+def _in_flow(fm: str, index: int) -> bool:
+    """Whether position ``index`` sits inside a flow collection ('{...}' or '[...]') on its line."""
+    line_start = fm.rfind("\n", 0, index) + 1
+    before = fm[line_start:index]
+    return before.count("{") > before.count("}") or before.count("[") > before.count("]")
+
+
+def coerce_value(note: Note, dotted: str, raw: str) -> Any:
+    """A value typed on the command line, as the field wants it: text for a text field, exactly as typed
+    (``title=From Words to Amino Acids: ...``, ``analyst=Smith # 2nd reader``); YAML otherwise ('5',
+    'true', '[a, b]'), and the text itself when it is not valid YAML."""
+    data = frontmatter_data(note)
+    parts = _resolve_ids(data, dotted.split("."))
+    current: Any = data
+    for part in parts:
+        if isinstance(current, dict):
+            current = current.get(part)
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            current = None
+    info = PaperNote.model_fields.get(parts[0]) if len(parts) == 1 else None
+    if isinstance(current, str) or (current is None and info is not None and info.annotation in (str, str | None)):
+        return raw
+    if not raw.strip():
+        return None
+    try:
+        return YAML(typ="safe", pure=True).load(raw)
+    except YAMLError:
+        return raw
+
+
 def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
-    parts = key.split(".")
-    top = parts[0]
     data = load_yaml(fm, path)
+    parts = _resolve_ids(plain_data(data), key.split("."))
+    in_place = _replace_scalar(fm, parts, value, path)
+    if in_place is not None:
+        return in_place
+    top = parts[0]
     current = plain_data(data.get(top)) if isinstance(data, dict) else None
     new_value = _set_path(copy.deepcopy(current), parts[1:], value, path, key)
     lines = fm.splitlines(keepends=True)

@@ -19,6 +19,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+import stat
 import tempfile
 import unicodedata
 from collections.abc import Iterator
@@ -457,11 +458,29 @@ def _write_temp_beside(path: Path, data: bytes) -> str:
     return tmp
 
 
+def _new_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
-    path = Path(path)
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``.
+
+    A symlinked note is written at its target (the link stays a link); the file keeps its mode and, where
+    kb may set it, its owner: a note in a shared or synced vault stays readable by the others.
+    """
+    path = Path(os.path.realpath(path))
     tmp = _write_temp_beside(path, data)
     try:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            os.chmod(tmp, _new_file_mode())
+        else:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if os.geteuid() == 0:
+                os.chown(tmp, st.st_uid, st.st_gid)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -481,6 +500,7 @@ def _write_new(path: Path, data: bytes) -> bool:
     sees a half-written note; where links are not supported we reserve the name with O_EXCL instead.
     """
     tmp = _write_temp_beside(path, data)
+    os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600: a new note is as readable as any new file
     try:
         try:
             os.link(tmp, path)

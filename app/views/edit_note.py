@@ -158,10 +158,13 @@ if edit_id:
     except NoteError as exc:
         st.error(f"Cannot edit `{edit_id}`: {exc}", icon=":material/error:")
         st.stop()
-target = f"edit:{edit_id}:{note.content_hash}" if note else "new"
+target = f"edit:{edit_id}" if note else "new"
 if st.session_state.get("edit_target") != target or "fm_title" not in st.session_state:
     load(note)
     st.session_state["edit_target"] = target
+    # The file as the form was filled from it: saving refuses if it changed on disk since (another edit
+    # landed), rather than silently overwriting that edit or dropping what was typed here.
+    st.session_state["edit_hash"] = note.content_hash if note else None
 original: dict[str, Any] = st.session_state.get("fm__orig") or {}
 
 if note:
@@ -365,7 +368,9 @@ if clicked:
                 if not changes and not appended and not body_changed:
                     st.info("Nothing changed: nothing was written.", icon=":material/info:")
                     st.stop()
-                saved = kb.set_fields(note.id, changes, body=body if body_changed else None, new_claims=appended)
+                saved = kb.set_fields(note.id, changes, body=body if body_changed else None, new_claims=appended,
+                                      expected_hash=st.session_state.get("edit_hash"))
+                st.session_state["edit_hash"] = saved.content_hash
     except NoteError as exc:
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))

@@ -16,8 +16,8 @@ from rich.progress import (
     TextColumn,
 )
 from rich.table import Table
-from ruamel.yaml import YAML
 
+from kb import note_edits
 from kb.cli.common import (
     DbOpt,
     HomeOpt,
@@ -163,17 +163,16 @@ def _highlight(snippet: str) -> str:
     return re.sub(r"\\\[([^\[\]]*)\]", r"[bold yellow]\1[/]", esc(snippet))
 
 
-def _parse_assignments(assignments: list[str]) -> dict[str, Any]:
-    """Parse FIELD=VALUE pairs; values are YAML scalars/lists ('4', 'true', '[a, b]')."""
-    yaml = YAML(typ="safe")
-    changes: dict[str, Any] = {}
+def _split_assignments(assignments: list[str]) -> list[tuple[str, str]]:
+    """FIELD=VALUE pairs as typed; ``kb.note_edits.coerce_value`` turns each VALUE into what the field holds."""
+    pairs = []
     for item in assignments:
         field, sep, raw = item.partition("=")
         if not sep or not field.strip():
             err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {esc(repr(item))} (e.g. status=reviewed)")
             raise typer.Exit(2)
-        changes[field.strip()] = yaml.load(raw) if raw.strip() else None
-    return changes
+        pairs.append((field.strip(), raw))
+    return pairs
 
 
 @app.command("set")
@@ -182,8 +181,9 @@ def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
                papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
     """Change frontmatter fields of a note; only those fields' lines change in the file."""
     kb = make_kb(papers, home, db)
-    changes = _parse_assignments(assignments)
     try:
+        note = kb.read(note_id)
+        changes = {field: note_edits.coerce_value(note, field, raw) for field, raw in _split_assignments(assignments)}
         note = kb.set_fields(note_id, changes)
     except NoteError as exc:
         fail(exc)
