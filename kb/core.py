@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DatabaseError
 from sqlmodel import Session, select
 
 from analyzers import registry
@@ -35,6 +36,24 @@ from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord
 
 
+class IndexDamaged(Exception):
+    """The index database cannot be read; it is a cache of the notes, so it can be rebuilt."""
+
+    def __init__(self, url: str, error: Exception) -> None:
+        self.url = url
+        reason = str(getattr(error, "orig", error)).splitlines()[0]
+        super().__init__(f"the index {url} cannot be read ({reason}): run `kb index --rebuild` to rebuild it from "
+                         "the notes and re-attach the evidence stored under the KB home (nothing is lost)")
+
+
+def _check_index(engine: Engine, database: Path) -> None:
+    try:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("SELECT count(*) FROM paper")
+    except DatabaseError as exc:
+        raise IndexDamaged(str(database), exc) from None
+
+
 class KnowledgeBase:
     """A folder of notes and the database that indexes them."""
 
@@ -47,10 +66,31 @@ class KnowledgeBase:
         return self.settings.papers
 
     @cached_property
+    def read_only(self) -> bool:
+        """Whether the KB home cannot be written (a read-only mount, another user's home): then the index is
+        read as it is, never updated, and commands that only read still work."""
+        home = self.settings.home
+        return home.is_dir() and not os.access(home, os.W_OK) and self.settings.database_url is None
+
+    @cached_property
     def engine(self) -> Engine:
-        """Database engine, created (with its tables) on first use."""
-        engine = make_engine(self.settings.resolved_database_url)
-        init_db(engine)
+        """Database engine, created (with its tables) on first use.
+
+        A damaged index raises ``IndexDamaged`` saying how to rebuild it; the notes and the stored evidence
+        are not touched.
+        """
+        url = self.settings.resolved_database_url
+        if self.read_only:
+            database = self.settings.home.resolve() / "index.sqlite"
+            engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
+            _check_index(engine, database)
+            return engine
+        engine = make_engine(url)
+        try:
+            init_db(engine)
+        except DatabaseError as exc:
+            engine.dispose()
+            raise IndexDamaged(url, exc) from None
         return engine
 
     # -- notes on disk -------------------------------------------------------------------------
@@ -161,11 +201,33 @@ class KnowledgeBase:
 
         Claims of changed notes whose expectation changed get their current verdict re-judged.
         """
+        if self.read_only:
+            return index_mod.IndexReport(unchanged=[p.id for p in self.list_papers()])
         report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
         for note_id in report.updated:
             for claim in self.claims(note_id):
                 worker.rejudge(self.engine, claim.key)
         return report
+
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> tuple[index_mod.IndexReport, int]:
+        """Re-create the index from the notes and re-attach every run's evidence kept in the artifact store.
+
+        The old SQLite file is moved aside (``index.sqlite.damaged-<time>``), never deleted. Returns the
+        indexing report and the number of runs re-attached.
+        """
+        url = self.settings.resolved_database_url
+        if not url.startswith("sqlite:///"):
+            raise NoteError(url, "--rebuild re-creates a SQLite index; for a server database, drop and create the "
+                            "database, then run `kb index --rebuild` against the empty one")
+        database = Path(url.removeprefix("sqlite:///"))
+        self.__dict__.pop("engine", None)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("", "-wal", "-shm"):
+            old = database.with_name(database.name + suffix)
+            if old.exists():
+                old.rename(old.with_name(f"{database.name}.damaged-{stamp}{suffix}"))
+        report = self.index(progress=progress)
+        return report, worker.reattach_evidence(self.engine, self.store)
 
     def list_papers(self, **filters: Any) -> list[Paper]:
         """Indexed papers matching the filters of ``kb.index.list_papers``."""

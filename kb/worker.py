@@ -9,7 +9,9 @@ in one transaction. Nothing earlier is touched when a run fails.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
+import hashlib
 import json
 import logging
 import os
@@ -31,7 +33,7 @@ from sqlalchemy.exc import OperationalError
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
-from kb.artifact_store import ArtifactStore
+from kb.artifact_store import ArtifactStore, evidence_key
 from kb.db import Evidence, Run, utcnow
 from kb.verdicts import describe, evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
@@ -252,12 +254,72 @@ def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, check
         verdict_kind=verdict.kind.value if verdict else None,
         group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
     )
+    _store_record(store, run, evidence)
     if not runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence, owner=owner):
         log.warning("run %s: finished here but another worker holds it now; its result is not recorded twice",
                     run.id[:12])
         return RunStatus.cancelled
     store.drop_checkpoints(run.id)  # the run is done: its evidence keeps what it needs
     return RunStatus.succeeded
+
+
+RECORD_NAME = "kb-evidence.json"
+
+
+def _store_record(store: ArtifactStore, run: Run, evidence: Evidence) -> None:
+    """Keep the run and its evidence as JSON in the store too: the index is a cache that
+    ``kb index --rebuild`` can re-create from the notes and these records, so no run is ever lost."""
+    record = {"run": {k: v for k, v in run.model_dump(mode="json").items() if k not in ("worker_id", "heartbeat_at")},
+              "evidence": evidence.model_dump(mode="json", exclude={"id"})}
+    payload = json.dumps(record, sort_keys=True, default=str).encode()
+    with tempfile.NamedTemporaryFile(delete=False, suffix=".json") as handle:
+        handle.write(payload)
+    try:
+        store.put_file(Path(handle.name), evidence_key(hashlib.sha256(payload).hexdigest(), RECORD_NAME), move=True)
+    finally:
+        Path(handle.name).unlink(missing_ok=True)
+
+
+def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
+    """Add the runs and evidence recorded in the store (``_store_record``) that the index lacks; returns how many.
+
+    Per claim, the newest evidence is current and the older is history, as when the runs first landed.
+    """
+    from sqlmodel import Session, col, select
+
+    dates = ("created_at", "started_at", "finished_at", "heartbeat_at")
+
+    def parsed(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: (dt.datetime.fromisoformat(v) if k in dates and isinstance(v, str) else v) for k, v in row.items()}
+
+    added = 0
+    with Session(engine) as session:
+        known = set(session.exec(select(Run.id)).all())
+        records = []
+        for path in store.fs.glob(f"{store.root}/evidence/*/*/{RECORD_NAME}"):
+            with store.fs.open(path, "rb") as handle:
+                records.append(json.loads(handle.read()))
+        for record in sorted(records, key=lambda r: str(r["evidence"].get("created_at"))):  # ids in landing order
+            run = record["run"]
+            if run["id"] in known:
+                continue
+            session.add(Run(**parsed(run)))
+            session.flush()  # the run row first: evidence refers to it
+            session.add(Evidence(**parsed(record["evidence"])))
+            known.add(run["id"])
+            added += 1
+        session.commit()
+        claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
+        for claim_key in claims:
+            rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
+                                .order_by(col(Evidence.created_at).desc())).all()
+            newest = rows[0]
+            for row in rows[1:]:
+                if not row.stale and not (newest.group_id and row.group_id == newest.group_id):
+                    row.stale, row.stale_reason = True, f"superseded by run {newest.run_id}"
+                    session.add(row)
+        session.commit()
+    return added
 
 
 def _cancelled_by_user(engine: Engine, run_id: str) -> bool:

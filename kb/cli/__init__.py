@@ -17,7 +17,40 @@ from kb.cli import serve  # noqa: F401
 # isort: on
 from kb.cli.common import app
 
-__all__ = ["app"]
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """The ``kb`` command: the typer app, with the failures of the machine around it as one line each.
+
+    A damaged index, a full disk or a read-only KB home is not a bug in kb: say what happened and what
+    to do, exit non-zero, no traceback.
+    """
+    import errno
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from kb.cli.common import err_console, esc
+    from kb.core import IndexDamaged
+
+    try:
+        app(standalone_mode=True)
+    except IndexDamaged as exc:
+        err_console.print(f"[bold red]error[/]: {esc(exc)}", soft_wrap=True)
+        raise SystemExit(3) from None
+    except (OSError, OperationalError, sqlite3.OperationalError) as exc:
+        text = str(getattr(exc, "orig", exc))
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "disk is full" in text:
+            err_console.print("[bold red]error[/]: the disk is full: free some space (or move the KB home with "
+                              "--home) and run the command again; nothing already written was lost", soft_wrap=True)
+            raise SystemExit(4) from None
+        if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or "readonly database" in text:
+            err_console.print(f"[bold red]error[/]: cannot write ({esc(text.splitlines()[0])}): this command writes "
+                              "to the KB home, which is read-only here; read-only commands (list, show, search) "
+                              "still work", soft_wrap=True)
+            raise SystemExit(5) from None
+        raise
 
 
 def _add_analyzer_commands() -> None:

@@ -1,5 +1,5 @@
 """``python -m kb.cli``: the same as the ``kb`` command (used to start background workers)."""
 
-from kb.cli import app
+from kb.cli import main
 
-app()
+main()

@@ -58,13 +58,24 @@ def validate(
 
 
 @app.command()
-def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+          rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the index from the notes and "
+                                                "re-attach the evidence kept in the store (a damaged index is "
+                                                "moved aside, never deleted).")] = False) -> None:
     """Index the notes folder into the database (incremental)."""
     kb = make_kb(papers, home, db)
+    reattached = 0
     with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), console=err_console,
                   transient=True, disable=as_json) as bar:
         task = bar.add_task("index", total=None)
-        report = kb.index(progress=lambda done, total: bar.update(task, completed=done, total=total))
+        step = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
+        try:
+            report, reattached = kb.rebuild_index(progress=step) if rebuild else (kb.index(progress=step), 0)
+        except NoteError as exc:
+            fail(exc)
+            return
+    if rebuild and not as_json:
+        console.print(f"rebuilt the index; re-attached the evidence of {reattached} run(s)")
     counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
     if as_json:
         print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
