@@ -11,19 +11,22 @@ from __future__ import annotations
 import json
 import textwrap
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import streamlit as st
+from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from app.widgets import STATE_STYLE
-from kb import evidence, runs
+from kb import __version__, evidence, runs
 from kb.agents.queries import claim_states as agent_claim_states
 from kb.agents.tools import build_tools
 from kb.cli import app as cli_app
 from kb.core import KnowledgeBase
+from kb.db import Evidence
 from kb.evidence import ClaimState
 from kb.settings import Settings
 
@@ -172,3 +175,35 @@ def test_claim_state_note_page_shows_the_same_state(states_kb: KnowledgeBase,
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+
+
+def test_latest_evidence_is_the_newest_row_of_each_claim(states_kb: KnowledgeBase) -> None:
+    with Session(states_kb.engine) as session:
+        every = evidence.latest_evidence(session)
+        some = evidence.latest_evidence(session, ["states#sup", "states#unv"], with_verdict=True)
+    assert set(every) == {f"states#{c}" for c in ("sup", "ref", "inc", "nr", "err", "old", "nov")}
+    for key, latest in every.items():
+        assert latest.run_id == evidence.evidence_for(states_kb.engine, key, limit=1)[0].run_id
+        assert latest.verdict_json is None  # only read when asked for
+    assert set(some) == {"states#sup"} and '"supported"' in (some["states#sup"].verdict_json or "")
+
+
+def test_stale_reason_names_what_changed(states_kb: KnowledgeBase) -> None:
+    with Session(states_kb.engine) as session:
+        current = evidence.latest_evidence(session, ["states#sup"])["states#sup"]
+    binding = current.binding_hash
+    assert evidence.stale_reason(current, binding) is None
+    assert evidence.stale_reason(replace(current, kb_version="0.0.0"), binding) == \
+        f"kb version changed (0.0.0 -> {__version__})"
+    assert "analyzer version changed" in (evidence.stale_reason(replace(current, analyzer_version="0"), binding) or "")
+    assert evidence.stale_reason(replace(current, analyzer="gone"), binding) == \
+        "analyzer 'gone' is no longer registered"
+    assert evidence.stale_reason(replace(current, stale=True, stale_reason=None), binding) == "superseded"
+    assert evidence.stale_reason(current, "another-binding") == "the claim's analyzer parameters changed"
+    # Evidence recorded before the version columns existed is judged on its provenance.
+    with Session(states_kb.engine) as session:
+        row = session.exec(select(Evidence).where(Evidence.run_id == current.run_id)).one()
+    legacy = replace(current, analyzer_version=None, kb_version=None, provenance_json=row.provenance_json)
+    assert evidence.stale_reason(legacy, binding) is None
+    status = evidence.claim_state(replace(current, kb_version="0.0.0"), bound=True, binding_hash=binding)
+    assert status.state is ClaimState.stale and status.verdict == "supported"

@@ -6,6 +6,8 @@ their progress until the verdicts land, then the page reruns to show them.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import streamlit as st
 
 from app import data
@@ -155,10 +157,7 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
 indexed = kb.claim_states(note_id)  # the one claim-state rule, as the Library, CLI and agents apply it
 status = {c.id: indexed.get(f"{note_id}#{c.id}")  # a claim the index has not caught up with has no evidence yet
           or ClaimStatus(ClaimState.unverified if c.analyzer else ClaimState.unbound) for c in claims}
-states: dict[str, int] = {}
-for claim in claims:
-    if status[claim.id].state is not ClaimState.unbound:
-        states[status[claim.id].state.value] = states.get(status[claim.id].state.value, 0) + 1
+states = Counter(s.state.value for s in status.values() if s.state is not ClaimState.unbound)
 
 if in_flight:
     live_progress(note_id)
