@@ -9,6 +9,8 @@ the Note page (Streamlit AppTest) and the agents' tools must all say the same.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import textwrap
 from collections import Counter
 from dataclasses import replace
@@ -207,3 +209,9 @@ def test_stale_reason_names_what_changed(states_kb: KnowledgeBase) -> None:
     assert evidence.stale_reason(legacy, binding) is None
     status = evidence.claim_state(replace(current, kb_version="0.0.0"), bound=True, binding_hash=binding)
     assert status.state is ClaimState.stale and status.verdict == "supported"
+
+
+def test_hashing_index_imports_neither_the_queue_nor_the_worker() -> None:
+    code = "import sys, kb.index; print(sorted(m for m in sys.modules if m in ('kb.runs', 'kb.worker', 'kb.evidence')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
