@@ -1,11 +1,12 @@
 """A claim's evidence and what it makes of the claim: the one home of the claim-state rule.
 
-Every surface (the Library, ``kb show`` / ``kb evidence``, the Note page, the agents) asks this
+Every surface (the Library, ``kb show`` / ``kb evidence`` / ``kb demo``, the Note page, the agents) asks this
 module, so a claim reads the same everywhere. The rule (``claim_state``), on the claim's *latest*
 evidence (the newest row; older rows are history):
 
 - no evidence: ``unverified`` when the claim is bound to an analyzer, else ``unbound``;
-- the evidence no longer matches the code or the note (``stale_reason``): ``stale``;
+- the evidence no longer matches the code or the note (``stale_reason``: superseded, analyzer gone or
+  of another version, another kb version, the note's binding changed): ``stale``;
 - the evidence carries no verdict (its run was made before the claim was indexed, so nothing judged
   it): ``inconclusive``, since evidence that was never tested against the claim settles nothing;
 - otherwise the verdict's kind: ``supported``, ``refuted``, ``inconclusive``, ``not_runnable``
