@@ -97,6 +97,12 @@ class AnalyzerResult(BaseModel):
         default_factory=dict, description="Model id, revision, weight hash, data hash, dtype, ..."
     )
     notes: list[str] = Field(default_factory=list, description="Caveats a reader must see (defaults chosen, ...).")
+    untestable: dict[str, str] = Field(
+        default_factory=dict,
+        description="Metrics this run cannot vouch for, each with the test that said so (below chance, not "
+        "converged, not equilibrated): a claim on one of them (or a path under it) is inconclusive, whatever "
+        "its value.",
+    )
 
 
 class NotRunnable(Exception):

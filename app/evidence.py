@@ -1,6 +1,7 @@
 """The two halves of a claim on the Note page: the claim with its source, and its latest evidence.
 
-Left: statement, source quote and whether the source text backs it, the analyzer binding, the
+Left: statement, the claim's state (``kb.evidence``'s rule, as every surface shows it), source quote
+and whether the source text backs it, the analyzer binding, the
 expectation and the claim's scale. Right: the verdict and why, claimed against regenerated value,
 the evidence's scale beside the claim's, caveats, plots, provenance and the history of earlier runs.
 """
@@ -18,18 +19,23 @@ from app.widgets import (
     run_badge,
     scale_text,
     show_artifacts,
+    state_badge,
     verdict_badges,
 )
 from kb.artifact_store import ArtifactStore
+from kb.evidence import ClaimStatus
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
 from schemas import Claim, EvidenceRecord, RunRecord
 
 
-def claim_panel(claim: Claim, grounding: GroundingResult | None, known_analyzers: set[str]) -> None:
-    """The claim as the note states it, with its source quote and how it is bound to an analyzer."""
+def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | None,
+                known_analyzers: set[str]) -> None:
+    """The claim as the note states it, its state, its source quote and how it is bound to an analyzer."""
     st.markdown(f"##### `{claim.id}`")
-    st.badge(claim.kind.value, color="blue" if claim.kind.value == "quantitative" else "gray")
+    with st.container(horizontal=True, gap="small"):
+        st.badge(claim.kind.value, color="blue" if claim.kind.value == "quantitative" else "gray")
+        state_badge(status.state.value, help=status.stale_reason or "The claim's state, from its latest evidence")
     st.markdown(claim.statement)
     if claim.source is not None:
         where = ", ".join(x for x in (claim.source.section, f"p. {claim.source.page}" if claim.source.page else None)

@@ -25,6 +25,7 @@ STATE_STYLE: dict[str, tuple[str, str, str]] = {
     "error": ("red", ":material/error:", "error"),
     "stale": ("yellow", ":material/schedule:", "stale"),
     "unverified": ("blue", ":material/radio_button_unchecked:", "unverified"),
+    "unbound": ("gray", ":material/do_not_disturb_on:", "unbound"),
     "ungrounded": ("violet", ":material/link_off:", "ungrounded"),
 }
 #: CSS colours of the same states, for table cells.

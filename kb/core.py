@@ -25,12 +25,14 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
+from kb import evidence as evidence_mod
 from kb import executors, note_edits, runs, slurm, worker
 from kb import index as index_mod
 from kb import library as library_mod
 from kb import notes as notes_mod
 from kb.artifact_store import ArtifactStore
 from kb.db import ClaimRow, Paper, init_db, make_engine
+from kb.hashing import binding_hash
 from kb.notes import Note, NoteError
 from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord
@@ -206,7 +208,7 @@ class KnowledgeBase:
         report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
         for note_id in report.updated:
             for claim in self.claims(note_id):
-                worker.rejudge(self.engine, claim.key)
+                evidence_mod.rejudge(self.engine, claim.key)
         return report
 
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> tuple[index_mod.IndexReport, int]:
@@ -316,7 +318,7 @@ class KnowledgeBase:
             group = uuid.uuid4().hex if len(seeds) > 1 else None
             for validated in params:
                 run = runs.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                                   device=device, executor=executor, group_id=group, binding=runs.binding_hash(claim))
+                                   device=device, executor=executor, group_id=group, binding=binding_hash(claim))
                 queued.append(runs.to_record(run))
         return queued, skipped
 
@@ -389,27 +391,21 @@ class KnowledgeBase:
 
     def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
-        return [(runs.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
+        return [(evidence_mod.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
                  runs.to_record(run) if run is not None else None)
-                for row, run in runs.evidence_of_analyzer(self.engine, analyzer, limit)]
+                for row, run in evidence_mod.evidence_of_analyzer(self.engine, analyzer, limit)]
 
     def evidence(self, claim_key: str) -> list[EvidenceRecord]:
         """Evidence of a claim, newest first, with staleness worked out against the current code and note."""
-        claim_hash = self._claim_binding_hash(claim_key)
-        return [runs.evidence_record(row, worker.stale_reason(row, claim_hash))
-                for row in runs.evidence_for(self.engine, claim_key)]
-
-    def _claim_binding_hash(self, claim_key: str) -> str | None:
-        with Session(self.engine) as session:
-            row = session.get(ClaimRow, claim_key)
-        return row.binding_hash if row is not None else None
+        return evidence_mod.claim_evidence(self.engine, claim_key)
 
     def staleness(self, claim_key: str) -> str | None:
         """Why a claim needs re-verifying (no evidence, stale evidence, changed binding), or None."""
-        evidence = runs.evidence_for(self.engine, claim_key, limit=1)
-        if not evidence:
-            return "no evidence yet"
-        return worker.stale_reason(evidence[0], self._claim_binding_hash(claim_key))
+        return evidence_mod.staleness(self.engine, claim_key)
+
+    def claim_states(self, note_id: str | None = None) -> dict[str, evidence_mod.ClaimStatus]:
+        """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence``'s rule."""
+        return evidence_mod.claim_states(self.engine, note_id)
 
     # -- schemas -------------------------------------------------------------------------------
 

@@ -23,8 +23,8 @@ from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Paper, Tag, init_db, writer_lock
 from kb.grounding import check_note, source_path
+from kb.hashing import binding_hash
 from kb.notes import Note, NoteError, find_notes, read_note
-from kb.runs import binding_hash
 from kb.search import SearchDoc, SearchHit, search_backend_for
 
 SortKey = Literal["id", "title", "year", "quality"]

@@ -2,9 +2,8 @@
 
 Built from four column-only queries (papers, claims, latest evidence per claim, search hits) and
 joined in Python, so the Library page of a 10,000-note knowledge base renders without reading note
-files or per-claim queries. A claim's *state* is what the reader needs first: ``unverified`` (bound
-to an analyzer, no evidence), ``stale`` (its latest evidence no longer matches the code or the note),
-or the latest verdict (``supported``, ``refuted``, ``inconclusive``, ``not_runnable``, ``error``).
+files or per-claim queries. A claim's *state* (``kb.evidence.claim_state``, the one rule every
+surface shares) is what the reader needs first; unbound claims without evidence are not counted.
 """
 
 from __future__ import annotations
@@ -13,16 +12,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import case, func
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from kb import worker
-from kb.db import ClaimRow, Evidence, Paper
+from kb.db import ClaimRow, Paper
+from kb.evidence import STATES, ClaimState, claim_state, latest_evidence
 from kb.index import SortKey, filter_papers
 
-STATES = ("supported", "refuted", "inconclusive", "not_runnable", "error", "stale", "unverified")
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
 
 
@@ -83,7 +80,7 @@ def library_rows(
     with Session(engine) as session:
         claims = session.execute(sa_select(col(ClaimRow.key), col(ClaimRow.paper_id), col(ClaimRow.analyzer),
                                            col(ClaimRow.grounding), col(ClaimRow.binding_hash))).all()
-        latest = _latest_evidence(session)
+        latest = latest_evidence(session)
     for key, paper_id, analyzer, grounding, binding in claims:
         row = wanted.get(paper_id)
         if row is None:
@@ -91,12 +88,9 @@ def library_rows(
         row.claims += 1
         row.ungrounded += grounding == "not_found"
         row.no_source += grounding == "no_source"
-        evidence = latest.get(key)
-        if evidence is not None:
-            stale = worker.stale_reason(evidence, binding) is not None
-            row.states["stale" if stale else (evidence.verdict_kind or "inconclusive")] += 1
-        elif analyzer is not None:
-            row.states["unverified"] += 1
+        state = claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state
+        if state is not ClaimState.unbound:
+            row.states[state.value] += 1
     if flags:
         rows = [row for row in rows if row.flags() & set(flags)]
     return rows
@@ -108,29 +102,3 @@ def _paper_rows(engine: Engine, **filters: Any) -> list[LibraryRow]:
     with Session(engine) as session:
         return [LibraryRow(id=i, title=t, year=y, status=s, decision=d, quality=q, tags=(tags or "").split())
                 for i, t, y, s, d, q, tags in session.execute(stmt).all()]
-
-
-@dataclass
-class _Latest:
-    """The columns of a claim's newest evidence that its state depends on (a ``worker.EvidenceFacts``)."""
-
-    verdict_kind: str | None
-    stale: bool
-    stale_reason: str | None
-    analyzer: str
-    analyzer_version: str | None
-    kb_version: str | None
-    binding_hash: str | None
-    provenance_json: str  # read only for evidence older than the version columns
-
-
-def _latest_evidence(session: Session) -> dict[str, _Latest]:
-    """The newest evidence of every claim, as light records (ORM rows cost more than the query at 10k)."""
-    newest = (sa_select(col(Evidence.claim_key), func.max(Evidence.id).label("newest"))
-              .where(col(Evidence.claim_key).is_not(None)).group_by(col(Evidence.claim_key)).subquery())
-    legacy = case((col(Evidence.analyzer_version).is_(None), col(Evidence.provenance_json)), else_="{}")
-    stmt = sa_select(col(Evidence.claim_key), col(Evidence.verdict_kind), col(Evidence.stale),
-                     col(Evidence.stale_reason), col(Evidence.analyzer), col(Evidence.analyzer_version),
-                     col(Evidence.kb_version), col(Evidence.binding_hash), legacy,
-                     ).join(newest, col(Evidence.id) == newest.c.newest)
-    return {row[0]: _Latest(*row[1:]) for row in session.execute(stmt)}

@@ -10,7 +10,6 @@ overwritten: a failed run leaves earlier evidence intact.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 import socket
@@ -21,26 +20,11 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Evidence, Run, utcnow
-from schemas import Claim, EvidenceRecord, Provenance, RunRecord, RunStatus, Verdict
+from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
+from schemas import Claim, RunRecord, RunStatus
 
 #: A running run whose heartbeat is older than this is considered abandoned.
 STALE_AFTER = dt.timedelta(seconds=60)
-
-
-def params_hash(params: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of validated parameters (defines what evidence is about)."""
-    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def binding_hash(claim: Claim) -> str | None:
-    """Hash of a claim's analyzer binding (name, scale, parameters, seeds) as the note writes it.
-
-    Evidence records the hash it was made under; when the note's binding changes, that evidence is
-    stale. Changes of the analyzer's own defaults are caught by its version instead.
-    """
-    if claim.analyzer is None:
-        return None
-    return params_hash(claim.analyzer.model_dump(mode="json"))[:16]
 
 
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
@@ -301,46 +285,9 @@ def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
         return Claim.model_validate_json(row.claim_json) if row else None
 
 
-def set_verdict(engine: Engine, evidence_id: int | None, verdict: Verdict) -> None:
-    """Replace the verdict stored with one piece of evidence (its metrics stay as they were)."""
-    with Session(engine) as session:
-        row = session.get(Evidence, evidence_id)
-        if row is not None:
-            row.verdict_json, row.verdict_kind = verdict.model_dump_json(), verdict.kind.value
-            session.add(row)
-            session.commit()
-
-
 def group_results(engine: Engine, group_id: str) -> tuple[list[dict[str, Any]], int]:
     """Metrics of the group's evidence so far, and how many runs the group has in all."""
     with Session(engine) as session:
         rows = session.exec(select(Evidence.metrics_json).where(Evidence.group_id == group_id)).all()
         total = len(session.exec(select(Run.id).where(Run.group_id == group_id)).all())
     return [json.loads(r) for r in rows], total
-
-
-def evidence_of_analyzer(engine: Engine, analyzer: str, limit: int = 200) -> list[tuple[Evidence, Run | None]]:
-    """Evidence an analyzer produced (for any claim, or none), newest first, each with its run."""
-    with Session(engine) as session:
-        rows = session.exec(select(Evidence).where(Evidence.analyzer == analyzer)
-                            .order_by(col(Evidence.id).desc()).limit(limit)).all()
-        by_id = {r.id: r for r in session.exec(select(Run).where(col(Run.id).in_([e.run_id for e in rows])))}
-    return [(row, by_id.get(row.run_id)) for row in rows]
-
-
-def evidence_record(row: Evidence, stale_reason: str | None) -> EvidenceRecord:
-    """The public model of an evidence row, with its staleness as worked out by the caller."""
-    return EvidenceRecord(
-        id=str(row.id), run_id=row.run_id, claim_key=row.claim_key, analyzer=row.analyzer,
-        metrics=json.loads(row.metrics_json), artifacts=json.loads(row.artifacts_json),
-        provenance=Provenance.model_validate_json(row.provenance_json),
-        verdict=Verdict.model_validate_json(row.verdict_json) if row.verdict_json else None,
-        stale=stale_reason is not None, stale_reason=stale_reason, created_at=row.created_at,
-    )
-
-
-def evidence_for(engine: Engine, claim_key: str, limit: int | None = None) -> list[Evidence]:
-    """Evidence of a claim, newest first (``limit=1``: only the latest, without reading the history)."""
-    with Session(engine) as session:
-        query = select(Evidence).where(Evidence.claim_key == claim_key).order_by(col(Evidence.id).desc())
-        return list(session.exec(query if limit is None else query.limit(limit)).all())

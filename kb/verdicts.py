@@ -96,6 +96,12 @@ def evaluate(
         return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
     proxy = _is_proxy(claim, evidence_scale)
     common["proxy"] = proxy
+    # A number the analyzer itself could not vouch for (precision below chance, a sampler not at its
+    # temperature, a model not trained to convergence) decides nothing, whichever side of the threshold.
+    for result in results:
+        for metric, why in (result.get("untestable") or {}).items():
+            if expect.metric == metric or expect.metric.startswith(f"{metric}."):
+                return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric}: {why}", **common)
 
     if all(isinstance(v, bool | str) for v in values):
         agree = [v == expect.value for v in values]

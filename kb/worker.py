@@ -25,7 +25,7 @@ import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
@@ -35,7 +35,7 @@ from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
 from kb import __version__, runs
 from kb.artifact_store import ArtifactStore, evidence_key
 from kb.db import Evidence, Run, utcnow
-from kb.verdicts import describe, evaluate
+from kb.verdicts import evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
 log = logging.getLogger("kb.worker")
@@ -372,29 +372,6 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     return verdict
 
 
-def rejudge(engine: Engine, claim_key: str) -> bool:
-    """Re-judge the claim's current evidence when the note's expectation changed; True when it did.
-
-    Editing ``expect:`` needs no new run (the metrics are stored), but the stored verdict must follow
-    the note, or the app would show a verdict on an expectation the note no longer makes.
-    """
-    claim = runs.claim_for_key(engine, claim_key)
-    if claim is None or claim.expect is None:
-        return False
-    evidence = runs.evidence_for(engine, claim_key, limit=1)  # every claim of every changed note comes here
-    if not evidence or evidence[0].verdict_json is None:
-        return False
-    latest = evidence[0]
-    old = Verdict.model_validate_json(latest.verdict_json or "{}")
-    if old.kind is VerdictKind.not_runnable or old.expected == describe(claim.expect):
-        return False
-    results = runs.group_results(engine, latest.group_id)[0] if latest.group_id else [json.loads(latest.metrics_json)]
-    verdict = evaluate(claim, [m for m in results if m], old.evidence_scale)
-    runs.set_verdict(engine, latest.id, verdict.model_copy(
-        update={"reason": f"{verdict.reason} (re-judged against the note's current expectation)"}))
-    return True
-
-
 def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
          idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
          device: str | None = None) -> dict[str, int]:
@@ -430,36 +407,3 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1
         idle_since = time.monotonic()
-
-
-class EvidenceFacts(Protocol):
-    """What staleness is judged on: an ``Evidence`` row, or a light record of its columns (the Library)."""
-
-    stale: bool
-    stale_reason: str | None
-    analyzer: str
-    analyzer_version: str | None
-    kb_version: str | None
-    binding_hash: str | None
-    provenance_json: str
-
-
-def stale_reason(evidence: EvidenceFacts, claim_binding_hash: str | None = None) -> str | None:
-    """Why evidence no longer matches the current code or the claim's binding, or None when it is current."""
-    if evidence.stale:
-        return evidence.stale_reason or "superseded"
-    if evidence.analyzer_version is not None and evidence.kb_version is not None:
-        made_with = (evidence.analyzer_version, evidence.kb_version)
-    else:  # evidence recorded before these columns existed
-        prov = Provenance.model_validate_json(evidence.provenance_json)
-        made_with = (prov.analyzer_version, prov.kb_version)
-    analyzer_cls = registry.load_all().get(evidence.analyzer)
-    if analyzer_cls is None:
-        return f"analyzer {evidence.analyzer!r} is no longer registered"
-    if made_with[0] != analyzer_cls.version:
-        return f"analyzer version changed ({made_with[0]} -> {analyzer_cls.version})"
-    if made_with[1] != __version__:
-        return f"kb version changed ({made_with[1]} -> {__version__})"
-    if claim_binding_hash and evidence.binding_hash and claim_binding_hash != evidence.binding_hash:
-        return "the claim's analyzer parameters changed"
-    return None

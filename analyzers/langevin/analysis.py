@@ -9,6 +9,8 @@ when some true contact (i', j') with j' - i' > ``min_separation`` has |i - i'| <
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -98,6 +100,31 @@ def layer_similarities(snapshots: np.ndarray, slices: dict[str, slice]) -> dict[
 def is_normalization_layer(name: str) -> bool:
     """LayerNorm gains and biases (the paper finds them the most conserved)."""
     return "norm" in name
+
+
+def chance_p_value(hits: int, top: int, positives: int, pairs: int) -> float:
+    """P(at least ``hits`` true pairs among ``top`` pairs drawn at random from ``pairs``, ``positives`` true).
+
+    Under the null that attention ranks pairs at random, the hits among the top L are hypergeometric; this is
+    its exact upper tail (no sampling error), the test a precision must pass to mean anything.
+    """
+    total = math.comb(pairs, top)
+    tail = sum(math.comb(positives, k) * math.comb(pairs - positives, top - k)
+               for k in range(max(hits, 0), min(top, positives) + 1))
+    return float(tail / total) if total else 1.0
+
+
+def contact_chance(contacts: np.ndarray, min_separation: int, delta: int | None = None) -> tuple[int, int]:
+    """(true pairs, eligible pairs) for P@L (``delta`` None) or the tolerant metric (pairs within delta)."""
+    length = len(contacts)
+    index = np.arange(length)
+    gap = np.abs(index[:, None] - index[None, :])
+    if delta is None:
+        eligible = np.triu(gap >= max(min_separation, 1))
+        return int((contacts & eligible).sum()), int(eligible.sum())
+    eligible = np.triu(gap >= min_separation + 1)
+    near = _dilate(contacts & (gap > min_separation), delta)
+    return int((near & eligible).sum()), int(eligible.sum())
 
 
 def contact_scores(

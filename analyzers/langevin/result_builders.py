@@ -212,7 +212,25 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         {"p_at_l": p_at_l, "tolerance_precision": tolerant}, trained,
     )  # fmt: skip
     np.save(out_dir / "mean_attention.npy", np.stack([row["mean_attention"] for row in rows]))
+    # The chance test: is the best temperature's precision better than a random ranking of pairs could give?
+    length = len(contacts)
+    near, eligible = analysis.contact_chance(contacts, params.tolerance_min_separation, params.tolerance_delta)
+    true_pairs, eligible_p = analysis.contact_chance(contacts, params.p_at_l_min_separation)
+    best_hits = round(tolerant[best_tolerant] * length)
+    p_value = analysis.chance_p_value(best_hits, length, near, eligible)
+    untestable = {}
+    if not p_value < 0.05:
+        why = (f"the best tolerant precision, {tolerant[best_tolerant]:.3f} at T={temperatures[best_tolerant]:g}, "
+               f"does not beat a random ranking of pairs (chance {near / eligible:.3f}, exact p = {p_value:.2g})")
+        for metric in ("best_contact_temperature_over_best_error_temperature", "tolerance_precision_by_temperature",
+                       "best_p_at_l_temperature_over_best_error_temperature", "p_at_l_by_temperature",
+                       "ot_minus_es_tolerance_precision", "ot_minus_es_p_at_l"):
+            untestable[metric] = why
     return ContactsResult(
+        tolerance_precision_chance=near / eligible,
+        p_at_l_chance=true_pairs / eligible_p,
+        best_tolerance_precision_p_value=p_value,
+        untestable=untestable,
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,

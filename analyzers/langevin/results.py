@@ -71,6 +71,12 @@ class ContactsResult(AnalyzerResult):
     ot_minus_es_tolerance_precision: float = Field(description="Tolerant precision of OT minus that of ES.")
     ot_minus_es_p_at_l: float = Field(description="P@L of OT minus that of ES.")
     rule: str = Field(description="The pair-selection rules of the metrics.")
+    tolerance_precision_chance: float = Field(
+        default=float("nan"), description="Tolerant precision of a random ranking of pairs (its expectation).")
+    p_at_l_chance: float = Field(default=float("nan"), description="P@L of a random ranking of pairs.")
+    best_tolerance_precision_p_value: float = Field(
+        default=float("nan"), description="Exact hypergeometric p-value of the best temperature's tolerant "
+        "precision against a random ranking of pairs.")
 
 
 class SimilarityResult(AnalyzerResult):

@@ -7,6 +7,7 @@ their progress until the verdicts land, then the page reruns to show them.
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import streamlit as st
 
@@ -16,6 +17,7 @@ from app.sidebar import active_runs
 from app.state import flash, index_keeper, setup, show_flash, worker
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
+from kb.evidence import ClaimState, ClaimStatus
 from kb.grounding import check_note, source_path
 from kb.notes import Note, NoteError
 from schemas import RunRecord
@@ -183,15 +185,10 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     st.page_link("views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id})
     st.page_link("views/runs.py", label="Runs", icon=":material/play_circle:")
 
-states: dict[str, int] = {}
-for claim in claims:
-    records = evidence[claim.id]
-    if records:
-        state = "stale" if records[0].stale else (records[0].verdict.kind.value if records[0].verdict else "error")
-    else:
-        state = "unverified" if claim.analyzer else ""
-    if state:
-        states[state] = states.get(state, 0) + 1
+indexed = kb.claim_states(note_id)  # the one claim-state rule, as the Library, CLI and agents apply it
+status = {c.id: indexed.get(f"{note_id}#{c.id}")  # a claim the index has not caught up with has no evidence yet
+          or ClaimStatus(ClaimState.unverified if c.analyzer else ClaimState.unbound) for c in claims}
+states = Counter(s.state.value for s in status.values() if s.state is not ClaimState.unbound)
 
 if in_flight:
     live_progress(note_id)
@@ -213,7 +210,7 @@ with tab_claims:
             with st.container(border=True, key=f"claim_{claim.id}"):
                 left, right = st.columns([5, 6], gap="large")
                 with left:
-                    claim_panel(claim, grounding.get(claim.id), known)
+                    claim_panel(claim, status[claim.id], grounding.get(claim.id), known)
                     if claim.analyzer is not None:
                         st.button("Re-verify", key=f"reverify_{claim_key}", icon=":material/replay:",
                                   disabled=claim_key in running_claims or claim.analyzer.name not in known,

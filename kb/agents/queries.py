@@ -1,7 +1,7 @@
 """Read-only questions the agents ask of the index: claims with their states, evidence by model, metric slices.
 
 ``claim_states`` is the per-claim counterpart of ``kb.library`` (which counts states per note): each
-claim with its state (``kb.library.STATES``, or ``unbound`` when no analyzer is bound), the latest
+claim with its state (``kb.evidence.claim_state``, the rule every surface shares), the latest
 verdict and why, the scale the evidence was made at, and the *outcome at the evidence's own scale*:
 a small-scale proxy never settles a claim (its verdict is ``inconclusive``), but whether it agreed
 with the claim at its own scale is what "refuted at small scale" asks about. ``find_evidence``
@@ -15,15 +15,15 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from kb import verdicts, worker
+from kb import evidence as evidence_mod
+from kb import verdicts
 from kb.core import KnowledgeBase
 from kb.db import ClaimRow, Evidence
 from schemas import Claim, Verdict
 
-UNBOUND = "unbound"
+UNBOUND = evidence_mod.ClaimState.unbound.value
 
 
 @dataclass
@@ -84,10 +84,7 @@ def claim_states(kb: KnowledgeBase, *, query: str | None = None, note_id: str | 
     kb.index()
     with Session(kb.engine) as session:
         rows = session.exec(select(ClaimRow)).all()
-        newest = (select(Evidence.claim_key, func.max(Evidence.id).label("newest"))
-                  .where(col(Evidence.claim_key).is_not(None)).group_by(col(Evidence.claim_key)).subquery())
-        joined = select(Evidence).join(newest, col(Evidence.id) == newest.c.newest)
-        latest = {e.claim_key: e for e in session.exec(joined)}
+        latest = evidence_mod.latest_evidence(session, with_verdict=True)
         titles = {p.id: p.title for p in kb.list_papers()}
     words = [w for w in re.findall(r"\w+", (query or "").lower()) if len(w) > 2]
     found: list[tuple[int, ClaimState]] = []
@@ -117,16 +114,15 @@ def claim_states(kb: KnowledgeBase, *, query: str | None = None, note_id: str | 
     return [state for _, state in found[:limit]]
 
 
-def _state(row: ClaimRow, claim: Claim, evidence: Evidence | None) -> ClaimState:
+def _state(row: ClaimRow, claim: Claim, evidence: evidence_mod.LatestEvidence | None) -> ClaimState:
+    status = evidence_mod.claim_state(evidence, bound=row.analyzer is not None, binding_hash=row.binding_hash)
     state = ClaimState(claim_key=row.key, note_id=row.paper_id, statement=row.statement, kind=row.kind,
-                       analyzer=row.analyzer, state=UNBOUND if row.analyzer is None else "unverified",
+                       analyzer=row.analyzer, state=status.state.value, stale_reason=status.stale_reason,
                        claim_parameters=claim.scale.parameters if claim.scale else None, grounding=row.grounding)
     if evidence is None:
         return state
     state.run_id = evidence.run_id
-    state.stale_reason = worker.stale_reason(evidence, row.binding_hash)
     verdict = Verdict.model_validate_json(evidence.verdict_json) if evidence.verdict_json else None
-    state.state = "stale" if state.stale_reason else (evidence.verdict_kind or "inconclusive")
     if verdict is not None:
         state.verdict, state.reason, state.proxy = verdict.kind.value, verdict.reason, verdict.proxy
         if verdict.evidence_scale is not None:
@@ -205,8 +201,7 @@ def find_evidence(kb: KnowledgeBase, *, model: str | None = None, analyzer: str 
 
 def evidence_by_run(kb: KnowledgeBase, run_id: str) -> Evidence | None:
     """The evidence a run left, if any."""
-    with Session(kb.engine) as session:
-        return session.exec(select(Evidence).where(Evidence.run_id == run_id)).first()
+    return evidence_mod.evidence_by_run(kb.engine, run_id)
 
 
 def layer_slice(metrics: Any, layer: int, path: str = "", depth: int = 0) -> dict[str, Any]:

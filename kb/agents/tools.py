@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field, ValidationError
 from kb import runs
 from kb.agents import queries
 from kb.core import KnowledgeBase
+from kb.evidence import ClaimState
 from kb.grounding import check_quote, normalize_text
-from kb.library import STATES
 from kb.notes import NoteError
 from kb.verdicts import MetricMissing, resolve_metric
 
@@ -37,7 +37,7 @@ ClaimStateName = Literal["supported", "refuted", "inconclusive", "not_runnable",
 MAX_BODY_CHARS = 4000
 MAX_RESULT_CHARS = 12000
 CLAIM_KEY = r"^[^#\s]+#[^#\s]+$"
-assert set(STATES) <= set(ClaimStateName.__args__)  # type: ignore[attr-defined]
+assert set(ClaimStateName.__args__) == {s.value for s in ClaimState}  # type: ignore[attr-defined]
 
 
 class Citation(BaseModel):

@@ -122,7 +122,11 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         fail(exc)
         return
     meta = note.meta.model_dump(mode="json", exclude={"claims"})
-    claims = [c.model_dump(mode="json", exclude_none=True) for c in note.meta.claims]
+    kb.index()  # claim states come from the index and the evidence (kb.evidence's rule)
+    states = kb.claim_states(note_id)
+    state_of = {c.id: states[key].state.value if (key := f"{note_id}#{c.id}") in states else None
+                for c in note.meta.claims}
+    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id]} for c in note.meta.claims]
     if as_json:
         print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
         return
@@ -134,13 +138,14 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         header.add_row(f"[dim]{esc(key)}[/]", esc(value))
     console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
     claim_table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
-    for column in ("id", "kind", "statement", "analyzer", "expect"):
+    for column in ("id", "kind", "statement", "analyzer", "expect", "state"):
         claim_table.add_column(column, overflow="fold")
     for claim in note.meta.claims:
         expect = claim.expect
         claim_table.add_row(claim.id, claim.kind.value, esc(claim.statement),
                             esc(claim.analyzer.name) if claim.analyzer else "",
-                            f"{expect.metric} {expect.op.value} {expect.value}" if expect else "")
+                            esc(f"{expect.metric} {expect.op.value} {expect.value}") if expect else "",
+                            state_of[claim.id] or "")
     console.print(claim_table)
     console.print(Markdown(note.body))
 

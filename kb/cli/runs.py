@@ -286,7 +286,10 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id} for r in records])
         return
     claim, grounding = found
-    about = [f"[bold]{escape(claim.statement)}[/]"]
+    status = kb.claim_states(claim_key.split("#", 1)[0]).get(claim_key)
+    about = [f"[bold]{escape(claim.statement)}[/]",
+             f"[bold]state[/]: {status.state.value if status else '-'}"
+             + (f" ({escape(status.stale_reason)})" if status and status.stale_reason else "")]
     if claim.source is not None:
         about.append(f"[dim]“{escape(claim.source.quote)}”[/]  (quote: {grounding or 'not checked'})")
     if claim.analyzer is not None:

@@ -55,15 +55,16 @@ def demo(
         watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
     verdicts: list[dict[str, Any]] = []
     not_runnable = dict(skipped)
+    states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
     for key in kb.claim_keys():
         evidence = kb.evidence(key)
         verdict = evidence[0].verdict if evidence else None
+        state = states[key].state.value if key in states else "unverified"
         if key in not_runnable and not evidence:
-            verdicts.append({"id": key, "analyzer": "-", "status": "none", "verdict": "not_runnable",
+            verdicts.append({"id": key, "analyzer": "-", "status": state, "verdict": "not_runnable",
                              "reason": not_runnable[key]})
             continue
-        verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-",
-                         "status": "stale" if evidence and evidence[0].stale else ("current" if evidence else "none"),
+        verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-", "status": state,
                          "verdict": verdict.kind.value if verdict else None,
                          "reason": verdict.reason if verdict else None})
     verdict_table(verdicts)
