@@ -146,6 +146,9 @@ def test_depth_sweep_registered_tiny_scale_yields_its_metrics(tmp_path: Path) ->
     saved = json.loads((out / "sweep_metrics.json").read_text(encoding="utf-8"))
     assert saved["depth_inefficiency_trend"] == pytest.approx(result.depth_inefficiency_trend)
     assert analyzer.scale_name(analyzer.params_for(scale="smoke")) == "smoke"
+    # Four steps train nothing: the sweep says so, and a claim on its best depth cannot be settled by it.
+    assert result.converged_by_depth == [False, False] and "too few" in result.convergence_by_depth[0]
+    assert "not trained to convergence" in result.untestable["best_depth"]
 
 
 def test_depth_sweep_paper_scale_says_why_it_cannot_run(tmp_path: Path, kb_home: Path) -> None:
@@ -222,3 +225,16 @@ def test_masks_are_seeded_per_sequence_not_per_batch(tmp_path: Path) -> None:
     assert torch.equal(together.labels[~together.masked], together.input_ids[~together.masked])
     with pytest.raises(ValueError, match="record 'l' .* is longer than tiny"):
         check_lengths([short, long], tokenizer, "plain", 50, "tiny")
+
+
+def test_convergence_rule_needs_a_flat_loss_and_accuracy_above_the_unigram_floor() -> None:
+    from analyzers.depth.data import Record
+    from analyzers.depth.sweep_run import convergence, unigram_accuracy
+
+    falling = [3.0 - 0.01 * i for i in range(100)]
+    flat = [3.0 - 0.01 * i for i in range(50)] + [2.5 + 0.001 * ((-1) ** i) for i in range(50)]
+    assert convergence(falling, 0.5, 0.1) == (False, convergence(falling, 0.5, 0.1)[1])
+    assert "still falling" in convergence(falling, 0.5, 0.1)[1]
+    assert not convergence(flat, 0.11, 0.1)[0] and "unigram" in convergence(flat, 0.11, 0.1)[1]
+    assert convergence(flat, 0.3, 0.1)[0]
+    assert unigram_accuracy([Record("a", "a", "AAAB"), Record("b", "b", "AC")]) == pytest.approx(4 / 6)

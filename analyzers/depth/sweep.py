@@ -70,6 +70,12 @@ class DepthSweepResult(AnalyzerResult):
     parameters_by_depth: list[int] = Field(description="Exact parameter count per depth.")
     parameter_spread: float = Field(description="max/min parameter count - 1 across depths.")
     train_loss_by_depth: list[float] = Field(description="Mean training loss over the last 10 % of steps.")
+    converged_by_depth: list[bool] = Field(default_factory=list, description="Whether each depth passed the "
+                                           "convergence rule (see ``convergence_rule``).")
+    convergence_by_depth: list[str] = Field(default_factory=list, description="Why each depth did or did not.")
+    unigram_accuracy: float | None = Field(default=None, description="Masked accuracy of always predicting the "
+                                           "validation set's most frequent residue: the floor a model must beat.")
+    convergence_rule: str = Field(default="", description="The rule the flags apply.")
     val_perplexity_by_depth: list[float] = Field(description="Validation perplexity at seeded 15 % masks.")
     masked_accuracy_by_depth: list[float] = Field(description="Validation masked-token accuracy.")
     best_depth: int = Field(description="Depth with the lowest validation perplexity.")

@@ -34,6 +34,36 @@ from analyzers.depth.training import (
 )
 from schemas.run import EvidenceScale
 
+CONVERGENCE_RULE = ("a depth is converged when its training loss over the last 10 % of steps is within 1 % of "
+                    "its mean over the 10 % before (no longer falling) and its masked accuracy beats always "
+                    "predicting the most frequent residue by at least 0.02")
+
+
+def unigram_accuracy(records: list[Any]) -> float:
+    """Accuracy of always predicting the most frequent residue of ``records`` (the unigram floor)."""
+    counts: dict[str, int] = {}
+    for record in records:
+        for letter in record.sequence:
+            counts[letter] = counts.get(letter, 0) + 1
+    total = sum(counts.values())
+    return max(counts.values()) / total if total else 0.0
+
+
+def convergence(losses: list[float], accuracy: float, unigram: float) -> tuple[bool, str]:
+    """Whether a training run is converged by ``CONVERGENCE_RULE``, and why (numbers included)."""
+    window = max(1, len(losses) // 10)
+    if len(losses) < 20:
+        return False, f"{len(losses)} steps are too few to tell"
+    last = sum(losses[-window:]) / window
+    before = sum(losses[-2 * window : -window]) / window
+    falling = (before - last) / max(abs(before), 1e-12)
+    if falling > 0.01:
+        return False, (f"training loss still falling ({before:.3f} -> {last:.3f}, {falling:.1%} over the last "
+                       "10 % of steps)")
+    if accuracy < unigram + 0.02:
+        return False, f"masked accuracy {accuracy:.3f} is at the unigram level ({unigram:.3f})"
+    return True, f"loss flat ({before:.3f} -> {last:.3f}), accuracy {accuracy:.3f} > unigram {unigram:.3f}"
+
 
 def _corpus(fasta: str | None) -> Path:
     if fasta is None:
@@ -78,6 +108,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
     save_esm_tokenizer(checkpoints)
     tokenizer = EsmTokenizer.from_pretrained(checkpoints)
     shapes = [solve_shape(depth, params.parameter_budget, params.num_heads) for depth in params.depths]
+    unigram = unigram_accuracy(val)
     widths = [width for width, _ in shapes]
     rows: list[dict[str, Any]] = []
     per_depth_layers: dict[int, dict[str, Any]] = {}
@@ -115,7 +146,8 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
         layers.pop("notes", None)
         per_depth_layers[depth] = layers
         tail = losses[-max(1, len(losses) // 10) :]
-        rows.append({
+        converged, why = convergence(losses, accuracy, unigram)
+        rows.append({"converged": converged, "convergence": why,
             "depth": depth, "width": width, "intermediate": intermediate,
             "parameters": count_parameters(depth, width, params.num_heads, intermediate),
             "train_loss": sum(tail) / len(tail), "val_perplexity": perplexity, "masked_accuracy": accuracy,
@@ -147,6 +179,19 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
     summary["depth_inefficiency_trend"] = inefficiency_trend(
         params.depths, summary["late_to_early_skip_effect_ratio_by_depth"]
     )
+    summary["converged_by_depth"] = [row["converged"] for row in rows]
+    summary["convergence_by_depth"] = [row["convergence"] for row in rows]
+    summary["unigram_accuracy"] = unigram
+    summary["convergence_rule"] = CONVERGENCE_RULE
+    untestable = {}
+    unconverged = [f"{row['depth']} layers: {row['convergence']}" for row in rows if not row["converged"]]
+    if unconverged:
+        # The sweep compares trained models; while one is still learning, the comparison measures how fast each
+        # depth optimises at this budget, not what depth is worth.
+        why = "not trained to convergence at this budget (" + "; ".join(unconverged) + ")"
+        for metric in ("best_depth", "best_depth_is_interior", "val_perplexity_by_depth", "masked_accuracy_by_depth",
+                       "depth_inefficiency_trend"):
+            untestable[metric] = why
     metrics_path = ctx.out_dir / "sweep_metrics.json"
     metrics_path.write_text(
         json.dumps(json_safe({**summary, "per_depth": rows, "layers_by_depth": per_depth_layers}), indent=2,
@@ -158,6 +203,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
     ctx.report(1.0, "done")
     return DepthSweepResult(
         **summary,
+        untestable=untestable,
         scale=EvidenceScale(
             name=scale_name, parameters=float(sum(parameters) / len(parameters)),
             data=f"{len(train)} training / {len(val)} validation sequences from {corpus.name}",
