@@ -6,7 +6,8 @@ Notes are made from the user's own note (seed 000: Chinese body with English ter
 selection of its lines plus English words, so queries hit realistic text. Queries are random 2-4
 character substrings of a note (Chinese, English fragments, mixed), and English words. Reported per kind:
 kb's latency (p50, p95; limit 20, as the CLI and the app ask), and, on 10 queries per kind, kb's recall
-against ``grep -rlF``'s exact answer (every file grep finds must be among kb's hits) and grep's time.
+and grep's (``grep -rliF``) against the exact answer (the notes whose text contains the query), and
+grep's time.
 Goal: p95 < 50 ms.
 """
 
@@ -44,7 +45,8 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(0)
     seed_text = SEED.read_text(encoding="utf-8")
-    lines = [line for line in seed_text.split("\n---", 2)[-1].splitlines() if line.strip()]
+    body = seed_text.split("\n---\n", 1)[1]  # after the frontmatter: the user's Chinese analysis
+    lines = [line for line in body.splitlines() if line.strip()]
     with tempfile.TemporaryDirectory(prefix="kb-bench-search-") as tmp:
         papers = Path(tmp) / "papers"
         papers.mkdir()
@@ -85,19 +87,23 @@ def main() -> None:
                 t0 = time.perf_counter()
                 search(engine, query, limit=20)
                 latencies.append(1000 * (time.perf_counter() - t0))
-            # Recall against grep's exact answer, on a few queries: every file grep finds must be among kb's hits.
-            grep_times, truth, got = [], 0, 0
+            # Recall against the exact answer (the notes whose text contains the query, any case), for kb and
+            # for grep on the same files, on 10 queries per kind.
+            grep_times, truth, got, grep_got = [], 0, 0, 0
             for query, _ in queries[:10]:
+                wanted = query.lower()
+                expected = {nid for nid, body in bodies.items() if wanted in " ".join(body.split()).lower()}
                 t0 = time.perf_counter()
-                out = subprocess.run(["grep", "-rlF", "--", query, str(papers)], capture_output=True, text=True)
+                out = subprocess.run(["grep", "-rliF", "--", query, str(papers)], capture_output=True, text=True)
                 grep_times.append(1000 * (time.perf_counter() - t0))
-                expected = {Path(line).stem for line in out.stdout.splitlines()}
+                grepped = {Path(line).stem for line in out.stdout.splitlines()}
                 hits = {h.paper_id for h in search(engine, query, limit=len(expected) + 10, snippets=False)}
                 truth += len(expected)
                 got += len(expected & hits)
+                grep_got += len(expected & grepped)
             p50, grep_p50 = statistics.median(latencies), statistics.median(grep_times)
             print(f"{kind:26s} {p50:7.2f}ms {percentile(latencies, 0.95):7.2f}ms {got / max(truth, 1):>10.1%} "
-                  f"{grep_p50:10.1f}ms {'100.0%':>12s} {grep_p50 / p50:11.0f}x")
+                  f"{grep_p50:10.1f}ms {grep_got / max(truth, 1):>12.1%} {grep_p50 / p50:11.0f}x")
         engine.dispose()
 
 
