@@ -89,13 +89,17 @@ def _resolve_ids(data: Any, parts: list[str]) -> list[str]:
             if ids:
                 part = str(ids[0])
         resolved.append(part)
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            node = None
+        node = _child(node, part)
     return resolved
+
+
+def _child(node: Any, part: str) -> Any:
+    """One step down a dotted path: a mapping's key or a list's index; None where there is none."""
+    if isinstance(node, dict):
+        return node.get(part)
+    if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+        return node[int(part)]
+    return None
 
 
 def _scalar_node(fm: str, parts: list[str]) -> ScalarNode | None:
@@ -159,7 +163,7 @@ def _replace_scalar(fm: str, parts: list[str], value: Any, path: Path) -> str | 
     data = plain_data(load_yaml(edited, path))
     current: Any = data
     for part in parts:
-        current = current[int(part)] if isinstance(current, list) else current.get(part)
+        current = _child(current, part)
     return edited if current == value or str(current) == str(value) and isinstance(value, dt.date) else None
 
 
@@ -178,12 +182,7 @@ def coerce_value(note: Note, dotted: str, raw: str) -> Any:
     parts = _resolve_ids(data, dotted.split("."))
     current: Any = data
     for part in parts:
-        if isinstance(current, dict):
-            current = current.get(part)
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            current = None
+        current = _child(current, part)
     info = PaperNote.model_fields.get(parts[0]) if len(parts) == 1 else None
     if isinstance(current, str) or (current is None and info is not None and info.annotation in (str, str | None)):
         return raw

@@ -536,7 +536,10 @@ def _write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+# Chinese, Japanese and Korean letters (Han with extension A and compatibility ideographs, kana, Hangul):
+# written without spaces between words, so file names keep them and search indexes them by character pairs.
+CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 
 
 def slugify(title: str) -> str:
@@ -548,8 +551,7 @@ def slugify(title: str) -> str:
             kept.append(char)
         else:
             kept.append(unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode("ascii").lower() or "-")
-    slug = re.sub(r"[^a-z0-9\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+", "-",
-                  "".join(kept)).strip("-")
+    slug = re.sub(f"[^a-z0-9{CJK_CLASS}]+", "-", "".join(kept)).strip("-")
     if len(slug) > 80:
         # Cut at a word boundary when there is one, so names stay readable.
         cut = slug[:80]

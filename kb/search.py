@@ -20,6 +20,8 @@ from typing import Protocol
 
 from sqlalchemy import Connection, Engine, text
 
+from kb.notes import CJK_CLASS
+
 FTS_TABLE = "paper_fts"
 _CREATE_FTS = (
     f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5("
@@ -34,9 +36,7 @@ _CREATE_CJK = (
     "paper_id UNINDEXED, title, tags, body, claims, tokenize='unicode61 remove_diacritics 2')"
 )
 _BM25_CJK = f"bm25({CJK_TABLE}, 0.0, 10.0, 4.0, 1.0, 2.0)"
-# Han (with extension A and compatibility ideographs), kana, Hangul, and CJK/full-width punctuation that
-# separates words.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_CJK = re.compile(f"[{CJK_CLASS}]+")
 
 
 def has_cjk(text: str) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,9 @@ def kb(kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
     """A knowledge base over the copied bundled notes, with a SQLite index in a temp folder."""
     papers, home = kb_dirs
     return KnowledgeBase(Settings(papers=papers, home=home))
+
+
+def run_kb(papers: Path, home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` CLI in its own process, on this notes folder and KB home."""
+    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
+                          capture_output=True, text=True, timeout=timeout)

@@ -4,14 +4,13 @@ other note is still indexed, listed and searchable (through the real CLI, in rea
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from kb.notes import NoteError, parse_note
+from tests.conftest import run_kb
 
 GOOD = '---\npaper_id: "t:good"\ntitle: "A good note about trigrams"\ntags: [esm2]\n---\nBody.\n'
 
@@ -57,11 +56,6 @@ def test_impossible_date_and_surrogate_errors_name_their_line(tmp_path: Path) ->
     assert surrogate.value.line == 3 and surrogate.value.field == "title"
 
 
-def _kb(args: list[str], papers: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=60)
-
-
 def test_every_other_note_is_indexed_listed_and_searchable(tmp_path: Path) -> None:
     papers, home = tmp_path / "papers", tmp_path / "home"
     papers.mkdir()
@@ -69,18 +63,18 @@ def test_every_other_note_is_indexed_listed_and_searchable(tmp_path: Path) -> No
     for name, (raw, _) in BAD.items():
         (papers / f"{name}.md").write_bytes(raw)
 
-    indexed = _kb(["index"], papers, home)
+    indexed = run_kb(papers, home, "index")
     assert "Traceback" not in indexed.stderr, indexed.stderr
     for name, (_, expected) in BAD.items():
         assert f"{name}.md" in indexed.stderr + indexed.stdout and expected in indexed.stderr + indexed.stdout, name
 
-    listed = _kb(["list", "--json"], papers, home)
+    listed = run_kb(papers, home, "list", "--json")
     assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
     assert [row["id"] for row in json.loads(listed.stdout)] == ["good"]
 
-    found = _kb(["search", "trigrams", "--json"], papers, home)
+    found = run_kb(papers, home, "search", "trigrams", "--json")
     assert found.returncode == 0 and [hit["id"] for hit in json.loads(found.stdout)] == ["good"], found.stderr
 
-    validated = _kb(["validate", str(papers)], papers, home)
+    validated = run_kb(papers, home, "validate", str(papers))
     assert validated.returncode == 1 and "Traceback" not in validated.stderr
     assert validated.stderr.count("error") >= len(BAD)
