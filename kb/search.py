@@ -188,6 +188,10 @@ class SqliteFtsSearch:
     def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
         if has_cjk(query):
             return self._search_cjk(query, limit, snippets=snippets)
+        if any(not term.isalnum() for term in query_terms(query)):
+            # 'ESM-2', 'p<0.05', '：P': the word index splits these at the punctuation and would match the
+            # parts anywhere; match the text as typed instead.
+            return self._substring_hits(query, limit, set(), snippets=snippets)
         hits = self._search_words(query, limit, snippets=snippets)
         if len(hits) < limit:
             hits += self._substring_hits(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)

@@ -65,6 +65,7 @@ def test_english_ranking_and_fragments(seeds: Path, tmp_path: Path) -> None:
     kb = _seed_kb(seeds, tmp_path)
     assert kb.search("proteins")[0].paper_id == "other"  # the title match ranks first, as before
     assert kb.search("ntrop")[0].paper_id == "seed"  # inside 'entropy': found by the substring fallback
+    assert [h.paper_id for h in kb.search("(PLM)")] == ["seed"]  # punctuation: matched as typed
 
 
 def test_tags_match_whatever_their_case(seeds: Path, tmp_path: Path) -> None:
