@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markdown import Markdown
+from rich.markup import escape
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -33,6 +34,7 @@ from kb.cli.common import (
 from kb.core import KnowledgeBase, paper_summary
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
+from kb.source_files import source_problem
 
 
 @app.command()
@@ -48,7 +50,12 @@ def validate(
                     + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
     else:
         for note in valid:
-            console.print(f"[green]ok[/]    {note.path}  ({len(note.meta.claims)} claims)", highlight=False)
+            console.print(f"[green]ok[/]    {escape(str(note.path))}  ({len(note.meta.claims)} claims)",
+                          highlight=False)
+    for note in valid:  # a missing source text is a warning here, an error in 'kb check'
+        if (problem := source_problem(note)) is not None:
+            err_console.print(f"[yellow]warning[/]: {escape(str(note.path))}: {escape(problem)}",
+                              highlight=False, soft_wrap=True)
     if errors:
         fail(errors)
     if not as_json:
@@ -236,7 +243,7 @@ def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere."
     except NoteError as exc:
         fail(exc)
         return
-    console.print(f"[green]imported[/] {src} -> {note.path}", highlight=False)
+    console.print(f"[green]imported[/] {escape(str(src))} -> {escape(str(note.path))}", highlight=False)
 
 
 @app.command()
@@ -263,6 +270,7 @@ def check(
     """
     kb = make_kb(papers, home, db)
     rows: list[dict[str, Any]] = []
+    missing_source: list[str] = []
     for target in targets:
         try:
             note = read_note(Path(target)) if Path(target).is_file() else kb.read(target)
@@ -270,6 +278,8 @@ def check(
             fail(exc)
             return
         text = source.read_text(encoding="utf-8", errors="replace") if source else None
+        if text is None and (problem := source_problem(note)) is not None:
+            missing_source.append(f"{note.path}: {problem}")
         found = disagreements(note, text)
         differ = {d.where: d.reason for d in found}
         rows += [{"id": f"{note.id}:{d.where}", "note": note.id, "claim": None,
@@ -291,5 +301,7 @@ def check(
             table.add_row(row["id"], f"[{colour[row['grounding']]}]{row['grounding']}[/]", row["reason"],
                           f"[red]{row['disagreement']}[/]" if row["disagreement"] and row["claim"] else "")
         console.print(table)
-    if any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
+    for problem in missing_source:
+        err_console.print(f"[bold red]error[/]: {escape(problem)}", highlight=False, soft_wrap=True)
+    if missing_source or any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
         raise typer.Exit(1)
