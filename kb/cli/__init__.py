@@ -9,6 +9,7 @@ and ``serve``; analyzer packages add their own (``kb probe``, ``kb langevin``) t
 # Each module adds its commands to the app on import, in this order (the order `kb --help` lists them).
 # isort: off
 from kb.cli import notes  # noqa: F401
+from kb.cli import add  # noqa: F401
 from kb.cli import runs  # noqa: F401
 from kb.cli import agents  # noqa: F401
 from kb.cli import serve  # noqa: F401
