@@ -201,6 +201,12 @@ def _write_source(folder: Path, stem: str, text: str) -> Path:
         return target
 
 
+def store_source_text(papers_dir: Path, title: str, text: str) -> str:
+    """Write a source text (pasted or uploaded) under ``sources/`` beside the notes; its ``source_file`` value."""
+    written = _write_source(papers_dir / "sources", notes_mod.slugify(title or "source"), text)
+    return written.relative_to(papers_dir).as_posix()
+
+
 def body_for(record: PaperRecord) -> str:
     """The new note's body, in the seed's layout (title, Metadata list, an empty summary to fill in)."""
     authors = ", ".join(n for n, _ in record.authors[:3]) + (" et al." if len(record.authors) > 3 else "")
