@@ -304,3 +304,15 @@ def test_add_gives_up_at_the_lookup_deadline(kb_dirs: tuple[Path, Path], monkeyp
         code, _, err = _run(kb_dirs, "add", "doi:10.1126/science.ade2574")
         assert time.monotonic() - started < 5
     assert code == 1 and "Crossref is unreachable" in err
+
+
+def test_add_with_draft_offers_claims_and_writes_none(kb_dirs: tuple[Path, Path], tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)  # the deterministic drafter
+    bib = tmp_path / "one.bib"
+    bib.write_text("@article{d, title = {Depth of PLMs}, year = {2025}, abstract = {We train models with 650M "
+                   "parameters on 12 layers. The optimal depth is at least 24 layers.}}\n", encoding="utf-8")
+    code, out, err = _run(kb_dirs, "add", str(bib), "--draft")
+    assert code == 0, err
+    assert "drafted claims for depth-of-plms" in out and "kb draft-claims depth-of-plms --accept" in out
+    assert read_note(kb_dirs[0] / "depth-of-plms.md").meta.claims == []
