@@ -87,8 +87,9 @@ def read_pdf(path: Path) -> PaperRecord:
     listed = str(info.author) if info is not None and info.author else ""
     authors: list[tuple[str, str | None]] = [(a.strip(), None) for a in re.split(r";|\band\b|,", listed) if a.strip()]
     text = PAGE_BREAK.join(pages) + "\n"
-    arxiv = re.search(r"arXiv:(\d{4}\.\d{4,5})", text)
-    doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", text)
+    # Ids only from the first page (arXiv stamps it there): later pages cite other papers' ids.
+    arxiv = re.search(r"arXiv:(\d{4}\.\d{4,5})", pages[0])
+    doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])
     return PaperRecord(title=title, authors=authors, arxiv_id=arxiv.group(1) if arxiv else None,
                        doi=doi.group(1) if doi else None, text=text)
 

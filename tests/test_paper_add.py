@@ -104,7 +104,7 @@ def _make_pdf(path: Path, pages: list[str], title: str | None = None) -> None:
 def test_add_pdf_stores_full_text_with_pages_and_a_valid_note(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
     pdf = tmp_path / "paper.pdf"
     _make_pdf(pdf, ["Depth in Protein Language Models\narXiv:2602.21750\nWe study six PLMs.",
-                    "Results\nThe optimal depth is 24 layers for perplexity."],
+                    "Results\nThe optimal depth is 24 layers for perplexity. As in arXiv:2101.00001."],
               title="Depth in Protein Language Models")
     code, out, err = _run(kb_dirs, "add", str(pdf), "--tag", "plm", "--json")
     assert code == 0, err
