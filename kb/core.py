@@ -124,10 +124,18 @@ class KnowledgeBase:
         return note
 
     def import_note(self, src: Path) -> Note:
-        """Validate a note written elsewhere and copy it, byte for byte, into the notes folder."""
+        """Validate a note written elsewhere and copy it, byte for byte, into the notes folder.
+
+        Its ``source_file`` comes along to the same relative path (never overwriting a different file).
+        """
+        from kb import source_files
+
         note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes)
         self._check_paper_id_free(note.meta.paper_id)
+        copy = source_files.plan_source_copy(note, self.papers_dir)
         imported = notes_mod.import_note(src, self.papers_dir)
+        if copy is not None:
+            source_files.copy_source(*copy)
         self.index()
         return imported
 

@@ -6,8 +6,13 @@ Matching is tolerant of what copying from a PDF or web page changes: Unicode for
 and quotes, ligatures, whitespace and line breaks, and words hyphenated across a line break.
 
 Beyond quotes, ``disagreements`` compares what the note asserts with what the source says: the
-title, the arXiv id and year when the source states them, and every number a claim states (a claim
-of "24-36 layers" over a source that never mentions 24 or 36 is not backed by it).
+title, the arXiv id and year when the source states them, and every number a claim states. A number
+counts as backed only where the source states it about the same thing: near one of the words the claim
+puts next to it, in the same clause (a claim of "perplexity <= 12" is not backed by "12 layers").
+
+A source text with pages (a PDF's text as ``kb add`` stores it: pages separated by a form feed) tells
+on which page a quote is: a claim citing another page is not grounded, and one citing none is told
+which page to cite.
 """
 
 from __future__ import annotations
@@ -63,6 +68,30 @@ def check_quote(quote: str, source_text: str) -> bool:
     return normalize_text(quote) in normalize_text(source_text)
 
 
+PAGE_BREAK = "\f"  # between pages of a source text taken from a PDF
+
+
+def quote_pages(quote: str, source_text: str) -> list[int]:
+    """The 1-based pages a quote occurs on (empty when the source has no pages or the quote spans two)."""
+    pages = source_text.split(PAGE_BREAK)
+    if len(pages) < 2:
+        return []
+    return [i for i, page in enumerate(pages, start=1) if check_quote(quote, page)]
+
+
+def _grounded(claim_page: int | None, quote: str, source_text: str) -> tuple[Grounding, str]:
+    """Status and reason of a quote found in the source, judged by the page the claim cites."""
+    pages = quote_pages(quote, source_text)
+    if not pages:
+        return Grounding.grounded, "quote found in the source text"
+    where = ", ".join(map(str, pages))
+    if claim_page is None:
+        return Grounding.grounded, f"quote found on page {where} (cite it: source.page: {pages[0]})"
+    if claim_page in pages:
+        return Grounding.grounded, f"quote found on page {claim_page}"
+    return Grounding.not_found, f"the quote is on page {where}, not on page {claim_page} the claim cites"
+
+
 def check_note(note: Note, source_text: str | None = None) -> list[GroundingResult]:
     """Grounding of every claim of a note, against ``source_text`` or the note's ``source_file``."""
     if source_text is None:
@@ -78,7 +107,8 @@ def check_note(note: Note, source_text: str | None = None) -> list[GroundingResu
                       else "the note has no source_file to check the quote against")
             results.append(GroundingResult(claim.id, Grounding.no_source, reason))
         elif check_quote(claim.source.quote, source_text):
-            results.append(GroundingResult(claim.id, Grounding.grounded, "quote found in the source text"))
+            status, reason = _grounded(claim.source.page, claim.source.quote, source_text)
+            results.append(GroundingResult(claim.id, status, reason))
         else:
             results.append(GroundingResult(claim.id, Grounding.not_found,
                                            "the quote does not occur in the source text: the source may not back it"))
@@ -112,6 +142,63 @@ def numbers_in(text: str) -> set[str]:
     return found | {str(i) for i, word in enumerate(_WORDS) if word in words}
 
 
+_TOKEN = re.compile(r"(?P<num>(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?)|(?P<word>[^\W\d_]+)|(?P<other>\w+)"
+                    r"|(?P<stop>[.;:!?()\[\]])")  # 'stop': a clause ends; numbers' neighbours stay inside it
+_STOPWORDS = frozenset("""a an the of in on at to for with by from and or as is are was were be been being than
+that this these those it its we our they their which who whom into onto over under per about up down
+has have had do does did not no nor but so such each all any both more most less least very can may
+between within across after before during above below while whereas only also just""".split())  # noqa: SIM905 (a word list reads best as words)
+_WINDOW = 4  # tokens either side of a number that say what it is about
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def _number_contexts(text: str) -> dict[str, list[set[str]]]:
+    """For each number a text states, the stems of the words near each occurrence (same clause, ±_WINDOW)."""
+    tokens: list[tuple[str, str]] = []  # (kind, value) with number words as numbers
+    for match in _TOKEN.finditer(normalize_text(text)):
+        kind, value = match.lastgroup or "other", match.group()
+        if kind == "word" and value in _WORDS:
+            kind, value = "num", str(_WORDS.index(value))
+        elif kind == "num":
+            value = value.replace(",", "")
+            value = value.rstrip("0").rstrip(".") if "." in value else value
+        tokens.append((kind, value))
+    contexts: dict[str, list[set[str]]] = {}
+    for i, (kind, value) in enumerate(tokens):
+        if kind != "num":
+            continue
+        near: set[str] = set()
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(tokens) and abs(j - i) <= _WINDOW and tokens[j][0] != "stop":
+                if tokens[j][0] == "word" and tokens[j][1] not in _STOPWORDS and len(tokens[j][1]) > 1:
+                    near.add(_stem(tokens[j][1]))
+                j += step
+        contexts.setdefault(value, []).append(near)
+    return contexts
+
+
+def unbacked_numbers(claim_text: str, source_text: str) -> tuple[list[str], dict[str, set[str]]]:
+    """Numbers of the claim the source never states, and those it states only about other things.
+
+    The second maps a number to the words the claim puts next to it, none of which the source puts
+    next to that number. A number the claim states bare (no words near it) is backed by any mention.
+    """
+    claimed, stated = _number_contexts(claim_text), _number_contexts(source_text)
+    missing = sorted((n for n in claimed if n not in stated), key=float)
+    elsewhere: dict[str, set[str]] = {}
+    for number, claim_contexts in claimed.items():
+        if number not in stated:
+            continue
+        words = set().union(*claim_contexts)
+        if words and not any(words & near for near in stated[number]):
+            elsewhere[number] = words
+    return missing, elsewhere
+
+
 def disagreements(note: Note, source_text: str | None = None) -> list[Disagreement]:
     """Where the note's metadata and claims state things its source text does not (empty without a source)."""
     if source_text is None:
@@ -133,11 +220,16 @@ def disagreements(note: Note, source_text: str | None = None) -> list[Disagreeme
     if meta.year is not None and years_in_source and meta.year not in years_in_source:
         found.append(Disagreement("year", str(meta.year),
                                   f"the source dates itself {', '.join(map(str, sorted(years_in_source)))}"))
-    source_numbers = numbers_in(source_text)
     for claim in meta.claims:
-        stated = numbers_in(claim.statement) | (numbers_in(claim.source.quote) if claim.source else set())
-        missing = sorted(stated - source_numbers, key=lambda n: float(n))
+        # '. ' keeps the statement's words from counting as the quote's numbers' neighbours.
+        text = claim.statement + (". " + claim.source.quote if claim.source else "")
+        missing, elsewhere = unbacked_numbers(text, source_text)
+        reasons = []
         if missing:
-            found.append(Disagreement(claim.id, claim.statement,
-                                      f"the source never states {', '.join(missing)}, which the claim does"))
+            reasons.append(f"the source never states {', '.join(missing)}, which the claim does")
+        for number, words in sorted(elsewhere.items(), key=lambda item: float(item[0])):
+            reasons.append(f"the source states {number} only about other things, not next to "
+                           f"{', '.join(sorted(words))} as the claim does")
+        if reasons:
+            found.append(Disagreement(claim.id, claim.statement, "; ".join(reasons)))
     return found

@@ -230,10 +230,31 @@ def _impossible_date_line(text: str) -> int | None:
     return None
 
 
+def _nesting_too_deep(text: str) -> bool:
+    """Whether flow collections (``[[[...`` or ``{{{...``) nest past ``MAX_YAML_DEPTH``, found by one scan of
+    the text before the YAML parser, which would recurse once per level, is asked to."""
+    depth, quote = 0, ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                return True
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return False
+
+
 def load_yaml(text: str, path: Path) -> Any:
     # Round-trip mode keeps line/column info (.lc) for error messages and never builds arbitrary
     # Python objects (unknown tags come back as TaggedScalar etc.).
     yaml = YAML(typ="rt")
+    if _nesting_too_deep(text):
+        raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
+                        "flat 'key: value' lines with a few nested lists")
     try:
         _check_expansion(yaml.compose(text), path)
         return yaml.load(text)

@@ -52,6 +52,17 @@ class Settings(BaseSettings):
         default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "
         "is alive; turn off (KB_APP_WORKER=false) where workers run elsewhere, e.g. on a cluster.",
     )
+    arxiv_api_url: str = Field(
+        default="https://export.arxiv.org/api/query",
+        description="arXiv API query endpoint 'kb add arxiv:ID' asks (KB_ARXIV_API_URL; a mirror or a test server).",
+    )
+    crossref_api_url: str = Field(
+        default="https://api.crossref.org",
+        description="Crossref REST API base 'kb add doi:DOI' asks for '/works/<doi>' (KB_CROSSREF_API_URL).",
+    )
+    lookup_timeout: float = Field(
+        default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref) may take before kb gives up.",
+    )
 
     @property
     def resolved_database_url(self) -> str:

@@ -101,3 +101,55 @@ def test_bundled_seed_note_is_the_seed_plus_claims_none_backed_by_the_abstract(s
     assert {r.status for r in check_note(note)} == {Grounding.not_found}
     differ = {d.where: d.reason for d in disagreements(note)}
     assert "650" in differ["optimal-depth-24-36"] and "45" in differ["stable-rank-retained-45pct"]
+
+
+def _note_with_claims(tmp_path: Path, source: str, claims: str) -> Path:
+    (tmp_path / "src.txt").write_text(source, encoding="utf-8")
+    path = tmp_path / "n.md"
+    path.write_text(f'---\npaper_id: "t:1"\ntitle: "T"\nsource_file: "src.txt"\nclaims:\n{claims}---\n',
+                    encoding="utf-8")
+    return path
+
+
+def test_disagreements_number_counts_only_where_the_source_states_it_about_the_same_thing(tmp_path: Path) -> None:
+    from kb.grounding import disagreements
+
+    path = _note_with_claims(tmp_path, "T\nThe model has 12 layers and 8 heads. Its perplexity is 7.5 on UniRef50.\n",
+                             '  - id: ppl\n    statement: "Perplexity <= 12."\n'
+                             '  - id: layers\n    statement: "The model stacks 12 layers."\n'
+                             '  - id: ppl-ok\n    statement: "Its perplexity reaches 7.5."\n'
+                             '  - id: bare\n    statement: "12"\n')
+    found = {d.where: d.reason for d in disagreements(read_note(path))}
+    assert set(found) == {"ppl"}
+    assert found["ppl"] == "the source states 12 only about other things, not next to perpl as the claim does"
+
+
+def test_unbacked_numbers_stop_at_clause_ends_and_read_number_words() -> None:
+    from kb.grounding import unbacked_numbers
+
+    # 'six PLMs' backs '6 PLMs'; 'layers' after a full stop is not what 24 is about.
+    assert unbacked_numbers("We compare 6 PLMs.", "We study six PLMs.") == ([], {})
+    missing, elsewhere = unbacked_numbers("24 layers", "Batch size 24. Layers were frozen.")
+    assert missing == [] and elsewhere == {"24": {"layer"}}
+    assert unbacked_numbers("36 layers at 650M", "six PLMs with 12 to 36 layers") == (["650"], {})
+
+
+def test_check_note_tells_the_page_of_a_quote_and_refuses_a_wrong_page(tmp_path: Path) -> None:
+    path = _note_with_claims(tmp_path, "T\nIntroduction text.\fResults\nThe optimal depth is 24 layers.\n",
+                             '  - id: right\n    statement: "s"\n'
+                             '    source: {quote: "optimal depth is 24 layers", page: 2}\n'
+                             '  - id: wrong\n    statement: "s"\n'
+                             '    source: {quote: "optimal depth is 24 layers", page: 1}\n'
+                             '  - id: unpaged\n    statement: "s"\n    source: {quote: "Introduction text"}\n')
+    results = {r.claim_id: r for r in check_note(read_note(path))}
+    assert results["right"].status is Grounding.grounded and results["right"].reason == "quote found on page 2"
+    assert results["wrong"].status is Grounding.not_found
+    assert results["wrong"].reason == "the quote is on page 2, not on page 1 the claim cites"
+    assert results["unpaged"].status is Grounding.grounded and "source.page: 1" in results["unpaged"].reason
+
+
+def test_check_note_without_pages_keeps_the_plain_reason(tmp_path: Path) -> None:
+    path = _note_with_claims(tmp_path, "T\nThe optimal depth is 24 layers.\n",
+                             '  - id: c\n    statement: "s"\n    source: {quote: "optimal depth", page: 3}\n')
+    (result,) = check_note(read_note(path))
+    assert result.status is Grounding.grounded and result.reason == "quote found in the source text"

@@ -124,6 +124,61 @@ def changed_fields(note: Note, meta: dict[str, Any]) -> tuple[dict[str, Any], li
     return changes, appended
 
 
+def fill_from(records: list[Any]) -> None:
+    """Put what an upload or lookup found (``kb.paper_add.PaperRecord``) into the form; saving stores its text."""
+    record = records[0]
+    meta = record.frontmatter()
+    load(None)
+    pub, urls = meta["publication"], meta["urls"]
+    for key, value in {"title": record.title, "paper_id": record.paper_id, "venue": pub["venue"] or "",
+                       "year": pub["year"], "arxiv_id": pub["arxiv_id"] or "", "doi": pub["doi"] or "",
+                       "paper_url": urls["paper_url"] or "", "pdf_url": urls["pdf_url"] or "",
+                       "status": meta["status"], "decision": meta["decision"],
+                       "institutions": "\n".join(meta["institutions"])}.items():
+        st.session_state[f"fm_{key}"] = value
+    st.session_state["fm_authors_base"] = pd.DataFrame(meta["authors"], columns=["name", "affiliation"])
+    st.session_state["draft_text"] = record.text.strip()
+    more = f" ({len(records) - 1} more entries in the file: add them with `kb add`)" if len(records) > 1 else ""
+    flash("success", f"Filled in from the source{more}; its text is stored beside the note when you create it.")
+
+
+def import_upload() -> None:
+    """File-uploader callback: read a PDF, BibTeX or CSL-JSON upload into the form."""
+    import tempfile
+    from pathlib import Path
+
+    from kb.paper_add import AddError, read_file
+
+    upload = st.session_state.get("add_upload")
+    if upload is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(upload.name).name
+        path.write_bytes(upload.getvalue())
+        try:
+            fill_from(read_file(path))
+        except AddError as exc:
+            flash("error", str(exc).replace(str(path), upload.name))
+
+
+def look_up() -> None:
+    """Button callback: look an arxiv:ID or doi:DOI up online and fill the form."""
+    from kb.paper_add import AddError
+    from kb.paper_fetch import fetch_arxiv, fetch_crossref
+
+    ident = str(st.session_state.get("add_lookup") or "").strip()
+    scheme, _, rest = ident.partition(":")
+    try:
+        if scheme.lower() == "arxiv" and rest:
+            fill_from([fetch_arxiv(rest, kb.settings)])
+        elif scheme.lower() == "doi" and rest:
+            fill_from([fetch_crossref(rest, kb.settings)])
+        else:
+            flash("error", f"{ident!r}: give arxiv:ID (e.g. arxiv:2602.21750) or doi:DOI")
+    except AddError as exc:
+        flash("error", str(exc))
+
+
 def accept_drafts(rows: list[dict[str, Any]]) -> None:
     """Button callback: add the drafted claims the user kept to the claims editor."""
     taken = {st.session_state.get(f"c_{uid}_id") for uid in claim_uids()}
@@ -177,6 +232,14 @@ if note:
 else:
     st.title("Add a note")
     st.caption("Every field is checked against the note schema as you type; nothing is written until it is valid.")
+    with st.container(border=True):
+        st.markdown("#### :material/upload_file: Start from the paper")
+        f1, f2 = st.columns([3, 2])
+        f1.file_uploader("PDF, BibTeX or Zotero CSL-JSON", type=["pdf", "bib", "json"], key="add_upload",
+                         on_change=import_upload, help="Fills the fields below; the paper's text (a PDF's full "
+                         "text with its pages) is stored beside the note when you create it")
+        f2.text_input("or look up", key="add_lookup", placeholder="arxiv:2602.21750 or doi:10.…")
+        f2.button("Look up", key="add_lookup_go", on_click=look_up, icon=":material/search:")
 
 slots = ErrorSlots()
 # -- frontmatter --------------------------------------------------------------------------------
@@ -358,6 +421,13 @@ if clicked:
             slots.show(errors)
         st.error(f"Nothing was written: fix the {len(errors)} field(s) marked above.", icon=":material/block:")
         st.stop()
+    pasted = str(st.session_state.get("draft_text") or "")
+    has_source = bool(meta.get("source_file")) or (note is not None and source_path(note) is not None)
+    stored = None
+    if pasted.strip() and not has_source:  # the text pasted into the drafter becomes the note's source text
+        from kb.paper_add import store_source_text
+
+        stored = meta["source_file"] = store_source_text(kb.papers_dir, str(meta.get("title") or ""), pasted)
     try:
         with index_keeper().lock:
             if note is None:
@@ -372,6 +442,8 @@ if clicked:
                                       expected_hash=st.session_state.get("edit_hash"))
                 st.session_state["edit_hash"] = saved.content_hash
     except NoteError as exc:
+        if stored is not None:
+            (kb.papers_dir / stored).unlink(missing_ok=True)
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))
         st.error(f"Nothing was written: {exc.message if exc.field else exc}", icon=":material/block:")

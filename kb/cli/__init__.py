@@ -10,6 +10,7 @@ a hint, and the exit code is non-zero. The commands live by topic in ``notes``, 
 # Each module adds its commands to the app on import, in this order (the order `kb --help` lists them).
 # isort: off
 from kb.cli import notes  # noqa: F401
+from kb.cli import add  # noqa: F401
 from kb.cli import runs  # noqa: F401
 from kb.cli import analyze  # noqa: F401
 from kb.cli import agents  # noqa: F401

@@ -35,6 +35,7 @@ from kb.cli.common import (
 from kb.core import KnowledgeBase, paper_summary
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
+from kb.source_files import source_problem
 
 
 @app.command()
@@ -50,7 +51,12 @@ def validate(
                     + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
     else:
         for note in valid:
-            console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)", highlight=False)
+            console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)",
+                          highlight=False)
+    for note in valid:  # a missing source text is a warning here, an error in 'kb check'
+        if (problem := source_problem(note)) is not None:
+            err_console.print(f"[yellow]warning[/]: {esc(note.path)}: {esc(problem)}",
+                              highlight=False, soft_wrap=True)
     if errors:
         fail(errors)
     if not as_json:
@@ -286,6 +292,7 @@ def check(
     """
     kb = make_kb(papers, home, db)
     rows: list[dict[str, Any]] = []
+    missing_source: list[str] = []
     for target in targets:
         try:
             note = read_note(Path(target)) if Path(target).is_file() else kb.read(target)
@@ -293,6 +300,8 @@ def check(
             fail(exc)
             return
         text = source.read_text(encoding="utf-8", errors="replace") if source else None
+        if text is None and (problem := source_problem(note)) is not None:
+            missing_source.append(f"{note.path}: {problem}")
         found = disagreements(note, text)
         differ = {d.where: d.reason for d in found}
         rows += [{"id": f"{note.id}:{d.where}", "note": note.id, "claim": None,
@@ -314,5 +323,7 @@ def check(
             table.add_row(esc(row["id"]), f"[{colour[row['grounding']]}]{row['grounding']}[/]", esc(row["reason"]),
                           f"[red]{esc(row['disagreement'])}[/]" if row["disagreement"] and row["claim"] else "")
         console.print(table)
-    if any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
+    for problem in missing_source:
+        err_console.print(f"[bold red]error[/]: {esc(problem)}", highlight=False, soft_wrap=True)
+    if missing_source or any(r["grounding"] in ("not_found", "disagrees") or r["disagreement"] for r in rows):
         raise typer.Exit(1)

@@ -1,0 +1,74 @@
+"""``kb add``: a new note from an arXiv id, a DOI, a PDF, a BibTeX file or a Zotero (CSL-JSON) export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, err_console, fail, make_kb, print_json
+from kb.notes import NoteError
+
+
+@app.command()
+def add(
+    what: Annotated[str, typer.Argument(help="arxiv:ID, doi:DOI, or a .pdf, .bib or Zotero CSL .json file.")],
+    tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
+    draft: Annotated[bool, typer.Option("--draft/--no-draft", help="Draft claims from the stored source text "
+                                                                   "for review (nothing is written into the note).")
+                     ] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Add a paper: fill the note's frontmatter and store its source text beside it.
+
+    arXiv and Crossref give the abstract; a PDF gives the full text with its pages (so quotes can cite
+    pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With --draft,
+    claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
+    """
+    from kb.paper_add import AddError, add_paper, read_file
+    from kb.paper_fetch import fetch_arxiv, fetch_crossref
+
+    kb = make_kb(papers, home, db)
+    scheme, _, rest = what.partition(":")
+    try:
+        with err_console.status(f"looking up {escape(what)}", spinner="dots"):
+            if scheme.lower() == "arxiv" and rest:
+                records = [fetch_arxiv(rest, kb.settings)]
+            elif scheme.lower() == "doi" and rest:
+                records = [fetch_crossref(rest, kb.settings)]
+            else:
+                records = read_file(Path(what))
+    except AddError as exc:
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from exc
+    extra = {"tags": list(tag)} if tag else None
+    added, errors = [], []
+    for record in records:  # a .bib or Zotero export may hold many papers: add each, report each failure
+        try:
+            added.append(add_paper(kb, record, extra))
+        except NoteError as exc:
+            errors.append(exc)
+    if as_json:
+        print_json([{"id": n.id, "path": str(n.path), "paper_id": n.meta.paper_id, "source_file": n.meta.source_file}
+                    for n in added])
+    else:
+        for note in added:
+            source = f" (source: {escape(note.meta.source_file)})" if note.meta.source_file else " (no source text)"
+            console.print(f"[green]added[/] {escape(str(note.path))}{source}", highlight=False)
+    if draft:
+        for note in added:
+            _offer_claims(note.id, papers, home, db)
+    if errors:
+        fail(errors)
+
+
+def _offer_claims(note_id: str, papers: Path | None, home: Path | None, db: str | None) -> None:
+    """Show drafted claims for the new note, exactly as ``kb draft-claims NOTE`` does (nothing is written)."""
+    from kb.cli.agents import draft_claims
+
+    console.print(f"[bold]drafted claims for {escape(note_id)}[/] (accept with: kb draft-claims "
+                  f"{escape(note_id)} --accept ID)", highlight=False)
+    draft_claims(note_id, accept_ids=None, accept_all=False, into=None, fallback=False, papers=papers, home=home,
+                 db=db, as_json=False)
