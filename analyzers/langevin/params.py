@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from analyzers.base import AnalyzerParams
+from analyzers.base import AnalyzerParams, operator_only
 
 # The design's tempering ladder, high to low in energy units: 8 temperatures spaced geometrically from 2.0
 # to 0.7, rounded to 4 decimals (= np.round(np.geomspace(2.0, 0.7, 8), 4); written out so that this
@@ -42,10 +42,13 @@ class LangevinParams(AnalyzerParams):
     """Everything the Langevin experiment needs (defaults = the 'smoke' scale)."""
 
     # structure
-    structure_file: str | None = Field(default=None, description="PDB/mmCIF file; default: the idealized bundle.")
+    structure_file: str | None = operator_only(
+        default=None, description="PDB/mmCIF file; default: the idealized bundle. Operator only (reads a path)."
+    )
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
-    cache_dir: str | None = Field(
-        default=None, description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb)."
+    cache_dir: str | None = operator_only(
+        default=None,
+        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb). Operator only.",
     )
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
@@ -123,10 +126,10 @@ class LangevinParams(AnalyzerParams):
     tolerance_min_separation: int = Field(default=6, ge=0, description="Tolerant metric: pairs with |i-j| > this.")
     tolerance_delta: int = Field(default=1, ge=0, description="Tolerant metric: a hit within Delta of a contact.")
     # bookkeeping
-    work_dir: str | None = Field(
+    work_dir: str | None = operator_only(
         default=None,
         description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
-        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin.",
+        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin. Operator only.",
     )
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -38,6 +37,7 @@ from analyzers.langevin.data import Splits
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, check_temperature, guarded_masses
+from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 
 
 @dataclass
@@ -82,10 +82,18 @@ class TemperatureTask:
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, temporary)
-    os.replace(temporary, path)
+    save_plain(obj, path)
+
+
+def read_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The checkpoint at ``path``, or None when there is none or it is not plain data (then sampling restarts)."""
+    if not path.is_file():
+        return None
+    try:
+        saved = load_plain(path)
+    except UnreadableCache:
+        return None
+    return saved if isinstance(saved, dict) else None
 
 
 def _masses(
@@ -119,12 +127,9 @@ def run_temperature(
     """
     check_temperature(task.temperature)
     settings, device = task.settings, torch.device(task.device)
-    if task.checkpoint.is_file():
-        saved = torch.load(task.checkpoint, map_location="cpu", weights_only=False)
-        if saved.get("done"):
-            return saved["records"]
-    else:
-        saved = None
+    saved = read_checkpoint(task.checkpoint)
+    if saved is not None and saved.get("done"):
+        return dict(saved["records"])
     torch.manual_seed(task.seed)
     model = build_model(task.config).to(device)
     model.load_state_dict(task.start_state)
