@@ -72,6 +72,13 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         "mean_attention": attention,
         "seconds": record["seconds"],
         "mass_guard": record.get("mass_guard", []),
+        "thermostat": {
+            "r_used": record.get("r_used"),
+            "noise_amplification": record.get("noise_amplification", []),
+            "kinetic_temperature_mean": record.get("kinetic_temperature"),
+            "kinetic_temperature_directions": record.get("kinetic_temperature_directions", []),
+            "thermalized_every_direction": record.get("thermalized_every_direction"),
+        },
     }
 
 
@@ -123,6 +130,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
             "norm_drift": max(row["norm_drift"] for row in rows),
             "equilibrated": [row["equilibrated"] for row in rows],
             "loss_drift": [row["loss_drift"] for row in rows],
+            "thermostat": [row["thermostat"] for row in rows],
         }
         es[name] = run.training.metrics.get(start.lower(), {})
     transformer = curves["transformer"]
@@ -161,6 +169,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         max_norm_drift=max(v["norm_drift"] for v in curves.values()),
         equilibrated_by_temperature={k: v["equilibrated"] for k, v in curves.items()},
         loss_drift_by_temperature={k: v["loss_drift"] for k, v in curves.items()},
+        thermostat_by_temperature={k: v["thermostat"] for k, v in curves.items()},
         trained={k: run.training.metrics for k, run in experiment.models.items()},
         design=experiment.design_summary,
         provenance=experiment.provenance,

@@ -47,6 +47,12 @@ class SweepResult(AnalyzerResult):
     loss_drift_by_temperature: dict[str, list[float]] = Field(
         description="Per model: mean loss of the last minus the first quarter of the averaging window."
     )
+    thermostat_by_temperature: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: minibatch share r used (capped so the worst noise direction stays "
+        "within 5% of T, the same at every T), amplification of the top minibatch-noise directions, kinetic "
+        "temperature on average and along those directions, and whether every direction is within 20% of T.",
+    )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
 

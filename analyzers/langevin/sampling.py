@@ -38,6 +38,7 @@ from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, check_temperature, guarded_masses
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
+from analyzers.langevin.thermostat import amplification_per_weight_masses, safe_share
 
 
 @dataclass
@@ -97,7 +98,7 @@ def read_checkpoint(path: Path) -> dict[str, Any] | None:
 
 
 def _masses(
-    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice]
+    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice], r: float
 ) -> tuple[torch.Tensor, dict[str, float]]:
     settings = task.settings
     if settings.mass_rule == "per-layer":  # the authors' 'mean' option: one variance per parameter tensor
@@ -110,7 +111,7 @@ def _masses(
         raise ValueError(f"unknown mass rule {settings.mass_rule!r}; use per-weight, per-layer or uniform")
     max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
     return guarded_masses(
-        variance, w, task.temperature, settings.dt, settings.m1, settings.r, settings.variance_floor, max_ratio
+        variance, w, task.temperature, settings.dt, settings.m1, r, settings.variance_floor, max_ratio
     )
 
 
@@ -152,9 +153,21 @@ def run_temperature(
         "start_norm": float(w0 @ w0),
     }  # fmt: skip
 
+    if kind != "sgld" and minibatch_noise:
+        # The minibatch noise is correlated across weights: cap the share r once, from the starting weights,
+        # so that its worst direction stays within 5% of T; the cap does not depend on T, so every
+        # temperature started from the same weights uses the same r (see thermostat.py).
+        samples = objective.gradient_samples(w0, settings.variance_batches)
+        directions, amplification = amplification_per_weight_masses(samples, k=3)
+        records["noise_amplification"] = amplification.tolist()
+        records["r_used"] = safe_share(settings.r, float(amplification[0]), tolerance=0.05)
+        records["noise_directions"] = directions
+    else:
+        records["r_used"] = settings.r
+
     def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         variance = objective.gradient_variance(w, settings.variance_batches)
-        masses, used = _masses(task, variance, w, slices)
+        masses, used = _masses(task, variance, w, slices, float(records["r_used"]))
         records["mass_guard"].append({"step": step, **used})
         return masses, variance
 
@@ -198,6 +211,11 @@ def run_temperature(
             records["variance_step"] = step
         losses_device[step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
+        if isinstance(sampler, PseudoLangevin) and "noise_directions" in records and step > burn_in:
+            scaled = (sampler.p / sampler.masses.sqrt()) @ records["noise_directions"].to(sampler.p).T
+            previous = records.get("directional_sum")
+            records["directional_sum"] = scaled**2 if previous is None else previous + scaled**2
+            records["directional_count"] = records.get("directional_count", 0) + 1
         snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
         if snapshot_due:
             chunk = (step - 1) % settings.snapshot_every + 1
@@ -219,6 +237,12 @@ def run_temperature(
     if isinstance(sampler, PseudoLangevin):
         records["mass_log10"] = np.percentile(np.log10(sampler.masses.cpu().numpy()), [0, 50, 100]).tolist()
         records["kinetic_temperature"] = sampler.kinetic_temperature()
+        if records.get("directional_count"):
+            # kinetic temperature along the leading minibatch-noise directions, averaged after burn-in
+            along = (records.pop("directional_sum") / records["directional_count"]).cpu() / task.temperature
+            records["kinetic_temperature_directions"] = [float(x) * task.temperature for x in along]
+            records["thermalized_every_direction"] = bool(float((along - 1).abs().max()) <= 0.2)
+        records.pop("noise_directions", None)
     records["final_norm"] = float(sampler.w @ sampler.w)
     checkpoint(True)
     return records
