@@ -64,6 +64,8 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     contacts = get("langevin.contacts")
     found = contacts.run(contacts.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "c"))
     assert all(0 <= p <= 1 for p in found.p_at_l_by_temperature + found.tolerance_precision_by_temperature)
+    for p_at_l, test in zip(found.p_at_l_by_temperature, found.p_at_l_chance_by_temperature, strict=True):
+        assert test["precision"] == pytest.approx(p_at_l) and 0 < test["p_value"] <= 1 and 0 < test["chance"] < 1
     assert set(found.trained_scores) == {"ES", "OT"}
     assert "|i-j| >= 6" in found.rule and "Delta=1" in found.rule
     assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 86, 86)

@@ -109,3 +109,4 @@ def test_thermostat_safe_share_samples_every_eigen_direction_at_t() -> None:
     assert isinstance(kinetic, torch.Tensor)
     assert float((kinetic / float(result["temperature"]) - 1).abs().max()) < 0.10
     assert math.isfinite(float(result["kinetic_mean"]))
+

@@ -198,11 +198,16 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
     rows = _summaries(experiment, "transformer", params.sample_from[0])
     temperatures = list(params.temperatures)
     blocks, p_at_l, tolerant = [], [], []
+    chance: list[dict[str, float]] = []  # P@L against shuffled contacts: a precision means something only here
     for row in rows:
         block, scores = _pick_block(params, row["mean_attention"], contacts)
         blocks.append(block)
         p_at_l.append(scores["p_at_l"])
         tolerant.append(scores["tolerance_precision"])
+        block_map = row["mean_attention"][block]
+        chance.append(
+            analysis.precision_chance_test(0.5 * (block_map + block_map.T), contacts, params.p_at_l_min_separation)
+        )
     trained = {}
     for start, attention in run.trained_attention.items():
         block, scores = _pick_block(params, attention, contacts)
@@ -225,6 +230,7 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,
+        p_at_l_chance_by_temperature=chance,
         tolerance_precision_by_temperature=tolerant,
         best_block_by_temperature=blocks,
         test_error_by_temperature=errors,

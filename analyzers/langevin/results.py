@@ -64,6 +64,11 @@ class ContactsResult(AnalyzerResult):
 
     temperatures: list[float] = Field(description="Sampling temperatures.")
     p_at_l_by_temperature: list[float] = Field(description="P@L of the best block's symmetrized mean attention.")
+    p_at_l_chance_by_temperature: list[dict[str, float]] = Field(
+        default_factory=list,
+        description="Per temperature: P@L, the chance level (contact fraction of the candidate pairs) and the "
+        "one-sided p-value of a shuffled-contact permutation test (2,000 shuffles).",
+    )
     tolerance_precision_by_temperature: list[float] = Field(description="The paper's tolerant precision (best block).")
     best_block_by_temperature: list[int] = Field(description="Block whose attention matched best (0-based).")
     test_error_by_temperature: list[float] = Field(description="Transformer masked test error per temperature.")
