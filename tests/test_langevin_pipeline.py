@@ -44,6 +44,13 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     assert isinstance(result.test_error_min_is_interior, bool)
     written = json.loads((tmp_path / "sweep" / "metrics.json").read_text())
     assert written["test_error_by_temperature"] == result.test_error_by_temperature
+    thermostat = written["thermostat_by_temperature"]["transformer"]
+    shares = {row["r_used"] for row in thermostat}
+    assert len(shares) == 1 and 0 < shares.pop() <= 0.5  # one minibatch share for every temperature
+    for row, temperature in zip(thermostat, result.temperatures, strict=True):
+        assert len(row["kinetic_temperature_directions"]) == 3 and row["noise_amplification"][0] >= 1
+        worst = max(abs(t / temperature - 1) for t in row["kinetic_temperature_directions"])
+        assert row["thermalized_every_direction"] == (worst <= 0.2)
 
     similarity = get("langevin.similarity")
     similar = similarity.run(
@@ -57,6 +64,8 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     contacts = get("langevin.contacts")
     found = contacts.run(contacts.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "c"))
     assert all(0 <= p <= 1 for p in found.p_at_l_by_temperature + found.tolerance_precision_by_temperature)
+    for p_at_l, test in zip(found.p_at_l_by_temperature, found.p_at_l_chance_by_temperature, strict=True):
+        assert test["precision"] == pytest.approx(p_at_l) and 0 < test["p_value"] <= 1 and 0 < test["chance"] < 1
     assert set(found.trained_scores) == {"ES", "OT"}
     assert "|i-j| >= 6" in found.rule and "Delta=1" in found.rule
     assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 86, 86)

@@ -83,7 +83,7 @@ def test_remote_code_in_a_shared_note_leaves_no_trace(tmp_path: Path) -> None:
 
 
 def test_cache_files_are_never_unpickled(tmp_path: Path) -> None:
-    from analyzers.langevin.sampling import atomic_save, load_data
+    from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 
     marker = tmp_path / "ran"
 
@@ -94,14 +94,14 @@ def test_cache_files_are_never_unpickled(tmp_path: Path) -> None:
     planted = tmp_path / "train" / "cached.pt"
     planted.parent.mkdir()
     planted.write_bytes(pickle.dumps({"es_state": Payload()}))
-    with pytest.raises(pickle.UnpicklingError):
-        load_data(planted)
+    with pytest.raises(UnreadableCache):
+        load_plain(planted)
     assert not marker.exists()
     import numpy as np
     import torch
 
-    atomic_save({"w": torch.ones(2), "records": {"losses": np.arange(3.0), "step": np.int64(4)}}, planted)
-    back = load_data(planted)
+    save_plain({"w": torch.ones(2), "records": {"losses": np.arange(3.0), "step": np.int64(4)}}, planted)
+    back = load_plain(planted)
     assert back["records"]["step"] == 4 and back["records"]["losses"].tolist() == [0.0, 1.0, 2.0]
 
 

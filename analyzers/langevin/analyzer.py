@@ -121,6 +121,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
         "best_contact_temperature_over_best_error_temperature": "T(best tolerant precision) / T(lowest test error)",
         "best_p_at_l_temperature_over_best_error_temperature": "T(best P@L) / T(lowest test error)",
         "p_at_l_by_temperature": "P@L (L = sequence length) of the best block's mean attention per temperature",
+        "p_at_l_chance_by_temperature": "Per temperature: P@L, chance level and shuffled-contact p-value",
         "tolerance_precision_by_temperature": "tolerant precision (separation, Delta) per temperature",
         "ot_minus_es_tolerance_precision": "tolerant precision of the OT weights minus the ES weights'",
         "ot_minus_es_p_at_l": "P@L of the OT weights minus the ES weights'",

@@ -65,6 +65,14 @@ class FlatObjective:
         loss.backward()
         return loss.detach(), self.flat_grad.to(w.dtype)
 
+    def gradient_samples(self, w: torch.Tensor, batches: int) -> torch.Tensor:
+        """``batches`` minibatch gradients at ``w``, (batches, n) float64 (for the noise's directions)."""
+        full_batch, self.full_batch = self.full_batch, False
+        try:
+            return torch.stack([self(w.double())[1] for _ in range(batches)])
+        finally:
+            self.full_batch = full_batch
+
     def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
         """Per-weight variance of the minibatch gradient over ``batches`` minibatches at ``w``. (n,) float64"""
         if batches < 2:

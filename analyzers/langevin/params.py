@@ -42,10 +42,13 @@ class LangevinParams(AnalyzerParams):
     """Everything the Langevin experiment needs (defaults = the 'smoke' scale)."""
 
     # structure
-    structure_file: str | None = operator_only(description="PDB/mmCIF file; default: the idealized bundle.")
+    structure_file: str | None = operator_only(
+        default=None, description="PDB/mmCIF file; default: the idealized bundle. Operator only (reads a path)."
+    )
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
     cache_dir: str | None = operator_only(
-        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb)."
+        default=None,
+        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb). Operator only.",
     )
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
@@ -124,8 +127,9 @@ class LangevinParams(AnalyzerParams):
     tolerance_delta: int = Field(default=1, ge=0, description="Tolerant metric: a hit within Delta of a contact.")
     # bookkeeping
     work_dir: str | None = operator_only(
+        default=None,
         description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
-        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin.",
+        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin. Operator only.",
     )
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)

@@ -25,7 +25,8 @@ from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.params import LangevinParams, default_cache
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, atomic_save, load_data, run_temperatures
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
+from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
 
 Report = Callable[[float, str], None]
@@ -174,20 +175,20 @@ def _cached_training(
     name: str, config: ModelConfig, splits: Splits, params: LangevinParams, device: str, work: Path, report: Report
 ) -> tuple[TrainingOutcome, str, bool]:
     settings = _training_settings(params)
-    key = stage_key("train-v1", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
+    key = stage_key("train-v2", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
     path = work / "train" / f"{key}.pt"
     if path.is_file():
-        # weights_only: a cache file is data, never code (a planted pickle must not run); the outcome is
-        # stored as a plain dict of tensors and numbers for that reason.
-        return TrainingOutcome(**load_data(path)), key, True
+        try:  # plain data only: a planted or damaged file is retrained over, never unpickled
+            return TrainingOutcome(**load_plain(path)), key, True
+        except (UnreadableCache, TypeError) as error:
+            report(-1, f"{name}: {error}")
 
     def make_model(seed: int) -> torch.nn.Module:
         torch.manual_seed(seed)
         return build_model(config).to(device)
 
     outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_save(dataclasses.asdict(outcome), path)
+    save_plain(dataclasses.asdict(outcome), path)
     return outcome, key, False
 
 
@@ -279,12 +280,8 @@ def _run_experiment(params: LangevinParams, report: Report, models: list[str] | 
 
 
 def _is_done(path: Path) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        return bool(load_data(path).get("done"))
-    except Exception:  # noqa: BLE001 - a damaged checkpoint is simply not done
-        return False
+    saved = read_checkpoint(path)
+    return bool(saved is not None and saved.get("done"))
 
 
 @torch.no_grad()

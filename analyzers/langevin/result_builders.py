@@ -72,6 +72,13 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         "mean_attention": attention,
         "seconds": record["seconds"],
         "mass_guard": record.get("mass_guard", []),
+        "thermostat": {
+            "r_used": record.get("r_used"),
+            "noise_amplification": record.get("noise_amplification", []),
+            "kinetic_temperature_mean": record.get("kinetic_temperature"),
+            "kinetic_temperature_directions": record.get("kinetic_temperature_directions", []),
+            "thermalized_every_direction": record.get("thermalized_every_direction"),
+        },
     }
 
 
@@ -123,6 +130,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
             "norm_drift": max(row["norm_drift"] for row in rows),
             "equilibrated": [row["equilibrated"] for row in rows],
             "loss_drift": [row["loss_drift"] for row in rows],
+            "thermostat": [row["thermostat"] for row in rows],
         }
         es[name] = run.training.metrics.get(start.lower(), {})
     transformer = curves["transformer"]
@@ -161,6 +169,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         max_norm_drift=max(v["norm_drift"] for v in curves.values()),
         equilibrated_by_temperature={k: v["equilibrated"] for k, v in curves.items()},
         loss_drift_by_temperature={k: v["loss_drift"] for k, v in curves.items()},
+        thermostat_by_temperature={k: v["thermostat"] for k, v in curves.items()},
         trained={k: run.training.metrics for k, run in experiment.models.items()},
         design=experiment.design_summary,
         provenance=experiment.provenance,
@@ -189,11 +198,16 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
     rows = _summaries(experiment, "transformer", params.sample_from[0])
     temperatures = list(params.temperatures)
     blocks, p_at_l, tolerant = [], [], []
+    chance: list[dict[str, float]] = []  # P@L against shuffled contacts: a precision means something only here
     for row in rows:
         block, scores = _pick_block(params, row["mean_attention"], contacts)
         blocks.append(block)
         p_at_l.append(scores["p_at_l"])
         tolerant.append(scores["tolerance_precision"])
+        block_map = row["mean_attention"][block]
+        chance.append(
+            analysis.precision_chance_test(0.5 * (block_map + block_map.T), contacts, params.p_at_l_min_separation)
+        )
     trained = {}
     for start, attention in run.trained_attention.items():
         block, scores = _pick_block(params, attention, contacts)
@@ -234,6 +248,7 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,
+        p_at_l_chance_by_temperature=chance,
         tolerance_precision_by_temperature=tolerant,
         best_block_by_temperature=blocks,
         test_error_by_temperature=errors,

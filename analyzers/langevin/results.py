@@ -47,6 +47,12 @@ class SweepResult(AnalyzerResult):
     loss_drift_by_temperature: dict[str, list[float]] = Field(
         description="Per model: mean loss of the last minus the first quarter of the averaging window."
     )
+    thermostat_by_temperature: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: minibatch share r used (capped so the worst noise direction stays "
+        "within 5% of T, the same at every T), amplification of the top minibatch-noise directions, kinetic "
+        "temperature on average and along those directions, and whether every direction is within 20% of T.",
+    )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
 
@@ -58,6 +64,11 @@ class ContactsResult(AnalyzerResult):
 
     temperatures: list[float] = Field(description="Sampling temperatures.")
     p_at_l_by_temperature: list[float] = Field(description="P@L of the best block's symmetrized mean attention.")
+    p_at_l_chance_by_temperature: list[dict[str, float]] = Field(
+        default_factory=list,
+        description="Per temperature: P@L, the chance level (contact fraction of the candidate pairs) and the "
+        "one-sided p-value of a shuffled-contact permutation test (2,000 shuffles).",
+    )
     tolerance_precision_by_temperature: list[float] = Field(description="The paper's tolerant precision (best block).")
     best_block_by_temperature: list[int] = Field(description="Block whose attention matched best (0-based).")
     test_error_by_temperature: list[float] = Field(description="Transformer masked test error per temperature.")

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -38,6 +37,8 @@ from analyzers.langevin.data import Splits
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, check_temperature, guarded_masses
+from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
+from analyzers.langevin.thermostat import amplification_per_weight_masses, safe_share
 
 
 @dataclass
@@ -81,45 +82,23 @@ class TemperatureTask:
     layer_names: list[str] = field(default_factory=list)
 
 
-def to_plain(obj: Any) -> Any:
-    """Numpy arrays and scalars as tensors and Python numbers, so ``torch.load(weights_only=True)`` reads it."""
-    if isinstance(obj, np.ndarray):
-        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(obj))}
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, dict):
-        return {k: to_plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(to_plain(v) for v in obj)
-    return obj
+def _atomic_save(obj: Any, path: Path) -> None:
+    save_plain(obj, path)
 
 
-def from_plain(obj: Any) -> Any:
-    """The inverse of ``to_plain``."""
-    if isinstance(obj, dict):
-        if set(obj) == {"__ndarray__"}:
-            return obj["__ndarray__"].numpy()
-        return {k: from_plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(from_plain(v) for v in obj)
-    return obj
-
-
-def load_data(path: Path) -> Any:
-    """A cache or checkpoint file written by ``atomic_save``: data only, never code (no pickle of objects)."""
-    return from_plain(torch.load(path, map_location="cpu", weights_only=True))
-
-
-def atomic_save(obj: Any, path: Path) -> None:
-    """Write tensors, numbers, strings, lists and dicts (numpy included) atomically, for ``load_data``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(to_plain(obj), temporary)
-    os.replace(temporary, path)
+def read_checkpoint(path: Path) -> dict[str, Any] | None:
+    """The checkpoint at ``path``, or None when there is none or it is not plain data (then sampling restarts)."""
+    if not path.is_file():
+        return None
+    try:
+        saved = load_plain(path)
+    except UnreadableCache:
+        return None
+    return saved if isinstance(saved, dict) else None
 
 
 def _masses(
-    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice]
+    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice], r: float
 ) -> tuple[torch.Tensor, dict[str, float]]:
     settings = task.settings
     if settings.mass_rule == "per-layer":  # the authors' 'mean' option: one variance per parameter tensor
@@ -132,7 +111,7 @@ def _masses(
         raise ValueError(f"unknown mass rule {settings.mass_rule!r}; use per-weight, per-layer or uniform")
     max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
     return guarded_masses(
-        variance, w, task.temperature, settings.dt, settings.m1, settings.r, settings.variance_floor, max_ratio
+        variance, w, task.temperature, settings.dt, settings.m1, r, settings.variance_floor, max_ratio
     )
 
 
@@ -149,12 +128,9 @@ def run_temperature(
     """
     check_temperature(task.temperature)
     settings, device = task.settings, torch.device(task.device)
-    if task.checkpoint.is_file():
-        saved = load_data(task.checkpoint)
-        if saved.get("done"):
-            return saved["records"]
-    else:
-        saved = None
+    saved = read_checkpoint(task.checkpoint)
+    if saved is not None and saved.get("done"):
+        return dict(saved["records"])
     torch.manual_seed(task.seed)
     model = build_model(task.config).to(device)
     model.load_state_dict(task.start_state)
@@ -177,9 +153,21 @@ def run_temperature(
         "start_norm": float(w0 @ w0),
     }  # fmt: skip
 
+    if kind != "sgld" and minibatch_noise:
+        # The minibatch noise is correlated across weights: cap the share r once, from the starting weights,
+        # so that its worst direction stays within 5% of T; the cap does not depend on T, so every
+        # temperature started from the same weights uses the same r (see thermostat.py).
+        samples = objective.gradient_samples(w0, settings.variance_batches)
+        directions, amplification = amplification_per_weight_masses(samples, k=3)
+        records["noise_amplification"] = amplification.tolist()
+        records["r_used"] = safe_share(settings.r, float(amplification[0]), tolerance=0.05)
+        records["noise_directions"] = directions
+    else:
+        records["r_used"] = settings.r
+
     def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         variance = objective.gradient_variance(w, settings.variance_batches)
-        masses, used = _masses(task, variance, w, slices)
+        masses, used = _masses(task, variance, w, slices, float(records["r_used"]))
         records["mass_guard"].append({"step": step, **used})
         return masses, variance
 
@@ -208,7 +196,7 @@ def run_temperature(
             "sampler": sampler.state_dict(), "batch_generator": batch_generator.get_state(),
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
-        atomic_save(state, task.checkpoint)
+        _atomic_save(state, task.checkpoint)
 
     step = sampler.steps_done
     while step < settings.steps:
@@ -223,6 +211,11 @@ def run_temperature(
             records["variance_step"] = step
         losses_device[step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
+        if isinstance(sampler, PseudoLangevin) and "noise_directions" in records and step > burn_in:
+            scaled = (sampler.p / sampler.masses.sqrt()) @ records["noise_directions"].to(sampler.p).T
+            previous = records.get("directional_sum")
+            records["directional_sum"] = scaled**2 if previous is None else previous + scaled**2
+            records["directional_count"] = records.get("directional_count", 0) + 1
         snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
         if snapshot_due:
             chunk = (step - 1) % settings.snapshot_every + 1
@@ -244,6 +237,12 @@ def run_temperature(
     if isinstance(sampler, PseudoLangevin):
         records["mass_log10"] = np.percentile(np.log10(sampler.masses.cpu().numpy()), [0, 50, 100]).tolist()
         records["kinetic_temperature"] = sampler.kinetic_temperature()
+        if records.get("directional_count"):
+            # kinetic temperature along the leading minibatch-noise directions, averaged after burn-in
+            along = (records.pop("directional_sum") / records["directional_count"]).cpu() / task.temperature
+            records["kinetic_temperature_directions"] = [float(x) * task.temperature for x in along]
+            records["thermalized_every_direction"] = bool(float((along - 1).abs().max()) <= 0.2)
+        records.pop("noise_directions", None)
     records["final_norm"] = float(sampler.w @ sampler.w)
     checkpoint(True)
     return records
