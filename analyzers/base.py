@@ -1,16 +1,18 @@
 """The analyzer contract: a name, typed parameters, a typed result, declared metrics, resource needs.
 
 An analyzer reproduces claims. It is a class with ``name`` (e.g. ``depth.probe``), a pydantic
-``Params`` model, a pydantic ``Result`` model, ``metrics`` (dotted paths into the result that a claim's
-expectation may reference, with a description each), ``resources`` and named ``scales`` (parameter
-presets). ``run(params, ctx)`` does the work, writes artifacts into ``ctx.out_dir`` and returns a
-``Result``. Analyzers register with ``@register`` (see ``analyzers.registry``).
+``Params`` model, a pydantic ``Result`` model whose ``metric(...)`` fields are the ``metrics`` a claim's
+expectation may reference, ``resources`` and named ``scales`` (parameter presets). ``compute`` names the
+heavy function (``"analyzers.depth.compute:probe"``) that ``run(params, ctx)`` imports when a run starts:
+it writes artifacts into ``ctx.out_dir`` and returns a ``Result``. Analyzers register with ``@register``
+(see ``analyzers.registry``); ``analyzers/README.md`` gives the package shape every analyzer follows.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -105,6 +107,21 @@ class AnalyzerResult(BaseModel):
     )
 
 
+def metric(default: Any = ..., *, description: str, **kwargs: Any) -> Any:
+    """A ``Result`` field a claim may bind to: ``Analyzer.metrics`` is derived from these fields.
+
+    The description is what the CLI, the app's claims editor and the agents show for the metric, so it is
+    declared once, beside the value it describes.
+    """
+    return Field(default, description=description, json_schema_extra={"metric": True}, **kwargs)
+
+
+def metrics_of(result: type[BaseModel]) -> dict[str, str]:
+    """The ``metric(...)`` fields of a result model, with their descriptions, in declaration order."""
+    return {name: info.description or "" for name, info in result.model_fields.items()
+            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("metric")}
+
+
 class NotRunnable(Exception):
     """The analyzer cannot run here (no GPU, weights unavailable offline, scale too large); says why."""
 
@@ -118,6 +135,11 @@ class RunContext:
     """What a running analyzer gets from whoever runs it (CLI, worker, test)."""
 
     out_dir: Path
+    # A folder under the KB home where an analyzer may keep what outlives one run (downloaded structures,
+    # trained reference models), given by whoever runs it: analyzers read no settings or environment of kb.
+    cache_dir: Path | None = None
+    # True when the person running kb said there is no network: loaders fail fast with what to do instead.
+    offline: bool = False
     progress: Callable[[float, str], None] = lambda fraction, message: None
     is_cancelled: Callable[[], bool] = lambda: False
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("kb.analyzer"))
@@ -153,12 +175,23 @@ class Analyzer(ABC, Generic[P, R]):
     version: ClassVar[str] = "1"
     Params: ClassVar[type[AnalyzerParams]]
     Result: ClassVar[type[AnalyzerResult]]
+    # Derived from the Result's ``metric(...)`` fields (see ``__init_subclass__``); nested paths under a
+    # metric (``layers.20.kl_to_final``) are valid too.
     metrics: ClassVar[dict[str, str]] = {}
+    # "module:function" of the heavy work, imported when a run starts so that registering stays cheap; the
+    # function is called as ``function(analyzer, params, ctx)`` and returns the Result.
+    compute: ClassVar[str] = ""
     resources: ClassVar[Resources] = Resources()
     scales: ClassVar[dict[str, dict[str, Any]]] = {}
     # Fields besides the seed that say how or where a run happens, not what it measures (cache folders,
     # worker counts): ``scale_name`` keeps a preset's name whatever their values.
     scale_ignored_fields: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        result = cls.__dict__.get("Result")
+        if result is not None and "metrics" not in cls.__dict__ and metrics_of(result):
+            cls.metrics = metrics_of(result)
 
     def params_for(self, params: dict[str, Any] | None = None, scale: str | None = None) -> P:
         """Validate parameters, starting from a named scale preset when one is given."""
@@ -198,6 +231,10 @@ class Analyzer(ABC, Generic[P, R]):
         elif self.resources.gpu is GpuNeed.required:
             raise NotRunnable(f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one")
 
-    @abstractmethod
     def run(self, params: P, ctx: RunContext) -> R:
-        """Do the work; write artifacts under ``ctx.out_dir``; return the typed result."""
+        """Do the work (``compute``); write artifacts under ``ctx.out_dir``; return the typed result."""
+        if not self.compute:
+            raise NotImplementedError(f"{type(self).__name__} names no compute function and does not override run")
+        module_name, _, function = self.compute.partition(":")
+        result: R = getattr(importlib.import_module(module_name), function)(self, params, ctx)
+        return result
