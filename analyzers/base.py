@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
 
 from schemas.run import EvidenceScale
 
@@ -107,7 +108,7 @@ class AnalyzerResult(BaseModel):
     )
 
 
-def metric(default: Any = ..., *, description: str, **kwargs: Any) -> Any:
+def metric(default: Any = PydanticUndefined, *, description: str, **kwargs: Any) -> Any:
     """A ``Result`` field a claim may bind to: ``Analyzer.metrics`` is derived from these fields.
 
     The description is what the CLI, the app's claims editor and the agents show for the metric, so it is

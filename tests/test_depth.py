@@ -12,6 +12,7 @@ from torch import nn
 
 from analyzers.depth.adapters import UnsupportedArchitecture, adapter_for
 from analyzers.depth.batches import Batch, encode
+from analyzers.depth.compute import probe_model
 from analyzers.depth.data import Record
 from analyzers.depth.loading import LoadedModel, load_model
 from analyzers.depth.probes import (
@@ -23,7 +24,6 @@ from analyzers.depth.probes import (
     reshape_contributions,
     stable_rank,
 )
-from analyzers.depth.run import probe_model
 from analyzers.depth.skips import future_start, skip_probes
 from analyzers.depth.tiny import build_random_esm, build_random_gpt2
 

@@ -14,9 +14,9 @@ from analyzers import registry
 from analyzers.base import NotRunnable, RunContext
 from analyzers.depth import tiny
 from analyzers.depth.batches import check_lengths, encode
+from analyzers.depth.compute import inefficiency_trend
 from analyzers.depth.data import DESIGNED_FASTA, Record, length_batches, read_fasta, split_records
 from analyzers.depth.loading import load_model, weights_hash
-from analyzers.depth.sweep import inefficiency_trend
 from analyzers.depth.training import (
     TrainConfig,
     count_parameters,
@@ -228,8 +228,8 @@ def test_masks_are_seeded_per_sequence_not_per_batch(tmp_path: Path) -> None:
 
 
 def test_convergence_rule_needs_a_flat_loss_and_accuracy_above_the_unigram_floor() -> None:
+    from analyzers.depth.compute import convergence, unigram_accuracy
     from analyzers.depth.data import Record
-    from analyzers.depth.sweep_run import convergence, unigram_accuracy
 
     falling = [3.0 - 0.01 * i for i in range(100)]
     flat = [3.0 - 0.01 * i for i in range(50)] + [2.5 + 0.001 * ((-1) ** i) for i in range(50)]

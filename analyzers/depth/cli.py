@@ -207,8 +207,8 @@ def add_probe_command(app: typer.Typer) -> None:
     ) -> None:
         """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
         from analyzers.depth import plots
-        from analyzers.depth.analyzer import DepthProbeParams
-        from analyzers.depth.run import json_safe, probe_one
+        from analyzers.depth.compute import json_safe, probe_one
+        from analyzers.depth.spec import DepthProbeParams
 
         with _clear_errors():
             if fasta is not None and not fasta.is_file():

@@ -1,0 +1,252 @@
+"""What the depth analyzers are: their parameters, results, metrics and scales (cheap to import: the
+registry loads it for every ``kb`` command; the work is in ``compute``).
+
+``depth.probe``: how much each layer of a PLM changes the residual stream and the prediction. One
+instrumented pass per batch gives the logit lens, contributions, angular distances, ranks and attention
+entropy; the skip, sublayer-skip, future-effect and deletion probes replay only the layers after the
+perturbed one. The default model is a small ESM-2-shaped model trained here on the shipped designed
+sequences (see ``tiny.py``); real PLMs are named by hub id or folder.
+
+``depth.sweep``: train masked PLMs of several depths at one parameter budget, then probe each. This is
+how seed 000's claims (an optimal depth, perplexity per depth, rank and attention entropy with depth) and
+the abstract's "more pronounced in deeper models" are tested at whatever scale the machine allows. For
+every depth the width is solved so that the ``EsmForMaskedLM`` parameter counts match the budget within a
+few percent; each model is trained with seeded 15 % masking on the same corpus and steps, evaluated on
+held-out sequences (validation perplexity and masked-token accuracy), saved with ``save_pretrained``
+(safetensors) under ``checkpoints/``, and probed with ``depth.probe``'s probes.
+
+``depth_inefficiency_trend`` is minus the least-squares slope, across depths, of
+``log(late_to_early_skip_effect_ratio)`` against ``log2(depth)``, where the ratio is the mean output
+effect of skipping one layer of the later half over that of the earlier half. Positive: the deeper the
+model, the less its later layers change the output relative to its earlier ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from analyzers.base import (
+    Analyzer,
+    AnalyzerParams,
+    AnalyzerResult,
+    GpuNeed,
+    Resources,
+    looks_like_path,
+    metric,
+    operator_only,
+)
+from analyzers.depth.catalog import BUILTINS
+from analyzers.registry import register
+
+DEFAULT_MODEL = "builtin:esm-designed-4x64"
+
+
+class DepthProbeParams(AnalyzerParams):
+    """Which model to probe, on which sequences, with which probes."""
+
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description="Hub id, local folder, imported name, or a built-in trained tiny ESM "
+        f"({', '.join(BUILTINS)}: trained here on designed sequences, not real PLMs).",
+    )
+    fasta: str | None = operator_only(
+        description="FASTA of sequences (a path: set by the person running kb); default: held-out chains of the "
+        "shipped designed corpus."
+    )
+    max_sequences: int = Field(default=16, ge=1, description="Sequences probed (the first N after filtering).")
+    max_length: int | None = Field(
+        default=None, ge=1, description="Drop sequences longer than this (residues); default: keep all, and a "
+        "sequence longer than the model accepts is an error.",
+    )
+    batch_size: int = Field(default=8, ge=1, description="Sequences per forward pass (batched by length).")
+    dtype: Literal["float32", "float16", "bfloat16"] = Field(default="float32", description="Model dtype.")
+    mask_fraction: float = Field(default=0.15, ge=0, lt=1, description="Masked LMs: seeded share of residues masked.")
+    top_k: int = Field(default=5, ge=1, description="Logit lens: size of the top-k sets compared.")
+    skips: bool = Field(default=True, description="Layer-skip heatmap, output effect and layer deletion.")
+    sublayer_skips: bool = Field(default=True, description="Also skip only attention / only the MLP (pre-LN).")
+    future: bool = Field(default=True, description="Causal models: skip at positions < t, measure at >= t.")
+    replay_tokens: int | None = Field(
+        default=None, ge=0, description="Skip probes: tokens (variants x batch x length) replayed together; "
+        "default: one variant at a time on CPU, 16384 on CUDA.",
+    )
+    trust_remote_code: bool = operator_only(False, description="Allow a hub model's own Python code to run.")
+
+    @classmethod
+    def note_errors(cls, params: dict[str, Any]) -> dict[str, str]:
+        """A note names a model by hub id, catalog or built-in name, or a name imported under the KB home:
+        never by a folder, which would make kb read whatever files the note points at."""
+        errors = super().note_errors(params)
+        model = params.get("model")
+        if isinstance(model, str) and looks_like_path(model):
+            errors["model"] = (f"{model!r} is a folder; a note names a model by hub id (owner/name), built-in "
+                               "name, or a name imported with `kb models import FOLDER --name NAME`")
+        return errors
+
+
+class DepthProbeResult(AnalyzerResult):
+    """Summary metrics and per-layer lists."""
+
+    model: str = Field(description="The model probed (as given).")
+    num_layers: int = Field(description="Layers of the probed model.")
+    late_half_kl_drop_fraction: float | None = metric(
+        description="share of the logit-lens KL(p_l || p_L) decrease made by layers L//2..L-1"
+    )
+    late_half_kl_drop_fraction_masked: float | None = metric(description="the same at masked positions (masked models)")
+    mean_skip_output_effect_early_half: float | None = metric(
+        description="mean ||softmax(z)-softmax(z')|| when skipping an early-half layer"
+    )
+    mean_skip_output_effect_late_half: float | None = metric(
+        description="mean ||softmax(z)-softmax(z')|| when skipping a late-half layer"
+    )
+    late_to_early_skip_effect_ratio: float | None = metric(
+        description="late-half over early-half mean skip output effect"
+    )
+    early_half_effect_on_later_layers: float | None = metric(
+        description="mean ||D_l - D'_l||/||D_l|| over l > s, s in the early half"
+    )
+    late_half_effect_on_later_layers: float | None = metric(
+        description="mean ||D_l - D'_l||/||D_l|| over l > s, s in the late half"
+    )
+    final_layer_erank: float | None = metric(
+        description="effective rank (Roy & Vetterli) of the final residual state's token matrix"
+    )
+    erank_ratio: float | None = metric(description="erank(h_L) / erank(h_0)")
+    stable_rank_ratio: float | None = metric(description="stable rank(h_L) / stable rank(h_0)")
+    attention_entropy_last_over_first: float | None = metric(
+        description="mean normalised attention entropy of the last layer / the first"
+    )
+    baseline_perplexity: float | None = metric(
+        description="perplexity of the intact model at masked positions (or next token)"
+    )
+    baseline_accuracy: float | None = metric(
+        description="accuracy of the intact model at masked positions (or next token)"
+    )
+    max_deletion_perplexity_increase: float | None = metric(
+        description="largest perplexity increase from deleting a single layer"
+    )
+    mean_deletion_accuracy_drop_late_half: float | None = metric(
+        description="mean accuracy drop from deleting one late-half layer"
+    )
+    layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...).")
+
+
+@register
+class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
+    """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
+
+    name = "depth.probe"
+    version = "3"
+    summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
+    Params = DepthProbeParams
+    Result = DepthProbeResult
+    compute = "analyzers.depth.compute:probe"
+    resources = Resources(gpu=GpuNeed.recommended, memory_gb=4.0)
+    scales = {
+        "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
+        "small": {"model": "builtin:esm-designed-8x128", "max_sequences": 32},
+        "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 32},
+        "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 128, "device": "cuda"},
+    }
+
+
+class DepthSweepParams(AnalyzerParams):
+    """Depths, budget, corpus and training length of the sweep."""
+
+    depths: list[int] = Field(default=[2, 4, 8], description="Layer counts to train (each >= 2).")
+    parameter_budget: float = Field(default=60_000, gt=0, description="Parameters per model (EsmForMaskedLM).")
+    num_heads: int = Field(default=4, ge=1, description="Attention heads; widths are multiples of it.")
+    fasta: str | None = operator_only(
+        description="Training corpus (a path: set by the person running kb); default: the shipped designed "
+        "sequences (not natural proteins). "
+        "A relative path that does not exist here is looked up under KB_HOME/data.",
+    )
+    val_fraction: float = Field(default=0.1, gt=0, lt=1, description="Held-out share when the FASTA has no split tags.")
+    max_val_sequences: int = Field(default=100, ge=1, description="Validation sequences evaluated.")
+    max_residues: int = Field(default=1022, ge=8, description="Longer sequences are cropped (random window).")
+    steps: int = Field(default=40, ge=1, description="Optimiser steps per depth.")
+    batch_size: int = Field(default=16, ge=1, description="Sequences per step.")
+    learning_rate: float = Field(default=3e-3, gt=0, description="Peak AdamW learning rate (cosine decay).")
+    warmup_steps: int = Field(default=10, ge=0, description="Linear warm-up steps.")
+    dtype: Literal["float32", "bfloat16", "float16"] = Field(
+        default="float32", description="Autocast dtype on CUDA (weights stay float32); CPU trains in float32."
+    )
+    probe_sequences: int = Field(default=8, ge=1, description="Held-out sequences the probes run on.")
+    probe_batch_size: int = Field(default=8, ge=1, description="Sequences per probe pass.")
+    sublayer_skips: bool = Field(default=False, description="Also run attention-/MLP-only skips in the probes.")
+
+    @field_validator("depths")
+    @classmethod
+    def _depths(cls, depths: list[int]) -> list[int]:
+        if len(depths) < 2 or min(depths) < 2 or len(set(depths)) != len(depths):
+            raise ValueError("depths: give at least two distinct layer counts, each >= 2")
+        return sorted(depths)
+
+
+class DepthSweepResult(AnalyzerResult):
+    """Per-depth training and probe numbers, and the trend across depths."""
+
+    depths: list[int] = metric(description="layer counts trained")
+    widths_by_depth: list[int] = Field(description="Solved hidden size per depth.")
+    intermediate_by_depth: list[int] = Field(description="Solved FFN width per depth.")
+    parameters_by_depth: list[int] = metric(description="exact parameter count per depth (equal within a few %)")
+    parameter_spread: float = Field(description="max/min parameter count - 1 across depths.")
+    train_loss_by_depth: list[float] = Field(description="Mean training loss over the last 10 % of steps.")
+    converged_by_depth: list[bool] = Field(default_factory=list, description="Whether each depth passed the "
+                                           "convergence rule (see ``convergence_rule``).")
+    convergence_by_depth: list[str] = Field(default_factory=list, description="Why each depth did or did not.")
+    unigram_accuracy: float | None = Field(default=None, description="Masked accuracy of always predicting the "
+                                           "validation set's most frequent residue: the floor a model must beat.")
+    convergence_rule: str = Field(default="", description="The rule the flags apply.")
+    val_perplexity_by_depth: list[float] = metric(
+        description="validation perplexity at seeded 15 % masked positions, per depth"
+    )
+    masked_accuracy_by_depth: list[float] = metric(description="validation masked-token accuracy, per depth")
+    best_depth: int = metric(description="depth with the lowest validation perplexity")
+    best_depth_is_interior: bool = metric(
+        description="True when the best depth is neither the shallowest nor the deepest trained"
+    )
+    late_half_kl_drop_fraction_by_depth: list[float | None] = metric(
+        description="share of the logit-lens KL decrease made by the later half, per depth"
+    )
+    late_to_early_skip_effect_ratio_by_depth: list[float | None] = metric(
+        description="late-half / early-half mean skip output effect, per depth"
+    )
+    late_half_effect_on_later_layers_by_depth: list[float | None] = Field(description="Late layers' skip effect.")
+    erank_ratio_by_depth: list[float | None] = metric(
+        description="erank(h_L)/erank(h_0) per depth (seed 000: rank collapse)"
+    )
+    stable_rank_ratio_by_depth: list[float | None] = Field(description="Stable rank(h_L) / stable rank(h_0).")
+    attention_entropy_last_over_first_by_depth: list[float | None] = metric(
+        description="attention entropy last/first layer per depth (seed 000)"
+    )
+    depth_inefficiency_trend: float | None = metric(
+        description="-slope of log(late/early skip output effect) over log2(depth); > 0: deeper models use their later "
+        "layers less"
+    )
+
+
+@register
+class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
+    """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
+
+    name = "depth.sweep"
+    version = "2"
+    summary = "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
+    Params = DepthSweepParams
+    Result = DepthSweepResult
+    compute = "analyzers.depth.compute:sweep"
+    resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
+    scales = {
+        "smoke": {},
+        "small": {
+            "depths": [2, 4, 8, 16], "parameter_budget": 150_000, "num_heads": 4, "steps": 400, "batch_size": 32,
+            "learning_rate": 2e-3, "warmup_steps": 40, "probe_sequences": 32, "max_val_sequences": 200,
+        },
+        "paper": {
+            "depths": [6, 12, 24, 36, 48], "parameter_budget": 650e6, "num_heads": 20, "fasta": "uniref50.fasta",
+            "steps": 100_000, "batch_size": 64, "learning_rate": 4e-4, "warmup_steps": 2000, "dtype": "bfloat16",
+            "device": "cuda", "probe_sequences": 128, "max_val_sequences": 2000, "sublayer_skips": True,
+        },
+    }
