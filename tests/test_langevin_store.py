@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from analyzers.langevin.params import LangevinParams
 from analyzers.langevin.sampling import read_checkpoint
+from analyzers.langevin.spec import LangevinParams
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 
 

@@ -107,9 +107,9 @@ def add_langevin_commands(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from analyzers.base import Cancelled, NotRunnable
-        from analyzers.langevin.analyzer import LangevinSweep, write_json
+        from analyzers.langevin.compute import contacts_result, similarity_result, sweep_result, write_json
         from analyzers.langevin.pipeline import run_experiment
-        from analyzers.langevin.result_builders import contacts_result, similarity_result, sweep_result
+        from analyzers.langevin.spec import LangevinSweep
 
         if out.exists() and not overwrite:
             _fail(f"{out} exists; pass --overwrite to replace it, or choose another --out")
@@ -207,7 +207,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from analyzers.base import RunContext
-        from analyzers.langevin.analyzer import LangevinDesign
+        from analyzers.langevin.spec import LangevinDesign
 
         if out.exists() and not overwrite:
             _fail(f"{out} exists; pass --overwrite to replace it")

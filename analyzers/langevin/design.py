@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analyzers.langevin.params import DEFAULT_LADDER
+from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.langevin.structure import ACBP_SEQUENCE
 
 __all__ = [

@@ -24,8 +24,8 @@ from analyzers.langevin import design, structure
 from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
-from analyzers.langevin.params import LangevinParams, default_cache
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
+from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
 

@@ -1,0 +1,468 @@
+"""What the Langevin analyzers are: parameters and named scales, results, metrics (cheap to import: the
+registry loads it for every ``kb`` command; the work is in ``compute``). Three of them share one cached
+experiment (``pipeline``):
+
+* ``langevin.sweep``: loss, specific heat and errors against the sampling temperature, transformer vs
+  the pooling feed-forward baseline (claims: test error minimal at intermediate T; the feed-forward net's
+  sharper specific-heat peak);
+* ``langevin.contacts``: the mean attention against the contact map (P@L, the tolerant metric, best
+  block, ES vs OT; claim: contacts best at temperatures above the best-learning one);
+* ``langevin.similarity``: per-layer similarity q of sampled weights (claim: LayerNorm weights conserved);
+
+and ``langevin.design`` checks the designed sequences alone (seconds).
+
+The field defaults of ``LangevinParams`` are the 'smoke' scale (seconds on a CPU); 'small' runs in minutes
+on a CPU and is sized to show the qualitative shape of the claims; 'paper' uses the paper's sizes (Table
+A1 models, ~12,000 designed sequences, the authors' sampler defaults) and is meant for a GPU. Values the
+paper does not publish are parameters with a stated default (contact cutoff, tempering ladder, metric
+thresholds, sampling lengths).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, metric, operator_only
+from analyzers.registry import register
+
+DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
+
+
+def default_cache(kind: str, given: str | None) -> Path:
+    """``given`` or the per-user cache folder ``kind`` (under KB_HOME when set, so tests stay in their folder)."""
+    if given:
+        return Path(given).expanduser()
+    home = os.environ.get("KB_HOME")
+    return Path(home) / "cache" / kind if home else Path("~/.cache/kb").expanduser() / kind
+
+
+def _positive_temperatures(values: list[float]) -> list[float]:
+    bad = [t for t in values if not t > 0]
+    if bad:
+        raise ValueError(f"temperatures must be > 0, got {bad}")
+    return values
+
+
+class LangevinParams(AnalyzerParams):
+    """Everything the Langevin experiment needs (defaults = the 'smoke' scale)."""
+
+    # structure
+    structure_file: str | None = operator_only(
+        default=None, description="PDB/mmCIF file; default: the idealized bundle. Operator only (reads a path)."
+    )
+    pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
+    cache_dir: str | None = operator_only(
+        default=None,
+        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb). Operator only.",
+    )
+    chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
+    model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
+    cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A (not published; 4.5 usual).")
+    bundle_cutoff: float = Field(default=6.5, gt=0, description="Pseudo-atom cutoff of the idealized bundle, A.")
+    sequence: str | None = Field(
+        default=None, description="Composition for the design; default: the structure's sequence (ACBP for the bundle)."
+    )
+    design_min_separation: int = Field(default=1, ge=1, description="Design energy uses contacts with |i-j| >= this.")
+    # design
+    num_sequences: int = Field(default=240, ge=10, description="Designed sequences (authors: 11,989).")
+    interaction_seed: int = Field(default=0, description="Seed of the random 20x20 interaction matrix B.")
+    design_temperatures: list[float] = Field(
+        default=list(DEFAULT_LADDER), min_length=2, description="Simulated-tempering ladder; samples at the lowest."
+    )
+    design_burn_in_sweeps: int = Field(default=40, ge=0, description="Tempering sweeps before sampling starts.")
+    design_sweeps_between: int = Field(default=10, ge=1, description="Sweeps between two samples of one chain.")
+    design_decorrelation_level: float = Field(
+        default=0.15, ge=0, le=1, description="Fraction of the ladder a chain climbs between two samples."
+    )
+    # data
+    train_size: int = Field(default=120, ge=1, description="Training sequences (authors: 1000).")
+    val_size: int = Field(default=40, ge=0, description="Validation sequences (authors' feed-forward template: 1000).")
+    test_size: int = Field(default=80, ge=1, description="Test sequences.")
+    mask_fraction: float = Field(default=0.15, gt=0, lt=1, description="Sites masked once per sequence.")
+    # models
+    embed_dim: int = Field(default=8, ge=2, description="Transformer d (Table A1: 26, 64, 14, 64).")
+    hidden_dim: int = Field(default=32, ge=2, description="Transformer FFN width m (Table A1: 4d).")
+    num_layers: int = Field(default=1, ge=1, description="Transformer blocks (Table A1: 1 or 4).")
+    dropout: float = Field(default=0.1, ge=0, lt=1, description="Training dropout (paper: 0.1).")
+    include_ffn: bool = Field(default=True, description="Also train and sample the pooling feed-forward baseline.")
+    ffn_embed_dim: int = Field(default=8, ge=2, description="Feed-forward d (Table A1: 64).")
+    ffn_hidden_dim: int = Field(default=40, ge=2, description="Feed-forward m (Table A1: 320).")
+    # training
+    batch_size: int = Field(default=32, ge=1, description="Training minibatch (authors: 64).")
+    warmup: int = Field(default=20, ge=1, description="Noam warm-up steps (paper: 4000).")
+    lr_scale: float = Field(default=1.0, gt=0, description="Multiplies the Noam learning rate.")
+    max_train_steps: int = Field(default=150, ge=1, description="Step limit of each training run and stage.")
+    eval_every: int = Field(default=10, ge=1, description="Steps between validation checks while training.")
+    patience: int = Field(default=3, ge=1, description="Evaluations without a better validation loss (ES ensemble).")
+    es_ensemble_size: int = Field(default=1, ge=1, description="Early-stopped runs whose mean |w|^2 is the ES target.")
+    ot_max_steps: int = Field(default=60, ge=1, description="Extra steps after ES while training has not saturated.")
+    saturation_tolerance: float = Field(default=0.01, gt=0, description="OT: relative train-loss change to stop.")
+    # sampling
+    temperatures: list[float] = Field(
+        default=[1e-5, 1e-4, 1e-3], min_length=1, description="Sampling temperatures (loss units, > 0)."
+    )
+    sampler: str = Field(default="pseudo-langevin", description="pseudo-langevin (constrained), unconstrained or sgld.")
+    sample_from: list[str] = Field(default=["ES"], description="Starting weights to sample from: ES and/or OT.")
+    sampling_steps: int = Field(default=40, ge=2, description="Sampler steps per temperature.")
+    burn_in_fraction: float = Field(default=0.5, ge=0, lt=1, description="Share of steps left out of the averages.")
+    sampling_batch_size: int = Field(default=32, ge=1, description="Sampler minibatch (authors: 64-128).")
+    dt: float = Field(default=1.0, gt=0, description="Sampler time step (authors: 1; cancels out of the mass rule).")
+    m1: float = Field(default=0.1, gt=0, lt=1, description="Friction: c1 = sqrt(1 - m1^2) (authors: 0.1).")
+    r: float = Field(
+        default=0.5, gt=0, lt=1,
+        description="Share of the thermostat noise supplied by the minibatch noise (authors' default 1e-2).",
+    )  # fmt: skip
+    mass_rule: str = Field(default="per-weight", description="per-weight (paper), per-layer or uniform masses.")
+    variance_floor: float = Field(default=1e-3, gt=0, le=1, description="Gradient variance floor, x its median.")
+    max_step_ratio: float = Field(default=0.02, gt=0, description="Guard: thermal step / (|w| cos a) kept below this.")
+    variance_batches: int = Field(default=4, ge=2, description="Minibatches per gradient-variance estimate.")
+    variance_every: int = Field(default=20, ge=1, description="Steps between variance (and mass) re-estimates.")
+    fixman: bool = Field(default=True, description="Remove the M-metric surface bias of the constrained sampler.")
+    sgld_step_size: float = Field(default=1e-4, gt=0, description="Step size of the plain SGLD baseline.")
+    snapshot_every: int = Field(default=10, ge=1, description="Steps between full evaluations (errors, attention).")
+    energy_every: int = Field(default=5, ge=1, description="Steps between full training losses (mean loss and C).")
+    weights_every: int = Field(default=10, ge=1, description="Steps between weight snapshots (similarity q).")
+    checkpoint_every: int = Field(default=20, ge=1, description="Steps between sampler checkpoints (resume).")
+    workers: int = Field(default=1, ge=0, description="Processes for the temperatures on CPU (0: one per core).")
+    threads: int = Field(default=1, ge=0, description="Torch CPU threads per process (0: torch's default).")
+    # contacts
+    attention_layer: int | None = Field(default=None, description="Block compared with contacts; None: the best.")
+    p_at_l_min_separation: int = Field(default=6, ge=1, description="P@L counts pairs with |i-j| >= this.")
+    tolerance_min_separation: int = Field(default=6, ge=0, description="Tolerant metric: pairs with |i-j| > this.")
+    tolerance_delta: int = Field(default=1, ge=0, description="Tolerant metric: a hit within Delta of a contact.")
+    # bookkeeping
+    work_dir: str | None = operator_only(
+        default=None,
+        description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
+        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin. Operator only.",
+    )
+
+    _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)
+
+    @field_validator("sample_from")
+    @classmethod
+    def _starts(cls, values: list[str]) -> list[str]:
+        unknown = sorted(set(values) - {"ES", "OT"})
+        if unknown or not values:
+            raise ValueError(f"sample_from takes ES and/or OT, got {values}")
+        return values
+
+    @field_validator("sampler")
+    @classmethod
+    def _sampler(cls, value: str) -> str:
+        if value not in ("pseudo-langevin", "unconstrained", "sgld"):
+            raise ValueError(f"sampler must be pseudo-langevin, unconstrained or sgld, got {value!r}")
+        return value
+
+    @field_validator("mass_rule")
+    @classmethod
+    def _mass_rule(cls, value: str) -> str:
+        if value not in ("per-weight", "per-layer", "uniform"):
+            raise ValueError(f"mass_rule must be per-weight, per-layer or uniform, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _sizes(self) -> LangevinParams:
+        if self.train_size + self.val_size + self.test_size > self.num_sequences:
+            raise ValueError(
+                f"train_size + val_size + test_size = {self.train_size + self.val_size + self.test_size} "
+                f"exceeds num_sequences = {self.num_sequences}"
+            )
+        if self.structure_file and self.pdb_id:
+            raise ValueError("give either structure_file or pdb_id, not both")
+        return self
+
+
+SMALL: dict[str, Any] = {
+    # Overparametrized like the paper's models (OT reaches a near-zero training error): Table A1's one-block
+    # d=64 transformer (44,245 parameters) on 300 training sequences, and a feed-forward net of the same size.
+    "num_sequences": 3000,
+    "design_burn_in_sweeps": 150,
+    "design_sweeps_between": 30,
+    "train_size": 300,
+    "val_size": 300,
+    "test_size": 1500,
+    "embed_dim": 64,
+    "hidden_dim": 256,
+    "ffn_embed_dim": 32,  # 45,877 parameters
+    "ffn_hidden_dim": 160,
+    "batch_size": 64,
+    "warmup": 400,
+    "max_train_steps": 6000,
+    "eval_every": 100,
+    "patience": 4,
+    "es_ensemble_size": 2,
+    "ot_max_steps": 2000,
+    "temperatures": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+    "sampling_steps": 1500,
+    "sampling_batch_size": 64,
+    "variance_batches": 30,
+    "variance_every": 500,
+    "snapshot_every": 100,
+    "energy_every": 20,
+    "weights_every": 50,
+    "checkpoint_every": 250,
+    "workers": 0,
+}
+PAPER: dict[str, Any] = {
+    "num_sequences": 12000,
+    "design_burn_in_sweeps": 150,
+    "design_sweeps_between": 30,
+    "train_size": 1000,
+    "val_size": 1000,
+    "test_size": 9989,
+    "embed_dim": 64,  # Table A1: 4 blocks, d=64, m=256 (168,853 parameters)
+    "hidden_dim": 256,
+    "num_layers": 4,
+    "ffn_embed_dim": 64,  # Table A1: d=64, m=320 (173,653 parameters)
+    "ffn_hidden_dim": 320,
+    "batch_size": 64,
+    "warmup": 4000,
+    "max_train_steps": 200_000,
+    "eval_every": 500,
+    "patience": 10,
+    "es_ensemble_size": 5,
+    "ot_max_steps": 200_000,
+    "temperatures": [1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
+    "sample_from": ["ES", "OT"],
+    "sampling_steps": 200_000,
+    "sampling_batch_size": 128,
+    "r": 0.01,  # the authors' default
+    "variance_batches": 500,
+    "variance_every": 5000,
+    "snapshot_every": 1000,
+    "energy_every": 200,
+    "weights_every": 2000,
+    "checkpoint_every": 5000,
+    "device": "cuda",
+    "workers": 1,
+}
+SCALES: dict[str, dict[str, Any]] = {"smoke": {}, "small": SMALL, "paper": PAPER}
+
+
+class SweepResult(AnalyzerResult):
+    """Loss, specific heat and errors against sampling temperature, transformer vs feed-forward."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")  # NaN (not computable) stays NaN in JSON
+
+    temperatures: list[float] = metric(description="the sampling temperatures")
+    start: str = Field(description="Weights the sampling started from (ES or OT).")
+    mean_loss_by_temperature: dict[str, list[float]] = Field(description="Mean full training loss per model.")
+    specific_heat_by_temperature: dict[str, list[float]] = Field(description="C = var(L)/T^2 per model.")
+    train_error_by_temperature: dict[str, list[float]] = Field(description="Mean training error per model.")
+    validation_error_by_temperature: dict[str, list[float]] = Field(description="Mean validation error per model.")
+    test_errors_by_model: dict[str, list[float]] = Field(description="Mean test error per model and temperature.")
+    test_error_by_temperature: list[float] = metric(description="transformer masked test error per temperature")
+    test_error_min_is_interior: bool = metric(
+        description="True when the transformer's lowest test error is at neither end of the list"
+    )
+    best_test_error_minus_es: float = metric(
+        description="lowest sampled test error minus the ES model's (negative: sampling helps)"
+    )
+    validation_selected_temperature: float = Field(description="Transformer: T of the lowest validation error.")
+    peak_temperature: dict[str, float] = metric(description="temperature of the specific-heat peak per model")
+    normalized_temperatures: dict[str, list[float]] = Field(description="T / T(peak C) per model.")
+    specific_heat_peak_ratio_ffn_over_transformer: float | None = metric(
+        description="peakedness (max C / mean C) ffn over transformer"
+    )
+    loss_jump_ratio_ffn_over_transformer: float | None = metric(
+        description="largest loss rise between neighbouring T, ffn over transformer"
+    )
+    max_norm_drift: float = metric(description="largest deviation of |w|^2 from its constraint while sampling")
+    equilibrated_by_temperature: dict[str, list[bool]] = Field(
+        description="Per model: no significant drift of the training loss across the averaging window."
+    )
+    loss_drift_by_temperature: dict[str, list[float]] = Field(
+        description="Per model: mean loss of the last minus the first quarter of the averaging window."
+    )
+    thermostat_by_temperature: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: minibatch share r used (capped so the worst noise direction stays "
+        "within 5% of T, the same at every T), amplification of the top minibatch-noise directions, kinetic "
+        "temperature on average and along those directions, and whether every direction is within 20% of T.",
+    )
+    trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
+    design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
+
+
+class ContactsResult(AnalyzerResult):
+    """Mean attention against the contact map along the temperatures, and ES vs OT."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+
+    temperatures: list[float] = Field(description="Sampling temperatures.")
+    p_at_l_by_temperature: list[float] = metric(
+        description="P@L (L = sequence length) of the best block's mean attention per temperature"
+    )
+    p_at_l_chance_by_temperature: list[dict[str, float]] = metric(default_factory=list,
+        description="Per temperature: P@L, chance level and shuffled-contact p-value"
+    )
+    tolerance_precision_by_temperature: list[float] = metric(
+        description="tolerant precision (separation, Delta) per temperature"
+    )
+    best_block_by_temperature: list[int] = Field(description="Block whose attention matched best (0-based).")
+    test_error_by_temperature: list[float] = Field(description="Transformer masked test error per temperature.")
+    best_contact_temperature_over_best_error_temperature: float = metric(
+        description="T(best tolerant precision) / T(lowest test error)"
+    )
+    best_p_at_l_temperature_over_best_error_temperature: float = metric(
+        description="T(best P@L) / T(lowest test error)"
+    )
+    trained_scores: dict[str, dict[str, float]] = Field(description="ES / OT: P@L and tolerant precision (best block).")
+    ot_minus_es_tolerance_precision: float = metric(
+        description="tolerant precision of the OT weights minus the ES weights'"
+    )
+    ot_minus_es_p_at_l: float = metric(description="P@L of the OT weights minus the ES weights'")
+    rule: str = Field(description="The pair-selection rules of the metrics.")
+    tolerance_precision_chance: float = Field(
+        default=float("nan"), description="Tolerant precision of a random ranking of pairs (its expectation).")
+    p_at_l_chance: float = Field(default=float("nan"), description="P@L of a random ranking of pairs.")
+    best_tolerance_precision_p_value: float = Field(
+        default=float("nan"), description="Exact hypergeometric p-value of the best temperature's tolerant "
+        "precision against a random ranking of pairs.")
+
+
+class SimilarityResult(AnalyzerResult):
+    """Per-layer similarity q between sampled weight vectors at one temperature."""
+
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+
+    temperature_by_model: dict[str, float] = Field(description="T analysed per model (lowest mean test error).")
+    mean_q_by_layer: dict[str, dict[str, float]] = metric(description="mean q per model and layer")
+    normalization_mean_q: dict[str, float] = metric(description="mean q of LayerNorm weights per model")
+    other_mean_q: dict[str, float] = Field(description="Mean q of all other layers per model.")
+    normalization_q_minus_other_q: float = metric(
+        description="transformer: mean q of LayerNorm weights minus that of the other layers"
+    )
+    snapshots: dict[str, int] = Field(description="Weight snapshots compared per model.")
+
+
+RUN_SETUP_FIELDS = frozenset({"device", "work_dir", "workers", "cache_dir"})
+
+
+class SweepParams(LangevinParams):
+    """``langevin.sweep`` parameters (the shared experiment's)."""
+
+
+class ContactsParams(LangevinParams):
+    """``langevin.contacts`` parameters; the feed-forward baseline is not needed."""
+
+    include_ffn: bool = Field(default=False, description="Also train and sample the feed-forward baseline.")
+
+
+class SimilarityParams(LangevinParams):
+    """``langevin.similarity`` parameters (the shared experiment's)."""
+
+
+def _contacts_scales() -> dict[str, dict[str, Any]]:
+    return {name: {**preset, "include_ffn": False} for name, preset in SCALES.items()}
+
+
+@register
+class LangevinSweep(Analyzer[SweepParams, SweepResult]):
+    """Sample trained masked LMs at several temperatures on the norm sphere; loss, C and errors vs T."""
+
+    name = "langevin.sweep"
+    summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
+    version = "2"
+    Params = SweepParams
+    Result = SweepResult
+    compute = "analyzers.langevin.compute:sweep"
+    resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
+    scales = SCALES
+    scale_ignored_fields = RUN_SETUP_FIELDS
+
+
+
+@register
+class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
+    """Compare the symmetrized mean attention of sampled transformers with the contact map, per temperature."""
+
+    name = "langevin.contacts"
+    summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
+    version = "2"
+    Params = ContactsParams
+    Result = ContactsResult
+    compute = "analyzers.langevin.compute:contacts"
+    resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
+    scales = _contacts_scales()
+    scale_ignored_fields = RUN_SETUP_FIELDS
+
+
+
+@register
+class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
+    """Per-layer similarity q between weight vectors sampled at the best temperature."""
+
+    name = "langevin.similarity"
+    summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
+    version = "1"
+    Params = SimilarityParams
+    Result = SimilarityResult
+    compute = "analyzers.langevin.compute:similarity"
+    resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
+    scales = SCALES
+    scale_ignored_fields = RUN_SETUP_FIELDS
+
+
+
+# -- sequence design alone -----------------------------------------------------------------------------
+class DesignParams(AnalyzerParams):
+    """``langevin.design`` parameters: the structure and the simulated tempering."""
+
+    structure_file: str | None = operator_only(description="PDB/mmCIF file; default: the idealized bundle.")
+    pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached).")
+    cache_dir: str | None = operator_only(description="Downloaded structures (default: <KB_HOME>/cache/pdb).")
+    chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
+    model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based).")
+    cutoff: float = Field(default=4.5, gt=0, description="Heavy-atom contact cutoff in A.")
+    bundle_cutoff: float = Field(default=6.5, gt=0, description="Pseudo-atom cutoff of the idealized bundle, A.")
+    design_min_separation: int = Field(default=1, ge=1, description="Design energy uses contacts with |i-j| >= this.")
+    sequence: str | None = Field(default=None, description="Composition; default: the structure's (bundle: ACBP).")
+    num_sequences: int = Field(default=600, ge=2, description="Sequences to design (authors: 11,989).")
+    interaction_seed: int = Field(default=0, description="Seed of the random 20x20 interaction matrix B.")
+    design_temperatures: list[float] = Field(default=list(DEFAULT_LADDER), min_length=2)
+    design_burn_in_sweeps: int = Field(default=150, ge=0, description="Tempering sweeps before sampling.")
+    design_sweeps_between: int = Field(default=30, ge=1, description="Sweeps between two samples of one chain.")
+    design_decorrelation_level: float = Field(default=0.15, ge=0, le=1, description="Ladder share climbed between.")
+    num_chains: int | None = Field(default=None, ge=1, description="Tempering chains (default: about n / 3).")
+
+
+class DesignResult(AnalyzerResult):
+    """Diagnostics of the designed sequences."""
+
+    num_sequences: int = Field(description="Sequences designed.")
+    temperatures: list[float] = Field(description="Tempering ladder, high to low.")
+    mean_energy_by_temperature: list[float] = Field(description="Mean energy per tempering temperature.")
+    acceptance_swap_by_temperature: list[float] = Field(description="Swap acceptance per temperature.")
+    acceptance_temperature_moves: float = Field(description="Accepted share of temperature moves.")
+    energy_decreases_with_temperature: bool = metric(
+        description="True when the mean energy falls at every lower tempering temperature"
+    )
+    composition_exact: bool = metric(description="True when every sequence keeps the native composition")
+    mean_pairwise_identity: float = metric(description="mean identity between designed sequences (authors: about 0.34)")
+    consecutive_identity: float = Field(description="Identity of consecutive samples of one chain.")
+    sequences_per_second: float = metric(description="throughput of the vectorized tempering")
+    mean_sample_energy: float = Field(description="Mean energy of the sampled sequences.")
+
+
+@register
+class LangevinDesign(Analyzer[DesignParams, DesignResult]):
+    """Design sequences on a contact map by adaptive simulated tempering and report their diagnostics."""
+
+    name = "langevin.design"
+    summary = "Designed sequences by vectorized adaptive simulated tempering: energies, acceptance, identity."
+    version = "1"
+    Params = DesignParams
+    Result = DesignResult
+    compute = "analyzers.langevin.compute:design"
+    resources = Resources(gpu=GpuNeed.none, memory_gb=1.0)
+    scales: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {"num_sequences": 600},
+        "small": {"num_sequences": 3000},
+        "paper": {"num_sequences": 12000},
+    }
