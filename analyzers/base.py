@@ -11,10 +11,9 @@ it writes artifacts into ``ctx.out_dir`` and returns a ``Result``. Analyzers reg
 from __future__ import annotations
 
 import importlib
-import logging
 from abc import ABC
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -143,7 +142,6 @@ class RunContext:
     offline: bool = False
     progress: Callable[[float, str], None] = lambda fraction, message: None
     is_cancelled: Callable[[], bool] = lambda: False
-    log: logging.Logger = field(default_factory=lambda: logging.getLogger("kb.analyzer"))
     # A folder for the run's latest checkpoint. The worker fills it from the artifact store before the run
     # (a run killed on one node resumes on another) and uploads it whenever the analyzer calls
     # ``checkpoint_saved``. None where nobody keeps checkpoints (a plain ``kb run``).

@@ -4,7 +4,7 @@ Every page starts with ``kb = setup()``. The KnowledgeBase (and its database eng
 per settings (``st.cache_resource``). The index is kept in step with the notes folder by a background
 thread (``IndexKeeper``), so no page waits for a re-index of thousands of notes; a page that must
 show fresh data after a write asks for it explicitly. Runs are executed by one background
-``kb worker --forever`` process per KB home (``kb.background``), started when the app queues runs or
+``kb worker --forever`` process per KB home (``kb.queue.daemon``), started when the app queues runs or
 finds runs waiting with no worker alive.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import streamlit as st
 
-from kb import background
 from kb.core import KnowledgeBase
 from kb.index import IndexReport
+from kb.queue import daemon
 from kb.settings import Settings
 
 #: Every session-state key the pages share, with its default (widget keys live with their widgets).
@@ -130,15 +130,15 @@ class WorkerHandle:
     settings: Settings
     started: int = 0  # workers this app process started
 
-    def status(self) -> background.WorkerInfo | None:
+    def status(self) -> daemon.WorkerInfo | None:
         """The live worker, or None."""
-        return background.find_worker(self.settings.home)
+        return daemon.find_worker(self.settings.home)
 
-    def ensure(self) -> background.WorkerInfo | None:
+    def ensure(self) -> daemon.WorkerInfo | None:
         """A live worker, started when none is alive; None when the settings say the app must not start one."""
         if not self.settings.app_worker:
             return self.status()
-        info, started = background.ensure_worker(self.settings)
+        info, started = daemon.ensure_worker(self.settings)
         self.started += started
         return info
 

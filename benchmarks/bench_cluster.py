@@ -86,7 +86,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="Interleaved repeats (medians are reported).")
     args = parser.parse_args()
     from analyzers import registry
-    from kb.slurm import slurm_available
+    from kb.queue.slurm import slurm_available
 
     registry.load_all()
     why = slurm_available()

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from analyzers import registry
-from kb import runs
 from kb.core import KnowledgeBase
+from kb.queue import store as queue_store
 from kb.settings import Settings
 
 
@@ -31,7 +31,7 @@ def main() -> None:
         registry.load_all()  # importing the analyzers (torch, transformers) is start-up, not queue overhead
         t0 = time.perf_counter()
         for _ in range(args.n):
-            runs.enqueue(kb.engine, "noop", {"value": 1.0})
+            queue_store.enqueue(kb.engine, "noop", {"value": 1.0})
         t_enqueue = time.perf_counter() - t0
         t0 = time.perf_counter()
         counts = kb.work()
@@ -46,7 +46,7 @@ def main() -> None:
             t0 = time.perf_counter()
             ray.init(include_dashboard=False, log_to_driver=False)
             t_start = time.perf_counter() - t0
-            ids = [runs.enqueue(kb.engine, "noop", {"value": 1.0}, executor="ray").id for _ in range(args.n)]
+            ids = [queue_store.enqueue(kb.engine, "noop", {"value": 1.0}, executor="ray").id for _ in range(args.n)]
             try:
                 t0 = time.perf_counter()
                 statuses = kb.work_on_ray(ids)

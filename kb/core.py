@@ -21,19 +21,20 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
-from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import Analyzer
 from kb import evidence as evidence_mod
-from kb import executors, note_edits, runs, slurm, worker
 from kb import index as index_mod
 from kb import library as library_mod
+from kb import note_edits
 from kb import notes as notes_mod
 from kb.artifact_store import ArtifactStore
 from kb.db import ClaimRow, Paper, init_db, make_engine
 from kb.hashing import binding_hash
 from kb.notes import Note, NoteError
+from kb.queue import execution, executors, slurm
+from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord
 
@@ -194,8 +195,7 @@ class KnowledgeBase:
     def _check_paper_id_free(self, paper_id: object) -> None:
         if paper_id is None:
             return
-        with Session(self.engine) as session:
-            existing = session.exec(select(Paper).where(Paper.paper_id == str(paper_id))).first()
+        existing = index_mod.paper_with_id(self.engine, str(paper_id))
         if existing is not None:
             raise NoteError(
                 existing.path,
@@ -237,7 +237,7 @@ class KnowledgeBase:
             if old.exists():
                 old.rename(old.with_name(f"{database.name}.damaged-{stamp}{suffix}"))
         report = self.index(progress=progress)
-        return report, worker.reattach_evidence(self.engine, self.store)
+        return report, execution.reattach_evidence(self.engine, self.store)
 
     def list_papers(self, **filters: Any) -> list[Paper]:
         """Indexed papers matching the filters of ``kb.index.list_papers``."""
@@ -262,8 +262,7 @@ class KnowledgeBase:
 
     def claim(self, claim_key: str) -> tuple[Claim, str | None] | None:
         """The indexed claim '<note id>#<claim id>' and its grounding status, or None."""
-        with Session(self.engine) as session:
-            row = session.get(ClaimRow, claim_key)
+        row = index_mod.get_claim(self.engine, claim_key)
         return (Claim.model_validate_json(row.claim_json), row.grounding) if row is not None else None
 
     def search(self, query: str, limit: int = 20) -> list[index_mod.SearchHit]:
@@ -280,8 +279,7 @@ class KnowledgeBase:
     def claim_keys(self, targets: list[str] | None = None, *, stale_only: bool = False) -> list[str]:
         """Claim keys ('note#claim') named by targets: claim keys, note ids, or every bound claim."""
         self.index()
-        with Session(self.engine) as session:
-            rows = session.exec(select(ClaimRow).where(ClaimRow.analyzer.is_not(None))).all()  # type: ignore[union-attr]
+        rows = index_mod.bound_claims(self.engine)
         keys = [r.key for r in rows if not targets or r.key in targets or r.paper_id in targets]
         if targets:
             known = {r.key for r in rows} | {r.paper_id for r in rows}
@@ -305,7 +303,7 @@ class KnowledgeBase:
         granted = operator_params or {}
         queued, skipped = [], []
         for key in self.claim_keys(targets, stale_only=stale_only):
-            claim = runs.claim_for_key(self.engine, key)
+            claim = queue_store.claim_for_key(self.engine, key)
             if claim is None or claim.analyzer is None:
                 continue
             binding = claim.analyzer
@@ -325,9 +323,9 @@ class KnowledgeBase:
                 continue
             group = uuid.uuid4().hex if len(seeds) > 1 else None
             for validated in params:
-                run = runs.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
+                run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
                                    device=device, executor=executor, group_id=group, binding=binding_hash(claim))
-                queued.append(runs.to_record(run))
+                queued.append(queue_store.to_record(run))
         return queued, skipped
 
     def work_on_ray(self, run_ids: list[str], address: str | None = None, **init_kwargs: Any) -> dict[str, str]:
@@ -369,38 +367,38 @@ class KnowledgeBase:
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
              device: str | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
-        return worker.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout, store=self.store,
+        return execution.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout, store=self.store,
                            device=device)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
         """Runs, newest first (optionally only those with the given ids)."""
-        return runs.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
+        return queue_store.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
 
     def recover(self) -> list[str]:
         """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""
-        return runs.recover_stale(self.engine)
+        return queue_store.recover_stale(self.engine)
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""
-        record = runs.get_run(self.engine, run_id)
-        cancelled = runs.cancel(self.engine, run_id)
+        record = queue_store.get_run(self.engine, run_id)
+        cancelled = queue_store.cancel(self.engine, run_id)
         if cancelled and record is not None and record.job_id:
             slurm.cancel_job(record.job_id)
         return cancelled
 
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""
-        return runs.get_run(self.engine, run_id)
+        return queue_store.get_run(self.engine, run_id)
 
     def retry(self, run_id: str) -> RunRecord:
         """Queue a new run like ``run_id`` (same analyzer, parameters, claim, device); it must have ended."""
-        return runs.to_record(runs.retry(self.engine, run_id))
+        return queue_store.to_record(queue_store.retry(self.engine, run_id))
 
     def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
         return [(evidence_mod.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
-                 runs.to_record(run) if run is not None else None)
+                 queue_store.to_record(run) if run is not None else None)
                 for row, run in evidence_mod.evidence_of_analyzer(self.engine, analyzer, limit)]
 
     def evidence(self, claim_key: str) -> list[EvidenceRecord]:

@@ -121,11 +121,6 @@ class Evidence(SQLModel, table=True):
     created_at: dt.datetime = Field(default_factory=utcnow)
 
 
-def is_sqlite(engine: Engine) -> bool:
-    """Whether the engine talks to SQLite."""
-    return engine.dialect.name == "sqlite"
-
-
 def make_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
     """Create an engine; for SQLite: parent folder, WAL, foreign keys, a busy timeout (seconds)."""
     parsed = make_url(url)

@@ -30,8 +30,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from analyzers import registry
-from kb import __version__, runs
+from kb import __version__
 from kb.db import ClaimRow, Evidence, Run
+from kb.queue import store as queue_store
 from kb.verdicts import describe, evaluate
 from schemas import EvidenceRecord, Provenance, Verdict, VerdictKind
 
@@ -240,7 +241,7 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     Editing ``expect:`` needs no new run (the metrics are stored), but the stored verdict must follow
     the note, or the app would show a verdict on an expectation the note no longer makes.
     """
-    claim = runs.claim_for_key(engine, claim_key)
+    claim = queue_store.claim_for_key(engine, claim_key)
     if claim is None or claim.expect is None:
         return False
     evidence = evidence_for(engine, claim_key, limit=1)  # every claim of every changed note comes here
@@ -250,7 +251,8 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     old = Verdict.model_validate_json(latest.verdict_json or "{}")
     if old.kind is VerdictKind.not_runnable or old.expected == describe(claim.expect):
         return False
-    results = runs.group_results(engine, latest.group_id)[0] if latest.group_id else [json.loads(latest.metrics_json)]
+    results = (queue_store.group_results(engine, latest.group_id)[0] if latest.group_id
+               else [json.loads(latest.metrics_json)])
     verdict = evaluate(claim, [m for m in results if m], old.evidence_scale)
     set_verdict(engine, latest.id, verdict.model_copy(
         update={"reason": f"{verdict.reason} (re-judged against the note's current expectation)"}))

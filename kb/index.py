@@ -339,6 +339,24 @@ def get_paper(engine: Engine, note_id: str) -> Paper | None:
         return session.get(Paper, note_id)
 
 
+def paper_with_id(engine: Engine, paper_id: str) -> Paper | None:
+    """The indexed note whose frontmatter ``paper_id`` is ``paper_id``, if any."""
+    with Session(engine) as session:
+        return session.exec(select(Paper).where(Paper.paper_id == paper_id)).first()
+
+
+def get_claim(engine: Engine, claim_key: str) -> ClaimRow | None:
+    """One indexed claim by key ('<note id>#<claim id>')."""
+    with Session(engine) as session:
+        return session.get(ClaimRow, claim_key)
+
+
+def bound_claims(engine: Engine) -> list[ClaimRow]:
+    """Every indexed claim bound to an analyzer."""
+    with Session(engine) as session:
+        return list(session.exec(select(ClaimRow).where(col(ClaimRow.analyzer).is_not(None))).all())
+
+
 def claims_for(engine: Engine, note_id: str) -> list[ClaimRow]:
     """The claims of one paper, in key order."""
     with Session(engine) as session:

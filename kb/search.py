@@ -101,13 +101,7 @@ class SearchBackend(Protocol):
 
     def create(self, engine: Engine) -> None: ...
 
-    def index_paper(
-        self, conn: Connection, paper_id: str, title: str, tags: str, body: str, claims_text: str
-    ) -> None: ...
-
     def index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None: ...
-
-    def remove(self, conn: Connection, paper_id: str) -> None: ...
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None: ...
 
@@ -149,9 +143,6 @@ class SqliteFtsSearch:
                     conn.exec_driver_sql(f"INSERT INTO {CJK_TABLE} (rowid, paper_id, title, tags, body, claims) "
                                          "VALUES (?, ?, ?, ?, ?, ?)", rows)
 
-    def index_paper(self, conn: Connection, paper_id: str, title: str, tags: str, body: str, claims_text: str) -> None:
-        self.index_many(conn, [SearchDoc(paper_id, title, tags, body, claims_text)])
-
     def index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None:
         if not docs:
             return
@@ -167,9 +158,6 @@ class SqliteFtsSearch:
             [(base + i, d.paper_id, cjk_tokens(d.title), cjk_tokens(d.tags), cjk_tokens(d.body),
               cjk_tokens(d.claims_text)) for i, d in enumerate(docs, 1)],
         )
-
-    def remove(self, conn: Connection, paper_id: str) -> None:
-        self.remove_many(conn, [paper_id])
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:
         wanted = set(paper_ids)
@@ -325,13 +313,7 @@ class LikeSearch:
     def create(self, engine: Engine) -> None:
         return None
 
-    def index_paper(self, conn: Connection, paper_id: str, title: str, tags: str, body: str, claims_text: str) -> None:
-        return None
-
     def index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None:
-        return None
-
-    def remove(self, conn: Connection, paper_id: str) -> None:
         return None
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:

@@ -139,7 +139,7 @@ def s3_url(s3_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
 @pytest.fixture(scope="session")
 def slurm_cluster() -> str:
     """The single-node Slurm cluster (.ci/slurm-up starts it); returns its default partition."""
-    from kb.slurm import slurm_available
+    from kb.queue.slurm import slurm_available
 
     script = Path(__file__).resolve().parents[1] / ".ci" / "slurm-up"
     if slurm_available() is not None and shutil.which("slurmctld") is not None:

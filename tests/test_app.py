@@ -16,8 +16,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kb import background
 from kb.core import KnowledgeBase
+from kb.queue import daemon
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]
     """The bundled notes plus a noop note; the app must not start workers (runs stay queued)."""
     env = make_env(tmp_path, monkeypatch)
     yield env
-    background.stop_worker(env.home)
+    daemon.stop_worker(env.home)
     st.cache_resource.clear()
     st.cache_data.clear()
 

@@ -1,7 +1,7 @@
 """The app with its background worker process, the Compare page and the Ask page.
 
 Runs queued from the app are executed by a real ``kb worker --forever`` process the app starts
-(``kb.background``); the worker outlives the AppTest session that started it. Compare reads real
+(``kb.queue.daemon``); the worker outlives the AppTest session that started it. Compare reads real
 evidence produced by a small per-layer analyzer registered for the test; Ask runs the real LangChain
 agent over the real database with a scripted fake chat model standing in for the LLM.
 """
@@ -27,8 +27,9 @@ from sqlmodel import Session
 
 from analyzers import registry
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
-from kb import background, runs
 from kb.db import Run
+from kb.queue import daemon
+from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas.run import EvidenceScale
 from tests.test_app import AppEnv, badges, make_env, open_app
@@ -41,7 +42,7 @@ def worker_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppE
     """A knowledge base whose app starts background workers (stopped after the test)."""
     env = make_env(tmp_path, monkeypatch, worker=True)
     yield env
-    background.stop_worker(env.home)
+    daemon.stop_worker(env.home)
     st.cache_resource.clear()
     st.cache_data.clear()
 
@@ -67,7 +68,7 @@ def test_note_reverify_is_run_by_the_background_worker_which_outlives_the_sessio
     kb = worker_env.kb
     at = open_app("note", id="noop-note")
     at.button(key="reverify_noop-note#value-above-two").click().run()
-    info = background.find_worker(worker_env.home)
+    info = daemon.find_worker(worker_env.home)
     assert info is not None, "re-verifying started a worker"
     assert os.getsid(info.pid) != os.getsid(0), "the worker runs in its own session, detached from the app"
 
@@ -81,7 +82,7 @@ def test_note_reverify_is_run_by_the_background_worker_which_outlives_the_sessio
     assert kb.evidence("noop-note#value-above-two")[0].verdict.kind.value == "supported"
 
     st.cache_resource.clear()  # the app's handles are gone; the worker is not
-    assert background.pid_alive(info.pid) and background.find_worker(worker_env.home) == info
+    assert daemon.pid_alive(info.pid) and daemon.find_worker(worker_env.home) == info
     (again,), _ = kb.verify(["noop-note#value-above-two"])
     wait_for(lambda: kb.get_run(again.id).status.value == "succeeded", "a run queued after the session ended")
     assert worker_of(worker_env, again.id) == f"{info.host}:{info.pid}"
@@ -90,9 +91,9 @@ def test_note_reverify_is_run_by_the_background_worker_which_outlives_the_sessio
 def test_app_restart_starts_a_worker_for_runs_left_in_the_queue(worker_env: AppEnv) -> None:
     kb = worker_env.kb
     (queued,), _ = kb.verify(["noop-note#value-above-two"])  # queued while no app and no worker ran
-    assert background.find_worker(worker_env.home) is None
+    assert daemon.find_worker(worker_env.home) is None
     open_app()  # a freshly started app finds the waiting run
-    assert background.find_worker(worker_env.home) is not None
+    assert daemon.find_worker(worker_env.home) is not None
     wait_for(lambda: kb.get_run(queued.id).status.value == "succeeded", "the waiting run")
 
 
@@ -120,16 +121,16 @@ def test_live_progress_then_cancel_from_the_runs_page(worker_env: AppEnv) -> Non
 def test_background_ensure_is_idempotent_and_stop_ends_it(tmp_path: Path) -> None:
     settings = Settings(papers=tmp_path / "papers", home=tmp_path / "home")
     (tmp_path / "papers").mkdir()
-    first, started = background.ensure_worker(settings)
+    first, started = daemon.ensure_worker(settings)
     try:
         assert started
-        again, started_again = background.ensure_worker(settings)
+        again, started_again = daemon.ensure_worker(settings)
         assert again == first and not started_again
-        assert "starting:" in background.log_tail(settings.home)
+        assert "starting:" in daemon.log_tail(settings.home)
     finally:
-        assert background.stop_worker(settings.home)
-    assert background.find_worker(settings.home) is None and not background.pid_alive(first.pid)
-    assert not background.stop_worker(settings.home)
+        assert daemon.stop_worker(settings.home)
+    assert daemon.find_worker(settings.home) is None and not daemon.pid_alive(first.pid)
+    assert not daemon.stop_worker(settings.home)
 
 
 def test_background_ignores_dead_and_recycled_pids(tmp_path: Path) -> None:
@@ -141,12 +142,12 @@ def test_background_ignores_dead_and_recycled_pids(tmp_path: Path) -> None:
               '"command": ["python", "-m", "kb.cli", "worker", "--forever"]}}')
     import socket
 
-    background.pidfile_path(home).write_text(record.format(pid=dead.pid, host=socket.gethostname()))
-    assert background.find_worker(home) is None
+    daemon.pidfile_path(home).write_text(record.format(pid=dead.pid, host=socket.gethostname()))
+    assert daemon.find_worker(home) is None
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])  # alive, not a worker
     try:
-        background.pidfile_path(home).write_text(record.format(pid=other.pid, host=socket.gethostname()))
-        assert background.find_worker(home) is None
+        daemon.pidfile_path(home).write_text(record.format(pid=other.pid, host=socket.gethostname()))
+        assert daemon.find_worker(home) is None
     finally:
         other.send_signal(signal.SIGKILL)
         other.wait()
@@ -210,7 +211,7 @@ def app_env_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layers_anal
     env = make_env(tmp_path, monkeypatch)
     kb = env.kb
     for model, depth in (("esm2-small", 4), ("esm2-medium", 6), ("esm2-large", 12)):
-        runs.enqueue(kb.engine, "test.layers", {"model": model, "num_layers": depth, "device": "cpu", "seed": 0})
+        queue_store.enqueue(kb.engine, "test.layers", {"model": model, "num_layers": depth, "device": "cpu", "seed": 0})
     assert kb.work() == {"succeeded": 3}
     yield env
     st.cache_resource.clear()

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kb import background
 from kb.core import KnowledgeBase
+from kb.queue import daemon
 from kb.settings import Settings
 from tests.test_app import ROOT, SOURCE_TEXT, noop_note
 
@@ -92,7 +92,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
             os.killpg(app.pid, 15)
             app.wait(timeout=20)
         log.close()
-        background.stop_worker(home)
+        daemon.stop_worker(home)
 
 
 @pytest.fixture
@@ -229,7 +229,7 @@ def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> 
     # The app goes away (server stopped); its worker stays and still runs what is queued.
     os.killpg(served.process.pid, 15)
     served.process.wait(timeout=20)
-    assert background.find_worker(served.home) is not None
+    assert daemon.find_worker(served.home) is not None
     kb = KnowledgeBase(Settings(papers=papers, home=served.home))
     (queued,), _ = kb.verify(["noop-note#value-above-two"])
     deadline = time.monotonic() + 60

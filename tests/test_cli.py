@@ -185,13 +185,13 @@ def test_check_exits_one_when_a_claim_states_numbers_its_source_does_not(kb_dirs
 def test_runs_watch_follows_active_runs_until_they_end(kb_dirs: tuple[Path, Path]) -> None:
     import threading
 
-    from kb import runs
     from kb.core import KnowledgeBase
+    from kb.queue import store as queue_store
     from kb.settings import Settings
 
     papers, home = kb_dirs
     kb = KnowledgeBase(Settings(papers=papers, home=home))
-    run = runs.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 5, "step_seconds": 0.2})
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 5, "step_seconds": 0.2})
     worker = threading.Thread(target=kb.work)
     worker.start()
     code, _, err = _run(kb_dirs, "runs", "--watch", "--json")
@@ -214,12 +214,12 @@ def test_verify_shows_progress_per_run(kb_dirs: tuple[Path, Path]) -> None:
 
 
 def test_worker_logs_each_run(kb_dirs: tuple[Path, Path]) -> None:
-    from kb import runs
     from kb.core import KnowledgeBase
+    from kb.queue import store as queue_store
     from kb.settings import Settings
 
     papers, home = kb_dirs
-    run = runs.enqueue(KnowledgeBase(Settings(papers=papers, home=home)).engine, "noop", {"value": 1.0})
+    run = queue_store.enqueue(KnowledgeBase(Settings(papers=papers, home=home)).engine, "noop", {"value": 1.0})
     code, out, err = _run(kb_dirs, "worker")
     assert code == 0 and "1 succeeded" in out
     assert f"run {run.id[:12]}: noop on cpu" in err and f"run {run.id[:12]}: succeeded in" in err

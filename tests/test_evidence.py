@@ -23,13 +23,14 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from app.widgets import STATE_STYLE
-from kb import __version__, evidence, runs
+from kb import __version__, evidence
 from kb.agents.queries import claim_states as agent_claim_states
 from kb.agents.tools import build_tools
 from kb.cli import app as cli_app
 from kb.core import KnowledgeBase
 from kb.db import Evidence
 from kb.evidence import ClaimState
+from kb.queue import store as queue_store
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +99,7 @@ def states_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
     note.write_text(NOTE.format(stale_value=3, late=""), encoding="utf-8")
     kb = KnowledgeBase(Settings(papers=papers, home=root / "home"))
     kb.index()
-    runs.enqueue(kb.engine, "noop", {"value": 1.0}, claim_key="states#nov")  # its claim is not indexed yet
+    queue_store.enqueue(kb.engine, "noop", {"value": 1.0}, claim_key="states#nov")  # its claim is not indexed yet
     queued, skipped = kb.verify([f"states#{c}" for c in ("sup", "ref", "inc", "nr", "err", "old")])
     assert len(queued) == 6 and not skipped
     assert kb.work() == {"succeeded": 7}
@@ -212,6 +213,7 @@ def test_stale_reason_names_what_changed(states_kb: KnowledgeBase) -> None:
 
 
 def test_hashing_index_imports_neither_the_queue_nor_the_worker() -> None:
-    code = "import sys, kb.index; print(sorted(m for m in sys.modules if m in ('kb.runs', 'kb.worker', 'kb.evidence')))"
+    code = ("import sys, kb.index; "
+            "print(sorted(m for m in sys.modules if m in ('kb.queue.store', 'kb.queue.execution', 'kb.evidence')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

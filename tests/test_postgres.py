@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kb import runs
 from kb.core import KnowledgeBase
+from kb.queue import store as queue_store
 from kb.settings import Settings
 
 pytestmark = pytest.mark.postgres
@@ -37,7 +37,7 @@ def test_postgres_queue_and_evidence(pg_kb: KnowledgeBase, tmp_path: Path) -> No
         encoding="utf-8")
     queued, _ = pg_kb.verify(["q"])
     assert len(queued) == 1
-    assert runs.claim_next(pg_kb.engine, "other", run_id="nonexistent") is None
+    assert queue_store.claim_next(pg_kb.engine, "other", run_id="nonexistent") is None
     assert pg_kb.work() == {"succeeded": 1}
     (ev,) = pg_kb.evidence("q#echo")
     assert ev.verdict is not None and ev.verdict.kind.value == "supported"

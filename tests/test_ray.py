@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kb import runs
+from kb.queue import store as queue_store
 from tests.test_runs import _kb
 
 pytestmark = pytest.mark.ray
@@ -16,7 +16,7 @@ def test_ray_executor_runs_queued_runs_once(tmp_path: Path) -> None:
     pytest.importorskip("ray")
     kb = _kb(tmp_path)
     queued, _ = kb.verify(["q"], executor="ray")
-    extra = runs.enqueue(kb.engine, "noop", {"value": 7.0}, executor="ray")
+    extra = queue_store.enqueue(kb.engine, "noop", {"value": 7.0}, executor="ray")
     ids = [queued[0].id, extra.id]
     statuses = kb.work_on_ray(ids, num_cpus=1)
     assert statuses == {ids[0]: "succeeded", ids[1]: "succeeded"}

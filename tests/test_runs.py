@@ -13,10 +13,11 @@ from pathlib import Path
 
 from sqlmodel import Session
 
-from kb import runs, worker
 from kb.artifact_store import ArtifactStore
 from kb.core import KnowledgeBase
 from kb.db import Run
+from kb.queue import execution
+from kb.queue import store as queue_store
 from kb.settings import Settings
 
 NOTE = textwrap.dedent("""\
@@ -74,7 +75,7 @@ def test_failed_run_keeps_earlier_evidence(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     kb.verify(["q"])
     kb.work()
-    runs.enqueue(kb.engine, "noop", {"fail": True}, claim_key="q#echo-big")
+    queue_store.enqueue(kb.engine, "noop", {"fail": True}, claim_key="q#echo-big")
     assert kb.work() == {"failed": 1}
     failed = kb.runs(status="failed")[0]
     assert "asked to fail" in (failed.error or "")
@@ -85,7 +86,7 @@ def test_failed_run_keeps_earlier_evidence(tmp_path: Path) -> None:
 def test_not_runnable_is_recorded_with_reason(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     kb.index()
-    runs.enqueue(kb.engine, "noop", {"not_runnable": "needs a GPU"}, claim_key="q#echo-big")
+    queue_store.enqueue(kb.engine, "noop", {"not_runnable": "needs a GPU"}, claim_key="q#echo-big")
     kb.work()
     (ev,) = kb.evidence("q#echo-big")
     assert ev.verdict and ev.verdict.kind.value == "not_runnable" and ev.verdict.reason == "needs a GPU"
@@ -94,11 +95,11 @@ def test_not_runnable_is_recorded_with_reason(tmp_path: Path) -> None:
 def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     kb.index()
-    ids = {runs.enqueue(kb.engine, "noop", {}).id for _ in range(40)}
+    ids = {queue_store.enqueue(kb.engine, "noop", {}).id for _ in range(40)}
     taken: dict[str, list[str]] = {"a": [], "b": []}
 
     def take(name: str) -> None:
-        while (run := runs.claim_next(kb.engine, name)) is not None:
+        while (run := queue_store.claim_next(kb.engine, name)) is not None:
             taken[name].append(run.id)
 
     threads = [threading.Thread(target=take, args=(n,)) for n in taken]
@@ -113,12 +114,12 @@ def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
 def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     kb.index()
-    run = runs.enqueue(kb.engine, "noop", {"steps": 200, "step_seconds": 0.05})
-    claimed = runs.claim_next(kb.engine, "w")
+    run = queue_store.enqueue(kb.engine, "noop", {"steps": 200, "step_seconds": 0.05})
+    claimed = queue_store.claim_next(kb.engine, "w")
     assert claimed is not None
-    threading.Timer(0.5, runs.cancel, args=(kb.engine, run.id)).start()
+    threading.Timer(0.5, queue_store.cancel, args=(kb.engine, run.id)).start()
     t0 = time.monotonic()
-    status = worker.execute(kb.engine, kb.settings.home, claimed, heartbeat_interval=0.1)
+    status = execution.execute(kb.engine, kb.settings.home, claimed, heartbeat_interval=0.1)
     assert status.value == "cancelled" and time.monotonic() - t0 < 5
     assert kb.runs()[0].status.value == "cancelled"
     assert kb.evidence("q#echo-big") == []
@@ -128,7 +129,8 @@ def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     kb.verify(["q"])
     kb.work()  # earlier evidence that must survive the crash
-    run = runs.enqueue(kb.engine, "noop", {"value": 5.0, "steps": 400, "step_seconds": 0.05}, claim_key="q#echo-big")
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 5.0, "steps": 400, "step_seconds": 0.05},
+                              claim_key="q#echo-big")
     script = textwrap.dedent(f"""
         from pathlib import Path
         from kb.core import KnowledgeBase
@@ -149,7 +151,7 @@ def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
     assert len(kb.evidence("q#echo-big")) == 1  # earlier evidence intact
     import datetime as dt
 
-    assert runs.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=0)) == [run.id]
+    assert queue_store.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=0)) == [run.id]
     assert kb.runs(status="queued")[0].id == run.id
     with Session(kb.engine) as session:  # make it fast to finish
         row = session.get(Run, run.id)

@@ -115,7 +115,7 @@ def test_a_job_killed_mid_run_resumes_from_its_checkpoint(
 
 
 def test_cancelling_a_run_cancels_its_job(tmp_path: Path, pg_database: str, s3_url: str, slurm_cluster: str) -> None:
-    from kb import slurm
+    from kb.queue import slurm
 
     kb = _laptop(tmp_path, pg_database, s3_url, slurm_cluster, steps=200, step_seconds=0.5)
     (record,) = kb.verify(["slurm-note"], executor="slurm")[0]
@@ -123,8 +123,9 @@ def test_cancelling_a_run_cancels_its_job(tmp_path: Path, pg_database: str, s3_u
     _wait(kb, record.id, {"running"})
     assert kb.cancel(record.id)
     deadline = time.monotonic() + 60
-    while job in slurm.job_states([job]) and slurm.job_states([job])[job] not in ("CANCELLED", "COMPLETED"):
-        assert time.monotonic() < deadline, slurm.job_states([job])
+    # One squeue reading per check: the job may leave the queue between two readings.
+    while (state := slurm.job_states([job]).get(job)) not in (None, "CANCELLED", "COMPLETED"):
+        assert time.monotonic() < deadline, state
         time.sleep(0.5)
     assert kb.get_run(record.id).status.value == "cancelled"  # type: ignore[union-attr]
 

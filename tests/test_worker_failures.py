@@ -20,9 +20,10 @@ from sqlmodel import Session, select
 
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
 from analyzers.registry import register
-from kb import runs, worker
 from kb.core import KnowledgeBase
 from kb.db import Evidence, Run, init_db, make_engine
+from kb.queue import execution
+from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import EvidenceScale, RunStatus
 
@@ -65,8 +66,8 @@ def _evidence_rows(kb: KnowledgeBase, run_id: str) -> int:
 
 def test_a_failure_after_the_analyzer_fails_the_run_and_the_worker_goes_on(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
-    bad = runs.enqueue(kb.engine, "test.bad-provenance", {})
-    good = runs.enqueue(kb.engine, "noop", {"value": 2.0})
+    bad = queue_store.enqueue(kb.engine, "test.bad-provenance", {})
+    good = queue_store.enqueue(kb.engine, "noop", {"value": 2.0})
     assert kb.work() == {"failed": 1, "succeeded": 1}
     failed = kb.get_run(bad.id)
     assert failed is not None and failed.status is RunStatus.failed
@@ -77,7 +78,7 @@ def test_a_failure_after_the_analyzer_fails_the_run_and_the_worker_goes_on(tmp_p
 
 def test_a_killed_worker_is_noticed_at_once_and_its_run_runs_once(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
-    run = runs.enqueue(kb.engine, "noop", {"value": 4.0, "steps": 100, "step_seconds": 0.1})
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 4.0, "steps": 100, "step_seconds": 0.1})
     proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--papers", str(kb.settings.papers),
                              "--home", str(kb.settings.home)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -96,42 +97,42 @@ def test_a_killed_worker_is_noticed_at_once_and_its_run_runs_once(tmp_path: Path
 
 def test_a_run_that_keeps_killing_its_worker_fails_after_the_attempt_limit(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
-    run = runs.enqueue(kb.engine, "noop", {"value": 1.0})
-    for attempt in range(1, runs.MAX_ATTEMPTS + 1):
-        claimed = runs.claim_next(kb.engine, f"elsewhere:{attempt}")
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0})
+    for attempt in range(1, queue_store.MAX_ATTEMPTS + 1):
+        claimed = queue_store.claim_next(kb.engine, f"elsewhere:{attempt}")
         assert claimed is not None and claimed.attempts == attempt
-        runs.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=-1))
+        queue_store.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=-1))
     record = kb.get_run(run.id)
     assert record is not None and record.status is RunStatus.failed
-    assert record.error is not None and f"gave up after {runs.MAX_ATTEMPTS} attempts" in record.error
+    assert record.error is not None and f"gave up after {queue_store.MAX_ATTEMPTS} attempts" in record.error
 
 
 def test_a_re_queued_run_is_never_recorded_by_the_worker_that_lost_it(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
-    run = runs.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 30, "step_seconds": 0.05})
-    mine = runs.claim_next(kb.engine, "host-a:1")
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 30, "step_seconds": 0.05})
+    mine = queue_store.claim_next(kb.engine, "host-a:1")
     assert mine is not None
     outcome: list[RunStatus] = []
     thread = threading.Thread(target=lambda: outcome.append(
-        worker.execute(kb.engine, kb.settings.home, mine, heartbeat_interval=0.1)))
+        execution.execute(kb.engine, kb.settings.home, mine, heartbeat_interval=0.1)))
     thread.start()
     time.sleep(0.4)
-    runs.requeue(kb.engine, run.id, "re-queued: looked dead")  # another node decided host-a was gone
-    theirs = runs.claim_next(kb.engine, "host-b:2")
+    queue_store.requeue(kb.engine, run.id, "re-queued: looked dead")  # another node decided host-a was gone
+    theirs = queue_store.claim_next(kb.engine, "host-b:2")
     assert theirs is not None
     thread.join(timeout=30)
     assert outcome == [RunStatus.cancelled], "the first worker stopped when it lost the run"
-    assert worker.execute(kb.engine, kb.settings.home, theirs) is RunStatus.succeeded
+    assert execution.execute(kb.engine, kb.settings.home, theirs) is RunStatus.succeeded
     assert _evidence_rows(kb, run.id) == 1
 
 
 def test_the_heartbeat_survives_a_locked_database(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     engine = make_engine(kb.settings.resolved_database_url, busy_timeout=0.2)
-    run = runs.enqueue(engine, "noop", {"value": 1.0, "steps": 20, "step_seconds": 0.15})
-    claimed = runs.claim_next(engine, worker.worker_id())
+    run = queue_store.enqueue(engine, "noop", {"value": 1.0, "steps": 20, "step_seconds": 0.15})
+    claimed = queue_store.claim_next(engine, execution.worker_id())
     assert claimed is not None
-    beat = worker._Heartbeat(engine, run.id, interval=0.1, owner=claimed.worker_id)
+    beat = execution._Heartbeat(engine, run.id, interval=0.1, owner=claimed.worker_id)
     beat.start()
     holder = sqlite3.connect(kb.settings.home / "index.sqlite", timeout=5)
     holder.execute("BEGIN EXCLUSIVE")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, empty_state, run_badge
-from kb import background, slurm
+from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus
 
 kb = setup()
@@ -196,9 +196,9 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
             st.button("Start worker", key="runs_start_worker", icon=":material/play_arrow:",
                       on_click=lambda: worker().ensure())
 with st.expander("Worker log", icon=":material/terminal:"):
-    tail = background.log_tail(kb.settings.home)
+    tail = daemon.log_tail(kb.settings.home)
     st.code(tail or "(empty)", language=None, height=260 if tail.count("\n") > 12 else "content")
-    st.caption(f"`{background.log_path(kb.settings.home)}`")
+    st.caption(f"`{daemon.log_path(kb.settings.home)}`")
 
 f1, f2, f3 = st.columns([3, 2, 3])
 statuses = f1.multiselect("Status", [s.value for s in RunStatus], key="runs_status", persist_state="session",

@@ -23,12 +23,12 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
-from kb import runs
 from kb.agents import queries
 from kb.core import KnowledgeBase
 from kb.evidence import ClaimState
 from kb.grounding import check_quote, normalize_text
 from kb.notes import NoteError
+from kb.queue import store as queue_store
 from kb.verdicts import MetricMissing, resolve_metric
 
 CitationKind = Literal["note", "claim", "run"]
@@ -168,7 +168,7 @@ class ToolBox:
     def cite(self, kind: CitationKind, ident: str, label: str | None = None) -> None:
         """Record a citation once, in first-seen order (tools may run in parallel threads)."""
         if label is None and kind == "claim":
-            claim = runs.claim_for_key(self.kb.engine, ident)
+            claim = queue_store.claim_for_key(self.kb.engine, ident)
             label = claim.statement if claim else None
         with self._lock:
             if not any(c.kind == kind and c.id == ident for c in self.citations):

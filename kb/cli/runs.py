@@ -35,8 +35,8 @@ from kb.cli.common import (
     print_json,
 )
 from kb.core import KnowledgeBase
-from kb.executors import EXECUTORS
 from kb.notes import NoteError
+from kb.queue.executors import EXECUTORS
 from kb.verdicts import describe
 
 
@@ -215,10 +215,10 @@ def worker(
     import logging
 
     if stop:
-        from kb import background
+        from kb.queue import daemon
 
         kb = make_kb(papers, home, db)
-        stopped = background.stop_worker(kb.settings.home)
+        stopped = daemon.stop_worker(kb.settings.home)
         requeued = kb.recover()  # its process is gone: a run it held goes back to the queue now
         console.print(("stopped the background worker" if stopped else "no background worker is running")
                       + (f"; re-queued {len(requeued)} run(s) it held" if requeued else ""))

@@ -7,7 +7,7 @@ the browser tab, the Streamlit script thread and the app process itself. The wor
 ``<home>/logs/worker.log``. Liveness is checked against the pidfile and ``/proc`` (a zombie or a pid
 recycled by another program does not count), under a file lock so two app sessions never start two
 workers at once. A worker killed mid-run leaves its run ``running``; the next worker re-queues it
-(``kb.runs.recover_stale``).
+(``kb.queue.store.recover_stale``).
 """
 
 from __future__ import annotations

@@ -32,9 +32,10 @@ from sqlalchemy.exc import OperationalError
 
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
-from kb import __version__, runs
+from kb import __version__
 from kb.artifact_store import ArtifactStore, evidence_key
 from kb.db import Evidence, Run, utcnow
+from kb.queue import store as queue_store
 from kb.verdicts import evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
@@ -143,8 +144,8 @@ class _Heartbeat(threading.Thread):
         fraction, message = self.progress or (None, None)
         # Cancelled by a user, or lost: re-queued after this worker looked dead and taken by another. Either
         # way the analyzer stops at its next progress report and this worker records nothing.
-        if runs.heartbeat(self.engine, self.run_id, fraction, message, owner=self.owner) in (
-                RunStatus.cancelled.value, runs.LOST):
+        if queue_store.heartbeat(self.engine, self.run_id, fraction, message, owner=self.owner) in (
+                RunStatus.cancelled.value, queue_store.LOST):
             self.cancelled.set()
 
 
@@ -189,14 +190,14 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         result, not_runnable = None, str(exc)
     except Cancelled:
         beat.stopped.set()
-        if runs.finish(engine, run.id, RunStatus.cancelled, owner=owner) or _cancelled_by_user(engine, run.id):
+        if queue_store.finish(engine, run.id, RunStatus.cancelled, owner=owner) or _cancelled_by_user(engine, run.id):
             store.drop_checkpoints(run.id)  # a lost run keeps them: its next attempt resumes from them
         _clean(staging, checkpoints)
         return RunStatus.cancelled
     except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
         beat.stopped.set()
         error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        runs.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
+        queue_store.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
         _clean(staging, checkpoints)
         return RunStatus.failed
     finally:
@@ -213,7 +214,7 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
     except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, provenance, storage) ends the run
         error = f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
         log.error("run %s: %s", run.id[:12], error.splitlines()[0])
-        runs.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
+        queue_store.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
         return RunStatus.failed
     finally:
         _clean(staging, checkpoints)
@@ -233,7 +234,7 @@ def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, check
     recorded: dict[str, Any] = {
         "kb_version": __version__, "git_commit": _git_commit(), "analyzer": run.analyzer,
         "analyzer_version": analyzer_version, "gpu_seconds": gpu_reading.get("gpu_seconds"),
-        "params_hash": runs.params_hash(params), "python": platform.python_version(), "packages": _packages(),
+        "params_hash": queue_store.params_hash(params), "python": platform.python_version(), "packages": _packages(),
         "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),
         "host": socket.gethostname(), "scheduler_job_id": os.environ.get("SLURM_JOB_ID"),
         "started_at": started, "finished_at": utcnow(), "wall_seconds": time.perf_counter() - wall0,
@@ -255,7 +256,7 @@ def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, check
         group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
     )
     _store_record(store, run, evidence)
-    if not runs.finish(engine, run.id, RunStatus.succeeded, evidence=evidence, owner=owner):
+    if not queue_store.finish(engine, run.id, RunStatus.succeeded, evidence=evidence, owner=owner):
         log.warning("run %s: finished here but another worker holds it now; its result is not recorded twice",
                     run.id[:12])
         return RunStatus.cancelled
@@ -323,7 +324,7 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
 
 
 def _cancelled_by_user(engine: Engine, run_id: str) -> bool:
-    record = runs.get_run(engine, run_id)
+    record = queue_store.get_run(engine, run_id)
     return record is not None and record.status is RunStatus.cancelled
 
 
@@ -336,7 +337,7 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
     root = home / "staging"
     if not root.is_dir():
         return
-    running = {r.id[:8] for r in runs.list_runs(engine, status=RunStatus.running.value, limit=100_000)}
+    running = {r.id[:8] for r in queue_store.list_runs(engine, status=RunStatus.running.value, limit=100_000)}
     for folder in root.iterdir():
         parts = folder.name.split("-")
         if folder.is_dir() and len(parts) >= 2 and parts[0] in ("run", "ckpt") and parts[1] not in running:
@@ -356,7 +357,7 @@ def _staging_root(home: Path) -> Path:
 
 def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: AnalyzerResult | None,
              not_runnable: str | None) -> Verdict | None:
-    claim = runs.claim_for_key(engine, run.claim_key) if run.claim_key else None
+    claim = queue_store.claim_for_key(engine, run.claim_key) if run.claim_key else None
     if not_runnable is not None:
         return Verdict(kind=VerdictKind.not_runnable, reason=not_runnable)
     if claim is None:
@@ -364,7 +365,7 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     scale = result.scale if result is not None else EvidenceScale(name="unknown")
     if run.group_id is None:
         return evaluate(claim, [metrics], scale)
-    earlier, total = runs.group_results(engine, run.group_id)
+    earlier, total = queue_store.group_results(engine, run.group_id)
     results = [m for m in earlier if m] + [metrics]  # a not-runnable sibling left no metrics
     verdict = evaluate(claim, results, scale)
     if len(results) < total:
@@ -381,14 +382,14 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
     runs that ask for it, e.g. a worker on a GPU machine that serves a shared index.
     """
     me = worker_id()
-    recovered = runs.recover_stale(engine)
+    recovered = queue_store.recover_stale(engine)
     if recovered:
         log.info("re-queued %d run(s) left by workers that stopped: %s", len(recovered), ", ".join(recovered))
     _sweep_staging(engine, home)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     while True:
-        run = runs.claim_next(engine, me, device=device)
+        run = queue_store.claim_next(engine, me, device=device)
         if run is None:
             if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
                 return counts
@@ -402,7 +403,7 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
         except Exception as exc:  # noqa: BLE001 - the worker outlives any one run (a lost database connection, ...)
             log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
             with contextlib.suppress(Exception):
-                runs.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}", owner=me)
+                queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}", owner=me)
             status = RunStatus.failed
         log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1

@@ -14,8 +14,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from kb import runs, worker
 from kb.db import init_db, make_engine
+from kb.queue import execution
+from kb.queue import store as queue_store
 
 EXECUTORS = ("local", "ray", "slurm")
 
@@ -31,10 +32,10 @@ def _engine(database_url: str) -> Engine:
 def _execute_one(database_url: str, home: str, run_id: str) -> str:
     """Claim and execute one run by id (the body of a Ray task)."""
     engine = _engine(database_url)
-    run = runs.claim_next(engine, f"ray:{worker.worker_id()}", run_id=run_id)
+    run = queue_store.claim_next(engine, f"ray:{execution.worker_id()}", run_id=run_id)
     if run is None:
         return "skipped"  # taken by another worker or cancelled meanwhile
-    return worker.execute(engine, Path(home), run).value
+    return execution.execute(engine, Path(home), run).value
 
 
 def run_on_ray(database_url: str, home: Path, run_ids: list[str], *, address: str | None = None,

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from kb import runs
+from kb.queue import store as queue_store
 from kb.settings import SlurmSettings
 from schemas import RunStatus
 
@@ -66,12 +66,12 @@ def submit(engine: Engine, settings: SlurmSettings, home: Path, database_url: st
     executor = submitit.SlurmExecutor(folder=str(folder), python=settings.python or sys.executable)
     submitted: dict[str, str] = {}
     for run_id in run_ids:
-        record = runs.get_run(engine, run_id)
+        record = queue_store.get_run(engine, run_id)
         if record is None:
             continue
         executor.update_parameters(**sbatch_parameters(settings, record.device or "cpu"))
         job = executor.submit(run_job, database_url, store_url, run_id, settings.job_home)
-        runs.set_job(engine, run_id, str(job.job_id))
+        queue_store.set_job(engine, run_id, str(job.job_id))
         submitted[run_id] = str(job.job_id)
     return submitted
 
@@ -80,7 +80,7 @@ def run_job(database_url: str, store_url: str | None, run_id: str, job_home: str
     """The body of a Slurm job: claim the run by id and execute it in a KB home on this node."""
     from kb.artifact_store import ArtifactStore
     from kb.db import make_engine
-    from kb.worker import execute, worker_id
+    from kb.queue.execution import execute, worker_id
 
     job_id = os.environ.get("SLURM_JOB_ID", "unknown")
 
@@ -95,7 +95,7 @@ def run_job(database_url: str, store_url: str | None, run_id: str, job_home: str
     home.mkdir(parents=True, exist_ok=True)
     engine = make_engine(database_url)
     try:
-        run = runs.claim_next(engine, f"slurm:{job_id}:{worker_id()}", run_id=run_id)
+        run = queue_store.claim_next(engine, f"slurm:{job_id}:{worker_id()}", run_id=run_id)
         if run is None:
             return "skipped"  # cancelled, or taken by another worker meanwhile
         return execute(engine, home, run, store=ArtifactStore(home, store_url)).value
@@ -145,22 +145,23 @@ def reconcile(engine: Engine, settings: SlurmSettings, home: Path, database_url:
     Resubmitted, it resumes from its last checkpoint in the store; after ``max_attempts`` it fails with
     the reason. Returns what happened per run id ('resubmitted as job N' or 'failed: ...').
     """
-    active = [r for r in runs.list_runs(engine, limit=10_000)
+    active = [r for r in queue_store.list_runs(engine, limit=10_000)
               if r.executor == "slurm" and r.job_id and r.status.value in ("queued", "running")]
     alive = {job for job, state in job_states([r.job_id for r in active if r.job_id]).items() if state in ALIVE_STATES}
     outcome: dict[str, str] = {}
     for record in active:
         if record.job_id in alive:
             continue
-        fresh = runs.get_run(engine, record.id)
+        fresh = queue_store.get_run(engine, record.id)
         if fresh is None or fresh.job_id != record.job_id or fresh.status.value not in ("queued", "running"):
             continue  # it ended (or was resubmitted) between the two reads
         why = f"Slurm job {record.job_id} ended without finishing the run (killed, preempted or node lost)"
         if fresh.attempts >= max_attempts:
-            runs.finish(engine, record.id, RunStatus.failed, error=f"gave up after {fresh.attempts} attempts: {why}")
+            queue_store.finish(engine, record.id, RunStatus.failed,
+                               error=f"gave up after {fresh.attempts} attempts: {why}")
             outcome[record.id] = f"failed: {why}"
             continue
-        if runs.requeue(engine, record.id, f"re-queued: {why}"):
+        if queue_store.requeue(engine, record.id, f"re-queued: {why}"):
             job = submit(engine, settings, home, database_url, store_url, [record.id])
             outcome[record.id] = f"resubmitted as job {job.get(record.id)}"
     return outcome

@@ -203,7 +203,7 @@ def recover_stale(engine: Engine, *, requeue: bool = True, stale_after: dt.timed
 
     A worker on this host whose process is gone is noticed at once; one elsewhere when its heartbeat is
     older than ``stale_after``. A run that has already taken ``MAX_ATTEMPTS`` workers down fails with the
-    reason instead of poisoning the next worker. Slurm runs are left to ``kb.slurm.reconcile``.
+    reason instead of poisoning the next worker. Slurm runs are left to ``kb.queue.slurm.reconcile``.
     """
     cutoff = utcnow() - stale_after
     with Session(engine) as session:
