@@ -1,16 +1,19 @@
 """The one registry of analyzers. The CLI, the app and the agents discover analyzers only here.
 
 Adding an analyzer means adding one package under ``analyzers/`` whose ``__init__`` registers its
-classes with ``@register``; ``load_all()`` imports every such package (and any installed plugin that
-declares the ``kb.analyzers`` entry point). A package that wants commands of its own in the ``kb`` CLI
-(``kb probe``, ``kb langevin run``) registers a hook with ``@register_commands``: the CLI calls every
-hook with its typer app, so no analyzer-specific code lives in ``kb/``.
+classes with ``@register``; ``load_all()`` imports every such package, any installed plugin that
+declares the ``kb.analyzers`` entry point, and the modules the person running kb names in
+``KB_ANALYZER_MODULES`` (comma-separated importable names: a lab's private analyzers, the tests' own).
+A package that wants commands of its own in the ``kb`` CLI (``kb probe``, ``kb langevin run``)
+registers a hook with ``@register_commands``: the CLI calls every hook with its typer app, so no
+analyzer-specific code lives in ``kb/``.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import os
 import pkgutil
 import warnings
 from collections.abc import Callable
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
 
 CommandHook = Callable[["typer.Typer"], None]
 
+MODULES_VARIABLE = "KB_ANALYZER_MODULES"
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
 _COMMAND_HOOKS: list[CommandHook] = []
 _discovered = False  # packages and plugins are imported once per process; lookups after that are cheap
@@ -66,6 +70,9 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
                 _load(package, functools.partial(importlib.import_module, package))
         for entry in entry_points(group="kb.analyzers"):
             _load(f"plugin {entry.name}", entry.load)
+        # Set by whoever starts kb (an environment variable, never a note): it decides which code runs.
+        for name in filter(None, (part.strip() for part in os.environ.get(MODULES_VARIABLE, "").split(","))):
+            _load(f"module {name}", functools.partial(importlib.import_module, name))
         _discovered = True
     return dict(sorted(_REGISTRY.items()))
 

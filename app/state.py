@@ -214,6 +214,6 @@ def chat_model() -> tuple[Any, str | None]:
     from kb.agents import config
 
     try:
-        return config.chat_model(), None
+        return config.chat_model(get_kb().settings.chat_model), None
     except config.NoChatModel as exc:
         return None, str(exc)

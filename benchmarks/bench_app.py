@@ -27,6 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_index import DECISIONS, TAGS, WORDS  # noqa: E402
+from tests.noop_analyzer import register_for_subprocesses  # noqa: E402
+
+register_for_subprocesses()  # the queue is measured with the test-only noop analyzer
 
 STATUSES = ["inbox", "to_read", "reading", "analyzed", "reviewed"]
 GOAL_SECONDS = 2.0

@@ -27,7 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers: t
 from kb.artifact_store import ArtifactStore  # noqa: E402
 from kb.core import KnowledgeBase  # noqa: E402
 from kb.settings import Settings, SlurmSettings  # noqa: E402
+from tests.noop_analyzer import register_for_subprocesses  # noqa: E402
 from tests.servers import postgres_server, s3_server  # noqa: E402
+
+register_for_subprocesses()  # the queue is measured with the test-only noop analyzer
 
 NOTE = """---
 paper_id: "bench:cluster"

@@ -9,14 +9,20 @@ each Ray task claims its run through the same queue as a local worker.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from analyzers import registry
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.noop_analyzer
+
+from analyzers import registry  # noqa: E402
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.noop_analyzer import register_for_subprocesses  # noqa: E402
+
+register_for_subprocesses()  # the queue is measured with the test-only noop analyzer
 
 
 def main() -> None:

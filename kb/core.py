@@ -24,6 +24,7 @@ from sqlalchemy.exc import DatabaseError
 
 from analyzers import registry
 from analyzers.base import Analyzer
+from analyzers.files import atomic_write_bytes
 from kb import evidence as evidence_mod
 from kb import index as index_mod
 from kb import library as library_mod
@@ -115,7 +116,7 @@ class KnowledgeBase:
 
     def validate(self, paths: list[Path] | None = None) -> tuple[list[Note], list[NoteError]]:
         """Validate notes (default: the whole notes folder)."""
-        return notes_mod.validate_paths(paths or [self.papers_dir])
+        return notes_mod.validate_paths(paths or [self.papers_dir], max_bytes=self.settings.max_note_bytes)
 
     def new_note(self, meta: dict[str, Any], body: str) -> Note:
         """Create a note from frontmatter fields and a body; validated before anything is written."""
@@ -213,7 +214,8 @@ class KnowledgeBase:
         """
         if self.read_only:
             return index_mod.IndexReport(unchanged=[p.id for p in self.list_papers()])
-        report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress)
+        report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress,
+                                       max_bytes=self.settings.max_note_bytes)
         for note_id in report.updated:
             for claim in self.claims(note_id):
                 evidence_mod.rejudge(self.engine, claim.key)
@@ -368,7 +370,7 @@ class KnowledgeBase:
              device: str | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
         return execution.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout, store=self.store,
-                           device=device)
+                              device=device, offline=self.settings.offline)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
@@ -422,7 +424,7 @@ class KnowledgeBase:
         written = []
         for stem, model in EXPORTED_MODELS.items():
             path = out_dir / f"{stem}.schema.json"
-            notes_mod.atomic_write_bytes(
+            atomic_write_bytes(
                 path, (json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False) + "\n").encode()
             )
             written.append(path)

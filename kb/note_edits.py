@@ -30,6 +30,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
+from analyzers.files import unique_name
 from kb.notes import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
 from schemas.claim import Claim
 from schemas.note import PaperNote
@@ -275,9 +276,7 @@ def unique_ids(claims: Iterable[Claim], taken: Iterable[str]) -> list[Claim]:
     seen = set(taken)
     unique = []
     for claim in claims:
-        ident, n = claim.id, 2
-        while ident in seen:
-            ident, n = f"{claim.id}-{n}"[:64], n + 1
+        ident = unique_name(claim.id, seen, max_length=64)
         seen.add(ident)
         unique.append(claim if ident == claim.id else claim.model_copy(update={"id": ident}))
     return unique

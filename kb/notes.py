@@ -14,15 +14,10 @@ files, and it keeps them exactly as the user wrote them:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
-import os
 import re
-import stat
-import tempfile
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from io import StringIO
@@ -36,12 +31,12 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
+from analyzers.files import atomic_write_bytes, write_unique
 from schemas.note import PaperNote
 
 __all__ = [
     "Note",
     "NoteError",
-    "atomic_write_bytes",
     "create_note",
     "dump_yaml",
     "find_notes",
@@ -464,97 +459,9 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000) -> Note:
 # Writing
 
 
-def _write_temp_beside(path: Path, data: bytes) -> str:
-    """Write ``data`` fully (fsynced) to a temp file in ``path``'s folder, ready to be renamed or linked."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return tmp
-
-
-def _new_file_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``.
-
-    A symlinked note is written at its target (the link stays a link); the file keeps its mode and, where
-    kb may set it, its owner: a note in a shared or synced vault stays readable by the others.
-    """
-    path = Path(os.path.realpath(path))
-    tmp = _write_temp_beside(path, data)
-    try:
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            os.chmod(tmp, _new_file_mode())
-        else:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))
-            if os.geteuid() == 0:
-                os.chown(tmp, st.st_uid, st.st_gid)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def save_note(note: Note) -> None:
     """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are)."""
     atomic_write_bytes(note.path, note.raw)
-
-
-def _write_new(path: Path, data: bytes) -> bool:
-    """Create ``path`` with ``data`` unless it exists; False when the name is taken.
-
-    A hard link of a fully written temp file is atomic and fails on an existing name, so a reader never
-    sees a half-written note; where links are not supported we reserve the name with O_EXCL instead.
-    """
-    tmp = _write_temp_beside(path, data)
-    os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600: a new note is as readable as any new file
-    try:
-        try:
-            os.link(tmp, path)
-            return True
-        except FileExistsError:
-            return False
-        except OSError:
-            try:
-                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            except FileExistsError:
-                return False
-            os.replace(tmp, path)
-            return True
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
-def _candidates(stem: str, suffix: str) -> Iterator[str]:
-    yield f"{stem}{suffix}"
-    n = 2
-    while True:
-        yield f"{stem}-{n}{suffix}"
-        n += 1
-
-
-def _write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in _candidates(stem, suffix):
-        target = folder / name
-        if not target.exists() and _write_new(target, data):
-            return target
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 # Chinese, Japanese and Korean letters (Han with extension A and compatibility ideographs, kana, Hangul):
@@ -595,14 +502,14 @@ def create_note(papers_dir: Path, meta: dict[str, Any], body: str) -> Note:
     papers_dir = Path(papers_dir)
     raw = render_new_note(meta, body)
     probe = parse_note(raw, papers_dir / "new-note.md")  # validate before anything touches the disk
-    target = _write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
+    target = write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
     return parse_note(raw, target)
 
 
 def import_note(src: Path, papers_dir: Path) -> Note:
     """Validate ``src`` and copy its bytes unchanged into ``papers_dir``; never overwrites a file."""
     note = read_note(Path(src))
-    target = _write_unique(Path(papers_dir), Path(src).stem, Path(src).suffix or ".md", note.raw)
+    target = write_unique(Path(papers_dir), Path(src).stem, Path(src).suffix or ".md", note.raw)
     return parse_note(note.raw, target)
 
 
@@ -665,7 +572,7 @@ def find_notes(papers_dir: Path) -> list[Path]:
     return sorted(found)
 
 
-def validate_paths(paths: list[Path]) -> tuple[list[Note], list[NoteError]]:
+def validate_paths(paths: list[Path], *, max_bytes: int = 5_000_000) -> tuple[list[Note], list[NoteError]]:
     """Read and validate files and folders of notes; also reports paper_ids used by two files.
 
     The duplicate is reported on the later file (in sorted order), naming the earlier one.
@@ -684,7 +591,7 @@ def validate_paths(paths: list[Path]) -> tuple[list[Note], list[NoteError]]:
     by_id: dict[str, Path] = {}
     for f in files:
         try:
-            note = read_note(f)
+            note = read_note(f, max_bytes=max_bytes)
         except NoteError as exc:
             errors.append(exc)
             continue

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analyzers.files import write_unique
 from kb import notes as notes_mod
 from kb.core import KnowledgeBase
 from kb.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
@@ -189,17 +189,7 @@ def read_file(path: Path) -> list[PaperRecord]:
 
 def _write_source(folder: Path, stem: str, text: str) -> Path:
     """Write the source text under a free name ``<stem>.txt`` (or ``<stem>-2.txt``, ...); never overwrites."""
-    folder.mkdir(parents=True, exist_ok=True)
-    n = 1
-    while True:
-        target = folder / (f"{stem}.txt" if n == 1 else f"{stem}-{n}.txt")
-        try:
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-        except FileExistsError:
-            n += 1
-            continue
-        notes_mod.atomic_write_bytes(target, text.encode("utf-8"))
-        return target
+    return write_unique(folder, stem, ".txt", text.encode("utf-8"))
 
 
 def store_source_text(papers_dir: Path, title: str, text: str) -> str:

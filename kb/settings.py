@@ -48,6 +48,14 @@ class Settings(BaseSettings):
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm "
                                  "(KB_SLURM__PARTITION, KB_SLURM__ACCOUNT, KB_SLURM__TIME_MINUTES, ...).")
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
+    offline: bool = Field(
+        default=False, description="No network here (KB_OFFLINE=1): analyzers fail fast where they would download "
+        "weights or structures, saying what to provide instead.",
+    )
+    chat_model: str | None = Field(
+        default=None, description="LangChain 'provider:model' the agents use (KB_CHAT_MODEL), e.g. "
+        "'openai:gpt-4o-mini'; none: the agents' offline fallbacks.",
+    )
     app_worker: bool = Field(
         default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "
         "is alive; turn off (KB_APP_WORKER=false) where workers run elsewhere, e.g. on a cluster.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kb import notes as notes_mod
+from analyzers.files import atomic_write_bytes
 from kb.notes import Note, NoteError
 
 
@@ -71,4 +71,4 @@ def copy_source(origin: Path, target: Path) -> None:
     data = origin.read_bytes()
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # reserve the name: never overwrite
     os.close(fd)
-    notes_mod.atomic_write_bytes(target, data)
+    atomic_write_bytes(target, data)

@@ -11,11 +11,16 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.noop_analyzer import register_for_subprocesses
 from tests.servers import pg_database, pg_url, s3_endpoint, s3_url, slurm_cluster  # noqa: F401 - shared fixtures
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_PAPERS = ROOT / "papers"
 SEEDS = ROOT.parent / "shared" / "seeds"
+
+# The test-only ``noop`` analyzer is registered the way a lab adds its own, through KB_ANALYZER_MODULES: set
+# before anything loads the registry, so every process the tests start inherits it.
+register_for_subprocesses()
 
 
 @pytest.fixture

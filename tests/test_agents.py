@@ -122,10 +122,9 @@ def fresh_kb(tmp_path: Path) -> KnowledgeBase:
 
 # -- configuration -------------------------------------------------------------------------------
 
-def test_chat_model_without_configuration_says_how_to_set_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
+def test_chat_model_without_configuration_says_how_to_set_one() -> None:
     with pytest.raises(NoChatModel, match="KB_CHAT_MODEL") as info:
-        chat_model()
+        chat_model(None)
     assert "openai:gpt-4o-mini" in str(info.value) and "fallback" in str(info.value)
 
 

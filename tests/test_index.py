@@ -296,3 +296,22 @@ def test_progress_and_missing_folder(engine, papers: Path, tmp_path: Path) -> No
     assert calls[-1] == (4, 4) and len(calls) == 4
     report = index_notes(engine, tmp_path / "nowhere")
     assert len(report.removed) == 4 and list_papers(engine) == []
+
+
+def test_max_note_bytes_setting_reaches_index_and_validate(tmp_path: Path) -> None:
+    """A note over the operator's size limit is refused the same way by `kb index`, `kb validate` and `kb show`:
+    never listed but unreadable."""
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    folder = tmp_path / "papers"
+    folder.mkdir()
+    write(folder, "small", note_text("p-small", "Small"))
+    write(folder, "big", note_text("p-big", "Big", body="x" * 2_000))
+    kb = KnowledgeBase(Settings(papers=folder, home=tmp_path / "home", max_note_bytes=1_000))
+    report = kb.index()
+    assert [p.id for p in kb.list_papers()] == ["small"]
+    assert any("max_note_bytes" in str(error) for error in report.errors)
+    valid, errors = kb.validate()
+    assert [n.path.name for n in valid] == ["small.md"]
+    assert len(errors) == 1 and "max_note_bytes" in str(errors[0]) and errors[0].path.name == "big.md"

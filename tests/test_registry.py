@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -195,3 +196,113 @@ def test_langevin_default_ladder_literal_is_the_rounded_geometric_ladder() -> No
 
     geometric = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))
     assert geometric == DEFAULT_LADDER
+
+
+THROWAWAY_SPEC = '''"""A throw-away analyzer written by a test: the package shape and nothing else."""
+
+from __future__ import annotations
+
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, metric
+from analyzers.registry import register
+
+
+class Params(AnalyzerParams):
+    """How much to double."""
+
+    x: float = 2.0
+
+
+class Result(AnalyzerResult):
+    """The doubled value."""
+
+    doubled: float = metric(description="twice the parameter x")
+
+
+@register
+class Throwaway(Analyzer[Params, Result]):
+    """Doubles x."""
+
+    name = "NAME"
+    summary = "Doubles a number (a test's throw-away analyzer)."
+    Params = Params
+    Result = Result
+    compute = "analyzers.PACKAGE.compute:run"
+    scales = {"smoke": {"x": 3.0}}
+'''
+THROWAWAY_COMPUTE = '''"""The throw-away analyzer's work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analyzers.PACKAGE.spec import Result
+from schemas.run import EvidenceScale
+
+
+def run(analyzer: Any, params: Any, ctx: Any) -> Result:
+    return Result(scale=EvidenceScale(name=analyzer.scale_name(params)), doubled=2 * params.x)
+'''
+
+
+@pytest.fixture
+def throwaway_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A new analyzer package under analyzers/ (removed again afterwards); yields its analyzer's name."""
+    import shutil
+    import uuid
+
+    package = f"throwaway_{uuid.uuid4().hex[:8]}"
+    folder = ROOT / "analyzers" / package
+    folder.mkdir()
+    name = f"{package}.double"
+    try:
+        (folder / "__init__.py").write_text(f"from analyzers.{package} import spec  # noqa: F401\n")
+        (folder / "spec.py").write_text(THROWAWAY_SPEC.replace("NAME", name).replace("PACKAGE", package))
+        (folder / "compute.py").write_text(THROWAWAY_COMPUTE.replace("PACKAGE", package))
+        # This process discovers packages once: look again, and forget the package when the test ends.
+        monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+        monkeypatch.setattr(registry, "_discovered", False)
+        yield name
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: str, tmp_path: Path) -> None:
+    """Adding one package under analyzers/ is all it takes: the CLI, `kb run`, the agents' tools and the app's
+    claims editor find it, and no file outside the package changes."""
+    from streamlit.testing.v1 import AppTest
+
+    from kb.agents.tools import ToolBox
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    name = throwaway_package
+    before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True,
+                            text=True, cwd=ROOT, check=True).stdout.splitlines()
+    listed = json.loads(subprocess.run([sys.executable, "-m", "kb.cli", "analyzers", "--json"], capture_output=True,
+                                       text=True, check=True, cwd=ROOT).stdout)
+    assert name in {row["id"] for row in listed}
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "kb.cli", "run", name, "--scale", "smoke", "--out", str(out),
+                           "--home", str(tmp_path / "home")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((out / "metrics.json").read_text())["doubled"] == 6.0
+
+    kb = KnowledgeBase(Settings(papers=tmp_path / "papers", home=tmp_path / "home"))
+    (tmp_path / "papers").mkdir()
+    tools = json.loads(ToolBox(kb).list_analyzers())
+    assert {"name": name, "metrics": {"doubled": "twice the parameter x"}}.items() <= next(
+        t for t in tools if t["name"] == name).items()
+
+    at = AppTest.from_file(str(ROOT / "app" / "views" / "edit_note.py"), default_timeout=60)
+    os.environ["KB_PAPERS"], os.environ["KB_HOME"] = str(tmp_path / "papers"), str(tmp_path / "home")
+    try:
+        at.run()
+        at.button(key="add_claim").click().run()
+        assert not at.exception, at.exception
+        uid = at.session_state["edit_claims"][-1]
+        assert any(option.startswith(f"{name} — ") for option in at.selectbox(key=f"c_{uid}_analyzer").options)
+    finally:
+        del os.environ["KB_PAPERS"], os.environ["KB_HOME"]
+    after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True,
+                           text=True, cwd=ROOT, check=True).stdout.splitlines()
+    assert sorted(set(after) - set(before)) == [], "only the new package may change"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
-from kb import notes as notes_mod
+from analyzers.files import atomic_write_bytes
 from kb.agents.drafter import DraftResult, draft, review
 from kb.core import KnowledgeBase
 from kb.grounding import source_path
@@ -42,7 +42,7 @@ def save_draft(home: Path, source: str, text: str, result: DraftResult) -> Path:
     path = draft_path(home, source)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"source": source, "text_sha256": text_hash(text), "draft": result.model_dump(mode="json")}
-    notes_mod.atomic_write_bytes(path, (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode())
+    atomic_write_bytes(path, (json.dumps(payload, ensure_ascii=False, indent=2) + "\n").encode())
     return path
 
 

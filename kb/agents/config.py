@@ -6,7 +6,6 @@ The value is a LangChain ``provider:model`` string, e.g. ``openai:gpt-4o-mini``,
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -36,10 +35,10 @@ CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def chat_model(spec: str | None = None) -> BaseChatModel:
-    """The configured chat model; raises ``NoChatModel`` with setup instructions when there is none."""
-    spec = spec if spec is not None else os.environ.get(ENV_VAR, "")
-    spec = spec.strip()
+def chat_model(spec: str | None) -> BaseChatModel:
+    """The chat model ``spec`` names (``Settings.chat_model``, i.e. KB_CHAT_MODEL); raises ``NoChatModel`` with
+    setup instructions when there is none."""
+    spec = (spec or "").strip()
     if not spec:
         raise NoChatModel(NO_MODEL_MESSAGE)
     from langchain.chat_models import init_chat_model
@@ -51,8 +50,3 @@ def chat_model(spec: str | None = None) -> BaseChatModel:
         raise NoChatModel(f"cannot create the chat model {spec!r} named by {ENV_VAR}: {type(exc).__name__}: {exc}. "
                           "Install the provider's package (e.g. pip install 'plm-kb[openai]') and set its API key, "
                           f"or unset {ENV_VAR}.") from exc
-
-
-def configured_spec() -> str | None:
-    """The ``provider:model`` string from the environment, or None when none is set."""
-    return os.environ.get(ENV_VAR, "").strip() or None

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from analyzers.files import unique_name
 from schemas.claim import ClaimKind, ClaimScale
 
 # -- cutting a text into units -----------------------------------------------------------------
@@ -278,9 +279,7 @@ def slug(text: str, taken: set[str]) -> str:
     while len("-".join(words)) > 48 and len(words) > 1:
         words.pop()  # cut at a word, not inside one
     base = "-".join(words)[:48].strip("-") or "claim"
-    ident, n = base, 2
-    while ident in taken:
-        ident, n = f"{base}-{n}", n + 1
+    ident = unique_name(base, taken)
     taken.add(ident)
     return ident
 

@@ -60,7 +60,7 @@ def draft_claims(
     metrics are stripped, with the reason shown. Without --accept nothing is written.
     """
     from kb.agents.accept import NotAccepted, accept, draft_or_recall, draft_source
-    from kb.agents.config import NoChatModel, chat_model, configured_spec
+    from kb.agents.config import NoChatModel, chat_model
     from kb.agents.drafter import DraftError
     from kb.grounding import normalize_text
 
@@ -89,9 +89,9 @@ def draft_claims(
     for notice in source.notices:
         err_console.print(f"[yellow]note[/]: {escape(notice)}", highlight=False)
     model = None
-    if not fallback and configured_spec():
+    if not fallback and kb.settings.chat_model:
         try:
-            model = chat_model()
+            model = chat_model(kb.settings.chat_model)
         except NoChatModel as exc:
             err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from exc
@@ -163,12 +163,12 @@ def ask(question: Annotated[str, typer.Argument(help="A question about the notes
     from kb.agents.ask import ask as ask_kb
     from kb.agents.config import NoChatModel, chat_model
 
+    kb = make_kb(papers, home, db)
     try:
-        model = chat_model()
+        model = chat_model(kb.settings.chat_model)
     except NoChatModel as exc:
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
-    kb = make_kb(papers, home, db)
     with err_console.status("asking the library", spinner="dots") as status:
         def show(name: str, args: dict[str, Any]) -> None:
             shown = ", ".join(f"{k}={v!r}" for k, v in args.items())

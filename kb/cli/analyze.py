@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from ruamel.yaml import YAML
 
-from kb.cli.common import JsonOpt, app, console, err_console, print_json
+from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
 
 
 def _is_text_field(annotation: Any) -> bool:
@@ -61,6 +61,7 @@ def run_analyzer(
                                                         "(repeatable).")] = None,
     device: Annotated[str | None, typer.Option("--device", help="cpu, cuda or cuda:N.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<analyzer>-<time>).")] = None,
+    home: HomeOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run one analyzer here on a scale preset and overrides; write its files and metrics.json to --out."""
@@ -94,7 +95,9 @@ def run_analyzer(
             def progress(fraction: float, message: str) -> None:
                 bar.update(task, completed=fraction, description=escape(f"{name}: {message}"[:70]))
 
-            result = analyzer.run(params, RunContext(out_dir=out_dir, progress=progress))
+            settings = make_kb(None, home, None).settings
+            result = analyzer.run(params, RunContext(out_dir=out_dir, cache_dir=settings.home / "cache",
+                                                     offline=settings.offline, progress=progress))
     except NotRunnable as exc:
         err_console.print(f"[yellow]not runnable here[/]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(3) from None

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb.notes import atomic_write_bytes
+from analyzers.files import atomic_write_bytes
 from kb.settings import Settings
 
 PIDFILE = "worker.json"

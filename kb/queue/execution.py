@@ -149,7 +149,7 @@ class _Heartbeat(threading.Thread):
             self.cancelled.set()
 
 
-def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0,
+def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0, offline: bool = False,
             store: ArtifactStore | None = None) -> RunStatus:
     """Run one claimed run to the end and record its outcome.
 
@@ -181,7 +181,8 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
-        ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set,
+        ctx = RunContext(out_dir=staging, cache_dir=home / "cache", offline=offline, progress=progress,
+                         is_cancelled=beat.cancelled.is_set,
                          checkpoint_dir=checkpoints, on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
         with gpu:
             result: AnalyzerResult | None = analyzer.run(validated, ctx)
@@ -375,7 +376,7 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
 
 def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
          idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
-         device: str | None = None) -> dict[str, int]:
+         device: str | None = None, offline: bool = False) -> dict[str, int]:
     """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status.
 
     ``store`` is where evidence files go (default: the KB home); ``device`` ('cuda', 'cpu') takes only
@@ -399,7 +400,7 @@ def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
                  run.device or "cpu")
         started = time.perf_counter()
         try:
-            status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store)
+            status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store, offline=offline)
         except Exception as exc:  # noqa: BLE001 - the worker outlives any one run (a lost database connection, ...)
             log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
             with contextlib.suppress(Exception):

@@ -1,10 +1,14 @@
-"""A no-op analyzer: returns the value it is given. Used to test and benchmark the run queue itself."""
+"""A no-op analyzer for tests and benchmarks of the run queue itself: returns the value it is given.
+
+It is not shipped: the tests register it through KB_ANALYZER_MODULES (see conftest.py), as a lab adds its own.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import time
+from pathlib import Path
 
 from pydantic import Field
 
@@ -69,3 +73,11 @@ class Noop(Analyzer[NoopParams, NoopResult]):
             Image.new("RGB", (64, 16), (40, 120, 200)).save(ctx.out_dir / "value.png")
             artifacts.append("value.png")
         return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=artifacts, notes=notes)
+
+
+def register_for_subprocesses() -> None:
+    """Name this module in KB_ANALYZER_MODULES, with the checkout on PYTHONPATH, for every process started from
+    here on (the CLI, the app's worker, Slurm jobs, Ray workers): they register ``noop`` as this one does."""
+    os.environ["KB_ANALYZER_MODULES"] = __name__
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))

@@ -1,0 +1,126 @@
+"""Writing files atomically and naming new things uniquely: the one home of both rules for the whole tree.
+
+It lives beside the analyzers because they import nothing from ``kb``; ``kb`` (notes, sources, the worker's
+pidfile) uses the same functions.
+
+- ``atomic_write_bytes`` / ``atomic_write_text`` / ``atomic_write_json``: a reader sees the old file or the
+  new one, never half of one (a temporary file in the same folder, fsynced, then ``os.replace``); an existing
+  file keeps its mode and, where we may set it, its owner; a symlink is written at its target.
+- ``write_new``: create a file only if its name is free, atomically (a crash never leaves a half file).
+- ``unique_names`` / ``unique_name``: ``base``, ``base-2``, ``base-3``, ... (claim ids, file names, run slugs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Container, Iterator
+from pathlib import Path
+from typing import Any
+
+
+def _write_temp_beside(path: Path, data: bytes) -> str:
+    """Write ``data`` fully (fsynced) to a temp file in ``path``'s folder, ready to be renamed or linked."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def new_file_mode() -> int:
+    """The mode a new file gets under the current umask (mkstemp's 0600 would hide it from the group)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``.
+
+    A symlinked file is written at its target (the link stays a link); the file keeps its mode and, where
+    we may set it, its owner: a note in a shared or synced vault stays readable by the others.
+    """
+    path = Path(os.path.realpath(path))
+    tmp = _write_temp_beside(path, data)
+    try:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            os.chmod(tmp, new_file_mode())
+        else:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            if os.geteuid() == 0:
+                os.chown(tmp, st.st_uid, st.st_gid)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """``atomic_write_bytes`` of UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, payload: Any) -> None:
+    """``payload`` as indented JSON (values JSON cannot hold are written as text), atomically."""
+    atomic_write_text(path, json.dumps(payload, indent=2, default=str, ensure_ascii=False) + "\n")
+
+
+def write_new(path: Path, data: bytes) -> bool:
+    """Create ``path`` with ``data`` unless it exists; False when the name is taken.
+
+    A hard link of a fully written temp file is atomic and fails on an existing name, so a reader never
+    sees a half-written file; where links are not supported the name is reserved with O_EXCL instead.
+    """
+    tmp = _write_temp_beside(path, data)
+    os.chmod(tmp, new_file_mode())
+    try:
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            except FileExistsError:
+                return False
+            os.replace(tmp, path)
+            return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def unique_names(base: str, suffix: str = "", *, max_length: int | None = None) -> Iterator[str]:
+    """``base + suffix``, then ``base-2 + suffix``, ``base-3 + suffix``, ... (``base`` cut to ``max_length``
+    with its number, so the number is never the part that is cut)."""
+    n = 1
+    while True:
+        number = "" if n == 1 else f"-{n}"
+        stem = base if max_length is None else base[: max(1, max_length - len(number))]
+        yield f"{stem}{number}{suffix}"
+        n += 1
+
+
+def unique_name(base: str, taken: Container[str], *, max_length: int | None = None) -> str:
+    """The first of ``unique_names(base)`` not in ``taken``."""
+    return next(name for name in unique_names(base, max_length=max_length) if name not in taken)
+
+
+def write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
+    """Write ``data`` under the first free name of ``unique_names(stem, suffix)`` in ``folder``; never overwrites."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return next(folder / name for name in unique_names(stem, suffix) if write_new(folder / name, data))
