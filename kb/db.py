@@ -104,7 +104,7 @@ class Evidence(SQLModel, table=True):
     """What a successful run left: metrics, artifacts, provenance and a verdict."""
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: str = Field(foreign_key="run.id", index=True)
+    run_id: str = Field(foreign_key="run.id", index=True, unique=True)
     claim_key: str | None = Field(default=None, index=True)
     analyzer: str
     metrics_json: str = "{}"

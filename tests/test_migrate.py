@@ -50,3 +50,23 @@ def test_upgrade_from_0001_keeps_rows_and_adds_columns(tmp_path: Path) -> None:
         row = conn.execute(text("SELECT id, analyzer, group_id, binding_hash FROM run")).one()
         assert tuple(row) == ("r1", "noop", None, None)
         assert MigrationContext.configure(conn).get_current_revision() == _head()
+
+
+def test_a_run_has_at_most_one_evidence_row(tmp_path: Path) -> None:
+    """The unique index on evidence.run_id refuses a second result for one run, whoever writes it."""
+    import pytest
+    from sqlalchemy.exc import IntegrityError
+    from sqlmodel import Session
+
+    from kb.db import Evidence, Run
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'kb.sqlite'}")
+    init_db(engine)
+    with Session(engine) as session:
+        session.add(Run(id="r1", analyzer="noop", params_json="{}"))
+        session.commit()
+        session.add(Evidence(run_id="r1", analyzer="noop"))
+        session.commit()
+        session.add(Evidence(run_id="r1", analyzer="noop"))
+        with pytest.raises(IntegrityError):
+            session.commit()
