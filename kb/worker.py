@@ -181,7 +181,8 @@ def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float =
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
         ctx = RunContext(out_dir=staging, progress=progress, is_cancelled=beat.cancelled.is_set,
-                         checkpoint_dir=checkpoints, on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
+                         cache_dir=home / "cache", checkpoint_dir=checkpoints,
+                         on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
         with gpu:
             result: AnalyzerResult | None = analyzer.run(validated, ctx)
         not_runnable: str | None = None

@@ -52,15 +52,21 @@ def _one_line_error(output: str) -> str:
     return " ".join(lines)  # rich may wrap the one line on narrow terminals
 
 
-def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path) -> None:
-    import_model(esm_dir, "my-esm")
+def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path, kb_home: Path) -> None:
+    import_model(esm_dir, "my-esm", cache_dir=kb_home / "cache")
     result = runner.invoke(app, ["models", "list", "--json"])
     assert result.exit_code == 0, result.output
     rows = {row["id"]: row for row in json.loads(result.output)}
     esm2 = rows["facebook/esm2_t33_650M_UR50D"]
     assert esm2["supported"] and esm2["num_layers"] == 33 and esm2["width"] == 1280
     assert not rows["EvolutionaryScale/esmc-300m-2024-12"]["supported"]
-    assert "esm` package" in rows["EvolutionaryScale/esmc-300m-2024-12"]["why_not"]
+    assert "esm package" in rows["EvolutionaryScale/esmc-300m-2024-12"]["why_not"]
+    # Every family the installed transformers can load is supported (issue 13): only esm-package ESM-C is not.
+    unsupported = {row["family"] for row in rows.values() if row["kind"] == "hub" and not row["supported"]}
+    assert unsupported == {"ESM-C"} and rows["biohub/ESMC-300M"]["supported"]
+    assert rows["hugohrban/progen2-small"]["supported"] and rows["hugohrban/progen2-small"]["input_format"] == "progen2"
+    assert rows["airkingbd/dplm_150m"]["supported"] and rows["airkingbd/dplm_150m"]["objective"] == "diffusion"
+    assert rows["nferruz/ProtGPT2"]["input_format"] == "protgpt2"
     assert rows["Rostlab/prot_bert"]["input_format"] == "spaced"
     assert rows["my-esm"]["kind"] == "imported" and rows["my-esm"]["num_layers"] == 3
     assert any(row["kind"] == "builtin" for row in rows.values())
@@ -94,7 +100,7 @@ def test_hub_reachable_respects_offline_and_never_hangs(monkeypatch: pytest.Monk
 def test_resolve_unknown_and_unsupported_models_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not an imported name, not a folder, not a hub id"):
         resolve_model("no such model")
-    with pytest.raises(ModelError, match=r"ESM-C\) is not supported yet: needs the `esm` package"):
+    with pytest.raises(ModelError, match=r"ESM-C\) is not supported yet: the esm package's own checkpoint format"):
         resolve_model("EvolutionaryScale/esmc-600m-2024-12")
     with pytest.raises(NotRunnable, match="not in the local Hugging Face cache"):
         resolve_model("nobody-here/no-such-plm")
@@ -134,9 +140,11 @@ def test_load_model_reads_pickle_checkpoints_weights_only_and_checks_keys(esm_di
 def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, tmp_path: Path, kb_home: Path) -> None:
     result = runner.invoke(app, ["models", "import", str(esm_dir), "--name", "tiny-esm"])
     assert result.exit_code == 0, result.output
-    entry = imported_models()["tiny-esm"]
-    assert Path(entry["path"]).is_relative_to(kb_home) and entry["weights_format"] == "safetensors"
-    loaded = load_model("tiny-esm")
+    entry = imported_models(kb_home / "cache")["tiny-esm"]
+    assert Path(entry["path"]).is_relative_to(kb_home / "cache") and entry["weights_format"] == "safetensors"
+    with pytest.raises(ModelError, match="unknown model 'tiny-esm'"):  # no cache folder given: no imported names
+        load_model("tiny-esm")
+    loaded = load_model("tiny-esm", cache_dir=kb_home / "cache")
     assert loaded.adapter.num_layers == 3 and loaded.provenance["weights_hash"] == entry["weights_hash"]
     no_tokenizer = tmp_path / "no-tokenizer"
     no_tokenizer.mkdir()
@@ -144,7 +152,7 @@ def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, t
         (no_tokenizer / name).write_bytes((esm_dir / name).read_bytes())
     result = runner.invoke(app, ["models", "import", str(no_tokenizer)])
     assert result.exit_code == 1 and "tokenizer" in _one_line_error(result.output)
-    assert "no-tokenizer" not in imported_models()
+    assert "no-tokenizer" not in imported_models(kb_home / "cache")
     result = runner.invoke(app, ["models", "import", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "not a folder" in _one_line_error(result.output)
 

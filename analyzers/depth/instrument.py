@@ -147,16 +147,21 @@ class CleanPass:
         def last_hook(_module: nn.Module, _args: tuple, output: Any) -> None:
             record.states[num_layers] = first_tensor(output).detach()
 
+        scale = self.adapter.residual_scale  # ESM-C adds branch / scale: the residual update is that
+
         def attn_hook(index: int) -> Callable[..., None]:
             def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-                self._attn[index] = first_tensor(output).detach()
+                attn = first_tensor(output).detach()
+                self._attn[index] = attn if scale == 1.0 else attn / scale
 
             return hook
 
         def mlp_hook(index: int) -> Callable[..., None]:
             def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
                 if self.on_contribution is not None:
-                    self.on_contribution(index, record.states[index], self._attn.pop(index), first_tensor(output))
+                    mlp = first_tensor(output).detach()
+                    mlp = mlp if scale == 1.0 else mlp / scale
+                    self.on_contribution(index, record.states[index], self._attn.pop(index), mlp)
 
             return hook
 

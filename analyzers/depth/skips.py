@@ -123,7 +123,9 @@ class SkipTally:
         self.out_max_sum[kind, row] += effect.masked_fill(~mask, float("-inf")).amax(-1)[valid].sum().double()
         self.out_max_count[kind, row] += valid.sum().double()
         if variant.kind == "layer":
-            correct, nll, count = prediction_sums(logits, self.eval_where, self.eval_targets)
+            correct, nll, count = prediction_sums(
+                logits, self.eval_where, self.eval_targets, self.adapter.residue_classes
+            )
             self.deletion[:, row] += torch.stack([correct, nll, count])
 
     def commit(self, acc: ProbeAccumulator) -> None:
@@ -139,14 +141,34 @@ class SkipTally:
 
 
 def prediction_sums(
-    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor
+    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor, classes: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(correct, summed NLL, count)`` of predicting ``targets`` at ``where`` from ``logits``."""
+    """``(correct, summed NLL, count)`` of predicting ``targets`` at ``where`` from ``logits``.
+
+    With ``classes`` (SaProt: the amino acid of every vocabulary entry, -1 for none) the prediction is
+    over amino acids: each amino acid's probability is the sum over its tokens (one per structure
+    letter) before the argmax, and the NLL is that of the summed probability of the true amino acid."""
     selected = logits[where].float()  # (n, vocab)
     truth = targets[where]
+    count = torch.tensor(float(len(truth)), dtype=torch.float64, device=logits.device)
+    if classes is not None:
+        classes = classes.to(logits.device)
+        num_classes = int(classes.max()) + 1
+        valid = classes >= 0
+        # (vocab, classes) one-hot of each token's amino acid; tokens of no amino acid count for none.
+        onehot = torch.zeros(len(classes), num_classes, device=logits.device)
+        onehot[valid.nonzero().squeeze(1), classes[valid]] = 1.0
+        probs = selected.softmax(-1) @ onehot  # (n, classes)
+        truth_class = classes[truth]
+        scored = truth_class >= 0  # a label of no amino acid (X) cannot be scored over amino acids
+        picked = probs[scored].gather(1, truth_class[scored, None]).squeeze(1)
+        nll = -picked.clamp_min(1e-30).log().sum()
+        correct = (probs[scored].argmax(-1) == truth_class[scored]).sum()
+        count = torch.tensor(float(int(scored.sum())), dtype=torch.float64, device=logits.device)
+        return correct.double(), nll.double(), count
     nll = torch.nn.functional.cross_entropy(selected, truth, reduction="sum") if len(truth) else selected.sum()
     correct = (selected.argmax(-1) == truth).sum()
-    return correct.double(), nll.double(), torch.tensor(float(len(truth)), dtype=torch.float64, device=logits.device)
+    return correct.double(), nll.double(), count
 
 
 def _entry(adapter: Adapter, clean: CleanRecord, variant: Variant, batch_size: int, tally: SkipTally) -> torch.Tensor:
@@ -257,6 +279,6 @@ def skip_probes(
     if variants and any(v.kind == "layer" for v in variants):
         assert clean.logits is not None
         where, targets = tally.eval_where, tally.eval_targets
-        correct, nll, count = prediction_sums(clean.logits, where, targets)
+        correct, nll, count = prediction_sums(clean.logits, where, targets, adapter.residue_classes)
         acc.add("baseline_accuracy", correct.cpu(), count.cpu())
         acc.add("baseline_nll", nll.cpu(), count.cpu())

@@ -22,6 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from ruamel.yaml import YAML
 
 from kb.cli.common import JsonOpt, app, console, err_console, print_json
+from kb.settings import Settings
 
 
 def _is_text_field(annotation: Any) -> bool:
@@ -94,7 +95,8 @@ def run_analyzer(
             def progress(fraction: float, message: str) -> None:
                 bar.update(task, completed=fraction, description=escape(f"{name}: {message}"[:70]))
 
-            result = analyzer.run(params, RunContext(out_dir=out_dir, progress=progress))
+            context = RunContext(out_dir=out_dir, progress=progress, cache_dir=Settings().home / "cache")
+            result = analyzer.run(params, context)
     except NotRunnable as exc:
         err_console.print(f"[yellow]not runnable here[/]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(3) from None
