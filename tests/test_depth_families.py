@@ -324,7 +324,7 @@ def test_dplm_loads_as_esm_and_probes_at_the_noise_level(tmp_path: Path) -> None
 
 def test_saprot_structure_tokens_and_accuracy_summed_over_structure_letters(tmp_path: Path) -> None:
     loaded = load_model(str(build_random_saprot(tmp_path / "saprot", num_layers=2, width=32, num_heads=4)))
-    assert loaded.input_format == "saprot" and loaded.adapter.residue_classes is not None
+    assert loaded.input_format == "saprot" and loaded.adapter.residue_onehot is not None
     vocab = loaded.tokenizer.get_vocab()
     records = attach_structures([Record("a", "a", "AAAAAAAAAAAA")], {"a": "dddddvvvvv##"}, "structures.fasta")
     batch = encode(records, loaded.tokenizer, loaded.input_format, 0.3, seed=1)

@@ -53,9 +53,9 @@ class Adapter:
     max_tokens: int | None  # longest input (tokens, special ones included) the model was built for
     # The block adds ``branch / residual_scale`` (ESM-C); hooks see the branch, so a_l = output / scale.
     residual_scale: float = 1.0
-    # SaProt: for every vocabulary entry the amino acid it stands for (-1: none), so that predictions
-    # sum the probability over structure letters before the argmax.  # (vocab,)
-    residue_classes: torch.Tensor | None = None
+    # SaProt: one-hot of the amino acid each vocabulary entry stands for (all zero: none), so that
+    # predictions sum the probability over structure letters before the argmax.  # (vocab, 20)
+    residue_onehot: torch.Tensor | None = None
 
     @property
     def num_layers(self) -> int:

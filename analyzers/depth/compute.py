@@ -102,7 +102,7 @@ def probe_model(
             perplexity_name = name.replace("_nll", "_perplexity")
             layers[perplexity_name] = [math.exp(v) for v in values] if isinstance(values, list) else math.exp(values)
     layers["num_sequences"] = len(records)
-    over = " over amino acids (probability summed over 3Di letters)" if adapter.residue_classes is not None else ""
+    over = " over amino acids (probability summed over 3Di letters)" if adapter.residue_onehot is not None else ""
     layers["evaluation"] = (
         f"masked positions (seeded {masking:.0%}){over}" if adapter.objective == "masked" and masking > 0 else
         f"masked positions at diffusion noise level {masking:g} (step {round(masking * 500)} of 500)"

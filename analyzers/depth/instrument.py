@@ -91,6 +91,25 @@ def hooks(handles: list[Any]) -> Iterator[None]:
 
 
 @contextmanager
+def fast_attention(model: nn.Module) -> Iterator[None]:
+    """SDPA attention kernels for the duration of the block where the model runs eager attention (loaded
+    so for the attention-entropy probe) and supports SDPA: the skip replays read no attention map, and
+    the attention masks recorded in the clean pass (additive, 4-D) are valid SDPA masks too."""
+    config = getattr(model, "config", None)
+    switch = getattr(config, "_attn_implementation", None) == "eager" and getattr(model, "_supports_sdpa", False)
+    if switch:
+        try:
+            model.set_attn_implementation("sdpa")  # type: ignore[operator]
+        except (ValueError, ImportError, AttributeError):
+            switch = False
+    try:
+        yield
+    finally:
+        if switch:
+            model.set_attn_implementation("eager")  # type: ignore[operator]
+
+
+@contextmanager
 def zeroed(module: nn.Module) -> Iterator[None]:
     """Make ``module`` output zeros: skips a sublayer when ``module`` is its output projection, since the
     residual is added outside it."""

@@ -609,7 +609,10 @@ def load_model(
     adapter = adapter_for(loaded)
     input_format = input_format_for(tokenizer, architecture)
     if input_format == "saprot":
-        adapter.residue_classes = saprot_residue_classes(tokenizer)
+        classes = saprot_residue_classes(tokenizer)  # (vocab,)
+        onehot = torch.zeros(len(classes), len(AMINO_ACIDS), device=device)
+        onehot[classes >= 0, classes[classes >= 0]] = 1.0
+        adapter.residue_onehot = onehot
     if checkpoint_class == "EsmForDPLM":
         adapter.objective = "diffusion"
     import transformers

@@ -35,7 +35,8 @@ from analyzers.depth.training import (
 )
 
 __all__ = [
-    "BUILTINS", "TinyRecipe", "build_random_dplm", "build_random_esm", "build_random_esmc", "build_random_gpt2",
+    "BUILTINS", "TinyRecipe", "build_random_dplm", "residue_gpt2_tokenizer",
+    "build_random_esm", "build_random_esmc", "build_random_gpt2",
     "build_random_progen2", "build_random_saprot", "describe", "trained_tiny_esm",
 ]
 
@@ -94,26 +95,34 @@ def build_random_esm(folder: Path, num_layers: int = 4, width: int = 32, num_hea
     return folder
 
 
-def build_random_gpt2(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
-    """Save a RANDOMLY INITIALISED GPT-2 causal LM with a one-residue-per-token tokenizer (tests only)."""
+def residue_gpt2_tokenizer() -> Any:
+    """A GPT-2-style tokenizer with one residue per token, ``<|endoftext|>`` and a line-break token (the
+    ProtGPT2 input convention), standing in for ProtGPT2's BPE tokenizer where the hub is out of reach."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     specials = ["<|endoftext|>", "<pad>", "<unk>"]
     # "\n": ProtGPT2's model card writes sequences as 60-residue lines; the line break is its own token.
     vocab = {token: index for index, token in enumerate(specials + list("ACDEFGHIKLMNPQRSTVWYXBZUO") + ["\n"])}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
-    tokenizer = PreTrainedTokenizerFast(
+    return PreTrainedTokenizerFast(
         tokenizer_object=backend, eos_token="<|endoftext|>", bos_token="<|endoftext|>", pad_token="<pad>",
         unk_token="<unk>",
     )
+
+
+def build_random_gpt2(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
+    """Save a RANDOMLY INITIALISED GPT-2 causal LM with a one-residue-per-token tokenizer (tests only)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = residue_gpt2_tokenizer()
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=len(vocab), n_embd=width, n_layer=num_layers, n_head=num_heads, n_positions=256,
+        vocab_size=len(tokenizer.get_vocab()), n_embd=width, n_layer=num_layers, n_head=num_heads, n_positions=256,
         bos_token_id=0, eos_token_id=0, pad_token_id=1, architectures=["GPT2LMHeadModel"],
     )
     GPT2LMHeadModel(config).save_pretrained(folder)
