@@ -240,3 +240,42 @@ def test_sequences_are_written_the_way_each_tokenizer_expects(tmp_path: Path) ->
     assert spaced_ids == protbert.convert_tokens_to_ids(list("MKTA"))
     saprot_ids = saprot(format_sequence("MKT", "saprot"))["input_ids"][1:-1]
     assert saprot_ids == saprot.convert_tokens_to_ids(["M#", "K#", "T#"])
+
+
+def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path) -> None:
+    from analyzers.depth.tiny import build_random_dplm, build_random_progen2, build_random_saprot
+
+    dplm = build_random_dplm(tmp_path / "dplm", num_layers=2, width=16, num_heads=2)
+    saprot = build_random_saprot(tmp_path / "saprot", num_layers=2, width=16, num_heads=2)
+    progen, _ = build_random_progen2(tmp_path / "progen2", num_layers=2, width=32, num_heads=8, rotary_dim=2)
+    result = runner.invoke(app, ["models", "import", str(progen), "--name", "tiny-progen2"])  # KB_HOME -> --home
+    assert result.exit_code == 0, result.output
+    assert imported_models(kb_home / "cache")["tiny-progen2"]["architecture"] == "ProGenForCausalLM"
+    fasta = tmp_path / "seq.fasta"
+    fasta.write_text(">a\nMKTAYIAKQRQISF\n>b\nACDEFGHIKLMN\n", encoding="utf-8")
+    structures = tmp_path / "3di.fasta"
+    structures.write_text(">a\ndddvvvpppqqq##\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")  # either case
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["probe", "--model", str(dplm), "--model", str(saprot), "--model", "tiny-progen2",
+                                 "--fasta", str(fasta), "--structure-fasta", str(structures), "--noise-level", "0.7",
+                                 "--out", str(out), "--json", "--home", str(kb_home)])
+    assert result.exit_code == 1 and "takes no structure tokens" in _one_line_error(result.output)
+    assert not out.exists()
+    for model, options, expected in (
+        (str(dplm), ["--noise-level", "0.7"], "diffusion noise level 0.7 (step 350 of 500)"),
+        (str(saprot), ["--structure-fasta", str(structures)], "over amino acids"),
+        ("tiny-progen2", [], "next-token prediction"),
+    ):
+        result = runner.invoke(app, ["probe", "--model", model, "--fasta", str(fasta), *options, "--out", str(out),
+                                     "--json"])
+        assert result.exit_code == 0, result.output
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        metrics = json.loads((out / summary[model]["folder"] / "depth_metrics.json").read_text(encoding="utf-8"))
+        assert expected in metrics["layers"]["evaluation"]
+        if model == str(saprot):
+            assert "3Di structure strings from 3di.fasta" in summary[model]["notes"]
+    bad = tmp_path / "bad.fasta"
+    bad.write_text(">a\ndddvv\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")
+    result = runner.invoke(app, ["probe", "--model", str(saprot), "--fasta", str(fasta), "--structure-fasta",
+                                 str(bad), "--out", str(out)])
+    assert result.exit_code == 1 and "has 5 3Di letters for 14 residues" in _one_line_error(result.output)
