@@ -266,8 +266,8 @@ def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path
         (str(saprot), ["--structure-fasta", str(structures)], "over amino acids"),
         ("tiny-progen2", [], "next-token prediction"),
     ):
-        result = runner.invoke(app, ["probe", "--model", model, "--fasta", str(fasta), *options, "--out", str(out),
-                                     "--json"])
+        result = runner.invoke(app, ["probe", "--model", model, "--fasta", str(fasta), *options, "--no-skips",
+                                     "--out", str(out), "--json"])
         assert result.exit_code == 0, result.output
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         metrics = json.loads((out / summary[model]["folder"] / "depth_metrics.json").read_text(encoding="utf-8"))

@@ -410,19 +410,25 @@ def validate_folder(folder: Path, trust_remote_code: bool = False) -> dict[str, 
 
 
 def load_tokenizer(folder: Path) -> Any:
-    """The folder's tokenizer; a bare ``tokenizer.json`` (ProGen2's hub repos ship only that) is read
-    with ``PreTrainedTokenizerFast``."""
+    """The folder's tokenizer. ProGen2's hub repos ship a bare ``tokenizer.json`` beside a config whose
+    model type transformers does not know: where ``AutoTokenizer`` cannot read the folder, the
+    ``tokenizer.json`` is read with ``PreTrainedTokenizerFast`` and its pad / bos / eos tokens named."""
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
     folder = Path(folder)
-    if not (folder / "tokenizer_config.json").is_file() and (folder / "tokenizer.json").is_file():
-        tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
-        vocab = tokenizer.get_vocab()
-        for role, token in (("pad_token", "<|pad|>"), ("bos_token", "<|bos|>"), ("eos_token", "<|eos|>")):
-            if token in vocab and getattr(tokenizer, role) is None:
-                setattr(tokenizer, role, token)
-        return tokenizer
-    return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    bare = (folder / "tokenizer.json").is_file()
+    if (folder / "tokenizer_config.json").is_file() or not bare:
+        try:
+            return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        except (OSError, ValueError, KeyError, TypeError):
+            if not bare:
+                raise
+    tokenizer = PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    vocab = tokenizer.get_vocab()
+    for role, token in (("pad_token", "<|pad|>"), ("bos_token", "<|bos|>"), ("eos_token", "<|eos|>")):
+        if token in vocab and getattr(tokenizer, role) is None:
+            setattr(tokenizer, role, token)
+    return tokenizer
 
 
 def import_model(
