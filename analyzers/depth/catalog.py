@@ -96,6 +96,8 @@ MODELS: dict[str, ModelCard] = {
                   input_format="spaced",
                   note="post-LN: the residual decomposition is not defined and is reported as such"),
         ModelCard("biohub/ESMC-300M", "ESM-C", "masked", 30, 960, 300e6, "EsmcForMaskedLM", True, note=_ESMC_NOTE),
+        ModelCard("biohub/ESMC-6B", "ESM-C", "masked", 80, 2560, 6e9, "EsmcForMaskedLM", True,
+                  note=_ESMC_NOTE + "; ~24 GB in float32, use bfloat16 on a large GPU"),
         ModelCard("EvolutionaryScale/esmc-300m-2024-12", "ESM-C", "masked", 30, 960, 300e6, "esm package", False,
                   _ESMC_WHY),
         ModelCard("EvolutionaryScale/esmc-600m-2024-12", "ESM-C", "masked", 36, 1152, 600e6, "esm package", False,
