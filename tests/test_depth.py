@@ -229,7 +229,10 @@ def test_probe_layer_deletion_equals_model_rebuilt_without_the_layer(esm_dir: Pa
     reduced.transformer.h = nn.ModuleList([b for i, b in enumerate(reduced.transformer.h) if i != 2])
     with torch.no_grad():
         logits = reduced(input_ids=batch.input_ids, use_cache=False).logits[0, :-1]
-    truth = batch.input_ids[0, 1:]
+    # Next-residue pairs only: the '<|endoftext|>' start (ProtGPT2's convention) predicts no residue pair.
+    pairs = batch.real[0, :-1] & batch.real[0, 1:]
+    assert batch.input_ids[0, 0] == gpt2.tokenizer.convert_tokens_to_ids("<|endoftext|>") and not pairs[0]
+    logits, truth = logits[pairs], batch.input_ids[0, 1:][pairs]
     assert layers["deletion_accuracy"][2] == pytest.approx(float((logits.argmax(-1) == truth).float().mean()))
     assert layers["deletion_nll"][2] == pytest.approx(float(torch.nn.functional.cross_entropy(logits, truth)), rel=1e-4)
 
@@ -268,7 +271,8 @@ def test_probe_future_effect_matches_manual_gpt2_forward(gpt2_dir: Path) -> None
     ids = batch.input_ids
     length = ids.shape[1]
     t = int(future_start(batch, 0.5)[0, 0])
-    assert t == length // 2  # GPT-2 adds no special token: t is half the residues
+    # '<|endoftext|>' starts the sequence (ProtGPT2's card): t is the first residue plus half the residues
+    assert t == 1 + (length - 1) // 2
     causal = torch.full((length, length), float("-inf")).triu(1)[None, None]
 
     def forward(skip: int | None) -> tuple[list[torch.Tensor], torch.Tensor]:
@@ -346,7 +350,8 @@ def test_probe_bert_reports_post_ln_and_runs_layer_probes(tmp_path: Path) -> Non
 
 
 def test_adapter_unsupported_architecture_names_supported() -> None:
-    with pytest.raises(UnsupportedArchitecture, match="EsmForMaskedLM, GPT2LMHeadModel, BertForMaskedLM"):
+    supported = "EsmForMaskedLM, EsmcForMaskedLM, GPT2LMHeadModel, CodeGenForCausalLM, BertForMaskedLM"
+    with pytest.raises(UnsupportedArchitecture, match=supported):
         adapter_for(torch.nn.Linear(2, 2))
 
 

@@ -52,15 +52,21 @@ def _one_line_error(output: str) -> str:
     return " ".join(lines)  # rich may wrap the one line on narrow terminals
 
 
-def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path) -> None:
-    import_model(esm_dir, "my-esm")
+def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path, kb_home: Path) -> None:
+    import_model(esm_dir, "my-esm", cache_dir=kb_home / "cache")
     result = runner.invoke(app, ["models", "list", "--json"])
     assert result.exit_code == 0, result.output
     rows = {row["id"]: row for row in json.loads(result.output)}
     esm2 = rows["facebook/esm2_t33_650M_UR50D"]
     assert esm2["supported"] and esm2["num_layers"] == 33 and esm2["width"] == 1280
     assert not rows["EvolutionaryScale/esmc-300m-2024-12"]["supported"]
-    assert "esm` package" in rows["EvolutionaryScale/esmc-300m-2024-12"]["why_not"]
+    assert "esm package" in rows["EvolutionaryScale/esmc-300m-2024-12"]["why_not"]
+    # Every family the installed transformers can load is supported (issue 13): only esm-package ESM-C is not.
+    unsupported = {row["family"] for row in rows.values() if row["kind"] == "hub" and not row["supported"]}
+    assert unsupported == {"ESM-C"} and rows["biohub/ESMC-300M"]["supported"]
+    assert rows["hugohrban/progen2-small"]["supported"] and rows["hugohrban/progen2-small"]["input_format"] == "progen2"
+    assert rows["airkingbd/dplm_150m"]["supported"] and rows["airkingbd/dplm_150m"]["objective"] == "diffusion"
+    assert rows["nferruz/ProtGPT2"]["input_format"] == "protgpt2"
     assert rows["Rostlab/prot_bert"]["input_format"] == "spaced"
     assert rows["my-esm"]["kind"] == "imported" and rows["my-esm"]["num_layers"] == 3
     assert any(row["kind"] == "builtin" for row in rows.values())
@@ -94,7 +100,7 @@ def test_hub_reachable_respects_offline_and_never_hangs(monkeypatch: pytest.Monk
 def test_resolve_unknown_and_unsupported_models_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not an imported name, not a folder, not a hub id"):
         resolve_model("no such model")
-    with pytest.raises(ModelError, match=r"ESM-C\) is not supported yet: needs the `esm` package"):
+    with pytest.raises(ModelError, match=r"ESM-C\) is not supported yet: the esm package's own checkpoint format"):
         resolve_model("EvolutionaryScale/esmc-600m-2024-12")
     with pytest.raises(NotRunnable, match="not in the local Hugging Face cache"):
         resolve_model("nobody-here/no-such-plm")
@@ -134,9 +140,11 @@ def test_load_model_reads_pickle_checkpoints_weights_only_and_checks_keys(esm_di
 def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, tmp_path: Path, kb_home: Path) -> None:
     result = runner.invoke(app, ["models", "import", str(esm_dir), "--name", "tiny-esm"])
     assert result.exit_code == 0, result.output
-    entry = imported_models()["tiny-esm"]
-    assert Path(entry["path"]).is_relative_to(kb_home) and entry["weights_format"] == "safetensors"
-    loaded = load_model("tiny-esm")
+    entry = imported_models(kb_home / "cache")["tiny-esm"]
+    assert Path(entry["path"]).is_relative_to(kb_home / "cache") and entry["weights_format"] == "safetensors"
+    with pytest.raises(ModelError, match="unknown model 'tiny-esm'"):  # no cache folder given: no imported names
+        load_model("tiny-esm")
+    loaded = load_model("tiny-esm", cache_dir=kb_home / "cache")
     assert loaded.adapter.num_layers == 3 and loaded.provenance["weights_hash"] == entry["weights_hash"]
     no_tokenizer = tmp_path / "no-tokenizer"
     no_tokenizer.mkdir()
@@ -144,7 +152,7 @@ def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, t
         (no_tokenizer / name).write_bytes((esm_dir / name).read_bytes())
     result = runner.invoke(app, ["models", "import", str(no_tokenizer)])
     assert result.exit_code == 1 and "tokenizer" in _one_line_error(result.output)
-    assert "no-tokenizer" not in imported_models()
+    assert "no-tokenizer" not in imported_models(kb_home / "cache")
     result = runner.invoke(app, ["models", "import", str(tmp_path / "missing")])
     assert result.exit_code == 1 and "not a folder" in _one_line_error(result.output)
 
@@ -232,3 +240,42 @@ def test_sequences_are_written_the_way_each_tokenizer_expects(tmp_path: Path) ->
     assert spaced_ids == protbert.convert_tokens_to_ids(list("MKTA"))
     saprot_ids = saprot(format_sequence("MKT", "saprot"))["input_ids"][1:-1]
     assert saprot_ids == saprot.convert_tokens_to_ids(["M#", "K#", "T#"])
+
+
+def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path) -> None:
+    from analyzers.depth.tiny import build_random_dplm, build_random_progen2, build_random_saprot
+
+    dplm = build_random_dplm(tmp_path / "dplm", num_layers=2, width=16, num_heads=2)
+    saprot = build_random_saprot(tmp_path / "saprot", num_layers=2, width=16, num_heads=2)
+    progen, _ = build_random_progen2(tmp_path / "progen2", num_layers=2, width=32, num_heads=8, rotary_dim=2)
+    result = runner.invoke(app, ["models", "import", str(progen), "--name", "tiny-progen2"])  # KB_HOME -> --home
+    assert result.exit_code == 0, result.output
+    assert imported_models(kb_home / "cache")["tiny-progen2"]["architecture"] == "ProGenForCausalLM"
+    fasta = tmp_path / "seq.fasta"
+    fasta.write_text(">a\nMKTAYIAKQRQISF\n>b\nACDEFGHIKLMN\n", encoding="utf-8")
+    structures = tmp_path / "3di.fasta"
+    structures.write_text(">a\ndddvvvpppqqq##\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")  # either case
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["probe", "--model", str(dplm), "--model", str(saprot), "--model", "tiny-progen2",
+                                 "--fasta", str(fasta), "--structure-fasta", str(structures), "--noise-level", "0.7",
+                                 "--out", str(out), "--json", "--home", str(kb_home)])
+    assert result.exit_code == 1 and "takes no structure tokens" in _one_line_error(result.output)
+    assert not out.exists()
+    for model, options, expected in (
+        (str(dplm), ["--noise-level", "0.7"], "diffusion noise level 0.7 (step 350 of 500)"),
+        (str(saprot), ["--structure-fasta", str(structures)], "over amino acids"),
+        ("tiny-progen2", [], "next-token prediction"),
+    ):
+        result = runner.invoke(app, ["probe", "--model", model, "--fasta", str(fasta), *options, "--no-skips",
+                                     "--out", str(out), "--json"])
+        assert result.exit_code == 0, result.output
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        metrics = json.loads((out / summary[model]["folder"] / "depth_metrics.json").read_text(encoding="utf-8"))
+        assert expected in metrics["layers"]["evaluation"]
+        if model == str(saprot):
+            assert "3Di structure strings from 3di.fasta" in summary[model]["notes"]
+    bad = tmp_path / "bad.fasta"
+    bad.write_text(">a\ndddvv\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")
+    result = runner.invoke(app, ["probe", "--model", str(saprot), "--fasta", str(fasta), "--structure-fasta",
+                                 str(bad), "--out", str(out)])
+    assert result.exit_code == 1 and "has 5 3Di letters for 14 residues" in _one_line_error(result.output)

@@ -3,9 +3,19 @@
 An adapter names, for one architecture, the residual blocks, the modules whose outputs are the
 attention update ``a_l`` and the MLP update ``m_l`` (pre-LN: ``h_{l+1} = h_l + a_l + m_l``), the modules
 that return attention probabilities, the final norm and the output head, so that the probes never
-depend on a model's class. Supported: ESM-2-like masked LMs (``EsmForMaskedLM``, also SaProt),
-GPT-2-like causal LMs (``GPT2LMHeadModel``, ProtGPT2) and BERT-like masked LMs (``BertForMaskedLM``,
-ProtBERT; post-LN, so no residual decomposition is claimed for them).
+depend on a model's class. Supported:
+
+- ESM-2-like masked LMs (``EsmForMaskedLM``: ESM-2, SaProt, and DPLM, whose checkpoints are ESM-2
+  weights under another class name; ``loading.py`` renames them);
+- ESM-C (``EsmcForMaskedLM``): pre-LN blocks that divide both residual branches by
+  ``scaling_factor = sqrt(L / 36)`` before adding them, so the hooked projections see ``scale * a_l``
+  and the adapter's ``residual_scale`` divides it back out for the contribution ratios;
+- GPT-2-like causal LMs (``GPT2LMHeadModel``, ProtGPT2);
+- CodeGen causal LMs (``CodeGenForCausalLM``, ProGen2 after ``loading.py`` converts its weights):
+  GPT-J-style parallel blocks, ``h_{l+1} = h_l + attn(ln(h_l)) + mlp(ln(h_l))``, so ``m_l`` does not see
+  ``a_l`` (the MLP ratio is still ``||m_l|| / ||h_l + a_l||`` by the shared definition);
+- BERT-like masked LMs (``BertForMaskedLM``, ProtBERT; post-LN, so no residual decomposition is
+  claimed for them).
 """
 
 from __future__ import annotations
@@ -16,7 +26,11 @@ from typing import Any
 import torch
 from torch import nn
 
-SUPPORTED_ARCHITECTURES = ("EsmForMaskedLM", "GPT2LMHeadModel", "BertForMaskedLM")
+SUPPORTED_ARCHITECTURES = (
+    "EsmForMaskedLM", "EsmcForMaskedLM", "GPT2LMHeadModel", "CodeGenForCausalLM", "BertForMaskedLM",
+)
+#: Checkpoint classes that load into a supported class once ``loading.py`` converts their weights.
+CONVERTED_ARCHITECTURES = {"EsmForDPLM": "EsmForMaskedLM", "ProGenForCausalLM": "CodeGenForCausalLM"}
 
 
 class UnsupportedArchitecture(ValueError):
@@ -28,7 +42,7 @@ class Adapter:
     """Where the residual stream's parts live in one loaded model."""
 
     architecture: str
-    objective: str  # "masked" or "causal"
+    objective: str  # "masked", "causal" or "diffusion" (masked at a chosen noise level)
     pre_ln: bool
     layers: nn.ModuleList
     attn_out: list[nn.Module]  # output = a_l  # (batch, seq, dim); empty for post-LN
@@ -37,6 +51,11 @@ class Adapter:
     final_norm: nn.Module
     head: nn.Module
     max_tokens: int | None  # longest input (tokens, special ones included) the model was built for
+    # The block adds ``branch / residual_scale`` (ESM-C); hooks see the branch, so a_l = output / scale.
+    residual_scale: float = 1.0
+    # SaProt: one-hot of the amino acid each vocabulary entry stands for (all zero: none), so that
+    # predictions sum the probability over structure letters before the argmax.  # (vocab, 20)
+    residue_onehot: torch.Tensor | None = None
 
     @property
     def num_layers(self) -> int:
@@ -56,10 +75,10 @@ def architecture_name(config: object) -> str | None:
 
 def check_supported(architecture: str | None, where: str) -> None:
     """Raise ``UnsupportedArchitecture`` naming ``where`` and the supported architectures."""
-    if architecture not in SUPPORTED_ARCHITECTURES:
+    if architecture not in SUPPORTED_ARCHITECTURES and architecture not in CONVERTED_ARCHITECTURES:
         raise UnsupportedArchitecture(
             f"{where}: unsupported architecture {architecture!r}; the depth probes support "
-            f"{', '.join(SUPPORTED_ARCHITECTURES)} (see `kb models list`)"
+            f"{', '.join(SUPPORTED_ARCHITECTURES + tuple(CONVERTED_ARCHITECTURES))} (see `kb models list`)"
         )
 
 
@@ -80,6 +99,37 @@ def adapter_for(model: Any) -> Adapter:
             [layer.output.dense for layer in layers],
             [layer.attention.self for layer in layers],
             model.esm.encoder.emb_layer_norm_after,
+            model.lm_head,
+            max_tokens,
+        )
+    if name == "EsmcForMaskedLM":
+        layers = model.esmc.layers
+        scales = {float(layer.scaling_factor) for layer in layers}
+        assert len(scales) == 1, "ESM-C layers share one residual scaling factor"
+        return Adapter(
+            name,
+            "masked",
+            True,
+            layers,
+            [layer.self_attn.o_proj for layer in layers],
+            [layer.mlp for layer in layers],
+            [layer.self_attn for layer in layers],
+            model.esmc.norm,
+            model.lm_head,
+            max_tokens,
+            residual_scale=scales.pop(),
+        )
+    if name == "CodeGenForCausalLM":
+        layers = model.transformer.h
+        return Adapter(
+            name,
+            "causal",
+            True,
+            layers,
+            [block.attn.out_proj for block in layers],
+            [block.mlp for block in layers],
+            [block.attn for block in layers],
+            model.transformer.ln_f,
             model.lm_head,
             max_tokens,
         )

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from analyzers.depth.data import Record
-from analyzers.depth.loading import format_sequence
+from analyzers.depth.loading import format_sequence, nonresidue_ids, saprot_mask_ids
 
 
 @dataclass
@@ -53,7 +53,7 @@ def check_lengths(records: list[Record], tokenizer: Any, input_format: str, max_
     if max_tokens is None:
         return
     for record in records:
-        count = len(tokenizer(format_sequence(record.sequence, input_format))["input_ids"])
+        count = len(tokenizer(format_sequence(record.sequence, input_format, record.structure))["input_ids"])
         if count > max_tokens:
             raise ValueError(
                 f"record {record.name!r} ({len(record.sequence)} residues, {count} tokens) is longer than {model} "
@@ -68,12 +68,17 @@ def encode(
     mask_fraction: float = 0.0,
     seed: int = 0,
 ) -> Batch:
-    """Tokenize and pad ``records``; with ``mask_fraction`` > 0 (masked models) replace a seeded
-    Bernoulli(``mask_fraction``) subset of each sequence's residue tokens (at least one) by the mask token."""
-    texts = [format_sequence(record.sequence, input_format) for record in records]
+    """Tokenize and pad ``records``; with ``mask_fraction`` > 0 (masked models; the noise level of a
+    diffusion model) replace a seeded Bernoulli(``mask_fraction``) subset of each sequence's residue
+    tokens (at least one) by the mask token. SaProt residues whose 3Di letter is known are hidden as
+    '#<3Di>' (the residue masked, its structure kept). Tokens a format adds (ProtGPT2's line breaks,
+    ProGen2's termini) are not residues: ``real`` leaves them out like special tokens."""
+    texts = [format_sequence(record.sequence, input_format, record.structure) for record in records]
     encoded = tokenizer(texts, return_tensors="pt", padding=True)
     input_ids, attention_mask = encoded["input_ids"], encoded["attention_mask"]  # (batch, seq)
-    special = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=input_ids.dtype)
+    special = torch.tensor(
+        sorted(set(tokenizer.all_special_ids) | set(nonresidue_ids(tokenizer, input_format))), dtype=input_ids.dtype
+    )
     real = attention_mask.bool() & ~torch.isin(input_ids, special)
     if mask_fraction <= 0:
         return Batch(input_ids, attention_mask, real, input_ids.clone())
@@ -85,4 +90,7 @@ def encode(
     # At least one masked residue per sequence: the one with the smallest draw.
     forced = torch.zeros_like(masked).scatter_(1, draws.masked_fill(~real, 2.0).argmin(1, keepdim=True), True) & real
     masked |= forced & ~masked.any(1, keepdim=True)
+    if input_format == "saprot":
+        replacement = saprot_mask_ids(tokenizer)[input_ids]  # (batch, seq)
+        return Batch(torch.where(masked, replacement, input_ids), attention_mask, real, input_ids, masked)
     return Batch(input_ids.masked_fill(masked, tokenizer.mask_token_id), attention_mask, real, input_ids, masked)

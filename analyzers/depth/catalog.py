@@ -1,10 +1,11 @@
 """The protein language models the depth analyzers know: real checkpoints on the Hugging Face hub, the
 built-in tiny ESMs trained here (their recipes; ``tiny.py`` trains them), and the local folders a user
-imported with ``kb models import`` (kept in ``KB_HOME/models/registry.json``).
+imported with ``kb models import`` (kept in ``<cache>/models/registry.json``, the cache folder being the
+KB home's ``cache/`` that kb hands to runs as ``RunContext.cache_dir`` and to the CLI hooks).
 
-Each hub entry says what the model is (family, training objective, layers, width, parameters) and
-whether this package can probe it, and if not, why: the probes need an adapter for the architecture
-(``adapters.py``), and some checkpoints need loaders outside ``transformers``.
+Each hub entry says what the model is (family, training objective, layers, width, parameters), which
+class loads it (``loader``), how its sequences are written (``input_format``) and whether this package
+can probe it, and if not, why. Nothing here imports kb: the KB home comes from the caller.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kb.settings import Settings
-
 
 @dataclass(frozen=True)
 class ModelCard:
@@ -26,14 +25,16 @@ class ModelCard:
 
     hub_id: str
     family: str
-    objective: str  # "masked", "causal" or "diffusion"
+    objective: str  # "masked", "causal" or "diffusion" (a masked model probed at a chosen noise level)
     num_layers: int
     width: int
     approx_params: float
     loader: str  # the transformers class (or other loader) the checkpoint needs
     supported: bool
     why_not: str = ""  # for unsupported entries: what is missing
-    input_format: str = "plain"  # "plain" letters, "spaced" (ProtBERT), "saprot" (residue + '#' structure token)
+    # "plain" letters, "spaced" (ProtBERT), "saprot" (residue + 3Di letter, '#' unknown), "protgpt2"
+    # ('<|endoftext|>' + 60-residue lines, the model card's convention), "progen2" ('1' + sequence + '2')
+    input_format: str = "plain"
     note: str = ""
 
     def row(self) -> dict[str, Any]:
@@ -42,10 +43,18 @@ class ModelCard:
 
 
 _ESM2_NOTE = "ESM-2, UniRef50; pre-LN; rotary positions"
-_SAPROT_NOTE = "residues are fed as '<aa>#' (structure token unknown) when only a sequence is given"
-_DPLM_WHY = "DPLM checkpoints use their own loader (byprot); mapping onto EsmForMaskedLM is not verified"
-_ESMC_WHY = "needs the `esm` package (EvolutionaryScale); no transformers class, no adapter yet"
-_PROGEN_WHY = "custom code (trust_remote_code) with GPT-J-style blocks; no adapter written and tested yet"
+_SAPROT_NOTE = ("residue x 3Di tokens: give 3Di strings (structure_fasta) or residues are fed as '<aa>#' "
+                "(structure unknown); accuracy sums each amino acid's probability over structure letters")
+_DPLM_NOTE = ("discrete diffusion (masking) LM with ESM-2 layers and weight names, loaded into EsmForMaskedLM "
+              "(prefix 'net.' removed); probed at noise level noise_level = t/T (step t of T=500)")
+_PROGEN_NOTE = ("loaded into transformers' CodeGenForCausalLM (no remote code): fused qkv rows permuted from "
+                "8 to 4 groups; sequences written '1' + residues + '2'; GPT-J-style parallel attention/MLP")
+_PROTGPT2_NOTE = ("BPE tokens (several residues per token); fed as '<|endoftext|>' + 60-residue lines (model card); "
+                  "vocabulary 50,257 makes the logit lens costly")
+_ESMC_NOTE = ("ESM-C through transformers' EsmcForMaskedLM; residual branches divided by sqrt(L/36), "
+              "undone for the contribution ratios")
+_ESMC_WHY = ("the esm package's own checkpoint format (a pickled .pth, no config.json), which transformers cannot "
+             "read: use the transformers-format ESM-C checkpoints (biohub/ESMC-*) or convert and `kb models import`")
 
 # fmt: off
 MODELS: dict[str, ModelCard] = {
@@ -64,18 +73,21 @@ MODELS: dict[str, ModelCard] = {
         ModelCard("facebook/esm2_t48_15B_UR50D", "ESM-2", "masked", 48, 5120, 15e9, "EsmForMaskedLM", True,
                   note=_ESM2_NOTE + "; ~60 GB in float32, use bfloat16 on a large GPU"),
         ModelCard("nferruz/ProtGPT2", "ProtGPT2", "causal", 36, 1280, 738e6, "GPT2LMHeadModel", True,
-                  note="BPE tokens (several residues per token); vocabulary 50,257 makes the logit lens costly"),
-        ModelCard("hugohrban/progen2-small", "ProGen2", "causal", 12, 1024, 151e6, "trust_remote_code", False,
-                  _PROGEN_WHY),
-        ModelCard("hugohrban/progen2-medium", "ProGen2", "causal", 27, 1536, 764e6, "trust_remote_code", False,
-                  _PROGEN_WHY),
-        ModelCard("hugohrban/progen2-base", "ProGen2", "causal", 27, 1536, 764e6, "trust_remote_code", False,
-                  _PROGEN_WHY),
-        ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "trust_remote_code", False,
-                  _PROGEN_WHY),
-        ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "byprot (DPLM)", False, _DPLM_WHY),
-        ModelCard("airkingbd/dplm_650m", "DPLM", "diffusion", 33, 1280, 650e6, "byprot (DPLM)", False, _DPLM_WHY),
-        ModelCard("airkingbd/dplm_3b", "DPLM", "diffusion", 36, 2560, 3e9, "byprot (DPLM)", False, _DPLM_WHY),
+                  input_format="protgpt2", note=_PROTGPT2_NOTE),
+        ModelCard("hugohrban/progen2-small", "ProGen2", "causal", 12, 1024, 151e6, "CodeGenForCausalLM (converted)",
+                  True, input_format="progen2", note=_PROGEN_NOTE),
+        ModelCard("hugohrban/progen2-medium", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM (converted)",
+                  True, input_format="progen2", note=_PROGEN_NOTE),
+        ModelCard("hugohrban/progen2-base", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM (converted)",
+                  True, input_format="progen2", note=_PROGEN_NOTE),
+        ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "CodeGenForCausalLM (converted)",
+                  True, input_format="progen2", note=_PROGEN_NOTE),
+        ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "EsmForMaskedLM (converted)", True,
+                  note=_DPLM_NOTE),
+        ModelCard("airkingbd/dplm_650m", "DPLM", "diffusion", 33, 1280, 650e6, "EsmForMaskedLM (converted)", True,
+                  note=_DPLM_NOTE),
+        ModelCard("airkingbd/dplm_3b", "DPLM", "diffusion", 36, 2560, 3e9, "EsmForMaskedLM (converted)", True,
+                  note=_DPLM_NOTE),
         ModelCard("westlake-repl/SaProt_35M_AF2", "SaProt", "masked", 12, 480, 35e6, "EsmForMaskedLM", True,
                   input_format="saprot", note=_SAPROT_NOTE),
         ModelCard("westlake-repl/SaProt_650M_AF2", "SaProt", "masked", 33, 1280, 650e6, "EsmForMaskedLM", True,
@@ -83,6 +95,9 @@ MODELS: dict[str, ModelCard] = {
         ModelCard("Rostlab/prot_bert", "ProtBERT", "masked", 30, 1024, 420e6, "BertForMaskedLM", True,
                   input_format="spaced",
                   note="post-LN: the residual decomposition is not defined and is reported as such"),
+        ModelCard("biohub/ESMC-300M", "ESM-C", "masked", 30, 960, 300e6, "EsmcForMaskedLM", True, note=_ESMC_NOTE),
+        ModelCard("biohub/ESMC-6B", "ESM-C", "masked", 80, 2560, 6e9, "EsmcForMaskedLM", True,
+                  note=_ESMC_NOTE + "; ~24 GB in float32, use bfloat16 on a large GPU"),
         ModelCard("EvolutionaryScale/esmc-300m-2024-12", "ESM-C", "masked", 30, 960, 300e6, "esm package", False,
                   _ESMC_WHY),
         ModelCard("EvolutionaryScale/esmc-600m-2024-12", "ESM-C", "masked", 36, 1152, 600e6, "esm package", False,
@@ -124,22 +139,26 @@ def describe(name: str) -> str:
 
 
 def kb_home() -> Path:
-    """The KB home folder (``KB_HOME``, default ``.kb``), where imported models and caches live."""
-    return Settings().home
+    """The KB home from ``KB_HOME`` (default ``.kb``), for the depth sweep's corpus lookup only, until
+    that takes ``RunContext.cache_dir`` like everything else here (no kb import: analyzers read none)."""
+    return Path(os.environ.get("KB_HOME") or ".kb")
 
 
-def models_dir() -> Path:
-    """Where ``kb models import`` stores model folders."""
-    return kb_home() / "models"
+def models_dir(cache_dir: Path) -> Path:
+    """Where ``kb models import`` stores model folders: ``<cache>/models``."""
+    return Path(cache_dir) / "models"
 
 
-def _registry_path() -> Path:
-    return models_dir() / "registry.json"
+def _registry_path(cache_dir: Path) -> Path:
+    return models_dir(cache_dir) / "registry.json"
 
 
-def imported_models() -> dict[str, dict[str, Any]]:
-    """Imported models by name: ``{"path", "architecture", "source", "weights_hash", "imported_at", ...}``."""
-    path = _registry_path()
+def imported_models(cache_dir: Path | None) -> dict[str, dict[str, Any]]:
+    """Imported models by name: ``{"path", "architecture", "source", "weights_hash", "imported_at", ...}``;
+    none without a cache folder."""
+    if cache_dir is None:
+        return {}
+    path = _registry_path(cache_dir)
     if not path.is_file():
         return {}
     try:
@@ -149,11 +168,11 @@ def imported_models() -> dict[str, dict[str, Any]]:
     return data if isinstance(data, dict) else {}
 
 
-def register_imported(name: str, entry: dict[str, Any]) -> None:
+def register_imported(cache_dir: Path, name: str, entry: dict[str, Any]) -> None:
     """Add or replace one imported model in the registry (atomic write)."""
-    registry = imported_models()
+    registry = imported_models(cache_dir)
     registry[name] = {**entry, "imported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
-    path = _registry_path()
+    path = _registry_path(cache_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".registry-", suffix=".json")
     with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -5,6 +5,10 @@ CLI through the registry's ``register_commands`` hook.
 and plots, plus ``summary.json`` and (several models) comparison plots across relative depth. The
 output folder is built beside the target under a temporary name and renamed into place at the end,
 so a failed run leaves no half-written folder and an earlier result at the same path intact.
+
+The KB home comes from the kb CLI's own ``--home`` option (``KB_HOME``, default ``.kb``), declared on
+these commands the way kb declares it on its own: imported models and built-in trained models live in
+its ``cache/`` folder, which runs receive as ``RunContext.cache_dir``. Nothing here imports kb.
 """
 
 from __future__ import annotations
@@ -30,6 +34,15 @@ from analyzers.registry import register_commands
 
 console = Console()
 err_console = Console(stderr=True)
+
+HomeOpt = Annotated[Path | None, typer.Option("--home", envvar="KB_HOME", help="KB home (index, evidence, caches); "
+                                              "imported models live under its cache/ folder.")]
+DEFAULT_HOME = Path(".kb")  # kb's default KB home (kb.settings.Settings.home)
+
+
+def cache_dir(home: Path | None) -> Path:
+    """The KB home's cache folder, where runs keep what outlives them (imported and built-in models)."""
+    return (home or DEFAULT_HOME) / "cache"
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -97,7 +110,7 @@ def _hub_cached(hub_id: str) -> bool:
     return isinstance(try_to_load_from_cache(hub_id, "config.json"), str)
 
 
-def _model_rows() -> list[dict[str, Any]]:
+def _model_rows(cache: Path) -> list[dict[str, Any]]:
     from analyzers.depth.catalog import BUILTINS, MODELS, describe, imported_models
 
     rows = []
@@ -111,7 +124,7 @@ def _model_rows() -> list[dict[str, Any]]:
             "num_layers": recipe.num_layers, "width": recipe.width, "approx_params": None, "loader": "EsmForMaskedLM",
             "supported": True, "why_not": "", "note": describe(name), "cached": None,
         })
-    for name, entry in imported_models().items():
+    for name, entry in imported_models(cache).items():
         rows.append({
             "id": name, "kind": "imported", "family": "local", "objective": None, "num_layers": entry.get("num_layers"),
             "width": entry.get("width"), "approx_params": None, "loader": entry.get("architecture"), "supported": True,
@@ -133,10 +146,12 @@ def add_models_commands(app: typer.Typer) -> None:
     app.add_typer(models_app, name="models")
 
     @models_app.command("list")
-    def list_models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    def list_models(
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False, home: HomeOpt = None
+    ) -> None:
         """List the known PLMs (hub), built-in trained tiny models and imported folders, with support status."""
         with _clear_errors():
-            rows = _model_rows()
+            rows = _model_rows(cache_dir(home))
         if as_json:
             sys.stdout.write(json.dumps(rows, indent=2) + "\n")
             return
@@ -174,12 +189,13 @@ def add_models_commands(app: typer.Typer) -> None:
         folder: Annotated[Path, typer.Argument(help="Folder with config.json, weights and tokenizer files.")],
         name: Annotated[str | None, typer.Option(help="Name for --model (default: the folder name).")] = None,
         trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
+        home: HomeOpt = None,
     ) -> None:
-        """Validate a local model folder, copy it under KB_HOME/models and register it for --model NAME."""
+        """Validate a local model folder, copy it under KB_HOME/cache/models and register it for --model NAME."""
         from analyzers.depth.loading import import_model
 
         with _clear_errors():
-            entry = import_model(folder, name, trust_remote_code)
+            entry = import_model(folder, name, trust_remote_code, cache_dir=cache_dir(home))
         console.print(f"[green]imported[/] {entry['name']} ({entry['architecture']}, {entry['num_layers']} layers, "
                       f"{entry['weights_format']}) -> {entry['path']}", highlight=False)
 
@@ -202,8 +218,13 @@ def add_probe_command(app: typer.Typer) -> None:
                                                            "(default: 1 variant on CPU, 16384 on CUDA).")] = None,
         skips: Annotated[bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")] = True,
         seed: Annotated[int, typer.Option(help="Seed (masking, built-in training).")] = 0,
+        noise_level: Annotated[float, typer.Option(min=0.0, max=1.0, help="Diffusion LMs (DPLM): share of residues "
+                                                   "masked, t/T at diffusion step t of T=500.")] = 0.5,
+        structure_fasta: Annotated[Path | None, typer.Option(help="SaProt: FASTA of 3Di strings, same record "
+                                                             "names as the sequences.")] = None,
         trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+        home: HomeOpt = None,
     ) -> None:
         """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
         from analyzers.depth import plots
@@ -217,7 +238,8 @@ def add_probe_command(app: typer.Typer) -> None:
                 DepthProbeParams(
                     model=name, fasta=str(fasta) if fasta else None, device=device, dtype=dtype, batch_size=batch_size,
                     max_length=max_length, max_sequences=max_sequences, replay_tokens=replay_tokens, skips=skips,
-                    seed=seed, trust_remote_code=trust_remote_code,
+                    seed=seed, trust_remote_code=trust_remote_code, noise_level=noise_level,
+                    structure_fasta=str(structure_fasta) if structure_fasta else None,
                 )
                 for name in model
             ]
@@ -235,8 +257,8 @@ def add_probe_command(app: typer.Typer) -> None:
                     def progress(fraction: float, message: str, task: Any = task, name: str = params.model) -> None:
                         bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
 
-                    result = probe_one(params, RunContext(out_dir=staging / slug, progress=progress), staging / slug,
-                                       title=params.model)
+                    context = RunContext(out_dir=staging / slug, progress=progress, cache_dir=cache_dir(home))
+                    result = probe_one(params, context, staging / slug, title=params.model)
                     bar.update(task, completed=1.0, description=f"{params.model}: done")
                     results[params.model] = (slug, result)
                     summary[params.model] = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,11 @@ from analyzers.depth.data import (
     DESIGNED_DESCRIPTION,
     DESIGNED_FASTA,
     Record,
+    attach_structures,
     file_sha256,
     length_batches,
     read_fasta,
+    read_structures,
     split_records,
 )
 from analyzers.depth.loading import LoadedModel, OutOfMemory, ResolvedModel, check_device, load_model
@@ -66,11 +69,15 @@ def probe_model(
     mask_fraction: float = 0.15,
     seed: int = 0,
     report: Callable[[float, str], None] = lambda fraction, message: None,
+    noise_level: float = 0.5,
 ) -> dict[str, Any]:
-    """Every probe over ``records``; returns the per-layer lists (``summarize`` makes the metrics)."""
+    """Every probe over ``records``; returns the per-layer lists (``summarize`` makes the metrics).
+
+    Masked LMs see ``mask_fraction`` of their residues masked, diffusion LMs (DPLM) ``noise_level`` (the
+    per-residue masking probability t/T of their training at step t), causal LMs nothing."""
     adapter, device = loaded.adapter, next(loaded.model.parameters()).device
     accumulator = ProbeAccumulator(adapter.num_layers, adapter.objective, adapter.pre_ln)
-    masking = mask_fraction if adapter.objective == "masked" else 0.0
+    masking = {"masked": mask_fraction, "diffusion": noise_level}.get(adapter.objective, 0.0)
     batches = length_batches(records, batch_size)
     for index, batch_records in enumerate(batches):
         batch = encode(batch_records, loaded.tokenizer, loaded.input_format, masking, seed).to(device)
@@ -95,8 +102,11 @@ def probe_model(
             perplexity_name = name.replace("_nll", "_perplexity")
             layers[perplexity_name] = [math.exp(v) for v in values] if isinstance(values, list) else math.exp(values)
     layers["num_sequences"] = len(records)
+    over = " over amino acids (probability summed over 3Di letters)" if adapter.residue_onehot is not None else ""
     layers["evaluation"] = (
-        "masked positions (seeded 15 %)" if adapter.objective == "masked" and masking > 0 else
+        f"masked positions (seeded {masking:.0%}){over}" if adapter.objective == "masked" and masking > 0 else
+        f"masked positions at diffusion noise level {masking:g} (step {round(masking * 500)} of 500)"
+        if adapter.objective == "diffusion" else
         "next-token prediction" if adapter.objective == "causal" else "all residue positions (nothing masked)"
     )
     return layers
@@ -177,10 +187,13 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def resolve_spec(model: str, seed: int, report: Any = lambda f, m: None) -> tuple[str | ResolvedModel, list[str]]:
-    """A built-in name becomes its trained folder (trained on first use); notes say what it is."""
+def resolve_spec(
+    model: str, seed: int, report: Any = lambda f, m: None, *, cache_dir: Path
+) -> tuple[str | ResolvedModel, list[str]]:
+    """A built-in name becomes its trained folder (trained on first use, kept under ``cache_dir``);
+    notes say what it is."""
     if model in tiny.BUILTINS:
-        folder = tiny.trained_tiny_esm(model, seed=seed, report=report)
+        folder = tiny.trained_tiny_esm(model, seed=seed, report=report, cache=cache_dir / "depth")
         return ResolvedModel(model, folder, "builtin"), [tiny.describe(model)]
     if model.startswith("builtin:"):
         raise ValueError(f"unknown built-in model {model!r}; built-ins: {', '.join(tiny.BUILTINS)}")
@@ -188,9 +201,10 @@ def resolve_spec(model: str, seed: int, report: Any = lambda f, m: None) -> tupl
 
 
 def select_records(
-    fasta: str | None, max_length: int | None, max_sequences: int
+    fasta: str | None, max_length: int | None, max_sequences: int, structure_fasta: str | None = None
 ) -> tuple[Path, list[Record], list[str]]:
-    """The sequences to probe and notes on where they come from."""
+    """The sequences to probe (with their 3Di strings when ``structure_fasta`` is given) and notes on
+    where they come from."""
     notes: list[str] = []
     path = Path(fasta) if fasta else DESIGNED_FASTA
     records = read_fasta(path, max_length=max_length)
@@ -199,32 +213,57 @@ def select_records(
         notes.append(f"sequences: held-out chains of the shipped {DESIGNED_DESCRIPTION}")
     if not records:
         raise ValueError(f"{path}: no sequence left after the length filter (--max-length {max_length})")
-    return path, records[:max_sequences], notes
+    records = records[:max_sequences]
+    if structure_fasta is not None:
+        records = attach_structures(records, read_structures(structure_fasta), structure_fasta)
+        notes.append(f"3Di structure strings from {Path(structure_fasta).name}")
+    return path, records, notes
 
 
 def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str = "") -> DepthProbeResult:
-    """Load, probe and write ``depth_metrics.json`` and plots into ``out_dir``; the typed result."""
+    """Load, probe and write ``depth_metrics.json`` and plots into ``out_dir``; the typed result.
+
+    Built-in models are trained into ``ctx.cache_dir`` (kept) or, without one, a scratch folder
+    (trained again next time); imported models are looked up there too."""
+    with tempfile.TemporaryDirectory(prefix="kb-depth-") as scratch:
+        return _probe_one(params, ctx, out_dir, title, Path(ctx.cache_dir) if ctx.cache_dir else Path(scratch))
+
+
+def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str, cache: Path) -> DepthProbeResult:
     check_device(params.device)
     torch.manual_seed(params.seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx.report(0.0, f"preparing {params.model}")
-    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m))
-    fasta, records, data_notes = select_records(params.fasta, params.max_length, params.max_sequences)
+    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m), cache_dir=cache)
+    fasta, records, data_notes = select_records(
+        params.fasta, params.max_length, params.max_sequences, params.structure_fasta
+    )
     notes += data_notes
     ctx.report(0.3, f"loading {params.model}")
-    loaded: LoadedModel = load_model(spec, params.device, params.dtype, params.trust_remote_code)
+    loaded: LoadedModel = load_model(
+        spec, params.device, params.dtype, params.trust_remote_code, allow_download=not ctx.offline,
+        cache_dir=ctx.cache_dir,
+    )
     check_lengths(records, loaded.tokenizer, loaded.input_format, loaded.adapter.max_tokens, params.model)
+    if params.structure_fasta is not None and loaded.input_format != "saprot":
+        raise ValueError(f"structure_fasta given, but {params.model} takes no structure tokens (SaProt does)")
     if not loaded.adapter.pre_ln:
         notes.append("post-LN model: the residual decomposition (contributions, sublayer skips) is not defined")
-    if loaded.input_format == "saprot":
+    if loaded.input_format == "saprot" and params.structure_fasta is None:
         notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
+    if loaded.adapter.objective == "diffusion":
+        notes.append(f"diffusion LM probed at noise level {params.noise_level:g} (residues masked with that "
+                     f"probability, diffusion step {round(params.noise_level * 500)} of 500)")
+    if loaded.adapter.residual_scale != 1.0:
+        notes.append(f"residual branches divided by {loaded.adapter.residual_scale:.4g} inside each layer (ESM-C); "
+                     "contributions are of the scaled updates the residual stream receives")
     options = ProbeOptions(
         top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
         replay_tokens=params.replay_tokens,
     )
     layers = probe_model(
         loaded, records, options, params.batch_size, params.mask_fraction, params.seed,
-        lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"),
+        lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"), params.noise_level,
     )
     notes += layers.pop("notes", [])
     summary = summarize(layers)

@@ -29,6 +29,7 @@ class Record:
     name: str
     header: str
     sequence: str
+    structure: str | None = None  # SaProt: 3Di letters of the residues (lower case, '#' unknown)
 
     @property
     def split(self) -> str | None:
@@ -93,6 +94,54 @@ def read_fasta(
             continue
         seen.add(sequence)
         out.append(Record(name, header, sequence))
+    return out
+
+
+THREE_DI_LETTERS = "acdefghiklmnpqrstvwy#"
+
+
+def read_structures(path: Path | str) -> dict[str, str]:
+    """3Di structure strings by record name from a FASTA file (Foldseek's alphabet in either case, '#'
+    where the structure is unknown or not trusted, e.g. pLDDT < 70), lower-cased as SaProt writes them.
+    A letter outside the alphabet raises ``ValueError`` naming the file, the line and the record."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: structure FASTA not found")
+    structures: dict[str, list[str]] = {}
+    name: str | None = None
+    for line_number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith(";"):
+            continue
+        if line.startswith(">"):
+            name = line[1:].split()[0] if line[1:].strip() else f"record_{len(structures) + 1}"
+            structures[name] = []
+            continue
+        if name is None:
+            raise ValueError(f"{path}: line {line_number} has letters before any '>' header")
+        letters = line.lower().replace(" ", "")
+        bad = sorted(set(letters) - set(THREE_DI_LETTERS))
+        if bad:
+            raise ValueError(f"{path}: line {line_number} (record {name!r}) has letter(s) {', '.join(map(repr, bad))} "
+                             f"outside the 3Di alphabet {THREE_DI_LETTERS}")
+        structures[name].append(letters)
+    if not structures:
+        raise ValueError(f"{path}: empty structure FASTA (no '>' record found)")
+    return {key: "".join(parts) for key, parts in structures.items()}
+
+
+def attach_structures(records: list[Record], structures: dict[str, str], path: str) -> list[Record]:
+    """``records`` with their 3Di strings (by record name); a record without one, or with one of another
+    length, raises ``ValueError`` naming it."""
+    out = []
+    for record in records:
+        structure = structures.get(record.name)
+        if structure is None:
+            raise ValueError(f"{path}: no 3Di string for record {record.name!r} (names must match the sequences')")
+        if len(structure) != len(record.sequence):
+            raise ValueError(f"{path}: record {record.name!r} has {len(structure)} 3Di letters for "
+                             f"{len(record.sequence)} residues")
+        out.append(Record(record.name, record.header, record.sequence, structure))
     return out
 
 

@@ -91,6 +91,25 @@ def hooks(handles: list[Any]) -> Iterator[None]:
 
 
 @contextmanager
+def fast_attention(model: nn.Module) -> Iterator[None]:
+    """SDPA attention kernels for the duration of the block where the model runs eager attention (loaded
+    so for the attention-entropy probe) and supports SDPA: the skip replays read no attention map, and
+    the attention masks recorded in the clean pass (additive, 4-D) are valid SDPA masks too."""
+    config = getattr(model, "config", None)
+    switch = getattr(config, "_attn_implementation", None) == "eager" and getattr(model, "_supports_sdpa", False)
+    if switch:
+        try:
+            model.set_attn_implementation("sdpa")  # type: ignore[operator]
+        except (ValueError, ImportError, AttributeError):
+            switch = False
+    try:
+        yield
+    finally:
+        if switch:
+            model.set_attn_implementation("eager")  # type: ignore[operator]
+
+
+@contextmanager
 def zeroed(module: nn.Module) -> Iterator[None]:
     """Make ``module`` output zeros: skips a sublayer when ``module`` is its output projection, since the
     residual is added outside it."""
@@ -147,16 +166,21 @@ class CleanPass:
         def last_hook(_module: nn.Module, _args: tuple, output: Any) -> None:
             record.states[num_layers] = first_tensor(output).detach()
 
+        scale = self.adapter.residual_scale  # ESM-C adds branch / scale: the residual update is that
+
         def attn_hook(index: int) -> Callable[..., None]:
             def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-                self._attn[index] = first_tensor(output).detach()
+                attn = first_tensor(output).detach()
+                self._attn[index] = attn if scale == 1.0 else attn / scale
 
             return hook
 
         def mlp_hook(index: int) -> Callable[..., None]:
             def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
                 if self.on_contribution is not None:
-                    self.on_contribution(index, record.states[index], self._attn.pop(index), first_tensor(output))
+                    mlp = first_tensor(output).detach()
+                    mlp = mlp if scale == 1.0 else mlp / scale
+                    self.on_contribution(index, record.states[index], self._attn.pop(index), mlp)
 
             return hook
 

@@ -86,9 +86,10 @@ class ProbeAccumulator:
         self.notes: set[str] = set()
 
     def add(self, name: str, total: torch.Tensor, count: torch.Tensor | float) -> None:
-        """Add a sum and the number of terms it holds (both may be arrays of the same shape)."""
-        total = total.detach().double().cpu()
-        count = torch.as_tensor(count, dtype=torch.float64).detach().cpu()
+        """Add a sum and the number of terms it holds (both may be arrays of the same shape). Sums stay on
+        the device they come from until ``finish``: moving each to the host would wait for the GPU."""
+        total = total.detach().double()
+        count = torch.as_tensor(count, dtype=torch.float64, device=total.device).detach()
         if name in self.sums:
             self.sums[name] += total
             self.counts[name] += count
@@ -97,15 +98,15 @@ class ProbeAccumulator:
 
     def set_max(self, name: str, value: torch.Tensor) -> None:
         """Keep the element-wise maximum over batches."""
-        value = value.detach().double().cpu()
+        value = value.detach().double()
         self.maxima[name] = torch.maximum(self.maxima[name], value) if name in self.maxima else value.clone()
 
     def mean(self, name: str) -> list[Any]:
         """Sum / count (NaN where nothing was counted), as nested lists."""
         if name not in self.sums:
             return []
-        count = self.counts[name]
-        mean = torch.where(count > 0, self.sums[name] / count.clamp_min(1), torch.full_like(count, float("nan")))
+        count, total = self.counts[name].cpu(), self.sums[name].cpu()
+        mean = torch.where(count > 0, total / count.clamp_min(1), torch.full_like(count, float("nan")))
         return mean.tolist()
 
     def finish(self) -> dict[str, Any]:
@@ -114,7 +115,7 @@ class ProbeAccumulator:
         for name in sorted(self.sums):
             out[name] = self.mean(name)
         for name in sorted(self.maxima):
-            out[name] = self.maxima[name].tolist()
+            out[name] = self.maxima[name].cpu().tolist()
         if self.grams is not None:
             out["erank"] = [effective_rank_from_gram(g) for g in self.grams]
             out["stable_rank"] = [stable_rank_from_gram(g) for g in self.grams]
@@ -151,13 +152,13 @@ def _contribution_hook(acc: ProbeAccumulator, real: torch.Tensor):  # noqa: ANN2
             ]
         )  # (6, batch, seq)
         defined = torch.stack([defined_h, defined_ha, defined_h, defined_h, defined_ha, defined_h])  # (6, batch, seq)
-        onehot = torch.zeros(num_layers, dtype=torch.float64)
+        onehot = torch.zeros(num_layers, dtype=torch.float64, device=h.device)
         onehot[layer] = 1
-        sums = (ratios * defined).sum((1, 2)).double().cpu()  # (6,)
-        counts = defined.sum((1, 2)).double().cpu()
+        sums = (ratios * defined).sum((1, 2)).double()  # (6,)
+        counts = defined.sum((1, 2)).double()
         acc.add("contribution_sums", sums[:, None] * onehot, counts[:, None] * onehot)
-        maxima = torch.full((3, num_layers), float("-inf"), dtype=torch.float64)
-        maxima[:, layer] = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double().cpu()
+        maxima = torch.full((3, num_layers), float("-inf"), dtype=torch.float64, device=h.device)
+        maxima[:, layer] = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double()
         acc.set_max("contribution_max", maxima)
 
     return reduce
@@ -176,11 +177,11 @@ def _attention_hook(acc: ProbeAccumulator, batch: Batch, causal: bool):  # noqa:
         probs = probs.float()
         entropy = -probs.clamp_min(1e-30).log_().mul_(probs).sum(-1)  # (batch, heads, seq) nats
         weight = usable[:, None, :].float()  # (batch, 1, seq)
-        onehot = torch.zeros(num_layers, 1, dtype=torch.float64)
+        onehot = torch.zeros(num_layers, 1, dtype=torch.float64, device=probs.device)
         onehot[layer] = 1
-        normalised = ((entropy / log_keys[:, None, :]) * weight).sum((0, 2)).double().cpu()  # (heads,)
-        raw = (entropy * weight).sum((0, 2)).double().cpu()
-        count = weight.sum().double().cpu()
+        normalised = ((entropy / log_keys[:, None, :]) * weight).sum((0, 2)).double()  # (heads,)
+        raw = (entropy * weight).sum((0, 2)).double()
+        count = weight.sum().double()
         acc.add("attention_entropy", onehot * normalised, onehot * count)
         acc.add("attention_entropy_nats", onehot * raw, onehot * count)
 
@@ -214,9 +215,9 @@ def logit_lens(
             values = torch.stack([kl, top1, overlap])  # (3, rows, seq)
             sums[:, :, index] += (weights[:, None] * values[None]).sum((2, 3)).double()
     for position, (suffix, mask) in enumerate(where.items()):
-        count = mask.float().sum().cpu()
+        count = mask.double().sum()
         for metric, name in enumerate(("logit_lens_kl", "logit_lens_top1", "logit_lens_topk")):
-            acc.add(f"{name}{suffix}", sums[position, metric].cpu(), count)
+            acc.add(f"{name}{suffix}", sums[position, metric], count)
 
 
 def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:
@@ -248,8 +249,7 @@ def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Te
         angular += (torch.arccos(cosine) / math.pi * both).sum(0).double()
         pairs += both.sum(0).double()
     angular.diagonal().zero_()  # a state is at distance 0 from itself, not arccos(1 - float noise)
-    acc.add("angular_distance", angular.cpu(), pairs.cpu())
-    grams = grams.cpu()
+    acc.add("angular_distance", angular, pairs)
     acc.grams = grams if acc.grams is None else acc.grams + grams
 
 

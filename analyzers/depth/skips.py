@@ -27,7 +27,16 @@ from torch import nn
 
 from analyzers.depth.adapters import Adapter
 from analyzers.depth.batches import Batch
-from analyzers.depth.instrument import EPS, CleanPass, CleanRecord, call_layer, first_tensor, hooks, zeroed
+from analyzers.depth.instrument import (
+    EPS,
+    CleanPass,
+    CleanRecord,
+    call_layer,
+    fast_attention,
+    first_tensor,
+    hooks,
+    zeroed,
+)
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions
 
 KINDS = ("layer", "attn", "mlp", "future")
@@ -119,34 +128,51 @@ class SkipTally:
         effect = (logits.float().softmax(-1) - self.clean_probs).norm(dim=-1)  # (batch, seq)
         self.out_sum[kind, row] += (effect * mask).sum().double()
         self.out_count[kind, row] += mask.sum().double()
-        valid = mask.any(-1)
-        self.out_max_sum[kind, row] += effect.masked_fill(~mask, float("-inf")).amax(-1)[valid].sum().double()
+        valid = mask.any(-1)  # (batch,); torch.where rather than boolean indexing: no host sync on a GPU
+        worst = effect.masked_fill(~mask, float("-inf")).amax(-1)
+        self.out_max_sum[kind, row] += torch.where(valid, worst, 0).sum().double()
         self.out_max_count[kind, row] += valid.sum().double()
         if variant.kind == "layer":
-            correct, nll, count = prediction_sums(logits, self.eval_where, self.eval_targets)
+            correct, nll, count = prediction_sums(
+                logits, self.eval_where, self.eval_targets, self.adapter.residue_onehot
+            )
             self.deletion[:, row] += torch.stack([correct, nll, count])
 
     def commit(self, acc: ProbeAccumulator) -> None:
         """Add this batch's sums to the run's accumulator."""
         for kind in sorted(self.used, key=KINDS.index):
             index, prefix = KINDS.index(kind), PREFIX[kind]
-            acc.add(f"{prefix}_heatmap", self.heat_sum[index].cpu(), self.heat_count[index].cpu())
-            acc.add(f"{prefix}_output_effect", self.out_sum[index].cpu(), self.out_count[index].cpu())
-            acc.add(f"{prefix}_output_effect_max", self.out_max_sum[index].cpu(), self.out_max_count[index].cpu())
+            acc.add(f"{prefix}_heatmap", self.heat_sum[index], self.heat_count[index])
+            acc.add(f"{prefix}_output_effect", self.out_sum[index], self.out_count[index])
+            acc.add(f"{prefix}_output_effect_max", self.out_max_sum[index], self.out_max_count[index])
         if "layer" in self.used:
-            acc.add("deletion_accuracy", self.deletion[0].cpu(), self.deletion[2].cpu())
-            acc.add("deletion_nll", self.deletion[1].cpu(), self.deletion[2].cpu())
+            acc.add("deletion_accuracy", self.deletion[0], self.deletion[2])
+            acc.add("deletion_nll", self.deletion[1], self.deletion[2])
 
 
 def prediction_sums(
-    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor
+    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor, residue_onehot: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(correct, summed NLL, count)`` of predicting ``targets`` at ``where`` from ``logits``."""
-    selected = logits[where].float()  # (n, vocab)
-    truth = targets[where]
-    nll = torch.nn.functional.cross_entropy(selected, truth, reduction="sum") if len(truth) else selected.sum()
-    correct = (selected.argmax(-1) == truth).sum()
-    return correct.double(), nll.double(), torch.tensor(float(len(truth)), dtype=torch.float64, device=logits.device)
+    """``(correct, summed NLL, count)`` of predicting ``targets`` at ``where`` from ``logits``.
+
+    With ``residue_onehot`` (SaProt: ``(vocab, amino acids)``, each token's amino acid) the prediction is
+    over amino acids: each amino acid's probability is the sum over its tokens (one per structure
+    letter) before the argmax, and the NLL is that of the summed probability of the true amino acid.
+    Every position is scored and ``where`` weights them: boolean indexing would wait for the GPU."""
+    weight = where.double()  # (batch, seq)
+    log_probs = logits.float().log_softmax(-1)  # (batch, seq, vocab)
+    if residue_onehot is not None:
+        onehot = residue_onehot.to(device=logits.device, dtype=torch.float32)  # (vocab, classes)
+        probs = log_probs.exp() @ onehot  # (batch, seq, classes)
+        truth = onehot[targets]  # (batch, seq, classes)
+        weight = weight * (truth.sum(-1) > 0)  # a label of no amino acid (X) cannot be scored over amino acids
+        picked = (probs * truth).sum(-1)  # (batch, seq)
+        nll = -(picked.clamp_min(1e-30).log() * weight).sum()
+        correct = ((probs.argmax(-1) == truth.argmax(-1)) * weight).sum()
+        return correct.double(), nll.double(), weight.sum()
+    nll = -(log_probs.gather(-1, targets[..., None]).squeeze(-1) * weight).sum()
+    correct = ((log_probs.argmax(-1) == targets) * weight).sum()
+    return correct.double(), nll.double(), weight.sum()
 
 
 def _entry(adapter: Adapter, clean: CleanRecord, variant: Variant, batch_size: int, tally: SkipTally) -> torch.Tensor:
@@ -182,7 +208,13 @@ def _chunks(variants: list[Variant], batch: Batch, replay_tokens: int | None) ->
 def replay_variants(
     model: nn.Module, adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[Variant], tally: SkipTally
 ) -> None:
-    """Prefix reuse: each variant starts at its layer from the clean state; variants share replays."""
+    """Prefix reuse: each variant starts at its layer from the clean state; variants share replays, with
+    SDPA attention (no attention map is read here)."""
+    with fast_attention(model):
+        _replay(adapter, clean, batch, variants, tally)
+
+
+def _replay(adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[Variant], tally: SkipTally) -> None:
     batch_size, num_layers = batch.size, adapter.num_layers
     for chunk in _chunks(variants, batch, tally.replay_tokens):
         active: list[Variant] = []
@@ -257,6 +289,6 @@ def skip_probes(
     if variants and any(v.kind == "layer" for v in variants):
         assert clean.logits is not None
         where, targets = tally.eval_where, tally.eval_targets
-        correct, nll, count = prediction_sums(clean.logits, where, targets)
-        acc.add("baseline_accuracy", correct.cpu(), count.cpu())
-        acc.add("baseline_nll", nll.cpu(), count.cpu())
+        correct, nll, count = prediction_sums(clean.logits, where, targets, adapter.residue_onehot)
+        acc.add("baseline_accuracy", correct, count)
+        acc.add("baseline_nll", nll, count)

@@ -63,6 +63,16 @@ class DepthProbeParams(AnalyzerParams):
     batch_size: int = Field(default=8, ge=1, description="Sequences per forward pass (batched by length).")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(default="float32", description="Model dtype.")
     mask_fraction: float = Field(default=0.15, ge=0, lt=1, description="Masked LMs: seeded share of residues masked.")
+    noise_level: float = Field(
+        default=0.5, gt=0, le=1, description="Diffusion LMs (DPLM): the noise level probed, as the share of residues "
+        "masked: t/T for diffusion step t of the T=500 steps DPLM was trained with (0.5 = step 250). Each residue "
+        "is masked with this probability, as in DPLM's training; masked LMs use mask_fraction instead.",
+    )
+    structure_fasta: str | None = operator_only(
+        description="SaProt: FASTA of 3Di structure strings (Foldseek letters, '#' where unknown), one per "
+        "sequence under the same record name and of the same length (a path: set by the person running kb); "
+        "default: structure unknown ('#') everywhere.",
+    )
     top_k: int = Field(default=5, ge=1, description="Logit lens: size of the top-k sets compared.")
     skips: bool = Field(default=True, description="Layer-skip heatmap, output effect and layer deletion.")
     sublayer_skips: bool = Field(default=True, description="Also skip only attention / only the MLP (pre-LN).")
@@ -137,7 +147,7 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    version = "3"
+    version = "4"
     summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     Params = DepthProbeParams
     Result = DepthProbeResult
