@@ -20,6 +20,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Column
 
 from kb.cli.common import (
     Col,
@@ -42,7 +43,7 @@ from kb.evidence import label, verdict_state
 from kb.executors import EXECUTORS
 from kb.notes import NoteError
 from kb.verdicts import describe
-from schemas import EvidenceRecord
+from schemas import EvidenceRecord, Verdict
 
 
 @app.command()
@@ -187,21 +188,33 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
             failure.append(exc)
 
     thread = threading.Thread(target=guarded, daemon=True)
-    columns = (TextColumn("{task.fields[label]}"), BarColumn(), TaskProgressColumn(),
-               TextColumn("[bold]{task.fields[status]}"), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, disable=quiet) as bars:
+    # At 80 columns the bar, percentage, status and clock take ~45; the claim and the message share the rest,
+    # each cut to one line (a bar that wraps would redraw as many lines).
+    columns = (TextColumn("{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
+               BarColumn(bar_width=16), TaskProgressColumn(),
+               TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
+               TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis")),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, disable=quiet, expand=True) as bars:
         tasks: dict[str, TaskID] = {}
+        verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
         thread.start()
         while True:
             records = kb.runs(ids=ids, limit=10_000) if ids is not None else [
                 r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in tasks]
+            succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in verdicts]
+            verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
             for record in records:
                 if record.id not in tasks:
-                    label = f"{record.claim_key or record.analyzer} [dim]{record.id[:8]}[/]"
+                    # The claim's own id tells the bars apart (a note's claims share its long note id).
+                    label = f"[dim]{record.id[:8]}[/] {esc((record.claim_key or record.analyzer).split('#')[-1])}"
                     tasks[record.id] = bars.add_task("", total=1.0, status="", label=label)
-                message = (record.error or record.message or "").splitlines()
-                bars.update(tasks[record.id], completed=record.progress, status=record.status.value,
-                            description=message[0][:60] if message else "")
+                verdict = verdicts.get(record.id)
+                message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
+                           else record.error or record.message or "").splitlines()
+                bars.update(tasks[record.id], completed=record.progress,
+                            status=run_status(record.status.value, verdict),
+                            description=esc(message[0][:80]) if message else "")
             if all(r.status.value in ENDED for r in records) and not thread.is_alive():
                 break
             if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
@@ -279,19 +292,24 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
         print_json([{**r.model_dump(mode="json"), "shown_status": run_status(r.status.value, verdicts.get(r.id)),
                      "verdict": (state.value if (state := states.get(r.id)) else None)} for r in records])
         return
+    # One column says what became of a run: the verdict of one that succeeded, else its status (never
+    # "succeeded" for a run that could not execute), so the claim key keeps the width at 80 columns.
     listing = Listing(f"{len(records)} run(s)", [
-        Col("id"), Col("claim", ratio=3, fold=True), Col("analyzer", min_width=120), Col("status"),
-        Col("verdict"), Col("message", ratio=2, min_width=100)])
+        Col("id"), Col("claim", ratio=3, fold=True), Col("analyzer", min_width=120), Col("status / verdict"),
+        Col("message", ratio=2, min_width=100)])
     for r in records:
         verdict = verdicts.get(r.id)
         shown = run_status(r.status.value, verdict)
         message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
         state = states.get(r.id)
-        # Progress only while it means something: a run that never executed did not "succeed 100%".
-        progress = f" {r.progress:.0%}" if r.status.value in ("running", "failed", "cancelled") else ""
-        listing.add(id=r.id[:8], claim=esc(r.claim_key or ""), analyzer=esc(r.analyzer), status=shown + progress,
-                    verdict=esc(label(state.value)) if state else "",
-                    message=esc(message.splitlines()[0]) if message else "")
+        if shown == "succeeded" and state is not None:
+            outcome = label(state.value)
+        elif r.status.value in ("running", "failed", "cancelled"):
+            outcome = f"{shown} {r.progress:.0%}"
+        else:
+            outcome = shown
+        listing.add(id=r.id[:8], claim=esc(r.claim_key or ""), analyzer=esc(r.analyzer),
+                    **{"status / verdict": esc(outcome)}, message=esc(message.splitlines()[0]) if message else "")
     console.print(listing.table)
 
 
