@@ -24,7 +24,7 @@ from app.widgets import (
 from kb.artifact_store import ArtifactStore
 from kb.core import KnowledgeBase
 from kb.display import observed_text
-from kb.evidence import ClaimStatus
+from kb.evidence import ClaimStatus, label, verdict_state
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
 from schemas import Claim, EvidenceRecord, RunRecord
@@ -120,7 +120,7 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
             st.dataframe(
                 [{
                     "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
-                    "verdict": r.verdict.kind.value if r.verdict else "—",
+                    "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
                     "observed": observed_text(r.verdict) if r.verdict else "—",
                     "seed": r.provenance.seed if r.provenance else None,
                     "device": r.provenance.device if r.provenance else None,
