@@ -178,8 +178,9 @@ def _full_width_dialog(path: Path, title: str) -> None:
 def _plot(path: Path, title: str, key: str, caption: str | None = None) -> None:
     """One plot at the column's width, and a button that shows it as wide as the window."""
     st.image(str(path), caption=caption, width="stretch")
-    if st.button("Full width", key=f"{key}_wide", icon=":material/open_in_full:", type="tertiary",
-                 help="Show this plot as wide as the window"):
+    # A key fit for a CSS class (Streamlit marks the button's container with it): claim keys hold a '#'.
+    if st.button("Full width", key=re.sub(r"[^A-Za-z0-9_-]", "_", f"{key}_wide"), icon=":material/open_in_full:",
+                 type="tertiary", help="Show this plot as wide as the window"):
         _full_width_dialog(path, title)
 
 

@@ -220,6 +220,6 @@ def test_note_page_opens_the_claims_metric_plot_and_shows_it_full_width(plain: A
     assert labels[0] == "value by layer" and sorted(labels[1:]) == ["alpha curve", "zeta map"]  # metric 'value'
     images_before = len(at.get("image"))
     assert images_before >= 3
-    at.button(key="art_noop-note#value-above-two_plot_0_wide").click().run()
+    at.button(key="art_noop-note_value-above-two_plot_0_wide").click().run()
     assert not at.exception
     assert len(at.get("image")) == images_before + 1  # the plot again, in a dialog as wide as the window

@@ -21,8 +21,8 @@ COUNT_COLUMNS = ["supported", "refuted", "consistent_proxy", "at_odds_proxy", "i
 #: Count columns the table always shows; the others only when the library has such claims.
 ALWAYS_SHOWN = {"supported", "refuted", "inconclusive", "stale", "unverified", "ungrounded"}
 #: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
-HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive"],
-               ["not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
+HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
+               ["inconclusive", "not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
 
 
 def style_counts(frame: pd.DataFrame) -> pd.io.formats.style.Styler:
@@ -64,15 +64,17 @@ if report is not None and report.errors:
         for error in report.errors[:50]:
             st.text(str(error))
 totals = facets["totals"]
-# Every state with its count, zeros included: "0 supported" next to "8 inconclusive" is the news.
+# Every state with its count, zeros included: "0 supported" next to "8 inconclusive" is the news. Each
+# metric is as wide as its label (a column grid cut "Consistent (proxy)" short), the rows wrap on narrow screens.
 for row_number, states_in_row in enumerate(HEADER_ROWS):
-    summary = st.columns(7)
-    if row_number == 0:
-        summary[0].metric("Notes", f"{facets['notes']:,}")
-        summary[1].metric("Claims", f"{facets['claims']:,}")
-    for column, state in zip(summary[2:] if row_number == 0 else summary, states_in_row, strict=False):
-        colour, icon, label = STATE_STYLE[state]
-        column.metric(f":{colour}[{icon} {label.capitalize()}]", f"{totals[state]:,}", help=STATE_HELP[state])
+    with st.container(horizontal=True, gap="medium", key=f"lib_header_{row_number}"):
+        if row_number == 0:
+            st.metric("Notes", f"{facets['notes']:,}", width="content")
+            st.metric("Claims", f"{facets['claims']:,}", width="content", help="Every claim, in exactly one state")
+        for state in states_in_row:
+            colour, icon, label = STATE_STYLE[state]
+            st.metric(f":{colour}[{icon} {label.capitalize()}]", f"{totals[state]:,}", help=STATE_HELP[state],
+                      width="content")
 
 search_col, sort_col, order_col = st.columns([6, 2, 1], vertical_alignment="bottom")
 query = search_col.text_input("Search", key="lib_search", persist_state="session", icon=":material/search:",
@@ -110,7 +112,7 @@ info_col.caption(f"**{len(frame):,}** note(s) · showing {start + 1:,}–{start 
 count_columns = [c for c in COUNT_COLUMNS if c in ALWAYS_SHOWN or totals[c]]
 column_config = {
     "id": st.column_config.TextColumn("Note", width=190),
-    "title": st.column_config.TextColumn("Title", width=300),
+    "title": st.column_config.TextColumn("Title", width=250),
     "claims": st.column_config.NumberColumn("Claims", width=58),
     "year": st.column_config.NumberColumn("Year", format="%d", width=52),
     "quality": st.column_config.NumberColumn("Q", format="%d", width=34, help="Quality score, 1 to 5"),
@@ -123,7 +125,7 @@ SHORT = {"supported": "Supp.", "refuted": "Refuted", "consistent_proxy": "Proxy 
          "not_runnable": "N/R", "unbound": "No anl."}
 for state in count_columns:
     colour, _, label = STATE_STYLE[state]
-    column_config[state] = st.column_config.NumberColumn(SHORT[state], width=62,
+    column_config[state] = st.column_config.NumberColumn(SHORT[state], width=58,
                                                          help=f"Claims: {label} ({STATE_HELP[state]})")
 selection = st.dataframe(
     style_counts(shown), key="lib_table", hide_index=True, on_select="rerun", selection_mode="single-row",
