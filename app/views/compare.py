@@ -152,7 +152,9 @@ for record, run in pairs:  # newest first: the first run per label is its latest
                                   f"({labelled[name][0].run_id[:8]}) is plotted"})
     else:
         labelled[name] = (record, run)
-chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key="cmp_runs",
+# Keyed by the labelling: another "One curve per" names other curves, so the choice starts afresh (a kept
+# choice of names that no longer exist would empty the plot).
+chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key=f"cmp_runs_{label_key}",
                         help="The latest run per label; older runs of the same label are left out (listed below)")
 if not paths or not chosen:
     empty_state("Pick at least one metric and one run.", icon=":material/touch_app:")
