@@ -168,12 +168,16 @@ def test_json_carries_the_proxy_states(cli: Cli) -> None:
     shown = json.loads(cli("show", NOTE_ID, "--json").stdout)[0]
     assert {c["id"]: c["state"] for c in shown["claims"]} == {
         **{claim_id: state for claim_id, (*_, state) in CLAIMS.items()}, "no-analyzer-bound-to-this-claim": "unbound"}
+    (listed,) = json.loads(cli("list", "--json").stdout)
+    assert listed["claim_states"] == {"supported": 1, "consistent_proxy": 1, "at_odds_proxy": 1, "not_runnable": 1,
+                                      "unbound": 1}
     runs = {r["claim_key"].split("#")[1]: r for r in json.loads(cli("runs", "--json").stdout)}
     assert runs["needs-a-gpu-this-machine-does-not-have"]["shown_status"] == "not runnable"
     assert runs["echoed-value-above-four-at-650m-params"]["verdict"] == "at_odds_proxy"
     (record,) = json.loads(cli("evidence", f"{NOTE_ID}#echoed-value-above-two-at-650m-params",
                                "--json").stdout)
     assert record["verdict"]["proxy_outcome"] == "consistent" and record["verdict"]["kind"] == "inconclusive"
+    assert record["state"] == "consistent_proxy"
 
 
 def test_cli_process_turns_library_progress_bars_off() -> None:

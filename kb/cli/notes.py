@@ -116,7 +116,9 @@ def list_notes(
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
     if as_json:
-        print_json(rows)
+        # Each note's claims counted by state (kb.evidence's rule), the states no claim is in left out.
+        states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
+        print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
     else:
         console.print(papers_table(rows, f"{len(rows)} note(s)"))
 

@@ -190,10 +190,11 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
     thread = threading.Thread(target=guarded, daemon=True)
     # At 80 columns the bar, percentage, status and clock take ~45; the claim and the message share the rest,
     # each cut to one line (a bar that wraps would redraw as many lines).
+    message_column = [TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis"))]
     columns = (TextColumn("{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
                BarColumn(bar_width=16), TaskProgressColumn(),
                TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
-               TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis")),
+               *(message_column if err_console.width >= 100 else []),  # at 80 columns the claim needs the room
                TimeElapsedColumn())
     with Progress(*columns, console=err_console, disable=quiet, expand=True) as bars:
         tasks: dict[str, TaskID] = {}
@@ -206,8 +207,12 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
             verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
             for record in records:
                 if record.id not in tasks:
-                    # The claim's own id tells the bars apart (a note's claims share its long note id).
-                    label = f"[dim]{record.id[:8]}[/] {esc((record.claim_key or record.analyzer).split('#')[-1])}"
+                    # A long key is cut at its start: the claim's own id tells the bars apart (a note's
+                    # claims share its note id).
+                    name = record.claim_key or record.analyzer
+                    room = max(16, err_console.width - 56)  # what the bar, status and clock leave
+                    name = name if len(name) <= room else "…" + name[1 - room:]
+                    label = f"[dim]{record.id[:8]}[/] {esc(name)}"
                     tasks[record.id] = bars.add_task("", total=1.0, status="", label=label)
                 verdict = verdicts.get(record.id)
                 message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
@@ -337,7 +342,8 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         return
     records = kb.evidence(claim_key)
     if as_json:
-        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id} for r in records])
+        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id,
+                     "state": (state.value if (state := verdict_state(r.verdict)) else None)} for r in records])
         return
     claim, grounding = found
     status = kb.claim_states(claim_key.split("#", 1)[0]).get(claim_key)
