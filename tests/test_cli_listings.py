@@ -3,7 +3,7 @@ by their labels (proxies apart), ``kb evidence`` writes words and rounded number
 and library progress bars stay off.
 
 One knowledge base with long ids (the width test needs them) and a claim in each interesting state, made
-real: ``kb demo`` verifies it through the real queue in its own process, with ``COLUMNS=80``.
+real: ``kb demo`` verifies it through the real queue, with ``COLUMNS=80``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
+
+from kb.cli import app as cli_app
 
 WIDTH = 80
 NOTE_ID = "siji-2026-depth-and-scale-in-protein-models"  # as long as the bundled notes' ids
@@ -52,18 +56,17 @@ def note_text() -> str:
 class Cli:
     papers: Path
     home: Path
-    demo: subprocess.CompletedProcess[str]
+    demo: Result
 
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def __call__(self, *args: str) -> Result:
         return kb_at_80(*args, "--papers", str(self.papers), "--home", str(self.home))
 
 
-def kb_at_80(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``kb`` in its own process, in an 80-column terminal."""
-    env = {**os.environ, "COLUMNS": str(WIDTH), "KB_APP_WORKER": "false"}
-    env.pop("KB_DATABASE_URL", None)
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args], capture_output=True, text=True, timeout=180,
-                          env=env)
+def kb_at_80(*args: str) -> Result:
+    """The real ``kb`` command line (in this process: each command takes milliseconds, not a Python start-up),
+    in an 80-column terminal: rich reads ``COLUMNS`` whenever it lays out."""
+    return CliRunner(env={"COLUMNS": str(WIDTH), "KB_APP_WORKER": "false", "KB_DATABASE_URL": None}).invoke(
+        cli_app, list(args))
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +76,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     papers.mkdir()
     (papers / f"{NOTE_ID}.md").write_text(note_text(), encoding="utf-8")
     demo = kb_at_80("demo", "--papers", str(papers), "--home", str(root / "home"))
-    assert demo.returncode == 0, demo.stderr
+    assert demo.exit_code == 0, demo.output
     return Cli(papers, root / "home", demo)
 
 
@@ -151,7 +154,7 @@ def test_evidence_writes_words_and_rounded_numbers_never_dicts_or_none(cli: Cli)
     shown = {}
     for claim_id, (*_, state) in CLAIMS.items():
         result = cli("evidence", f"{NOTE_ID}#{claim_id}")
-        assert result.returncode == 0, result.stderr
+        assert result.exit_code == 0, result.output
         assert_fits(result.stdout)
         text = shown[claim_id] = result.stdout
         assert "None" not in text and "{'" not in text and "': " not in text, text
