@@ -271,11 +271,14 @@ def params_errors(claim: dict[str, Any], analyzers: dict[str, Any]) -> dict[tupl
 
 
 def from_draft(draft: Any) -> dict[str, Any]:
-    """A drafted claim (kb.agents.drafter.DraftClaim) as a claim dict for the editor."""
+    """A drafted claim (kb.agents.drafter.DraftClaim) as a claim dict for the editor: its analyzer binding
+    (name, parameters, scale preset, seeds), expectation and claim scale as drafted."""
     claim: dict[str, Any] = {"id": draft.id, "statement": draft.statement, "kind": draft.kind.value,
                              "source": {"quote": draft.quote, **({"section": draft.section} if draft.section else {})}}
-    if draft.analyzer:
-        claim["analyzer"] = {"name": draft.analyzer, "params": {}}
+    if draft.analyzer is not None:
+        claim["analyzer"] = draft.analyzer.model_dump(mode="json", exclude_none=True)
     if draft.expect is not None:
         claim["expect"] = draft.expect.model_dump(mode="json", exclude_defaults=True)
+    if draft.scale is not None:
+        claim["scale"] = draft.scale.model_dump(mode="json", exclude_none=True)
     return claim

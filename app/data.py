@@ -12,12 +12,13 @@ import pandas as pd
 import streamlit as st
 
 from app.state import get_kb
-from kb.library import STATES, LibraryRow
+from kb.evidence import ALL_STATES
+from kb.library import LibraryRow
 
 #: Claim-state filters kb.library applies itself; other states are filtered here.
 CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
-PROBLEM_OPTIONS = ["refuted", "stale", "ungrounded", "unverified", "error", "inconclusive", "not_runnable",
-                   "supported"]
+PROBLEM_OPTIONS = ["refuted", "at_odds_proxy", "stale", "ungrounded", "unverified", "error", "inconclusive",
+                   "not_runnable", "consistent_proxy", "supported", "unbound"]
 LIBRARY_TTL = 30
 
 
@@ -40,9 +41,9 @@ def library_frame(kb_key: str, generation: int, query: str, tag: str | None, dec
                       year=year, flags=flags, sort=sort, descending=descending)  # type: ignore[arg-type]
     if wanted and flags is None:
         rows = [row for row in rows if _matches(row, wanted)]
-    columns = ["id", "title", "year", "decision", "status", "quality", "tags", "claims", *STATES, "ungrounded"]
+    columns = ["id", "title", "year", "decision", "status", "quality", "tags", "claims", *ALL_STATES, "ungrounded"]
     frame = pd.DataFrame.from_records([row.as_dict() for row in rows], columns=columns)
-    for column in ("claims", *STATES, "ungrounded"):
+    for column in ("claims", *ALL_STATES, "ungrounded"):
         frame[column] = frame[column].astype("int32")
     for column in ("year", "quality"):
         frame[column] = frame[column].astype("Int32")
@@ -61,7 +62,7 @@ def facets(kb_key: str, generation: int) -> dict[str, Any]:
     tags = frame["tags"].str.split(", ").explode()
     tag_counts = tags[tags.astype(bool)].value_counts()
     years = sorted((int(y) for y in frame["year"].dropna().unique()), reverse=True)
-    totals = {state: int(frame[state].sum()) for state in (*STATES, "ungrounded")}
+    totals = {state: int(frame[state].sum()) for state in (*ALL_STATES, "ungrounded")}
     ordered = sorted(tag_counts.index, key=lambda t: (-int(tag_counts[t]), t))
     return {"tags": ordered, "tag_counts": {t: int(tag_counts[t]) for t in ordered}, "years": years,
             "totals": totals, "notes": len(frame), "claims": int(frame["claims"].sum())}

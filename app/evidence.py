@@ -14,7 +14,6 @@ import streamlit as st
 
 from app.widgets import (
     GROUNDING_STYLE,
-    observed_text,
     provenance_rows,
     run_badge,
     scale_text,
@@ -23,7 +22,9 @@ from app.widgets import (
     verdict_badges,
 )
 from kb.artifact_store import ArtifactStore
-from kb.evidence import ClaimStatus
+from kb.core import KnowledgeBase
+from kb.display import observed_text
+from kb.evidence import ClaimStatus, label, verdict_state
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
 from schemas import Claim, EvidenceRecord, RunRecord
@@ -104,7 +105,10 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
     caveats = [str(n) for n in latest.metrics.get("notes") or []]
     for caveat in caveats:
         st.caption(f":orange[:material/warning:] {caveat}")
-    show_artifacts(store, latest.artifacts, key=f"art_{key}")
+    metric = claim.expect.metric if claim.expect else None
+    analyzer_cls = KnowledgeBase.analyzers().get(latest.analyzer)
+    described = (analyzer_cls.metrics.get(metric.split(".")[0]) if analyzer_cls is not None and metric else None)
+    show_artifacts(store, latest.artifacts, key=f"art_{key}", metric=metric, metric_description=described)
     with st.expander("Provenance", icon=":material/fingerprint:"):
         if latest.provenance is not None:
             st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",
@@ -116,7 +120,7 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
             st.dataframe(
                 [{
                     "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
-                    "verdict": r.verdict.kind.value if r.verdict else "—",
+                    "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
                     "observed": observed_text(r.verdict) if r.verdict else "—",
                     "seed": r.provenance.seed if r.provenance else None,
                     "device": r.provenance.device if r.provenance else None,

@@ -11,10 +11,19 @@ from app.state import index_keeper, setup
 st.set_page_config(layout="wide", page_title="kb · PLM claims", page_icon=":material/biotech:")
 setup()
 
+LIBRARY = st.Page("views/library.py", title="Library", icon=":material/library_books:", url_path="library")
+
+
+def home() -> None:
+    """The app's root address opens the Library at its own address, so ``/library`` is a real, linkable page
+    (a default page answers only at ``/``: Streamlit would call ``/library`` 'page not found')."""
+    st.switch_page(LIBRARY)
+
+
 PAGES = {
     "Library": [
-        st.Page("views/library.py", title="Library", icon=":material/library_books:", url_path="library",
-                default=True),
+        st.Page(home, title="Home", url_path="home", default=True, visibility="hidden"),
+        LIBRARY,
         st.Page("views/note.py", title="Note", icon=":material/description:", url_path="note"),
         st.Page("views/edit_note.py", title="Add / edit note", icon=":material/edit_note:", url_path="edit"),
     ],
@@ -27,7 +36,7 @@ PAGES = {
     ],
 }
 page = st.navigation(PAGES)
-status_panel(rerun_on_change=page.url_path in ("", "library"))
+status_panel(rerun_on_change=page.url_path in ("", "home", "library"))
 try:
     page.run()
 finally:

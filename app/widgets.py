@@ -8,30 +8,52 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from kb import display
 from kb.artifact_store import ArtifactStore
-from schemas import EvidenceRecord, Provenance, RunStatus, Verdict
+from kb.display import format_value
+from kb.evidence import label, verdict_state
+from schemas import EvidenceRecord, Provenance, RunStatus
 
-#: Colour, icon and label of each claim state (see kb.library.STATES) and of grounding problems.
+#: Colour, icon and label of each claim state (``kb.evidence``: states and their labels) and of grounding
+#: problems. Proxies differ from each other and from a settled verdict in colour and icon both.
 STATE_STYLE: dict[str, tuple[str, str, str]] = {
-    "supported": ("green", ":material/check_circle:", "supported"),
-    "refuted": ("red", ":material/cancel:", "refuted"),
-    "inconclusive": ("orange", ":material/help:", "inconclusive"),
-    "not_runnable": ("gray", ":material/block:", "not runnable"),
-    "error": ("red", ":material/error:", "error"),
-    "stale": ("yellow", ":material/schedule:", "stale"),
-    "unverified": ("blue", ":material/radio_button_unchecked:", "unverified"),
-    "unbound": ("gray", ":material/do_not_disturb_on:", "unbound"),
+    "supported": ("green", ":material/check_circle:", label("supported")),
+    "refuted": ("red", ":material/cancel:", label("refuted")),
+    "consistent_proxy": ("blue", ":material/trending_up:", label("consistent_proxy")),
+    "at_odds_proxy": ("orange", ":material/trending_down:", label("at_odds_proxy")),
+    "inconclusive": ("gray", ":material/help:", label("inconclusive")),
+    "not_runnable": ("gray", ":material/block:", label("not_runnable")),
+    "error": ("red", ":material/error:", label("error")),
+    "stale": ("yellow", ":material/schedule:", label("stale")),
+    "unverified": ("primary", ":material/radio_button_unchecked:", label("unverified")),
+    "unbound": ("gray", ":material/do_not_disturb_on:", label("unbound")),
     "ungrounded": ("violet", ":material/link_off:", "ungrounded"),
 }
 #: CSS colours of the same states, for table cells.
 STATE_CSS: dict[str, str] = {
-    "supported": "#1a7f37", "refuted": "#cf222e", "inconclusive": "#bc4c00", "not_runnable": "#6e7781",
-    "error": "#cf222e", "stale": "#9a6700", "unverified": "#0969da", "ungrounded": "#8250df",
+    "supported": "#1a7f37", "refuted": "#cf222e", "consistent_proxy": "#0969da", "at_odds_proxy": "#bc4c00",
+    "inconclusive": "#57606a", "not_runnable": "#6e7781", "error": "#cf222e", "stale": "#9a6700",
+    "unverified": "#3b5bdb", "unbound": "#6e7781", "ungrounded": "#8250df",
+}
+#: What each state means, for the Library's legend and help texts.
+STATE_HELP: dict[str, str] = {
+    "supported": "the latest evidence supports the claim at the claim's own scale",
+    "refuted": "the latest evidence contradicts the claim at the claim's own scale",
+    "consistent_proxy": "a smaller-scale proxy agrees with the claim; it cannot settle a claim about larger models",
+    "at_odds_proxy": "a smaller-scale proxy disagrees with the claim; it cannot settle a claim about larger models",
+    "inconclusive": "inside the tolerance band or the seed spread, or the metric could not be trusted",
+    "not_runnable": "the analyzer cannot run here (and says why)",
+    "error": "the analyzer ran but the verdict could not be drawn",
+    "stale": "evidence made with older code, an older kb, or other parameters: re-verify",
+    "unverified": "bound to an analyzer but never run",
+    "unbound": "no analyzer is bound to the claim, so nothing can re-verify it",
+    "ungrounded": "the claim's quote is not found in the note's source text",
 }
 RUN_STYLE: dict[str, tuple[str, str]] = {
     RunStatus.queued.value: ("gray", ":material/hourglass_empty:"),
@@ -52,8 +74,8 @@ TEXT_SUFFIXES = (".txt", ".log", ".json", ".csv", ".tsv", ".md", ".yaml")
 
 def state_badge(state: str, count: int | None = None, help: str | None = None) -> None:  # noqa: A002
     """A coloured badge of a claim state (optionally with a count)."""
-    colour, icon, label = STATE_STYLE.get(state, ("gray", None, state))
-    st.badge(f"{count} {label}" if count is not None else label, color=colour, icon=icon, help=help)  # type: ignore[arg-type]
+    colour, icon, name = STATE_STYLE.get(state, ("gray", None, label(state)))
+    st.badge(f"{count} {name}" if count is not None else name, color=colour, icon=icon, help=help)  # type: ignore[arg-type]
 
 
 def run_badge(status: str) -> None:
@@ -65,64 +87,21 @@ def run_badge(status: str) -> None:
 def verdict_badges(record: EvidenceRecord) -> None:
     """The verdict of a piece of evidence as badges: kind, proxy, stale."""
     verdict = record.verdict
-    if verdict is None:
+    state = verdict_state(verdict)
+    if verdict is None or state is None:
         st.badge("no verdict", color="gray")
     else:
-        colour, icon, label = STATE_STYLE.get(verdict.kind.value, ("gray", None, verdict.kind.value))
-        st.badge(label, color=colour, icon=icon)  # type: ignore[arg-type]
-        if verdict.proxy:
-            st.badge("small-scale proxy", color="orange", icon=":material/compress:",
+        state_badge(state.value, help=STATE_HELP.get(state.value))
+        if verdict.proxy and state.value == "inconclusive":  # a proxy that leans neither way: say it is one
+            st.badge("small-scale proxy", color="gray", icon=":material/compress:",
                      help="The evidence was made at a smaller scale than the claim: it cannot settle the claim.")
     if record.stale:
         st.badge(f"stale: {record.stale_reason}", color="yellow", icon=":material/schedule:")
 
 
-def format_value(value: Any) -> str:
-    """A metric value for display: numbers to 4 significant digits, lists shortened."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, list):
-        shown = ", ".join(format_value(v) for v in value[:6])
-        return f"[{shown}{', …' if len(value) > 6 else ''}]"
-    return str(value)
-
-
-def format_count(value: float | None) -> str:
-    """Parameter/data counts the way papers write them: 650M, 8M, 1.2B."""
-    if value is None:
-        return "—"
-    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(value) >= size:
-            return f"{value / size:.3g}{unit}"
-    return f"{value:g}"
-
-
 def scale_text(scale: dict[str, Any] | None) -> str:
-    """One line describing a scale (claim or evidence)."""
-    if not scale:
-        return "not stated"
-    parts = []
-    if scale.get("name"):
-        parts.append(f"**{scale['name']}**")
-    if scale.get("parameters") is not None:
-        parts.append(f"{format_count(scale['parameters'])} parameters")
-    if scale.get("data"):
-        parts.append(str(scale["data"]))
-    if scale.get("description"):
-        parts.append(str(scale["description"]))
-    return " · ".join(parts) or "not stated"
-
-
-def observed_text(verdict: Verdict) -> str:
-    """The regenerated value, with the seed spread when there is one."""
-    text = format_value(verdict.observed)
-    if verdict.spread is not None:
-        text += f" ± {verdict.spread:.2g}"
-    return text
+    """One line describing a scale (claim or evidence), its preset's name in bold."""
+    return display.scale_text(scale, bold_name=True)
 
 
 def provenance_rows(prov: Provenance) -> list[dict[str, str]]:
@@ -158,22 +137,73 @@ def _run_path(artifact: str) -> Path:
     return Path(*parts[3:]) if len(parts) > 3 and parts[0] == "evidence" else Path(parts[-1])
 
 
-def show_artifacts(store: ArtifactStore, artifacts: list[str], key: str) -> None:
-    """Plots inline (PNG/SVG), text files (logs, metrics) in expanders, read through the artifact store."""
+_WORD = re.compile(r"[a-z]+")
+_STOPWORDS = frozenset({"the", "of", "vs", "by", "and", "over", "in", "to", "at", "with", "when", "is", "per", "or",
+                        "on", "for", "than", "its", "from", "made", "true", "false"})
+
+
+def _words(text: str) -> set[str]:
+    """Content words of a metric path, a description or a plot's file name, singular (``ranks`` -> ``rank``)."""
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w
+            for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in _STOPWORDS}
+
+
+def plot_order(stems: list[str], metric: str | None, description: str | None = None) -> list[str]:
+    """The plots with the one that shows the claim's metric first, the rest in their order.
+
+    A plot shows a metric when its file name shares words with the metric's path (weighed double) or
+    with the metric's description (``late_half_kl_drop_fraction``: "share of the logit-lens KL ..." ->
+    ``logit_lens.png``); with no shared word the order is kept.
+    """
+    if not metric or not stems:
+        return stems
+    in_path, in_description = _words(metric), _words(description or "")
+
+    def score(stem: str) -> int:
+        words = _words(stem)
+        return 2 * len(words & in_path) + len(words & in_description)
+
+    best = max(stems, key=score)  # the first of equals: max keeps the earliest
+    return [best, *(s for s in stems if s != best)] if score(best) > 0 else stems
+
+
+def _full_width_dialog(path: Path, title: str) -> None:
+    @st.dialog(title, width=2400)  # as wide as the window allows: a 2x3 figure needs every pixel
+    def show() -> None:
+        st.image(str(path), width="stretch")
+
+    show()
+
+
+def _plot(path: Path, title: str, key: str, caption: str | None = None) -> None:
+    """One plot at the column's width, and a button that shows it as wide as the window."""
+    st.image(str(path), caption=caption, width="stretch")
+    # A key fit for a CSS class (Streamlit marks the button's container with it): claim keys hold a '#'.
+    if st.button("Full width", key=re.sub(r"[^A-Za-z0-9_-]", "_", f"{key}_wide"), icon=":material/open_in_full:",
+                 type="tertiary", help="Show this plot as wide as the window"):
+        _full_width_dialog(path, title)
+
+
+def show_artifacts(store: ArtifactStore, artifacts: list[str], key: str, metric: str | None = None,
+                   metric_description: str | None = None) -> None:
+    """Plots inline (PNG/SVG; the plot of ``metric``, the claim's own, opens first; each can be shown full
+    width), text files (logs, metrics) in expanders, read through the artifact store."""
     local = {a: store.local_path(a) for a in artifacts}  # a remote store downloads each file once, into its cache
     present = {a: p for a, p in local.items() if p is not None}
-    images: dict[str, Path] = {}  # one image per plot: PNG when an SVG of the same plot exists too
+    found: dict[str, Path] = {}  # one image per plot: PNG when an SVG of the same plot exists too
     for artifact in sorted(present, key=lambda a: not a.lower().endswith(".png")):
         if artifact.lower().endswith(IMAGE_SUFFIXES):
-            images.setdefault(Path(artifact).stem, present[artifact])
+            found.setdefault(Path(artifact).stem, present[artifact])
+    images = {stem: found[stem] for stem in plot_order(list(found), metric, metric_description)}
     if len(images) == 1:
         (stem, path), = images.items()
-        st.image(str(path), caption=stem.replace("_", " "), width="stretch")
+        _plot(path, stem.replace("_", " "), f"{key}_plot_0", caption=stem.replace("_", " "))
     elif images:
-        tabs = st.tabs([stem.replace("_", " ") for stem in images], key=f"{key}_plots")
-        for tab, path in zip(tabs, images.values(), strict=True):
+        titles = [stem.replace("_", " ") for stem in images]
+        tabs = st.tabs(titles, key=f"{key}_plots", default=titles[0])
+        for number, (tab, title, path) in enumerate(zip(tabs, titles, images.values(), strict=True)):
             with tab:
-                st.image(str(path), width="stretch")
+                _plot(path, title, f"{key}_plot_{number}")
     # Files the analyzer wrote at the top of its output (log, metrics) open inline; the rest (checkpoints,
     # per-model folders) go into one table, so a sweep's dozens of files do not bury the verdict.
     texts = [a for a in present if a.lower().endswith(TEXT_SUFFIXES) and len(_run_path(a).parts) == 1]

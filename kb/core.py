@@ -37,7 +37,7 @@ from kb.notes import Note, NoteError
 from kb.queue import execution, executors, slurm
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord
+from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
 
 
 class IndexDamaged(Exception):
@@ -410,6 +410,10 @@ class KnowledgeBase:
     def staleness(self, claim_key: str) -> str | None:
         """Why a claim needs re-verifying (no evidence, stale evidence, changed binding), or None."""
         return evidence_mod.staleness(self.engine, claim_key)
+
+    def run_verdicts(self, run_ids: list[str]) -> dict[str, Verdict | None]:
+        """The verdict each run's evidence carries (runs without evidence are absent)."""
+        return evidence_mod.verdicts_of_runs(self.engine, run_ids)
 
     def claim_states(self, note_id: str | None = None) -> dict[str, evidence_mod.ClaimStatus]:
         """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence``'s rule."""

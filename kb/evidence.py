@@ -9,8 +9,15 @@ evidence (the newest row; older rows are history):
   of another version, another kb version, the note's binding changed): ``stale``;
 - the evidence carries no verdict (its run was made before the claim was indexed, so nothing judged
   it): ``inconclusive``, since evidence that was never tested against the claim settles nothing;
+- a small-scale proxy (evidence at a smaller scale than the claim's, ``kb.verdicts``) never settles the
+  claim, but says which way it leans: ``consistent_proxy`` (it would have supported the claim) or
+  ``at_odds_proxy`` (it would have refuted it);
 - otherwise the verdict's kind: ``supported``, ``refuted``, ``inconclusive``, ``not_runnable``
   or ``error``.
+
+``LABELS`` names each state the way every surface writes it ("consistent (proxy)", "not run",
+"no analyzer"); ``verdict_state`` applies the same rule to one piece of evidence (the Runs page's
+verdict column).
 
 Runs that are queued, running or failed leave the state alone: a failed run adds no evidence, and the
 claim keeps the state its earlier evidence gives it. Re-judging (``rejudge``) keeps a stored verdict
@@ -22,6 +29,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Protocol
 
 from sqlalchemy import case, func, null
@@ -33,7 +41,7 @@ from analyzers import registry
 from kb import __version__
 from kb.db import ClaimRow, Evidence, Run
 from kb.queue import store as queue_store
-from kb.verdicts import describe, evaluate
+from kb.verdicts import describe, evaluate, proxy_outcome
 from schemas import EvidenceRecord, Provenance, Verdict, VerdictKind
 
 
@@ -42,6 +50,8 @@ class ClaimState(StrEnum):
 
     supported = "supported"
     refuted = "refuted"
+    consistent_proxy = "consistent_proxy"
+    at_odds_proxy = "at_odds_proxy"
     inconclusive = "inconclusive"
     not_runnable = "not_runnable"
     error = "error"
@@ -50,8 +60,22 @@ class ClaimState(StrEnum):
     unbound = "unbound"
 
 
-#: The states a claim bound to an analyzer (or with evidence) can be in, as the Library counts them.
+#: The states a claim bound to an analyzer (or with evidence) can be in.
 STATES: tuple[str, ...] = tuple(s.value for s in ClaimState if s is not ClaimState.unbound)
+#: Every state, ``unbound`` (no analyzer, no evidence) last: what the Library header counts.
+ALL_STATES: tuple[str, ...] = (*STATES, ClaimState.unbound.value)
+
+#: How every surface (app, CLI, agents) names a state to a reader.
+LABELS: dict[str, str] = {
+    "supported": "supported", "refuted": "refuted", "consistent_proxy": "consistent (proxy)",
+    "at_odds_proxy": "at odds (proxy)", "inconclusive": "inconclusive", "not_runnable": "not runnable",
+    "error": "error", "stale": "stale", "unverified": "not run", "unbound": "no analyzer",
+}
+
+
+def label(state: str) -> str:
+    """The reader's name of a state (its value when it is not a claim state, e.g. a run status)."""
+    return LABELS.get(state, state.replace("_", " "))
 
 
 class EvidenceFacts(Protocol):
@@ -67,9 +91,11 @@ class EvidenceFacts(Protocol):
 
 
 class LatestFacts(EvidenceFacts, Protocol):
-    """What a claim's state is judged on: the staleness facts plus the stored verdict's kind."""
+    """What a claim's state is judged on: the staleness facts, the stored verdict's kind and, for an
+    inconclusive verdict, the verdict itself (whether it is a proxy, and which way it leans)."""
 
     verdict_kind: str | None
+    verdict_json: str | None
 
 
 @dataclass(frozen=True)
@@ -115,13 +141,35 @@ def claim_state(latest: LatestFacts | None, *, bound: bool, binding_hash: str | 
         return ClaimStatus(ClaimState.stale, stale_reason=reason, verdict=latest.verdict_kind)
     if latest.verdict_kind is None:  # never judged against the claim: it settles nothing
         return _NO_VERDICT
+    if latest.verdict_kind == VerdictKind.inconclusive.value and latest.verdict_json:
+        leaning = _proxy_leaning(latest.verdict_json)
+        if leaning is not None:
+            return _PROXY[leaning]
     return _CURRENT[latest.verdict_kind]
+
+
+def verdict_state(verdict: Verdict | None) -> ClaimState | None:
+    """The state one verdict gives its claim when current (None: no verdict), proxies told apart."""
+    if verdict is None:
+        return None
+    leaning = proxy_outcome(verdict)
+    return _PROXY[leaning].state if leaning is not None else ClaimState(verdict.kind.value)
+
+
+@lru_cache(maxsize=4096)
+def _proxy_leaning(verdict_json: str) -> str | None:
+    """'consistent' / 'at_odds' for a stored proxy verdict, else None (the Library asks per claim per render)."""
+    if '"proxy":true' not in verdict_json:  # the compact JSON pydantic writes: skip parsing non-proxies
+        return None
+    return proxy_outcome(Verdict.model_validate_json(verdict_json))
 
 
 # Shared instances (statuses are immutable): the Library asks for 10,000 of them per render.
 _UNVERIFIED, _UNBOUND = ClaimStatus(ClaimState.unverified), ClaimStatus(ClaimState.unbound)
 _NO_VERDICT = ClaimStatus(ClaimState.inconclusive)
 _CURRENT = {kind.value: ClaimStatus(ClaimState(kind.value), verdict=kind.value) for kind in VerdictKind}
+_PROXY = {"consistent": ClaimStatus(ClaimState.consistent_proxy, verdict=VerdictKind.inconclusive.value),
+          "at_odds": ClaimStatus(ClaimState.at_odds_proxy, verdict=VerdictKind.inconclusive.value)}
 
 
 @dataclass
@@ -138,21 +186,23 @@ class LatestEvidence:
     kb_version: str | None
     binding_hash: str | None
     provenance_json: str  # read only for evidence older than the version columns
-    verdict_json: str | None  # read only when asked for (``with_verdict``)
+    verdict_json: str | None  # read for inconclusive verdicts (a proxy?), for every verdict with ``with_verdict``
 
 
 def latest_evidence(session: Session, claim_keys: list[str] | None = None, *,
                     with_verdict: bool = False) -> dict[str, LatestEvidence]:
     """The newest evidence of every claim (or of ``claim_keys``), as light records, in one query.
 
-    Column reads, not ORM rows: at 10,000 claims the rows would cost more than the query.
+    Column reads, not ORM rows: at 10,000 claims the rows would cost more than the query. The verdict
+    JSON is read only where the state needs it (an inconclusive verdict may be a proxy leaning one way).
     """
     newest = sa_select(col(Evidence.claim_key), func.max(Evidence.id).label("newest"))
     newest = newest.where(col(Evidence.claim_key).is_not(None) if claim_keys is None
                           else col(Evidence.claim_key).in_(claim_keys))
     joined = newest.group_by(col(Evidence.claim_key)).subquery()
     legacy = case((col(Evidence.analyzer_version).is_(None), col(Evidence.provenance_json)), else_="{}")
-    verdict = col(Evidence.verdict_json) if with_verdict else null()
+    verdict = col(Evidence.verdict_json) if with_verdict else case(
+        (col(Evidence.verdict_kind) == VerdictKind.inconclusive.value, col(Evidence.verdict_json)), else_=null())
     stmt = sa_select(col(Evidence.claim_key), col(Evidence.run_id), col(Evidence.verdict_kind), col(Evidence.stale),
                      col(Evidence.stale_reason), col(Evidence.analyzer), col(Evidence.analyzer_version),
                      col(Evidence.kb_version), col(Evidence.binding_hash), legacy, verdict,
@@ -257,3 +307,13 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     set_verdict(engine, latest.id, verdict.model_copy(
         update={"reason": f"{verdict.reason} (re-judged against the note's current expectation)"}))
     return True
+
+
+def verdicts_of_runs(engine: Engine, run_ids: list[str]) -> dict[str, Verdict | None]:
+    """The verdict each run's evidence carries, by run id (runs that left no evidence are absent)."""
+    if not run_ids:
+        return {}
+    with Session(engine) as session:
+        rows = session.execute(sa_select(col(Evidence.run_id), col(Evidence.verdict_json))
+                               .where(col(Evidence.run_id).in_(run_ids))).all()
+    return {run_id: Verdict.model_validate_json(text) if text else None for run_id, text in rows}

@@ -3,7 +3,8 @@
 Built from four column-only queries (papers, claims, latest evidence per claim, search hits) and
 joined in Python, so the Library page of a 10,000-note knowledge base renders without reading note
 files or per-claim queries. A claim's *state* (``kb.evidence.claim_state``, the one rule every
-surface shares) is what the reader needs first; unbound claims without evidence are not counted.
+surface shares) is what the reader needs first; claims bound to no analyzer are counted as ``unbound``
+("no analyzer"), so every claim is in exactly one count.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
 from kb.db import ClaimRow, Paper
-from kb.evidence import STATES, ClaimState, claim_state, latest_evidence
+from kb.evidence import ALL_STATES, claim_state, latest_evidence
 from kb.index import SortKey, filter_papers
 
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
@@ -35,7 +36,7 @@ class LibraryRow:
     quality: int | None
     tags: list[str]
     claims: int = 0
-    states: Counter[str] = field(default_factory=Counter)  # claim state -> count (see STATES)
+    states: Counter[str] = field(default_factory=Counter)  # claim state -> count (see ALL_STATES)
     ungrounded: int = 0  # claims whose quote is not in the note's source text
     no_source: int = 0  # claims with a quote but no source text to check it against
 
@@ -49,7 +50,7 @@ class LibraryRow:
         return {
             "id": self.id, "title": self.title, "year": self.year, "status": self.status, "decision": self.decision,
             "quality": self.quality, "tags": ", ".join(self.tags), "claims": self.claims,
-            **{state: self.states[state] for state in STATES}, "ungrounded": self.ungrounded,
+            **{state: self.states[state] for state in ALL_STATES}, "ungrounded": self.ungrounded,
         }
 
 
@@ -88,9 +89,7 @@ def library_rows(
         row.claims += 1
         row.ungrounded += grounding == "not_found"
         row.no_source += grounding == "no_source"
-        state = claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state
-        if state is not ClaimState.unbound:
-            row.states[state.value] += 1
+        row.states[claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state.value] += 1
     if flags:
         rows = [row for row in rows if row.flags() & set(flags)]
     return rows

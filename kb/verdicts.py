@@ -150,10 +150,28 @@ def _scaled(verdict: Verdict) -> Verdict:
         have = verdict.evidence_scale.parameters if verdict.evidence_scale else None
         wanted = (verdict.claim_scale or {}).get("parameters")
         size = f"{have:.3g} parameters" if have else "an unknown size"
-        outcome = "consistent with" if verdict.kind is VerdictKind.supported else "at odds with"
+        consistent = verdict.kind is VerdictKind.supported
+        outcome = "consistent with" if consistent else "at odds with"
         return verdict.model_copy(update={
-            "kind": VerdictKind.inconclusive,
+            "kind": VerdictKind.inconclusive, "proxy_outcome": "consistent" if consistent else "at_odds",
             "reason": f"{verdict.reason}; {outcome} the claim, but at {size} versus {wanted:.3g} in the claim: "
                       "a small-scale proxy, not a replication",
         })
     return verdict
+
+
+def proxy_outcome(verdict: Verdict) -> str | None:
+    """'consistent' or 'at_odds' for a proxy that would have supported or refuted its claim, else None.
+
+    Verdicts stored before ``proxy_outcome`` existed say it only in their reason, which ``_scaled``
+    above wrote: read it there, so old evidence reads the same as new.
+    """
+    if not verdict.proxy or verdict.kind is not VerdictKind.inconclusive:
+        return None
+    if verdict.proxy_outcome is not None:
+        return verdict.proxy_outcome
+    for outcome, words in (("consistent", "; consistent with the claim, but at "),
+                           ("at_odds", "; at odds with the claim, but at ")):
+        if words in verdict.reason:
+            return outcome
+    return None

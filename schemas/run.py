@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -91,6 +91,10 @@ class Verdict(BaseModel):
     claim_scale: dict[str, Any] | None = Field(default=None, description="Scale the claim was made at.")
     proxy: bool = Field(
         default=False, description="True when the evidence is a smaller-scale proxy of the claim's setting."
+    )
+    proxy_outcome: Literal["consistent", "at_odds"] | None = Field(
+        default=None, description="What a proxy said before it was held inconclusive: 'consistent' (it would have "
+        "supported the claim) or 'at_odds' (it would have refuted it); None when not a proxy or undecided.",
     )
 
 

@@ -167,10 +167,11 @@ def test_list_claims_finds_claims_refuted_at_small_scale(shared_kb: KnowledgeBas
     (row,) = out
     (evidence,) = shared_kb.evidence("echo#deep-refuted")
     assert evidence.verdict is not None and evidence.verdict.proxy
-    assert row["state"] == row["verdict"] == evidence.verdict.kind.value == "inconclusive"
+    assert row["verdict"] == evidence.verdict.kind.value == "inconclusive"
+    assert row["state"] == "at_odds_proxy"  # a proxy that would refute: it leans, without settling the claim
     assert row["run_id"] == evidence.run_id and row["claim_parameters"] == 6.5e8
     states = {s.claim_key: s.state for s in claim_states(shared_kb, note_id="echo")}
-    assert states == {"echo#echo-big": "supported", "echo#deep-refuted": "inconclusive",
+    assert states == {"echo#echo-big": "supported", "echo#deep-refuted": "at_odds_proxy",
                       "echo#depth-unverified": "unverified"}
     bundled_unbound = claim_states(shared_kb, states=["unbound"])
     assert bundled_unbound and all(s.analyzer is None for s in bundled_unbound)
@@ -267,7 +268,7 @@ def test_ask_model_acts_on_an_invalid_tool_argument_error(shared_kb: KnowledgeBa
     assert [(c.name, c.error) for c in answer.tool_calls] == [
         ("search_notes", True), ("search_notes", False), ("read_note", False)]
     note = json.loads(tool_results(model.seen[-1])["c3"])
-    assert [c["state"] for c in note["claims"]] == ["supported", "inconclusive", "unverified"]
+    assert [c["state"] for c in note["claims"]] == ["supported", "at_odds_proxy", "unverified"]
     assert ("note", "echo") in {(c.kind, c.id) for c in answer.citations}
 
 

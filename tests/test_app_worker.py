@@ -196,10 +196,14 @@ def test_compare_overlays_per_layer_metric_of_several_models(app_env_compare: Ap
     at.selectbox(key="cmp_analyzer").set_value("test.layers").run()
     assert at.multiselect(key="cmp_metrics").value == ["layers.kl"]  # KL-like paths first
     assert set(at.multiselect(key="cmp_metrics").options) >= {"layers.kl (3 runs)", "layers.entropy (3 runs)"}
-    assert at.selectbox(key="cmp_label").value == "model"  # the parameter that varies between runs
-    summary = next(f for f in (d.value for d in at.dataframe) if "curve" in f.columns).set_index("curve")
+    assert at.selectbox(key="cmp_label").value == "model and scale"  # curves named by what tells runs apart
+    summary = next(f for f in (d.value for d in at.dataframe) if "curve" in f.columns)
+    summary = summary.set_index(summary["curve"].str.split(" · ").str[0])  # 'esm2-large · smoke (...)': the model
     assert summary["layers"].to_dict() == {"esm2-small": 4, "esm2-medium": 6, "esm2-large": 12}
     assert summary.loc["esm2-large", "last"] == pytest.approx(2.0 ** -11)
+    at.selectbox(key="cmp_label").set_value("model").run()  # or by the parameter that varies between runs
+    summary = next(f for f in (d.value for d in at.dataframe) if "curve" in f.columns).set_index("curve")
+    assert summary["layers"].to_dict() == {"esm2-small": 4, "esm2-medium": 6, "esm2-large": 12}
     charts = at.get("vega_lite_chart")
     assert charts and "relative depth" in charts[0].proto.spec
     at.segmented_control(key="cmp_x").set_value("layer").run()

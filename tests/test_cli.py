@@ -235,7 +235,7 @@ def test_evidence_shows_the_claim_beside_its_evidence_and_rejects_unknown_keys(k
     assert code == 0 and "The value exceeds one." in out and "no evidence for e#v yet" in out
     _run(kb_dirs, "verify", "e#v")
     code, out, _ = _run(kb_dirs, "evidence", "e#v")
-    assert code == 0 and "expects value > 1" in out and "supported" in out and "artifact: evidence/" in out
+    assert code == 0 and "expects: value > 1" in out and "verdict: supported" in out and "files (3" in out
     code, out, _ = _run(kb_dirs, "evidence", "e#v", "--json")
     (row,) = json.loads(out)
     assert row["id"] == "e#v" and row["verdict"]["kind"] == "supported" and row["metrics"]["value"] == 3

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from kb.verdicts import evaluate, resolve_metric
+from kb import evidence
+from kb.evidence import ClaimState
+from kb.verdicts import evaluate, proxy_outcome, resolve_metric
 from schemas import Claim, EvidenceScale, VerdictKind
 
 
@@ -60,6 +62,23 @@ def test_evaluate_small_scale_proxy_never_plainly_supports() -> None:
     assert refuted.kind is VerdictKind.inconclusive and "at odds with" in refuted.reason
     full = evaluate(claim, [{"m": 1.0}], EvidenceScale(name="paper", parameters=6.5e8))
     assert full.kind is VerdictKind.supported and not full.proxy
+
+
+def test_evaluate_proxy_records_which_way_it_leans_and_old_verdicts_read_the_same() -> None:
+    claim = _claim({"metric": "m", "op": ">", "value": 0, "inconclusive_band": 0.1}, scale={"parameters": 6.5e8})
+    small = EvidenceScale(name="smoke", parameters=1e5)
+    leans = {observed: evaluate(claim, [{"m": observed}], small) for observed in (1.0, -1.0, 0.05)}
+    assert [v.proxy_outcome for v in leans.values()] == ["consistent", "at_odds", None]  # 0.05: inside the band
+    assert all(v.kind is VerdictKind.inconclusive and v.proxy for v in leans.values())
+    assert [proxy_outcome(v) for v in leans.values()] == ["consistent", "at_odds", None]
+    # Verdicts stored before the field existed say it in the reason only: read the same from there.
+    legacy = [v.model_copy(update={"proxy_outcome": None}) for v in leans.values()]
+    assert [proxy_outcome(v) for v in legacy] == ["consistent", "at_odds", None]
+    assert evidence.verdict_state(legacy[0]) is ClaimState.consistent_proxy
+    assert evidence.verdict_state(leans[-1.0]) is ClaimState.at_odds_proxy
+    assert evidence.verdict_state(leans[0.05]) is ClaimState.inconclusive
+    full = evaluate(claim, [{"m": 1.0}], EvidenceScale(name="paper", parameters=6.5e8))
+    assert full.proxy_outcome is None and evidence.verdict_state(full) is ClaimState.supported
 
 
 def test_evaluate_missing_metric_is_error_listing_available() -> None:

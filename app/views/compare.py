@@ -18,6 +18,7 @@ import streamlit as st
 from app.state import setup
 from app.widgets import empty_state
 from kb.core import list_metric_paths
+from kb.display import format_count
 from kb.verdicts import resolve_metric
 from schemas import EvidenceRecord, RunRecord
 
@@ -30,7 +31,22 @@ def evidence_of(kb_home: str, analyzer: str) -> list[tuple[EvidenceRecord, RunRe
     return kb.analyzer_evidence(analyzer, limit=300)
 
 
+MODEL_AND_SCALE = "model and scale"
+
+
+def model_and_scale(params: dict[str, Any], record: EvidenceRecord) -> str:
+    """'builtin:esm-designed-4x64 · smoke (207K parameters)': what a reader tells curves apart by."""
+    model = params.get("model") or (record.provenance.model_id if record.provenance else None)
+    scale = record.verdict.evidence_scale if record.verdict and record.verdict.evidence_scale else None
+    name = scale.name if scale else (record.metrics.get("scale") or {}).get("name")
+    size = scale.parameters if scale else (record.metrics.get("scale") or {}).get("parameters")
+    scale_text = " ".join(x for x in (name or "", f"({format_count(size)} parameters)" if size else "") if x)
+    return " · ".join(str(x) for x in (model or record.analyzer, scale_text) if x)
+
+
 def label_of(params: dict[str, Any], key: str, record: EvidenceRecord) -> str:
+    if key == MODEL_AND_SCALE:
+        return model_and_scale(params, record)
     if key == "run":
         return record.run_id[:8]
     if key == "claim":
@@ -50,9 +66,10 @@ def varying_params(pairs: list[tuple[EvidenceRecord, RunRecord | None]]) -> list
 
 
 def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str], label_key: str,
-           relative: bool) -> pd.DataFrame:
-    """Long table: one row per (run, metric path, layer)."""
+           relative: bool) -> tuple[pd.DataFrame, list[dict[str, str]]]:
+    """Long table: one row per (run, metric path, layer); and each (run, metric) left out, with why."""
     rows = []
+    left_out: list[dict[str, str]] = []
     for record, run in pairs:
         params = run.params if run else {}
         base = label_of(params, label_key, record)
@@ -61,9 +78,14 @@ def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str
         for path in paths:
             try:
                 values = resolve_metric(record.metrics, path)
-            except Exception:  # noqa: BLE001 - this run lacks the metric: no curve for it
+            except Exception:  # noqa: BLE001 - this run lacks the metric: no curve for it, and the reader is told
+                left_out.append({"curve": base, "run": record.run_id[:8], "metric": path,
+                                 "why": "this run's result has no such metric"})
                 continue
-            if not isinstance(values, list) or len(values) < 1:
+            if not isinstance(values, list) or not values or all(v is None for v in values):
+                left_out.append({"curve": base, "run": record.run_id[:8], "metric": path,
+                                 "why": "not a per-layer list in this run" if not isinstance(values, list)
+                                 else "no values in this run"})
                 continue
             depth = max(len(values) - 1, 1)
             label = base if len(paths) == 1 else f"{base} · {path}"
@@ -74,7 +96,7 @@ def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str
                              "x": layer / depth if relative else layer, "value": float(value), "metric": path,
                              "run": record.run_id[:8], "layers": len(values), "scale": scale or "",
                              "when": record.created_at.strftime("%Y-%m-%d %H:%M")})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), left_out
 
 
 st.title("Compare")
@@ -113,7 +135,7 @@ paths = c2.multiselect("Per-layer metric(s)", ordered_paths, default=[default_pa
                        format_func=lambda p: f"{p} ({runs_label(path_runs[p])})")
 
 varying = varying_params(pairs)
-label_options = [*varying, "run", "claim"]
+label_options = [MODEL_AND_SCALE, *varying, "claim", "run"]
 c3, c4, c5 = st.columns([2, 2, 1], vertical_alignment="bottom")
 label_key = c3.selectbox("One curve per", label_options, key="cmp_label",
                          help="The run parameter that tells the curves apart (e.g. the model)")
@@ -121,17 +143,40 @@ x_axis = c4.segmented_control("x axis", ["relative depth", "layer"], default="re
 log_y = c5.toggle("log y", key="cmp_log")
 
 labelled: dict[str, tuple[EvidenceRecord, RunRecord | None]] = {}
+superseded: list[dict[str, str]] = []
 for record, run in pairs:  # newest first: the first run per label is its latest
-    labelled.setdefault(label_of(run.params if run else {}, label_key, record), (record, run))
-chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key="cmp_runs",
-                        help="The latest run per label; older runs of the same label are left out")
+    name = label_of(run.params if run else {}, label_key, record)
+    if name in labelled:
+        superseded.append({"curve": name, "run": record.run_id[:8], "metric": "(all)",
+                           "why": f"an older run of the same {label_key}: the newest "
+                                  f"({labelled[name][0].run_id[:8]}) is plotted"})
+    else:
+        labelled[name] = (record, run)
+# Keyed by the labelling: another "One curve per" names other curves, so the choice starts afresh (a kept
+# choice of names that no longer exist would empty the plot).
+chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key=f"cmp_runs_{label_key}",
+                        help="The latest run per label; older runs of the same label are left out (listed below)")
 if not paths or not chosen:
     empty_state("Pick at least one metric and one run.", icon=":material/touch_app:")
     st.stop()
 
-frame = curves([labelled[c] for c in chosen], paths, label_key, relative=x_axis != "layer")
+frame, missing = curves([labelled[c] for c in chosen], paths, label_key, relative=x_axis != "layer")
+not_chosen = [{"curve": name, "run": pair[0].run_id[:8], "metric": "(all)", "why": "not selected under Runs"}
+              for name, pair in labelled.items() if name not in chosen]
+
+
+def report_left_out(rows: list[dict[str, str]]) -> None:
+    """Never drop a run silently: what is not on the plot, and why."""
+    if rows:
+        with st.expander(f"Left out of the plot: {len(rows)} run/metric pair(s), and why", icon=":material/info:",
+                         expanded=bool(missing)):
+            st.dataframe(pd.DataFrame(rows), key="cmp_left_out", hide_index=True,
+                         column_config={"why": st.column_config.TextColumn("why", width="large")})
+
+
 if frame.empty:
     empty_state("The chosen runs have no values for these metrics.", icon=":material/info:")
+    report_left_out(missing + superseded + not_chosen)
     st.stop()
 x_title = "relative depth (layer / (layers − 1))" if x_axis != "layer" else "layer"
 y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
@@ -141,7 +186,7 @@ chart = (
     .encode(
         x=alt.X("x:Q", title=x_title),
         y=alt.Y("value:Q", title=paths[0] if len(paths) == 1 else "value", scale=y_scale),
-        color=alt.Color("curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=400)),
+        color=alt.Color("curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=500)),
         tooltip=["curve", "metric", "layer", alt.Tooltip("relative depth:Q", format=".2f"),
                  alt.Tooltip("value:Q", format=".4g"), "layers", "scale", "run", "when"],
     )
@@ -159,4 +204,5 @@ st.download_button("Download the curves (CSV)", frame.to_csv(index=False), file_
                    key="cmp_download", icon=":material/download:", mime="text/csv")
 st.caption(f"Parameters in these runs: {', '.join(varying) or 'all identical'} · "
            f"{len(frame)} points")
+report_left_out(missing + superseded + not_chosen)
 

@@ -190,9 +190,13 @@ def accept_drafts(rows: list[dict[str, Any]]) -> None:
         claim["id"], claim["statement"] = row["id"], row["statement"]
         claim["source"] = {**claim.get("source", {}), "quote": row["quote"]}
         if row.get("analyzer") and row["analyzer"] != NONE:
-            claim["analyzer"] = {"name": row["analyzer"], "params": {}}
+            drafted = claim.get("analyzer") or {}
+            # The drafted binding (parameters, scale) stands while the reviewer keeps its analyzer.
+            claim["analyzer"] = drafted if drafted.get("name") == row["analyzer"] else {"name": row["analyzer"],
+                                                                                      "params": {}}
         else:
             claim.pop("analyzer", None)
+            claim.pop("expect", None)  # an expectation names the metric of the analyzer just dropped
         n = 2
         while claim["id"] in taken:
             claim["id"], n = f"{row['id']}-{n}", n + 1
@@ -347,7 +351,10 @@ with st.container(border=True):
     st.caption("Checkable statements. Bind an analyzer from the registry and an expectation, and kb re-verifies "
                "the claim; quotes are checked against the source text.")
     slots.slot("claims")
-    with st.expander("Draft claims from the paper's text", icon=":material/auto_awesome:"):
+    # Keyed and tracked: its open state survives reruns that shift the page above it (a flash message
+    # appearing or going), or the drafted claims would be hidden in a collapsed expander.
+    with st.expander("Draft claims from the paper's text", icon=":material/auto_awesome:", key="draft_expander",
+                     on_change="rerun"):
         model, why_not = chat_model()
         st.caption("With a chat model (KB_CHAT_MODEL) an agent drafts the claims; without one, a deterministic "
                    "drafter turns explicit numbers into quantitative claims. Quotes not found verbatim in the "
@@ -373,7 +380,8 @@ with st.container(border=True):
             st.caption(f"{len(result.claims)} claim(s) drafted by the {method}; {len(result.rejected)} rejected.")
             if result.claims:
                 rows = [{"add": True, "id": c.id, "statement": c.statement, "quote": c.quote,
-                         "analyzer": c.analyzer or NONE, "claim": from_draft(c)} for c in result.claims]
+                         "analyzer": c.analyzer.name if c.analyzer else NONE, "claim": from_draft(c)}
+                        for c in result.claims]
                 edited = st.data_editor(
                     pd.DataFrame(rows).drop(columns=["claim"]), key="draft_table", hide_index=True,
                     column_config={

@@ -7,8 +7,8 @@ import streamlit as st
 
 from app import data
 from app.state import index_first, index_keeper, settings_key, setup, show_flash
-from app.widgets import STATE_CSS, STATE_STYLE, empty_state
-from kb.library import STATES
+from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
+from kb.evidence import ALL_STATES
 from schemas import Decision, Status
 
 kb = setup()
@@ -16,7 +16,13 @@ keeper = index_keeper()
 key = settings_key(kb.settings)
 ANY = "(any)"
 PAGE_SIZES = [50, 100, 250, 500]
-COUNT_COLUMNS = ["supported", "refuted", "inconclusive", "stale", "unverified", "ungrounded", "error", "not_runnable"]
+COUNT_COLUMNS = ["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "stale", "unverified",
+                 "ungrounded", "error", "not_runnable", "unbound"]
+#: Count columns the table always shows; the others only when the library has such claims.
+ALWAYS_SHOWN = {"supported", "refuted", "inconclusive", "stale", "unverified", "ungrounded"}
+#: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
+HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
+               ["inconclusive", "not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
 
 
 def style_counts(frame: pd.DataFrame) -> pd.io.formats.style.Styler:
@@ -47,7 +53,8 @@ with st.sidebar:
         "Has claims that are", data.PROBLEM_OPTIONS, key="lib_states", persist_state="session", placeholder="any state",
         format_func=lambda s: STATE_STYLE[s][2],
         help="Keep notes with at least one claim in any of these states. 'ungrounded': the claim's quote "
-             "is not in the note's source text. 'unverified': bound to an analyzer, never run.")
+             "is not in the note's source text. 'not run': bound to an analyzer, never run. 'no analyzer': "
+             "nothing can re-verify the claim.")
 
 st.title("Library")
 report = keeper.last_report
@@ -57,14 +64,17 @@ if report is not None and report.errors:
         for error in report.errors[:50]:
             st.text(str(error))
 totals = facets["totals"]
-summary = st.columns(6)
-summary[0].metric("Notes", f"{facets['notes']:,}")
-summary[1].metric("Claims", f"{facets['claims']:,}")
-for column, state, help_text in ((summary[2], "supported", None), (summary[3], "refuted", None),
-                                 (summary[4], "stale", "Evidence made with older code or other parameters"),
-                                 (summary[5], "ungrounded", "Quotes not found in the note's source text")):
-    colour, icon, label = STATE_STYLE[state]
-    column.metric(f":{colour}[{icon} {label.capitalize()}]", f"{totals[state]:,}", help=help_text)
+# Every state with its count, zeros included: "0 supported" next to "8 inconclusive" is the news. Each
+# metric is as wide as its label (a column grid cut "Consistent (proxy)" short), the rows wrap on narrow screens.
+for row_number, states_in_row in enumerate(HEADER_ROWS):
+    with st.container(horizontal=True, gap="medium", key=f"lib_header_{row_number}"):
+        if row_number == 0:
+            st.metric("Notes", f"{facets['notes']:,}", width="content")
+            st.metric("Claims", f"{facets['claims']:,}", width="content", help="Every claim, in exactly one state")
+        for state in states_in_row:
+            colour, icon, label = STATE_STYLE[state]
+            st.metric(f":{colour}[{icon} {label.capitalize()}]", f"{totals[state]:,}", help=STATE_HELP[state],
+                      width="content")
 
 search_col, sort_col, order_col = st.columns([6, 2, 1], vertical_alignment="bottom")
 query = search_col.text_input("Search", key="lib_search", persist_state="session", icon=":material/search:",
@@ -98,11 +108,11 @@ shown = frame.iloc[start:start + page_size]
 info_col.caption(f"**{len(frame):,}** note(s) · showing {start + 1:,}–{start + len(shown):,} · "
                  "select a row to open the note")
 
-# Always the problems and the verdicts; error / not-runnable columns only when the library has any.
-count_columns = [c for c in COUNT_COLUMNS if c not in ("error", "not_runnable") or totals[c]]
+# Always the problems and the verdicts; the rarer states' columns only when the library has any.
+count_columns = [c for c in COUNT_COLUMNS if c in ALWAYS_SHOWN or totals[c]]
 column_config = {
     "id": st.column_config.TextColumn("Note", width=190),
-    "title": st.column_config.TextColumn("Title", width=300),
+    "title": st.column_config.TextColumn("Title", width=250),
     "claims": st.column_config.NumberColumn("Claims", width=58),
     "year": st.column_config.NumberColumn("Year", format="%d", width=52),
     "quality": st.column_config.NumberColumn("Q", format="%d", width=34, help="Quality score, 1 to 5"),
@@ -110,11 +120,13 @@ column_config = {
     "status": st.column_config.TextColumn("Status", width=78),
     "tags": st.column_config.TextColumn("Tags", width="medium"),
 }
-SHORT = {"supported": "Supp.", "refuted": "Refuted", "inconclusive": "Incon.", "stale": "Stale",
-         "unverified": "Unver.", "ungrounded": "Ungr.", "error": "Error", "not_runnable": "N/R"}
+SHORT = {"supported": "Supp.", "refuted": "Refuted", "consistent_proxy": "Proxy ✓", "at_odds_proxy": "Proxy ✗",
+         "inconclusive": "Incon.", "stale": "Stale", "unverified": "Not run", "ungrounded": "Ungr.", "error": "Error",
+         "not_runnable": "N/R", "unbound": "No anl."}
 for state in count_columns:
     colour, _, label = STATE_STYLE[state]
-    column_config[state] = st.column_config.NumberColumn(SHORT[state], width=58, help=f"Claims that are {label}")
+    column_config[state] = st.column_config.NumberColumn(SHORT[state], width=58,
+                                                         help=f"Claims: {label} ({STATE_HELP[state]})")
 selection = st.dataframe(
     style_counts(shown), key="lib_table", hide_index=True, on_select="rerun", selection_mode="single-row",
     column_order=["id", "title", "claims", *count_columns, "year", "quality", "decision", "status", "tags"],
@@ -127,15 +139,6 @@ if rows:
     st.switch_page("views/note.py", query_params={"id": note_id})
 
 with st.expander("What the columns mean", icon=":material/help:"):
-    for state in STATES + ("ungrounded",):
+    for state in (*ALL_STATES, "ungrounded"):
         colour, icon, label = STATE_STYLE[state]
-        st.markdown(f":{colour}[{icon} **{label}**] — " + {
-            "supported": "the latest evidence supports the claim",
-            "refuted": "the latest evidence contradicts the claim",
-            "inconclusive": "inside the tolerance band or the seed spread, or a small-scale proxy",
-            "not_runnable": "the analyzer cannot run here (and says why)",
-            "error": "the analyzer ran but the verdict could not be drawn",
-            "stale": "evidence made with older code, an older kb, or other parameters: re-verify",
-            "unverified": "bound to an analyzer but never run",
-            "ungrounded": "the claim's quote is not found in the note's source text",
-        }[state])
+        st.markdown(f":{colour}[{icon} **{label}**] — {STATE_HELP[state]}")

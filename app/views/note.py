@@ -188,7 +188,7 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
 indexed = kb.claim_states(note_id)  # the one claim-state rule, as the Library, CLI and agents apply it
 status = {c.id: indexed.get(f"{note_id}#{c.id}")  # a claim the index has not caught up with has no evidence yet
           or ClaimStatus(ClaimState.unverified if c.analyzer else ClaimState.unbound) for c in claims}
-states = Counter(s.state.value for s in status.values() if s.state is not ClaimState.unbound)
+states = Counter(s.state.value for s in status.values())  # every claim counted, those without an analyzer too
 
 if in_flight:
     live_progress(note_id)

@@ -12,14 +12,33 @@ import pandas as pd
 import streamlit as st
 
 from app.state import setup, show_flash, worker
-from app.widgets import RUN_STYLE, empty_state, run_badge
+from app.widgets import RUN_STYLE, STATE_CSS, STATE_HELP, empty_state, run_badge, state_badge
+from kb.display import NOT_RUNNABLE, run_status
+from kb.evidence import label, verdict_state
 from kb.queue import daemon, slurm
-from schemas import RunRecord, RunStatus
+from schemas import RunRecord, RunStatus, Verdict, VerdictKind
 
 kb = setup()
 POLL_SECONDS = 2.0
 STATUS_CSS = {"queued": "#6e7781", "running": "#0969da", "succeeded": "#1a7f37", "failed": "#cf222e",
-              "cancelled": "#6e7781"}
+              "cancelled": "#6e7781", "not runnable": "#6e7781"}
+
+
+def not_runnable(verdict: Verdict | None) -> bool:
+    """The run ended without executing: its analyzer said this machine cannot run it (and why)."""
+    return verdict is not None and verdict.kind is VerdictKind.not_runnable
+
+
+def shown_status(run: RunRecord, verdict: Verdict | None) -> str:
+    """The run's status as a reader needs it (``kb.display.run_status``: never 'succeeded' for a run that
+    could not execute)."""
+    return run_status(run.status.value, verdict)
+
+
+def verdict_text(verdict: Verdict | None) -> str:
+    """The verdict column: the state the run's evidence gives its claim (proxies told apart), or empty."""
+    state = verdict_state(verdict)
+    return label(state.value) if state is not None else ""
 
 
 def duration(run: RunRecord) -> str:
@@ -70,14 +89,21 @@ def run_log(run: RunRecord) -> str | None:
     return None
 
 
-def details(run: RunRecord) -> None:
-    """One run: state, progress, parameters, log or error, and what can be done with it."""
+def details(run: RunRecord, verdict: Verdict | None) -> None:
+    """One run: state, verdict, progress, parameters, log or error, and what can be done with it."""
     with st.container(border=True, key="run_details"):
         head, actions = st.columns([3, 2], vertical_alignment="center")
         with head:
             st.markdown(f"#### Run `{run.id[:12]}`")
             with st.container(horizontal=True, gap="small"):
-                run_badge(run.status.value)
+                if not_runnable(verdict):
+                    st.badge(NOT_RUNNABLE, color="gray", icon=":material/block:",
+                             help="The analyzer did not execute: this machine cannot run it")
+                else:
+                    run_badge(run.status.value)
+                    state = verdict_state(verdict)
+                    if state is not None:
+                        state_badge(state.value, help=f"Verdict: {STATE_HELP.get(state.value, '')}")
                 st.badge(run.analyzer, color="violet", icon=":material/science:")
                 st.badge(run.device, color="gray", icon=":material/memory:")
                 if run.job_id:
@@ -104,6 +130,10 @@ def details(run: RunRecord) -> None:
         if run.started_at:
             times.append(duration(run))
         st.caption(" · ".join(times))
+        if not_runnable(verdict) and verdict is not None:
+            st.warning(f"Not runnable here: {verdict.reason}", icon=":material/block:")
+        elif verdict is not None:
+            st.markdown(f"**Verdict** · {verdict.reason}")
         if run.status is RunStatus.running:
             st.progress(run.progress, text=run.message or "running")
         elif run.status is RunStatus.queued:
@@ -129,9 +159,15 @@ def details(run: RunRecord) -> None:
 def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
     """The run table and the selected run, refreshed every POLL_SECONDS."""
     runs = kb.runs(limit=500)
-    counts = {s.value: sum(r.status is s for r in runs) for s in RunStatus}
+    verdicts = kb.run_verdicts([r.id for r in runs if r.status is RunStatus.succeeded])
+    statuses_shown = {r.id: shown_status(r, verdicts.get(r.id)) for r in runs}
+    counts = {s: sum(v == s for v in statuses_shown.values()) for s in [*(s.value for s in RunStatus), NOT_RUNNABLE]}
     with st.container(horizontal=True, gap="small"):
         for status, count in counts.items():
+            if status == NOT_RUNNABLE:
+                if count:
+                    st.badge(f"{count} {status}", color="gray", icon=":material/block:")
+                continue
             colour, icon = RUN_STYLE[status]
             st.badge(f"{count} {status}", color=colour, icon=icon)  # type: ignore[arg-type]
     shown = [r for r in runs if (not statuses or r.status.value in statuses)
@@ -145,20 +181,32 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
         empty_state("No run matches these filters.", icon=":material/filter_alt_off:")
         return
     jobs = scheduler_states(tuple(r.job_id for r in shown if r.job_id))
+    def message(run: RunRecord) -> str:
+        verdict = verdicts.get(run.id)
+        if not_runnable(verdict) and verdict is not None:
+            return verdict.reason  # why it could not run, not the last progress message
+        return (run.error.splitlines()[0] if run.error else run.message) or ""
+
     frame = pd.DataFrame([{
-        "status": r.status.value,
-        "claim": r.claim_key or "—", "analyzer": r.analyzer, "progress": r.progress,
-        "message": (r.error.splitlines()[0] if r.error else r.message) or "",
+        "status": statuses_shown[r.id], "verdict": verdict_text(verdicts.get(r.id)),
+        "claim": r.claim_key or "—", "analyzer": r.analyzer,
+        # A run that never executed has no progress to show (never "succeeded 100%").
+        "progress": None if statuses_shown[r.id] == NOT_RUNNABLE else r.progress,
+        "message": message(r),
         "device": r.device, "queued": r.created_at.strftime("%m-%d %H:%M:%S"), "took": duration(r),
         "job": f"{r.job_id} {jobs.get(r.job_id, 'gone').lower()}" if r.job_id else "", "id": r.id,
     } for r in shown])
     nonce = st.session_state.get("runs_table_nonce", 0)
-    styled = frame.style.map(lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"])
+    verdict_css = {label(state): css for state, css in STATE_CSS.items()}
+    styled = (frame.style.map(lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"])
+              .map(lambda v: f"color: {verdict_css.get(v, '#000')}; font-weight: 600", subset=["verdict"]))
     selection = st.dataframe(
         styled, key=f"runs_table_{nonce}", hide_index=True, on_select="rerun", selection_mode="single-row",
         height=min(38 + 35 * len(frame), 420),
         column_config={
-            "status": st.column_config.TextColumn("Status", width=90),
+            "status": st.column_config.TextColumn("Status", width=100),
+            "verdict": st.column_config.TextColumn("Verdict", width=130,
+                                                   help="What the run's evidence says of its claim"),
             "claim": st.column_config.TextColumn("Claim", width=260),
             "analyzer": st.column_config.TextColumn("Analyzer", width=120),
             "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
@@ -179,7 +227,7 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
     if chosen is None:
         st.caption("Select a run to see its parameters, log, and to cancel or retry it.")
         return
-    details(chosen)
+    details(chosen, verdicts.get(chosen.id) if chosen.id in verdicts else kb.run_verdicts([chosen.id]).get(chosen.id))
 
 
 show_flash()

@@ -35,7 +35,7 @@ class ClaimState:
     statement: str
     kind: str
     analyzer: str | None
-    state: str  # supported, refuted, inconclusive, not_runnable, error, stale, unverified or unbound
+    state: str  # a kb.evidence.ClaimState value: supported, refuted, consistent_proxy, at_odds_proxy, ...
     verdict: str | None = None
     reason: str | None = None
     outcome_at_evidence_scale: str | None = None  # supported/refuted/inconclusive before the proxy rule

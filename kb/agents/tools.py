@@ -32,8 +32,8 @@ from kb.queue import store as queue_store
 from kb.verdicts import MetricMissing, resolve_metric
 
 CitationKind = Literal["note", "claim", "run"]
-ClaimStateName = Literal["supported", "refuted", "inconclusive", "not_runnable", "error", "stale", "unverified",
-                         "unbound"]
+ClaimStateName = Literal["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable",
+                         "error", "stale", "unverified", "unbound"]
 MAX_BODY_CHARS = 4000
 MAX_RESULT_CHARS = 12000
 CLAIM_KEY = r"^[^#\s]+#[^#\s]+$"
@@ -238,7 +238,8 @@ class ToolBox:
 
         Use it for questions like "which claims about depth are refuted at small scale?" (query='depth deep
         deeper layers', outcome='refuted', evidence_scale='smoke' or 'small') or "what is stale?" (state=['stale']).
-        Each claim has: claim_key, note_id, statement, analyzer, state, verdict and reason, proxy (true when
+        Each claim has: claim_key, note_id, statement, analyzer, state (consistent_proxy / at_odds_proxy: a
+        smaller-scale proxy leaning for / against the claim without settling it), verdict and reason, proxy (true when
         the evidence was made at a smaller scale than the claim, so its verdict cannot settle the claim),
         outcome_at_evidence_scale, evidence_scale, evidence_parameters, claim_parameters, run_id.
         """

@@ -1,21 +1,28 @@
 """What every ``kb`` command shares: the typer app, the consoles, the common options, and how errors,
-JSON and the notes table are printed."""
+JSON, listings and the notes table are printed."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+# Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
+# interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-from kb.core import KnowledgeBase
-from kb.notes import NoteError
-from kb.settings import Settings
+import typer  # noqa: E402
+from rich import box  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from kb.core import KnowledgeBase  # noqa: E402
+from kb.notes import NoteError  # noqa: E402
+from kb.settings import Settings  # noqa: E402
 
 app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
                   no_args_is_help=True, add_completion=False)
@@ -58,12 +65,50 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
+@dataclass(frozen=True)
+class Col:
+    """A column of a listing.
+
+    ``ratio``: a flexible column's share of the width left by the others (None: as wide as its content);
+    ``fold``: the column folds onto a second line where it must (ids, which must stay whole to be copied
+    into the next command) instead of being cut with an ellipsis (titles, statements, reasons);
+    ``min_width``: the console width below which the column is left out (detail a narrow terminal
+    cannot fit; ``--json`` has it all).
+    """
+
+    name: str
+    ratio: int | None = None
+    fold: bool = False
+    min_width: int = 0
+
+
+class Listing:
+    """A table that fits the console: one line per row, two where an id must fold (readable at 80 columns)."""
+
+    def __init__(self, title: str | None, columns: list[Col], width: int | None = None) -> None:
+        width = width or console.width
+        self.columns = [c for c in columns if width >= c.min_width]
+        self.table = Table(title=title, header_style="bold cyan", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+                           expand=any(c.ratio for c in self.columns), title_justify="left", collapse_padding=True)
+        for col in self.columns:
+            if col.ratio is None:  # as wide as its content; an id folds only where the console is narrower
+                self.table.add_column(col.name, no_wrap=not col.fold, overflow="fold" if col.fold else "ellipsis")
+            else:
+                self.table.add_column(col.name, ratio=col.ratio, overflow="fold" if col.fold else "ellipsis",
+                                      no_wrap=not col.fold)
+
+    def add(self, **cells: str) -> None:
+        """One row; cells of left-out columns are dropped (a cell's text is rich markup: escape user text)."""
+        self.table.add_row(*(cells.get(c.name, "") for c in self.columns))
+
+
 def papers_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """A rich table of note summaries (``kb.core.paper_summary`` rows)."""
-    table = Table(title=title, show_lines=False, header_style="bold cyan")
-    for column in ("id", "year", "decision", "status", "Q", "title", "tags"):
-        table.add_column(column, overflow="fold", max_width=48 if column == "title" else None)
+    """A listing of note summaries (``kb.core.paper_summary`` rows)."""
+    listing = Listing(title, [Col("id", fold=True), Col("year"), Col("decision", min_width=96),
+                              Col("status", min_width=110), Col("Q"), Col("title", ratio=4),
+                              Col("tags", ratio=2, min_width=130)])
     for row in rows:
-        table.add_row(esc(row["id"]), str(row["year"] or ""), row["decision"] or "", row["status"] or "",
-                      str(row["quality_score"] or ""), esc(row["title"]), esc(", ".join(row["tags"])))
-    return table
+        listing.add(id=esc(row["id"]), year=str(row["year"] or ""), decision=row["decision"] or "",
+                    status=row["status"] or "", Q=str(row["quality_score"] or ""), title=esc(row["title"]),
+                    tags=esc(", ".join(row["tags"])))
+    return listing.table

@@ -19,9 +19,11 @@ from rich.table import Table
 
 from kb import note_edits
 from kb.cli.common import (
+    Col,
     DbOpt,
     HomeOpt,
     JsonOpt,
+    Listing,
     PapersOpt,
     app,
     console,
@@ -33,9 +35,11 @@ from kb.cli.common import (
     print_json,
 )
 from kb.core import KnowledgeBase, paper_summary
+from kb.evidence import label
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
 from kb.source_files import source_problem
+from kb.verdicts import describe
 
 
 @app.command()
@@ -112,7 +116,9 @@ def list_notes(
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
     if as_json:
-        print_json(rows)
+        # Each note's claims counted by state (kb.evidence's rule), the states no claim is in left out.
+        states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
+        print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
     else:
         console.print(papers_table(rows, f"{len(rows)} note(s)"))
 
@@ -143,16 +149,15 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     for key, value in note.meta.extra_fields.items():
         header.add_row(f"[dim]{esc(key)}[/]", esc(value))
     console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
-    claim_table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
-    for column in ("id", "kind", "statement", "analyzer", "expect", "state"):
-        claim_table.add_column(column, overflow="fold")
+    claim_table = Listing(f"{len(claims)} claim(s)", [
+        Col("id", fold=True), Col("state"), Col("kind", min_width=120), Col("analyzer", min_width=100),
+        Col("expect", ratio=2, min_width=120), Col("statement", ratio=3)])
     for claim in note.meta.claims:
-        expect = claim.expect
-        claim_table.add_row(claim.id, claim.kind.value, esc(claim.statement),
-                            esc(claim.analyzer.name) if claim.analyzer else "",
-                            esc(f"{expect.metric} {expect.op.value} {expect.value}") if expect else "",
-                            state_of[claim.id] or "")
-    console.print(claim_table)
+        state = state_of[claim.id]
+        claim_table.add(id=esc(claim.id), state=esc(label(state)) if state else "not indexed", kind=claim.kind.value,
+                        analyzer=esc(claim.analyzer.name) if claim.analyzer else "",
+                        expect=esc(describe(claim.expect)) if claim.expect else "", statement=esc(claim.statement))
+    console.print(claim_table.table)
     console.print(Markdown(note.body))
 
 

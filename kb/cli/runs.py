@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -19,12 +20,14 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
+from rich.table import Column
 
 from kb.cli.common import (
+    Col,
     DbOpt,
     HomeOpt,
     JsonOpt,
+    Listing,
     PapersOpt,
     app,
     console,
@@ -35,32 +38,51 @@ from kb.cli.common import (
     print_json,
 )
 from kb.core import KnowledgeBase
+from kb.display import NOT_RUNNABLE, observed_text, run_status, scale_text
+from kb.evidence import label, verdict_state
 from kb.notes import NoteError
 from kb.queue.executors import EXECUTORS
 from kb.verdicts import describe
+from schemas import EvidenceRecord, Verdict
 
 
 @app.command()
-def analyzers(as_json: JsonOpt = False) -> None:
-    """List registered analyzers with their metrics, scales and resource needs."""
-    rows: list[dict[str, Any]] = [{"id": name, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
+def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its metrics, with what each "
+                                                     "measures, and its scales.")] = None,
+              as_json: JsonOpt = False) -> None:
+    """List registered analyzers (scales, GPU need, how many metrics); name one for its metrics."""
+    registered = KnowledgeBase.analyzers()
+    rows: list[dict[str, Any]] = [{"id": key, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
              "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
-            for name, cls in KnowledgeBase.analyzers().items()]
+            for key, cls in registered.items() if name is None or key == name]
     from analyzers import registry
 
-    for label, error in registry.broken().items():
-        err_console.print(f"[bold red]broken[/]: analyzer package {esc(label)} failed to load: {esc(error)}",
+    for package, error in registry.broken().items():
+        err_console.print(f"[bold red]broken[/]: analyzer package {esc(package)} failed to load: {esc(error)}",
                           highlight=False)
+    if name is not None and not rows:
+        err_console.print(f"[red]error[/]: no analyzer {esc(repr(name))}; registered: {esc(', '.join(registered))}",
+                          soft_wrap=True)
+        raise typer.Exit(1)
     if as_json:
         print_json(rows)
         return
-    table = Table(title=f"{len(rows)} analyzer(s)", header_style="bold cyan")
-    for column in ("name", "summary", "scales", "gpu", "metrics"):
-        table.add_column(column, overflow="fold")
+    if name is not None:
+        (row,) = rows
+        console.print(f"[bold]{esc(row['id'])}[/] v{esc(row['version'])} · gpu {row['gpu']} · scales "
+                      f"{esc(', '.join(row['scales']))}\n{esc(row['summary'])}\n")
+        console.print(f"[bold cyan]{len(row['metrics'])} metric(s) a claim's expect.metric can name[/]")
+        for metric, description in row["metrics"].items():  # a definition list: descriptions are read whole
+            console.print(f"[bold]{esc(metric)}[/]")
+            console.print(Padding(esc(description), (0, 0, 0, 4)))
+        return
+    listing = Listing(f"{len(rows)} analyzer(s)", [Col("name"), Col("gpu"), Col("metrics"),
+                                                   Col("scales", ratio=2), Col("summary", ratio=3, min_width=100)])
     for row in rows:
-        table.add_row(esc(row["id"]), esc(row["summary"]), esc(", ".join(row["scales"])), row["gpu"],
-                      esc(", ".join(row["metrics"])))
-    console.print(table)
+        listing.add(name=esc(row["id"]), gpu=row["gpu"], metrics=str(len(row["metrics"])),
+                    scales=esc(", ".join(row["scales"])), summary=esc(row["summary"]))
+    console.print(listing.table)
+    console.print("[dim]kb analyzers NAME: its metrics and what each measures; --json: everything[/]")
 
 
 @app.command()
@@ -119,8 +141,10 @@ def verify(
         status = statuses[record.id]
         evidence = latest.get(record.claim_key) if record.claim_key else None
         verdict = evidence.verdict if evidence and evidence.run_id == record.id else None
+        state = verdict_state(verdict)
         rows.append({"id": record.claim_key, "run": record.id, "analyzer": record.analyzer, "status": status,
-                     "verdict": verdict.kind.value if verdict else None, "reason": verdict.reason if verdict else None})
+                     "verdict": verdict.kind.value if verdict else None, "state": state.value if state else None,
+                     "reason": verdict.reason if verdict else None})
     if as_json:
         print_json(rows)
     else:
@@ -164,21 +188,38 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
             failure.append(exc)
 
     thread = threading.Thread(target=guarded, daemon=True)
-    columns = (TextColumn("{task.fields[label]}"), BarColumn(), TaskProgressColumn(),
-               TextColumn("[bold]{task.fields[status]}"), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=err_console, disable=quiet) as bars:
+    # At 80 columns the bar, percentage, status and clock take ~45; the claim and the message share the rest,
+    # each cut to one line (a bar that wraps would redraw as many lines).
+    message_column = [TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis"))]
+    columns = (TextColumn("{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
+               BarColumn(bar_width=16), TaskProgressColumn(),
+               TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
+               *(message_column if err_console.width >= 100 else []),  # at 80 columns the claim needs the room
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, disable=quiet, expand=True) as bars:
         tasks: dict[str, TaskID] = {}
+        verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
         thread.start()
         while True:
             records = kb.runs(ids=ids, limit=10_000) if ids is not None else [
                 r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in tasks]
+            succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in verdicts]
+            verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
             for record in records:
                 if record.id not in tasks:
-                    label = f"{record.claim_key or record.analyzer} [dim]{record.id[:8]}[/]"
+                    # A long key is cut at its start: the claim's own id tells the bars apart (a note's
+                    # claims share its note id).
+                    name = record.claim_key or record.analyzer
+                    room = max(16, err_console.width - 56)  # what the bar, status and clock leave
+                    name = name if len(name) <= room else "…" + name[1 - room:]
+                    label = f"[dim]{record.id[:8]}[/] {esc(name)}"
                     tasks[record.id] = bars.add_task("", total=1.0, status="", label=label)
-                message = (record.error or record.message or "").splitlines()
-                bars.update(tasks[record.id], completed=record.progress, status=record.status.value,
-                            description=message[0][:60] if message else "")
+                verdict = verdicts.get(record.id)
+                message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
+                           else record.error or record.message or "").splitlines()
+                bars.update(tasks[record.id], completed=record.progress,
+                            status=run_status(record.status.value, verdict),
+                            description=esc(message[0][:80]) if message else "")
             if all(r.status.value in ENDED for r in records) and not thread.is_alive():
                 break
             if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
@@ -190,16 +231,19 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
 
 
 def verdict_table(rows: list[dict[str, Any]]) -> None:
-    colour = {"supported": "green", "refuted": "red", "inconclusive": "yellow", "not_runnable": "magenta",
-              "error": "red"}
-    table = Table(title="verdicts", header_style="bold cyan")
-    for column in ("claim", "analyzer", "status", "verdict", "reason"):
-        table.add_column(column, overflow="fold")
+    """Claims with their state and why, one line each (the claim key folds where the console is narrow)."""
+    colour = {"supported": "green", "refuted": "red", "consistent_proxy": "blue", "at_odds_proxy": "dark_orange",
+              "inconclusive": "yellow", "not_runnable": "magenta", "error": "red", "stale": "yellow"}
+    # At 80 columns a claim key (up to ~80 characters) needs the width: the reason shows from 100 columns on
+    # ('kb evidence CLAIM' has it whole).
+    listing = Listing("verdicts", [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=140), Col("state"),
+                                   Col("why", ratio=1, min_width=100)])
     for row in rows:
-        kind = row["verdict"] or row["status"]
-        table.add_row(esc(row["id"]), esc(row["analyzer"]), row["status"], f"[{colour.get(kind, 'white')}]{kind}[/]",
-                      esc(row["reason"] or ""))
-    console.print(table)
+        state = row.get("state") or row["verdict"] or row["status"]
+        listing.add(claim=esc(row["id"]), analyzer=esc(row["analyzer"]),
+                    state=f"[{colour.get(state, 'white')}]{esc(label(state))}[/]", why=esc(row["reason"] or ""))
+    console.print(listing.table)
+    console.print("[dim]kb evidence CLAIM: the whole reason, the numbers, the scales and the history[/]")
 
 
 @app.command()
@@ -247,16 +291,31 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
     if follow:
         watch(kb, None)
     records = kb.runs(status=status, limit=limit)
+    verdicts = kb.run_verdicts([r.id for r in records])
+    states = {run_id: verdict_state(verdict) for run_id, verdict in verdicts.items()}
     if as_json:
-        print_json([r.model_dump(mode="json") for r in records])
+        print_json([{**r.model_dump(mode="json"), "shown_status": run_status(r.status.value, verdicts.get(r.id)),
+                     "verdict": (state.value if (state := states.get(r.id)) else None)} for r in records])
         return
-    table = Table(title=f"{len(records)} run(s)", header_style="bold cyan")
-    for column in ("id", "claim", "analyzer", "status", "progress", "message"):
-        table.add_column(column, overflow="fold")
+    # One column says what became of a run: the verdict of one that succeeded, else its status (never
+    # "succeeded" for a run that could not execute), so the claim key keeps the width at 80 columns.
+    listing = Listing(f"{len(records)} run(s)", [
+        Col("id"), Col("claim", ratio=3, fold=True), Col("analyzer", min_width=120), Col("status / verdict"),
+        Col("message", ratio=2, min_width=100)])
     for r in records:
-        table.add_row(r.id[:12], esc(r.claim_key or ""), esc(r.analyzer), r.status.value, f"{r.progress:.0%}",
-                      esc((r.error or r.message or "").splitlines()[0]) if (r.error or r.message) else "")
-    console.print(table)
+        verdict = verdicts.get(r.id)
+        shown = run_status(r.status.value, verdict)
+        message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
+        state = states.get(r.id)
+        if shown == "succeeded" and state is not None:
+            outcome = label(state.value)
+        elif r.status.value in ("running", "failed", "cancelled"):
+            outcome = f"{shown} {r.progress:.0%}"
+        else:
+            outcome = shown
+        listing.add(id=r.id[:8], claim=esc(r.claim_key or ""), analyzer=esc(r.analyzer),
+                    **{"status / verdict": esc(outcome)}, message=esc(message.splitlines()[0]) if message else "")
+    console.print(listing.table)
 
 
 @app.command()
@@ -283,32 +342,61 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         return
     records = kb.evidence(claim_key)
     if as_json:
-        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id} for r in records])
+        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id,
+                     "state": (state.value if (state := verdict_state(r.verdict)) else None)} for r in records])
         return
     claim, grounding = found
     status = kb.claim_states(claim_key.split("#", 1)[0]).get(claim_key)
     about = [f"[bold]{escape(claim.statement)}[/]",
-             f"[bold]state[/]: {status.state.value if status else '-'}"
+             f"[bold]state[/]: {esc(label(status.state.value)) if status else 'not indexed yet'}"
              + (f" ({escape(status.stale_reason)})" if status and status.stale_reason else "")]
     if claim.source is not None:
         about.append(f"[dim]“{escape(claim.source.quote)}”[/]  (quote: {grounding or 'not checked'})")
     if claim.analyzer is not None:
-        about.append(f"analyzer: {esc(claim.analyzer.name)} ({esc(claim.analyzer.scale or 'default')} scale)"
-                     + (f", expects {esc(describe(claim.expect))}" if claim.expect else ""))
+        about.append(f"[bold]analyzer[/]: {esc(claim.analyzer.name)} at {esc(claim.analyzer.scale or 'its default')} "
+                     "scale" + (f", seeds {', '.join(map(str, claim.analyzer.seeds))}" if claim.analyzer.seeds else ""))
+    else:
+        about.append("[bold]analyzer[/]: none bound, so nothing can re-verify this claim")
+    # What the claim itself states, from the note: never 'None' because a verdict did not repeat it.
+    expects = describe(claim.expect) if claim.expect else "no expectation stated"
+    claim_scale = scale_text(claim.scale.model_dump(exclude_none=True)) if claim.scale else "not stated"
+    about.append(f"[bold]expects[/]: {esc(expects)}   [bold]claimed at[/]: {esc(claim_scale)}")
     console.print(Panel("\n".join(about), title=esc(claim_key)))
     if not records:
         console.print(f"no evidence for {esc(claim_key)} yet: run 'kb verify {esc(claim_key)}'")
         return
     for i, r in enumerate(records):
-        v = r.verdict
-        title = ("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else "")
-        lines = [f"[bold]verdict[/]: {v.kind.value if v else '-'} — {esc(v.reason) if v else ''}",
-                 f"[bold]expected[/]: {v.expected if v else '-'}   [bold]observed[/]: {v.observed if v else '-'}",
-                 f"[bold]scale[/]: {v.evidence_scale.model_dump(exclude_none=True) if v and v.evidence_scale else '-'}"
-                 f"  vs claim {v.claim_scale if v else '-'}",
-                 f"[bold]run[/]: {r.run_id}  [bold]device[/]: {r.provenance.device if r.provenance else '-'}"
-                 f"  [bold]when[/]: {r.created_at:%Y-%m-%d %H:%M}"]
-        if r.stale:
-            lines.append(f"[yellow]stale[/]: {esc(r.stale_reason)}")
-        lines += [f"artifact: {a}" for a in r.artifacts]
-        console.print(Panel("\n".join(lines), title=title))
+        console.print(Panel("\n".join(_evidence_lines(r, expects)),
+                            title=("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else "")))
+
+
+def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
+    """One piece of evidence in words: verdict and why, observed against expected, scales, run, files."""
+    v = record.verdict
+    state = verdict_state(v)
+    lines = [f"[bold]verdict[/]: {esc(label(state.value)) if state else 'none drawn'}"
+             + (f" — {esc(v.reason)}" if v else " (the run was made before the claim was indexed)")]
+    if v is not None and v.kind.value != "not_runnable":
+        lines.append(f"[bold]expected[/]: {esc(v.expected or expects)}   [bold]observed[/]: {esc(observed_text(v))}")
+    scale = v.evidence_scale.model_dump(exclude_none=True) if v and v.evidence_scale else None
+    lines.append(f"[bold]evidence scale[/]: {esc(scale_text(scale) if scale else 'not recorded')}"
+                 + (" [dim](a smaller-scale proxy)[/]" if v and v.proxy else ""))
+    prov = record.provenance
+    when = f"{record.created_at:%Y-%m-%d %H:%M}"
+    lines.append(f"[bold]run[/]: {esc(record.run_id)}   [bold]device[/]: {esc(prov.device if prov else '-')}   "
+                 f"[bold]when[/]: {when}" + (f"   [bold]took[/]: {prov.wall_seconds:.1f} s"
+                                             if prov and prov.wall_seconds is not None else ""))
+    if record.stale:
+        lines.append(f"[yellow]stale[/]: {esc(record.stale_reason)}")
+    lines += _files_lines(record.artifacts)
+    return lines
+
+
+def _files_lines(artifacts: list[str]) -> list[str]:
+    """The run's files by name (each is stored content-addressed, ``evidence/<ab>/<sha256>/<name>``: the
+    paths are in ``--json``), not one 80-character path per file."""
+    if not artifacts:
+        return []
+    names = sorted("/".join(a.split("/")[3:]) if a.startswith("evidence/") and a.count("/") > 2 else a
+                   for a in artifacts)
+    return [f"[bold]files[/] ({len(names)}; stored paths in --json): {esc(', '.join(names))}"]

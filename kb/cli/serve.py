@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from kb.cli.common import (
+    Col,
     DbOpt,
     HomeOpt,
+    Listing,
     PapersOpt,
     app,
     console,
@@ -23,6 +25,7 @@ from kb.cli.common import (
 )
 from kb.cli.runs import verdict_table, watch
 from kb.core import paper_summary
+from kb.evidence import ALL_STATES, label
 
 
 @app.command()
@@ -39,12 +42,12 @@ def demo(
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     console.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
-    table = Table(title=f"{len(claims)} claim(s)", header_style="bold cyan")
-    for column in ("note", "claim", "analyzer", "statement"):
-        table.add_column(column, overflow="fold")
+    listing = Listing(f"{len(claims)} claim(s)", [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100),
+                                                  Col("statement", ratio=1)])
     for note_id, claim in claims:
-        table.add_row(esc(note_id), esc(claim.claim_id), esc(claim.analyzer or "-"), esc(claim.statement))
-    console.print(table)
+        listing.add(claim=esc(f"{note_id}#{claim.claim_id}"), analyzer=esc(claim.analyzer or "-"),
+                    statement=esc(claim.statement))
+    console.print(listing.table)
     if not verify_claims:
         return
     queued, skipped = kb.verify(stale_only=True)
@@ -61,13 +64,18 @@ def demo(
         verdict = evidence[0].verdict if evidence else None
         state = states[key].state.value if key in states else "unverified"
         if key in not_runnable and not evidence:
-            verdicts.append({"id": key, "analyzer": "-", "status": state, "verdict": "not_runnable",
-                             "reason": not_runnable[key]})
+            verdicts.append({"id": key, "analyzer": "-", "status": state, "state": state,
+                             "verdict": "not_runnable", "reason": not_runnable[key]})
             continue
         verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-", "status": state,
-                         "verdict": verdict.kind.value if verdict else None,
-                         "reason": verdict.reason if verdict else None})
+                         "state": state, "verdict": verdict.kind.value if verdict else None,
+                         "reason": (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
+                                    else "") + (verdict.reason if verdict else "")})
     verdict_table(verdicts)
+    # Every claim counted, those bound to no analyzer too, in the Library header's order.
+    counts = Counter(status.state.value for status in kb.claim_states().values())
+    console.print(f"{sum(counts.values())} claims: " + " · ".join(
+        f"{counts[state]} {label(state)}" for state in ALL_STATES if counts[state]), highlight=False)
 
 
 
