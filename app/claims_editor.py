@@ -9,7 +9,7 @@ loaded from, so fields the editor does not know (and untouched ones) come back e
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Final
 
 import streamlit as st
 from pydantic import ValidationError
@@ -20,7 +20,7 @@ from schemas import Operator
 OTHER_METRIC = "other path…"
 HIDDEN_PARAMS = ("device", "seed")  # set per run by `kb verify --device` and by the binding's seeds
 LIST_KEY = "edit_claims"
-PERSIST = "session"  # keep half-edited claims when the user visits another page
+PERSIST: Final = "session"  # keep half-edited claims when the user visits another page
 
 
 def claim_uids() -> list[str]:
@@ -156,7 +156,7 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
         name = a_col.selectbox("Analyzer", names, key=f"c_{uid}_analyzer", persist_state=PERSIST,
                                format_func=lambda n: n if n == NONE else (
                                    f"{n} — {analyzers[n].summary}"[:90] if n in analyzers else f"{n} (not registered)"),
-                               help="The registered analyzer that can re-verify this claim")
+                               help="The registered analyzer that can re-verify this claim") or NONE
         binding: dict[str, Any] | None = None
         metrics: dict[str, str] = {}
         if name != NONE and name not in analyzers:

@@ -46,7 +46,7 @@ class ErrorSlots:
 
     def show(self, errors: dict[tuple[str, ...], list[str]]) -> list[str]:
         """Show each error in the deepest reserved slot on its path; returns the errors with no slot."""
-        unplaced = []
+        unplaced: list[str] = []
         grouped: dict[tuple[str, ...], list[str]] = {}
         for loc, messages in errors.items():
             target = next((loc[:n] for n in range(len(loc), 0, -1) if loc[:n] in self.slots), None)
@@ -181,6 +181,7 @@ def field_input(name: str, info: FieldInfo, key: str, label: str | None = None) 
     kind = field_kind(info.annotation)
     label = label or name.replace("_", " ")
     help_text = (info.description or "") + _bounds_text(info)
+    raw: Any
     if kind == "bool":
         raw = st.toggle(label, key=key, persist_state="session", help=help_text)
     elif kind == "int":

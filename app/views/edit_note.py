@@ -29,6 +29,11 @@ analyzers = kb.analyzers()
 BODY_PLACEHOLDER = "## Summary\n\n## Methods\n\n## Results\n\n## My take\n"
 
 
+def _add_blank_claim() -> None:
+    """The "Add a claim" button's callback: an empty claim (a callback's return value is ignored)."""
+    add_claim()
+
+
 def load(note: Note | None) -> None:
     """Put a note (or an empty form) into the widgets."""
     reset_values("fm_")
@@ -399,7 +404,7 @@ with st.container(border=True):
         if why_not:
             st.caption(f":gray[{why_not}]")
     claims = [claim_editor(uid, i, analyzers, slots) for i, uid in enumerate(claim_uids())]
-    st.button("Add a claim", key="add_claim", icon=":material/add:", on_click=add_claim)
+    st.button("Add a claim", key="add_claim", icon=":material/add:", on_click=_add_blank_claim)
 
 # -- validate, show errors, save ----------------------------------------------------------------
 meta = build_meta(original)

@@ -19,6 +19,11 @@ from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus, Verdict, VerdictKind
 
 kb = setup()
+
+
+def _start_worker() -> None:
+    """The "Start worker" button's callback."""
+    worker().ensure()
 POLL_SECONDS = 2.0
 STATUS_CSS = {"queued": "#6e7781", "running": "#0969da", "succeeded": "#1a7f37", "failed": "#cf222e",
               "cancelled": "#6e7781", "not runnable": "#6e7781"}
@@ -107,8 +112,8 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
                 st.badge(run.analyzer, color="violet", icon=":material/science:")
                 st.badge(run.device, color="gray", icon=":material/memory:")
                 if run.job_id:
-                    state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
-                    st.badge(f"Slurm job {run.job_id}: {state.lower()}", color="blue", icon=":material/dns:")
+                    job_state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
+                    st.badge(f"Slurm job {run.job_id}: {job_state.lower()}", color="blue", icon=":material/dns:")
                 if run.attempts > 1:
                     st.badge(f"attempt {run.attempts}", color="orange", icon=":material/restart_alt:")
         with actions, st.container(horizontal=True, gap="small", horizontal_alignment="right"):
@@ -242,7 +247,7 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         st.badge("No background worker is running", color="gray", icon=":material/pause_circle:")
         if worker().settings.app_worker:
             st.button("Start worker", key="runs_start_worker", icon=":material/play_arrow:",
-                      on_click=lambda: worker().ensure())
+                      on_click=_start_worker)
 with st.expander("Worker log", icon=":material/terminal:"):
     tail = daemon.log_tail(kb.settings.home)
     st.code(tail or "(empty)", language=None, height=260 if tail.count("\n") > 12 else "content")
