@@ -24,11 +24,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers: the loopback servers
 
-from kb.artifact_store import ArtifactStore  # noqa: E402
-from kb.core import KnowledgeBase  # noqa: E402
-from kb.settings import Settings, SlurmSettings  # noqa: E402
-from tests.noop_analyzer import register_for_subprocesses  # noqa: E402
-from tests.servers import postgres_server, s3_server  # noqa: E402
+from kb.artifact_store import ArtifactStore
+from kb.core import KnowledgeBase
+from kb.settings import Settings, SlurmSettings
+from tests.noop_analyzer import register_for_subprocesses
+from tests.servers import postgres_server, s3_server
 
 register_for_subprocesses()  # the queue is measured with the test-only noop analyzer
 

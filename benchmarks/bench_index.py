@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kb.db import make_engine  # noqa: E402
-from kb.index import index_notes, search  # noqa: E402
+from kb.db import make_engine
+from kb.index import index_notes, search
 
 WORDS = [
     "protein",

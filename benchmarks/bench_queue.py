@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.noop_analyzer
 
-from analyzers import registry  # noqa: E402
+from analyzers import registry
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from tests.noop_analyzer import register_for_subprocesses  # noqa: E402
+from tests.noop_analyzer import register_for_subprocesses
 
 register_for_subprocesses()  # the queue is measured with the test-only noop analyzer
 

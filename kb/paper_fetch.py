@@ -27,9 +27,10 @@ _OFFLINE_HINT = "give the PDF (`kb add paper.pdf`) or a BibTeX entry (`kb add re
 
 def _get(url: str, service: str, timeout: float, accept: str) -> bytes:
     """The body at ``url``; ``AddError`` naming the service and what to do when it cannot be had."""
-    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": f"kb/{__version__}"})
+    # The arXiv/Crossref endpoints are settings of the person running kb (https by default), never a note's.
+    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": f"kb/{__version__}"})  # noqa: S310
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 (http(s) from settings)
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310  # noqa: S310 (http(s) from settings)
             return bytes(response.read())
     except urllib.error.HTTPError as exc:
         if exc.code == 404:

@@ -555,7 +555,7 @@ def test_add_page_lookup_fills_the_form_from_arxiv(app_env: AppEnv, monkeypatch:
     fixture = Path(__file__).parent / "fixtures" / "lookups" / "arxiv-2602.21750.xml"
 
     class Atom(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             body = fixture.read_bytes()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))

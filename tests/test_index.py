@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import Engine
 
 from kb import index as kb_index
 from kb.db import make_engine
@@ -128,13 +131,13 @@ def papers(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
+def engine(tmp_path: Path) -> Iterator[Engine]:
     eng = make_engine(f"sqlite:///{tmp_path / 'kbhome' / 'index.sqlite'}")
     yield eng
     eng.dispose()
 
 
-def test_cold_index_and_rows(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
+def test_cold_index_and_rows(engine: Engine, papers: Path) -> None:
     report = index_notes(engine, papers)
     assert sorted(report.added) == ["a-depth", "b-fold", "c-rna", "d-nested"]
     assert report.errors == [] and report.updated == [] and report.removed == []
@@ -152,12 +155,12 @@ def test_cold_index_and_rows(engine, papers: Path) -> None:  # type: ignore[no-u
     assert all_tags(engine)[0] == ("plm", 2)
 
 
-def test_incremental(engine, papers: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+def test_incremental(engine: Engine, papers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index_notes(engine, papers)
     parsed: list[Path] = []
     real = kb_index.read_note
 
-    def counting(path: Path, **kw):  # type: ignore[no-untyped-def]
+    def counting(path: Path, **kw: Any) -> Any:
         parsed.append(path)
         return real(path, **kw)
 
@@ -206,7 +209,7 @@ def test_incremental(engine, papers: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert len(list_papers(engine)) == 4
 
 
-def test_note_becoming_invalid_leaves_index(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
+def test_note_becoming_invalid_leaves_index(engine: Engine, papers: Path) -> None:
     index_notes(engine, papers)
     write(papers, "a-depth", "---\npaper_id: [broken\n---\n")
     report = index_notes(engine, papers)
@@ -215,7 +218,7 @@ def test_note_becoming_invalid_leaves_index(engine, papers: Path) -> None:  # ty
     assert all(h.paper_id != "a-depth" for h in search(engine, "curse"))
 
 
-def test_duplicate_paper_id(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
+def test_duplicate_paper_id(engine: Engine, papers: Path) -> None:
     write(papers, "z-dup", note_text("arxiv:1", "Duplicate of the depth paper"))
     report = index_notes(engine, papers)
     assert "a-depth" in report.added and "z-dup" not in report.added
@@ -228,10 +231,10 @@ def test_duplicate_paper_id(engine, papers: Path) -> None:  # type: ignore[no-un
     assert len(again.errors) == 1 and "a-depth" in again.unchanged
 
 
-def test_filters_and_sort(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
+def test_filters_and_sort(engine: Engine, papers: Path) -> None:
     index_notes(engine, papers)
 
-    def ids(**kw):  # type: ignore[no-untyped-def]
+    def ids(**kw: Any) -> list[str]:
         return [p.id for p in list_papers(engine, **kw)]
 
     assert ids() == ["a-depth", "b-fold", "c-rna", "d-nested"]
@@ -250,7 +253,7 @@ def test_filters_and_sort(engine, papers: Path) -> None:  # type: ignore[no-unty
         list_papers(engine, sort="nope")  # type: ignore[arg-type]
 
 
-def test_search(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
+def test_search(engine: Engine, papers: Path) -> None:
     index_notes(engine, papers)
     hits = search(engine, "depth")
     assert {h.paper_id for h in hits} >= {"a-depth", "b-fold", "c-rna"}
@@ -290,7 +293,7 @@ def test_search(engine, papers: Path) -> None:  # type: ignore[no-untyped-def]
     assert search(engine, "depth", limit=1)[0].paper_id == hits[0].paper_id
 
 
-def test_progress_and_missing_folder(engine, papers: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_progress_and_missing_folder(engine: Engine, papers: Path, tmp_path: Path) -> None:
     calls: list[tuple[int, int]] = []
     index_notes(engine, papers, progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (4, 4) and len(calls) == 4

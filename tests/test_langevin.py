@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
+from typing import Any
 
 import gemmi
 import numpy as np
@@ -50,7 +52,7 @@ def _pdb_text() -> str:
     return "".join(lines) + "END\n"
 
 
-def test_structure_reads_pdb_and_mmcif_models_chains_cutoff_separation(tmp_path) -> None:
+def test_structure_reads_pdb_and_mmcif_models_chains_cutoff_separation(tmp_path: Path) -> None:
     pdb = tmp_path / "toy.pdb"
     pdb.write_text(_pdb_text())
     cif = tmp_path / "toy.cif"
@@ -72,7 +74,7 @@ def test_structure_reads_pdb_and_mmcif_models_chains_cutoff_separation(tmp_path)
             structure.read_contact_map(path, model=3)
 
 
-def test_structure_missing_or_unreadable_file_errors(tmp_path) -> None:
+def test_structure_missing_or_unreadable_file_errors(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="none.pdb"):
         structure.read_contact_map(tmp_path / "none.pdb")
     garbage = tmp_path / "garbage.cif"
@@ -81,7 +83,7 @@ def test_structure_missing_or_unreadable_file_errors(tmp_path) -> None:
         structure.read_contact_map(garbage)
 
 
-def test_structure_fetch_fails_fast_offline_and_uses_the_cache(tmp_path, monkeypatch) -> None:
+def test_structure_fetch_fails_fast_offline_and_uses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="not a PDB id"):
         structure.fetch_pdb("toolong", tmp_path)
     monkeypatch.setenv("KB_OFFLINE", "1")
@@ -154,7 +156,7 @@ def test_design_tempering_keeps_composition_and_energy_falls_with_temperature() 
     assert 0.0 < report.mean_pairwise_identity < 1.0 and 0 < report.acceptance_temperature < 1
 
 
-def test_design_identity_and_fasta_round_trip(tmp_path) -> None:
+def test_design_identity_and_fasta_round_trip(tmp_path: Path) -> None:
     sequences = np.array([[0, 1, 2, 3], [0, 1, 3, 2], [4, 1, 2, 3]])
     brute = np.mean([(sequences[a] == sequences[b]).mean() for a in range(3) for b in range(3) if a != b])
     assert design.mean_pairwise_identity(sequences) == pytest.approx(brute)
@@ -244,7 +246,8 @@ def test_train_es_stops_where_the_norm_reaches_the_ensemble_target() -> None:
 # -- samplers -------------------------------------------------------------------------------------------
 
 
-def _quadratic(stiffness: torch.Tensor, noise: torch.Tensor | None = None, generator=None):  # noqa: ANN202
+def _quadratic(stiffness: torch.Tensor, noise: torch.Tensor | None = None,
+               generator: torch.Generator | None = None) -> Any:
     def grad_fn(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         grad = stiffness * w
         if noise is not None:  # a Gaussian stand-in for minibatch noise of known variance

@@ -4,6 +4,7 @@ a quadratic loss, whose exact distribution is Gaussian with variance T / h along
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
@@ -31,7 +32,8 @@ def _problem(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, t
     return stiffness, directions, amplitudes, white
 
 
-def _noisy_gradient(stiffness, directions, amplitudes, white, generator):  # type: ignore[no-untyped-def]
+def _noisy_gradient(stiffness: torch.Tensor, directions: torch.Tensor, amplitudes: torch.Tensor, white: torch.Tensor,
+                    generator: torch.Generator) -> Any:
     def grad_fn(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         z = torch.randn(REPLICAS, RANK, 1, dtype=torch.float64, generator=generator)
         correlated = (directions @ (amplitudes[:, None] * z)).reshape(-1)

@@ -200,7 +200,7 @@ class _Recorded(BaseHTTPRequestHandler):
 
     requests: list[str] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         url = urlparse(self.path)
         type(self).requests.append(self.path)
         if url.path == "/api/query":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kb.cli import app
@@ -14,7 +15,7 @@ from kb.settings import Settings
 
 
 def test_verify_all_bundled_notes_leaves_a_verdict_for_every_bound_claim(kb_dirs: tuple[Path, Path],
-                                                                          monkeypatch) -> None:
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     papers, home = kb_dirs
     monkeypatch.setenv("KB_HOME", str(home))  # built-in models are trained and cached under the KB home
     result = CliRunner().invoke(app, ["verify", "--all", "--json", "--papers", str(papers), "--home", str(home)])

@@ -86,7 +86,8 @@ def eval_positions(batch: Batch, objective: str) -> tuple[torch.Tensor, torch.Te
 class SkipTally:
     """Per-batch sums of the skip measurements, added to the accumulator once at the end."""
 
-    def __init__(self, num_layers: int, batch: Batch, clean: CleanRecord, adapter: Adapter, options: ProbeOptions):
+    def __init__(self, num_layers: int, batch: Batch, clean: CleanRecord, adapter: Adapter,
+                 options: ProbeOptions) -> None:
         self.num_layers, self.batch, self.clean, self.adapter = num_layers, batch, clean, adapter
         self.replay_tokens, self.future_fraction = options.replay_tokens, options.future_fraction
         device = batch.real.device

@@ -14,15 +14,15 @@ from typing import Annotated, Any
 # interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-import typer  # noqa: E402
-from rich import box  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.markup import escape  # noqa: E402
-from rich.table import Table  # noqa: E402
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
-from kb.core import KnowledgeBase  # noqa: E402
-from kb.notes import NoteError  # noqa: E402
-from kb.settings import Settings  # noqa: E402
+from kb.core import KnowledgeBase
+from kb.notes import NoteError
+from kb.settings import Settings
 
 app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
                   no_args_is_help=True, add_completion=False)
