@@ -1,4 +1,4 @@
-"""Convergence diagnostics of the sampling chains: split-R-hat and the effective sample size (numpy; torch only for Phi^-1).
+"""Convergence diagnostics of the sampling chains: split-R-hat and the effective sample size (numpy).
 
 * :func:`split_rhat` is the rank-normalized split-R-hat of Vehtari, Gelman, Simpson, Carpenter and Buerkner
   (Bayesian Analysis 16, 2021, Sect. 4.2 and 4.3): every chain is cut in half (so a drift within one chain
