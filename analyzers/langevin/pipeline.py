@@ -167,7 +167,7 @@ def _sampling_settings(params: LangevinParams) -> SamplingSettings:
         variance_floor=params.variance_floor, max_step_ratio=params.max_step_ratio,
         variance_batches=params.variance_batches, variance_every=params.variance_every, fixman=params.fixman,
         sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every, energy_every=params.energy_every,
-        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every,
+        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every, noise=params.noise,
     )  # fmt: skip
 
 

@@ -116,6 +116,12 @@ class LangevinParams(AnalyzerParams):
         default=0.5, gt=0, lt=1,
         description="Share of the thermostat noise supplied by the minibatch noise (authors' default 1e-2).",
     )  # fmt: skip
+    noise: str = Field(
+        default="minibatch",
+        description="minibatch: a fresh minibatch gradient per step supplies the share r of the noise (the paper); "
+        "full_batch: gradients of the whole training split and white noise for all of it (at T along every "
+        "direction by construction; ~train_size / sampling_batch_size times the cost per step).",
+    )  # fmt: skip
     mass_rule: str = Field(default="per-weight", description="per-weight (paper), per-layer or uniform masses.")
     variance_floor: float = Field(default=1e-3, gt=0, le=1, description="Gradient variance floor, x its median.")
     max_step_ratio: float = Field(default=0.02, gt=0, description="Guard: thermal step / (|w| cos a) kept below this.")
@@ -156,6 +162,13 @@ class LangevinParams(AnalyzerParams):
     def _sampler(cls, value: str) -> str:
         if value not in ("pseudo-langevin", "unconstrained", "sgld"):
             raise ValueError(f"sampler must be pseudo-langevin, unconstrained or sgld, got {value!r}")
+        return value
+
+    @field_validator("noise")
+    @classmethod
+    def _noise(cls, value: str) -> str:
+        if value not in ("minibatch", "full_batch"):
+            raise ValueError(f"noise must be minibatch or full_batch, got {value!r}")
         return value
 
     @field_validator("mass_rule")
@@ -284,6 +297,17 @@ class SweepResult(AnalyzerResult):
         description="Per model and temperature: minibatch share r used (capped so the worst noise direction stays "
         "within 5% of T, the same at every T), amplification of the top minibatch-noise directions, kinetic "
         "temperature on average and along those directions, and whether every direction is within 20% of T.",
+    )
+    thermalized_by_temperature: dict[str, list[bool]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: no leading minibatch-noise direction has a kinetic temperature "
+        "off by more than 20% beyond twice its standard error (False puts the T-dependent metrics in untestable).",
+    )
+    convergence_by_temperature: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: rank-normalized split-R-hat (Vehtari et al. 2021) of the full "
+        "training loss after burn-in over the chains from each start (ES, OT), the classic split-R-hat, the ESS "
+        "(Geyer's initial monotone sequence), ESS per second, the chains compared; R-hat >= 1.1 is not equilibrated.",
     )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
