@@ -53,7 +53,8 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
                for t, e in zip(row["kinetic_temperature_directions"], row["kinetic_temperature_standard_error"],
                                strict=True)]  # fmt: skip
         assert row["thermalized_every_direction"] == (not any(hot))
-    assert written["thermalized_by_temperature"]["transformer"] == [r["thermalized_every_direction"] for r in thermostat]
+    flags = [row["thermalized_every_direction"] for row in thermostat]
+    assert written["thermalized_by_temperature"]["transformer"] == flags
     for name, rows in written["convergence_by_temperature"].items():
         # one start (ES): the split of one chain; a temperature with R-hat >= 1.1 is not equilibrated
         assert all(row["chains"] == 1 and row["draws_per_chain"] >= 4 for row in rows)
