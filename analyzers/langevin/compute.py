@@ -336,7 +336,7 @@ def write_json(path: Path, payload: Any) -> None:
 
 def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> Experiment:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
-    return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models)
+    return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
 
 
 def _finish(result: AnalyzerResult, ctx: RunContext) -> None:
@@ -368,7 +368,7 @@ def similarity(analyzer: LangevinSimilarity, params: SimilarityParams, ctx: RunC
 
 
 def design(analyzer: LangevinDesign, params: DesignParams, ctx: RunContext) -> DesignResult:
-    contact_map = load_contact_map(params)  # type: ignore[arg-type]
+    contact_map = load_contact_map(params, ctx.cache_dir)  # type: ignore[arg-type]
     composition = sequence_design.encode(contact_map.sequence)
     started = time.perf_counter()
     report = sequence_design.simulated_tempering(

@@ -82,8 +82,13 @@ class TemperatureTask:
     settings: SamplingSettings
     seed: int
     device: str
-    checkpoint: Path
+    checkpoint: Path  # the state in progress (a run's checkpoint folder, or the cache)
     layer_names: list[str] = field(default_factory=list)
+    finished: Path | None = None  # where the finished records are kept for reuse (the cache); None: ``checkpoint``
+
+    @property
+    def finished_path(self) -> Path:
+        return self.finished or self.checkpoint
 
 
 NOISE_MODES = ("minibatch", "full_batch")
@@ -218,18 +223,24 @@ def run_temperature(
     task: TemperatureTask,
     progress: Callable[[int, int], None] = lambda done, total: None,
     should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Sample one task to the end (continuing from its checkpoint when one exists); returns the records.
 
     ``progress(steps_done, steps_total)`` is called at every snapshot and may raise (e.g. ``Cancelled``);
     ``should_stop()`` is polled there too. Either way a rerun continues from the last checkpoint and,
-    seeded, reproduces the uninterrupted result.
+    seeded, reproduces the uninterrupted result. ``on_checkpoint()`` is called after each checkpoint file
+    is complete (the run context then makes it durable).
     """
     check_temperature(task.temperature)
     settings, device = task.settings, torch.device(task.device)
+    for path in dict.fromkeys((task.finished_path, task.checkpoint)):
+        stored = read_checkpoint(path)
+        if stored is not None and stored.get("done"):
+            if path != task.finished_path:  # finished on another node: keep it in this node's cache too
+                _atomic_save(stored, task.finished_path)
+            return dict(stored["records"])
     saved = read_checkpoint(task.checkpoint)
-    if saved is not None and saved.get("done"):
-        return dict(saved["records"])
     torch.manual_seed(task.seed)
     model = build_model(task.config).to(device)
     model.load_state_dict(task.start_state)
@@ -294,6 +305,9 @@ def run_temperature(
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
         _atomic_save(state, task.checkpoint)
+        if done and task.finished_path != task.checkpoint:
+            _atomic_save(state, task.finished_path)  # the cache: other analyzers of this experiment reuse it
+        on_checkpoint()
 
     step = sampler.steps_done
     while step < settings.steps:
@@ -377,16 +391,21 @@ def _snapshot(
 # -- many temperatures ----------------------------------------------------------------------------------
 def _worker(task: TemperatureTask, queue: Any, stop: Any) -> dict[str, Any]:
     torch.set_num_threads(1)  # one process per core
-    return run_temperature(task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set)
+    return run_temperature(
+        task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set,
+        lambda: queue.put(None),  # a checkpoint is complete: the parent tells the run context
+    )  # fmt: skip
 
 
 def run_temperatures(
     tasks: list[TemperatureTask],
     workers: int,
     report: Callable[[float, str], None],
+    on_checkpoint: Callable[[], None] = lambda: None,
 ) -> list[dict[str, Any]]:
     """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
-    ``Cancelled``, which checkpoints and stops the workers. Returns the records in task order."""
+    ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
+    after every checkpoint a task wrote. Returns the records in task order."""
     total = sum(t.settings.steps for t in tasks) or 1
     done: dict[int, int] = {}
 
@@ -401,7 +420,7 @@ def run_temperatures(
             def progress(done_steps: int, steps: int, index: int = index, task: TemperatureTask = task) -> None:
                 note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
 
-            results.append(run_temperature(task, progress))
+            results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
         return results
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
@@ -414,7 +433,11 @@ def run_temperatures(
                 while pending:
                     finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                     while not queue.empty():
-                        name, temperature, steps, count = queue.get()
+                        message = queue.get()
+                        if message is None:
+                            on_checkpoint()
+                            continue
+                        name, temperature, steps, count = message
                         note(index_of[(name, temperature)], steps, f"{name} T={temperature:g}: step {steps}/{count}")
                     report(sum(done.values()) / total, "sampling")
                     for future in finished:

@@ -20,7 +20,6 @@ thresholds, sampling lengths).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,12 +31,12 @@ from analyzers.registry import register
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 
 
-def default_cache(kind: str, given: str | None) -> Path:
-    """``given`` or the per-user cache folder ``kind`` (under KB_HOME when set, so tests stay in their folder)."""
+def default_cache(kind: str, given: str | None, cache_dir: Path | None = None) -> Path:
+    """``given`` (an operator's parameter), else ``kind`` under the run context's cache folder, else under the
+    per-user cache ``~/.cache/kb`` (analyzers read no kb environment: the KB home comes in the RunContext)."""
     if given:
         return Path(given).expanduser()
-    home = os.environ.get("KB_HOME")
-    return Path(home) / "cache" / kind if home else Path("~/.cache/kb").expanduser() / kind
+    return (cache_dir if cache_dir is not None else Path("~/.cache/kb").expanduser()) / kind
 
 
 def _positive_temperatures(values: list[float]) -> list[float]:
@@ -57,7 +56,8 @@ class LangevinParams(AnalyzerParams):
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
     cache_dir: str | None = operator_only(
         default=None,
-        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb). Operator only.",
+        description="Downloaded structures (default: pdb/ in the run's cache folder, else ~/.cache/kb/pdb). "
+        "Operator only.",
     )
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
@@ -144,7 +144,8 @@ class LangevinParams(AnalyzerParams):
     work_dir: str | None = operator_only(
         default=None,
         description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
-        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin. Operator only.",
+        "default: langevin/ in the run's cache folder (the KB home's cache), else ~/.cache/kb/langevin. Sampler "
+        "checkpoints go to the run's checkpoint folder when it has one (resumed on any node). Operator only.",
     )
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)
