@@ -1,17 +1,23 @@
 """Batched replicas equal the per-temperature sampler step for step: R temperatures advanced by one vmapped
-model call give, with the same seeds, the losses, weights and momenta of R single-temperature samplers."""
+model call give, with the same seeds, the losses, weights and momenta of R single-temperature samplers; in
+the pipeline they give the same records, resume after a kill, and hand their checkpoints to the CPU path."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
 
+from analyzers.base import Cancelled
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, guarded_masses
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
 
 TEMPERATURES = (1e-5, 1e-4, 1e-3)
 STEPS = 8
@@ -91,3 +97,59 @@ def test_replica_state_continues_in_a_single_sampler() -> None:
     other.load_replica_state(1, state)
     assert torch.equal(other.w[1], batched.w[1]) and torch.equal(other.p[1], batched.p[1])
     assert other.steps_done == 3 and float(other.loss[1]) == float(batched.loss[1])
+
+
+# -- the batched path of the pipeline: records, checkpoints and resume as the per-temperature path ----------
+
+
+def _task(folder: Path, temperature: float, steps: int = 20) -> TemperatureTask:
+    sequences = np.random.default_rng(0).integers(0, 20, size=(80, 86))
+    splits = make_splits(sequences, (40, 10, 30), seed=0)
+    config = ModelConfig(embed_dim=8, hidden_dim=16)
+    torch.manual_seed(0)
+    state = build_model(config).state_dict()
+    settings = SamplingSettings(steps=steps, batch_size=16, variance_batches=3, variance_every=10, snapshot_every=5,
+                                weights_every=5, checkpoint_every=10, energy_every=5)  # fmt: skip
+    return TemperatureTask("transformer@ES", temperature, config, state, splits, settings, 0, "cpu",
+                           folder / f"{temperature:g}.pt")  # fmt: skip
+
+
+def _assert_same_records(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a["temperature"] == b["temperature"] and a["r_used"] == b["r_used"]
+    np.testing.assert_allclose(a["losses"], b["losses"], rtol=1e-5)
+    for x, y in zip(a["snapshots"], b["snapshots"], strict=True):
+        assert x["step"] == y["step"]
+        assert x["train_loss"] == pytest.approx(y["train_loss"], rel=1e-5)
+        assert x["test_error"] == pytest.approx(y["test_error"], abs=1e-3)  # an argmax may flip on a near tie
+    np.testing.assert_allclose([e for _, e in a["energies"]], [e for _, e in b["energies"]], rtol=1e-5)
+    np.testing.assert_allclose(a["thermostat"]["kinetic_temperature_directions"],
+                               b["thermostat"]["kinetic_temperature_directions"], rtol=1e-3)  # fmt: skip
+    torch.testing.assert_close(a["attention_sum"], b["attention_sum"], rtol=1e-4, atol=1e-6)
+
+
+def test_replicas_in_the_pipeline_match_one_temperature_at_a_time_and_resume(tmp_path: Path) -> None:
+    temperatures = (1e-4, 1e-3)
+    single = [run_temperature(_task(tmp_path / "single", t)) for t in temperatures]
+    messages: list[str] = []
+    whole = run_temperatures([_task(tmp_path / "batched", t) for t in temperatures], 1,
+                             lambda fraction, message: messages.append(message), batched=True)  # fmt: skip
+    for a, b in zip(whole, single, strict=True):
+        assert a["replicas"] == 2
+        _assert_same_records(a, b)
+    assert any("2 temperatures" in message for message in messages)
+
+    def die(fraction: float, message: str) -> None:
+        if "step 15/" in message:  # after the checkpoint at step 10
+            raise Cancelled("killed")
+
+    killed = [_task(tmp_path / "killed", t) for t in temperatures]
+    with pytest.raises(Cancelled):
+        run_temperatures(killed, 1, die, batched=True)
+    assert [torch.load(t.checkpoint, weights_only=True)["sampler"]["steps_done"] for t in killed] == [10, 10]
+    # a batched checkpoint is a single-temperature checkpoint: the CPU path can finish one of them
+    handed = run_temperature(killed[1])
+    _assert_same_records(handed, whole[1])
+    resumed = run_temperatures(killed, 1, lambda f, m: None, batched=True)  # the other resumes in a batch of one
+    np.testing.assert_array_equal(resumed[0]["losses"], whole[0]["losses"])  # the same process, the same numbers
+    assert resumed[0]["snapshots"] == whole[0]["snapshots"]
+    assert resumed[1]["losses"] is handed["losses"] or np.array_equal(resumed[1]["losses"], handed["losses"])

@@ -266,7 +266,8 @@ def _run_experiment(
     if done_before:
         reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
     records = run_temperatures(
-        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m), ctx.checkpoint_saved
+        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m), ctx.checkpoint_saved,
+        batched=device != "cpu",  # one GPU: every temperature of a model and start in one batched model call
     )
     for task, record in zip(tasks, records, strict=True):
         name, start = task.name.split("@")

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -361,10 +361,14 @@ def _layer_slices(model: torch.nn.Module) -> list[slice]:
     return slices
 
 
+class _HasWeights(Protocol):
+    w: torch.Tensor  # (n,)
+
+
 def _snapshot(
     task: TemperatureTask,
     objective: FlatObjective,
-    sampler: PseudoLangevin | SGLD,
+    sampler: _HasWeights,
     splits: Splits,
     records: dict[str, Any],
     step: int,
@@ -402,16 +406,36 @@ def run_temperatures(
     workers: int,
     report: Callable[[float, str], None],
     on_checkpoint: Callable[[], None] = lambda: None,
+    batched: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
     ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
-    after every checkpoint a task wrote. Returns the records in task order."""
+    after every checkpoint a task wrote. ``batched``: the temperatures of each (model, start) run as
+    replicas of one batch in this process (``replica_sampling``; for a GPU). Returns the records in task order."""
     total = sum(t.settings.steps for t in tasks) or 1
     done: dict[int, int] = {}
 
     def note(index: int, steps: int, message: str) -> None:
         done[index] = steps
         report(sum(done.values()) / total, message)
+
+    if batched:
+        from analyzers.langevin.replica_sampling import run_replicas
+
+        groups: dict[str, list[int]] = {}
+        for index, task in enumerate(tasks):
+            groups.setdefault(task.name, []).append(index)
+        by_index: dict[int, dict[str, Any]] = {}
+        for name, members in groups.items():
+
+            def group_progress(done_steps: int, steps: int, members: list[int] = members, name: str = name) -> None:
+                for index in members:
+                    done[index] = done_steps
+                report(sum(done.values()) / total, f"{name}: {len(members)} temperatures, step {done_steps}/{steps}")
+
+            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint)
+            by_index.update(zip(members, group, strict=True))
+        return [by_index[index] for index in range(len(tasks))]
 
     if workers <= 1 or len(tasks) <= 1:
         results = []
