@@ -393,7 +393,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
-    version = "2"
+    version = "3"  # per-temperature chain seeds, thermalization and convergence checks
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -409,7 +409,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "2"
+    version = "3"  # per-temperature chain seeds
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -425,7 +425,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "1"
+    version = "2"  # per-temperature chain seeds
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"
