@@ -108,8 +108,9 @@ def _task(folder: Path, temperature: float, steps: int = 20) -> TemperatureTask:
     config = ModelConfig(embed_dim=8, hidden_dim=16)
     torch.manual_seed(0)
     state = build_model(config).state_dict()
-    settings = SamplingSettings(steps=steps, batch_size=16, variance_batches=3, variance_every=10, snapshot_every=5,
-                                weights_every=5, checkpoint_every=10, energy_every=5)  # fmt: skip
+    # blocks of 4 steps after a burn-in of 5 and checkpoints every 10: a checkpoint falls inside a block
+    settings = SamplingSettings(steps=steps, batch_size=16, variance_batches=3, variance_every=10, snapshot_every=4,
+                                weights_every=4, checkpoint_every=10, energy_every=2, burn_in_fraction=0.25)  # fmt: skip
     return TemperatureTask("transformer@ES", temperature, config, state, splits, settings, 0, "cpu",
                            folder / f"{temperature:g}.pt")  # fmt: skip
 
@@ -139,7 +140,7 @@ def test_replicas_in_the_pipeline_match_one_temperature_at_a_time_and_resume(tmp
     assert any("2 temperatures" in message for message in messages)
 
     def die(fraction: float, message: str) -> None:
-        if "step 15/" in message:  # after the checkpoint at step 10
+        if "step 12/" in message:  # after the checkpoint at step 10, inside the block of steps 9-12
             raise Cancelled("killed")
 
     killed = [_task(tmp_path / "killed", t) for t in temperatures]
@@ -152,4 +153,5 @@ def test_replicas_in_the_pipeline_match_one_temperature_at_a_time_and_resume(tmp
     resumed = run_temperatures(killed, 1, lambda f, m: None, batched=True)  # the other resumes in a batch of one
     np.testing.assert_array_equal(resumed[0]["losses"], whole[0]["losses"])  # the same process, the same numbers
     assert resumed[0]["snapshots"] == whole[0]["snapshots"]
+    assert resumed[0]["thermostat"] == whole[0]["thermostat"]  # the open block's sums survived the kill
     assert resumed[1]["losses"] is handed["losses"] or np.array_equal(resumed[1]["losses"], handed["losses"])

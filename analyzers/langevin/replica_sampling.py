@@ -29,7 +29,6 @@ from analyzers.langevin.sampling import (
     _layer_slices,
     _masses,
     _snapshot,
-    accumulate_kinetic,
     chain_seed,
     close_kinetic_block,
     noise_setup,
@@ -147,6 +146,10 @@ def _run_batch(
             records[index] = state["records"]
     replicas = len(tasks)
     losses_device = torch.zeros(replicas, settings.snapshot_every, dtype=torch.float64, device=device)
+    open_block = sampler.steps_done % settings.snapshot_every  # resumed inside a block: its losses so far
+    for index, record in enumerate(records):
+        block = record["losses"][sampler.steps_done - open_block : sampler.steps_done].astype(np.float64)
+        losses_device[index, :open_block] = torch.from_numpy(block)
     burn_in = int(settings.burn_in_fraction * settings.steps)
     started = time.perf_counter() - records[0]["seconds"] * replicas
     is_transformer = first.config.kind == "transformer"
@@ -167,6 +170,17 @@ def _run_batch(
         evaluator.load(w)
         return evaluate_split(evaluator.model, splits.train, settings.eval_batch_size)[0]
 
+    directions = setup["noise_directions"].to(sampler.p)  # (k, n), the same for every temperature
+    # the open block's sums live here while sampling and in each record (as run_temperature keeps them) at a
+    # checkpoint or a block's end
+    kinetic_sum = (torch.stack([record["directional_sum"] for record in records]).to(sampler.p)
+                   if all("directional_sum" in record for record in records) else None)  # fmt: skip
+
+    def park_kinetic_sums() -> None:
+        if kinetic_sum is not None:
+            for index, record in enumerate(records):
+                record["directional_sum"] = kinetic_sum[index].clone()
+
     step = sampler.steps_done
     while step < settings.steps:
         if step > 0 and step % settings.variance_every == 0 and step != records[0].get("variance_step"):
@@ -176,14 +190,20 @@ def _run_batch(
                 record["variance_step"] = step
         losses_device[:, step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
-        if step > burn_in:
-            for index, record in enumerate(records):
-                accumulate_kinetic(record, sampler.p[index], sampler.masses[index])
+        if step > burn_in:  # every replica at once: a handful of kernels per step, not a handful per replica
+            scaled = sampler.p / sampler.masses.sqrt()  # (R, n)
+            along = scaled @ directions.T  # (R, k)
+            values = torch.cat([(scaled * scaled).mean(-1, keepdim=True), along * along], dim=-1)  # (R, 1 + k)
+            kinetic_sum = values if kinetic_sum is None else kinetic_sum + values
+            for record in records:
+                record["directional_count"] = record.get("directional_count", 0) + 1
         snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
         if snapshot_due:
             chunk = (step - 1) % settings.snapshot_every + 1
             losses = losses_device[:, :chunk].cpu().numpy()
             sampler.check()
+            park_kinetic_sums()
+            kinetic_sum = None
             for index, (task, record) in enumerate(zip(tasks, records, strict=True)):
                 close_kinetic_block(record)
                 record["losses"][step - chunk : step] = losses[index]
@@ -195,6 +215,10 @@ def _run_batch(
             for index, record in enumerate(records):
                 record["weights"].append(sampler.w[index].float().cpu())
         if step % settings.checkpoint_every == 0 and step < settings.steps:
+            open_block = step % settings.snapshot_every  # a checkpoint inside a block keeps its losses so far
+            for index, record in enumerate(records):
+                record["losses"][step - open_block : step] = losses_device[index, :open_block].cpu().numpy()
+            park_kinetic_sums()
             checkpoint(False)
         if snapshot_due:
             progress(step, settings.steps)

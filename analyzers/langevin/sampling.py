@@ -294,6 +294,9 @@ def run_temperature(
         noise_generator.set_state(saved["noise_generator"])
         records = saved["records"]
     losses_device = torch.zeros(settings.snapshot_every, dtype=torch.float64, device=device)
+    open_block = sampler.steps_done % settings.snapshot_every  # resumed inside a block: its losses so far
+    losses_device[:open_block] = torch.from_numpy(records["losses"][sampler.steps_done - open_block :
+                                                                    sampler.steps_done].astype(np.float64))  # fmt: skip
     burn_in = int(settings.burn_in_fraction * settings.steps)
     started = time.perf_counter() - records["seconds"]
     is_transformer = task.config.kind == "transformer"
@@ -338,6 +341,8 @@ def run_temperature(
         if step % settings.weights_every == 0 and step > burn_in:
             records["weights"].append(sampler.w.float().cpu())
         if step % settings.checkpoint_every == 0 and step < settings.steps:
+            open_block = step % settings.snapshot_every  # a checkpoint inside a block keeps its losses so far
+            records["losses"][step - open_block : step] = losses_device[:open_block].cpu().numpy()
             checkpoint(False)
         if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
             progress(step, settings.steps)
