@@ -91,8 +91,9 @@ def plot_sampler_diagnostics(
         for k in range(max((len(d) for d in directions), default=0)):
             values = np.array([d[k] if k < len(d) else math.nan for d in directions], dtype=float) / x
             spread = np.array([2 * e[k] if k < len(e) else math.nan for e in errors], dtype=float) / x
-            axes[0].errorbar(x * (1 + 0.04 * (k + 1)), values, yerr=spread, fmt="^:", color=line.get_color(),
-                             alpha=0.7, label=f"{name}: noise direction {k + 1}")  # fmt: skip
+            lower = np.minimum(spread, 0.9 * values)  # a log axis: bars stop above zero
+            axes[0].errorbar(x * 1.12 ** (k + 1), values, yerr=[lower, spread], fmt="^", color=line.get_color(),
+                             alpha=0.7, label=f"{name}: noise direction {k + 1} (2 SE)")  # fmt: skip
         convergence = [row["convergence"] for row in rows]
         axes[1].plot(x, [c["rhat"] for c in convergence], "o-", color=line.get_color(),
                      label=f"{name} ({convergence[0]['chains']} chain(s))")  # fmt: skip
