@@ -110,7 +110,8 @@ def _task(folder: Path, temperature: float, steps: int = 20) -> TemperatureTask:
     state = build_model(config).state_dict()
     # blocks of 4 steps after a burn-in of 5 and checkpoints every 10: a checkpoint falls inside a block
     settings = SamplingSettings(steps=steps, batch_size=16, variance_batches=3, variance_every=10, snapshot_every=4,
-                                weights_every=4, checkpoint_every=10, energy_every=2, burn_in_fraction=0.25)  # fmt: skip
+                                weights_every=4, checkpoint_every=10, energy_every=2,
+                                burn_in_fraction=0.25)  # fmt: skip
     return TemperatureTask("transformer@ES", temperature, config, state, splits, settings, 0, "cpu",
                            folder / f"{temperature:g}.pt")  # fmt: skip
 
