@@ -282,6 +282,8 @@ def _run_experiment(
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
+        "sampling_path": "batched replicas: every temperature of a model and start in one model call" if device != "cpu"
+        else f"one temperature at a time, {_workers(params, device, len(tasks))} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,
