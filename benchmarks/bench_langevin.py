@@ -9,10 +9,25 @@
 2. the design throughput: ``--design-n`` sequences of length 86 on the idealized bundle by the vectorized
    simulated tempering, one thread (goal: 12,000 in under a minute), with the swap rate and diagnostics.
 
-Timings are the best of interleaved repeats (other processes on a shared machine only ever add time).
+3. equilibrium sampling at one temperature (``--temperature``, the ``--ess-model`` briefly pre-trained with
+   Adam so that the chain starts near its stationary loss): steps/s and the effective sample size (ESS,
+   Geyer's initial monotone sequence) of the full training loss per second of sampling, for kb's sampler
+   (norm-constrained pseudo-Langevin, per-weight masses with the minibatch share r capped along the
+   leading noise directions, minibatch noise counted in the thermostat) and for a plain Langevin baseline
+   of the same model (unconstrained, unit masses, all the thermostat noise added as white noise on top of
+   the minibatch noise; its dt is set so that its thermal step equals kb's median step). The loss is
+   evaluated every ``--energy-every`` steps outside the timed steps; the ESS is over the second half.
+   Also the kinetic temperature on average (kb: over the weights; plain: the same) over T.
+4. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
+   (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
+   ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
 
-Run: .venv/bin/python benchmarks/bench_langevin.py [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40]
-     [--repeats 3] [--batch-size 64] [--design-n 12000] [--threads 1] [--device cpu]
+Sections 1-2 report the best of interleaved repeats (other processes on a shared machine only ever add
+time); sections 3-4 report medians of interleaved repeats, as asked for the sampler comparison.
+
+Run: .venv/bin/python benchmarks/bench_langevin.py [--sections equilibrium,replicas,steps,design]
+     [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
+     [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000] [--temperature 1e-4]
 """
 
 from __future__ import annotations
@@ -25,10 +40,13 @@ import numpy as np
 import torch
 
 from analyzers.langevin import design, structure
-from analyzers.langevin.data import make_splits
+from analyzers.langevin.convergence import effective_sample_size
+from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
 from analyzers.langevin.model import TABLE_A1, build_model, count_parameters
-from analyzers.langevin.objective import FlatObjective
+from analyzers.langevin.objective import FlatObjective, evaluate_split
+from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_masses
+from analyzers.langevin.thermostat import amplification_per_weight_masses, safe_share
 
 
 def _sync(device: str) -> None:
@@ -45,7 +63,7 @@ def _timed(fn: Callable[[], object], steps: int, device: str) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def bench_sampler(name: str, args: argparse.Namespace, splits: object) -> None:
+def bench_sampler(name: str, args: argparse.Namespace, splits: Splits) -> None:
     config = TABLE_A1[name][0]
     device = args.device
     torch.manual_seed(0)
@@ -100,8 +118,150 @@ def bench_design(args: argparse.Namespace) -> None:
           f"{report.acceptance_temperature:.2f})")
 
 
+def _pretrained_state(name: str, train: MaskedSplit, steps: int, device: str) -> dict[str, torch.Tensor]:
+    """Adam for ``steps`` minibatch steps from a seeded initialization: a start near the sampled region."""
+    torch.manual_seed(0)
+    model = build_model(TABLE_A1[name][0]).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    generator = torch.Generator(device).manual_seed(0)
+    for _ in range(steps):
+        batch = train.subset(torch.randint(len(train), (64,), generator=generator, device=device))
+        loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _kb_masses(
+    objective: FlatObjective, w: torch.Tensor, args: argparse.Namespace
+) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """kb's masses at one temperature: r capped along the leading minibatch-noise directions, then the guard."""
+    samples = objective.gradient_samples(w, args.variance_batches)
+    _, amplification = amplification_per_weight_masses(samples, k=3)
+    share = safe_share(args.r, float(amplification[0]), tolerance=0.05)
+    variance = objective.gradient_variance(w, args.variance_batches)
+    masses, used = guarded_masses(variance, w, args.temperature, r=share)
+    return masses, variance, float(used["effective_r"])
+
+
+def _chain(
+    method: str, state: dict[str, torch.Tensor], train: MaskedSplit, setup: dict[str, object], seed: int,
+    args: argparse.Namespace,
+) -> dict[str, float]:
+    """One chain of ``args.chain_steps`` steps: steps/s of the sampler alone, ESS of the loss over the second
+    half per second of that half's sampling, mean kinetic temperature over T (second half)."""
+    device = args.device
+    model = build_model(TABLE_A1[args.ess_model][0]).to(device)
+    model.load_state_dict(state)
+    objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(seed))
+    w = objective.weights()
+    noise = torch.Generator(device).manual_seed(seed + 1)
+    masses, variance = setup["masses"], setup["variance"]
+    assert isinstance(masses, torch.Tensor) and isinstance(variance, torch.Tensor)
+    if method == "kb":
+        sampler = PseudoLangevin(w, objective, masses, SamplerConfig(args.temperature), variance, noise)
+    else:  # plain: unit masses, unconstrained, white noise for all of M T m1^2 (minibatch noise on top)
+        config = SamplerConfig(args.temperature, dt=float(setup["plain_dt"]), constrained=False)  # type: ignore[arg-type]
+        sampler = PseudoLangevin(w, objective, torch.ones_like(masses), config, None, noise)
+    half = args.chain_steps // 2
+    energies, kinetic, seconds, total = [], [], 0.0, 0.0
+    for start in range(0, args.chain_steps, args.energy_every):
+        _sync(device)
+        began = time.perf_counter()
+        for _ in range(args.energy_every):
+            sampler.step()
+        _sync(device)
+        elapsed = time.perf_counter() - began
+        total += elapsed
+        if start >= half:
+            seconds += elapsed
+            objective.load(sampler.w)
+            energies.append(evaluate_split(objective.model, train, 1024)[0])
+            kinetic.append(sampler.kinetic_temperature() / args.temperature)
+    if method == "kb":
+        sampler.check()
+    ess = effective_sample_size(np.asarray(energies))
+    return {"steps_per_s": args.chain_steps / total, "ess": ess, "ess_per_s": ess / seconds,
+            "mean_loss": float(np.mean(energies)), "kinetic_over_t": float(np.mean(kinetic))}  # fmt: skip
+
+
+def bench_equilibrium(args: argparse.Namespace, splits: Splits) -> None:
+    device = args.device
+    train = splits.train.to(device)
+    state = _pretrained_state(args.ess_model, train, args.pretrain_steps, device)
+    model = build_model(TABLE_A1[args.ess_model][0]).to(device)
+    model.load_state_dict(state)
+    objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(12345))
+    masses, variance, share = _kb_masses(objective, objective.weights(), args)
+    # plain Langevin with unit masses: dt so that its thermal step dt sqrt(T / 1) equals kb's median dt sqrt(T / M)
+    setup = {"masses": masses, "variance": variance, "plain_dt": float(masses.median().rsqrt())}
+    runs: dict[str, list[dict[str, float]]] = {"kb": [], "plain": []}
+    for repeat in range(args.repeats):
+        for method in runs:  # interleaved: a slow spell of the machine hits both
+            runs[method].append(_chain(method, state, train, setup, 1000 * (repeat + 1), args))
+    print(f"equilibrium sampling of {args.ess_model} ({count_parameters(model):,} params) at T={args.temperature:g} "
+          f"on {device}: median of {args.repeats} interleaved repeats of {args.chain_steps} steps, minibatch "
+          f"{args.batch_size}, loss every {args.energy_every} steps (ESS over the second half); kb's r = {share:.3g}, "
+          f"plain dt = {setup['plain_dt']:.3g}")
+    print(f"  {'sampler':8s} {'steps/s':>9s} {'ESS':>7s} {'ESS/s':>8s} {'mean loss':>10s} {'T_kin/T':>8s}")
+    for method, rows in runs.items():
+        median = {key: float(np.median([row[key] for row in rows])) for key in rows[0]}
+        print(f"  {method:8s} {median['steps_per_s']:9.1f} {median['ess']:7.1f} {median['ess_per_s']:8.3f} "
+              f"{median['mean_loss']:10.4f} {median['kinetic_over_t']:8.2f}")
+
+
+def bench_replicas(args: argparse.Namespace, splits: Splits) -> None:
+    devices = ["cuda"] if torch.cuda.is_available() else []
+    if not devices:
+        print("batched replicas: no GPU")
+        if not args.replicas_on_cpu:
+            return
+        devices = ["cpu"]
+    for device in devices:
+        temperatures = [float(t) for t in np.geomspace(1e-6, 1e-3, args.replicas)]
+        train = splits.train.to(device)
+        torch.manual_seed(0)
+        model = build_model(TABLE_A1[args.ess_model][0]).to(device)
+        singles = []
+        for index, temperature in enumerate(temperatures):
+            copy = build_model(TABLE_A1[args.ess_model][0]).to(device)
+            copy.load_state_dict(model.state_dict())
+            objective = FlatObjective(copy, train, args.batch_size, torch.Generator(device).manual_seed(index))
+            w = objective.weights()
+            variance = objective.gradient_variance(w, 4)
+            masses, _ = guarded_masses(variance, w, temperature, r=0.01)
+            singles.append(PseudoLangevin(w, objective, masses, SamplerConfig(temperature), variance,
+                                          torch.Generator(device).manual_seed(100 + index)))  # fmt: skip
+        batch_objective = ReplicaObjective(model, train, args.batch_size,
+                                           [torch.Generator(device).manual_seed(i) for i in range(len(temperatures))])
+        w = batch_objective.weights().expand(len(temperatures), -1)
+        batched = ReplicaPseudoLangevin(
+            w, batch_objective, torch.stack([s.masses for s in singles]), temperatures,
+            [torch.Generator(device).manual_seed(100 + i) for i in range(len(temperatures))],
+            batch_objective.gradient_variance(w, 4),
+        )  # fmt: skip
+
+        def one_at_a_time(samplers: list[PseudoLangevin] = singles) -> None:
+            for sampler in samplers:
+                sampler.step()
+
+        one_at_a_time()
+        batched.step()  # warm-up
+        single_times, batched_times = [], []
+        for _ in range(args.repeats):
+            single_times.append(_timed(one_at_a_time, args.steps, device))
+            batched_times.append(_timed(batched.step, args.steps, device))
+        single, together = float(np.median(single_times)), float(np.median(batched_times))
+        label = torch.cuda.get_device_name() if device == "cuda" else "CPU, for information"
+        print(f"batched replicas on {device} ({label}): {len(temperatures)} temperatures of {args.ess_model}, "
+              f"one at a time {single * 1e3:.1f} ms per round, batched {together * 1e3:.1f} ms per step: "
+              f"speed-up {single / together:.2f}x (median of {args.repeats} interleaved repeats of {args.steps} steps)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", default="equilibrium,replicas,steps,design")
     parser.add_argument("--models", default="T1-d26,T1-d64,T4-d14,T4-d64")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
@@ -111,15 +271,29 @@ def main() -> None:
     parser.add_argument("--design-n", type=int, default=12000)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared machine)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--ess-model", default="T1-d64", help="model of the equilibrium and replica sections")
+    parser.add_argument("--temperature", type=float, default=1e-4)
+    parser.add_argument("--r", type=float, default=0.01, help="kb's requested minibatch share (then capped)")
+    parser.add_argument("--chain-steps", type=int, default=2000)
+    parser.add_argument("--energy-every", type=int, default=10)
+    parser.add_argument("--pretrain-steps", type=int, default=300)
+    parser.add_argument("--replicas", type=int, default=9, help="temperatures in the batched-replica section")
+    parser.add_argument("--replicas-on-cpu", action="store_true", help="without CUDA, measure replicas on the CPU")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    sections = set(args.sections.split(","))
     sequences = np.random.default_rng(0).integers(0, 20, size=(1200, 86))
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
-    print(f"sampler on {args.device}, {args.threads} thread(s), minibatch {args.batch_size}, best of "
-          f"{args.repeats} interleaved repeats of {args.steps} steps")
-    for name in args.models.split(","):
-        bench_sampler(name.strip(), args, splits)
-    if args.design_n:
+    if "equilibrium" in sections:
+        bench_equilibrium(args, splits)
+    if "replicas" in sections:
+        bench_replicas(args, splits)
+    if "steps" in sections:
+        print(f"sampler on {args.device}, {args.threads} thread(s), minibatch {args.batch_size}, best of "
+              f"{args.repeats} interleaved repeats of {args.steps} steps")
+        for name in args.models.split(","):
+            bench_sampler(name.strip(), args, splits)
+    if "design" in sections and args.design_n:
         bench_design(args)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from analyzers.base import AnalyzerResult, RunContext
-from analyzers.langevin import analysis, plots, structure
+from analyzers.langevin import analysis, plots, sampler_report, structure
 from analyzers.langevin import design as sequence_design
 from analyzers.langevin.pipeline import Experiment, load_contact_map, run_experiment
 from analyzers.langevin.spec import (
@@ -89,7 +89,7 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         "mean_attention": attention,
         "seconds": record["seconds"],
         "mass_guard": record.get("mass_guard", []),
-        "thermostat": {
+        "thermostat": record.get("thermostat") or {
             "r_used": record.get("r_used"),
             "noise_amplification": record.get("noise_amplification", []),
             "kinetic_temperature_mean": record.get("kinetic_temperature"),
@@ -113,7 +113,9 @@ def _scale(experiment: Experiment, name: str) -> EvidenceScale:
 
 def _summaries(experiment: Experiment, model: str, start: str) -> list[dict[str, Any]]:
     records = experiment.models[model].records[start]
-    return [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
+    rows = [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
+    # convergence over the chains from every start, thermalization; R-hat >= 1.1 is not equilibrated
+    return sampler_report.add_sampler_health(rows, experiment.models[model].records, experiment.params.burn_in_fraction)
 
 
 def _equilibrium_peak(heat: list[float], equilibrated: list[bool]) -> int:
@@ -193,6 +195,9 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         notes=list(NOTES),
         artifacts=["sweep.png"],
     )
+    # The sampler's own checks (issue 12): thermalization per direction, R-hat and ESS, their figure and untestable.
+    sampler_report.add_to_sweep(result, {name: _summaries(experiment, name, start) for name in experiment.models},
+                                out_dir)  # fmt: skip
     return result
 
 
@@ -331,7 +336,7 @@ def write_json(path: Path, payload: Any) -> None:
 
 def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> Experiment:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
-    return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models)
+    return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
 
 
 def _finish(result: AnalyzerResult, ctx: RunContext) -> None:
@@ -363,7 +368,7 @@ def similarity(analyzer: LangevinSimilarity, params: SimilarityParams, ctx: RunC
 
 
 def design(analyzer: LangevinDesign, params: DesignParams, ctx: RunContext) -> DesignResult:
-    contact_map = load_contact_map(params)  # type: ignore[arg-type]
+    contact_map = load_contact_map(params, ctx.cache_dir)  # type: ignore[arg-type]
     composition = sequence_design.encode(contact_map.sequence)
     started = time.perf_counter()
     report = sequence_design.simulated_tempering(

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from analyzers.base import NotRunnable
+from analyzers.base import NotRunnable, RunContext
 from analyzers.langevin import design, structure
 from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
@@ -74,14 +74,14 @@ class Experiment:
     provenance: dict[str, Any]
 
 
-def load_contact_map(params: LangevinParams) -> structure.ContactMap:
+def load_contact_map(params: LangevinParams, cache_dir: Path | None = None) -> structure.ContactMap:
     """The structure's contact map (file, RCSB id, or the idealized bundle), checked against the sequence."""
     if params.structure_file:
         contact_map = structure.read_contact_map(
             params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
     elif params.pdb_id:
-        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir))
+        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir, cache_dir))
         contact_map = structure.read_contact_map(
             path, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
@@ -167,7 +167,7 @@ def _sampling_settings(params: LangevinParams) -> SamplingSettings:
         variance_floor=params.variance_floor, max_step_ratio=params.max_step_ratio,
         variance_batches=params.variance_batches, variance_every=params.variance_every, fixman=params.fixman,
         sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every, energy_every=params.energy_every,
-        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every,
+        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every, noise=params.noise,
     )  # fmt: skip
 
 
@@ -199,23 +199,33 @@ def _workers(params: LangevinParams, device: str, tasks: int) -> int:
     return max(1, min(tasks, available if params.workers == 0 else params.workers))
 
 
-def run_experiment(params: LangevinParams, report: Report, models: list[str] | None = None) -> Experiment:
-    """Run (or reuse and resume) every stage; ``models`` limits which models are trained and sampled."""
+def run_experiment(
+    params: LangevinParams, report: Report, models: list[str] | None = None, ctx: RunContext | None = None
+) -> Experiment:
+    """Run (or reuse and resume) every stage; ``models`` limits which models are trained and sampled.
+
+    ``ctx`` gives the cache folder (designed data, trained weights, finished samples; default ~/.cache/kb)
+    and the checkpoint folder: the sampler's checkpoints go there, and each one written is announced with
+    ``ctx.checkpoint_saved()`` so a run killed on one node resumes on another from the same folder."""
     device = resolve_device(params.device)
     threads = torch.get_num_threads()
     if device == "cpu" and params.threads:
         torch.set_num_threads(params.threads)  # small models: extra threads only contend for the cores
     try:
-        return _run_experiment(params, report, models, device)
+        return _run_experiment(params, report, models, device, ctx or RunContext(Path(".")))
     finally:
         torch.set_num_threads(threads)
 
 
-def _run_experiment(params: LangevinParams, report: Report, models: list[str] | None, device: str) -> Experiment:
-    work = default_cache("langevin", params.work_dir)
+def _run_experiment(
+    params: LangevinParams, report: Report, models: list[str] | None, device: str, ctx: RunContext
+) -> Experiment:
+    work = default_cache("langevin", params.work_dir, ctx.cache_dir)
+    # in progress: the checkpoint folder when the run has one (it follows the run to another node), else the cache
+    in_progress = ctx.checkpoint_dir / "langevin-samples" if ctx.checkpoint_dir is not None else work / "samples"
     torch.manual_seed(params.seed)
     reused: list[str] = []
-    contact_map = load_contact_map(params)
+    contact_map = load_contact_map(params, ctx.cache_dir)
     report(0.0, f"contact map: {contact_map.source}, {int(contact_map.contacts.sum()) // 2} contacts")
     sequences, design_summary, cached = _cached_design(params, contact_map, work, report)
     if cached:
@@ -245,18 +255,19 @@ def _run_experiment(params: LangevinParams, report: Report, models: list[str] | 
         for start in params.sample_from:
             state = run.training.es_state if start == "ES" else run.training.ot_state
             for temperature in params.temperatures:
-                key = stage_key("sample-v1", train_key, start, temperature, settings.__dict__, params.seed, device)
+                key = stage_key("sample-v2", train_key, start, temperature, settings.__dict__, params.seed, device)
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
-                        device, work / "samples" / f"{key}.pt", list(run.layer_slices),
+                        device, in_progress / f"{key}.pt", list(run.layer_slices), work / "samples" / f"{key}.pt",
                     )
                 )  # fmt: skip
-    done_before = sum(1 for t in tasks if _is_done(t.checkpoint))
+    done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
     if done_before:
         reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
     records = run_temperatures(
-        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m)
+        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m), ctx.checkpoint_saved,
+        batched=device != "cpu",  # one GPU: every temperature of a model and start in one batched model call
     )
     for task, record in zip(tasks, records, strict=True):
         name, start = task.name.split("@")
@@ -271,6 +282,8 @@ def _run_experiment(params: LangevinParams, report: Report, models: list[str] | 
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
+        "sampling_path": "batched replicas: every temperature of a model and start in one model call" if device != "cpu"
+        else f"one temperature at a time, {_workers(params, device, len(tasks))} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,

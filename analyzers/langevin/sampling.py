@@ -20,6 +20,7 @@ each) on CPU, in this process on CUDA.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import multiprocessing
 import time
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -46,6 +47,9 @@ class SamplingSettings:
     """How to sample (defaults: the authors' dt, m1 and minibatch; lengths set by the scale)."""
 
     sampler: str = "pseudo-langevin"  # or "unconstrained", "sgld"
+    # "minibatch": a fresh minibatch gradient per step supplies the share r of the thermostat noise (the paper);
+    # "full_batch": the gradient of the whole training split and white noise for all of it (no correlated noise)
+    noise: str = "minibatch"
     steps: int = 2000
     burn_in_fraction: float = 0.5  # records before this fraction of the steps are not averaged
     batch_size: int = 64
@@ -78,8 +82,24 @@ class TemperatureTask:
     settings: SamplingSettings
     seed: int
     device: str
-    checkpoint: Path
+    checkpoint: Path  # the state in progress (a run's checkpoint folder, or the cache)
     layer_names: list[str] = field(default_factory=list)
+    finished: Path | None = None  # where the finished records are kept for reuse (the cache); None: ``checkpoint``
+
+    @property
+    def finished_path(self) -> Path:
+        return self.finished or self.checkpoint
+
+
+NOISE_MODES = ("minibatch", "full_batch")
+DIRECTION_TOLERANCE = 0.2  # a direction whose kinetic temperature is off by more than this (relative) is hot
+
+
+def chain_seed(seed: int, temperature: float) -> int:
+    """The seed of one temperature's chain: its own minibatches and noise, the same wherever it runs (alone,
+    in a worker process, or as one replica of a batch) and whatever other temperatures run beside it."""
+    digest = hashlib.sha256(f"{seed}:{float(temperature)!r}".encode()).digest()
+    return int.from_bytes(digest[:6], "little")
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
@@ -115,34 +135,130 @@ def _masses(
     )
 
 
+def noise_setup(objective: FlatObjective, w0: torch.Tensor, settings: SamplingSettings, seed: int) -> dict[str, Any]:
+    """The minibatch share r to use and the leading minibatch-noise directions, from the starting weights.
+
+    The minibatch noise is correlated across weights: r is capped once so that its worst direction stays
+    within 5% of T (see thermostat.py). The gradient samples come from a generator seeded with the run's
+    seed alone, and the cap does not depend on T: every temperature started from the same weights uses the
+    same r (no silent change between temperatures). With full-batch gradients there is no minibatch noise;
+    the same r still sets the masses (so both noise modes take the same steps) and the directions are
+    measured all the same, as a check that white noise keeps them at T."""
+    own, objective.generator = objective.generator, torch.Generator(device=objective.device).manual_seed(seed)
+    try:
+        samples = objective.gradient_samples(w0, settings.variance_batches)
+    finally:
+        objective.generator = own
+    directions, amplification = amplification_per_weight_masses(samples, k=3)
+    return {
+        "noise": settings.noise, "noise_amplification": amplification.tolist(), "noise_directions": directions,
+        "r_used": safe_share(settings.r, float(amplification[0]), tolerance=0.05),
+        "kinetic_blocks": [], "kinetic_block_steps": [],
+    }  # fmt: skip
+
+
+def accumulate_kinetic(records: dict[str, Any], momenta: torch.Tensor, masses: torch.Tensor) -> None:
+    """Add one step's p_i^2 / M_i averaged over the weights and (u . M^-1/2 p)^2 along each noise direction u."""
+    scaled = momenta / masses.sqrt()  # (n,)
+    along = scaled @ records["noise_directions"].to(scaled).T  # (k,)
+    values = torch.cat([(scaled * scaled).mean()[None], along * along])  # (1 + k,)
+    previous = records.get("directional_sum")
+    records["directional_sum"] = values if previous is None else previous + values
+    records["directional_count"] = records.get("directional_count", 0) + 1
+
+
+def close_kinetic_block(records: dict[str, Any]) -> None:
+    """End the current block of kinetic-temperature sums (one per snapshot): its mean and its length."""
+    count = records.get("directional_count", 0)
+    if count:
+        records["kinetic_blocks"].append((records.pop("directional_sum") / count).cpu().tolist())
+        records["kinetic_block_steps"].append(count)
+        records["directional_count"] = 0
+
+
+def thermostat_report(records: dict[str, Any], temperature: float, settings: SamplingSettings) -> dict[str, Any]:
+    """Kinetic temperature on average and along the leading minibatch-noise directions after burn-in, with
+    standard errors, and whether every direction is at T.
+
+    The standard error of a direction's temperature comes from the ESS of its block means when there are
+    at least 8 blocks, else from the thermostat's own time scale: (u . M^-1/2 p)^2 decorrelates over
+    tau = (2 - m1^2) / m1^2 steps (200 at the authors' m1 = 0.1), so N steps give N / tau samples of a
+    chi-square with one degree of freedom, a relative error sqrt(2 tau / N). A direction fails when it is
+    off by more than 20% beyond twice its standard error (a test that can say no: 16 T or 80 T fails
+    at any length); ``resolved`` says whether twice the standard error is at most 20%, so that a
+    direction 40% off could not pass (at the authors' m1 that takes ~40,000 steps after burn-in)."""
+    from analyzers.langevin.convergence import effective_sample_size
+
+    report: dict[str, Any] = {
+        "noise": records.get("noise", settings.noise), "r_requested": settings.r, "r_used": records.get("r_used"),
+        "effective_r": min((g["effective_r"] for g in records.get("mass_guard", [])), default=records.get("r_used")),
+        "noise_amplification": records.get("noise_amplification", []),
+    }  # fmt: skip
+    blocks = np.asarray(records.get("kinetic_blocks") or [], dtype=float) / temperature  # (blocks, 1 + k)
+    if not len(blocks):
+        return {**report, "thermalized_every_direction": None, "resolved": False}
+    weights = np.asarray(records["kinetic_block_steps"], dtype=float)
+    mean = weights @ blocks / weights.sum()  # (1 + k,)
+    steps = weights.sum()
+    tau = (2.0 - settings.m1**2) / settings.m1**2
+    error = np.full(blocks.shape[1], math.sqrt(2.0 * tau / steps))
+    if len(blocks) >= 8:
+        ess = np.array([effective_sample_size(column) for column in blocks.T])
+        spread = blocks.std(axis=0, ddof=1) / np.sqrt(np.where(np.isfinite(ess), ess, 1.0))
+        error = np.where(np.isfinite(spread), spread, error)
+    offset = np.abs(mean[1:] - 1.0)
+    predicted = [1.0 - report["effective_r"] + report["effective_r"] * a for a in report["noise_amplification"]]
+    return {
+        **report,
+        "predicted_directions_over_t": predicted if report["noise"] == "minibatch" else [1.0] * len(offset),
+        "kinetic_temperature_mean": float(mean[0]) * temperature,
+        "kinetic_temperature_directions": [float(x) * temperature for x in mean[1:]],
+        "kinetic_temperature_standard_error": [float(x) * temperature for x in error[1:]],
+        "worst_direction_offset": float(offset.max()),
+        "resolved": bool((2.0 * error[1:] <= DIRECTION_TOLERANCE).all()),
+        "thermalized_every_direction": bool((offset - 2.0 * error[1:] <= DIRECTION_TOLERANCE).all()),
+    }
+
+
 def run_temperature(
     task: TemperatureTask,
     progress: Callable[[int, int], None] = lambda done, total: None,
     should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Sample one task to the end (continuing from its checkpoint when one exists); returns the records.
 
     ``progress(steps_done, steps_total)`` is called at every snapshot and may raise (e.g. ``Cancelled``);
     ``should_stop()`` is polled there too. Either way a rerun continues from the last checkpoint and,
-    seeded, reproduces the uninterrupted result.
+    seeded, reproduces the uninterrupted result. ``on_checkpoint()`` is called after each checkpoint file
+    is complete (the run context then makes it durable).
     """
     check_temperature(task.temperature)
     settings, device = task.settings, torch.device(task.device)
+    for path in dict.fromkeys((task.finished_path, task.checkpoint)):
+        stored = read_checkpoint(path)
+        if stored is not None and stored.get("done"):
+            if path != task.finished_path:  # finished on another node: keep it in this node's cache too
+                _atomic_save(stored, task.finished_path)
+            return dict(stored["records"])
     saved = read_checkpoint(task.checkpoint)
-    if saved is not None and saved.get("done"):
-        return dict(saved["records"])
     torch.manual_seed(task.seed)
     model = build_model(task.config).to(device)
     model.load_state_dict(task.start_state)
     splits = task.splits.to(device)
-    batch_generator = torch.Generator(device=device).manual_seed(task.seed)
-    noise_generator = torch.Generator(device=device).manual_seed(task.seed + 1)
+    seed = chain_seed(task.seed, task.temperature)
+    batch_generator = torch.Generator(device=device).manual_seed(seed)
+    noise_generator = torch.Generator(device=device).manual_seed(seed + 1)
     objective = FlatObjective(model, splits.train, settings.batch_size, batch_generator)
     slices = _layer_slices(model)
     w0 = objective.weights()
     kind = settings.sampler
     if kind not in ("pseudo-langevin", "unconstrained", "sgld"):
         raise ValueError(f"unknown sampler {kind!r}; use pseudo-langevin, unconstrained or sgld")
+    if settings.noise not in NOISE_MODES:
+        raise ValueError(f"unknown noise {settings.noise!r}; use minibatch or full_batch")
+    if settings.noise == "full_batch":
+        objective.full_batch = True  # exact gradients: the white noise is all the noise, isotropic in M^-1/2 p
     minibatch_noise = not objective.full_batch
 
     records: dict[str, Any] = {
@@ -153,15 +269,8 @@ def run_temperature(
         "start_norm": float(w0 @ w0),
     }  # fmt: skip
 
-    if kind != "sgld" and minibatch_noise:
-        # The minibatch noise is correlated across weights: cap the share r once, from the starting weights,
-        # so that its worst direction stays within 5% of T; the cap does not depend on T, so every
-        # temperature started from the same weights uses the same r (see thermostat.py).
-        samples = objective.gradient_samples(w0, settings.variance_batches)
-        directions, amplification = amplification_per_weight_masses(samples, k=3)
-        records["noise_amplification"] = amplification.tolist()
-        records["r_used"] = safe_share(settings.r, float(amplification[0]), tolerance=0.05)
-        records["noise_directions"] = directions
+    if kind != "sgld":
+        records.update(noise_setup(objective, w0, settings, task.seed))
     else:
         records["r_used"] = settings.r
 
@@ -186,6 +295,9 @@ def run_temperature(
         noise_generator.set_state(saved["noise_generator"])
         records = saved["records"]
     losses_device = torch.zeros(settings.snapshot_every, dtype=torch.float64, device=device)
+    open_block = sampler.steps_done % settings.snapshot_every  # resumed inside a block: its losses so far
+    losses_device[:open_block] = torch.from_numpy(records["losses"][sampler.steps_done - open_block :
+                                                                    sampler.steps_done].astype(np.float64))  # fmt: skip
     burn_in = int(settings.burn_in_fraction * settings.steps)
     started = time.perf_counter() - records["seconds"]
     is_transformer = task.config.kind == "transformer"
@@ -197,6 +309,9 @@ def run_temperature(
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
         _atomic_save(state, task.checkpoint)
+        if done and task.finished_path != task.checkpoint:
+            _atomic_save(state, task.finished_path)  # the cache: other analyzers of this experiment reuse it
+        on_checkpoint()
 
     step = sampler.steps_done
     while step < settings.steps:
@@ -212,12 +327,10 @@ def run_temperature(
         losses_device[step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
         if isinstance(sampler, PseudoLangevin) and "noise_directions" in records and step > burn_in:
-            scaled = (sampler.p / sampler.masses.sqrt()) @ records["noise_directions"].to(sampler.p).T
-            previous = records.get("directional_sum")
-            records["directional_sum"] = scaled**2 if previous is None else previous + scaled**2
-            records["directional_count"] = records.get("directional_count", 0) + 1
+            accumulate_kinetic(records, sampler.p, sampler.masses)
         snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
         if snapshot_due:
+            close_kinetic_block(records)
             chunk = (step - 1) % settings.snapshot_every + 1
             records["losses"][step - chunk : step] = losses_device[:chunk].cpu().numpy()
             sampler.check()
@@ -229,6 +342,8 @@ def run_temperature(
         if step % settings.weights_every == 0 and step > burn_in:
             records["weights"].append(sampler.w.float().cpu())
         if step % settings.checkpoint_every == 0 and step < settings.steps:
+            open_block = step % settings.snapshot_every  # a checkpoint inside a block keeps its losses so far
+            records["losses"][step - open_block : step] = losses_device[:open_block].cpu().numpy()
             checkpoint(False)
         if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
             progress(step, settings.steps)
@@ -237,11 +352,7 @@ def run_temperature(
     if isinstance(sampler, PseudoLangevin):
         records["mass_log10"] = np.percentile(np.log10(sampler.masses.cpu().numpy()), [0, 50, 100]).tolist()
         records["kinetic_temperature"] = sampler.kinetic_temperature()
-        if records.get("directional_count"):
-            # kinetic temperature along the leading minibatch-noise directions, averaged after burn-in
-            along = (records.pop("directional_sum") / records["directional_count"]).cpu() / task.temperature
-            records["kinetic_temperature_directions"] = [float(x) * task.temperature for x in along]
-            records["thermalized_every_direction"] = bool(float((along - 1).abs().max()) <= 0.2)
+        records["thermostat"] = thermostat_report(records, task.temperature, settings)
         records.pop("noise_directions", None)
     records["final_norm"] = float(sampler.w @ sampler.w)
     checkpoint(True)
@@ -256,10 +367,14 @@ def _layer_slices(model: torch.nn.Module) -> list[slice]:
     return slices
 
 
+class _HasWeights(Protocol):
+    w: torch.Tensor  # (n,)
+
+
 def _snapshot(
     task: TemperatureTask,
     objective: FlatObjective,
-    sampler: PseudoLangevin | SGLD,
+    sampler: _HasWeights,
     splits: Splits,
     records: dict[str, Any],
     step: int,
@@ -286,22 +401,47 @@ def _snapshot(
 # -- many temperatures ----------------------------------------------------------------------------------
 def _worker(task: TemperatureTask, queue: Any, stop: Any) -> dict[str, Any]:
     torch.set_num_threads(1)  # one process per core
-    return run_temperature(task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set)
+    return run_temperature(
+        task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set,
+        lambda: queue.put(None),  # a checkpoint is complete: the parent tells the run context
+    )  # fmt: skip
 
 
 def run_temperatures(
     tasks: list[TemperatureTask],
     workers: int,
     report: Callable[[float, str], None],
+    on_checkpoint: Callable[[], None] = lambda: None,
+    batched: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
-    ``Cancelled``, which checkpoints and stops the workers. Returns the records in task order."""
+    ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
+    after every checkpoint a task wrote. ``batched``: the temperatures of each (model, start) run as
+    replicas of one batch in this process (``replica_sampling``; for a GPU). Returns the records in task order."""
     total = sum(t.settings.steps for t in tasks) or 1
     done: dict[int, int] = {}
 
     def note(index: int, steps: int, message: str) -> None:
         done[index] = steps
         report(sum(done.values()) / total, message)
+
+    if batched:
+        from analyzers.langevin.replica_sampling import run_replicas
+
+        groups: dict[str, list[int]] = {}
+        for index, task in enumerate(tasks):
+            groups.setdefault(task.name, []).append(index)
+        by_index: dict[int, dict[str, Any]] = {}
+        for name, members in groups.items():
+
+            def group_progress(done_steps: int, steps: int, members: list[int] = members, name: str = name) -> None:
+                for index in members:
+                    done[index] = done_steps
+                report(sum(done.values()) / total, f"{name}: {len(members)} temperatures, step {done_steps}/{steps}")
+
+            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint)
+            by_index.update(zip(members, group, strict=True))
+        return [by_index[index] for index in range(len(tasks))]
 
     if workers <= 1 or len(tasks) <= 1:
         results = []
@@ -310,7 +450,7 @@ def run_temperatures(
             def progress(done_steps: int, steps: int, index: int = index, task: TemperatureTask = task) -> None:
                 note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
 
-            results.append(run_temperature(task, progress))
+            results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
         return results
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
@@ -323,7 +463,11 @@ def run_temperatures(
                 while pending:
                     finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                     while not queue.empty():
-                        name, temperature, steps, count = queue.get()
+                        message = queue.get()
+                        if message is None:
+                            on_checkpoint()
+                            continue
+                        name, temperature, steps, count = message
                         note(index_of[(name, temperature)], steps, f"{name} T={temperature:g}: step {steps}/{count}")
                     report(sum(done.values()) / total, "sampling")
                     for future in finished:

@@ -20,7 +20,6 @@ thresholds, sampling lengths).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,12 +31,12 @@ from analyzers.registry import register
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 
 
-def default_cache(kind: str, given: str | None) -> Path:
-    """``given`` or the per-user cache folder ``kind`` (under KB_HOME when set, so tests stay in their folder)."""
+def default_cache(kind: str, given: str | None, cache_dir: Path | None = None) -> Path:
+    """``given`` (an operator's parameter), else ``kind`` under the run context's cache folder, else under the
+    per-user cache ``~/.cache/kb`` (analyzers read no kb environment: the KB home comes in the RunContext)."""
     if given:
         return Path(given).expanduser()
-    home = os.environ.get("KB_HOME")
-    return Path(home) / "cache" / kind if home else Path("~/.cache/kb").expanduser() / kind
+    return (cache_dir if cache_dir is not None else Path("~/.cache/kb").expanduser()) / kind
 
 
 def _positive_temperatures(values: list[float]) -> list[float]:
@@ -57,7 +56,8 @@ class LangevinParams(AnalyzerParams):
     pdb_id: str | None = Field(default=None, description="RCSB id to download (online only, cached), e.g. '2ABD'.")
     cache_dir: str | None = operator_only(
         default=None,
-        description="Downloaded structures (default: <KB_HOME>/cache/pdb, else ~/.cache/kb/pdb). Operator only.",
+        description="Downloaded structures (default: pdb/ in the run's cache folder, else ~/.cache/kb/pdb). "
+        "Operator only.",
     )
     chain: str | None = Field(default=None, description="Chain id; default: the first chain with amino acids.")
     model_index: int = Field(default=1, ge=1, description="Model of an NMR ensemble (1-based; the paper: model 1).")
@@ -116,6 +116,12 @@ class LangevinParams(AnalyzerParams):
         default=0.5, gt=0, lt=1,
         description="Share of the thermostat noise supplied by the minibatch noise (authors' default 1e-2).",
     )  # fmt: skip
+    noise: str = Field(
+        default="minibatch",
+        description="minibatch: a fresh minibatch gradient per step supplies the share r of the noise (the paper); "
+        "full_batch: gradients of the whole training split and white noise for all of it (at T along every "
+        "direction by construction; ~train_size / sampling_batch_size times the cost per step).",
+    )  # fmt: skip
     mass_rule: str = Field(default="per-weight", description="per-weight (paper), per-layer or uniform masses.")
     variance_floor: float = Field(default=1e-3, gt=0, le=1, description="Gradient variance floor, x its median.")
     max_step_ratio: float = Field(default=0.02, gt=0, description="Guard: thermal step / (|w| cos a) kept below this.")
@@ -138,7 +144,8 @@ class LangevinParams(AnalyzerParams):
     work_dir: str | None = operator_only(
         default=None,
         description="Cache of designed data, trained weights and sampler checkpoints (reused and resumed); "
-        "default: <KB_HOME>/cache/langevin when KB_HOME is set, else ~/.cache/kb/langevin. Operator only.",
+        "default: langevin/ in the run's cache folder (the KB home's cache), else ~/.cache/kb/langevin. Sampler "
+        "checkpoints go to the run's checkpoint folder when it has one (resumed on any node). Operator only.",
     )
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)
@@ -156,6 +163,13 @@ class LangevinParams(AnalyzerParams):
     def _sampler(cls, value: str) -> str:
         if value not in ("pseudo-langevin", "unconstrained", "sgld"):
             raise ValueError(f"sampler must be pseudo-langevin, unconstrained or sgld, got {value!r}")
+        return value
+
+    @field_validator("noise")
+    @classmethod
+    def _noise(cls, value: str) -> str:
+        if value not in ("minibatch", "full_batch"):
+            raise ValueError(f"noise must be minibatch or full_batch, got {value!r}")
         return value
 
     @field_validator("mass_rule")
@@ -285,6 +299,17 @@ class SweepResult(AnalyzerResult):
         "within 5% of T, the same at every T), amplification of the top minibatch-noise directions, kinetic "
         "temperature on average and along those directions, and whether every direction is within 20% of T.",
     )
+    thermalized_by_temperature: dict[str, list[bool]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: no leading minibatch-noise direction has a kinetic temperature "
+        "off by more than 20% beyond twice its standard error (False puts the T-dependent metrics in untestable).",
+    )
+    convergence_by_temperature: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Per model and temperature: rank-normalized split-R-hat (Vehtari et al. 2021) of the full "
+        "training loss after burn-in over the chains from each start (ES, OT), the classic split-R-hat, the ESS "
+        "(Geyer's initial monotone sequence), ESS per second, the chains compared; R-hat >= 1.1 is not equilibrated.",
+    )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
 
@@ -368,7 +393,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
-    version = "2"
+    version = "3"  # per-temperature chain seeds, thermalization and convergence checks
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -384,7 +409,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "2"
+    version = "3"  # per-temperature chain seeds
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -400,7 +425,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "1"
+    version = "2"  # per-temperature chain seeds
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"

@@ -52,7 +52,8 @@ def _from_plain(obj: Any) -> Any:
 def save_plain(obj: Any, path: Path) -> None:
     """Write ``obj`` (tensors, numpy arrays, numbers, strings, lists, tuples, dicts) atomically to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # ".part-" in the name: the artifact store's checkpoint upload skips files still being written
+    temporary = path.with_name(f".{path.name}.part-{os.getpid()}.tmp")
     torch.save(_to_plain(obj), temporary)
     os.replace(temporary, path)
 

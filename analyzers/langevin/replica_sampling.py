@@ -1,0 +1,235 @@
+"""The temperatures of one model and start sampled as batched replicas (one model call per step for all of
+them, ``replicas.py``), with the records, checkpoints and thermostat checks of ``sampling.run_temperature``.
+
+Each temperature keeps its own checkpoint file, in the single-temperature format (its replica's sampler
+state, its two generators, its records), so a run started on a GPU can be resumed there or one temperature
+at a time on a CPU, and a finished temperature is reused by either path. The replicas advance in lockstep:
+temperatures whose checkpoints stand at different steps (left by the single-temperature path) are finished
+one at a time instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from analyzers.base import Cancelled
+from analyzers.langevin.model import build_model
+from analyzers.langevin.objective import FlatObjective, evaluate_split
+from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
+from analyzers.langevin.sampling import (
+    NOISE_MODES,
+    TemperatureTask,
+    _atomic_save,
+    _layer_slices,
+    _masses,
+    _snapshot,
+    chain_seed,
+    close_kinetic_block,
+    noise_setup,
+    read_checkpoint,
+    run_temperature,
+    thermostat_report,
+)
+
+
+@dataclass
+class _Replica:
+    """One replica's weights, seen as a sampler by the snapshot code."""
+
+    w: torch.Tensor  # (n,)
+
+
+def _finished(task: TemperatureTask) -> dict[str, Any] | None:
+    for path in dict.fromkeys((task.finished_path, task.checkpoint)):
+        stored = read_checkpoint(path)
+        if stored is not None and stored.get("done"):
+            if path != task.finished_path:
+                _atomic_save(stored, task.finished_path)
+            return dict(stored["records"])
+    return None
+
+
+def run_replicas(
+    tasks: list[TemperatureTask],
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
+) -> list[dict[str, Any]]:
+    """Sample tasks that differ only in temperature as replicas of one batch; the records in task order."""
+    first = tasks[0]
+    if any((t.name, t.seed, t.device, t.settings) != (first.name, first.seed, first.device, first.settings)
+           for t in tasks):  # fmt: skip
+        raise ValueError("batched replicas must share the model, start, seed, device and settings")
+    results: list[dict[str, Any] | None] = [_finished(task) for task in tasks]
+    pending = [index for index, result in enumerate(results) if result is None]
+    saved = [read_checkpoint(tasks[index].checkpoint) for index in pending]
+    steps_saved = {0 if state is None else int(state["sampler"]["steps_done"]) for state in saved}
+    if first.settings.sampler == "sgld" or len(steps_saved) > 1:  # no batched SGLD; replicas in lockstep only
+        for index in pending:
+            results[index] = run_temperature(tasks[index], progress, should_stop, on_checkpoint)
+    elif pending:
+        batch = _run_batch([tasks[i] for i in pending], saved, progress, should_stop, on_checkpoint)
+        for index, records in zip(pending, batch, strict=True):
+            results[index] = records
+    return [result for result in results if result is not None]
+
+
+def _run_batch(
+    tasks: list[TemperatureTask],
+    saved: list[dict[str, Any] | None],
+    progress: Callable[[int, int], None],
+    should_stop: Callable[[], bool],
+    on_checkpoint: Callable[[], None],
+) -> list[dict[str, Any]]:
+    first = tasks[0]
+    settings, device = first.settings, torch.device(first.device)
+    if settings.noise not in NOISE_MODES:
+        raise ValueError(f"unknown noise {settings.noise!r}; use minibatch or full_batch")
+    torch.manual_seed(first.seed)
+    splits = first.splits.to(device)
+
+    def fresh_model() -> torch.nn.Module:
+        model = build_model(first.config).to(device)
+        model.load_state_dict(first.start_state)
+        return model
+
+    seeds = [chain_seed(task.seed, task.temperature) for task in tasks]
+    batch_generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
+    noise_generators = [torch.Generator(device=device).manual_seed(seed + 1) for seed in seeds]
+    objective = ReplicaObjective(fresh_model(), splits.train, settings.batch_size, batch_generators)
+    if settings.noise == "full_batch":
+        objective.full_batch = True
+    minibatch_noise = not objective.full_batch
+    # A plain single-weight-vector objective: the noise setup (shared by every temperature) and the evaluations.
+    evaluator = FlatObjective(fresh_model(), splits.train, settings.batch_size, torch.Generator(device=device))
+    slices = _layer_slices(evaluator.model)
+    w0 = evaluator.weights()
+    setup = noise_setup(evaluator, w0, settings, first.seed)
+    records: list[dict[str, Any]] = [
+        {
+            "name": task.name, "temperature": task.temperature, "sampler": settings.sampler, "steps": settings.steps,
+            "losses": np.zeros(settings.steps, dtype=np.float32), "snapshots": [], "weights": [],
+            "attention_sum": None, "attention_count": 0, "mass_log10": [], "mass_guard": [], "seconds": 0.0,
+            "energies": [], "start_norm": float(w0 @ w0), **setup, "kinetic_blocks": [], "kinetic_block_steps": [],
+            "replicas": len(tasks),
+        }
+        for task in tasks
+    ]  # fmt: skip
+
+    def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        variance = objective.gradient_variance(w, settings.variance_batches)  # (R, n)
+        masses = []
+        for index, task in enumerate(tasks):
+            mass, used = _masses(task, variance[index], w[index], slices, float(records[index]["r_used"]))
+            records[index]["mass_guard"].append({"step": step, **used})
+            masses.append(mass)
+        return torch.stack(masses), variance
+
+    start = w0.expand(len(tasks), -1).clone()  # (R, n)
+    masses, variance = fresh_masses(start, 0)
+    sampler = ReplicaPseudoLangevin(
+        start, objective, masses, [task.temperature for task in tasks], noise_generators,
+        variance if minibatch_noise else None, settings.dt, settings.m1, settings.sampler == "pseudo-langevin",
+        settings.fixman,
+    )  # fmt: skip
+    for index, state in enumerate(saved):
+        if state is not None:  # built as at the start, then replaced by the checkpoint (as run_temperature does)
+            sampler.load_replica_state(index, state["sampler"])
+            batch_generators[index].set_state(state["batch_generator"])
+            noise_generators[index].set_state(state["noise_generator"])
+            records[index] = state["records"]
+    replicas = len(tasks)
+    losses_device = torch.zeros(replicas, settings.snapshot_every, dtype=torch.float64, device=device)
+    open_block = sampler.steps_done % settings.snapshot_every  # resumed inside a block: its losses so far
+    for index, record in enumerate(records):
+        block = record["losses"][sampler.steps_done - open_block : sampler.steps_done].astype(np.float64)
+        losses_device[index, :open_block] = torch.from_numpy(block)
+    burn_in = int(settings.burn_in_fraction * settings.steps)
+    started = time.perf_counter() - records[0]["seconds"] * replicas
+    is_transformer = first.config.kind == "transformer"
+
+    def checkpoint(done: bool) -> None:
+        for index, task in enumerate(tasks):
+            records[index]["seconds"] = (time.perf_counter() - started) / replicas  # the batch's time, shared
+            state = {
+                "sampler": sampler.replica_state(index), "batch_generator": batch_generators[index].get_state(),
+                "noise_generator": noise_generators[index].get_state(), "records": records[index], "done": done,
+            }  # fmt: skip
+            _atomic_save(state, task.checkpoint)
+            if done and task.finished_path != task.checkpoint:
+                _atomic_save(state, task.finished_path)
+        on_checkpoint()
+
+    def evaluate_train(w: torch.Tensor) -> float:
+        evaluator.load(w)
+        return evaluate_split(evaluator.model, splits.train, settings.eval_batch_size)[0]
+
+    directions = setup["noise_directions"].to(sampler.p)  # (k, n), the same for every temperature
+    # the open block's sums live here while sampling and in each record (as run_temperature keeps them) at a
+    # checkpoint or a block's end
+    kinetic_sum = (torch.stack([record["directional_sum"] for record in records]).to(sampler.p)
+                   if all("directional_sum" in record for record in records) else None)  # fmt: skip
+
+    def park_kinetic_sums() -> None:
+        if kinetic_sum is not None:
+            for index, record in enumerate(records):
+                record["directional_sum"] = kinetic_sum[index].clone()
+
+    step = sampler.steps_done
+    while step < settings.steps:
+        if step > 0 and step % settings.variance_every == 0 and step != records[0].get("variance_step"):
+            masses, variance = fresh_masses(sampler.w, step)
+            sampler.set_masses(masses, variance if minibatch_noise else None)
+            for record in records:
+                record["variance_step"] = step
+        losses_device[:, step % settings.snapshot_every] = sampler.step()
+        step = sampler.steps_done
+        if step > burn_in:  # every replica at once: a handful of kernels per step, not a handful per replica
+            scaled = sampler.p / sampler.masses.sqrt()  # (R, n)
+            along = scaled @ directions.T  # (R, k)
+            values = torch.cat([(scaled * scaled).mean(-1, keepdim=True), along * along], dim=-1)  # (R, 1 + k)
+            kinetic_sum = values if kinetic_sum is None else kinetic_sum + values
+            for record in records:
+                record["directional_count"] = record.get("directional_count", 0) + 1
+        snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
+        if snapshot_due:
+            chunk = (step - 1) % settings.snapshot_every + 1
+            losses = losses_device[:, :chunk].cpu().numpy()
+            sampler.check()
+            park_kinetic_sums()
+            kinetic_sum = None
+            for index, (task, record) in enumerate(zip(tasks, records, strict=True)):
+                close_kinetic_block(record)
+                record["losses"][step - chunk : step] = losses[index]
+                _snapshot(task, evaluator, _Replica(sampler.w[index]), splits, record, step, burn_in, is_transformer)
+        if step % settings.energy_every == 0 and not snapshot_due:
+            for index, record in enumerate(records):
+                record["energies"].append((step, evaluate_train(sampler.w[index])))
+        if step % settings.weights_every == 0 and step > burn_in:
+            for index, record in enumerate(records):
+                record["weights"].append(sampler.w[index].float().cpu())
+        if step % settings.checkpoint_every == 0 and step < settings.steps:
+            open_block = step % settings.snapshot_every  # a checkpoint inside a block keeps its losses so far
+            for index, record in enumerate(records):
+                record["losses"][step - open_block : step] = losses_device[index, :open_block].cpu().numpy()
+            park_kinetic_sums()
+            checkpoint(False)
+        if snapshot_due:
+            progress(step, settings.steps)
+            if should_stop():
+                raise Cancelled(f"{first.name} replicas stopped at step {step}")
+    kinetic = sampler.kinetic_temperature()
+    for index, (task, record) in enumerate(zip(tasks, records, strict=True)):
+        record["mass_log10"] = np.percentile(np.log10(sampler.masses[index].cpu().numpy()), [0, 50, 100]).tolist()
+        record["kinetic_temperature"] = float(kinetic[index])
+        record["thermostat"] = thermostat_report(record, task.temperature, settings)
+        record.pop("noise_directions", None)
+        record["final_norm"] = float(sampler.w[index] @ sampler.w[index])
+    checkpoint(True)
+    return records

@@ -1,0 +1,233 @@
+"""Temperatures as batched replicas: R chains of one model, each at its own temperature with its own
+minibatches and noise, advanced together by one model call per step (for a GPU, where one small model
+leaves most of the device idle; the CPU keeps one temperature per process, ``sampling.run_temperatures``).
+
+* ``ReplicaObjective``: the minibatch loss and gradient of R flat weight vectors (R, n) at once, by
+  ``torch.func.functional_call`` of the model on each replica's parameters, ``grad_and_value`` and
+  ``vmap`` over the replicas. Replica r draws its minibatch from its own generator exactly as
+  ``FlatObjective`` does, so a replica sees the minibatches a single-temperature run with that generator
+  sees.
+* ``ReplicaPseudoLangevin``: the step of ``sampler.PseudoLangevin`` (kick/2, thermostat, drift + SHAKE,
+  kick/2 + RATTLE, Fixman term) written on (R, n) tensors, every reduction per replica, temperatures
+  (R, 1); replica r draws its noise from its own generator in the single sampler's order. Same seeds,
+  same numbers as R single-temperature samplers, to float tolerance (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+from torch.func import functional_call, grad_and_value, vmap
+
+from analyzers.langevin.data import MaskedSplit, masked_loss
+from analyzers.langevin.sampler import ConstraintError, check_temperature
+
+BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (R, n) -> (loss (R,), grad (R, n))
+
+
+class ReplicaObjective:
+    """Minibatch loss and gradient of ``model`` on ``split`` for R stacked flat weight vectors, one model call."""
+
+    def __init__(self, model: nn.Module, split: MaskedSplit, batch_size: int,
+                 generators: Sequence[torch.Generator]) -> None:
+        self.model = model.eval()  # sampling: no dropout
+        self.split = split
+        self.batch_size = batch_size
+        self.generators = list(generators)
+        named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+        self.names = [name for name, _ in named]
+        self.shapes = [p.shape for _, p in named]
+        self.sizes = [p.numel() for _, p in named]
+        self.size = sum(self.sizes)
+        self.device = named[0][1].device
+        self.full_batch = batch_size >= len(split)
+
+        def loss(flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            # flat (n,) float32 -> the model's parameters as views; inputs/targets/mask (batch, seq)
+            params = {name: chunk.view(shape) for name, chunk, shape in
+                      zip(self.names, flat.split(self.sizes), self.shapes, strict=True)}  # fmt: skip
+            logits = functional_call(self.model, params, (inputs,))["logits"]  # (batch, seq, 21)
+            return masked_loss(logits, MaskedSplit(inputs, targets, mask))[0]
+
+        self._own_batches = vmap(grad_and_value(loss), in_dims=(0, 0, 0, 0))  # a minibatch per replica
+        self._shared_batch = vmap(grad_and_value(loss), in_dims=(0, None, None, None))  # the whole split
+
+    @property
+    def replicas(self) -> int:
+        return len(self.generators)
+
+    def weights(self) -> torch.Tensor:
+        """The model's current weights as one float64 row (n,)."""
+        return torch.cat([p.detach().reshape(-1) for p in self.model.parameters() if p.requires_grad]).double()
+
+    def __call__(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(minibatch losses (R,), gradients (R, n) in w's dtype) at w (R, n)."""
+        flat = w.float()
+        if self.full_batch:
+            grads, losses = self._shared_batch(flat, self.split.inputs, self.split.targets, self.split.mask)
+        else:
+            index = torch.stack([  # (R, batch): each replica's own draw, as FlatObjective draws it
+                torch.randint(len(self.split), (self.batch_size,), generator=g, device=self.device)
+                for g in self.generators
+            ])  # fmt: skip
+            batch = self.split.subset(index)  # (R, batch, seq)
+            grads, losses = self._own_batches(flat, batch.inputs, batch.targets, batch.mask)
+        return losses.detach(), grads.detach().to(w.dtype)  # the loss in the model's dtype, as FlatObjective
+
+    def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
+        """Per-replica, per-weight variance of the minibatch gradient over ``batches`` minibatches: (R, n) float64."""
+        if batches < 2:
+            raise ValueError("the gradient variance needs at least two minibatches")
+        total = torch.zeros(w.shape, dtype=torch.float64, device=self.device)
+        total_sq = torch.zeros_like(total)
+        full_batch, self.full_batch = self.full_batch, False  # variance of true minibatches
+        try:
+            for _ in range(batches):
+                grad = self(w.double())[1]
+                total += grad
+                total_sq += grad * grad
+        finally:
+            self.full_batch = full_batch
+        mean = total / batches
+        return ((total_sq / batches - mean * mean) * batches / (batches - 1)).clamp(min=0.0)
+
+
+class ReplicaPseudoLangevin:
+    """R pseudo-Langevin chains (see ``sampler.PseudoLangevin``) at temperatures (R,), one norm sphere each.
+
+    weights, masses, noise_variance: (R, n); ``generators``: one noise generator per replica."""
+
+    def __init__(
+        self,
+        weights: torch.Tensor,
+        grad_fn: BatchGradFn,
+        masses: torch.Tensor,
+        temperatures: Sequence[float],
+        generators: Sequence[torch.Generator],
+        noise_variance: torch.Tensor | None = None,
+        dt: float = 1.0,
+        m1: float = 0.1,
+        constrained: bool = True,
+        fixman: bool = True,
+    ) -> None:
+        for temperature in temperatures:
+            check_temperature(temperature)
+        if not 0 < m1 < 1:
+            raise ValueError(f"m1 must be in (0, 1), got {m1}")
+        if weights.dim() != 2 or len(temperatures) != len(weights) or len(generators) != len(weights):
+            raise ValueError("weights (R, n), temperatures (R,) and generators (R,) must describe the same replicas")
+        self.grad_fn = grad_fn
+        self.generators = list(generators)
+        self.dt, self.m1, self.constrained, self.fixman = dt, m1, constrained, fixman
+        self.w = weights.detach().clone()  # (R, n)
+        self.temperature = torch.tensor(list(temperatures), dtype=self.w.dtype, device=self.w.device)[:, None]  # (R, 1)
+        self.q = self._dot(self.w, self.w)  # (R, 1)
+        if constrained and not bool((self.q > 0).all()):
+            raise ConstraintError("the norm constraint needs a non-zero starting weight vector")
+        self.c1 = math.sqrt(1.0 - m1**2)
+        self.bad_steps = torch.zeros(len(self.w), dtype=torch.long, device=self.w.device)  # (R,)
+        self.steps_done = 0
+        self.set_masses(masses, noise_variance)
+        self.loss, self.grad = self._gradient(self.w)  # (R,), (R, n)
+
+    @staticmethod
+    def _dot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (x * y).sum(-1, keepdim=True)  # (R, 1)
+
+    def _normal(self) -> torch.Tensor:
+        size = self.w.shape[1]
+        return torch.stack([  # each replica's own stream, one draw per step as the single sampler draws it
+            torch.randn(size, generator=g, dtype=self.w.dtype, device=self.w.device) for g in self.generators
+        ])  # fmt: skip
+
+    def set_masses(self, masses: torch.Tensor, noise_variance: torch.Tensor | None = None) -> None:
+        """New masses (R, n); momenta redrawn from N(0, M T) (leaves the target of (w, p) invariant)."""
+        if not bool((masses > 0).all()):
+            raise ValueError("all masses must be positive")
+        self.masses = masses.detach().to(self.w)
+        present = torch.zeros_like(self.w) if noise_variance is None else noise_variance.to(self.w)
+        added = self.masses * self.temperature * self.m1**2 - self.c1**2 * present * self.dt**2
+        self.noise_scale = added.clamp(min=0.0).sqrt()  # (R, n)
+        self.p = self.masses.sqrt() * self.temperature.sqrt() * self._normal()
+        if self.constrained:
+            self.p = self._rattle(self.p)
+
+    def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        loss, grad = self.grad_fn(w)
+        if self.constrained and self.fixman:
+            inverse_w = w / self.masses
+            grad = grad + self.temperature * inverse_w / self._dot(w, inverse_w)
+        return loss, grad
+
+    def _rattle(self, p: torch.Tensor) -> torch.Tensor:
+        inverse_w = self.w / self.masses
+        return p - self._dot(inverse_w, p) / self._dot(inverse_w, self.w) * self.w
+
+    def _shake(self, w_old: torch.Tensor, w_free: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        direction = w_old / self.masses
+        a = self._dot(direction, direction)
+        b = 2.0 * self._dot(w_free, direction)
+        c = self._dot(w_free, w_free) - self.q
+        discriminant = b * b - 4.0 * a * c  # (R, 1)
+        self.bad_steps += (discriminant[:, 0] < 0).long()
+        sign = torch.where(b >= 0, 1.0, -1.0).to(b)
+        big = -0.5 * (b + sign * discriminant.clamp(min=0.0).sqrt())
+        lam = torch.where(big != 0, c / big, torch.zeros_like(c))  # the smaller root, per replica
+        return w_free + lam * direction, lam
+
+    def check(self) -> None:
+        """Raise ``ConstraintError`` if any replica's SHAKE step had a negative discriminant."""
+        bad = self.bad_steps.tolist()
+        if any(bad):
+            temperatures = [f"{t:g}" for t, count in zip(self.temperature[:, 0].tolist(), bad, strict=True) if count]
+            raise ConstraintError(
+                f"SHAKE projection failed (negative discriminant) at T = {', '.join(temperatures)} within "
+                f"{self.steps_done} steps: lower the minibatch noise share r, raise the variance floor, or use dt < 1"
+            )
+
+    def step(self) -> torch.Tensor:
+        """One step of every replica (the single sampler's order). Returns the minibatch losses (R,)."""
+        dt = self.dt
+        p = self.p - 0.5 * dt * self.grad
+        if self.constrained:
+            p = self._rattle(p)
+        p = self.c1 * p + self.noise_scale * self._normal()
+        if self.constrained:
+            p = self._rattle(p)
+        w_free = self.w + dt * p / self.masses
+        if self.constrained:
+            w_new, lam = self._shake(self.w, w_free)
+            p = p + lam * self.w / dt  # the constraint impulse
+        else:
+            w_new = w_free
+        self.w = w_new
+        self.loss, self.grad = self._gradient(self.w)
+        p = p - 0.5 * dt * self.grad
+        self.p = self._rattle(p) if self.constrained else p
+        self.steps_done += 1
+        return self.loss
+
+    def kinetic_temperature(self) -> torch.Tensor:
+        """Mean p_i^2 / M_i over the weights, per replica: (R,)."""
+        return (self.p**2 / self.masses).mean(-1)
+
+    def replica_state(self, index: int) -> dict[str, Any]:
+        """Replica ``index`` in ``PseudoLangevin.state_dict``'s format (a single sampler can continue it)."""
+        return {
+            "w": self.w[index], "p": self.p[index], "masses": self.masses[index],
+            "noise_scale": self.noise_scale[index], "q": self.q[index, 0], "loss": self.loss[index],
+            "grad": self.grad[index], "bad_steps": self.bad_steps[index], "steps_done": self.steps_done,
+        }  # fmt: skip
+
+    def load_replica_state(self, index: int, state: dict[str, Any]) -> None:
+        """Continue replica ``index`` from a ``PseudoLangevin.state_dict`` (or :meth:`replica_state`)."""
+        for key in ("w", "p", "masses", "noise_scale", "grad"):
+            getattr(self, key)[index] = state[key].to(self.w)
+        self.q[index, 0] = state["q"].to(self.w)
+        self.loss[index] = state["loss"].to(self.loss)
+        self.bad_steps[index] = state["bad_steps"].to(self.bad_steps)
+        self.steps_done = int(state["steps_done"])

@@ -1,0 +1,115 @@
+"""What the Langevin sweep says about its own sampler: is every temperature sampled at its T along every
+direction, and did the chains from the ES and OT weights meet? Per temperature it adds
+
+* the convergence diagnostics of the full training loss over the chains from each start (split-R-hat and
+  ESS, ``convergence.py``); R-hat >= 1.1 makes the temperature "not equilibrated" for the verdicts;
+* the thermostat check (``sampling.thermostat_report``): a run with a noise direction off by more than
+  20% puts the metrics that depend on that model's temperatures into the result's ``untestable``;
+
+and draws both into ``sampler_diagnostics.png``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analyzers.base import AnalyzerResult
+from analyzers.langevin.convergence import RHAT_LIMIT, chain_diagnostics
+
+FIGURE = "sampler_diagnostics.png"
+# The sweep's metrics that read a model's curve over temperature: a temperature not at its T spoils them.
+_TRANSFORMER_METRICS = (
+    "test_error_by_temperature", "test_error_min_is_interior", "best_test_error_minus_es", "peak_temperature",
+    "specific_heat_peak_ratio_ffn_over_transformer", "loss_jump_ratio_ffn_over_transformer",
+)  # fmt: skip
+_FFN_METRICS = _TRANSFORMER_METRICS[3:]
+
+
+def add_sampler_health(
+    rows: list[dict[str, Any]], records_by_start: Mapping[str, Sequence[dict[str, Any]]], burn_in_fraction: float
+) -> list[dict[str, Any]]:
+    """Add ``convergence`` and ``thermalized`` to each temperature's summary row, and AND R-hat < 1.1 into
+    its ``equilibrated`` (chains that have not met are not at equilibrium, whatever their drift)."""
+    for index, row in enumerate(rows):
+        chains = [records[index] for records in records_by_start.values() if index < len(records)]
+        convergence = chain_diagnostics(chains, burn_in_fraction)
+        row["convergence"] = convergence
+        row["equilibrated"] = bool(row["equilibrated"] and convergence["converged"])
+        thermostat = row.get("thermostat") or {}
+        row["thermalized"] = thermostat.get("thermalized_every_direction") is not False  # None: not checked (SGLD)
+    return rows
+
+
+def _merge(untestable: dict[str, str], metric: str, why: str) -> None:
+    untestable[metric] = f"{untestable[metric]}; {why}" if metric in untestable else why
+
+
+def add_to_sweep(result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[str, Any]]], out_dir: Path) -> None:
+    """Fill the sweep result's thermalization and convergence fields, its ``untestable`` entries and figure."""
+    temperatures = [row["temperature"] for row in next(iter(rows_by_model.values()))]
+    thermalized = {name: [bool(row["thermalized"]) for row in rows] for name, rows in rows_by_model.items()}
+    result.thermalized_by_temperature = thermalized  # type: ignore[attr-defined]
+    result.convergence_by_temperature = {  # type: ignore[attr-defined]
+        name: [row["convergence"] for row in rows] for name, rows in rows_by_model.items()
+    }
+    for name, rows in rows_by_model.items():
+        hot = [row for row in rows if not row["thermalized"]]
+        if not hot:
+            continue
+        why = f"{name} is not sampled at its temperature along every minibatch-noise direction at " + ", ".join(
+            f"T={row['temperature']:g} (worst direction off by {row['thermostat']['worst_direction_offset']:.0%})"
+            for row in hot
+        ) + " (more than 20% beyond twice its standard error)"
+        for metric in _TRANSFORMER_METRICS if name == "transformer" else _FFN_METRICS:
+            _merge(result.untestable, metric, why)
+    plot_sampler_diagnostics(out_dir / FIGURE, temperatures, rows_by_model)
+    result.artifacts.append(FIGURE)
+
+
+def plot_sampler_diagnostics(
+    path: Path, temperatures: list[float], rows_by_model: Mapping[str, list[dict[str, Any]]]
+) -> None:
+    """Kinetic temperature / T (mean and the leading noise directions, 2 standard errors), R-hat and ESS vs T."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 3, figsize=(14, 4))
+    x = np.asarray(temperatures, dtype=float)
+    for name, rows in rows_by_model.items():
+        thermostats = [row.get("thermostat") or {} for row in rows]
+        mean = [t.get("kinetic_temperature_mean", math.nan) or math.nan for t in thermostats]
+        line = axes[0].plot(x, np.asarray(mean, dtype=float) / x, "o-", label=f"{name}: mean over weights")[0]
+        directions = [t.get("kinetic_temperature_directions") or [] for t in thermostats]
+        errors = [t.get("kinetic_temperature_standard_error") or [] for t in thermostats]
+        for k in range(max((len(d) for d in directions), default=0)):
+            values = np.array([d[k] if k < len(d) else math.nan for d in directions], dtype=float) / x
+            spread = np.array([2 * e[k] if k < len(e) else math.nan for e in errors], dtype=float) / x
+            lower = np.minimum(spread, 0.9 * values)  # a log axis: bars stop above zero
+            axes[0].errorbar(x * 1.12 ** (k + 1), values, yerr=[lower, spread], fmt="^", color=line.get_color(),
+                             alpha=0.7, label=f"{name}: noise direction {k + 1} (2 SE)")  # fmt: skip
+        convergence = [row["convergence"] for row in rows]
+        axes[1].plot(x, [c["rhat"] for c in convergence], "o-", color=line.get_color(),
+                     label=f"{name} ({convergence[0]['chains']} chain(s))")  # fmt: skip
+        axes[2].plot(x, [c["ess"] for c in convergence], "o-", color=line.get_color(), label=name)
+    axes[0].axhspan(0.8, 1.2, color="green", alpha=0.1)
+    axes[0].axhline(1.0, color="grey", lw=0.8)
+    axes[0].set_ylabel("kinetic temperature / T")
+    axes[1].axhline(RHAT_LIMIT, color="red", lw=0.8, ls="--")
+    axes[1].set_ylabel("split-R-hat of the training loss")
+    axes[2].set_ylabel("ESS of the training loss")
+    axes[2].set_yscale("log")
+    for axis in axes:
+        axis.set_xscale("log")
+        axis.set_xlabel("T")
+        axis.legend(fontsize=6)
+    axes[0].set_yscale("log")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)

@@ -1,0 +1,63 @@
+"""The two noise modes of the Langevin sampler and the thermostat check's rule: full-batch gradients really are
+the whole training split's, and a hot direction is flagged however short the run, a noisy one is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from analyzers.langevin.data import make_splits
+from analyzers.langevin.model import ModelConfig, build_model
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, thermostat_report
+
+
+def _task(folder: Path, noise: str) -> TemperatureTask:
+    sequences = np.random.default_rng(0).integers(0, 20, size=(80, 86))
+    splits = make_splits(sequences, (40, 10, 30), seed=0)
+    config = ModelConfig(embed_dim=8, hidden_dim=16)
+    torch.manual_seed(0)
+    settings = SamplingSettings(steps=12, batch_size=16, variance_batches=3, variance_every=100, snapshot_every=4,
+                                weights_every=4, checkpoint_every=100, energy_every=2, noise=noise)  # fmt: skip
+    return TemperatureTask("transformer@ES", 1e-4, config, build_model(config).state_dict(), splits, settings, 0, "cpu",
+                           folder / f"{noise}.pt")  # fmt: skip
+
+
+def test_sampler_full_batch_noise_uses_the_whole_training_split(tmp_path: Path) -> None:
+    full = run_temperature(_task(tmp_path, "full_batch"))
+    minibatch = run_temperature(_task(tmp_path, "minibatch"))
+    # the loss a step returns is the full training loss at the step's new weights, as the energy records it
+    for records, same in ((full, True), (minibatch, False)):
+        step_losses = np.array([records["losses"][step - 1] for step, _ in records["energies"]])
+        energies = np.array([energy for _, energy in records["energies"]])
+        assert np.allclose(step_losses, energies, rtol=1e-5) == same
+    assert full["thermostat"]["noise"] == "full_batch"
+    assert full["thermostat"]["predicted_directions_over_t"] == [1.0] * 3
+    assert full["r_used"] == minibatch["r_used"]  # the same masses: only the source of the noise differs
+    with pytest.raises(ValueError, match="noise"):
+        run_temperature(_task(tmp_path / "bad", "colored"))
+
+
+def _records(level: float, blocks: int, steps_per_block: int) -> dict[str, object]:
+    temperature = 1e-4
+    values = [[temperature] + [level * temperature] * 3 for _ in range(blocks)]
+    return {"kinetic_blocks": values, "kinetic_block_steps": [steps_per_block] * blocks, "r_used": 0.01,
+            "noise_amplification": [300.0, 200.0, 100.0], "mass_guard": [{"effective_r": 0.01}]}  # fmt: skip
+
+
+def test_thermostat_report_flags_a_hot_direction_at_any_length_and_knows_its_resolution() -> None:
+    settings = SamplingSettings(m1=0.1)  # tau = 199 steps per independent sample of (u . M^-1/2 p)^2
+    short_hot = thermostat_report(_records(16.0, 3, 100), 1e-4, settings)
+    assert short_hot["thermalized_every_direction"] is False and not short_hot["resolved"]
+    short_mild = thermostat_report(_records(1.3, 3, 100), 1e-4, settings)
+    assert short_mild["thermalized_every_direction"] is True and not short_mild["resolved"]  # 30 %: within noise
+    # 2 SE = 2 sqrt(2 * 199 / N) <= 0.2 needs N >= 39,800 steps (then 40 % off is always flagged); blocks with
+    # no spread fall back to that rule: 50,000 steps, 2 SE = 0.18
+    long_mild = thermostat_report(_records(1.45, 5, 10_000), 1e-4, settings)
+    assert long_mild["resolved"] and long_mild["thermalized_every_direction"] is False
+    long_fine = thermostat_report(_records(1.1, 5, 10_000), 1e-4, settings)
+    assert long_fine["resolved"] and long_fine["thermalized_every_direction"] is True
+    assert long_fine["predicted_directions_over_t"][0] == pytest.approx(1 - 0.01 + 0.01 * 300)
+    assert long_fine["kinetic_temperature_mean"] == pytest.approx(1e-4)
