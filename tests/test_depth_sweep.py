@@ -299,6 +299,7 @@ def test_streamed_batches_bucket_by_length_hold_out_validation_and_resume(tmp_pa
 def _tokenizer(folder: Path):  # noqa: ANN202
     from transformers import EsmTokenizer
 
+    folder.mkdir(parents=True, exist_ok=True)
     save_esm_tokenizer(folder)
     return EsmTokenizer.from_pretrained(folder)
 
@@ -463,9 +464,10 @@ def test_a_converged_toy_sweep_finds_the_planted_optimum(tmp_path: Path, kb_home
     assert result.untestable == {}
     # The Bayes floor on the same validation sequences and masked positions.
     val = validation_records(fasta, params.val_fraction, params.max_val_sequences)
-    batch = encode(val, _tokenizer(tmp_path / "tok"), mask_fraction=0.15, seed=params.seed)
+    tokenizer = _tokenizer(tmp_path / "tok")
+    batch = encode(val, tokenizer, mask_fraction=0.15, seed=params.seed)
     assert batch.masked is not None
-    letters = _tokenizer(tmp_path / "tok").convert_tokens_to_ids(list("ACDEFGHIKLMNPQRSTVWY"))
+    letters = tokenizer.convert_tokens_to_ids(list("ACDEFGHIKLMNPQRSTVWY"))
     index = {token: i for i, token in enumerate(letters)}
     nll = [-math.log(float(truth[record.sequence][index[int(batch.labels[row, position])]]))
            for row, record in enumerate(val) for position in batch.masked[row].nonzero().flatten().tolist()]
