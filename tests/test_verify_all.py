@@ -1,5 +1,5 @@
 """The 'done when' of re-verification: `kb verify --all` on the bundled notes leaves a verdict for each
-bound claim, at the claims' own (smoke) scales, through the real analyzers, queue and worker."""
+bound claim, at the claims' own scales, through the real analyzers, queue and worker."""
 
 from __future__ import annotations
 
@@ -30,7 +30,9 @@ def test_verify_all_bundled_notes_leaves_a_verdict_for_every_bound_claim(kb_dirs
         assert latest.verdict is not None and latest.verdict.kind.value != "error", (key, latest.verdict)
         assert latest.provenance is not None and latest.provenance.wall_seconds
         assert not latest.stale and kb.staleness(key) is None
-    # Small-scale proxies of claims about 650M-parameter models never settle them.
+    # The depth-sweep claims are about 650M-parameter models trained on UniRef50: bound to the paper scale, the
+    # only one that can answer them, they are not runnable without a UniRef50 FASTA and CUDA, and say which.
     depth = kb.evidence("siji-2026-analysis-note-arxiv-2502-00001#optimal-depth-24-36")[0].verdict
-    assert depth is not None and depth.proxy and depth.kind.value == "inconclusive"
+    assert depth is not None and depth.kind.value == "not_runnable"
+    assert "UniRef50 FASTA you provide" in depth.reason or "CUDA" in depth.reason
     assert kb.claim_keys(stale_only=True) == []

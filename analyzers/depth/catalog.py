@@ -138,12 +138,6 @@ def describe(name: str) -> str:
     )
 
 
-def kb_home() -> Path:
-    """The KB home from ``KB_HOME`` (default ``.kb``), for the depth sweep's corpus lookup only, until
-    that takes ``RunContext.cache_dir`` like everything else here (no kb import: analyzers read none)."""
-    return Path(os.environ.get("KB_HOME") or ".kb")
-
-
 def models_dir(cache_dir: Path) -> Path:
     """Where ``kb models import`` stores model folders: ``<cache>/models``."""
     return Path(cache_dir) / "models"
