@@ -1,24 +1,68 @@
-"""Contact-precision significance: the chance test against a known answer (random vs planted maps)."""
+"""Contact-precision significance against known answers: the one chance rule (contact labels shuffled within
+each sequence separation) rejects random attention, accepts planted contacts, gives a diagonal-hugging map no
+credit, and its chance level equals the exact expectation under that null."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from analyzers.langevin.analysis import precision_chance_test
+from analyzers.langevin.analysis import _top_pairs, contact_chance_test, shuffled_contact_maps
 
 
-def test_analysis_chance_test_rejects_a_random_map_and_accepts_a_planted_one() -> None:
+def _contacts(length: int, rng: np.random.Generator) -> np.ndarray:
+    """Helical neighbours (|i-j| <= 4) plus random long-range contacts, symmetric."""
+    index = np.arange(length)
+    gap = np.abs(index[:, None] - index[None, :])
+    upper = np.triu(rng.random((length, length)) < 0.04, k=6) | ((gap >= 1) & (gap <= 4) & np.triu(np.ones_like(gap,
+                                                                                                     dtype=bool)))
+    return upper | upper.T
+
+
+@pytest.mark.parametrize("metric", ["p_at_l", "tolerance"])
+def test_analysis_chance_test_rejects_a_random_map_and_accepts_a_planted_one(metric: str) -> None:
     rng = np.random.default_rng(0)
     length = 76
-    upper = np.triu(rng.random((length, length)) < 0.03, k=6)
-    contacts = upper | upper.T
+    contacts = _contacts(length, rng)
+    separation = 1 if metric == "p_at_l" else 6
+    random_p = []
+    for seed in range(20):
+        noise = np.random.default_rng(100 + seed).random((length, length))
+        random_p.append(contact_chance_test((noise + noise.T) / 2, contacts, metric, separation, permutations=200,
+                                            seed=seed)["p_value"])  # fmt: skip
+    assert sum(p < 0.05 for p in random_p) <= 3  # about 5 % false alarms, as a test at 0.05 should give
     noise = rng.random((length, length))
-    random_map = (noise + noise.T) / 2
-    planted = random_map + 0.8 * contacts  # the contacts lifted above the noise
-    random_result = precision_chance_test(random_map, contacts, permutations=1000)
-    planted_result = precision_chance_test(planted, contacts, permutations=1000)
-    assert random_result["p_value"] > 0.05 and planted_result["p_value"] < 0.01
-    assert planted_result["precision"] > 5 * planted_result["chance"]
-    # the chance level is the contact fraction among candidate pairs, computed independently
-    i, j = np.triu_indices(length, k=6)
-    assert planted_result["chance"] == contacts[i, j].mean()
+    long_range = contacts & (np.abs(np.arange(length)[:, None] - np.arange(length)[None, :]) > 6)
+    planted = (noise + noise.T) / 2 + 0.8 * long_range  # the long-range contacts lifted above the noise
+    result = contact_chance_test(planted, contacts, metric, separation, permutations=200)
+    assert result["p_value"] < 0.01 and result["precision"] > 2 * result["chance"]
+
+
+def test_analysis_chance_test_gives_a_diagonal_hugging_map_no_credit() -> None:
+    """Attention that only decays with |i-j| scores a high P@L (the neighbours are contacts) but knows nothing
+    the separation does not: shuffling within separations keeps its precision, so p is 1."""
+    rng = np.random.default_rng(1)
+    length = 60
+    contacts = _contacts(length, rng)
+    index = np.arange(length)
+    diagonal = -np.abs(index[:, None] - index[None, :]).astype(float)
+    result = contact_chance_test(diagonal, contacts, "p_at_l", 1, permutations=200)
+    assert result["precision"] > 0.9  # P@L "prioritizes contacts close to the diagonal"
+    assert result["p_value"] == 1.0 and result["chance"] == pytest.approx(result["precision"])
+
+
+def test_analysis_chance_level_is_the_exact_expectation_under_shuffles_within_separations() -> None:
+    rng = np.random.default_rng(2)
+    length = 40
+    contacts = _contacts(length, rng)
+    scores = rng.random((length, length))
+    result = contact_chance_test(scores, contacts, "p_at_l", 3, permutations=4000, seed=5)
+    pairs = _top_pairs(scores, 3, length)
+    # independent: a chosen pair (i, j) is a contact with probability = the contact density of its diagonal
+    density = {s: np.mean([contacts[i, i + s] for i in range(length - s)]) for s in range(3, length)}
+    exact = np.mean([density[j - i] for i, j in pairs])
+    assert result["chance"] == pytest.approx(exact, abs=0.01)
+    maps = shuffled_contact_maps(np.triu(contacts, 1), 3, 50, rng)
+    for s in (3, 7, 20):  # each diagonal keeps its number of contacts
+        rows = np.arange(length - s)
+        assert (maps[:, rows, rows + s].sum(axis=1) == contacts[rows, rows + s].sum()).all()
