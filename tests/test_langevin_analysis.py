@@ -66,3 +66,40 @@ def test_analysis_chance_level_is_the_exact_expectation_under_shuffles_within_se
     for s in (3, 7, 20):  # each diagonal keeps its number of contacts
         rows = np.arange(length - s)
         assert (maps[:, rows, rows + s].sum(axis=1) == contacts[rows, rows + s].sum()).all()
+
+
+def _chance_row(p_at_l: tuple[float, float], tolerant: tuple[float, float]) -> dict[str, dict[str, float]]:
+    return {"p_at_l": {"precision": p_at_l[0], "chance": 0.1, "p_value": p_at_l[1]},
+            "tolerance_precision": {"precision": tolerant[0], "chance": 0.1, "p_value": tolerant[1]}}  # fmt: skip
+
+
+def test_compute_contact_verdicts_need_the_best_temperature_to_beat_chance_after_bonferroni() -> None:
+    from analyzers.langevin.compute import contact_untestable
+
+    temperatures = [1e-5, 1e-4, 1e-3]
+    # P@L best at T=1e-3 with p = 0.01 (x3 = 0.03 < 0.05); tolerant best at 1e-4 with p = 0.02 (x3 = 0.06)
+    rows = [_chance_row((0.2, 0.5), (0.1, 0.9)), _chance_row((0.3, 0.2), (0.4, 0.02)),
+            _chance_row((0.5, 0.01), (0.2, 0.3))]  # fmt: skip
+    trained = {"ES": _chance_row((0.2, 0.6), (0.1, 0.9)), "OT": _chance_row((0.6, 0.001), (0.1, 0.8))}
+    untestable = contact_untestable(rows, trained, temperatures, 0.05)
+    assert "best_p_at_l_temperature_over_best_error_temperature" not in untestable
+    assert "p = 0.02" in untestable["best_contact_temperature_over_best_error_temperature"]
+    assert "tolerance_precision_by_temperature" in untestable and "p_at_l_by_temperature" not in untestable
+    assert "ot_minus_es_p_at_l" not in untestable  # OT beats chance
+    assert "neither ES nor OT" in untestable["ot_minus_es_tolerance_precision"]
+
+
+def test_compute_error_minimum_must_beat_the_es_seed_spread_at_an_equilibrated_temperature() -> None:
+    from analyzers.langevin.compute import sweep_untestable
+
+    temperatures = [1e-5, 1e-4, 1e-3]
+
+    def verdict(errors: list[float], equilibrated: list[bool], es: list[float]) -> dict[str, str]:
+        curves = {"transformer": {"test_error": errors, "equilibrated": equilibrated}}
+        return sweep_untestable(curves, {"transformer": {"ES": es, "OT": es}}, temperatures, 3)
+
+    es = [0.80, 0.81, 0.82]  # mean 0.81, range 0.02: a minimum must lie below 0.79
+    assert verdict([0.85, 0.78, 0.84], [True] * 3, es) == {}
+    assert "by more than their spread" in verdict([0.85, 0.795, 0.84], [True] * 3, es)["test_error_min_is_interior"]
+    assert "did not equilibrate" in verdict([0.85, 0.78, 0.84], [True, False, True], es)["best_test_error_minus_es"]
+    assert "fewer than two" in verdict([0.85, 0.78, 0.84], [True] * 3, [0.8])["test_error_min_is_interior"]
