@@ -30,9 +30,11 @@ from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Re
 from analyzers.registry import register
 
 # Tempering ladders (high to low). The fast one (smoke) ends at 0.7, where swaps still mix; the calibrated one
-# (small, paper, the design analyzer) ends at 0.3, which on 1UBI gives the most concentrated sequences that
-# equilibrate (identity about 0.14, site entropy 2.2 nats against the authors' 0.34 and 1.57 on 2ABD): lower
-# ends freeze (swap acceptance below 0.2 %) and their held-and-equilibrated samples are no less diverse.
+# (small, paper, the design analyzer) ends at 0.3, the most concentrated sequences found on 1UBI (identity
+# 0.13-0.17, site entropy 2.2-2.3 nats, against the authors' 0.34 and 1.57 on 2ABD: the target is NOT
+# reached). Lower ends freeze (swap acceptance below 0.2 %) and their held samples are no less diverse; at
+# 0.3 the small preset's samples still sit 1.6 energy units (16 standard errors) above the lowest level's
+# mean, so the design reports samples_equilibrated = False there.
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 CALIBRATED_LADDER: tuple[float, ...] = (2.0, 1.6199, 1.312, 1.0627, 0.8607, 0.6971, 0.5646, 0.4573, 0.3704, 0.3)
 DEFAULT_DECORRELATION = 0.15
