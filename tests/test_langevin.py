@@ -3,6 +3,7 @@ structure reading, sequence design, Table A1 counts, training protocol, samplers
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import torch
 
 from analyzers.langevin import analysis, design, structure
-from analyzers.langevin.data import make_splits, masked_loss
+from analyzers.langevin.data import MaskedSplit, make_splits, masked_loss
 from analyzers.langevin.model import TABLE_A1, CompactTransformer, ModelConfig, build_model, count_parameters
 from analyzers.langevin.sampler import (
     SGLD,
@@ -434,3 +435,111 @@ def test_analysis_similarity_specific_heat_and_best_block() -> None:
     bad[2, 15] = 0.0
     block, scores = analysis.best_block(np.stack([bad, good]), contacts, 6, 6, 1)
     assert block == 1 and scores[1]["p_at_l"] == pytest.approx(1 / 20)
+
+
+# -- the shipped structure, external sequences, paper definitions ----------------------------------------
+
+
+def _heavy_atoms_by_residue(path: object) -> list[np.ndarray]:
+    """Chain A amino-acid heavy atoms of a PDB file read with plain string slicing (PDB column rules), first
+    altloc only: an independent reading of the file (no gemmi)."""
+    residues: dict[tuple[str, str], list[list[float]]] = {}
+    for line in open(path, encoding="ascii"):  # noqa: SIM115 - a short read
+        if line.startswith("ENDMDL"):
+            break  # model 1 only
+        if not line.startswith("ATOM") or line[21] != "A" or line[16] not in (" ", "A"):
+            continue
+        if line[76:78].strip() in ("H", "D"):
+            continue
+        key = (line[22:26], line[26])  # residue number and insertion code
+        residues.setdefault(key, []).append([float(line[30:38]), float(line[38:46]), float(line[46:54])])
+    return [np.asarray(atoms) for atoms in residues.values()]
+
+
+def test_structure_shipped_1ubi_contact_count_equals_an_independent_computation() -> None:
+    contact_map = structure.shipped_contact_map(cutoff=4.5, min_separation=1)
+    assert "1UBI" in contact_map.source and "not 2ABD" in contact_map.source
+    assert contact_map.length == 76 and contact_map.sequence.startswith("MQIFVKTLTG")
+    residues = _heavy_atoms_by_residue(structure.SHIPPED_STRUCTURE)
+    assert len(residues) == 76
+    length = len(residues)
+    independent = np.zeros((length, length), dtype=bool)
+    for i in range(length):  # plain numpy: the smallest heavy-atom distance of every residue pair
+        for j in range(i + 1, length):
+            distances = np.sqrt(((residues[i][:, None, :] - residues[j][None, :, :]) ** 2).sum(-1))
+            independent[i, j] = independent[j, i] = distances.min() < 4.5
+    assert (contact_map.contacts == independent).all()
+    i, j = np.triu_indices(length, 3)
+    assert contact_map.contacts[i, j].sum() == 180  # the counts quoted for 1UBI at |i-j| >= 3 and >= 6
+    i, j = np.triu_indices(length, 6)
+    assert contact_map.contacts[i, j].sum() == 131
+
+
+def test_design_read_sequences_round_trip_and_one_line_errors(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    sequences = rng.integers(0, 20, (5, 12))
+    fasta = tmp_path / "set.fasta"
+    design.write_fasta(fasta, sequences, width=5)  # wrapped records
+    assert (design.read_sequences(fasta, 12) == sequences).all()
+    plain = tmp_path / "set.txt"
+    plain.write_text("# made elsewhere\n" + "\n".join(design.decode(s).lower() for s in sequences) + "\n\n")
+    assert (design.read_sequences(plain, 12) == sequences).all()
+    with pytest.raises(ValueError, match=r"set.txt: record line 2: 12 residues, but 1UBI has 76") as error:
+        design.read_sequences(plain, 76, "1UBI")
+    assert "\n" not in str(error.value)
+    fasta.write_text(">good\n" + design.decode(sequences[0]) + "\n>bad one\nACDEFGHIKLMB\n")
+    with pytest.raises(ValueError, match=r"set.fasta: record bad one \(line 3\): letters outside .*: B"):
+        design.read_sequences(fasta, 12)
+    with pytest.raises(FileNotFoundError, match="sequences file not found"):
+        design.read_sequences(tmp_path / "missing.fasta", 12)
+
+
+def test_design_site_entropy_by_brute_force() -> None:
+    sequences = np.array([[0, 1], [0, 2], [0, 1], [0, 3]])
+    brute = np.mean([0.0, -(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25))])
+    assert design.mean_site_entropy(sequences) == pytest.approx(brute)
+
+
+def test_design_held_samples_have_the_exact_boltzmann_mean_energy() -> None:
+    """Seven distinct residues on a random map: all 5,040 sequences enumerated give the exact mean energy at
+    the lowest temperature. Samples taken on arrival there sit far above it; samples held 10 sweeps first
+    agree with it (within 3 standard errors), and the report's own check says which is which."""
+    length = 7
+    upper = np.triu(np.random.default_rng(3).random((length, length)) < 0.6, 1)
+    contacts, interactions = upper | upper.T, design.interaction_matrix(0)
+    states = np.array(list(itertools.permutations(range(length))))
+    energies = design.energy(contacts, interactions, states)
+    ladder = (3.0, 1.5, 0.8, 0.4)
+    weights = np.exp(-(energies - energies.min()) / ladder[-1])
+    exact = float((weights * energies).sum() / weights.sum())
+    deviation = {}
+    for held in (0, 10):
+        report = design.simulated_tempering(contacts, interactions, np.arange(length), 400, ladder,
+                                            burn_in_sweeps=200, sweeps_between=5, seed=0, equilibration_sweeps=held)
+        standard_error = report.sample_energies.std(ddof=1) / np.sqrt(len(report.sample_energies))
+        deviation[held] = (report.sample_energies.mean() - exact) / standard_error
+        assert report.sample_energy_check()["samples_equilibrated"] == (held > 0)
+    assert deviation[0] > 5 and abs(deviation[10]) < 3
+
+
+def test_data_error_is_the_mean_of_per_sequence_errors() -> None:
+    """Eq. 29-30: sequence 1 has one masked site (wrong), sequence 2 three (right): error (1 + 0) / 2, not the
+    pooled 1 / 4."""
+    targets = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]])
+    mask = torch.tensor([[True, False, False, False], [True, True, True, False]])
+    split = MaskedSplit(targets.masked_fill(mask, 20), targets, mask)
+    logits = torch.nn.functional.one_hot(targets, 21).float() * 10
+    logits[0, 0] = torch.nn.functional.one_hot(torch.tensor(9), 21).float() * 10  # wrong on sequence 1
+    _, error = masked_loss(logits, split)
+    assert float(error) == pytest.approx(0.5)
+
+
+def test_model_feedforward_has_a_relu_after_w2() -> None:
+    """With W2's bias far negative the ReLU zeroes W2's output: the net reduces to LN(residual projection)."""
+    model = build_model(ModelConfig(seq_len=10, embed_dim=4, hidden_dim=6, kind="feedforward")).eval()
+    tokens = torch.randint(0, 21, (2, 10))
+    with torch.no_grad():
+        model.linear2.bias.fill_(-1e4)
+        x = model.norm_in(model.embedding(tokens) + model.pe[:10])
+        expected = model.head(model.norm_out(model.residual(x)))
+        assert torch.allclose(model(tokens)["logits"], expected, atol=1e-5)

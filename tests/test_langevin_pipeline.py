@@ -16,6 +16,7 @@ from analyzers.base import Cancelled, NotRunnable, RunContext
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
+from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.registry import get
 from kb.cli import app
 
@@ -42,6 +43,13 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     if sum(a and b for a, b in zip(equilibrated["ffn"], equilibrated["transformer"], strict=True)) < 3:
         assert math.isnan(result.specific_heat_peak_ratio_ffn_over_transformer)  # never from drifting losses
     assert isinstance(result.test_error_min_is_interior, bool)
+    es_errors = result.reference_test_errors["transformer"]["ES"]
+    assert len(es_errors) == 3 and len(result.reference_test_errors["ffn"]["OT"]) == 3  # three seeds: error bars
+    assert es_errors[0] == result.trained["transformer"]["es"]["test_error"]  # the first reference is sampled
+    best = int(np.argmin(result.test_error_by_temperature))
+    beats = result.test_error_by_temperature[best] < np.mean(es_errors) - (max(es_errors) - min(es_errors))
+    vouched = beats and result.equilibrated_by_temperature["transformer"][best]
+    assert ("test_error_min_is_interior" not in result.untestable) == vouched  # the verdict can fail
     written = json.loads((tmp_path / "sweep" / "metrics.json").read_text())
     assert written["test_error_by_temperature"] == result.test_error_by_temperature
     thermostat = written["thermostat_by_temperature"]["transformer"]
@@ -73,19 +81,26 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     contacts = get("langevin.contacts")
     found = contacts.run(contacts.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "c"))
     assert all(0 <= p <= 1 for p in found.p_at_l_by_temperature + found.tolerance_precision_by_temperature)
-    for p_at_l, test in zip(found.p_at_l_by_temperature, found.p_at_l_chance_by_temperature, strict=True):
-        assert test["precision"] == pytest.approx(p_at_l) and 0 < test["p_value"] <= 1 and 0 < test["chance"] < 1
-    assert set(found.trained_scores) == {"ES", "OT"}
-    assert "|i-j| >= 6" in found.rule and "Delta=1" in found.rule
-    assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 86, 86)
+    for p_at_l, test in zip(found.p_at_l_by_temperature, found.chance_by_temperature, strict=True):
+        chance = test["p_at_l"]
+        assert chance["precision"] == pytest.approx(p_at_l) and 0 < chance["p_value"] <= 1 and 0 < chance["chance"] < 1
+    best_p = found.chance_by_temperature[int(np.argmax(found.p_at_l_by_temperature))]["p_at_l"]["p_value"]
+    significant = best_p * len(found.temperatures) < 0.05
+    assert ("best_p_at_l_temperature_over_best_error_temperature" not in found.untestable) == significant
+    assert set(found.trained_scores) == {"ES", "OT"} and set(found.trained_chance) == {"ES", "OT"}
+    assert "|i-j| >= 1" in found.rule and "Delta=1" in found.rule
+    assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 76, 76)
 
 
 def test_langevin_design_analyzer_reports_exact_composition(tmp_path: Path) -> None:
     analyzer = get("langevin.design")
-    result = analyzer.run(analyzer.params_for({"num_sequences": 90}), RunContext(tmp_path))
+    fast = {"num_sequences": 90, "design_temperatures": list(DEFAULT_LADDER), "design_burn_in_sweeps": 40}
+    result = analyzer.run(analyzer.params_for(fast), RunContext(tmp_path))
     assert result.composition_exact and result.num_sequences == 90
     assert (tmp_path / "designed.fasta").read_text().count(">") == 90
     assert 0 < result.mean_pairwise_identity < 1 and result.sequences_per_second > 0
+    assert 0 < result.site_entropy < math.log(20) and isinstance(result.samples_equilibrated, bool)
+    assert "1UBI" in result.scale.data
 
 
 def _task(tmp_path: Path, name: str, temperature: float = 1e-4, steps: int = 30) -> TemperatureTask:
@@ -164,6 +179,24 @@ def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path
     assert not list(tmp_path.glob(".run.*"))  # no staging folder left behind
     again = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(work_dir)])
     assert again.exit_code == 1 and "exists" in again.output  # earlier output kept
+
+    # External sequences round-trip: the run's own designed set, fed back, is the same data (same hashes, so
+    # the cached training and sampling are reused) and says where it came from.
+    fed = tmp_path / "fed"
+    result = runner.invoke(app, ["langevin", "run", "--scale", "smoke", "--out", str(fed), "--work-dir",
+                                 str(work_dir), "--sequences", str(out / "designed.fasta")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    first, second = (json.loads((folder / "provenance.json").read_text()) for folder in (out, fed))
+    assert second["sequences_hash"] == first["sequences_hash"] and second["data_hash"] == first["data_hash"]
+    assert "training:transformer" in second["reused_from_cache"]
+    assert "external sequences from designed.fasta" in json.loads((fed / "metrics.json").read_text())["sweep"][
+        "scale"]["data"]  # fmt: skip
+    short = tmp_path / "short.txt"
+    short.write_text("ACDEFGHIKL\n")
+    result = runner.invoke(app, ["langevin", "run", "--out", str(tmp_path / "bad"), "--work-dir", str(work_dir),
+                                 "--sequences", str(short)])  # fmt: skip
+    assert result.exit_code == 1 and "short.txt: record line 1: 10 residues" in result.output
+    assert "but PDB 1UBI" in result.output
 
 
 @pytest.mark.parametrize(

@@ -192,10 +192,11 @@ def test_langevin_default_ladder_literal_is_the_rounded_geometric_ladder() -> No
     """The ladder is written out (so the parameters need no numpy); it must equal its numpy definition."""
     import numpy as np
 
-    from analyzers.langevin.spec import DEFAULT_LADDER
+    from analyzers.langevin.spec import CALIBRATED_LADDER, DEFAULT_LADDER
 
     geometric = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))
     assert geometric == DEFAULT_LADDER
+    assert tuple(float(t) for t in np.round(np.geomspace(2.0, 0.3, 10), 4)) == CALIBRATED_LADDER
 
 
 THROWAWAY_SPEC = '''"""A throw-away analyzer written by a test: the package shape and nothing else."""

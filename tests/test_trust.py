@@ -46,6 +46,7 @@ def _planted_model(folder: Path, marker: Path) -> Path:
     ("langevin.sweep", {"work_dir": "/tmp/anywhere"}, "work_dir"),
     ("langevin.contacts", {"cache_dir": "~/.ssh"}, "cache_dir"),
     ("langevin.design", {"structure_file": "/etc/shadow"}, "structure_file"),
+    ("langevin.sweep", {"sequences_file": "/etc/passwd"}, "sequences_file"),
 ])
 def test_a_note_cannot_set_what_widens_trust(analyzer: str, params: dict[str, object], field: str,
                                             tmp_path: Path) -> None:

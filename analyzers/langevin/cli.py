@@ -92,6 +92,9 @@ def add_langevin_commands(app: typer.Typer) -> None:
         device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
         structure: Annotated[Path | None, typer.Option("--structure", help="PDB or mmCIF file.")] = None,
         pdb_id: Annotated[str | None, typer.Option("--pdb-id", help="RCSB id (online only, cached).")] = None,
+        sequences: Annotated[
+            Path | None, typer.Option("--sequences", help="FASTA or one sequence per line, instead of the design.")
+        ] = None,
         chain: Annotated[str | None, typer.Option(help="Chain id (default: the first).")] = None,
         model: Annotated[int, typer.Option("--model", help="Model number of an NMR ensemble.")] = 1,
         cutoff: Annotated[float | None, typer.Option(help="Heavy-atom contact cutoff, A.")] = None,
@@ -115,6 +118,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
             _fail(f"{out} exists; pass --overwrite to replace it, or choose another --out")
         overrides: dict[str, Any] = {"device": device, "seed": seed, **_parse_overrides(set_ or [])}
         for key, value in (("structure_file", str(structure) if structure else None), ("pdb_id", pdb_id),
+                           ("sequences_file", str(sequences) if sequences else None),
                            ("chain", chain), ("cutoff", cutoff), ("temperatures", _temperatures(temperatures)),
                            ("sampler", sampler), ("workers", workers),
                            ("work_dir", str(work_dir) if work_dir else None)):  # fmt: skip
@@ -124,6 +128,8 @@ def add_langevin_commands(app: typer.Typer) -> None:
             overrides["model_index"] = model
         if structure is not None and not structure.is_file():
             _fail(f"structure file not found: {structure}")
+        if sequences is not None and not sequences.is_file():
+            _fail(f"sequences file not found: {sequences}")
         analyzer = LangevinSweep()
         try:
             params = analyzer.params_for(overrides, scale=scale)
@@ -203,7 +209,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
         overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
     ) -> None:
-        """Design sequences on the structure's contacts (the idealized bundle by default) into a FASTA file."""
+        """Design sequences on the structure's contacts (the shipped 1UBI by default) into a FASTA file."""
         from pydantic import ValidationError
 
         from analyzers.base import RunContext
@@ -241,5 +247,5 @@ def add_langevin_commands(app: typer.Typer) -> None:
         typer.echo(
             f"wrote {result.num_sequences} sequences to {out} ({result.sequences_per_second:.0f}/s); identity "
             f"{result.mean_pairwise_identity:.3f} between sequences, {result.consecutive_identity:.3f} between "
-            "consecutive samples of a chain"
+            f"consecutive samples of a chain; site entropy {result.site_entropy:.2f} nats"
         )

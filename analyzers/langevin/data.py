@@ -1,7 +1,8 @@
 """The masked-token data set (paper Sect. II.1): every sequence gets a fixed random 15 % mask once, masked
 sites are replaced by the mask token, and the shuffled sequences are cut into train / validation / test.
-Loss = mean over sequences of the mean masked-site negative log-likelihood; error = 1 - accuracy over all
-masked sites (paper Appendix B)."""
+Loss = mean over sequences of the mean masked-site negative log-likelihood; error = mean over sequences of
+the per-sequence error, the fraction of that sequence's masked sites predicted wrong (paper Eq. 29-30: a
+mean of per-sequence errors, not pooled over all masked sites)."""
 
 from __future__ import annotations
 
@@ -77,27 +78,28 @@ def make_splits(
 
 
 def masked_loss(logits: torch.Tensor, split: MaskedSplit) -> tuple[torch.Tensor, torch.Tensor]:
-    """(loss, error) for logits (n, L, 21): mean over sequences of the mean masked NLL; 1 - masked accuracy."""
+    """(loss, error) for logits (n, L, 21), both means over sequences of per-sequence values (Eq. 29-30):
+    the mean masked-site NLL and the fraction of masked sites whose most likely residue is wrong."""
     nll = nn.functional.cross_entropy(logits.transpose(1, 2).float(), split.targets, reduction="none")  # (n, L)
     maskf = split.mask.to(nll.dtype)
-    per_sequence = (nll * maskf).sum(1) / maskf.sum(1)
-    correct = (logits.argmax(-1) == split.targets).to(nll.dtype)
-    error = 1.0 - (correct * maskf).sum() / maskf.sum()
-    return per_sequence.mean(), error
+    masked_per_sequence = maskf.sum(1)  # (n,) at least one masked site each (make_splits)
+    per_sequence = (nll * maskf).sum(1) / masked_per_sequence
+    wrong = (logits.argmax(-1) != split.targets).to(nll.dtype)  # (n, L)
+    per_sequence_error = (wrong * maskf).sum(1) / masked_per_sequence
+    return per_sequence.mean(), per_sequence_error.mean()
 
 
 @torch.no_grad()
 def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 1024) -> tuple[float, float]:
-    """(loss, error) on a whole split, model in eval mode (no dropout); sums weighted like the full mean."""
+    """(loss, error) on a whole split, model in eval mode (no dropout); batches weighted by their sequences, so
+    both are the means over the split's sequences (Eq. 29-30)."""
     was_training = model.training
     model.eval()
-    loss_sum = correct = masked = 0.0
+    loss_sum = error_sum = 0.0
     for batch in split.batches(batch_size):
         logits = model(batch.inputs)["logits"]
         loss, error = masked_loss(logits, batch)
         loss_sum += float(loss) * len(batch)
-        count = float(batch.mask.sum())
-        correct += (1.0 - float(error)) * count
-        masked += count
+        error_sum += float(error) * len(batch)
     model.train(was_training)
-    return loss_sum / len(split), 1.0 - correct / masked
+    return loss_sum / len(split), error_sum / len(split)

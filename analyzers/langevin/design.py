@@ -36,10 +36,12 @@ __all__ = [
     "energy",
     "interaction_matrix",
     "mean_pairwise_identity",
+    "mean_site_entropy",
     "simulated_tempering",
     "swap_deltas",
     "write_fasta",
     "read_fasta",
+    "read_sequences",
 ]
 
 AMINO_ACIDS = "ARNDCQEGHILKMFPSTWYV"  # order of the authors' code; mask id is 20
@@ -190,12 +192,23 @@ class TemperingReport:
     mean_energy: list[float]  # per temperature, after burn-in
     visits: list[int]  # chain-sweeps spent at each temperature after burn-in
     mean_pairwise_identity: float  # between sampled sequences
+    site_entropy: float  # mean over sites of the entropy (nats) of the sampled residues
     consecutive_identity: float  # between consecutive samples of the same chain (decorrelation check)
     sample_energies: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (n,)
     num_chains: int = 0
     swaps_attempted: int = 0
     sweeps: int = 0
     log_weights: list[float] = field(default_factory=list)
+
+    def sample_energy_check(self) -> dict[str, float | bool]:
+        """Samples drawn at equilibrium have the lowest level's mean energy: their mean minus that mean, its
+        standard error (samples' spread / sqrt(n)), and whether they agree within three standard errors."""
+        if len(self.sample_energies) < 2 or not self.mean_energy:
+            return {}
+        difference = float(self.sample_energies.mean() - self.mean_energy[-1])
+        error = float(self.sample_energies.std(ddof=1) / np.sqrt(len(self.sample_energies))) + 1e-12
+        return {"sample_minus_level_energy": difference, "sample_energy_standard_error": error,
+                "samples_equilibrated": bool(abs(difference) < 3.0 * error)}  # fmt: skip
 
     def summary(self) -> dict[str, object]:
         """JSON-ready diagnostics (no sequences)."""
@@ -207,8 +220,10 @@ class TemperingReport:
             "mean_energy": self.mean_energy,
             "visits": self.visits,
             "mean_pairwise_identity": self.mean_pairwise_identity,
+            "site_entropy": self.site_entropy,
             "consecutive_identity": self.consecutive_identity,
             "mean_sample_energy": float(self.sample_energies.mean()) if len(self.sample_energies) else None,
+            **self.sample_energy_check(),
             "num_chains": self.num_chains,
             "swaps_attempted": self.swaps_attempted,
             "sweeps": self.sweeps,
@@ -229,15 +244,19 @@ def simulated_tempering(
     max_sweeps: int = 100_000,
     adapt_rate: float = 0.05,
     progress: Callable[[float, str], None] | None = None,
+    equilibration_sweeps: int = 0,
 ) -> TemperingReport:
     """Adaptive simulated tempering of ``num_chains`` chains; ``num_samples`` sequences at the lowest T.
 
     contacts (L, L) bool; interactions (20, 20) symmetric; composition (L,) ids whose multiset every
     sequence keeps (swap moves only). ``temperatures`` in any order (sorted high to low here). A sweep is
     L swap attempts per chain followed by one temperature move per chain. Sampling starts after
-    ``burn_in_sweeps``; a chain is sampled when at the lowest temperature, at least ``sweeps_between``
-    sweeps after its previous sample, and after climbing ``decorrelation_level`` (0..1) of the ladder
-    since then. ``progress(fraction, message)`` is called every few sweeps (it may raise to cancel).
+    ``burn_in_sweeps``; a chain becomes due when at the lowest temperature, at least ``sweeps_between``
+    sweeps after its previous sample and after climbing ``decorrelation_level`` (0..1) of the ladder since
+    then; a due chain is held at the lowest temperature (swap moves only, which keep that temperature's
+    distribution) for ``equilibration_sweeps`` sweeps and sampled then: a chain sampled on arrival still
+    carries the energy of the level above, so its energy sits above that level's mean.
+    ``progress(fraction, message)`` is called every few sweeps (it may raise to cancel).
     """
     ladder = np.sort(np.asarray(temperatures, dtype=np.float64))[::-1]  # high to low
     if len(ladder) < 2 or not (ladder > 0).all():
@@ -267,6 +286,7 @@ def simulated_tempering(
     temp_accepted = temp_tried = 0
     since_sample = np.full(chains, sweeps_between, dtype=np.int64)  # the first sample needs no wait
     climbed = np.ones(chains, dtype=bool)  # a random start is independent of everything before it
+    held = np.full(chains, -1, dtype=np.int64)  # sweeps left at the lowest temperature before a sample; -1: free
     last_sample = np.full((chains, length), -1, dtype=np.int64)
     samples: list[np.ndarray] = []
     sample_energies: list[np.ndarray] = []
@@ -303,6 +323,8 @@ def simulated_tempering(
         # The level means follow the chains as they equilibrate (moving average); the weights follow the
         # means by thermodynamic integration, ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>, and an
         # occupancy feedback (Wang-Landau-like) corrects what the integration misses where the chains drift.
+        # Held chains count: leaving them out makes the feedback see the lowest level empty and raise its weight
+        # until chains of any energy drop in (measured: samples 11 standard errors above the level's mean).
         occupied = np.bincount(level, minlength=levels)
         per_level = np.bincount(level, weights=energies, minlength=levels)
         seen = occupied > 0
@@ -317,7 +339,7 @@ def simulated_tempering(
             inside = (proposal >= 0) & (proposal < levels)
             target = np.clip(proposal, 0, levels - 1)
             log_ratio = -(betas[target] - betas[level]) * energies + log_weights[target] - log_weights[level]
-            move = inside & (np.log(rng.random(chains)) < log_ratio)
+            move = inside & (np.log(rng.random(chains)) < log_ratio) & (held < 0)
             temp_tried += int(inside.sum())
             temp_accepted += int(move.sum())
             level = np.where(move, target, level)
@@ -336,7 +358,10 @@ def simulated_tempering(
         visits += np.bincount(level, minlength=levels)
         since_sample += 1
         climbed |= level <= climb_to
-        ready = (level == levels - 1) & (since_sample >= sweeps_between) & climbed
+        held[held > 0] -= 1
+        due = (level == levels - 1) & (since_sample >= sweeps_between) & climbed & (held < 0)
+        held[due] = equilibration_sweeps
+        ready = held == 0
         take = rows[ready][: num_samples - collected]
         if take.size:
             previous = last_sample[take]
@@ -348,6 +373,7 @@ def simulated_tempering(
             last_sample[take] = sequences[take]
             since_sample[take] = 0
             climbed[take] = False
+            held[take] = -1
             collected += take.size
     sampled = np.concatenate(samples)[:num_samples]
     return TemperingReport(
@@ -358,6 +384,7 @@ def simulated_tempering(
         mean_energy=np.where(energy_count > 0, energy_sum / np.maximum(energy_count, 1), np.nan).tolist(),
         visits=visits.tolist(),
         mean_pairwise_identity=mean_pairwise_identity(sampled),
+        site_entropy=mean_site_entropy(sampled),
         consecutive_identity=float(np.mean(consecutive_same)) if consecutive_same else float("nan"),
         sample_energies=np.concatenate(sample_energies)[:num_samples],
         num_chains=chains,
@@ -365,6 +392,17 @@ def simulated_tempering(
         sweeps=sweep,
         log_weights=log_weights.tolist(),
     )
+
+
+def mean_site_entropy(sequences: np.ndarray) -> float:
+    """Mean over sites of the Shannon entropy (nats) of the residues at that site in (n, L) id sequences
+    (the authors' set: 1.57 nats)."""
+    n, length = sequences.shape
+    counts = np.zeros((length, 20))
+    np.add.at(counts, (np.broadcast_to(np.arange(length), (n, length)), sequences), 1.0)  # (L, 20)
+    frequencies = counts / n
+    logs = np.log(np.where(frequencies > 0, frequencies, 1.0))
+    return float(-(frequencies * logs).sum(axis=1).mean())
 
 
 def mean_pairwise_identity(sequences: np.ndarray, max_sequences: int = 3000) -> float:
@@ -416,3 +454,42 @@ def read_fasta(path: str | Path) -> np.ndarray:
     if len(lengths) != 1:
         raise ValueError(f"{path}: records have different lengths {sorted(lengths)}")
     return np.stack(sequences)
+
+
+def read_sequences(path: str | Path, length: int, source: str = "the structure") -> np.ndarray:
+    """Sequences made elsewhere, as (n, L) ids: FASTA (records may wrap) or one sequence per line (blank lines
+    and '#' comments skipped). Every sequence must have ``length`` residues from the 20 amino acids; the
+    first that does not raises a ``ValueError`` of one line naming the file and the record."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"sequences file not found: {path}")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not a text file of sequences ({error.reason})") from error
+    records: list[tuple[str, list[str]]] = []
+    fasta = any(line.startswith(">") for line in lines)
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if text.startswith(">"):
+            records.append((f"{text[1:].strip() or '(unnamed)'} (line {number})", []))
+        elif fasta:
+            if not records:
+                raise ValueError(f"{path}: line {number}: sequence text before the first '>' header")
+            records[-1][1].append(text)
+        else:
+            records.append((f"line {number}", [text]))
+    if not records:
+        raise ValueError(f"{path}: no sequences (FASTA records or one sequence per line)")
+    encoded = []
+    for name, parts in records:
+        text = "".join(parts).upper()
+        unknown = sorted({a for a in text if a not in AMINO_ACIDS})
+        if unknown:
+            raise ValueError(f"{path}: record {name}: letters outside the 20 amino acids: {''.join(unknown)}")
+        if len(text) != length:
+            raise ValueError(f"{path}: record {name}: {len(text)} residues, but {source} has {length}")
+        encoded.append(encode(text))
+    return np.stack(encoded)

@@ -111,8 +111,9 @@ class CompactTransformer(nn.Module):
 
 
 class PoolingFeedForward(nn.Module):
-    """Baseline: [LN(emb), mean over unmasked positions] (2d) -> W1 -> relu + PE_m -> W2, plus a
-    projection (d -> m) of the normalized input as residual, LayerNorm(m), Linear(m, 21) head."""
+    """Baseline (paper Appendix A): [LN(emb), mean over unmasked positions] (2d) -> W1 -> relu + PE_m -> W2 ->
+    relu, plus a projection (d -> m) of the normalized input as residual, LayerNorm(m), Linear(m, 21) head.
+    The ReLU after W2 is the paper's (a second non-linearity; the transformer's FFN has none after W2)."""
 
     pe: torch.Tensor
     pe_hidden: torch.Tensor
@@ -140,7 +141,7 @@ class PoolingFeedForward(nn.Module):
         pooled = (x * visible).sum(1, keepdim=True) / visible.sum(1, keepdim=True).clamp(min=1)  # (batch, 1, d)
         features = torch.cat([x, pooled.expand_as(x)], dim=-1)  # (batch, seq, 2d)
         hidden = torch.relu(self.linear1(features)) + self.pe_hidden[:length]  # (batch, seq, m)
-        y = self.norm_out(self.residual(x) + self.dropout(self.linear2(hidden)))
+        y = self.norm_out(self.residual(x) + self.dropout(torch.relu(self.linear2(hidden))))  # (batch, seq, m)
         return {"logits": self.head(y)}
 
 

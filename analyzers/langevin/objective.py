@@ -99,17 +99,16 @@ def evaluate_split(
 
     The mean attention is averaged over the split's sequences (not yet symmetrized)."""
     loss_sum = torch.zeros((), dtype=torch.float64, device=split.targets.device)
-    correct = torch.zeros_like(loss_sum)
+    error_sum = torch.zeros_like(loss_sum)  # per-sequence errors (Eq. 29-30): batches weighted by sequences
     attention_sum = None
-    masked = float(split.mask.sum())
     for start in range(0, len(split), batch_size):
         batch = split.subset(torch.arange(start, min(start + batch_size, len(split))))
         out = model(batch.inputs, return_attention=attention)
         loss, error = masked_loss(out["logits"], batch)
         loss_sum += loss.double() * len(batch)
-        correct += (1.0 - error.double()) * batch.mask.sum()
+        error_sum += error.double() * len(batch)
         if attention and "attention" in out:
             summed = out["attention"].double().sum(0)  # (layers, L, L)
             attention_sum = summed if attention_sum is None else attention_sum + summed
     mean_attention = None if attention_sum is None else (attention_sum / len(split)).cpu()
-    return float(loss_sum) / len(split), 1.0 - float(correct) / masked, mean_attention
+    return float(loss_sum) / len(split), float(error_sum) / len(split), mean_attention

@@ -75,7 +75,7 @@ class Experiment:
 
 
 def load_contact_map(params: LangevinParams, cache_dir: Path | None = None) -> structure.ContactMap:
-    """The structure's contact map (file, RCSB id, or the idealized bundle), checked against the sequence."""
+    """The structure's contact map (a file, an RCSB id, or the shipped 1UBI), checked against the sequence."""
     if params.structure_file:
         contact_map = structure.read_contact_map(
             params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
@@ -87,8 +87,8 @@ def load_contact_map(params: LangevinParams, cache_dir: Path | None = None) -> s
         )
         contact_map.source = f"RCSB {params.pdb_id.upper()}: {contact_map.source}"
     else:
-        contact_map = structure.bundle_contact_map(params.bundle_cutoff, params.design_min_separation)
-    composition = getattr(params, "sequence", None) or contact_map.sequence or structure.ACBP_SEQUENCE
+        contact_map = structure.shipped_contact_map(params.cutoff, params.design_min_separation)
+    composition = getattr(params, "sequence", None) or contact_map.sequence
     if len(composition) < contact_map.length:
         raise structure.StructureError(
             f"the sequence ({len(composition)} residues) is shorter than the contact map ({contact_map.length} "
@@ -108,13 +108,35 @@ def load_contact_map(params: LangevinParams, cache_dir: Path | None = None) -> s
     return contact_map
 
 
+def external_sequences(params: LangevinParams, contact_map: structure.ContactMap) -> tuple[np.ndarray, dict[str, Any]]:
+    """The operator's sequences (``sequences_file``) in place of the design, checked against the structure."""
+    assert params.sequences_file is not None
+    sequences = design.read_sequences(params.sequences_file, contact_map.length, contact_map.source)
+    needed = params.train_size + params.val_size + params.test_size
+    if len(sequences) < needed:
+        raise ValueError(
+            f"{params.sequences_file}: {len(sequences)} sequences, but train + validation + test = {needed}; "
+            "give more sequences or smaller splits"
+        )
+    summary = {
+        "source": f"external sequences from {Path(params.sequences_file).name}",
+        "num_sequences": len(sequences),
+        "mean_pairwise_identity": design.mean_pairwise_identity(sequences),
+        "site_entropy": design.mean_site_entropy(sequences),
+    }
+    return sequences, summary
+
+
 def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, work: Path, report: Report) -> tuple[
     np.ndarray, dict[str, Any], bool
 ]:
+    if params.sequences_file:
+        sequences, summary = external_sequences(params, contact_map)
+        return sequences, summary, False
     key = stage_key(
-        "design-v1", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
+        "design-v3", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
         params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
-        params.design_decorrelation_level, params.seed,
+        params.design_decorrelation_level, params.design_equilibration_sweeps, params.seed,
     )  # fmt: skip
     path = work / "design" / f"{key}.npz"
     if path.is_file():
@@ -129,6 +151,7 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         sweeps_between=params.design_sweeps_between,
         burn_in_sweeps=params.design_burn_in_sweeps,
         decorrelation_level=params.design_decorrelation_level,
+        equilibration_sweeps=params.design_equilibration_sweeps,
         seed=params.seed,
         progress=lambda fraction, message: report(0.05 * fraction, message),
     )
@@ -157,6 +180,7 @@ def _training_settings(params: LangevinParams) -> TrainingSettings:
         batch_size=params.batch_size, warmup=params.warmup, max_steps=params.max_train_steps,
         eval_every=params.eval_every, patience=params.patience, ensemble_size=params.es_ensemble_size,
         saturation_tolerance=params.saturation_tolerance, ot_max_steps=params.ot_max_steps, lr_scale=params.lr_scale,
+        references=params.references,
     )  # fmt: skip
 
 
@@ -175,7 +199,7 @@ def _cached_training(
     name: str, config: ModelConfig, splits: Splits, params: LangevinParams, device: str, work: Path, report: Report
 ) -> tuple[TrainingOutcome, str, bool]:
     settings = _training_settings(params)
-    key = stage_key("train-v2", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
+    key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
     path = work / "train" / f"{key}.pt"
     if path.is_file():
         try:  # plain data only: a planted or damaged file is retrained over, never unpickled
@@ -238,7 +262,8 @@ def _run_experiment(
     runs: dict[str, ModelRun] = {}
     for position, (name, config) in enumerate(configs.items()):
         fraction = 0.05 + 0.25 * position / len(configs)
-        report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then ES and OT)")
+        report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then {params.references} ES/OT "
+               "references)")
         def training_report(_fraction: float, message: str, at: float = fraction) -> None:
             report(at, message)
 

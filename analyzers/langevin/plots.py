@@ -19,23 +19,33 @@ def _pyplot():  # noqa: ANN202 - matplotlib's module
     return plt
 
 
-def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], es: dict[str, dict[str, float]]) -> None:
+def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[str, dict[str, list[float]]]) -> None:
     """curves[model] = {'temperatures', 'mean_loss', 'specific_heat', 'train_error', 'validation_error',
-    'test_error', 'peak_temperature'}; es[model] = ES metrics (drawn as horizontal lines)."""
+    'test_error', 'test_error_std', 'equilibrated', 'peak_temperature'}; references[model] = {'ES': test errors
+    of the reference seeds, 'OT': ...}: the ES band spans their range. Temperatures that did not equilibrate are
+    drawn hollow."""
     plt = _pyplot()
     figure, axes = plt.subplots(2, 3, figsize=(13, 7))
     for name, curve in curves.items():
         temperatures = np.asarray(curve["temperatures"])
+        settled = np.asarray(curve.get("equilibrated", [True] * len(temperatures)), dtype=bool)
         for row, scale in enumerate((temperatures, temperatures / curve["peak_temperature"])):
             axes[row, 0].plot(scale, curve["mean_loss"], "o-", label=name)
             axes[row, 1].plot(scale, curve["specific_heat"], "o-", label=name)
-            line = axes[row, 2].plot(scale, curve["test_error"], "o-", label=f"{name} test")[0]
-            color = line.get_color()
+            errors = np.asarray(curve["test_error"])
+            bars = axes[row, 2].errorbar(scale, errors, yerr=curve.get("test_error_std"), fmt="-", capsize=3,
+                                         label=f"{name} test (+- std over snapshots)")  # fmt: skip
+            color = bars.lines[0].get_color()
+            axes[row, 2].plot(scale[settled], errors[settled], "o", color=color)
+            axes[row, 2].plot(scale[~settled], errors[~settled], "o", color=color, mfc="none")
             axes[row, 2].plot(scale, curve["train_error"], "s--", color=color, alpha=0.6, label=f"{name} train")
-            if name in es and "test_error" in es[name]:
-                axes[row, 2].axhline(es[name]["test_error"], color=line.get_color(), lw=0.8, ls=":")
+            es = [e for e in references.get(name, {}).get("ES", []) if np.isfinite(e)]
+            if es:
+                axes[row, 2].axhspan(min(es), max(es), color=color, alpha=0.15, lw=0)
+                axes[row, 2].axhline(float(np.mean(es)), color=color, lw=0.8, ls=":")
     for row, label in enumerate(("T", "T / T(peak C)")):
-        for column, ylabel in enumerate(("mean training loss", "C = var(L) / T^2", "error (dotted: ES test)")):
+        for column, ylabel in enumerate(("mean training loss", "C = var(L) / T^2",
+                                         "error (band: ES seeds; hollow: not equilibrated)")):  # fmt: skip
             axis = axes[row, column]
             axis.set_xscale("log")
             axis.set_xlabel(label)
