@@ -101,6 +101,7 @@ def test_trained_tiny_esm_is_cached_and_deterministic(quick_builtin: str, tmp_pa
     assert [p.name for p in (tmp_path / "a").iterdir()] == [first.name]  # no staging folder left
 
 
+@pytest.mark.analyzer("depth.probe")
 def test_depth_probe_registered_runs_on_a_built_in_trained_model(quick_builtin: str, tmp_path: Path) -> None:
     analyzer = registry.get("depth.probe")
     params = analyzer.params_for(scale="smoke")
@@ -386,6 +387,7 @@ def _sweep_params(**over: object) -> dict[str, object]:
     return params
 
 
+@pytest.mark.analyzer("depth.sweep")
 def test_an_undertrained_sweep_is_inconclusive_and_says_why(tmp_path: Path, kb_home: Path) -> None:
     from kb.verdicts import evaluate
     from schemas import Claim, VerdictKind

@@ -29,6 +29,7 @@ def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("langevin-work")
 
 
+@pytest.mark.analyzer("langevin.sweep", "langevin.contacts", "langevin.similarity")
 def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Path, tmp_path: Path) -> None:
     sweep = get("langevin.sweep")
     result = sweep.run(sweep.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "sweep"))
@@ -92,6 +93,7 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     assert np.load(tmp_path / "c" / "mean_attention.npy").shape == (3, 1, 76, 76)
 
 
+@pytest.mark.analyzer("langevin.design")
 def test_langevin_design_analyzer_reports_exact_composition(tmp_path: Path) -> None:
     analyzer = get("langevin.design")
     fast = {"num_sequences": 90, "design_temperatures": list(DEFAULT_LADDER), "design_burn_in_sweeps": 40}

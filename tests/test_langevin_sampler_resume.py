@@ -16,7 +16,7 @@ from analyzers.registry import get
 
 def test_langevin_sampler_resumes_from_the_checkpoint_folder_on_another_node(tmp_path: Path) -> None:
     analyzer = get("langevin.sweep")
-    overrides = {"include_ffn": False, "temperatures": [1e-4, 1e-3], "checkpoint_every": 20, "max_train_steps": 40,
+    overrides = {"include_ffn": False, "temperatures": [1e-4, 1e-3], "checkpoint_every": 20, "max_train_steps": 200,
                  "ot_max_steps": 10, "num_sequences": 120, "train_size": 60, "val_size": 10, "test_size": 40,
                  "design_burn_in_sweeps": 10}  # fmt: skip
     params = analyzer.params_for(overrides, scale="smoke")

@@ -16,7 +16,7 @@ import typer.main
 from pydantic import Field
 
 from analyzers import registry
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext, metrics_of
 from kb.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,17 +26,39 @@ HEAVY_FOR_CLI = ("torch", "transformers", "matplotlib", "scipy", "gemmi", "nnsig
 HEAVY_FOR_REGISTRY = (*HEAVY_FOR_CLI, "numpy", "huggingface_hub", "safetensors", "tokenizers")
 
 
-def test_registry_every_analyzer_is_typed_and_tested() -> None:
+def _analyzer_markers() -> dict[str, list[str]]:
+    """Analyzer name -> the tests marked ``@pytest.mark.analyzer(name, ...)`` (read from the test files' code)."""
+    import ast
+
+    marked: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for decorator in node.decorator_list:
+                if (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)
+                        and decorator.func.attr == "analyzer"):
+                    for arg in decorator.args:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                            marked.setdefault(arg.value, []).append(f"{path.name}::{node.name}")
+    return marked
+
+
+def test_registry_every_analyzer_is_typed_and_has_a_named_test() -> None:
+    """As datasette does for its hooks: each registered analyzer has a test that says it runs it end to end
+    (``@pytest.mark.analyzer(name)``), and no such marker names an analyzer that is not registered."""
     analyzers = registry.load_all()
     assert "noop" in analyzers
-    tests_text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "tests").glob("test_*.py"))
+    marked = _analyzer_markers()
     for name, cls in analyzers.items():
         assert issubclass(cls.Params, AnalyzerParams) and issubclass(cls.Result, AnalyzerResult), name
         assert cls.summary and cls.metrics, f"{name} must declare a summary and its metrics"
-        assert set(cls.metrics) <= set(cls.Result.model_fields) | {m.split(".")[0] for m in cls.metrics}
+        assert cls.metrics == metrics_of(cls.Result) or set(cls.metrics) <= set(cls.Result.model_fields), name
         for metric in cls.metrics:
             assert metric.split(".")[0] in cls.Result.model_fields, f"{name}: metric {metric!r} is not in Result"
-        assert f'"{name}"' in tests_text or f"'{name}'" in tests_text, f"analyzer {name!r} has no test"
+        assert marked.get(name), f"analyzer {name!r} has no test marked @pytest.mark.analyzer({name!r})"
+    stale = sorted(set(marked) - set(analyzers) - {"throwaway"})
+    assert not stale, f"tests are marked for analyzers that are not registered: {stale}"
 
 
 def test_registry_unknown_name_lists_registered() -> None:

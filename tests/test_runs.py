@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlmodel import Session
 
 from kb.artifact_store import ArtifactStore
@@ -42,6 +43,7 @@ def _kb(tmp_path: Path, value: float = 3.0) -> KnowledgeBase:
     return KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
 
 
+@pytest.mark.analyzer("noop")
 def test_verify_runs_and_records_supported_verdict_with_artifacts(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     queued, skipped = kb.verify(["q#echo-big"])

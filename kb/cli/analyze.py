@@ -10,7 +10,6 @@ folders) may be set here, unlike in a note.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import types
 import typing
 from pathlib import Path
@@ -21,6 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from ruamel.yaml import YAML
 
+from analyzers.files import atomic_write_json
 from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
 
 
@@ -104,7 +104,7 @@ def run_analyzer(
     except Cancelled:
         raise typer.Exit(130) from None
     metrics = result.model_dump(mode="json")
-    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
+    atomic_write_json(out_dir / "metrics.json", metrics)
     if as_json:
         print_json({"id": name, "out": str(out_dir), "scale": analyzer.scale_name(params), "metrics": metrics})
         return
@@ -113,5 +113,8 @@ def run_analyzer(
     for metric in analyzer.metrics:
         value = metrics.get(metric)
         if isinstance(value, int | float | bool | str):
-            console.print(f"  {escape(metric)} = {value:.4g}" if isinstance(value, float)
-                          else f"  {escape(metric)} = {escape(str(value))}")
+            shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+            # A value whose test failed is shown as such: a claim on it reads inconclusive.
+            why = result.untestable.get(metric)
+            console.print(f"  {escape(metric)} = {escape(shown)}" + (f" [yellow](untestable: {escape(why)})[/]"
+                                                                     if why else ""), soft_wrap=True)
