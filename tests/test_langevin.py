@@ -87,10 +87,8 @@ def test_structure_missing_or_unreadable_file_errors(tmp_path: Path) -> None:
 def test_structure_fetch_fails_fast_offline_and_uses_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="not a PDB id"):
         structure.fetch_pdb("toolong", tmp_path)
-    monkeypatch.setenv("KB_OFFLINE", "1")
     with pytest.raises(ConnectionError, match="KB_OFFLINE"):
-        structure.fetch_pdb("2abd", tmp_path)
-    monkeypatch.delenv("KB_OFFLINE")
+        structure.fetch_pdb("2abd", tmp_path, offline=True)
     monkeypatch.setattr(structure, "RCSB_URL", "http://10.255.255.1/{pdb_id}.cif")  # unroutable: would hang
     started = time.perf_counter()
     with pytest.raises(ConnectionError, match="offline"):

@@ -78,7 +78,9 @@ def test_replicas_equal_the_per_temperature_sampler_step_for_step(
     for index, single in enumerate(singles):
         torch.testing.assert_close(batched.masses[index], single["masses"], rtol=1e-4, atol=0)  # float32 sums
         torch.testing.assert_close(losses[index], single["losses"], rtol=1e-5, atol=1e-7)
-        torch.testing.assert_close(batched.w[index], single["w"], rtol=1e-5, atol=1e-7)
+        # float32 sums in another order (vmapped vs one replica) drift by a few ulps per step: close relative to
+        # the weights' own scale, as for the momenta
+        torch.testing.assert_close(batched.w[index], single["w"], rtol=1e-5, atol=1e-5 * float(single["w"].abs().max()))
         # momenta carry float32 gradients: close relative to their own scale
         torch.testing.assert_close(batched.p[index], single["p"], rtol=1e-4, atol=1e-5 * float(single["p"].abs().max()))
         if constrained:  # on its own sphere

@@ -50,7 +50,11 @@ def test_registry_every_analyzer_is_typed_and_has_a_named_test() -> None:
     analyzers = registry.load_all()
     assert "noop" in analyzers
     marked = _analyzer_markers()
-    for name, cls in analyzers.items():
+    # Only what the tree ships or the tests register through KB_ANALYZER_MODULES: other tests register
+    # throw-away analyzers in this process to exercise the queue.
+    shipped = {name: cls for name, cls in analyzers.items()
+               if cls.__module__.startswith("analyzers.") or cls.__module__ == "tests.noop_analyzer"}
+    for name, cls in shipped.items():
         assert issubclass(cls.Params, AnalyzerParams) and issubclass(cls.Result, AnalyzerResult), name
         assert cls.summary and cls.metrics, f"{name} must declare a summary and its metrics"
         assert cls.metrics == metrics_of(cls.Result) or set(cls.metrics) <= set(cls.Result.model_fields), name

@@ -21,12 +21,6 @@ from __future__ import annotations
 import numpy as np
 
 
-def symmetrized_mean_attention(attention: np.ndarray) -> np.ndarray:
-    """Mean over leading axes of (..., L, L) attention, symmetrized (A + A^T) / 2 -> (L, L)."""
-    mean = attention.reshape(-1, *attention.shape[-2:]).mean(axis=0)
-    return 0.5 * (mean + mean.T)
-
-
 def _top_pairs(scores: np.ndarray, min_separation: int, count: int) -> np.ndarray:
     """The ``count`` highest-scoring pairs i < j with j - i >= min_separation, as (count, 2)."""
     i, j = np.triu_indices(len(scores), k=max(min_separation, 1))
@@ -131,11 +125,6 @@ def tolerance_precision(
 def specific_heat(losses: np.ndarray, temperature: float) -> float:
     """C = var(L) / T^2 over a sampled loss trace."""
     return float(np.var(losses) / temperature**2)
-
-
-def peak_index(values: list[float]) -> int:
-    """Index of the largest value (the specific-heat peak); NaNs ignored."""
-    return int(np.nanargmax(np.asarray(values, dtype=float)))
 
 
 def peakedness(values: list[float]) -> float:

@@ -96,7 +96,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
             Path | None, typer.Option("--sequences", help="FASTA or one sequence per line, instead of the design.")
         ] = None,
         chain: Annotated[str | None, typer.Option(help="Chain id (default: the first).")] = None,
-        model: Annotated[int, typer.Option("--model", help="Model number of an NMR ensemble.")] = 1,
+        model: Annotated[int, typer.Option("--nmr-model", help="Model number of an NMR ensemble (1-based).")] = 1,
         cutoff: Annotated[float | None, typer.Option(help="Heavy-atom contact cutoff, A.")] = None,
         temperatures: Annotated[str | None, typer.Option(help="Comma-separated sampling temperatures.")] = None,
         sampler: Annotated[str | None, typer.Option(help="pseudo-langevin, unconstrained or sgld.")] = None,

@@ -458,7 +458,7 @@ def similarity(analyzer: LangevinSimilarity, params: SimilarityParams, ctx: RunC
 
 
 def design(analyzer: LangevinDesign, params: DesignParams, ctx: RunContext) -> DesignResult:
-    contact_map = load_contact_map(params, ctx.cache_dir)  # type: ignore[arg-type]
+    contact_map = load_contact_map(params, ctx.cache_dir, offline=ctx.offline)  # type: ignore[arg-type]
     composition = sequence_design.encode(contact_map.sequence)
     started = time.perf_counter()
     report = sequence_design.simulated_tempering(

@@ -74,14 +74,15 @@ class Experiment:
     provenance: dict[str, Any]
 
 
-def load_contact_map(params: LangevinParams, cache_dir: Path | None = None) -> structure.ContactMap:
+def load_contact_map(params: LangevinParams, cache_dir: Path | None = None, *, offline: bool = False,
+                     ) -> structure.ContactMap:
     """The structure's contact map (a file, an RCSB id, or the shipped 1UBI), checked against the sequence."""
     if params.structure_file:
         contact_map = structure.read_contact_map(
             params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
     elif params.pdb_id:
-        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir, cache_dir))
+        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir, cache_dir), offline=offline)
         contact_map = structure.read_contact_map(
             path, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
@@ -249,7 +250,7 @@ def _run_experiment(
     in_progress = ctx.checkpoint_dir / "langevin-samples" if ctx.checkpoint_dir is not None else work / "samples"
     torch.manual_seed(params.seed)
     reused: list[str] = []
-    contact_map = load_contact_map(params, ctx.cache_dir)
+    contact_map = load_contact_map(params, ctx.cache_dir, offline=ctx.offline)
     report(0.0, f"contact map: {contact_map.source}, {int(contact_map.contacts.sum()) // 2} contacts")
     sequences, design_summary, cached = _cached_design(params, contact_map, work, report)
     if cached:

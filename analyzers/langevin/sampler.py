@@ -300,16 +300,3 @@ class SGLD:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.w, self.loss = state["w"].to(self.w.device), state["loss"].to(self.w.device)
         self.steps_done = int(state["steps_done"])
-
-
-def sgld_step(
-    w: torch.Tensor,
-    grad_fn: GradFn,
-    step_size: float,
-    temperature: float,
-    generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One plain SGLD step from ``w``: (new w, loss at w)."""
-    sampler = SGLD(w, grad_fn, step_size, temperature, generator)
-    loss = sampler.step()
-    return sampler.w, loss

@@ -8,7 +8,6 @@ it is: neither the shipped structure nor the bundle is 2ABD, the paper's target.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import threading
 import urllib.request
@@ -118,22 +117,12 @@ def read_contact_map(
     return ContactMap(contacts, "".join(letters), source, cutoff, min_separation)
 
 
-def contact_map_from_file(
-    path: str | Path, chain: str | None = None, model: int = 1, cutoff: float = 4.5, min_separation: int = 1
-) -> np.ndarray:
-    """The (L, L) bool contact map of :func:`read_contact_map` (kept for callers that want the array only)."""
-    return read_contact_map(path, chain, model, cutoff, min_separation).contacts
-
-
-def _offline() -> bool:
-    return os.environ.get("KB_OFFLINE", "0") not in ("0", "", "false", "False")
-
-
-def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 8.0) -> Path:
+def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 8.0, *, offline: bool = False) -> Path:
     """mmCIF of ``pdb_id`` from RCSB, kept in ``cache_dir`` and reused from there.
 
     The download runs under an overall deadline (DNS included), so an offline machine gets a
-    ``ConnectionError`` within ``timeout`` seconds, never a hang. ``KB_OFFLINE=1`` skips the network.
+    ``ConnectionError`` within ``timeout`` seconds, never a hang. ``offline`` (the person running kb said
+    there is no network: ``RunContext.offline``) skips the network.
     """
     if not re.fullmatch(r"[0-9][A-Za-z0-9]{3}", pdb_id):
         raise ValueError(f"{pdb_id!r} is not a PDB id (four characters, a digit first, e.g. 2ABD)")
@@ -141,8 +130,8 @@ def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 8.0) -> Path:
     if cache.is_file():
         return cache
     advice = "give a structure file (--structure FILE), or run without one to use the shipped 1UBI structure"
-    if _offline():
-        raise ConnectionError(f"KB_OFFLINE is set: cannot download {pdb_id.upper()} from RCSB; {advice}")
+    if offline:
+        raise ConnectionError(f"offline (KB_OFFLINE): cannot download {pdb_id.upper()} from RCSB; {advice}")
     outcome: dict[str, object] = {}
 
     def download() -> None:

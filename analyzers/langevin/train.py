@@ -14,7 +14,6 @@ saves the OT weights. The paper's ES and OT error bars come from three reference
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -227,8 +226,3 @@ def _reference_run(
                 loss, error = evaluate(model, split)
                 metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
     return _Reference(es_state, ot_state, es_step, trainer.step_count, saturated, trace, metrics)
-
-
-def clone_model(model: nn.Module) -> nn.Module:
-    """A deep copy (same device)."""
-    return copy.deepcopy(model)
