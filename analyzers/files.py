@@ -24,7 +24,8 @@ from typing import Any
 
 def _write_temp_beside(path: Path, data: bytes) -> str:
     """Write ``data`` fully (fsynced) to a temp file in ``path``'s folder, ready to be renamed or linked."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # ".part-" in the name: the artifact store never uploads a checkpoint file that is still being written
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.part-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

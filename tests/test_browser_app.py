@@ -62,17 +62,9 @@ class Served:
     process: subprocess.Popen[bytes]
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    """``kb app`` serving a copy of the bundled notes plus a noop note."""
-    papers, home = tmp_path / "papers", tmp_path / "home"
-    shutil.copytree(ROOT / "papers", papers)
-    (papers / "sources" / "noop.txt").write_text(SOURCE_TEXT, encoding="utf-8")
-    (papers / "noop-note.md").write_text(noop_note(), encoding="utf-8")
+def serve(tmp_path: Path, papers: Path, home: Path, env: dict[str, str]) -> Iterator[Served]:
+    """Run ``kb app`` on a free port over ``papers`` and ``home`` until the generator is closed."""
     port = free_port()
-    env = {**os.environ, "KB_APP_WORKER": "true", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    env.pop("KB_DATABASE_URL", None)
-    env.pop("KB_CHAT_MODEL", None)
     log = (tmp_path / "app.log").open("wb")
     app = subprocess.Popen([sys.executable, "-m", "kb.cli", "app", "--port", str(port), "--papers", str(papers),
                             "--home", str(home)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -93,6 +85,19 @@ def served(tmp_path: Path) -> Iterator[Served]:
             app.wait(timeout=20)
         log.close()
         daemon.stop_worker(home)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    """``kb app`` serving a copy of the bundled notes plus a noop note."""
+    papers, home = tmp_path / "papers", tmp_path / "home"
+    shutil.copytree(ROOT / "papers", papers)
+    (papers / "sources" / "noop.txt").write_text(SOURCE_TEXT, encoding="utf-8")
+    (papers / "noop-note.md").write_text(noop_note(), encoding="utf-8")
+    env = {**os.environ, "KB_APP_WORKER": "true", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    env.pop("KB_DATABASE_URL", None)
+    env.pop("KB_CHAT_MODEL", None)
+    yield from serve(tmp_path, papers, home, env)
 
 
 @pytest.fixture

@@ -12,21 +12,16 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kb.core import KnowledgeBase
-from kb.queue import daemon
 from kb.settings import Settings
 from tests.test_app import ROOT, SOURCE_TEXT, noop_note
 from tests.test_app_verdicts import PROXY_NOTE
-from tests.test_browser_app import Served, browser, free_port, idle, keyed, shot, wait_css, wait_text  # noqa: F401
+from tests.test_browser_app import Served, browser, idle, keyed, serve, shot, wait_css, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -39,30 +34,6 @@ QUOTE = "The optimal depth is at least 24 layers for models with 650M parameters
 DRAFT = {"id": "optimal-depth-24", "statement": "At 650M parameters the optimal depth is at least 24 layers.",
          "kind": "quantitative", "quote": QUOTE, "analyzer": {"name": "noop", "params": {"value": 30}},
          "expect": {"metric": "value", "op": ">=", "value": 24}, "scale": {"parameters": 650000000}}
-
-
-def serve(tmp_path: Path, papers: Path, home: Path, env: dict[str, str]) -> Iterator[Served]:
-    port = free_port()
-    log = (tmp_path / "app.log").open("wb")
-    app = subprocess.Popen([sys.executable, "-m", "kb.cli", "app", "--port", str(port), "--papers", str(papers),
-                            "--home", str(home)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                           start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert app.poll() is None, (tmp_path / "app.log").read_text()
-                time.sleep(0.2)
-        yield Served(f"http://127.0.0.1:{port}", papers, home, app)
-    finally:
-        if app.poll() is None:
-            os.killpg(app.pid, 15)
-            app.wait(timeout=20)
-        log.close()
-        daemon.stop_worker(home)
 
 
 def app_env() -> dict[str, str]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from analyzers.files import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,4 @@ def register_imported(cache_dir: Path, name: str, entry: dict[str, Any]) -> None
     registry[name] = {**entry, "imported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
     path = _registry_path(cache_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".registry-", suffix=".json")
-    with os.fdopen(handle, "w", encoding="utf-8") as out:
-        json.dump(registry, out, indent=2, sort_keys=True)
-    os.replace(temp, path)
+    atomic_write_text(path, json.dumps(registry, indent=2, sort_keys=True))

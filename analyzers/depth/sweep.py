@@ -44,7 +44,6 @@ from analyzers.depth.training import (
     MaskedLMTrainer,
     SweepTrainConfig,
     TokenScores,
-    _write_atomic,
     check_fits,
     count_parameters,
     esm_config,
@@ -53,6 +52,7 @@ from analyzers.depth.training import (
     solve_shape,
     training_memory_bytes,
 )
+from analyzers.files import atomic_write_bytes
 from schemas.run import EvidenceScale
 
 #: The margin (in accuracy) a model must beat the unigram floor by, and the z the best depth must reach.
@@ -258,7 +258,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
             notes.append("checkpoints of a sweep with other parameters were found and discarded")
             for old in resume.glob("depth-*"):
                 shutil.rmtree(old)
-        _write_atomic(marker, json.dumps({"fingerprint": fingerprint}).encode("utf-8"))
+        atomic_write_bytes(marker, json.dumps({"fingerprint": fingerprint}).encode("utf-8"))
     rows: list[dict[str, Any]] = []
     scores: list[TokenScores] = []
     share = 1.0 / len(params.depths)
@@ -304,7 +304,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
             })
             if folder is not None:
                 _copy_folder_atomic(target, folder / "model")
-                _write_atomic(folder / "done.json", json.dumps(row).encode("utf-8"))
+                atomic_write_bytes(folder / "done.json", json.dumps(row).encode("utf-8"))
                 for old in folder.glob("state-*.safetensors"):
                     old.unlink()
                 (folder / MaskedLMTrainer.STATE).unlink(missing_ok=True)

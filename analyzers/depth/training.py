@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from torch import nn
 
 from analyzers.depth.batches import encode
 from analyzers.depth.data import AMINO_ACIDS, Record
+from analyzers.files import atomic_write_bytes
 
 # fmt: off
 ESM_VOCAB = [
@@ -394,20 +393,6 @@ def _lr_factor(step: int, warmup_steps: int, steps: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary name in the same folder, then rename (atomic)."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 class MaskedLMTrainer:
     """Trains one ``EsmForMaskedLM`` on a ``StreamedBatches`` source for ``config.steps`` optimiser steps,
     recording learning curves, and saves / restores its complete state (weights, AdamW moments, scheduler,
@@ -457,12 +442,12 @@ class MaskedLMTrainer:
         if self.config.device.startswith("cuda"):
             tensors["rng.cuda"] = torch.cuda.get_rng_state(self.config.device)
         name = f"state-{self.step:09d}.safetensors"
-        _write_atomic(folder / name, save(tensors))
+        atomic_write_bytes(folder / name, save(tensors))
         meta = {
             "tensors": name, "step": self.step, "curves": self.curves.as_dict(), "source": self.source.state(),
             "scheduler": self.scheduler.state_dict(), "param_groups": optimizer["param_groups"],
         }
-        _write_atomic(folder / self.STATE, json.dumps(meta).encode("utf-8"))
+        atomic_write_bytes(folder / self.STATE, json.dumps(meta).encode("utf-8"))
         for old in folder.glob("state-*.safetensors"):
             if old.name != name:
                 old.unlink(missing_ok=True)

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from analyzers.files import atomic_write_json
 from analyzers.registry import register_commands
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, ConnectionError, OSError)
@@ -110,7 +111,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from analyzers.base import Cancelled, NotRunnable
-        from analyzers.langevin.compute import contacts_result, similarity_result, sweep_result, write_json
+        from analyzers.langevin.compute import contacts_result, similarity_result, sweep_result
         from analyzers.langevin.pipeline import run_experiment
         from analyzers.langevin.spec import LangevinSweep
 
@@ -162,8 +163,8 @@ def add_langevin_commands(app: typer.Typer) -> None:
             metrics: dict[str, Any] = {key: result.model_dump(mode="json") for key, result in results.items()}
             metrics["wall_seconds"] = seconds
             metrics["params"] = params.model_dump(mode="json")
-            write_json(staging / "metrics.json", metrics)
-            write_json(staging / "provenance.json", {**experiment.provenance, "wall_seconds": seconds})
+            atomic_write_json(staging / "metrics.json", metrics)
+            atomic_write_json(staging / "provenance.json", {**experiment.provenance, "wall_seconds": seconds})
             _publish(staging, out, overwrite)
         except NotRunnable as error:
             shutil.rmtree(staging, ignore_errors=True)

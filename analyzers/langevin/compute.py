@@ -7,7 +7,6 @@ see (departures from the paper, defaults chosen).
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from analyzers.base import AnalyzerResult, RunContext
+from analyzers.files import atomic_write_json
 from analyzers.langevin import analysis, plots, sampler_report, structure
 from analyzers.langevin import design as sequence_design
 from analyzers.langevin.pipeline import Experiment, load_contact_map, run_experiment
@@ -417,13 +417,6 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
     )
 
 
-def write_json(path: Path, payload: Any) -> None:
-    """Write JSON atomically (temp file, then rename)."""
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(json.dumps(payload, indent=2, default=str), encoding="utf-8")
-    temporary.replace(path)
-
-
 def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> Experiment:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
@@ -431,7 +424,7 @@ def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> E
 
 def _finish(result: AnalyzerResult, ctx: RunContext) -> None:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
-    write_json(ctx.out_dir / "metrics.json", result.model_dump(mode="json"))
+    atomic_write_json(ctx.out_dir / "metrics.json", result.model_dump(mode="json"))
     result.artifacts.append("metrics.json")
     ctx.report(1.0, "done")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analyzers.files import atomic_write_text
 from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.langevin.structure import ACBP_SEQUENCE
 
@@ -426,9 +427,7 @@ def write_fasta(path: str | Path, sequences: np.ndarray, prefix: str = "designed
         text = decode(ids)
         lines.append(f">{prefix}_{k:05d}")
         lines.extend([text[s : s + width] for s in range(0, len(text), width)] if width else [text])
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text("\n".join(lines) + "\n", encoding="ascii")
-    temporary.replace(path)
+    atomic_write_text(path, "\n".join(lines) + "\n")
 
 
 def read_fasta(path: str | Path) -> np.ndarray:

@@ -25,7 +25,6 @@ from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampling import (
     NOISE_MODES,
     TemperatureTask,
-    _atomic_save,
     _layer_slices,
     _masses,
     _snapshot,
@@ -36,6 +35,7 @@ from analyzers.langevin.sampling import (
     run_temperature,
     thermostat_report,
 )
+from analyzers.langevin.store import save_plain
 
 
 @dataclass
@@ -50,7 +50,7 @@ def _finished(task: TemperatureTask) -> dict[str, Any] | None:
         stored = read_checkpoint(path)
         if stored is not None and stored.get("done"):
             if path != task.finished_path:
-                _atomic_save(stored, task.finished_path)
+                save_plain(stored, task.finished_path)
             return dict(stored["records"])
     return None
 
@@ -161,9 +161,9 @@ def _run_batch(
                 "sampler": sampler.replica_state(index), "batch_generator": batch_generators[index].get_state(),
                 "noise_generator": noise_generators[index].get_state(), "records": records[index], "done": done,
             }  # fmt: skip
-            _atomic_save(state, task.checkpoint)
+            save_plain(state, task.checkpoint)
             if done and task.finished_path != task.checkpoint:
-                _atomic_save(state, task.finished_path)
+                save_plain(state, task.finished_path)
         on_checkpoint()
 
     def evaluate_train(w: torch.Tensor) -> float:

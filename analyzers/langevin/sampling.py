@@ -102,10 +102,6 @@ def chain_seed(seed: int, temperature: float) -> int:
     return int.from_bytes(digest[:6], "little")
 
 
-def _atomic_save(obj: Any, path: Path) -> None:
-    save_plain(obj, path)
-
-
 def read_checkpoint(path: Path) -> dict[str, Any] | None:
     """The checkpoint at ``path``, or None when there is none or it is not plain data (then sampling restarts)."""
     if not path.is_file():
@@ -239,7 +235,7 @@ def run_temperature(
         stored = read_checkpoint(path)
         if stored is not None and stored.get("done"):
             if path != task.finished_path:  # finished on another node: keep it in this node's cache too
-                _atomic_save(stored, task.finished_path)
+                save_plain(stored, task.finished_path)
             return dict(stored["records"])
     saved = read_checkpoint(task.checkpoint)
     torch.manual_seed(task.seed)
@@ -308,9 +304,9 @@ def run_temperature(
             "sampler": sampler.state_dict(), "batch_generator": batch_generator.get_state(),
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
-        _atomic_save(state, task.checkpoint)
+        save_plain(state, task.checkpoint)
         if done and task.finished_path != task.checkpoint:
-            _atomic_save(state, task.finished_path)  # the cache: other analyzers of this experiment reuse it
+            save_plain(state, task.finished_path)  # the cache: other analyzers of this experiment reuse it
         on_checkpoint()
 
     step = sampler.steps_done

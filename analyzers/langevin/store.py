@@ -8,13 +8,15 @@ key and restored on load. A file that is not such plain data is reported as unre
 
 from __future__ import annotations
 
-import os
+import io
 import pickle
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from analyzers.files import atomic_write_bytes
 
 _ARRAY = "__kb_ndarray__"
 
@@ -52,10 +54,9 @@ def _from_plain(obj: Any) -> Any:
 def save_plain(obj: Any, path: Path) -> None:
     """Write ``obj`` (tensors, numpy arrays, numbers, strings, lists, tuples, dicts) atomically to ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # ".part-" in the name: the artifact store's checkpoint upload skips files still being written
-    temporary = path.with_name(f".{path.name}.part-{os.getpid()}.tmp")
-    torch.save(_to_plain(obj), temporary)
-    os.replace(temporary, path)
+    buffer = io.BytesIO()
+    torch.save(_to_plain(obj), buffer)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def load_plain(path: Path) -> Any:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from analyzers.files import atomic_write_bytes
+
 ACBP_SEQUENCE = "SQAEFDKAAEEVKHLKTKPADEEMLFIYSHYKQATVGDINTERPGMLDFKGKAKWDAWNELKGTSKEDAMKAYIDKVEELKKKYGI"
 # ACBP's four helices (1-based, inclusive): A1 3-15, A2 21-36, A3 51-62, A4 65-85.
 BUNDLE_HELICES: tuple[tuple[int, int], ...] = ((3, 15), (21, 36), (51, 62), (65, 85))
@@ -150,9 +152,7 @@ def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 8.0, *, offli
         reason = outcome.get("error", f"no answer within {timeout:g} s")
         raise ConnectionError(f"could not download {pdb_id.upper()} from RCSB ({reason}); offline? {advice}")
     cache.parent.mkdir(parents=True, exist_ok=True)
-    temporary = cache.with_name(f".{cache.name}.tmp")
-    temporary.write_bytes(outcome["data"])  # type: ignore[arg-type]
-    temporary.replace(cache)
+    atomic_write_bytes(cache, outcome["data"])  # type: ignore[arg-type]
     return cache
 
 
