@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -13,6 +15,9 @@ from kb.core import KnowledgeBase
 from kb.settings import Settings
 from tests.noop_analyzer import register_for_subprocesses
 from tests.servers import pg_database, pg_url, s3_endpoint, s3_url, slurm_cluster  # noqa: F401 - shared fixtures
+
+if TYPE_CHECKING:
+    from tests.test_app import AppEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_PAPERS = ROOT / "papers"
@@ -50,3 +55,18 @@ def run_kb(papers: Path, home: Path, *args: str, timeout: float = 120) -> subpro
     """The real ``kb`` CLI in its own process, on this notes folder and KB home."""
     return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]:
+    """The bundled notes plus a noop note for the app's tests; the app must not start workers (runs stay queued)."""
+    import streamlit as st
+
+    from kb.queue import daemon
+    from tests.test_app import make_env
+
+    env = make_env(tmp_path, monkeypatch)
+    yield env
+    daemon.stop_worker(env.home)
+    st.cache_resource.clear()
+    st.cache_data.clear()

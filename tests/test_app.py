@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kb.core import KnowledgeBase
-from kb.queue import daemon
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,16 +86,6 @@ def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = 
     st.cache_resource.clear()
     st.cache_data.clear()
     return env
-
-
-@pytest.fixture
-def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]:
-    """The bundled notes plus a noop note; the app must not start workers (runs stay queued)."""
-    env = make_env(tmp_path, monkeypatch)
-    yield env
-    daemon.stop_worker(env.home)
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def open_app(page: str | None = None, **query: str) -> AppTest:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import textwrap
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,10 +22,9 @@ from kb import __version__
 from kb.core import KnowledgeBase
 from kb.db import Evidence
 from kb.evidence import ALL_STATES, label
-from kb.queue import daemon
 from kb.queue import store as queue_store
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
-from tests.test_app import AppEnv, badges, make_env, open_app
+from tests.test_app import AppEnv, badges, open_app
 
 PROXY_NOTE = textwrap.dedent("""\
     ---
@@ -59,26 +57,16 @@ PROXY_NOTE = textwrap.dedent("""\
 
 
 @pytest.fixture
-def plain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]:
-    """The bundled notes plus the noop note (``tests.test_app``'s knowledge base)."""
-    env = make_env(tmp_path, monkeypatch)
-    yield env
-    daemon.stop_worker(env.home)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-@pytest.fixture
-def verified(plain: AppEnv) -> AppEnv:
+def verified(app_env: AppEnv) -> AppEnv:
     """The same, with a note whose claims are verified into every interesting state."""
-    (plain.papers / "proxies.md").write_text(PROXY_NOTE, encoding="utf-8")
-    kb = plain.kb
+    (app_env.papers / "proxies.md").write_text(PROXY_NOTE, encoding="utf-8")
+    kb = app_env.kb
     kb.index()
     queued, skipped = kb.verify(["proxies"])
     assert len(queued) == 4 and not skipped
     assert kb.work() == {"succeeded": 4}
     st.cache_data.clear()
-    return plain
+    return app_env
 
 
 def metric_values(at: object) -> dict[str, str]:
@@ -168,8 +156,8 @@ def stored_run(kb: KnowledgeBase, analyzer: str, params: dict[str, object], metr
     return run.id
 
 
-def test_compare_names_curves_by_model_and_scale_and_says_what_it_left_out(plain: AppEnv) -> None:
-    kb = plain.kb
+def test_compare_names_curves_by_model_and_scale_and_says_what_it_left_out(app_env: AppEnv) -> None:
+    kb = app_env.kb
     small = EvidenceScale(name="smoke", parameters=8e6)
     older = stored_run(kb, "depth.probe", {"model": "esm2_t6_8M_UR50D", "seed": 1},
                        {"layers": {"kl": [3.0, 2.0, 1.0]}}, small)
@@ -202,8 +190,8 @@ def test_plot_order_puts_the_claims_metric_first() -> None:
     assert plot_order(stems, "best_depth", "depth with the lowest validation perplexity") == stems  # no match
 
 
-def test_note_page_opens_the_claims_metric_plot_and_shows_it_full_width(plain: AppEnv, tmp_path: Path) -> None:
-    kb = plain.kb
+def test_note_page_opens_the_claims_metric_plot_and_shows_it_full_width(app_env: AppEnv, tmp_path: Path) -> None:
+    kb = app_env.kb
     queued, _ = kb.verify(["noop-note"])
     assert kb.work() == {"succeeded": 1}
     plots = tmp_path / "plots"

@@ -119,28 +119,16 @@ def adapter_for(model: Any) -> Adapter:
             max_tokens,
             residual_scale=scales.pop(),
         )
-    if name == "CodeGenForCausalLM":
+    if name in ("CodeGenForCausalLM", "GPT2LMHeadModel"):
+        # The same pre-LN decoder; only the attention output projection's name differs.
         layers = model.transformer.h
+        out_proj = "out_proj" if name == "CodeGenForCausalLM" else "c_proj"
         return Adapter(
             name,
             "causal",
             True,
             layers,
-            [block.attn.out_proj for block in layers],
-            [block.mlp for block in layers],
-            [block.attn for block in layers],
-            model.transformer.ln_f,
-            model.lm_head,
-            max_tokens,
-        )
-    if name == "GPT2LMHeadModel":
-        layers = model.transformer.h
-        return Adapter(
-            name,
-            "causal",
-            True,
-            layers,
-            [block.attn.c_proj for block in layers],
+            [getattr(block.attn, out_proj) for block in layers],
             [block.mlp for block in layers],
             [block.attn for block in layers],
             model.transformer.ln_f,

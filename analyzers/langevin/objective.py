@@ -8,6 +8,8 @@ samplers keep their own float64 master copy; the model sees it rounded to float3
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 
@@ -75,20 +77,28 @@ class FlatObjective:
 
     def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
         """Per-weight variance of the minibatch gradient over ``batches`` minibatches at ``w``. (n,) float64"""
-        if batches < 2:
-            raise ValueError("the gradient variance needs at least two minibatches")
-        total = torch.zeros(self.size, dtype=torch.float64, device=self.device)
-        total_sq = torch.zeros_like(total)
-        full_batch, self.full_batch = self.full_batch, False  # variance of true minibatches
-        try:
-            for _ in range(batches):
-                _, grad = self(w.double())
-                total += grad
-                total_sq += grad * grad
-        finally:
-            self.full_batch = full_batch
-        mean = total / batches
-        return ((total_sq / batches - mean * mean) * batches / (batches - 1)).clamp(min=0.0)
+        return minibatch_gradient_variance(self, w, batches)
+
+
+def minibatch_gradient_variance(objective: Any, w: torch.Tensor, batches: int) -> torch.Tensor:
+    """Unbiased per-weight variance of ``objective``'s minibatch gradient over ``batches`` draws at ``w``, in
+    float64 and ``w``'s shape. ``objective(w)`` returns (loss, gradient); its ``full_batch`` switch is turned off
+    meanwhile, since the variance of true minibatches is what sets the masses (``FlatObjective``, one chain, and
+    ``replicas.ReplicaObjective``, R chains at once)."""
+    if batches < 2:
+        raise ValueError("the gradient variance needs at least two minibatches")
+    total = torch.zeros(w.shape, dtype=torch.float64, device=w.device)
+    total_sq = torch.zeros_like(total)
+    full_batch, objective.full_batch = objective.full_batch, False
+    try:
+        for _ in range(batches):
+            grad = objective(w.double())[1]
+            total += grad
+            total_sq += grad * grad
+    finally:
+        objective.full_batch = full_batch
+    mean = total / batches
+    return ((total_sq / batches - mean * mean) * batches / (batches - 1)).clamp(min=0.0)
 
 
 @torch.no_grad()

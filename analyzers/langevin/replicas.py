@@ -24,6 +24,7 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from analyzers.langevin.data import MaskedSplit, masked_loss
+from analyzers.langevin.objective import minibatch_gradient_variance
 from analyzers.langevin.sampler import ConstraintError, check_temperature
 
 BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (R, n) -> (loss (R,), grad (R, n))
@@ -80,20 +81,7 @@ class ReplicaObjective:
 
     def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
         """Per-replica, per-weight variance of the minibatch gradient over ``batches`` minibatches: (R, n) float64."""
-        if batches < 2:
-            raise ValueError("the gradient variance needs at least two minibatches")
-        total = torch.zeros(w.shape, dtype=torch.float64, device=self.device)
-        total_sq = torch.zeros_like(total)
-        full_batch, self.full_batch = self.full_batch, False  # variance of true minibatches
-        try:
-            for _ in range(batches):
-                grad = self(w.double())[1]
-                total += grad
-                total_sq += grad * grad
-        finally:
-            self.full_batch = full_batch
-        mean = total / batches
-        return ((total_sq / batches - mean * mean) * batches / (batches - 1)).clamp(min=0.0)
+        return minibatch_gradient_variance(self, w, batches)
 
 
 class ReplicaPseudoLangevin:
