@@ -237,3 +237,24 @@ def test_cli_langevin_design_writes_fasta(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert out.read_text().count(">") == 60 and "identity" in result.output
     assert runner.invoke(app, ["langevin", "design", "--n", "60", "--out", str(out)]).exit_code == 1
+
+
+def test_ot_start_is_scaled_onto_the_es_sphere() -> None:
+    """The constrained sampler's sphere is the ES norm: an OT start is scaled onto it (every trainable weight by
+    one factor), so chains from ES and OT sample one distribution and R-hat can compare them."""
+    from analyzers.langevin.pipeline import onto_sphere, squared_norm
+
+    config = ModelConfig(embed_dim=8, hidden_dim=16)
+    torch.manual_seed(0)
+    es, ot = build_model(config).state_dict(), {k: 3.0 * v for k, v in build_model(config).state_dict().items()}
+    model = build_model(config)
+    model.load_state_dict(es)
+    flat = torch.cat([p.detach().reshape(-1).double() for p in model.parameters()])  # what the sampler moves
+    assert squared_norm(es, config) == pytest.approx(float(flat @ flat), rel=1e-12)
+    moved = onto_sphere(ot, config, squared_norm(es, config))
+    assert squared_norm(moved, config) == pytest.approx(squared_norm(es, config), rel=1e-6)  # float32 weights
+    names = {name for name, _ in build_model(config).named_parameters()}
+    ratios = {float((moved[k] / ot[k]).nan_to_num(0).abs().max()) for k in names if ot[k].abs().sum() > 0}
+    assert max(ratios) == pytest.approx(min(ratios), rel=1e-6) and max(ratios) < 1  # one factor, scaled down
+    buffers = set(ot) - names
+    assert all(torch.equal(moved[k], ot[k]) for k in buffers)

@@ -218,11 +218,25 @@ def test_langevin_default_ladder_literal_is_the_rounded_geometric_ladder() -> No
     """The ladder is written out (so the parameters need no numpy); it must equal its numpy definition."""
     import numpy as np
 
-    from analyzers.langevin.spec import CALIBRATED_LADDER, DEFAULT_LADDER
+    from analyzers.langevin.spec import DEFAULT_LADDER
 
     geometric = tuple(float(t) for t in np.round(np.geomspace(2.0, 0.7, 8), 4))
     assert geometric == DEFAULT_LADDER
-    assert tuple(float(t) for t in np.round(np.geomspace(2.0, 0.3, 10), 4)) == CALIBRATED_LADDER
+
+
+def test_langevin_small_and_paper_design_with_the_calibrated_protocol() -> None:
+    """The calibration (ladder, burn-in, ticks, chains) is what lands the design near the authors' identity and
+    entropy; a preset that drops it designs with the smoke scale's 40 burn-in sweeps (identity 0.09)."""
+    from analyzers.langevin import spec
+
+    calibrated = {"design_temperatures": list(spec.DEFAULT_LADDER), "design_burn_in_sweeps": spec.CALIBRATED_BURN_IN,
+                  "design_sweeps_between": spec.CALIBRATED_SWEEPS_BETWEEN, "design_chains": spec.CALIBRATED_CHAINS}
+    for scale in ("small", "paper"):
+        params = registry.get("langevin.sweep").params_for(scale=scale)
+        assert {key: getattr(params, key) for key in calibrated} == calibrated, scale
+    design = registry.get("langevin.design").params_for()
+    assert (design.design_burn_in_sweeps, design.design_sweeps_between, design.num_chains) == (
+        spec.CALIBRATED_BURN_IN, spec.CALIBRATED_SWEEPS_BETWEEN, spec.CALIBRATED_CHAINS)
 
 
 THROWAWAY_SPEC = '''"""A throw-away analyzer written by a test: the package shape and nothing else."""

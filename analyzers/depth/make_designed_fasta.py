@@ -9,6 +9,11 @@ gives one "family" with its own pairwise statistics; several independent temperi
 give diversity. The last chain of each family is marked ``split=val`` so that validation sequences never
 share a chain with training sequences.
 
+The committed file was made with the tempering's earlier sampling rule (a chain sampled on arriving at the
+lowest temperature, weights adapting throughout); the depth sweep's recorded numbers belong to it. The rule
+now samples every chain at fixed ticks with fixed weights, so running this again writes a different corpus
+(of the same kind); commit it only together with a re-run of the depth sweep.
+
     .venv/bin/python -m analyzers.depth.make_designed_fasta [--out PATH]
 """
 

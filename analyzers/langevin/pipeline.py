@@ -135,9 +135,9 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         sequences, summary = external_sequences(params, contact_map)
         return sequences, summary, False
     key = stage_key(
-        "design-v3", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
+        "design-v4", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
         params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
-        params.design_decorrelation_level, params.design_equilibration_sweeps, params.seed,
+        params.design_chains, params.seed,
     )  # fmt: skip
     path = work / "design" / f"{key}.npz"
     if path.is_file():
@@ -151,8 +151,7 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         params.design_temperatures,
         sweeps_between=params.design_sweeps_between,
         burn_in_sweeps=params.design_burn_in_sweeps,
-        decorrelation_level=params.design_decorrelation_level,
-        equilibration_sweeps=params.design_equilibration_sweeps,
+        num_chains=params.design_chains,
         seed=params.seed,
         progress=lambda fraction, message: report(0.05 * fraction, message),
     )
@@ -162,6 +161,22 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
     np.savez(temporary, sequences=result.sequences, summary=json.dumps(summary))
     os.replace(temporary, path)
     return result.sequences, summary, False
+
+
+def squared_norm(state: dict[str, torch.Tensor], config: ModelConfig) -> float:
+    """|w|^2 over the weights the sampler moves (the trainable parameters)."""
+    names = [name for name, p in build_model(config).named_parameters() if p.requires_grad]
+    return float(sum((state[name].double() ** 2).sum() for name in names))
+
+
+def onto_sphere(state: dict[str, torch.Tensor], config: ModelConfig, target: float) -> dict[str, torch.Tensor]:
+    """``state`` with its weights scaled so that |w|^2 = ``target``. The constrained sampler's sphere is the ES
+    norm (Appendix D: Q = |w_ES|^2), so an OT start is scaled onto it: a second, distant start of the same
+    target distribution, which is what comparing chains by R-hat needs (on its own sphere the OT chain would
+    sample a different distribution)."""
+    names = {name for name, p in build_model(config).named_parameters() if p.requires_grad}
+    factor = (target / squared_norm(state, config)) ** 0.5
+    return {name: value * factor if name in names else value for name, value in state.items()}
 
 
 def model_configs(params: LangevinParams, length: int) -> dict[str, ModelConfig]:
@@ -280,8 +295,10 @@ def _run_experiment(
         train_key = stage_key("train-key", name, run.config.to_dict(), splits.digest)
         for start in params.sample_from:
             state = run.training.es_state if start == "ES" else run.training.ot_state
+            if start == "OT" and settings.sampler == "pseudo-langevin":
+                state = onto_sphere(state, run.config, squared_norm(run.training.es_state, run.config))
             for temperature in params.temperatures:
-                key = stage_key("sample-v2", train_key, start, temperature, settings.__dict__, params.seed, device)
+                key = stage_key("sample-v3", train_key, start, temperature, settings.__dict__, params.seed, device)
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
