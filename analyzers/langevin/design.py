@@ -209,15 +209,15 @@ class TemperingReport:
         correlated, so the errors are clustered by chain."""
         if len(self.sample_energies) < 2 or not self.mean_energy:
             return {}
-        deviations = self.sample_energies - self.sample_energies.mean()
-        chains = self.sample_chains if len(self.sample_chains) == len(deviations) else np.arange(len(deviations))
+        count = len(self.sample_energies)
+        chains = self.sample_chains if len(self.sample_chains) == count else np.arange(count)
         difference = float(self.sample_energies.mean() - self.mean_energy[-1])
         error = _clustered_error(self.sample_energies, chains) + 1e-12
         # Stationarity: the first and second half of the samples (in time) have the same mean energy. A
         # glassy landscape keeps relaxing long after the weights settle (measured on 1UBI with a ladder
         # topped at T = 2: the lowest level's mean fell from -363.7 to -365.0 between 10,000 and 30,000
         # burn-in sweeps, and the identity rose from 0.39 to 0.57), which the level comparison cannot see.
-        half = len(deviations) // 2
+        half = count // 2
         early, late = self.sample_energies[:half], self.sample_energies[half:]
         drift = float(late.mean() - early.mean())
         drift_error = float(np.hypot(_clustered_error(early, chains[:half]), _clustered_error(late, chains[half:])))

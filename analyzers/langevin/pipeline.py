@@ -27,7 +27,7 @@ from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
 from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
-from analyzers.langevin.train import TrainingOutcome, TrainingSettings, train_es_ot
+from analyzers.langevin.train import TrainingOutcome, TrainingSettings, squared_norm, train_es_ot
 
 Report = Callable[[float, str], None]
 
@@ -163,20 +163,21 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
     return result.sequences, summary, False
 
 
-def squared_norm(state: dict[str, torch.Tensor], config: ModelConfig) -> float:
-    """|w|^2 over the weights the sampler moves (the trainable parameters)."""
-    names = [name for name, p in build_model(config).named_parameters() if p.requires_grad]
-    return float(sum((state[name].double() ** 2).sum() for name in names))
-
-
-def onto_sphere(state: dict[str, torch.Tensor], config: ModelConfig, target: float) -> dict[str, torch.Tensor]:
-    """``state`` with its weights scaled so that |w|^2 = ``target``. The constrained sampler's sphere is the ES
-    norm (Appendix D: Q = |w_ES|^2), so an OT start is scaled onto it: a second, distant start of the same
-    target distribution, which is what comparing chains by R-hat needs (on its own sphere the OT chain would
-    sample a different distribution)."""
-    names = {name for name, p in build_model(config).named_parameters() if p.requires_grad}
-    factor = (target / squared_norm(state, config)) ** 0.5
-    return {name: value * factor if name in names else value for name, value in state.items()}
+def onto_sphere(
+    state: dict[str, torch.Tensor], config: ModelConfig, sphere_of: dict[str, torch.Tensor]
+) -> dict[str, torch.Tensor]:
+    """``state`` with its weights scaled by one factor so that |w|^2 is that of ``sphere_of``. The constrained
+    sampler's sphere is the ES norm (Appendix D: Q = |w_ES|^2), so an OT start is scaled onto it: a second,
+    distant start of the same target distribution, which is what comparing chains by R-hat needs (on its own
+    sphere the OT chain would sample a different distribution)."""
+    model, reference = build_model(config), build_model(config)
+    model.load_state_dict(state)
+    reference.load_state_dict(sphere_of)
+    factor = (squared_norm(reference) / squared_norm(model)) ** 0.5
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(factor)
+    return model.state_dict()
 
 
 def model_configs(params: LangevinParams, length: int) -> dict[str, ModelConfig]:
@@ -296,7 +297,7 @@ def _run_experiment(
         for start in params.sample_from:
             state = run.training.es_state if start == "ES" else run.training.ot_state
             if start == "OT" and settings.sampler == "pseudo-langevin":
-                state = onto_sphere(state, run.config, squared_norm(run.training.es_state, run.config))
+                state = onto_sphere(state, run.config, run.training.es_state)
             for temperature in params.temperatures:
                 key = stage_key("sample-v3", train_key, start, temperature, settings.__dict__, params.seed, device)
                 tasks.append(

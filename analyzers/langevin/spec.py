@@ -33,10 +33,10 @@ from analyzers.registry import register
 # then fixed, and every chain at T = 0.7 sampled every 100 sweeps. Two realizations of 1,700 sequences gave
 # identity 0.40 and 0.32, entropy 1.42 and 1.65 nats, each with its samples at the level's mean energy and no
 # drift between the two halves of the sampling; 12,000 (the paper's size, sampled over 24,900 sweeps) gave 0.42
-# and 1.24 nats. The landscape is glassy: after 20,000 sweeps of burn-in the
-# same ladder gives identity 0.57 and 0.97 nats, so the set is a finite-time design (as the authors' is: their
-# consecutive sequences share 0.48 of their sites), its burn-in part of the calibration. The smoke scale keeps
-# the ladder with a short burn-in (seconds, not calibrated).
+# and 1.24 nats. The landscape is glassy: after 20,000 sweeps of burn-in the same ladder gives identity 0.57 and
+# 0.97 nats, so the set is a finite-time design (as the authors' is: their consecutive sequences share 0.48 of
+# their sites), its burn-in part of the calibration. The smoke scale keeps the ladder with a short burn-in
+# (seconds, not calibrated).
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 CALIBRATED_BURN_IN = 8000
 CALIBRATED_SWEEPS_BETWEEN = 100
