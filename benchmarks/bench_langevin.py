@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,12 +44,13 @@ import torch
 from analyzers.langevin import design, structure
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
+from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
 from analyzers.langevin.model import TABLE_A1, build_model, count_parameters
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_masses
+from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_mass_matrix, guarded_masses
 from analyzers.langevin.spec import CALIBRATED_BURN_IN, CALIBRATED_CHAINS, CALIBRATED_SWEEPS_BETWEEN, DEFAULT_LADDER
-from analyzers.langevin.thermostat import amplification_per_weight_masses, safe_share
+from analyzers.langevin.thermostat import safe_share
 
 
 def _sync(device: str) -> None:
@@ -142,16 +144,17 @@ def _pretrained_state(name: str, train: MaskedSplit, steps: int, device: str) ->
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
-def _kb_masses(
-    objective: FlatObjective, w: torch.Tensor, args: argparse.Namespace
-) -> tuple[torch.Tensor, torch.Tensor, float]:
-    """kb's masses at one temperature: r capped along the leading minibatch-noise directions, then the guard."""
-    samples = objective.gradient_samples(w, args.variance_batches)
-    _, amplification = amplification_per_weight_masses(samples, k=3)
-    share = safe_share(args.r, float(amplification[0]), tolerance=0.05)
-    variance = objective.gradient_variance(w, args.variance_batches)
-    masses, used = guarded_masses(variance, w, args.temperature, r=share)
-    return masses, variance, float(used["effective_r"])
+def _kb_masses(objective: FlatObjective, w: torch.Tensor, args: argparse.Namespace) -> dict[str, Any]:
+    """kb's masses at one temperature, from the exact minibatch-noise spectrum: per-weight with r capped along
+    the worst noise direction ("kb"), and per-weight plus the low-rank noise term at the full r ("kb-cov"),
+    each through the constraint's guard."""
+    spectrum = noise_spectrum(objective.per_sequence_gradients(w), args.batch_size)
+    share = safe_share(args.r, float(spectrum.eigenvalues[0]), tolerance=0.05)
+    masses, used = guarded_masses(spectrum.variance, w, args.temperature, r=share)
+    covariance, used_cov = guarded_mass_matrix(noise_covariance_mass(spectrum, args.temperature, r=args.r), w,
+                                               args.temperature)  # fmt: skip
+    return {"masses": masses, "mass_matrix": covariance, "variance": spectrum.variance,
+            "share": float(used["effective_r"]), "share_cov": float(used_cov["effective_r"]), "rank": covariance.rank}
 
 
 def _chain(
@@ -170,6 +173,10 @@ def _chain(
     assert isinstance(masses, torch.Tensor) and isinstance(variance, torch.Tensor)
     if method == "kb":
         sampler = PseudoLangevin(w, objective, masses, SamplerConfig(args.temperature), variance, noise)
+    elif method == "kb-cov":
+        mass = setup["mass_matrix"]
+        assert isinstance(mass, MassMatrix)
+        sampler = PseudoLangevin(w, objective, mass, SamplerConfig(args.temperature), variance, noise)
     else:  # plain: unit masses, unconstrained, white noise for all of M T m1^2 (minibatch noise on top)
         config = SamplerConfig(args.temperature, dt=float(setup["plain_dt"]), constrained=False)  # type: ignore[arg-type]
         sampler = PseudoLangevin(w, objective, torch.ones_like(masses), config, None, noise)
@@ -188,7 +195,7 @@ def _chain(
             objective.load(sampler.w)
             energies.append(evaluate_split(objective.model, train, 1024)[0])
             kinetic.append(sampler.kinetic_temperature() / args.temperature)
-    if method == "kb":
+    if method != "plain":
         sampler.check()
     ess = effective_sample_size(np.asarray(energies))
     return {"steps_per_s": args.chain_steps / total, "ess": ess, "ess_per_s": ess / seconds,
@@ -202,17 +209,18 @@ def bench_equilibrium(args: argparse.Namespace, splits: Splits) -> None:
     model = build_model(TABLE_A1[args.ess_model][0]).to(device)
     model.load_state_dict(state)
     objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(12345))
-    masses, variance, share = _kb_masses(objective, objective.weights(), args)
+    setup = _kb_masses(objective, objective.weights(), args)
     # plain Langevin with unit masses: dt so that its thermal step dt sqrt(T / 1) equals kb's median dt sqrt(T / M)
-    setup = {"masses": masses, "variance": variance, "plain_dt": float(masses.median().rsqrt())}
-    runs: dict[str, list[dict[str, float]]] = {"kb": [], "plain": []}
+    setup["plain_dt"] = float(setup["masses"].median().rsqrt())
+    runs: dict[str, list[dict[str, float]]] = {"kb": [], "kb-cov": [], "plain": []}
     for repeat in range(args.repeats):
         for method in runs:  # interleaved: a slow spell of the machine hits both
             runs[method].append(_chain(method, state, train, setup, 1000 * (repeat + 1), args))
     print(f"equilibrium sampling of {args.ess_model} ({count_parameters(model):,} params) at T={args.temperature:g} "
           f"on {device}: median of {args.repeats} interleaved repeats of {args.chain_steps} steps, minibatch "
-          f"{args.batch_size}, loss every {args.energy_every} steps (ESS over the second half); kb's r = {share:.3g}, "
-          f"plain dt = {setup['plain_dt']:.3g}")
+          f"{args.batch_size}, loss every {args.energy_every} steps (ESS over the second half); kb's r = "
+          f"{setup['share']:.3g}, kb-cov's r = {setup['share_cov']:.3g} (rank {setup['rank']}), plain dt = "
+          f"{setup['plain_dt']:.3g}")
     print(f"  {'sampler':8s} {'steps/s':>9s} {'ESS':>7s} {'ESS/s':>8s} {'mean loss':>10s} {'T_kin/T':>8s}")
     for method, rows in runs.items():
         median = {key: float(np.median([row[key] for row in rows])) for key in rows[0]}
@@ -246,7 +254,7 @@ def bench_replicas(args: argparse.Namespace, splits: Splits) -> None:
                                            [torch.Generator(device).manual_seed(i) for i in range(len(temperatures))])
         w = batch_objective.weights().expand(len(temperatures), -1)
         batched = ReplicaPseudoLangevin(
-            w, batch_objective, torch.stack([s.masses for s in singles]), temperatures,
+            w, batch_objective, torch.stack([s.mass.diagonal for s in singles]), temperatures,
             [torch.Generator(device).manual_seed(100 + i) for i in range(len(temperatures))],
             batch_objective.gradient_variance(w, 4),
         )  # fmt: skip

@@ -285,7 +285,8 @@ def test_sampler_masses_from_minibatch_variance_thermalize_the_total_noise() -> 
         torch.zeros(n, dtype=torch.float64), _quadratic(stiffness, variance, generator), masses,
         SamplerConfig(temperature, dt=1.0, m1=m1, constrained=False), noise_variance=variance, generator=generator,
     )  # fmt: skip
-    assert torch.allclose(sampler.noise_scale**2, (1 - r) * masses * temperature * m1**2)
+    # the white noise added per weight, M_i a_i^2 (a the per-coordinate factor of M^1/2 xi): the share 1 - r
+    assert torch.allclose(masses * sampler.noise_factor**2, (1 - r) * masses * temperature * m1**2)
     samples = []
     for step in range(3000):
         sampler.step()

@@ -14,11 +14,14 @@ from analyzers.langevin.store import load_plain
 from analyzers.registry import get
 
 
-def test_langevin_sampler_resumes_from_the_checkpoint_folder_on_another_node(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mass_rule", ["per-weight", "noise-covariance"])
+def test_langevin_sampler_resumes_from_the_checkpoint_folder_on_another_node(tmp_path: Path, mass_rule: str) -> None:
     analyzer = get("langevin.sweep")
     overrides = {"include_ffn": False, "temperatures": [1e-4, 1e-3], "checkpoint_every": 20, "max_train_steps": 200,
                  "ot_max_steps": 10, "num_sequences": 120, "train_size": 60, "val_size": 10, "test_size": 40,
-                 "design_burn_in_sweeps": 10}  # fmt: skip
+                 "design_burn_in_sweeps": 10, "mass_rule": mass_rule}  # fmt: skip
+    if mass_rule == "noise-covariance":  # cool enough that the constraint's guard leaves r where directions need it
+        overrides["temperatures"] = [1e-6, 1e-5]
     params = analyzer.params_for(overrides, scale="smoke")
     whole = analyzer.run(params, RunContext(tmp_path / "whole", cache_dir=tmp_path / "cache-whole"))
 
@@ -39,6 +42,11 @@ def test_langevin_sampler_resumes_from_the_checkpoint_folder_on_another_node(tmp
     assert len(announced) == 3 and (tmp_path / "node1-cache" / "langevin").is_dir()  # the context's cache
     states = [load_plain(path) for path in sorted((folder / "langevin-samples").glob("*.pt"))]
     assert sorted((s["done"], s["sampler"]["steps_done"]) for s in states) == [(False, 20), (True, 40)]
+    if mass_rule == "noise-covariance":  # a chain in progress keeps its low-rank mass; a finished one drops it
+        in_progress = next(s for s in states if not s["done"])
+        assert in_progress["sampler"]["mass_directions"].shape[0] > 0
+        assert all("mass_directions" not in s["sampler"] for s in states if s["done"])
+        assert all(g["mass_rank"] > 0 for g in in_progress["records"]["mass_guard"])
 
     # Node 2: only the checkpoint folder travels (the artifact store copies it); a fresh cache.
     shutil.copytree(folder, tmp_path / "node2-checkpoints")

@@ -8,14 +8,18 @@ from typing import Any
 
 import torch
 
+from analyzers.langevin.mass_matrix import noise_spectrum
 from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, masses_from_variance
-from analyzers.langevin.thermostat import (
-    amplification_per_weight_masses,
-    directional_kinetic_temperature,
-    safe_share,
-)
+from analyzers.langevin.thermostat import directional_kinetic_temperature, safe_share
 
 REPLICAS, DIM, RANK, M1 = 24, 30, 2, 0.3
+
+
+def amplification_per_weight_masses(grad_samples: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """The top-k noise directions and amplifications of gradient samples (B, n), each sample standing for one
+    sequence of a minibatch of one."""
+    spectrum = noise_spectrum(grad_samples, 1, floor_fraction=1e-9)
+    return spectrum.directions[:k], spectrum.eigenvalues[:k]
 
 
 def _problem(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -41,7 +41,9 @@ NOTES = [
     "published; they are parameters with stated defaults.",
     "Masses follow the paper's rule (minibatch noise supplies the share r of the thermostat noise), written for "
     "this integrator's one minibatch per step; the gradient variance is floored at a fraction of its median and a "
-    "guard raises the floor (then all masses) when the thermal step would make SHAKE unsolvable.",
+    "guard raises the floor (then all masses) when the thermal step would make SHAKE unsolvable. With "
+    "mass_rule=noise-covariance the masses add a low-rank term along the minibatch noise (exact, from the "
+    "per-sequence gradients), so the noise is at the share r along every direction and r needs no cap.",
     "The constrained sampler adds the Fixman term (T/2) log(w^T M^-1 w), which removes the bias of non-uniform "
     "masses on the sphere (the authors' sampler has no such term; the bias is O(1/n) in n weights).",
     "Chains from OT start on the ES sphere (the OT weights scaled by one factor, Appendix D's Q = |w_ES|^2), so "

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.func import functional_call, grad, vmap
 
 from analyzers.langevin.data import MaskedSplit, masked_loss
 
@@ -67,17 +68,42 @@ class FlatObjective:
         loss.backward()
         return loss.detach(), self.flat_grad.to(w.dtype)
 
-    def gradient_samples(self, w: torch.Tensor, batches: int) -> torch.Tensor:
-        """``batches`` minibatch gradients at ``w``, (batches, n) float64 (for the noise's directions)."""
-        full_batch, self.full_batch = self.full_batch, False
-        try:
-            return torch.stack([self(w.double())[1] for _ in range(batches)])
-        finally:
-            self.full_batch = full_batch
-
     def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
         """Per-weight variance of the minibatch gradient over ``batches`` minibatches at ``w``. (n,) float64"""
         return minibatch_gradient_variance(self, w, batches)
+
+    def per_sequence_gradients(self, w: torch.Tensor) -> torch.Tensor:
+        """The gradient of every training sequence's loss at ``w``: (N, n) float64 (the minibatch noise's
+        covariance is theirs over the batch size, exactly)."""
+        return per_sequence_gradients(self.model, self.split, w)
+
+
+def per_sequence_gradients(model: nn.Module, split: MaskedSplit, w: torch.Tensor, chunk: int = 100) -> torch.Tensor:
+    """d(loss of sequence i)/dw for every sequence of ``split`` at the flat weights ``w`` (n,): (N, n) float64.
+
+    The minibatch loss is the mean of per-sequence losses (Eq. 29), so these N gradients are all the minibatch
+    noise there is: a minibatch of b sequences drawn with replacement has noise covariance Cov_i(g_i) / b.
+    ``torch.func`` evaluates the model on each sequence alone, ``chunk`` sequences per call."""
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    sizes = [p.numel() for _, p in named]
+
+    def loss(flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # one sequence: inputs/targets/mask (seq,)
+        params = {name: part.view(p.shape) for (name, p), part in zip(named, flat.split(sizes), strict=True)}
+        logits = functional_call(model, params, (inputs[None],))["logits"]  # (1, seq, 21)
+        return masked_loss(logits, MaskedSplit(inputs[None], targets[None], mask[None]))[0]
+
+    each = vmap(grad(loss), in_dims=(None, 0, 0, 0))
+    flat = w.to(named[0][1].dtype)
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.cat([
+            each(flat, split.inputs[i : i + chunk], split.targets[i : i + chunk], split.mask[i : i + chunk]).double()
+            for i in range(0, len(split), chunk)
+        ])  # fmt: skip
+    finally:
+        model.train(was_training)
 
 
 def minibatch_gradient_variance(objective: Any, w: torch.Tensor, batches: int) -> torch.Tensor:

@@ -299,7 +299,7 @@ def _run_experiment(
             if start == "OT" and settings.sampler == "pseudo-langevin":
                 state = onto_sphere(state, run.config, run.training.es_state)
             for temperature in params.temperatures:
-                key = stage_key("sample-v3", train_key, start, temperature, settings.__dict__, params.seed, device)
+                key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device)
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from analyzers.base import Cancelled
+from analyzers.langevin.mass_matrix import MassMatrix
 from analyzers.langevin.model import build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
@@ -30,6 +31,9 @@ from analyzers.langevin.sampling import (
     _snapshot,
     chain_seed,
     close_kinetic_block,
+    exact_noise,
+    finished_state,
+    gradient_noise,
     noise_setup,
     read_checkpoint,
     run_temperature,
@@ -110,7 +114,8 @@ def _run_batch(
     evaluator = FlatObjective(fresh_model(), splits.train, settings.batch_size, torch.Generator(device=device))
     slices = _layer_slices(evaluator.model)
     w0 = evaluator.weights()
-    setup = noise_setup(evaluator, w0, settings, first.seed)
+    initial = exact_noise(settings, evaluator, w0)  # every replica starts at w0: one spectrum for all
+    setup = noise_setup(initial, settings)
     records: list[dict[str, Any]] = [
         {
             "name": task.name, "temperature": task.temperature, "sampler": settings.sampler, "steps": settings.steps,
@@ -122,14 +127,21 @@ def _run_batch(
         for task in tasks
     ]  # fmt: skip
 
-    def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
-        variance = objective.gradient_variance(w, settings.variance_batches)  # (R, n)
+    def fresh_masses(w: torch.Tensor, step: int) -> tuple[MassMatrix, torch.Tensor]:
+        if settings.mass_rule == "noise-covariance":  # per replica: its own spectrum (N per-sequence gradients)
+            known = initial if step == 0 else None
+            noises, variances = zip(*(gradient_noise(settings, evaluator, w[index], known)
+                                      for index in range(len(tasks))), strict=True)  # fmt: skip
+            variance = torch.stack(variances)
+        else:  # every replica's minibatch variance in one batched call
+            variance = objective.gradient_variance(w, settings.variance_batches)  # (R, n)
+            noises = tuple(variance)
         masses = []
         for index, task in enumerate(tasks):
-            mass, used = _masses(task, variance[index], w[index], slices, float(records[index]["r_used"]))
+            mass, used = _masses(task, noises[index], w[index], slices, float(records[index]["r_used"]))
             records[index]["mass_guard"].append({"step": step, **used})
             masses.append(mass)
-        return torch.stack(masses), variance
+        return MassMatrix.stack(masses), variance
 
     start = w0.expand(len(tasks), -1).clone()  # (R, n)
     masses, variance = fresh_masses(start, 0)
@@ -158,7 +170,8 @@ def _run_batch(
         for index, task in enumerate(tasks):
             records[index]["seconds"] = (time.perf_counter() - started) / replicas  # the batch's time, shared
             state = {
-                "sampler": sampler.replica_state(index), "batch_generator": batch_generators[index].get_state(),
+                "sampler": finished_state(sampler.replica_state(index), done),
+                "batch_generator": batch_generators[index].get_state(),
                 "noise_generator": noise_generators[index].get_state(), "records": records[index], "done": done,
             }  # fmt: skip
             save_plain(state, task.checkpoint)
@@ -170,7 +183,8 @@ def _run_batch(
         evaluator.load(w)
         return evaluate_split(evaluator.model, splits.train, settings.eval_batch_size)[0]
 
-    directions = setup["noise_directions"].to(sampler.p)  # (k, n), the same for every temperature
+    # (k, n), the same for every temperature; a resumed batch keeps the directions it started with
+    directions = records[0]["noise_directions"].to(sampler.p)
     # the open block's sums live here while sampling and in each record (as run_temperature keeps them) at a
     # checkpoint or a block's end
     kinetic_sum = (torch.stack([record["directional_sum"] for record in records]).to(sampler.p)
@@ -191,7 +205,7 @@ def _run_batch(
         losses_device[:, step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
         if step > burn_in:  # every replica at once: a handful of kernels per step, not a handful per replica
-            scaled = sampler.p / sampler.masses.sqrt()  # (R, n)
+            scaled = sampler.mass.inverse_sqrt(sampler.p)  # (R, n)
             along = scaled @ directions.T  # (R, k)
             values = torch.cat([(scaled * scaled).mean(-1, keepdim=True), along * along], dim=-1)  # (R, 1 + k)
             kinetic_sum = values if kinetic_sum is None else kinetic_sum + values
@@ -226,7 +240,8 @@ def _run_batch(
                 raise Cancelled(f"{first.name} replicas stopped at step {step}")
     kinetic = sampler.kinetic_temperature()
     for index, (task, record) in enumerate(zip(tasks, records, strict=True)):
-        record["mass_log10"] = np.percentile(np.log10(sampler.masses[index].cpu().numpy()), [0, 50, 100]).tolist()
+        diagonal = sampler.mass.diagonal[index].cpu().numpy()
+        record["mass_log10"] = np.percentile(np.log10(diagonal), [0, 50, 100]).tolist()
         record["kinetic_temperature"] = float(kinetic[index])
         record["thermostat"] = thermostat_report(record, task.temperature, settings)
         record.pop("noise_directions", None)

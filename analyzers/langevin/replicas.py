@@ -24,8 +24,9 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from analyzers.langevin.data import MaskedSplit, masked_loss
+from analyzers.langevin.mass_matrix import MassMatrix
 from analyzers.langevin.objective import minibatch_gradient_variance
-from analyzers.langevin.sampler import ConstraintError, check_temperature
+from analyzers.langevin.sampler import ConstraintError, _checked, _present_noise, check_temperature
 
 BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (R, n) -> (loss (R,), grad (R, n))
 
@@ -93,7 +94,7 @@ class ReplicaPseudoLangevin:
         self,
         weights: torch.Tensor,
         grad_fn: BatchGradFn,
-        masses: torch.Tensor,
+        masses: torch.Tensor | MassMatrix,
         temperatures: Sequence[float],
         generators: Sequence[torch.Generator],
         noise_variance: torch.Tensor | None = None,
@@ -132,31 +133,30 @@ class ReplicaPseudoLangevin:
             torch.randn(size, generator=g, dtype=self.w.dtype, device=self.w.device) for g in self.generators
         ])  # fmt: skip
 
-    def set_masses(self, masses: torch.Tensor, noise_variance: torch.Tensor | None = None) -> None:
-        """New masses (R, n); momenta redrawn from N(0, M T) (leaves the target of (w, p) invariant)."""
-        if not bool((masses > 0).all()):
-            raise ValueError("all masses must be positive")
-        self.masses = masses.detach().to(self.w)
-        present = torch.zeros_like(self.w) if noise_variance is None else noise_variance.to(self.w)
-        added = self.masses * self.temperature * self.m1**2 - self.c1**2 * present * self.dt**2
-        self.noise_scale = added.clamp(min=0.0).sqrt()  # (R, n)
-        self.p = self.masses.sqrt() * self.temperature.sqrt() * self._normal()
+    def set_masses(self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None) -> None:
+        """New masses (R, n) or a batched ``MassMatrix``; momenta redrawn from N(0, M T) (leaves the target of
+        (w, p) invariant)."""
+        self.mass = _checked(masses, noise_variance).to(self.w)
+        present = _present_noise(self.mass, noise_variance, self.temperature, self.dt, self.m1)
+        self.noise_factor = (self.temperature * self.m1**2 - present).clamp(min=0.0).sqrt()  # (R, n)
+        self.p = self.temperature.sqrt() * self.mass.sqrt(self._normal())
+        self._inverse_w = self.mass.inverse(self.w)  # (R, n) M^-1 w for the current w
         if self.constrained:
             self.p = self._rattle(self.p)
 
     def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         loss, grad = self.grad_fn(w)
         if self.constrained and self.fixman:
-            inverse_w = w / self.masses
+            inverse_w = self._inverse_w
             grad = grad + self.temperature * inverse_w / self._dot(w, inverse_w)
         return loss, grad
 
     def _rattle(self, p: torch.Tensor) -> torch.Tensor:
-        inverse_w = self.w / self.masses
+        inverse_w = self._inverse_w
         return p - self._dot(inverse_w, p) / self._dot(inverse_w, self.w) * self.w
 
     def _shake(self, w_old: torch.Tensor, w_free: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        direction = w_old / self.masses
+        direction = self._inverse_w  # M^-1 w_old
         a = self._dot(direction, direction)
         b = 2.0 * self._dot(w_free, direction)
         c = self._dot(w_free, w_free) - self.q
@@ -183,16 +183,17 @@ class ReplicaPseudoLangevin:
         p = self.p - 0.5 * dt * self.grad
         if self.constrained:
             p = self._rattle(p)
-        p = self.c1 * p + self.noise_scale * self._normal()
+        p = self.c1 * p + self.mass.added_noise(self.noise_factor * self._normal())
         if self.constrained:
             p = self._rattle(p)
-        w_free = self.w + dt * p / self.masses
+        w_free = self.w + dt * self.mass.inverse(p)
         if self.constrained:
             w_new, lam = self._shake(self.w, w_free)
             p = p + lam * self.w / dt  # the constraint impulse
         else:
             w_new = w_free
         self.w = w_new
+        self._inverse_w = self.mass.inverse(self.w)
         self.loss, self.grad = self._gradient(self.w)
         p = p - 0.5 * dt * self.grad
         self.p = self._rattle(p) if self.constrained else p
@@ -200,21 +201,24 @@ class ReplicaPseudoLangevin:
         return self.loss
 
     def kinetic_temperature(self) -> torch.Tensor:
-        """Mean p_i^2 / M_i over the weights, per replica: (R,)."""
-        return (self.p**2 / self.masses).mean(-1)
+        """p^T M^-1 p / n per replica: (R,)."""
+        return (self.p * self.mass.inverse(self.p)).mean(-1)
 
     def replica_state(self, index: int) -> dict[str, Any]:
         """Replica ``index`` in ``PseudoLangevin.state_dict``'s format (a single sampler can continue it)."""
         return {
-            "w": self.w[index], "p": self.p[index], "masses": self.masses[index],
-            "noise_scale": self.noise_scale[index], "q": self.q[index, 0], "loss": self.loss[index],
+            "w": self.w[index], "p": self.p[index], **self.mass.replica(index).state(),
+            "noise_factor": self.noise_factor[index], "q": self.q[index, 0], "loss": self.loss[index],
             "grad": self.grad[index], "bad_steps": self.bad_steps[index], "steps_done": self.steps_done,
         }  # fmt: skip
 
     def load_replica_state(self, index: int, state: dict[str, Any]) -> None:
         """Continue replica ``index`` from a ``PseudoLangevin.state_dict`` (or :meth:`replica_state`)."""
-        for key in ("w", "p", "masses", "noise_scale", "grad"):
+        for key in ("w", "p", "noise_factor", "grad"):
             getattr(self, key)[index] = state[key].to(self.w)
+        masses = [MassMatrix.from_state(state) if r == index else self.mass.replica(r) for r in range(len(self.w))]
+        self.mass = MassMatrix.stack([m.to(self.w) for m in masses])
+        self._inverse_w[index] = self.mass.inverse(self.w)[index]
         self.q[index, 0] = state["q"].to(self.w)
         self.loss[index] = state["loss"].to(self.loss)
         self.bad_steps[index] = state["bad_steps"].to(self.bad_steps)

@@ -19,6 +19,10 @@ sampler's ``check`` calls so a GPU does not synchronize every step). With non-un
 constrained dynamics samples exp(-L/T) times the M-metric surface factor sqrt(w^T M^-1 w); the Fixman
 term (T/2) log(w^T M^-1 w) added to the potential (``fixman``, default on) removes that bias.
 
+The masses may also be a ``mass_matrix.MassMatrix`` with a low-rank term along the minibatch noise (so that
+the noise is at its share r along every direction, not only per weight); every M^-1 and M^1/2 above is then
+that matrix's, and the added noise is what it leaves for the sampler to supply.
+
 ``SGLD`` is the plain stochastic-gradient Langevin baseline, w <- w - (eps/2) grad L + sqrt(eps T) xi.
 """
 
@@ -30,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from analyzers.langevin.mass_matrix import MassMatrix
 
 GradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (n,) -> (loss (), grad (n,))
 
@@ -72,14 +78,28 @@ def masses_from_variance(
     return c1_squared * variance.clamp(min=float(floor)) * dt**2 / (r * temperature * m1**2)
 
 
-def constrained_step_ratio(masses: torch.Tensor, w: torch.Tensor, temperature: float, dt: float = 1.0) -> float:
-    """Thermal step over the room the SHAKE projection has: sqrt(dt^2 sum_i T / M_i) / (|w| cos a), with
+def constrained_step_ratio(
+    masses: torch.Tensor | MassMatrix, w: torch.Tensor, temperature: float, dt: float = 1.0
+) -> float:
+    """Thermal step over the room the SHAKE projection has: sqrt(dt^2 T tr M^-1) / (|w| cos a), with
     a the angle between w and M^-1 w (the direction SHAKE moves along). The projection fails (negative
     discriminant) once a step is comparable to |w| cos a; above ~0.03 failures appear in practice."""
-    direction = w / masses
+    mass = masses if isinstance(masses, MassMatrix) else MassMatrix.per_weight(masses)
+    direction = mass.inverse(w)
     cosine = float(w @ direction) / (float(w.norm()) * float(direction.norm()))
-    step = math.sqrt(dt**2 * float((temperature / masses).sum()))
+    step = math.sqrt(dt**2 * temperature * float(mass.trace_inverse()))
     return step / (float(w.norm()) * max(cosine, 1e-300))
+
+
+def guarded_mass_matrix(
+    mass: MassMatrix, w: torch.Tensor, temperature: float, dt: float = 1.0, max_step_ratio: float = 0.02
+) -> tuple[MassMatrix, dict[str, float]]:
+    """A mass matrix made safe for the constraint: scaled up (a smaller effective minibatch share) while the
+    thermal step is above ``max_step_ratio`` x |w| cos a. Returns it and what was used."""
+    ratio = constrained_step_ratio(mass, w, temperature, dt)
+    scale = max(1.0, (ratio / max_step_ratio) ** 2)  # step ~ M^-1/2
+    return mass.scaled(scale), {"effective_r": float(mass.noise_share) / scale, "step_ratio": ratio / math.sqrt(scale),
+                                "mass_rank": mass.rank}  # fmt: skip
 
 
 def guarded_masses(
@@ -107,6 +127,27 @@ def guarded_masses(
     return masses * scale, {"variance_floor": floor, "effective_r": r / scale, "step_ratio": ratio / math.sqrt(scale)}
 
 
+def _checked(masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None) -> MassMatrix:
+    """The masses as a ``MassMatrix``, positive; without gradient noise (exact gradients) it supplies no share."""
+    mass = masses if isinstance(masses, MassMatrix) else MassMatrix.per_weight(masses.detach())
+    if not bool((mass.diagonal > 0).all()) or not bool((mass.factors > 0).all()):
+        raise ValueError("all masses must be positive")
+    return mass if noise_variance is not None else mass.without_gradient_noise()
+
+
+def _present_noise(
+    mass: MassMatrix, noise_variance: torch.Tensor | None, temperature: torch.Tensor | float, dt: float, m1: float
+) -> torch.Tensor:
+    """Per scaled coordinate, the thermostat noise (of T m1^2 in all) that the gradient's per-weight noise
+    sigma^2 already supplies outside the mass's low-rank directions: c1^2 dt^2 sigma_i^2 / D_i (the paper's rule)
+    less the share that ``MassMatrix.added_noise`` takes off along V. (..., n)"""
+    if noise_variance is None:
+        return torch.zeros_like(mass.diagonal)
+    per_weight = (1.0 - m1**2) * dt**2 * noise_variance.to(mass.diagonal) / mass.diagonal
+    along_directions = mass.noise_share[..., None] * temperature * m1**2 * mass.low_rank_diagonal()
+    return (per_weight - along_directions).clamp(min=0.0)
+
+
 @dataclass
 class SamplerConfig:
     """Step parameters (authors' defaults: dt 1, m1 0.1)."""
@@ -130,7 +171,7 @@ class PseudoLangevin:
         self,
         weights: torch.Tensor,
         grad_fn: GradFn,
-        masses: torch.Tensor,
+        masses: torch.Tensor | MassMatrix,
         config: SamplerConfig,
         noise_variance: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
@@ -156,18 +197,16 @@ class PseudoLangevin:
         self.loss, self.grad = self._gradient(self.w)
 
     # -- masses and noise -------------------------------------------------------------------------------
-    def set_masses(self, masses: torch.Tensor, noise_variance: torch.Tensor | None = None) -> None:
+    def set_masses(self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None) -> None:
         """New masses (e.g. after re-estimating the variance); momenta are redrawn from N(0, M T).
 
         Redrawing p from its conditional distribution leaves the target of (w, p) invariant."""
-        if not bool((masses > 0).all()):
-            raise ValueError("all masses must be positive")
-        self.masses = masses.detach().to(self.w)
+        self.mass = _checked(masses, noise_variance).to(self.w)
         temperature, dt, m1 = self.config.temperature, self.config.dt, self.config.m1
-        present = torch.zeros_like(self.w) if noise_variance is None else noise_variance.to(self.w)
-        added = self.masses * temperature * m1**2 - self.c1**2 * present * dt**2
-        self.noise_scale = added.clamp(min=0.0).sqrt()  # (n,)
-        self.p = self.masses.sqrt() * math.sqrt(temperature) * self._normal()
+        present = _present_noise(self.mass, noise_variance, temperature, dt, m1)
+        self.noise_factor = (temperature * m1**2 - present).clamp(min=0.0).sqrt()  # (n,)
+        self.p = math.sqrt(temperature) * self.mass.sqrt(self._normal())
+        self._inverse_w = self.mass.inverse(self.w)  # M^-1 w for the current w (RATTLE, SHAKE, Fixman)
         if self.config.constrained:
             self.p = self._rattle(self.p)
 
@@ -186,21 +225,22 @@ class PseudoLangevin:
         return values if self.groups is None else values[self.groups]
 
     def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Loss and gradient at ``w``, the sampler's current weights (whose M^-1 w is cached)."""
         loss, grad = self.grad_fn(w)
         if self.config.constrained and self.config.fixman:
-            inverse_w = w / self.masses
+            inverse_w = self._inverse_w
             grad = grad + self.config.temperature * inverse_w / self._spread(self._dot(w, inverse_w))
         return loss, grad
 
     def _rattle(self, p: torch.Tensor) -> torch.Tensor:
         """Remove the momentum component that would leave the sphere: w . M^-1 p = 0."""
-        inverse_w = self.w / self.masses
+        inverse_w = self._inverse_w
         return p - self._spread(self._dot(inverse_w, p) / self._dot(inverse_w, self.w)) * self.w
 
     def _shake(self, w_old: torch.Tensor, w_free: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(w_free + lambda M^-1 w_old with |.|^2 = Q, lambda spread over the weights), lambda the
         smallest-|lambda| root of a lambda^2 + b lambda + c = 0."""
-        direction = w_old / self.masses
+        direction = self._inverse_w  # M^-1 w_old
         a = self._dot(direction, direction)
         b = 2.0 * self._dot(w_free, direction)
         c = self._dot(w_free, w_free) - self.q
@@ -229,16 +269,17 @@ class PseudoLangevin:
         p = self.p - 0.5 * dt * self.grad
         if constrained:
             p = self._rattle(p)
-        p = self.c1 * p + self.noise_scale * self._normal()
+        p = self.c1 * p + self.mass.added_noise(self.noise_factor * self._normal())
         if constrained:
             p = self._rattle(p)
-        w_free = self.w + dt * p / self.masses
+        w_free = self.w + dt * self.mass.inverse(p)
         if constrained:
             w_new, lam = self._shake(self.w, w_free)
             p = p + lam * self.w / dt  # the constraint impulse: p = M (w_new - w_old) / dt
         else:
             w_new = w_free
         self.w = w_new
+        self._inverse_w = self.mass.inverse(self.w)
         self.loss, self.grad = self._gradient(self.w)
         p = p - 0.5 * dt * self.grad
         self.p = self._rattle(p) if constrained else p
@@ -246,21 +287,23 @@ class PseudoLangevin:
         return self.loss
 
     def kinetic_temperature(self) -> float:
-        """Mean p_i^2 / M_i over the weights (equals T at equilibrium, up to the constrained direction)."""
-        return float((self.p**2 / self.masses).mean())
+        """p^T M^-1 p / n (equals T at equilibrium, up to the constrained direction)."""
+        return float((self.p * self.mass.inverse(self.p)).mean())
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to continue exactly (with the generator state saved by the caller)."""
         return {
-            "w": self.w, "p": self.p, "masses": self.masses, "noise_scale": self.noise_scale, "q": self.q,
+            "w": self.w, "p": self.p, **self.mass.state(), "noise_factor": self.noise_factor, "q": self.q,
             "loss": self.loss, "grad": self.grad, "bad_steps": self.bad_steps, "steps_done": self.steps_done,
         }  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from :meth:`state_dict`."""
         device = self.w.device
-        for key in ("w", "p", "masses", "noise_scale", "q", "loss", "grad", "bad_steps"):
+        for key in ("w", "p", "noise_factor", "q", "loss", "grad", "bad_steps"):
             setattr(self, key, state[key].to(device))
+        self.mass = MassMatrix.from_state(state).to(self.w)
+        self._inverse_w = self.mass.inverse(self.w)
         self.steps_done = int(state["steps_done"])
 
 

@@ -35,11 +35,20 @@ import torch
 
 from analyzers.base import Cancelled
 from analyzers.langevin.data import Splits
+from analyzers.langevin.mass_matrix import MassMatrix, NoiseSpectrum, noise_covariance_mass, noise_spectrum
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
-from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, check_temperature, guarded_masses
+from analyzers.langevin.sampler import (
+    SGLD,
+    PseudoLangevin,
+    SamplerConfig,
+    check_temperature,
+    guarded_mass_matrix,
+    guarded_masses,
+)
+from analyzers.langevin.spec import MASS_RULES
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
-from analyzers.langevin.thermostat import amplification_per_weight_masses, safe_share
+from analyzers.langevin.thermostat import safe_share
 
 
 @dataclass
@@ -56,7 +65,9 @@ class SamplingSettings:
     dt: float = 1.0
     m1: float = 0.1
     r: float = 0.01  # share of the thermostat noise that the minibatch noise supplies
-    mass_rule: str = "per-weight"  # or "per-layer" (layer means of the variance), "uniform" (the median)
+    # or "per-layer" (layer means of the variance), "uniform" (the median), "noise-covariance" (per-weight plus
+    # a low-rank term along the minibatch noise: mass_matrix.py)
+    mass_rule: str = "per-weight"
     variance_floor: float = 1e-3  # sigma_i^2 >= this x median(sigma^2)
     max_step_ratio: float = 0.02  # keeps SHAKE solvable: raises the floor / the masses above this
     variance_batches: int = 50
@@ -93,6 +104,7 @@ class TemperatureTask:
 
 NOISE_MODES = ("minibatch", "full_batch")
 DIRECTION_TOLERANCE = 0.2  # a direction whose kinetic temperature is off by more than this (relative) is hot
+SHARE_TOLERANCE = 0.05  # the minibatch share may run a direction this much hot (r capped, or absorbed by the mass)
 
 
 def chain_seed(seed: int, temperature: float) -> int:
@@ -100,6 +112,14 @@ def chain_seed(seed: int, temperature: float) -> int:
     in a worker process, or as one replica of a batch) and whatever other temperatures run beside it."""
     digest = hashlib.sha256(f"{seed}:{float(temperature)!r}".encode()).digest()
     return int.from_bytes(digest[:6], "little")
+
+
+def finished_state(sampler_state: dict[str, Any], done: bool) -> dict[str, Any]:
+    """A sampler's state as a checkpoint keeps it: whole while the chain runs; once it is done (never continued,
+    only its records reused) without the low-rank mass, ~100 MB at k ~ 600 directions of 44,245 weights."""
+    if not done:
+        return sampler_state
+    return {key: value for key, value in sampler_state.items() if key != "mass_directions"}
 
 
 def read_checkpoint(path: Path) -> dict[str, Any] | None:
@@ -113,10 +133,38 @@ def read_checkpoint(path: Path) -> dict[str, Any] | None:
     return saved if isinstance(saved, dict) else None
 
 
+def exact_noise(settings: SamplingSettings, objective: FlatObjective, w: torch.Tensor) -> NoiseSpectrum:
+    """The minibatch-noise spectrum at ``w`` (per-sequence gradients, mass_matrix.noise_spectrum)."""
+    return noise_spectrum(objective.per_sequence_gradients(w), settings.batch_size, settings.variance_floor)
+
+
+def gradient_noise(
+    settings: SamplingSettings, objective: FlatObjective, w: torch.Tensor, known: NoiseSpectrum | None = None
+) -> tuple[torch.Tensor | NoiseSpectrum, torch.Tensor]:
+    """What the masses are built from at ``w`` (the exact noise spectrum for the noise-covariance rule, ``known``
+    when it was computed at this w already; else the per-weight variance over ``variance_batches`` minibatches)
+    and the per-weight variance (n,)."""
+    if settings.mass_rule == "noise-covariance":
+        spectrum = known or exact_noise(settings, objective, w)
+        return spectrum, spectrum.variance
+    variance = objective.gradient_variance(w, settings.variance_batches)
+    return variance, variance
+
+
 def _masses(
-    task: TemperatureTask, variance: torch.Tensor, w: torch.Tensor, slices: list[slice], r: float
-) -> tuple[torch.Tensor, dict[str, float]]:
+    task: TemperatureTask, noise: torch.Tensor | NoiseSpectrum, w: torch.Tensor, slices: list[slice], r: float
+) -> tuple[MassMatrix, dict[str, float]]:
     settings = task.settings
+    max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
+    if isinstance(noise, NoiseSpectrum):
+        mass = noise_covariance_mass(noise, task.temperature, settings.dt, settings.m1, r, SHARE_TOLERANCE)
+        guarded, used = guarded_mass_matrix(mass, w, task.temperature, settings.dt, max_ratio)
+        if used["effective_r"] < r:  # a smaller share: fewer directions run hot enough to need the low-rank term
+            mass = noise_covariance_mass(noise, task.temperature, settings.dt, settings.m1, used["effective_r"],
+                                         SHARE_TOLERANCE)  # fmt: skip
+            guarded, used = guarded_mass_matrix(mass, w, task.temperature, settings.dt, max_ratio)
+        return guarded, used
+    variance = noise
     if settings.mass_rule == "per-layer":  # the authors' 'mean' option: one variance per parameter tensor
         variance = variance.clone()
         for part in slices:
@@ -124,39 +172,41 @@ def _masses(
     elif settings.mass_rule == "uniform":
         variance = torch.full_like(variance, float(variance.median()))
     elif settings.mass_rule != "per-weight":
-        raise ValueError(f"unknown mass rule {settings.mass_rule!r}; use per-weight, per-layer or uniform")
-    max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
-    return guarded_masses(
+        raise ValueError(f"unknown mass rule {settings.mass_rule!r}; use one of {', '.join(MASS_RULES)}")
+    masses, used = guarded_masses(
         variance, w, task.temperature, settings.dt, settings.m1, r, settings.variance_floor, max_ratio
     )
+    return MassMatrix.per_weight(masses), used
 
 
-def noise_setup(objective: FlatObjective, w0: torch.Tensor, settings: SamplingSettings, seed: int) -> dict[str, Any]:
-    """The minibatch share r to use and the leading minibatch-noise directions, from the starting weights.
+def noise_setup(spectrum: NoiseSpectrum, settings: SamplingSettings) -> dict[str, Any]:
+    """The minibatch share r to use and the leading minibatch-noise directions, from the starting weights' spectrum.
 
-    The minibatch noise is correlated across weights: r is capped once so that its worst direction stays
-    within 5% of T (see thermostat.py). The gradient samples come from a generator seeded with the run's
-    seed alone, and the cap does not depend on T: every temperature started from the same weights uses the
-    same r (no silent change between temperatures). Full-batch gradients keep the same cap: the directions
-    where the per-weight rule underestimates the noise are the loss's stiff directions (the noise covariance
-    is close to the Fisher matrix), where light masses make the integrator itself heat (measured on the
-    small preset's transformer: uncapped r = 0.05 with full batches ran 10-80 T along them)."""
-    own, objective.generator = objective.generator, torch.Generator(device=objective.device).manual_seed(seed)
-    try:
-        samples = objective.gradient_samples(w0, settings.variance_batches)
-    finally:
-        objective.generator = own
-    directions, amplification = amplification_per_weight_masses(samples, k=3)
+    The noise's covariance is exact (the per-sequence gradients, mass_matrix.noise_spectrum) and does not depend
+    on T, so every temperature started from the same weights uses the same r (no silent change between
+    temperatures). With per-weight masses its worst direction caps r so that it stays within 5% of T
+    (thermostat.py); the noise-covariance masses absorb every direction that would run hotter, so r stays as
+    asked. Full-batch gradients keep the cap of their mass rule: the directions where the per-weight rule
+    underestimates the noise are the loss's stiff directions (the noise covariance is close to the Fisher
+    matrix), where light masses make the integrator itself heat (measured on the small preset's transformer:
+    uncapped r = 0.05 with full batches and per-weight masses ran 10-80 T along them)."""
+    top = spectrum.eigenvalues[:3]
+    if settings.mass_rule == "noise-covariance":
+        r_used = settings.r
+        absorbed = settings.r * (top - 1.0) > SHARE_TOLERANCE  # these directions carry their share in the mass
+        seen = torch.where(absorbed, torch.ones_like(top), top)
+    else:
+        r_used, seen = safe_share(settings.r, float(top[0]), tolerance=SHARE_TOLERANCE), top
     return {
-        "noise": settings.noise, "noise_amplification": amplification.tolist(), "noise_directions": directions,
-        "r_used": safe_share(settings.r, float(amplification[0]), tolerance=0.05),
+        "noise": settings.noise, "noise_amplification": seen.tolist(), "noise_amplification_per_weight": top.tolist(),
+        "noise_directions": spectrum.directions[:3].float(), "r_used": r_used,
         "kinetic_blocks": [], "kinetic_block_steps": [],
     }  # fmt: skip
 
 
-def accumulate_kinetic(records: dict[str, Any], momenta: torch.Tensor, masses: torch.Tensor) -> None:
-    """Add one step's p_i^2 / M_i averaged over the weights and (u . M^-1/2 p)^2 along each noise direction u."""
-    scaled = momenta / masses.sqrt()  # (n,)
+def accumulate_kinetic(records: dict[str, Any], momenta: torch.Tensor, mass: MassMatrix) -> None:
+    """Add one step's p^T M^-1 p / n and (u . S^-1 p)^2 along each noise direction u (S S^T = M)."""
+    scaled = mass.inverse_sqrt(momenta)  # (n,)
     along = scaled @ records["noise_directions"].to(scaled).T  # (k,)
     values = torch.cat([(scaled * scaled).mean()[None], along * along])  # (1 + k,)
     previous = records.get("directional_sum")
@@ -266,16 +316,17 @@ def run_temperature(
         "start_norm": float(w0 @ w0),
     }  # fmt: skip
 
-    if kind != "sgld":
-        records.update(noise_setup(objective, w0, settings, task.seed))
+    initial = exact_noise(settings, objective, w0) if kind != "sgld" else None
+    if initial is not None:
+        records.update(noise_setup(initial, settings))
     else:
         records["r_used"] = settings.r
 
-    def fresh_masses(w: torch.Tensor, step: int) -> tuple[torch.Tensor, torch.Tensor]:
-        variance = objective.gradient_variance(w, settings.variance_batches)
-        masses, used = _masses(task, variance, w, slices, float(records["r_used"]))
+    def fresh_masses(w: torch.Tensor, step: int, known: NoiseSpectrum | None = None) -> tuple[MassMatrix, torch.Tensor]:
+        noise, variance = gradient_noise(settings, objective, w, known)
+        mass, used = _masses(task, noise, w, slices, float(records["r_used"]))
         records["mass_guard"].append({"step": step, **used})
-        return masses, variance
+        return mass, variance
 
     # On a resume the sampler is built as at the start (consuming the same random numbers), then its
     # state, the generators' states and the records are replaced by the checkpoint's.
@@ -283,7 +334,7 @@ def run_temperature(
     if kind == "sgld":
         sampler = SGLD(w0, objective, settings.sgld_step_size, task.temperature, noise_generator)
     else:
-        masses, variance = fresh_masses(w0, 0)
+        masses, variance = fresh_masses(w0, 0, initial)
         config = SamplerConfig(task.temperature, settings.dt, settings.m1, kind == "pseudo-langevin", settings.fixman)
         sampler = PseudoLangevin(w0, objective, masses, config, variance if minibatch_noise else None, noise_generator)
     if saved is not None:
@@ -302,7 +353,7 @@ def run_temperature(
     def checkpoint(done: bool) -> None:
         records["seconds"] = time.perf_counter() - started
         state = {
-            "sampler": sampler.state_dict(), "batch_generator": batch_generator.get_state(),
+            "sampler": finished_state(sampler.state_dict(), done), "batch_generator": batch_generator.get_state(),
             "noise_generator": noise_generator.get_state(), "records": records, "done": done,
         }  # fmt: skip
         save_plain(state, task.checkpoint)
@@ -324,7 +375,7 @@ def run_temperature(
         losses_device[step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
         if isinstance(sampler, PseudoLangevin) and "noise_directions" in records and step > burn_in:
-            accumulate_kinetic(records, sampler.p, sampler.masses)
+            accumulate_kinetic(records, sampler.p, sampler.mass)
         snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
         if snapshot_due:
             close_kinetic_block(records)
@@ -347,7 +398,7 @@ def run_temperature(
             if should_stop():
                 raise Cancelled(f"{task.name} at T={task.temperature:g} stopped at step {step}")
     if isinstance(sampler, PseudoLangevin):
-        records["mass_log10"] = np.percentile(np.log10(sampler.masses.cpu().numpy()), [0, 50, 100]).tolist()
+        records["mass_log10"] = np.percentile(np.log10(sampler.mass.diagonal.cpu().numpy()), [0, 50, 100]).tolist()
         records["kinetic_temperature"] = sampler.kinetic_temperature()
         records["thermostat"] = thermostat_report(records, task.temperature, settings)
         records.pop("noise_directions", None)

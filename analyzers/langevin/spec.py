@@ -37,6 +37,8 @@ from analyzers.registry import register
 # 0.97 nats, so the set is a finite-time design (as the authors' is: their consecutive sequences share 0.48 of
 # their sites), its burn-in part of the calibration. The smoke scale keeps the ladder with a short burn-in
 # (seconds, not calibrated).
+# how the sampler sets its masses (sampling.py): the paper's three, and the low-rank noise term of mass_matrix.py
+MASS_RULES = ("per-weight", "per-layer", "uniform", "noise-covariance")
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 CALIBRATED_BURN_IN = 8000
 CALIBRATED_SWEEPS_BETWEEN = 100
@@ -140,7 +142,11 @@ class LangevinParams(AnalyzerParams):
         "full_batch: gradients of the whole training split and white noise for all of it (at T along every "
         "direction by construction; ~train_size / sampling_batch_size times the cost per step).",
     )  # fmt: skip
-    mass_rule: str = Field(default="per-weight", description="per-weight (paper), per-layer or uniform masses.")
+    mass_rule: str = Field(
+        default="per-weight",
+        description="per-weight (paper), per-layer or uniform masses, or noise-covariance: per-weight plus a low-rank "
+        "term along the minibatch noise (exact, from per-sequence gradients), so r needs no cap.",
+    )  # fmt: skip
     variance_floor: float = Field(default=1e-3, gt=0, le=1, description="Gradient variance floor, x its median.")
     max_step_ratio: float = Field(default=0.02, gt=0, description="Guard: thermal step / (|w| cos a) kept below this.")
     variance_batches: int = Field(default=4, ge=2, description="Minibatches per gradient-variance estimate.")
@@ -201,8 +207,8 @@ class LangevinParams(AnalyzerParams):
     @field_validator("mass_rule")
     @classmethod
     def _mass_rule(cls, value: str) -> str:
-        if value not in ("per-weight", "per-layer", "uniform"):
-            raise ValueError(f"mass_rule must be per-weight, per-layer or uniform, got {value!r}")
+        if value not in MASS_RULES:
+            raise ValueError(f"mass_rule must be one of {', '.join(MASS_RULES)}, got {value!r}")
         return value
 
     @model_validator(mode="after")
@@ -244,13 +250,17 @@ SMALL: dict[str, Any] = {
     "ot_max_steps": 800,
     "temperatures": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
     "sample_from": ["ES", "OT"],
-    "sampling_steps": 3000,
+    # masses with the minibatch noise's low-rank term (exact, from the 1,000 per-sequence gradients): the noise
+    # is at the authors' share r along every direction, where per-weight masses needed r ~ 4e-5 and barely moved
+    "mass_rule": "noise-covariance",
+    "r": 0.01,
+    "sampling_steps": 2500,
     "sampling_batch_size": 64,
     "variance_batches": 20,
-    "variance_every": 1500,
-    "snapshot_every": 300,
+    "variance_every": 1250,
+    "snapshot_every": 250,
     "energy_every": 50,
-    "weights_every": 150,
+    "weights_every": 125,
     "checkpoint_every": 500,
     "workers": 0,
     "threads": 2,
@@ -441,7 +451,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
-    version = "4"  # design at fixed ticks, chains from ES and OT on one sphere (3: thermalization, R-hat, 1UBI)
+    version = "5"  # exact noise spectrum, noise-covariance masses (4: design at fixed ticks, ES/OT on one sphere)
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -457,7 +467,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "4"  # design at fixed ticks, OT start on the ES sphere (3: one chance rule, paper P@L, 1UBI)
+    version = "5"  # exact noise spectrum, noise-covariance masses (4: design at fixed ticks, OT on the ES sphere)
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -473,7 +483,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "3"  # design at fixed ticks, OT start on the ES sphere (2: per-temperature seeds, 1UBI)
+    version = "4"  # exact noise spectrum, noise-covariance masses (3: design at fixed ticks, OT on the ES sphere)
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"
