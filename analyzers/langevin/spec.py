@@ -254,16 +254,13 @@ SMALL: dict[str, Any] = {
     # is at the authors' share r along every direction, where per-weight masses needed r ~ 4e-5 and barely moved
     "mass_rule": "noise-covariance",
     "r": 0.01,
-    # the constraint's guard at 0.1 (not 0.02): no SHAKE failure at 3e-4 or 1e-3 in 2,500 steps, the same loss
-    # plateau at 1e-3 as at 0.05; at 0.02 it held r to 3e-5 at 1e-3 and the chains were still heating at the end
-    "max_step_ratio": 0.1,
-    "sampling_steps": 2000,
+    "sampling_steps": 2500,
     "sampling_batch_size": 64,
     "variance_batches": 20,
-    "variance_every": 1000,
-    "snapshot_every": 200,
+    "variance_every": 1250,
+    "snapshot_every": 250,
     "energy_every": 50,
-    "weights_every": 100,
+    "weights_every": 125,
     "checkpoint_every": 500,
     "workers": 0,
     "threads": 2,
