@@ -8,6 +8,7 @@ samplers keep their own float64 master copy; the model sees it rounded to float3
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -78,23 +79,33 @@ class FlatObjective:
         return per_sequence_gradients(self.model, self.split, w)
 
 
+FlatLoss = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def flat_loss(model: nn.Module) -> FlatLoss:
+    """loss(flat, inputs, targets, mask): the masked loss of ``model`` on one batch (batch, seq) with its trainable
+    parameters taken from the flat vector (n,) as views (``torch.func``: batched replicas, per-sequence gradients)."""
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    sizes = [p.numel() for _, p in named]
+
+    def loss(flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        params = {name: part.view(p.shape) for (name, p), part in zip(named, flat.split(sizes), strict=True)}
+        logits = functional_call(model, params, (inputs,))["logits"]  # (batch, seq, 21)
+        return masked_loss(logits, MaskedSplit(inputs, targets, mask))[0]
+
+    return loss
+
+
 def per_sequence_gradients(model: nn.Module, split: MaskedSplit, w: torch.Tensor, chunk: int = 100) -> torch.Tensor:
     """d(loss of sequence i)/dw for every sequence of ``split`` at the flat weights ``w`` (n,): (N, n) float64.
 
     The minibatch loss is the mean of per-sequence losses (Eq. 29), so these N gradients are all the minibatch
     noise there is: a minibatch of b sequences drawn with replacement has noise covariance Cov_i(g_i) / b.
-    ``torch.func`` evaluates the model on each sequence alone, ``chunk`` sequences per call."""
-    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
-    sizes = [p.numel() for _, p in named]
-
-    def loss(flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        # one sequence: inputs/targets/mask (seq,)
-        params = {name: part.view(p.shape) for (name, p), part in zip(named, flat.split(sizes), strict=True)}
-        logits = functional_call(model, params, (inputs[None],))["logits"]  # (1, seq, 21)
-        return masked_loss(logits, MaskedSplit(inputs[None], targets[None], mask[None]))[0]
-
-    each = vmap(grad(loss), in_dims=(None, 0, 0, 0))
-    flat = w.to(named[0][1].dtype)
+    ``torch.func`` evaluates the model on each sequence alone (a batch of one), ``chunk`` sequences per call."""
+    loss = flat_loss(model)
+    each = vmap(grad(lambda flat, inputs, targets, mask: loss(flat, inputs[None], targets[None], mask[None])),
+                in_dims=(None, 0, 0, 0))  # fmt: skip
+    flat = w.to(next(p for p in model.parameters() if p.requires_grad).dtype)
     was_training = model.training
     model.eval()
     try:

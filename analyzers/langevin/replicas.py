@@ -21,12 +21,12 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.func import functional_call, grad_and_value, vmap
+from torch.func import grad_and_value, vmap
 
-from analyzers.langevin.data import MaskedSplit, masked_loss
+from analyzers.langevin.data import MaskedSplit
 from analyzers.langevin.mass_matrix import MassMatrix
-from analyzers.langevin.objective import minibatch_gradient_variance
-from analyzers.langevin.sampler import ConstraintError, _checked, _present_noise, check_temperature
+from analyzers.langevin.objective import flat_loss, minibatch_gradient_variance
+from analyzers.langevin.sampler import ConstraintError, as_mass_matrix, check_temperature, present_noise
 
 BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (R, n) -> (loss (R,), grad (R, n))
 
@@ -40,21 +40,11 @@ class ReplicaObjective:
         self.split = split
         self.batch_size = batch_size
         self.generators = list(generators)
-        named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
-        self.names = [name for name, _ in named]
-        self.shapes = [p.shape for _, p in named]
-        self.sizes = [p.numel() for _, p in named]
-        self.size = sum(self.sizes)
-        self.device = named[0][1].device
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        self.size = sum(p.numel() for p in trainable)
+        self.device = trainable[0].device
         self.full_batch = batch_size >= len(split)
-
-        def loss(flat: torch.Tensor, inputs: torch.Tensor, targets: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            # flat (n,) float32 -> the model's parameters as views; inputs/targets/mask (batch, seq)
-            params = {name: chunk.view(shape) for name, chunk, shape in
-                      zip(self.names, flat.split(self.sizes), self.shapes, strict=True)}  # fmt: skip
-            logits = functional_call(self.model, params, (inputs,))["logits"]  # (batch, seq, 21)
-            return masked_loss(logits, MaskedSplit(inputs, targets, mask))[0]
-
+        loss = flat_loss(self.model)  # flat (n,) float32; inputs/targets/mask (batch, seq)
         self._own_batches = vmap(grad_and_value(loss), in_dims=(0, 0, 0, 0))  # a minibatch per replica
         self._shared_batch = vmap(grad_and_value(loss), in_dims=(0, None, None, None))  # the whole split
 
@@ -136,8 +126,8 @@ class ReplicaPseudoLangevin:
     def set_masses(self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None) -> None:
         """New masses (R, n) or a batched ``MassMatrix``; momenta redrawn from N(0, M T) (leaves the target of
         (w, p) invariant)."""
-        self.mass = _checked(masses, noise_variance).to(self.w)
-        present = _present_noise(self.mass, noise_variance, self.temperature, self.dt, self.m1)
+        self.mass = as_mass_matrix(masses, noise_variance).to(self.w)
+        present = present_noise(self.mass, noise_variance, self.temperature, self.dt, self.m1)
         self.noise_factor = (self.temperature * self.m1**2 - present).clamp(min=0.0).sqrt()  # (R, n)
         self.p = self.temperature.sqrt() * self.mass.sqrt(self._normal())
         self._inverse_w = self.mass.inverse(self.w)  # (R, n) M^-1 w for the current w

@@ -127,7 +127,7 @@ def guarded_masses(
     return masses * scale, {"variance_floor": floor, "effective_r": r / scale, "step_ratio": ratio / math.sqrt(scale)}
 
 
-def _checked(masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None) -> MassMatrix:
+def as_mass_matrix(masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None) -> MassMatrix:
     """The masses as a ``MassMatrix``, positive; without gradient noise (exact gradients) it supplies no share."""
     mass = masses if isinstance(masses, MassMatrix) else MassMatrix.per_weight(masses.detach())
     if not bool((mass.diagonal > 0).all()) or not bool((mass.factors > 0).all()):
@@ -135,7 +135,7 @@ def _checked(masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | N
     return mass if noise_variance is not None else mass.without_gradient_noise()
 
 
-def _present_noise(
+def present_noise(
     mass: MassMatrix, noise_variance: torch.Tensor | None, temperature: torch.Tensor | float, dt: float, m1: float
 ) -> torch.Tensor:
     """Per scaled coordinate, the thermostat noise (of T m1^2 in all) that the gradient's per-weight noise
@@ -201,9 +201,9 @@ class PseudoLangevin:
         """New masses (e.g. after re-estimating the variance); momenta are redrawn from N(0, M T).
 
         Redrawing p from its conditional distribution leaves the target of (w, p) invariant."""
-        self.mass = _checked(masses, noise_variance).to(self.w)
+        self.mass = as_mass_matrix(masses, noise_variance).to(self.w)
         temperature, dt, m1 = self.config.temperature, self.config.dt, self.config.m1
-        present = _present_noise(self.mass, noise_variance, temperature, dt, m1)
+        present = present_noise(self.mass, noise_variance, temperature, dt, m1)
         self.noise_factor = (temperature * m1**2 - present).clamp(min=0.0).sqrt()  # (n,)
         self.p = math.sqrt(temperature) * self.mass.sqrt(self._normal())
         self._inverse_w = self.mass.inverse(self.w)  # M^-1 w for the current w (RATTLE, SHAKE, Fixman)
