@@ -261,3 +261,30 @@ def test_ot_start_is_scaled_onto_the_es_sphere() -> None:
     assert max(ratios) == pytest.approx(min(ratios), rel=1e-6) and max(ratios) < 1  # one factor, scaled down
     buffers = set(ot) - names
     assert all(torch.equal(moved[k], ot[k]) for k in buffers)
+
+
+def test_relaxed_start_lies_lower_on_the_es_sphere_and_is_cached(work_dir: Path) -> None:
+    """A relaxed start (train.relax_on_sphere) keeps the ES norm, has a lower training loss than the start it came
+    from, is what the chain starts from, and is reused from the cache by the next run."""
+    from analyzers.langevin.pipeline import run_experiment
+    from analyzers.langevin.spec import LangevinParams
+    from analyzers.langevin.train import squared_norm
+
+    params = LangevinParams(work_dir=str(work_dir), include_ffn=False, temperatures=[1e-4], sample_from=["ES", "OT"],
+                            relax_starts=["OT"], relax_steps=100, relax_lr=0.02, sampling_steps=10, snapshot_every=5,
+                            energy_every=5, checkpoint_every=5, weights_every=5)  # fmt: skip
+    experiment = run_experiment(params, lambda fraction, message: None)
+    run = experiment.models["transformer"]
+    trace = run.relaxation["OT"]
+    assert set(run.relaxation) == {"OT"} and trace[0]["step"] == 0 and trace[-1]["step"] == 100
+    assert trace[-1]["train_loss"] < trace[0]["train_loss"] - 0.03  # it relaxed (a 100-step run: by ~0.07)
+    assert experiment.provenance["relaxed_starts"] == {"transformer": {"OT": trace}}
+    es = build_model(run.config)
+    es.load_state_dict(run.training.es_state)
+    assert run.records["OT"][0]["start_norm"] == pytest.approx(squared_norm(es), rel=1e-5)  # on the ES sphere
+    # the chain began from the relaxed weights: its first energy is near the relaxed loss, not the OT weights'
+    first_energy = sorted(run.records["OT"][0]["energies"])[0][1]
+    assert abs(first_energy - trace[-1]["train_loss"]) < abs(first_energy - trace[0]["train_loss"])
+    again = run_experiment(params, lambda fraction, message: None)
+    assert "relaxed:transformer@OT" in again.provenance["reused_from_cache"]
+    assert again.models["transformer"].relaxation["OT"] == trace

@@ -4,11 +4,13 @@ with different means have the split-R-hat that the between- and within-chain var
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from analyzers.langevin.convergence import chain_diagnostics, effective_sample_size, split_rhat
+from analyzers.langevin.convergence import chain_diagnostics, chain_state, effective_sample_size, split_rhat
+from analyzers.langevin.sampler_report import plot_sampler_diagnostics
 
 
 def _ar1(rho: float, chains: int, draws: int, seed: int) -> np.ndarray:
@@ -76,3 +78,24 @@ def test_convergence_chain_diagnostics_over_two_starts() -> None:
     assert agree["ess"] == pytest.approx(4000 / 3, rel=0.3) and agree["ess_per_second"] == agree["ess"] / 4
     apart = chain_diagnostics([record("t@ES", 1.0, 1), record("t@OT", 1.05, 2)], burn_in_fraction=0.5)
     assert not apart["converged"] and apart["rhat"] > 1.5  # rank-normalized: bounded for separated chains
+
+
+def test_convergence_chain_state_tells_metastable_from_relaxing() -> None:
+    stationary = _ar1(0.5, 2, 2000, 3)  # (2, 2000): two chains of one AR(1) process
+    assert chain_state(stationary)[0] == "equilibrated"
+    # two flat chains at different levels: each agrees with itself, they disagree with each other
+    state, alone = chain_state(stationary + np.array([[0.0], [5.0]]))
+    assert state == "metastable" and max(alone) < 1.1
+    # one chain still descending: not a steady state, whatever the other does
+    descending = stationary + np.stack([np.zeros(2000), np.linspace(5.0, 0.0, 2000)])
+    state, alone = chain_state(descending)
+    assert state == "relaxing" and alone[0] < 1.1 < alone[1]
+    assert chain_state([[1.0, 2.0], [1.0, 2.0]])[0] == "relaxing"  # too few draws to call anything stationary
+
+
+def test_sampler_report_figure_of_a_run_too_short_for_diagnostics(tmp_path: Path) -> None:
+    # a run with fewer than four draws after burn-in has no R-hat, ESS or kinetic temperature: the figure must still
+    # be written (a log axis with nothing on it used to fail the run after all its sampling)
+    empty = {"thermostat": {}, "convergence": {"rhat": math.nan, "ess": math.nan, "chains": 2}}
+    plot_sampler_diagnostics(tmp_path / "empty.png", [1e-4, 1e-3], {"transformer": [empty, empty]})
+    assert (tmp_path / "empty.png").stat().st_size > 0

@@ -53,6 +53,15 @@ NOTES = [
 ]
 
 
+# What each convergence state (convergence.chain_state) says a longer run would have to show.
+STATE_MEANING = {
+    "metastable": "each start's chain is stationary but the starts stay in different states, so the value depends "
+    "on where the chain started",
+    "relaxing": "a chain still drifts, so it has reached no steady state yet",
+    "equilibrated": "the starts agree, but the loss drifts across the averaging window",
+}
+
+
 def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict[str, Any]:
     """Averages over the snapshots after burn-in of one temperature's records."""
     steps = record["steps"]
@@ -160,7 +169,12 @@ def sweep_untestable(
     es = [e for e in references["transformer"]["ES"] if not math.isnan(e)]
     reasons = []
     if not transformer["equilibrated"][best]:
-        reasons.append(f"the lowest test error (T={temperatures[best]:g}) is at a temperature that did not equilibrate")
+        state = transformer["state"][best]
+        starts = transformer.get("test_error_by_start", {})
+        by_start = ", ".join(f"{begin} {values[best]:.4f}" for begin, values in starts.items())
+        reasons.append(f"the lowest test error (T={temperatures[best]:g}) is at a temperature that did not equilibrate"
+                       f" ({state}: {STATE_MEANING.get(state, 'the loss drifts within the averaging window')}; test "
+                       f"error by start: {by_start})")
     if len(es) < 2:
         reasons.append("fewer than two ES reference runs: no spread across seeds to beat")
     else:
@@ -202,6 +216,11 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
             "peak_temperature": temperatures[_equilibrium_peak(heat, [row["equilibrated"] for row in rows])],
             "norm_drift": max(row["norm_drift"] for row in rows),
             "equilibrated": [row["equilibrated"] for row in rows],
+            "state": [row["convergence"]["state"] for row in rows],
+            "test_error_by_start": {
+                begin: [temperature_summary(r, params.burn_in_fraction)["test_error"] for r in records]
+                for begin, records in experiment.models[name].records.items()
+            },
             "loss_drift": [row["loss_drift"] for row in rows],
             "thermostat": [row["thermostat"] for row in rows],
         }
@@ -234,6 +253,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         validation_error_by_temperature={k: v["validation_error"] for k, v in curves.items()},
         test_errors_by_model={k: v["test_error"] for k, v in curves.items()},
         test_error_std_by_model={k: v["test_error_std"] for k, v in curves.items()},
+        test_error_by_start={k: v["test_error_by_start"] for k, v in curves.items()},
         test_error_by_temperature=errors,
         test_error_min_is_interior=analysis.is_interior_minimum(errors),
         test_error_min_is_interior_by_model={k: analysis.is_interior_minimum(v["test_error"])

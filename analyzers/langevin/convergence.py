@@ -12,6 +12,15 @@
 
 For the Langevin runs the chains are the full training loss after burn-in at one temperature, one chain
 per starting point (ES and OT weights): R-hat >= 1.1 says the chains from the two starts have not met.
+:func:`chain_state` says why not, with the same R-hat rule applied to each chain alone (its two halves):
+
+* ``equilibrated``: the chains from every start agree (split-R-hat over all of them below 1.1);
+* ``metastable``: each chain is stationary on its own, but the starts sit in different states (a glassy
+  landscape on the run's time scale: measured at the `small` preset, chains relaxed onto two nearby minima of
+  the ES sphere stay 0.03 apart in loss at T = 1e-5 while each is flat within 1e-3);
+* ``relaxing``: at least one chain still drifts (its own halves disagree): it has not reached any steady state.
+
+Only ``equilibrated`` is an equilibrium average; the other two say which test a longer run must pass.
 """
 
 from __future__ import annotations
@@ -112,6 +121,20 @@ def loss_chain(record: dict[str, Any], burn_in_fraction: float) -> np.ndarray:
     return np.array([loss for step, loss in energies if step > burn_in_fraction * record["steps"]], dtype=float)
 
 
+CHAIN_STATES = ("equilibrated", "metastable", "relaxing")
+
+
+def chain_state(chains: Sequence[Sequence[float]] | np.ndarray) -> tuple[str, list[float]]:
+    """The state of (chains, draws) (see the module docstring) and each chain's own split-R-hat."""
+    array = _as_chains(chains)
+    alone = [split_rhat(chain) for chain in array]
+    if split_rhat(array) < RHAT_LIMIT:
+        return "equilibrated", alone
+    if all(rhat < RHAT_LIMIT for rhat in alone):  # NaN (too few draws) is not stationary
+        return "metastable", alone
+    return "relaxing", alone
+
+
 def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float) -> dict[str, Any]:
     """R-hat and ESS of the training loss over the chains of one temperature (one record per start).
 
@@ -123,6 +146,7 @@ def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float
     seconds = sum(float(record.get("seconds", 0.0)) for record in records)
     ess = effective_sample_size(stacked)
     rhat = split_rhat(stacked)
+    state, alone = chain_state(stacked)
     return {
         "rhat": rhat,
         "rhat_classic": split_rhat(stacked, rank_normalize=False),
@@ -131,5 +155,8 @@ def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float
         "chains": len(chains),
         "draws_per_chain": draws,
         "converged": bool(rhat < RHAT_LIMIT),  # NaN (too few draws) is not converged
+        "state": state,
+        "rhat_by_chain": alone,
+        "mean_loss_by_chain": [float(chain.mean()) for chain in stacked],
         "starts": [str(record.get("name", "")).partition("@")[2] for record in records],
     }

@@ -27,7 +27,7 @@ from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
 from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
-from analyzers.langevin.train import TrainingOutcome, TrainingSettings, squared_norm, train_es_ot
+from analyzers.langevin.train import TrainingOutcome, TrainingSettings, relax_on_sphere, squared_norm, train_es_ot
 
 Report = Callable[[float, str], None]
 
@@ -57,8 +57,11 @@ class ModelRun:
     num_parameters: int
     training: TrainingOutcome
     layer_slices: dict[str, slice]
+    training_key: str = ""  # the training stage's cache key (what the weights depend on)
     records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # start -> per temperature
     trained_attention: dict[str, np.ndarray] = field(default_factory=dict)  # 'ES'/'OT' -> (layers, L, L)
+    # start -> the training loss before and along its relaxation onto the ES sphere (relaxed starts only)
+    relaxation: dict[str, list[dict[str, float]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -233,6 +236,35 @@ def _cached_training(
     return outcome, key, False
 
 
+def _cached_relaxation(
+    run: ModelRun, start: str, state: dict[str, torch.Tensor], splits: Splits, params: LangevinParams, device: str,
+    work: Path, train_key: str,
+) -> tuple[dict[str, torch.Tensor], bool]:
+    """``state`` relaxed onto a nearby minimum of the training loss on its sphere (``train.relax_on_sphere``),
+    cached by what it depends on; the loss along the way goes to ``run.relaxation[start]``."""
+    key = stage_key("relax-v1", train_key, start, params.relax_steps, params.relax_lr, params.batch_size,
+                    params.seed, device)  # fmt: skip
+    path = work / "relax" / f"{key}.pt"
+    if path.is_file():
+        try:  # plain data only, as every cache here
+            saved = load_plain(path)
+            run.relaxation[start] = saved["trace"]
+            return saved["state"], True
+        except (UnreadableCache, KeyError, TypeError):
+            pass  # relaxed again over it
+    torch.manual_seed(params.seed)
+    model = build_model(run.config).to(device)
+    model.load_state_dict(state)
+    train = splits.train.to(device)
+    before = {"step": 0, "train_loss": evaluate_split(model, train)[0]}
+    trace = [before, *relax_on_sphere(model, train, params.relax_steps, params.relax_lr, params.batch_size,
+                                      params.seed)]  # fmt: skip
+    relaxed = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    save_plain({"state": relaxed, "trace": trace}, path)
+    run.relaxation[start] = trace
+    return relaxed, False
+
+
 def _workers(params: LangevinParams, device: str, tasks: int) -> int:
     if device != "cpu":
         return 1  # one GPU: the temperatures run one after another in this process
@@ -288,18 +320,27 @@ def _run_experiment(
         if cached:
             reused.append(f"training:{name}")
         model = build_model(config)
-        runs[name] = ModelRun(name, config, count_parameters(model), outcome, layer_slices(model))
+        runs[name] = ModelRun(name, config, count_parameters(model), outcome, layer_slices(model), training_key=key)
         runs[name].trained_attention = _trained_attention(config, outcome, splits, device)
     settings = _sampling_settings(params)
     tasks: list[TemperatureTask] = []
     for name, run in runs.items():
-        train_key = stage_key("train-key", name, run.config.to_dict(), splits.digest)
+        # the weights' own cache key too: samples of weights trained otherwise are never reused for these
+        train_key = stage_key("train-key", name, run.config.to_dict(), splits.digest, run.training_key)
         for start in params.sample_from:
             state = run.training.es_state if start == "ES" else run.training.ot_state
             if start == "OT" and settings.sampler == "pseudo-langevin":
                 state = onto_sphere(state, run.config, run.training.es_state)
+            if start in params.relax_starts:
+                state, cached = _cached_relaxation(run, start, state, splits, params, device, work, train_key)
+                if cached:
+                    reused.append(f"relaxed:{name}@{start}")
+                report(0.3, f"{name}: {start} start relaxed on the ES sphere, train loss "
+                       f"{run.relaxation[start][0]['train_loss']:.4f} -> {run.relaxation[start][-1]['train_loss']:.4f}")
             for temperature in params.temperatures:
-                key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device)
+                relaxed = [params.relax_steps, params.relax_lr] if start in params.relax_starts else None
+                key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device,
+                                *([relaxed] if relaxed else []))  # unrelaxed keys as before: their samples stay valid
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
@@ -331,6 +372,7 @@ def _run_experiment(
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,
+        "relaxed_starts": {name: run.relaxation for name, run in runs.items() if run.relaxation},
         "work_dir": str(work),
     }
     return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)

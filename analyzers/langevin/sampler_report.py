@@ -71,6 +71,20 @@ def add_to_sweep(result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[s
     result.artifacts.append(FIGURE)
 
 
+def _log_scales(axis: Any, log_y: bool) -> None:
+    """Log axes (x always, y where asked) where the axis has a point to show on them: a run too short for an ESS
+    or a kinetic temperature has none, and matplotlib refuses to log-scale an empty axis when it saves (the run
+    would fail after its sampling)."""
+    points = [np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2) for line in axis.get_lines()
+              if line.get_transform() == axis.transData]  # not the reference lines (axhline: axis coordinates)
+    xy = np.concatenate(points or [np.empty((0, 2))])
+    shown = np.isfinite(xy).all(axis=1) & (xy[:, 0] > 0) & ((xy[:, 1] > 0) if log_y else True)
+    if bool(shown.any()):
+        axis.set_xscale("log")
+        if log_y:
+            axis.set_yscale("log")
+
+
 def plot_sampler_diagnostics(
     path: Path, temperatures: list[float], rows_by_model: Mapping[str, list[dict[str, Any]]]
 ) -> None:
@@ -104,12 +118,10 @@ def plot_sampler_diagnostics(
     axes[1].axhline(RHAT_LIMIT, color="red", lw=0.8, ls="--")
     axes[1].set_ylabel("split-R-hat of the training loss")
     axes[2].set_ylabel("ESS of the training loss")
-    axes[2].set_yscale("log")
-    for axis in axes:
-        axis.set_xscale("log")
+    for axis, log_y in zip(axes, (True, False, True), strict=True):
+        _log_scales(axis, log_y)
         axis.set_xlabel("T")
         axis.legend(fontsize=6)
-    axes[0].set_yscale("log")
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

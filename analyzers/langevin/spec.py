@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, GpuNeed, Resources, metric, operator_only
 from analyzers.registry import register
@@ -127,6 +127,13 @@ class LangevinParams(AnalyzerParams):
     )
     sampler: str = Field(default="pseudo-langevin", description="pseudo-langevin (constrained), unconstrained or sgld.")
     sample_from: list[str] = Field(default=["ES"], description="Starting weights to sample from: ES and/or OT.")
+    relax_starts: list[str] = Field(
+        default=[], description="Starts (ES, OT) relaxed onto a nearby minimum of the training loss on the ES sphere "
+        "before sampling (projected Adam, train.relax_on_sphere): a start from below the low-T equilibrium, where "
+        "the unrelaxed weights approach it from above. Empty: the paper's starts as they are.",
+    )  # fmt: skip
+    relax_steps: int = Field(default=200, ge=1, description="Projected-Adam steps of a relaxed start.")
+    relax_lr: float = Field(default=2e-3, gt=0, description="Peak learning rate of the relaxation (cosine to 0).")
     sampling_steps: int = Field(default=40, ge=2, description="Sampler steps per temperature.")
     burn_in_fraction: float = Field(default=0.5, ge=0, lt=1, description="Share of steps left out of the averages.")
     sampling_batch_size: int = Field(default=32, ge=1, description="Sampler minibatch (authors: 64-128).")
@@ -182,12 +189,12 @@ class LangevinParams(AnalyzerParams):
 
     _validate_temperatures = field_validator("temperatures", "design_temperatures")(_positive_temperatures)
 
-    @field_validator("sample_from")
+    @field_validator("sample_from", "relax_starts")
     @classmethod
-    def _starts(cls, values: list[str]) -> list[str]:
+    def _starts(cls, values: list[str], info: ValidationInfo) -> list[str]:
         unknown = sorted(set(values) - {"ES", "OT"})
-        if unknown or not values:
-            raise ValueError(f"sample_from takes ES and/or OT, got {values}")
+        if unknown or (not values and info.field_name == "sample_from"):
+            raise ValueError(f"{info.field_name} takes ES and/or OT, got {values}")
         return values
 
     @field_validator("sampler")
@@ -224,8 +231,9 @@ class LangevinParams(AnalyzerParams):
 
 
 SMALL: dict[str, Any] = {
-    # Sized to try one claim on 2 CPU cores in under 30 minutes: is the test error of Table A1's one-block
-    # d=64 transformer (44,245 parameters) minimal at an intermediate temperature, and the feed-forward net's
+    # Sized to try one claim on 2 CPU cores (measured from a fresh cache: 27 minutes in one session, 40 with the
+    # relaxed start in another, 25 of them sampling; a rerun reuses every stage): is the test error of Table A1's
+    # one-block d=64 transformer (44,245 parameters) minimal at an intermediate temperature, and the feed-forward net's
     # (d=32, m=160: 45,877 parameters, the same size) not? 1,000 training sequences as in the authors'
     # transformer template, three ES/OT reference seeds per model for the error bars, and chains from ES and
     # from OT (scaled onto the ES sphere) at every temperature, so that R-hat compares two starts.
@@ -250,6 +258,12 @@ SMALL: dict[str, Any] = {
     "ot_max_steps": 800,
     "temperatures": [1e-5, 3e-5, 1e-4, 3e-4, 1e-3],
     "sample_from": ["ES", "OT"],
+    # the OT start relaxed onto a nearby minimum on the ES sphere: at low T the ES chain comes down from above (0.49)
+    # and this one up from below (0.106), so a temperature reads equilibrated only if they meet; chains from two
+    # relaxed starts reached separate plateaus (0.149 and 0.117 at T = 1e-5: two basins, each chain flat)
+    "relax_starts": ["OT"],
+    "relax_steps": 1500,
+    "relax_lr": 2e-3,
     # masses with the minibatch noise's low-rank term (exact, from the 1,000 per-sequence gradients): the noise
     # is at the authors' share r along every direction, where per-weight masses needed r ~ 4e-5 and barely moved
     "mass_rule": "noise-covariance",
@@ -318,6 +332,10 @@ class SweepResult(AnalyzerResult):
     test_error_std_by_model: dict[str, list[float]] = Field(
         default_factory=dict, description="Per model and temperature: std of the test error over the snapshots."
     )
+    test_error_by_start: dict[str, dict[str, list[float]]] = Field(
+        default_factory=dict, description="Per model and start (ES, OT): the test error of that start's chain per "
+        "temperature (where the starts disagree, their spread is the error bar a single chain hides).",
+    )
     test_error_by_temperature: list[float] = metric(
         description="transformer test error per temperature (mean of per-sequence errors, Eq. 29-30)"
     )
@@ -367,7 +385,9 @@ class SweepResult(AnalyzerResult):
         default_factory=dict,
         description="Per model and temperature: rank-normalized split-R-hat (Vehtari et al. 2021) of the full "
         "training loss after burn-in over the chains from each start (ES, OT), the classic split-R-hat, the ESS "
-        "(Geyer's initial monotone sequence), ESS per second, the chains compared; R-hat >= 1.1 is not equilibrated.",
+        "(Geyer's initial monotone sequence), ESS per second, the chains compared; R-hat >= 1.1 is not equilibrated. "
+        "state: equilibrated, metastable (each chain stationary, the starts apart) or relaxing (a chain drifts), with "
+        "each chain's own split-R-hat and mean loss.",
     )
     trained: dict[str, dict[str, dict[str, float]]] = Field(description="ES / OT metrics per model.")
     design: dict[str, Any] = Field(description="Designed-sequence diagnostics (acceptance, identity, energies).")
@@ -451,7 +471,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
-    version = "5"  # exact noise spectrum, noise-covariance masses (4: design at fixed ticks, ES/OT on one sphere)
+    version = "6"  # relaxed starts, convergence states, test error by start (5: noise-covariance masses)
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -467,7 +487,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "5"  # exact noise spectrum, noise-covariance masses (4: design at fixed ticks, OT on the ES sphere)
+    version = "6"  # small's OT chain from a relaxed start (5: exact noise spectrum, noise-covariance masses)
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -483,7 +503,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "4"  # exact noise spectrum, noise-covariance masses (3: design at fixed ticks, OT on the ES sphere)
+    version = "5"  # small's OT chain from a relaxed start (4: exact noise spectrum, noise-covariance masses)
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"
