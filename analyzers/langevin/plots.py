@@ -21,7 +21,8 @@ def _pyplot():  # noqa: ANN202 - matplotlib's module
 
 def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[str, dict[str, list[float]]]) -> None:
     """curves[model] = {'temperatures', 'mean_loss', 'specific_heat', 'train_error', 'validation_error',
-    'test_error', 'test_error_std', 'equilibrated', 'peak_temperature'}; references[model] = {'ES': test errors
+    'test_error', 'test_error_std', 'equilibrated', 'peak_temperature'} and optionally 'test_error_by_start'
+    (start -> test error of that start's chain per temperature); references[model] = {'ES': test errors
     of the reference seeds, 'OT': ...}: the ES band spans their range. Temperatures that did not equilibrate are
     drawn hollow."""
     plt = _pyplot()
@@ -33,12 +34,18 @@ def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[s
             axes[row, 0].plot(scale, curve["mean_loss"], "o-", label=name)
             axes[row, 1].plot(scale, curve["specific_heat"], "o-", label=name)
             errors = np.asarray(curve["test_error"])
+            starts = list(curve.get("test_error_by_start", {}))  # the first is the chain drawn as the main curve
+            chain = f", chain from {starts[0]}" if starts else ""
             bars = axes[row, 2].errorbar(scale, errors, yerr=curve.get("test_error_std"), fmt="-", capsize=3,
-                                         label=f"{name} test (+- std over snapshots)")  # fmt: skip
+                                         label=f"{name} test{chain} (+- std over snapshots)")  # fmt: skip
             color = bars.lines[0].get_color()
             axes[row, 2].plot(scale[settled], errors[settled], "o", color=color)
             axes[row, 2].plot(scale[~settled], errors[~settled], "o", color=color, mfc="none")
             axes[row, 2].plot(scale, curve["train_error"], "s--", color=color, alpha=0.6, label=f"{name} train")
+            # the other starts' chains: where they part from the first, the temperature has not forgotten its start
+            for start in starts[1:]:
+                axes[row, 2].plot(scale, curve["test_error_by_start"][start], "x-.", color=color, alpha=0.8,
+                                  label=f"{name} test, chain from {start}")  # fmt: skip
             es = [e for e in references.get(name, {}).get("ES", []) if np.isfinite(e)]
             if es:
                 axes[row, 2].axhspan(min(es), max(es), color=color, alpha=0.15, lw=0)
@@ -52,7 +59,7 @@ def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[s
             axis.set_ylabel(ylabel)
         axes[row, 1].set_yscale("log")
     axes[0, 0].legend()
-    axes[0, 2].legend(fontsize=7)
+    axes[0, 2].legend(fontsize=6, loc="upper left")
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

@@ -111,12 +111,16 @@ def plot_sampler_diagnostics(
         convergence = [row["convergence"] for row in rows]
         axes[1].plot(x, [c["rhat"] for c in convergence], "o-", color=line.get_color(),
                      label=f"{name} ({convergence[0]['chains']} chain(s))")  # fmt: skip
+        for temperature, row in zip(x, convergence, strict=True):  # the state's initial: e, m or r
+            if "state" in row and math.isfinite(row["rhat"]):
+                axes[1].annotate(row["state"][0], (temperature, row["rhat"]), textcoords="offset points",
+                                 xytext=(4, 4), fontsize=7, color=line.get_color())  # fmt: skip
         axes[2].plot(x, [c["ess"] for c in convergence], "o-", color=line.get_color(), label=name)
     axes[0].axhspan(0.8, 1.2, color="green", alpha=0.1)
     axes[0].axhline(1.0, color="grey", lw=0.8)
     axes[0].set_ylabel("kinetic temperature / T")
     axes[1].axhline(RHAT_LIMIT, color="red", lw=0.8, ls="--")
-    axes[1].set_ylabel("split-R-hat of the training loss")
+    axes[1].set_ylabel("split-R-hat of the training loss\n(e equilibrated, m metastable, r relaxing)")
     axes[2].set_ylabel("ESS of the training loss")
     for axis, log_y in zip(axes, (True, False, True), strict=True):
         _log_scales(axis, log_y)
