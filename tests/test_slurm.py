@@ -80,6 +80,10 @@ def test_app_queues_on_slurm_and_shows_the_verdict_and_plot_from_the_store(
     assert evidence.verdict is not None and evidence.verdict.kind.value == "supported"
     assert evidence.provenance.scheduler_job_id == record.job_id
     assert not (kb.settings.home / "evidence").exists(), "the plot came through the store, not the laptop's disk"
+    # the job records the run's end, then removes its scratch home on the way out: give it a moment to get there
+    deadline = time.monotonic() + 30
+    while list((tmp_path / "home-b").glob("kb-job-*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert not list((tmp_path / "home-b").glob("kb-job-*")), "the job cleaned its scratch home"
 
     at = AppTest.from_file(str(APP_MAIN), default_timeout=60).run()
