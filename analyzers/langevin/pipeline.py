@@ -340,7 +340,7 @@ def _run_experiment(
             for temperature in params.temperatures:
                 relaxed = [params.relax_steps, params.relax_lr] if start in params.relax_starts else None
                 key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device,
-                                *([relaxed] if relaxed else []))  # unrelaxed keys as before: their samples stay valid
+                                *([relaxed] if relaxed else []))  # a relaxed start is another start
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
