@@ -242,7 +242,7 @@ def _cached_relaxation(
 ) -> tuple[dict[str, torch.Tensor], bool]:
     """``state`` relaxed onto a nearby minimum of the training loss on its sphere (``train.relax_on_sphere``),
     cached by what it depends on; the loss along the way goes to ``run.relaxation[start]``."""
-    key = stage_key("relax-v1", train_key, start, params.relax_steps, params.relax_lr, params.batch_size,
+    key = stage_key("relax-v2", train_key, start, params.relax_steps, params.relax_lr, params.batch_size,
                     params.seed, device)  # fmt: skip
     path = work / "relax" / f"{key}.pt"
     if path.is_file():
@@ -255,10 +255,8 @@ def _cached_relaxation(
     torch.manual_seed(params.seed)
     model = build_model(run.config).to(device)
     model.load_state_dict(state)
-    train = splits.train.to(device)
-    before = {"step": 0, "train_loss": evaluate_split(model, train)[0]}
-    trace = [before, *relax_on_sphere(model, train, params.relax_steps, params.relax_lr, params.batch_size,
-                                      params.seed)]  # fmt: skip
+    trace = relax_on_sphere(model, splits.train.to(device), params.relax_steps, params.relax_lr, params.batch_size,
+                            params.seed)  # fmt: skip
     relaxed = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     save_plain({"state": relaxed, "trace": trace}, path)
     run.relaxation[start] = trace

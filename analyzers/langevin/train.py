@@ -238,12 +238,13 @@ def relax_on_sphere(
     Why: at low T the sampled distribution sits near the loss's minima on the sphere, far below the ES loss (on
     the `small` transformer 0.14 against 0.49), and the sampler reaches them only at the pace its noise allows
     (a fall of 0.1 in 2,500 steps at T = 1e-5). A start relaxed there is near that equilibrium from the first
-    step; the chain then heats to T by itself. Returns the training loss every fifth of the way."""
+    step; the chain then heats to T by itself. Returns the training loss (dropout-free, as ``evaluate`` measures
+    it) before the first step and every fifth of the way."""
     generator = torch.Generator().manual_seed(seed)
     target = squared_norm(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)
     model.eval()  # the sampler's loss: no dropout
-    trace: list[dict[str, float]] = []
+    trace = [{"step": 0, "train_loss": evaluate(model, train_split)[0]}]
     for step in range(steps):
         for group in optimizer.param_groups:
             group["lr"] = lr * 0.5 * (1.0 + math.cos(math.pi * step / steps))
