@@ -335,10 +335,10 @@ def _run_experiment(
                     reused.append(f"relaxed:{name}@{start}")
                 report(0.3, f"{name}: {start} start relaxed on the ES sphere, train loss "
                        f"{run.relaxation[start][0]['train_loss']:.4f} -> {run.relaxation[start][-1]['train_loss']:.4f}")
+            relaxed = [[params.relax_steps, params.relax_lr]] if start in params.relax_starts else []  # another start
             for temperature in params.temperatures:
-                relaxed = [params.relax_steps, params.relax_lr] if start in params.relax_starts else None
                 key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device,
-                                *([relaxed] if relaxed else []))  # a relaxed start is another start
+                                *relaxed)  # fmt: skip
                 tasks.append(
                     TemperatureTask(
                         f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
