@@ -288,3 +288,15 @@ def test_relaxed_start_lies_lower_on_the_es_sphere_and_is_cached(work_dir: Path)
     again = run_experiment(params, lambda fraction, message: None)
     assert "relaxed:transformer@OT" in again.provenance["reused_from_cache"]
     assert again.models["transformer"].relaxation["OT"] == trace
+
+
+@pytest.mark.parametrize(("field", "value"), [("relax_starts", ["ES", "late"]), ("sample_from", []),
+                                              ("sample_from", ["OT", "XX"])])  # fmt: skip
+def test_langevin_starts_are_checked_by_name(field: str, value: list[str]) -> None:
+    from pydantic import ValidationError
+
+    from analyzers.langevin.spec import LangevinParams
+
+    with pytest.raises(ValidationError, match=f"{field} takes ES and/or OT"):
+        LangevinParams(**{field: value})
+    assert LangevinParams(relax_starts=[]).relax_starts == []  # no relaxed start: the paper's starts
