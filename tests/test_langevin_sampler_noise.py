@@ -3,6 +3,7 @@ the whole training split's, and a hot direction is flagged however short the run
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,13 @@ import torch
 
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, thermostat_report
+from analyzers.langevin.sampling import (
+    KINETIC_EVERY,
+    SamplingSettings,
+    TemperatureTask,
+    run_temperature,
+    thermostat_report,
+)
 
 
 def _task(folder: Path, noise: str) -> TemperatureTask:
@@ -62,3 +69,14 @@ def test_thermostat_report_flags_a_hot_direction_at_any_length_and_knows_its_res
     assert long_fine["resolved"] and long_fine["thermalized_every_direction"] is True
     assert long_fine["predicted_directions_over_t"][0] == pytest.approx(1 - 0.01 + 0.01 * 300)
     assert long_fine["kinetic_temperature_mean"] == pytest.approx(1e-4)
+
+
+def test_kinetic_readings_count_the_steps_they_cover(tmp_path: Path) -> None:
+    # read every KINETIC_EVERY steps, but the standard error counts steps / tau: the blocks must carry the steps
+    # they cover after burn-in, not the number of readings (which would widen the error tenfold)
+    task = _task(tmp_path, "minibatch")
+    steps = 4 * KINETIC_EVERY
+    settings = dataclasses.replace(task.settings, steps=steps, snapshot_every=KINETIC_EVERY)
+    records = run_temperature(dataclasses.replace(task, settings=settings))
+    assert sum(records["kinetic_block_steps"]) == steps // 2  # burn-in: the first half
+    assert len(records["kinetic_blocks"]) == 2 and records["thermostat"]["kinetic_temperature_mean"] > 0

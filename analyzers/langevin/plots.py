@@ -51,13 +51,14 @@ def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[s
                 axes[row, 2].axhspan(min(es), max(es), color=color, alpha=0.15, lw=0)
                 axes[row, 2].axhline(float(np.mean(es)), color=color, lw=0.8, ls=":")
     for row, label in enumerate(("T", "T / T(peak C)")):
-        for column, ylabel in enumerate(("mean training loss", "C = var(L) / T^2",
-                                         "error (band: ES seeds; hollow: not equilibrated)")):  # fmt: skip
+        for column, ylabel in enumerate(("mean training loss", "C = var(L) / T^2", "error")):
             axis = axes[row, column]
             axis.set_xscale("log")
             axis.set_xlabel(label)
             axis.set_ylabel(ylabel)
         axes[row, 1].set_yscale("log")
+        # in the title, not the axis label: a label that long runs past the panel into the one below
+        axes[row, 2].set_title("band: ES seeds' range; hollow: not equilibrated", fontsize=8)
     axes[0, 0].legend()
     axes[0, 2].legend(fontsize=6, loc="upper left")
     figure.tight_layout()

@@ -24,6 +24,7 @@ from analyzers.langevin.model import build_model
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampling import (
+    KINETIC_EVERY,
     NOISE_MODES,
     TemperatureTask,
     _layer_slices,
@@ -204,7 +205,7 @@ def _run_batch(
                 record["variance_step"] = step
         losses_device[:, step % settings.snapshot_every] = sampler.step()
         step = sampler.steps_done
-        if step > burn_in:  # every replica at once: a handful of kernels per step, not a handful per replica
+        if step > burn_in and step % KINETIC_EVERY == 0:  # every replica at once: a few kernels, not a few per replica
             scaled = sampler.mass.inverse_sqrt(sampler.p)  # (R, n)
             along = scaled @ directions.T  # (R, k)
             values = torch.cat([(scaled * scaled).mean(-1, keepdim=True), along * along], dim=-1)  # (R, 1 + k)

@@ -231,8 +231,8 @@ class LangevinParams(AnalyzerParams):
 
 
 SMALL: dict[str, Any] = {
-    # Sized to try one claim on 2 CPU cores (measured from a fresh cache: 27 minutes in one session, 40 with the
-    # relaxed start in another, 25 of them sampling; a rerun reuses every stage): is the test error of Table A1's
+    # Sized to try one claim on 2 CPU cores (measured from a fresh cache: 26 minutes, 15 of them sampling; a rerun
+    # reuses every stage): is the test error of Table A1's
     # one-block d=64 transformer (44,245 parameters) minimal at an intermediate temperature, and the feed-forward net's
     # (d=32, m=160: 45,877 parameters, the same size) not? 1,000 training sequences as in the authors'
     # transformer template, three ES/OT reference seeds per model for the error bars, and chains from ES and
@@ -268,13 +268,14 @@ SMALL: dict[str, Any] = {
     # is at the authors' share r along every direction, where per-weight masses needed r ~ 4e-5 and barely moved
     "mass_rule": "noise-covariance",
     "r": 0.01,
-    "sampling_steps": 2500,
+    # 1,500 steps keep the whole run under 30 minutes; at 2,500 (40 minutes) every chain drifted as well
+    "sampling_steps": 1500,
     "sampling_batch_size": 64,
     "variance_batches": 20,
-    "variance_every": 1250,
-    "snapshot_every": 250,
-    "energy_every": 50,
-    "weights_every": 125,
+    "variance_every": 750,
+    "snapshot_every": 150,
+    "energy_every": 30,  # 25 draws of the loss per chain after burn-in, as many as at 2,500 steps
+    "weights_every": 75,
     "checkpoint_every": 500,
     "workers": 0,
     "threads": 2,
@@ -471,7 +472,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
-    version = "6"  # relaxed starts, convergence states, test error by start (5: noise-covariance masses)
+    version = "7"  # small's chains of 1,500 steps, kinetic readings every 10th step (6: relaxed starts, states)
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -487,7 +488,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "6"  # small's OT chain from a relaxed start (5: exact noise spectrum, noise-covariance masses)
+    version = "7"  # small's chains of 1,500 steps (6: small's OT chain from a relaxed start)
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -503,7 +504,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "5"  # small's OT chain from a relaxed start (4: exact noise spectrum, noise-covariance masses)
+    version = "6"  # small's chains of 1,500 steps (5: small's OT chain from a relaxed start)
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"
