@@ -7,8 +7,9 @@
    minibatch gradients every ``--variance-every`` steps) is amortized into the constrained step.
    Goal: constrained step with variance estimation under 1.5x the plain gradient step.
 2. the design throughput: ``--design-n`` sequences on the shipped 1UBI by the vectorized simulated tempering
-   with the calibrated protocol (8,000 burn-in sweeps, then ticks), one thread, with the swap rate, the
-   identity and entropy against the authors' and the design's own checks.
+   with the calibrated protocol (8,000 burn-in sweeps, then ticks; ``--design-chains``, the paper preset's
+   1,400), one thread, with the swap rate, the identity and entropy against the authors' and the design's own
+   checks.
 
 3. equilibrium sampling at one temperature (``--temperature``, the ``--ess-model`` briefly pre-trained with
    Adam so that the chain starts near its stationary loss): steps/s and the effective sample size (ESS,
@@ -28,7 +29,8 @@ time); sections 3-4 report medians of interleaved repeats, as asked for the samp
 
 Run: .venv/bin/python benchmarks/bench_langevin.py [--sections equilibrium,replicas,steps,design]
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
-     [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000] [--temperature 1e-4]
+     [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
+     [--temperature 1e-4]
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ from analyzers.langevin.model import TABLE_A1, build_model, count_parameters
 from analyzers.langevin.objective import FlatObjective, evaluate_split
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_mass_matrix, guarded_masses
-from analyzers.langevin.spec import CALIBRATED_BURN_IN, CALIBRATED_CHAINS, CALIBRATED_SWEEPS_BETWEEN, DEFAULT_LADDER
+from analyzers.langevin.spec import (
+    CALIBRATED_BURN_IN,
+    CALIBRATED_SWEEPS_BETWEEN,
+    DEFAULT_LADDER,
+    PAPER_DESIGN_CHAINS,
+)
 from analyzers.langevin.thermostat import safe_share
 
 
@@ -110,7 +117,7 @@ def bench_design(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     report = design.simulated_tempering(
         contact_map.contacts, design.interaction_matrix(0), composition, args.design_n, DEFAULT_LADDER,
-        sweeps_between=CALIBRATED_SWEEPS_BETWEEN, burn_in_sweeps=CALIBRATED_BURN_IN, num_chains=CALIBRATED_CHAINS,
+        sweeps_between=CALIBRATED_SWEEPS_BETWEEN, burn_in_sweeps=CALIBRATED_BURN_IN, num_chains=args.design_chains,
         seed=0, max_sweeps=10**6,
     )  # fmt: skip
     seconds = time.perf_counter() - started
@@ -286,6 +293,7 @@ def main() -> None:
     parser.add_argument("--variance-batches", type=int, default=30)
     parser.add_argument("--variance-every", type=int, default=400)
     parser.add_argument("--design-n", type=int, default=12000)
+    parser.add_argument("--design-chains", type=int, default=PAPER_DESIGN_CHAINS, help="the paper preset's for 12,000")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared machine)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--ess-model", default="T1-d64", help="model of the equilibrium and replica sections")

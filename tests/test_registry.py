@@ -230,13 +230,19 @@ def test_langevin_small_and_paper_design_with_the_calibrated_protocol() -> None:
     from analyzers.langevin import spec
 
     calibrated = {"design_temperatures": list(spec.DEFAULT_LADDER), "design_burn_in_sweeps": spec.CALIBRATED_BURN_IN,
-                  "design_sweeps_between": spec.CALIBRATED_SWEEPS_BETWEEN, "design_chains": spec.CALIBRATED_CHAINS}
-    for scale in ("small", "paper"):
+                  "design_sweeps_between": spec.CALIBRATED_SWEEPS_BETWEEN}
+    per_chain = {}
+    for scale, chains in (("small", spec.CALIBRATED_CHAINS), ("paper", spec.PAPER_DESIGN_CHAINS)):
         params = registry.get("langevin.sweep").params_for(scale=scale)
         assert {key: getattr(params, key) for key in calibrated} == calibrated, scale
-    design = registry.get("langevin.design").params_for()
-    assert (design.design_burn_in_sweeps, design.design_sweeps_between, design.num_chains) == (
-        spec.CALIBRATED_BURN_IN, spec.CALIBRATED_SWEEPS_BETWEEN, spec.CALIBRATED_CHAINS)
+        assert params.design_chains == chains, scale
+        per_chain[scale] = params.num_sequences / chains
+    # each chain sampled as briefly at either size: the glassy landscape makes a longer-sampled chain go deeper
+    assert per_chain["paper"] == pytest.approx(per_chain["small"], rel=0.05)
+    for scale, chains in (("smoke", spec.CALIBRATED_CHAINS), ("paper", spec.PAPER_DESIGN_CHAINS)):
+        design = registry.get("langevin.design").params_for(scale=scale)
+        assert (design.design_burn_in_sweeps, design.design_sweeps_between, design.num_chains) == (
+            spec.CALIBRATED_BURN_IN, spec.CALIBRATED_SWEEPS_BETWEEN, chains)
 
 
 THROWAWAY_SPEC = '''"""A throw-away analyzer written by a test: the package shape and nothing else."""
