@@ -27,7 +27,14 @@ from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
 from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
-from analyzers.langevin.train import TrainingOutcome, TrainingSettings, relax_on_sphere, squared_norm, train_es_ot
+from analyzers.langevin.train import (
+    TrainingOutcome,
+    TrainingSettings,
+    relax_on_sphere,
+    scale_onto_sphere,
+    squared_norm,
+    train_es_ot,
+)
 
 Report = Callable[[float, str], None]
 
@@ -176,10 +183,7 @@ def onto_sphere(
     model, reference = build_model(config), build_model(config)
     model.load_state_dict(state)
     reference.load_state_dict(sphere_of)
-    factor = (squared_norm(reference) / squared_norm(model)) ** 0.5
-    with torch.no_grad():
-        for parameter in model.parameters():
-            parameter.mul_(factor)
+    scale_onto_sphere(model, squared_norm(reference))
     return model.state_dict()
 
 

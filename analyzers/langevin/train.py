@@ -40,6 +40,14 @@ def squared_norm(model: nn.Module) -> float:
         return float(sum((p.detach().double() ** 2).sum() for p in model.parameters()))
 
 
+def scale_onto_sphere(model: nn.Module, target: float) -> None:
+    """Scale every weight of ``model`` (in place) by one factor so that |w|^2 = ``target``."""
+    factor = (target / squared_norm(model)) ** 0.5
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.mul_(factor)
+
+
 @dataclass
 class TrainingSettings:
     """Knobs of the protocol (defaults: the paper's optimizer; lengths set by the scale)."""
@@ -249,15 +257,12 @@ def relax_on_sphere(
         for group in optimizer.param_groups:
             group["lr"] = lr * 0.5 * (1.0 + math.cos(math.pi * step / steps))
         index = torch.randint(len(train_split), (min(batch_size, len(train_split)),), generator=generator)
-        batch = train_split.subset(index.to(train_split.targets.device))
+        batch = train_split.subset(index)  # subset moves the index to the data's device
         loss, _ = masked_loss(model(batch.inputs)["logits"], batch)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        with torch.no_grad():  # back onto the sphere: one factor for every weight, as onto_sphere scales OT
-            factor = (target / squared_norm(model)) ** 0.5
-            for parameter in model.parameters():
-                parameter.mul_(factor)
+        scale_onto_sphere(model, target)  # back onto the sphere, as pipeline.onto_sphere puts OT there
         if (step + 1) % max(steps // 5, 1) == 0 or step + 1 == steps:
             trace.append({"step": step + 1, "train_loss": evaluate(model, train_split)[0]})
     return trace
