@@ -11,14 +11,16 @@ it writes artifacts into ``ctx.out_dir`` and returns a ``Result``. Analyzers reg
 from __future__ import annotations
 
 import importlib
+import json
+import math
 from abc import ABC
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticUndefined
 
 from schemas.run import EvidenceScale
@@ -88,6 +90,64 @@ class AnalyzerParams(BaseModel):
     seed: int = Field(default=0, description="Random seed.")
 
 
+#: Half-width of an interval in standard errors: a value is resolved against a threshold when value +- Z_RESOLVED
+#: standard errors lies on one side of it (about 95 % for a normal estimate). Analyzers use the same number where
+#: they resolve a location (which temperature or depth is best) and ``kb.verdicts`` where it turns a standard
+#: error into an interval.
+Z_RESOLVED = 2.0
+
+#: Where a metric's uncertainty comes from (``metric(uncertainty=...)``).
+UNCERTAINTY_SOURCES = ("seeds", "snapshots", "sequences", "permutations", "references", "locations", "pairs")
+
+
+class Precondition(BaseModel):
+    """One thing a metric's value rests on, and whether it held in this run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="What was checked: learned, equilibrated, converged, thermalized, beats chance, "
+                      "resolved, valid, ...")
+    passed: bool | None = Field(description="True: it held; False: it failed; None: unresolved (the check could "
+                                "not tell), which settles nothing either.")
+    detail: str = Field(default="", description="One line with the numbers: what was measured against what.")
+
+
+class MetricCheck(BaseModel):
+    """What one metric path's value is worth: its uncertainty and the preconditions it rests on.
+
+    A number's uncertainty is a standard error (``stderr``), an interval (``interval``: [low, high], e.g. the
+    temperatures that tie with the best one), or none because it is ``exact`` by construction (a parameter
+    count). A true/false value carries its interval as 0/1 bounds: [1, 1] resolved true, [0, 0] resolved
+    false, [0, 1] not resolved. ``derived_from`` names the metric paths it was computed from: their
+    preconditions are this one's too (``kb.verdicts`` follows them transitively).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    stderr: float | None = Field(default=None, ge=0, description="Standard error of the value.")
+    interval: tuple[float, float] | None = Field(default=None, description="[low, high] bounding the value.")
+    exact: bool = Field(default=False, description="No uncertainty by construction (a count, a setting).")
+    source: str = Field(default="", description="Where the uncertainty comes from (seeds, snapshots, sequences).")
+    note: str = Field(default="", description="How the uncertainty was found, in one line (shown with it).")
+    preconditions: list[Precondition] = Field(default_factory=list, description="What the value rests on.")
+    derived_from: list[str] = Field(default_factory=list, description="Metric paths this value was computed from.")
+
+    @model_validator(mode="after")
+    def _interval_ordered(self) -> MetricCheck:
+        if self.interval is not None and not self.interval[0] <= self.interval[1]:
+            raise ValueError(f"interval {list(self.interval)} must have low <= high")
+        return self
+
+
+def truth_interval(resolved_true: bool, resolved_false: bool) -> tuple[float, float]:
+    """The 0/1 interval of a true/false metric: [1, 1] resolved true, [0, 0] resolved false, else [0, 1]."""
+    return (1.0, 1.0) if resolved_true else (0.0, 0.0) if resolved_false else (0.0, 1.0)
+
+
+class InvalidResult(ValueError):
+    """A result holds a value its model does not allow (a wrong type): the run fails with what and where."""
+
+
 class AnalyzerResult(BaseModel):
     """Fields every result carries; analyzers subclass this with their metrics."""
 
@@ -99,27 +159,119 @@ class AnalyzerResult(BaseModel):
         default_factory=dict, description="Model id, revision, weight hash, data hash, dtype, ..."
     )
     notes: list[str] = Field(default_factory=list, description="Caveats a reader must see (defaults chosen, ...).")
+    checks: dict[str, MetricCheck] = Field(
+        default_factory=dict,
+        description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): its "
+        "uncertainty and the preconditions it rests on. kb.verdicts decides a claim only when every precondition "
+        "of the path (of every prefix of it, and of what it derives from) passed and its interval lies on one "
+        "side of the claim's threshold. Metrics declared exact get their check without the builder writing it.",
+    )
     untestable: dict[str, str] = Field(
         default_factory=dict,
-        description="Metrics this run cannot vouch for, each with the test that said so (below chance, not "
-        "converged, not equilibrated): a claim on one of them (or a path under it) is inconclusive, whatever "
-        "its value.",
+        description="Before ``checks``: metrics this run could not vouch for, with why. Still read (as a failed "
+        "precondition) so that stored evidence reads the same; new results state preconditions in ``checks``.",
     )
 
+    @model_validator(mode="after")
+    def _exact_metrics_checked(self) -> AnalyzerResult:
+        for name, declared in metric_declarations(type(self)).items():
+            if declared.exact and name not in self.checks:
+                self.checks[name] = MetricCheck(exact=True, source="exact")
+        return self
 
-def metric(default: Any = PydanticUndefined, *, description: str, **kwargs: Any) -> Any:
+
+def metric(
+    default: Any = PydanticUndefined, *, description: str, uncertainty: str | None = None, exact: bool = False,
+    rests_on: tuple[str, ...] = (), **kwargs: Any,
+) -> Any:
     """A ``Result`` field a claim may bind to: ``Analyzer.metrics`` is derived from these fields.
 
     The description is what the CLI, the app's claims editor and the agents show for the metric, so it is
-    declared once, beside the value it describes.
+    declared once, beside the value it describes. ``uncertainty`` says where the value's error bar comes from
+    (one of ``UNCERTAINTY_SOURCES``) and ``exact`` that it has none by construction (a parameter count); every
+    metric declares one of the two (the contract test checks it). ``rests_on`` names the preconditions the
+    result builder checks for it (learned, equilibrated, ...), written down where the metric is.
     """
-    return Field(default, description=description, json_schema_extra={"metric": True}, **kwargs)
+    extra: dict[str, Any] = {"metric": True, "uncertainty": uncertainty, "exact": exact, "rests_on": list(rests_on)}
+    return Field(default, description=description, json_schema_extra=extra, **kwargs)
+
+
+@dataclass(frozen=True)
+class MetricDeclaration:
+    """What a ``metric(...)`` field declares besides its description."""
+
+    description: str
+    uncertainty: str | None
+    exact: bool
+    rests_on: tuple[str, ...]
+
+
+def metric_declarations(result: type[BaseModel]) -> dict[str, MetricDeclaration]:
+    """The ``metric(...)`` fields of a result model and what each declares, in declaration order."""
+    found = {}
+    for name, info in result.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("metric"):
+            rests, source = extra.get("rests_on"), extra.get("uncertainty")
+            found[name] = MetricDeclaration(
+                info.description or "", source if isinstance(source, str) else None, bool(extra.get("exact")),
+                tuple(str(r) for r in rests) if isinstance(rests, list) else ())
+    return found
 
 
 def metrics_of(result: type[BaseModel]) -> dict[str, str]:
     """The ``metric(...)`` fields of a result model, with their descriptions, in declaration order."""
-    return {name: info.description or "" for name, info in result.model_fields.items()
-            if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get("metric")}
+    return {name: declared.description for name, declared in metric_declarations(result).items()}
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """Every (dotted path, leaf value) under ``value``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{path}.{index}")
+    else:
+        yield path, value
+
+
+def _strict(value: Any) -> Any:
+    """NaN and infinities -> None, recursively (strict JSON has neither)."""
+    if isinstance(value, dict):
+        return {key: _strict(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def result_record(result: AnalyzerResult) -> dict[str, Any]:
+    """The result as strict JSON data (what ``metrics.json`` and the evidence hold), checked.
+
+    A value of a type its model does not allow raises ``InvalidResult`` naming the field and the value: the
+    run fails. A metric value that is None, NaN or infinite is not computable: it is written as null and its
+    path gets a failed ``valid`` precondition, so a claim on it reads inconclusive, never refuted.
+    """
+    try:
+        type(result).model_validate(result.model_dump())
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InvalidResult(f"invalid result: {where}, {first.get('input')!r} ({first['msg']})") from None
+    data = result.model_dump(mode="python")
+    checks: dict[str, Any] = data.setdefault("checks", {})
+    for name in metric_declarations(type(result)):
+        for path, leaf in _leaves(data.get(name), name):
+            if leaf is None or (isinstance(leaf, float) and not math.isfinite(leaf)):
+                check = checks.setdefault(path, MetricCheck().model_dump())
+                check["preconditions"].append(Precondition(
+                    name="valid", passed=False, detail=f"{path} has no value ({leaf!r}): not computable in this run"
+                ).model_dump())
+    strict = _strict(data)
+    json.dumps(strict, allow_nan=False, default=str)  # strict JSON or a loud failure here, not in a reader
+    return json.loads(json.dumps(strict, default=str))
 
 
 class NotRunnable(Exception):
@@ -142,6 +294,9 @@ class RunContext:
     offline: bool = False
     progress: Callable[[float, str], None] = lambda fraction, message: None
     is_cancelled: Callable[[], bool] = lambda: False
+    # The longest an analyzer should go without a progress report, in seconds: long loops report at least
+    # this often, with the time left (``analyzers.progress.Reporter``). The worker sets it from the settings.
+    report_every: float = 30.0
     # A folder for the run's latest checkpoint. The worker fills it from the artifact store before the run
     # (a run killed on one node resumes on another) and uploads it whenever the analyzer calls
     # ``checkpoint_saved``. None where nobody keeps checkpoints (a plain ``kb run``).
@@ -185,6 +340,13 @@ class Analyzer(ABC, Generic[P, R]):
     # Fields besides the seed that say how or where a run happens, not what it measures (cache folders,
     # worker counts): ``scale_name`` keeps a preset's name whatever their values.
     scale_ignored_fields: ClassVar[frozenset[str]] = frozenset()
+    # Seconds a run at each preset took on the reference machine (2 CPU cores, a fresh cache), as measured:
+    # kb orders its queue quick first and says how long each run will take from these, scaled by this
+    # machine's measured speed, until runs of the same preset have been timed here (``kb.estimates``).
+    expected_seconds: ClassVar[dict[str, float]] = {}
+    # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say a
+    # claim settled only at that preset would cost (``kb.bindings.settling``).
+    gpu_hours: ClassVar[dict[str, float]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -5,8 +5,10 @@ classes with ``@register``; ``load_all()`` imports every such package, any insta
 declares the ``kb.analyzers`` entry point, and the modules the person running kb names in
 ``KB_ANALYZER_MODULES`` (comma-separated importable names: a lab's private analyzers, the tests' own).
 A package that wants commands of its own in the ``kb`` CLI (``kb probe``, ``kb langevin run``)
-registers a hook with ``@register_commands``: the CLI calls every hook with its typer app, so no
-analyzer-specific code lives in ``kb/``.
+registers a hook with ``@register_commands``: the CLI calls every hook with its typer app and a
+``CommandHost``, whose ``run_context`` gives the commands the same cache, offline flag and progress interval
+kb's own runs get (built from the operator's settings), so no analyzer-specific code lives in ``kb/`` and
+no analyzer command reads kb's settings itself.
 """
 
 from __future__ import annotations
@@ -18,14 +20,25 @@ import pkgutil
 import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from analyzers.base import Analyzer
+from analyzers.base import Analyzer, RunContext
 
 if TYPE_CHECKING:
     import typer
 
-CommandHook = Callable[["typer.Typer"], None]
+
+class CommandHost(Protocol):
+    """What kb hands an analyzer package's commands (``kb probe``, ``kb langevin run``)."""
+
+    def run_context(self, out_dir: Path, progress: Callable[[float, str], None] | None = None, *,
+                    home: Path | None = None) -> RunContext:
+        """The context a run gets under the operator's settings (``home``: the command's ``--home``)."""
+        ...
+
+
+CommandHook = Callable[["typer.Typer", CommandHost], None]
 
 MODULES_VARIABLE = "KB_ANALYZER_MODULES"
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
@@ -46,7 +59,7 @@ def register(cls: A) -> A:
 
 
 def register_commands(hook: H) -> H:
-    """Decorator: ``hook(app)`` adds an analyzer package's own commands to the ``kb`` typer app."""
+    """Decorator: ``hook(app, host)`` adds an analyzer package's own commands to the ``kb`` typer app."""
     if hook not in _COMMAND_HOOKS:
         _COMMAND_HOOKS.append(hook)
     return hook
@@ -71,20 +84,36 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
         for entry in entry_points(group="kb.analyzers"):
             _load(f"plugin {entry.name}", entry.load)
         # Set by whoever starts kb (an environment variable, never a note): it decides which code runs.
-        for name in filter(None, (part.strip() for part in os.environ.get(MODULES_VARIABLE, "").split(","))):
+        for name in named_modules(MODULES_VARIABLE):
             _load(f"module {name}", functools.partial(importlib.import_module, name))
         _discovered = True
     return dict(sorted(_REGISTRY.items()))
 
 
-def _load(label: str, load: Callable[[], object]) -> None:
-    # One broken analyzer package must not take the notes, the index and the other analyzers down
-    # with it: it is recorded and shown by `kb analyzers`, and its claims report it when verified.
+def named_modules(variable: str) -> list[str]:
+    """The importable module names listed, comma-separated, in the environment variable ``variable``.
+
+    The one way kb loads code that the person running it names (``KB_ANALYZER_MODULES``,
+    ``KB_EXECUTOR_MODULES``): an environment variable, never a note, since it decides which code runs.
+    """
+    return [part.strip() for part in os.environ.get(variable, "").split(",") if part.strip()]
+
+
+def load_guarded(label: str, load: Callable[[], object], broken: dict[str, str], kind: str) -> None:
+    """``load()`` a plug-in; an import-time failure is recorded in ``broken`` and warned about, not raised.
+
+    One broken plug-in must not take the notes, the index and the other plug-ins down with it.
+    """
     try:
         load()
     except Exception as exc:  # noqa: BLE001 - any import-time failure of third-party code
-        _BROKEN[label] = f"{type(exc).__name__}: {exc}"
-        warnings.warn(f"analyzer package {label} failed to load: {_BROKEN[label]}", RuntimeWarning, stacklevel=2)
+        broken[label] = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"{kind} {label} failed to load: {broken[label]}", RuntimeWarning, stacklevel=3)
+
+
+def _load(label: str, load: Callable[[], object]) -> None:
+    # A broken analyzer package is shown by `kb analyzers`, and its claims report it when verified.
+    load_guarded(label, load, _BROKEN, "analyzer package")
 
 
 def broken() -> dict[str, str]:

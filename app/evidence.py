@@ -9,6 +9,7 @@ the evidence's scale beside the claim's, caveats, plots, provenance and the hist
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import streamlit as st
 
@@ -22,9 +23,10 @@ from app.widgets import (
     verdict_badges,
 )
 from kb.artifact_store import ArtifactStore
+from kb.bindings import reason_line, settling
 from kb.core import KnowledgeBase
 from kb.display import observed_text
-from kb.evidence import ClaimStatus, label, verdict_state
+from kb.evidence import ClaimStatus, label, paper_comparisons, verdict_state
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
 from schemas import Claim, EvidenceRecord, RunRecord
@@ -62,6 +64,8 @@ def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | 
                        if claim.expect.inconclusive_band else ""))
     if claim.scale is not None:
         st.markdown(f"**Claimed at** {scale_text(claim.scale.model_dump(exclude_none=True))}")
+    if claim.analyzer is not None and known_analyzers and claim.analyzer.name in known_analyzers:
+        st.markdown(f"**Settled** {settling(claim).text()}")
 
 
 def active_runs_panel(runs: list[RunRecord]) -> None:
@@ -71,8 +75,16 @@ def active_runs_panel(runs: list[RunRecord]) -> None:
         st.progress(run.progress, text=(run.message or run.status.value)[:120])
 
 
-def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
-    """The latest evidence of a claim beside its history."""
+def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str,
+                   results: list[dict[str, Any]] | None = None) -> None:
+    """The latest evidence of a claim beside its history; ``results``: one per seed of the latest evidence (for
+    the paper's values beside kb's; default the latest evidence's own)."""
+    comparisons = paper_comparisons(claim, results if results is not None else
+                                    [evidence[0].metrics] if evidence else None)
+    if comparisons:
+        st.caption("Paper vs kb")
+        for comparison in comparisons:
+            st.markdown(f"- {comparison.text()}")
     if not evidence:
         if claim.analyzer is None:
             st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
@@ -86,7 +98,8 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
     with st.container(horizontal=True, gap="small"):
         verdict_badges(latest)
     if verdict is not None:
-        st.markdown(verdict.reason)
+        state = verdict_state(verdict)
+        st.markdown(reason_line(claim, verdict.reason, state.value if state else None))
         claimed, regenerated = st.columns(2)
         with claimed:
             st.caption("Claimed (expected)")

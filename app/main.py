@@ -30,6 +30,7 @@ PAGES = {
     "Verification": [
         st.Page("views/runs.py", title="Runs", icon=":material/play_circle:", url_path="runs"),
         st.Page("views/compare.py", title="Compare", icon=":material/stacked_line_chart:", url_path="compare"),
+        st.Page("views/tensions.py", title="Tensions", icon=":material/balance:", url_path="tensions"),
     ],
     "Assistant": [
         st.Page("views/ask.py", title="Ask", icon=":material/forum:", url_path="ask"),

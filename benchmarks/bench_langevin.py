@@ -20,17 +20,23 @@
    the minibatch noise; its dt is set so that its thermal step equals kb's median step). The loss is
    evaluated every ``--energy-every`` steps outside the timed steps; the ESS is over the second half.
    Also the kinetic temperature on average (kb: over the weights; plain: the same) over T.
-4. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
+4. every chain of a run in one batched step (``--chains`` chains of ``--ess-model``: the ``small`` preset's 2 starts
+   x 5 temperatures of its T1-d64 transformer, minibatch 64, masses with a low-rank term of ``--mass-rank``
+   directions as its noise-covariance rule keeps): chain-steps per second one chain at a time, batched
+   (``batched_step``, eager) and batched from a CUDA graph, side by side from interleaved repeats (medians); the
+   graph column reads "n/a (CPU)" without CUDA. ``--compile`` adds torch.compile's column (reduce-overhead on
+   CUDA, the default mode on the CPU: a minute or more of compilation).
+5. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
    (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
    ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
 
 Sections 1-2 report the best of interleaved repeats (other processes on a shared machine only ever add
 time); sections 3-4 report medians of interleaved repeats, as asked for the sampler comparison.
 
-Run: .venv/bin/python benchmarks/bench_langevin.py [--sections equilibrium,replicas,steps,design]
+Run: .venv/bin/python benchmarks/bench_langevin.py [--sections chains,equilibrium,replicas,steps,design]
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
      [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
-     [--temperature 1e-4]
+     [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile]
 """
 
 from __future__ import annotations
@@ -283,9 +289,112 @@ def bench_replicas(args: argparse.Namespace, splits: Splits) -> None:
               f"speed-up {single / together:.2f}x (median of {args.repeats} interleaved repeats of {args.steps} steps)")
 
 
+def _low_rank_mass(masses: torch.Tensor, rank: int, seed: int) -> MassMatrix:
+    """Per-weight ``masses`` (n,) plus ``rank`` orthonormal directions with amplifications from 1,300 down to 6 (the
+    ``small`` transformer's noise spectrum: 1,297 along its top direction, more than 6 along 578), at r = 0.01."""
+    generator = torch.Generator().manual_seed(seed)
+    if rank == 0:
+        return MassMatrix.per_weight(masses)
+    basis = torch.linalg.qr(torch.randn(len(masses), rank, generator=generator, dtype=torch.float64))[0]
+    factors = torch.from_numpy(np.geomspace(1300.0, 6.0, rank)).to(masses)
+    share = torch.tensor(0.01, dtype=masses.dtype)
+    return MassMatrix(masses, basis.T.float().contiguous().to(masses.device), factors, share.to(masses.device))
+
+
+def bench_chains(args: argparse.Namespace, splits: Splits) -> None:
+    """Chain-steps per second: one chain at a time, every chain in one batched step, and that step from a CUDA
+    graph (section 4 of the module docstring)."""
+    device = args.device
+    train = splits.train.to(device)
+    config = TABLE_A1[args.ess_model][0]
+    temperatures = [float(t) for t in np.geomspace(1e-5, 1e-3, max(1, args.chains // 2))]
+    chains = [(start, temperatures[i % len(temperatures)]) for i, start in
+              enumerate([0] * len(temperatures) + [1] * (args.chains - len(temperatures)))]  # fmt: skip
+    starts = []
+    for seed in (0, 1):  # two starts ('ES' and 'OT' of the preset): two seeded initializations
+        torch.manual_seed(seed)
+        starts.append(build_model(config).to(device).state_dict())
+    singles: list[PseudoLangevin] = []
+    masses_of: list[MassMatrix] = []
+    variance = None
+    for index, (start, temperature) in enumerate(chains):
+        model = build_model(config).to(device)
+        model.load_state_dict(starts[start])
+        objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(index))
+        w = objective.weights()
+        if variance is None:
+            variance = objective.gradient_variance(w, 4)
+        masses, _ = guarded_masses(variance, w, temperature, r=0.01)
+        if not masses_of:  # one set of directions for every chain (a QR of (n, k) is seconds)
+            template = _low_rank_mass(masses.cpu(), args.mass_rank, 0).to(masses)
+        mass = MassMatrix(masses, template.directions, template.factors, template.noise_share)
+        masses_of.append(mass)
+        singles.append(PseudoLangevin(w, objective, mass, SamplerConfig(temperature), variance,
+                                      torch.Generator(device).manual_seed(100 + index)))  # fmt: skip
+    assert variance is not None
+    model = build_model(config).to(device)
+
+    def batched_sampler(capture: str) -> ReplicaPseudoLangevin:
+        objective = ReplicaObjective(model, train, args.batch_size,
+                                     [torch.Generator(device).manual_seed(i) for i in range(len(chains))])
+        w = torch.stack([s.w for s in singles])
+        return ReplicaPseudoLangevin(
+            w, objective, MassMatrix.stack(masses_of), [t for _, t in chains],
+            [torch.Generator(device).manual_seed(100 + i) for i in range(len(chains))],
+            variance.expand(len(chains), -1), step_capture=capture,
+        )  # fmt: skip
+
+    def one_at_a_time() -> None:
+        for sampler in singles:
+            sampler.step()
+
+    methods: dict[str, Callable[[], object] | None] = {"one chain at a time": one_at_a_time,
+                                                        "batched": batched_sampler("none").step}  # fmt: skip
+    on_cuda = device.startswith("cuda")
+    methods["batched + graph"] = batched_sampler("graph").step if on_cuda else None
+    if args.compile:
+        if on_cuda:
+            methods["batched + compile"] = batched_sampler("compile").step
+        else:  # the default mode on the CPU (reduce-overhead is CUDA's), of the same function
+            from analyzers.langevin.batched_step import langevin_update
+
+            compiled_sampler = batched_sampler("none")
+            function = torch.compile(langevin_update, dynamic=False)
+
+            def compiled_step(s: ReplicaPseudoLangevin = compiled_sampler) -> None:
+                state = s.state
+                state.w, state.p, state.grad, state.loss, state.inverse_w, bad = function(
+                    state.w, state.p, state.grad, state.inverse_w, s.constants, s._normal(), s._draw(),
+                    s.runner.gradient)
+                state.bad_steps = state.bad_steps + bad
+
+            methods["batched + compile"] = compiled_step
+    for method in methods.values():
+        if method is not None:
+            for _ in range(3):  # warm-up: a graph is captured, a function compiled, here
+                method()
+    times: dict[str, list[float]] = {key: [] for key, method in methods.items() if method is not None}
+    for _ in range(args.repeats):  # interleaved: a slow spell of a shared machine hits every column
+        for key, method in methods.items():
+            if method is not None:
+                times[key].append(_timed(method, args.steps, device))
+    rates = {key: len(chains) / float(np.median(values)) for key, values in times.items()}
+    label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
+    print(f"every chain in one step on {device} ({label}): {len(chains)} chains of {args.ess_model} "
+          f"({count_parameters(model):,} params; 2 starts x {len(temperatures)} temperatures), minibatch "
+          f"{args.batch_size}, mass rank {args.mass_rank}; chain-steps/s, median of {args.repeats} interleaved "
+          f"repeats of {args.steps} steps")
+    header = "  ".join(f"{key:>20s}" for key in methods)
+    row = "  ".join(f"{rates[key]:>20.1f}" if key in rates else f"{'n/a (CPU)':>20s}" for key in methods)
+    print(f"  {header}\n  {row}")
+    one = rates["one chain at a time"]
+    print("  speed-up over one chain at a time: " + ", ".join(f"{key} {rate / one:.2f}x" for key, rate in rates.items()
+                                                           if key != "one chain at a time"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", default="equilibrium,replicas,steps,design")
+    parser.add_argument("--sections", default="chains,equilibrium,replicas,steps,design")
     parser.add_argument("--models", default="T1-d26,T1-d64,T4-d14,T4-d64")
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=3)
@@ -304,11 +413,16 @@ def main() -> None:
     parser.add_argument("--pretrain-steps", type=int, default=300)
     parser.add_argument("--replicas", type=int, default=9, help="temperatures in the batched-replica section")
     parser.add_argument("--replicas-on-cpu", action="store_true", help="without CUDA, measure replicas on the CPU")
+    parser.add_argument("--chains", type=int, default=10, help="chains of the batched-step section (small: 2 x 5)")
+    parser.add_argument("--mass-rank", type=int, default=578, help="low-rank mass directions (small's transformer)")
+    parser.add_argument("--compile", action="store_true", help="add torch.compile's column to the chains section")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sections = set(args.sections.split(","))
     sequences = np.random.default_rng(0).integers(0, 20, size=(1200, 86))
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
+    if "chains" in sections:
+        bench_chains(args, splits)
     if "equilibrium" in sections:
         bench_equilibrium(args, splits)
     if "replicas" in sections:

@@ -99,6 +99,13 @@ class ArtifactStore:
         else:
             self.fs.put_file(str(local), target)  # an object store shows an object only once it is complete
 
+    def remove(self, key: str) -> None:
+        """Delete ``key`` if it is there (a run's outcome record written by an attempt that lost its lease)."""
+        target = self._path(key)
+        if self.fs.exists(target):
+            self.fs.rm(target)
+        (self.cache_dir / key).unlink(missing_ok=True)
+
     # -- reading ---------------------------------------------------------------------------------------
     def exists(self, key: str) -> bool:
         """Whether ``key`` is in the store (or already in the local read cache)."""

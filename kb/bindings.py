@@ -9,11 +9,16 @@ one line naming the file, the line and the field.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from schemas import Claim
+
+# Runs one claim may queue, one per seed: the default of the setting ``max_seeds_per_claim``. A verdict on a
+# mean needs a handful of seeds; thousands would only fill the queue.
+DEFAULT_MAX_SEEDS = 10
 
 
 def _known_metric(metric: str, declared: dict[str, str], result_fields: set[str]) -> bool:
@@ -27,13 +32,18 @@ def _known_metric(metric: str, declared: dict[str, str], result_fields: set[str]
             or any(metric.startswith(f"{name}.") for name in declared))
 
 
-def binding_problems(claim: Claim) -> list[tuple[str, str]]:
-    """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed)."""
+def binding_problems(claim: Claim, *, max_seeds: int | None = None) -> list[tuple[str, str]]:
+    """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed);
+    ``max_seeds``: the setting ``max_seeds_per_claim`` (default ``DEFAULT_MAX_SEEDS``)."""
     from analyzers import registry
 
     binding = claim.analyzer
     if binding is None:
         return []
+    cap = DEFAULT_MAX_SEEDS if max_seeds is None else max_seeds
+    if binding.seeds is not None and len(binding.seeds) > cap:
+        return [("analyzer.seeds", f"{len(binding.seeds):,} seeds, over the limit of {cap} runs per claim "
+                                   "(setting max_seeds_per_claim, KB_MAX_SEEDS_PER_CLAIM); list fewer seeds")]
     analyzers = registry.load_all()
     if binding.name not in analyzers:
         return [("analyzer.name", f"unknown analyzer {binding.name!r}; known: {', '.join(sorted(analyzers))}")]
@@ -42,6 +52,9 @@ def binding_problems(claim: Claim) -> list[tuple[str, str]]:
     if binding.scale is not None and binding.scale not in analyzer.scales:
         problems.append(("analyzer.scale", f"{binding.name} has no scale {binding.scale!r}; known: "
                                            f"{', '.join(analyzer.scales) or 'none'}"))
+    if binding.settled_by is not None and binding.settled_by not in analyzer.scales:
+        problems.append(("analyzer.settled_by", f"{binding.name} has no scale {binding.settled_by!r}; known: "
+                                                f"{', '.join(analyzer.scales) or 'none'}"))
     refused = analyzer.Params.note_errors(binding.params)
     problems += [(f"analyzer.params.{name}", why) for name, why in refused.items()]
     if not refused and not problems:
@@ -72,3 +85,84 @@ def _params_problems(analyzer: Any, params: dict[str, Any], scale: str | None) -
     except ValueError as exc:
         return [("analyzer.params", str(exc))]
     return []
+
+
+@dataclass(frozen=True)
+class Settling:
+    """Which preset would settle a claim, whether it runs here, and what it costs: the one rule every surface
+    (``kb verify``, ``kb demo``, ``kb evidence``, the app) asks."""
+
+    preset: str | None  # the preset whose evidence settles the claim (None: no analyzer bound)
+    bound: str | None  # the preset the claim runs at (a proxy when it differs from ``preset``)
+    runnable_here: bool
+    why_not: str | None = None  # why ``preset`` cannot run here
+    gpu_hours: float | None = None  # rough cost of one run at ``preset`` on one H100-class GPU
+    what: str = ""  # what the preset runs (models, depths)
+
+    @property
+    def proxy(self) -> bool:
+        """The bound preset only runs a smaller proxy of the claim."""
+        return self.preset is not None and self.bound != self.preset
+
+    def text(self) -> str:
+        """One line: where the claim is settled and, if not here, what that takes."""
+        if self.preset is None:
+            return "no analyzer measures this claim: only its quote is checked against the source"
+        what = f" ({self.what})" if self.what else ""
+        cost = f", about {self.gpu_hours:g} GPU-hours on one H100-class GPU" if self.gpu_hours is not None else ""
+        if self.runnable_here:
+            lead = f"'{self.bound}' is a proxy; " if self.proxy else ""
+            return f"{lead}settled at '{self.preset}'{what}, which runs here{cost}"
+        lead = f"'{self.bound}' runs a proxy here; " if self.proxy else ""
+        return f"{lead}settled only at '{self.preset}'{what}: not runnable here ({self.why_not}){cost}"
+
+
+#: Preset parameters that say what a run measures, shown in ``Settling.text`` (in this order).
+_SHOWN = ("model", "models", "depths", "parameter_budget", "device")
+
+
+def settling(claim: Claim) -> Settling:
+    """Where ``claim`` is settled: its binding's ``settled_by`` preset, else its bound scale; whether this machine
+    can run it (the analyzer's own ``preflight``) and the analyzer's rough GPU hours for it."""
+    from analyzers import registry
+    from analyzers.base import NotRunnable
+
+    binding = claim.analyzer
+    analyzers = registry.load_all()
+    if binding is None or binding.name not in analyzers:
+        return Settling(None, None, runnable_here=False)
+    analyzer = analyzers[binding.name]()
+    preset = binding.settled_by or binding.scale
+    shown = analyzer.scales.get(preset or "", {})
+    what = ", ".join(f"{key} {_short(shown[key])}" for key in _SHOWN if key in shown)
+    try:
+        analyzer.preflight(analyzer.params_for(binding.params, scale=preset))
+    except NotRunnable as exc:
+        return Settling(preset, binding.scale, False, str(exc), analyzer.gpu_hours.get(preset or ""), what)
+    except ValueError as exc:  # parameters the analyzer refuses: said by ``binding_problems``
+        return Settling(preset, binding.scale, False, str(exc).splitlines()[0], None, what)
+    return Settling(preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, list):
+        return f"{value[0]}..{value[-1]} ({len(value)})" if len(value) > 3 else "/".join(map(str, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: Claim states that settle a claim: every other state's reason also says where it would be settled.
+_SETTLED = {"supported", "refuted"}
+
+
+def reason_line(claim: Claim | None, reason: str | None, state: str | None) -> str:
+    """A claim's reason in one line, as the demo's verdict table and the app's claim cards show it: the verdict's
+    reason (its interval beside the claim's threshold, the metric path not repeated inside the threshold), then,
+    for a claim that what ran here does not settle, where it would be settled and what that costs."""
+    text = " ".join((reason or "").split())
+    if claim is not None and claim.expect is not None:
+        text = text.replace(f"'{claim.expect.metric} ", "'")
+    if claim is not None and claim.analyzer is not None and state not in _SETTLED:
+        found = settling(claim)
+        if found.proxy or not found.runnable_here:
+            text = f"{text}; {found.text()}" if text else found.text()
+    return text

@@ -8,35 +8,46 @@ what comes back.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
+import difflib
 import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 
 from analyzers import registry
 from analyzers.base import Analyzer
 from analyzers.files import atomic_write_bytes
+from analyzers.overrides import OverrideError, model_error_line, typed_overrides
+from kb import estimates, note_edits
 from kb import evidence as evidence_mod
 from kb import index as index_mod
 from kb import library as library_mod
-from kb import note_edits
+from kb import note_lock as note_lock_mod
 from kb import notes as notes_mod
+from kb import tensions as tensions_mod
 from kb.artifact_store import ArtifactStore
 from kb.db import ClaimRow, Paper, init_db, make_engine
+from kb.disk import DiskFull, full_path, is_disk_full
 from kb.hashing import binding_hash
-from kb.notes import Note, NoteError
-from kb.queue import execution, executors, slurm
+from kb.migrate import unknown_revision
+from kb.notes import Note, NoteChanged, NoteError
+from kb.queue import execution, executors, retry
+from kb.queue import records as queue_records
 from kb.queue import store as queue_store
+from kb.queue.executors import JobConfig
+from kb.queue.executors.ray import RayExecutor
+from kb.queue.executors.slurm import SlurmExecutor
+from kb.search import fts_damage
 from kb.settings import Settings
+from kb.source_files import SourceStatus, SourceText, read_source, vault_of
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
 
 
@@ -50,12 +61,53 @@ class IndexDamaged(Exception):
                          "the notes and re-attach the evidence stored under the KB home (nothing is lost)")
 
 
+class IndexUnavailable(Exception):
+    """The index cannot be reached just now (a lock held past the busy timeout, a server restarting or
+    unreachable): nothing is damaged, so the answer is to try again, never to rebuild."""
+
+    def __init__(self, url: str, error: BaseException) -> None:
+        self.url = url
+        reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
+        super().__init__(f"the index {url} is not answering just now ({reason}): another process holds it or the "
+                         "server is down; try again in a moment (nothing is damaged, do not rebuild it)")
+
+
+def _writes_fail_for_room(folder: Path) -> bool:
+    """Whether a small write in ``folder`` fails for lack of room (SQLite reports a full disk where it cannot
+    create its WAL index as a mere 'disk I/O error')."""
+    probe = folder / f".kb-space-probe-{os.getpid()}"
+    try:
+        with probe.open("wb") as handle:
+            handle.write(b"\0" * 65536)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        return is_disk_full(exc)
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
+    return False
+
+
+def index_error(url: str, exc: BaseException) -> Exception:
+    """What an error opening or reading the index means: a full disk (``DiskFull``), a transient lock or outage
+    (``IndexUnavailable``), or damage (``IndexDamaged``, the only one that asks for a rebuild)."""
+    database = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    if is_disk_full(exc):
+        return DiskFull(full_path(exc, database.parent if database else Path(".")))
+    if database is not None and database.parent.is_dir() and _writes_fail_for_room(database.parent):
+        return DiskFull(database.parent)
+    if retry.is_transient(exc):
+        return IndexUnavailable(url, exc)
+    return IndexDamaged(url, exc if isinstance(exc, Exception) else Exception(str(exc)))
+
+
 def _check_index(engine: Engine, database: Path) -> None:
     try:
         with engine.connect() as conn:
             conn.exec_driver_sql("SELECT count(*) FROM paper")
     except DatabaseError as exc:
-        raise IndexDamaged(str(database), exc) from None
+        raise index_error(str(database), exc) from None
 
 
 class KnowledgeBase:
@@ -89,13 +141,57 @@ class KnowledgeBase:
             engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
             _check_index(engine, database)
             return engine
-        engine = make_engine(url)
+        try:
+            engine = make_engine(url, busy_timeout=self.settings.db_busy_timeout)
+        except OSError as exc:  # the KB home cannot be created (a full disk, a read-only parent)
+            raise (index_error(url, exc) if is_disk_full(exc) else exc) from None
         try:
             init_db(engine)
         except DatabaseError as exc:
             engine.dispose()
-            raise IndexDamaged(url, exc) from None
+            raise index_error(url, exc) from None
         return engine
+
+    def index_health(self) -> str | None:
+        """None when the SQLite index is sound and usable by this kb, else what is wrong with it.
+
+        Sound: SQLite's integrity check passes, the schema revision is one this kb knows, and the full-text
+        tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
+        it needs a writable index). A full disk (``DiskFull``) or a lock (``IndexUnavailable``) is raised,
+        never reported as damage.
+        """
+        url = self.settings.resolved_database_url
+        database = Path(url.removeprefix("sqlite:///"))
+        if not url.startswith("sqlite:///") or not database.exists():
+            return None if url.startswith("sqlite:///") else "not a SQLite index"
+        checks: list[tuple[str, Callable[[Any], str | None]]] = [
+            ("?mode=ro&uri=true", self._pages_and_revision), ("", fts_damage)]
+        for mode, check in checks:
+            probe = make_engine(f"sqlite:///{'file:' if mode else ''}{database}{mode}",
+                                busy_timeout=self.settings.db_busy_timeout)
+            try:
+                with probe.connect() as conn:
+                    problem = check(conn)
+                    conn.rollback()
+            except DatabaseError as exc:
+                found = index_error(url, exc)
+                if isinstance(found, IndexDamaged):
+                    return str(getattr(exc, "orig", exc)).splitlines()[0]
+                raise found from None
+            finally:
+                probe.dispose()
+            if problem is not None:
+                return problem
+        return None
+
+    @staticmethod
+    def _pages_and_revision(conn: Any) -> str | None:
+        """SQLite's integrity check, then whether this kb knows the index's schema revision."""
+        verdict = [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check").all()]
+        if verdict != ["ok"]:
+            return "; ".join(map(str, verdict[:3]))
+        conn.exec_driver_sql("SELECT count(*) FROM paper")
+        return unknown_revision(conn)
 
     # -- notes on disk -------------------------------------------------------------------------
 
@@ -112,16 +208,31 @@ class KnowledgeBase:
 
     def read(self, note_id: str) -> Note:
         """Load and validate one note by id."""
-        return notes_mod.read_note(self.note_path(note_id), max_bytes=self.settings.max_note_bytes)
+        return notes_mod.read_note(self.note_path(note_id), max_bytes=self.settings.max_note_bytes,
+                                   max_seeds=self.settings.max_seeds_per_claim)
 
     def validate(self, paths: list[Path] | None = None) -> tuple[list[Note], list[NoteError]]:
-        """Validate notes (default: the whole notes folder)."""
-        return notes_mod.validate_paths(paths or [self.papers_dir], max_bytes=self.settings.max_note_bytes)
+        """Validate notes (default: the whole notes folder), their ``source_file`` included.
+
+        A source file outside the vault, not a regular file, too large or unreadable makes the note invalid;
+        a missing one is left to the caller to warn about (``read_source``). The check is the index's own
+        (``kb.index.prepare_note``), so what validates is what ``index`` indexes.
+        """
+        return index_mod.validate_notes(paths or [self.papers_dir], self.papers_dir,
+                                        max_bytes=self.settings.max_note_bytes,
+                                        max_source_bytes=self.settings.max_source_bytes,
+                                        max_seeds=self.settings.max_seeds_per_claim)
+
+    def read_source(self, note: Note) -> SourceText:
+        """The note's ``source_file`` text, read only inside the vault (``kb.source_files``): the notes folder,
+        or the note's own folder for a note outside it; at most ``max_source_bytes``."""
+        return read_source(note, vault_of(note.path, self.papers_dir), max_bytes=self.settings.max_source_bytes)
 
     def new_note(self, meta: dict[str, Any], body: str) -> Note:
         """Create a note from frontmatter fields and a body; validated before anything is written."""
         self._check_paper_id_free(meta.get("paper_id"))
-        note = notes_mod.create_note(self.papers_dir, meta, body)
+        note = notes_mod.create_note(self.papers_dir, meta, body, max_bytes=self.settings.max_note_bytes,
+                                     max_seeds=self.settings.max_seeds_per_claim)
         self.index()
         return note
 
@@ -132,9 +243,10 @@ class KnowledgeBase:
         """
         from kb import source_files
 
-        note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes)
+        note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes,
+                                   max_seeds=self.settings.max_seeds_per_claim)
         self._check_paper_id_free(note.meta.paper_id)
-        copy = source_files.plan_source_copy(note, self.papers_dir)
+        copy = source_files.plan_source_copy(note, self.papers_dir, max_bytes=self.settings.max_source_bytes)
         imported = notes_mod.import_note(src, self.papers_dir)
         if copy is not None:
             source_files.copy_source(*copy)
@@ -142,54 +254,53 @@ class KnowledgeBase:
         return imported
 
     def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
-                   new_claims: list[Claim] | None = None, *, expected_hash: str | None = None) -> Note:
+                   new_claims: list[Claim] | None = None, *, expected_hash: str | None = None,
+                   new_fields: bool = True) -> Note:
         """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
         endings); ``new_claims`` are appended to the claims block with the existing claims' bytes kept.
         One validated, atomic write for all of it, under the note's lock, so concurrent edits never lose
         one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
-        A ``paper_id`` another note uses is refused.
+        A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
+        have and the schema does not know when it is one typo from a known one (``quality_scroe``).
         """
-        with self._note_lock(note_id):
+        with self.note_lock(note_id):
             # Read under the lock: a concurrent edit that landed first is the base this one applies to.
-            note = self.read(note_id)
+            note = base = self.read(note_id)
             if expected_hash is not None and note.content_hash != expected_hash:
-                raise NoteError(note.path, "changed on disk since it was opened (another edit landed first): "
-                                "reload the note and apply your change again; nothing was written")
+                raise NoteChanged(note.path, "changed on disk since you opened it (another edit landed first): "
+                                  "reload the note and apply your change again; nothing was written")
             if "paper_id" in changes and changes["paper_id"] != note.meta.paper_id:
                 self._check_paper_id_free(changes["paper_id"])
+            if not new_fields:
+                _check_field_names(note, changes)
             if changes:
                 note = note_edits.set_fields(note, changes)
             if new_claims:
                 note = note_edits.append_claims(note, new_claims)
             if body is not None and body != note.body:
                 note = _with_body(note, body)
-            notes_mod.save_note(note)
+            if "source_file" in changes and (source := self.read_source(note)).status is SourceStatus.refused:
+                raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
+            notes_mod.save_note(note, base=base.raw)
         self.index()
         return note
 
-    @contextlib.contextmanager
-    def _note_lock(self, note_id: str) -> Iterator[None]:
-        """One edit of a note at a time, across processes (a lock file under the KB home, not the vault)."""
-        locks = self.settings.home / "locks"
-        locks.mkdir(parents=True, exist_ok=True)
-        real = os.path.realpath(self.note_path(note_id))
-        with (locks / f"{hashlib.sha256(real.encode()).hexdigest()[:32]}.lock").open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:
+        """The note's own lock (``kb.note_lock``): one writer of the note at a time, whatever its KB home."""
+        return note_lock_mod.note_lock(self.note_path(note_id), timeout=self.settings.note_lock_timeout)
 
     def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
         """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically, re-index.
 
-        Only the claims block changes; existing claims keep their bytes. Returns the claims as written.
+        Only the claims block changes; existing claims keep their bytes; under the note's lock, like every
+        edit. Returns the claims as written.
         """
-        note = self.read(note_id)
-        written = note_edits.unique_ids(claims, [c.id for c in note.meta.claims])
-        notes_mod.save_note(note_edits.append_claims(note, written))
+        with self.note_lock(note_id):
+            note = self.read(note_id)  # under the lock: claims or fields another writer just added are kept
+            written = note_edits.unique_ids(claims, [c.id for c in note.meta.claims])
+            notes_mod.save_note(note_edits.append_claims(note, written), base=note.raw)
         self.index()
         return written
 
@@ -215,7 +326,9 @@ class KnowledgeBase:
         if self.read_only:
             return index_mod.IndexReport(unchanged=[p.id for p in self.list_papers()])
         report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress,
-                                       max_bytes=self.settings.max_note_bytes)
+                                       max_bytes=self.settings.max_note_bytes,
+                                       max_source_bytes=self.settings.max_source_bytes,
+                                       max_seeds=self.settings.max_seeds_per_claim)
         for note_id in report.updated:
             for claim in self.claims(note_id):
                 evidence_mod.rejudge(self.engine, claim.key)
@@ -224,14 +337,25 @@ class KnowledgeBase:
     def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> tuple[index_mod.IndexReport, int]:
         """Re-create the index from the notes and re-attach every run's evidence kept in the artifact store.
 
-        The old SQLite file is moved aside (``index.sqlite.damaged-<time>``), never deleted. Returns the
-        indexing report and the number of runs re-attached.
+        A SQLite index that passes its integrity check (``index_health``) is kept and brought up to date; a
+        damaged one is moved aside (``index.sqlite.damaged-<time>``), never deleted. A server database
+        is filled only when it is empty (a new one the operator created). Runs come back with the final
+        status their store record keeps, never queued (``kb.queue.records``). Returns the indexing report
+        and the number of runs re-attached.
         """
         url = self.settings.resolved_database_url
         if not url.startswith("sqlite:///"):
-            raise NoteError(url, "--rebuild re-creates a SQLite index; for a server database, drop and create the "
-                            "database, then run `kb index --rebuild` against the empty one")
+            held = queue_records.database_contents(self.engine)
+            if held:
+                raise NoteError(url, f"--rebuild fills an empty server database, and this one holds {held}: drop "
+                                "and create the database (or point --db at an empty one), then run "
+                                "`kb index --rebuild` again")
+            report = self.index(progress=progress)
+            return report, queue_records.reattach_evidence(self.engine, self.store)
         database = Path(url.removeprefix("sqlite:///"))
+        if self.index_health() is None:  # a healthy index is kept (a full disk or a lock raised above)
+            report = self.index(progress=progress)
+            return report, queue_records.reattach_evidence(self.engine, self.store)
         self.__dict__.pop("engine", None)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         for suffix in ("", "-wal", "-shm"):
@@ -239,7 +363,7 @@ class KnowledgeBase:
             if old.exists():
                 old.rename(old.with_name(f"{database.name}.damaged-{stamp}{suffix}"))
         report = self.index(progress=progress)
-        return report, execution.reattach_evidence(self.engine, self.store)
+        return report, queue_records.reattach_evidence(self.engine, self.store)
 
     def list_papers(self, **filters: Any) -> list[Paper]:
         """Indexed papers matching the filters of ``kb.index.list_papers``."""
@@ -295,82 +419,161 @@ class KnowledgeBase:
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local", operator_params: dict[str, Any] | None = None,
-               ) -> tuple[list[RunRecord], list[tuple[str, str]]]:
-        """Queue runs for each targeted claim (one per seed when the binding lists seeds).
+               presets: dict[str, str] | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+        """Queue runs for each targeted claim (one per seed when the binding lists seeds), quick ones first.
 
-        ``operator_params`` are parameters of the person running kb (``kb verify --set``): they may set what
-        a note may not (remote code, folders), and apply to every queued run whose analyzer takes them; the
-        run's parameters record them. Returns the queued runs and the claims skipped, with why.
+        ``operator_params`` are parameters of the person running kb (``kb verify --set``, as typed or
+        already typed): they may set what a note may not (remote code, folders), and apply to every queued
+        run whose analyzer takes them; the run's parameters record them. Each one is checked before anything
+        is queued: a key no targeted claim's analyzer takes, or a value its field cannot hold, raises
+        ``OverrideError`` (one line). Runs are queued in the order of their estimated duration
+        (``kb.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another scale
+        preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
+        that order, and the claims skipped, with why.
         """
         granted = operator_params or {}
-        queued, skipped = [], []
-        for key in self.claim_keys(targets, stale_only=stale_only):
-            claim = queue_store.claim_for_key(self.engine, key)
-            if claim is None or claim.analyzer is None:
-                continue
+        keys = self.claim_keys(targets)
+        bindings = [(key, claim) for key in keys
+                    if (claim := queue_store.claim_for_key(self.engine, key)) is not None and claim.analyzer]
+        typed = self._operator_params(granted, {c.analyzer.name for _, c in bindings if c.analyzer})
+        if stale_only:
+            bindings = [(key, claim) for key, claim in bindings if self.staleness(key) is not None]
+        planned: list[tuple[estimates.RunEstimate, str, Claim, Analyzer, list[Any]]] = []  # type: ignore[type-arg]
+        skipped: list[tuple[str, str]] = []
+        for key, claim in bindings:
             binding = claim.analyzer
+            assert binding is not None
+            scale = (presets or {}).get(key, binding.scale)
             seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
+            if len(seeds) > self.settings.max_seeds_per_claim:  # invalid at index time; an older index may hold it
+                skipped.append((key, f"analyzer.seeds: {len(seeds):,} seeds, over the limit of "
+                                     f"{self.settings.max_seeds_per_claim} (max_seeds_per_claim)"))
+                continue
             try:
                 analyzer = registry.get(binding.name)
                 refused = analyzer.Params.note_errors(binding.params)
                 if refused:  # notes like this are invalid at index time; an older index may still hold one
                     name, why = next(iter(refused.items()))
                     raise ValueError(f"analyzer.params.{name}: {why}")
-                mine = {k: v for k, v in granted.items() if k in analyzer.Params.model_fields}
+                mine = typed.get(analyzer.name, {})
                 overrides = [{**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
                              for s in seeds]
-                params = [analyzer.params_for(o, scale=binding.scale) for o in overrides]
+                params = [analyzer.params_for(o, scale=scale) for o in overrides]
+            except ValidationError as exc:
+                where = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
+                if where in granted:  # the operator's value, fine alone, breaks a rule with the note's: say so
+                    raise OverrideError(f"--set {where}: {key}: {model_error_line(exc, overrides[0])}") from None
+                skipped.append((key, model_error_line(exc, overrides[0])))
+                continue
             except (KeyError, ValueError) as exc:
                 skipped.append((key, str(exc).strip('"')))
                 continue
-            group = uuid.uuid4().hex if len(seeds) > 1 else None
+            estimate = estimates.estimate(self.engine, analyzer, params[0], scale)
+            planned.append((estimate, key, claim, analyzer, params))
+        planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
+        queued = []
+        for estimate, key, claim, analyzer, params in planned:
+            group = uuid.uuid4().hex if len(params) > 1 else None
             for validated in params:
                 run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                                   device=device, executor=executor, group_id=group, binding=binding_hash(claim))
+                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim))
                 queued.append(queue_store.to_record(run))
+                self.run_estimates[run.id] = estimate
         return queued, skipped
 
-    def work_on_ray(self, run_ids: list[str], address: str | None = None, **init_kwargs: Any) -> dict[str, str]:
-        """Execute these queued runs as Ray tasks (a local Ray instance unless ``address`` is given)."""
-        devices = {r.id: r.device for r in self.runs(limit=100_000) if r.id in set(run_ids)}
-        return executors.run_on_ray(self.settings.resolved_database_url, self.settings.home.resolve(), run_ids,
-                                    address=address, devices=devices, **init_kwargs)
+    def tensions(self) -> list[tensions_mod.Tension]:
+        """Claims of different notes that cannot both hold, each with its state (``kb.tensions``' rules)."""
+        return tensions_mod.find(self.engine)
+
+    def verify_tension(self, tension_id: str, **options: Any) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+        """Queue the runs that decide a tension (``kb.tensions.settle_plan``: the shared binding at the preset both
+        claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes them."""
+        self.index()
+        tension = tensions_mod.get(self.engine, tension_id)
+        if tension is None:
+            raise NoteError(tension_id, "no tension has this id among the indexed claims; run `kb tensions` to see "
+                            "the ids")
+        plan = tensions_mod.settle_plan(tension)
+        if plan.claim_key is None:
+            raise NoteError(tension_id, f"kb cannot settle this tension: {plan.why_not}")
+        presets = {plan.claim_key: plan.preset} if plan.preset else None
+        return self.verify([plan.claim_key], presets=presets, **options)
+
+    @cached_property
+    def run_estimates(self) -> dict[str, estimates.RunEstimate]:
+        """The estimate each run this object queued was ordered by, by run id (what the demo prints)."""
+        return {}
+
+    @staticmethod
+    def _operator_params(granted: dict[str, Any], analyzer_names: set[str]) -> dict[str, dict[str, Any]]:
+        """``--set`` values typed for each analyzer that takes them; ``OverrideError`` for one none takes."""
+        found = {name: registry.get(name) for name in analyzer_names if name in registry.load_all()}
+        typed: dict[str, dict[str, Any]] = {}
+        for key in granted:
+            takers = [a for a in found.values() if key in a.Params.model_fields]
+            if not takers:
+                allowed = sorted({f for a in found.values() for f in a.Params.model_fields})
+                whose = ", ".join(sorted(found)) or "no analyzer (no claim bound to one is named)"
+                near = difflib.get_close_matches(key, allowed, n=1)
+                raise OverrideError(f"--set {key}: no analyzer of the claims named takes {key!r} ({whose}); "
+                                    + (f"did you mean {near[0]}? " if near else "")
+                                    + f"allowed: {', '.join(allowed) or 'none'}")
+            for analyzer in takers:
+                typed.setdefault(analyzer.name, {}).update(
+                    typed_overrides({key: granted[key]}, analyzer.Params, analyzer.name))
+        return typed
+
+    @cached_property
+    def job_config(self) -> JobConfig:
+        """What every executor, worker and analyzer command gets from these settings (built once)."""
+        return JobConfig.from_settings(self.settings)
+
+    def executor(self, name: str) -> executors.Executor:
+        """The executor registered as ``name`` under this KB's config (``KeyError`` naming the known ones)."""
+        return executors.get(name)(self.job_config)
+
+    def work_on_ray(self, run_ids: list[str], **init_kwargs: Any) -> dict[str, str]:
+        """Execute these queued runs as Ray tasks (``settings.ray_address``, else a local Ray instance)."""
+        ray = self.executor("ray")
+        assert isinstance(ray, RayExecutor)
+        return ray.run(self.engine, run_ids, **init_kwargs)
 
     @cached_property
     def store(self) -> ArtifactStore:
         """Where evidence files are written and read (``settings.artifact_store``; default the KB home)."""
         return ArtifactStore(self.settings.home, self.settings.artifact_store)
 
-    def _job_store_url(self) -> str:
-        # A job on another machine must write where this KB reads: the configured store, else this KB home
-        # (which then has to be on a filesystem the nodes share).
-        return self.settings.artifact_store or str(self.settings.home.resolve())
+    def submit(self, executor: str, run_ids: list[str]) -> dict[str, str]:
+        """Hand queued runs to an executor without waiting; returns the job id per run where it has one."""
+        return self.executor(executor).submit(self.engine, run_ids)
 
     def submit_to_slurm(self, run_ids: list[str]) -> dict[str, str]:
         """Submit each run as a Slurm job; returns the job id per run."""
-        return slurm.submit(self.engine, self.settings.slurm, self.settings.home.resolve(),
-                            self.settings.resolved_database_url, self._job_store_url(), run_ids)
+        return self.submit("slurm", run_ids)
+
+    def reconcile(self, names: Collection[str | None] | None = None) -> dict[str, str]:
+        """Let each executor (or those named) notice runs whose job vanished: resubmitted or failed."""
+        outcome: dict[str, str] = {}
+        for name, cls in executors.load_all().items():
+            if names is None or name in names:
+                outcome.update(cls(self.job_config).reconcile(self.engine))
+        return outcome
 
     def reconcile_slurm(self) -> dict[str, str]:
         """Resubmit (or fail, past the attempt limit) runs whose Slurm job disappeared."""
-        return slurm.reconcile(self.engine, self.settings.slurm, self.settings.home.resolve(),
-                               self.settings.resolved_database_url, self._job_store_url())
+        return self.reconcile({"slurm"})
 
     def work_on_slurm(self, run_ids: list[str], poll: float = 3.0) -> dict[str, str]:
         """Submit these runs as Slurm jobs and wait for them to end, resubmitting runs whose job vanished."""
-        self.submit_to_slurm(run_ids)
-        while True:
-            records = self.runs(ids=run_ids, limit=len(run_ids) or 1)
-            if all(r.status.value in ("succeeded", "failed", "cancelled") for r in records):
-                return {r.id: r.status.value for r in records}
-            self.reconcile_slurm()
-            time.sleep(poll)
+        slurm_executor = self.executor("slurm")
+        assert isinstance(slurm_executor, SlurmExecutor)
+        return slurm_executor.run(self.engine, run_ids, poll=poll)
 
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
              device: str | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
-        return execution.work(self.engine, self.settings.home, once=once, idle_timeout=idle_timeout, store=self.store,
-                              device=device, offline=self.settings.offline)
+        return execution.work(self.engine, self.job_config, once=once, idle_timeout=idle_timeout, store=self.store,
+                              device=device)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
@@ -385,8 +588,8 @@ class KnowledgeBase:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""
         record = queue_store.get_run(self.engine, run_id)
         cancelled = queue_store.cancel(self.engine, run_id)
-        if cancelled and record is not None and record.job_id:
-            slurm.cancel_job(record.job_id)
+        if cancelled and record is not None and record.job_id and record.executor in executors.load_all():
+            self.executor(record.executor).cancel_job(record.job_id)
         return cancelled
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -435,6 +638,22 @@ class KnowledgeBase:
         return written
 
 
+def _check_field_names(note: Note, changes: dict[str, Any]) -> None:
+    """Refuse a top-level field new to the note and unknown to the schema that is a typo of a known one."""
+    from schemas.note import PaperNote
+
+    present = set(note.meta.model_dump(exclude_unset=True)) | set(note.meta.model_extra or {})
+    known = sorted(set(PaperNote.model_fields) | present)
+    for key in changes:
+        field = key.split(".", 1)[0]
+        if field in known:
+            continue
+        near = difflib.get_close_matches(field, known, n=1, cutoff=0.8)
+        if near:
+            raise NoteError(note.path, f"not a field of this note: did you mean {near[0]}? (use --new-field to "
+                            "add a new field)", field=field)
+
+
 def _with_body(note: Note, body: str) -> Note:
     """The note with its Markdown body replaced; the frontmatter bytes are kept exactly."""
     old_tail = note.body.encode("utf-8")
@@ -474,6 +693,6 @@ def paper_summary(paper: Paper) -> dict[str, Any]:
         "decision": paper.decision,
         "quality_score": paper.quality_score,
         "journal_tier": paper.journal_tier,
-        "tags": [t for t in (paper.tags_text or "").split() if t],
+        "tags": index_mod.decode_tags(paper.tags_text),
         "path": paper.path,
     }

@@ -95,6 +95,7 @@ class Run(SQLModel, table=True):
     error: str | None = None
     worker_id: str | None = None
     heartbeat_at: dt.datetime | None = None
+    lease_expires_at: dt.datetime | None = None  # the claim's lease, renewed by heartbeats (kb.queue.store)
     created_at: dt.datetime = Field(default_factory=utcnow)
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None

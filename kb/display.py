@@ -7,12 +7,46 @@ run "not runnable" alike. Plain text only (the app adds its own Markdown emphasi
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from schemas import Verdict, VerdictKind
 
 #: What a run that ended without executing (its analyzer raised ``NotRunnable``) shows as its status.
 NOT_RUNNABLE = "not runnable"
+
+# Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour, title and hyperlink
+# sequences; C1's 0x9b is a one-byte CSI), DEL, the bidirectional overrides that reorder what is shown
+# ("Trojan source"), and lone surrogates (a file name's bytes that are not UTF-8), which no terminal can print.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+_KEPT_IN_BLOCKS = "\n\t"  # a note's body keeps its lines and tabs
+
+
+def _visible(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, as Python keeps it in a file name
+        return f"\\x{code - 0xDC00:02x}"
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def terminal_text(value: object, *, block: bool = False) -> str:
+    """User text (titles, file names, tags, queries, error messages quoting them) safe to print in a terminal:
+    every control or escape character written out as Python would (ESC as ``\\x1b``, a newline as ``\\n``),
+    so text can neither restyle the terminal nor break a one-line message. ``block``: text shown as a block (a
+    note's body) keeps its newlines and tabs."""
+    text = value if isinstance(value, str) else str(value)
+    return _UNSAFE.sub(lambda m: m.group() if block and m.group() in _KEPT_IN_BLOCKS else _visible(m.group()), text)
+
+
+def terminal_json(data: Any) -> str:
+    """``data`` as indented JSON safe for a terminal: non-ASCII text stays readable, and the characters
+    :func:`terminal_text` escapes are written as JSON ``\\u`` escapes (the same data, nothing a terminal acts
+    on, and a file name's non-UTF-8 bytes as the surrogates Python reads them as)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    # json already escapes C0 controls inside strings: one met here is the layout's own newline.
+    return _UNSAFE.sub(lambda m: m.group() if m.group() < " " else f"\\u{ord(m.group()):04x}", text)
 
 
 def format_value(value: Any) -> str:
@@ -66,3 +100,17 @@ def observed_text(verdict: Verdict) -> str:
 def run_status(status: str, verdict: Verdict | None) -> str:
     """A run's status as a reader needs it: a run whose analyzer could not execute here did not succeed."""
     return NOT_RUNNABLE if verdict is not None and verdict.kind is VerdictKind.not_runnable else status
+
+
+def body_within(body: str, limit: int, path: object) -> tuple[str, str | None]:
+    """The part of a note's Markdown body to render, at most ``limit`` characters cut at a line end, and a line
+    saying what is left out and where to read it all (None when the whole body fits).
+
+    Rendering Markdown costs far more than its length (a 2 MB table took ``kb show`` a minute and 2 GB), so
+    the CLI and the app render within the same budget (the setting ``max_rendered_body``).
+    """
+    if len(body) <= limit:
+        return body, None
+    cut = body.rfind("\n", 0, limit) + 1 or limit
+    return body[:cut], (f"… {len(body) - cut:,} more characters of the body are not shown (rendering stops at "
+                        f"{limit:,}: setting max_rendered_body); the whole note is in {path}")

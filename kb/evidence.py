@@ -21,7 +21,8 @@ verdict column).
 
 Runs that are queued, running or failed leave the state alone: a failed run adds no evidence, and the
 claim keeps the state its earlier evidence gives it. Re-judging (``rejudge``) keeps a stored verdict
-in step with the note's current expectation without a new run.
+in step with the note's current expectation without a new run. ``paper_comparisons`` puts the values a claim's
+paper reports (``paper_values``) beside kb's value and interval across the latest evidence's seeds.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import case, func, null
 from sqlalchemy import select as sa_select
@@ -40,9 +41,10 @@ from sqlmodel import Session, col, select
 from analyzers import registry
 from kb import __version__
 from kb.db import ClaimRow, Evidence, Run
+from kb.display import format_value
 from kb.queue import store as queue_store
-from kb.verdicts import describe, evaluate, proxy_outcome
-from schemas import EvidenceRecord, Provenance, Verdict, VerdictKind
+from kb.verdicts import SeedValue, describe, evaluate, proxy_outcome, value_across_seeds
+from schemas import Claim, EvidenceRecord, PaperValue, Provenance, Verdict, VerdictKind
 
 
 class ClaimState(StrEnum):
@@ -317,3 +319,49 @@ def verdicts_of_runs(engine: Engine, run_ids: list[str]) -> dict[str, Verdict | 
         rows = session.execute(sa_select(col(Evidence.run_id), col(Evidence.verdict_json))
                                .where(col(Evidence.run_id).in_(run_ids))).all()
     return {run_id: Verdict.model_validate_json(text) if text else None for run_id, text in rows}
+
+
+@dataclass(frozen=True)
+class PaperComparison:
+    """One value the paper reports for a claim beside kb's value of the same metric (mean and interval over the
+    latest evidence's seeds, or why it settles nothing)."""
+
+    metric: str
+    paper: PaperValue
+    kb: SeedValue | None  # None: no evidence yet
+
+    def text(self) -> str:
+        """One line: 'paper 0.45 (where) · kb 0.41 [0.35, 0.47] over 3 seeds'."""
+        paper = f"paper {format_value(self.paper.value)} ({self.paper.where})"
+        if self.kb is None:
+            return f"{self.metric}: {paper} · kb: not run yet"
+        if self.kb.mean is None:
+            return f"{self.metric}: {paper} · kb: no value ({self.kb.failed})"
+        interval = (f" [{self.kb.low:.4g}, {self.kb.high:.4g}]" if self.kb.low is not None and self.kb.high is not None
+                    and self.kb.low < self.kb.high else "")
+        seeds = f" over {self.kb.seeds} seeds" if self.kb.seeds > 1 else ""
+        caveat = f" (settles nothing: {self.kb.failed})" if self.kb.failed else ""
+        return f"{self.metric}: {paper} · kb {self.kb.mean:.4g}{interval}{seeds}{caveat}"
+
+
+def paper_comparisons(claim: Claim, results: list[dict[str, Any]] | None) -> list[PaperComparison]:
+    """The paper's reported values of a claim beside kb's, from one result per seed of its latest evidence."""
+    default = claim.expect.metric if claim.expect is not None else None
+    found = []
+    for reported in claim.paper_values or []:
+        metric = reported.metric or default
+        if metric is None:
+            continue
+        found.append(PaperComparison(metric, reported, value_across_seeds(results, metric) if results else None))
+    return found
+
+
+def latest_results(engine: Engine, claim_key: str) -> list[dict[str, Any]]:
+    """One result per seed of the claim's latest evidence (its group's), or none."""
+    evidence = evidence_for(engine, claim_key, limit=1)
+    if not evidence:
+        return []
+    latest = evidence[0]
+    results = queue_store.group_results(engine, latest.group_id)[0] if latest.group_id else [
+        json.loads(latest.metrics_json)]
+    return [r for r in results if r]

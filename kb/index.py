@@ -2,9 +2,10 @@
 
 :func:`index_notes` compares each file's (mtime_ns, size) with its stored row, then its content hash
 when those differ; only changed files are parsed. Notes deleted from disk leave the index with their
-tags, claims and search rows. Invalid notes are reported and skipped; every valid note is still
-indexed. When two notes share a ``paper_id``, the later one (by path) is reported invalid.
-The whole run is one transaction with bulk inserts.
+tags, claims and search rows. Each note is handled alone (:func:`prepare_note`, the one check `kb validate`
+shares): whatever goes wrong with one note, even an exception kb did not foresee, is one error on that note,
+and every other note is still indexed. When two notes share a ``paper_id`` or an id (file name), the later
+one (by path) is reported invalid. The whole run is one transaction with bulk inserts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +24,11 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from kb.db import ClaimRow, Paper, Tag, init_db, writer_lock
-from kb.grounding import check_note, source_path
+from kb.grounding import check_note
 from kb.hashing import binding_hash
-from kb.notes import Note, NoteError, find_notes, read_note
+from kb.notes import Note, NoteError, field_line, find_notes, read_note
 from kb.search import SearchDoc, SearchHit, search_backend_for
+from kb.source_files import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
 
 SortKey = Literal["id", "title", "year", "quality"]
 
@@ -69,17 +72,144 @@ def _mtime_ns(path: Path | None) -> int | None:
         return None
 
 
-def _note_error(message: str, path: Path, field_name: str | None = None) -> NoteError:
-    return NoteError(path, message, field=field_name)
+def encode_tags(tags: Sequence[str]) -> str:
+    """A note's tags as the ``tags_text`` column holds them: a JSON array, so a tag with a space ("protein
+    design") stays one tag (the search index gets the words; ``Tag`` rows serve the tag filter)."""
+    return json.dumps(list(tags), ensure_ascii=False)
+
+
+def decode_tags(tags_text: str | None) -> list[str]:
+    """The tags of an indexed paper, in the note's order, from its ``tags_text`` column."""
+    return [str(tag) for tag in json.loads(tags_text)] if tags_text else []
+
+
+@dataclass(frozen=True)
+class NoteRows:
+    """What the index stores for one note: its paper row, tag rows, claim rows and searchable text."""
+
+    paper: dict[str, Any]
+    tags: list[dict[str, Any]]
+    claims: list[dict[str, Any]]
+    doc: SearchDoc
+
+
+def prepare_note(path: Path, papers_dir: Path | None = None, *, max_bytes: int = 5_000_000,
+                 max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, now: dt.datetime | None = None,
+                 max_seeds: int | None = None) -> tuple[Note, NoteRows]:
+    """The one check of one note that `kb validate` and `kb index` share, so that what one accepts the other
+    indexes: read and validate the file, read its ``source_file`` inside the vault, build the rows the index
+    stores. Any failure, one kb did not foresee included, is a ``NoteError`` on this note (file, and line and
+    field where there is one), never an exception that stops the other notes.
+    """
+    path = Path(path)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise NoteError(path, "the file name is not valid UTF-8, so kb can neither store nor show it: rename the "
+                        "file (letters, digits and dashes are safe)") from None
+    try:
+        st = path.stat()
+        note = read_note(path, max_bytes=max_bytes, max_seeds=max_seeds)
+        source = read_source(note, vault_of(path, papers_dir), max_bytes=max_source_bytes)
+        if source.status is SourceStatus.refused:
+            raise source.error(note)
+        rows = NoteRows(*_rows_for(note, st.st_mtime_ns, st.st_size, now or dt.datetime.now(dt.UTC), source))
+        column = _unstorable_column(rows)
+        if column is not None:
+            raise NoteError(path, f"the index cannot store the note's {column} (text that is not valid "
+                            "Unicode); fix that text in the note")
+        return note, rows
+    except NoteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - isolation: one note's failure must not stop the others
+        raise note_failure(path, exc) from None
+
+
+def note_failure(path: Path, exc: Exception) -> NoteError:
+    """An exception met while handling one note, as that note's one-line error (the other notes go on)."""
+    if isinstance(exc, NoteError):
+        return exc
+    if isinstance(exc, OSError):
+        return NoteError(path, f"cannot read the note: {exc.strerror or exc}")
+    reason = (str(exc).splitlines() or [""])[0]
+    return NoteError(path, f"cannot handle this note ({type(exc).__name__}: {reason}); the other notes are not "
+                     "affected: fix the note, or report it as a kb bug if it looks valid")
+
+
+def _unstorable_column(rows: NoteRows) -> str | None:
+    """The first column whose text the database cannot store (not encodable as UTF-8), if any."""
+    tables = [("paper", rows.paper), *(("tag", r) for r in rows.tags), *(("claim", r) for r in rows.claims)]
+    for table, row in tables:
+        for column, value in row.items():
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"{table}.{column}"
+    return None
+
+
+class _CrossNoteRules:
+    """The rules across notes, applied in sorted path order by `kb validate` and `kb index` alike: one note per
+    id (its file name) and one note per ``paper_id``; the later file is refused, naming the earlier one."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, Path] = {}
+        self.paper_ids: dict[str, Path] = {}
+
+    def take_id(self, path: Path) -> NoteError | None:
+        earlier = self.ids.setdefault(path.stem, path)
+        if earlier == path:
+            return None
+        return NoteError(path, f"note id {path.stem!r} is already used by {earlier}; rename one of the files")
+
+    def take_paper_id(self, path: Path, paper_id: str, note: Note | None = None) -> NoteError | None:
+        earlier = self.paper_ids.setdefault(paper_id, path)
+        if earlier == path:
+            return None
+        return NoteError(path, f"paper_id {paper_id!r} is already used by {earlier}; expected one note per paper: "
+                         "change this note's paper_id or remove one of the notes",
+                         line=field_line(note, "paper_id") if note is not None else None, field="paper_id")
+
+
+def validate_notes(paths: Sequence[Path], papers_dir: Path | None = None, *, max_bytes: int = 5_000_000,
+                   max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, max_seeds: int | None = None,
+                   ) -> tuple[list[Note], list[NoteError]]:
+    """`kb validate`: notes (files, or folders searched like the notes folder) through :func:`prepare_note` and
+    the rules across notes, exactly as `kb index` applies them; returns the valid notes and the errors."""
+    files: list[Path] = []
+    seen: set[str] = set()
+    for given in paths:
+        for path in find_notes(Path(given)) if Path(given).is_dir() else [Path(given)]:
+            key = os.path.realpath(path)  # a file named twice (a folder and the file in it) is checked once
+            if key not in seen:
+                seen.add(key)
+                files.append(path)
+    rules = _CrossNoteRules()
+    notes: list[Note] = []
+    errors: list[NoteError] = []
+    for path in files:
+        try:
+            if (error := rules.take_id(path)) is not None:
+                raise error
+            note, _ = prepare_note(path, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
+                                   max_seeds=max_seeds)
+            if (error := rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
+                raise error
+        except NoteError as exc:
+            errors.append(exc)
+            continue
+        notes.append(note)
+    return notes, errors
 
 
 def _rows_for(
-    note: Note, mtime_ns: int, size: int, now: dt.datetime
+    note: Note, mtime_ns: int, size: int, now: dt.datetime, source_text: SourceText
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], SearchDoc]:
     meta = note.meta
     tags = list(dict.fromkeys(meta.tags))
-    source = source_path(note)
-    grounding = {result.claim_id: result.status.value for result in check_note(note)}
+    source = source_text.path  # inside the vault (a missing file too: the index notices when it appears)
+    grounding = {result.claim_id: result.status.value for result in check_note(note, source_text)}
     paper = {
         "id": note.id,
         "path": str(note.path),
@@ -90,7 +220,7 @@ def _rows_for(
         "decision": meta.decision.value if meta.decision is not None else None,
         "quality_score": meta.quality_score,
         "journal_tier": meta.journal_tier,
-        "tags_text": " ".join(tags),
+        "tags_text": encode_tags(tags),
         "body": note.body,
         "meta_json": json.dumps(meta.model_dump(mode="json"), ensure_ascii=False),
         "content_hash": note.content_hash,
@@ -120,7 +250,7 @@ def _rows_for(
         claim_texts.append(claim.statement)
         if claim.source is not None:
             claim_texts.append(claim.source.quote)
-    doc = SearchDoc(note.id, meta.title, " ".join(tags), note.body, "\n".join(claim_texts))
+    doc = SearchDoc(note.id, meta.title, " ".join(tags), note.body, "\n".join(claim_texts), source_text.text or "")
     return paper, tag_rows, claim_rows, doc
 
 
@@ -139,6 +269,8 @@ def index_notes(
     *,
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int = 5_000_000,
+    max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES,
+    max_seeds: int | None = None,
 ) -> IndexReport:
     """Bring the index up to date with ``papers_dir``; return what changed.
 
@@ -147,11 +279,12 @@ def index_notes(
     """
     init_db(engine)
     with writer_lock(engine):
-        return _index_notes(engine, papers_dir, progress=progress, max_bytes=max_bytes)
+        return _index_notes(engine, papers_dir, progress=progress, max_bytes=max_bytes,
+                            max_source_bytes=max_source_bytes, max_seeds=max_seeds)
 
 
 def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, int], None] | None,
-                 max_bytes: int) -> IndexReport:
+                 max_bytes: int, max_source_bytes: int, max_seeds: int | None = None) -> IndexReport:
     backend = search_backend_for(engine)
     report = IndexReport()
     now = dt.datetime.now(dt.UTC)
@@ -175,8 +308,7 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
 
     paths = find_notes(Path(papers_dir)) if Path(papers_dir).is_dir() else []
     total = len(paths)
-    seen_ids: set[str] = set()
-    claimed: dict[str, str] = {}  # paper_id -> note id
+    rules = _CrossNoteRules()
     to_delete: list[str] = []  # ids whose rows go (changed, invalid)
     touch: list[dict[str, Any]] = []  # same content, new stat/path
     papers: list[dict[str, Any]] = []
@@ -189,73 +321,54 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
             to_delete.append(note_id)
             report.removed.append(note_id)
 
-    for done, path in enumerate(paths, start=1):
-        if progress is not None:
-            progress(done, total)
-        note_id = path.stem
-        if note_id in seen_ids:
-            report.errors.append(
-                _note_error(f"note id {note_id!r} is already used by another note; rename the file", path)
-            )
-            continue
-        seen_ids.add(note_id)
+    def visit(path: Path, note_id: str) -> None:
+        """Index one note, or raise its error; the lists grow only once nothing can fail."""
         old = stored.get(note_id)
-        try:
-            st = path.stat()
-        except OSError as exc:
-            report.errors.append(_note_error(f"cannot read note: {exc}", path))
-            drop_stored(note_id)
-            continue
-
+        st = path.stat()
         if old is not None and old.source_changed():
             old = _Stored(old.path, old.paper_id, "", -1, -1, None, None)  # force a re-parse
         if old is not None and old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
-            paper_id = old.paper_id
-            if paper_id in claimed:
-                report.errors.append(_dup_error(path, paper_id, claimed[paper_id]))
-                drop_stored(note_id)
-                continue
-            claimed[paper_id] = note_id
+            if (error := rules.take_paper_id(path, old.paper_id)) is not None:
+                raise error
             report.unchanged.append(note_id)
-            continue
-
+            return
         if old is not None and st.st_size <= max_bytes:
             try:
                 raw = path.read_bytes()
             except OSError:
                 raw = None
             if raw is not None and hashlib.sha256(raw).hexdigest() == old.content_hash:
-                if old.paper_id in claimed:
-                    report.errors.append(_dup_error(path, old.paper_id, claimed[old.paper_id]))
-                    drop_stored(note_id)
-                    continue
-                claimed[old.paper_id] = note_id
+                if (error := rules.take_paper_id(path, old.paper_id)) is not None:
+                    raise error
                 touch.append({"pid": note_id, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size})
                 report.unchanged.append(note_id)
-                continue
-
-        try:
-            note = read_note(path, max_bytes=max_bytes)
-        except NoteError as exc:
-            report.errors.append(exc)
-            drop_stored(note_id)
-            continue
-        paper_id = note.meta.paper_id
-        if paper_id in claimed:
-            report.errors.append(_dup_error(path, paper_id, claimed[paper_id]))
-            drop_stored(note_id)
-            continue
-        claimed[paper_id] = note_id
-        paper, tag_rows, claim_rows, doc = _rows_for(note, st.st_mtime_ns, st.st_size, now)
-        papers.append(paper)
-        tags.extend(tag_rows)
-        claims.extend(claim_rows)
-        docs.append(doc)
+                return
+        note, rows = prepare_note(path, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
+                                  now=now, max_seeds=max_seeds)
+        if (error := rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
+            raise error
+        papers.append(rows.paper)
+        tags.extend(rows.tags)
+        claims.extend(rows.claims)
+        docs.append(rows.doc)
         if old is None:
             report.added.append(note_id)
         else:
             to_delete.append(note_id)
             report.updated.append(note_id)
+
+    for done, path in enumerate(paths, start=1):
+        if progress is not None:
+            progress(done, total)
+        if (error := rules.take_id(path)) is not None:
+            report.errors.append(error)
+            continue
+        try:
+            visit(path, path.stem)
+        except Exception as exc:  # noqa: BLE001 - isolation: one note's failure must not stop the others
+            report.errors.append(note_failure(path, exc))
+            drop_stored(path.stem)
+    seen_ids = set(rules.ids)
 
     for note_id in stored:
         if note_id not in seen_ids:
@@ -282,13 +395,6 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
             backend.index_many(conn, docs)
     return report
 
-
-def _dup_error(path: Path, paper_id: str, other: str) -> NoteError:
-    return _note_error(
-        f"paper_id {paper_id!r} is already used by note {other!r}; paper ids must be unique",
-        path,
-        field_name="paper_id",
-    )
 
 
 # --- queries -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from sqlmodel import Session, col
 
 from kb.db import ClaimRow, Paper
 from kb.evidence import ALL_STATES, claim_state, latest_evidence
-from kb.index import SortKey, filter_papers
+from kb.index import SortKey, decode_tags, filter_papers
 
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
 
@@ -99,5 +99,5 @@ def _paper_rows(engine: Engine, **filters: Any) -> list[LibraryRow]:
     stmt = filter_papers(sa_select(col(Paper.id), col(Paper.title), col(Paper.year), col(Paper.status),
                                    col(Paper.decision), col(Paper.quality_score), col(Paper.tags_text)), **filters)
     with Session(engine) as session:
-        return [LibraryRow(id=i, title=t, year=y, status=s, decision=d, quality=q, tags=(tags or "").split())
+        return [LibraryRow(id=i, title=t, year=y, status=s, decision=d, quality=q, tags=decode_tags(tags))
                 for i, t, y, s, d, q, tags in session.execute(stmt).all()]

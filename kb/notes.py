@@ -17,8 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+import sys
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 from enum import Enum
 from io import StringIO
 from pathlib import Path
@@ -28,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
 from analyzers.files import atomic_write_bytes, write_unique
@@ -36,9 +38,11 @@ from schemas.note import PaperNote
 
 __all__ = [
     "Note",
+    "NoteChanged",
     "NoteError",
     "create_note",
     "dump_yaml",
+    "field_line",
     "find_notes",
     "import_note",
     "load_yaml",
@@ -68,6 +72,10 @@ class NoteError(Exception):
         where = str(self.path) if self.line is None else f"{self.path}:{self.line}"
         what = f"field '{self.field}': {self.message}" if self.field else self.message
         return f"{where}: {what}"
+
+
+class NoteChanged(NoteError):
+    """The note on disk is no longer the version an edit was based on; nothing was written (reload, redo)."""
 
 
 @dataclass
@@ -171,14 +179,18 @@ MAX_YAML_DEPTH = 64
 
 
 def _check_expansion(root: Node | None, path: Path) -> None:
-    """Refuse YAML whose aliases expand past ``MAX_YAML_VALUES`` values or that nests past ``MAX_YAML_DEPTH``.
+    """Refuse YAML whose aliases add more than ``MAX_YAML_VALUES`` values to those written out, that nests past
+    ``MAX_YAML_DEPTH``, or that holds an integer too long for Python to read (a 5,000-digit number).
 
-    Sizes are memoized per node, so an alias bomb costs as much to check as it has nodes, not as it expands.
+    Only what aliases add counts: a long note written out in full (10,000 claims) is no bomb. Sizes are
+    memoized per node, so an alias bomb costs as much to check as it has nodes, not as it expands.
     """
+    written = _distinct_nodes(root)
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
+    max_digits = sys.get_int_max_str_digits()  # 0: no limit
 
-    def size(node: Node, depth: int) -> int:
+    def size(node: Node, depth: int, loc: tuple[Any, ...]) -> int:
         line = node.start_mark.line + 2 if node.start_mark is not None else None
         if depth > MAX_YAML_DEPTH:
             raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter "
@@ -189,16 +201,22 @@ def _check_expansion(root: Node | None, path: Path) -> None:
         if key in open_nodes:
             raise NoteError(path, "a YAML alias refers to itself (a recursive structure); remove the alias", line=line)
         open_nodes.add(key)
+        children: list[tuple[tuple[Any, ...], Node]] = []
         if isinstance(node, MappingNode):
-            children = [child for pair in node.value for child in pair]
+            for name, value in node.value:
+                children += [(loc, name), ((*loc, str(name.value) if isinstance(name, ScalarNode) else "?"), value)]
         elif isinstance(node, SequenceNode):
-            children = list(node.value)
-        else:
-            children = []
+            children = [((*loc, i), child) for i, child in enumerate(node.value)]
+        elif node.tag == "tag:yaml.org,2002:int" and max_digits:
+            digits = sum(char.isdigit() for char in str(node.value))
+            if digits > max_digits and not str(node.value).lstrip("+-").startswith(("0x", "0o", "0b")):
+                raise NoteError(path, f"a number of {digits:,} digits, more than the {max_digits:,} kb reads; "
+                                "put it in quotes to keep it as text", line=line,
+                                field=".".join(map(str, loc)) or None)
         total = 1
-        for child in children:
-            total += size(child, depth + 1)
-            if total > MAX_YAML_VALUES:
+        for child_loc, child in children:
+            total += size(child, depth + 1, child_loc)
+            if total - written > MAX_YAML_VALUES:
                 raise NoteError(path, f"the YAML expands to more than {MAX_YAML_VALUES:,} values through its "
                                 "aliases (&name / *name); write the values out instead", line=line)
         open_nodes.discard(key)
@@ -206,23 +224,49 @@ def _check_expansion(root: Node | None, path: Path) -> None:
         return total
 
     if root is not None:
-        size(root, 0)
+        size(root, 0, ())
 
 
-_DATE_VALUE = re.compile(r"^\s*[^#\s][^:#]*:\s+(\d{4}-\d{1,2}-\d{1,2})\s*(#.*)?$")
+def _distinct_nodes(root: Node | None) -> int:
+    """How many values the YAML writes out (each alias's target counted once)."""
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            stack.extend(child for pair in node.value for child in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return len(seen)
 
 
-def _impossible_date_line(text: str) -> int | None:
-    """The file line of the first unquoted date that does not exist (2026-02-30), if any."""
-    for i, line in enumerate(text.splitlines()):
-        match = _DATE_VALUE.match(line)
-        if match:
-            year, month, day = (int(x) for x in match.group(1).split("-"))
+_DATE_VALUE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+
+
+def _impossible_date(text: str) -> tuple[int | None, str | None]:
+    """The file line and the field (dotted, ``publication.date``) of the first unquoted date that does not
+    exist (2026-02-30), or (None, None); read from the composed YAML nodes, which hold each value's place."""
+    try:
+        root = YAML(typ="rt").compose(text)
+    except Exception:  # noqa: BLE001 - only a hint for a message about to be raised
+        return None, None
+    stack: list[tuple[tuple[Any, ...], Node]] = [((), root)] if root is not None else []
+    while stack:
+        loc, node = stack.pop()
+        if isinstance(node, MappingNode):
+            stack.extend(((*loc, str(key.value)), value) for key, value in reversed(node.value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(((*loc, i), value) for i, value in reversed(list(enumerate(node.value))))
+        elif node.tag == "tag:yaml.org,2002:timestamp" and (match := _DATE_VALUE.match(str(node.value))):
             try:
-                dt.date(year, month, day)
+                dt.date(*(int(x) for x in match.groups()))
             except ValueError:
-                return i + 2
-    return None
+                line = node.start_mark.line + 2 if node.start_mark is not None else None
+                return line, ".".join(str(part) for part in loc) or None
+    return None, None
 
 
 def _nesting_too_deep(text: str) -> bool:
@@ -251,14 +295,17 @@ def load_yaml(text: str, path: Path) -> Any:
         raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
                         "flat 'key: value' lines with a few nested lists")
     try:
-        _check_expansion(yaml.compose(text), path)
-        return yaml.load(text)
+        root = yaml.compose(text)
+        _check_expansion(root, path)
+        # Built from the nodes just checked: parsing the text a second time would double the cost of a long note.
+        return yaml.constructor.construct_document(root) if root is not None else None
     except RecursionError:
         raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
                         "flat 'key: value' lines with a few nested lists") from None
     except ValueError as exc:  # values YAML parses but Python cannot hold, e.g. the date 2026-02-30
+        line, field = _impossible_date(text)
         raise NoteError(path, f"invalid value: {exc} (a date must exist, e.g. 2026-02-28; put it in quotes "
-                        "to keep it as text)", line=_impossible_date_line(text)) from None
+                        "to keep it as text)", line=line, field=field) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         # +2: the mark is 0-based inside the frontmatter, and line 1 of the file is the '---' fence.
@@ -308,6 +355,11 @@ def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
         except (KeyError, IndexError, TypeError, AttributeError):
             break
     return line
+
+
+def field_line(note: Note, *loc: str | int) -> int | None:
+    """1-based file line of a frontmatter field of a parsed note, e.g. ``field_line(note, "source_file")``."""
+    return _line_of(load_yaml(note.frontmatter_text, note.path), loc)
 
 
 def _expected(field: str) -> str:
@@ -362,7 +414,27 @@ def _unencodable_text(data: Any) -> tuple[Any, ...] | None:
     return None
 
 
-def _validate(data: Any, path: Path) -> PaperNote:
+_PLAIN = (str, int, float, bool, type(None), dt.date)  # dt.datetime is a dt.date
+_TAGGED: dict[type, str] = {bytes: "a !!binary value (bytes)", AbstractSet: "a !!set"}
+
+
+def _not_plain_data(data: Any) -> tuple[tuple[Any, ...], str] | None:
+    """The place and kind of the first value YAML tags made into something other than plain data (``!!binary``
+    bytes, a ``!!set``), which the index cannot store as JSON nor a terminal show as text; None when all is plain."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*loc, key), child) for key, child in reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend(((*loc, i), child) for i, child in reversed(list(enumerate(value))))
+        elif not isinstance(value, _PLAIN):
+            kind = next((name for base, name in _TAGGED.items() if isinstance(value, base)), None)
+            return loc, kind or f"a YAML value of type {type(value).__name__}"
+    return None
+
+
+def _validate(data: Any, path: Path, max_seeds: int | None = None) -> PaperNote:
     if data is None:
         data = CommentedMap()  # empty frontmatter: let the schema name the missing fields
     if not isinstance(data, dict):
@@ -378,6 +450,12 @@ def _validate(data: Any, path: Path) -> PaperNote:
         name = ".".join(str(p) for p in unencodable)
         raise NoteError(path, "text that is not valid Unicode (a lone surrogate such as \\ud800, which no file "
                         "or database can store); remove the escape", line=_line_of(data, unencodable), field=name)
+    odd = _not_plain_data(plain)
+    if odd is not None:
+        loc, what = odd
+        raise NoteError(path, f"{what}: a note's frontmatter holds text, numbers, dates, true/false, lists and "
+                        "mappings, which kb can store and show; write the value as one of those",
+                        line=_line_of(data, loc), field=".".join(str(p) for p in loc) or None)
     try:
         meta = PaperNote.model_validate(plain)
     except ValidationError as exc:
@@ -392,16 +470,16 @@ def _validate(data: Any, path: Path) -> PaperNote:
         if len(parts) > 1:
             msg += "; also " + "; ".join(f"field '{n}': {m}" if n else m for _, n, m in parts[1:])
         raise NoteError(path, msg, line=_line_of(data, loc) if loc else None, field=name or None) from None
-    _check_bindings(meta, data, path)
+    _check_bindings(meta, data, path, max_seeds)
     return meta
 
 
-def _check_bindings(meta: PaperNote, data: Any, path: Path) -> None:
+def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | None) -> None:
     """Each claim's analyzer binding against the registry (``kb.bindings``): the first problem, located."""
     from kb.bindings import binding_problems
 
     for i, claim in enumerate(meta.claims):
-        problems = binding_problems(claim)
+        problems = binding_problems(claim, max_seeds=max_seeds)
         if problems:
             field, message = problems[0]
             loc = ("claims", i, *(int(p) if p.isdigit() else p for p in field.split(".")))
@@ -410,8 +488,9 @@ def _check_bindings(meta: PaperNote, data: Any, path: Path) -> None:
             raise NoteError(path, message, line=_line_of(data, loc), field=f"claims.{i}.{field}")
 
 
-def parse_note(raw: bytes, path: Path) -> Note:
-    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem.
+def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
+    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem. ``max_seeds``: the
+    setting ``max_seeds_per_claim`` (default ``kb.bindings.DEFAULT_MAX_SEEDS``).
 
     Whatever goes wrong inside one note is a ``NoteError`` on that note, never another exception: one bad
     note must not stop a listing, an index or a demo of all the others.
@@ -429,7 +508,7 @@ def parse_note(raw: bytes, path: Path) -> Note:
                 exc.message += (f"; the frontmatter was read up to the '---' on line {closing}: if it ends "
                                 "earlier, add the missing closing '---' line there")
             raise
-        meta = _validate(data, path)
+        meta = _validate(data, path, max_seeds)
     except NoteError:
         raise
     except RecursionError:
@@ -439,7 +518,7 @@ def parse_note(raw: bytes, path: Path) -> Note:
     return Note(path=path, raw=raw, meta=meta, body=parts.body, frontmatter_text=parts.frontmatter)
 
 
-def read_note(path: Path, *, max_bytes: int = 5_000_000) -> Note:
+def read_note(path: Path, *, max_bytes: int = 5_000_000, max_seeds: int | None = None) -> Note:
     """Read and validate one note file; refuses files larger than ``max_bytes``."""
     path = Path(path)
     try:
@@ -452,16 +531,35 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000) -> Note:
         raise NoteError(path, f"cannot read file: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise NoteError(path, f"file is over the limit of {max_bytes} bytes (max_note_bytes)")
-    return parse_note(raw, path)
+    return parse_note(raw, path, max_seeds=max_seeds)
 
 
 # --------------------------------------------------------------------------------------------------
 # Writing
 
 
-def save_note(note: Note) -> None:
-    """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are)."""
+def save_note(note: Note, *, base: bytes | None = None) -> None:
+    """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are).
+
+    ``base``: the bytes the edit was computed from, read under the note's lock (``kb.note_lock``). The write
+    is refused when the file no longer holds them (a program that ignores kb's lock, such as a text editor,
+    saved it meanwhile), and the file is read back afterwards, so success is never reported for bytes that
+    did not land.
+    """
+    if base is not None and _current_bytes(note.path) != base:
+        raise NoteChanged(note.path, "changed on disk while this edit was being made (by a program that does "
+                          "not take kb's note lock): nothing was written; apply the change again")
     atomic_write_bytes(note.path, note.raw)
+    if base is not None and _current_bytes(note.path) != note.raw:
+        raise NoteChanged(note.path, "the edit did not land: another program wrote the note at the same "
+                          "moment; check the note and apply the change again")
+
+
+def _current_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 # Chinese, Japanese and Korean letters (Han with extension A and compatibility ideographs, kana, Hangul):
@@ -497,13 +595,26 @@ def render_new_note(meta: dict[str, Any], body: str) -> bytes:
     return f"---\n{fm}---\n{body}".encode()
 
 
-def create_note(papers_dir: Path, meta: dict[str, Any], body: str) -> Note:
-    """Validate ``meta``, then write a new note named after its title; never overwrites a file."""
+def create_note(papers_dir: Path, meta: dict[str, Any], body: str, *, max_bytes: int = 5_000_000,
+                max_seeds: int | None = None) -> Note:
+    """Validate ``meta``, then write a new note named after its title; never overwrites a file.
+
+    The bytes about to be written are checked as ``read_note`` will read them (size, then parse), so a
+    note kb writes is always one kb reads.
+    """
     papers_dir = Path(papers_dir)
-    raw = render_new_note(meta, body)
-    probe = parse_note(raw, papers_dir / "new-note.md")  # validate before anything touches the disk
+    probe_path = papers_dir / "new-note.md"
+    try:
+        raw = render_new_note(meta, body)
+    except UnicodeEncodeError:
+        raise NoteError(probe_path, "text that is not valid Unicode (a lone surrogate such as \\ud800); "
+                        "remove it") from None
+    if len(raw) > max_bytes:
+        raise NoteError(probe_path, f"the note would be {len(raw):,} bytes, over the limit of {max_bytes:,} "
+                        "bytes (max_note_bytes) that kb reads; shorten its longest fields")
+    probe = parse_note(raw, probe_path, max_seeds=max_seeds)  # validate before anything touches the disk
     target = write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
-    return parse_note(raw, target)
+    return replace(probe, path=target)  # the same bytes: no second parse of a long note
 
 
 def import_note(src: Path, papers_dir: Path) -> Note:

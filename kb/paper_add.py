@@ -36,6 +36,7 @@ class PaperRecord:
     paper_url: str | None = None
     pdf_url: str | None = None
     text: str = ""  # the source text stored beside the note (abstract, or full text with page breaks)
+    origin: tuple[Path, str] | None = None  # the file and the entry in it the record was read from
 
     @property
     def paper_id(self) -> str:
@@ -70,28 +71,20 @@ class AddError(ValueError):
 # -- readers -----------------------------------------------------------------------------------------
 
 def read_pdf(path: Path) -> PaperRecord:
-    """Full text of a PDF (pages separated by ``PAGE_BREAK``) and the title from its metadata or first line."""
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    """Full text of a PDF (pages separated by ``PAGE_BREAK``, ligatures resolved) and what its layout says:
+    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.pdf_layout``)."""
+    from kb.pdf_layout import read_article
 
     try:
-        reader = PdfReader(path)
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-        info = reader.metadata
-    except (PyPdfError, OSError, ValueError) as exc:
+        article = read_article(path)
+    except (OSError, ValueError) as exc:
         raise AddError(f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead") from None
-    if not any(pages):
+    if not any(article.pages):
         raise AddError(f"{path}: the PDF has no extractable text (a scan?); give the BibTeX entry or an arXiv id")
-    first_line = next((line.strip() for line in pages[0].splitlines() if line.strip()), path.stem)
-    title = str(info.title).strip() if info is not None and info.title else first_line
-    listed = str(info.author) if info is not None and info.author else ""
-    authors: list[tuple[str, str | None]] = [(a.strip(), None) for a in re.split(r";|\band\b|,", listed) if a.strip()]
-    text = PAGE_BREAK.join(pages) + "\n"
-    # Ids only from the first page (arXiv stamps it there): later pages cite other papers' ids.
-    arxiv = re.search(r"arXiv:(\d{4}\.\d{4,5})", pages[0])
-    doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])
-    return PaperRecord(title=title, authors=authors, arxiv_id=arxiv.group(1) if arxiv else None,
-                       doi=doi.group(1) if doi else None, text=text)
+    first_line = next((line.strip() for line in article.pages[0].splitlines() if line.strip()), path.stem)
+    return PaperRecord(title=article.title or first_line, authors=article.authors, year=article.year,
+                       venue=article.venue, arxiv_id=article.arxiv_id, doi=article.doi,
+                       text=PAGE_BREAK.join(article.pages) + "\n")
 
 
 def _bib_authors(value: str) -> list[tuple[str, str | None]]:
@@ -107,16 +100,69 @@ def _bib_authors(value: str) -> list[tuple[str, str | None]]:
     return names
 
 
+# After @string macros are expanded: a field is at most an abstract (a few thousand characters), and a file at
+# most a few times its own length (journal names, months). A file of doubling macros expands past both at once.
+MAX_BIB_FIELD_CHARS = 100_000
+MAX_BIB_EXPANSION = 16  # times the file's length, and at least MAX_BIB_FIELD_CHARS * 10 in all
+
+
+def _expanded_fields(path: Path, text: str) -> list[dict[str, str]]:
+    """Each entry's fields with their ``@string`` macros expanded, after checking what the expansion would
+    cost without doing it: a field over ``MAX_BIB_FIELD_CHARS``, a file over ``MAX_BIB_EXPANSION`` times its
+    length, a macro that refers to itself or one never defined is refused with one line naming the entry."""
+    import bibtexparser
+    from bibtexparser.bibdatabase import BibDataString, BibDataStringExpression, as_text
+    from bibtexparser.bparser import BibTexParser
+
+    try:  # macros kept as references (interpolate_strings=False): expanding them here could exhaust memory
+        database = bibtexparser.loads(text, BibTexParser(interpolate_strings=False, common_strings=True))
+    except Exception as exc:  # noqa: BLE001 - the parser's errors on malformed input have no common base
+        raise AddError(f"{path}: not a readable BibTeX file ({type(exc).__name__}: {exc}); check the entry "
+                       "syntax, e.g. '@article{key, title = {...}}'") from None
+    sizes: dict[str, int] = {}
+
+    def size(value: Any, where: str, open_names: tuple[str, ...] = ()) -> int:
+        if isinstance(value, BibDataStringExpression):
+            return sum(size(part, where, open_names) for part in value.expr)
+        if not isinstance(value, BibDataString):
+            return len(str(value))
+        if value.name not in sizes:
+            if value.name in open_names:
+                raise AddError(f"{path}: {where}: the @string macro {value.name!r} refers to itself; "
+                               "write the value out")
+            if value.name not in database.strings:
+                raise AddError(f"{path}: {where}: uses the @string macro {value.name!r}, which the file never "
+                               "defines; define it or write the value in braces")
+            sizes[value.name] = size(database.strings[value.name], where, (*open_names, value.name))
+        return sizes[value.name]
+
+    file_cap = max(MAX_BIB_EXPANSION * len(text), 10 * MAX_BIB_FIELD_CHARS)
+    total = 0
+    for entry in database.entries:
+        for key, value in entry.items():
+            where = f"entry {entry.get('ID', '?')!r}, field {key!r}"
+            try:
+                length = size(value, where)
+            except RecursionError:
+                raise AddError(f"{path}: {where}: its @string macros nest too deeply; write the value out") from None
+            total += length
+            if length > MAX_BIB_FIELD_CHARS:
+                raise AddError(f"{path}: {where}: its @string macros expand it to {length:,} characters, over "
+                               f"the {MAX_BIB_FIELD_CHARS:,} kb accepts; write the value out")
+            if total > file_cap:
+                raise AddError(f"{path}: {where}: @string macros expand the file past {file_cap:,} characters "
+                               f"({MAX_BIB_EXPANSION} times its length); write the values out")
+    return [{key: as_text(value) for key, value in entry.items()} for entry in database.entries]
+
+
 def read_bibtex(path: Path) -> list[PaperRecord]:
     """One record per BibTeX entry (title, authors, year, venue, DOI, arXiv eprint, URL, abstract)."""
-    import bibtexparser
-
     try:
-        database = bibtexparser.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise AddError(f"{path}: cannot read the BibTeX file ({exc}); save it as UTF-8") from None
     records = []
-    for entry in database.entries:
+    for entry in _expanded_fields(path, text):
         def get(key: str, e: dict[str, str] = entry) -> str | None:
             value = re.sub(r"[{}]", "", e.get(key, "")).strip()
             return re.sub(r"\s+", " ", value) or None
@@ -128,12 +174,56 @@ def read_bibtex(path: Path) -> list[PaperRecord]:
         year = get("year")
         records.append(PaperRecord(
             title=title, authors=_bib_authors(entry.get("author", "")),
-            year=int(year) if year and year.isdigit() else None,
+            year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
             venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
-            arxiv_id=eprint, doi=get("doi"), paper_url=get("url"), text=(get("abstract") or "") + "\n"))
+            arxiv_id=eprint, doi=get("doi"), paper_url=get("url"), text=(get("abstract") or "") + "\n",
+            origin=(path, f"entry {entry.get('ID', '?')!r}")))
     if not records:
         raise AddError(f"{path}: no BibTeX entries found (expected '@article{{key, title = {{...}}, ...}}')")
     return records
+
+
+def _csl_text(value: Any) -> str | None:
+    """A CSL-JSON text value (a string, or a number such as a year), stripped; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    return str(value).strip() or None
+
+
+def _csl_year(issued: Any) -> int | None:
+    """The year of a CSL date ({"date-parts": [[2023, 3, 17]]}); None when it gives none kb can read."""
+    parts = issued.get("date-parts") if isinstance(issued, dict) else None
+    first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0] else [None]
+    year = _csl_text(first[0])
+    return int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None
+
+
+def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
+    """One CSL-JSON item as a record; an item that is not shaped as Zotero writes them is one line naming it."""
+    redo = "export from Zotero as 'CSL JSON' (File > Export Library)"
+    if not isinstance(item, dict) or not _csl_text(item.get("title")):
+        raise AddError(f"{path}: item {i} has no 'title'; expected CSL-JSON items with title and author: {redo}")
+    names = item.get("author") or []
+    if not isinstance(names, list) or not all(isinstance(a, dict) for a in names):
+        raise AddError(f"{path}: item {i}: 'author' is not a list of names ({{\"family\": ..., \"given\": ...}}); "
+                       f"{redo}")
+    authors = []
+    for a in names:
+        name = " ".join(filter(None, [_csl_text(a.get("given")), _csl_text(a.get("family"))])) or \
+            _csl_text(a.get("literal"))
+        affiliation = a.get("affiliation")
+        if isinstance(affiliation, list):  # Crossref style: [{"name": ...}]
+            affiliation = "; ".join(filter(None, (_csl_text(x.get("name")) for x in affiliation
+                                                  if isinstance(x, dict)))) or None
+        if name:
+            authors.append((name, _csl_text(affiliation)))
+    url = _csl_text(item.get("URL"))
+    arxiv = re.search(r"arxiv\.org/abs/(\d{4}\.\d{4,5})", url or "")
+    return PaperRecord(
+        title=str(_csl_text(item["title"])), authors=authors, year=_csl_year(item.get("issued")),
+        venue=_csl_text(item.get("container-title")) or ("arXiv" if arxiv else None),
+        arxiv_id=arxiv.group(1) if arxiv else None, doi=_csl_text(item.get("DOI")), paper_url=url,
+        text=(_csl_text(item.get("abstract")) or "") + "\n", origin=(path, f"item {i}"))
 
 
 def read_csl_json(path: Path) -> list[PaperRecord]:
@@ -142,32 +232,14 @@ def read_csl_json(path: Path) -> list[PaperRecord]:
         items = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise AddError(f"{path}: not a CSL-JSON export ({exc}); export from Zotero as 'CSL JSON'") from None
+    except RecursionError:
+        raise AddError(f"{path}: the JSON nests too deeply to be a CSL-JSON export; export from Zotero as "
+                       "'CSL JSON'") from None
     if isinstance(items, dict):
         items = [items]
     if not isinstance(items, list):
-        raise AddError(f"{path}: expected a list of CSL-JSON items")
-    records = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict) or not str(item.get("title") or "").strip():
-            raise AddError(f"{path}: item {i} has no 'title'; expected CSL-JSON items with title and author")
-        authors = []
-        for a in item.get("author") or []:
-            name = " ".join(filter(None, [a.get("given"), a.get("family")])) or a.get("literal")
-            if name:
-                affiliation = a.get("affiliation")
-                if isinstance(affiliation, list):  # Crossref style: [{"name": ...}]
-                    affiliation = "; ".join(x.get("name", "") for x in affiliation if isinstance(x, dict)) or None
-                authors.append((str(name), affiliation))
-        parts = (item.get("issued") or {}).get("date-parts") or [[None]]
-        year = parts[0][0] if parts and parts[0] else None
-        url = item.get("URL")
-        arxiv = re.search(r"arxiv\.org/abs/(\d{4}\.\d{4,5})", url or "")
-        records.append(PaperRecord(
-            title=str(item["title"]).strip(), authors=authors, year=int(year) if year else None,
-            venue=item.get("container-title") or ("arXiv" if arxiv else None),
-            arxiv_id=arxiv.group(1) if arxiv else None, doi=item.get("DOI"), paper_url=url,
-            text=str(item.get("abstract") or "") + "\n"))
-    return records
+        raise AddError(f"{path}: expected a list of CSL-JSON items; export from Zotero as 'CSL JSON'")
+    return [_csl_record(path, i, item) for i, item in enumerate(items)]
 
 
 def read_file(path: Path) -> list[PaperRecord]:
@@ -218,8 +290,12 @@ def add_paper(kb: KnowledgeBase, record: PaperRecord, extra: dict[str, Any] | No
         meta["source_file"] = source.relative_to(kb.papers_dir).as_posix()
     try:
         return kb.new_note(meta, body_for(record))
-    except (NoteError, OSError):
+    except (NoteError, OSError) as exc:
         if source is not None:
             with contextlib.suppress(OSError):
                 source.unlink()
+        if isinstance(exc, NoteError) and record.origin is not None and not exc.path.exists():
+            # Refused before it had a file: name where the data came from, which is where to fix it.
+            file, entry = record.origin
+            raise NoteError(file, f"{entry}: {exc.message}; fix it there and add again", field=exc.field) from None
         raise

@@ -8,7 +8,14 @@ bigrams ("梯度消失" -> "梯度 度消 消失"). Any CJK substring of two or 
 consecutive bigrams, found through the index and ranked with bm25 like English words; queries without
 CJK characters use ``paper_fts`` as before. :class:`LikeSearch` is the fallback for other databases: it scans the
 paper and claim tables with case-insensitive LIKE. User queries are never passed to FTS5 as syntax:
-each term is quoted, and the last term is a prefix match.
+each term is quoted, and the last term is a prefix match. A query kb cannot search (not valid Unicode text,
+more than ``MAX_QUERY_TERMS`` words) is a ``QueryError``; a full-text table that cannot be read (dropped,
+corrupted) is a ``SearchIndexDamaged``: one line each, saying what to do.
+
+A note's source text (its ``source_file``: an abstract, or a PDF's full text with pages separated by form
+feeds) is searched too, one row per page in ``paper_fts_source`` (and its bigram twin
+``paper_fts_source_cjk``), so each hit in it carries its page. Notes matching in their own text rank first;
+notes found only through their source text follow, best page first.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DatabaseError
 
+from kb.grounding import PAGE_BREAK  # between the pages of a source text
 from kb.notes import CJK_CLASS
 
 FTS_TABLE = "paper_fts"
@@ -37,6 +46,67 @@ _CREATE_CJK = (
 )
 _BM25_CJK = f"bm25({CJK_TABLE}, 0.0, 10.0, 4.0, 1.0, 2.0)"
 _CJK = re.compile(f"[{CJK_CLASS}]+")
+# SQLite refuses an expression more than 1,000 levels deep, and every term is one more condition; a search is a
+# few words, so a pasted page is refused with a message instead of failing inside SQLite.
+MAX_QUERY_TERMS = 100
+
+
+class QueryError(ValueError):
+    """A search query kb cannot run; the message says what to change."""
+
+
+SOURCE_TABLE = "paper_fts_source"  # one row per page of a note's source text
+SOURCE_CJK_TABLE = "paper_fts_source_cjk"
+_CREATE_SOURCE = (f"CREATE VIRTUAL TABLE IF NOT EXISTS {SOURCE_TABLE} USING fts5("
+                  "paper_id UNINDEXED, page UNINDEXED, text, tokenize='unicode61 remove_diacritics 2')")
+_CREATE_SOURCE_CJK = (f"CREATE VIRTUAL TABLE IF NOT EXISTS {SOURCE_CJK_TABLE} USING fts5("
+                      "paper_id UNINDEXED, page UNINDEXED, text, tokenize='unicode61 remove_diacritics 2')")
+
+
+class SearchIndexDamaged(Exception):
+    """The full-text tables cannot be read or written (dropped, corrupted): the index must be rebuilt."""
+
+    def __init__(self, error: Exception | str) -> None:
+        reason = str(getattr(error, "orig", error)).splitlines()[0] if str(error) else "missing"
+        super().__init__(f"the full-text index is damaged ({reason}): run `kb index --rebuild` (it re-creates "
+                         "the index from the notes; nothing is lost)")
+
+
+def check_query(query: str) -> None:
+    """Raise ``QueryError`` for a query kb cannot search: text that is not valid Unicode (bytes that are not
+    UTF-8 on the command line) or more than ``MAX_QUERY_TERMS`` words."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise QueryError("the search query is not valid UTF-8 text (it holds bytes no character stands for): "
+                         "type it again in a UTF-8 terminal") from None
+    terms = len(query_terms(query))
+    if terms > MAX_QUERY_TERMS:
+        raise QueryError(f"the search query has {terms:,} words; kb searches with at most {MAX_QUERY_TERMS}: "
+                         "use the few words that matter")
+
+
+def _fts_damage(exc: DatabaseError) -> bool:
+    """Whether a database error means the full-text tables are damaged (not, say, a locked database)."""
+    message = str(getattr(exc, "orig", exc)).lower()
+    return FTS_TABLE in message or "malformed" in message or "corrupt" in message
+
+
+def fts_damage(conn: Connection) -> str | None:
+    """What is wrong with the full-text tables of an index that holds papers (missing, failing FTS5's own
+    integrity check), or None: SQLite's ``PRAGMA integrity_check`` does not look inside FTS5 tables."""
+    if not _table_exists(conn, "paper") or not conn.exec_driver_sql("SELECT count(*) FROM paper").scalar():
+        return None
+    for table in (FTS_TABLE, CJK_TABLE, SOURCE_TABLE, SOURCE_CJK_TABLE):
+        if not _table_exists(conn, table):
+            return f"the full-text table {table} is missing"
+        try:
+            conn.exec_driver_sql(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")
+        except DatabaseError as exc:
+            if not _fts_damage(exc) and "integrity" not in str(exc).lower():
+                raise
+            return f"the full-text table {table} is damaged ({str(getattr(exc, 'orig', exc)).splitlines()[0]})"
+    return None
 
 
 def has_cjk(text: str) -> bool:
@@ -83,6 +153,7 @@ class SearchHit:
     paper_id: str
     score: float
     snippet: str
+    page: int | None = None  # the source text's page the hit is on (1-based); None for a hit in the note
 
 
 @dataclass(frozen=True)
@@ -94,6 +165,7 @@ class SearchDoc:
     tags: str
     body: str
     claims_text: str
+    source: str = ""  # the note's source text, pages separated by PAGE_BREAK (capped as the index reads it)
 
 
 class SearchBackend(Protocol):
@@ -131,9 +203,14 @@ class SqliteFtsSearch:
 
     def create(self, engine: Engine) -> None:
         with engine.begin() as conn:
+            if not _table_exists(conn, FTS_TABLE) and conn.exec_driver_sql("SELECT count(*) FROM paper").scalar():
+                # The word table went while papers are indexed: an empty new one would silently find nothing.
+                # Left missing, every search says the index is damaged; `kb index --rebuild` re-creates it.
+                return
             conn.exec_driver_sql(_CREATE_FTS)
-            new_cjk = conn.exec_driver_sql(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", (CJK_TABLE,)).scalar() == 0
+            conn.exec_driver_sql(_CREATE_SOURCE)
+            conn.exec_driver_sql(_CREATE_SOURCE_CJK)
+            new_cjk = not _table_exists(conn, CJK_TABLE)
             conn.exec_driver_sql(_CREATE_CJK)
             if new_cjk:  # an index made before the CJK table existed: fill it from the word table once
                 rows = [(rowid, pid, cjk_tokens(t or ""), cjk_tokens(g or ""), cjk_tokens(b or ""), cjk_tokens(c or ""))
@@ -146,6 +223,14 @@ class SqliteFtsSearch:
     def index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None:
         if not docs:
             return
+        try:
+            self._index_many(conn, docs)
+        except DatabaseError as exc:
+            if _fts_damage(exc):
+                raise SearchIndexDamaged(exc) from None
+            raise
+
+    def _index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None:
         self.remove_many(conn, [d.paper_id for d in docs])
         # A paper has the same rowid in both tables, so a CJK hit reads its text from the word table by rowid.
         base = int(conn.exec_driver_sql(f"SELECT coalesce(max(rowid), 0) FROM {FTS_TABLE}").scalar() or 0)
@@ -158,32 +243,94 @@ class SqliteFtsSearch:
             [(base + i, d.paper_id, cjk_tokens(d.title), cjk_tokens(d.tags), cjk_tokens(d.body),
               cjk_tokens(d.claims_text)) for i, d in enumerate(docs, 1)],
         )
+        pages = [(d.paper_id, number, page) for d in docs if d.source.strip()
+                 for number, page in enumerate(d.source.split(PAGE_BREAK), 1) if page.strip()]
+        if pages:
+            conn.exec_driver_sql(f"INSERT INTO {SOURCE_TABLE} (paper_id, page, text) VALUES (?, ?, ?)", pages)
+            cjk_pages = [(pid, number, cjk_tokens(page)) for pid, number, page in pages if has_cjk(page)]
+            if cjk_pages:
+                conn.exec_driver_sql(f"INSERT INTO {SOURCE_CJK_TABLE} (paper_id, page, text) VALUES (?, ?, ?)",
+                                     cjk_pages)
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:
         wanted = set(paper_ids)
         if not wanted:
             return
         # paper_id is UNINDEXED: find the rowids in one pass, then delete by rowid (fast).
-        for table in (FTS_TABLE, CJK_TABLE):
-            rowids = [
-                (int(rowid),)
-                for rowid, pid in conn.exec_driver_sql(f"SELECT rowid, paper_id FROM {table}")
-                if pid in wanted
-            ]
-            if rowids:
-                conn.exec_driver_sql(f"DELETE FROM {table} WHERE rowid = ?", rowids)
+        try:
+            for table in (FTS_TABLE, CJK_TABLE, SOURCE_TABLE, SOURCE_CJK_TABLE):
+                rowids = [
+                    (int(rowid),)
+                    for rowid, pid in conn.exec_driver_sql(f"SELECT rowid, paper_id FROM {table}")
+                    if pid in wanted
+                ]
+                if rowids:
+                    conn.exec_driver_sql(f"DELETE FROM {table} WHERE rowid = ?", rowids)
+        except DatabaseError as exc:
+            if _fts_damage(exc):
+                raise SearchIndexDamaged(exc) from None
+            raise
 
     def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
+        check_query(query)
+        try:
+            return self._search(query, limit, snippets=snippets)
+        except DatabaseError as exc:
+            if _fts_damage(exc):
+                raise SearchIndexDamaged(exc) from None
+            raise
+
+    def _search(self, query: str, limit: int, *, snippets: bool) -> list[SearchHit]:
         if has_cjk(query):
-            return self._search_cjk(query, limit, snippets=snippets)
-        if any(not term.isalnum() for term in query_terms(query)):
+            hits = self._search_cjk(query, limit, snippets=snippets)
+        elif any(not term.isalnum() for term in query_terms(query)):
             # 'ESM-2', 'p<0.05', '：P': the word index splits these at the punctuation and would match the
             # parts anywhere; match the text as typed instead.
-            return self._substring_hits(query, limit, set(), snippets=snippets)
-        hits = self._search_words(query, limit, snippets=snippets)
+            hits = self._substring_hits(query, limit, set(), snippets=snippets)
+        else:
+            hits = self._search_words(query, limit, snippets=snippets)
+            if len(hits) < limit:
+                hits += self._substring_hits(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
         if len(hits) < limit:
-            hits += self._substring_hits(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
+            hits += self._search_sources(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
         return hits
+
+    def _search_sources(self, query: str, limit: int, exclude: set[str], *, snippets: bool) -> list[SearchHit]:
+        """Notes whose source text holds the query, each at its best page (bm25), after the notes' own hits.
+
+        Words go through the page index; CJK text through the bigram pages, then checked as substrings; a
+        term with punctuation ('ESM-2') as a substring of the pages the index finds for its words."""
+        terms = [" ".join(t.split()).lower() for t in query_terms(query)]
+        cjk = has_cjk(query)
+        match = cjk_query(query) if cjk else fts_query(" ".join(re.sub(r"[^\w\s]", " ", t) for t in terms))
+        if match is None or limit <= 0:
+            return []
+        table = SOURCE_CJK_TABLE if cjk else SOURCE_TABLE
+        sql = text(f"SELECT rowid, paper_id, page, bm25({table}) AS rank FROM {table} WHERE {table} MATCH :q "
+                   "ORDER BY rank LIMIT :limit")
+        exact = cjk or any(not t.replace(" ", "").isalnum() for t in terms)
+        best: dict[str, SearchHit] = {}
+        with self.engine.connect() as conn:
+            if not _table_exists(conn, SOURCE_TABLE):
+                return []  # an index made before source texts were searched: `kb index` fills it
+            rows = conn.execute(sql, {"q": match, "limit": (limit + len(exclude)) * 20}).all()
+            for _rowid, pid, page, rank in rows:
+                if pid in exclude or pid in best:
+                    continue
+                page_text = ""
+                if snippets or exact:
+                    page_text = conn.exec_driver_sql(f"SELECT text FROM {SOURCE_TABLE} WHERE paper_id = ? AND page = ?",
+                                                     (pid, page)).scalar() or ""
+                if exact and not _contains((page_text,), terms):
+                    continue
+                snippet = ""
+                if snippets:
+                    snippet = (substring_snippet((page_text,), terms) if exact
+                               else make_snippet((page_text,), [re.sub(r"\W", "", t) for t in terms]))
+                best[pid] = SearchHit(pid, -1e9 - float(rank), snippet, page=int(page))
+                if len(best) == limit:
+                    break
+        return list(best.values())
 
     def _search_words(self, query: str, limit: int, *, snippets: bool) -> list[SearchHit]:
         """The word index, ranked with bm25 (title first); the last term matches as a prefix."""
@@ -265,6 +412,11 @@ class SqliteFtsSearch:
         return {int(r): (b or "", c or "", t or "", g or "") for r, b, c, t, g in rows}
 
 
+def _table_exists(conn: Connection, name: str) -> bool:
+    return bool(conn.exec_driver_sql("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                                     (name,)).scalar())
+
+
 def make_snippet(texts: Sequence[str], terms: Sequence[str], words: int = 14) -> str:
     """A window of about ``words`` words around the first term hit, hits wrapped in [brackets]."""
     if not terms:
@@ -324,6 +476,7 @@ class LikeSearch:
 
         from kb.db import ClaimRow, Paper
 
+        check_query(query)
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []

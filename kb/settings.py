@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kb.bindings import DEFAULT_MAX_SEEDS
+
 
 class SlurmSettings(BaseModel):
     """How the operator's runs are submitted to Slurm (env: ``KB_SLURM__PARTITION`` and so on)."""
@@ -47,14 +49,51 @@ class Settings(BaseSettings):
     )
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm "
                                  "(KB_SLURM__PARTITION, KB_SLURM__ACCOUNT, KB_SLURM__TIME_MINUTES, ...).")
+    ray_address: str | None = Field(default=None, description="Ray cluster the 'ray' executor submits to "
+                                    "(KB_RAY_ADDRESS, --ray-address); default: a local Ray instance.")
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
+    max_seeds_per_claim: int = Field(
+        default=DEFAULT_MAX_SEEDS, ge=1, description="Seeds one claim may list (KB_MAX_SEEDS_PER_CLAIM); each is a "
+        "run: a note listing more is invalid, naming the claim's 'analyzer.seeds'.",
+    )
+    max_rendered_body: int = Field(
+        default=50_000, ge=1_000, description="Characters of a note's Markdown body that 'kb show' and the app "
+        "render (KB_MAX_RENDERED_BODY): rendering costs grow with tables; the rest is left out, saying where it is.",
+    )
+    max_source_bytes: int = Field(
+        default=20_000_000, ge=1, description="Largest source text (a note's source_file) kb reads, in bytes "
+        "(KB_MAX_SOURCE_BYTES): a paper's full text is well under it; a larger file is refused, never read whole.",
+    )
+    note_lock_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds an edit of a note waits for another writer of the same note "
+        "(any KB home) before giving up with a message, nothing written (KB_NOTE_LOCK_TIMEOUT).",
+    )
     offline: bool = Field(
         default=False, description="No network here (KB_OFFLINE=1): analyzers fail fast where they would download "
         "weights or structures, saying what to provide instead.",
     )
+    cache_dir: Path | None = Field(
+        default=None, description="Folder where analyzers keep what outlives a run (downloaded structures and "
+        "weights, trained reference models, designed sequences; KB_CACHE_DIR): default <KB home>/cache; a node-local "
+        "disk on a worker whose KB home is shared.",
+    )
+    progress_interval: float = Field(
+        default=30.0, gt=0, description="Longest a running run goes without a progress line, in seconds "
+        "(KB_PROGRESS_INTERVAL): analyzers report at least this often, with the time left, and 'kb demo' / "
+        "'kb verify' print each running run's progress at least this often where the output is not a terminal.",
+    )
     chat_model: str | None = Field(
         default=None, description="LangChain 'provider:model' the agents use (KB_CHAT_MODEL), e.g. "
         "'openai:gpt-4o-mini'; none: the agents' offline fallbacks.",
+    )
+    lease_seconds: float = Field(
+        default=60.0, gt=0, description="How long a worker's claim on a run holds without a heartbeat (every 2 s) "
+        "renewing it; then any live worker reclaims the run (KB_LEASE_SECONDS). Longer than any database outage "
+        "a worker should ride out unnoticed.",
+    )
+    db_busy_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds a SQLite write waits for another writer's lock before the "
+        "worker logs an outage and retries (KB_DB_BUSY_TIMEOUT).",
     )
     app_worker: bool = Field(
         default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "
@@ -71,6 +110,11 @@ class Settings(BaseSettings):
     lookup_timeout: float = Field(
         default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref) may take before kb gives up.",
     )
+
+    @property
+    def resolved_cache_dir(self) -> Path:
+        """The analyzers' cache folder: ``cache_dir``, else ``<home>/cache``."""
+        return self.cache_dir if self.cache_dir is not None else self.home / "cache"
 
     @property
     def resolved_database_url(self) -> str:

@@ -1,17 +1,33 @@
 """Turn an analyzer result into a verdict on a claim: supported, refuted or inconclusive, and why.
 
-The claim's expectation names a metric by dotted path (``layers.3.kl``) into the result JSON and an
-operator. Repeated seeds give several results: the verdict is taken on their mean, and it is
-inconclusive when the seed spread straddles the threshold. Evidence made at a smaller scale than the
+The one rule, for every metric of every analyzer: a claim is decided only when
+
+(a) every precondition its metric rests on passed: those the result's ``checks`` state for the metric's path,
+    for every prefix of it (``peak_temperature`` for ``peak_temperature.transformer``), and for every metric it
+    was ``derived_from``, transitively (learned beyond the baseline, equilibrated, converged, beats chance, a
+    value at all); and
+(b) the value's interval lies entirely on one side of the claim's own threshold (for ``between`` and
+    ``approx``: entirely inside or entirely outside). The interval is value +- ``Z_RESOLVED`` standard errors,
+    or the interval the analyzer states; a value with no uncertainty has none only where it is ``exact`` by
+    construction, else it decides nothing. The claim's ``inconclusive_band`` widens the interval.
+
+Otherwise the verdict is inconclusive, and its reason says which precondition failed and by how much, or that
+the interval [lo, hi] straddles the threshold. Repeated seeds give several results: the verdict is taken on
+their mean, its interval widened by the seed spread (one standard deviation, as before) added in quadrature to
+the seeds' own uncertainty. Evidence stored before ``checks`` existed is read as the rule then read it: each
+value as a point, its ``untestable`` entries as failed preconditions. Evidence made at a smaller scale than the
 claim's is a proxy: it is reported (consistent or at odds) but never settles the claim either way.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
+from dataclasses import dataclass, field
 from typing import Any
 
+from analyzers.base import Z_RESOLVED
 from schemas import Claim, EvidenceScale, Expectation, Operator, Verdict, VerdictKind
 
 
@@ -43,39 +59,187 @@ def describe(expect: Expectation) -> str:
     return f"{expect.metric} {expect.op.value} {expect.value}"
 
 
+@dataclass
+class MetricStatus:
+    """One result's value at a metric path, its interval, and why it cannot be used (empty: it can)."""
+
+    value: Any
+    low: float = math.nan
+    high: float = math.nan
+    failed: list[str] = field(default_factory=list)
+    note: str = ""
+    exact: bool = False
+
+
+def _prefixes(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[: k + 1]) for k in range(len(parts))]
+
+
+def _failed_preconditions(checks: dict[str, Any], path: str, seen: set[str]) -> list[str]:
+    """Reasons of every failed or unresolved precondition of ``path``: its prefixes' and, transitively, those
+    of the metrics it derives from."""
+    reasons: list[str] = []
+    for prefix in _prefixes(path):
+        check = checks.get(prefix)
+        if not isinstance(check, dict) or prefix in seen:
+            continue
+        seen.add(prefix)
+        for condition in check.get("preconditions") or []:
+            if condition.get("passed") is not True:
+                state = "unresolved" if condition.get("passed") is None else "failed"
+                detail = condition.get("detail") or ""
+                reasons.append(f"{condition.get('name', 'precondition')} {state}" + (f": {detail}" if detail else ""))
+        for parent in check.get("derived_from") or []:
+            reasons += [f"{why} (from {parent})" for why in _failed_preconditions(checks, parent, seen)]
+    return reasons
+
+
+def _number(value: Any) -> float | None:
+    """A finite number, or None (text, None, NaN, infinity: no number to compare); true/false count as 1/0."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
+    """What one result says about the value at ``path``: the value, its interval and what fails (see module doc)."""
+    value = resolve_metric(result, path)
+    failed: list[str] = []
+    for metric, why in (result.get("untestable") or {}).items():  # evidence from before ``checks``, and any analyzer
+        if path == metric or path.startswith(f"{metric}."):
+            failed.append(why)
+    number = _number(value)
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        failed.append(f"no value ({value!r}): not computable in this run")
+    checks = result.get("checks")
+    if checks is None:  # made before the contract: each value a point, as the rule then read it
+        point = number if number is not None else math.nan
+        return MetricStatus(value, point, point, failed, exact=True)
+    failed += _failed_preconditions(checks, path, set())
+    exact = any(isinstance(checks.get(prefix), dict) and checks[prefix].get("exact") for prefix in _prefixes(path))
+    check = checks.get(path) if isinstance(checks.get(path), dict) else {}
+    note = check.get("note") or ""
+    if exact:
+        point = number if number is not None else math.nan
+        return MetricStatus(value, point, point, failed, note, exact=True)
+    if check.get("interval") is not None:
+        low, high = (float(x) for x in check["interval"])
+        return MetricStatus(value, low, high, failed, note)
+    if check.get("stderr") is not None and number is not None:
+        half = Z_RESOLVED * float(check["stderr"])
+        return MetricStatus(value, number - half, number + half, failed, note)
+    if not failed:
+        failed.append(f"no uncertainty stated for {path} (no standard error or interval, and not exact by "
+                      "construction): a bare number settles nothing")
+    return MetricStatus(value, math.nan, math.nan, failed, note)
+
+
 def _bounds(expect: Expectation) -> tuple[float, float]:
-    """The expectation's threshold(s) as numbers: (low, high) for 'between', else (value, value)."""
+    """The values the claim accepts, as [low, high] (infinite on the open side), for numbers."""
     if isinstance(expect.value, list):
         return float(expect.value[0]), float(expect.value[1])
     if isinstance(expect.value, str):
         raise ValueError(f"threshold {expect.value!r} of {expect.metric!r} is not a number")
-    return float(expect.value), float(expect.value)
-
-
-def _margin(expect: Expectation, x: float) -> float:
-    """Signed distance from the decision boundary: > 0 inside (supported), < 0 outside."""
-    low, high = _bounds(expect)
-    if expect.op is Operator.between:
-        return min(x - low, high - x)
+    value = float(expect.value)
     if expect.op is Operator.approx:
-        tol = expect.tolerance if expect.tolerance is not None else (expect.rel_tolerance or 0.0) * abs(low)
-        return tol - abs(x - low)
-    if expect.op in (Operator.lt, Operator.le):
-        return low - x
-    if expect.op in (Operator.gt, Operator.ge):
-        return x - low
-    return -abs(x - low)
+        tol = expect.tolerance if expect.tolerance is not None else (expect.rel_tolerance or 0.0) * abs(value)
+        return value - tol, value + tol
+    return value, value
 
 
-def _holds(expect: Expectation, x: float) -> bool:
-    low, _ = _bounds(expect)
-    if expect.op is Operator.lt:
-        return x < low
-    if expect.op is Operator.gt:
-        return x > low
-    if expect.op is Operator.eq:
-        return x == low
-    return _margin(expect, x) >= 0
+@dataclass(frozen=True)
+class Accepted:
+    """The values an expectation accepts: an interval of numbers whose ends are open or closed (infinite on an
+    open side), or one exact value (text or true/false with '=='). ``kb.tensions`` tests two claims'
+    intersection with it, so what a claim accepts is read from the same bounds ``decide`` uses."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_closed: bool = True
+    high_closed: bool = True
+    value: str | bool | None = None
+
+    def contains(self, number: float) -> bool:
+        """Whether a number is accepted (a value that is not a number is not)."""
+        above = self.low < number or (self.low == number and self.low_closed)
+        below = number < self.high or (number == self.high and self.high_closed)
+        return self.value is None and above and below
+
+    def intersects(self, other: Accepted) -> bool:
+        """Whether some value satisfies both; an exact value against an interval, or text against true/false,
+        cannot be told apart and counts as intersecting (no tension is claimed on a guess)."""
+        if self.value is not None or other.value is not None:
+            if self.value is None or other.value is None or isinstance(self.value, bool) != isinstance(
+                    other.value, bool):
+                return True
+            return self.value == other.value
+        low, high = max(self.low, other.low), min(self.high, other.high)
+        if low != high:
+            return low < high
+        return self.contains(low) and other.contains(low)
+
+    def width(self) -> float:
+        """How many values it accepts (infinite for an open side; 0 for one value): the narrower claim is bolder."""
+        return 0.0 if self.value is not None else self.high - self.low
+
+    def text(self) -> str:
+        """As a reader writes it: '[24, 36]', '≤ 12', '> 0', '= 24', '== true'."""
+        if self.value is not None:
+            return f"== {json.dumps(self.value)}"
+        if self.low == self.high:
+            return f"= {self.low:g}"
+        if math.isinf(self.low):
+            return f"{'≤' if self.high_closed else '<'} {self.high:g}"
+        if math.isinf(self.high):
+            return f"{'≥' if self.low_closed else '>'} {self.low:g}"
+        return f"{'[' if self.low_closed else '('}{self.low:g}, {self.high:g}{']' if self.high_closed else ')'}"
+
+
+def accepted(expect: Expectation) -> Accepted:
+    """The values ``expect`` accepts (the bounds ``decide`` applies, with the same open and closed ends)."""
+    if isinstance(expect.value, str | bool):
+        return Accepted(value=expect.value)
+    low, high = _bounds(expect)
+    op = expect.op
+    if op is Operator.lt:
+        return Accepted(high=low, high_closed=False)
+    if op is Operator.le:
+        return Accepted(high=low)
+    if op is Operator.gt:
+        return Accepted(low=low, low_closed=False)
+    if op is Operator.ge:
+        return Accepted(low=low)
+    return Accepted(low=low, high=high)
+
+
+def decide(expect: Expectation, low: float, high: float) -> bool | None:
+    """True (supported) / False (refuted) when the whole interval [low, high] is on one side, else None."""
+    t_low, t_high = _bounds(expect)
+    op = expect.op
+    if op is Operator.lt:
+        return True if high < t_low else False if low >= t_low else None
+    if op is Operator.le:
+        return True if high <= t_low else False if low > t_low else None
+    if op is Operator.gt:
+        return True if low > t_low else False if high <= t_low else None
+    if op is Operator.ge:
+        return True if low >= t_low else False if high < t_low else None
+    if op is Operator.eq:
+        return True if low == high == t_low else False if t_low < low or t_low > high else None
+    # between / approx: inside or outside the accepted range
+    return True if t_low <= low and high <= t_high else False if high < t_low or low > t_high else None
+
+
+def _threshold_type_matches(expect: Expectation, value: Any) -> bool:
+    """A true/false threshold takes a true/false value, text takes text, a number a number (not true/false)."""
+    if isinstance(expect.value, bool):
+        return isinstance(value, bool)
+    if isinstance(expect.value, str):
+        return isinstance(value, str)
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def evaluate(
@@ -83,56 +247,124 @@ def evaluate(
     results: list[dict[str, Any]],
     evidence_scale: EvidenceScale | None = None,
 ) -> Verdict:
-    """Verdict of one claim given one result per seed (at least one)."""
+    """Verdict of one claim given one result per seed (at least one); see the module docstring for the rule."""
     claim_scale = claim.scale.model_dump(exclude_none=True) if claim.scale else None
     common: dict[str, Any] = {"evidence_scale": evidence_scale, "claim_scale": claim_scale}
     expect = claim.expect
     if expect is None:
         return Verdict(kind=VerdictKind.inconclusive, reason="the claim states no expectation to test", **common)
     common["expected"] = describe(expect)
+    path = expect.metric
     try:
-        values = [resolve_metric(r, expect.metric) for r in results]
+        statuses = [metric_status(r, path) for r in results]
     except MetricMissing as exc:
         return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
-    proxy = _is_proxy(claim, evidence_scale)
-    common["proxy"] = proxy
-    # A number the analyzer itself could not vouch for (precision below chance, a sampler not at its
-    # temperature, a model not trained to convergence) decides nothing, whichever side of the threshold.
-    for result in results:
-        for metric, why in (result.get("untestable") or {}).items():
-            if expect.metric == metric or expect.metric.startswith(f"{metric}."):
-                return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric}: {why}", **common)
-
-    if all(isinstance(v, bool | str) for v in values):
-        agree = [v == expect.value for v in values]
-        observed = values[0] if len(set(map(str, values))) == 1 else values
-        if all(agree):
-            kind, reason = VerdictKind.supported, f"{expect.metric} = {observed!r} as expected"
-        elif not any(agree):
-            kind, reason = VerdictKind.refuted, f"{expect.metric} = {observed!r}, expected {expect.value!r}"
+    common["proxy"] = _is_proxy(claim, evidence_scale)
+    values = [s.value for s in statuses]
+    for status in statuses:
+        if status.failed:  # a number whose preconditions fail decides nothing, whichever side of the threshold
+            return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {status.failed[0]}", **common)
+    for value in values:
+        if not _threshold_type_matches(expect, value):
+            return Verdict(kind=VerdictKind.inconclusive, reason=f"{path} = {value!r} is not comparable with "
+                           f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided", **common)
+    if isinstance(expect.value, str):
+        return _text_verdict(expect, statuses, common)
+    numbers = [float(v) for v in values]
+    mean, spread, low, high = seed_interval(numbers, statuses)
+    count = len(statuses)
+    band = expect.inconclusive_band
+    low, high = low - band, high + band
+    seeds = f" (mean of {count} seeds, sd {spread:.3g})" if count > 1 else ""
+    shown = _shown(expect, mean)
+    interval = f" [{low:.4g}, {high:.4g}]" if low < high else ""
+    note = f"; {statuses[0].note}" if statuses[0].note and low < high else ""
+    outcome = decide(expect, low, high)
+    if outcome is None:
+        kind = VerdictKind.inconclusive
+        if isinstance(expect.value, bool) and count > 1 and len({bool(v) for v in values}) > 1:
+            reason = f"seeds disagree: {values!r}"
         else:
-            kind, reason = VerdictKind.inconclusive, f"seeds disagree: {values!r}"
-        return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common))
+            reason = f"{path} = {shown}{seeds}: its interval{interval} straddles the threshold of " \
+                     f"'{describe(expect)}'{note}"
+    elif outcome:
+        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{seeds} meets '{describe(expect)}'{note}"
+    else:
+        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{seeds} fails '{describe(expect)}'{note}"
+    observed: Any = mean
+    if isinstance(expect.value, bool):
+        observed = values[0] if len({bool(v) for v in values}) == 1 else values
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=spread or None, **common))
 
-    try:
-        numbers = [float(v) for v in values]
-    except (TypeError, ValueError):
-        return Verdict(kind=VerdictKind.error, reason=f"{expect.metric} is not a number: {values[0]!r}", **common)
-    if any(math.isnan(x) for x in numbers):
-        return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric} is NaN", **common)
+
+def seed_interval(numbers: list[float], statuses: list[MetricStatus]) -> tuple[float, float, float, float]:
+    """``(mean, sd, low, high)`` over seeds: the mean of the seeds' values, their spread, and the interval around
+    the mean, the seed spread added in quadrature to the seeds' own uncertainty (module docstring)."""
     mean = statistics.fmean(numbers)
     spread = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
-    margin = _margin(expect, mean)
-    band = max(expect.inconclusive_band, spread)
-    seeds = f" (mean of {len(numbers)} seeds, sd {spread:.3g})" if len(numbers) > 1 else ""
-    if abs(margin) <= band and band > 0:
-        kind = VerdictKind.inconclusive
-        reason = f"{expect.metric} = {mean:.4g}{seeds} is within {band:.3g} of the boundary of '{describe(expect)}'"
-    elif _holds(expect, mean):
-        kind, reason = VerdictKind.supported, f"{expect.metric} = {mean:.4g}{seeds} meets '{describe(expect)}'"
+    count = len(statuses)
+    below = math.sqrt(sum((x - s.low) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
+    above = math.sqrt(sum((s.high - x) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
+    return mean, spread, mean - math.hypot(below, spread), mean + math.hypot(above, spread)
+
+
+@dataclass
+class SeedValue:
+    """kb's value of one metric path across a claim's seeds: mean, interval, and why it settles nothing (if so)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    seeds: int
+    failed: str | None = None
+
+
+def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
+    """kb's value at ``path`` over one result per seed, with the interval the verdict rule would use (no band)."""
+    try:
+        statuses = [metric_status(r, path) for r in results]
+    except MetricMissing as exc:
+        return SeedValue(None, None, None, len(results), str(exc.args[0]))
+    numbers = [_number(s.value) for s in statuses]
+    failed = next((s.failed[0] for s in statuses if s.failed), None)
+    if any(x is None for x in numbers) or not numbers:
+        return SeedValue(None, None, None, len(results), failed or "no number")
+    mean, _, low, high = seed_interval([float(x) for x in numbers if x is not None], statuses)
+    finite = math.isfinite(low) and math.isfinite(high)
+    return SeedValue(mean, low if finite else None, high if finite else None, len(results), failed)
+
+
+def _shown(expect: Expectation, mean: float) -> str:
+    if isinstance(expect.value, bool):
+        return repr(mean >= 0.5) if mean in (0.0, 1.0) else f"{mean:.3g} (share true)"
+    return f"{mean:.4g}"
+
+
+def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dict[str, Any]) -> Verdict:
+    """Text compared with '==': settled only where each value is exact (no interval can bound text)."""
+    values = [s.value for s in statuses]
+    if not all(s.exact for s in statuses):
+        return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric} = {values[0]!r} is text that is not "
+                       "exact by construction: nothing decided", **common)
+    agree = [v == expect.value for v in values]
+    observed = values[0] if len(set(map(str, values))) == 1 else values
+    if all(agree):
+        kind, reason = VerdictKind.supported, f"{expect.metric} = {observed!r} as expected"
+    elif not any(agree):
+        kind, reason = VerdictKind.refuted, f"{expect.metric} = {observed!r}, expected {expect.value!r}"
     else:
-        kind, reason = VerdictKind.refuted, f"{expect.metric} = {mean:.4g}{seeds} fails '{describe(expect)}'"
-    return _scaled(Verdict(kind=kind, reason=reason, observed=mean, spread=spread or None, **common))
+        kind, reason = VerdictKind.inconclusive, f"seeds disagree: {values!r}"
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common))
+
+
+def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
+    """Why the value at ``path`` of one result cannot settle a claim (a failed precondition, no uncertainty), or
+    None when it can: what ``kb run`` prints beside a metric."""
+    try:
+        status = metric_status(result, path)
+    except MetricMissing as exc:
+        return str(exc.args[0])
+    return status.failed[0] if status.failed else None
 
 
 def _is_proxy(claim: Claim, evidence_scale: EvidenceScale | None) -> bool:

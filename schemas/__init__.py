@@ -14,6 +14,7 @@ from schemas.claim import (
     ClaimSource,
     Expectation,
     Operator,
+    PaperValue,
 )
 from schemas.note import Author, Decision, PaperNote, Publication, Status, Urls
 from schemas.run import (
@@ -38,6 +39,7 @@ __all__ = [
     "EvidenceScale",
     "Expectation",
     "Operator",
+    "PaperValue",
     "PaperNote",
     "Provenance",
     "Publication",

@@ -12,7 +12,7 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 _CLAIM_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -76,6 +76,11 @@ class AnalyzerBinding(BaseModel):
         description="Run once per seed; the verdict is taken on the mean and is inconclusive when the seed "
         "spread straddles the threshold. Default: one run with the analyzer's own seed.",
     )
+    settled_by: str | None = Field(
+        default=None,
+        description="The analyzer's preset whose evidence would settle the claim, where `scale` runs only a "
+        "smaller proxy of it (a tiny model for a claim about a 650M one). kb says what it needs and costs.",
+    )
 
 
 class Expectation(BaseModel):
@@ -126,6 +131,86 @@ class ClaimScale(BaseModel):
     description: str | None = Field(default=None, description="Free-text description of the setting.")
 
 
+class PaperValue(BaseModel):
+    """A number the paper (or the note) reports for a claim, shown beside kb's own value of the same metric."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | list[float] | bool = Field(description="The reported value, or [low, high] for a range.")
+    where: str = Field(min_length=1, description="Where the paper or note states it (section, table, figure).")
+    metric: str | None = Field(
+        default=None, description="kb's metric path it corresponds to; default: the claim's `expect.metric`."
+    )
+    note: str | None = Field(default=None, description="How it maps onto kb's metric (units, which model).")
+
+
+class ClaimQuantity(BaseModel):
+    """What a claim measures, where its binding does not say it (an unbound claim) or says it in other words."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="The quantity, e.g. 'downstream-gain-from-scale'. Default: "
+                      "'<analyzer>:<expect.metric>' from the binding, e.g. 'depth.sweep:best_depth'.")
+    unit: str | None = Field(default=None, description="Unit of the values the expectation states ('layers', "
+                             "'%'); claims stating different units are not compared.")
+
+
+def _quantity_from_name(value: Any) -> Any:
+    """``quantity: downstream-gain`` is short for ``quantity: {name: downstream-gain}``."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ClaimSubject(BaseModel):
+    """Which models a claim is about; a field left out matches any value when claims are compared."""
+
+    model_config = ConfigDict(extra="allow")
+
+    family: str | None = Field(default=None, description="Model family, e.g. 'ESM-2', 'ProGen2', 'GPT-like PLM'.")
+    objective: str | None = Field(default=None, description="Training objective: 'masked', 'autoregressive', "
+                                  "'diffusion', ...")
+    parameters: float | None = Field(default=None, ge=0, description="Model size in parameters. Default: "
+                                     "`scale.parameters`; two sizes within a factor of 2 are the same subject.")
+    data: str | None = Field(default=None, description="Training or evaluation data. Default: `scale.data`.")
+
+
+class ClaimCondition(BaseModel):
+    """Under which conditions a claim holds; a field left out overlaps every value when claims are compared."""
+
+    model_config = ConfigDict(extra="allow")
+
+    scale: str | None = Field(default=None, description="The analyzer's scale preset the claim is about. Default: "
+                              "the binding's `settled_by`, else its `scale`; claims naming different presets are "
+                              "not compared.")
+    budget: float | list[float] | None = Field(
+        default=None, description="The budget it holds at (parameters, tokens or FLOPs, as the claim counts them): "
+        "a number or [low, high]; claims whose budgets do not overlap are not compared.")
+
+    @model_validator(mode="after")
+    def _budget_is_a_range(self) -> ClaimCondition:
+        values = self.budget if isinstance(self.budget, list) else [] if self.budget is None else [self.budget]
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError("budget must be finite numbers")
+        if isinstance(self.budget, list) and not (len(self.budget) == 2 and self.budget[0] <= self.budget[1]):
+            raise ValueError("budget takes a number or [low, high] with low <= high")
+        return self
+
+    def budget_range(self) -> tuple[float, float] | None:
+        """The budget as [low, high] (a number is a range of one value), or None."""
+        if self.budget is None:
+            return None
+        low, high = self.budget if isinstance(self.budget, list) else (self.budget, self.budget)
+        return float(low), float(high)
+
+
+#: How claims of different notes are compared (``kb.tensions``, the one home of the rule).
+COMPARABLE_RULE = (
+    "Two claims are comparable when their quantity matches (and the unit, where both state one), every subject "
+    "field both state agrees (text ignoring case and spaces; sizes within a factor of 2) and their conditions "
+    "overlap (the same preset where both name one; budgets that intersect). Comparable claims of different notes "
+    "whose expectations accept no common value, or that one evidence record splits, are a tension (`kb tensions`)."
+)
+
+
 class Claim(BaseModel):
     """One statement of a note, with its source and (optionally) how to re-verify it."""
 
@@ -138,3 +223,15 @@ class Claim(BaseModel):
     analyzer: AnalyzerBinding | None = Field(default=None, description="Analyzer that reproduces the claim.")
     expect: Expectation | None = Field(default=None, description="Predicate the analyzer result must meet.")
     scale: ClaimScale | None = Field(default=None, description="Scale the claim was made at.")
+    paper_values: list[PaperValue] | None = Field(
+        default=None, description="What the paper itself reports for this claim, shown beside kb's values."
+    )
+    quantity: Annotated[ClaimQuantity | None, BeforeValidator(_quantity_from_name)] = Field(
+        default=None, description="What the claim measures (default '<analyzer>:<expect.metric>'; a named quantity "
+        f"for an unbound claim). {COMPARABLE_RULE}")
+    subject: ClaimSubject | None = Field(
+        default=None, description="The models the claim is about (family, objective, size, data); size and data "
+        "default to `scale`'s.")
+    condition: ClaimCondition | None = Field(
+        default=None, description="The conditions it holds under (scale preset, budget); the preset defaults to "
+        "the binding's `settled_by`, else its `scale`.")

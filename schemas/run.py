@@ -108,7 +108,8 @@ class RunRecord(BaseModel):
     analyzer: str = Field(description="Registry name of the analyzer.")
     params: dict[str, Any] = Field(default_factory=dict, description="Validated analyzer parameters.")
     device: str = Field(default="cpu", description="Requested device.")
-    executor: str = Field(default="local", description="'local', 'ray' or 'slurm'.")
+    executor: str = Field(default="local", description="A registered executor (kb.queue.executors): 'local', "
+                          "'ray', 'slurm', ...")
     job_id: str | None = Field(default=None, description="Scheduler job id (Slurm) executing the run, if any.")
     attempts: int = Field(default=0, ge=0, description="Times a worker or job took the run.")
     status: RunStatus = Field(description="Queue state.")

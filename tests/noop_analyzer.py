@@ -12,7 +12,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, NotRunnable, RunContext
+from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, NotRunnable, RunContext, metric
+from analyzers.progress import Reporter
 from analyzers.registry import register
 from schemas.run import EvidenceScale
 
@@ -27,12 +28,17 @@ class NoopParams(AnalyzerParams):
     fail: bool = Field(default=False, description="Raise an error instead of returning (to test failures).")
     not_runnable: str | None = Field(default=None, description="Raise NotRunnable with this reason.")
     plot: bool = Field(default=False, description="Also write a small PNG (to test how plots travel).")
+    throttled: bool = Field(default=False, description="Report through a Reporter at the run's report_every, as "
+                            "long loops do, instead of at every step (to test the progress bound).")
+    log_file: str | None = Field(default=None, description="Append 'start VALUE' and 'end VALUE' lines to this "
+                                 "file (to count executions from the analyzer's own side).")
 
 
 class NoopResult(AnalyzerResult):
     """The value, echoed back."""
 
-    value: float = Field(description="The value given in the parameters.")
+    # exact by construction: the value given, echoed (a claim on it is settled without an error bar)
+    value: float = metric(description="the 'value' parameter, echoed", exact=True)
 
 
 @register
@@ -43,8 +49,15 @@ class Noop(Analyzer[NoopParams, NoopResult]):
     summary = "Returns its 'value' parameter; exercises the queue, progress, cancellation and failures."
     Params = NoopParams
     Result = NoopResult
-    metrics = {"value": "the 'value' parameter, echoed"}
-    scales = {"smoke": {}}
+    # 'slow': a run made slow on purpose (tests of the queue's order, the demo's estimates, the progress bound).
+    scales = {"smoke": {}, "slow": {"steps": 60, "step_seconds": 0.1, "throttled": True}}
+    expected_seconds = {"smoke": 0.05, "slow": 6.0}
+
+    def preflight(self, params: NoopParams) -> None:
+        # Known before the run starts, as a missing GPU is: kb.estimates says so when it plans the run.
+        if params.not_runnable:
+            raise NotRunnable(params.not_runnable)
+        super().preflight(params)
 
     def run(self, params: NoopParams, ctx: RunContext) -> NoopResult:
         if params.not_runnable:
@@ -54,6 +67,8 @@ class Noop(Analyzer[NoopParams, NoopResult]):
         state = ctx.checkpoint_dir / "noop-state.json" if ctx.checkpoint_dir is not None else None
         start = json.loads(state.read_text())["step"] if state is not None and state.is_file() else 0
         notes = [f"resumed from a checkpoint at step {start}"] if start else []
+        _log(params, "start")
+        reporter = Reporter(ctx.report, ctx.report_every) if params.throttled else None
         for step in range(start, params.steps):
             time.sleep(params.step_seconds)
             if state is not None:
@@ -61,9 +76,13 @@ class Noop(Analyzer[NoopParams, NoopResult]):
                 partial.write_text(json.dumps({"step": step + 1}), encoding="utf-8")
                 os.replace(partial, state)
                 ctx.checkpoint_saved()
-            ctx.report((step + 1) / params.steps, f"step {step + 1}/{params.steps}")
+            if reporter is not None:
+                reporter(step + 1, params.steps, f"step {step + 1}/{params.steps}", force=step + 1 == params.steps)
+            else:
+                ctx.report((step + 1) / params.steps, f"step {step + 1}/{params.steps}")
         if params.fail:
             raise RuntimeError("asked to fail")
+        _log(params, "end")
         value = params.value + params.value_per_seed * params.seed
         (ctx.out_dir / "value.txt").write_text(f"{value}\n", encoding="utf-8")
         artifacts = ["value.txt"]
@@ -73,6 +92,13 @@ class Noop(Analyzer[NoopParams, NoopResult]):
             Image.new("RGB", (64, 16), (40, 120, 200)).save(ctx.out_dir / "value.png")
             artifacts.append("value.png")
         return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=artifacts, notes=notes)
+
+
+def _log(params: NoopParams, event: str) -> None:
+    if params.log_file:
+        # One short append per line (O_APPEND): lines of concurrent workers never interleave.
+        with open(params.log_file, "a", encoding="utf-8") as handle:
+            handle.write(f"{event} {params.value}\n")
 
 
 def register_for_subprocesses() -> None:

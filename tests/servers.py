@@ -50,6 +50,28 @@ def _as_server_user(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
+# The data folder, log and port of each cluster ``postgres_server`` started, by the URL it yielded.
+_CLUSTERS: dict[str, tuple[Path, Path, int]] = {}
+
+
+def _pg_start(data: Path, log: Path, port: int) -> None:
+    subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(log), "-w",
+                                    "-o", f"-k {data.parent} -p {port} -c listen_addresses=127.0.0.1 "
+                                    "-c max_connections=200", "start"]),
+                   check=True, capture_output=True)
+
+
+def restart_postgres(url: str, down_seconds: float = 2.0) -> None:
+    """Stop the test cluster behind ``url`` (fast shutdown: every client's connection is cut, as in a real
+    restart), leave it down for ``down_seconds``, and start it again on the same port."""
+    prefix = url.rsplit("/", 1)[0]
+    data, log, port = next(v for k, v in _CLUSTERS.items() if k.rsplit("/", 1)[0] == prefix)
+    subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+                   check=True, capture_output=True)
+    time.sleep(down_seconds)
+    _pg_start(data, log, port)
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A throw-away PostgreSQL cluster on 127.0.0.1 (as the 'postgres' user when root); yields its URL."""
@@ -58,13 +80,13 @@ def postgres_server() -> Iterator[str]:
     data, port = root / "data", free_port()
     subprocess.run(_as_server_user([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "kb"]),
                    check=True, capture_output=True)
-    subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w",
-                                    "-o", f"-k {root} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=200",
-                                    "start"]),
-                   check=True, capture_output=True)
+    _pg_start(data, root / "log", port)
+    url = f"postgresql+psycopg://kb@127.0.0.1:{port}/postgres"
+    _CLUSTERS[url] = (data, root / "log", port)
     try:
-        yield f"postgresql+psycopg://kb@127.0.0.1:{port}/postgres"
+        yield url
     finally:
+        _CLUSTERS.pop(url, None)
         subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
                        capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
@@ -101,7 +123,7 @@ def pg_database(pg_url: str) -> Iterator[str]:
     from sqlalchemy import create_engine, text
 
     name = f"kb_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # tests may restart the server
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     try:

@@ -34,6 +34,7 @@ from kb.core import KnowledgeBase
 from kb.settings import Settings
 from kb.verdicts import evaluate
 from schemas import Claim, EvidenceScale
+from tests.noop_analyzer import Noop
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -467,5 +468,6 @@ def test_describe_analyzer_lists_parameters_the_binding_may_set(shared_kb: Knowl
     assert described["metrics"] == {"value": "the 'value' parameter, echoed"}
     assert described["params"]["value"] == {"type": "float", "default": 1.0,
                                             "description": "The value to return as the metric 'value'."}
-    assert "device" not in described["params"] and described["scales"] == {"smoke": {}}
+    assert "device" not in described["params"] and described["scales"]["smoke"] == {}
+    assert described["scales"].keys() == Noop.scales.keys()  # every preset, with its values
     assert box.tools["describe_analyzer"].invoke({"name": "nope"}).startswith("error: no analyzer 'nope'")

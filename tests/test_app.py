@@ -171,6 +171,14 @@ def test_library_search_narrows_and_says_when_nothing_matches(app_env: AppEnv) -
     assert any("No note matches" in i.value for i in at.info)
 
 
+def test_library_search_refuses_a_query_kb_cannot_run_in_one_line(app_env: AppEnv) -> None:
+    at = open_app()
+    at.text_input(key="lib_search").input(" ".join(f"word{i}" for i in range(1000))).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "words" in at.error[0].value
+    assert not at.dataframe
+
+
 def test_library_paginates_but_filters_reach_every_note(app_env: AppEnv) -> None:
     for i in range(130):
         (app_env.papers / f"bulk-{i:03d}.md").write_text(

@@ -267,3 +267,14 @@ def test_ask_answers_with_citation_links(tmp_path: Path, monkeypatch: pytest.Mon
     assert ("noop-note#value-above-two", "id=noop-note") in links
     assert (f"run {run.id[:8]}", f"run={run.id}") in links
     assert at.session_state["chat"][1]["citations"]
+
+
+def test_background_worker_starts_in_the_checkout_root_where_no_kb_package_shadows_the_standard_library() -> None:
+    # Started from ``kb/`` (as it once was), ``python -m`` put that folder first on the worker's import path and
+    # ``kb/queue`` hid the standard library's ``queue`` from every analyzer that imports it.
+    assert (daemon.ROOT / "pyproject.toml").is_file()
+    shadowing = [name for name in ("queue", "json", "logging", "typing") if (daemon.ROOT / name).exists()]
+    assert not shadowing
+    probe = subprocess.run([sys.executable, "-c", "import queue; print(queue.__file__)"], cwd=daemon.ROOT,
+                           capture_output=True, text=True, check=True)
+    assert "/kb/" not in probe.stdout

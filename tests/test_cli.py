@@ -50,7 +50,7 @@ def test_index_then_list_json_has_ids_and_filters(kb_dirs: tuple[Path, Path]) ->
     assert code == 0
     rows = json.loads(out)
     papers, _ = kb_dirs
-    assert len(rows) == len(list(papers.glob("*.md"))) == 4 and all("id" in r for r in rows)
+    assert len(rows) == len(list(papers.glob("*.md"))) == 6 and all("id" in r for r in rows)
     code, out, _ = _run(kb_dirs, "list", "--json", "--tag", "langevin")
     assert [r["id"] for r in json.loads(out)] == ["sampling-intermediate-temperatures-langevin"]
     code, out, _ = _run(kb_dirs, "list", "--json", "--min-quality", "4", "--sort", "year", "--desc")
@@ -59,7 +59,8 @@ def test_index_then_list_json_has_ids_and_filters(kb_dirs: tuple[Path, Path]) ->
     assert ids == ["siji-2026-analysis-note-arxiv-2502-00001", "siji-2026-curse-of-depth-in-plms",
                    "sampling-intermediate-temperatures-langevin"]
     code, out, _ = _run(kb_dirs, "list", "--json", "--decision", "MAYBE")
-    assert [r["id"] for r in json.loads(out)] == ["plm-architecture-discussion"]
+    assert [r["id"] for r in json.loads(out)] == ["plm-architecture-discussion", "plm-bert-vs-gpt-comments",
+                                                  "reading-group-depth-shallow-plms"]
 
 
 def test_list_rejects_unknown_sort(kb_dirs: tuple[Path, Path]) -> None:
@@ -155,7 +156,7 @@ def test_schema_writes_json_schemas(tmp_path: Path) -> None:
 def test_demo_prints_library(kb_dirs: tuple[Path, Path]) -> None:
     code, out, _ = _run(kb_dirs, "demo", "--no-verify")
     assert code == 0
-    assert "Library: 4 note(s)" in out and "late-layers-refine" in out and "optimal-depth-24-36" in out
+    assert "Library: 6 note(s)" in out and "late-layers-refine" in out and "optimal-depth-24-36" in out
 
 
 def test_check_reports_grounding_and_exits_one_when_unbacked(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from analyzers.overrides import split_pairs, typed_overrides
 from kb.cli import app
-from kb.cli.analyze import parse_overrides
 
 runner = CliRunner()
 
@@ -40,6 +40,6 @@ def test_run_says_why_an_analyzer_cannot_run_here(tmp_path: Path) -> None:
 def test_overrides_parse_yaml_values_but_keep_text_as_typed() -> None:
     from analyzers import registry
 
-    fields = registry.get("noop").Params.model_fields
-    parsed = parse_overrides(["value=1e-3", "steps=12", "fail=true", "not_runnable=12"], fields)
+    pairs = split_pairs(["value=1e-3", "steps=12", "fail=true", "not_runnable=12"])
+    parsed = typed_overrides(pairs, registry.get("noop").Params)
     assert parsed == {"value": 0.001, "steps": 12, "fail": True, "not_runnable": "12"}

@@ -389,7 +389,8 @@ def _sweep_params(**over: object) -> dict[str, object]:
 
 @pytest.mark.analyzer("depth.sweep")
 def test_an_undertrained_sweep_is_inconclusive_and_says_why(tmp_path: Path, kb_home: Path) -> None:
-    from kb.verdicts import evaluate
+    from analyzers.base import result_record
+    from kb.verdicts import evaluate, unresolved_reason
     from schemas import Claim, VerdictKind
 
     analyzer = registry.get("depth.sweep")
@@ -407,20 +408,23 @@ def test_an_undertrained_sweep_is_inconclusive_and_says_why(tmp_path: Path, kb_h
     every = -(-result.steps // 6)  # evaluations every ceil(steps / 6) steps and at the last
     assert curves["val_steps"] == sorted({*range(every, result.steps + 1, every), result.steps})
     assert len(curves["val_loss"]) == len(curves["val_steps"]) and 2 < result.tokens_per_parameter_by_depth[0] < 4
-    for metric in ("best_depth", "best_depth_is_interior", "val_perplexity_by_depth", "depth_inefficiency_trend"):
-        assert result.untestable[metric].startswith("not trained to convergence at this budget: 2 layers: ")
-    assert "parameters_by_depth" not in result.untestable
+    record = result_record(result)
+    for metric in ("best_depth", "best_depth_is_interior", "val_perplexity_by_depth.0", "depth_inefficiency_trend"):
+        why = unresolved_reason(record, metric) or ""
+        assert "converged failed" in why and "2 layers: " in why, (metric, why)
+    assert unresolved_reason(record, "parameters_by_depth.0") is None  # exact by construction
     claim = Claim.model_validate({
         "id": "optimal-depth", "statement": "The best depth is 2.", "kind": "quantitative",
         "analyzer": {"name": "depth.sweep"}, "expect": {"metric": "best_depth", "op": "==", "value": 2},
     })
-    verdict = evaluate(claim, [result.model_dump(mode="json")], result.scale)
+    verdict = evaluate(claim, [record], result.scale)
     assert verdict.kind is VerdictKind.inconclusive and "not trained to convergence" in verdict.reason
     assert {"sweep_curves.png", "sweep_curves.svg", "curves.json", "sweep_perplexity.png"} <= set(result.artifacts)
     assert (out / "checkpoints" / "depth-03" / "model.safetensors").is_file()
     assert load_model(str(out / "checkpoints" / "depth-03")).adapter.num_layers == 3
     saved = json.loads((out / "sweep_metrics.json").read_text(encoding="utf-8"))
-    assert saved["untestable"] == result.untestable and saved["best_depth_z"] == result.best_depth_z
+    assert saved["checks"]["best_depth"] == record["checks"]["best_depth"]
+    assert saved["best_depth_z"] == result.best_depth_z
     assert analyzer.scale_name(analyzer.params_for(scale="smoke")) == "smoke"
 
 
@@ -463,7 +467,7 @@ def test_a_converged_toy_sweep_finds_the_planted_optimum(tmp_path: Path, kb_home
     result = analyzer.run(params, RunContext(out_dir=tmp_path / "out", cache_dir=kb_home / "cache"))
     assert result.widths_by_depth == [8, 4]
     assert result.converged_by_depth == [True, True], result.convergence_by_depth
-    assert result.untestable == {}
+    assert all(c.passed for c in result.checks["best_depth"].preconditions)
     # The Bayes floor on the same validation sequences and masked positions.
     val = validation_records(fasta, params.val_fraction, params.max_val_sequences)
     tokenizer = _tokenizer(tmp_path / "tok")

@@ -87,24 +87,3 @@ def test_compute_contact_verdicts_need_the_best_temperature_to_beat_chance_after
     assert "tolerance_precision_by_temperature" in untestable and "p_at_l_by_temperature" not in untestable
     assert "ot_minus_es_p_at_l" not in untestable  # OT beats chance
     assert "neither ES nor OT" in untestable["ot_minus_es_tolerance_precision"]
-
-
-def test_compute_error_minimum_must_beat_the_es_seed_spread_at_an_equilibrated_temperature() -> None:
-    from analyzers.langevin.compute import sweep_untestable
-
-    temperatures = [1e-5, 1e-4, 1e-3]
-
-    def verdict(errors: list[float], equilibrated: list[bool], es: list[float]) -> dict[str, str]:
-        curves = {"transformer": {
-            "test_error": errors, "equilibrated": equilibrated,
-            "state": ["equilibrated" if ok else "metastable" for ok in equilibrated],
-            "test_error_by_start": {"ES": errors, "OT": [e + 0.03 for e in errors]},
-        }}  # fmt: skip
-        return sweep_untestable(curves, {"transformer": {"ES": es, "OT": es}}, temperatures, 3)
-
-    es = [0.80, 0.81, 0.82]  # mean 0.81, range 0.02: a minimum must lie below 0.79
-    assert verdict([0.85, 0.78, 0.84], [True] * 3, es) == {}
-    assert "by more than their spread" in verdict([0.85, 0.795, 0.84], [True] * 3, es)["test_error_min_is_interior"]
-    apart = verdict([0.85, 0.78, 0.84], [True, False, True], es)["best_test_error_minus_es"]
-    assert "did not equilibrate (metastable" in apart and "ES 0.7800, OT 0.8100" in apart  # why; what each start read
-    assert "fewer than two" in verdict([0.85, 0.78, 0.84], [True] * 3, [0.8])["test_error_min_is_interior"]

@@ -262,7 +262,7 @@ class Params(AnalyzerParams):
 class Result(AnalyzerResult):
     """The doubled value."""
 
-    doubled: float = metric(description="twice the parameter x")
+    doubled: float = metric(description="twice the parameter x", exact=True)
 
 
 @register

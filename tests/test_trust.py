@@ -150,5 +150,11 @@ def test_the_operator_grants_what_a_note_cannot(tmp_path: Path) -> None:
     (papers / "n.md").write_bytes(_note("noop", {"value": 3}))
     kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
     kb.index()
-    (run,), skipped = kb.verify(["n"], operator_params={"steps": 2, "not_a_noop_field": 1})
-    assert not skipped and run.params["steps"] == 2 and "not_a_noop_field" not in run.params
+    (run,), skipped = kb.verify(["n"], operator_params={"steps": 2})
+    assert not skipped and run.params["steps"] == 2
+    # A key no targeted analyzer takes is refused, nothing queued (never dropped without a word).
+    from analyzers.overrides import OverrideError
+
+    with pytest.raises(OverrideError, match="not_a_noop_field"):
+        kb.verify(["n"], operator_params={"steps": 2, "not_a_noop_field": 1})
+    assert len(kb.runs()) == 1

@@ -22,6 +22,7 @@ def _verify(papers: Path, home: Path, targets: list[str]) -> list[dict[str, obje
     return rows
 
 
+@pytest.mark.slow  # ~65 s: it runs every bundled depth claim, the family probe of three models included
 def test_verify_bundled_depth_claims_leaves_a_verdict_for_each(kb_dirs: tuple[Path, Path],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The default suite's share: every bundled claim bound to a depth analyzer, at its own scale (the Langevin
@@ -48,7 +49,7 @@ def test_verify_all_bundled_notes_leaves_a_verdict_for_every_bound_claim(kb_dirs
     rows = _verify(papers, home, ["--all"])
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     bound = kb.claim_keys()
-    assert sorted(str(r["id"]) for r in rows) == bound and len(bound) == 8
+    assert sorted(str(r["id"]) for r in rows) == bound and len(bound) == 10
     assert all(r["status"] == "succeeded" and r["verdict"] for r in rows), rows
     for key in bound:
         (latest, *_) = kb.evidence(key)

@@ -132,7 +132,7 @@ def test_the_heartbeat_survives_a_locked_database(tmp_path: Path) -> None:
     run = queue_store.enqueue(engine, "noop", {"value": 1.0, "steps": 20, "step_seconds": 0.15})
     claimed = queue_store.claim_next(engine, execution.worker_id())
     assert claimed is not None
-    beat = execution._Heartbeat(engine, run.id, interval=0.1, owner=claimed.worker_id)
+    beat = execution._Heartbeat(engine, run.id, interval=0.1, attempt=claimed.attempts)
     beat.start()
     holder = sqlite3.connect(kb.settings.home / "index.sqlite", timeout=5)
     holder.execute("BEGIN EXCLUSIVE")

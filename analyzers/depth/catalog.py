@@ -123,6 +123,11 @@ BUILTINS: dict[str, TinyRecipe] = {
     # Seconds on one CPU core: enough training to beat the unigram baseline clearly.
     "builtin:esm-designed-4x64": TinyRecipe(num_layers=4, width=64, num_heads=4, steps=200, batch_size=16,
                                             learning_rate=3e-3),
+    # The family preset ``family_smoke`` probes 2x64, 4x64 and 8x64: one width and recipe, three depths (seconds).
+    "builtin:esm-designed-2x64": TinyRecipe(num_layers=2, width=64, num_heads=4, steps=200, batch_size=16,
+                                            learning_rate=3e-3),
+    "builtin:esm-designed-8x64": TinyRecipe(num_layers=8, width=64, num_heads=4, steps=200, batch_size=16,
+                                            learning_rate=3e-3),
     # A few minutes on one CPU core: deeper and wider, trained long enough to go past the per-site profile.
     "builtin:esm-designed-8x128": TinyRecipe(num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3),
 }

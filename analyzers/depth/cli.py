@@ -8,7 +8,8 @@ so a failed run leaves no half-written folder and an earlier result at the same 
 
 The KB home comes from the kb CLI's own ``--home`` option (``KB_HOME``, default ``.kb``), declared on
 these commands the way kb declares it on its own: imported models and built-in trained models live in
-its ``cache/`` folder, which runs receive as ``RunContext.cache_dir``. Nothing here imports kb.
+its ``cache/`` folder. ``kb probe``'s runs get their context (cache, offline flag) from the ``CommandHost``
+kb hands the hook, built from the operator's settings as the worker's runs are. Nothing here imports kb.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from analyzers.base import Cancelled, NotRunnable, RunContext
-from analyzers.registry import register_commands
+from analyzers.base import Cancelled, NotRunnable
+from analyzers.registry import CommandHost, register_commands
 
 console = Console()
 err_console = Console(stderr=True)
@@ -200,8 +201,8 @@ def add_models_commands(app: typer.Typer) -> None:
                       f"{entry['weights_format']}) -> {entry['path']}", highlight=False)
 
 
-def add_probe_command(app: typer.Typer) -> None:
-    """``kb probe``."""
+def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
+    """``kb probe``: its runs get their cache and offline flag from ``host`` (kb's settings)."""
 
     @app.command("probe")
     def probe(
@@ -257,7 +258,7 @@ def add_probe_command(app: typer.Typer) -> None:
                     def progress(fraction: float, message: str, task: Any = task, name: str = params.model) -> None:
                         bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
 
-                    context = RunContext(out_dir=staging / slug, progress=progress, cache_dir=cache_dir(home))
+                    context = host.run_context(staging / slug, progress, home=home)
                     result = probe_one(params, context, staging / slug, title=params.model)
                     bar.update(task, completed=1.0, description=f"{params.model}: done")
                     results[params.model] = (slug, result)
@@ -295,7 +296,7 @@ def _free_memory() -> None:
 
 
 @register_commands
-def add(app: typer.Typer) -> None:
+def add(app: typer.Typer, host: CommandHost) -> None:
     """Add ``kb models`` and ``kb probe`` to the kb CLI."""
     add_models_commands(app)
-    add_probe_command(app)
+    add_probe_command(app, host)

@@ -2,7 +2,9 @@
 
 ``probe`` (``depth.probe``) resolves, loads and probes one model and writes its metrics and plots
 (``probe_one``, also used by ``kb probe``); ``probe_model`` probes a loaded model on a list of sequences
-(batched by length) and ``summarize`` turns the per-layer lists into the metrics claims reference.
+(batched by length) and ``summarize`` turns the per-layer lists into the metrics claims reference;
+``uncertainty.probe_estimates`` gives each its standard error across sequences (``probe_checks``). With
+``models`` (several checkpoints of one family) ``probe`` probes each and adds the trend against depth.
 
 ``sweep`` (``depth.sweep``) is the entry point of the depth sweep, whose work is in ``sweep.py``: train one
 ``EsmForMaskedLM`` per depth at a parameter and token budget, decide convergence, probe each with the
@@ -21,7 +23,7 @@ from typing import Any
 
 import torch
 
-from analyzers.base import RunContext
+from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, RunContext
 from analyzers.depth import plots, tiny
 from analyzers.depth.batches import check_lengths, encode
 from analyzers.depth.catalog import MODELS
@@ -35,6 +37,7 @@ from analyzers.depth.data import (
     read_fasta,
     read_structures,
     split_records,
+    unigram_accuracy,
 )
 from analyzers.depth.loading import LoadedModel, OutOfMemory, ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass, reshape_contributions
@@ -47,6 +50,7 @@ from analyzers.depth.spec import (
     DepthSweepParams,
     DepthSweepResult,
 )
+from analyzers.depth.uncertainty import family_trend, probe_estimates
 from schemas.run import EvidenceScale
 
 
@@ -84,6 +88,7 @@ def probe_model(
         shape = f"{batch.size} x {batch.input_ids.shape[1]}"
         report((index + 1) / len(batches), f"batch {index + 1}/{len(batches)} ({shape})")
     layers = accumulator.finish()
+    layers["per_sequence"] = accumulator.rows()  # tensors for the standard errors: popped before any JSON
     reshape_contributions(layers)
     for name in ("deletion_nll", "baseline_nll"):
         if name in layers:
@@ -160,9 +165,56 @@ def summarize(layers: dict[str, Any]) -> dict[str, float]:
     return summary
 
 
+#: Metrics pooled over every sequence's tokens at once (one token matrix): no standard error across sequences;
+#: their per-sequence counterparts (``stable_rank_retention``, ``erank_retention_by_layer``) have one.
+POOLED = ("final_layer_erank", "erank_ratio", "stable_rank_ratio")
+#: Metrics of a family run (several checkpoints): their checks are made by ``family_result``.
+FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend")
+
+
+def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None) -> Precondition:
+    """The model learned: its accuracy beats always predicting the most frequent residue of the probed sequences
+    by more than ``Z_RESOLVED`` standard errors across sequences (when known)."""
+    if accuracy is None or not math.isfinite(accuracy):
+        return Precondition(name="learned", passed=None, detail="no masked or next-token accuracy measured")
+    margin = Z_RESOLVED * stderr if stderr is not None and math.isfinite(stderr) else 0.0
+    beats = accuracy - unigram > margin
+    verb = "learned" if beats else "did not learn"
+    return Precondition(name="learned", passed=beats, detail=f"the model {verb} beyond the unigram baseline "
+                        f"(accuracy {accuracy:.4f} vs {unigram:.4f}, {Z_RESOLVED:g} SE = {margin:.4f})")
+
+
+def probe_checks(accuracy: float | None, unigram: float,
+                 estimates: dict[str, tuple[Any, Any]] | None = None) -> dict[str, MetricCheck]:
+    """Every probe metric rests on the model having learned, and has the jackknife standard error across
+    sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have none."""
+    estimates = estimates or {}
+    accuracy_error = estimates.get("baseline_accuracy", (None, None))[1]
+    learned = learned_precondition(accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None)
+    n = "jackknife standard error across the probed sequences"
+    checks: dict[str, MetricCheck] = {}
+    for name in DepthProbe.metrics:
+        if name in FAMILY:
+            continue
+        stderr = estimates.get(name, (None, None))[1]
+        if isinstance(stderr, list):
+            checks[name] = MetricCheck(source="sequences", preconditions=[learned], note=n)
+            for index, error in enumerate(stderr):
+                checks[f"{name}.{index}"] = MetricCheck(stderr=_finite(error), source="sequences", note=n)
+            continue
+        note = "pooled over every sequence's tokens: no standard error" if name in POOLED else n
+        checks[name] = MetricCheck(stderr=_finite(stderr), source="sequences", preconditions=[learned], note=note)
+    return checks
+
+
 def _finite(value: Any) -> float | None:
     """A number for a metric, or None where it is missing or not finite (NaN/inf are not strict JSON)."""
     return float(value) if value is not None and math.isfinite(value) else None
+
+
+def _metric_value(value: Any) -> float | list[float | None] | None:
+    """``_finite`` of a number, element-wise of a per-layer list."""
+    return [_finite(v) for v in value] if isinstance(value, list) else _finite(value)
 
 
 def json_safe(value: Any) -> Any:
@@ -255,10 +307,14 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
         lambda f, m: ctx.report(0.35 + 0.6 * f, f"{params.model}: {m}"), params.noise_level,
     )
     notes += layers.pop("notes", [])
-    summary = summarize(layers)
+    estimates = probe_estimates(layers.pop("per_sequence"), loaded.adapter.num_layers)
+    # the jackknife's full-sample values equal summarize's (a test checks it); the new metrics come from it only
+    summary: dict[str, Any] = {**{name: value for name, (value, _) in estimates.items()}, **summarize(layers)}
     metrics_path = out_dir / "depth_metrics.json"
+    errors = {name: error for name, (_, error) in estimates.items()}
     metrics_path.write_text(
-        json.dumps(json_safe({"model": params.model, **summary, "layers": layers}), indent=2, allow_nan=False),
+        json.dumps(json_safe({"model": params.model, **summary, "stderr": errors, "layers": layers}), indent=2,
+                   allow_nan=False),
         encoding="utf-8",
     )
     artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
@@ -280,7 +336,8 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
     return DepthProbeResult(
         model=params.model,
         num_layers=loaded.adapter.num_layers,
-        **{name: _finite(summary.get(name, nan)) for name in DepthProbe.metrics},
+        **{name: _metric_value(summary.get(name, nan)) for name in DepthProbe.metrics if name not in FAMILY},
+        checks=probe_checks(summary.get("baseline_accuracy"), unigram_accuracy(records), estimates),
         layers=json_safe(layers),
         scale=EvidenceScale(
             name="custom", parameters=parameters,
@@ -294,10 +351,56 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
 
 
 def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
-    """``depth.probe``: probe one model into ``ctx.out_dir``."""
-    result = probe_one(params, ctx, ctx.out_dir)
+    """``depth.probe``: probe one model (or each of ``models``, one sub-folder each) into ``ctx.out_dir``."""
+    if params.models:
+        results = []
+        for model in params.models:
+            folder = ctx.out_dir / model.replace("/", "--").replace(":", "-")
+            one = probe_one(params.model_copy(update={"model": model, "models": []}), ctx, folder, title=model)
+            one.artifacts = [f"{folder.name}/{name}" for name in one.artifacts]
+            results.append(one)
+        result = family_result(results)
+    else:
+        result = probe_one(params, ctx, ctx.out_dir)
     result.scale.name = analyzer.scale_name(params)
     return result
+
+
+def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
+    """One result for several checkpoints of a family: the deepest one's metrics and layers, each checkpoint's
+    ratio and KL share (with their standard errors and learned preconditions) and the trend against depth."""
+    deepest = max(results, key=lambda r: r.num_layers)
+    ratio, share = "late_to_early_skip_effect_ratio", "late_half_kl_drop_fraction"
+    checks = dict(deepest.checks)
+    learned = [p for r in results for p in r.checks[ratio].preconditions]
+    for name in (ratio, share):
+        checks[f"{name}_by_model"] = MetricCheck(source="sequences", preconditions=learned,
+                                                 note="each checkpoint's jackknife standard error")
+        for index, one in enumerate(results):
+            checks[f"{name}_by_model.{index}"] = MetricCheck(
+                stderr=one.checks[name].stderr, source="sequences", preconditions=one.checks[name].preconditions)
+    ratios = [r.late_to_early_skip_effect_ratio for r in results]
+    trend, stderr = family_trend([r.num_layers for r in results], ratios, [r.checks[ratio].stderr for r in results])
+    checks["depth_inefficiency_trend"] = MetricCheck(
+        stderr=stderr, source="sequences", derived_from=[f"{ratio}_by_model"],
+        note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual errors")
+    parameters = max(r.scale.parameters or 0.0 for r in results)
+    return deepest.model_copy(update={
+        "models": [r.model for r in results],
+        "num_layers_by_model": [r.num_layers for r in results],
+        f"{ratio}_by_model": ratios,
+        f"{share}_by_model": [r.late_half_kl_drop_fraction for r in results],
+        "depth_inefficiency_trend": trend,
+        "checks": checks,
+        "layers_by_model": {r.model: r.layers for r in results},
+        "artifacts": [name for r in results for name in r.artifacts],
+        "provenance": {**deepest.provenance, "by_model": {r.model: r.provenance for r in results}},
+        "notes": [f"family run over {len(results)} checkpoints; the single-model metrics and layers are those of "
+                  f"the deepest, {deepest.model} ({deepest.num_layers} layers)",
+                  *dict.fromkeys(n for r in results for n in r.notes)],
+        "scale": deepest.scale.model_copy(update={"parameters": parameters,
+                                                  "data": f"{deepest.scale.data}, {len(results)} checkpoints"}),
+    })
 
 
 def sweep(analyzer: DepthSweep, params: DepthSweepParams, ctx: RunContext) -> DepthSweepResult:

@@ -169,3 +169,13 @@ def file_sha256(path: Path | str) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def unigram_accuracy(records: list[Record]) -> float:
+    """Accuracy of always predicting the most frequent residue of ``records`` (the unigram floor)."""
+    counts: dict[str, int] = {}
+    for record in records:
+        for letter in record.sequence:
+            counts[letter] = counts.get(letter, 0) + 1
+    total = sum(counts.values())
+    return max(counts.values()) / total if total else 0.0

@@ -10,7 +10,9 @@ each state's token matrix over all sequences, attention entropy per layer and he
 and deletion probes live in ``skips.py`` and add to the same accumulator.
 
 Everything is summed over batches in a ``ProbeAccumulator`` and divided once at the end, so the
-numbers do not depend on the batch size.
+numbers do not depend on the batch size. The measurements the summary metrics are built from are also kept
+per sequence (``add_rows``): ``uncertainty.py`` turns them into standard errors across sequences. The ranks
+are also measured per sequence (each sequence's own token matrix, as rank collapse is defined per input).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from torch import nn
 from analyzers.depth.adapters import Adapter
 from analyzers.depth.batches import Batch
 from analyzers.depth.instrument import EPS, CleanPass, CleanRecord
+from analyzers.depth.scoring import eval_positions, prediction_rows
 
 ZERO_NORM = 1e-6  # a residual state this small is the zero vector ESM gives masked tokens at h_0
 
@@ -84,6 +87,9 @@ class ProbeAccumulator:
         self.maxima: dict[str, torch.Tensor] = {}
         self.grams: torch.Tensor | None = None  # (L+1, dim, dim) float64
         self.notes: set[str] = set()
+        # Per-sequence sums and counts: name -> [batch index, sums (batch, ...), counts (batch, ...)] per batch.
+        self.row_parts: dict[str, list[list[Any]]] = {}
+        self.batch_index = 0
 
     def add(self, name: str, total: torch.Tensor, count: torch.Tensor | float) -> None:
         """Add a sum and the number of terms it holds (both may be arrays of the same shape). Sums stay on
@@ -95,6 +101,28 @@ class ProbeAccumulator:
             self.counts[name] += count
         else:
             self.sums[name], self.counts[name] = total.clone(), count.clone()
+
+    def add_rows(self, name: str, totals: torch.Tensor, counts: torch.Tensor) -> None:
+        """Add per-sequence sums ``(batch, ...)`` and their counts (broadcastable): kept per sequence for the
+        standard errors, and added to the batch totals that ``finish`` divides."""
+        totals, counts = totals.detach().double(), counts.detach().double()
+        self.add(name, totals.sum(0), counts.expand_as(totals).sum(0) if counts.dim() else counts)
+        parts = self.row_parts.setdefault(name, [])
+        if parts and parts[-1][0] == self.batch_index:  # another layer of the same batch
+            parts[-1][1] = parts[-1][1] + totals
+            parts[-1][2] = parts[-1][2] + counts
+        else:
+            parts.append([self.batch_index, totals.clone(), counts.clone()])
+
+    def rows(self) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+        """Per-sequence ``(sums, counts)`` of every measurement added with ``add_rows``: ``(sequences, ...)``,
+        float64 on the host."""
+        out = {}
+        for name, parts in self.row_parts.items():
+            sums = torch.cat([p[1] for p in parts]).cpu()
+            counts = torch.cat([p[2].expand_as(p[1]) for p in parts]).cpu()
+            out[name] = (sums, counts)
+        return out
 
     def set_max(self, name: str, value: torch.Tensor) -> None:
         """Keep the element-wise maximum over batches."""
@@ -179,11 +207,11 @@ def _attention_hook(acc: ProbeAccumulator, batch: Batch, causal: bool):  # noqa:
         weight = usable[:, None, :].float()  # (batch, 1, seq)
         onehot = torch.zeros(num_layers, 1, dtype=torch.float64, device=probs.device)
         onehot[layer] = 1
-        normalised = ((entropy / log_keys[:, None, :]) * weight).sum((0, 2)).double()  # (heads,)
-        raw = (entropy * weight).sum((0, 2)).double()
-        count = weight.sum().double()
-        acc.add("attention_entropy", onehot * normalised, onehot * count)
-        acc.add("attention_entropy_nats", onehot * raw, onehot * count)
+        normalised = ((entropy / log_keys[:, None, :]) * weight).sum(2).double()  # (batch, heads)
+        raw = (entropy * weight).sum(2).double()
+        count = weight.sum(2).double()  # (batch, 1)
+        acc.add_rows("attention_entropy", onehot * normalised[:, None, :], onehot * count[:, None, :])
+        acc.add_rows("attention_entropy_nats", onehot * raw[:, None, :], onehot * count[:, None, :])
 
     return reduce
 
@@ -191,7 +219,9 @@ def _attention_hook(acc: ProbeAccumulator, batch: Batch, causal: bool):  # noqa:
 def logit_lens(
     acc: ProbeAccumulator, adapter: Adapter, record: CleanRecord, batch: Batch, top_k: int, max_elements: int = 1 << 26
 ) -> None:
-    """KL(p_l || p_L), top-1 and top-k agreement of every state's lens distribution with the output.
+    """KL(p_l || p_L), top-1 and top-k agreement of every state's lens distribution with the output, and the
+    lens's own NLL of the true token at the evaluated positions (masked ones, or next token): the perplexity
+    a model would have if it stopped at state ``l`` (``lens_nll``).
 
     Sequences are taken a few at a time so that one lens distribution holds at most ``max_elements``
     values: with a 50k-token vocabulary (ProtGPT2) a whole batch would need gigabytes per layer."""
@@ -199,7 +229,10 @@ def logit_lens(
     assert logits is not None
     k = min(top_k, logits.shape[-1])
     where = {"": batch.real} | ({"_masked": batch.masked} if batch.masked is not None else {})
-    sums = torch.zeros(len(where), 3, len(record.states), dtype=torch.float64, device=logits.device)
+    num_states, size = len(record.states), logits.shape[0]
+    sums = torch.zeros(len(where), 3, size, num_states, dtype=torch.float64, device=logits.device)
+    scored = torch.zeros(2, size, num_states, dtype=torch.float64, device=logits.device)  # NLL, count
+    eval_where, targets = eval_positions(batch, adapter.objective)
     rows = max(1, max_elements // (logits.shape[1] * logits.shape[2]))
     for start in range(0, logits.shape[0], rows):
         part = slice(start, start + rows)
@@ -213,11 +246,14 @@ def logit_lens(
             top1 = (top_lens[..., 0] == top_final[..., 0]).float()
             overlap = (top_lens[..., :, None] == top_final[..., None, :]).any(-1).float().mean(-1)  # (rows, seq)
             values = torch.stack([kl, top1, overlap])  # (3, rows, seq)
-            sums[:, :, index] += (weights[:, None] * values[None]).sum((2, 3)).double()
+            sums[:, :, part, index] = (weights[:, None] * values[None]).sum(-1).double()  # (where, 3, rows)
+            _, nll, count = prediction_rows(lens, eval_where[part], targets[part], adapter.residue_onehot)
+            scored[0, part, index], scored[1, part, index] = nll, count
     for position, (suffix, mask) in enumerate(where.items()):
-        count = mask.double().sum()
+        count = mask.double().sum(-1)[:, None]  # (batch, 1)
         for metric, name in enumerate(("logit_lens_kl", "logit_lens_top1", "logit_lens_topk")):
-            acc.add(f"{name}{suffix}", sums[position, metric], count)
+            acc.add_rows(f"{name}{suffix}", sums[position, metric], count)
+    acc.add_rows("lens_nll", scored[0], scored[1])
 
 
 def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:
@@ -251,6 +287,31 @@ def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Te
     angular.diagonal().zero_()  # a state is at distance 0 from itself, not arccos(1 - float noise)
     acc.add("angular_distance", angular, pairs)
     acc.grams = grams if acc.grams is None else acc.grams + grams
+    sequence_ranks(acc, record, real)
+
+
+def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor) -> None:
+    """Stable and effective rank of each sequence's own token matrix at every state, from its singular values
+    in float64 (padding rows are zero and change none of them); kept per sequence, with the ratios to the
+    sequence's first state (``stable_rank_retention``: final over initial)."""
+    weight = real.double()[..., None]  # (batch, seq, 1)
+    stable, erank = [], []
+    for hidden in record.states:  # one state at a time: (batch, seq, dim) float64 at most
+        matrix = hidden.double() * weight
+        # eigenvalues of the smaller Gram matrix are the squared singular values (float64: the Gram squares the
+        # condition number, which moves erank by ~1e-8 relative); batched eigvalsh is far cheaper than an SVD
+        gram = matrix @ matrix.mT if matrix.shape[1] <= matrix.shape[2] else matrix.mT @ matrix
+        squared = torch.linalg.eigvalsh(gram).clamp_min(0)  # (batch, min(seq, dim))
+        singular = squared.sqrt()
+        stable.append(squared.sum(-1) / squared.amax(-1).clamp_min(EPS))
+        p = singular / singular.sum(-1, keepdim=True).clamp_min(EPS)
+        erank.append(torch.exp(torch.special.entr(p).sum(-1)))
+    stable_by_state, erank_by_state = torch.stack(stable, -1), torch.stack(erank, -1)  # (batch, L+1)
+    ones = torch.ones_like(stable_by_state[:, :1])
+    acc.add_rows("sequence_stable_rank", stable_by_state, ones)
+    acc.add_rows("sequence_erank", erank_by_state, ones)
+    acc.add_rows("sequence_erank_relative", erank_by_state / erank_by_state[:, :1].clamp_min(EPS), ones)
+    acc.add_rows("stable_rank_retention", stable_by_state[:, -1] / stable_by_state[:, 0].clamp_min(EPS), ones[:, 0])
 
 
 @torch.no_grad()
@@ -258,6 +319,7 @@ def clean_pass(
     model: nn.Module, adapter: Adapter, batch: Batch, acc: ProbeAccumulator, options: ProbeOptions
 ) -> CleanRecord:
     """One instrumented forward pass: records states and layer calls, and adds every no-skip probe."""
+    acc.batch_index += 1  # per-sequence rows of this batch start here
     passer = CleanPass(
         adapter,
         on_contribution=_contribution_hook(acc, batch.real) if adapter.pre_ln else None,

@@ -38,6 +38,7 @@ from analyzers.depth.instrument import (
     zeroed,
 )
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions
+from analyzers.depth.scoring import eval_positions, prediction_rows
 
 KINDS = ("layer", "attn", "mlp", "future")
 PREFIX = {"layer": "skip", "attn": "skip_attn", "mlp": "skip_mlp", "future": "future"}
@@ -71,18 +72,6 @@ def future_start(batch: Batch, fraction: float) -> torch.Tensor:
     return (first + (fraction * count).long().clamp_min(1))[:, None]
 
 
-def eval_positions(batch: Batch, objective: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(where, targets)`` for the deletion metrics: masked positions and their original tokens (masked
-    models; all residue positions when nothing is masked), or next-token pairs (causal models)."""
-    if objective == "causal":
-        where = torch.zeros_like(batch.real)
-        where[:, :-1] = batch.real[:, :-1] & batch.real[:, 1:]
-        targets = torch.zeros_like(batch.labels)
-        targets[:, :-1] = batch.labels[:, 1:]
-        return where, targets
-    return (batch.masked if batch.masked is not None else batch.real), batch.labels
-
-
 class SkipTally:
     """Per-batch sums of the skip measurements, added to the accumulator once at the end."""
 
@@ -97,14 +86,17 @@ class SkipTally:
         assert clean.logits is not None
         self.clean_probs = clean.logits.float().softmax(-1)  # (batch, seq, vocab)
         self.eval_where, self.eval_targets = eval_positions(batch, adapter.objective)
-        shape = (len(KINDS), num_layers, num_layers)
+        # Sums per sequence (the last axis), so that every skip metric has a standard error across sequences.
+        batch_size = batch.size
+        shape = (len(KINDS), num_layers, num_layers, batch_size)
         self.heat_sum = torch.zeros(shape, dtype=torch.float64, device=device)
         self.heat_count = torch.zeros(shape, dtype=torch.float64, device=device)
-        self.out_sum = torch.zeros(len(KINDS), num_layers, dtype=torch.float64, device=device)
+        self.out_sum = torch.zeros(len(KINDS), num_layers, batch_size, dtype=torch.float64, device=device)
         self.out_count = torch.zeros_like(self.out_sum)
         self.out_max_sum = torch.zeros_like(self.out_sum)
         self.out_max_count = torch.zeros_like(self.out_sum)
-        self.deletion = torch.zeros(3, num_layers, dtype=torch.float64, device=device)  # correct, nll, count
+        # correct, nll, count
+        self.deletion = torch.zeros(3, num_layers, batch_size, dtype=torch.float64, device=device)
         self.used: set[str] = set()
 
     def layer(self, variants: list[Variant], layer: int, delta: torch.Tensor) -> None:
@@ -118,8 +110,8 @@ class SkipTally:
         valid = mask.any(-1).view(len(variants), batch)
         kinds = torch.tensor([KINDS.index(v.kind) for v in variants], device=delta.device)
         rows = torch.tensor([v.layer for v in variants], device=delta.device)
-        self.heat_sum[kinds, rows, layer] += torch.where(valid, worst, 0).sum(-1).double()
-        self.heat_count[kinds, rows, layer] += valid.sum(-1).double()
+        self.heat_sum[kinds, rows, layer] += torch.where(valid, worst, 0).double()  # (n, batch)
+        self.heat_count[kinds, rows, layer] += valid.double()
         self.used.update(v.kind for v in variants)
 
     def output(self, variant: Variant, logits: torch.Tensor) -> None:
@@ -127,14 +119,14 @@ class SkipTally:
         kind, row = KINDS.index(variant.kind), variant.layer
         mask = self.measure_mask[variant.kind]
         effect = (logits.float().softmax(-1) - self.clean_probs).norm(dim=-1)  # (batch, seq)
-        self.out_sum[kind, row] += (effect * mask).sum().double()
-        self.out_count[kind, row] += mask.sum().double()
+        self.out_sum[kind, row] += (effect * mask).sum(-1).double()  # (batch,)
+        self.out_count[kind, row] += mask.sum(-1).double()
         valid = mask.any(-1)  # (batch,); torch.where rather than boolean indexing: no host sync on a GPU
         worst = effect.masked_fill(~mask, float("-inf")).amax(-1)
-        self.out_max_sum[kind, row] += torch.where(valid, worst, 0).sum().double()
-        self.out_max_count[kind, row] += valid.sum().double()
+        self.out_max_sum[kind, row] += torch.where(valid, worst, 0).double()
+        self.out_max_count[kind, row] += valid.double()
         if variant.kind == "layer":
-            correct, nll, count = prediction_sums(
+            correct, nll, count = prediction_rows(
                 logits, self.eval_where, self.eval_targets, self.adapter.residue_onehot
             )
             self.deletion[:, row] += torch.stack([correct, nll, count])
@@ -143,37 +135,14 @@ class SkipTally:
         """Add this batch's sums to the run's accumulator."""
         for kind in sorted(self.used, key=KINDS.index):
             index, prefix = KINDS.index(kind), PREFIX[kind]
-            acc.add(f"{prefix}_heatmap", self.heat_sum[index], self.heat_count[index])
-            acc.add(f"{prefix}_output_effect", self.out_sum[index], self.out_count[index])
-            acc.add(f"{prefix}_output_effect_max", self.out_max_sum[index], self.out_max_count[index])
+            # sequence axis first: (batch, layer, layer) and (batch, layer)
+            acc.add_rows(f"{prefix}_heatmap", self.heat_sum[index].movedim(-1, 0),
+                         self.heat_count[index].movedim(-1, 0))
+            acc.add_rows(f"{prefix}_output_effect", self.out_sum[index].T, self.out_count[index].T)
+            acc.add_rows(f"{prefix}_output_effect_max", self.out_max_sum[index].T, self.out_max_count[index].T)
         if "layer" in self.used:
-            acc.add("deletion_accuracy", self.deletion[0], self.deletion[2])
-            acc.add("deletion_nll", self.deletion[1], self.deletion[2])
-
-
-def prediction_sums(
-    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor, residue_onehot: torch.Tensor | None = None
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(correct, summed NLL, count)`` of predicting ``targets`` at ``where`` from ``logits``.
-
-    With ``residue_onehot`` (SaProt: ``(vocab, amino acids)``, each token's amino acid) the prediction is
-    over amino acids: each amino acid's probability is the sum over its tokens (one per structure
-    letter) before the argmax, and the NLL is that of the summed probability of the true amino acid.
-    Every position is scored and ``where`` weights them: boolean indexing would wait for the GPU."""
-    weight = where.double()  # (batch, seq)
-    log_probs = logits.float().log_softmax(-1)  # (batch, seq, vocab)
-    if residue_onehot is not None:
-        onehot = residue_onehot.to(device=logits.device, dtype=torch.float32)  # (vocab, classes)
-        probs = log_probs.exp() @ onehot  # (batch, seq, classes)
-        truth = onehot[targets]  # (batch, seq, classes)
-        weight = weight * (truth.sum(-1) > 0)  # a label of no amino acid (X) cannot be scored over amino acids
-        picked = (probs * truth).sum(-1)  # (batch, seq)
-        nll = -(picked.clamp_min(1e-30).log() * weight).sum()
-        correct = ((probs.argmax(-1) == truth.argmax(-1)) * weight).sum()
-        return correct.double(), nll.double(), weight.sum()
-    nll = -(log_probs.gather(-1, targets[..., None]).squeeze(-1) * weight).sum()
-    correct = ((log_probs.argmax(-1) == targets) * weight).sum()
-    return correct.double(), nll.double(), weight.sum()
+            acc.add_rows("deletion_accuracy", self.deletion[0].T, self.deletion[2].T)
+            acc.add_rows("deletion_nll", self.deletion[1].T, self.deletion[2].T)
 
 
 def _entry(adapter: Adapter, clean: CleanRecord, variant: Variant, batch_size: int, tally: SkipTally) -> torch.Tensor:
@@ -290,6 +259,6 @@ def skip_probes(
     if variants and any(v.kind == "layer" for v in variants):
         assert clean.logits is not None
         where, targets = tally.eval_where, tally.eval_targets
-        correct, nll, count = prediction_sums(clean.logits, where, targets, adapter.residue_onehot)
-        acc.add("baseline_accuracy", correct, count)
-        acc.add("baseline_nll", nll, count)
+        correct, nll, count = prediction_rows(clean.logits, where, targets, adapter.residue_onehot)
+        acc.add_rows("baseline_accuracy", correct, count)
+        acc.add_rows("baseline_nll", nll, count)

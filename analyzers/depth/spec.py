@@ -51,6 +51,16 @@ SMALL_SWEEP: dict[str, Any] = {
 }
 
 
+#: The ``depth.probe`` family presets: checkpoints of one family at several depths (``models``).
+FAMILY_SMOKE = ("builtin:esm-designed-2x64", "builtin:esm-designed-4x64", "builtin:esm-designed-8x64")
+ESM2_FAMILY = ("facebook/esm2_t6_8M_UR50D", "facebook/esm2_t12_35M_UR50D", "facebook/esm2_t30_150M_UR50D",
+               "facebook/esm2_t33_650M_UR50D", "facebook/esm2_t36_3B_UR50D", "facebook/esm2_t48_15B_UR50D")
+
+#: What a probe's numbers rest on (the model beats the unigram baseline), and a sweep's per-depth numbers.
+LEARNED = ("learned",)
+TRAINED = ("converged", "learned")
+
+
 class DepthProbeParams(AnalyzerParams):
     """Which model to probe, on which sequences, with which probes."""
 
@@ -90,16 +100,30 @@ class DepthProbeParams(AnalyzerParams):
         "default: one variant at a time on CPU, 16384 on CUDA.",
     )
     trust_remote_code: bool = operator_only(False, description="Allow a hub model's own Python code to run.")
+    models: list[str] = Field(
+        default_factory=list, description="Several checkpoints of one family (hub ids or built-in names), probed "
+        "one after another on the same sequences instead of `model`: the result adds each one's numbers and the "
+        "trend of the late/early skip effect ratio against depth (`depth_inefficiency_trend`). Empty: `model`.",
+    )
+
+    @field_validator("models")
+    @classmethod
+    def _models(cls, models: list[str]) -> list[str]:
+        if len(models) == 1 or len(set(models)) != len(models):
+            raise ValueError("models: give two or more distinct checkpoints (or none, and `model`)")
+        return models
 
     @classmethod
     def note_errors(cls, params: dict[str, Any]) -> dict[str, str]:
         """A note names a model by hub id, catalog or built-in name, or a name imported under the KB home:
         never by a folder, which would make kb read whatever files the note points at."""
         errors = super().note_errors(params)
-        model = params.get("model")
-        if isinstance(model, str) and looks_like_path(model):
-            errors["model"] = (f"{model!r} is a folder; a note names a model by hub id (owner/name), built-in "
-                               "name, or a name imported with `kb models import FOLDER --name NAME`")
+        named = [params.get("model"), *(params.get("models") or [])]
+        for model in named:
+            if isinstance(model, str) and looks_like_path(model):
+                errors["models" if model != params.get("model") else "model"] = (
+                    f"{model!r} is a folder; a note names a model by hub id (owner/name), built-in "
+                    "name, or a name imported with `kb models import FOLDER --name NAME`")
         return errors
 
 
@@ -109,45 +133,102 @@ class DepthProbeResult(AnalyzerResult):
     model: str = Field(description="The model probed (as given).")
     num_layers: int = Field(description="Layers of the probed model.")
     late_half_kl_drop_fraction: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="share of the logit-lens KL(p_l || p_L) decrease made by layers L//2..L-1"
     )
-    late_half_kl_drop_fraction_masked: float | None = metric(description="the same at masked positions (masked models)")
+    late_half_kl_drop_fraction_masked: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
+        description="the same at masked positions (masked models)")
     mean_skip_output_effect_early_half: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean ||softmax(z)-softmax(z')|| when skipping an early-half layer"
     )
     mean_skip_output_effect_late_half: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean ||softmax(z)-softmax(z')|| when skipping a late-half layer"
     )
     late_to_early_skip_effect_ratio: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="late-half over early-half mean skip output effect"
     )
     early_half_effect_on_later_layers: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean ||D_l - D'_l||/||D_l|| over l > s, s in the early half"
     )
     late_half_effect_on_later_layers: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean ||D_l - D'_l||/||D_l|| over l > s, s in the late half"
     )
     final_layer_erank: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="effective rank (Roy & Vetterli) of the final residual state's token matrix"
     )
-    erank_ratio: float | None = metric(description="erank(h_L) / erank(h_0)")
-    stable_rank_ratio: float | None = metric(description="stable rank(h_L) / stable rank(h_0)")
+    erank_ratio: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
+        description="erank(h_L) / erank(h_0)")
+    stable_rank_ratio: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
+        description="stable rank(h_L) / stable rank(h_0)")
     attention_entropy_last_over_first: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean normalised attention entropy of the last layer / the first"
     )
     baseline_perplexity: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="perplexity of the intact model at masked positions (or next token)"
     )
     baseline_accuracy: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="accuracy of the intact model at masked positions (or next token)"
     )
     max_deletion_perplexity_increase: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="largest perplexity increase from deleting a single layer"
     )
     mean_deletion_accuracy_drop_late_half: float | None = metric(
+        uncertainty="sequences", rests_on=LEARNED,
         description="mean accuracy drop from deleting one late-half layer"
     )
-    layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...).")
+    lens_perplexity_by_layer: list[float | None] | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="logit-lens perplexity at state h_l, l = 0..L (masked or next-token positions)",
+    )
+    stable_rank_retention: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="stable rank(h_L) / stable rank(h_0) per sequence, mean over sequences",
+    )
+    erank_retention_by_layer: list[float | None] | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="erank(h_l) / erank(h_0) per sequence and state, mean over sequences",
+    )
+    rank_collapse_slope: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="slope of erank(h_l)/erank(h_0) over relative depth; < 0: rank collapse",
+    )
+    attention_entropy_by_layer: list[float | None] | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="attention entropy / log(keys) per layer, mean over heads",
+    )
+    attention_entropy_depth_slope: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="slope of normalised attention entropy over relative depth; > 0: more uniform deeper",
+    )
+    models: list[str] = Field(default_factory=list, description="Checkpoints of a family run (`models`), in order.")
+    num_layers_by_model: list[int] = Field(default_factory=list, description="Family run: layers per checkpoint.")
+    late_to_early_skip_effect_ratio_by_model: list[float | None] = metric(
+        default_factory=list, uncertainty="sequences", rests_on=LEARNED,
+        description="family run: late/early skip effect ratio per checkpoint",
+    )
+    late_half_kl_drop_fraction_by_model: list[float | None] = Field(
+        default_factory=list, description="Family run: late-half KL drop share per checkpoint (checks per element).")
+    depth_inefficiency_trend: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="family run: -slope of log(late/early skip ratio) over log2(layers); > 0: effect grows",
+    )
+    layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...); a "
+                                   "family run: those of its deepest checkpoint.")
+    layers_by_model: dict[str, Any] = Field(default_factory=dict, description="Family run: per-layer lists of "
+                                            "each checkpoint.")
 
 
 @register
@@ -155,18 +236,29 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    version = "4"
+    version = "6"  # standard errors across sequences; lens perplexity, rank, entropy and family-trend metrics
     summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     Params = DepthProbeParams
     Result = DepthProbeResult
     compute = "analyzers.depth.compute:probe"
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=4.0)
+    # the bundled depth claims at smoke on the 2-core machine; family_smoke from a fresh cache (three built-ins trained)
+    expected_seconds = {"smoke": 2.4, "family_smoke": 90.0}
     scales = {
         "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
         "small": {"model": "builtin:esm-designed-8x128", "max_sequences": 32},
         "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 32},
         "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 128, "device": "cuda"},
+        # The 36-layer PLM of the analysis note's rank numbers (ESM-2 3B has 36 layers).
+        "esm2_3b": {"model": "facebook/esm2_t36_3B_UR50D", "max_sequences": 128, "device": "cuda",
+                    "dtype": "bfloat16"},
+        # One family across depths: tiny built-ins here, the ESM-2 checkpoints 8M..15B (6..48 layers) on a GPU
+        # (15B in bf16: ~30 GB of weights, one 80 GB GPU).
+        "family_smoke": {"models": list(FAMILY_SMOKE), "max_sequences": 16},
+        "esm2_family": {"models": list(ESM2_FAMILY), "max_sequences": 128, "device": "cuda", "dtype": "bfloat16"},
     }
+    # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer).
+    gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
 
 
 class DepthSweepParams(AnalyzerParams):
@@ -231,12 +323,14 @@ class DepthSweepParams(AnalyzerParams):
 class DepthSweepResult(AnalyzerResult):
     """Per-depth training and probe numbers, learning curves, the convergence verdicts, and the trend."""
 
-    depths: list[int] = metric(description="layer counts trained")
+    depths: list[int] = metric(description="layer counts trained", exact=True)
     widths_by_depth: list[int] = Field(description="Solved hidden size per depth.")
     heads_by_depth: list[int] = Field(default_factory=list, description="Attention heads per depth (width / head "
                                       "size).")
     intermediate_by_depth: list[int] = Field(description="Solved FFN width per depth.")
-    parameters_by_depth: list[int] = metric(description="exact parameter count per depth (equal within a few %)")
+    parameters_by_depth: list[int] = metric(
+        description="exact parameter count per depth (equal within a few %)", exact=True
+    )
     parameter_spread: float = Field(description="max/min parameter count - 1 across depths.")
     steps: int = Field(default=0, description="Optimiser steps per depth (from the token budget).")
     tokens_per_parameter_by_depth: list[float] = Field(default_factory=list, description="Residues trained on per "
@@ -260,28 +354,43 @@ class DepthSweepResult(AnalyzerResult):
         "validation sequences; best_depth is decided only when it is at least 2."
     )
     val_perplexity_by_depth: list[float] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="validation perplexity at seeded 15 % masked positions, per depth"
     )
-    masked_accuracy_by_depth: list[float] = metric(description="validation masked-token accuracy, per depth")
-    best_depth: int = metric(description="depth with the lowest validation perplexity")
+    masked_accuracy_by_depth: list[float] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
+        description="validation masked-token accuracy, per depth")
+    best_depth: int = metric(
+        uncertainty="sequences", rests_on=TRAINED,
+        description="depth with the lowest validation perplexity")
     best_depth_is_interior: bool = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="True when the best depth is neither the shallowest nor the deepest trained"
     )
     late_half_kl_drop_fraction_by_depth: list[float | None] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="share of the logit-lens KL decrease made by the later half, per depth"
     )
     late_to_early_skip_effect_ratio_by_depth: list[float | None] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="late-half / early-half mean skip output effect, per depth"
     )
     late_half_effect_on_later_layers_by_depth: list[float | None] = Field(description="Late layers' skip effect.")
     erank_ratio_by_depth: list[float | None] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="erank(h_L)/erank(h_0) per depth (seed 000: rank collapse)"
     )
     stable_rank_ratio_by_depth: list[float | None] = Field(description="Stable rank(h_L) / stable rank(h_0).")
     attention_entropy_last_over_first_by_depth: list[float | None] = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="attention entropy last/first layer per depth (seed 000)"
     )
+    deepest_perplexity_rise: float | None = metric(
+        None, uncertainty="sequences", rests_on=TRAINED,
+        description="val perplexity of the deepest depth minus the next deepest (> 0: rises again)",
+    )
     depth_inefficiency_trend: float | None = metric(
+        uncertainty="sequences", rests_on=TRAINED,
         description="-slope of log(late/early skip output effect) over log2(depth); > 0: deeper models use their later "
         "layers less"
     )
@@ -292,7 +401,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
 
     name = "depth.sweep"
-    version = "3"
+    version = "5"  # deepest_perplexity_rise; standard errors of the per-depth probe numbers
     summary = "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
     Params = DepthSweepParams
     Result = DepthSweepResult
@@ -300,6 +409,8 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     # How a run is carried out, not what it measures: results agree (to float round-off) whatever these are.
     scale_ignored_fields = frozenset({"gradient_checkpointing", "checkpoint_every", "probe_batch_size"})
+    # 5 depths x 650M parameters x 20 tokens per parameter (about 6 N D = 5e19 FLOPs a depth) at ~40 % of an H100.
+    gpu_hours = {"paper": 500.0}
     scales = {
         "smoke": {"tokens_per_parameter": 2, "head_size": 8, "batch_tokens": 2048},
         "small": SMALL_SWEEP,

@@ -8,9 +8,11 @@ accumulation (and, on CUDA, bf16 autocast and activation checkpointing), evaluat
 
 The verdict can fail. A depth is converged only when its validation loss improved by less than
 ``convergence_tolerance`` (relative) over its last ``convergence_window`` evaluations and its masked
-accuracy beats the unigram floor by 0.02; while any depth is not, every comparison across depths goes into
-``untestable`` ("not trained to convergence at this budget: ..."). The best depth is decided only when the
-runner-up is worse by at least 2 standard errors of the paired per-sequence NLL difference.
+accuracy beats the unigram floor by 0.02; it has learned only when its accuracy beats that floor by more than
+2 binomial standard errors. Every per-depth number rests on its depth's two preconditions, every comparison
+across depths on all of them (``sweep_checks``: "not trained to convergence at this budget: ..."). The best
+depth is resolved only when every other depth is worse by at least 2 standard errors of the paired
+per-sequence NLL difference: the depths that are not form its interval.
 
 With ``ctx.checkpoint_dir`` the sweep checkpoints every ``checkpoint_every`` steps and after each depth
 (plain tensors and JSON, written atomically), and a rerun with the same folder resumes where it stopped and
@@ -32,10 +34,10 @@ import torch
 import transformers
 from transformers import EsmForMaskedLM, EsmTokenizer
 
-from analyzers.base import NotRunnable, RunContext
+from analyzers.base import Z_RESOLVED, MetricCheck, NotRunnable, Precondition, RunContext, truth_interval
 from analyzers.depth import plots
 from analyzers.depth.compute import _finite, json_safe, probe_model, summarize
-from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256
+from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, unigram_accuracy
 from analyzers.depth.loading import ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeOptions
 from analyzers.depth.spec import DepthSweepParams, DepthSweepResult
@@ -52,6 +54,7 @@ from analyzers.depth.training import (
     solve_shape,
     training_memory_bytes,
 )
+from analyzers.depth.uncertainty import jackknife, probe_estimates, replicate_means
 from analyzers.files import atomic_write_bytes
 from schemas.run import EvidenceScale
 
@@ -60,11 +63,10 @@ ABOVE_UNIGRAM = 0.02
 MIN_Z = 2.0
 #: Past this many steps the result keeps block means of the training loss (the full curve is in curves.json).
 MAX_CURVE_POINTS = 2000
-#: Metrics that compare depths: undecidable while a depth is still learning.
-COMPARISONS = (
-    "best_depth", "best_depth_is_interior", "val_perplexity_by_depth", "masked_accuracy_by_depth",
+#: Per-depth lists of probe numbers: each element rests on its depth's model (no error bar across sequences yet).
+PROBE_LISTS = (
     "late_half_kl_drop_fraction_by_depth", "late_to_early_skip_effect_ratio_by_depth", "erank_ratio_by_depth",
-    "attention_entropy_last_over_first_by_depth", "depth_inefficiency_trend",
+    "attention_entropy_last_over_first_by_depth",
 )
 
 
@@ -94,16 +96,6 @@ def convergence(
                   f"last {window} evaluations); accuracy {accuracy:.3f} > unigram {unigram:.3f}"), improvement
 
 
-def unigram_accuracy(records: list[Record]) -> float:
-    """Accuracy of always predicting the most frequent residue of ``records`` (the unigram floor)."""
-    counts: dict[str, int] = {}
-    for record in records:
-        for letter in record.sequence:
-            counts[letter] = counts.get(letter, 0) + 1
-    total = sum(counts.values())
-    return max(counts.values()) / total if total else 0.0
-
-
 def paired_z(best: TokenScores, other: TokenScores) -> float:
     """How many standard errors ``other``'s total validation NLL lies above ``best``'s, pairing the two models'
     NLL sums sequence by sequence (same sequences, same masked positions): ``mean(d) / (std(d) / sqrt(n))``."""
@@ -131,6 +123,101 @@ def inefficiency_trend(depths: list[int], ratios: list[float | None]) -> float |
     logs = [math.log(r) if r is not None and r > 0 else None for r in ratios]
     slope = _slope([math.log2(d) for d in depths], logs)
     return None if slope is None else -slope
+
+
+def trend_stderr(depths: list[int], ratios: list[float | None]) -> float | None:
+    """Standard error of ``inefficiency_trend``'s least-squares slope from its residuals (3+ depths needed)."""
+    pairs = [(math.log2(d), math.log(r)) for d, r in zip(depths, ratios, strict=True) if r is not None and r > 0]
+    if len(pairs) < 3:
+        return None
+    mean_x = sum(x for x, _ in pairs) / len(pairs)
+    spread = sum((x - mean_x) ** 2 for x, _ in pairs)
+    slope = _slope([x for x, _ in pairs], [y for _, y in pairs])
+    if slope is None or not spread:
+        return None
+    mean_y = sum(y for _, y in pairs) / len(pairs)
+    residuals = sum((y - mean_y - slope * (x - mean_x)) ** 2 for x, y in pairs)
+    return math.sqrt(residuals / (len(pairs) - 2) / spread)
+
+
+def ratio_stderr(numerators: list[float], counts: list[int]) -> float:
+    """Standard error of sum(numerators) / sum(counts) over sequences (the ratio estimator)."""
+    n, total = len(counts), sum(counts)
+    ratio = sum(numerators) / total
+    if n < 2:
+        return math.inf
+    return math.sqrt(n / (n - 1) * sum((a - ratio * c) ** 2 for a, c in zip(numerators, counts, strict=True))) / total
+
+
+def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[TokenScores], unigram: float,
+                 ratios: list[float | None]) -> dict[str, MetricCheck]:
+    """Every sweep metric path's uncertainty and preconditions (module docstring)."""
+    per_depth: list[list[Precondition]] = []
+    for row, score in zip(rows, scores, strict=True):
+        accuracy = sum(score.correct) / sum(score.counts)
+        error = math.sqrt(accuracy * (1 - accuracy) / sum(score.counts))
+        beats = accuracy - unigram > Z_RESOLVED * error
+        per_depth.append([
+            Precondition(name="converged", passed=bool(row["converged"]), detail=f"{row['depth']} layers: "
+                         f"{row['convergence']}"),
+            Precondition(name="learned", passed=bool(beats), detail=f"{row['depth']} layers "
+                         f"{'learned' if beats else 'did not learn'} beyond the unigram baseline (accuracy "
+                         f"{accuracy:.4f} vs {unigram:.4f}, {Z_RESOLVED:g} SE = {Z_RESOLVED * error:.4f})"),
+        ])
+    every = []
+    for index, kind in enumerate(("converged", "learned")):
+        bad = [conditions[index] for conditions in per_depth if not conditions[index].passed]
+        detail = ("not trained to convergence at this budget: " if kind == "converged" else "") + "; ".join(
+            c.detail for c in bad) if bad else f"every depth {kind}"
+        every.append(Precondition(name=kind, passed=not bad, detail=detail))
+    checks: dict[str, MetricCheck] = {}
+    for index, (row, score, conditions) in enumerate(zip(rows, scores, per_depth, strict=True)):
+        log_error = ratio_stderr(score.nll_sums, score.counts)
+        checks[f"val_perplexity_by_depth.{index}"] = MetricCheck(
+            stderr=row["val_perplexity"] * log_error if math.isfinite(log_error) else None, source="sequences",
+            preconditions=conditions, note="ratio-estimator standard error over validation sequences")
+        accuracy_error = ratio_stderr([float(c) for c in score.correct], score.counts)
+        checks[f"masked_accuracy_by_depth.{index}"] = MetricCheck(
+            stderr=accuracy_error if math.isfinite(accuracy_error) else None, source="sequences",
+            preconditions=conditions)
+        errors = row.get("probe_stderr") or {}  # absent from a depth checkpointed by an earlier version
+        for metric in PROBE_LISTS:
+            probe_error = errors.get(metric.removesuffix("_by_depth"))
+            checks[f"{metric}.{index}"] = MetricCheck(
+                stderr=probe_error if isinstance(probe_error, float) and math.isfinite(probe_error) else None,
+                source="sequences",
+                preconditions=conditions, note="jackknife standard error across the probed sequences")
+    for metric in ("val_perplexity_by_depth", "masked_accuracy_by_depth", *PROBE_LISTS):
+        checks[metric] = MetricCheck(source="sequences")
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
+    best = order[0]
+    tied = [best] + [i for i in order[1:] if not paired_z(scores[best], scores[i]) >= MIN_Z]
+    tied_depths = sorted(depths[i] for i in tied)
+    note = (f"depths within {MIN_Z:g} standard errors of the paired per-sequence NLL difference of the best: "
+            f"{tied_depths}")
+    checks["best_depth"] = MetricCheck(interval=(tied_depths[0], tied_depths[-1]), source="sequences",
+                                       preconditions=every, note=note)
+    interior = [min(depths) < d < max(depths) for d in tied_depths]
+    checks["best_depth_is_interior"] = MetricCheck(interval=truth_interval(all(interior), not any(interior)),
+                                                   source="sequences", preconditions=every, note=note)
+    checks["deepest_perplexity_rise"] = MetricCheck(
+        stderr=deepest_rise(scores)[1], source="sequences", preconditions=every, derived_from=[
+            "val_perplexity_by_depth"], note="paired jackknife over the validation sequences (same positions)")
+    checks["depth_inefficiency_trend"] = MetricCheck(
+        stderr=trend_stderr(depths, ratios), source="sequences", preconditions=every,
+        derived_from=["late_to_early_skip_effect_ratio_by_depth"],
+        note="least-squares standard error of the slope from its residuals across depths")
+    return checks
+
+
+def deepest_rise(scores: list[TokenScores]) -> tuple[float, float | None]:
+    """``(rise, stderr)``: validation perplexity of the deepest model minus that of the next deepest, with the
+    paired delete-one-sequence jackknife standard error (both scored on the same sequences and positions)."""
+    rows = {name: (torch.tensor(score.nll_sums, dtype=torch.float64), torch.tensor(score.counts, dtype=torch.float64))
+            for name, score in (("deepest", scores[-1]), ("next", scores[-2]))}
+    full, left_out = replicate_means(rows)
+    value, error = jackknife(lambda m: m["deepest"].exp() - m["next"].exp(), full, left_out)
+    return float(value), (float(error) if math.isfinite(float(error)) else None)
 
 
 def corpus_path(fasta: str | None, ctx: RunContext) -> Path:
@@ -287,6 +374,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
                 lambda f, m: report(0.85 + 0.15 * f, m),
             )
             layers.pop("notes", None)
+            estimates = probe_estimates(layers.pop("per_sequence"), depth)
             width, intermediate = shape
             converged, why, improvement = convergence(
                 curves["val_loss"], final.accuracy, unigram, params.convergence_window, params.convergence_tolerance
@@ -301,6 +389,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
                 "val_loss_improvement": improvement, "curves": curves,
                 "scores": {"nll_sums": final.nll_sums, "correct": final.correct, "counts": final.counts},
                 **summarize(layers), "layers": layers, "weights_hash": loaded.provenance["weights_hash"],
+                "probe_stderr": {name: error for name, (_, error) in estimates.items()},
             })
             if folder is not None:
                 _copy_folder_atomic(target, folder / "model")
@@ -363,25 +452,17 @@ def _result(
     summary["depth_inefficiency_trend"] = inefficiency_trend(
         params.depths, summary["late_to_early_skip_effect_ratio_by_depth"]
     )
-    untestable: dict[str, str] = {}
-    unconverged = [f"{row['depth']} layers: {row['convergence']}" for row in rows if not row["converged"]]
-    if unconverged:
-        # While one depth is still learning, comparing depths measures how fast each optimises at this budget,
-        # not what depth is worth: the best depth moved from 2 to 8 between 400 and 1,600 steps in issue 13.
-        why = "not trained to convergence at this budget: " + "; ".join(unconverged)
-        untestable.update(dict.fromkeys(COMPARISONS, why))
-    elif z < MIN_Z:
-        why = (f"best depth not resolved: {rows[best]['depth']} layers (perplexity {rows[best]['val_perplexity']:.4f})"
-               f" and {rows[runner_up]['depth']} layers ({rows[runner_up]['val_perplexity']:.4f}) differ by "
-               f"{z:.2f} standard errors of the paired per-sequence NLL difference over {len(val)} validation "
-               f"sequences (needs {MIN_Z})")
-        untestable.update({"best_depth": why, "best_depth_is_interior": why})
+    summary["deepest_perplexity_rise"] = deepest_rise(scores)[0]
+    # While one depth is still learning, comparing depths measures how fast each optimises at this budget, not
+    # what depth is worth (the best depth moved from 2 to 8 between 400 and 1,600 steps in issue 13): every
+    # comparison rests on every depth's convergence.
+    checks = sweep_checks(params.depths, rows, scores, unigram, summary["late_to_early_skip_effect_ratio_by_depth"])
     per_depth_layers = {row["depth"]: row["layers"] for row in rows}
     solved = {row["depth"]: (row["width"], row["intermediate"]) for row in rows}
     metrics_path = ctx.out_dir / "sweep_metrics.json"
     slim = [{k: v for k, v in row.items() if k not in ("layers", "curves", "scores")} for row in rows]
     metrics_path.write_text(
-        json.dumps(json_safe({**summary, "untestable": untestable, "per_depth": slim,
+        json.dumps(json_safe({**summary, "checks": {k: c.model_dump() for k, c in checks.items()}, "per_depth": slim,
                               "layers_by_depth": per_depth_layers}), indent=2, allow_nan=False),
         encoding="utf-8",
     )
@@ -395,7 +476,7 @@ def _result(
     ctx.report(1.0, "done")
     return DepthSweepResult(
         **summary,
-        untestable=untestable,
+        checks=checks,
         scale=EvidenceScale(
             name=scale_name, parameters=float(sum(parameters) / len(parameters)),
             data=f"{rows[0]['tokens_per_parameter']:.0f} training residues per parameter from {corpus.name}, "

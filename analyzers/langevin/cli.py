@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from analyzers.files import atomic_write_json
-from analyzers.registry import register_commands
+from analyzers.registry import CommandHost, register_commands
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, ConnectionError, OSError)
 
@@ -26,20 +26,6 @@ USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, C
 def _fail(message: str) -> None:
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(1)
-
-
-def _parse_overrides(values: list[str]) -> dict[str, Any]:
-    """``--set key=value`` pairs; values parsed as JSON when they can be (numbers, lists, true/false)."""
-    overrides: dict[str, Any] = {}
-    for item in values:
-        if "=" not in item:
-            _fail(f"--set expects key=value, got {item!r}")
-        key, raw = item.split("=", 1)
-        try:
-            overrides[key.strip().replace("-", "_")] = json.loads(raw)
-        except json.JSONDecodeError:
-            overrides[key.strip().replace("-", "_")] = raw
-    return overrides
 
 
 def _temperatures(text: str | None) -> list[float] | None:
@@ -81,8 +67,9 @@ def _progress_context():  # noqa: ANN202 - a rich Progress
 
 
 @register_commands
-def add_langevin_commands(app: typer.Typer) -> None:
-    """Add ``kb langevin run|models|design``."""
+def add_langevin_commands(app: typer.Typer, host: CommandHost) -> None:
+    """Add ``kb langevin run|models|design``; ``run`` gets its cache and offline flag from ``host`` (kb's
+    settings), as the worker's runs do."""
     langevin = typer.Typer(help="Langevin sampling of compact protein LMs (seed paper 002).", no_args_is_help=True)
     app.add_typer(langevin, name="langevin")
 
@@ -117,7 +104,13 @@ def add_langevin_commands(app: typer.Typer) -> None:
 
         if out.exists() and not overwrite:
             _fail(f"{out} exists; pass --overwrite to replace it, or choose another --out")
-        overrides: dict[str, Any] = {"device": device, "seed": seed, **_parse_overrides(set_ or [])}
+        from analyzers.overrides import OverrideError, model_error_line, split_pairs, typed_overrides
+
+        try:
+            typed = typed_overrides(split_pairs(set_ or []), LangevinSweep.Params, LangevinSweep.name)
+        except OverrideError as error:
+            _fail(str(error))
+        overrides: dict[str, Any] = {"device": device, "seed": seed, **typed}
         for key, value in (("structure_file", str(structure) if structure else None), ("pdb_id", pdb_id),
                            ("sequences_file", str(sequences) if sequences else None),
                            ("chain", chain), ("cutoff", cutoff), ("temperatures", _temperatures(temperatures)),
@@ -135,7 +128,7 @@ def add_langevin_commands(app: typer.Typer) -> None:
         try:
             params = analyzer.params_for(overrides, scale=scale)
         except ValidationError as error:
-            _fail(f"invalid parameters: {error}")
+            _fail(f"invalid parameters: {model_error_line(error, overrides)}")
         except ValueError as error:
             _fail(str(error))
         staging = _staging(out)
@@ -147,7 +140,8 @@ def add_langevin_commands(app: typer.Typer) -> None:
                 def report(fraction: float, message: str) -> None:
                     progress.update(task, completed=max(0.0, min(1.0, fraction)), description=message[:80])
 
-                experiment = run_experiment(params, report)  # type: ignore[arg-type]
+                context = host.run_context(staging, report)
+                experiment = run_experiment(params, report, ctx=context)  # type: ignore[arg-type]
                 name = analyzer.scale_name(params)
                 sweep = sweep_result(experiment, staging, name)
                 results = {

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from analyzers.base import AnalyzerResult, RunContext
+from analyzers.base import AnalyzerResult, RunContext, result_record
 from analyzers.files import atomic_write_json
-from analyzers.langevin import analysis, plots, sampler_report, structure
+from analyzers.langevin import analysis, checks, plots, sampler_report, structure
 from analyzers.langevin import design as sequence_design
+from analyzers.langevin.data import majority_error
 from analyzers.langevin.pipeline import Experiment, load_contact_map, run_experiment
 from analyzers.langevin.spec import (
     ContactsParams,
@@ -152,49 +153,6 @@ def reference_errors(run: Any) -> dict[str, list[float]]:
             for start in ("ES", "OT")}  # fmt: skip
 
 
-def sweep_untestable(
-    curves: dict[str, dict[str, Any]], references: dict[str, dict[str, list[float]]], temperatures: list[float],
-    both_equilibrated: int,
-) -> dict[str, str]:
-    """The sweep metrics that cannot be vouched for, and why.
-
-    The transformer's error minimum counts only where (a) its temperature equilibrated, and (b) it beats the
-    ES references by more than their spread across seeds (max - min of the reference runs' test errors):
-    otherwise the 'minimum' can be the temperature at which the sampler stays at the ES weights, or seed
-    noise. The specific-heat comparison needs at least three temperatures where both models equilibrated."""
-    untestable: dict[str, str] = {}
-    transformer = curves["transformer"]
-    errors = transformer["test_error"]
-    best = int(np.nanargmin(errors))
-    es = [e for e in references["transformer"]["ES"] if not math.isnan(e)]
-    reasons = []
-    if not transformer["equilibrated"][best]:
-        state = transformer["state"][best]
-        starts = transformer.get("test_error_by_start", {})
-        by_start = ", ".join(f"{begin} {values[best]:.4f}" for begin, values in starts.items())
-        reasons.append(f"the lowest test error (T={temperatures[best]:g}) is at a temperature that did not equilibrate"
-                       f" ({state}: {STATE_MEANING.get(state, 'the loss drifts within the averaging window')}; test "
-                       f"error by start: {by_start})")
-    if len(es) < 2:
-        reasons.append("fewer than two ES reference runs: no spread across seeds to beat")
-    else:
-        spread = max(es) - min(es)
-        if not errors[best] < float(np.mean(es)) - spread:
-            reasons.append(
-                f"the lowest test error {errors[best]:.4f} (T={temperatures[best]:g}) does not beat the ES references "
-                f"({float(np.mean(es)):.4f}, spread {spread:.4f} over {len(es)} seeds) by more than their spread"
-            )  # fmt: skip
-    if reasons:
-        for metric in ("test_error_min_is_interior", "best_test_error_minus_es", "test_error_by_temperature"):
-            untestable[metric] = "; ".join(reasons)
-    if "ffn" in curves and both_equilibrated < 3:
-        untestable["specific_heat_peak_ratio_ffn_over_transformer"] = (
-            f"only {both_equilibrated} temperature(s) where both models equilibrated (3 needed for a heat-capacity "
-            "peak comparison)"
-        )
-    return untestable
-
-
 def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> SweepResult:
     """Loss / C / errors vs T for every model (sampled from the first start), with the sweep figure, the ES/OT
     reference error bars and the tests that decide which metrics can be vouched for."""
@@ -202,8 +160,9 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
     start = params.sample_from[0]
     temperatures = list(params.temperatures)
     curves = {}
+    rows_by_model = {name: _summaries(experiment, name, start) for name in experiment.models}
     for name in experiment.models:
-        rows = _summaries(experiment, name, start)
+        rows = rows_by_model[name]
         heat = [row["specific_heat"] for row in rows]
         curves[name] = {
             "temperatures": temperatures,
@@ -272,15 +231,32 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         thermostat_by_temperature={k: v["thermostat"] for k, v in curves.items()},
         trained={k: run.training.metrics for k, run in experiment.models.items()},
         design=experiment.design_summary,
-        untestable=sweep_untestable(curves, references, temperatures, len(both)),
+        checks=_sweep_checks(experiment, temperatures, rows_by_model, references, len(both), ratio, jump),
         provenance=experiment.provenance,
         notes=list(NOTES),
         artifacts=["sweep.png"],
     )
-    # The sampler's own checks (issue 12): thermalization per direction, R-hat and ESS, their figure and untestable.
-    sampler_report.add_to_sweep(result, {name: _summaries(experiment, name, start) for name in experiment.models},
-                                out_dir)  # fmt: skip
+    # The sampler's own readings (issue 12): thermalization per direction, R-hat and ESS, and their figure.
+    sampler_report.add_to_sweep(result, rows_by_model, out_dir)
     return result
+
+
+def baseline_error(experiment: Experiment) -> float:
+    """The test error of always predicting the most frequent training residue (the 'learned anything' bar)."""
+    return majority_error(experiment.splits.train, experiment.splits.test)
+
+
+def _sweep_checks(
+    experiment: Experiment, temperatures: list[float], rows_by_model: dict[str, list[dict[str, Any]]],
+    references: dict[str, dict[str, list[float]]], both_equilibrated: int, ratio: float | None, jump: float | None,
+) -> dict[str, Any]:
+    found = checks.sweep_checks(temperatures, rows_by_model, references, baseline_error(experiment),
+                                both_equilibrated)
+    for metric, value in (("specific_heat_peak_ratio_ffn_over_transformer", ratio),
+                          ("loss_jump_ratio_ffn_over_transformer", jump)):
+        if metric in found:
+            found[metric] = checks.scale_ratio(found[metric], value)
+    return found
 
 
 def _pick_block(params: Any, attention: np.ndarray, contacts: np.ndarray) -> tuple[int, dict[str, float]]:
@@ -375,10 +351,13 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
     )  # fmt: skip
     np.save(out_dir / "mean_attention.npy", np.stack([row["mean_attention"] for row in rows]))
     untestable = contact_untestable(chance, trained_chance, temperatures, params.significance)
+    trained_errors = {start.upper(): float(values.get("test_error", math.nan))
+                      for start, values in run.training.metrics.items() if isinstance(values, dict)}
     return ContactsResult(
         chance_by_temperature=chance,
         trained_chance=trained_chance,
-        untestable=untestable,
+        checks=checks.contacts_checks(temperatures, rows, p_at_l, tolerant, len(contacts), untestable, trained,
+                                      baseline_error(experiment), trained_errors),
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,
@@ -412,8 +391,9 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
     params = experiment.params
     start = params.sample_from[0]
     chosen, mean_q, normalization, other, histograms, counts = {}, {}, {}, {}, {}, {}
+    rows_by_model = {name: _summaries(experiment, name, start) for name in experiment.models}
     for name, run in experiment.models.items():
-        rows = _summaries(experiment, name, start)
+        rows = rows_by_model[name]
         best = int(np.argmin([row["test_error"] for row in rows]))
         record = run.records[start][best]
         snapshots = np.stack([w.numpy() for w in record["weights"]]) if record["weights"] else np.zeros((0, 0))
@@ -435,6 +415,8 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
         other_mean_q=other,
         normalization_q_minus_other_q=normalization["transformer"] - other["transformer"],
         snapshots=counts,
+        checks=checks.similarity_checks(list(params.temperatures), rows_by_model, baseline_error(experiment),
+                                        histograms, counts, analysis.is_normalization_layer),
         provenance=experiment.provenance,
         notes=list(NOTES),
         artifacts=["similarity.png"],
@@ -443,12 +425,14 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
 
 def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> Experiment:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
-    return run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
+    experiment = run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
+    ctx.report(0.95, "analysing the samples: chance tests, error bars, plots")  # what the last stretch does
+    return experiment
 
 
 def _finish(result: AnalyzerResult, ctx: RunContext) -> None:
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(ctx.out_dir / "metrics.json", result.model_dump(mode="json"))
+    atomic_write_json(ctx.out_dir / "metrics.json", result_record(result))
     result.artifacts.append("metrics.json")
     ctx.report(1.0, "done")
 

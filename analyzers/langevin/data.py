@@ -103,3 +103,11 @@ def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 1024) -> tu
         error_sum += float(error) * len(batch)
     model.train(was_training)
     return loss_sum / len(split), error_sum / len(split)
+
+
+def majority_error(train: MaskedSplit, test: MaskedSplit) -> float:
+    """The test error (Eq. 29-30) of always predicting the training split's most frequent residue: the baseline a
+    model must beat to have learned anything."""
+    majority = int(torch.bincount(train.targets.flatten()).argmax())
+    wrong = (test.targets != majority) & test.mask  # (n, L)
+    return float((wrong.sum(1) / test.mask.sum(1)).mean())

@@ -255,6 +255,11 @@ def _clustered_error(values: np.ndarray, clusters: np.ndarray) -> float:
     return float(np.sqrt((per_cluster**2).sum()) / len(values))
 
 
+def default_chains(num_samples: int) -> int:
+    """The tempering chains when none are given: about 3 samples per chain, 64 to 4,096."""
+    return int(min(max(64, -(-num_samples // 3)), 4096))
+
+
 def simulated_tempering(
     contacts: np.ndarray,
     interactions: np.ndarray,
@@ -289,7 +294,7 @@ def simulated_tempering(
     if num_samples < 1:
         raise ValueError("num_samples must be >= 1")
     levels = len(ladder)
-    chains = num_chains or int(min(max(64, -(-num_samples // 3)), 4096))  # about 3 samples per chain
+    chains = num_chains or default_chains(num_samples)
     rng = np.random.default_rng(seed)
     betas = 1.0 / ladder  # ascending
     sequences = np.stack([rng.permutation(composition) for _ in range(chains)])  # (C, L)
@@ -369,7 +374,10 @@ def simulated_tempering(
             fields.fields = fields.compute(sequences)
             energies = energy(contacts, interactions, sequences)
         if progress is not None and sweep % 10 == 0:
-            progress(collected / num_samples, f"tempering sweep {sweep}: {collected}/{num_samples} sequences")
+            # Burn-in counts for half the share, so the fraction moves before the first sample is kept.
+            share = 0.5 * min(1.0, sweep / max(burn_in_sweeps, 1)) + 0.5 * collected / num_samples
+            phase = "burn-in" if sweep <= burn_in_sweeps else "sampling"
+            progress(share, f"tempering sweep {sweep} ({phase}): {collected}/{num_samples} sequences")
         if sweep <= burn_in_sweeps:
             continue
         accepted += np.bincount(level_before, weights=accepted_chain, minlength=levels)

@@ -20,12 +20,13 @@ import numpy as np
 import torch
 
 from analyzers.base import NotRunnable, RunContext
-from analyzers.langevin import design, structure
+from analyzers.langevin import design, design_parallel, structure
+from analyzers.langevin.batched_step import resolve_capture
 from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
-from analyzers.langevin.spec import LangevinParams, default_cache
+from analyzers.langevin.spec import CALIBRATED_CHAINS, LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import (
     TrainingOutcome,
@@ -35,6 +36,7 @@ from analyzers.langevin.train import (
     squared_norm,
     train_es_ot,
 )
+from analyzers.progress import Reporter
 
 Report = Callable[[float, str], None]
 
@@ -148,12 +150,15 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         "design-v4", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
         params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
         params.design_chains, params.seed,
+        # shards of independent tempering runs (design_parallel): one shard is the unsharded design, same key
+        *(["shards", CALIBRATED_CHAINS] if len(design_parallel.shard_plan(
+            params.num_sequences, params.design_chains or design.default_chains(params.num_sequences))) > 1 else []),
     )  # fmt: skip
     path = work / "design" / f"{key}.npz"
     if path.is_file():
         saved = np.load(path, allow_pickle=False)
         return saved["sequences"], json.loads(str(saved["summary"])), True
-    result = design.simulated_tempering(
+    result = design_parallel.design_sequences(  # the shards on every core: the same result for any core count
         contact_map.contacts,
         design.interaction_matrix(params.interaction_seed),
         design.encode(contact_map.sequence),
@@ -163,7 +168,8 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         burn_in_sweeps=params.design_burn_in_sweeps,
         num_chains=params.design_chains,
         seed=params.seed,
-        progress=lambda fraction, message: report(0.05 * fraction, message),
+        workers=params.design_workers,
+        progress=report,
     )
     summary = result.summary()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +241,8 @@ def _cached_training(
         torch.manual_seed(seed)
         return build_model(config).to(device)
 
-    outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"))
+    outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"),
+                          progress=lambda share: report(share, ""))
     save_plain(dataclasses.asdict(outcome), path)
     return outcome, key, False
 
@@ -302,7 +309,17 @@ def _run_experiment(
     reused: list[str] = []
     contact_map = load_contact_map(params, ctx.cache_dir, offline=ctx.offline)
     report(0.0, f"contact map: {contact_map.source}, {int(contact_map.contacts.sum()) // 2} contacts")
-    sequences, design_summary, cached = _cached_design(params, contact_map, work, report)
+    if params.estimate_stages:  # what the run commits to, before it starts (the paper preset: hours on a GPU)
+        from analyzers.langevin.estimate import estimate_stages, estimate_text
+
+        estimates = estimate_stages(params, contact_map.contacts, design.encode(contact_map.sequence),
+                                    {k: v for k, v in model_configs(params, contact_map.length).items()
+                                     if models is None or k in models}, device)  # fmt: skip
+        report(0.0, estimate_text(estimates))
+    # Each long stage reports through a Reporter: at least every ctx.report_every seconds, its fraction moving.
+    designing = Reporter(report, ctx.report_every, 0.0, 0.05, ctx.is_cancelled)
+    sequences, design_summary, cached = _cached_design(
+        params, contact_map, work, lambda fraction, message: designing(fraction, 1.0, message))
     if cached:
         reused.append("design")
     report(0.05, f"designed {len(sequences)} sequences, identity {design_summary['mean_pairwise_identity']:.3f}")
@@ -315,8 +332,15 @@ def _run_experiment(
         fraction = 0.05 + 0.25 * position / len(configs)
         report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then {params.references} ES/OT "
                "references)")
-        def training_report(_fraction: float, message: str, at: float = fraction) -> None:
-            report(at, message)
+        training = Reporter(report, ctx.report_every, fraction, 0.05 + 0.25 * (position + 1) / len(configs),
+                            ctx.is_cancelled)
+        latest = [0.0, f"{name}: training"]  # the share done and the last message: a call brings either
+
+        def training_report(share: float, message: str, training: Reporter = training,
+                            latest: list[Any] = latest) -> None:
+            latest[0] = share if share >= 0 else latest[0]  # < 0: a message alone
+            latest[1] = message or latest[1]
+            training(latest[0], 1.0, f"{latest[1]} · training {latest[0]:.0%} of its step caps")
 
         outcome, key, cached = _cached_training(name, config, splits, params, device, work, training_report)
         if cached:
@@ -352,9 +376,11 @@ def _run_experiment(
     done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
     if done_before:
         reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
+    sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
     records = run_temperatures(
-        tasks, _workers(params, device, len(tasks)), lambda f, m: report(0.3 + 0.65 * f, m), ctx.checkpoint_saved,
-        batched=device != "cpu",  # one GPU: every temperature of a model and start in one batched model call
+        tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
+        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
+        step_capture=params.step_capture,
     )
     for task, record in zip(tasks, records, strict=True):
         name, start = task.name.split("@")
@@ -369,7 +395,8 @@ def _run_experiment(
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
-        "sampling_path": "batched replicas: every temperature of a model and start in one model call" if device != "cpu"
+        "sampling_path": f"batched replicas: every start and temperature of a model in one model call, step "
+        f"capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
         else f"one temperature at a time, {_workers(params, device, len(tasks))} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),

@@ -1,5 +1,8 @@
-"""The temperatures of one model and start sampled as batched replicas (one model call per step for all of
-them, ``replicas.py``), with the records, checkpoints and thermostat checks of ``sampling.run_temperature``.
+"""Every chain of one model (each start at each temperature) sampled as batched replicas (one model call per
+step for all of them, ``replicas.py``; the step captured in a CUDA graph on a GPU, ``batched_step``), with the
+records, checkpoints and thermostat checks of ``sampling.run_temperature``. What a chain records along the way
+stays on the device (minibatch losses, kinetic sums, SHAKE failures, the full training loss every
+``energy_every`` steps) and is read at the snapshots.
 
 Each temperature keeps its own checkpoint file, in the single-temperature format (its replica's sampler
 state, its two generators, its records), so a run started on a GPU can be resumed there or one temperature
@@ -19,9 +22,10 @@ import numpy as np
 import torch
 
 from analyzers.base import Cancelled
-from analyzers.langevin.mass_matrix import MassMatrix
+from analyzers.langevin.batched_step import resolve_capture
+from analyzers.langevin.mass_matrix import MassMatrix, NoiseSpectrum
 from analyzers.langevin.model import build_model
-from analyzers.langevin.objective import FlatObjective, evaluate_split
+from analyzers.langevin.objective import FlatObjective
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampling import (
     KINETIC_EVERY,
@@ -65,12 +69,14 @@ def run_replicas(
     progress: Callable[[int, int], None] = lambda done, total: None,
     should_stop: Callable[[], bool] = lambda: False,
     on_checkpoint: Callable[[], None] = lambda: None,
+    step_capture: str = "auto",
 ) -> list[dict[str, Any]]:
-    """Sample tasks that differ only in temperature as replicas of one batch; the records in task order."""
+    """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task order.
+    ``step_capture``: how the batched step runs (``batched_step.STEP_CAPTURES``; auto: a CUDA graph on CUDA)."""
     first = tasks[0]
-    if any((t.name, t.seed, t.device, t.settings) != (first.name, first.seed, first.device, first.settings)
+    if any((t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
            for t in tasks):  # fmt: skip
-        raise ValueError("batched replicas must share the model, start, seed, device and settings")
+        raise ValueError("batched replicas must share the model, seed, device and settings")
     results: list[dict[str, Any] | None] = [_finished(task) for task in tasks]
     pending = [index for index, result in enumerate(results) if result is None]
     saved = [read_checkpoint(tasks[index].checkpoint) for index in pending]
@@ -79,7 +85,7 @@ def run_replicas(
         for index in pending:
             results[index] = run_temperature(tasks[index], progress, should_stop, on_checkpoint)
     elif pending:
-        batch = _run_batch([tasks[i] for i in pending], saved, progress, should_stop, on_checkpoint)
+        batch = _run_batch([tasks[i] for i in pending], saved, progress, should_stop, on_checkpoint, step_capture)
         for index, records in zip(pending, batch, strict=True):
             results[index] = records
     return [result for result in results if result is not None]
@@ -91,6 +97,7 @@ def _run_batch(
     progress: Callable[[int, int], None],
     should_stop: Callable[[], bool],
     on_checkpoint: Callable[[], None],
+    step_capture: str,
 ) -> list[dict[str, Any]]:
     first = tasks[0]
     settings, device = first.settings, torch.device(first.device)
@@ -99,9 +106,9 @@ def _run_batch(
     torch.manual_seed(first.seed)
     splits = first.splits.to(device)
 
-    def fresh_model() -> torch.nn.Module:
+    def fresh_model(state: dict[str, torch.Tensor] = first.start_state) -> torch.nn.Module:
         model = build_model(first.config).to(device)
-        model.load_state_dict(first.start_state)
+        model.load_state_dict(state)
         return model
 
     seeds = [chain_seed(task.seed, task.temperature) for task in tasks]
@@ -114,25 +121,32 @@ def _run_batch(
     # A plain single-weight-vector objective: the noise setup (shared by every temperature) and the evaluations.
     evaluator = FlatObjective(fresh_model(), splits.train, settings.batch_size, torch.Generator(device=device))
     slices = _layer_slices(evaluator.model)
-    w0 = evaluator.weights()
-    initial = exact_noise(settings, evaluator, w0)  # every replica starts at w0: one spectrum for all
-    setup = noise_setup(initial, settings)
+    # one start per task name ('transformer@ES'): its weights and its noise spectrum, shared by its temperatures
+    start_weights: dict[str, torch.Tensor] = {}
+    initial: dict[str, NoiseSpectrum] = {}
+    for task in tasks:
+        if task.name not in start_weights:
+            start_weights[task.name] = torch.cat([p.detach().reshape(-1) for p in
+                                                  fresh_model(task.start_state).parameters()
+                                                  if p.requires_grad]).double()  # fmt: skip
+            initial[task.name] = exact_noise(settings, evaluator, start_weights[task.name])
+    setups = {name: noise_setup(spectrum, settings) for name, spectrum in initial.items()}
     records: list[dict[str, Any]] = [
         {
             "name": task.name, "temperature": task.temperature, "sampler": settings.sampler, "steps": settings.steps,
             "losses": np.zeros(settings.steps, dtype=np.float32), "snapshots": [], "weights": [],
             "attention_sum": None, "attention_count": 0, "mass_log10": [], "mass_guard": [], "seconds": 0.0,
-            "energies": [], "start_norm": float(w0 @ w0), **setup, "kinetic_blocks": [], "kinetic_block_steps": [],
-            "replicas": len(tasks),
+            "energies": [], "start_norm": float(start_weights[task.name] @ start_weights[task.name]),
+            **setups[task.name], "kinetic_blocks": [], "kinetic_block_steps": [], "replicas": len(tasks),
         }
         for task in tasks
     ]  # fmt: skip
 
     def fresh_masses(w: torch.Tensor, step: int) -> tuple[MassMatrix, torch.Tensor]:
         if settings.mass_rule == "noise-covariance":  # per replica: its own spectrum (N per-sequence gradients)
-            known = initial if step == 0 else None
-            noises, variances = zip(*(gradient_noise(settings, evaluator, w[index], known)
-                                      for index in range(len(tasks))), strict=True)  # fmt: skip
+            noises, variances = zip(*(gradient_noise(settings, evaluator, w[index],
+                                                     initial[task.name] if step == 0 else None)
+                                      for index, task in enumerate(tasks)), strict=True)  # fmt: skip
             variance = torch.stack(variances)
         else:  # every replica's minibatch variance in one batched call
             variance = objective.gradient_variance(w, settings.variance_batches)  # (R, n)
@@ -144,12 +158,12 @@ def _run_batch(
             masses.append(mass)
         return MassMatrix.stack(masses), variance
 
-    start = w0.expand(len(tasks), -1).clone()  # (R, n)
+    start = torch.stack([start_weights[task.name] for task in tasks])  # (R, n)
     masses, variance = fresh_masses(start, 0)
     sampler = ReplicaPseudoLangevin(
         start, objective, masses, [task.temperature for task in tasks], noise_generators,
         variance if minibatch_noise else None, settings.dt, settings.m1, settings.sampler == "pseudo-langevin",
-        settings.fixman,
+        settings.fixman, resolve_capture(step_capture, device),
     )  # fmt: skip
     for index, state in enumerate(saved):
         if state is not None:  # built as at the start, then replaced by the checkpoint (as run_temperature does)
@@ -180,12 +194,19 @@ def _run_batch(
                 save_plain(state, task.finished_path)
         on_checkpoint()
 
-    def evaluate_train(w: torch.Tensor) -> float:
-        evaluator.load(w)
-        return evaluate_split(evaluator.model, splits.train, settings.eval_batch_size)[0]
+    # the full training loss of every replica, one vmapped call, kept on the device until the next snapshot
+    pending_energies: list[tuple[int, torch.Tensor]] = []
 
-    # (k, n), the same for every temperature; a resumed batch keeps the directions it started with
-    directions = records[0]["noise_directions"].to(sampler.p)
+    def park_energies() -> None:
+        if pending_energies:
+            values = torch.stack([losses for _, losses in pending_energies]).cpu().tolist()  # (count, R)
+            for (step_of, _), row in zip(pending_energies, values, strict=True):
+                for index, record in enumerate(records):
+                    record["energies"].append((step_of, row[index]))
+            pending_energies.clear()
+
+    # (R, k, n), each replica its start's leading noise directions; a resumed batch keeps those it started with
+    directions = torch.stack([record["noise_directions"] for record in records]).to(sampler.p)
     # the open block's sums live here while sampling and in each record (as run_temperature keeps them) at a
     # checkpoint or a block's end
     kinetic_sum = (torch.stack([record["directional_sum"] for record in records]).to(sampler.p)
@@ -207,7 +228,7 @@ def _run_batch(
         step = sampler.steps_done
         if step > burn_in and step % KINETIC_EVERY == 0:  # every replica at once: a few kernels, not a few per replica
             scaled = sampler.mass.inverse_sqrt(sampler.p)  # (R, n)
-            along = scaled @ directions.T  # (R, k)
+            along = torch.einsum("rn,rkn->rk", scaled, directions)  # (R, k)
             values = torch.cat([(scaled * scaled).mean(-1, keepdim=True), along * along], dim=-1)  # (R, 1 + k)
             kinetic_sum = values if kinetic_sum is None else kinetic_sum + values
             for record in records:
@@ -218,22 +239,24 @@ def _run_batch(
             losses = losses_device[:, :chunk].cpu().numpy()
             sampler.check()
             park_kinetic_sums()
+            park_energies()
             kinetic_sum = None
             for index, (task, record) in enumerate(zip(tasks, records, strict=True)):
                 close_kinetic_block(record)
                 record["losses"][step - chunk : step] = losses[index]
                 _snapshot(task, evaluator, _Replica(sampler.w[index]), splits, record, step, burn_in, is_transformer)
         if step % settings.energy_every == 0 and not snapshot_due:
-            for index, record in enumerate(records):
-                record["energies"].append((step, evaluate_train(sampler.w[index])))
+            pending_energies.append((step, objective.full_losses(sampler.w, settings.eval_batch_size)))
         if step % settings.weights_every == 0 and step > burn_in:
+            weights = sampler.w.float().cpu()  # one copy for every replica
             for index, record in enumerate(records):
-                record["weights"].append(sampler.w[index].float().cpu())
+                record["weights"].append(weights[index].clone())
         if step % settings.checkpoint_every == 0 and step < settings.steps:
             open_block = step % settings.snapshot_every  # a checkpoint inside a block keeps its losses so far
             for index, record in enumerate(records):
                 record["losses"][step - open_block : step] = losses_device[index, :open_block].cpu().numpy()
             park_kinetic_sums()
+            park_energies()
             checkpoint(False)
         if snapshot_due:
             progress(step, settings.steps)

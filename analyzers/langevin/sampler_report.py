@@ -2,9 +2,11 @@
 direction, and did the chains from the ES and OT weights meet? Per temperature it adds
 
 * the convergence diagnostics of the full training loss over the chains from each start (split-R-hat and
-  ESS, ``convergence.py``); R-hat >= 1.1 makes the temperature "not equilibrated" for the verdicts;
-* the thermostat check (``sampling.thermostat_report``): a run with a noise direction off by more than
-  20% puts the metrics that depend on that model's temperatures into the result's ``untestable``;
+  ESS, ``convergence.py``); R-hat >= 1.1 (or too few draws to tell) makes the temperature "not equilibrated";
+* the thermostat check (``sampling.thermostat_report``), read in three outcomes by ``checks.thermostat_state``:
+  at T, off T, unresolved;
+
+both become preconditions of the metrics that read those temperatures (``checks.py``),
 
 and draws both into ``sampler_diagnostics.png``.
 """
@@ -19,15 +21,10 @@ from typing import Any
 import numpy as np
 
 from analyzers.base import AnalyzerResult
+from analyzers.langevin.checks import thermostat_state
 from analyzers.langevin.convergence import RHAT_LIMIT, chain_diagnostics
 
 FIGURE = "sampler_diagnostics.png"
-# The sweep's metrics that read a model's curve over temperature: a temperature not at its T spoils them.
-_TRANSFORMER_METRICS = (
-    "test_error_by_temperature", "test_error_min_is_interior", "best_test_error_minus_es", "peak_temperature",
-    "specific_heat_peak_ratio_ffn_over_transformer", "loss_jump_ratio_ffn_over_transformer",
-)  # fmt: skip
-_FFN_METRICS = _TRANSFORMER_METRICS[3:]
 
 
 def add_sampler_health(
@@ -40,33 +37,19 @@ def add_sampler_health(
         convergence = chain_diagnostics(chains, burn_in_fraction)
         row["convergence"] = convergence
         row["equilibrated"] = bool(row["equilibrated"] and convergence["converged"])
-        thermostat = row.get("thermostat") or {}
-        row["thermalized"] = thermostat.get("thermalized_every_direction") is not False  # None: not checked (SGLD)
+        row["thermostat_state"] = thermostat_state(row.get("thermostat"))
+        row["thermalized"] = row["thermostat_state"] == "at T"
     return rows
 
 
-def _merge(untestable: dict[str, str], metric: str, why: str) -> None:
-    untestable[metric] = f"{untestable[metric]}; {why}" if metric in untestable else why
-
-
 def add_to_sweep(result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[str, Any]]], out_dir: Path) -> None:
-    """Fill the sweep result's thermalization and convergence fields, its ``untestable`` entries and figure."""
+    """Fill the sweep result's thermalization and convergence fields and draw their figure."""
     temperatures = [row["temperature"] for row in next(iter(rows_by_model.values()))]
     thermalized = {name: [bool(row["thermalized"]) for row in rows] for name, rows in rows_by_model.items()}
     result.thermalized_by_temperature = thermalized  # type: ignore[attr-defined]
     result.convergence_by_temperature = {  # type: ignore[attr-defined]
         name: [row["convergence"] for row in rows] for name, rows in rows_by_model.items()
     }
-    for name, rows in rows_by_model.items():
-        hot = [row for row in rows if not row["thermalized"]]
-        if not hot:
-            continue
-        why = f"{name} is not sampled at its temperature along every minibatch-noise direction at " + ", ".join(
-            f"T={row['temperature']:g} (worst direction off by {row['thermostat']['worst_direction_offset']:.0%})"
-            for row in hot
-        ) + " (more than 20% beyond twice its standard error)"
-        for metric in _TRANSFORMER_METRICS if name == "transformer" else _FFN_METRICS:
-            _merge(result.untestable, metric, why)
     plot_sampler_diagnostics(out_dir / FIGURE, temperatures, rows_by_model)
     result.artifacts.append(FIGURE)
 

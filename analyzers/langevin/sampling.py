@@ -466,33 +466,40 @@ def run_temperatures(
     report: Callable[[float, str], None],
     on_checkpoint: Callable[[], None] = lambda: None,
     batched: bool = False,
+    step_capture: str = "auto",
 ) -> list[dict[str, Any]]:
     """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
     ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
-    after every checkpoint a task wrote. ``batched``: the temperatures of each (model, start) run as
-    replicas of one batch in this process (``replica_sampling``; for a GPU). Returns the records in task order."""
+    after every checkpoint a task wrote. ``batched``: every start and temperature of each model run as
+    replicas of one batch in this process (``replica_sampling``; for a GPU), its step run as ``step_capture``
+    says (``batched_step``). Returns the records in task order."""
     total = sum(t.settings.steps for t in tasks) or 1
     done: dict[int, int] = {}
+    latest = ["sampling"]  # the last step a worker announced: what the periodic report repeats
 
     def note(index: int, steps: int, message: str) -> None:
         done[index] = steps
+        latest[0] = message
         report(sum(done.values()) / total, message)
 
     if batched:
         from analyzers.langevin.replica_sampling import run_replicas
 
-        groups: dict[str, list[int]] = {}
+        groups: dict[str, list[int]] = {}  # one batch per model (one weight shape): its starts x temperatures
         for index, task in enumerate(tasks):
-            groups.setdefault(task.name, []).append(index)
+            groups.setdefault(task.name.split("@")[0], []).append(index)
         by_index: dict[int, dict[str, Any]] = {}
         for name, members in groups.items():
 
             def group_progress(done_steps: int, steps: int, members: list[int] = members, name: str = name) -> None:
                 for index in members:
                     done[index] = done_steps
-                report(sum(done.values()) / total, f"{name}: {len(members)} temperatures, step {done_steps}/{steps}")
+                starts = len({tasks[i].name for i in members})
+                report(sum(done.values()) / total, f"{name}: {len(members)} chains ({starts} start(s) x "
+                       f"{len(members) // starts} temperatures), step {done_steps}/{steps}")
 
-            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint)
+            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint,
+                                 step_capture=step_capture)
             by_index.update(zip(members, group, strict=True))
         return [by_index[index] for index in range(len(tasks))]
 
@@ -522,7 +529,7 @@ def run_temperatures(
                             continue
                         name, temperature, steps, count = message
                         note(index_of[(name, temperature)], steps, f"{name} T={temperature:g}: step {steps}/{count}")
-                    report(sum(done.values()) / total, "sampling")
+                    report(sum(done.values()) / total, latest[0])
                     for future in finished:
                         future.result()  # re-raise a worker's error here
             except BaseException:

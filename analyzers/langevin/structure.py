@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from analyzers.files import atomic_write_bytes
+from analyzers.langevin.spec import PDB_ID_PATTERN
 
 ACBP_SEQUENCE = "SQAEFDKAAEEVKHLKTKPADEEMLFIYSHYKQATVGDINTERPGMLDFKGKAKWDAWNELKGTSKEDAMKAYIDKVEELKKKYGI"
 # ACBP's four helices (1-based, inclusive): A1 3-15, A2 21-36, A3 51-62, A4 65-85.
@@ -126,7 +127,7 @@ def fetch_pdb(pdb_id: str, cache_dir: str | Path, timeout: float = 8.0, *, offli
     ``ConnectionError`` within ``timeout`` seconds, never a hang. ``offline`` (the person running kb said
     there is no network: ``RunContext.offline``) skips the network.
     """
-    if not re.fullmatch(r"[0-9][A-Za-z0-9]{3}", pdb_id):
+    if not re.fullmatch(PDB_ID_PATTERN, pdb_id):
         raise ValueError(f"{pdb_id!r} is not a PDB id (four characters, a digit first, e.g. 2ABD)")
     cache = Path(cache_dir).expanduser() / f"{pdb_id.upper()}.cif"
     if cache.is_file():

@@ -118,8 +118,10 @@ def _early_stopped_norm(
     settings: TrainingSettings,
     seed: int,
     report: Callable[[str], None],
+    progress: Callable[[float], None] = lambda share: None,
 ) -> float:
-    """|w|^2 at the best validation loss of one early-stopped run."""
+    """|w|^2 at the best validation loss of one early-stopped run; ``progress(share)`` of ``max_steps`` at every
+    step (a cheap call: the caller throttles it), so a slow machine still shows the training moving."""
     model = make_model(seed)
     trainer = _Trainer(model, splits.train, settings, seed)
     best_loss, best_norm, waited = math.inf, squared_norm(model), 0
@@ -127,6 +129,7 @@ def _early_stopped_norm(
     while trainer.step_count < settings.max_steps and waited < settings.patience:
         for _ in range(settings.eval_every):
             trainer.step()
+            progress(trainer.step_count / settings.max_steps)
         loss, _ = evaluate(model, validation)
         report(f"norm ensemble seed {seed}: step {trainer.step_count}, validation loss {loss:.4f}")
         if loss < best_loss:
@@ -146,15 +149,28 @@ def train_es_ot(
     settings: TrainingSettings,
     seed: int = 0,
     report: Callable[[str], None] = lambda message: None,
+    progress: Callable[[float], None] = lambda share: None,
 ) -> TrainingOutcome:
-    """Run the two-stage protocol; ``make_model(seed)`` builds a freshly initialized model on the device."""
+    """Run the two-stage protocol; ``make_model(seed)`` builds a freshly initialized model on the device.
+
+    ``progress(share)``: the share of the training done, 0 to 1, at every step. Each phase (an ensemble
+    run, a reference's ES part, its OT part) counts the same, its share of its step cap within it, so the
+    share moves while a phase runs and steps up where one ends early.
+    """
+    ensemble = settings.ensemble_size if settings.norm_target is None else 0
+    count = max(settings.references, 1)
+    phases = ensemble + 2 * count
+
+    def phase(index: int) -> Callable[[float], None]:
+        return lambda within: progress((index + min(1.0, within)) / phases)
+
     norms = []
-    for k in range(settings.ensemble_size if settings.norm_target is None else 0):
-        norms.append(_early_stopped_norm(make_model, splits, settings, seed + 1000 + k, report))
+    for k in range(ensemble):
+        norms.append(_early_stopped_norm(make_model, splits, settings, seed + 1000 + k, report, phase(k)))
         report(f"norm ensemble {k + 1}/{settings.ensemble_size}: |w|^2 = {norms[-1]:.1f}")
     target = sum(norms) / len(norms) if settings.norm_target is None else settings.norm_target
-    count = max(settings.references, 1)
-    references = [_reference_run(make_model, splits, settings, seed + k, target, report) for k in range(count)]
+    references = [_reference_run(make_model, splits, settings, seed + k, target, report,
+                                 (phase(ensemble + 2 * k), phase(ensemble + 2 * k + 1))) for k in range(count)]
     first = references[0]
     return TrainingOutcome(
         norm_target=target,
@@ -185,8 +201,12 @@ def _reference_run(
     seed: int,
     target: float,
     report: Callable[[str], None],
+    progress: tuple[Callable[[float], None], Callable[[float], None]] = (lambda share: None, lambda share: None),
 ) -> _Reference:
-    """Stage 2 for one seed: ES weights where |w|^2 reaches ``target``, then OT weights at saturation."""
+    """Stage 2 for one seed: ES weights where |w|^2 reaches ``target``, then OT weights at saturation.
+
+    ``progress``: the ES part's and the OT part's share of their step caps, at every step.
+    """
     model = make_model(seed)
     trainer = _Trainer(model, splits.train, settings, seed)
     side = squared_norm(model) < target
@@ -194,6 +214,7 @@ def _reference_run(
     es_state: dict[str, torch.Tensor] | None = None
     while trainer.step_count < settings.max_steps:
         trainer.step()
+        progress[0](trainer.step_count / settings.max_steps)
         if (squared_norm(model) < target) != side:
             es_state = _state(model)
             break
@@ -212,6 +233,7 @@ def _reference_run(
     while trainer.step_count < es_step + settings.ot_max_steps:
         for _ in range(settings.eval_every):
             trainer.step()
+            progress[1]((trainer.step_count - es_step) / settings.ot_max_steps)
         train_loss, train_error = evaluate(model, splits.train)
         trace.append({"step": trainer.step_count, "train_loss": train_loss, "train_error": train_error,
                       "squared_norm": squared_norm(model)})  # fmt: skip

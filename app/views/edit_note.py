@@ -19,9 +19,8 @@ from app.claims_editor import add_claim, claim_editor, claim_uids, from_draft, l
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
-from kb.grounding import source_path
 from kb.note_edits import frontmatter_data
-from kb.notes import Note, NoteError
+from kb.notes import Note, NoteChanged, NoteError
 from schemas import Claim, Decision, PaperNote, Status
 
 kb = setup()
@@ -32,6 +31,11 @@ BODY_PLACEHOLDER = "## Summary\n\n## Methods\n\n## Results\n\n## My take\n"
 def _add_blank_claim() -> None:
     """The "Add a claim" button's callback: an empty claim (a callback's return value is ignored)."""
     add_claim()
+
+
+def _reload() -> None:
+    """The "Reload the note" button's callback: the next run fills the form from the file as it is now."""
+    st.session_state["edit_target"] = None
 
 
 def load(note: Note | None) -> None:
@@ -365,8 +369,8 @@ with st.container(border=True):
                    "drafter turns explicit numbers into quantitative claims. Quotes not found verbatim in the "
                    "text are rejected. Nothing is added until you accept it.")
         source_text = ""
-        if note is not None and (path := source_path(note)) is not None and path.is_file():
-            source_text = path.read_text(encoding="utf-8", errors="replace")
+        if note is not None:  # only inside the notes folder, size-capped, regular files only
+            source_text = kb.read_source(note).text or ""
         init_value("draft_text", source_text)
         st.text_area("Paper text", key="draft_text", height=160, placeholder="Paste the abstract or full text")
         if st.button("Draft claims", key="draft_go", icon=":material/auto_awesome:",
@@ -435,7 +439,7 @@ if clicked:
         st.error(f"Nothing was written: fix the {len(errors)} field(s) marked above.", icon=":material/block:")
         st.stop()
     pasted = str(st.session_state.get("draft_text") or "")
-    has_source = bool(meta.get("source_file")) or (note is not None and source_path(note) is not None)
+    has_source = bool(meta.get("source_file")) or (note is not None and bool(note.meta.source_file))
     stored = None
     if pasted.strip() and not has_source:  # the text pasted into the drafter becomes the note's source text
         from kb.paper_add import store_source_text
@@ -460,6 +464,9 @@ if clicked:
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))
         st.error(f"Nothing was written: {exc.message if exc.field else exc}", icon=":material/block:")
+        if isinstance(exc, NoteChanged):
+            st.button("Reload the note (drops the changes made here)", key="edit_reload",
+                      icon=":material/refresh:", on_click=_reload)
         st.stop()
     index_keeper().mark_changed()
     data.clear_caches()

@@ -9,6 +9,7 @@ from app import data
 from app.state import index_first, index_keeper, settings_key, setup, show_flash
 from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
 from kb.evidence import ALL_STATES
+from kb.search import QueryError, SearchIndexDamaged
 from schemas import Decision, Status
 
 kb = setup()
@@ -83,11 +84,15 @@ sort = sort_col.selectbox("Sort by", ["id", "title", "year", "quality"], key="li
                           disabled=bool(query.strip()), help="Search results are ordered by relevance")
 descending = order_col.toggle("Desc.", key="lib_desc", persist_state="session")
 
-frame = data.library_frame(
-    key, keeper.generation, query.strip(), None if tag == ANY else tag, None if decision == ANY else decision,
-    None if status == ANY else status, min_quality or None, None if year == ANY else year, tuple(sorted(states)),
-    sort, descending,
-)
+try:
+    frame = data.library_frame(
+        key, keeper.generation, query.strip(), None if tag == ANY else tag, None if decision == ANY else decision,
+        None if status == ANY else status, min_quality or None, None if year == ANY else year,
+        tuple(sorted(states)), sort, descending,
+    )
+except (QueryError, SearchIndexDamaged) as exc:  # a query kb cannot run, or a damaged index: say so, keep the page
+    st.error(str(exc), icon=":material/search_off:")
+    st.stop()
 if frame.empty:
     if facets["notes"] == 0:
         empty_state("The library is empty. Add a note on **Add / edit note**, or put Markdown notes in "

@@ -15,22 +15,27 @@ from app import data
 from app.evidence import active_runs_panel, claim_panel, evidence_panel
 from app.sidebar import active_runs
 from app.state import flash, index_keeper, setup, show_flash, worker
+from app.tension_panels import others_panel, read_library
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
-from kb.evidence import ClaimState, ClaimStatus
-from kb.grounding import check_note, source_path
+from kb.display import body_within
+from kb.evidence import ClaimState, ClaimStatus, latest_results
+from kb.grounding import check_note
 from kb.notes import Note, NoteError
+from kb.queue import executors
+from kb.source_files import SourceStatus
 from schemas import RunRecord
 
 kb = setup()
 LIVE_SECONDS = 1.0
 
 
-EXECUTORS = {"This machine": "local", "Slurm": "slurm"}
+# "Run on": every registered executor, by the label it gives itself (kb.queue.executors).
+EXECUTORS = {cls.label: name for name, cls in executors.load_all().items()}
 
 
 def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
-    """Queue verification runs and make sure a worker (or a Slurm job) will take them (button callback)."""
+    """Queue verification runs and make sure a worker (or the chosen executor) will take them (button callback)."""
     executor = EXECUTORS.get(st.session_state.get("reverify_executor") or "", "local")
     device = st.session_state.get("reverify_device") or "cpu"
     try:
@@ -43,15 +48,17 @@ def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
         flash("warning", f"Skipped `{claim_key}`: {reason}")
     if not queued:
         return
-    if executor == "slurm":
+    chosen = kb.executor(executor)
+    if not chosen.needs_worker:
         try:
-            jobs = kb.submit_to_slurm([r.id for r in queued])
+            jobs = chosen.submit(kb.engine, [r.id for r in queued])
         except (RuntimeError, ValueError, OSError) as exc:
             for record in queued:
                 kb.cancel(record.id)
-            flash("error", f"Could not submit to Slurm: {exc}")
+            flash("error", f"Could not submit to {chosen.label}: {exc}")
             return
-        flash("success", f"Submitted {len(jobs)} Slurm job(s) for {what}: {', '.join(jobs.values())}.")
+        flash("success", f"Submitted {len(queued)} run(s) for {what} to {chosen.label}"
+              + (f": job(s) {', '.join(jobs.values())}." if jobs else "."))
         return
     info = worker().ensure()
     where = (f"the background worker (pid {info.pid}) runs them" if info is not None
@@ -65,11 +72,11 @@ def note_runs(note_id: str) -> list[RunRecord]:
 
 
 def reconcile_now(every: float = 10.0) -> None:
-    """Resubmit runs whose Slurm job vanished, at most every ``every`` seconds per session."""
+    """Resubmit runs whose job vanished (Slurm), at most every ``every`` seconds per session."""
     now = time.monotonic()
     if now - st.session_state.get("slurm_reconciled_at", -every) >= every:
         st.session_state["slurm_reconciled_at"] = now
-        kb.reconcile_slurm()
+        kb.reconcile(executors.reconciling())
 
 
 @st.fragment(run_every=LIVE_SECONDS)
@@ -79,7 +86,7 @@ def live_progress(note_id: str) -> None:
     if not runs:
         data.clear_caches()
         st.rerun()
-    if any(r.executor == "slurm" for r in runs):
+    if any(r.executor in executors.reconciling() for r in runs):
         reconcile_now()
     with st.container(border=True):
         st.markdown(f":material/sync: **Verifying** · {len(runs)} run(s) in flight")
@@ -166,6 +173,7 @@ if st.query_params.get("id") != note_id:
 
 header(note)
 claims = note.meta.claims
+source = kb.read_source(note)  # only inside the notes folder, size-capped, regular files only
 bound = [c for c in claims if c.analyzer is not None]
 known = set(kb.analyzers())
 evidence = {c.id: kb.evidence(f"{note_id}#{c.id}") for c in claims}
@@ -178,8 +186,8 @@ with st.container(horizontal=True, gap="small", vertical_alignment="center"):
               disabled=not bound or bool(in_flight), on_click=queue_runs, args=(kb, [note_id], f"note {note_id}"),
               help="Queue a run for every claim bound to an analyzer; a background worker runs them")
     st.segmented_control("Run on", list(EXECUTORS), key="reverify_executor", default="This machine",
-                         label_visibility="collapsed", help="Where re-verification runs: a worker on this machine, "
-                         "or one Slurm job per run (settings: KB_SLURM__PARTITION, ...)")
+                         label_visibility="collapsed", help="Where re-verification runs: " + "; ".join(
+                             f"{label}: {executors.get(name).description}" for label, name in EXECUTORS.items()))
     st.segmented_control("Device", ["cpu", "cuda"], key="reverify_device", default="cpu",
                          label_visibility="collapsed", help="Device the runs ask for (a Slurm job on cuda gets a GPU)")
     st.page_link("views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id})
@@ -204,7 +212,8 @@ with tab_claims:
             for state in STATE_STYLE:
                 if states.get(state):
                     state_badge(state, states[state])
-        grounding = {r.claim_id: r for r in check_note(note)}
+        grounding = {r.claim_id: r for r in check_note(note, source)}
+        across = read_library(kb)  # other notes' claims on the same quantities, and the tensions (kb.tensions)
         for claim in claims:
             claim_key = f"{note_id}#{claim.id}"
             with st.container(border=True, key=f"claim_{claim.id}"):
@@ -215,24 +224,31 @@ with tab_claims:
                         st.button("Re-verify", key=f"reverify_{claim_key}", icon=":material/replay:",
                                   disabled=claim_key in running_claims or claim.analyzer.name not in known,
                                   on_click=queue_runs, args=(kb, [claim_key], f"claim {claim.id}"))
+                others_panel(across, claim_key)  # its tensions; other notes' claims on the same quantity
                 with right:
                     active_runs_panel([r for r in in_flight if r.claim_key == claim_key])
-                    evidence_panel(kb.store, claim, evidence[claim.id], key=claim_key)
+                    evidence_panel(kb.store, claim, evidence[claim.id], key=claim_key,
+                                   results=latest_results(kb.engine, claim_key) if claim.paper_values else None)
 
 with tab_note:
     if note.body.strip():
-        st.markdown(note.body)  # raw HTML in the note is escaped: never unsafe_allow_html with note text
+        shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
+        st.markdown(shown)  # raw HTML in the note is escaped: never unsafe_allow_html with note text
+        if left_out is not None:
+            st.caption(left_out)
     else:
         empty_state("The note has no body yet.")
 
 with tab_source:
-    path = source_path(note)
-    if path is None:
+    if source.status is SourceStatus.none:
         empty_state("The note names no `source_file`: add the paper's abstract or full text beside the note "
                     "and set `source_file` so claims' quotes can be checked against it.")
-    elif not path.is_file():
-        st.warning(f"`source_file` points to `{note.meta.source_file}`, which does not exist.")
+    elif source.text is None:  # missing, or refused (outside the notes folder, not a regular file, too large)
+        show = st.warning if source.status is SourceStatus.missing else st.error
+        show(source.problem or "", icon=":material/block:")
     else:
+        if source.problem is not None:
+            st.warning(source.problem)
         st.caption(f"`{note.meta.source_file}` · quotes of the claims are checked against this text")
         with st.container(height=520, border=True):
-            st.text(path.read_text(encoding="utf-8", errors="replace"))
+            st.text(source.text)

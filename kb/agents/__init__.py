@@ -7,5 +7,7 @@
   and the analyzer registry; without a model the deterministic ``fallback`` drafter of numbers and tables;
 - ``accept``: appending accepted claims to a note's ``claims:`` block, and the remembered last draft;
 - ``ask``: ``ask(question, kb, model)``, answers from tool outputs with citations from the tool calls made;
-- ``eval_set``: the labelled passages and the precision/recall of a drafter on them.
+- ``eval_set``: the labelled passages and the precision/recall of a drafter on them;
+- ``tension_finder``: candidate tensions between qualitative claims, proposed by the model and checked against the
+  notes (both quotes cited, marked "proposed by the model"); without a model none.
 """

@@ -20,8 +20,8 @@ from langchain_core.language_models import BaseChatModel
 from analyzers.files import atomic_write_bytes
 from kb.agents.drafter import DraftResult, draft, review
 from kb.core import KnowledgeBase
-from kb.grounding import source_path
 from kb.notes import NoteError
+from kb.source_files import SourceError, SourceStatus, read_text_file
 from schemas.claim import Claim
 
 # -- the last draft of each source text --------------------------------------------------------------
@@ -74,7 +74,11 @@ def draft_source(kb: KnowledgeBase, note_or_file: str) -> DraftSource:
     """A text file, or a note's ``source_file`` (its body when it has none); ``NoteError`` when neither exists."""
     path = Path(note_or_file)
     if path.is_file():
-        return DraftSource(path.read_text(encoding="utf-8", errors="replace"), f"file-{path.resolve()}", None)
+        try:
+            text = read_text_file(path, max_bytes=kb.settings.max_source_bytes)
+        except SourceError as exc:
+            raise NoteError(path, exc.reason) from None
+        return DraftSource(text, f"file-{path.resolve()}", None)
     try:
         note = kb.read(note_or_file)
     except NoteError:
@@ -82,11 +86,12 @@ def draft_source(kb: KnowledgeBase, note_or_file: str) -> DraftSource:
             raise NoteError(path, "no such file, and no note with this id; pass a text file or a note id "
                                   "('kb list')") from None
         raise
-    src = source_path(note)
-    if src is not None and src.is_file():
-        return DraftSource(src.read_text(encoding="utf-8", errors="replace"), f"note-{note.id}", note.id)
-    why = (f"its source_file {note.meta.source_file!r} does not exist" if note.meta.source_file
-           else "it names no source_file")
+    source = kb.read_source(note)  # only inside the notes folder, size-capped, regular files only
+    if source.status is SourceStatus.refused:
+        raise source.error(note)
+    if source.text is not None:
+        return DraftSource(source.text, f"note-{note.id}", note.id)
+    why = f"its {source.problem}" if source.problem else "it names no source_file"
     return DraftSource(note.body, f"note-{note.id}", note.id, (f"drafting from the body of note {note.id!r}: {why}",))
 
 

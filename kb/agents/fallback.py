@@ -5,7 +5,7 @@ a careful reader would skim it for numbers:
 
 - the text is cut into units: prose sentences (also Chinese ones, ending in 。！？), Markdown list
   items, and table rows (each row remembers its table's header); headings, code blocks, reference
-  lists and URLs are skipped;
+  lists, URLs, lines of code and its output ('R> fit <- lm(...)') and bare section numbers are skipped;
 - a unit is a candidate when it states a quantity: a number with a unit or a percentage, a decimal,
   a model size (650M, 15B), or a number in a comparison, range or approximation ('between 0.4 and
   0.6', 'from X to Y', 'around 0', '≈ 24'); numbers that only point somewhere (Table 3, Fig. 4,
@@ -44,6 +44,11 @@ _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|io|net)/\S*")
 # Words after which a period does not end a sentence ('Fig. 4', 'et al. (2021)', 'cf. Table A1').
 _ABBREVIATIONS = {"fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf", "e.g", "i.e", "al", "vs", "approx",
                   "no", "vol", "pp", "tab", "app", "ca", "resp", "st", "dr", "mr", "ms", "prof", "etc", "incl"}
+# Lines of code and its printed output in a paper (R's prompt '> ' or 'R> ' and continuation '+ ', an
+# assignment '<-', a matrix row '[1,]'): never a finding, and their numbers would read as results.
+_CODE_LINE = re.compile(r"^(?:R?>|\+)\s|<-|^\s*\[\d*,\d*\]|^\s*\[\d+\]\s")
+# A unit that is only a section number ('1.1.', '2.3'), what is left of a numbered heading.
+_BARE_NUMBER = re.compile(r"^[\d.\s]+$")
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[^\sa-z])|(?<=[。！？])")
 
 
@@ -71,7 +76,7 @@ def _sentences(paragraph: str) -> list[str]:
         sentences.append(paragraph[start:boundary.start()])
         start = boundary.end()
     sentences.append(paragraph[start:])
-    return [" ".join(s.split()) for s in sentences if s.strip()]
+    return [" ".join(s.split()) for s in sentences if s.strip() and not _BARE_NUMBER.match(s)]
 
 
 def _is_heading(line: str) -> bool:
@@ -101,7 +106,8 @@ def units(text: str) -> list[Unit]:
         is_row = stripped.startswith("|") and stripped.count("|") >= 2
         if not is_row:
             header = None
-        if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped):
+        if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped) \
+                or _CODE_LINE.search(stripped):
             flush()
             continue
         if is_row:

@@ -35,7 +35,8 @@ CitationKind = Literal["note", "claim", "run"]
 ClaimStateName = Literal["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable",
                          "error", "stale", "unverified", "unbound"]
 MAX_BODY_CHARS = 4000
-MAX_RESULT_CHARS = 12000
+# About 4k tokens: list_analyzers (every metric with its description, 6 analyzers) is the longest answer, ~12k.
+MAX_RESULT_CHARS = 16000
 CLAIM_KEY = r"^[^#\s]+#[^#\s]+$"
 assert set(ClaimStateName.__args__) == {s.value for s in ClaimState}  # type: ignore[attr-defined]
 

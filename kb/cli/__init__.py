@@ -12,6 +12,7 @@ a hint, and the exit code is non-zero. The commands live by topic in ``notes``, 
 from kb.cli import notes  # noqa: F401
 from kb.cli import add  # noqa: F401
 from kb.cli import runs  # noqa: F401
+from kb.cli import tensions  # noqa: F401
 from kb.cli import analyze  # noqa: F401
 from kb.cli import agents  # noqa: F401
 from kb.cli import serve  # noqa: F401
@@ -33,18 +34,23 @@ def main() -> None:
     from sqlalchemy.exc import OperationalError
 
     from kb.cli.common import err_console, esc
-    from kb.core import IndexDamaged
+    from kb.core import IndexDamaged, IndexUnavailable
+    from kb.disk import DiskFull, full_path, is_disk_full
+    from kb.migrate import IndexTooNew
+    from kb.search import SearchIndexDamaged
 
     try:
         app(standalone_mode=True)
-    except IndexDamaged as exc:
+    except (IndexDamaged, IndexTooNew, SearchIndexDamaged, IndexUnavailable) as exc:
         err_console.print(f"[bold red]error[/]: {esc(exc)}", soft_wrap=True)
         raise SystemExit(3) from None
-    except (OSError, OperationalError, sqlite3.OperationalError) as exc:
+    except (DiskFull, OSError, OperationalError, sqlite3.OperationalError) as exc:
         text = str(getattr(exc, "orig", exc))
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "disk is full" in text:
-            err_console.print("[bold red]error[/]: the disk is full: free some space (or move the KB home with "
-                              "--home) and run the command again; nothing already written was lost", soft_wrap=True)
+        if is_disk_full(exc):  # one line: where, and how much room is left
+            from kb.settings import Settings
+
+            full = exc if isinstance(exc, DiskFull) else DiskFull(full_path(exc, Settings().home.resolve()))
+            err_console.print(f"[bold red]error[/]: {esc(full)}", soft_wrap=True)
             raise SystemExit(4) from None
         if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or "readonly database" in text:
             err_console.print(f"[bold red]error[/]: cannot write ({esc(text.splitlines()[0])}): this command writes "
@@ -57,9 +63,11 @@ def main() -> None:
 def _add_analyzer_commands() -> None:
     """Commands analyzer packages contribute (``kb probe``, ``kb models``, ``kb langevin``, ...)."""
     from analyzers import registry
+    from kb.cli.common import AnalyzerCommandHost
 
+    host = AnalyzerCommandHost()
     for hook in registry.command_hooks():
-        hook(app)
+        hook(app, host)
 
 
 _add_analyzer_commands()

@@ -10,47 +10,20 @@ folders) may be set here, unlike in a note.
 from __future__ import annotations
 
 import datetime as dt
-import types
-import typing
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from ruamel.yaml import YAML
 
 from analyzers.files import atomic_write_json
+from analyzers.overrides import model_error_line, split_pairs, typed_overrides
 from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
-
-
-def _is_text_field(annotation: Any) -> bool:
-    """Whether a Params field holds text, so that ``--set title=12`` stays the string '12'."""
-    if annotation is str:
-        return True
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return bool(args) and all(a is str for a in args)
-    return False
-
-
-def parse_overrides(pairs: list[str], fields: dict[str, Any]) -> dict[str, Any]:
-    """``key=value`` pairs as parameters: YAML scalars and lists (``layers=[2,4]``), text fields as typed."""
-    yaml = YAML(typ="safe", pure=True)
-    parsed: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not key=value (e.g. --set max_steps=200)")
-        if key not in fields:
-            raise typer.BadParameter(f"unknown parameter {key!r}; known: {', '.join(sorted(fields))}")
-        if _is_text_field(fields[key].annotation):
-            parsed[key] = raw
-        else:
-            value = yaml.load(raw) if raw.strip() else None
-            parsed[key] = value
-    return parsed
+from kb.estimates import with_time_left
+from kb.verdicts import unresolved_reason
 
 
 @app.command("run")
@@ -66,7 +39,7 @@ def run_analyzer(
 ) -> None:
     """Run one analyzer here on a scale preset and overrides; write its files and metrics.json to --out."""
     from analyzers import registry
-    from analyzers.base import Cancelled, NotRunnable, RunContext
+    from analyzers.base import Cancelled, InvalidResult, NotRunnable, result_record
 
     analyzers = registry.load_all()
     if name not in analyzers:
@@ -74,13 +47,16 @@ def run_analyzer(
         err_console.print(f"[bold red]error[/]: no analyzer {escape(repr(name))}; known: {escape(known)}")
         raise typer.Exit(2)
     analyzer = registry.get(name)
-    fields = analyzer.Params.model_fields
+    params_in: dict[str, Any] = {}
     try:
-        params_in = parse_overrides(overrides or [], fields)
+        params_in = typed_overrides(split_pairs(overrides or []), analyzer.Params, name)
         if device is not None:
             params_in["device"] = device
         params = analyzer.params_for(params_in, scale=scale)
-    except (typer.BadParameter, ValueError) as exc:
+    except ValidationError as exc:  # a rule across fields: still one line
+        err_console.print(f"[bold red]error[/]: {escape(model_error_line(exc, params_in))}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    except ValueError as exc:  # OverrideError, an unknown scale
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
@@ -92,18 +68,23 @@ def run_analyzer(
                       TimeElapsedColumn(), console=err_console, transient=True) as bar:
             task = bar.add_task(escape(name), total=1.0)
 
-            def progress(fraction: float, message: str) -> None:
-                bar.update(task, completed=fraction, description=escape(f"{name}: {message}"[:70]))
+            started = time.perf_counter()
 
-            settings = make_kb(None, home, None).settings
-            result = analyzer.run(params, RunContext(out_dir=out_dir, cache_dir=settings.home / "cache",
-                                                     offline=settings.offline, progress=progress))
+            def progress(fraction: float, message: str) -> None:
+                said = with_time_left(message, time.perf_counter() - started, fraction, None)
+                bar.update(task, completed=fraction, description=escape(f"{name}: {said}"[:70]))
+
+            result = analyzer.run(params, make_kb(None, home, None).job_config.run_context(out_dir, progress))
     except NotRunnable as exc:
         err_console.print(f"[yellow]not runnable here[/]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(3) from None
     except Cancelled:
         raise typer.Exit(130) from None
-    metrics = result.model_dump(mode="json")
+    try:
+        metrics = result_record(result)
+    except InvalidResult as exc:
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", soft_wrap=True)
+        raise typer.Exit(1) from None
     atomic_write_json(out_dir / "metrics.json", metrics)
     if as_json:
         print_json({"id": name, "out": str(out_dir), "scale": analyzer.scale_name(params), "metrics": metrics})
@@ -115,6 +96,6 @@ def run_analyzer(
         if isinstance(value, int | float | bool | str):
             shown = f"{value:.4g}" if isinstance(value, float) else str(value)
             # A value whose test failed is shown as such: a claim on it reads inconclusive.
-            why = result.untestable.get(metric)
+            why = unresolved_reason(metrics, metric)
             console.print(f"  {escape(metric)} = {escape(shown)}" + (f" [yellow](untestable: {escape(why)})[/]"
                                                                      if why else ""), soft_wrap=True)

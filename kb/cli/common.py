@@ -3,9 +3,9 @@ JSON, listings and the notes table are printed."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,7 +20,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from analyzers.base import RunContext
 from kb.core import KnowledgeBase
+from kb.display import terminal_json, terminal_text
 from kb.notes import NoteError
 from kb.settings import Settings
 
@@ -35,9 +37,25 @@ DbOpt = Annotated[str | None, typer.Option("--db", envvar="KB_DATABASE_URL", hel
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
-def make_kb(papers: Path | None, home: Path | None, db: str | None) -> KnowledgeBase:
-    """The knowledge base the common options name (unset options fall back to the environment and defaults)."""
-    overrides: dict[str, Any] = {}
+def setting_option(field: str, *flags: str) -> Any:
+    """A typer option for one ``Settings`` field: its flags, its environment variable (``KB_<FIELD>``) and the
+    field's own description as help, so the flag, the variable and the setting cannot drift apart."""
+    return typer.Option(*flags, envvar=f"KB_{field.upper()}", show_envvar=True,
+                        help=Settings.model_fields[field].description)
+
+
+# What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`).
+ArtifactStoreOpt = Annotated[str | None, setting_option("artifact_store", "--artifact-store")]
+OfflineOpt = Annotated[bool | None, setting_option("offline", "--offline/--online")]
+CacheDirOpt = Annotated[Path | None, setting_option("cache_dir", "--cache-dir")]
+
+
+def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: Any) -> KnowledgeBase:
+    """The knowledge base the common options name (unset options fall back to the environment and defaults).
+
+    ``settings``: more ``Settings`` fields from options (``artifact_store``, ``offline``); None leaves one unset.
+    """
+    overrides: dict[str, Any] = {key: value for key, value in settings.items() if value is not None}
     if papers is not None:
         overrides["papers"] = papers
     if home is not None:
@@ -47,10 +65,21 @@ def make_kb(papers: Path | None, home: Path | None, db: str | None) -> Knowledge
     return KnowledgeBase(Settings(**overrides))
 
 
-def esc(value: object) -> str:
-    """User text (titles, ids, tags, snippets, errors quoting them) made safe for rich markup: ``[mask]``
-    stays visible and ``[/]`` cannot end our own styles."""
-    return escape(str(value))
+class AnalyzerCommandHost:
+    """What kb hands the commands of analyzer packages (``analyzers.registry.CommandHost``): run contexts built
+    from the one ``JobConfig`` of the settings, as the worker's runs get them."""
+
+    def run_context(self, out_dir: Path, progress: Callable[[float, str], None] | None = None, *,
+                    home: Path | None = None) -> RunContext:
+        """The context of a run under the settings (``home``: the command's ``--home``, else the environment's)."""
+        return make_kb(None, home, None).job_config.run_context(out_dir, progress)
+
+
+def esc(value: object, *, block: bool = False) -> str:
+    """User text (titles, ids, tags, snippets, errors quoting them) made safe for the terminal and for rich
+    markup: control and escape characters are shown escaped (``kb.display.terminal_text``; ``block`` keeps
+    a body's newlines), ``[mask]`` stays visible and ``[/]`` cannot end our own styles."""
+    return escape(terminal_text(value, block=block))
 
 
 def fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
@@ -62,7 +91,7 @@ def fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
 
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout (what ``--json`` promises)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(terminal_json(data) + "\n")
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,13 @@ from kb.cli.common import (
     print_json,
 )
 from kb.core import KnowledgeBase, paper_summary
+from kb.display import body_within, terminal_text
 from kb.evidence import label
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
-from kb.source_files import source_problem
+from kb.search import QueryError
+from kb.source_files import SourceError, SourceText, read_text_file
+from kb.tensions import by_claim as tensions_by_claim
 from kb.verdicts import describe
 
 
@@ -57,8 +60,8 @@ def validate(
         for note in valid:
             console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)",
                           highlight=False)
-    for note in valid:  # a missing source text is a warning here, an error in 'kb check'
-        if (problem := source_problem(note)) is not None:
+    for note in valid:  # a missing source text is a warning here, an error in 'kb check' (refused ones: errors)
+        if (problem := kb.read_source(note).problem) is not None:
             err_console.print(f"[yellow]warning[/]: {esc(note.path)}: {esc(problem)}",
                               highlight=False, soft_wrap=True)
     if errors:
@@ -70,8 +73,9 @@ def validate(
 @app.command()
 def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
           rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the index from the notes and "
-                                                "re-attach the evidence kept in the store (a damaged index is "
-                                                "moved aside, never deleted).")] = False) -> None:
+                                                "re-attach the evidence kept in the store (an index that fails its "
+                                                "integrity check is moved aside, never deleted; a healthy one is "
+                                                "kept).")] = False) -> None:
     """Index the notes folder into the database (incremental)."""
     kb = make_kb(papers, home, db)
     reattached = 0
@@ -80,12 +84,14 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
         task = bar.add_task("index", total=None)
         step = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
         try:
+            kept = rebuild and kb.index_health() is None  # a healthy SQLite index is never moved aside
             report, reattached = kb.rebuild_index(progress=step) if rebuild else (kb.index(progress=step), 0)
         except NoteError as exc:
             fail(exc)
             return
     if rebuild and not as_json:
-        console.print(f"rebuilt the index; re-attached the evidence of {reattached} run(s)")
+        console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
+                       "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {reattached} run(s)")
     counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
     if as_json:
         print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
@@ -138,7 +144,10 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     states = kb.claim_states(note_id)
     state_of = {c.id: states[key].state.value if (key := f"{note_id}#{c.id}") in states else None
                 for c in note.meta.claims}
-    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id]} for c in note.meta.claims]
+    in_tension = tensions_by_claim(kb.tensions())  # kb.tensions: the claims of other notes it cannot hold with
+    tension_ids = {c.id: [t.id for t in in_tension.get(f"{note_id}#{c.id}", [])] for c in note.meta.claims}
+    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id]}
+              for c in note.meta.claims]
     if as_json:
         print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
         return
@@ -154,34 +163,44 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         Col("expect", ratio=2, min_width=120), Col("statement", ratio=3)])
     for claim in note.meta.claims:
         state = state_of[claim.id]
-        claim_table.add(id=esc(claim.id), state=esc(label(state)) if state else "not indexed", kind=claim.kind.value,
+        marks = "".join(f"\n[magenta]tension {esc(t)}[/]" for t in tension_ids[claim.id])
+        claim_table.add(id=esc(claim.id), state=(esc(label(state)) if state else "not indexed") + marks,
+                        kind=claim.kind.value,
                         analyzer=esc(claim.analyzer.name) if claim.analyzer else "",
                         expect=esc(describe(claim.expect)) if claim.expect else "", statement=esc(claim.statement))
     console.print(claim_table.table)
-    console.print(Markdown(note.body))
+    shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
+    console.print(Markdown(terminal_text(shown, block=True)))  # Markdown is not rich markup: no esc()
+    if left_out is not None:
+        console.print(f"[dim]{esc(left_out)}[/]", highlight=False, soft_wrap=True)
 
 
 @app.command()
 def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
            limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20,
            papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Full-text search over titles, tags, bodies and claim statements."""
+    """Full-text search over titles, tags, bodies, claim statements and source texts (with the page)."""
     kb = make_kb(papers, home, db)
     kb.index()
-    hits = kb.search(query, limit=limit)
+    try:
+        hits = kb.search(query, limit=limit)
+    except QueryError as exc:
+        err_console.print(f"[bold red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     rows: list[dict[str, Any]] = []
     for hit in hits:
         paper = kb.get(hit.paper_id)
         rows.append({"id": hit.paper_id, "title": paper.title if paper else "", "score": hit.score,
-                     "snippet": hit.snippet})
+                     "page": hit.page, "snippet": hit.snippet})  # page: of the source text, for a hit in it
     if as_json:
         print_json(rows)
         return
     table = Table(title=f"{len(rows)} hit(s) for {esc(repr(query))}", header_style="bold cyan")
-    for column in ("id", "title", "snippet"):
+    for column in ("id", "title", "page", "snippet"):
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(esc(row["id"]), esc(row["title"]), _highlight(str(row["snippet"])))
+        page = f"p. {row['page']}" if row["page"] is not None else ""
+        table.add_row(esc(row["id"]), esc(row["title"]), page, _highlight(str(row["snippet"])))
     console.print(table)
 
 
@@ -205,13 +224,15 @@ def _split_assignments(assignments: list[str]) -> list[tuple[str, str]]:
 @app.command("set")
 def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
                assignments: Annotated[list[str], typer.Argument(help="FIELD=VALUE pairs, e.g. quality_score=5.")],
+               new_field: Annotated[bool, typer.Option("--new-field", help="Add a field the note does not have even "
+                                                       "where its name is one typo from a known one.")] = False,
                papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
     """Change frontmatter fields of a note; only those fields' lines change in the file."""
     kb = make_kb(papers, home, db)
     try:
         note = kb.read(note_id)
         changes = {field: note_edits.coerce_value(note, field, raw) for field, raw in _split_assignments(assignments)}
-        note = kb.set_fields(note_id, changes)
+        note = kb.set_fields(note_id, changes, new_fields=new_field)
     except NoteError as exc:
         fail(exc)
         return
@@ -298,16 +319,21 @@ def check(
     kb = make_kb(papers, home, db)
     rows: list[dict[str, Any]] = []
     missing_source: list[str] = []
+    try:  # the operator's own file: no vault, but bounded and regular files only like any source text
+        text = read_text_file(source, max_bytes=kb.settings.max_source_bytes) if source else None
+    except SourceError as exc:
+        fail(NoteError(source or "", f"--source {exc.reason}"))
+        return
     for target in targets:
         try:
             note = read_note(Path(target)) if Path(target).is_file() else kb.read(target)
         except NoteError as exc:
             fail(exc)
             return
-        text = source.read_text(encoding="utf-8", errors="replace") if source else None
-        if text is None and (problem := source_problem(note)) is not None:
-            missing_source.append(f"{note.path}: {problem}")
-        found = disagreements(note, text)
+        given: str | SourceText = text if text is not None else kb.read_source(note)
+        if isinstance(given, SourceText) and given.problem is not None:
+            missing_source.append(f"{note.path}: {given.problem}")
+        found = disagreements(note, given)
         differ = {d.where: d.reason for d in found}
         rows += [{"id": f"{note.id}:{d.where}", "note": note.id, "claim": None,
                   "grounding": "disagrees" if d.severity == "error" else "warning", "reason": d.reason,
@@ -315,7 +341,7 @@ def check(
                  for d in found if d.where in ("title", "paper_id", "year")]
         rows += [{"id": f"{note.id}#{r.claim_id}", "note": note.id, "claim": r.claim_id,
                   "grounding": r.status.value, "reason": r.reason, "disagreement": differ.get(r.claim_id)}
-                 for r in check_note(note, text)]
+                 for r in check_note(note, given)]
     if as_json:
         print_json(rows)
     else:

@@ -22,12 +22,17 @@ from rich.progress import (
 )
 from rich.table import Column
 
+from analyzers.overrides import OverrideError, split_pairs
+from kb.bindings import reason_line, settling
 from kb.cli.common import (
+    ArtifactStoreOpt,
+    CacheDirOpt,
     Col,
     DbOpt,
     HomeOpt,
     JsonOpt,
     Listing,
+    OfflineOpt,
     PapersOpt,
     app,
     console,
@@ -36,12 +41,13 @@ from kb.cli.common import (
     fail,
     make_kb,
     print_json,
+    setting_option,
 )
 from kb.core import KnowledgeBase
 from kb.display import NOT_RUNNABLE, observed_text, run_status, scale_text
-from kb.evidence import label, verdict_state
+from kb.evidence import label, latest_results, paper_comparisons, verdict_state
 from kb.notes import NoteError
-from kb.queue.executors import EXECUTORS
+from kb.queue import executors
 from kb.verdicts import describe
 from schemas import EvidenceRecord, Verdict
 
@@ -90,49 +96,55 @@ def verify(
     targets: Annotated[list[str] | None, typer.Argument(help="Claim keys (note#claim) or note ids.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every claim bound to an analyzer.")] = False,
     stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
+    tension: Annotated[str | None, typer.Option("--tension", help="A tension's id (`kb tensions`): queue the runs "
+                                                "that decide it.")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
-    executor: Annotated[str, typer.Option(help="local (this machine), ray (Ray tasks) or slurm (one Slurm job per "
-                                          "run; GPUs on request).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
+    executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): " + "; ".join(
+        f"{name}: {cls.description}" for name, cls in executors.load_all().items()) + ".")] = "local",
+    ray_address: Annotated[str | None, setting_option("ray_address", "--ray-address")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
     grants: Annotated[list[str] | None, typer.Option("--set", help="Parameter key=value for every run whose "
                                                      "analyzer takes it, including what a note may not set "
-                                                     "(trust_remote_code=true, work_dir=..., fasta=...).")] = None,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+                                                     "(trust_remote_code=true, work_dir=..., fasta=...); checked "
+                                                     "before anything is queued.")] = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
+    offline: OfflineOpt = None, cache_dir: CacheDirOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
-    if not targets and not all_ and not stale:
-        err_console.print("[red]error[/]: name claims or notes, or pass --all or --stale")
+    if not targets and not all_ and not stale and not tension:
+        err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale or --tension")
         raise typer.Exit(2)
-    if executor not in EXECUTORS:
-        err_console.print(f"[red]error[/]: executor {executor!r} is unknown; use one of {', '.join(EXECUTORS)}")
-        raise typer.Exit(2)
-    kb = make_kb(papers, home, db)
-    if executor == "slurm" and kb.settings.resolved_database_url.startswith("sqlite"):
-        err_console.print("[red]error[/]: Slurm jobs run on other machines and need a shared index: set "
-                          "KB_DATABASE_URL (or --db) to a PostgreSQL URL, e.g. postgresql+psycopg://user@host/kb, "
-                          "and KB_ARTIFACT_STORE to a store the nodes reach (see README, Running on a GPU cluster)",
-                          soft_wrap=True)
-        raise typer.Exit(2)
-    operator_params = _parse_grants(grants or [])
+    kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir,
+                 ray_address=ray_address)
     try:
-        queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
-                                    executor=executor, operator_params=operator_params)
+        chosen = kb.executor(executor)
+        chosen.check()
+    except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
+        err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    try:
+        if tension is not None:
+            queued, skipped = kb.verify_tension(tension, device=device, executor=executor,
+                                                operator_params=split_pairs(grants or []))
+        else:
+            queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
+                                        executor=executor, operator_params=split_pairs(grants or []))
     except NoteError as exc:
         fail(exc)
         return
+    except OverrideError as exc:  # nothing was queued
+        err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
     for key, reason in skipped:
         err_console.print(f"[yellow]skipped[/] {esc(key)}: {esc(reason)}", highlight=False)
     if not as_json:
         console.print(f"queued {len(queued)} run(s)")
     if run and queued:
         ids = [r.id for r in queued]
-        work: Callable[[], object] = {"ray": lambda: kb.work_on_ray(ids, address=ray_address),
-                                      "slurm": lambda: kb.work_on_slurm(ids)}.get(executor, lambda: kb.work(once=True))
-        watch(kb, ids, work, quiet=as_json)
-    elif executor == "slurm" and queued:
-        for run_id, job_id in kb.submit_to_slurm([r.id for r in queued]).items():
-            err_console.print(f"run {run_id[:12]}: Slurm job {job_id}")
+        watch(kb, ids, lambda: chosen.run(kb.engine, ids), quiet=as_json)
+    elif queued:  # handed over (a Slurm job each), or left queued for a worker
+        for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
+            err_console.print(f"run {run_id[:12]}: job {job_id}")
     statuses = {r.id: r.status.value for r in kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)}
     history = {key: kb.evidence(key) for key in {r.claim_key for r in queued if r.claim_key}}
     latest = {key: records[0] for key, records in history.items() if records}
@@ -142,31 +154,17 @@ def verify(
         evidence = latest.get(record.claim_key) if record.claim_key else None
         verdict = evidence.verdict if evidence and evidence.run_id == record.id else None
         state = verdict_state(verdict)
+        found = kb.claim(record.claim_key) if record.claim_key else None
         rows.append({"id": record.claim_key, "run": record.id, "analyzer": record.analyzer, "status": status,
                      "verdict": verdict.kind.value if verdict else None, "state": state.value if state else None,
-                     "reason": verdict.reason if verdict else None})
+                     "reason": reason_line(found[0] if found else None, verdict.reason if verdict else None,
+                                           state.value if state else None) or None})
     if as_json:
         print_json(rows)
     else:
         verdict_table(rows)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
-
-
-def _parse_grants(pairs: list[str]) -> dict[str, Any]:
-    """``key=value`` pairs (YAML values) given by the person running kb."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="safe", pure=True)
-    grants: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            err_console.print(f"[red]error[/]: --set {escape(pair)} is not key=value "
-                              "(e.g. --set trust_remote_code=true)")
-            raise typer.Exit(2)
-        grants[key.strip()] = yaml.load(raw) if raw.strip() else None
-    return grants
 
 
 ENDED = {"succeeded", "failed", "cancelled"}
@@ -177,8 +175,13 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
     """One progress bar per run, refreshed from the database until the runs end (all active runs if no ids).
 
     ``work`` (a local worker or the Ray executor) runs in a thread meanwhile: the bars show what the
-    durable queue says, so they look the same whoever executes the runs.
+    durable queue says, so they look the same whoever executes the runs. Where stderr is not a terminal
+    (a log file, a pipe) bars cannot redraw: each run gets a line when its status changes and, while it
+    runs, at least every ``progress_interval`` seconds (half of it), with its latest message and time left.
     """
+    plain = not err_console.is_terminal
+    every = kb.settings.progress_interval / 2
+    printed: dict[str, tuple[str, float]] = {}  # run id -> (status shown, when its last line was printed)
     failure: list[BaseException] = []
 
     def guarded() -> None:
@@ -191,11 +194,11 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
     # At 80 columns the bar, percentage, status and clock take ~45; the claim and the message share the rest,
     # each cut to one line (a bar that wraps would redraw as many lines).
     message_column = [TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis"))]
+    narrow = err_console.width < 100  # the label is then the claim's own id, so that its message fits too
     columns = (TextColumn("{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
-               BarColumn(bar_width=16), TaskProgressColumn(),
+               BarColumn(bar_width=8 if narrow else 16), TaskProgressColumn(),
                TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
-               *(message_column if err_console.width >= 100 else []),  # at 80 columns the claim needs the room
-               TimeElapsedColumn())
+               *message_column, TimeElapsedColumn())
     with Progress(*columns, console=err_console, disable=quiet, expand=True) as bars:
         tasks: dict[str, TaskID] = {}
         verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
@@ -205,11 +208,12 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
                 r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in tasks]
             succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in verdicts]
             verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
-            for record in records:
+            for record in sorted(records, key=lambda r: r.created_at):  # in queue order: the next to run on top
                 if record.id not in tasks:
                     # A long key is cut at its start: the claim's own id tells the bars apart (a note's
                     # claims share its note id).
                     name = record.claim_key or record.analyzer
+                    name = name.rsplit("#", 1)[-1] if narrow else name
                     room = max(16, err_console.width - 56)  # what the bar, status and clock leave
                     name = name if len(name) <= room else "…" + name[1 - room:]
                     label = f"[dim]{record.id[:8]}[/] {esc(name)}"
@@ -217,9 +221,18 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
                 verdict = verdicts.get(record.id)
                 message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
                            else record.error or record.message or "").splitlines()
-                bars.update(tasks[record.id], completed=record.progress,
-                            status=run_status(record.status.value, verdict),
+                shown = run_status(record.status.value, verdict)
+                bars.update(tasks[record.id], completed=record.progress, status=shown,
                             description=esc(message[0][:80]) if message else "")
+                last = printed.get(record.id)
+                now = time.monotonic()
+                if plain and not quiet and (last is None or last[0] != shown
+                                            or (shown == "running" and now - last[1] >= every)):
+                    # The claim once per status; the refreshes of a running run name it by run id alone.
+                    about = f" {esc(record.claim_key or record.analyzer)}:" if last is None or last[0] != shown else ""
+                    printed[record.id] = (shown, now)
+                    err_console.print(f"{record.id[:8]}{about} {shown} {record.progress:.0%}"
+                                      + (f" · {esc(message[0])}" if message else ""), highlight=False)
             if all(r.status.value in ENDED for r in records) and not thread.is_alive():
                 break
             if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
@@ -236,8 +249,8 @@ def verdict_table(rows: list[dict[str, Any]]) -> None:
               "inconclusive": "yellow", "not_runnable": "magenta", "error": "red", "stale": "yellow"}
     # At 80 columns a claim key (up to ~80 characters) needs the width: the reason shows from 100 columns on
     # ('kb evidence CLAIM' has it whole).
-    listing = Listing("verdicts", [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=140), Col("state"),
-                                   Col("why", ratio=1, min_width=100)])
+    listing = Listing("verdicts", [Col("claim", fold=True), Col("analyzer", min_width=140), Col("state"),
+                                   Col("why", ratio=1, min_width=100)])  # the reason takes what the claim leaves
     for row in rows:
         state = row.get("state") or row["verdict"] or row["status"]
         listing.add(claim=esc(row["id"]), analyzer=esc(row["analyzer"]),
@@ -253,7 +266,8 @@ def worker(
                                                "(cuda: a GPU machine serving a shared index).")] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop this KB home's background worker (the app's) and "
                                        "exit; a run it held is re-queued at once.")] = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
+    offline: OfflineOpt = None, cache_dir: CacheDirOpt = None,
 ) -> None:
     """Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr."""
     import logging
@@ -273,7 +287,7 @@ def worker(
     logger = logging.getLogger("kb.worker")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    kb = make_kb(papers, home, db)
+    kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir)
     try:
         counts = kb.work(once=not forever, device=device)
     finally:
@@ -316,6 +330,10 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
         listing.add(id=r.id[:8], claim=esc(r.claim_key or ""), analyzer=esc(r.analyzer),
                     **{"status / verdict": esc(outcome)}, message=esc(message.splitlines()[0]) if message else "")
     console.print(listing.table)
+    if "message" not in {c.name for c in listing.columns}:  # narrow: what each running run is doing, below
+        for r in records:
+            if r.status.value == "running" and r.message:
+                console.print(f"[dim]{r.id[:8]}[/] {esc(r.message.splitlines()[0])}", highlight=False)
 
 
 @app.command()
@@ -361,6 +379,10 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
     expects = describe(claim.expect) if claim.expect else "no expectation stated"
     claim_scale = scale_text(claim.scale.model_dump(exclude_none=True)) if claim.scale else "not stated"
     about.append(f"[bold]expects[/]: {esc(expects)}   [bold]claimed at[/]: {esc(claim_scale)}")
+    if claim.analyzer is not None:
+        about.append(f"[bold]settled[/]: {esc(settling(claim).text())}")
+    comparisons = paper_comparisons(claim, latest_results(kb.engine, claim_key))
+    about += [f"[bold]paper vs kb[/]: {esc(c.text())}" for c in comparisons]
     console.print(Panel("\n".join(about), title=esc(claim_key)))
     if not records:
         console.print(f"no evidence for {esc(claim_key)} yet: run 'kb verify {esc(claim_key)}'")

@@ -10,6 +10,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from analyzers.progress import duration_text
+from kb import tensions as tensions_mod
+from kb.bindings import reason_line
 from kb.cli.common import (
     Col,
     DbOpt,
@@ -24,8 +27,10 @@ from kb.cli.common import (
     papers_table,
 )
 from kb.cli.runs import verdict_table, watch
-from kb.core import paper_summary
+from kb.cli.tensions import print_tensions
+from kb.core import KnowledgeBase, paper_summary
 from kb.evidence import ALL_STATES, label
+from schemas import RunRecord
 
 
 @app.command()
@@ -54,7 +59,7 @@ def demo(
     for key, reason in skipped:
         err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
     if queued:
-        err_console.print(f"re-verifying {len(queued)} claim(s) at their bound scale")
+        _print_plan(kb, queued)
         watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
     verdicts: list[dict[str, Any]] = []
     not_runnable = dict(skipped)
@@ -63,21 +68,49 @@ def demo(
         evidence = kb.evidence(key)
         verdict = evidence[0].verdict if evidence else None
         state = states[key].state.value if key in states else "unverified"
+        found = kb.claim(key)
+        stated = found[0] if found else None
         if key in not_runnable and not evidence:
             verdicts.append({"id": key, "analyzer": "-", "status": state, "state": state,
-                             "verdict": "not_runnable", "reason": not_runnable[key]})
+                             "verdict": "not_runnable", "reason": reason_line(stated, not_runnable[key], state)})
             continue
+        reason = (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
+                  else "") + (verdict.reason if verdict else "")
         verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-", "status": state,
                          "state": state, "verdict": verdict.kind.value if verdict else None,
-                         "reason": (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
-                                    else "") + (verdict.reason if verdict else "")})
+                         "reason": reason_line(stated, reason, state)})
     verdict_table(verdicts)
     # Every claim counted, those bound to no analyzer too, in the Library header's order.
     counts = Counter(status.state.value for status in kb.claim_states().values())
     console.print(f"{sum(counts.values())} claims: " + " · ".join(
         f"{counts[state]} {label(state)}" for state in ALL_STATES if counts[state]), highlight=False)
+    print_tensions([tensions_mod.record(t) for t in kb.tensions()])  # where notes disagree, and how it stands
 
 
+
+
+def _print_plan(kb: KnowledgeBase, queued: list[RunRecord]) -> None:
+    """What the demo will run, in the order it runs it (quick first), each with its estimate, and that the app
+    can be opened meanwhile."""
+    estimates = kb.run_estimates
+    listing = Listing(f"re-verifying {len(queued)} run(s) at their bound scale, quick ones first",
+                      [Col("#"), Col("claim", ratio=3, fold=True), Col("analyzer", min_width=100),
+                       Col("estimate", ratio=2, fold=True)])
+    total, unknown = 0.0, 0
+    for number, record in enumerate(queued, 1):
+        estimate = estimates.get(record.id)
+        seconds = estimate.seconds if estimate is not None else None
+        total += seconds or 0.0
+        unknown += seconds is None
+        listing.add(**{"#": str(number)}, claim=esc(record.claim_key or "-"),
+                    analyzer=esc(record.analyzer + (f" @ {estimate.scale}" if estimate else "")),
+                    estimate=esc(estimate.text() if estimate else "unknown"))
+    err_console.print(listing.table)
+    err_console.print(f"in all about {duration_text(total)}" + (f", plus {unknown} run(s) without an estimate"
+                                                                  if unknown else "")
+                      + "; results are kept, so a rerun takes seconds", highlight=False)
+    err_console.print("open the app now, in another terminal: [bold].venv/bin/kb app[/] (http://localhost:8501) "
+                      "shows each verdict as it arrives, and the runs' progress on its Runs page")
 
 
 @app.command("app")
@@ -100,12 +133,17 @@ def run_app(
                           "put it behind an authenticating proxy or keep the default --host localhost",
                           soft_wrap=True)
 
-    script = Path(__file__).resolve().parents[2] / "app" / "main.py"
+    root = Path(__file__).resolve().parents[2]
+    script = root / "app" / "main.py"
     settings = make_kb(papers, home, db).settings
-    env = {**os.environ, "KB_PAPERS": str(settings.papers.resolve()), "KB_HOME": str(settings.home.resolve())}
+    # From any folder: '-P' keeps the current folder off the server's import path, and the project root goes
+    # first, so a folder named like a package where kb app is started (a clone called 'kb' seen from its
+    # parent) cannot shadow kb, app or analyzers.
+    env = {**os.environ, "KB_PAPERS": str(settings.papers.resolve()), "KB_HOME": str(settings.home.resolve()),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
     if settings.database_url:
         env["KB_DATABASE_URL"] = settings.database_url
-    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port),
+    command = [sys.executable, "-P", "-m", "streamlit", "run", str(script), "--server.port", str(port),
                "--server.address", host,
                "--server.headless", "true" if headless else "false",
                # A tool, not a Streamlit demo: no deploy button, no usage statistics sent anywhere, and a calm

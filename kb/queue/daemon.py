@@ -6,8 +6,8 @@ the browser tab, the Streamlit script thread and the app process itself. The wor
 (``<home>/worker.json``: pid, host, command, start time) and its output goes to
 ``<home>/logs/worker.log``. Liveness is checked against the pidfile and ``/proc`` (a zombie or a pid
 recycled by another program does not count), under a file lock so two app sessions never start two
-workers at once. A worker killed mid-run leaves its run ``running``; the next worker re-queues it
-(``kb.queue.store.recover_stale``).
+workers at once. A worker killed mid-run leaves its run ``running``; any live worker re-queues it
+(``kb.queue.store.reclaim``).
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from kb.settings import Settings
 PIDFILE = "worker.json"
 LOCKFILE = "worker.lock"
 LOGFILE = Path("logs") / "worker.log"
-#: The checkout the worker imports kb from (``python -m kb.cli`` run from here finds this very kb).
-ROOT = Path(__file__).resolve().parents[1]
+#: The checkout the worker imports kb from (``python -m kb.cli`` run from here finds this very kb). Not the
+#: ``kb/`` folder itself: run from there, its ``queue`` package would shadow the standard library's.
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

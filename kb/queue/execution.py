@@ -1,9 +1,11 @@
 """Execute queued runs: call the analyzer, store its artifacts content-addressed, record evidence.
 
-A worker loops: recover runs abandoned by dead workers, claim the next run, run its analyzer in a
-staging folder while a heartbeat thread keeps the run alive and relays progress, then move the
-artifacts into ``<KB home>/evidence/<sha256>/`` and add the evidence (metrics, provenance, verdict)
-in one transaction. Nothing earlier is touched when a run fails.
+A worker loops: reclaim runs whose worker died (at every poll, not only at start-up), claim the next
+run, run its analyzer in a staging folder while a heartbeat thread renews the run's lease and relays
+progress, then move the artifacts into the store (``evidence/<sha256>/...``), keep the outcome's record
+there (``kb.queue.records``) and add the evidence (metrics, provenance, verdict) in one transaction,
+conditional on the attempt still holding the run. Database outages are waited out (``kb.queue.retry``);
+nothing earlier is touched when a run fails.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -25,19 +26,24 @@ import time
 import traceback
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError
+from sqlmodel import Session, select
 
 from analyzers import registry
-from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext
-from kb import __version__
-from kb.artifact_store import ArtifactStore, evidence_key
+from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, result_record
+from kb import __version__, estimates
+from kb.artifact_store import ArtifactStore
 from kb.db import Evidence, Run, utcnow
+from kb.disk import disk_full_message, full_path, is_disk_full
+from kb.queue import records, retry
 from kb.queue import store as queue_store
 from kb.verdicts import evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
+
+if TYPE_CHECKING:
+    from kb.queue.executors.base import JobConfig
 
 log = logging.getLogger("kb.worker")
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
@@ -121,11 +127,17 @@ def _cuda_available() -> bool:
 
 
 class _Heartbeat(threading.Thread):
-    """Keeps a run's heartbeat fresh and notices cancellation, off the analyzer's thread."""
+    """Renews a run's lease (and relays its progress) off the analyzer's thread; notices cancellation.
 
-    def __init__(self, engine: Engine, run_id: str, interval: float = 2.0, owner: str | None = None) -> None:
-        super().__init__(daemon=True)
-        self.engine, self.run_id, self.interval, self.owner = engine, run_id, interval, owner
+    It beats until the outcome is recorded, uploads included, so a long upload or a database outage
+    while finishing never lets the lease lapse while the worker is alive.
+    """
+
+    def __init__(self, engine: Engine, run_id: str, interval: float = 2.0, attempt: int | None = None,
+                 lease: dt.timedelta = queue_store.LEASE, reclaimer: Reclaimer | None = None) -> None:
+        super().__init__(daemon=True, name=f"heartbeat-{run_id[:8]}")
+        self.engine, self.run_id, self.interval, self.attempt, self.lease = engine, run_id, interval, attempt, lease
+        self.reclaimer = reclaimer
         self.progress: tuple[float, str] | None = None
         self.cancelled = threading.Event()
         self.stopped = threading.Event()
@@ -135,100 +147,199 @@ class _Heartbeat(threading.Thread):
             self.beat()
 
     def beat(self) -> None:
-        try:
-            self._beat()
-        except OperationalError as exc:  # a database lock or a dropped connection: try again next interval
-            log.warning("run %s: heartbeat failed (%s); retrying", self.run_id[:12], str(exc).splitlines()[0])
-
-    def _beat(self) -> None:
+        tracker = retry.outage(self.engine)
         fraction, message = self.progress or (None, None)
-        # Cancelled by a user, or lost: re-queued after this worker looked dead and taken by another. Either
-        # way the analyzer stops at its next progress report and this worker records nothing.
-        if queue_store.heartbeat(self.engine, self.run_id, fraction, message, owner=self.owner) in (
-                RunStatus.cancelled.value, queue_store.LOST):
+        try:
+            status = queue_store.heartbeat(self.engine, self.run_id, fraction, message, attempt=self.attempt,
+                                           lease=self.lease)
+        except Exception as exc:  # noqa: BLE001 - the thread must outlive any one beat; the next one retries
+            if retry.is_transient(exc):
+                tracker.failed(f"renewing the lease of run {self.run_id[:12]}", exc)
+            else:
+                log.warning("run %s: heartbeat failed (%s); retrying", self.run_id[:12], str(exc).splitlines()[0])
+            return
+        tracker.answered()
+        if self.reclaimer is not None:  # a worker busy with a long run still frees its dead peers' runs
+            self.reclaimer.maybe(patient=False)
+        # Cancelled by a user, or lost: reclaimed after this worker looked dead and taken by another attempt.
+        # Either way the analyzer stops at its next progress report and this worker records nothing.
+        if status in (RunStatus.cancelled.value, queue_store.LOST):
             self.cancelled.set()
 
 
 def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0, offline: bool = False,
-            store: ArtifactStore | None = None) -> RunStatus:
-    """Run one claimed run to the end and record its outcome.
+            store: ArtifactStore | None = None, lease: dt.timedelta = queue_store.LEASE,
+            cache_dir: Path | None = None, report_every: float = 30.0,
+            reclaimer: Reclaimer | None = None) -> RunStatus:
+    """Run one claimed run to the end and record its outcome (in the store, then in the database).
 
-    The analyzer works in a staging folder under ``home`` (local to this machine); its files then go to
-    ``store`` (default: the folder store in ``home``). A checkpoint left in the store by an earlier
-    attempt of this run (a killed or preempted job) is restored into ``ctx.checkpoint_dir`` first.
+    The analyzer works in staging folders under ``home`` (local to this machine, named by run and
+    attempt); its files then go to ``store`` (default: the folder store in ``home``). A checkpoint left
+    in the store by an earlier attempt of this run (a killed or preempted job) is restored into
+    ``ctx.checkpoint_dir`` first; a store that cannot be reached then fails the run with the reason.
+    Whatever happens, the heartbeat thread stops and the staging folders go before this returns.
     """
     store = store or ArtifactStore(home)
+    beat = _Heartbeat(engine, run.id, heartbeat_interval, attempt=run.attempts, lease=lease, reclaimer=reclaimer)
+    beat.start()
+    folders: list[Path] = []
+    try:
+        folders = [_staging_dir(home, run, "run"), _staging_dir(home, run, "ckpt")]
+        return _attempt(engine, home, run, store, beat, folders[0], folders[1], offline=offline,
+                        cache_dir=cache_dir or home / "cache", report_every=report_every)
+    finally:
+        beat.stopped.set()
+        beat.join(timeout=heartbeat_interval + 1)
+        _clean(*folders)
+
+
+def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _Heartbeat, staging: Path,
+             checkpoints: Path, *, offline: bool, cache_dir: Path, report_every: float) -> RunStatus:
     started = utcnow()
     wall0 = time.perf_counter()
     params: dict[str, Any] = json.loads(run.params_json)
-    owner = run.worker_id
-    beat = _Heartbeat(engine, run.id, heartbeat_interval, owner=owner)
-    beat.start()
-    staging = Path(tempfile.mkdtemp(prefix=f"run-{run.id[:8]}-", dir=_staging_root(home)))
-    checkpoints = Path(tempfile.mkdtemp(prefix=f"ckpt-{run.id[:8]}-", dir=_staging_root(home)))
-    log_lines: list[str] = [f"{utcnow().isoformat()} attempt on {socket.gethostname()}"
+    log_lines: list[str] = [f"{utcnow().isoformat()} attempt {run.attempts} on {socket.gethostname()}"
                             + (f" (Slurm job {os.environ['SLURM_JOB_ID']})" if "SLURM_JOB_ID" in os.environ else "")]
-    restored = store.pull_checkpoints(run.id, checkpoints)
-    if restored:
-        log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
+
+    # The run's estimated duration, asked for at its first progress report (a run that never reports, like
+    # most quick ones, pays nothing for it): None until then, and None when there is no way to tell.
+    expected: dict[str, float | None] = {}
 
     def progress(fraction: float, message: str) -> None:
-        beat.progress = (fraction, message)
+        # What every surface shows (kb runs, the app, the CLI's bars): the message with the time left.
+        elapsed = time.perf_counter() - wall0
+        if "seconds" not in expected:
+            expected["seconds"] = None
+            with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
+                expected["seconds"] = estimates.estimate(engine, registry.get(run.analyzer),
+                                                         registry.get(run.analyzer).params_for(params)).seconds
+        beat.progress = (fraction, estimates.with_time_left(message, elapsed, fraction, expected["seconds"]))
         log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
 
     gpu = _GpuClock(run.device or "cpu")
     try:
+        try:
+            restored = store.pull_checkpoints(run.id, checkpoints)
+        except Exception as exc:  # an unreachable store fails this run, not the worker
+            raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
+                                   f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
+        if restored:
+            log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
-        ctx = RunContext(out_dir=staging, cache_dir=home / "cache", offline=offline, progress=progress,
-                         is_cancelled=beat.cancelled.is_set,
-                         checkpoint_dir=checkpoints, on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
+        ctx = RunContext(out_dir=staging, cache_dir=cache_dir, offline=offline, report_every=report_every,
+                         progress=progress, is_cancelled=beat.cancelled.is_set, checkpoint_dir=checkpoints,
+                         on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
         with gpu:
             result: AnalyzerResult | None = analyzer.run(validated, ctx)
         not_runnable: str | None = None
     except NotRunnable as exc:
         result, not_runnable = None, str(exc)
     except Cancelled:
-        beat.stopped.set()
-        if queue_store.finish(engine, run.id, RunStatus.cancelled, owner=owner) or _cancelled_by_user(engine, run.id):
-            store.drop_checkpoints(run.id)  # a lost run keeps them: its next attempt resumes from them
-        _clean(staging, checkpoints)
-        return RunStatus.cancelled
+        return _conclude_cancelled(engine, store, run)
     except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
-        beat.stopped.set()
-        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        queue_store.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
-        _clean(staging, checkpoints)
+        if is_disk_full(exc):
+            error = _out_of_room(exc, run, staging, checkpoints)
+        else:
+            error = str(exc) if isinstance(exc, StoreUnreachable) else \
+                f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        _conclude(engine, store, run, RunStatus.failed, error=error)
         return RunStatus.failed
-    finally:
-        beat.stopped.set()
 
     if beat.cancelled.is_set():
-        _clean(staging, checkpoints)
-        if _cancelled_by_user(engine, run.id):
-            store.drop_checkpoints(run.id)
-        return RunStatus.cancelled
+        return _conclude_cancelled(engine, store, run)
     try:
-        return _record(engine, run, store, staging, checkpoints, owner=owner, params=params, result=result,
-                       not_runnable=not_runnable, log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
+        evidence = _evidence(engine, run, store, staging, params=params, result=result, not_runnable=not_runnable,
+                             log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
+        recorded = _conclude(engine, store, run, RunStatus.succeeded, evidence=evidence)
     except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, provenance, storage) ends the run
-        error = f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+        error = _out_of_room(exc, run, staging, checkpoints) if is_disk_full(exc) else \
+            f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
         log.error("run %s: %s", run.id[:12], error.splitlines()[0])
-        queue_store.finish(engine, run.id, RunStatus.failed, error=error, owner=owner)
+        _conclude(engine, store, run, RunStatus.failed, error=error)
         return RunStatus.failed
-    finally:
-        _clean(staging, checkpoints)
+    if not recorded:
+        log.warning("run %s: finished here but attempt %d no longer holds it; its result is not recorded twice",
+                    run.id[:12], run.attempts)
+        return RunStatus.cancelled
+    return RunStatus.succeeded
 
 
-def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, checkpoints: Path, *, owner: str | None,
-            params: dict[str, Any], result: AnalyzerResult | None, not_runnable: str | None, log_lines: list[str],
-            gpu: _GpuClock, started: Any, wall0: float) -> RunStatus:
-    """Store the run's files, then its provenance, verdict and evidence in one transaction."""
+def _out_of_room(exc: BaseException, run: Run, staging: Path, checkpoints: Path) -> str:
+    """A run that hit a full disk: its partial output goes at once (the room it took lets the failure be
+    recorded), and the error is one line saying where the disk is full."""
+    where = full_path(exc, staging)
+    _clean(staging, checkpoints)
+    message = disk_full_message(where)
+    log.error("run %s: %s", run.id[:12], message)
+    return message
+
+
+class StoreUnreachable(Exception):
+    """The artifact store did not answer when a run needed it (its checkpoints could not be restored)."""
+
+
+def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus, *, error: str | None = None,
+              evidence: Evidence | None = None) -> bool:
+    """Record an attempt's final outcome: its record in the store first, then the database, retried until
+    the database answers. Returns False when another attempt holds the run (its record is taken back).
+
+    A result's record must reach the store (an error here fails the run); a failure's record is kept
+    where the store answers, and the database has it either way.
+    """
+    attempt = run.attempts
+    written = False
+    try:
+        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence)
+        written = True
+    except Exception as exc:
+        if status is RunStatus.succeeded:
+            raise
+        log.warning("run %s: could not keep its %s outcome in the store %s (%s: %s); the index has it",
+                    run.id[:12], status.value, store.url, type(exc).__name__, str(exc).splitlines()[0] if str(exc)
+                    else "")
+
+    def finish() -> bool:
+        # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
+        fresh = Evidence(**evidence.model_dump(exclude={"id"})) if evidence is not None else None
+        return queue_store.finish(engine, run.id, status, error=error, evidence=fresh, attempt=attempt)
+
+    recorded = retry.retrying(engine, f"recording the outcome of run {run.id[:12]}", finish)
+    if not recorded and written:
+        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt)
+    if recorded and status is not RunStatus.failed:
+        # Done (or cancelled by its user): the evidence keeps what it needs. A failed run keeps its checkpoints
+        # for a retry; a lost one for the attempt that took it over.
+        _best_effort(f"dropping the checkpoints of run {run.id[:12]}", store.drop_checkpoints, run.id)
+    return recorded
+
+
+def _conclude_cancelled(engine: Engine, store: ArtifactStore, run: Run) -> RunStatus:
+    """The analyzer stopped because its run was cancelled (recorded as such) or lost (nothing recorded)."""
+    cancelled = retry.retrying(engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id),
+                               write=False)
+    if cancelled:
+        _conclude(engine, store, run, RunStatus.cancelled)
+    return RunStatus.cancelled
+
+
+def _best_effort(what: str, action: Any, *args: Any) -> None:
+    try:
+        action(*args)
+    except Exception as exc:  # noqa: BLE001 - housekeeping must not change a recorded outcome
+        log.warning("%s failed (%s: %s)", what, type(exc).__name__, exc)
+
+
+def _evidence(engine: Engine, run: Run, store: ArtifactStore, staging: Path, *, params: dict[str, Any],
+              result: AnalyzerResult | None, not_runnable: str | None, log_lines: list[str], gpu: _GpuClock,
+              started: Any, wall0: float) -> Evidence:
+    """Store the run's files; return its evidence: metrics, provenance, verdict."""
     (staging / "log.txt").write_text("\n".join(log_lines) + "\n", encoding="utf-8")
-    metrics = result.model_dump(mode="json") if result is not None else {}
+    # strict JSON, every metric checked: a value of the wrong type fails the run here ("invalid result: ...")
+    metrics = result_record(result) if result is not None else {}
     if result is not None:
-        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str), encoding="utf-8")
+        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, allow_nan=False), encoding="utf-8")
     artifacts = store.put_tree(staging)
     analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
     gpu_reading = gpu.reading() if result is not None else {}
@@ -248,80 +359,15 @@ def _record(engine: Engine, run: Run, store: ArtifactStore, staging: Path, check
         extra["gpu_peak_memory_gb"] = gpu_reading["gpu_peak_memory_gb"]
     recorded["extra"] = extra or None
     provenance = Provenance.model_validate({k: v for k, v in recorded.items() if v is not None})
-    verdict = _verdict(engine, run, metrics, result, not_runnable)
-    evidence = Evidence(
+    verdict = retry.retrying(engine, f"judging run {run.id[:12]}",
+                             lambda: _verdict(engine, run, metrics, result, not_runnable), write=False)
+    return Evidence(
         run_id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, metrics_json=json.dumps(metrics, default=str),
         artifacts_json=json.dumps(artifacts), provenance_json=provenance.model_dump_json(),
         verdict_json=verdict.model_dump_json() if verdict else None,
         verdict_kind=verdict.kind.value if verdict else None,
         group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
     )
-    _store_record(store, run, evidence)
-    if not queue_store.finish(engine, run.id, RunStatus.succeeded, evidence=evidence, owner=owner):
-        log.warning("run %s: finished here but another worker holds it now; its result is not recorded twice",
-                    run.id[:12])
-        return RunStatus.cancelled
-    store.drop_checkpoints(run.id)  # the run is done: its evidence keeps what it needs
-    return RunStatus.succeeded
-
-
-RECORD_NAME = "kb-evidence.json"
-
-
-def _store_record(store: ArtifactStore, run: Run, evidence: Evidence) -> None:
-    """Keep the run and its evidence as JSON in the store too: the index is a cache that
-    ``kb index --rebuild`` can re-create from the notes and these records, so no run is ever lost."""
-    record = {"run": {k: v for k, v in run.model_dump(mode="json").items() if k not in ("worker_id", "heartbeat_at")},
-              "evidence": evidence.model_dump(mode="json", exclude={"id"})}
-    payload = json.dumps(record, sort_keys=True, default=str).encode()
-    with tempfile.NamedTemporaryFile(delete=False, suffix=".json") as handle:
-        handle.write(payload)
-    try:
-        store.put_file(Path(handle.name), evidence_key(hashlib.sha256(payload).hexdigest(), RECORD_NAME), move=True)
-    finally:
-        Path(handle.name).unlink(missing_ok=True)
-
-
-def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
-    """Add the runs and evidence recorded in the store (``_store_record``) that the index lacks; returns how many.
-
-    Per claim, the newest evidence is current and the older is history, as when the runs first landed.
-    """
-    from sqlmodel import Session, col, select
-
-    dates = ("created_at", "started_at", "finished_at", "heartbeat_at")
-
-    def parsed(row: dict[str, Any]) -> dict[str, Any]:
-        return {k: (dt.datetime.fromisoformat(v) if k in dates and isinstance(v, str) else v) for k, v in row.items()}
-
-    added = 0
-    with Session(engine) as session:
-        known = set(session.exec(select(Run.id)).all())
-        records = []
-        for path in store.fs.glob(f"{store.root}/evidence/*/*/{RECORD_NAME}"):
-            with store.fs.open(path, "rb") as handle:
-                records.append(json.loads(handle.read()))
-        for record in sorted(records, key=lambda r: str(r["evidence"].get("created_at"))):  # ids in landing order
-            run = record["run"]
-            if run["id"] in known:
-                continue
-            session.add(Run(**parsed(run)))
-            session.flush()  # the run row first: evidence refers to it
-            session.add(Evidence(**parsed(record["evidence"])))
-            known.add(run["id"])
-            added += 1
-        session.commit()
-        claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
-        for claim_key in claims:
-            rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
-                                .order_by(col(Evidence.created_at).desc())).all()
-            newest = rows[0]
-            for row in rows[1:]:
-                if not row.stale and not (newest.group_id and row.group_id == newest.group_id):
-                    row.stale, row.stale_reason = True, f"superseded by run {newest.run_id}"
-                    session.add(row)
-        session.commit()
-    return added
 
 
 def _cancelled_by_user(engine: Engine, run_id: str) -> bool:
@@ -333,27 +379,45 @@ def _push(store: ArtifactStore, run_id: str, checkpoints: Path) -> None:
     store.push_checkpoints(run_id, checkpoints)
 
 
+def _staging_dir(home: Path, run: Run, kind: str) -> Path:
+    """A fresh staging folder of this attempt of the run: ``<kind>-<run id>-a<attempt>-<random>``."""
+    root = home / "staging"
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{kind}-{run.id}-a{run.attempts}-", dir=root))
+
+
 def _sweep_staging(engine: Engine, home: Path) -> None:
-    """Remove staging folders that no running run owns (left by workers that were killed)."""
+    """Remove staging folders whose attempt no longer holds a live lease (left by workers that were killed).
+
+    The folders are listed before the runs are read: a folder exists only once its claim is committed, so
+    a run claimed meanwhile is seen running and its folder kept.
+    """
     root = home / "staging"
     if not root.is_dir():
         return
-    running = {r.id[:8] for r in queue_store.list_runs(engine, status=RunStatus.running.value, limit=100_000)}
-    for folder in root.iterdir():
+    folders = [f for f in root.iterdir() if f.is_dir() and f.name.split("-", 1)[0] in ("run", "ckpt")]
+    if not folders:
+        return
+    with Session(engine) as session:
+        running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
+    now = utcnow()
+    for folder in folders:
         parts = folder.name.split("-")
-        if folder.is_dir() and len(parts) >= 2 and parts[0] in ("run", "ckpt") and parts[1] not in running:
+        if len(parts) < 3:
+            continue
+        # Folders of older kb versions carry an 8-character id prefix and no attempt.
+        attempt = int(parts[2][1:]) if parts[2][:1] == "a" and parts[2][1:].isdigit() else None
+        holder = next((r for r in running if r.id == parts[1] or (len(parts[1]) == 8 and r.id.startswith(parts[1]))),
+                      None)
+        alive = holder is not None and (attempt is None or holder.attempts == attempt) \
+            and not queue_store.lease_dead(holder, now=now)
+        if not alive:
             shutil.rmtree(folder, ignore_errors=True)
 
 
 def _clean(*folders: Path) -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _staging_root(home: Path) -> Path:
-    root = home / "staging"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
 
 
 def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: AnalyzerResult | None,
@@ -374,38 +438,123 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     return verdict
 
 
-def work(engine: Engine, home: Path, *, once: bool = True, poll: float = 1.0,
-         idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
-         device: str | None = None, offline: bool = False) -> dict[str, int]:
-    """Process queued runs. ``once``: stop when the queue is empty. Returns counts per final status.
+#: How often a busy worker looks for runs whose worker died (an idle one looks at every poll).
+RECLAIM_EVERY = 1.0
 
-    ``store`` is where evidence files go (default: the KB home); ``device`` ('cuda', 'cpu') takes only
-    runs that ask for it, e.g. a worker on a GPU machine that serves a shared index.
+
+def execute_claimed(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = None,
+                    store: ArtifactStore | None = None, heartbeat_interval: float = 2.0,
+                    reclaimer: Reclaimer | None = None) -> RunStatus:
+    """``execute`` a claimed run under ``config`` (offline, caches, lease, progress interval), in KB home
+    ``home`` (default: the config's; a Slurm job's own on its node) and writing to the config's store."""
+    home = home or config.home
+    return execute(engine, home, run, heartbeat_interval=heartbeat_interval, offline=config.offline,
+                   store=store or config.store(home), lease=config.lease, cache_dir=config.cache_for(home),
+                   report_every=config.progress_interval, reclaimer=reclaimer)
+
+
+def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *, home: Path | None = None) -> str:
+    """Claim run ``run_id`` for ``holder`` (e.g. 'ray:<worker>') and execute it: what every executor's job does.
+
+    Returns the final status, or 'skipped' when the run was no longer queued (cancelled, or taken by another
+    worker meanwhile): a run never executes twice.
+    """
+    run = queue_store.claim_next(engine, f"{holder}:{worker_id()}", run_id=run_id, lease=config.lease)
+    if run is None:
+        return "skipped"
+    return execute_claimed(engine, config, run, home=home).value
+
+
+def work(engine: Engine, config: JobConfig, *, once: bool = True, poll: float = 1.0,
+         idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
+         device: str | None = None) -> dict[str, int]:
+    """Process queued runs under ``config``. ``once``: stop when the queue is empty. Returns counts per final
+    status.
+
+    ``device`` ('cuda', 'cpu') takes only runs that ask for it, e.g. a worker on a GPU machine that serves a
+    shared index. A database outage (restart, lost connection, lock) is waited out, never the end of the
+    worker (``kb.queue.retry``).
     """
     me = worker_id()
-    recovered = queue_store.recover_stale(engine)
-    if recovered:
-        log.info("re-queued %d run(s) left by workers that stopped: %s", len(recovered), ", ".join(recovered))
-    _sweep_staging(engine, home)
+    home, lease = config.home, config.lease
+    store = store or config.store()
+    heartbeat_interval = min(heartbeat_interval, lease.total_seconds() / 4)
+    reclaimer = Reclaimer(engine, store, lease)
+    reclaimer.now()
+    retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     while True:
-        run = queue_store.claim_next(engine, me, device=device)
+        reclaimer.maybe()
+        # A claim of an empty queue only reads: it must not end an outage of writes (a SQLite lock).
+        run = retry.retrying(engine, "claiming a run",
+                             lambda: queue_store.claim_next(engine, me, device=device, lease=lease), write=False)
         if run is None:
             if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
                 return counts
             time.sleep(poll)
             continue
-        log.info("run %s: %s%s on %s", run.id[:12], run.analyzer, f" for {run.claim_key}" if run.claim_key else "",
-                 run.device or "cpu")
+        log.info("run %s: %s%s on %s (attempt %d)", run.id[:12], run.analyzer,
+                 f" for {run.claim_key}" if run.claim_key else "", run.device or "cpu", run.attempts)
         started = time.perf_counter()
         try:
-            status = execute(engine, home, run, heartbeat_interval=heartbeat_interval, store=store, offline=offline)
-        except Exception as exc:  # noqa: BLE001 - the worker outlives any one run (a lost database connection, ...)
+            status = execute_claimed(engine, config, run, store=store, heartbeat_interval=heartbeat_interval,
+                                     reclaimer=reclaimer)
+        except Exception as exc:  # noqa: BLE001 - the worker outlives any one run
             log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
             with contextlib.suppress(Exception):
-                queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}", owner=me)
+                queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}",
+                                   attempt=run.attempts)
             status = RunStatus.failed
         log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
         counts[status.value] = counts.get(status.value, 0) + 1
         idle_since = time.monotonic()
+
+
+class Reclaimer:
+    """Releases the runs of dead workers, at most every ``RECLAIM_EVERY`` seconds, from the poll loop or the
+    heartbeat thread (whichever comes first). A lease counts as expired only once the database has answered
+    this worker for a whole lease: after an outage nobody could renew theirs. A run failed past the attempt
+    limit gets its outcome record in the store."""
+
+    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta) -> None:
+        self.engine, self.store, self.lease = engine, store, lease
+        self._lock = threading.Lock()
+        self._last = float("-inf")
+
+    def maybe(self, *, patient: bool = True) -> None:
+        """Reclaim if the last look is ``RECLAIM_EVERY`` seconds old (never two threads at once).
+
+        ``patient=False`` (the heartbeat thread, which must stay free to stop) tries once and leaves an
+        outage to the next look."""
+        if time.monotonic() - self._last < RECLAIM_EVERY or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._last = time.monotonic()
+            if patient:
+                self.now()
+            else:
+                with contextlib.suppress(Exception):
+                    self.now(patient=False)
+        finally:
+            self._lock.release()
+
+    def now(self, *, patient: bool = True) -> None:
+        """Reclaim now (retrying through an outage unless ``patient`` is False)."""
+        tracker = retry.outage(self.engine)
+
+        def once() -> dict[str, RunStatus]:
+            return queue_store.reclaim(self.engine, expired=tracker.healthy_for() >= self.lease.total_seconds())
+
+        released = retry.retrying(self.engine, "reclaiming runs of stopped workers", once, write=False) \
+            if patient else once()
+        for run_id, status in released.items():
+            log.info("run %s: its worker stopped; %s", run_id[:12],
+                     "re-queued" if status is RunStatus.queued else f"{status.value} (attempt limit)")
+            if status is RunStatus.failed:
+                with Session(self.engine) as session:
+                    row = session.get(Run, run_id)
+                if row is not None:
+                    _best_effort(f"keeping the outcome of run {run_id[:12]}", functools.partial(
+                        records.write_outcome, self.store, row, RunStatus.failed, attempt=row.attempts,
+                        error=row.error))

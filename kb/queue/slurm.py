@@ -19,13 +19,16 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
 from kb.queue import store as queue_store
 from kb.settings import SlurmSettings
 from schemas import RunStatus
+
+if TYPE_CHECKING:
+    from kb.queue.executors.base import JobConfig
 
 # Scheduler states that mean the job is still alive (queued, starting, running or being requeued).
 ALIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED",
@@ -50,18 +53,17 @@ def sbatch_parameters(settings: SlurmSettings, device: str) -> dict[str, Any]:
     return params
 
 
-def submit(engine: Engine, settings: SlurmSettings, home: Path, database_url: str, store_url: str | None,
-           run_ids: list[str]) -> dict[str, str]:
-    """Submit one Slurm job per run; records each job id on its run and returns them by run id."""
+def submit(engine: Engine, config: JobConfig, run_ids: list[str]) -> dict[str, str]:
+    """Submit one Slurm job per run; records each job id on its run and returns them by run id.
+
+    Each job carries ``config`` (index, store, offline, caches, lease): it needs nothing else from here.
+    """
     try:
         import submitit
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise RuntimeError("the slurm executor needs submitit: pip install 'plm-kb[slurm]'") from exc
-    if database_url.startswith("sqlite"):
-        raise ValueError("Slurm jobs run on other machines and need a shared index: set a PostgreSQL URL "
-                         "(KB_DATABASE_URL=postgresql+psycopg://user@host/kb or --db) for the app, the CLI "
-                         "and the jobs")
-    folder = settings.folder or home / "slurm"
+    settings = config.slurm
+    folder = settings.folder or config.home / "slurm"
     folder.mkdir(parents=True, exist_ok=True)
     executor = submitit.SlurmExecutor(folder=str(folder), python=settings.python or sys.executable)
     submitted: dict[str, str] = {}
@@ -70,17 +72,15 @@ def submit(engine: Engine, settings: SlurmSettings, home: Path, database_url: st
         if record is None:
             continue
         executor.update_parameters(**sbatch_parameters(settings, record.device or "cpu"))
-        job = executor.submit(run_job, database_url, store_url, run_id, settings.job_home)
+        job = executor.submit(run_job, config, run_id)
         queue_store.set_job(engine, run_id, str(job.job_id))
         submitted[run_id] = str(job.job_id)
     return submitted
 
 
-def run_job(database_url: str, store_url: str | None, run_id: str, job_home: str | None) -> str:
+def run_job(config: JobConfig, run_id: str) -> str:
     """The body of a Slurm job: claim the run by id and execute it in a KB home on this node."""
-    from kb.artifact_store import ArtifactStore
-    from kb.db import make_engine
-    from kb.queue.execution import execute, worker_id
+    from kb.queue.execution import execute_by_id
 
     job_id = os.environ.get("SLURM_JOB_ID", "unknown")
 
@@ -90,15 +90,12 @@ def run_job(database_url: str, store_url: str | None, run_id: str, job_home: str
         raise SystemExit(f"Slurm job {job_id} got signal {signum}; the run resumes from its last checkpoint")
 
     signal.signal(signal.SIGTERM, stop)
-    scratch = job_home or os.environ.get("SLURM_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
+    scratch = config.slurm.job_home or os.environ.get("SLURM_TMPDIR") or os.environ.get("TMPDIR") or "/tmp"
     home = Path(scratch) / f"kb-job-{job_id}"
     home.mkdir(parents=True, exist_ok=True)
-    engine = make_engine(database_url)
+    engine = config.engine()
     try:
-        run = queue_store.claim_next(engine, f"slurm:{job_id}:{worker_id()}", run_id=run_id)
-        if run is None:
-            return "skipped"  # cancelled, or taken by another worker meanwhile
-        return execute(engine, home, run, store=ArtifactStore(home, store_url)).value
+        return execute_by_id(engine, config, run_id, f"slurm:{job_id}", home=home)
     finally:
         engine.dispose()
         shutil.rmtree(home, ignore_errors=True)  # the evidence is in the store; scratch is the node's
@@ -137,13 +134,13 @@ def slurm_available() -> str | None:
     return None if out.returncode == 0 else f"squeue failed: {out.stderr.strip()}"
 
 
-def reconcile(engine: Engine, settings: SlurmSettings, home: Path, database_url: str, store_url: str | None,
-              *, max_attempts: int = 3) -> dict[str, str]:
+def reconcile(engine: Engine, config: JobConfig) -> dict[str, str]:
     """Notice runs whose Slurm job is gone (killed, preempted, node lost) and resubmit or fail them.
 
     A run is only touched when the scheduler no longer knows its job, so it never executes twice at once.
-    Resubmitted, it resumes from its last checkpoint in the store; after ``max_attempts`` it fails with
-    the reason. Returns what happened per run id ('resubmitted as job N' or 'failed: ...').
+    Resubmitted, it resumes from its last checkpoint in the store; past the queue's attempt limit
+    (``kb.queue.store.release``) it fails with the reason. Returns what happened per run id
+    ('resubmitted as job N' or 'failed: ...').
     """
     active = [r for r in queue_store.list_runs(engine, limit=10_000)
               if r.executor == "slurm" and r.job_id and r.status.value in ("queued", "running")]
@@ -156,12 +153,10 @@ def reconcile(engine: Engine, settings: SlurmSettings, home: Path, database_url:
         if fresh is None or fresh.job_id != record.job_id or fresh.status.value not in ("queued", "running"):
             continue  # it ended (or was resubmitted) between the two reads
         why = f"Slurm job {record.job_id} ended without finishing the run (killed, preempted or node lost)"
-        if fresh.attempts >= max_attempts:
-            queue_store.finish(engine, record.id, RunStatus.failed,
-                               error=f"gave up after {fresh.attempts} attempts: {why}")
+        released = queue_store.release(engine, record.id, fresh.attempts, why)
+        if released is RunStatus.failed:
             outcome[record.id] = f"failed: {why}"
-            continue
-        if queue_store.requeue(engine, record.id, f"re-queued: {why}"):
-            job = submit(engine, settings, home, database_url, store_url, [record.id])
+        elif released is RunStatus.queued:
+            job = submit(engine, config, [record.id])
             outcome[record.id] = f"resubmitted as job {job.get(record.id)}"
     return outcome

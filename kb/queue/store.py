@@ -1,9 +1,13 @@
-"""The durable run queue: runs live in the database, workers claim them atomically.
+"""The durable run queue: runs live in the database, workers hold them by lease, every write is fenced.
 
 States: queued -> running -> succeeded | failed | cancelled. A worker claims a run with one
-conditional UPDATE (so two workers never take the same run, on SQLite and PostgreSQL alike),
-heartbeats while it works, and a run whose worker stopped heartbeating (killed, machine lost) is
-re-queued or failed by ``recover_stale`` on the next worker start. Evidence is only ever added, never
+conditional UPDATE (so two workers never take the same run, on SQLite and PostgreSQL alike), which
+also counts the attempt and gives the run a lease (``lease_expires_at``). The worker renews the lease
+with each heartbeat. Every running worker reclaims runs whose lease expired (``reclaim``), and at once
+those whose worker process on this host is gone. Each attempt has a number, and every later write of
+a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
+reclaimed and taken by another can no longer record anything (fencing). The rule that fails a run
+after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Evidence is only ever added, never
 overwritten: a failed run leaves earlier evidence intact.
 """
 
@@ -23,8 +27,14 @@ from kb.db import ClaimRow, Evidence, Run, utcnow
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
 from schemas import Claim, RunRecord, RunStatus
 
-#: A running run whose heartbeat is older than this is considered abandoned.
-STALE_AFTER = dt.timedelta(seconds=60)
+#: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).
+LEASE = dt.timedelta(seconds=60)
+#: Runs claimed before leases existed (no ``lease_expires_at``) are abandoned once their heartbeat is this old.
+STALE_AFTER = LEASE
+#: A run that killed its worker this many times fails instead of being re-queued once more.
+MAX_ATTEMPTS = 3
+#: The statuses a run ends in: its record in the artifact store is written once it has one of them.
+FINAL = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled})
 
 
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
@@ -45,94 +55,108 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     return run
 
 
-def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None) -> Run | None:
+def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None,
+               lease: dt.timedelta = LEASE) -> Run | None:
     """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left.
 
-    Without ``run_id`` only runs for the local executor are taken (a Slurm job or a Ray task claims its
-    own run by id), and with ``device`` only runs asking for that device kind ('cuda' takes 'cuda:1' too).
+    The run comes back with its new attempt number in ``attempts`` (the fencing token of every later
+    write) and a lease of ``lease``. Without ``run_id`` only runs for the local executor are taken (a
+    Slurm job or a Ray task claims its own run by id), and with ``device`` only runs asking for that
+    device kind ('cuda' takes 'cuda:1' too).
     """
     with Session(engine) as session:
         while True:
-            query = select(Run.id).where(Run.status == RunStatus.queued.value)
+            query = select(Run.id, Run.attempts).where(Run.status == RunStatus.queued.value)
             if run_id is not None:
                 query = query.where(Run.id == run_id)
             else:
                 query = query.where(or_(col(Run.executor).is_(None), col(Run.executor) == "local"))
                 if device is not None:
                     query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
-            candidate = session.exec(query.order_by(col(Run.created_at)).limit(1)).first()
+            query = query.order_by(col(Run.created_at)).limit(1)
+            if engine.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)  # workers skip each other's candidates
+            candidate = session.exec(query).first()
             if candidate is None:
+                session.rollback()
                 return None
+            candidate_id, attempts = candidate
             now = utcnow()
             taken = session.exec(  # type: ignore[call-overload]
-                update(Run).where(col(Run.id) == candidate, col(Run.status) == RunStatus.queued.value)
+                update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
+                                  col(Run.attempts) == attempts)
                 .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
-                        progress=0.0, message="started", attempts=col(Run.attempts) + 1)
+                        lease_expires_at=now + lease, progress=0.0, message="started", attempts=attempts + 1)
             )
             session.commit()
             if taken.rowcount == 1:
-                return session.get(Run, candidate)
+                run = session.get(Run, candidate_id)
+                if run is not None and run.attempts == attempts + 1:
+                    return run
             # Another worker won the race for this run: try the next one.
 
 
-#: What ``heartbeat`` answers when another worker now holds the run (it was re-queued and taken again).
+#: What ``heartbeat`` answers when another worker now holds the run (it was reclaimed and taken again).
 LOST = "lost"
 
 
 def heartbeat(engine: Engine, run_id: str, progress: float | None = None, message: str | None = None, *,
-              owner: str | None = None) -> str:
-    """Record that the run is alive (and its progress); returns the run's current status.
+              attempt: int | None = None, lease: dt.timedelta = LEASE) -> str:
+    """Record that the run is alive (and its progress) and renew its lease; returns the run's current status.
 
-    With ``owner`` (the worker id that claimed the run) nothing is written unless that worker still holds
-    the run, and the answer is ``LOST`` when another worker took it meanwhile: the caller must stop.
+    With ``attempt`` (the number its claim returned) nothing is written unless that attempt still holds
+    the run, and the answer is ``LOST`` when another attempt took it meanwhile: the caller must stop.
     """
-    values: dict[str, Any] = {"heartbeat_at": utcnow()}
+    now = utcnow()
+    values: dict[str, Any] = {"heartbeat_at": now, "lease_expires_at": now + lease}
     if progress is not None:
         values["progress"] = progress
     if message is not None:
         values["message"] = message[:500]
     with Session(engine) as session:
         query = update(Run).where(col(Run.id) == run_id, col(Run.status) == RunStatus.running.value)
-        if owner is not None:
-            query = query.where(col(Run.worker_id) == owner)
+        if attempt is not None:
+            query = query.where(col(Run.attempts) == attempt)
         session.exec(query.values(**values))  # type: ignore[call-overload]
         session.commit()
         run = session.get(Run, run_id)
         if run is None:
             return RunStatus.cancelled.value
-        if owner is not None and run.worker_id != owner and run.status != RunStatus.cancelled.value:
+        if attempt is not None and run.attempts != attempt and run.status != RunStatus.cancelled.value:
             return LOST
         return run.status
 
 
 def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
-           evidence: Evidence | None = None, owner: str | None = None) -> bool:
+           evidence: Evidence | None = None, attempt: int | None = None) -> bool:
     """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled.
 
-    With ``owner`` the run ends only if that worker still holds it (a worker whose run was re-queued and
-    taken by another never records a second result). Returns whether anything was written.
+    With ``attempt`` the run ends only if that attempt still holds it (a worker whose run was reclaimed
+    and taken by another never records a second result), and the call is idempotent: when this attempt
+    already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
+    True again without writing. Returns whether the outcome is recorded.
     """
+    values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": utcnow(),
+                              "lease_expires_at": None}
+    if status is RunStatus.succeeded:
+        values["progress"] = 1.0
     with Session(engine) as session:
-        query = select(Run).where(Run.id == run_id)
-        if engine.dialect.name != "sqlite":
-            query = query.with_for_update()  # the owner check and the write are one step on a server database
-        run = session.exec(query).first()
-        if run is None:
-            return False
-        if owner is not None and (run.worker_id != owner or run.status != RunStatus.running.value):
-            return False
-        if run.status == RunStatus.cancelled.value and status is not RunStatus.cancelled:
-            return False
-        run.status = status.value
-        run.error = error
-        run.finished_at = utcnow()
-        if status is RunStatus.succeeded:
-            run.progress = 1.0
+        query = update(Run).where(col(Run.id) == run_id)
+        if attempt is not None:
+            query = query.where(col(Run.attempts) == attempt, col(Run.status) == RunStatus.running.value)
+        if status is not RunStatus.cancelled:
+            query = query.where(col(Run.status) != RunStatus.cancelled.value)
+        written = session.exec(query.values(**values))  # type: ignore[call-overload]
+        if written.rowcount != 1:
+            session.rollback()
+            if attempt is None:
+                return False
+            run = session.get(Run, run_id)
+            return run is not None and run.attempts == attempt and run.status == status.value
         if evidence is not None:
             if evidence.claim_key:
                 _mark_superseded(session, evidence.claim_key, run_id, evidence.group_id)
             session.add(evidence)
-        session.add(run)
         session.commit()
         return True
 
@@ -155,15 +179,41 @@ def set_job(engine: Engine, run_id: str, job_id: str | None) -> None:
 
 
 def requeue(engine: Engine, run_id: str, message: str) -> bool:
-    """Put a run whose executor vanished (a job killed by the scheduler) back in the queue, saying why."""
+    """Put a run whose executor vanished back in the queue, saying why (its next claim is a new attempt)."""
     with Session(engine) as session:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id,
                               col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
-            .values(status=RunStatus.queued.value, worker_id=None, job_id=None, message=message[:500])
+            .values(status=RunStatus.queued.value, worker_id=None, job_id=None, lease_expires_at=None,
+                    message=message[:500])
         )
         session.commit()
         return bool(result.rowcount)
+
+
+def release(engine: Engine, run_id: str, attempt: int, why: str) -> RunStatus | None:
+    """A run whose attempt ``attempt`` ended without an outcome (worker or job gone): re-queue it, or fail it.
+
+    The one home of the attempt limit: after ``MAX_ATTEMPTS`` attempts the run fails with the reason
+    instead of taking another worker down. Conditional on the attempt, so two workers reclaiming the
+    same run act once. Returns the run's new status, or None when that attempt no longer holds it.
+    """
+    now = utcnow()
+    if attempt >= MAX_ATTEMPTS:
+        values: dict[str, Any] = {"status": RunStatus.failed.value, "finished_at": now, "lease_expires_at": None,
+                                  "error": f"gave up after {attempt} attempts: {why}"}
+    else:
+        values = {"status": RunStatus.queued.value, "worker_id": None, "job_id": None, "lease_expires_at": None,
+                  "message": f"re-queued: {why}"[:500]}
+    with Session(engine) as session:
+        result = session.exec(  # type: ignore[call-overload]
+            update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
+                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
+            .values(**values))
+        session.commit()
+    if not result.rowcount:
+        return None
+    return RunStatus(values["status"])
 
 
 def cancel(engine: Engine, run_id: str) -> bool:
@@ -172,63 +222,87 @@ def cancel(engine: Engine, run_id: str) -> bool:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id,
                               col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
-            .values(status=RunStatus.cancelled.value, finished_at=utcnow(), message="cancelled")
+            .values(status=RunStatus.cancelled.value, finished_at=utcnow(), message="cancelled",
+                    lease_expires_at=None)
         )
         session.commit()
         return bool(result.rowcount)
 
 
-#: A run that killed its worker this many times fails instead of being re-queued once more.
-MAX_ATTEMPTS = 3
+def worker_alive_here(worker_id: str | None) -> bool | None:
+    """Whether the worker that holds a run, if it ran on this host, is still alive; None if it ran elsewhere.
 
-
-def _dead_here(worker_id: str | None) -> bool:
-    """Whether the worker that holds a run ran on this host and its process is gone (seen at once, no wait)."""
+    Worker ids end in ``<host>:<pid>`` (``execution.worker_id``), also behind a ``ray:`` or ``slurm:...:``
+    prefix, so a process on this host can be checked directly instead of waiting for its lease.
+    """
     if not worker_id:
-        return False
+        return None
     parts = worker_id.rsplit(":", 2)
     if len(parts) < 2 or not parts[-1].isdigit() or parts[-2] != socket.gethostname():
-        return False
+        return None
     try:
         os.kill(int(parts[-1]), 0)
     except ProcessLookupError:
-        return True
-    except PermissionError:
         return False
-    return False
+    except PermissionError:
+        return True
+    return True
 
 
-def recover_stale(engine: Engine, *, requeue: bool = True, stale_after: dt.timedelta = STALE_AFTER) -> list[str]:
-    """Runs left 'running' by a dead worker: re-queue them (or fail them). Returns their ids.
+def _aware(moment: dt.datetime | None) -> dt.datetime | None:
+    # SQLite hands datetimes back without their zone; they were written in UTC.
+    return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
 
-    A worker on this host whose process is gone is noticed at once; one elsewhere when its heartbeat is
-    older than ``stale_after``. A run that has already taken ``MAX_ATTEMPTS`` workers down fails with the
-    reason instead of poisoning the next worker. Slurm runs are left to ``kb.queue.slurm.reconcile``.
+
+def lease_dead(run: Run, *, now: dt.datetime | None = None, stale_after: dt.timedelta | None = None) -> bool:
+    """Whether ``run`` (running) lost its worker: its process on this host is gone, or its lease expired.
+
+    ``stale_after`` judges by the heartbeat's age instead (an operator who knows the workers are gone).
     """
-    cutoff = utcnow() - stale_after
+    alive_here = worker_alive_here(run.worker_id)
+    if alive_here is False:
+        return True
+    if alive_here is True and stale_after is None:
+        return False  # a live process on this host holds it, however late its heartbeat (a lock, a restart)
+    now = now or utcnow()
+    beat, expires = _aware(run.heartbeat_at), _aware(run.lease_expires_at)
+    if stale_after is not None or expires is None:
+        return beat is None or beat < now - (stale_after if stale_after is not None else STALE_AFTER)
+    return expires < now
+
+
+def reclaim(engine: Engine, *, expired: bool = True, stale_after: dt.timedelta | None = None) -> dict[str, RunStatus]:
+    """Release the runs whose worker is gone (see ``lease_dead``): re-queued, or failed past the attempt limit.
+
+    Cheap enough for every poll of every worker: one indexed read of the running runs. ``expired=False``
+    only releases runs whose worker process on this host is gone (a worker that just lived through an
+    outage must not take runs whose holders could not renew their lease either). Runs of an executor that
+    ``reconciles`` (Slurm) are left to it: it asks the scheduler. Returns the new status per released run.
+    """
+    now = utcnow()
     with Session(engine) as session:
-        stale = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
-        ids = []
-        for run in stale:
-            if run.executor == "slurm":
-                continue
-            beat = run.heartbeat_at
-            if beat is not None and beat.tzinfo is None:
-                beat = beat.replace(tzinfo=dt.UTC)
-            if beat is not None and beat >= cutoff and not _dead_here(run.worker_id):
-                continue
-            ids.append(run.id)
-            if requeue and (run.attempts or 0) >= MAX_ATTEMPTS:
-                run.status, run.finished_at = RunStatus.failed.value, utcnow()
-                run.error = (f"gave up after {run.attempts} attempts: the worker running it stopped each time "
-                             f"(last: {run.worker_id})")
-            elif requeue:
-                run.status, run.worker_id, run.message = RunStatus.queued.value, None, "re-queued: worker stopped"
-            else:
-                run.status, run.error, run.finished_at = RunStatus.failed.value, "worker stopped", utcnow()
-            session.add(run)
-        session.commit()
-        return ids
+        running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
+    released: dict[str, RunStatus] = {}
+    from kb.queue.executors import reconciling  # the executors package imports this module
+
+    watched = reconciling()
+    for run in running:
+        if run.executor in watched:
+            continue
+        if worker_alive_here(run.worker_id) is not False and not expired and stale_after is None:
+            continue
+        if not lease_dead(run, now=now, stale_after=stale_after):
+            continue
+        why = f"the worker running it stopped (last: {run.worker_id})"
+        status = release(engine, run.id, run.attempts or 0, why)
+        if status is not None:
+            released[run.id] = status
+    return released
+
+
+def recover_stale(engine: Engine, *, stale_after: dt.timedelta | None = None) -> list[str]:
+    """Runs left 'running' by a dead worker, re-queued (or failed past the attempt limit); returns their ids."""
+    return list(reclaim(engine, stale_after=stale_after))
 
 
 def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | None = None,

@@ -1,0 +1,54 @@
+"""Progress of an analyzer's long loops: reported often enough to show a run is alive, never too often.
+
+A run must say what it is doing at least every ``RunContext.report_every`` seconds (30 by default): kb's
+displays (``kb demo``, ``kb runs``, the app) show the latest report, with the time left that kb works out
+from the run's progress and its estimate (``kb.estimates.with_time_left``). A loop of many short iterations
+(training steps, sampler steps, tempering sweeps) calls a ``Reporter`` at every iteration; the reporter
+passes a report on at most three times per interval, so the bound holds for iterations up to two thirds of
+it, and maps the loop's share onto its stage of the run (training from 5 % to 30 %, say), so the fraction
+moves while the stage runs rather than jumping at its end.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from analyzers.base import Cancelled
+
+
+def duration_text(seconds: float) -> str:
+    """'8 s', '4 min', '1 h 10 min': rounded the way a person reads a clock."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
+class Reporter:
+    """Throttled reports of one loop that fills the share ``start``..``end`` of a run's progress.
+
+    ``reporter(done, total, message)`` at every iteration; ``force=True`` reports whatever the throttle
+    says (a stage's last step). ``report`` is ``RunContext.report`` or a stage's mapping of it.
+    """
+
+    def __init__(self, report: Callable[[float, str], None], every: float = 30.0, start: float = 0.0,
+                 end: float = 1.0, is_cancelled: Callable[[], bool] = lambda: False) -> None:
+        self.report, self.gap, self.start, self.end = report, every / 3, start, end
+        self.is_cancelled = is_cancelled
+        self.last = -math.inf
+
+    def __call__(self, done: float, total: float, message: str, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.gap:
+            # The throttle holds back the message, never a cancellation: a loop stops at its next iteration
+            # (``RunContext.is_cancelled``), as it did when every iteration reported.
+            if self.is_cancelled():
+                raise Cancelled(message or "cancelled")
+            return
+        self.last = now
+        share = min(1.0, max(0.0, done / total)) if total > 0 else 0.0
+        self.report(self.start + (self.end - self.start) * share, message)

@@ -1,0 +1,102 @@
+"""Tensions: claims of different notes that cannot both hold (``kb.tensions``).
+
+A table first (quantity, the two claims and the values they accept, kb's value with its interval, the state),
+then the chosen tension side by side with a button that queues the runs deciding it, a quantity's plot (every
+note's claimed range against kb's measurement with its error bar), and, apart and labelled, the candidate
+tensions a chat model proposes between qualitative claims.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.state import chat_model, flash, index_first, index_keeper, setup, show_flash, worker
+from app.tension_panels import quantity_chart, read_library, tension_detail, tensions_frame
+from app.widgets import empty_state
+from kb import tensions as tensions_mod
+from kb.agents.tension_finder import PROPOSED_LABEL, Proposals, propose_tensions
+from kb.core import KnowledgeBase
+from kb.notes import NoteError
+
+kb = setup()
+PROPOSALS_KEY = "tension_proposals"  # this page's own: the model's last proposals (kb.agents.tension_finder)
+
+
+def settle(kb: KnowledgeBase, tension_id: str) -> None:
+    """Queue the runs that decide a tension and make sure a worker takes them (button callback)."""
+    try:
+        with index_keeper().lock:
+            queued, skipped = kb.verify_tension(tension_id)
+    except NoteError as exc:
+        flash("error", str(exc))
+        return
+    for claim_key, reason in skipped:
+        flash("warning", f"Skipped `{claim_key}`: {reason}")
+    if queued:
+        info = worker().ensure()
+        where = (f"the background worker (pid {info.pid}) runs them" if info is not None
+                 else "no worker is running here: start one with `kb worker --forever`")
+        flash("success", f"Queued {len(queued)} run(s) to settle {tension_id}; {where}.")
+
+
+def propose(kb: KnowledgeBase) -> None:
+    """Ask the chat model for candidate tensions between qualitative claims (button callback)."""
+    model, _ = chat_model()
+    st.session_state[PROPOSALS_KEY] = propose_tensions(kb, model)
+
+
+show_flash()
+st.title("Tensions")
+st.caption("Claims of different notes about the same quantity, subject and conditions whose expectations cannot "
+           "both hold, or that one piece of evidence splits. Settle one by running what decides it.")
+index_first()  # a first visit before the background index ran would read an empty index
+library = read_library(kb)
+tensions = library.tensions
+chosen: tensions_mod.Tension | None = None
+if not tensions:
+    empty_state("No tensions: no two notes make comparable claims that cannot both hold.", icon=":material/balance:")
+else:
+    frame = tensions_frame(tensions)
+    event = st.dataframe(frame, key="tensions_table", hide_index=True, on_select="rerun",
+                         selection_mode="single-row",
+                         column_config={"state": st.column_config.TextColumn("state", width="large")})
+    picked = list(event.selection.rows) if event is not None else []  # type: ignore[union-attr]
+    wanted = str(frame.iloc[picked[0]]["id"]) if picked else st.query_params.get("id")
+    chosen = next((t for t in tensions if t.id == wanted), tensions[0])
+    with st.container(border=True, key="tension_detail"):
+        tension_detail(chosen)
+        plan = tensions_mod.settle_plan(chosen)
+        st.button("Settle: queue the runs that decide it", key="settle_tension", type="primary",
+                  icon=":material/gavel:", on_click=settle, args=(kb, chosen.id), disabled=plan.why_not is not None,
+                  help=plan.why_not or f"Runs `{plan.claim_key}`'s analyzer at `{plan.preset}`, then both claims are "
+                  "judged on the same evidence")
+
+st.subheader("A quantity across notes")
+quantities = sorted({r.about.quantity for r in library.refs
+                     if r.about.quantity and r.accepts is not None and r.accepts.value is None})
+if not quantities:
+    empty_state("No claim states a numeric expectation yet.")
+else:
+    default = chosen.quantity if chosen is not None and chosen.quantity in quantities else quantities[0]
+    quantity = st.selectbox("Quantity", quantities, index=quantities.index(default), key="tension_quantity")
+    chart = quantity_chart(library, quantity)
+    if chart is not None:
+        st.altair_chart(chart, key="tension_quantity_chart", width="stretch")
+        st.caption("Bars: the values each note's claim accepts (an open end runs to the edge). Black: kb's "
+                   "measurement, with its interval across seeds.")
+
+st.subheader(f"Between qualitative claims: {PROPOSED_LABEL}")
+st.caption("Claims without an expectation cannot be compared by kb's rule. A chat model may propose candidate "
+           "pairs, cited with both quotes; they are not kb's findings and are never listed above.")
+st.button("Propose candidate tensions", key="propose_tensions", icon=":material/psychology:", on_click=propose,
+          args=(kb,))
+proposals: Proposals | None = st.session_state.get(PROPOSALS_KEY)
+if proposals is not None:
+    if proposals.message:
+        st.info(proposals.message, icon=":material/info:")
+    for proposal in proposals.proposals:
+        with st.container(border=True, key=f"proposal_{proposal.id}"):
+            st.badge(PROPOSED_LABEL, color="violet", icon=":material/psychology:")
+            st.markdown(f"`{proposal.a}` ↔ `{proposal.b}`: {proposal.why}")
+            st.markdown(f"> A: {proposal.a_quote}" + (f" ({proposal.a_section})" if proposal.a_section else ""))
+            st.markdown(f"> B: {proposal.b_quote}" + (f" ({proposal.b_section})" if proposal.b_section else ""))

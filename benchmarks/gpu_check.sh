@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# One GPU check (issue 28): every GPU measurement kb has, in one short script, each part under its own
+# `timeout`, everything written into one report folder with a summary.md. Under 8 minutes on one H100, from a
+# fresh machine holding only the repository and a wheel folder .whl/ (benchmarks/make_gpu_wheels.sh makes it on
+# a machine with PyPI; see /work/shared/docs/gpu-node.md):
+#   1. python3 benchmarks/gpu_depth.py                         (the depth probes at true model size)
+#   2. python3 benchmarks/bench_langevin.py --device cuda      (chain-steps/s: one chain, batched, batched + graph)
+#   3. langevin.sweep at `small` on cuda, through the analyzer registry (benchmarks/gpu_sweep.py: kb's CLI needs
+#      sqlmodel, alembic, ... which the node lacks; the registry runs the same analyzer)
+#   4. every GPU-marked test (pytest -m "gpu and not slow" over the test files that carry the marker; the slow one
+#      compiles the step with torch.compile, minutes: run it alone with -m gpu when there is time)
+#
+# The command a session passes to the device tool (it runs in the repository root; $OUT comes back):
+#   bash benchmarks/gpu_check.sh "$OUT/gpu-report"
+#
+# Usage: benchmarks/gpu_check.sh [--cpu] [REPORT_DIR]     (default REPORT_DIR: $OUT/gpu-report, else ./gpu-report)
+# --cpu, or a machine without CUDA: the same four parts at tiny sizes on the CPU, in seconds (tests/test_gpu_check.py
+# runs it, so the script cannot rot). Exit status: 0 when every part exited 0.
+set -u
+MODE=gpu
+if [ "${1:-}" = "--cpu" ]; then MODE=cpu; shift; fi
+REPORT=${1:-${OUT:-.}/gpu-report}
+PYTHON=${PYTHON:-python3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+mkdir -p "$REPORT"
+REPORT=$(cd "$REPORT" && pwd)
+
+# Wheels for what the analyzers import (pydantic, gemmi, transformers), when the node lacks them.
+if [ -d .whl ] && ! "$PYTHON" -c "import pydantic, gemmi" >/dev/null 2>&1; then
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
+    >"$REPORT/pip.txt" 2>&1
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+if [ "$MODE" = gpu ] && ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null
+then
+  MODE=cpu
+  echo "no CUDA on this machine: the CPU fallback at tiny sizes" | tee "$REPORT/no-cuda.txt"
+fi
+
+{
+  echo "mode: $MODE"; date -u; uname -a
+  "$PYTHON" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda',
+torch.version.cuda, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU')" 2>&1
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  "$PYTHON" -c "import kb.cli" >/dev/null 2>&1 && echo "kb CLI importable" || echo "kb CLI not importable here"
+} >"$REPORT/environment.txt" 2>&1
+
+STATUS=0
+ROWS=()
+# run NAME SECONDS COMMAND...: one part under `timeout`, its output in NAME.txt, a row of the summary.
+run() {
+  local name=$1 limit=$2; shift 2
+  local began=$SECONDS code
+  timeout --kill-after=10 "$limit" "$@" >"$REPORT/$name.txt" 2>&1
+  code=$?
+  local took=$((SECONDS - began)) verdict=ok
+  if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then verdict="timed out after ${limit} s"
+  elif [ "$code" -ne 0 ]; then verdict="failed (exit $code)"; fi
+  [ "$code" -eq 0 ] || STATUS=1
+  ROWS+=("| $name | $verdict | $took s | $name.txt |")
+  echo "$name: $verdict in $took s"
+}
+
+GPU_TESTS=$(grep -l "pytest.mark.gpu" tests/test_*.py | tr '\n' ' ')
+if [ "$MODE" = gpu ]; then
+  run gpu_depth 100 "$PYTHON" benchmarks/gpu_depth.py
+  run bench_langevin 100 "$PYTHON" benchmarks/bench_langevin.py --device cuda --sections chains,replicas,steps \
+    --steps 30 --repeats 3
+  run langevin_sweep_small 240 "$PYTHON" benchmarks/gpu_sweep.py --scale small --device cuda \
+    --work "${TMPDIR:-/tmp}/kb-gpu-sweep"
+  # shellcheck disable=SC2086  # the file list splits on purpose
+  run gpu_tests 45 "$PYTHON" -m pytest -q -p no:cacheprovider --noconftest -m "gpu and not slow" -o addopts="" \
+    $GPU_TESTS
+else
+  run gpu_depth 60 "$PYTHON" benchmarks/gpu_depth.py --device cpu --tiny --batch 2 --length 12 --train-batch 2 \
+    --repeats 1 --models esm2_650m
+  run bench_langevin 60 "$PYTHON" benchmarks/bench_langevin.py --device cpu --sections chains --chains 4 \
+    --mass-rank 8 --steps 2 --repeats 1 --ess-model T1-d26
+  run langevin_sweep_small 90 "$PYTHON" benchmarks/gpu_sweep.py --scale smoke --device cpu \
+    --work "$REPORT/sweep-work" --set include_ffn=false --set num_sequences=120 --set train_size=60 \
+    --set val_size=10 --set test_size=40 --set design_burn_in_sweeps=10 --set max_train_steps=60 \
+    --set ot_max_steps=10 --set sampling_steps=20 --set 'temperatures=[1e-4,1e-3]'
+  # shellcheck disable=SC2086
+  run gpu_tests 60 "$PYTHON" -m pytest -q -p no:cacheprovider --noconftest -m gpu -o addopts="" $GPU_TESTS
+fi
+
+{
+  echo "# GPU check ($MODE)"
+  echo
+  echo '```'; cat "$REPORT/environment.txt"; echo '```'
+  echo
+  echo "| part | result | time | output |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "## Langevin: chain-steps per second (bench_langevin.py, chains section)"
+  echo '```'; grep -A3 "^every chain in one step" "$REPORT/bench_langevin.txt"; echo '```'
+  echo "## Langevin: batched replicas and sampler steps"
+  echo '```'; grep -E "^batched replicas|^T[0-9]-d[0-9]+ " "$REPORT/bench_langevin.txt"; echo '```'
+  echo "## langevin.sweep: time per stage"
+  echo '```'; grep -E "in all$|^  (design|training|sampling) |estimated time per stage" \
+    "$REPORT/langevin_sweep_small.txt"; echo '```'
+  echo "## Depth probes (gpu_depth.py)"
+  echo '```'; grep -E "^[a-z0-9_]+: |x plain" "$REPORT/gpu_depth.txt" | head -40; echo '```'
+  echo "## GPU-marked tests"
+  echo '```'; tail -3 "$REPORT/gpu_tests.txt"; echo '```'
+} >"$REPORT/summary.md" 2>/dev/null
+echo "report: $REPORT/summary.md"
+exit $STATUS

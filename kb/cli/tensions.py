@@ -1,0 +1,76 @@
+"""``kb tensions``: claims of different notes that cannot both hold, with both quotes, each side's evidence and
+how the evidence stands (``kb.tensions``); ``--propose`` asks the agents for candidate tensions between
+qualitative claims, listed apart and marked as proposed by the model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from kb import tensions as tensions_mod
+from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, esc, make_kb, print_json
+from kb.evidence import label
+
+#: Colours of the outcomes in the listing.
+OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "yellow"}
+
+
+def _side(row: dict[str, Any]) -> str:
+    """One side of a tension: its key, what it expects and its state, then its quote and where it is from (each
+    piece escaped for the terminal; the line breaks are the listing's own)."""
+    where = ", ".join(str(x) for x in (row["section"], f"p. {row['page']}" if row["page"] else None) if x)
+    evidence = row["evidence"]
+    seen = f" · {label(evidence['state'])}" if evidence and evidence.get("state") else ""
+    head = esc(f"{row['key']}: {row['expects'] or row['statement']}{seen}")
+    if not row["quote"]:
+        return head
+    return head + "\n    " + esc(f"“{row['quote']}”" + (f" ({where})" if where else ""))
+
+
+def print_tensions(rows: list[dict[str, Any]]) -> None:
+    """Each tension (``kb.tensions.record``) as a block: id and state, quantity and why, then both sides."""
+    console.print(f"[bold]{len(rows)} tension(s) between notes[/]", highlight=False)
+    for row in rows:
+        colour = OUTCOME_COLOURS.get(row["state"], "white")
+        console.print(f"\n[bold]{esc(row['id'])}[/] · [{colour}]{esc(row['state_text'])}[/]\n"
+                      f"  {esc(row['quantity'])} ({esc(row['kind'])}: {esc(row['why'])})\n"
+                      f"  A {_side(row['a'])}\n  B {_side(row['b'])}", highlight=False, soft_wrap=True)
+    if rows:
+        console.print("\n[dim]kb verify --tension ID: queue the runs that decide one; --json: everything[/]")
+
+
+@app.command()
+def tensions(
+    propose: Annotated[bool, typer.Option("--propose", help="Also ask the chat model (KB_CHAT_MODEL) for candidate "
+                                          "tensions between qualitative claims; listed apart, marked 'proposed by "
+                                          "the model'. Without a model none are proposed.")] = False,
+    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the state."""
+    kb = make_kb(papers, home, db)
+    kb.index()
+    rows = [tensions_mod.record(t) for t in kb.tensions()]
+    proposals = None
+    if propose:
+        from kb.agents.config import NoChatModel, chat_model
+        from kb.agents.tension_finder import propose_tensions
+
+        try:
+            model = chat_model(kb.settings.chat_model)
+        except NoChatModel:
+            model = None
+        proposals = propose_tensions(kb, model)
+    if as_json:
+        out: list[dict[str, Any]] = rows
+        if proposals is not None:
+            out = rows + [{**p.model_dump(mode="json"), "id": p.id} for p in proposals.proposals]
+        print_json(out)
+        return
+    print_tensions(rows)
+    if proposals is not None:
+        console.print(f"\n[bold]Proposed by the model[/] ({proposals.method}): {len(proposals.proposals)} "
+                      "candidate(s), not checked by kb" + (f" · {esc(proposals.message)}" if proposals.message else ""))
+        for proposal in proposals.proposals:
+            console.print(f"- {esc(proposal.a)} ↔ {esc(proposal.b)}: {esc(proposal.why)}\n"
+                          f"  A “{esc(proposal.a_quote)}”\n  B “{esc(proposal.b_quote)}”", highlight=False)

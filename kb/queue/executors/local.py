@@ -1,0 +1,24 @@
+"""The ``local`` executor: runs execute in a ``kb worker`` on this machine (or in ``kb verify`` itself)."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+
+from kb.queue import execution
+from kb.queue.executors import register
+from kb.queue.executors.base import Executor
+
+
+@register
+class LocalExecutor(Executor):
+    """Runs wait in the queue for a worker of this KB home; ``kb verify`` works through the queue itself."""
+
+    name = "local"
+    label = "This machine"
+    description = ("in this process (`kb verify`) or a `kb worker` on any machine that reaches the index; "
+                   "the app starts one background worker per KB home")
+    needs_worker = True
+
+    def run(self, engine: Engine, run_ids: list[str]) -> dict[str, int]:
+        """Work through the queue here until it is empty (these runs and any queued before them)."""
+        return execution.work(engine, self.config, once=True)

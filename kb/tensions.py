@@ -1,0 +1,486 @@
+"""Claims of different notes that cannot all hold, and what kb's evidence makes of them.
+
+The one home of three rules every surface (``kb tensions``, ``kb show``, ``kb verify --tension``, the app's
+Tensions and Note pages, the agents) asks:
+
+**What a claim is about** (``about``): its quantity (``analyzer:metric`` from its binding, or the named
+``quantity`` an unbound claim gives, with an optional unit), its subject (model family, objective, size, data)
+and its condition (the scale preset that settles it, the budget it holds at). Fields a note leaves out default
+from the binding and the claim's ``scale`` (``schemas.claim`` documents each), so most claims need no edit.
+
+**Comparable** (``incomparable_reason`` is None): the same quantity (and unit, where both state one); every
+subject field that both claims state agrees (text compared without case or extra spaces, sizes within a factor
+of ``SIZE_FACTOR``); and their conditions overlap (the same preset where both name one, budgets whose ranges
+intersect). A field only one claim states constrains nothing: the other claim is about every value of it.
+
+**Tension** (``find``): two comparable claims of different notes such that
+
+- their expectations cannot both hold: the values each accepts (``kb.verdicts.accepted``: an interval with open
+  or closed ends, or one exact value) do not intersect (disjoint ranges, opposite directions, ``==`` on
+  different values): kind ``expectations``; or
+- one current evidence record of either claim supports one and refutes the other, each judged by
+  ``kb.verdicts.evaluate`` on that record's results: kind ``evidence``.
+
+A tension's id is ``t-`` and 10 hex digits of the SHA-256 of its two claim keys in sorted order (claim A is the
+first): stable while the keys are, whatever else the notes change.
+
+**State** (``judge``): the deciding evidence is the newest current evidence of either claim at the settling
+preset (``settle_plan``: the preset both claims name, or the one the bolder claim, the one accepting fewer
+values, needs), else at any scale. Both claims are judged on it by ``kb.verdicts.evaluate`` (never a second
+verdict rule): supported / refuted reads "settled for A", refuted / supported "settled for B", refuted /
+refuted "both wrong", anything else "open: " and why (a proxy, an interval straddling a threshold, a run not
+runnable here, no evidence yet).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import select as sa_select
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col
+
+from kb.db import ClaimRow, Evidence
+from kb.evidence import ClaimStatus, claim_state, label, latest_evidence, stale_reason, verdict_state
+from kb.queue import store as queue_store
+from kb.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
+from schemas import Claim, EvidenceScale, Verdict, VerdictKind
+
+#: Two stated model sizes are the same subject when the larger is at most this many times the smaller.
+SIZE_FACTOR = 2.0
+
+
+def _norm(text: str | None) -> str | None:
+    return " ".join(text.casefold().split()) if text is not None else None
+
+
+@dataclass(frozen=True)
+class About:
+    """What a claim is about, its defaults filled in (``about``): quantity, subject and condition."""
+
+    quantity: str | None  # 'depth.sweep:best_depth', or a named quantity; None: nothing to compare it on
+    unit: str | None = None
+    family: str | None = None
+    objective: str | None = None
+    parameters: float | None = None
+    data: str | None = None
+    preset: str | None = None  # the scale preset whose evidence settles the claim
+    budget: tuple[float, float] | None = None
+
+
+def about(claim: Claim) -> About:
+    """What ``claim`` is about: its own ``quantity`` / ``subject`` / ``condition``, else the defaults read from its
+    binding (``analyzer:metric``; the preset ``settled_by``, else ``scale``) and its ``scale`` (size, data)."""
+    binding, expect, scale = claim.analyzer, claim.expect, claim.scale
+    quantity = claim.quantity.name if claim.quantity is not None else None
+    if quantity is None and binding is not None and expect is not None:
+        quantity = f"{binding.name}:{expect.metric}"
+    subject, condition = claim.subject, claim.condition
+    parameters = subject.parameters if subject is not None and subject.parameters is not None else (
+        scale.parameters if scale is not None else None)
+    data = subject.data if subject is not None and subject.data is not None else (
+        scale.data if scale is not None else None)
+    preset = condition.scale if condition is not None and condition.scale is not None else (
+        (binding.settled_by or binding.scale) if binding is not None else None)
+    return About(quantity=quantity, unit=claim.quantity.unit if claim.quantity is not None else None,
+                 family=subject.family if subject is not None else None,
+                 objective=subject.objective if subject is not None else None,
+                 parameters=parameters, data=data, preset=preset,
+                 budget=condition.budget_range() if condition is not None else None)
+
+
+def incomparable_reason(a: About, b: About) -> str | None:
+    """Why two claims cannot be compared (the module's rule), or None when they can."""
+    if a.quantity is None or b.quantity is None:
+        return "a claim without a quantity (no analyzer metric, no named quantity) compares with nothing"
+    if _norm(a.quantity) != _norm(b.quantity):
+        return f"different quantities ({a.quantity} / {b.quantity})"
+    for name in ("unit", "family", "objective", "data", "preset"):
+        mine, theirs = getattr(a, name), getattr(b, name)
+        if mine is not None and theirs is not None and _norm(mine) != _norm(theirs):
+            what = "scale presets" if name == "preset" else f"{name}s" if name != "data" else "data"
+            return f"different {what} ({mine} / {theirs})"
+    if a.parameters is not None and b.parameters is not None:
+        small, large = sorted((a.parameters, b.parameters))
+        if large > small * SIZE_FACTOR or (small == 0 and large > 0):
+            return f"different sizes ({a.parameters:.3g} / {b.parameters:.3g} parameters)"
+    if a.budget is not None and b.budget is not None and (a.budget[1] < b.budget[0] or b.budget[1] < a.budget[0]):
+        return f"budgets that do not overlap ({_range(a.budget)} / {_range(b.budget)})"
+    return None
+
+
+def comparable(a: Claim, b: Claim) -> bool:
+    """Whether two claims are about the same quantity of the same subject under overlapping conditions."""
+    return incomparable_reason(about(a), about(b)) is None
+
+
+def _range(values: tuple[float, float]) -> str:
+    return f"{values[0]:.3g}" if values[0] == values[1] else f"[{values[0]:.3g}, {values[1]:.3g}]"
+
+
+# -- claims as the index holds them -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """One indexed claim with what it is about and the values its expectation accepts (None: it states none)."""
+
+    key: str
+    note_id: str
+    claim: Claim
+    about: About
+    accepts: Accepted | None
+    binding_hash: str | None = None
+
+    @property
+    def expects(self) -> str:
+        """The expectation written out ('best_depth in [24, 36]'), or '' for a claim that states none."""
+        return describe(self.claim.expect) if self.claim.expect is not None else ""
+
+
+def indexed_claims(engine: Engine) -> list[ClaimRef]:
+    """Every indexed claim that names a quantity (its binding's metric, or a named one), in key order."""
+    with Session(engine) as session:
+        rows = session.execute(sa_select(col(ClaimRow.key), col(ClaimRow.paper_id), col(ClaimRow.claim_json),
+                                         col(ClaimRow.binding_hash)).order_by(col(ClaimRow.key))).all()
+    refs = []
+    for key, note_id, text, binding in rows:
+        claim, found, accepts = _parsed(text)
+        if found.quantity is not None:
+            refs.append(ClaimRef(key, note_id, claim, found, accepts, binding))
+    return refs
+
+
+@lru_cache(maxsize=200_000)
+def _parsed(claim_json: str) -> tuple[Claim, About, Accepted | None]:
+    """A claim as the index stores it, with what it is about and accepts: kept by its JSON between listings (the
+    app lists on every render), so only claims that changed are parsed again. Callers must not mutate them."""
+    claim = Claim.model_validate_json(claim_json)
+    return claim, about(claim), accepted(claim.expect) if claim.expect is not None else None
+
+
+# -- evidence ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Deciding:
+    """One current evidence record (one result per seed) that both claims of a tension are judged on."""
+
+    claim_key: str  # the claim whose run made it
+    run_id: str
+    evidence_id: int
+    results: list[dict[str, Any]]
+    scale: EvidenceScale | None
+    verdict: Verdict | None  # as stored for its own claim
+
+    @property
+    def preset(self) -> str | None:
+        """The scale preset the evidence ran at, when known."""
+        return self.scale.name if self.scale is not None else None
+
+
+def current_evidence(engine: Engine, refs: Iterable[ClaimRef]) -> dict[str, tuple[Deciding, ClaimStatus]]:
+    """The latest evidence of each claim that has current (not stale) evidence, with the claim's state."""
+    by_key = {ref.key: ref for ref in refs}
+    if not by_key:
+        return {}
+    with Session(engine) as session:
+        latest = latest_evidence(session, list(by_key), with_verdict=True)
+        current = {key: row for key, row in latest.items()
+                   if stale_reason(row, by_key[key].binding_hash) is None and row.verdict_json}
+        rows = session.execute(sa_select(col(Evidence.run_id), col(Evidence.id), col(Evidence.metrics_json),
+                                         col(Evidence.group_id))
+                               .where(col(Evidence.run_id).in_([row.run_id for row in current.values()]))).all()
+    stored = {run_id: (ident, metrics, group) for run_id, ident, metrics, group in rows}
+    found = {}
+    for key, row in current.items():
+        ident, metrics, group = stored[row.run_id]
+        results = queue_store.group_results(engine, group)[0] if group else [json.loads(metrics)]
+        verdict = Verdict.model_validate_json(row.verdict_json or "{}")
+        status = claim_state(row, bound=by_key[key].claim.analyzer is not None, binding_hash=by_key[key].binding_hash)
+        found[key] = (Deciding(key, row.run_id, int(ident), [r for r in results if r], verdict.evidence_scale,
+                               verdict), status)
+    return found
+
+
+# -- tensions ------------------------------------------------------------------------------------------------
+
+class Outcome(StrEnum):
+    """How a tension stands (the module's state rule)."""
+
+    settled_a = "settled_a"
+    settled_b = "settled_b"
+    both_wrong = "both_wrong"
+    open = "open"
+
+
+#: How every surface writes an outcome ("open" is followed by its reason).
+OUTCOME_LABELS = {"settled_a": "settled for A", "settled_b": "settled for B", "both_wrong": "both wrong",
+                  "open": "open"}
+
+
+@dataclass(frozen=True)
+class TensionState:
+    """A tension's outcome, in words, with the evidence that decided it and both verdicts on it."""
+
+    outcome: Outcome
+    text: str  # 'settled for A', 'both wrong', 'open: why'
+    deciding: Deciding | None = None
+    verdicts: tuple[Verdict, Verdict] | None = None
+
+
+#: The state of a tension not judged yet (``find`` judges every tension it returns).
+UNJUDGED = TensionState(Outcome.open, "open: not judged yet")
+
+
+@dataclass(frozen=True)
+class SettlePlan:
+    """What ``kb verify --tension`` queues: the claim whose binding runs, at which preset (or why nothing)."""
+
+    claim_key: str | None
+    preset: str | None
+    why_not: str | None = None
+
+
+@dataclass
+class Tension:
+    """Two comparable claims of different notes that cannot both hold (``kind``), and how the evidence stands."""
+
+    id: str
+    kind: str  # 'expectations' (no value satisfies both) or 'evidence' (one record splits them)
+    a: ClaimRef
+    b: ClaimRef
+    split_by: str | None = None  # kind 'evidence': the run whose evidence splits the claims
+    state: TensionState = UNJUDGED
+    statuses: dict[str, ClaimStatus] = field(default_factory=dict)  # each side's claim state (kb.evidence)
+    evidence: dict[str, Deciding] = field(default_factory=dict)  # each side's latest current evidence
+
+    @property
+    def quantity(self) -> str:
+        """The quantity both claims are about."""
+        return self.a.about.quantity or ""
+
+    @property
+    def why(self) -> str:
+        """Why the two claims cannot both hold, in one line (written when shown: thousands are listed)."""
+        if self.kind == "evidence":
+            return f"the evidence of run {self.split_by} supports one claim and refutes the other"
+        accepts_a = self.a.accepts.text() if self.a.accepts else "?"
+        accepts_b = self.b.accepts.text() if self.b.accepts else "?"
+        return f"A accepts {accepts_a}, B accepts {accepts_b}: no value satisfies both"
+
+    def side(self, key: str) -> str:
+        """'A' or 'B' for one of the tension's claim keys."""
+        return "A" if key == self.a.key else "B"
+
+
+def tension_id(key_a: str, key_b: str) -> str:
+    """The stable id of the tension between two claims (order does not matter)."""
+    first, second = sorted((key_a, key_b))
+    return "t-" + hashlib.sha256(f"{first}|{second}".encode()).hexdigest()[:10]
+
+
+def _pair(x: ClaimRef, y: ClaimRef) -> tuple[ClaimRef, ClaimRef]:
+    return (x, y) if x.key < y.key else (y, x)
+
+
+def _disjoint_pairs(group: list[ClaimRef]) -> Iterator[tuple[ClaimRef, ClaimRef]]:
+    """Pairs of the group whose accepted values do not intersect: output-sensitive (a sort and a bisect per
+    claim), so a quantity thousands of notes claim does not cost a comparison per pair."""
+    numeric = sorted((r for r in group if r.accepts is not None and r.accepts.value is None),
+                     key=lambda r: r.accepts.low if r.accepts is not None else 0.0)
+    lows = [r.accepts.low for r in numeric if r.accepts is not None]
+    for ref in numeric:
+        assert ref.accepts is not None
+        # Only claims starting at or above this one's upper end can lie entirely above it.
+        for other in numeric[bisect.bisect_left(lows, ref.accepts.high):]:
+            if other is not ref and other.accepts is not None and not ref.accepts.intersects(other.accepts):
+                yield ref, other
+    exact: dict[Any, list[ClaimRef]] = defaultdict(list)
+    for ref in group:
+        if ref.accepts is not None and ref.accepts.value is not None:
+            exact[(type(ref.accepts.value).__name__, ref.accepts.value)].append(ref)
+    values = sorted(exact, key=str)
+    for i, first in enumerate(values):
+        for second in values[i + 1:]:
+            if first[0] == second[0]:  # text against true/false cannot be told apart: no tension
+                yield from ((x, y) for x in exact[first] for y in exact[second])
+
+
+def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
+    groups: dict[str, list[ClaimRef]] = defaultdict(list)
+    for ref in refs:
+        groups[_norm(ref.about.quantity) or ""].append(ref)
+    return {q: members for q, members in groups.items() if len({m.note_id for m in members}) > 1}
+
+
+def find(engine: Engine, refs: list[ClaimRef] | None = None) -> list[Tension]:
+    """Every tension among the indexed claims (or ``refs``), each with its state, ordered by quantity and id."""
+    refs = indexed_claims(engine) if refs is None else refs
+    groups = _groups(refs)
+    in_groups = [ref for members in groups.values() for ref in members]
+    evidence = current_evidence(engine, in_groups)
+    found: dict[str, Tension] = {}
+    for members in groups.values():
+        for x, y in _disjoint_pairs(members):
+            if x.note_id == y.note_id or incomparable_reason(x.about, y.about) is not None:
+                continue
+            a, b = _pair(x, y)
+            ident = tension_id(a.key, b.key)
+            found[ident] = Tension(ident, "expectations", a, b)
+        for x in (m for m in members if m.key in evidence):
+            deciding = evidence[x.key][0]
+            if not deciding.results:
+                continue
+            for y in members:
+                if y.note_id == x.note_id or y.claim.expect is None or incomparable_reason(x.about, y.about):
+                    continue
+                ident = tension_id(x.key, y.key)
+                if ident in found:
+                    continue
+                kinds = {evaluate(x.claim, deciding.results, deciding.scale).kind,
+                         evaluate(y.claim, deciding.results, deciding.scale).kind}
+                if kinds == {VerdictKind.supported, VerdictKind.refuted}:
+                    a, b = _pair(x, y)
+                    found[ident] = Tension(ident, "evidence", a, b, split_by=f"{deciding.run_id[:12]} ({x.key})")
+    tensions = sorted(found.values(), key=lambda t: (t.quantity, t.id))
+    for tension in tensions:
+        for ref in (tension.a, tension.b):
+            if ref.key in evidence:
+                tension.evidence[ref.key], tension.statuses[ref.key] = evidence[ref.key]
+        tension.state = state_of(tension)
+    return tensions
+
+
+def get(engine: Engine, ident: str) -> Tension | None:
+    """One tension by id, with its state (None: no such tension among the indexed claims now)."""
+    return next((t for t in find(engine) if t.id == ident), None)
+
+
+def settle_plan(tension: Tension) -> SettlePlan:
+    """The runs that decide a tension: the shared binding at the preset both claims name, or at the preset the
+    bolder claim (the one accepting the narrower range; A on a tie) needs, run for a claim bound to it."""
+    ranked = sorted((tension.a, tension.b), key=lambda r: (r.accepts.width() if r.accepts else float("inf")))
+    bound = [r for r in ranked if r.claim.analyzer is not None]
+    if not bound:
+        return SettlePlan(None, None, "neither claim is bound to an analyzer, so kb cannot measure the quantity")
+    runner = bound[0]
+    preset = ranked[0].about.preset or ranked[1].about.preset
+    return SettlePlan(runner.key, preset)
+
+
+def judge(a: Claim, b: Claim, deciding: Deciding) -> TensionState:
+    """The state one evidence record gives a tension: both claims judged on it by ``kb.verdicts.evaluate``."""
+    if deciding.verdict is not None and deciding.verdict.kind is VerdictKind.not_runnable:
+        return TensionState(Outcome.open, f"open: the deciding run is not runnable here ({deciding.verdict.reason})",
+                            deciding)
+    if not deciding.results:
+        return TensionState(Outcome.open, "open: the deciding evidence holds no results", deciding)
+    va, vb = evaluate(a, deciding.results, deciding.scale), evaluate(b, deciding.results, deciding.scale)
+    kinds = (va.kind, vb.kind)
+    supported, refuted = VerdictKind.supported, VerdictKind.refuted
+    if kinds == (supported, refuted):
+        outcome, text = Outcome.settled_a, OUTCOME_LABELS["settled_a"]
+    elif kinds == (refuted, supported):
+        outcome, text = Outcome.settled_b, OUTCOME_LABELS["settled_b"]
+    elif kinds == (refuted, refuted):
+        outcome, text = Outcome.both_wrong, OUTCOME_LABELS["both_wrong"]
+    elif kinds == (supported, supported):
+        outcome, text = Outcome.open, "open: the evidence supports both claims, so it does not decide between them"
+    else:
+        side, verdict = ("A", va) if va.kind not in (supported, refuted) else ("B", vb)
+        state = verdict_state(verdict)
+        outcome, text = Outcome.open, f"open: {side} reads {label(state.value if state else verdict.kind.value)} " \
+                                      f"on the deciding evidence ({verdict.reason})"
+    return TensionState(outcome, text, deciding, (va, vb))
+
+
+def state_of(tension: Tension) -> TensionState:
+    """A tension's state from its claims' current evidence (the module's rule)."""
+    plan = settle_plan(tension)
+    if plan.why_not is not None:
+        return TensionState(Outcome.open, f"open: {plan.why_not}")
+    candidates = sorted(tension.evidence.values(), key=lambda d: d.evidence_id, reverse=True)
+    at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
+    chosen = (at_preset or candidates)[0] if candidates else None
+    if chosen is None:
+        where = f" at '{plan.preset}'" if plan.preset else ""
+        return TensionState(Outcome.open, f"open: no current evidence yet{where}; run `kb verify --tension "
+                                          f"{tension.id}`")
+    return judge(tension.a.claim, tension.b.claim, chosen)
+
+
+def by_claim(tensions: Iterable[Tension]) -> dict[str, list[Tension]]:
+    """The tensions each claim key is in."""
+    found: dict[str, list[Tension]] = defaultdict(list)
+    for tension in tensions:
+        found[tension.a.key].append(tension)
+        found[tension.b.key].append(tension)
+    return dict(found)
+
+
+def same_quantity(refs: list[ClaimRef], key: str) -> list[tuple[ClaimRef, str | None]]:
+    """The other notes' claims on the same quantity as claim ``key``, each with why it is not comparable (None:
+    it is), comparable ones first."""
+    mine = next((r for r in refs if r.key == key), None)
+    if mine is None:
+        return []
+    others = [(r, incomparable_reason(mine.about, r.about)) for r in refs
+              if r.note_id != mine.note_id and _norm(r.about.quantity) == _norm(mine.about.quantity)]
+    return sorted(others, key=lambda pair: (pair[1] is not None, pair[0].key))
+
+
+def measured(deciding: Deciding | None, metric: str) -> SeedValue | None:
+    """kb's value of ``metric`` on a deciding record: mean and interval across its seeds (None: no record)."""
+    return value_across_seeds(deciding.results, metric) if deciding is not None and deciding.results else None
+
+
+# -- what the CLI prints and the app shows --------------------------------------------------------------------
+
+def _evidence_record(deciding: Deciding | None, status: ClaimStatus | None) -> dict[str, Any] | None:
+    if deciding is None:
+        return None
+    verdict = deciding.verdict
+    return {"run": deciding.run_id, "claim": deciding.claim_key, "scale": deciding.preset,
+            "state": status.state.value if status else None,
+            "verdict": verdict.kind.value if verdict else None, "observed": verdict.observed if verdict else None,
+            "reason": verdict.reason if verdict else None}
+
+
+def side_record(tension: Tension, ref: ClaimRef) -> dict[str, Any]:
+    """One side of a tension as ``kb tensions --json`` prints it."""
+    source = ref.claim.source
+    status = tension.statuses.get(ref.key)
+    return {"key": ref.key, "note": ref.note_id, "claim": ref.claim.id, "statement": ref.claim.statement,
+            "quote": source.quote if source else None, "section": source.section if source else None,
+            "page": source.page if source else None, "expects": ref.expects,
+            "accepts": ref.accepts.text() if ref.accepts else None,
+            "state": status.state.value if status else ("unverified" if ref.claim.analyzer else "unbound"),
+            "evidence": _evidence_record(tension.evidence.get(ref.key), status)}
+
+
+def record(tension: Tension) -> dict[str, Any]:
+    """A tension as ``kb tensions --json`` prints it: both claims with their quotes and pages, each side's
+    evidence, the state and the evidence that decided it (with both verdicts on it)."""
+    state = tension.state
+    plan = settle_plan(tension)
+    deciding = state.deciding
+    metric = tension.a.claim.expect.metric if tension.a.claim.expect is not None else None
+    value = measured(deciding, metric) if metric else None
+    decided: dict[str, Any] | None = None
+    if deciding is not None:
+        decided = {"run": deciding.run_id, "claim": deciding.claim_key, "scale": deciding.preset,
+                   "value": value.mean if value else None, "low": value.low if value else None,
+                   "high": value.high if value else None,
+                   "verdicts": {side: {"kind": v.kind.value, "reason": v.reason}
+                                for side, v in zip("AB", state.verdicts or (), strict=False)}}
+    return {"id": tension.id, "kind": tension.kind, "quantity": tension.quantity, "why": tension.why,
+            "state": state.outcome.value, "state_text": state.text, "deciding_evidence": decided,
+            "settle": {"claim": plan.claim_key, "scale": plan.preset, "why_not": plan.why_not},
+            "a": side_record(tension, tension.a), "b": side_record(tension, tension.b)}

@@ -1,0 +1,96 @@
+"""The app's Tensions page and the Note page's view across notes (AppTest over the bundled notes, real SQLite):
+the table first, the chosen tension side by side, settling it from the page, a quantity's plot with kb's
+measurement, the model's proposals apart (none without a model), and a claim's tensions on its note's page."""
+
+from __future__ import annotations
+
+import textwrap
+
+import streamlit as st
+
+from kb.tensions import tension_id
+from tests.test_app import AppEnv, badges, open_app
+
+BUNDLED_A = "reading-group-depth-shallow-plms#deeper-worse-past-12"
+BUNDLED_B = "siji-2026-analysis-note-arxiv-2502-00001#optimal-depth-24-36"
+
+# Two notes on noop's value that cannot both hold: one run of the bolder settles it.
+RANGE_NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "test:range"
+    title: "Range note"
+    claims:
+      - id: range
+        statement: "The value lies in [24, 36]."
+        kind: quantitative
+        analyzer: {name: noop, params: {value: 30}}
+        expect: {metric: value, op: between, value: [24, 36]}
+    ---
+    body
+    """)
+LOW_NOTE = RANGE_NOTE.replace("test:range", "test:low").replace("Range note", "Low note").replace(
+    "id: range", "id: low").replace("lies in [24, 36]", "is at most 12").replace(
+    "{metric: value, op: between, value: [24, 36]}", '{metric: value, op: "<=", value: 12}')
+
+
+def test_tensions_page_lists_the_bundled_tension_and_queues_its_deciding_run(app_env: AppEnv) -> None:
+    at = open_app("tensions")
+    assert at.title[0].value == "Tensions"
+    table = at.dataframe(key="tensions_table").value
+    ident = tension_id(BUNDLED_A, BUNDLED_B)
+    row = table.set_index("id").loc[ident]
+    assert (row["quantity"], row["A"], row["B"], row["B accepts"]) == ("depth.sweep:best_depth", BUNDLED_A, BUNDLED_B,
+                                                                       "[24, 36]")
+    assert row["A accepts"] == "≤ 12" and row["state"].startswith("open: no current evidence")
+    text = " ".join(m.value for m in at.markdown)
+    assert "deeper is worse past 12 layers" in text and "PLM (ESM-style) | 24-36" in text  # both quotes
+    assert at.selectbox(key="tension_quantity").value == "depth.sweep:best_depth"
+    assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the quantity's plot is drawn
+    at.button(key="settle_tension").click().run()
+    assert not at.exception
+    (run,) = app_env.kb.runs()
+    assert run.claim_key == BUNDLED_B and run.status.value == "queued"  # the bolder claim at the paper preset
+    assert any("to settle" in s.value for s in at.success)
+
+
+def test_tensions_page_shows_a_settled_tension_and_kbs_value(app_env: AppEnv) -> None:
+    (app_env.papers / "range.md").write_text(RANGE_NOTE, encoding="utf-8")
+    (app_env.papers / "low.md").write_text(LOW_NOTE, encoding="utf-8")
+    kb = app_env.kb
+    queued, skipped = kb.verify_tension(tension_id("range#range", "low#low"))
+    assert len(queued) == 1 and not skipped and kb.work() == {"succeeded": 1}
+    st.cache_data.clear()
+    at = open_app("tensions", id=tension_id("range#range", "low#low"))
+    row = at.dataframe(key="tensions_table").value.set_index("id").loc[tension_id("low#low", "range#range")]
+    assert row["state"] == "settled for B" and row["kb's value"] == "30"  # exact by construction: no interval
+    assert any("settled for B" in b for b in badges(at))
+    assert at.selectbox(key="tension_quantity").value == "noop:value"
+
+
+def test_proposals_are_apart_and_none_without_a_model(app_env: AppEnv) -> None:
+    at = open_app("tensions")
+    at.button(key="propose_tensions").click().run()
+    assert not at.exception
+    assert any("no chat model" in i.value for i in at.info)
+    assert not [b for b in badges(at) if "proposed by the model" in b]
+
+
+def test_note_page_shows_the_claims_tension_and_the_other_notes_on_its_quantity(app_env: AppEnv) -> None:
+    at = open_app("note", id="reading-group-depth-shallow-plms")
+    assert not at.exception
+    assert any(f"In tension with {BUNDLED_B}" in b for b in badges(at))
+    # One table per claim that has other notes on its quantity (AppTest gives a plain dataframe no key).
+    frames = [d.value for d in at.dataframe if "comparable" in d.value.columns]
+    assert [list(f["claim"]) for f in frames] == [
+        [BUNDLED_B], ["siji-2026-analysis-note-arxiv-2502-00001#perplexity-rises-at-48"]]
+    assert list(frames[0]["comparable"]) == ["yes"] and list(frames[1]["comparable"]) == ["yes"]
+    assert sum("In tension with" in b for b in badges(at)) == 1  # the agreeing perplexity claims are in none
+
+
+def test_note_page_sets_unbound_claims_on_a_named_quantity_side_by_side(app_env: AppEnv) -> None:
+    at = open_app("note", id="plm-bert-vs-gpt-comments")
+    assert not at.exception
+    frames = [d.value for d in at.dataframe if "comparable" in d.value.columns]
+    # 'downstream-gain-from-scale' is named by both blog notes' scaling claims, neither bound to an analyzer.
+    assert [list(f["claim"]) for f in frames] == [["plm-architecture-discussion#diminishing-returns-300m"]]
+    assert list(frames[0]["evidence"]) == ["none"]

@@ -1,0 +1,190 @@
+"""The depth notes' claims as bound (issue 26): every bundled binding names a metric that exists and a preset (or
+says which would settle it and what it costs); constructed evidence for each depth claim, through the real check
+builders (``probe_checks``, ``family_result``, ``sweep_checks``), the real result record and the real verdict rule;
+the paper's own values beside kb's."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analyzers import registry
+from analyzers.base import result_record
+from analyzers.depth.compute import family_result, probe_checks
+from analyzers.depth.spec import DepthProbe, DepthProbeResult
+from analyzers.depth.sweep import sweep_checks
+from analyzers.depth.training import TokenScores
+from kb.bindings import binding_problems, reason_line, settling
+from kb.evidence import paper_comparisons
+from kb.notes import read_note
+from kb.verdicts import evaluate
+from schemas import Claim, EvidenceScale, VerdictKind
+from tests.conftest import run_kb
+
+PAPERS = Path(__file__).resolve().parents[1] / "papers"
+ANALYSIS = "siji-2026-analysis-note-arxiv-2502-00001.md"
+CURSE = "siji-2026-curse-of-depth-in-plms.md"
+PAPER_SCALE = EvidenceScale(name="paper", parameters=3e9)  # at least every depth claim's own scale: no proxy
+
+
+def bundled() -> list[tuple[str, Claim]]:
+    return [(path.name, claim) for path in sorted(PAPERS.glob("*.md")) for claim in read_note(path).meta.claims]
+
+
+def claim_of(note: str, claim_id: str) -> Claim:
+    return next(c for name, c in bundled() if name == note and c.id == claim_id)
+
+
+@pytest.mark.parametrize(("note", "claim"), bundled(), ids=lambda x: x if isinstance(x, str) else x.id)
+def test_every_bundled_binding_names_a_real_metric_and_preset_or_says_what_would_settle_it(note: str,
+                                                                                          claim: Claim) -> None:
+    found = settling(claim)
+    if claim.analyzer is None:
+        assert found.preset is None and "no analyzer" in found.text()
+        return
+    assert binding_problems(claim) == []
+    analyzer = registry.load_all()[claim.analyzer.name]()
+    assert claim.analyzer.scale in analyzer.scales
+    assert claim.expect is not None
+    head = claim.expect.metric.split(".")[0]
+    assert head in analyzer.metrics, f"{claim.id}: {claim.expect.metric} is not a declared metric"
+    assert found.preset in analyzer.scales
+    if not found.runnable_here:  # settled elsewhere: the text says where, why not here and roughly what it costs
+        assert found.gpu_hours is not None and f"'{found.preset}'" in found.text() and "GPU-hours" in found.text()
+    if claim.scale is not None and (claim.scale.parameters or 0) > 1e8:  # a claim about a large PLM
+        assert found.preset not in ("smoke", "small", "family_smoke"), f"{claim.id}: a proxy cannot settle it"
+
+
+def test_a_settled_by_preset_the_analyzer_lacks_is_a_binding_problem() -> None:
+    claim = claim_of(ANALYSIS, "stable-rank-retained-45pct").model_copy(deep=True)
+    assert claim.analyzer is not None
+    claim.analyzer.settled_by = "esm2_99b"
+    assert [field for field, _ in binding_problems(claim)] == ["analyzer.settled_by"]
+
+
+def probe_record(values: dict[str, Any], errors: dict[str, float], accuracy: float = 0.5,
+                 unigram: float = 0.2) -> dict[str, Any]:
+    """A depth.probe evidence dict: the given metrics with their standard errors, the rest unset, through the real
+    checks builder and result record."""
+    metrics = {name: None for name in DepthProbe.metrics if not name.endswith("_by_model")} | values
+    estimates = {name: (value, errors.get(name, math.nan)) for name, value in values.items()}
+    estimates["baseline_accuracy"] = (accuracy, 0.01)
+    result = DepthProbeResult(**metrics, model="m", num_layers=33, layers={}, scale=PAPER_SCALE,
+                              checks=probe_checks(accuracy, unigram, estimates))
+    return result_record(result)
+
+
+@pytest.mark.parametrize(("claim_id", "value", "error", "accuracy", "kind", "words"), [
+    ("late-layers-refine", 0.80, 0.02, 0.5, "supported", "meets"),
+    ("late-layers-refine", 0.20, 0.02, 0.5, "refuted", "fails"),
+    ("late-layers-refine", 0.62, 0.05, 0.5, "inconclusive", "straddles"),  # within the claim's 0.1 band
+    ("late-layers-refine", 0.80, 0.02, 0.19, "inconclusive", "did not learn"),  # a model at its unigram baseline
+    ("late-layers-refine", 0.80, math.nan, 0.5, "inconclusive", "no uncertainty"),  # a bare number settles nothing
+    ("stable-rank-retained-45pct", 0.46, 0.01, 0.5, "supported", "meets"),
+    ("stable-rank-retained-45pct", 0.90, 0.02, 0.5, "refuted", "fails"),
+    ("stable-rank-retained-45pct", 0.53, 0.02, 0.5, "inconclusive", "straddles"),  # [0.49, 0.57] crosses 0.55
+    ("attention-entropy-rises-with-depth", 0.05, 0.01, 0.5, "supported", "meets"),
+    ("attention-entropy-rises-with-depth", -0.05, 0.01, 0.5, "refuted", "fails"),
+    ("attention-entropy-rises-with-depth", 0.01, 0.01, 0.5, "inconclusive", "straddles"),
+    ("rank-collapses-with-depth", -0.3, 0.05, 0.5, "supported", "meets"),
+    ("rank-collapses-with-depth", 0.1, 0.02, 0.5, "refuted", "fails"),
+    ("rank-collapses-with-depth", -0.3, 0.05, 0.2, "inconclusive", "did not learn"),
+])
+def test_matrix_depth_probe_claims(claim_id: str, value: float, error: float, accuracy: float, kind: str,
+                                   words: str) -> None:
+    note = CURSE if claim_id == "late-layers-refine" else ANALYSIS
+    claim = claim_of(note, claim_id)
+    assert claim.expect is not None
+    record = probe_record({claim.expect.metric: value}, {claim.expect.metric: error}, accuracy)
+    verdict = evaluate(claim, [record], PAPER_SCALE)
+    assert verdict.kind.value == kind and words in verdict.reason, verdict.reason
+
+
+def test_matrix_a_depth_probe_claim_at_its_smoke_proxy_never_settles() -> None:
+    claim = claim_of(CURSE, "late-layers-refine")
+    verdict = evaluate(claim, [probe_record({"late_half_kl_drop_fraction": 0.8}, {"late_half_kl_drop_fraction": 0.01})],
+                       EvidenceScale(name="smoke", parameters=2e5))
+    assert verdict.proxy and verdict.kind is VerdictKind.inconclusive
+    line = reason_line(claim, verdict.reason, "consistent_proxy")
+    assert "settled only at 'paper'" in line and "GPU-hours" in line and "\n" not in line
+
+
+def family(ratios: list[float], learned: list[bool], error: float = 0.01) -> dict[str, Any]:
+    results = []
+    for index, (ratio, ok) in enumerate(zip(ratios, learned, strict=True)):
+        values = {"late_to_early_skip_effect_ratio": ratio, "late_half_kl_drop_fraction": 0.6}
+        record = probe_record(values, dict.fromkeys(values, error), 0.5 if ok else 0.2)
+        results.append(DepthProbeResult.model_validate({**record, "num_layers": [6, 12, 30, 33, 36][index],
+                                                        "model": f"m{index}"}))
+    return result_record(family_result(results))
+
+
+@pytest.mark.parametrize(("ratios", "learned", "error", "kind", "words"), [
+    ([0.6, 0.45, 0.3, 0.28, 0.25], [True] * 5, 0.01, "supported", "meets"),  # later layers matter less and less
+    ([0.25, 0.3, 0.4, 0.42, 0.45], [True] * 5, 0.01, "refuted", "fails"),
+    ([0.4, 0.45, 0.35, 0.42, 0.38], [True] * 5, 0.05, "inconclusive", "straddles"),  # no trend beyond noise
+    ([0.6, 0.45, 0.3, 0.28, 0.25], [True, True, False, True, True], 0.01, "inconclusive", "did not learn"),
+])
+def test_matrix_effect_grows_with_depth_over_a_family(ratios: list[float], learned: list[bool], error: float,
+                                                       kind: str, words: str) -> None:
+    claim = claim_of(CURSE, "effect-grows-with-depth")
+    verdict = evaluate(claim, [family(ratios, learned, error)], PAPER_SCALE)
+    assert verdict.kind.value == kind and words in verdict.reason, verdict.reason
+
+
+def sweep_record(perplexities: list[float], converged: list[bool], spread: float = 0.02) -> dict[str, Any]:
+    """A depth-sweep evidence dict at 6..48 layers over 40 validation sequences, with the real ``sweep_checks``."""
+    depths = [6, 12, 24, 36, 48][: len(perplexities)]
+    def wobble(depth: int) -> list[float]:  # per-sequence noise, different for each depth
+        return [((i * 7 + depth * 3) % 5 - 2) * spread for i in range(40)]
+
+    scores = [TokenScores([10 * (math.log(p) + w) for w in wobble(k)], [6] * 40, [10] * 40)
+              for k, p in enumerate(perplexities)]
+    rows = [{"depth": d, "converged": ok, "convergence": "flat" if ok else "validation loss still falling",
+             "val_perplexity": math.exp(s.loss)} for d, ok, s in zip(depths, converged, scores, strict=True)]
+    found = sweep_checks(depths, rows, scores, 0.1, [None] * len(depths))
+    from analyzers.depth.sweep import deepest_rise
+    return {"depths": depths, "val_perplexity_by_depth": [r["val_perplexity"] for r in rows],
+            "deepest_perplexity_rise": deepest_rise(scores)[0],
+            "checks": {k: v.model_dump() for k, v in found.items()}}
+
+
+@pytest.mark.parametrize(("perplexities", "converged", "kind", "words"), [
+    ([12.3, 9.8, 8.5, 8.2, 8.7], [True] * 5, "supported", "meets"),  # the note's own table
+    # an interior best depth (24) whose deepest model does not rise again: the old binding read supported
+    ([12.3, 9.8, 8.2, 8.6, 8.3], [True] * 5, "refuted", "fails"),
+    ([12.3, 9.8, 8.5, 8.2, 8.7], [True, True, True, True, False], "inconclusive", "not trained to convergence"),
+    ([12.3, 9.8, 8.5, 8.2, 8.21], [True] * 5, "inconclusive", "straddles"),  # a rise within noise
+])
+def test_matrix_perplexity_rises_at_48(perplexities: list[float], converged: list[bool], kind: str,
+                                       words: str) -> None:
+    claim = claim_of(ANALYSIS, "perplexity-rises-at-48")
+    verdict = evaluate(claim, [sweep_record(perplexities, converged)], EvidenceScale(name="paper", parameters=6.5e8))
+    assert verdict.kind.value == kind and words in verdict.reason, verdict.reason
+
+
+def test_paper_values_sit_beside_kbs_value_and_interval_across_seeds() -> None:
+    claim = claim_of(ANALYSIS, "perplexity-rises-at-48")
+    seeds = [sweep_record([12.3, 9.8, 8.5, 8.2, 8.7 + shift], [True] * 5) for shift in (0.0, 0.1, -0.1)]
+    first, table = paper_comparisons(claim, seeds)
+    assert first.metric == "deepest_perplexity_rise" and first.paper.value == 0.5
+    assert first.kb is not None and first.kb.seeds == 3
+    assert first.kb.mean == pytest.approx(sum(s["deepest_perplexity_rise"] for s in seeds) / 3)
+    assert first.kb.low is not None and first.kb.high is not None and first.kb.low < first.kb.mean < first.kb.high
+    assert "paper 0.5" in first.text() and "over 3 seeds" in first.text() and "[" in first.text()
+    assert table.metric == "val_perplexity_by_depth" and table.paper.value == [12.3, 9.8, 8.5, 8.2, 8.7]
+    assert "no value" in table.text()  # a whole list has no single interval: said, not invented
+    assert "not run yet" in paper_comparisons(claim, None)[0].text()
+    langevin = claim_of("sampling-intermediate-temperatures-langevin.md", "generalization-min-intermediate-t")
+    assert [c.metric for c in paper_comparisons(langevin, None)] == ["best_test_error_minus_es"]
+
+
+def test_kb_evidence_says_where_a_claim_is_settled_and_the_papers_values(kb_dirs: tuple[Path, Path]) -> None:
+    done = run_kb(*kb_dirs, "evidence", "siji-2026-analysis-note-arxiv-2502-00001#perplexity-rises-at-48")
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "settled: settled only at 'paper'" in text and "500 GPU-hours" in text
+    assert "paper vs kb: deepest_perplexity_rise: paper 0.5" in text and "kb: not run yet" in text

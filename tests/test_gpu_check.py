@@ -1,0 +1,41 @@
+"""``benchmarks/gpu_check.sh``, the one GPU check of issue 28, in its CPU fallback: the same four parts (depth
+probes, Langevin benchmark, the sweep through the analyzer registry, the GPU-marked tests) at tiny sizes, each
+under its own timeout, into one report folder whose summary.md has a row per part; so the script a GPU session
+runs once cannot rot where no GPU is."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_gpu_check_cpu_fallback_writes_one_report_with_every_part(tmp_path: Path) -> None:
+    report = tmp_path / "gpu-report"
+    environment = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path)}
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), "--cpu", str(report)], cwd=tmp_path,
+                          env=environment, capture_output=True, text=True, timeout=400)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = (report / "summary.md").read_text()
+    for part in ("gpu_depth", "bench_langevin", "langevin_sweep_small", "gpu_tests"):
+        assert f"| {part} | ok |" in summary, summary
+        assert (report / f"{part}.txt").stat().st_size > 0
+    # the three Langevin figures side by side: one chain, batched, batched + graph (n/a on the CPU)
+    assert "one chain at a time" in summary and "batched + graph" in summary and "n/a (CPU)" in summary
+    assert "in all" in summary and "sampling  from" in summary  # the sweep's time per stage
+    assert "mode: cpu" in (report / "environment.txt").read_text()
+
+
+def test_gpu_check_reports_a_failing_part_and_exits_non_zero(tmp_path: Path) -> None:
+    """A part that fails is a row that says so, and the script's exit status is not 0 (a python that is not
+    there fails every part)."""
+    report = tmp_path / "gpu-report"
+    environment = {**os.environ, "PYTHON": str(tmp_path / "no-python")}
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), "--cpu", str(report)], cwd=tmp_path,
+                          env=environment, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    summary = (report / "summary.md").read_text()
+    assert "| gpu_depth | failed (exit 127) |" in summary, summary

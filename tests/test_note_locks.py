@@ -1,0 +1,209 @@
+"""Every writer of a note takes the note's own lock, whatever its KB home, and says so when it cannot write:
+real ``kb`` processes racing on one note, counting what landed in the file, and the app's edit form
+refusing to overwrite a version the user never saw."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from kb import note_edits, note_lock
+from kb.core import KnowledgeBase
+from kb.notes import NoteChanged, find_notes
+from kb.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "t:lock"
+    title: "Lock me"   # a comment that must survive every edit
+    source_file: "sources/lock.txt"
+    ---
+    Body.
+    """)
+
+# Explicit results the fallback drafter turns into claims (one per sentence).
+SOURCE = " ".join(f"Model variant {n} reaches a contact precision of 0.{40 + n} on the held-out set."
+                  for n in range(1, 9)) + "\n"
+
+
+def field_names(prefix: str, count: int) -> list[str]:
+    """Distinct new field names, no two alike: `kb set` refuses a new field one typo from an existing one."""
+    return [f"{prefix}_{hashlib.sha256(str(n).encode()).hexdigest()[:12]}" for n in range(count)]
+
+
+def run_kb(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` CLI in its own process (its own KB home), as a user in another folder would start it."""
+    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
+                          capture_output=True, text=True, timeout=120, cwd=papers.parent)
+
+
+@pytest.fixture
+def papers(tmp_path: Path) -> Path:
+    papers = tmp_path / "papers"
+    (papers / "sources").mkdir(parents=True)
+    (papers / "n.md").write_text(NOTE, encoding="utf-8")
+    (papers / "sources" / "lock.txt").write_text(SOURCE, encoding="utf-8")
+    return papers
+
+
+def test_set_from_two_kb_homes_loses_no_edit(papers: Path, tmp_path: Path) -> None:
+    homes = [tmp_path / "home-a", tmp_path / "home-b"]  # a CLI in one folder, the app started in another
+
+    fields = field_names("edit", 50)
+
+    def edit(n: int) -> subprocess.CompletedProcess[str]:
+        return run_kb(papers, homes[n % 2], "set", "n", f"{fields[n]}=1")
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        results = list(pool.map(edit, range(50)))
+    assert all(r.returncode == 0 and "updated" in r.stdout for r in results), [r.stderr for r in results]
+    data = note_edits.frontmatter_data(KnowledgeBase(Settings(papers=papers, home=homes[0])).read("n"))
+    assert sorted(k for k in data if k.startswith("edit_")) == sorted(fields)
+    text = (papers / "n.md").read_text(encoding="utf-8")
+    assert "# a comment that must survive every edit" in text and text.endswith("---\nBody.\n")
+
+
+# A loop of edits as `kb set` makes them (``KnowledgeBase.set_fields``), in its own process and KB home, as
+# fast as it can: it keeps writing for as long as the accepting process runs, so their writes interleave.
+SET_LOOP = """
+import sys
+from pathlib import Path
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+papers, home, stop = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+kb = KnowledgeBase(Settings(papers=papers, home=home))
+n = 0
+while not stop.exists() or n < 3:
+    kb.set_fields("n", {f"x_set_{n:03d}": 1})
+    n += 1
+print(n)
+"""
+
+
+def test_accept_all_beside_set_keeps_every_claim_and_field(papers: Path, tmp_path: Path) -> None:
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home-a"))
+    drafted = run_kb(papers, kb.settings.home, "draft-claims", "n", "--fallback", "--json")
+    assert drafted.returncode == 0, drafted.stderr
+    assert drafted.stdout.count('"status": "drafted"') >= 6  # enough claims that a lost write would show
+    stop, cli_fields = tmp_path / "stop", field_names("cli", 2)
+    setter = subprocess.Popen([sys.executable, "-c", SET_LOOP, str(papers), str(tmp_path / "home-b"), str(stop)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:  # and two `kb set` from a third home, at the same time
+            cli = [pool.submit(run_kb, papers, tmp_path / "home-c", "set", "n", f"{name}=1") for name in cli_fields]
+            accepted = run_kb(papers, kb.settings.home, "draft-claims", "n", "--fallback", "--accept-all", "--json")
+            cli_sets = [f.result() for f in cli]
+    finally:
+        stop.touch()
+        out, err = setter.communicate(timeout=60)
+    assert setter.returncode == 0, err
+    assert accepted.returncode == 0, accepted.stderr
+    assert all(r.returncode == 0 for r in cli_sets), [r.stderr for r in cli_sets]
+    written = accepted.stdout.count('"status": "accepted"')
+    note = kb.read("n")
+    assert written >= 6 and len(note.meta.claims) == written
+    data = note_edits.frontmatter_data(note)
+    assert sorted(k for k in data if k.startswith("x_set_")) == [f"x_set_{n:03d}" for n in range(int(out))]
+    assert set(cli_fields) <= set(data)
+
+
+def test_a_held_lock_makes_a_writer_wait_then_refuse_with_one_line(papers: Path, tmp_path: Path) -> None:
+    before = (papers / "n.md").read_bytes()
+    lock = note_lock.lock_path(papers / "n.md")
+    lock.parent.mkdir(exist_ok=True)
+    with lock.open("a") as held:  # another writer, in the middle of its edit
+        fcntl.flock(held, fcntl.LOCK_EX)
+        env = {**os.environ, "KB_NOTE_LOCK_TIMEOUT": "0.5"}
+        refused = subprocess.run([sys.executable, "-m", "kb.cli", "set", "n", "analyst=Me", "--papers", str(papers),
+                                  "--home", str(tmp_path / "home")], capture_output=True, text=True, env=env,
+                                 timeout=60)
+    assert refused.returncode != 0 and "updated" not in refused.stdout
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "n.md" in lines[0] and "another kb process" in lines[0], refused.stderr
+    assert (papers / "n.md").read_bytes() == before
+
+
+def test_lock_files_are_shared_hidden_and_git_ignored(papers: Path, tmp_path: Path) -> None:
+    link = tmp_path / "vault-link"
+    link.symlink_to(papers)  # another path to the same notes: the same lock
+    assert note_lock.lock_path(link / "n.md") == note_lock.lock_path(papers / "n.md")
+    assert note_lock.lock_path(papers / "n.md").parent == papers / ".kb-locks"
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    kb.set_fields("n", {"analyst": "Me"})
+    assert [p.name for p in find_notes(papers)] == ["n.md"]
+    assert [p.id for p in kb.list_papers()] == ["n"]
+    subprocess.run(["git", "init", "-q", str(papers)], check=True)
+    status = subprocess.run(["git", "-C", str(papers), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True).stdout
+    assert ".kb-locks" not in status and "n.md" in status
+
+
+def test_a_write_under_a_base_that_changed_is_refused(papers: Path, tmp_path: Path) -> None:
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    opened = kb.read("n").content_hash
+    KnowledgeBase(Settings(papers=papers, home=tmp_path / "other")).set_fields("n", {"analyst": "Jones"})
+    with pytest.raises(NoteChanged, match="changed on disk since you opened it"):
+        kb.set_fields("n", {"title": "Mine"}, expected_hash=opened)
+    data = note_edits.frontmatter_data(kb.read("n"))
+    assert data["analyst"] == "Jones" and data["title"] == "Lock me"
+
+
+def test_two_kb_new_of_one_title_never_overwrite(papers: Path, tmp_path: Path) -> None:
+    def create(n: int) -> subprocess.CompletedProcess[str]:
+        return run_kb(papers, tmp_path / f"home-{n}", "new", "--title", "Same title", "--paper-id", f"t:same-{n}")
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(create, range(3)))
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    made = sorted(p.name for p in papers.glob("same-title*.md"))
+    assert made == ["same-title-2.md", "same-title-3.md", "same-title.md"]
+    ids = {KnowledgeBase(Settings(papers=papers, home=tmp_path / "h")).read(Path(m).stem).meta.paper_id
+           for m in made}
+    assert ids == {f"t:same-{n}" for n in range(3)}
+
+
+# -- the app's edit form ---------------------------------------------------------------------------
+
+def test_app_edit_form_refuses_a_stale_base_and_reloads(papers: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KB_PAPERS", str(papers))
+    monkeypatch.setenv("KB_HOME", str(tmp_path / "app-home"))
+    monkeypatch.setenv("KB_APP_WORKER", "false")
+    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
+    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    KnowledgeBase(Settings(papers=papers, home=tmp_path / "app-home")).index()
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=60).run()
+    at.query_params.update(id="n")
+    at.switch_page("views/edit_note.py").run()
+    assert not at.exception and at.text_input(key="fm_analyst").value == ""
+
+    # Someone else's edit lands from another KB home while the form is open.
+    assert run_kb(papers, tmp_path / "cli-home", "set", "n", "analyst=Jones").returncode == 0
+    at.text_input(key="fm_title").input("Mine").run()
+    at.button(key="edit_save").click().run()
+    assert any("changed on disk since you opened it" in e.value for e in at.error), [e.value for e in at.error]
+    data = note_edits.frontmatter_data(KnowledgeBase(Settings(papers=papers, home=tmp_path / "h")).read("n"))
+    assert data["analyst"] == "Jones" and data["title"] == "Lock me"
+
+    at.button(key="edit_reload").click().run()
+    assert at.text_input(key="fm_analyst").value == "Jones" and at.text_input(key="fm_title").value == "Lock me"
+    at.text_input(key="fm_title").input("Mine").run()
+    at.button(key="edit_save").click().run()
+    assert not at.exception and not at.error
+    data = note_edits.frontmatter_data(KnowledgeBase(Settings(papers=papers, home=tmp_path / "h")).read("n"))
+    assert data["analyst"] == "Jones" and data["title"] == "Mine"
+
