@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticUndefined
 
+from analyzers.files import json_safe
 from schemas.run import EvidenceScale
 
 
@@ -236,17 +237,6 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
-def _strict(value: Any) -> Any:
-    """NaN and infinities -> None, recursively (strict JSON has neither)."""
-    if isinstance(value, dict):
-        return {key: _strict(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def result_record(result: AnalyzerResult) -> dict[str, Any]:
     """The result as strict JSON data (what ``metrics.json`` and the evidence hold), checked.
 
@@ -269,7 +259,7 @@ def result_record(result: AnalyzerResult) -> dict[str, Any]:
                 check["preconditions"].append(Precondition(
                     name="valid", passed=False, detail=f"{path} has no value ({leaf!r}): not computable in this run"
                 ).model_dump())
-    strict = _strict(data)
+    strict = json_safe(data)
     json.dumps(strict, allow_nan=False, default=str)  # strict JSON or a loud failure here, not in a reader
     return json.loads(json.dumps(strict, default=str))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import stat
 import tempfile
@@ -72,6 +73,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """``atomic_write_bytes`` of UTF-8 text."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def json_safe(value: Any) -> Any:
+    """NaN and infinities -> None, recursively: strict JSON (``allow_nan=False``) has neither."""
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def atomic_write_json(path: Path, payload: Any) -> None:

@@ -229,8 +229,9 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
     ) -> None:
         """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
         from analyzers.depth import plots
-        from analyzers.depth.compute import json_safe, probe_one
+        from analyzers.depth.compute import probe_one
         from analyzers.depth.spec import DepthProbeParams
+        from analyzers.files import json_safe
 
         with _clear_errors():
             if fasta is not None and not fasta.is_file():

@@ -51,6 +51,7 @@ from analyzers.depth.spec import (
     DepthSweepResult,
 )
 from analyzers.depth.uncertainty import family_trend, probe_estimates
+from analyzers.files import json_safe
 from schemas.run import EvidenceScale
 
 
@@ -215,17 +216,6 @@ def _finite(value: Any) -> float | None:
 def _metric_value(value: Any) -> float | list[float | None] | None:
     """``_finite`` of a number, element-wise of a per-layer list."""
     return [_finite(v) for v in value] if isinstance(value, list) else _finite(value)
-
-
-def json_safe(value: Any) -> Any:
-    """NaN / inf -> None recursively, so files are strict JSON."""
-    if isinstance(value, dict):
-        return {key: json_safe(v) for key, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def resolve_spec(

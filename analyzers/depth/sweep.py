@@ -36,7 +36,7 @@ from transformers import EsmForMaskedLM, EsmTokenizer
 
 from analyzers.base import Z_RESOLVED, MetricCheck, NotRunnable, Precondition, RunContext, truth_interval
 from analyzers.depth import plots
-from analyzers.depth.compute import _finite, json_safe, probe_model, summarize
+from analyzers.depth.compute import _finite, probe_model, summarize
 from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, unigram_accuracy
 from analyzers.depth.loading import ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeOptions
@@ -55,7 +55,7 @@ from analyzers.depth.training import (
     training_memory_bytes,
 )
 from analyzers.depth.uncertainty import jackknife, probe_estimates, replicate_means
-from analyzers.files import atomic_write_bytes
+from analyzers.files import atomic_write_bytes, json_safe
 from schemas.run import EvidenceScale
 
 #: The margin (in accuracy) a model must beat the unigram floor by, and the z the best depth must reach.
