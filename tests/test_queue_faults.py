@@ -133,7 +133,9 @@ def test_an_exclusive_sqlite_lock_mid_run_is_waited_out(
         busy_timeout: float) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
-    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 20, "step_seconds": 0.1,
+    # 6 s: long enough that the lock, taken once the heartbeat has shown 10 % (which may lag the analyzer by a
+    # beat), always lands before the analyzer ends; short enough that it ends while the lock is still held.
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 60, "step_seconds": 0.1,
                                                   "log_file": str(log)})
     env = {"KB_DB_BUSY_TIMEOUT": str(busy_timeout)}
     first = workers(**env)
@@ -143,7 +145,7 @@ def test_an_exclusive_sqlite_lock_mid_run_is_waited_out(
     try:
         time.sleep(1.0)
         second = workers(**env)  # a worker starting during the lock waits instead of exiting
-        time.sleep(lock_seconds - 1.0)  # the analyzer (2 s) finishes while the lock is held
+        time.sleep(lock_seconds - 1.0)  # the analyzer (6 s) finishes while the lock is held
         assert _executions(log)["end"] == {1.0: 1}
         assert second.poll() is None and first.poll() is None
     finally:
