@@ -3,12 +3,15 @@
 Left: statement, the claim's state (``kb.evidence``'s rule, as every surface shows it), source quote
 and whether the source text backs it, the analyzer binding, the
 expectation and the claim's scale. Right: the verdict and why, claimed against regenerated value,
-the evidence's scale beside the claim's, caveats, plots, provenance and the history of earlier runs.
+the evidence's scale beside the claim's, caveats, files, provenance and the history of earlier runs.
+Below both, across the card: the plots, large enough to read. Caveats that every verified claim of a
+note shares are shown once, above the claims (``shared_caveats``), not on each claim.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 import streamlit as st
@@ -18,18 +21,19 @@ from app.widgets import (
     provenance_rows,
     run_badge,
     scale_text,
-    show_artifacts,
+    show_files,
+    show_plots,
     state_badge,
     verdict_badges,
 )
 from kb.artifact_store import ArtifactStore
 from kb.bindings import reason_line, settling
 from kb.core import KnowledgeBase
-from kb.display import observed_text
+from kb.display import claim_scale_text, observed_text
 from kb.evidence import ClaimStatus, label, paper_comparisons, verdict_state
 from kb.grounding import GroundingResult
 from kb.verdicts import describe
-from schemas import Claim, EvidenceRecord, RunRecord
+from schemas import Claim, EvidenceRecord, RunRecord, VerdictKind
 
 
 def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | None,
@@ -63,7 +67,7 @@ def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | 
                     + (f" (inconclusive within ±{claim.expect.inconclusive_band:g})"
                        if claim.expect.inconclusive_band else ""))
     if claim.scale is not None:
-        st.markdown(f"**Claimed at** {scale_text(claim.scale.model_dump(exclude_none=True))}")
+        st.markdown(f"**Claim's scale** {claim_scale_text(claim, bold_name=True)}")
     if claim.analyzer is not None and known_analyzers and claim.analyzer.name in known_analyzers:
         st.markdown(f"**Settled** {settling(claim).text()}")
 
@@ -75,10 +79,40 @@ def active_runs_panel(runs: list[RunRecord]) -> None:
         st.progress(run.progress, text=(run.message or run.status.value)[:120])
 
 
+def caveats_of(record: EvidenceRecord) -> list[str]:
+    """What a piece of evidence warns about (its result's ``notes``), in the analyzer's order."""
+    return [str(note) for note in record.metrics.get("notes") or []]
+
+
+def with_results(latest: list[EvidenceRecord]) -> list[EvidenceRecord]:
+    """The evidence among ``latest`` that a run which executed left (one that could not run has no result, so
+    no caveats: it neither shares nor breaks the caveats of the others)."""
+    return [r for r in latest if r.verdict is None or r.verdict.kind is not VerdictKind.not_runnable]
+
+
+def shared_caveats(latest: list[EvidenceRecord]) -> list[str]:
+    """The caveats every one of these (the latest evidence of each claim of a note, ``with_results``) reports,
+    in the first's order; none for fewer than two, where nothing repeats."""
+    if len(latest) < 2:
+        return []
+    others = [set(caveats_of(record)) for record in latest[1:]]
+    return [c for c in dict.fromkeys(caveats_of(latest[0])) if all(c in seen for seen in others)]
+
+
+def shared_caveats_panel(caveats: list[str], claims: int) -> None:
+    """The caveats the results of all ``claims`` verified claims of a note share, once, above the claims."""
+    with st.container(border=True, key="note_caveats"):
+        st.markdown(f":orange[:material/warning:] **Caveats of all {claims} claims with results** "
+                    f"({len(caveats)}, shown here once)")
+        for caveat in caveats:
+            st.caption(caveat)
+
+
 def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str,
-                   results: list[dict[str, Any]] | None = None) -> None:
+                   results: list[dict[str, Any]] | None = None, shared: Collection[str] = ()) -> None:
     """The latest evidence of a claim beside its history; ``results``: one per seed of the latest evidence (for
-    the paper's values beside kb's; default the latest evidence's own)."""
+    the paper's values beside kb's; default the latest evidence's own); ``shared``: caveats the note shows
+    once for all its claims (only the others are listed here). Plots: ``evidence_plots``."""
     comparisons = paper_comparisons(claim, results if results is not None else
                                     [evidence[0].metrics] if evidence else None)
     if comparisons:
@@ -110,18 +144,20 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         claim_scale, evidence_scale = st.columns(2)
         with claim_scale:
             st.caption("Claim's scale")
-            st.markdown(scale_text(verdict.claim_scale))
+            st.markdown(claim_scale_text(claim, bold_name=True))
         with evidence_scale:
             st.caption("Evidence's scale")
-            st.markdown(scale_text(verdict.evidence_scale.model_dump(exclude_none=True)
-                                   if verdict.evidence_scale else None))
-    caveats = [str(n) for n in latest.metrics.get("notes") or []]
+            # As `kb evidence` says it: a run that could not execute records no scale.
+            st.markdown(scale_text(verdict.evidence_scale.model_dump(exclude_none=True))
+                        if verdict.evidence_scale else "not recorded")
+    caveats = caveats_of(latest)
     for caveat in caveats:
-        st.caption(f":orange[:material/warning:] {caveat}")
-    metric = claim.expect.metric if claim.expect else None
-    analyzer_cls = KnowledgeBase.analyzers().get(latest.analyzer)
-    described = (analyzer_cls.metrics.get(metric.split(".")[0]) if analyzer_cls is not None and metric else None)
-    show_artifacts(store, latest.artifacts, key=f"art_{key}", metric=metric, metric_description=described)
+        if caveat not in shared:
+            st.caption(f":orange[:material/warning:] {caveat}")
+    if repeated := sum(c in shared for c in dict.fromkeys(caveats)):
+        st.caption(f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
+                   "results, shown once above the claims")
+    show_files(store, latest.artifacts, key=f"art_{key}")
     with st.expander("Provenance", icon=":material/fingerprint:"):
         if latest.provenance is not None:
             st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",
@@ -149,3 +185,15 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         with st.expander("All metrics", icon=":material/data_object:"):
             st.json({k: v for k, v in latest.metrics.items() if k not in ("artifacts", "provenance", "notes")},
                     expanded=1)
+
+
+def evidence_plots(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
+    """The plots of a claim's latest evidence, across the whole card (a plot at half a card's width could not be
+    read): the plot of the claim's own metric first, each at its own size up to the card's width."""
+    if not evidence:
+        return
+    latest = evidence[0]
+    metric = claim.expect.metric if claim.expect else None
+    analyzer_cls = KnowledgeBase.analyzers().get(latest.analyzer)
+    described = (analyzer_cls.metrics.get(metric.split(".")[0]) if analyzer_cls is not None and metric else None)
+    show_plots(store, latest.artifacts, key=f"art_{key}", metric=metric, metric_description=described)

@@ -37,7 +37,8 @@ PAGES = {
     ],
 }
 page = st.navigation(PAGES)
-status_panel(rerun_on_change=page.url_path in ("", "home", "library"))
+# Pages that show verdicts rerun when runs end (the Library's counts, a note's claims), wherever they were queued.
+status_panel(rerun_on_change=page.url_path in ("", "home", "library", "note"))
 try:
     page.run()
 finally:

@@ -47,12 +47,15 @@ def _status(rerun_on_change: bool) -> None:
     keep_worker_alive(active)
     keeper = index_keeper()
     seen = st.session_state["_status_seen"] or {"active": set(), "generation": keeper.generation}
-    finished = seen["active"] - {r.id for r in active}
+    active_ids = {r.id for r in active}
+    finished = seen["active"] - active_ids
     if finished or keeper.generation != seen["generation"]:
         data.clear_caches()
-        st.session_state["_status_seen"] = {"active": {r.id for r in active}, "generation": keeper.generation}
+        st.session_state["_status_seen"] = {"active": active_ids, "generation": keeper.generation}
         if rerun_on_change:
             st.rerun()
+    elif active_ids - seen["active"]:  # queued since the page rendered (by `kb demo`, the CLI): watch them end too
+        st.session_state["_status_seen"] = {"active": seen["active"] | active_ids, "generation": seen["generation"]}
 
     info = worker().status()
     running = sum(r.status is RunStatus.running for r in active)

@@ -176,24 +176,23 @@ def _full_width_dialog(path: Path, title: str) -> None:
 
 
 def _plot(path: Path, title: str, key: str, caption: str | None = None) -> None:
-    """One plot at the column's width, and a button that shows it as wide as the window."""
-    st.image(str(path), caption=caption, width="stretch")
+    """One plot at its own size up to the width it is given (never blown up past its pixels), and a button that
+    shows it as wide as the window."""
+    st.image(str(path), caption=caption, width="content")
     # A key fit for a CSS class (Streamlit marks the button's container with it): claim keys hold a '#'.
     if st.button("Full width", key=re.sub(r"[^A-Za-z0-9_-]", "_", f"{key}_wide"), icon=":material/open_in_full:",
                  type="tertiary", help="Show this plot as wide as the window"):
         _full_width_dialog(path, title)
 
 
-def show_artifacts(store: ArtifactStore, artifacts: list[str], key: str, metric: str | None = None,
-                   metric_description: str | None = None) -> None:
-    """Plots inline (PNG/SVG; the plot of ``metric``, the claim's own, opens first; each can be shown full
-    width), text files (logs, metrics) in expanders, read through the artifact store."""
-    local = {a: store.local_path(a) for a in artifacts}  # a remote store downloads each file once, into its cache
-    present = {a: p for a, p in local.items() if p is not None}
+def show_plots(store: ArtifactStore, artifacts: list[str], key: str, metric: str | None = None,
+               metric_description: str | None = None) -> None:
+    """The plots among ``artifacts`` (PNG/SVG, read through the artifact store), one tab each: the plot of
+    ``metric``, the claim's own, opens first; each can be shown as wide as the window."""
+    present = {a: p for a in artifacts if a.lower().endswith(IMAGE_SUFFIXES) and (p := store.local_path(a))}
     found: dict[str, Path] = {}  # one image per plot: PNG when an SVG of the same plot exists too
     for artifact in sorted(present, key=lambda a: not a.lower().endswith(".png")):
-        if artifact.lower().endswith(IMAGE_SUFFIXES):
-            found.setdefault(Path(artifact).stem, present[artifact])
+        found.setdefault(Path(artifact).stem, present[artifact])
     images = {stem: found[stem] for stem in plot_order(list(found), metric, metric_description)}
     if len(images) == 1:
         (stem, path), = images.items()
@@ -204,6 +203,13 @@ def show_artifacts(store: ArtifactStore, artifacts: list[str], key: str, metric:
         for number, (tab, title, path) in enumerate(zip(tabs, titles, images.values(), strict=True)):
             with tab:
                 _plot(path, title, f"{key}_plot_{number}")
+
+
+def show_files(store: ArtifactStore, artifacts: list[str], key: str) -> None:
+    """The files among ``artifacts`` other than plots: text files the analyzer wrote at the top of its output
+    (log, metrics) in expanders, the rest in one table, and which ones the artifact store lacks."""
+    local = {a: store.local_path(a) for a in artifacts}  # a remote store downloads each file once, into its cache
+    present = {a: p for a, p in local.items() if p is not None}
     # Files the analyzer wrote at the top of its output (log, metrics) open inline; the rest (checkpoints,
     # per-model folders) go into one table, so a sweep's dozens of files do not bury the verdict.
     texts = [a for a in present if a.lower().endswith(TEXT_SUFFIXES) and len(_run_path(a).parts) == 1]

@@ -6,7 +6,9 @@
    weights, forward, backward; what any sampler must pay). The variance estimation (``--variance-batches``
    minibatch gradients every ``--variance-every`` steps) is amortized into the constrained step.
    Goal: constrained step with variance estimation under 1.5x the plain gradient step.
-2. the design throughput: ``--design-n`` sequences on the shipped 1UBI by the vectorized simulated tempering
+2. the design throughput: the pipeline's sharded design (``--shard-n`` sequences from ``--shard-chains`` chains in
+   ``--design-shards`` shards: small's) on 1 worker and on every core, projected to 16 cores; ``--design-n``
+   sequences on the shipped 1UBI by the vectorized simulated tempering
    with the calibrated protocol (8,000 burn-in sweeps, then ticks; ``--design-chains``, the paper preset's
    1,400), one thread, with the swap rate, the identity and entropy against the authors' and the design's own
    checks.
@@ -29,6 +31,13 @@
 5. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
    (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
    ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
+6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``replica_sampling.run_replicas``, what
+   ``langevin.sweep`` runs on a GPU, for ``--analyzer-steps`` steps of the ``small`` preset's 10 chains (2 starts x 5
+   temperatures of its T1-d64 shape, ``--analyzer-sizes`` sequences, noise-covariance masses from the real noise
+   spectrum of two briefly trained starts) with small's schedule of snapshots, energies, weight copies, mass
+   refresh and checkpoints scaled to that length: its chain-steps/s after the first snapshot, the host
+   synchronisations per step (CUDA), the checkpoints' size, beside section 4's batched and batched + graph
+   figures when that ran in the same call. The gap between them is what the loop costs around the step.
 
 Sections 1-2 report the best of interleaved repeats (other processes on a shared machine only ever add
 time); sections 3-4 report medians of interleaved repeats, as asked for the sampler comparison.
@@ -36,32 +45,41 @@ time); sections 3-4 report medians of interleaved repeats, as asked for the samp
 Run: .venv/bin/python benchmarks/bench_langevin.py [--sections chains,equilibrium,replicas,steps,design]
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
      [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
-     [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile]
+     [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile] [--analyzer-steps 1000]
+     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto]
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from analyzers.langevin import design, structure
+from analyzers.langevin.batched_step import resolve_capture
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
+from analyzers.langevin.design_parallel import available_cores, design_sequences
 from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
-from analyzers.langevin.model import TABLE_A1, build_model, count_parameters
+from analyzers.langevin.model import TABLE_A1, ModelConfig, build_model, count_parameters
 from analyzers.langevin.objective import FlatObjective, evaluate_split
+from analyzers.langevin.replica_sampling import run_replicas
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_mass_matrix, guarded_masses
+from analyzers.langevin.sampling import SamplingSettings, TemperatureTask
 from analyzers.langevin.spec import (
     CALIBRATED_BURN_IN,
     CALIBRATED_SWEEPS_BETWEEN,
     DEFAULT_LADDER,
     PAPER_DESIGN_CHAINS,
+    SMALL,
 )
 from analyzers.langevin.thermostat import safe_share
 
@@ -142,10 +160,43 @@ def bench_design(args: argparse.Namespace) -> None:
           f"{report.acceptance_temperature:.2f})")
 
 
-def _pretrained_state(name: str, train: MaskedSplit, steps: int, device: str) -> dict[str, torch.Tensor]:
+def bench_design_shards(args: argparse.Namespace) -> None:
+    """The design as the pipeline runs it (``design_parallel``: ``--shard-chains`` chains in ``--design-shards``
+    shards, small's 200 in 8 by default) on 1 worker and on every available core, from interleaved repeats
+    (medians), with the projection to 16 cores (the slowest shard, the shards taking turns)."""
+    contact_map = structure.shipped_contact_map()
+    problem: dict[str, Any] = {
+        "contacts": contact_map.contacts, "interactions": design.interaction_matrix(0),
+        "composition": design.encode(contact_map.sequence), "num_samples": args.shard_n,
+        "temperatures": DEFAULT_LADDER, "sweeps_between": CALIBRATED_SWEEPS_BETWEEN,
+        "burn_in_sweeps": args.shard_burn_in, "num_chains": args.shard_chains, "seed": 0,
+        "shards": args.design_shards, "max_sweeps": 10**6,
+    }  # fmt: skip
+    counts = sorted({1, available_cores()})
+    seconds: dict[int, list[float]] = {count: [] for count in counts}
+    results: dict[int, np.ndarray] = {}
+    for _ in range(args.repeats):
+        for count in counts:
+            started = time.perf_counter()
+            results[count] = design_sequences(**problem, workers=count).sequences
+            seconds[count].append(time.perf_counter() - started)
+    same = all(np.array_equal(results[count], results[1]) for count in counts)
+    one = float(np.median(seconds[1]))
+    shards = min(args.design_shards, args.shard_chains)
+    print(f"design shards: {args.shard_n} sequences from {args.shard_chains} chains in {shards} shards, burn-in "
+          f"{args.shard_burn_in} sweeps, medians of {args.repeats} interleaved repeats; same sequences on every "
+          f"worker count: {same}")
+    for count in counts:
+        median = float(np.median(seconds[count]))
+        print(f"        {count:3d} worker(s): {median:6.1f} s ({one / median:.2f}x one worker)")
+    print(f"        16 cores, projected: {one / shards * -(-shards // 16):.1f} s (one worker's time per shard x the "
+          "rounds of shards; the slowest shard and the workers' start come on top)")
+
+
+def _pretrained_state(name: str | ModelConfig, train: MaskedSplit, steps: int, device: str) -> dict[str, torch.Tensor]:
     """Adam for ``steps`` minibatch steps from a seeded initialization: a start near the sampled region."""
     torch.manual_seed(0)
-    model = build_model(TABLE_A1[name][0]).to(device)
+    model = build_model(TABLE_A1[name][0] if isinstance(name, str) else name).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     generator = torch.Generator(device).manual_seed(0)
     for _ in range(steps):
@@ -301,9 +352,9 @@ def _low_rank_mass(masses: torch.Tensor, rank: int, seed: int) -> MassMatrix:
     return MassMatrix(masses, basis.T.float().contiguous().to(masses.device), factors, share.to(masses.device))
 
 
-def bench_chains(args: argparse.Namespace, splits: Splits) -> None:
+def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     """Chain-steps per second: one chain at a time, every chain in one batched step, and that step from a CUDA
-    graph (section 4 of the module docstring)."""
+    graph (section 4 of the module docstring); returns them by column."""
     device = args.device
     train = splits.train.to(device)
     config = TABLE_A1[args.ess_model][0]
@@ -390,6 +441,89 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> None:
     one = rates["one chain at a time"]
     print("  speed-up over one chain at a time: " + ", ".join(f"{key} {rate / one:.2f}x" for key, rate in rates.items()
                                                            if key != "one chain at a time"))
+    return rates
+
+
+def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
+    """The analyzer's own sampling loop (``replica_sampling.run_replicas``: what ``langevin.sweep`` runs on a GPU,
+    with its snapshots, energies, weight copies, kinetic sums, mass refresh and checkpoints) at the ``small``
+    preset's shapes, for ``--analyzer-steps`` steps with small's schedule scaled to that length (section 6 of the
+    module docstring), beside the raw batched step of section 4 when it ran in the same call."""
+    device = args.device
+    train_size, val_size, test_size = (int(size) for size in args.analyzer_sizes.split(","))
+    length = 76  # 1UBI, the structure small designs on
+    sequences = np.random.default_rng(1).integers(0, 20, size=(train_size + val_size + test_size, length))
+    splits = make_splits(sequences, (train_size, val_size, test_size), seed=0)
+    table = TABLE_A1[args.ess_model][0]
+    config = ModelConfig(length, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)
+    train = splits.train.to(device)
+    # two briefly trained starts (small's ES and OT), so that the noise spectrum and the masses' rank are a
+    # trained model's, not a random initialization's
+    starts = {start: {key: value.cpu() for key, value in _pretrained_state(config, train, steps, device).items()}
+              for start, steps in (("ES", args.pretrain_steps), ("OT", 2 * args.pretrain_steps))}  # fmt: skip
+    steps = args.analyzer_steps
+    scale = steps / SMALL["sampling_steps"]
+
+    def every(key: str) -> int:
+        return max(1, round(SMALL[key] * scale))
+
+    settings = SamplingSettings(
+        steps=steps, batch_size=SMALL["sampling_batch_size"], r=SMALL["r"], mass_rule=SMALL["mass_rule"],
+        variance_batches=SMALL["variance_batches"], variance_every=every("variance_every"),
+        snapshot_every=every("snapshot_every"), energy_every=every("energy_every"),
+        weights_every=every("weights_every"), checkpoint_every=every("checkpoint_every"),
+    )  # fmt: skip
+    on_cuda = device.startswith("cuda")
+    marks: list[tuple[int, float]] = []  # (step, seconds) at every snapshot
+    checkpoint_bytes: list[int] = []
+    with tempfile.TemporaryDirectory(prefix="kb-bench-analyzer-") as folder:
+        tasks = [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
+                                 0, device, Path(folder) / f"{start}-{temperature:g}.pt")
+                 for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+
+        def progress(done: int, total: int) -> None:
+            _sync(device)
+            marks.append((done, time.perf_counter() - began))
+
+        def saved() -> None:  # a checkpoint is complete: every replica's file
+            checkpoint_bytes.append(sum(path.stat().st_size for path in Path(folder).glob("*.pt")))
+
+        with warnings.catch_warnings(record=True) as syncs:
+            warnings.simplefilter("always")
+            if on_cuda:  # every host synchronisation an op makes is a warning, counted
+                torch.cuda.set_sync_debug_mode("warn")
+            began = time.perf_counter()
+            try:
+                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture)
+            finally:
+                if on_cuda:
+                    torch.cuda.set_sync_debug_mode(0)
+            _sync(device)
+            seconds = time.perf_counter() - began
+    chains = len(tasks)
+    first_step, first_at = marks[0]
+    loop = chains * (steps - first_step) / (seconds - first_at) if steps > first_step else float("nan")
+    rank = max(int(guard.get("mass_rank", 0)) for record in records for guard in record["mass_guard"])
+    label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
+    sync_text = (f"{sum('synchroniz' in str(w.message) for w in syncs) / steps:.1f} host synchronisations per step"
+                 if on_cuda else "host synchronisations: n/a (CPU)")
+    print(f"analyzer loop (replica_sampling.run_replicas, as langevin.sweep samples on a GPU) on {device} ({label}): "
+          f"{chains} chains of {args.ess_model} at small's shapes (length {length}, {train_size}/{val_size}/"
+          f"{test_size} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
+          f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "
+          f"snapshots every {settings.snapshot_every}, energies every {settings.energy_every}, masses every "
+          f"{settings.variance_every}, checkpoints every {settings.checkpoint_every}")
+    largest = max(checkpoint_bytes, default=0)
+    print(f"  setup and steps to the first snapshot (step {first_step}): {first_at:.1f} s; then {loop:.1f} "
+          f"chain-steps/s; whole call {chains * steps / seconds:.1f} chain-steps/s in {seconds:.1f} s; {sync_text}; "
+          f"{len(checkpoint_bytes)} checkpoints, the largest {largest / 1e6:.0f} MB (all chains)")
+    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
+    columns["analyzer loop"] = loop
+    print("  " + "  ".join(f"{key:>20s}" for key in columns))
+    print("  " + "  ".join(f"{value:>20.1f}" for value in columns.values()))
+    if columns.keys() - {"analyzer loop"}:
+        best = max(value for key, value in columns.items() if key != "analyzer loop")
+        print(f"  analyzer loop / the fastest raw step above: {loop / best:.2f}")
 
 
 def main() -> None:
@@ -403,6 +537,10 @@ def main() -> None:
     parser.add_argument("--variance-every", type=int, default=400)
     parser.add_argument("--design-n", type=int, default=12000)
     parser.add_argument("--design-chains", type=int, default=PAPER_DESIGN_CHAINS, help="the paper preset's for 12,000")
+    parser.add_argument("--design-shards", type=int, default=8, help="design shards of the workers' figure (small's)")
+    parser.add_argument("--shard-chains", type=int, default=200, help="chains of the workers' figure (small's)")
+    parser.add_argument("--shard-n", type=int, default=1700, help="sequences of the workers' figure (small's)")
+    parser.add_argument("--shard-burn-in", type=int, default=CALIBRATED_BURN_IN, help="burn-in of the workers' figure")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared machine)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--ess-model", default="T1-d64", help="model of the equilibrium and replica sections")
@@ -416,13 +554,17 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=10, help="chains of the batched-step section (small: 2 x 5)")
     parser.add_argument("--mass-rank", type=int, default=578, help="low-rank mass directions (small's transformer)")
     parser.add_argument("--compile", action="store_true", help="add torch.compile's column to the chains section")
+    parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
+    parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
+    parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sections = set(args.sections.split(","))
     sequences = np.random.default_rng(0).integers(0, 20, size=(1200, 86))
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
-    if "chains" in sections:
-        bench_chains(args, splits)
+    raw = bench_chains(args, splits) if "chains" in sections else {}
+    if "analyzer" in sections:
+        bench_analyzer(args, raw)
     if "equilibrium" in sections:
         bench_equilibrium(args, splits)
     if "replicas" in sections:
@@ -432,6 +574,8 @@ def main() -> None:
               f"{args.repeats} interleaved repeats of {args.steps} steps")
         for name in args.models.split(","):
             bench_sampler(name.strip(), args, splits)
+    if "design" in sections and args.shard_n:
+        bench_design_shards(args)
     if "design" in sections and args.design_n:
         bench_design(args)
 

@@ -4,7 +4,10 @@ from the hub) in bfloat16, each measured on one batch of random residue sequence
 
 - one plain bf16 forward (SDPA attention: what inference costs) and one with eager attention;
 - the no-skip probe set (one instrumented eager pass: logit lens, contributions, angular distances,
-  ranks, attention entropy), as a multiple of the plain forward;
+  ranks, attention entropy), as a multiple of the plain forward, with the host syncs of one pass (counted
+  by op with ``analyzers.depth.syncs``, and on CUDA as the driver sees them) and, alone, its per-sequence
+  singular values (``sequence_spectra``: one float64 ``eigvalsh`` per state and sequence, looped over the
+  batch inside cuSOLVER for matrices over 32 x 32);
 - the skip heatmap (whole-layer, attention-only and MLP-only skips of every layer, plus the causal
   future effect; prefix reuse, replays in SDPA attention since no attention map is read there);
 - one training step of the masked LMs through ``analyzers.depth.training.train_masked_lm`` (bf16
@@ -27,6 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,8 +43,9 @@ from analyzers.depth.adapters import adapter_for
 from analyzers.depth.batches import encode
 from analyzers.depth.data import AMINO_ACIDS, Record
 from analyzers.depth.loading import LoadedModel, ResolvedModel, input_format_for
-from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass
+from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass, sequence_spectra
 from analyzers.depth.skips import skip_probes
+from analyzers.depth.syncs import HostSyncCounter
 from analyzers.depth.training import TrainConfig, esm_config, save_esm_tokenizer, train_masked_lm
 
 
@@ -136,6 +141,25 @@ def measure(fn: Callable[[], object], device: str, repeats: int) -> tuple[float,
     return statistics.median(times), peak
 
 
+def count_syncs(fn: Callable[[], object], device: str) -> str:
+    """The host syncs of one call of ``fn``: counted by op (any device) and, on CUDA, those the driver reports
+    through ``torch.cuda.set_sync_debug_mode`` (one warning each)."""
+    with HostSyncCounter() as counted, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if device.startswith("cuda"):
+            torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+            sync(device)
+        finally:
+            if device.startswith("cuda"):
+                torch.cuda.set_sync_debug_mode("default")
+    by_op = ", ".join(f"{name} {count}" for name, count in counted.counts.most_common())
+    seen = sum("synchroniz" in str(w.message) for w in caught)
+    cuda = f"; {seen} seen by CUDA" if device.startswith("cuda") else ""
+    return f"{counted.total} counted ({by_op or 'none'}){cuda}"
+
+
 def run_model(name: str, shape: Shape, args: argparse.Namespace, dtype: torch.dtype) -> None:
     device = args.device
     generator = torch.Generator().manual_seed(0)
@@ -182,6 +206,9 @@ def run_model(name: str, shape: Shape, args: argparse.Namespace, dtype: torch.dt
         rows.append(("plain forward, SDPA attention", plain_s, plain_peak))
         rows.append(("plain forward, eager attention", *measure(plain, device, args.repeats)))
         rows.append(("probe set (one instrumented eager pass)", *measure(probes, device, args.repeats)))
+        plain_syncs, probe_syncs = count_syncs(plain, device), count_syncs(probes, device)
+        rows.append(("  its per-sequence spectra alone (float64)",
+                     *measure(lambda: sequence_spectra(state["record"].states, batch.real), device, args.repeats)))
         variants = adapter.num_layers * (3 + (adapter.objective == "causal"))
         rows.append((f"skip heatmap ({variants} variants, prefix reuse)", *measure(skips, device, args.repeats)))
         state.clear()
@@ -204,6 +231,7 @@ def run_model(name: str, shape: Shape, args: argparse.Namespace, dtype: torch.dt
             memory = f"{peak:6.1f} GiB" if peak == peak else "   n/a"
             print(f"  {label:<46} {seconds * 1e3:9.1f} ms  {seconds / plain_s:6.2f}x plain  "
                   f"{per_s:12,.0f} tokens/s  peak {memory}", flush=True)
+        print(f"  host syncs: plain forward {plain_syncs}; probe pass {probe_syncs}", flush=True)
         state.clear()
         gc.collect()
         if device.startswith("cuda"):

@@ -98,6 +98,7 @@ class Settling:
     why_not: str | None = None  # why ``preset`` cannot run here
     gpu_hours: float | None = None  # rough cost of one run at ``preset`` on one H100-class GPU
     what: str = ""  # what the preset runs (models, depths)
+    analyzer: str | None = None  # the bound analyzer (None: none, or one kb does not have)
 
     @property
     def proxy(self) -> bool:
@@ -106,8 +107,11 @@ class Settling:
 
     def text(self) -> str:
         """One line: where the claim is settled and, if not here, what that takes."""
-        if self.preset is None:
+        if self.analyzer is None:
             return "no analyzer measures this claim: only its quote is checked against the source"
+        if self.preset is None:  # bound without a scale: the analyzer's default parameters decide
+            where = "which runs here" if self.runnable_here else f"not runnable here ({self.why_not})"
+            return f"settled by '{self.analyzer}' at its default parameters, {where}"
         what = f" ({self.what})" if self.what else ""
         cost = f", about {self.gpu_hours:g} GPU-hours on one H100-class GPU" if self.gpu_hours is not None else ""
         if self.runnable_here:
@@ -138,10 +142,11 @@ def settling(claim: Claim) -> Settling:
     try:
         analyzer.preflight(analyzer.params_for(binding.params, scale=preset))
     except NotRunnable as exc:
-        return Settling(preset, binding.scale, False, str(exc), analyzer.gpu_hours.get(preset or ""), what)
+        return Settling(preset, binding.scale, False, str(exc), analyzer.gpu_hours.get(preset or ""), what,
+                        binding.name)
     except ValueError as exc:  # parameters the analyzer refuses: said by ``binding_problems``
-        return Settling(preset, binding.scale, False, str(exc).splitlines()[0], None, what)
-    return Settling(preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what)
+        return Settling(preset, binding.scale, False, str(exc).splitlines()[0], None, what, binding.name)
+    return Settling(preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what, binding.name)
 
 
 def _short(value: Any) -> str:

@@ -13,7 +13,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -230,9 +230,14 @@ class KnowledgeBase:
 
     def new_note(self, meta: dict[str, Any], body: str) -> Note:
         """Create a note from frontmatter fields and a body; validated before anything is written."""
-        self._check_paper_id_free(meta.get("paper_id"))
-        note = notes_mod.create_note(self.papers_dir, meta, body, max_bytes=self.settings.max_note_bytes,
-                                     max_seeds=self.settings.max_seeds_per_claim)
+        def inside_the_vault(note: Note) -> None:
+            if note.meta.source_file and (source := self.read_source(note)).status is SourceStatus.refused:
+                raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
+
+        with self._creating():
+            self._check_paper_id_free(meta.get("paper_id"))
+            note = notes_mod.create_note(self.papers_dir, meta, body, max_bytes=self.settings.max_note_bytes,
+                                         max_seeds=self.settings.max_seeds_per_claim, check=inside_the_vault)
         self.index()
         return note
 
@@ -245,9 +250,10 @@ class KnowledgeBase:
 
         note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes,
                                    max_seeds=self.settings.max_seeds_per_claim)
-        self._check_paper_id_free(note.meta.paper_id)
-        copy = source_files.plan_source_copy(note, self.papers_dir, max_bytes=self.settings.max_source_bytes)
-        imported = notes_mod.import_note(src, self.papers_dir)
+        with self._creating():
+            self._check_paper_id_free(note.meta.paper_id)
+            copy = source_files.plan_source_copy(note, self.papers_dir, max_bytes=self.settings.max_source_bytes)
+            imported = notes_mod.import_note(src, self.papers_dir)
         if copy is not None:
             source_files.copy_source(*copy)
         self.index()
@@ -303,6 +309,14 @@ class KnowledgeBase:
             notes_mod.save_note(note_edits.append_claims(note, written), base=note.raw)
         self.index()
         return written
+
+    @contextlib.contextmanager
+    def _creating(self) -> Iterator[None]:
+        """Hold the notes folder's creation lock with the index brought up to date under it, so the
+        ``paper_id`` check sees notes another KB home has just created (its index is not this one's)."""
+        with note_lock_mod.creation_lock(self.papers_dir, timeout=self.settings.note_lock_timeout):
+            self.index()
+            yield
 
     def _check_paper_id_free(self, paper_id: object) -> None:
         if paper_id is None:
@@ -470,6 +484,12 @@ class KnowledgeBase:
                 continue
             estimate = estimates.estimate(self.engine, analyzer, params[0], scale)
             planned.append((estimate, key, claim, analyzer, params))
+        # Quick first; of equal estimates, the run building the most cached stages first, so the runs after it
+        # that reuse them are marked so (``estimates.sharing``) and sort after every run that has an estimate.
+        planned.sort(key=lambda plan: (plan[0].sort_key, -len(plan[3].cached_stages(plan[4][0]))))
+        marked = estimates.sharing([(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned])
+        planned = [(estimate, key, claim, analyzer, params)
+                   for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
         planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
         queued = []
         for estimate, key, claim, analyzer, params in planned:
@@ -587,7 +607,7 @@ class KnowledgeBase:
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""
         record = queue_store.get_run(self.engine, run_id)
-        cancelled = queue_store.cancel(self.engine, run_id)
+        cancelled = execution.cancel(self.engine, self.store, run_id)  # a queued run's outcome is recorded
         if cancelled and record is not None and record.job_id and record.executor in executors.load_all():
             self.executor(record.executor).cancel_job(record.job_id)
         return cancelled

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from schemas import Verdict, VerdictKind
+from schemas import Claim, Verdict, VerdictKind
 
 #: What a run that ended without executing (its analyzer raised ``NotRunnable``) shows as its status.
 NOT_RUNNABLE = "not runnable"
@@ -87,6 +87,16 @@ def scale_text(scale: dict[str, Any] | None, *, bold_name: bool = False) -> str:
     if scale.get("description"):
         parts.append(str(scale["description"]))
     return " · ".join(parts) or "not stated"
+
+
+def claim_scale_text(claim: Claim, *, bold_name: bool = False) -> str:
+    """The scale a claim is about, as the note states it now ('650M parameters · UniRef50', 'not stated').
+
+    The one way every surface says a claim's scale (the claim's own side and the side that compares it with
+    the evidence's scale, in the app and ``kb evidence``), read from the claim, never from a verdict, which may
+    not repeat it (a run that could not execute records none).
+    """
+    return scale_text(claim.scale.model_dump(exclude_none=True) if claim.scale else None, bold_name=bold_name)
 
 
 def observed_text(verdict: Verdict) -> str:

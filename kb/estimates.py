@@ -40,6 +40,7 @@ class RunEstimate:
     basis: str  # "measured here, 3 runs", "'small' preset, 1.4x the reference machine's time", ...
     scale: str = "custom"  # the preset the parameters are (``Analyzer.scale_name``)
     not_runnable: str | None = None  # why the run cannot execute here (it ends at once with that verdict)
+    shares_work: bool = False  # an earlier run of the same plan builds the cached stages this one reuses
 
     @property
     def sort_key(self) -> tuple[int, float]:
@@ -52,6 +53,8 @@ class RunEstimate:
         """The estimate as the demo prints it: 'about 3 min (measured here, 2 runs)'."""
         if self.not_runnable is not None:
             return f"at once: not runnable here ({self.not_runnable})"
+        if self.shares_work:
+            return f"quick after the earlier run whose cached stages it reuses ({self.basis})"
         if self.seconds is None:
             return f"unknown ({self.basis})"
         return f"about {duration_text(self.seconds)} ({self.basis})"
@@ -130,6 +133,21 @@ def estimate(engine: Engine, analyzer: Analyzer, params: AnalyzerParams,  # type
     slowness = machine_slowness()
     basis = f"'{scale}' preset, {slowness:.1f}x the reference machine's time"
     return RunEstimate(expected * slowness, basis, scale)
+
+
+def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list[RunEstimate]:  # type: ignore[type-arg]
+    """The estimates of one plan's runs (in the order they will run), each run whose cached stages
+    (``Analyzer.cached_stages``) the runs before it all build marked so: it sorts after the runs with an
+    estimate and counts nothing in the plan's total, since the earlier runs pay for the stages."""
+    built: set[str] = set()
+    marked = []
+    for analyzer, params, found in planned:
+        stages = analyzer.cached_stages(params)
+        if stages and stages <= built and found.not_runnable is None:
+            found = RunEstimate(None, f"its full time alone: {found.text()}", found.scale, shares_work=True)
+        built |= stages
+        marked.append(found)
+    return marked
 
 
 def time_left(elapsed: float, fraction: float, expected: float | None) -> float | None:

@@ -22,7 +22,9 @@ The lock is ``fcntl.flock`` on that file: per open file, so it also excludes two
 (the app's sessions), and the kernel drops it when a writer dies. A writer waits up to a timeout (the
 ``note_lock_timeout`` setting) and then gives up with one line saying so; nothing is written then.
 
-Creating a note needs no lock: ``analyzers.files.write_new`` creates it only if its name is free.
+Creating a note needs no note lock (``analyzers.files.write_new`` creates it only if its name is free),
+but checking that its ``paper_id`` is free and creating it is one step for the whole folder:
+``creation_lock`` is that folder's lock, so two KB homes adding one paper at once make one note.
 """
 
 from __future__ import annotations
@@ -91,3 +93,12 @@ def note_lock(note_path: Path, *, timeout: float) -> Iterator[Path]:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
+
+
+def creation_lock(papers_dir: Path, *, timeout: float) -> contextlib.AbstractContextManager[Path]:
+    """The notes folder's lock for creating notes (a ``paper_id`` checked free, then its note written).
+
+    The same mechanism as a note's lock, keyed by a name no note can have (``.new-note`` is hidden, and
+    hidden files are never notes), so every KB home writing into the folder takes the same one.
+    """
+    return note_lock(papers_dir / ".new-note", timeout=timeout)

@@ -19,6 +19,7 @@ import hashlib
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -596,11 +597,12 @@ def render_new_note(meta: dict[str, Any], body: str) -> bytes:
 
 
 def create_note(papers_dir: Path, meta: dict[str, Any], body: str, *, max_bytes: int = 5_000_000,
-                max_seeds: int | None = None) -> Note:
+                max_seeds: int | None = None, check: Callable[[Note], None] | None = None) -> Note:
     """Validate ``meta``, then write a new note named after its title; never overwrites a file.
 
     The bytes about to be written are checked as ``read_note`` will read them (size, then parse), so a
-    note kb writes is always one kb reads.
+    note kb writes is always one kb reads. ``check`` sees the parsed note (at ``new-note.md`` in the
+    folder) before anything is written and refuses it by raising ``NoteError``.
     """
     papers_dir = Path(papers_dir)
     probe_path = papers_dir / "new-note.md"
@@ -613,6 +615,8 @@ def create_note(papers_dir: Path, meta: dict[str, Any], body: str, *, max_bytes:
         raise NoteError(probe_path, f"the note would be {len(raw):,} bytes, over the limit of {max_bytes:,} "
                         "bytes (max_note_bytes) that kb reads; shorten its longest fields")
     probe = parse_note(raw, probe_path, max_seeds=max_seeds)  # validate before anything touches the disk
+    if check is not None:
+        check(probe)
     target = write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
     return replace(probe, path=target)  # the same bytes: no second parse of a long note
 

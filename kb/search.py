@@ -15,7 +15,8 @@ corrupted) is a ``SearchIndexDamaged``: one line each, saying what to do.
 A note's source text (its ``source_file``: an abstract, or a PDF's full text with pages separated by form
 feeds) is searched too, one row per page in ``paper_fts_source`` (and its bigram twin
 ``paper_fts_source_cjk``), so each hit in it carries its page. Notes matching in their own text rank first;
-notes found only through their source text follow, best page first.
+notes found only through their source text follow, best page first. PostgreSQL keeps the same pages in a table
+with a word index and answers in the same shape (``kb.search_postgres``).
 """
 
 from __future__ import annotations
@@ -521,7 +522,12 @@ def _like_snippet(body: str, terms: list[str], width: int = 80) -> str:
 
 
 def search_backend_for(engine: Engine) -> SearchBackend:
-    """FTS5 on SQLite, LIKE elsewhere."""
+    """FTS5 on SQLite; on PostgreSQL, LIKE over the notes and a word index over their source pages
+    (``kb.search_postgres``); LIKE over the notes elsewhere."""
     if engine.dialect.name == "sqlite":
         return SqliteFtsSearch(engine)
+    if engine.dialect.name == "postgresql":
+        from kb.search_postgres import PostgresSearch  # it builds on this module's LikeSearch
+
+        return PostgresSearch(engine)
     return LikeSearch(engine)

@@ -12,16 +12,11 @@ import json
 import os
 import shutil
 import textwrap
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import Field
+from langchain_core.messages import AIMessage, BaseMessage
 from typer.testing import CliRunner
 
 from kb.agents.ask import ask
@@ -34,6 +29,7 @@ from kb.core import KnowledgeBase
 from kb.settings import Settings
 from kb.verdicts import evaluate
 from schemas import Claim, EvidenceScale
+from tests.helpers.chat import call, scripted, tool_results
 from tests.noop_analyzer import Noop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,39 +60,6 @@ ECHO_NOTE = textwrap.dedent("""\
 
 PAPER_TEXT = ("We probe six protein language models. The optimal depth is at least 24 layers for models "
               "with 650M parameters. Later layers mainly refine the output distribution.")
-
-
-class ScriptedChatModel(GenericFakeChatModel):
-    """A fake chat model that binds tools and replays scripted replies: AIMessages with real tool calls,
-    or functions of the conversation (so a reply can react to what a tool answered)."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-    bound: list[list[str]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
-        self.bound.append([convert_to_openai_tool(t)["function"]["name"] for t in tools])
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
-        self.seen.append(list(messages))
-        reply: Any = next(self.messages)
-        if callable(reply):
-            reply = reply(messages)
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
-def scripted(*replies: AIMessage | Callable[[list[BaseMessage]], AIMessage]) -> ScriptedChatModel:
-    iterator: Iterator[Any] = iter(replies)
-    return ScriptedChatModel(messages=iterator)
-
-
-def call(name: str, args: dict[str, Any], ident: str) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": ident, "type": "tool_call"}])
-
-
-def tool_results(messages: list[BaseMessage]) -> dict[str, str]:
-    return {str(m.tool_call_id): str(m.content) for m in messages if isinstance(m, ToolMessage)}
 
 
 def _make_kb(root: Path) -> KnowledgeBase:
@@ -453,7 +416,9 @@ def test_cli_draft_claims_rejects_bad_accept_requests(tmp_path: Path) -> None:
 def test_every_tool_is_documented_for_the_model_and_tested() -> None:
     from kb.agents.tools import TOOL_ARGS, ToolBox
 
-    source = Path(__file__).read_text(encoding="utf-8")
+    # this module and the agents' other test modules (tests/test_agents_*.py)
+    modules = Path(__file__).parent.glob("test_agents*.py")
+    source = "".join(path.read_text(encoding="utf-8") for path in modules)
     assert set(ASK_TOOLS) | set(DRAFT_TOOLS) == set(TOOL_ARGS)
     for name, args in TOOL_ARGS.items():
         doc = getattr(ToolBox, name).__doc__ or ""

@@ -15,6 +15,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from kb import note_lock
 from kb.core import KnowledgeBase
 from kb.settings import Settings
 
@@ -308,7 +309,9 @@ def field_errors(at: AppTest) -> list[str]:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every file in ``folder`` but kb's note locks (``kb.note_lock``: taken even by a write that is refused)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and note_lock.LOCK_DIR not in p.relative_to(folder).parts}
 
 
 def test_add_note_valid_creates_and_indexes(app_env: AppEnv) -> None:

@@ -133,6 +133,26 @@ def test_background_ensure_is_idempotent_and_stop_ends_it(tmp_path: Path) -> Non
     assert not daemon.stop_worker(settings.home)
 
 
+
+def test_a_foreground_worker_is_the_homes_worker_so_the_app_starts_no_second(tmp_path: Path) -> None:
+    # `kb demo` and `kb worker` work the queue in the foreground; the app, opened meanwhile, must see them
+    # (two workers would run two analyzers at once on the same cores).
+    settings = Settings(papers=tmp_path / "papers", home=tmp_path / "home")
+    (tmp_path / "papers").mkdir()
+    env = {**os.environ, "KB_PAPERS": str(settings.papers), "KB_HOME": str(settings.home)}
+    foreground = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever"], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: daemon.find_worker(settings.home) is not None, "the foreground worker's record", 60)
+        found = daemon.find_worker(settings.home)
+        assert found is not None and found.pid == foreground.pid
+        again, started = daemon.ensure_worker(settings)  # what the app does when runs wait
+        assert not started and again.pid == foreground.pid
+    finally:
+        foreground.send_signal(signal.SIGINT)
+        foreground.wait(timeout=30)
+    assert daemon.find_worker(settings.home) is None and not daemon.pidfile_path(settings.home).exists()
+
 def test_background_ignores_dead_and_recycled_pids(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

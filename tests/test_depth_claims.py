@@ -65,6 +65,19 @@ def test_a_settled_by_preset_the_analyzer_lacks_is_a_binding_problem() -> None:
     assert [field for field, _ in binding_problems(claim)] == ["analyzer.settled_by"]
 
 
+
+def test_a_claim_bound_without_a_scale_is_settled_by_its_analyzer_not_by_none() -> None:
+    # The app's card once said "no analyzer measures this claim" of a claim bound to an analyzer at its defaults.
+    claim = claim_of(ANALYSIS, "stable-rank-retained-45pct").model_copy(deep=True)
+    assert claim.analyzer is not None
+    claim.analyzer.scale = claim.analyzer.settled_by = None
+    claim.analyzer.name = "noop"
+    found = settling(claim)
+    assert found.runnable_here and found.preset is None and not found.proxy
+    assert found.text() == "settled by 'noop' at its default parameters, which runs here"
+    claim.analyzer = None
+    assert settling(claim).text().startswith("no analyzer measures this claim")
+
 def probe_record(values: dict[str, Any], errors: dict[str, float], accuracy: float = 0.5,
                  unigram: float = 0.2) -> dict[str, Any]:
     """A depth.probe evidence dict: the given metrics with their standard errors, the rest unset, through the real

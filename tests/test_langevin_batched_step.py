@@ -20,6 +20,7 @@ from analyzers.langevin.objective import FlatObjective, per_sequence_gradients
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
 from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, guarded_mass_matrix
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
+from tests.helpers.langevin_tasks import tiny_tasks
 
 TEMPERATURES = (1e-5, 1e-4, 1e-3)
 STEPS = 6
@@ -150,20 +151,11 @@ def test_the_pipeline_batches_every_start_and_temperature_of_a_model(tmp_path: P
     """``run_temperatures(batched=True)``: ES and OT chains of one model in one batch (one per model), with the
     records one chain at a time gives: losses, energies (read from the device at the snapshots), snapshots."""
     torch.set_num_threads(1)
-    sequences = np.random.default_rng(0).integers(0, 20, size=(80, 86))
-    splits = make_splits(sequences, (40, 10, 30), seed=0)
-    config = ModelConfig(embed_dim=8, hidden_dim=16)
-    states = {}
-    for seed, start in enumerate(("ES", "OT")):
-        torch.manual_seed(seed)
-        states[start] = build_model(config).state_dict()
     settings = SamplingSettings(steps=12, batch_size=16, variance_batches=3, variance_every=6, snapshot_every=4,
                                 weights_every=4, checkpoint_every=8, energy_every=2, burn_in_fraction=0.25)
 
     def tasks(folder: str) -> list[TemperatureTask]:
-        return [TemperatureTask(f"transformer@{start}", t, config, states[start], splits, settings, 0, "cpu",
-                                tmp_path / folder / f"{start}-{t:g}.pt")
-                for start in ("ES", "OT") for t in (1e-4, 1e-3)]  # fmt: skip
+        return tiny_tasks(tmp_path / folder, settings)
 
     messages: list[str] = []
     batched = run_temperatures(tasks("batched"), 1, lambda f, m: messages.append(m), batched=True)

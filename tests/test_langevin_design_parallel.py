@@ -1,6 +1,6 @@
 """The design on every core (issue 28): the tempering chains in shards of independent runs give, for a seed, the
-same sequences and summary serially and in worker processes; one shard is ``simulated_tempering`` itself (so the
-``small`` preset's design is unchanged); the shard plan splits chains and samples exactly."""
+same sequences and summary serially and in worker processes; one shard is ``simulated_tempering`` itself; the
+shard plan splits chains and samples exactly, by the shard count alone."""
 
 from __future__ import annotations
 
@@ -21,25 +21,26 @@ def _problem() -> dict[str, object]:
 
 
 def test_shard_plan_splits_chains_and_samples_exactly() -> None:
-    assert shard_plan(12000, 1400, 200) == [(200, 1715)] * 2 + [(200, 1714)] * 5  # the paper preset: 7 shards
-    plan = shard_plan(100, 45, 10)
+    assert shard_plan(12000, 1400, 16) == [(88, 754)] * 8 + [(87, 746)] * 8  # the paper preset: 16 shards
+    plan = shard_plan(100, 45, 5)
     assert [c for c, _ in plan] == [9, 9, 9, 9, 9] and sum(s for _, s in plan) == 100
-    assert shard_plan(1700, 200, 200) == [(200, 1700)]  # small: one shard
-    assert all(s >= 1 for _, s in shard_plan(5, 40, 1))  # never a shard without a sample
+    assert shard_plan(1700, 200, 8) == [(25, 213)] * 4 + [(25, 212)] * 4  # small's size in 8 shards
+    assert shard_plan(1700, 200) == [(200, 1700)]  # one shard unless asked
+    assert shard_plan(5, 40, 40) == [(8, 1)] * 5  # never a shard without a sample
 
 
 def test_one_shard_is_simulated_tempering_itself() -> None:
     problem = _problem()
     alone = design.simulated_tempering(**problem)  # type: ignore[arg-type]
-    sharded = design_sequences(**problem, shard_chains=40, workers=1)  # type: ignore[arg-type]
+    sharded = design_sequences(**problem, shards=1, workers=1)  # type: ignore[arg-type]
     np.testing.assert_array_equal(sharded.sequences, alone.sequences)
     assert json.dumps(sharded.summary()) == json.dumps(alone.summary())  # NaN where a level had no visit
 
 
 def test_shards_give_the_same_design_serially_and_on_every_core() -> None:
     problem = _problem()
-    serial = design_sequences(**problem, shard_chains=10, workers=1)  # type: ignore[arg-type]
-    parallel = design_sequences(**problem, shard_chains=10, workers=2)  # type: ignore[arg-type]
+    serial = design_sequences(**problem, shards=4, workers=1)  # type: ignore[arg-type]
+    parallel = design_sequences(**problem, shards=4, workers=2)  # type: ignore[arg-type]
     np.testing.assert_array_equal(parallel.sequences, serial.sequences)
     np.testing.assert_array_equal(parallel.sample_chains, serial.sample_chains)
     assert json.dumps(parallel.summary()) == json.dumps(serial.summary())

@@ -14,7 +14,8 @@ from analyzers.langevin.store import load_plain
 from analyzers.registry import get
 
 
-@pytest.mark.parametrize("mass_rule", ["per-weight", "noise-covariance"])
+# per-weight masses resume through the same checkpoint code as noise-covariance ones (slow: suite time)
+@pytest.mark.parametrize("mass_rule", [pytest.param("per-weight", marks=pytest.mark.slow), "noise-covariance"])
 def test_langevin_sampler_resumes_from_the_checkpoint_folder_on_another_node(tmp_path: Path, mass_rule: str) -> None:
     analyzer = get("langevin.sweep")
     overrides = {"include_ffn": False, "temperatures": [1e-4, 1e-3], "checkpoint_every": 20, "max_train_steps": 200,

@@ -101,7 +101,17 @@ def _make_pdf(path: Path, pages: list[str], title: str | None = None) -> None:
     pdf.output(str(path))
 
 
+
+def _without_bundled(kb_dirs: tuple[Path, Path], paper_id: str = "arxiv:2602.21750") -> None:
+    """Remove the bundled note of ``paper_id``: a second note with a paper_id another note has is refused, and
+    these tests add that paper anew."""
+    for path in kb_dirs[0].glob("*.md"):
+        if read_note(path).meta.paper_id == paper_id:
+            path.unlink()
+
+
 def test_add_pdf_stores_full_text_with_pages_and_a_valid_note(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    _without_bundled(kb_dirs)
     pdf = tmp_path / "paper.pdf"
     _make_pdf(pdf, ["Depth in Protein Language Models\narXiv:2602.21750\nWe study six PLMs.",
                     "Results\nThe optimal depth is 24 layers for perplexity. As in arXiv:2101.00001."],
@@ -119,6 +129,10 @@ def test_add_pdf_stores_full_text_with_pages_and_a_valid_note(kb_dirs: tuple[Pat
     assert quote_pages("The optimal depth is 24 layers", text) == [2]
     code, _, err = _run(kb_dirs, "validate", str(note.path))
     assert code == 0 and "warning" not in err
+    notes_before = sorted(p.name for p in kb_dirs[0].rglob("*") if p.is_file() and ".kb-locks" not in p.parts)
+    code, _, err = _run(kb_dirs, "add", str(pdf))  # the same paper again: one line, nothing written
+    assert code == 1 and "paper_id 'arxiv:2602.21750' is already used" in err and len(err.strip().splitlines()) == 1
+    assert sorted(p.name for p in kb_dirs[0].rglob("*") if p.is_file() and ".kb-locks" not in p.parts) == notes_before
 
 
 def test_add_unreadable_pdf_says_what_to_give_instead(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
@@ -148,6 +162,7 @@ BIB = r"""
 
 
 def test_add_bibtex_adds_each_entry_with_ids_venue_and_abstract(kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    _without_bundled(kb_dirs)
     bib = tmp_path / "refs.bib"
     bib.write_text(BIB, encoding="utf-8")
     code, out, err = _run(kb_dirs, "add", str(bib), "--json")
@@ -239,6 +254,7 @@ def lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def test_add_arxiv_fills_frontmatter_and_stores_the_abstract(kb_dirs: tuple[Path, Path], lookups: str) -> None:
+    _without_bundled(kb_dirs)
     code, out, err = _run(kb_dirs, "add", "arxiv:2602.21750v1", "--json")
     assert code == 0, err
     assert _Recorded.requests and "id_list=2602.21750" in _Recorded.requests[0]

@@ -22,7 +22,7 @@ from kb.settings import Settings
 from kb.tensions import Deciding, Outcome, about, comparable, incomparable_reason, judge, tension_id
 from kb.verdicts import accepted
 from schemas import Claim, EvidenceScale, Expectation
-from tests.test_agents import call, scripted
+from tests.helpers.chat import call, scripted
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_A = "reading-group-depth-shallow-plms#deeper-worse-past-12"

@@ -47,18 +47,25 @@ class ProbeOptions:
     replay_tokens: int | None = None
 
 
+def ranks_from_eigenvalues(squared: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(stable rank, effective rank)`` of matrices ``X`` from the eigenvalues of ``X^T X`` (or ``X X^T``), the
+    squared singular values ``(..., k)``: stable rank ``||X||_F^2 / ||X||_2^2`` (the quantity seed 000 calls
+    rank_eff) and the Roy & Vetterli effective rank ``exp(H(s / sum s))``, each ``(...)``."""
+    squared = squared.clamp_min(0)
+    singular = squared.sqrt()
+    stable = squared.sum(-1) / squared.amax(-1).clamp_min(EPS)
+    p = singular / singular.sum(-1, keepdim=True).clamp_min(EPS)
+    return stable, torch.exp(torch.special.entr(p).sum(-1))
+
+
 def effective_rank_from_gram(gram: torch.Tensor) -> float:
     """Roy & Vetterli effective rank ``exp(H(s / sum s))`` from ``X^T X`` (singular values ``s = sqrt(eig)``)."""
-    eigen = torch.linalg.eigvalsh(gram.double()).clamp_min(0)
-    singular = eigen.sqrt()
-    p = singular / singular.sum().clamp_min(EPS)
-    return float(torch.exp(torch.special.entr(p).sum()))
+    return float(ranks_from_eigenvalues(torch.linalg.eigvalsh(gram.double()))[1])
 
 
 def stable_rank_from_gram(gram: torch.Tensor) -> float:
     """Stable rank ``||X||_F^2 / ||X||_2^2`` from ``X^T X`` (the quantity seed 000 calls rank_eff)."""
-    eigen = torch.linalg.eigvalsh(gram.double()).clamp_min(0)
-    return float(eigen.sum() / eigen.max().clamp_min(EPS))
+    return float(ranks_from_eigenvalues(torch.linalg.eigvalsh(gram.double()))[0])
 
 
 def effective_rank(matrix: torch.Tensor) -> float:
@@ -145,8 +152,8 @@ class ProbeAccumulator:
         for name in sorted(self.maxima):
             out[name] = self.maxima[name].cpu().tolist()
         if self.grams is not None:
-            out["erank"] = [effective_rank_from_gram(g) for g in self.grams]
-            out["stable_rank"] = [stable_rank_from_gram(g) for g in self.grams]
+            stable, erank = ranks_from_eigenvalues(torch.linalg.eigvalsh(self.grams.double()))  # one batched call
+            out["erank"], out["stable_rank"] = erank.tolist(), stable.tolist()
         if "attention_entropy" in self.sums:
             out["attention_entropy_mean"] = [
                 float(torch.tensor(row).nanmean()) for row in out["attention_entropy"]
@@ -157,17 +164,21 @@ class ProbeAccumulator:
         return out
 
 
-def _contribution_hook(acc: ProbeAccumulator, real: torch.Tensor):  # noqa: ANN202
-    """Reduce (h_l, a_l, m_l) of one layer to sums over residue tokens as soon as the layer ran.
+class _ContributionSums:
+    """Reduces (h_l, a_l, m_l) of each layer to sums over residue tokens as soon as the layer ran, and adds
+    all layers to the accumulator at once after the pass (``flush``): nothing is read on the host.
 
     A ratio or cosine is left out where its reference vector is zero: ESM's token dropout zeroes the
     embeddings of masked tokens, so ``h_0`` is exactly 0 there and ``||a_0|| / ||h_0||`` is undefined."""
-    num_layers = acc.num_layers
 
-    def reduce(layer: int, hidden: torch.Tensor, attn: torch.Tensor, mlp: torch.Tensor) -> None:
+    def __init__(self, real: torch.Tensor) -> None:
+        self.real = real  # (batch, seq)
+        self.by_layer: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+    def __call__(self, layer: int, hidden: torch.Tensor, attn: torch.Tensor, mlp: torch.Tensor) -> None:
         h, a, m = hidden.float(), attn.float(), mlp.float()  # (batch, seq, dim)
         h_norm, ha_norm = h.norm(dim=-1), (h + a).norm(dim=-1)  # (batch, seq)
-        defined_h, defined_ha = real & (h_norm > ZERO_NORM), real & (ha_norm > ZERO_NORM)
+        defined_h, defined_ha = self.real & (h_norm > ZERO_NORM), self.real & (ha_norm > ZERO_NORM)
         h_norm, ha_norm = h_norm.clamp_min(EPS), ha_norm.clamp_min(EPS)
         ratios = torch.stack(
             [
@@ -180,40 +191,62 @@ def _contribution_hook(acc: ProbeAccumulator, real: torch.Tensor):  # noqa: ANN2
             ]
         )  # (6, batch, seq)
         defined = torch.stack([defined_h, defined_ha, defined_h, defined_h, defined_ha, defined_h])  # (6, batch, seq)
-        onehot = torch.zeros(num_layers, dtype=torch.float64, device=h.device)
-        onehot[layer] = 1
         sums = (ratios * defined).sum((1, 2)).double()  # (6,)
         counts = defined.sum((1, 2)).double()
-        acc.add("contribution_sums", sums[:, None] * onehot, counts[:, None] * onehot)
-        maxima = torch.full((3, num_layers), float("-inf"), dtype=torch.float64, device=h.device)
-        maxima[:, layer] = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double()
+        maxima = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double()  # (3,)
+        self.by_layer[layer] = (sums, counts, maxima)
+
+    def flush(self, acc: ProbeAccumulator) -> None:
+        """Add every layer's sums ``(6, layers)`` and maxima ``(3, layers)`` (layers not seen: 0 and -inf)."""
+        if not self.by_layer:
+            return
+        some = next(iter(self.by_layer.values()))
+        missing = (torch.zeros_like(some[0]), torch.zeros_like(some[1]), torch.full_like(some[2], float("-inf")))
+        layers = [self.by_layer.get(index, missing) for index in range(acc.num_layers)]
+        sums, counts, maxima = (torch.stack(part, -1) for part in zip(*layers, strict=True))
+        acc.add("contribution_sums", sums, counts)
         acc.set_max("contribution_max", maxima)
+        self.by_layer.clear()
 
-    return reduce
 
+class _AttentionEntropy:
+    """Reduces each layer's attention probabilities to per-head entropy sums over residue queries as soon as
+    the layer produces them; all layers go to the accumulator at once after the pass (``flush``)."""
 
-def _attention_hook(acc: ProbeAccumulator, batch: Batch, causal: bool):  # noqa: ANN202
-    """Reduce one layer's attention probabilities to per-head entropy sums over residue queries."""
-    keys = batch.attention_mask.float().cumsum(-1) if causal else batch.attention_mask.float().sum(-1, keepdim=True)
-    keys = keys.expand_as(batch.attention_mask.float())  # (batch, seq): keys each query can see
-    usable = batch.real & (keys >= 2)  # log(1) = 0: a single visible key has no entropy to normalise
-    log_keys = keys.clamp_min(2).log()
-    num_layers = acc.num_layers
+    def __init__(self, batch: Batch, causal: bool) -> None:
+        mask = batch.attention_mask.float()
+        keys = mask.cumsum(-1) if causal else mask.sum(-1, keepdim=True)
+        keys = keys.expand_as(mask)  # (batch, seq): keys each query can see
+        self.usable = (batch.real & (keys >= 2)).float()  # log(1) = 0: a single visible key has no entropy to normalise
+        self.log_keys = keys.clamp_min(2).log()
+        self.by_layer: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
-    def reduce(layer: int, probs: torch.Tensor) -> None:
+    def __call__(self, layer: int, probs: torch.Tensor) -> None:
         # -sum p log p with in-place ops on one float32 copy: 2.5x faster than torch.special.entr on CPU.
         probs = probs.float()
         entropy = -probs.clamp_min(1e-30).log_().mul_(probs).sum(-1)  # (batch, heads, seq) nats
-        weight = usable[:, None, :].float()  # (batch, 1, seq)
-        onehot = torch.zeros(num_layers, 1, dtype=torch.float64, device=probs.device)
-        onehot[layer] = 1
-        normalised = ((entropy / log_keys[:, None, :]) * weight).sum(2).double()  # (batch, heads)
+        weight = self.usable[:, None, :]  # (batch, 1, seq)
+        normalised = ((entropy / self.log_keys[:, None, :]) * weight).sum(2).double()  # (batch, heads)
         raw = (entropy * weight).sum(2).double()
-        count = weight.sum(2).double()  # (batch, 1)
-        acc.add_rows("attention_entropy", onehot * normalised[:, None, :], onehot * count[:, None, :])
-        acc.add_rows("attention_entropy_nats", onehot * raw[:, None, :], onehot * count[:, None, :])
+        self.by_layer[layer] = (normalised, raw)
 
-    return reduce
+    def flush(self, acc: ProbeAccumulator) -> None:
+        """Add per-sequence sums ``(batch, layers, heads)`` over usable queries (layers not seen: 0 of 0)."""
+        if not self.by_layer:
+            return
+        count = self.usable.sum(1).double()[:, None]  # (batch, 1): usable queries of each sequence
+        some = next(iter(self.by_layer.values()))[0]
+        missing = (torch.zeros_like(some), torch.zeros_like(some))
+        layers = [(*self.by_layer.get(index, missing), count if index in self.by_layer else torch.zeros_like(count))
+                  for index in range(acc.num_layers)]
+        normalised, raw, counts = (torch.stack(part, 1) for part in zip(*layers, strict=True))  # (batch, layers, .)
+        acc.add_rows("attention_entropy", normalised, counts)
+        acc.add_rows("attention_entropy_nats", raw, counts)
+        self.by_layer.clear()
+
+
+def _chunks(total: int, step: int) -> list[slice]:
+    return [slice(start, min(start + step, total)) for start in range(0, total, step)]
 
 
 def logit_lens(
@@ -223,32 +256,38 @@ def logit_lens(
     lens's own NLL of the true token at the evaluated positions (masked ones, or next token): the perplexity
     a model would have if it stopped at state ``l`` (``lens_nll``).
 
-    Sequences are taken a few at a time so that one lens distribution holds at most ``max_elements``
-    values: with a 50k-token vocabulary (ProtGPT2) a whole batch would need gigabytes per layer."""
+    Several states go through the head at once, as many (state, sequence) rows as keep one chunk's lens
+    distributions and hidden states under ``max_elements`` values each: all of ESM's states in a few chunks
+    (33-token vocabulary), a couple of sequences of one state with ProtGPT2's 50k-token vocabulary, where a
+    whole batch would need gigabytes per layer."""
     logits = record.logits
     assert logits is not None
-    k = min(top_k, logits.shape[-1])
+    size, length, vocab = logits.shape
+    k = min(top_k, vocab)
     where = {"": batch.real} | ({"_masked": batch.masked} if batch.masked is not None else {})
-    num_states, size = len(record.states), logits.shape[0]
+    num_states, dim = len(record.states), record.states[0].shape[-1]
     sums = torch.zeros(len(where), 3, size, num_states, dtype=torch.float64, device=logits.device)
     scored = torch.zeros(2, size, num_states, dtype=torch.float64, device=logits.device)  # NLL, count
     eval_where, targets = eval_positions(batch, adapter.objective)
-    rows = max(1, max_elements // (logits.shape[1] * logits.shape[2]))
-    for start in range(0, logits.shape[0], rows):
-        part = slice(start, start + rows)
+    all_weights = torch.stack([mask.float() for mask in where.values()])  # (where, batch, seq)
+    per_chunk = max(1, max_elements // (length * max(vocab, dim)))  # (state, sequence) rows per chunk
+    row_step = min(size, per_chunk)
+    for part in _chunks(size, row_step):
         log_final = logits[part].float().log_softmax(-1)  # (rows, seq, vocab)
         top_final = log_final.topk(k, dim=-1).indices  # (rows, seq, k)
-        weights = torch.stack([mask[part].float() for mask in where.values()])  # (where, rows, seq)
-        for index, hidden in enumerate(record.states):
-            lens = adapter.logits_from_hidden(hidden[part]).float().log_softmax(-1)
-            kl = (lens.exp() * (lens - log_final)).sum(-1)  # (rows, seq)
-            top_lens = lens.topk(k, dim=-1).indices
+        weights = all_weights[:, part]  # (where, rows, seq)
+        for chosen in _chunks(num_states, max(1, per_chunk // row_step)):
+            hidden = torch.stack([record.states[index][part] for index in range(chosen.start, chosen.stop)])
+            lens = adapter.logits_from_hidden(hidden).float().log_softmax(-1)  # (states, rows, seq, vocab)
+            kl = (lens.exp() * (lens - log_final)).sum(-1)  # (states, rows, seq)
+            top_lens = lens.topk(k, dim=-1).indices  # (states, rows, seq, k)
             top1 = (top_lens[..., 0] == top_final[..., 0]).float()
-            overlap = (top_lens[..., :, None] == top_final[..., None, :]).any(-1).float().mean(-1)  # (rows, seq)
-            values = torch.stack([kl, top1, overlap])  # (3, rows, seq)
-            sums[:, :, part, index] = (weights[:, None] * values[None]).sum(-1).double()  # (where, 3, rows)
-            _, nll, count = prediction_rows(lens, eval_where[part], targets[part], adapter.residue_onehot)
-            scored[0, part, index], scored[1, part, index] = nll, count
+            overlap = (top_lens[..., :, None] == top_final[..., None, :]).any(-1).float().mean(-1)
+            values = torch.stack([kl, top1, overlap], 1)  # (states, 3, rows, seq)
+            summed = (weights[:, None, None] * values[None]).sum(-1).double()  # (where, states, 3, rows)
+            sums[:, :, part, chosen] = summed.permute(0, 2, 3, 1)
+            nll, count = _lens_nll(lens, eval_where[part], targets[part], adapter.residue_onehot)  # (states, rows)
+            scored[0, part, chosen], scored[1, part, chosen] = nll.T, count.T
     for position, (suffix, mask) in enumerate(where.items()):
         count = mask.double().sum(-1)[:, None]  # (batch, 1)
         for metric, name in enumerate(("logit_lens_kl", "logit_lens_top1", "logit_lens_topk")):
@@ -256,57 +295,76 @@ def logit_lens(
     acc.add_rows("lens_nll", scored[0], scored[1])
 
 
+def _lens_nll(
+    lens: torch.Tensor, where: torch.Tensor, targets: torch.Tensor, residue_onehot: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per state and sequence ``(summed NLL, count)`` ``(states, rows)`` of the true tokens under lens log
+    probabilities ``(states, rows, seq, vocab)``: a gather (they are normalised already), or SaProt's sum over
+    structure letters (``scoring.prediction_rows``)."""
+    states, rows = lens.shape[:2]
+    if residue_onehot is not None:
+        flat = lens.flatten(0, 1)  # (states * rows, seq, vocab)
+        _, nll, count = prediction_rows(flat, where.repeat(states, 1), targets.repeat(states, 1), residue_onehot)
+        return nll.view(states, rows), count.view(states, rows)
+    weight = where.double()  # (rows, seq)
+    picked = lens.gather(-1, targets.expand(states, -1, -1)[..., None]).squeeze(-1)  # (states, rows, seq)
+    return -(picked * weight).sum(-1), weight.sum(-1).expand(states, -1)
+
+
 def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:
     """Angular distance arccos(cos(h_l, h_m)) / pi for every pair of states (mean over residue tokens where
     neither state is the zero vector), and the Gram matrices X_l^T X_l of the residue-token matrices for
-    the ranks."""
-    flat_real = real.reshape(-1)
-    tokens = int(flat_real.sum())
-    if tokens == 0:
-        return
+    the ranks. Every token is taken, padding weighted 0: selecting the residue tokens would wait for the GPU."""
     num_states = len(record.states)
     dim = record.states[0].shape[-1]
+    flat_real = real.reshape(-1)
     angular = torch.zeros(num_states, num_states, dtype=torch.float64, device=real.device)
     pairs = torch.zeros(num_states, num_states, dtype=torch.float64, device=real.device)
     grams = torch.zeros(num_states, dim, dim, dtype=torch.float64, device=real.device)
-    index = flat_real.nonzero().squeeze(1)
-    for start in range(0, tokens, chunk):
-        rows = index[start : start + chunk]
+    for rows in _chunks(flat_real.numel(), chunk):
+        weight = flat_real[rows].float()[None, :, None]  # (1, n, 1)
         stacked = torch.stack([h.reshape(-1, dim)[rows].float() for h in record.states])  # (L+1, n, dim)
         # float64 before the product: a float32 Gram of a low-rank matrix at width 1280 misreads its rank
         # (24.49 instead of 23.88 on a rank-25 test matrix).
-        as64 = stacked.double()
+        as64 = stacked.double() * weight.double()
         grams += torch.einsum("lnd,lne->lde", as64, as64)
         norms = stacked.norm(dim=-1, keepdim=True)  # (L+1, n, 1)
-        nonzero = (norms > ZERO_NORM).float()
+        nonzero = (norms > ZERO_NORM).float() * weight
         unit = stacked / norms.clamp_min(EPS)
         cosine = torch.einsum("lnd,mnd->nlm", unit, unit).clamp(-1, 1)  # (n, L+1, L+1)
         both = torch.einsum("lni,mni->nlm", nonzero, nonzero)  # (n, L+1, L+1): 1 where both states are nonzero
-        angular += (torch.arccos(cosine) / math.pi * both).sum(0).double()
-        pairs += both.sum(0).double()
+        angular += (torch.arccos(cosine) / math.pi * both).double().sum(0)  # float64 sum: any chunking agrees
+        pairs += both.double().sum(0)
     angular.diagonal().zero_()  # a state is at distance 0 from itself, not arccos(1 - float noise)
     acc.add("angular_distance", angular, pairs)
     acc.grams = grams if acc.grams is None else acc.grams + grams
     sequence_ranks(acc, record, real)
 
 
-def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor) -> None:
-    """Stable and effective rank of each sequence's own token matrix at every state, from its singular values
-    in float64 (padding rows are zero and change none of them); kept per sequence, with the ratios to the
-    sequence's first state (``stable_rank_retention``: final over initial)."""
+def sequence_spectra(states: list[torch.Tensor], real: torch.Tensor, max_elements: int = 1 << 27) -> torch.Tensor:
+    """Squared singular values ``(batch, states, min(seq, dim))`` of each sequence's own token matrix at every
+    state, in float64 (padding rows zeroed, which changes none of them): eigenvalues of the smaller Gram
+    matrix (float64: the Gram squares the condition number, which moves erank by ~1e-8 relative), every
+    state and sequence in one batched ``eigvalsh`` per ``max_elements`` Gram values (one host sync each, for
+    the solver's error codes)."""
     weight = real.double()[..., None]  # (batch, seq, 1)
-    stable, erank = [], []
-    for hidden in record.states:  # one state at a time: (batch, seq, dim) float64 at most
-        matrix = hidden.double() * weight
-        # eigenvalues of the smaller Gram matrix are the squared singular values (float64: the Gram squares the
-        # condition number, which moves erank by ~1e-8 relative); batched eigvalsh is far cheaper than an SVD
-        gram = matrix @ matrix.mT if matrix.shape[1] <= matrix.shape[2] else matrix.mT @ matrix
-        squared = torch.linalg.eigvalsh(gram).clamp_min(0)  # (batch, min(seq, dim))
-        singular = squared.sqrt()
-        stable.append(squared.sum(-1) / squared.amax(-1).clamp_min(EPS))
-        p = singular / singular.sum(-1, keepdim=True).clamp_min(EPS)
-        erank.append(torch.exp(torch.special.entr(p).sum(-1)))
-    stable_by_state, erank_by_state = torch.stack(stable, -1), torch.stack(erank, -1)  # (batch, L+1)
+    size, length, dim = states[0].shape
+    side = min(length, dim)
+    parts = []
+    for chosen in _chunks(len(states), max(1, max_elements // (size * side * side))):
+        grams = []
+        for hidden in states[chosen]:  # one state at a time: (batch, seq, dim) float64 at most
+            matrix = hidden.double() * weight
+            grams.append(matrix @ matrix.mT if length <= dim else matrix.mT @ matrix)  # (batch, side, side)
+        parts.append(torch.linalg.eigvalsh(torch.stack(grams, 1)))  # (batch, chosen, side)
+    return torch.cat(parts, 1)
+
+
+def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor) -> None:
+    """Stable and effective rank of each sequence's own token matrix at every state (``sequence_spectra``),
+    kept per sequence, with the ratios to the sequence's first state (``stable_rank_retention``: final over
+    initial)."""
+    stable_by_state, erank_by_state = ranks_from_eigenvalues(sequence_spectra(record.states, real))  # (batch, L+1)
     ones = torch.ones_like(stable_by_state[:, :1])
     acc.add_rows("sequence_stable_rank", stable_by_state, ones)
     acc.add_rows("sequence_erank", erank_by_state, ones)
@@ -318,20 +376,21 @@ def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tenso
 def clean_pass(
     model: nn.Module, adapter: Adapter, batch: Batch, acc: ProbeAccumulator, options: ProbeOptions
 ) -> CleanRecord:
-    """One instrumented forward pass: records states and layer calls, and adds every no-skip probe."""
+    """One instrumented forward pass: records states and layer calls, and adds every no-skip probe. Nothing is
+    read on the host but the rank solver's error codes (``sequence_spectra``)."""
     acc.batch_index += 1  # per-sequence rows of this batch start here
-    passer = CleanPass(
-        adapter,
-        on_contribution=_contribution_hook(acc, batch.real) if adapter.pre_ln else None,
-        on_attention=_attention_hook(acc, batch, adapter.objective == "causal"),
-        record_calls=options.skips,
-    )
+    contributions = _ContributionSums(batch.real) if adapter.pre_ln else None
+    entropy = _AttentionEntropy(batch, adapter.objective == "causal")
+    passer = CleanPass(adapter, on_contribution=contributions, on_attention=entropy, record_calls=options.skips)
     with passer.active() as record:
         record.logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).logits
+    if contributions is not None:
+        contributions.flush(acc)
+    entropy.flush(acc)
     if not passer.saw_attention:
         acc.notes.add("attention probabilities not returned (non-eager attention): no attention entropy")
     logit_lens(acc, adapter, record, batch, options.top_k)
-    angular_and_ranks(acc, record, batch.real)
+    angular_and_ranks(acc, record, real=batch.real)
     return record
 
 

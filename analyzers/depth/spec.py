@@ -32,6 +32,7 @@ from analyzers.base import (
     AnalyzerParams,
     AnalyzerResult,
     GpuNeed,
+    NotRunnable,
     Resources,
     looks_like_path,
     metric,
@@ -396,6 +397,31 @@ class DepthSweepResult(AnalyzerResult):
     )
 
 
+#: An H100's sustained FLOP/s on the sweep's training steps: ~20 % of its 989 TFLOP/s dense bf16 peak, for
+#: bf16 autocast over float32 weights and eager attention (an assumption from the setup, not measured here).
+H100_SWEEP_FLOPS = 0.2 * 989e12
+
+
+#: The largest sweep, in hours on one H100, that ``DepthSweep.preflight`` lets a CPU start (the `small` preset
+#: is well under a second of an H100; an hour of one is weeks of a 2-core CPU).
+CPU_LIMIT_H100_HOURS = 1.0
+
+
+def h100_sweep_seconds(preset: dict[str, Any]) -> float:
+    """Seconds a sweep at ``preset`` trains on one H100, from its size: depths x steps x seconds a step.
+
+    Steps per depth: tokens_per_parameter x parameter_budget residues over batch_tokens x accumulation a
+    step (a lower bound: the sweep counts real residues, and padding makes it a few percent more). A step
+    costs 8 FLOPs per parameter per token: 6 for the forward and backward passes, 2 more where activation
+    checkpointing runs the forward pass again. Validation and the probes add under 1 %.
+    """
+    tokens_per_step = preset["batch_tokens"] * preset["accumulation"]
+    steps = -(-preset["tokens_per_parameter"] * preset["parameter_budget"] // tokens_per_step)  # ceil
+    flops_per_token = 8 if preset.get("gradient_checkpointing") else 6
+    seconds_per_step = flops_per_token * preset["parameter_budget"] * tokens_per_step / H100_SWEEP_FLOPS
+    return float(len(preset["depths"]) * steps * seconds_per_step)
+
+
 @register
 class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
@@ -422,3 +448,18 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
             "max_val_sequences": 2000, "sublayer_skips": True,
         },
     }
+    # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from
+    # the preset's size (h100_sweep_seconds): 5 depths x 198,365 steps x 1.7 s = 1.7e6 s, about 20 days
+    # (gpu_hours' rounder 500 h). Where past runs of it were timed, kb.estimates uses those instead.
+    expected_seconds = {"paper": h100_sweep_seconds(scales["paper"])}
+
+    def preflight(self, params: DepthSweepParams) -> None:
+        """Refuse, on a CPU, a sweep an H100 needs over an hour for (``kb verify`` asks for the CPU unless told
+        otherwise): at the paper's size that is years of CPU time, so it is not runnable here, at once."""
+        super().preflight(params)
+        if not params.device.startswith("cuda"):
+            hours = h100_sweep_seconds(params.model_dump()) / 3600
+            if hours > CPU_LIMIT_H100_HOURS:
+                raise NotRunnable(f"this sweep trains {len(params.depths)} models of {params.parameter_budget:.3g} "
+                                  f"parameters, about {hours:,.0f} hours on one H100: beyond a CPU; re-verify "
+                                  "on a CUDA GPU machine with --device cuda")

@@ -181,6 +181,53 @@ class LocalFields:
         self.fields[rows, self.neighbor_index[second]] -= change[:, None, :]
         sequences[chains, first], sequences[chains, second] = b, a
 
+    def sweep(self, sequences: np.ndarray, energies: np.ndarray, firsts: np.ndarray, seconds: np.ndarray,
+              thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Attempts ``t = 0, 1, ...`` in turn: chain c swaps sites ``firsts[t, c]`` and ``seconds[t, c]`` when
+        the energy change is below ``thresholds[t, c]``; ``sequences`` (C-contiguous), the fields and
+        ``energies`` are updated in place. Returns the accepted and the tried (two different residues) swaps per
+        chain. The same arithmetic as ``_deltas`` and ``apply``, bit for bit: what does not depend on the chains'
+        state (flat indices, the pair term's factor, a swap's field change) is computed once per sweep or once,
+        so each attempt costs a few array operations (the loop is bound by numpy's per-call cost: a
+        chain's attempts are sequential)."""
+        chains, length = sequences.shape
+        size = self.interactions.shape[0]
+        flat_sequences = sequences.reshape(-1)  # views: writes through them update the arrays
+        flat_fields = self.fields.reshape(-1)
+        field_rows = self.fields.reshape(-1, size)
+        if not np.shares_memory(flat_sequences, sequences):
+            raise ValueError("sequences must be C-contiguous")
+        rows = np.arange(chains)
+        sites = rows * length + np.stack([firsts, seconds], axis=1)  # (attempts, 2, C): where a and b sit
+        field_rows_of = (rows * (length + 1) + np.stack([firsts, firsts, seconds, seconds], axis=1)) * size
+        pair = self.contacts.reshape(-1)[firsts * length + seconds]  # (attempts, C) bool
+        near = rows[:, None] * (length + 1)  # + neighbor_index[site]: that chain's field rows
+        table = self.interactions
+        diagonal = np.diagonal(table)
+        pair_factor = ((diagonal[:, None] + diagonal[None, :]) - 2.0 * table).reshape(-1)  # B(a,a)+B(b,b)-2B(a,b)
+        changes = (table[None, :, :] - table[:, None, :]).astype(np.float32).reshape(size * size, size)  # a -> b
+        accepted = np.zeros((len(firsts), chains), dtype=bool)
+        different = np.empty((len(firsts), chains), dtype=bool)
+        order = np.array([1, 0, 0, 1])  # H[i, b], H[i, a], H[j, a], H[j, b]
+        for attempt in range(len(firsts)):
+            residues = flat_sequences.take(sites[attempt])  # (2, C): a, b
+            a, b = residues
+            looked_up = flat_fields.take(field_rows_of[attempt] + residues[order])  # (4, C)
+            delta = looked_up[0] - looked_up[1] + looked_up[2] - looked_up[3]
+            pair_index = a * size + b
+            delta = delta - pair[attempt] * pair_factor.take(pair_index)
+            np.not_equal(a, b, out=different[attempt])  # same residue: a no-op swap
+            accept = np.less(delta, thresholds[attempt], out=accepted[attempt])
+            accept &= different[attempt]
+            moved = np.flatnonzero(accept)
+            if moved.size:
+                change = changes.take(pair_index[moved], axis=0)[:, None, :]  # (n, 1, 20)
+                field_rows[near[moved] + self.neighbor_index[firsts[attempt, moved]]] += change
+                field_rows[near[moved] + self.neighbor_index[seconds[attempt, moved]]] -= change
+                flat_sequences[sites[attempt][:, moved]] = residues[::-1, moved]
+                energies[moved] += delta[moved]
+        return accepted.sum(axis=0).astype(np.float64), different.sum(axis=0).astype(np.float64)
+
 
 @dataclass
 class TemperingReport:
@@ -321,27 +368,11 @@ def simulated_tempering(
                 f"simulated tempering collected {collected} of {num_samples} samples in {max_sweeps} sweeps; "
                 "lower sweeps_between, or add chains"
             )
-        beta_chain = betas[level]  # (C,)
-        accepted_chain = np.zeros(chains)
-        tried_chain = np.zeros(chains)
         # One sweep: L swap attempts per chain, all chains at once; random numbers drawn per sweep.
         firsts = rng.integers(0, length, (length, chains))
         seconds = (firsts + rng.integers(1, length, (length, chains))) % length  # a different site
-        thresholds = np.log(rng.random((length, chains))) / -beta_chain  # accept when delta < threshold
-        base = rows * length
-        for attempt in range(length):
-            first, second = firsts[attempt], seconds[attempt]
-            flat_sequences = sequences.reshape(-1)
-            a, b = flat_sequences[base + first], flat_sequences[base + second]
-            delta = fields._deltas(a, b, first, second)
-            different = a != b  # same residue: a no-op swap
-            accept = different & (delta < thresholds[attempt])
-            moved = rows[accept]
-            if moved.size:
-                fields.apply(sequences, moved, first[accept], second[accept])
-                energies[moved] += delta[accept]
-            accepted_chain += accept
-            tried_chain += different
+        thresholds = np.log(rng.random((length, chains))) / -betas[level]  # accept when delta < threshold
+        accepted_chain, tried_chain = fields.sweep(sequences, energies, firsts, seconds, thresholds)
         # The level means follow the chains as they equilibrate (moving average); the weights follow the
         # means by thermodynamic integration, ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>, and an
         # occupancy feedback (Wang-Landau-like) corrects what the integration misses where the chains drift.

@@ -20,7 +20,7 @@ import torch
 
 from analyzers.langevin import design
 from analyzers.langevin.data import Splits, make_splits, masked_loss
-from analyzers.langevin.design_parallel import shard_plan
+from analyzers.langevin.design_parallel import available_cores, shard_plan
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective
 from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
@@ -45,7 +45,7 @@ def _seconds_per_call(fn: Callable[[], object], calls: int, device: str, warmup:
 def design_seconds(params: LangevinParams, contacts: np.ndarray, composition: np.ndarray, sweeps: int = 20) -> float:
     """The design's wall time: one shard's sweep time x its sweeps x the shards each core runs in turn."""
     chains = params.design_chains or design.default_chains(params.num_sequences)
-    plan = shard_plan(params.num_sequences, chains)
+    plan = shard_plan(params.num_sequences, chains, params.design_shards)
     size, samples = plan[0]
     levels = len(params.design_temperatures)
     started = time.perf_counter()
@@ -54,7 +54,7 @@ def design_seconds(params: LangevinParams, contacts: np.ndarray, composition: np
                                num_chains=size, seed=params.seed)  # fmt: skip
     per_sweep = (time.perf_counter() - started) / (sweeps + 1)
     ticks = math.ceil(samples / max(size / levels, 1.0))  # a tick samples the chains at the lowest level
-    workers = params.design_workers or os.cpu_count() or 1
+    workers = params.design_workers or available_cores()
     return per_sweep * (params.design_burn_in_sweeps + params.design_sweeps_between * ticks) * math.ceil(
         len(plan) / workers)
 

@@ -26,7 +26,7 @@ from analyzers.langevin.data import Splits, make_splits
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
 from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
-from analyzers.langevin.spec import CALIBRATED_CHAINS, LangevinParams, default_cache
+from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import (
     TrainingOutcome,
@@ -151,8 +151,9 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
         params.design_chains, params.seed,
         # shards of independent tempering runs (design_parallel): one shard is the unsharded design, same key
-        *(["shards", CALIBRATED_CHAINS] if len(design_parallel.shard_plan(
-            params.num_sequences, params.design_chains or design.default_chains(params.num_sequences))) > 1 else []),
+        *(["shard-plan", plan] if len(plan := design_parallel.shard_plan(
+            params.num_sequences, params.design_chains or design.default_chains(params.num_sequences),
+            params.design_shards)) > 1 else []),
     )  # fmt: skip
     path = work / "design" / f"{key}.npz"
     if path.is_file():
@@ -168,6 +169,7 @@ def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, wo
         burn_in_sweeps=params.design_burn_in_sweeps,
         num_chains=params.design_chains,
         seed=params.seed,
+        shards=params.design_shards,
         workers=params.design_workers,
         progress=report,
     )

@@ -10,6 +10,11 @@ then continues with no norm condition until the training loss and error saturate
 below ``saturation_tolerance`` over ``saturation_window`` evaluations and error change below 0.005), which
 saves the OT weights. The paper's ES and OT error bars come from three reference runs per architecture
 (Sect. III.1); the first reference (seed ``seed``) is the one the sampler starts from.
+
+A step reads nothing back from the device (on a GPU each read waits for the queue to drain, and the small models
+are launch-bound): the loss stays a tensor, an epoch's order moves to the device once, and the ES stage's norm
+test is read every ``check_every`` steps, the weights of the steps in between kept on the device, so the ES
+weights and every later step are those of a check at every step (``check_every=1``; tested bit for bit).
 """
 
 from __future__ import annotations
@@ -36,8 +41,13 @@ def noam_lr(step: int, embed_dim: int, warmup: int) -> float:
 
 def squared_norm(model: nn.Module) -> float:
     """|w|^2 over all trainable parameters."""
+    return float(squared_norm_tensor(model))
+
+
+def squared_norm_tensor(model: nn.Module) -> torch.Tensor:
+    """|w|^2 as a float64 tensor on the model's device (nothing read back: ``squared_norm`` reads it)."""
     with torch.no_grad():
-        return float(sum((p.detach().double() ** 2).sum() for p in model.parameters()))
+        return sum((p.detach().double() ** 2).sum() for p in model.parameters())  # type: ignore[return-value]
 
 
 def scale_onto_sphere(model: nn.Module, target: float) -> None:
@@ -94,12 +104,17 @@ class _Trainer:
             self.optimizer, lambda s: settings.lr_scale * noam_lr(s + 1, embed_dim, settings.warmup)
         )
         self.step_count = 0
-        self._order = torch.zeros(0, dtype=torch.long)
+        self.device = train_split.targets.device
+        self._order = torch.zeros(0, dtype=torch.long, device=self.device)
 
-    def step(self) -> float:
+    def step(self) -> torch.Tensor:
+        """One Adam step; its minibatch loss, left on the device (reading it would wait for the step)."""
         batch_size = min(self.settings.batch_size, len(self.train_split))
-        if len(self._order) < batch_size:  # a new epoch
-            self._order = torch.randperm(len(self.train_split), generator=self.generator)
+        if len(self._order) < batch_size:  # a new epoch: its order drawn on the CPU, moved once
+            order = torch.randperm(len(self.train_split), generator=self.generator)
+            if self.device.type == "cuda":
+                order = order.pin_memory()  # a pinned copy does not wait for the queue
+            self._order = order.to(self.device, non_blocking=True)
         index, self._order = self._order[:batch_size], self._order[batch_size:]
         batch = self.train_split.subset(index)
         self.model.train()
@@ -109,7 +124,7 @@ class _Trainer:
         self.optimizer.step()
         self.scheduler.step()
         self.step_count += 1
-        return float(loss.detach())
+        return loss.detach()
 
 
 def _early_stopped_norm(
@@ -150,12 +165,14 @@ def train_es_ot(
     seed: int = 0,
     report: Callable[[str], None] = lambda message: None,
     progress: Callable[[float], None] = lambda share: None,
+    check_every: int = 50,
 ) -> TrainingOutcome:
     """Run the two-stage protocol; ``make_model(seed)`` builds a freshly initialized model on the device.
 
     ``progress(share)``: the share of the training done, 0 to 1, at every step. Each phase (an ensemble
     run, a reference's ES part, its OT part) counts the same, its share of its step cap within it, so the
-    share moves while a phase runs and steps up where one ends early.
+    share moves while a phase runs and steps up where one ends early. ``check_every``: steps between two reads
+    of the ES norm test (at most ``eval_every``); the result is the same for any value.
     """
     ensemble = settings.ensemble_size if settings.norm_target is None else 0
     count = max(settings.references, 1)
@@ -170,7 +187,8 @@ def train_es_ot(
         report(f"norm ensemble {k + 1}/{settings.ensemble_size}: |w|^2 = {norms[-1]:.1f}")
     target = sum(norms) / len(norms) if settings.norm_target is None else settings.norm_target
     references = [_reference_run(make_model, splits, settings, seed + k, target, report,
-                                 (phase(ensemble + 2 * k), phase(ensemble + 2 * k + 1))) for k in range(count)]
+                                 (phase(ensemble + 2 * k), phase(ensemble + 2 * k + 1)), check_every)
+                  for k in range(count)]  # fmt: skip
     first = references[0]
     return TrainingOutcome(
         norm_target=target,
@@ -202,36 +220,51 @@ def _reference_run(
     target: float,
     report: Callable[[str], None],
     progress: tuple[Callable[[float], None], Callable[[float], None]] = (lambda share: None, lambda share: None),
+    check_every: int = 1,
 ) -> _Reference:
     """Stage 2 for one seed: ES weights where |w|^2 reaches ``target``, then OT weights at saturation.
 
-    ``progress``: the ES part's and the OT part's share of their step caps, at every step.
+    ``progress``: the ES part's and the OT part's share of their step caps, at every step. The norm test is
+    read every ``check_every`` steps (at most ``eval_every``); each step's weights wait on the device until then,
+    and the steps past the crossing are the OT stage's first (the same steps: training does not depend on the
+    test), so the weights and the OT stage's evaluation steps are those of a test at every step.
     """
     model = make_model(seed)
     trainer = _Trainer(model, splits.train, settings, seed)
     side = squared_norm(model) < target
     trace: list[dict[str, float]] = []
     es_state: dict[str, torch.Tensor] | None = None
-    while trainer.step_count < settings.max_steps:
-        trainer.step()
-        progress[0](trainer.step_count / settings.max_steps)
-        if (squared_norm(model) < target) != side:
-            es_state = _state(model)
-            break
-        if trainer.step_count % settings.eval_every == 0:
-            norm = squared_norm(model)
-            report(f"reference run (seed {seed}): step {trainer.step_count}, |w|^2 {norm:.2f} -> {target:.2f}")
+    weights = model.state_dict()  # views of the weights: the steps update them in place
+    names, tensors = list(weights), list(weights.values())
+    block = max(1, min(check_every, settings.eval_every))
+    kept = [[torch.empty_like(t) for t in tensors] for _ in range(block)]  # each step's weights until the read
+    es_step, es_norm = 0, math.nan
+    while es_state is None and trainer.step_count < settings.max_steps:
+        first = trainer.step_count
+        norms = []
+        for slot in range(min(block, settings.max_steps - first)):
+            trainer.step()
+            progress[0](trainer.step_count / settings.max_steps)
+            norms.append(squared_norm_tensor(model))
+            torch._foreach_copy_(kept[slot], tensors)
+        for slot, norm in enumerate(torch.stack(norms).tolist()):  # one read for the block
+            step = first + slot + 1
+            if (norm < target) != side:
+                es_state = {name: t.cpu().clone() for name, t in zip(names, kept[slot], strict=True)}
+                es_step, es_norm = step, norm
+                break
+            if step % settings.eval_every == 0:
+                report(f"reference run (seed {seed}): step {step}, |w|^2 {norm:.2f} -> {target:.2f}")
     if es_state is None:
         raise TrainingError(
             f"the squared weight norm never reached the ES target {target:.2f} in {settings.max_steps} steps "
             f"(it is {squared_norm(model):.2f}): the norm constraint cannot be satisfied; raise max_steps, "
             "or the ensemble's patience, or give a reachable norm target"
         )
-    es_step = trainer.step_count
-    report(f"ES weights at step {es_step}: |w|^2 = {squared_norm(model):.2f} (target {target:.2f})")
-    saturated, history = False, []
-    while trainer.step_count < es_step + settings.ot_max_steps:
-        for _ in range(settings.eval_every):
+    report(f"ES weights at step {es_step}: |w|^2 = {es_norm:.2f} (target {target:.2f})")
+    saturated, history = False, list[tuple[float, float]]()
+    while settings.eval_every * len(history) < settings.ot_max_steps:  # evaluations at es_step + k eval_every
+        while trainer.step_count < es_step + settings.eval_every * (len(history) + 1):
             trainer.step()
             progress[1]((trainer.step_count - es_step) / settings.ot_max_steps)
         train_loss, train_error = evaluate(model, splits.train)

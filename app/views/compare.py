@@ -1,9 +1,9 @@
 """Compare: the same probe across models on one plot (e.g. logit-lens KL per layer of several ESM-2 sizes).
 
-Generic over analyzers: pick an analyzer, one or more per-layer list metrics found in its evidence
-(dotted paths such as ``layers.logit_lens_kl``), and the run parameter that names each curve (e.g.
-``model``). The x axis is the layer index or the relative depth (layer / (layers - 1)), so models of
-different depth line up.
+Generic over analyzers: pick an analyzer, one or more list metrics found in its evidence (dotted paths
+such as ``layers.logit_lens_kl``), and the run parameter that names each curve (e.g. ``model``). The x axis
+is one the chosen metrics have (``kb.curves``): a per-layer list has the relative depth (layer / (layers - 1)),
+so models of different depth line up, and the layer; a per-temperature list has the temperature, and so on.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import streamlit as st
 
 from app.state import setup
 from app.widgets import empty_state
+from kb import curves as curves_mod
 from kb.core import list_metric_paths
 from kb.display import format_count
 from kb.verdicts import resolve_metric
@@ -66,8 +67,9 @@ def varying_params(pairs: list[tuple[EvidenceRecord, RunRecord | None]]) -> list
 
 
 def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str], label_key: str,
-           relative: bool) -> tuple[pd.DataFrame, list[dict[str, str]]]:
-    """Long table: one row per (run, metric path, layer); and each (run, metric) left out, with why."""
+           axis: str) -> tuple[pd.DataFrame, list[dict[str, str]]]:
+    """Long table: one row per (run, metric path, point) with its x on ``axis``; and each (run, metric) left
+    out, with why."""
     rows = []
     left_out: list[dict[str, str]] = []
     for record, run in pairs:
@@ -84,26 +86,31 @@ def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str
                 continue
             if not isinstance(values, list) or not values or all(v is None for v in values):
                 left_out.append({"curve": base, "run": record.run_id[:8], "metric": path,
-                                 "why": "not a per-layer list in this run" if not isinstance(values, list)
+                                 "why": "not a list of numbers in this run" if not isinstance(values, list)
                                  else "no values in this run"})
                 continue
-            depth = max(len(values) - 1, 1)
+            xs = curves_mod.axes(record.metrics, path).get(axis)
+            if xs is None:
+                left_out.append({"curve": base, "run": record.run_id[:8], "metric": path,
+                                 "why": f"this run's {path} has no {axis} axis"})
+                continue
             label = base if len(paths) == 1 else f"{base} · {path}"
-            for layer, value in enumerate(values):
+            for position, (x, value) in enumerate(zip(xs, values, strict=True)):
                 if value is None:
                     continue
-                rows.append({"curve": label, "layer": layer, "relative depth": layer / depth,
-                             "x": layer / depth if relative else layer, "value": float(value), "metric": path,
-                             "run": record.run_id[:8], "layers": len(values), "scale": scale or "",
+                rows.append({"curve": label, "position": position, "x": x, "value": float(value), "metric": path,
+                             "run": record.run_id[:8], "points": len(values), "scale": scale or "",
                              "when": record.created_at.strftime("%Y-%m-%d %H:%M")})
     return pd.DataFrame(rows), left_out
 
 
 st.title("Compare")
-st.caption("The same probe across models on one plot: one curve per run, per-layer metrics against the layer "
-           "or the relative depth.")
+st.caption("The same probe across models on one plot: one curve per run, a list metric against an axis it "
+           "has (the layer or the relative depth, the temperature, ...).")
+
+
 def list_paths(pairs: list[tuple[EvidenceRecord, RunRecord | None]]) -> dict[str, int]:
-    """Per-layer list metrics of these runs, with how many runs report each."""
+    """List metrics of these runs (numbers along an axis), with how many runs report each."""
     counts: dict[str, int] = {}
     for record, _ in pairs:
         for path in list_metric_paths(record.metrics):
@@ -131,15 +138,23 @@ pairs = comparable[analyzer]
 path_runs = list_paths(pairs)
 ordered_paths = sorted(path_runs, key=lambda p: (-path_runs[p], p))
 default_path = next((p for p in ordered_paths if "kl" in p.lower()), ordered_paths[0])
-paths = c2.multiselect("Per-layer metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
+paths = c2.multiselect("List metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
                        format_func=lambda p: f"{p} ({runs_label(path_runs[p])})")
+# The x axes on offer: those every chosen metric has, as its newest run reports it (kb.curves).
+axes_of = {path: list(curves_mod.axes(next(r.metrics for r, _ in pairs if path in list_metric_paths(r.metrics)),
+                                      path)) for path in paths}
+axis_options = [a for a in (axes_of[paths[0]] if paths else []) if all(a in axes_of[p] for p in paths)]
 
 varying = varying_params(pairs)
 label_options = [MODEL_AND_SCALE, *varying, "claim", "run"]
 c3, c4, c5 = st.columns([2, 2, 1], vertical_alignment="bottom")
 label_key = c3.selectbox("One curve per", label_options, key="cmp_label",
                          help="The run parameter that tells the curves apart (e.g. the model)")
-x_axis = c4.segmented_control("x axis", ["relative depth", "layer"], default="relative depth", key="cmp_x")
+if st.session_state.get("cmp_x") not in axis_options:  # metrics along another axis: start from their first
+    st.session_state.pop("cmp_x", None)
+x_axis = c4.segmented_control("x axis", axis_options, default=axis_options[0] if axis_options else None, key="cmp_x",
+                              help="The axes the chosen metrics have: a per-layer metric the relative depth "
+                                   "and the layer, a per-temperature one the temperature")
 log_y = c5.toggle("log y", key="cmp_log")
 
 labelled: dict[str, tuple[EvidenceRecord, RunRecord | None]] = {}
@@ -159,8 +174,12 @@ chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key=
 if not paths or not chosen:
     empty_state("Pick at least one metric and one run.", icon=":material/touch_app:")
     st.stop()
-
-frame, missing = curves([labelled[c] for c in chosen], paths, label_key, relative=x_axis != "layer")
+if not axis_options:
+    empty_state("These metrics share no axis (" + "; ".join(f"{p}: {', '.join(a)}" for p, a in axes_of.items())
+                + "): pick metrics along one axis.", icon=":material/info:")
+    st.stop()
+axis = x_axis or axis_options[0]
+frame, missing = curves([labelled[c] for c in chosen], paths, label_key, axis)
 not_chosen = [{"curve": name, "run": pair[0].run_id[:8], "metric": "(all)", "why": "not selected under Runs"}
               for name, pair in labelled.items() if name not in chosen]
 
@@ -178,7 +197,8 @@ if frame.empty:
     empty_state("The chosen runs have no values for these metrics.", icon=":material/info:")
     report_left_out(missing + superseded + not_chosen)
     st.stop()
-x_title = "relative depth (layer / (layers − 1))" if x_axis != "layer" else "layer"
+x_title = "relative depth (layer / (layers − 1))" if axis == curves_mod.RELATIVE_DEPTH else axis
+per_layer = axis in curves_mod.LAYER_AXES
 y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
 chart = (
     alt.Chart(frame)
@@ -187,19 +207,23 @@ chart = (
         x=alt.X("x:Q", title=x_title),
         y=alt.Y("value:Q", title=paths[0] if len(paths) == 1 else "value", scale=y_scale),
         color=alt.Color("curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=500)),
-        tooltip=["curve", "metric", "layer", alt.Tooltip("relative depth:Q", format=".2f"),
-                 alt.Tooltip("value:Q", format=".4g"), "layers", "scale", "run", "when"],
+        tooltip=["curve", "metric", alt.Tooltip("x:Q", title=axis, format=".4g"),
+                 alt.Tooltip("value:Q", format=".4g"), "points", "scale", "run", "when"],
     )
     .properties(height=420)
     .interactive()
 )
 st.altair_chart(chart, key="cmp_chart", width="stretch")
 
-summary = frame.groupby("curve").agg(layers=("layers", "first"), scale=("scale", "first"), run=("run", "first"),
-                                     when=("when", "first"), first=("value", "first"), last=("value", "last"))
+# Points per curve: a per-layer curve's are its layers.
+points = "layers" if per_layer else "points"
+summary = frame.groupby("curve").agg(**{points: ("points", "first")}, scale=("scale", "first"),
+                                     run=("run", "first"), when=("when", "first"), first=("value", "first"),
+                                     last=("value", "last"))
+first_last = "layer" if per_layer else "point"
 st.dataframe(summary.reset_index(), key="cmp_table", hide_index=True,
-             column_config={"first": st.column_config.NumberColumn("first layer", format="%.4g"),
-                            "last": st.column_config.NumberColumn("last layer", format="%.4g")})
+             column_config={"first": st.column_config.NumberColumn(f"first {first_last}", format="%.4g"),
+                            "last": st.column_config.NumberColumn(f"last {first_last}", format="%.4g")})
 st.download_button("Download the curves (CSV)", frame.to_csv(index=False), file_name=f"{analyzer}-compare.csv",
                    key="cmp_download", icon=":material/download:", mime="text/csv")
 st.caption(f"Parameters in these runs: {', '.join(varying) or 'all identical'} · "

@@ -1,4 +1,10 @@
-"""Library: every note with its claims' states at a glance; filter, search, open a note."""
+"""Library: every note with its claims' states at a glance; filter, search, open a note.
+
+The table fits a 1400 px window with the sidebar open (no sideways scroll): the note (its title, wrapped
+whole, then its id) and its claims' states come first, as words, then year, decision, status, quality and
+tags. The per-state counts stay in the table's data; the header above sums them and the sidebar
+filters by them.
+"""
 
 from __future__ import annotations
 
@@ -17,22 +23,48 @@ keeper = index_keeper()
 key = settings_key(kb.settings)
 ANY = "(any)"
 PAGE_SIZES = [50, 100, 250, 500]
-COUNT_COLUMNS = ["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "stale", "unverified",
-                 "ungrounded", "error", "not_runnable", "unbound"]
-#: Count columns the table always shows; the others only when the library has such claims.
-ALWAYS_SHOWN = {"supported", "refuted", "inconclusive", "stale", "unverified", "ungrounded"}
+#: The states a row's "Claims" cell names, in the order it names them (every claim in one, as kb.evidence decides).
+NAMED_STATES = list(ALL_STATES)
+#: Which state colours a row's "Claims" cell: the first it has, from what needs a reader most to what least.
+NOTABLE = ["refuted", "error", "at_odds_proxy", "stale", "supported", "consistent_proxy", "inconclusive",
+           "not_runnable", "unverified", "unbound"]
+#: Column widths (px): they add up to the table's width in a 1400 px window with the sidebar open (930 px,
+#: of which the row-selection column takes 32), so nothing scrolls sideways; wider windows share out the rest.
+WIDTHS = {"note": 290, "states": 190, "year": 48, "decision": 74, "status": 74, "quality": 34, "tags": 140}
+#: Rows tall enough for four wrapped lines: a long title and its id (Streamlit wraps text only in rows over 4 rem).
+ROW_HEIGHT = 84
 #: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
 HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
                ["inconclusive", "not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
 
 
-def style_counts(frame: pd.DataFrame) -> pd.io.formats.style.Styler:
-    """Colour non-zero state counts in their state's colour; zeros fade out."""
-    def colour(column: pd.Series) -> list[str]:
-        css = STATE_CSS[str(column.name)]
-        return [f"color: {css}; font-weight: 700" if v else "color: #d0d7de" for v in column]
+def claim_states_text(row: pd.Series) -> str:
+    """A note's claims in words, every state it has with its count: '6 claims · 5 not run · 1 no analyzer ·
+    6 ungrounded' (ungrounded counts quotes, beside the states)."""
+    parts = [f"{row[state]} {STATE_STYLE[state][2]}" for state in NAMED_STATES if row[state]]
+    if row["ungrounded"]:
+        parts.append(f"{row['ungrounded']} ungrounded")
+    total = int(row["claims"])
+    return " · ".join([f"{total} claim" + ("" if total == 1 else "s"), *parts]) if total else "no claims"
 
-    return frame.style.apply(colour, subset=[c for c in COUNT_COLUMNS if c in frame.columns])
+
+def shown_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns the table shows, beside the data: the note (title — id) and its claims in words."""
+    frame = frame.copy()
+    # A dash, not a new line: the table's wrapping reads a new line as a space.
+    frame["note"] = frame["title"].fillna("").astype(str) + " — " + frame["id"].astype(str)
+    frame["states"] = [claim_states_text(row) for _, row in frame.iterrows()] if len(frame) else []
+    return frame
+
+
+def style_states(frame: pd.DataFrame) -> pd.io.formats.style.Styler:
+    """Colour each row's claims cell in the colour of its most notable state (a refuted claim first)."""
+    def colour(row: pd.Series) -> list[str]:
+        state = next((s for s in NOTABLE if row[s]), None)
+        css = f"color: {STATE_CSS[state]}; font-weight: 600" if state else ""
+        return [css if column == "states" else "" for column in row.index]
+
+    return frame.style.apply(colour, axis=1)
 
 
 show_flash()
@@ -113,29 +145,21 @@ shown = frame.iloc[start:start + page_size]
 info_col.caption(f"**{len(frame):,}** note(s) · showing {start + 1:,}–{start + len(shown):,} · "
                  "select a row to open the note")
 
-# Always the problems and the verdicts; the rarer states' columns only when the library has any.
-count_columns = [c for c in COUNT_COLUMNS if c in ALWAYS_SHOWN or totals[c]]
 column_config = {
-    "id": st.column_config.TextColumn("Note", width=190),
-    "title": st.column_config.TextColumn("Title", width=250),
-    "claims": st.column_config.NumberColumn("Claims", width=58),
-    "year": st.column_config.NumberColumn("Year", format="%d", width=52),
-    "quality": st.column_config.NumberColumn("Q", format="%d", width=34, help="Quality score, 1 to 5"),
-    "decision": st.column_config.TextColumn("Decision", width=78),
-    "status": st.column_config.TextColumn("Status", width=78),
-    "tags": st.column_config.TextColumn("Tags", width="medium"),
+    "note": st.column_config.TextColumn("Note", width=WIDTHS["note"], help="The title, whole, then the note's id"),
+    "states": st.column_config.TextColumn("Claims", width=WIDTHS["states"],
+                                          help="How many claims, and how many are in each state (the most notable "
+                                               "state's colour); 'What the claim states mean' below"),
+    "year": st.column_config.NumberColumn("Year", format="%d", width=WIDTHS["year"]),
+    "quality": st.column_config.NumberColumn("Q", format="%d", width=WIDTHS["quality"], help="Quality score, 1 to 5"),
+    "decision": st.column_config.TextColumn("Decision", width=WIDTHS["decision"]),
+    "status": st.column_config.TextColumn("Status", width=WIDTHS["status"]),
+    "tags": st.column_config.TextColumn("Tags", width=WIDTHS["tags"]),
 }
-SHORT = {"supported": "Supp.", "refuted": "Refuted", "consistent_proxy": "Proxy ✓", "at_odds_proxy": "Proxy ✗",
-         "inconclusive": "Incon.", "stale": "Stale", "unverified": "Not run", "ungrounded": "Ungr.", "error": "Error",
-         "not_runnable": "N/R", "unbound": "No anl."}
-for state in count_columns:
-    colour, _, label = STATE_STYLE[state]
-    column_config[state] = st.column_config.NumberColumn(SHORT[state], width=58,
-                                                         help=f"Claims: {label} ({STATE_HELP[state]})")
 selection = st.dataframe(
-    style_counts(shown), key="lib_table", hide_index=True, on_select="rerun", selection_mode="single-row",
-    column_order=["id", "title", "claims", *count_columns, "year", "quality", "decision", "status", "tags"],
-    column_config=column_config, height=min(38 + 35 * len(shown), 640), placeholder="—",
+    style_states(shown_columns(shown)), key="lib_table", hide_index=True, on_select="rerun",
+    selection_mode="single-row", column_order=list(WIDTHS), column_config=column_config,
+    row_height=ROW_HEIGHT, height=min(38 + ROW_HEIGHT * len(shown), 38 + ROW_HEIGHT * 9), placeholder="—",
 )
 rows = selection.selection.rows if selection else []
 if rows:
@@ -143,7 +167,7 @@ if rows:
     st.session_state["note_id"] = note_id
     st.switch_page("views/note.py", query_params={"id": note_id})
 
-with st.expander("What the columns mean", icon=":material/help:"):
+with st.expander("What the claim states mean", icon=":material/help:"):
     for state in (*ALL_STATES, "ungrounded"):
         colour, icon, label = STATE_STYLE[state]
         st.markdown(f":{colour}[{icon} **{label}**] — {STATE_HELP[state]}")

@@ -12,7 +12,15 @@ from collections import Counter
 import streamlit as st
 
 from app import data
-from app.evidence import active_runs_panel, claim_panel, evidence_panel
+from app.evidence import (
+    active_runs_panel,
+    claim_panel,
+    evidence_panel,
+    evidence_plots,
+    shared_caveats,
+    shared_caveats_panel,
+    with_results,
+)
 from app.sidebar import active_runs
 from app.state import flash, index_keeper, setup, show_flash, worker
 from app.tension_panels import others_panel, read_library
@@ -80,10 +88,11 @@ def reconcile_now(every: float = 10.0) -> None:
 
 
 @st.fragment(run_every=LIVE_SECONDS)
-def live_progress(note_id: str) -> None:
-    """Progress of this note's runs; reruns the page when the last one ends."""
+def live_progress(note_id: str, shown: frozenset[str]) -> None:
+    """Progress of this note's runs; reruns the page as soon as one of those it ``shown`` ends, so each verdict
+    lands when its run does, not when the last one does."""
     runs = note_runs(note_id)
-    if not runs:
+    if not runs or shown - {r.id for r in runs}:
         data.clear_caches()
         st.rerun()
     if any(r.executor in executors.reconciling() for r in runs):
@@ -199,7 +208,7 @@ status = {c.id: indexed.get(f"{note_id}#{c.id}")  # a claim the index has not ca
 states = Counter(s.state.value for s in status.values())  # every claim counted, those without an analyzer too
 
 if in_flight:
-    live_progress(note_id)
+    live_progress(note_id, frozenset(r.id for r in in_flight))
 
 tab_claims, tab_note, tab_source = st.tabs([f"Claims & evidence ({len(claims)})", "Note", "Source text"],
                                            key="note_tab")
@@ -214,6 +223,11 @@ with tab_claims:
                     state_badge(state, states[state])
         grounding = {r.claim_id: r for r in check_note(note, source)}
         across = read_library(kb)  # other notes' claims on the same quantities, and the tensions (kb.tensions)
+        # Caveats every verified claim repeats (one run's, or one analyzer's) are said once, here.
+        ran = with_results([evidence[c.id][0] for c in claims if evidence[c.id]])
+        shared = shared_caveats(ran)
+        if shared:
+            shared_caveats_panel(shared, len(ran))
         for claim in claims:
             claim_key = f"{note_id}#{claim.id}"
             with st.container(border=True, key=f"claim_{claim.id}"):
@@ -224,11 +238,13 @@ with tab_claims:
                         st.button("Re-verify", key=f"reverify_{claim_key}", icon=":material/replay:",
                                   disabled=claim_key in running_claims or claim.analyzer.name not in known,
                                   on_click=queue_runs, args=(kb, [claim_key], f"claim {claim.id}"))
-                others_panel(across, claim_key)  # its tensions; other notes' claims on the same quantity
                 with right:
                     active_runs_panel([r for r in in_flight if r.claim_key == claim_key])
                     evidence_panel(kb.store, claim, evidence[claim.id], key=claim_key,
-                                   results=latest_results(kb.engine, claim_key) if claim.paper_values else None)
+                                   results=latest_results(kb.engine, claim_key) if claim.paper_values else None,
+                                   shared=shared)
+                evidence_plots(kb.store, claim, evidence[claim.id], key=claim_key)  # across the card, readable
+                others_panel(across, claim_key)  # its tensions; other notes' claims on the same quantity
 
 with tab_note:
     if note.body.strip():

@@ -1,10 +1,11 @@
 """Answer a question about the knowledge base with a LangChain agent over the kb tools.
 
-The agent (``create_agent``) may search and read notes, list claims by state, outcome and scale, find
-and read evidence, list analyzers, and queue verification runs through the same queue as ``kb verify``;
-it never runs an analyzer. The answer is built from tool outputs only (the system prompt says so), and
-its citations are the notes, claims and runs of the tool calls the agent actually made (see
-``kb.agents.tools``), never ids the model typed into its prose without looking them up.
+The agent (``create_agent``) may search and read notes, list claims by state, outcome and scale, list the
+tensions between notes' claims (``kb.tensions``), find and read evidence, list analyzers, and queue
+verification runs through the same queue as ``kb verify``; it never runs an analyzer. The answer is built
+from tool outputs only (the system prompt says so), and its citations are the notes, claims and runs of the
+tool calls the agent actually made (see ``kb.agents.tools``), never ids the model typed into its prose
+without looking them up.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ you rely on.
 - Claims by topic, state or scale ("which claims about depth are refuted at small scale?"): list_claims.
   Evidence made at a smaller scale than the claim is a proxy: its verdict stays inconclusive, and
   outcome_at_evidence_scale tells what it showed at its own scale. Say which one you report.
+- Claims that disagree ("which claims contradict each other?", "is this claim disputed?"): list_tensions.
 - Numbers from runs ("what does the evidence say about layer 20 of ESM-2 650M?"): find_evidence, then
   read_evidence with run_id and layer or metric.
 - queue_verification only queues a run for a worker; use it only when the user asks to verify."""

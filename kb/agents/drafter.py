@@ -109,7 +109,8 @@ class DraftError(RuntimeError):
 
 
 FALLBACK_MESSAGE = ("no chat model: drafted by the deterministic fallback, which finds quantitative claims in "
-                    "explicit numbers and tables only (no qualitative claims, no expectations). Set "
+                    "explicit numbers and tables (and, in a PDF's full text, findings stated in words; no "
+                    "expectations). Set "
                     f"{ENV_VAR} (e.g. '{ENV_VAR}=openai:gpt-4o-mini') for full drafts by the agent.")
 
 SYSTEM_PROMPT = """\

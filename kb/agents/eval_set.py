@@ -27,9 +27,10 @@ qualitative ones, but it should find those).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -38,6 +39,7 @@ from kb.grounding import normalize_text
 
 DATA_DIR = Path(__file__).resolve().parent / "eval_data"
 LABELS = DATA_DIR / "labels.yaml"
+L = TypeVar("L")
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
@@ -154,7 +156,13 @@ def quote_matches(drafted_quote: str, label: LabelledClaim) -> bool:
 
 def match(drafted: list[str], labels: tuple[LabelledClaim, ...]) -> dict[int, int]:
     """Maximum one-to-one pairing of drafted quotes with labels: {label index: drafted index}."""
-    edges = [[d for d, quote in enumerate(drafted) if quote_matches(quote, label)] for label in labels]
+    return pair(drafted, labels, quote_matches)
+
+
+def pair(drafted: list[str], labels: Sequence[L], matches: Callable[[str, L], bool]) -> dict[int, int]:
+    """Maximum one-to-one pairing of drafted quotes with labels under ``matches(quote, label)`` (rule 3 of the
+    module docstring, for any rule of what may stand for a label): {label index: drafted index}."""
+    edges = [[d for d, quote in enumerate(drafted) if matches(quote, label)] for label in labels]
     owner: dict[int, int] = {}  # drafted index -> label index
 
     def augment(label: int, seen: set[int]) -> bool:

@@ -1,11 +1,18 @@
-"""The deterministic claim drafter: quantitative claims from the explicit numbers and tables of a text.
+"""The deterministic claim drafter: quantitative claims from the explicit numbers and tables of a text, and,
+in a paper's full text from a PDF, findings stated in words.
 
 No model is involved, so it works offline and gives the same draft every time. It reads the text as
-a careful reader would skim it for numbers:
+a careful reader would skim it for results:
 
 - the text is cut into units: prose sentences (also Chinese ones, ending in 。！？), Markdown list
   items, and table rows (each row remembers its table's header); headings, code blocks, reference
-  lists, URLs, lines of code and its output ('R> fit <- lm(...)') and bare section numbers are skipped;
+  lists, URLs, lines of code and its output ('R> fit <- lm(...)') and bare section numbers are skipped,
+  and so are a reference list (from its heading to an appendix or the authors' addresses), lines that
+  are not prose (what a PDF leaves of a displayed equation, a plot's axis, printed output), headings a
+  PDF does not set off by blank lines and, in a paged text (pages separated by form feeds, as `kb add`
+  stores a PDF), running heads and page numbers;
+- a unit can state a claim when it is a complete prose statement: not a fragment, not cut short by an
+  equation, not a caption, not the paper talking about itself (its plan, versions, funding);
 - a unit is a candidate when it states a quantity: a number with a unit or a percentage, a decimal,
   a model size (650M, 15B), or a number in a comparison, range or approximation ('between 0.4 and
   0.6', 'from X to Y', 'around 0', '≈ 24'); numbers that only point somewhere (Table 3, Fig. 4,
@@ -15,7 +22,12 @@ a careful reader would skim it for numbers:
   24, 36, 48 layers') with no result word, a table caption, a reading-list entry ('Noci et al.
   (2023) - ...'), and the rows of a table whose header names only configuration (epochs, steps,
   learning rate, ...) and no result column (accuracy, P@L, perplexity, ...) are skipped. The cues
-  are English and Chinese, the languages of the project's notes.
+  are English and Chinese, the languages of the project's notes;
+- in a paged text, a statement without a quantity is drafted (as a qualitative claim) when it states a
+  finding in words: a comparison ('much faster', 'outperforms', 'very similar'), what results show
+  ('indicate that', 'it can be seen'), significance, an improvement. Elsewhere (notes, abstracts,
+  Markdown) these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures
+  both kinds of text.
 
 Each claim quotes its unit verbatim (whitespace collapsed), so it is grounded by construction. It
 binds no analyzer and writes no expectation (it cannot know which metric a number refers to, and an
@@ -32,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.files import unique_name
+from kb.grounding import PAGE_BREAK
 from schemas.claim import ClaimKind, ClaimScale
 
 # -- cutting a text into units -----------------------------------------------------------------
@@ -49,7 +62,18 @@ _ABBREVIATIONS = {"fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf"
 _CODE_LINE = re.compile(r"^(?:R?>|\+)\s|<-|^\s*\[\d*,\d*\]|^\s*\[\d+\]\s")
 # A unit that is only a section number ('1.1.', '2.3'), what is left of a numbered heading.
 _BARE_NUMBER = re.compile(r"^[\d.\s]+$")
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[^\sa-z])|(?<=[。！？])")
+# A sentence ends at '.', '!' or '?' before a capital (not at the dots of an ellipsis: 'i = 1, . . . , n').
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[^\sa-z.,])|(?<=[。！？])")
+# A paper's reference list runs from its heading to the end, an appendix or the authors' addresses.
+_REFERENCES_HEADING = re.compile(r"^(?:[\dIVX]+\.?\s+)?(?:References|Bibliography|Literature Cited|参考文献)$",
+                                 re.IGNORECASE)
+_AFTER_REFERENCES = re.compile(r"^(?:Appendix\b|Affiliations?:?$|Supplementary\b|"
+                               r"[A-H]\.(?:\d+\.?)?\s+[A-Z][\w-]*(?: [^,.]*)?$)")  # not 'A. Zeileis.'
+_NUMBERED_HEADING = re.compile(r"^\d+(?:\.\d+)*\.?\s+[A-Z]")
+_CAPTION_START = re.compile(r"^(?:Table|Figure|Fig\.)\s*[A-Z]?\d+[a-z]?\s*:")
+_CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
+# A word of prose ('results', 'Fig.', '(see', 'well-known,'), as opposed to a symbol, number or code token.
+_PROSE_WORD = re.compile(r"^[(\"“‘'\[]*[A-Za-z][a-z]+(?:[-'’][A-Za-z]+)*[)\"”’'\].,;:!?]*$")
 
 
 @dataclass(frozen=True)
@@ -85,46 +109,114 @@ def _is_heading(line: str) -> bool:
     return not _TERMINAL.search(stripped) and (len(stripped.split()) <= 8 or bool(_SECTION_NUMBER.match(stripped)))
 
 
+def is_prose(line: str) -> bool:
+    """Whether a line reads as prose rather than what a PDF leaves of an equation, a plot's axis or printed
+    output ('K', 'log L = X N n=1', '-642.5451 (df=9)'): at least two in five of its tokens are words."""
+    if _CJK.search(line):
+        return True
+    tokens = line.split()
+    words = sum(bool(_PROSE_WORD.match(token)) for token in tokens)
+    long_enough = len(tokens) > 2 or any(len(token) > 3 for token in tokens)
+    return words >= 1 and 5 * words >= 2 * len(tokens) and long_enough
+
+
+def _head_key(line: str) -> str:
+    return " ".join(re.sub(r"\d+", " ", line).split())
+
+
+def running_heads(pages: list[str]) -> set[str]:
+    """The running heads and feet of a paged text (first or last lines that recur, page numbers aside, on
+    at least three pages and a fifth of them): a journal's title line, the authors' names."""
+    counts: dict[str, int] = {}
+    for page in pages:
+        lines = [line.strip() for line in page.strip().splitlines() if line.strip()]
+        for key in {_head_key(line) for line in lines[:1] + lines[-1:]}:
+            counts[key] = counts.get(key, 0) + 1
+    return {key for key, count in counts.items() if key and count >= max(3, len(pages) // 5)}
+
+
+def _without_head(line: str, heads: set[str]) -> str | None:
+    """A page's first or last line without its running head or page number (None when nothing is left)."""
+    if _BARE_NUMBER.match(line):
+        return None
+    key = _head_key(line)
+    for head in heads:
+        if key == head:
+            return None
+        words = head.split()
+        if key.endswith(head):  # 'ReferencesRoger Koenker ... 25': keep what comes before, as written
+            rest = line[:line.rfind(words[0])].strip()
+            return rest if rest and not _BARE_NUMBER.match(rest) else None
+        if key.startswith(head):
+            rest = line[line.find(words[-1]) + len(words[-1]):].strip()
+            return rest if rest and not _BARE_NUMBER.match(rest) else None
+    return line
+
+
 def units(text: str) -> list[Unit]:
     """The sentences, list items and table rows of a text, in order (see the module docstring)."""
     found: list[Unit] = []
     paragraph: list[str] = []
     header: tuple[str, ...] | None = None
-    in_code = False
+    in_code = in_references = False
 
     def flush() -> None:
         if paragraph:
             found.extend(Unit("sentence", s) for s in _sentences("\n".join(paragraph)))
             paragraph.clear()
 
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("```"):
-            flush()
-            in_code = not in_code
-            continue
-        is_row = stripped.startswith("|") and stripped.count("|") >= 2
-        if not is_row:
-            header = None
-        if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped) \
-                or _CODE_LINE.search(stripped):
-            flush()
-            continue
-        if is_row:
-            flush()
-            if header is None:
-                header = tuple(_cells(stripped))
-            elif not set(stripped) <= set("|-: "):
-                found.append(Unit("row", stripped, header))
-            continue
-        item = _LIST_ITEM.match(line)
-        if item:
-            flush()
-            found.extend(Unit("item", s) for s in _sentences(item.group("body")))
-        elif _is_heading(stripped) and not paragraph:
-            continue
-        else:
-            paragraph.append(stripped)
+    pages = text.split(PAGE_BREAK)
+    heads = running_heads(pages) if len(pages) >= 3 else set()
+    for page in pages:
+        lines = page.splitlines()
+        edges = {i for i, line in enumerate(lines) if line.strip()}
+        edges = {min(edges), max(edges)} if edges else set()
+        for number, line in enumerate(lines):
+            stripped = line.strip()
+            if number in edges and len(pages) > 1:
+                kept = _without_head(stripped, heads)
+                if kept != stripped:
+                    flush()  # a sentence running on past a dropped head is no longer one quote
+                    if kept is None:
+                        continue
+                    stripped = line = kept
+            if stripped.startswith("```"):
+                flush()
+                in_code = not in_code
+                continue
+            if _REFERENCES_HEADING.match(stripped):
+                flush()
+                in_references = True
+                continue
+            if in_references:
+                if not _AFTER_REFERENCES.match(stripped):
+                    continue
+                in_references = False
+            is_row = stripped.startswith("|") and stripped.count("|") >= 2
+            if not is_row:
+                header = None
+            if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped) \
+                    or _CODE_LINE.search(stripped) or not (is_row or is_prose(stripped)):
+                flush()
+                continue
+            if is_row:
+                flush()
+                if header is None:
+                    header = tuple(_cells(stripped))
+                elif not set(stripped) <= set("|-: "):
+                    found.append(Unit("row", stripped, header))
+                continue
+            item = _LIST_ITEM.match(line)
+            if item:
+                flush()
+                found.extend(Unit("item", s) for s in _sentences(item.group("body")))
+            elif _is_heading(stripped) and (not paragraph or _TERMINAL.search(paragraph[-1])
+                                            or _NUMBERED_HEADING.match(stripped)):
+                flush()  # a heading between paragraphs that a PDF does not separate by blank lines
+            else:
+                if _CAPTION_START.match(stripped):
+                    flush()  # a caption is its own unit, not the end of the sentence before it
+                paragraph.append(stripped)
     flush()
     return found
 
@@ -150,6 +242,8 @@ _POINTER_BEFORE = re.compile(
     r"\b(?:fig|figs|figure|figures|table|tables|tab|section|sections|sect|sec|appendix|app|eq|eqs|equation|"
     r"chapter|version|v|ref|refs|step|steps|item|no|page|pages|pp|vol|§)\.?\s*\(?\s*$", re.IGNORECASE)
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+# A value given to a one-letter variable of a formula ('k = 1', 'φ = 1', 'i = 1, . . . , n'): notation.
+_VARIABLE_BEFORE = re.compile(r"(?:^|[\s(,])[A-Za-zα-ωΑ-Ω](?:[a-z0-9′ˆ])?\s*[=≤≥<>≠∼]\s*[−-]?$")
 
 
 @dataclass(frozen=True)
@@ -176,8 +270,9 @@ def quantities(unit: str) -> list[Quantity]:
     for match in _NUMBER.finditer(text):
         number, after = match.group("num"), match.group("after")
         before = text[:match.start()]
-        if not _SUFFIX.match(after) or re.match(r"^\.\d", after) or _POINTER_BEFORE.search(before):
-            continue  # an identifier, a version like 1.0.2, or a pointer to a table/figure/section
+        if not _SUFFIX.match(after) or re.match(r"^\.\d", after) or _POINTER_BEFORE.search(before) \
+                or _VARIABLE_BEFORE.search(before):
+            continue  # an identifier, a version like 1.0.2, a pointer to a table/figure/section, or 'k = 1'
         tail = text[match.end("num"):]
         has_unit = bool(_UNIT_AFTER.match(tail)) or bool(re.match(r"^(?:%|[KMB]|[x×]|层|倍)", after))
         if _YEAR.match(number) and not has_unit:
@@ -236,6 +331,62 @@ def is_setup(unit: Unit, found: list[Quantity]) -> bool:
     if _SETUP.search(unit.text) and all(q.budget for q in found):
         return True  # it only states a budget: steps, epochs, hardware, time, model sizes
     return bool(_ENUMERATION.search(unit.text)) and not _RESULT.search(unit.text)  # the values a study ran at
+
+
+# -- statements and findings -----------------------------------------------------------------------
+
+# What a paper says about itself, not about its subject: its plan, its versions, its funding.
+_BOILERPLATE = re.compile(
+    r"\b(?:(?:is|are) organi[sz]ed as follows|the (?:remainder|rest) of (?:this|the) (?:paper|article)|"
+    r"this (?:vignette|version) (?:corresponds|is|was|had)|"
+    r"(?:was|is) (?:a )?(?:\(?slightly\)? )?modified version|"
+    r"(?:was|were|have been) (?:originally )?published|"
+    r"typeset on|(?:done|obtained|computed) (?:using|with) R\b|\bR (?:version )?\d+\.\d+|"
+    r"(?:partially |partly )?supported by|\bgrants?\b|acknowledg|we (?:thank|are grateful)|"
+    r"(?:the reader is|we) referred? to|in the following (?:sections?|pages)|we will show|"
+    r"(?:will|shall) (?:then )?(?:be )?(?:explain|describ|discuss|present|give|introduc)|"
+    r"(?:sub)?sections? \d[\d.]*(?:,? (?:and )?\d[\d.]*)* (?:describes?|presents?|gives?|discuss(?:es)?|"
+    r"introduces?|illustrates?|explains?|extends?|covers?|provides?|shows?|concludes?))", re.IGNORECASE)
+_FRAGMENT_START = re.compile(r"^[,;:.)\]}−–-]")
+
+
+def is_statement(text: str) -> bool:
+    """Whether a sentence or list item can state a claim: prose (not what is left of a formula or printed
+    output), complete (a heading or an axis label has no closing punctuation), not a caption, not the paper
+    talking about itself (its plan, versions, funding)."""
+    if _CJK.search(text):
+        return True
+    if not is_prose(text) or _FRAGMENT_START.match(text) or _CAPTION_START.match(text):
+        return False
+    if not _TERMINAL.search(text) or re.search(r"\b(?:as|that|by|is|are|of|the)[,:]?$|,$", text):
+        return False  # cut short by a displayed equation or code ('... can be expressed as'), or a heading
+    return not _BOILERPLATE.search(text)
+
+
+# A finding in words: a comparison, what the results show, a property or ability demonstrated. English cues
+# only: the Chinese notes' findings in words are too terse to tell from their set-up by a word list.
+_FINDING = re.compile(
+    r"\b(?:(?:show|shows|showed|shown|indicate|indicates|indicated|suggest|suggests|suggested|confirm|"
+    r"confirms|confirmed|reveal|reveals|revealed|demonstrate|demonstrates|demonstrated|highlight|highlights|"
+    r"conclude|concluded|find|finds|found|observe|observed|see|seen)\s+(?:\w+\s+)?that|"
+    r"it (?:can be seen|is (?:obvious|clear|evident))|"
+    r"(?:much|considerably|significantly|substantially|slightly|clearly|far|somewhat|dramatically|greatly|"
+    r"roughly|\d+(?:\.\d+)? times) (?:better|worse|faster|slower|higher|lower|larger|smaller|more|less|"
+    r"easier|simpler)|"
+    r"outperform\w*|superior|inferior|preferable|(?:an|no|the|modest|slight) (?:\w+ )?advantage|"
+    r"penalt(?:y|ies)|(?:very|quite|rather|almost|essentially|virtually) (?:similar|identical|the same)|"
+    r"similar (?:results|fits?)|the same (?:conclusions?|results|interpretations?|qualitative)|coincide|"
+    r"in line with|consistent with|mirrors|close to (?:the|their) true|"
+    r"(?:highly |clearly |statistically |non-?)significant(?:ly)?|not significant|evidence for|"
+    r"improv(?:es|ed|ement)|deteriorat\w+|(?:severely |substantial )biase?d?|"
+    r"simplif(?:y|ies)|lowers the barrier|reduces? the (?:complexity|barrier)|well[- ]separated|"
+    r"perform(?:s|ed)? (?:quite |very |essentially |rather )?(?:well|better|worse|similarly|the same)|"
+    r"converged (?:at|to) the correct|is (?:clearly |again )?(?:not )?appropriate)\b", re.IGNORECASE)
+
+
+def is_finding(text: str) -> bool:
+    """Whether a statement reports a finding in words (``_FINDING``), with enough words to say what of."""
+    return bool(_FINDING.search(text)) and (bool(_CJK.search(text)) or len(text.split()) >= 6)
 
 
 # -- analyzers named by the registry's own words -------------------------------------------------
@@ -306,9 +457,20 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
     taken = set(taken or ())
     drafted: list[dict[str, Any]] = []
     quotes: set[str] = set()
+    # Findings in words only from a paper's full text as `kb add` stores a PDF (pages separated): there the
+    # results are mostly stated in words. In notes, abstracts and Markdown (the labelled protein-model
+    # passages) the word cues cost more precision than they add recall (benchmarks/bench_drafter.py).
+    in_words = PAGE_BREAK in text
     for unit in units(text):
+        if unit.text in quotes or (unit.kind != "row" and not is_statement(unit.text)):
+            continue
         found = row_values(unit) if unit.kind == "row" else quantities(unit.text)
-        if not found or is_setup(unit, found) or unit.text in quotes:
+        if found and not is_setup(unit, found):
+            kind = ClaimKind.quantitative
+        elif in_words and unit.kind != "row" and is_finding(unit.text) \
+                and not (found and is_setup(unit, found)):
+            kind = ClaimKind.qualitative
+        else:
             continue
         quotes.add(unit.text)
         statement = _row_statement(unit) if unit.kind == "row" else unit.text
@@ -321,7 +483,7 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
                          f"with an expectation on one of its metrics ({metrics}); scales: {', '.join(scales[name])}")
         sizes = model_sizes(unit.text)
         drafted.append({
-            "id": slug(statement, taken), "statement": statement, "kind": ClaimKind.quantitative,
+            "id": slug(statement, taken), "statement": statement, "kind": kind,
             "quote": unit.text, "section": "table" if unit.kind == "row" else None,
             "scale": ClaimScale(parameters=max(sizes)) if sizes else None, "notes": notes,
         })

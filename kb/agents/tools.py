@@ -23,6 +23,7 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
+from kb import tensions as tensions_mod
 from kb.agents import queries
 from kb.core import KnowledgeBase
 from kb.evidence import ClaimState
@@ -78,6 +79,18 @@ class ListClaimsArgs(BaseModel):
                                                                  "'small', 'paper' or 'custom'.")
     analyzer: str | None = Field(default=None, description="Only claims bound to this analyzer.")
     limit: int = Field(default=20, ge=1, le=100, description="Most claims to return (1-100).")
+
+
+class ListTensionsArgs(BaseModel):
+    """Arguments of list_tensions. Every filter is optional."""
+
+    note_id: str | None = Field(default=None, description="Only tensions with a claim of this note.")
+    claim_key: str | None = Field(default=None, pattern=CLAIM_KEY, description="Only tensions of this claim "
+                                  "'<note id>#<claim id>'.")
+    outcome: Literal["settled_a", "settled_b", "both_wrong", "open"] | None = Field(
+        default=None, description="Only tensions the evidence left this way: settled for claim A, for "
+                                  "claim B, both claims wrong, or still open.")
+    limit: int = Field(default=10, ge=1, le=50, description="Most tensions to return (1-50).")
 
 
 class ListAnalyzersArgs(BaseModel):
@@ -138,8 +151,8 @@ def _dumps(data: Any) -> str:
 # -- the registry --------------------------------------------------------------------------------
 
 TOOL_ARGS: dict[str, type[BaseModel]] = {}
-ASK_TOOLS = ("search_notes", "read_note", "list_claims", "find_evidence", "read_evidence", "list_analyzers",
-             "describe_analyzer", "queue_verification")
+ASK_TOOLS = ("search_notes", "read_note", "list_claims", "list_tensions", "find_evidence", "read_evidence",
+             "list_analyzers", "describe_analyzer", "queue_verification")
 DRAFT_TOOLS = ("list_analyzers", "describe_analyzer", "find_quote", "search_notes")
 
 
@@ -253,6 +266,34 @@ class ToolBox:
         if not found:
             return "no claim matches these filters; loosen them (fewer filters, other query words)"
         return _dumps([row.as_dict() for row in found])
+
+    @tool(ListTensionsArgs)
+    def list_tensions(self, note_id: str | None = None, claim_key: str | None = None,
+                      outcome: str | None = None, limit: int = 10) -> str:
+        """List tensions: pairs of claims of different notes that cannot both hold, and how evidence stands.
+
+        Use it for "which claims disagree?", "do the notes contradict each other on depth?" or "is X's claim
+        disputed?" (claim_key=...). Each tension has: id, kind ('expectations': no value satisfies both;
+        'evidence': one run supports one claim and refutes the other), quantity, why, state ('settled_a',
+        'settled_b', 'both_wrong', 'open') and state_text with the reason, deciding_evidence (run, scale,
+        value and both verdicts), settle (which claim's run at which scale would decide it), and both sides
+        a and b: claim key, note, statement, quote with section and page, what it expects, its state and
+        its latest evidence. Tensions kb found by rule only; say when there are none.
+        """
+        self.kb.index()
+        found = [t for t in self.kb.tensions()
+                 if (note_id is None or note_id in (t.a.note_id, t.b.note_id))
+                 and (claim_key is None or claim_key in (t.a.key, t.b.key))
+                 and (outcome is None or t.state.outcome.value == outcome)][:limit]
+        for found_tension in found:
+            for ref in (found_tension.a, found_tension.b):
+                self.cite("claim", ref.key, ref.claim.statement)
+            if found_tension.state.deciding is not None:
+                self.cite("run", found_tension.state.deciding.run_id, found_tension.quantity)
+        if not found:
+            return "no tension matches: no two claims of different notes contradict each other here" + (
+                " (with these filters; loosen them)" if note_id or claim_key or outcome else "")
+        return _dumps([tensions_mod.record(t) for t in found])
 
     @tool(FindEvidenceArgs)
     def find_evidence(self, model: str | None = None, analyzer: str | None = None, claim_key: str | None = None,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -44,7 +44,7 @@ from kb.cli.common import (
     setting_option,
 )
 from kb.core import KnowledgeBase
-from kb.display import NOT_RUNNABLE, observed_text, run_status, scale_text
+from kb.display import NOT_RUNNABLE, claim_scale_text, observed_text, run_status, scale_text
 from kb.evidence import label, latest_results, paper_comparisons, verdict_state
 from kb.notes import NoteError
 from kb.queue import executors
@@ -67,9 +67,7 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
         err_console.print(f"[bold red]broken[/]: analyzer package {esc(package)} failed to load: {esc(error)}",
                           highlight=False)
     if name is not None and not rows:
-        err_console.print(f"[red]error[/]: no analyzer {esc(repr(name))}; registered: {esc(', '.join(registered))}",
-                          soft_wrap=True)
-        raise typer.Exit(1)
+        _no_such("analyzer", name, registered)
     if as_json:
         print_json(rows)
         return
@@ -89,6 +87,53 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
                     scales=esc(", ".join(row["scales"])), summary=esc(row["summary"]))
     console.print(listing.table)
     console.print("[dim]kb analyzers NAME: its metrics and what each measures; --json: everything[/]")
+
+
+def _no_such(kind: str, name: str, registered: Iterable[str]) -> NoReturn:
+    """One line for a name the registry does not have, with the names it has; exit 1."""
+    err_console.print(f"[red]error[/]: no {kind} {esc(repr(name))}; registered: {esc(', '.join(registered))}",
+                      soft_wrap=True)
+    raise typer.Exit(1)
+
+
+@app.command("executors")
+def executors_(name: Annotated[str | None, typer.Argument(help="One executor: each setting it needs, with "
+                                                      "its environment variable and what it does.")] = None,
+               as_json: JsonOpt = False) -> None:
+    """List the registered executors (where runs execute: `kb verify --executor NAME`) and what each needs."""
+    registered = executors.load_all()
+    rows: list[dict[str, Any]] = [
+        {"name": key, "label": cls.label, "description": cls.description,
+         "needs_shared_database": cls.needs_shared_database, "needs_worker": cls.needs_worker,
+         "settings": [vars(need) for need in executors.needed_settings(cls)]}
+        for key, cls in registered.items() if name is None or key == name]
+    for label_, error in executors.broken().items():
+        err_console.print(f"[bold red]broken[/]: executor {esc(label_)} failed to load: {esc(error)}",
+                          highlight=False)
+    if name is not None and not rows:
+        _no_such("executor", name, registered)
+    if as_json:
+        print_json(rows)
+        return
+    if name is not None:
+        (row,) = rows
+        console.print(f"[bold]{esc(row['name'])}[/] ({esc(row['label'])}): {esc(row['description'])}\n")
+        console.print(f"[bold cyan]{len(row['settings'])} setting(s) it needs[/]")
+        for need in row["settings"]:  # a definition list, as `kb analyzers NAME` prints metrics
+            console.print(f"[bold]{esc(need['env'])}[/] ({esc(need['name'])})")
+            console.print(Padding(esc(need["description"]), (0, 0, 0, 4)))
+        return
+    listing = Listing(f"{len(rows)} executor(s)", [Col("name"), Col("shared index"), Col("worker"),
+                                                   Col("settings", ratio=2, fold=True),
+                                                   Col("runs execute", ratio=3, min_width=100)])
+    for row in rows:
+        listing.add(**{"name": esc(row["name"]),
+                       "shared index": "yes" if row["needs_shared_database"] else "no",
+                       "worker": "yes" if row["needs_worker"] else "no",
+                       "settings": esc(", ".join(need["env"] for need in row["settings"]) or "none"),
+                       "runs execute": esc(row["description"])})
+    console.print(listing.table)
+    console.print("[dim]kb executors NAME: each setting with what it does; --json: everything[/]")
 
 
 @app.command()
@@ -288,8 +333,11 @@ def worker(
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir)
+    from kb.queue import daemon
+
     try:
-        counts = kb.work(once=not forever, device=device)
+        with daemon.registered_worker(kb.settings.home):  # the app sees it and starts no second worker
+            counts = kb.work(once=not forever, device=device)
     finally:
         logger.removeHandler(handler)
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
@@ -377,8 +425,7 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         about.append("[bold]analyzer[/]: none bound, so nothing can re-verify this claim")
     # What the claim itself states, from the note: never 'None' because a verdict did not repeat it.
     expects = describe(claim.expect) if claim.expect else "no expectation stated"
-    claim_scale = scale_text(claim.scale.model_dump(exclude_none=True)) if claim.scale else "not stated"
-    about.append(f"[bold]expects[/]: {esc(expects)}   [bold]claimed at[/]: {esc(claim_scale)}")
+    about.append(f"[bold]expects[/]: {esc(expects)}   [bold]claimed at[/]: {esc(claim_scale_text(claim))}")
     if claim.analyzer is not None:
         about.append(f"[bold]settled[/]: {esc(settling(claim).text())}")
     comparisons = paper_comparisons(claim, latest_results(kb.engine, claim_key))

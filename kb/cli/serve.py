@@ -30,6 +30,7 @@ from kb.cli.runs import verdict_table, watch
 from kb.cli.tensions import print_tensions
 from kb.core import KnowledgeBase, paper_summary
 from kb.evidence import ALL_STATES, label
+from kb.queue import daemon
 from schemas import RunRecord
 
 
@@ -60,7 +61,8 @@ def demo(
         err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
     if queued:
         _print_plan(kb, queued)
-        watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
+        with daemon.registered_worker(kb.settings.home):  # the app, opened meanwhile, starts no second worker
+            watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
     verdicts: list[dict[str, Any]] = []
     not_runnable = dict(skipped)
     states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
@@ -101,7 +103,7 @@ def _print_plan(kb: KnowledgeBase, queued: list[RunRecord]) -> None:
         estimate = estimates.get(record.id)
         seconds = estimate.seconds if estimate is not None else None
         total += seconds or 0.0
-        unknown += seconds is None
+        unknown += seconds is None and not (estimate is not None and estimate.shares_work)
         listing.add(**{"#": str(number)}, claim=esc(record.claim_key or "-"),
                     analyzer=esc(record.analyzer + (f" @ {estimate.scale}" if estimate else "")),
                     estimate=esc(estimate.text() if estimate else "unknown"))

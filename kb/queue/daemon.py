@@ -166,6 +166,37 @@ def ensure_worker(settings: Settings, python: str | None = None) -> tuple[Worker
         return info, True
 
 
+
+@contextlib.contextmanager
+def registered_worker(home: Path) -> Iterator[bool]:
+    """Record this process as the worker of ``home`` while it works the queue in the foreground (``kb demo``,
+    ``kb worker``), so the app sees a worker running and starts no second one beside it on the same cores.
+
+    Yields whether it was recorded: not when a live worker already is (then both work the queue, each run
+    claimed by one). The record goes when the block ends, if it is still this process's.
+    """
+    home = Path(home).resolve()
+    pid = os.getpid()
+    with _locked(home):
+        if find_worker(home) is not None:
+            recorded = False
+        else:
+            command = _cmdline(pid) or [sys.executable, *sys.argv]
+            record = {"pid": pid, "host": socket.gethostname(),
+                      "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                      "log_path": "the terminal it runs in", "command": command}
+            atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
+            recorded = True
+    try:
+        yield recorded
+    finally:
+        if recorded:
+            with _locked(home):
+                info = _read_pidfile(home)
+                if info is not None and info.pid == pid and info.host == socket.gethostname():
+                    with contextlib.suppress(FileNotFoundError):
+                        pidfile_path(home).unlink()
+
 def stop_worker(home: Path, timeout: float = 10.0) -> bool:
     """Stop the background worker of ``home`` (SIGTERM, then SIGKILL); True when one was running.
 

@@ -289,16 +289,7 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     where the store answers, and the database has it either way.
     """
     attempt = run.attempts
-    written = False
-    try:
-        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence)
-        written = True
-    except Exception as exc:
-        if status is RunStatus.succeeded:
-            raise
-        log.warning("run %s: could not keep its %s outcome in the store %s (%s: %s); the index has it",
-                    run.id[:12], status.value, store.url, type(exc).__name__, str(exc).splitlines()[0] if str(exc)
-                    else "")
+    written = _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
 
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
@@ -313,6 +304,46 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
         # for a retry; a lost one for the attempt that took it over.
         _best_effort(f"dropping the checkpoints of run {run.id[:12]}", store.drop_checkpoints, run.id)
     return recorded
+
+
+def _keep_outcome(store: ArtifactStore, run: Run, status: RunStatus, attempt: int, *,
+                  error: str | None = None, evidence: Evidence | None = None) -> bool:
+    """Write an attempt's outcome record to the store; whether it was written. A result's record must reach
+    the store (its error is raised); a failure's or a cancellation's is kept where the store answers."""
+    try:
+        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence)
+    except Exception as exc:
+        if status is RunStatus.succeeded:
+            raise
+        log.warning("run %s: could not keep its %s outcome in the store %s (%s: %s); the index has it",
+                    run.id[:12], status.value, store.url, type(exc).__name__, str(exc).splitlines()[0] if str(exc)
+                    else "")
+        return False
+    return True
+
+
+def cancel(engine: Engine, store: ArtifactStore, run_id: str) -> bool:
+    """Cancel a queued or running run; False when it had ended already (or no run has this id).
+
+    A running run's worker records the cancelled outcome when its analyzer stops (``_conclude_cancelled``). A
+    queued run has no worker, so its outcome is recorded here the same way: the store's record first (of the
+    attempt it did not start: ``attempts`` as it stands), then the database; the record is taken back when the
+    database refuses (the run ended meanwhile), so ``kb index --rebuild`` restores it cancelled, never queued.
+    """
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+    if run is None or run.status != RunStatus.queued.value:
+        return queue_store.cancel(engine, run_id)
+    run.message = "cancelled"  # as queue_store.cancel writes it
+    attempt = run.attempts or 0
+    written = _keep_outcome(store, run, RunStatus.cancelled, attempt)
+    cancelled = queue_store.cancel(engine, run_id)
+    if not cancelled and written:
+        _best_effort(f"taking back the record of run {run_id[:12]}", records.remove_outcome, store, run_id,
+                     attempt)
+    if cancelled:  # checkpoints an earlier, lost attempt left
+        _best_effort(f"dropping the checkpoints of run {run_id[:12]}", store.drop_checkpoints, run_id)
+    return cancelled
 
 
 def _conclude_cancelled(engine: Engine, store: ArtifactStore, run: Run) -> RunStatus:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import functools
 import importlib
+from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import TypeVar
 
 from analyzers.registry import load_guarded, named_modules
 from kb.queue.executors.base import Executor, ExecutorUnavailable, JobConfig
+from kb.settings import Settings
 
-__all__ = ["Executor", "ExecutorUnavailable", "JobConfig", "broken", "get", "load_all", "markdown_table",
-           "register"]
+__all__ = ["Executor", "ExecutorUnavailable", "JobConfig", "NeededSetting", "broken", "get", "load_all",
+           "markdown_table", "needed_settings", "register"]
 
 MODULES_VARIABLE = "KB_EXECUTOR_MODULES"
 BUILT_INS = ("kb.queue.executors.local", "kb.queue.executors.ray", "kb.queue.executors.slurm")
@@ -32,6 +34,10 @@ def register(cls: E) -> E:
     """Class decorator: add an executor to the registry under its ``name``."""
     if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
         raise ValueError(f"two executors are registered as {cls.name!r}: {_REGISTRY[cls.name]} and {cls}")
+    unknown = [name for name in cls.settings if name not in Settings.model_fields]
+    if unknown:
+        raise ValueError(f"executor {cls.name!r} names settings kb does not have: {', '.join(unknown)} (see "
+                         "kb.settings.Settings)")
     _REGISTRY[cls.name] = cls
     return cls
 
@@ -76,6 +82,34 @@ def markdown_table() -> str:
     for name, cls in load_all().items():
         lines.append(f"| `{name}` | {cls.description} | {'yes' if cls.needs_shared_database else 'no'} |")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class NeededSetting:
+    """A setting an executor needs: its name (dotted inside a section), environment variable, description."""
+
+    name: str
+    env: str
+    description: str
+
+
+def needed_settings(cls: type[Executor]) -> list[NeededSetting]:
+    """The settings ``cls`` needs: the shared index and artifact store where its runs execute on other
+    machines, then its own ``settings`` (each field of a nested section), with the environment variable of
+    each as ``Settings`` reads it."""
+    prefix = Settings.model_config.get("env_prefix", "")
+    nested = Settings.model_config.get("env_nested_delimiter")
+    names = (("database_url", "artifact_store") if cls.needs_shared_database else ()) + cls.settings
+    found: list[NeededSetting] = []
+    for name in dict.fromkeys(names):
+        field = Settings.model_fields[name]
+        section = getattr(field.annotation, "model_fields", None)  # a nested model: each of its fields
+        if section and nested:
+            found += [NeededSetting(f"{name}.{key}", f"{prefix}{name}{nested}{key}".upper(),
+                                    sub.description or "") for key, sub in section.items()]
+        else:
+            found.append(NeededSetting(name, f"{prefix}{name}".upper(), field.description or ""))
+    return found
 
 
 def reconciling() -> frozenset[str]:

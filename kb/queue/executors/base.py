@@ -118,6 +118,11 @@ class Executor:
     #: True where the executor itself notices runs whose job vanished (``reconcile``): workers then leave its
     #: running runs alone instead of reclaiming them on an expired lease.
     reconciles: ClassVar[bool] = False
+    #: The ``Settings`` fields it reads from its config besides those every run gets (a nested section,
+    #: such as ``slurm``, stands for each of its fields); with the shared index and store where
+    #: ``needs_shared_database``, what ``kb executors`` lists with their environment variables
+    #: (``kb.queue.executors.needed_settings``).
+    settings: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: JobConfig) -> None:
         self.config = config

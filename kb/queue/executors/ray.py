@@ -65,6 +65,7 @@ class RayExecutor(Executor):
     label = "Ray"
     description = ("one Ray task per run (`--ray-address`, `KB_RAY_ADDRESS`; a local Ray instance by default), "
                    "a GPU when the run asks for CUDA; install `plm-kb[ray]`")
+    settings = ("ray_address",)
 
     def check(self) -> None:
         """Ray workers are other processes: they cannot share an in-memory SQLite database."""

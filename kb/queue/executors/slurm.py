@@ -24,6 +24,7 @@ class SlurmExecutor(Executor):
                    "...), resubmitted from its last checkpoint after preemption; install `plm-kb[slurm]`")
     needs_shared_database = True
     reconciles = True
+    settings = ("slurm",)
 
     def submit(self, engine: Engine, run_ids: list[str]) -> dict[str, str]:
         """Submit one job per run; returns the job id per run."""
