@@ -40,6 +40,20 @@ def terminal_text(value: object, *, block: bool = False) -> str:
     return _UNSAFE.sub(lambda m: m.group() if block and m.group() in _KEPT_IN_BLOCKS else _visible(m.group()), text)
 
 
+#: What makes Markdown text a link, an image, code, HTML, maths or a Streamlit colour (``:red[...]``): the
+#: characters ``markdown_text`` escapes. Emphasis and headings are left alone: in a one-line message they can
+#: only restyle it, and escaping every ``_`` would garble file and field names.
+_MARKDOWN = re.compile(r"([\\`*\[\]<$~])")
+
+
+def markdown_text(value: object) -> str:
+    """Text that is not Markdown (an error quoting a note's file name or a path, a message from an analyzer)
+    shown where Markdown is rendered (the app's messages), with what Markdown reads as a link, an image, code,
+    HTML or maths escaped: a name like ``[x](https://...)`` or ``![x](...)`` shows as written, never a link."""
+    text = value if isinstance(value, str) else str(value)
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
 def terminal_json(data: Any) -> str:
     """``data`` as indented JSON safe for a terminal: non-ASCII text stays readable, and the characters
     :func:`terminal_text` escapes are written as JSON ``\\u`` escapes (the same data, nothing a terminal acts

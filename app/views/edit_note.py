@@ -19,6 +19,7 @@ from app.claims_editor import add_claim, claim_editor, claim_uids, from_draft, l
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
+from kb.display import markdown_text
 from kb.note_edits import frontmatter_data
 from kb.notes import Note, NoteChanged, NoteError
 from schemas import Claim, Decision, PaperNote, Status
@@ -224,7 +225,7 @@ if edit_id:
     try:
         note = kb.read(edit_id)
     except NoteError as exc:
-        st.error(f"Cannot edit `{edit_id}`: {exc}", icon=":material/error:")
+        st.error(markdown_text(f"Cannot edit {edit_id!r}: {exc}"), icon=":material/error:")
         st.stop()
 target = f"edit:{edit_id}" if note else "new"
 if st.session_state.get("edit_target") != target or "fm_title" not in st.session_state:
@@ -430,7 +431,7 @@ unplaced = slots.show(errors) if touched else []
 save_label = "Save changes" if note else "Create note"
 clicked = st.button(save_label, key="edit_save", type="primary", icon=":material/save:")
 for message in unplaced:
-    st.error(message, icon=":material/error:")
+    st.error(markdown_text(message), icon=":material/error:")
 if clicked:
     st.session_state["fm_attempted"] = True
     if errors:
@@ -463,7 +464,7 @@ if clicked:
             (kb.papers_dir / stored).unlink(missing_ok=True)
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))
-        st.error(f"Nothing was written: {exc.message if exc.field else exc}", icon=":material/block:")
+        st.error(markdown_text(f"Nothing was written: {exc.message if exc.field else exc}"), icon=":material/block:")
         if isinstance(exc, NoteChanged):
             st.button("Reload the note (drops the changes made here)", key="edit_reload",
                       icon=":material/refresh:", on_click=_reload)

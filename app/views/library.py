@@ -14,6 +14,7 @@ import streamlit as st
 from app import data
 from app.state import index_first, index_keeper, settings_key, setup, show_flash
 from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
+from kb.display import markdown_text
 from kb.evidence import ALL_STATES
 from kb.search import QueryError, SearchIndexDamaged
 from schemas import Decision, Status
@@ -123,7 +124,7 @@ try:
         tuple(sorted(states)), sort, descending,
     )
 except (QueryError, SearchIndexDamaged) as exc:  # a query kb cannot run, or a damaged index: say so, keep the page
-    st.error(str(exc), icon=":material/search_off:")
+    st.error(markdown_text(exc), icon=":material/search_off:")
     st.stop()
 if frame.empty:
     if facets["notes"] == 0:

@@ -26,7 +26,7 @@ from app.state import flash, index_keeper, setup, show_flash, worker
 from app.tension_panels import others_panel, read_library
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
-from kb.display import body_within
+from kb.display import body_within, markdown_text
 from kb.evidence import ClaimState, ClaimStatus, latest_results
 from kb.grounding import check_note
 from kb.notes import Note, NoteError
@@ -173,7 +173,7 @@ try:
     note = kb.read(note_id)
 except NoteError as exc:
     st.title("Note")
-    st.error(f"Cannot open note `{note_id}`: {exc}", icon=":material/error:")
+    st.error(markdown_text(f"Cannot open note {note_id!r}: {exc}"), icon=":material/error:")
     st.page_link("views/library.py", label="Back to the Library", icon=":material/arrow_back:")
     st.stop()
 st.session_state["note_id"] = note_id
@@ -261,10 +261,10 @@ with tab_source:
                     "and set `source_file` so claims' quotes can be checked against it.")
     elif source.text is None:  # missing, or refused (outside the notes folder, not a regular file, too large)
         show = st.warning if source.status is SourceStatus.missing else st.error
-        show(source.problem or "", icon=":material/block:")
+        show(markdown_text(source.problem or ""), icon=":material/block:")
     else:
         if source.problem is not None:
-            st.warning(source.problem)
+            st.warning(markdown_text(source.problem))
         st.caption(f"`{note.meta.source_file}` · quotes of the claims are checked against this text")
         with st.container(height=520, border=True):
             st.text(source.text)

@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, STATE_CSS, STATE_HELP, empty_state, run_badge, state_badge
-from kb.display import NOT_RUNNABLE, run_status
+from kb.display import NOT_RUNNABLE, markdown_text, run_status
 from kb.evidence import label, verdict_state
 from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus, Verdict, VerdictKind
@@ -136,9 +136,9 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
             times.append(duration(run))
         st.caption(" · ".join(times))
         if not_runnable(verdict) and verdict is not None:
-            st.warning(f"Not runnable here: {verdict.reason}", icon=":material/block:")
+            st.warning(f"Not runnable here: {markdown_text(verdict.reason)}", icon=":material/block:")
         elif verdict is not None:
-            st.markdown(f"**Verdict** · {verdict.reason}")
+            st.markdown(f"**Verdict** · {markdown_text(verdict.reason)}")
         if run.status is RunStatus.running:
             st.progress(run.progress, text=run.message or "running")
         elif run.status is RunStatus.queued:
