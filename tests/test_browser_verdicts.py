@@ -169,6 +169,9 @@ def drafting_app(tmp_path: Path) -> Iterator[Served]:
     yield from serve(tmp_path, papers, home, env)
 
 
+# slow (suite time): `kb add` of a PDF is tested through the CLI (test_paper_add.py), the drafter on real PDFs
+# (test_drafter_corpus.py) and the browser's add form in test_browser_app.py
+@pytest.mark.slow
 def test_browser_add_paper_from_pdf_with_drafted_claims(drafting_app: Served, browser: WebDriver,  # noqa: F811
                                                         tmp_path: Path) -> None:
     url, papers = drafting_app.url, drafting_app.papers

@@ -138,6 +138,8 @@ def test_langevin_resume_after_a_kill_equals_an_uninterrupted_run(tmp_path: Path
     assert run_temperature(killed)["losses"] is not None  # a finished task returns its stored records
 
 
+# slow (suite time): CPU worker processes run the same per-temperature code the sequential and batched tests check
+@pytest.mark.slow
 def test_langevin_worker_processes_match_the_sequential_run(tmp_path: Path) -> None:
     tasks = [_task(tmp_path / "parallel", f"t{k}", temperature) for k, temperature in enumerate((1e-4, 1e-3))]
     messages: list[str] = []
