@@ -160,10 +160,15 @@ def ensure_worker(settings: Settings, python: str | None = None) -> tuple[Worker
                                        stderr=subprocess.STDOUT, start_new_session=True)
         info = WorkerInfo(pid=process.pid, host=socket.gethostname(), started_at=started, log_path=log,
                           command=command)
-        record = {"pid": info.pid, "host": info.host, "started_at": info.started_at, "log_path": str(log),
-                  "command": command}
-        atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
+        _write_pidfile(home, info)
         return info, True
+
+
+def _write_pidfile(home: Path, info: WorkerInfo) -> None:
+    """Record ``info`` as the worker of ``home`` (what ``_read_pidfile`` reads back); the caller holds the lock."""
+    record = {"pid": info.pid, "host": info.host, "started_at": info.started_at, "log_path": str(info.log_path),
+              "command": info.command}
+    atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
 
 
 
@@ -181,11 +186,10 @@ def registered_worker(home: Path) -> Iterator[bool]:
         if find_worker(home) is not None:
             recorded = False
         else:
-            command = _cmdline(pid) or [sys.executable, *sys.argv]
-            record = {"pid": pid, "host": socket.gethostname(),
-                      "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                      "log_path": "the terminal it runs in", "command": command}
-            atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
+            _write_pidfile(home, WorkerInfo(pid=pid, host=socket.gethostname(),
+                                            started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                                            log_path=Path("the terminal it runs in"),
+                                            command=_cmdline(pid) or [sys.executable, *sys.argv]))
             recorded = True
     try:
         yield recorded
