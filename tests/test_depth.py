@@ -26,6 +26,7 @@ from analyzers.depth.probes import (
 )
 from analyzers.depth.skips import future_start, skip_probes
 from analyzers.depth.tiny import build_random_esm, build_random_gpt2
+from tests.helpers.tolerance import rank_rtol
 
 SEQUENCES = ("MKTAYIAKQRQISFVKSHFSRQ", "ACDEFGHIKLMNPQ", "GSHMLEDPVRRW")
 
@@ -169,7 +170,8 @@ def test_effective_rank_accumulated_over_batches_equals_svd_of_all_tokens() -> N
     gram = first.double().T @ first.double() + second.double().T @ second.double()
     singular = torch.linalg.svdvals(torch.cat([first, second]).double())
     p = singular / singular.sum()
-    assert effective_rank_from_gram(gram) == pytest.approx(float(torch.exp(-(p * p.log()).sum())), rel=1e-9)
+    rel = rank_rtol(torch.linalg.eigvalsh(gram))  # the Gram's solver error, amplified by its conditioning
+    assert effective_rank_from_gram(gram) == pytest.approx(float(torch.exp(-(p * p.log()).sum())), rel=rel)
 
 
 def test_probe_attention_entropy_matches_output_attentions(esm_dir: Path, gpt2_dir: Path) -> None:
