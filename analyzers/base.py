@@ -93,7 +93,7 @@ class AnalyzerParams(BaseModel):
 
 #: Half-width of an interval in standard errors: a value is resolved against a threshold when value +- Z_RESOLVED
 #: standard errors lies on one side of it (about 95 % for a normal estimate). Analyzers use the same number where
-#: they resolve a location (which temperature or depth is best) and ``kb.verdicts`` where it turns a standard
+#: they resolve a location (which temperature or depth is best) and ``kb.evidence.verdicts`` where it turns a standard
 #: error into an interval.
 Z_RESOLVED = 2.0
 
@@ -120,7 +120,7 @@ class MetricCheck(BaseModel):
     temperatures that tie with the best one), or none because it is ``exact`` by construction (a parameter
     count). A true/false value carries its interval as 0/1 bounds: [1, 1] resolved true, [0, 0] resolved
     false, [0, 1] not resolved. ``derived_from`` names the metric paths it was computed from: their
-    preconditions are this one's too (``kb.verdicts`` follows them transitively).
+    preconditions are this one's too (``kb.evidence.verdicts`` follows them transitively).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -163,7 +163,8 @@ class AnalyzerResult(BaseModel):
     checks: dict[str, MetricCheck] = Field(
         default_factory=dict,
         description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): its "
-        "uncertainty and the preconditions it rests on. kb.verdicts decides a claim only when every precondition "
+        "uncertainty and the preconditions it rests on. kb.evidence.verdicts decides a claim only when every "
+        "precondition "
         "of the path (of every prefix of it, and of what it derives from) passed and its interval lies on one "
         "side of the claim's threshold. Metrics declared exact get their check without the builder writing it.",
     )
@@ -332,10 +333,10 @@ class Analyzer(ABC, Generic[P, R]):
     scale_ignored_fields: ClassVar[frozenset[str]] = frozenset()
     # Seconds a run at each preset took on the reference machine (2 CPU cores, a fresh cache), as measured:
     # kb orders its queue quick first and says how long each run will take from these, scaled by this
-    # machine's measured speed, until runs of the same preset have been timed here (``kb.estimates``).
+    # machine's measured speed, until runs of the same preset have been timed here (``kb.evidence.estimates``).
     expected_seconds: ClassVar[dict[str, float]] = {}
     # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say a
-    # claim settled only at that preset would cost (``kb.bindings.settling``).
+    # claim settled only at that preset would cost (``kb.notes.bindings.settling``).
     gpu_hours: ClassVar[dict[str, float]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -371,7 +372,8 @@ class Analyzer(ABC, Generic[P, R]):
     def cached_stages(self, params: P) -> frozenset[str]:
         """The cached stages a run builds, each named by what it depends on, where runs of several claims (of
         this analyzer or others) build the same ones: a later run whose stages earlier runs all build reuses
-        their work and takes a fraction of its time alone (``kb.estimates``, the demo's plan). Default: none."""
+        their work and takes a fraction of its time alone (``kb.evidence.estimates``, the demo's plan).
+        Default: none."""
         return frozenset()
 
     def preflight(self, params: P) -> None:

@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 
 from app.state import get_kb
-from kb.evidence import ALL_STATES
-from kb.library import LibraryRow
+from kb.evidence.claim_states import ALL_STATES
+from kb.evidence.library import LibraryRow
 
-#: Claim-state filters kb.library applies itself; other states are filtered here.
+#: Claim-state filters kb.evidence.library applies itself; other states are filtered here.
 CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
 PROBLEM_OPTIONS = ["refuted", "at_odds_proxy", "stale", "ungrounded", "unverified", "error", "inconclusive",
                    "not_runnable", "consistent_proxy", "supported", "unbound"]

@@ -1,6 +1,6 @@
 """The two halves of a claim on the Note page: the claim with its source, and its latest evidence.
 
-Left: statement, the claim's state (``kb.evidence``'s rule, as every surface shows it), source quote
+Left: statement, the claim's state (``kb.evidence.claim_states``'s rule, as every surface shows it), source quote
 and whether the source text backs it, the analyzer binding, the
 expectation and the claim's scale. Right: the verdict and why, claimed against regenerated value,
 the evidence's scale beside the claim's, caveats, files, provenance and the history of earlier runs.
@@ -26,13 +26,13 @@ from app.widgets import (
     state_badge,
     verdict_badges,
 )
-from kb.artifact_store import ArtifactStore
-from kb.bindings import reason_line, settling
 from kb.core import KnowledgeBase
 from kb.display import claim_scale_text, observed_text
-from kb.evidence import ClaimStatus, label, paper_comparisons, verdict_state
-from kb.grounding import GroundingResult
-from kb.verdicts import describe
+from kb.evidence.artifact_store import ArtifactStore
+from kb.evidence.claim_states import ClaimStatus, label, paper_comparisons, verdict_state
+from kb.evidence.verdicts import describe
+from kb.notes.bindings import reason_line, settling
+from kb.notes.grounding import GroundingResult
 from schemas import Claim, EvidenceRecord, RunRecord, VerdictKind
 
 

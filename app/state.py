@@ -18,7 +18,7 @@ from typing import Any
 import streamlit as st
 
 from kb.core import KnowledgeBase
-from kb.index import IndexReport
+from kb.index.indexing import IndexReport
 from kb.queue import daemon
 from kb.settings import Settings
 

@@ -1,8 +1,9 @@
-"""What the app shows of claims across notes (``kb.tensions``): the Tensions table, one tension side by side, a
+"""What the app shows of claims across notes (``kb.evidence.tensions``): the Tensions table, one tension side by side, a
 quantity's plot (every note's claimed value or range against kb's measurement with its error bar), and, on the
 Note page, each claim's tensions and the other notes' claims on the same quantity with their evidence.
 
-Every rule (what is comparable, what is a tension, how it stands) is ``kb.tensions``'; this module only renders.
+Every rule (what is comparable, what is a tension, how it stands) is ``kb.evidence.tensions``'; this module
+only renders.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import pandas as pd
 import streamlit as st
 
 from app.widgets import state_badge
-from kb import tensions as tensions_mod
 from kb.core import KnowledgeBase
-from kb.evidence import label
-from kb.tensions import ClaimRef, Deciding, Tension
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.claim_states import label
+from kb.evidence.tensions import ClaimRef, Deciding, Tension
 
 #: Badge colour of each outcome.
 OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "orange"}

@@ -15,12 +15,12 @@ from typing import Any
 import streamlit as st
 
 from kb import display
-from kb.artifact_store import ArtifactStore
 from kb.display import format_value
-from kb.evidence import label, verdict_state
+from kb.evidence.artifact_store import ArtifactStore
+from kb.evidence.claim_states import label, verdict_state
 from schemas import EvidenceRecord, Provenance, RunStatus
 
-#: Colour, icon and label of each claim state (``kb.evidence``: states and their labels) and of grounding
+#: Colour, icon and label of each claim state (``kb.evidence.claim_states``: states and their labels) and of grounding
 #: problems. Proxies differ from each other and from a settled verdict in colour and icon both.
 STATE_STYLE: dict[str, tuple[str, str, str]] = {
     "supported": ("green", ":material/check_circle:", label("supported")),

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kb.paper_add import PaperRecord, read_pdf  # noqa: E402
+from kb.papers.add import PaperRecord, read_pdf  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 FIELDS = ("title", "authors", "affiliations", "year", "venue", "doi", "arxiv_id", "abstract", "ligatures")
@@ -75,7 +75,7 @@ def score(record: PaperRecord, truth: dict[str, Any], abstract: str | None) -> d
 
 def run() -> tuple[list[dict[str, Any]], float]:
     """Score every article of the corpus; the rows and the seconds per page."""
-    from kb.pdf_layout import read_article
+    from kb.papers.pdf_layout import read_article
 
     rows, seconds, pages = [], 0.0, 0
     for truth_file in sorted(CORPUS.glob("*.truth.json")):

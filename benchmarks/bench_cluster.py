@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.servers: the loopback servers
 
-from kb.artifact_store import ArtifactStore
 from kb.core import KnowledgeBase
+from kb.evidence.artifact_store import ArtifactStore
 from kb.settings import Settings, SlurmSettings
 from tests.noop_analyzer import register_for_subprocesses
 from tests.servers import postgres_server, s3_server

@@ -1,9 +1,9 @@
 """Precision and recall of the deterministic (fallback) claim drafter: on real articles and on a labelled set.
 
 **Real articles** (``benchmarks/data/pdfs/``): each PDF is read as ``kb add`` reads it
-(``kb.paper_add.read_pdf``) and drafted from as ``kb draft-claims`` drafts without a chat model; the drafts
+(``kb.papers.add.read_pdf``) and drafted from as ``kb draft-claims`` drafts without a chat model; the drafts
 are compared with the result claims a person marked in ``<name>.claims.yaml`` (see a file's header for how).
-Matching rule: normalize both quotes (``kb.grounding.normalize_text``) and take their sets of words; a draft
+Matching rule: normalize both quotes (``kb.notes.grounding.normalize_text``) and take their sets of words; a draft
 stands for a marked claim when it holds at least ``COVER`` of the claim's words and at least ``ON_TOPIC`` of
 its own words are the claim's (so a drafted paragraph that merely contains the claim does not count, nor
 does a fragment of it). Drafts and claims are paired one to one (a maximum bipartite matching,
@@ -37,8 +37,8 @@ if str(ROOT) not in sys.path:
 
 from kb.agents.drafter import draft  # noqa: E402
 from kb.agents.eval_set import Score, evaluate, load_eval_set, pair, total  # noqa: E402
-from kb.grounding import normalize_text  # noqa: E402
-from kb.paper_add import read_pdf  # noqa: E402
+from kb.notes.grounding import normalize_text  # noqa: E402
+from kb.papers.add import read_pdf  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 COVER = 0.6  # share of a marked claim's words a draft must hold

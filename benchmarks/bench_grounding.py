@@ -1,4 +1,4 @@
-"""Grounding many quotes against a large source: ``kb.grounding.check_note`` against the way it used to match.
+"""Grounding many quotes against a large source: ``kb.notes.grounding.check_note`` against the way it used to match.
 
     .venv/bin/python benchmarks/bench_grounding.py --source-mb 4 --quotes 2000 --repeats 3
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kb.grounding import PAGE_BREAK, Grounding, check_note, normalize_text
-from kb.notes import read_note
+from kb.notes.files import read_note
+from kb.notes.grounding import PAGE_BREAK, Grounding, check_note, normalize_text
 
 
 def make_source(rng: random.Random, size: int, pages: int) -> str:

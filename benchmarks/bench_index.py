@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kb.db import make_engine
-from kb.index import index_notes, search
+from kb.index.database import make_engine
+from kb.index.indexing import index_notes, search
 
 WORDS = [
     "protein",

@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kb.db import make_engine
-from kb.index import index_notes, search
-from kb.search import has_cjk
+from kb.index.database import make_engine
+from kb.index.indexing import index_notes, search
+from kb.index.search import has_cjk
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_ce90e91fe3e899e8.txt"
 WORDS = ["protein", "language", "model", "depth", "attention", "entropy", "rank", "collapse", "transformer",

@@ -1,7 +1,7 @@
 """Benchmark of ``kb tensions``' listing: every tension among 1,000 notes with 10,000 claims.
 
 Usage: ``python benchmarks/bench_tensions.py --notes 1000 --claims-per-note 10``. Goal: the listing
-(``kb.tensions.find``: read the claims from the index, group them by quantity, find the pairs whose accepted
+(``kb.evidence.tensions.find``: read the claims from the index, group them by quantity, find the pairs whose accepted
 values are disjoint, judge each tension's state) under a second, the first time in the process (cold: every claim
 parsed) as well as later (warm: parsed claims are kept by their JSON). The notes are generated (not timed) over 200
 named and analyzer quantities: each claim states a range or a bound around its quantity's value, a tenth of
@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kb.core import KnowledgeBase
+from kb.evidence.tensions import find
 from kb.settings import Settings
-from kb.tensions import find
 
 
 def claim_text(rng: random.Random, index: int, quantities: int) -> str:
@@ -70,7 +70,7 @@ def main() -> None:
             found = find(kb.engine)
             times.append(time.perf_counter() - started)
         claims = args.notes * args.claims_per_note
-        cold, warm = times[0], min(times[1:] or times)  # warm: the claims parsed once are kept (kb.tensions)
+        cold, warm = times[0], min(times[1:] or times)  # warm: the claims parsed once are kept (kb.evidence.tensions)
         print(f"{claims:,} claims, {args.notes:,} notes: {len(found):,} tensions listed in {cold:.3f} s cold, "
               f"{warm:.3f} s warm (all: {', '.join(f'{t:.3f}' for t in times)}) · goal < 1 s cold: "
               f"{'met' if cold < 1.0 else 'NOT met'}")

@@ -1,7 +1,7 @@
 """The one object the CLI, the app and the tests drive: a knowledge base on disk plus its index.
 
 ``KnowledgeBase`` ties the settings (notes folder, KB home, database URL) to the notes on disk
-(``kb.notes``) and the index (``kb.index``). Front ends stay thin: they call these methods and render
+(``kb.notes.files``) and the index (``kb.index.indexing``). Front ends stay thin: they call these methods and render
 what comes back.
 """
 
@@ -26,28 +26,29 @@ from analyzers import registry
 from analyzers.base import Analyzer
 from analyzers.files import atomic_write_bytes
 from analyzers.overrides import OverrideError, model_error_line, typed_overrides
-from kb import estimates, note_edits
-from kb import evidence as evidence_mod
-from kb import index as index_mod
-from kb import library as library_mod
-from kb import note_lock as note_lock_mod
-from kb import notes as notes_mod
-from kb import tensions as tensions_mod
-from kb.artifact_store import ArtifactStore
-from kb.db import ClaimRow, Paper, init_db, make_engine
-from kb.disk import DiskFull, full_path, is_disk_full
+from kb.evidence import claim_states as evidence_mod
+from kb.evidence import estimates
+from kb.evidence import library as library_mod
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
-from kb.migrate import unknown_revision
-from kb.notes import Note, NoteChanged, NoteError
+from kb.index import indexing as index_mod
+from kb.index.database import ClaimRow, Paper, init_db, make_engine
+from kb.index.migrate import unknown_revision
+from kb.index.search import fts_damage
+from kb.notes import edits as note_edits
+from kb.notes import files as notes_mod
+from kb.notes import locks as note_lock_mod
+from kb.notes.files import Note, NoteChanged, NoteError
+from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
 from kb.queue import execution, executors, retry
 from kb.queue import records as queue_records
 from kb.queue import store as queue_store
+from kb.queue.disk import DiskFull, full_path, is_disk_full
 from kb.queue.executors import JobConfig
 from kb.queue.executors.ray import RayExecutor
 from kb.queue.executors.slurm import SlurmExecutor
-from kb.search import fts_damage
 from kb.settings import Settings
-from kb.source_files import SourceStatus, SourceText, read_source, vault_of
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
 
 
@@ -216,7 +217,7 @@ class KnowledgeBase:
 
         A source file outside the vault, not a regular file, too large or unreadable makes the note invalid;
         a missing one is left to the caller to warn about (``read_source``). The check is the index's own
-        (``kb.index.prepare_note``), so what validates is what ``index`` indexes.
+        (``kb.index.indexing.prepare_note``), so what validates is what ``index`` indexes.
         """
         return index_mod.validate_notes(paths or [self.papers_dir], self.papers_dir,
                                         max_bytes=self.settings.max_note_bytes,
@@ -224,7 +225,7 @@ class KnowledgeBase:
                                         max_seeds=self.settings.max_seeds_per_claim)
 
     def read_source(self, note: Note) -> SourceText:
-        """The note's ``source_file`` text, read only inside the vault (``kb.source_files``): the notes folder,
+        """The note's ``source_file`` text, read only inside the vault (``kb.notes.sources``): the notes folder,
         or the note's own folder for a note outside it; at most ``max_source_bytes``."""
         return read_source(note, vault_of(note.path, self.papers_dir), max_bytes=self.settings.max_source_bytes)
 
@@ -246,7 +247,7 @@ class KnowledgeBase:
 
         Its ``source_file`` comes along to the same relative path (never overwriting a different file).
         """
-        from kb import source_files
+        from kb.notes import sources as source_files
 
         note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes,
                                    max_seeds=self.settings.max_seeds_per_claim)
@@ -294,7 +295,7 @@ class KnowledgeBase:
         return note
 
     def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:
-        """The note's own lock (``kb.note_lock``): one writer of the note at a time, whatever its KB home."""
+        """The note's own lock (``kb.notes.locks``): one writer of the note at a time, whatever its KB home."""
         return note_lock_mod.note_lock(self.note_path(note_id), timeout=self.settings.note_lock_timeout)
 
     def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
@@ -380,11 +381,11 @@ class KnowledgeBase:
         return report, queue_records.reattach_evidence(self.engine, self.store)
 
     def list_papers(self, **filters: Any) -> list[Paper]:
-        """Indexed papers matching the filters of ``kb.index.list_papers``."""
+        """Indexed papers matching the filters of ``kb.index.indexing.list_papers``."""
         return index_mod.list_papers(self.engine, **filters)
 
     def library(self, *, query: str | None = None, **filters: Any) -> list[library_mod.LibraryRow]:
-        """Library rows (claim states, grounding counts) matching ``kb.library.library_rows`` filters.
+        """Library rows (claim states, grounding counts) matching ``kb.evidence.library.library_rows`` filters.
 
         A non-empty ``query`` keeps the full-text search hits, best first.
         """
@@ -441,8 +442,8 @@ class KnowledgeBase:
         run whose analyzer takes them; the run's parameters record them. Each one is checked before anything
         is queued: a key no targeted claim's analyzer takes, or a value its field cannot hold, raises
         ``OverrideError`` (one line). Runs are queued in the order of their estimated duration
-        (``kb.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another scale
-        preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
+        (``kb.evidence.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another
+        scale preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
         that order, and the claims skipped, with why.
         """
         granted = operator_params or {}
@@ -502,12 +503,12 @@ class KnowledgeBase:
         return queued, skipped
 
     def tensions(self) -> list[tensions_mod.Tension]:
-        """Claims of different notes that cannot both hold, each with its state (``kb.tensions``' rules)."""
+        """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``' rules)."""
         return tensions_mod.find(self.engine)
 
     def verify_tension(self, tension_id: str, **options: Any) -> tuple[list[RunRecord], list[tuple[str, str]]]:
-        """Queue the runs that decide a tension (``kb.tensions.settle_plan``: the shared binding at the preset both
-        claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes them."""
+        """Queue the runs that decide a tension (``kb.evidence.tensions.settle_plan``: the shared binding at the
+        preset both claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes them."""
         self.index()
         tension = tensions_mod.get(self.engine, tension_id)
         if tension is None:
@@ -639,7 +640,8 @@ class KnowledgeBase:
         return evidence_mod.verdicts_of_runs(self.engine, run_ids)
 
     def claim_states(self, note_id: str | None = None) -> dict[str, evidence_mod.ClaimStatus]:
-        """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence``'s rule."""
+        """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence.claim_states``'s
+        rule."""
         return evidence_mod.claim_states(self.engine, note_id)
 
     # -- schemas -------------------------------------------------------------------------------

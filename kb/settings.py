@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from kb.bindings import DEFAULT_MAX_SEEDS
+from kb.notes.bindings import DEFAULT_MAX_SEEDS
 
 
 class SlurmSettings(BaseModel):

@@ -1,6 +1,6 @@
 """Pydantic models for everything kb stores: notes, claims, runs, evidence and verdicts.
 
-These models are the single source of truth for validation. The index (``kb.db``), the CLI, the app
+These models are the single source of truth for validation. The index (``kb.index.database``), the CLI, the app
 and the agents all speak them; ``kb schema`` exports each one as JSON Schema for editors.
 """
 

@@ -202,7 +202,7 @@ class ClaimCondition(BaseModel):
         return float(low), float(high)
 
 
-#: How claims of different notes are compared (``kb.tensions``, the one home of the rule).
+#: How claims of different notes are compared (``kb.evidence.tensions``, the one home of the rule).
 COMPARABLE_RULE = (
     "Two claims are comparable when their quantity matches (and the unit, where both state one), every subject "
     "field both state agrees (text ignoring case and spaces; sizes within a factor of 2) and their conditions "

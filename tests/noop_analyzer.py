@@ -54,7 +54,7 @@ class Noop(Analyzer[NoopParams, NoopResult]):
     expected_seconds = {"smoke": 0.05, "slow": 6.0}
 
     def preflight(self, params: NoopParams) -> None:
-        # Known before the run starts, as a missing GPU is: kb.estimates says so when it plans the run.
+        # Known before the run starts, as a missing GPU is: kb.evidence.estimates says so when it plans the run.
         if params.not_runnable:
             raise NotRunnable(params.not_runnable)
         super().preflight(params)

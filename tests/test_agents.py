@@ -26,8 +26,8 @@ from kb.agents.queries import claim_states, layer_slice, model_matches, outcome_
 from kb.agents.tools import ASK_TOOLS, DRAFT_TOOLS, build_tools
 from kb.cli import app
 from kb.core import KnowledgeBase
+from kb.evidence.verdicts import evaluate
 from kb.settings import Settings
-from kb.verdicts import evaluate
 from schemas import Claim, EvidenceScale
 from tests.helpers.chat import call, scripted, tool_results
 from tests.noop_analyzer import Noop

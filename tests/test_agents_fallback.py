@@ -21,9 +21,9 @@ from kb.agents.fallback import (
     suggest_analyzer,
     units,
 )
-from kb.grounding import check_quote
-from kb.note_edits import append_claims, claim_fields, unique_ids
-from kb.notes import parse_note, read_note
+from kb.notes.edits import append_claims, claim_fields, unique_ids
+from kb.notes.files import parse_note, read_note
+from kb.notes.grounding import check_quote
 from schemas import Claim
 
 # -- cutting text into units -----------------------------------------------------------------------

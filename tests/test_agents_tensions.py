@@ -1,4 +1,4 @@
-"""The ask agent's ``list_tensions`` tool: "which claims disagree?" answered from ``kb.tensions`` through the
+"""The ask agent's ``list_tensions`` tool: "which claims disagree?" answered from ``kb.evidence.tensions`` through the
 real LangChain agent graph, a scripted fake chat model standing in for the LLM, on real notes with a real
 noop run deciding one tension (SQLite, the real queue and worker)."""
 
@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage
 from kb.agents.ask import ask
 from kb.agents.tools import build_tools
 from kb.core import KnowledgeBase
+from kb.evidence.tensions import tension_id
 from kb.settings import Settings
-from kb.tensions import tension_id
 from tests.helpers.chat import call, scripted, tool_results
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kb import note_lock
 from kb.core import KnowledgeBase
+from kb.notes import locks as note_lock
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -309,7 +309,7 @@ def field_errors(at: AppTest) -> list[str]:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    """Every file in ``folder`` but kb's note locks (``kb.note_lock``: taken even by a write that is refused)."""
+    """Every file in ``folder`` but kb's note locks (``kb.notes.locks``: taken even by a write that is refused)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file() and note_lock.LOCK_DIR not in p.relative_to(folder).parts}
 

@@ -19,9 +19,9 @@ from streamlit.testing.v1 import AppTest
 
 from analyzers import registry
 from app.evidence import shared_caveats
-from kb.curves import axes
 from kb.display import claim_scale_text
-from kb.notes import read_note
+from kb.evidence.curves import axes
+from kb.notes.files import read_note
 from schemas import EvidenceRecord
 from tests.helpers.glance_notes import GLANCE_NOTE, OWN, SHARED
 from tests.test_app import AppEnv, open_app

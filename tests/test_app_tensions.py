@@ -8,7 +8,7 @@ import textwrap
 
 import streamlit as st
 
-from kb.tensions import tension_id
+from kb.evidence.tensions import tension_id
 from tests.test_app import AppEnv, badges, open_app
 
 BUNDLED_A = "reading-group-depth-shallow-plms#deeper-worse-past-12"

@@ -20,8 +20,8 @@ from sqlmodel import Session, select
 from app.widgets import STATE_STYLE, plot_order
 from kb import __version__
 from kb.core import KnowledgeBase
-from kb.db import Evidence
-from kb.evidence import ALL_STATES, label
+from kb.evidence.claim_states import ALL_STATES, label
+from kb.index.database import Evidence
 from kb.queue import store as queue_store
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 from tests.test_app import AppEnv, badges, open_app

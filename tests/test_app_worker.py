@@ -27,7 +27,7 @@ from sqlmodel import Session
 
 from analyzers import registry
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
-from kb.db import Run
+from kb.index.database import Run
 from kb.queue import daemon
 from kb.queue import store as queue_store
 from kb.settings import Settings

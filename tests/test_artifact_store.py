@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.artifact_store import ArtifactStore, evidence_key
+from kb.evidence.artifact_store import ArtifactStore, evidence_key
 
 
 def _run_output(folder: Path) -> dict[str, bytes]:

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kb import notes as notes_mod
 from kb.core import KnowledgeBase
-from kb.grounding import PAGE_BREAK, WORK_BUDGET, Grounding, QuoteMatcher, check_note, normalize_text
-from kb.notes import NoteError, create_note, parse_note
+from kb.notes import files as notes_mod
+from kb.notes.files import NoteError, create_note, parse_note
+from kb.notes.grounding import PAGE_BREAK, WORK_BUDGET, Grounding, QuoteMatcher, check_note, normalize_text
 from kb.settings import Settings
 from tests.conftest import run_kb
 

@@ -3,7 +3,7 @@ itself is tested in ``test_langevin_analysis.py``)."""
 
 from __future__ import annotations
 
-from kb.verdicts import evaluate
+from kb.evidence.verdicts import evaluate
 from schemas import Claim, EvidenceScale, VerdictKind
 
 

@@ -17,10 +17,10 @@ from analyzers.depth.compute import family_result, probe_checks
 from analyzers.depth.spec import DepthProbe, DepthProbeResult
 from analyzers.depth.sweep import sweep_checks
 from analyzers.depth.training import TokenScores
-from kb.bindings import binding_problems, reason_line, settling
-from kb.evidence import paper_comparisons
-from kb.notes import read_note
-from kb.verdicts import evaluate
+from kb.evidence.claim_states import paper_comparisons
+from kb.evidence.verdicts import evaluate
+from kb.notes.bindings import binding_problems, reason_line, settling
+from kb.notes.files import read_note
 from schemas import Claim, EvidenceScale, VerdictKind
 from tests.conftest import run_kb
 

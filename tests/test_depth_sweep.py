@@ -390,7 +390,7 @@ def _sweep_params(**over: object) -> dict[str, object]:
 @pytest.mark.analyzer("depth.sweep")
 def test_an_undertrained_sweep_is_inconclusive_and_says_why(tmp_path: Path, kb_home: Path) -> None:
     from analyzers.base import result_record
-    from kb.verdicts import evaluate, unresolved_reason
+    from kb.evidence.verdicts import evaluate, unresolved_reason
     from schemas import Claim, VerdictKind
 
     analyzer = registry.get("depth.sweep")

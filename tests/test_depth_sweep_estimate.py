@@ -8,7 +8,7 @@ from pathlib import Path
 
 from analyzers.depth.spec import DepthSweep
 from kb.core import KnowledgeBase
-from kb.estimates import estimate
+from kb.evidence.estimates import estimate
 from kb.settings import Settings
 
 

@@ -194,7 +194,7 @@ def test_family_result_inherits_each_checkpoints_learned_precondition() -> None:
                                    "late_half_kl_drop_fraction": 0.5}, model=model, num_layers=num_layers, layers={},
                                 checks=checks, scale=EvidenceScale(name="custom", parameters=num_layers * 1e6))
 
-    from kb.verdicts import evaluate
+    from kb.evidence.verdicts import evaluate
     from schemas import Claim, VerdictKind
 
     claim = Claim.model_validate({"id": "t", "statement": "s", "expect": {"metric": "depth_inefficiency_trend",

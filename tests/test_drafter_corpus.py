@@ -14,7 +14,7 @@ import pytest
 
 from kb.agents.drafter import draft
 from kb.agents.fallback import units
-from kb.grounding import PAGE_BREAK, check_quote
+from kb.notes.grounding import PAGE_BREAK, check_quote
 from schemas.claim import ClaimKind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_drafter_keeps_its_measured_precision_and_recall_on_real_articles(bench:
 
 
 def test_marked_claims_are_verbatim_on_their_page(bench: ModuleType) -> None:
-    from kb.paper_add import read_pdf
+    from kb.papers.add import read_pdf
 
     for path in sorted(CORPUS.glob("*.claims.yaml"))[:3]:  # reading every PDF again would double the time
         pdf = CORPUS / (path.name.removesuffix(".claims.yaml") + ".pdf")

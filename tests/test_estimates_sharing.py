@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analyzers import registry
 from kb.core import KnowledgeBase
-from kb.estimates import RunEstimate, sharing
+from kb.evidence.estimates import RunEstimate, sharing
 from kb.settings import Settings
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"

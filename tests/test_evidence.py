@@ -1,4 +1,4 @@
-"""One claim-state rule (``kb.evidence``): every surface reports the same state for a claim in every state.
+"""One claim-state rule (``kb.evidence.claim_states``): every surface reports the same state for a claim in every state.
 
 The claims are made real: a note bound to the noop analyzer, runs through the real queue and worker on
 a real SQLite index, a binding changed after its run (stale), and evidence recorded before its claim
@@ -23,13 +23,14 @@ from streamlit.testing.v1 import AppTest
 from typer.testing import CliRunner
 
 from app.widgets import STATE_STYLE
-from kb import __version__, evidence
+from kb import __version__
 from kb.agents.queries import claim_states as agent_claim_states
 from kb.agents.tools import build_tools
 from kb.cli import app as cli_app
 from kb.core import KnowledgeBase
-from kb.db import Evidence
-from kb.evidence import ClaimState
+from kb.evidence import claim_states as evidence
+from kb.evidence.claim_states import ClaimState
+from kb.index.database import Evidence
 from kb.queue import store as queue_store
 from kb.settings import Settings
 
@@ -228,7 +229,7 @@ def test_stale_reason_names_what_changed(states_kb: KnowledgeBase) -> None:
 
 
 def test_hashing_index_imports_neither_the_queue_nor_the_worker() -> None:
-    code = ("import sys, kb.index; "
-            "print(sorted(m for m in sys.modules if m in ('kb.queue.store', 'kb.queue.execution', 'kb.evidence')))")
+    code = ("import sys, kb.index.indexing; print(sorted(m for m in sys.modules"
+            " if m in ('kb.queue.store', 'kb.queue.execution', 'kb.evidence.claim_states')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from analyzers import registry
-from kb import estimates
 from kb.core import KnowledgeBase
+from kb.evidence import estimates
 from kb.settings import Settings
 from tests.conftest import run_kb
 from tests.servers import free_port

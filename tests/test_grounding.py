@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb.core import KnowledgeBase
-from kb.grounding import Grounding, check_note, check_quote
-from kb.notes import read_note
+from kb.notes.files import read_note
+from kb.notes.grounding import Grounding, check_note, check_quote
 
 
 def test_check_quote_tolerates_whitespace_dashes_hyphenation_and_case() -> None:
@@ -51,7 +51,7 @@ def test_check_note_reports_missing_source(tmp_path: Path) -> None:
 
 
 def test_numbers_in_normalizes_separators_decimals_and_number_words() -> None:
-    from kb.grounding import numbers_in
+    from kb.notes.grounding import numbers_in
 
     assert numbers_in("optimal depth 24–36 at 650M, 1,000 sequences, 0.50 ratio, six PLMs, 45 %") == {
         "24", "36", "650", "1000", "0.5", "6", "45"}
@@ -59,7 +59,7 @@ def test_numbers_in_normalizes_separators_decimals_and_number_words() -> None:
 
 
 def test_disagreements_find_numbers_ids_and_years_the_source_does_not_state(tmp_path: Path) -> None:
-    from kb.grounding import disagreements
+    from kb.notes.grounding import disagreements
 
     (tmp_path / "src.txt").write_text("A Study of Depth\narXiv:2602.21750, February 2026. We study six PLMs "
                                       "with 12 to 36 layers.\n", encoding="utf-8")
@@ -77,7 +77,7 @@ def test_disagreements_find_numbers_ids_and_years_the_source_does_not_state(tmp_
 
 def test_seed_note_disagrees_with_seed_abstract_on_its_numbers(seeds: Path) -> None:
     """The analysis note's study (6 to 48 layers, ~650M parameters) is absent from the abstract."""
-    from kb.grounding import disagreements, numbers_in
+    from kb.notes.grounding import disagreements, numbers_in
 
     abstract = (seeds / "001_32a4a64f9919c504.txt").read_text(encoding="utf-8")
     note = read_note(seeds / "000_ce90e91fe3e899e8.txt")
@@ -90,7 +90,7 @@ def test_bundled_seed_note_is_the_seed_plus_claims_none_backed_by_the_abstract(s
     """The user's note (seed 000) is bundled byte for byte, plus claims kb checks against the abstract (seed 001)."""
     import difflib
 
-    from kb.grounding import disagreements
+    from kb.notes.grounding import disagreements
 
     seed = (seeds / "000_ce90e91fe3e899e8.txt").read_text(encoding="utf-8").splitlines()
     note = kb.read("siji-2026-analysis-note-arxiv-2502-00001")
@@ -112,7 +112,7 @@ def _note_with_claims(tmp_path: Path, source: str, claims: str) -> Path:
 
 
 def test_disagreements_number_counts_only_where_the_source_states_it_about_the_same_thing(tmp_path: Path) -> None:
-    from kb.grounding import disagreements
+    from kb.notes.grounding import disagreements
 
     path = _note_with_claims(tmp_path, "T\nThe model has 12 layers and 8 heads. Its perplexity is 7.5 on UniRef50.\n",
                              '  - id: ppl\n    statement: "Perplexity <= 12."\n'
@@ -125,7 +125,7 @@ def test_disagreements_number_counts_only_where_the_source_states_it_about_the_s
 
 
 def test_unbacked_numbers_stop_at_clause_ends_and_read_number_words() -> None:
-    from kb.grounding import unbacked_numbers
+    from kb.notes.grounding import unbacked_numbers
 
     # 'six PLMs' backs '6 PLMs'; 'layers' after a full stop is not what 24 is about.
     assert unbacked_numbers("We compare 6 PLMs.", "We study six PLMs.") == ([], {})

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from kb import index as kb_index
-from kb.db import make_engine
-from kb.index import all_tags, claims_for, get_paper, index_notes, list_papers, search
-from kb.notes import NoteError
+from kb.index import indexing as kb_index
+from kb.index.database import make_engine
+from kb.index.indexing import all_tags, claims_for, get_paper, index_notes, list_papers, search
+from kb.notes.files import NoteError
 
 
 def note_text(

@@ -19,7 +19,7 @@ from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_t
 from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.registry import get
 from kb.cli import app
-from kb.verdicts import unresolved_reason
+from kb.evidence.verdicts import unresolved_reason
 
 runner = CliRunner()
 

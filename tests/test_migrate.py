@@ -9,14 +9,14 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlmodel import SQLModel
 
-from kb.db import init_db, make_engine
+from kb.index.database import init_db, make_engine
 
 
 def _head() -> str:
     """The newest revision in kb/migrations (a single head: migrations form one line)."""
     from alembic.script import ScriptDirectory
 
-    from kb.migrate import alembic_config
+    from kb.index.migrate import alembic_config
 
     (head,) = ScriptDirectory.from_config(alembic_config()).get_heads()
     return str(head)
@@ -38,7 +38,7 @@ def test_init_db_migrates_to_models_and_is_idempotent(tmp_path: Path) -> None:
 def test_upgrade_from_0001_keeps_rows_and_adds_columns(tmp_path: Path) -> None:
     from sqlalchemy import text
 
-    from kb.migrate import upgrade
+    from kb.index.migrate import upgrade
 
     engine = make_engine(f"sqlite:///{tmp_path / 'old.sqlite'}")
     upgrade(engine, "0001")
@@ -58,7 +58,7 @@ def test_a_run_has_at_most_one_evidence_row(tmp_path: Path) -> None:
     from sqlalchemy.exc import IntegrityError
     from sqlmodel import Session
 
-    from kb.db import Evidence, Run
+    from kb.index.database import Evidence, Run
 
     engine = make_engine(f"sqlite:///{tmp_path / 'kb.sqlite'}")
     init_db(engine)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from kb import note_edits
 from kb.core import KnowledgeBase
-from kb.notes import NoteError
+from kb.notes import edits as note_edits
+from kb.notes.files import NoteError
 from kb.settings import Settings
 
 NOTE = textwrap.dedent("""\

@@ -17,9 +17,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kb import note_edits, note_lock
 from kb.core import KnowledgeBase
-from kb.notes import NoteChanged, find_notes
+from kb.notes import edits as note_edits
+from kb.notes import locks as note_lock
+from kb.notes.files import NoteChanged, find_notes
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

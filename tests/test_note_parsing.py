@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.notes import NoteError, parse_note
+from kb.notes.files import NoteError, parse_note
 from tests.conftest import run_kb
 
 GOOD = '---\npaper_id: "t:good"\ntitle: "A good note about trigrams"\ntags: [esm2]\n---\nBody.\n'

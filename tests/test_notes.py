@@ -1,4 +1,4 @@
-"""Tests of kb.notes: byte-exact round trips, minimal edits, clear errors, safe writes."""
+"""Tests of kb.notes.files: byte-exact round trips, minimal edits, clear errors, safe writes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kb.note_edits import set_fields
-from kb.notes import (
+from kb.notes.edits import set_fields
+from kb.notes.files import (
     Note,
     NoteError,
     atomic_write_bytes,
@@ -384,7 +384,7 @@ def _changed_lines(before: bytes, after: bytes) -> tuple[list[str], list[str]]:
 
 
 def test_set_fields_list_edits_rewrite_only_the_changed_items() -> None:
-    from kb.note_edits import frontmatter_data
+    from kb.notes.edits import frontmatter_data
 
     path = Path(__file__).parents[1] / "papers" / "sampling-intermediate-temperatures-langevin.md"
     note = read_note(path)

@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kb.cli import app
-from kb.grounding import quote_pages
-from kb.notes import read_note
+from kb.notes.files import read_note
+from kb.notes.grounding import quote_pages
 
 runner = CliRunner(env={"COLUMNS": "200"})
 FIXTURES = Path(__file__).parent / "fixtures" / "lookups"

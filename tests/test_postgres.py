@@ -62,7 +62,7 @@ def test_postgres_migrations_match_models(pg_kb: KnowledgeBase) -> None:
     from alembic.migration import MigrationContext
     from sqlmodel import SQLModel
 
-    def search_backends(diff: tuple[object, ...]) -> bool:  # kb.search_postgres keeps its own table
+    def search_backends(diff: tuple[object, ...]) -> bool:  # kb.index.search_postgres keeps its own table
         table = getattr(diff[1], "table", diff[1])
         name = str(getattr(table, "name", ""))
         return diff[0] in ("remove_table", "remove_index") and name.startswith("paper_fts")

@@ -26,7 +26,7 @@ from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
 from kb.core import KnowledgeBase
-from kb.db import Evidence, Run
+from kb.index.database import Evidence, Run
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings

@@ -64,7 +64,7 @@ def test_real_pdf_note_has_affiliations_from_page_one_and_the_journal(tmp_path: 
 
 def test_real_pdf_dropped_ligatures_come_back() -> None:
     """strucchange's fonts have no Unicode map for fi/fl: other extractors print 'modied', 'uctuation'."""
-    from kb.paper_add import read_pdf
+    from kb.papers.add import read_pdf
 
     text = read_pdf(CORPUS / "strucchange-intro.pdf").text
     assert "modified version of Zeileis" in text and "fluctuation test" in text

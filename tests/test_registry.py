@@ -72,7 +72,7 @@ def test_registry_unknown_name_lists_registered() -> None:
 
 def test_bundled_claims_bind_registered_analyzers_or_are_reported() -> None:
     """Every analyzer a bundled note names is either registered or listed here as not yet built."""
-    from kb.notes import find_notes, read_note
+    from kb.notes.files import find_notes, read_note
 
     names = {c.analyzer.name for p in find_notes(ROOT / "papers") for c in read_note(p).meta.claims if c.analyzer}
     assert names, "the bundled notes should bind claims to analyzers"

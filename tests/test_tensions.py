@@ -1,4 +1,4 @@
-"""Tensions between notes (``kb.tensions``): the comparable rule, each kind of tension, a tension's state after
+"""Tensions between notes (``kb.evidence.tensions``): the comparable rule, each kind of tension, a tension's state after
 evidence for each outcome (real noop runs through the queue and the one verdict rule), the CLI (``kb tensions``,
 ``kb verify --tension``, ``kb show``), the bundled library's real tension, and the agents' proposals between
 qualitative claims (a scripted fake chat model) against the offline fallback that proposes none."""
@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kb import tensions as tensions_mod
 from kb.agents.tension_finder import PROPOSED_LABEL, propose_tensions
 from kb.cli import app
 from kb.core import KnowledgeBase
-from kb.notes import NoteError, read_note
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.tensions import Deciding, Outcome, about, comparable, incomparable_reason, judge, tension_id
+from kb.evidence.verdicts import accepted
+from kb.notes.files import NoteError, read_note
 from kb.settings import Settings
-from kb.tensions import Deciding, Outcome, about, comparable, incomparable_reason, judge, tension_id
-from kb.verdicts import accepted
 from schemas import Claim, EvidenceScale, Expectation
 from tests.helpers.chat import call, scripted
 
@@ -280,7 +280,7 @@ def test_bundled_notes_stay_valid_and_grounded(kb_dirs: tuple[Path, Path]) -> No
     assert result.exit_code == 0, result.stdout + result.stderr
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     for note_id in ("reading-group-depth-shallow-plms", "plm-bert-vs-gpt-comments"):
-        from kb.grounding import Grounding, check_note
+        from kb.notes.grounding import Grounding, check_note
 
         results = check_note(kb.read(note_id), kb.read_source(kb.read(note_id)))
         assert results and all(r.status is Grounding.grounded for r in results), results

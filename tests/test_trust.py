@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.bindings import binding_problems
-from kb.notes import NoteError, parse_note
+from kb.notes.bindings import binding_problems
+from kb.notes.files import NoteError, parse_note
 from schemas import Claim
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from kb.source_files import SourceError, read_bounded
+from kb.notes.sources import SourceError, read_bounded
 from tests.conftest import BUNDLED_PAPERS
 from tests.test_app import SOURCE_TEXT, AppEnv, open_app
 

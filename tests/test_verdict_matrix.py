@@ -16,7 +16,7 @@ from analyzers.depth.sweep import sweep_checks as depth_checks
 from analyzers.depth.training import TokenScores
 from analyzers.langevin import analysis, checks
 from analyzers.langevin.spec import ContactsResult, SweepResult
-from kb.verdicts import evaluate
+from kb.evidence.verdicts import evaluate
 from schemas import Claim, EvidenceScale, VerdictKind
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analyzers.base import Z_RESOLVED
-from kb.verdicts import decide, evaluate
+from kb.evidence.verdicts import decide, evaluate
 from schemas import Claim, Expectation, VerdictKind
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)

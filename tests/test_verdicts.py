@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from kb import evidence
-from kb.evidence import ClaimState
-from kb.verdicts import evaluate, proxy_outcome, resolve_metric
+from kb.evidence import claim_states as evidence
+from kb.evidence.claim_states import ClaimState
+from kb.evidence.verdicts import evaluate, proxy_outcome, resolve_metric
 from schemas import Claim, EvidenceScale, VerdictKind
 
 

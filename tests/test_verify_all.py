@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kb.cli import app
 from kb.core import KnowledgeBase
-from kb.index import bound_claims
+from kb.index.indexing import bound_claims
 from kb.settings import Settings
 
 

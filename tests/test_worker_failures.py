@@ -21,7 +21,7 @@ from sqlmodel import Session, select
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
 from analyzers.registry import register
 from kb.core import KnowledgeBase
-from kb.db import Evidence, Run, init_db, make_engine
+from kb.index.database import Evidence, Run, init_db, make_engine
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings

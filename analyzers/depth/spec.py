@@ -450,7 +450,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     }
     # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from
     # the preset's size (h100_sweep_seconds): 5 depths x 198,365 steps x 1.7 s = 1.7e6 s, about 20 days
-    # (gpu_hours' rounder 500 h). Where past runs of it were timed, kb.estimates uses those instead.
+    # (gpu_hours' rounder 500 h). Where past runs of it were timed, kb.evidence.estimates uses those instead.
     expected_seconds = {"paper": h100_sweep_seconds(scales["paper"])}
 
     def preflight(self, params: DepthSweepParams) -> None:

@@ -1,5 +1,5 @@
 """What each Langevin metric rests on and how uncertain it is: the ``checks`` of the sweep, contacts and
-similarity results (the contract of ``analyzers.base``; ``kb.verdicts`` decides from them).
+similarity results (the contract of ``analyzers.base``; ``kb.evidence.verdicts`` decides from them).
 
 Uncertainties, per temperature:
 

@@ -2,7 +2,7 @@
 
 Generic over analyzers: pick an analyzer, one or more list metrics found in its evidence (dotted paths
 such as ``layers.logit_lens_kl``), and the run parameter that names each curve (e.g. ``model``). The x axis
-is one the chosen metrics have (``kb.curves``): a per-layer list has the relative depth (layer / (layers - 1)),
+is one the chosen metrics have (``kb.evidence.curves``): a per-layer list has the relative depth (layer / (layers - 1)),
 so models of different depth line up, and the layer; a per-temperature list has the temperature, and so on.
 """
 
@@ -17,10 +17,10 @@ import streamlit as st
 
 from app.state import setup
 from app.widgets import empty_state
-from kb import curves as curves_mod
 from kb.core import list_metric_paths
 from kb.display import format_count
-from kb.verdicts import resolve_metric
+from kb.evidence import curves as curves_mod
+from kb.evidence.verdicts import resolve_metric
 from schemas import EvidenceRecord, RunRecord
 
 kb = setup()
@@ -140,7 +140,7 @@ ordered_paths = sorted(path_runs, key=lambda p: (-path_runs[p], p))
 default_path = next((p for p in ordered_paths if "kl" in p.lower()), ordered_paths[0])
 paths = c2.multiselect("List metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
                        format_func=lambda p: f"{p} ({runs_label(path_runs[p])})")
-# The x axes on offer: those every chosen metric has, as its newest run reports it (kb.curves).
+# The x axes on offer: those every chosen metric has, as its newest run reports it (kb.evidence.curves).
 axes_of = {path: list(curves_mod.axes(next(r.metrics for r, _ in pairs if path in list_metric_paths(r.metrics)),
                                       path)) for path in paths}
 axis_options = [a for a in (axes_of[paths[0]] if paths else []) if all(a in axes_of[p] for p in paths)]

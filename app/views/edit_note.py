@@ -20,8 +20,8 @@ from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, json
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
 from kb.display import markdown_text
-from kb.note_edits import frontmatter_data
-from kb.notes import Note, NoteChanged, NoteError
+from kb.notes.edits import frontmatter_data
+from kb.notes.files import Note, NoteChanged, NoteError
 from schemas import Claim, Decision, PaperNote, Status
 
 kb = setup()
@@ -135,7 +135,7 @@ def changed_fields(note: Note, meta: dict[str, Any]) -> tuple[dict[str, Any], li
 
 
 def fill_from(records: list[Any]) -> None:
-    """Put what an upload or lookup found (``kb.paper_add.PaperRecord``) into the form; saving stores its text."""
+    """Put what an upload or lookup found (``kb.papers.add.PaperRecord``) into the form; saving stores its text."""
     record = records[0]
     meta = record.frontmatter()
     load(None)
@@ -157,7 +157,7 @@ def import_upload() -> None:
     import tempfile
     from pathlib import Path
 
-    from kb.paper_add import AddError, read_file
+    from kb.papers.add import AddError, read_file
 
     upload = st.session_state.get("add_upload")
     if upload is None:
@@ -173,8 +173,8 @@ def import_upload() -> None:
 
 def look_up() -> None:
     """Button callback: look an arxiv:ID or doi:DOI up online and fill the form."""
-    from kb.paper_add import AddError
-    from kb.paper_fetch import fetch_arxiv, fetch_crossref
+    from kb.papers.add import AddError
+    from kb.papers.lookups import fetch_arxiv, fetch_crossref
 
     ident = str(st.session_state.get("add_lookup") or "").strip()
     scheme, _, rest = ident.partition(":")
@@ -443,7 +443,7 @@ if clicked:
     has_source = bool(meta.get("source_file")) or (note is not None and bool(note.meta.source_file))
     stored = None
     if pasted.strip() and not has_source:  # the text pasted into the drafter becomes the note's source text
-        from kb.paper_add import store_source_text
+        from kb.papers.add import store_source_text
 
         stored = meta["source_file"] = store_source_text(kb.papers_dir, str(meta.get("title") or ""), pasted)
     try:

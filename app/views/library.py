@@ -15,8 +15,8 @@ from app import data
 from app.state import index_first, index_keeper, settings_key, setup, show_flash
 from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
 from kb.display import markdown_text
-from kb.evidence import ALL_STATES
-from kb.search import QueryError, SearchIndexDamaged
+from kb.evidence.claim_states import ALL_STATES
+from kb.index.search import QueryError, SearchIndexDamaged
 from schemas import Decision, Status
 
 kb = setup()
@@ -24,7 +24,8 @@ keeper = index_keeper()
 key = settings_key(kb.settings)
 ANY = "(any)"
 PAGE_SIZES = [50, 100, 250, 500]
-#: The states a row's "Claims" cell names, in the order it names them (every claim in one, as kb.evidence decides).
+#: The states a row's "Claims" cell names, in the order it names them (every claim in one, as
+#: kb.evidence.claim_states decides).
 NAMED_STATES = list(ALL_STATES)
 #: Which state colours a row's "Claims" cell: the first it has, from what needs a reader most to what least.
 NOTABLE = ["refuted", "error", "at_odds_proxy", "stale", "supported", "consistent_proxy", "inconclusive",

@@ -27,11 +27,11 @@ from app.tension_panels import others_panel, read_library
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
 from kb.display import body_within, markdown_text
-from kb.evidence import ClaimState, ClaimStatus, latest_results
-from kb.grounding import check_note
-from kb.notes import Note, NoteError
+from kb.evidence.claim_states import ClaimState, ClaimStatus, latest_results
+from kb.notes.files import Note, NoteError
+from kb.notes.grounding import check_note
+from kb.notes.sources import SourceStatus
 from kb.queue import executors
-from kb.source_files import SourceStatus
 from schemas import RunRecord
 
 kb = setup()
@@ -222,7 +222,7 @@ with tab_claims:
                 if states.get(state):
                     state_badge(state, states[state])
         grounding = {r.claim_id: r for r in check_note(note, source)}
-        across = read_library(kb)  # other notes' claims on the same quantities, and the tensions (kb.tensions)
+        across = read_library(kb)  # other notes' claims on the same quantities, and the tensions (kb.evidence.tensions)
         # Caveats every verified claim repeats (one run's, or one analyzer's) are said once, here.
         ran = with_results([evidence[c.id][0] for c in claims if evidence[c.id]])
         shared = shared_caveats(ran)

@@ -14,7 +14,7 @@ import streamlit as st
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, STATE_CSS, STATE_HELP, empty_state, run_badge, state_badge
 from kb.display import NOT_RUNNABLE, markdown_text, run_status
-from kb.evidence import label, verdict_state
+from kb.evidence.claim_states import label, verdict_state
 from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus, Verdict, VerdictKind
 

@@ -1,4 +1,4 @@
-"""Tensions: claims of different notes that cannot both hold (``kb.tensions``).
+"""Tensions: claims of different notes that cannot both hold (``kb.evidence.tensions``).
 
 A table first (quantity, the two claims and the values they accept, kb's value with its interval, the state),
 then the chosen tension side by side with a button that queues the runs deciding it, a quantity's plot (every
@@ -13,10 +13,10 @@ import streamlit as st
 from app.state import chat_model, flash, index_first, index_keeper, setup, show_flash, worker
 from app.tension_panels import quantity_chart, read_library, tension_detail, tensions_frame
 from app.widgets import empty_state
-from kb import tensions as tensions_mod
 from kb.agents.tension_finder import PROPOSED_LABEL, Proposals, propose_tensions
 from kb.core import KnowledgeBase
-from kb.notes import NoteError
+from kb.evidence import tensions as tensions_mod
+from kb.notes.files import NoteError
 
 kb = setup()
 PROPOSALS_KEY = "tension_proposals"  # this page's own: the model's last proposals (kb.agents.tension_finder)

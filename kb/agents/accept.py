@@ -3,7 +3,7 @@ draft, and writing the accepted claims into the note.
 
 A draft made by a chat model differs from run to run, so the last draft of each source text is kept
 under ``<KB home>/drafts/``: ``kb draft-claims NOTE --accept ID`` accepts the ids it printed, not those
-of a new draft. Writing accepted claims into a note is ``kb.note_edits.append_claims`` (through
+of a new draft. Writing accepted claims into a note is ``kb.notes.edits.append_claims`` (through
 ``KnowledgeBase.add_claims``): only the note's ``claims:`` block changes.
 """
 
@@ -20,8 +20,8 @@ from langchain_core.language_models import BaseChatModel
 from analyzers.files import atomic_write_bytes
 from kb.agents.drafter import DraftResult, draft, review
 from kb.core import KnowledgeBase
-from kb.notes import NoteError
-from kb.source_files import SourceError, SourceStatus, read_text_file
+from kb.notes.files import NoteError
+from kb.notes.sources import SourceError, SourceStatus, read_text_file
 from schemas.claim import Claim
 
 # -- the last draft of each source text --------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Answer a question about the knowledge base with a LangChain agent over the kb tools.
 
 The agent (``create_agent``) may search and read notes, list claims by state, outcome and scale, list the
-tensions between notes' claims (``kb.tensions``), find and read evidence, list analyzers, and queue
+tensions between notes' claims (``kb.evidence.tensions``), find and read evidence, list analyzers, and queue
 verification runs through the same queue as ``kb verify``; it never runs an analyzer. The answer is built
 from tool outputs only (the system prompt says so), and its citations are the notes, claims and runs of the
 tool calls the agent actually made (see ``kb.agents.tools``), never ids the model typed into its prose

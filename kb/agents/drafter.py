@@ -2,7 +2,7 @@
 
 Whoever drafts, every claim goes through ``review`` before a person sees it:
 
-- its quote must occur in the text (tolerant matching as ``kb.grounding.check_quote``): a claim whose
+- its quote must occur in the text (tolerant matching as ``kb.notes.grounding.check_quote``): a claim whose
   quote does not is **rejected**, with the reason, never kept;
 - a claim whose quote overlaps (one contains the other) a quote of a claim already in the note, or of
   another drafted claim, is rejected as a duplicate;
@@ -32,7 +32,7 @@ from kb.agents.config import ENV_VAR
 from kb.agents.fallback import fallback_claims, slug
 from kb.agents.tools import DRAFT_TOOLS, build_tools
 from kb.core import KnowledgeBase
-from kb.grounding import check_quote, normalize_text
+from kb.notes.grounding import check_quote, normalize_text
 from schemas.claim import AnalyzerBinding, Claim, ClaimKind, ClaimScale, ClaimSource, Expectation
 
 

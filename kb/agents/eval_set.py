@@ -8,7 +8,7 @@ draft, labelled before any drafter was run on it (see the file's header for what
 Matching rule: a drafted claim matches a labelled claim when its quote points at the same place and
 states the same number:
 
-1. Same place. Quotes are compared after ``kb.grounding.normalize_text`` (case, Unicode, dashes,
+1. Same place. Quotes are compared after ``kb.notes.grounding.normalize_text`` (case, Unicode, dashes,
    whitespace). For a labelled table row, the drafted quote's cells (split on ``|``) must be a
    contiguous run of the row's cells, so a longer row that merely starts the same way does not match.
    For a labelled sentence, the drafted quote must lie inside it, or contain it while being at most
@@ -35,7 +35,7 @@ from typing import TypeVar
 import yaml
 
 from kb.agents.drafter import DraftClaim, draft
-from kb.grounding import normalize_text
+from kb.notes.grounding import normalize_text
 
 DATA_DIR = Path(__file__).resolve().parent / "eval_data"
 LABELS = DATA_DIR / "labels.yaml"

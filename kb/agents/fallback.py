@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzers.files import unique_name
-from kb.grounding import PAGE_BREAK
+from kb.notes.grounding import PAGE_BREAK
 from schemas.claim import ClaimKind, ClaimScale
 
 # -- cutting a text into units -----------------------------------------------------------------

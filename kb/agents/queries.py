@@ -1,7 +1,7 @@
 """Read-only questions the agents ask of the index: claims with their states, evidence by model, metric slices.
 
-``claim_states`` is the per-claim counterpart of ``kb.library`` (which counts states per note): each
-claim with its state (``kb.evidence.claim_state``, the rule every surface shares), the latest
+``claim_states`` is the per-claim counterpart of ``kb.evidence.library`` (which counts states per note): each
+claim with its state (``kb.evidence.claim_states.claim_state``, the rule every surface shares), the latest
 verdict and why, the scale the evidence was made at, and the *outcome at the evidence's own scale*:
 a small-scale proxy never settles a claim (its verdict is ``inconclusive``), but whether it agreed
 with the claim at its own scale is what "refuted at small scale" asks about. ``find_evidence``
@@ -17,10 +17,10 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from kb import evidence as evidence_mod
-from kb import verdicts
 from kb.core import KnowledgeBase
-from kb.db import ClaimRow, Evidence
+from kb.evidence import claim_states as evidence_mod
+from kb.evidence import verdicts
+from kb.index.database import ClaimRow, Evidence
 from schemas import Claim, Verdict
 
 UNBOUND = evidence_mod.ClaimState.unbound.value
@@ -35,7 +35,7 @@ class ClaimState:
     statement: str
     kind: str
     analyzer: str | None
-    state: str  # a kb.evidence.ClaimState value: supported, refuted, consistent_proxy, at_odds_proxy, ...
+    state: str  # a kb.evidence.claim_states.ClaimState value: supported, refuted, consistent_proxy, at_odds_proxy, ...
     verdict: str | None = None
     reason: str | None = None
     outcome_at_evidence_scale: str | None = None  # supported/refuted/inconclusive before the proxy rule

@@ -1,6 +1,6 @@
 """Candidate tensions between qualitative claims, proposed by a chat model and never mixed with kb's own.
 
-``kb.tensions`` finds tensions deterministically, from the values claims' expectations accept. A claim with no
+``kb.evidence.tensions`` finds tensions deterministically, from the values claims' expectations accept. A claim with no
 expectation (a qualitative sentence: "there is relatively little to be gained from massively scaling protein
 language models") accepts no values, so that rule cannot compare it. Here a LangChain agent (``create_agent``
 with structured output ``CandidateTensions``) reads those claims, each with its key, note, statement and quote,

@@ -23,14 +23,14 @@ from typing import Any, Literal
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field, ValidationError
 
-from kb import tensions as tensions_mod
 from kb.agents import queries
 from kb.core import KnowledgeBase
-from kb.evidence import ClaimState
-from kb.grounding import check_quote, normalize_text
-from kb.notes import NoteError
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.claim_states import ClaimState
+from kb.evidence.verdicts import MetricMissing, resolve_metric
+from kb.notes.files import NoteError
+from kb.notes.grounding import check_quote, normalize_text
 from kb.queue import store as queue_store
-from kb.verdicts import MetricMissing, resolve_metric
 
 CitationKind = Literal["note", "claim", "run"]
 ClaimStateName = Literal["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable",

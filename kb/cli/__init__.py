@@ -35,9 +35,9 @@ def main() -> None:
 
     from kb.cli.common import err_console, esc
     from kb.core import IndexDamaged, IndexUnavailable
-    from kb.disk import DiskFull, full_path, is_disk_full
-    from kb.migrate import IndexTooNew
-    from kb.search import SearchIndexDamaged
+    from kb.index.migrate import IndexTooNew
+    from kb.index.search import SearchIndexDamaged
+    from kb.queue.disk import DiskFull, full_path, is_disk_full
 
     try:
         app(standalone_mode=True)

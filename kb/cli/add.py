@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, err_console, fail, make_kb, print_json
-from kb.notes import NoteError
+from kb.notes.files import NoteError
 
 
 @app.command()
@@ -27,8 +27,8 @@ def add(
     pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With --draft,
     claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
     """
-    from kb.paper_add import AddError, add_paper, read_file
-    from kb.paper_fetch import fetch_arxiv, fetch_crossref
+    from kb.papers.add import AddError, add_paper, read_file
+    from kb.papers.lookups import fetch_arxiv, fetch_crossref
 
     kb = make_kb(papers, home, db)
     scheme, _, rest = what.partition(":")

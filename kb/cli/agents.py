@@ -23,7 +23,7 @@ from kb.cli.common import (
     make_kb,
     print_json,
 )
-from kb.notes import NoteError
+from kb.notes.files import NoteError
 
 
 @contextmanager
@@ -62,7 +62,7 @@ def draft_claims(
     from kb.agents.accept import NotAccepted, accept, draft_or_recall, draft_source
     from kb.agents.config import NoChatModel, chat_model
     from kb.agents.drafter import DraftError
-    from kb.grounding import normalize_text
+    from kb.notes.grounding import normalize_text
 
     kb = make_kb(papers, home, db)
     if accept_ids and accept_all:

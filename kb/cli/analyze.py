@@ -22,8 +22,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from analyzers.files import atomic_write_json
 from analyzers.overrides import model_error_line, split_pairs, typed_overrides
 from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
-from kb.estimates import with_time_left
-from kb.verdicts import unresolved_reason
+from kb.evidence.estimates import with_time_left
+from kb.evidence.verdicts import unresolved_reason
 
 
 @app.command("run")

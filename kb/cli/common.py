@@ -23,7 +23,7 @@ from rich.table import Table
 from analyzers.base import RunContext
 from kb.core import KnowledgeBase
 from kb.display import terminal_json, terminal_text
-from kb.notes import NoteError
+from kb.notes.files import NoteError
 from kb.settings import Settings
 
 app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",

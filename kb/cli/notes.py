@@ -17,7 +17,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from kb import note_edits
 from kb.cli.common import (
     Col,
     DbOpt,
@@ -36,13 +35,14 @@ from kb.cli.common import (
 )
 from kb.core import KnowledgeBase, paper_summary
 from kb.display import body_within, terminal_text
-from kb.evidence import label
-from kb.grounding import check_note, disagreements
-from kb.notes import NoteError, read_note
-from kb.search import QueryError
-from kb.source_files import SourceError, SourceText, read_text_file
-from kb.tensions import by_claim as tensions_by_claim
-from kb.verdicts import describe
+from kb.evidence.claim_states import label
+from kb.evidence.tensions import by_claim as tensions_by_claim
+from kb.evidence.verdicts import describe
+from kb.index.search import QueryError
+from kb.notes import edits as note_edits
+from kb.notes.files import NoteError, read_note
+from kb.notes.grounding import check_note, disagreements
+from kb.notes.sources import SourceError, SourceText, read_text_file
 
 
 @app.command()
@@ -122,7 +122,7 @@ def list_notes(
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
     if as_json:
-        # Each note's claims counted by state (kb.evidence's rule), the states no claim is in left out.
+        # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in left out.
         states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
         print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
     else:
@@ -140,11 +140,11 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         fail(exc)
         return
     meta = note.meta.model_dump(mode="json", exclude={"claims"})
-    kb.index()  # claim states come from the index and the evidence (kb.evidence's rule)
+    kb.index()  # claim states come from the index and the evidence (kb.evidence.claim_states's rule)
     states = kb.claim_states(note_id)
     state_of = {c.id: states[key].state.value if (key := f"{note_id}#{c.id}") in states else None
                 for c in note.meta.claims}
-    in_tension = tensions_by_claim(kb.tensions())  # kb.tensions: the claims of other notes it cannot hold with
+    in_tension = tensions_by_claim(kb.tensions())  # kb.evidence.tensions: the claims of other notes it cannot hold with
     tension_ids = {c.id: [t.id for t in in_tension.get(f"{note_id}#{c.id}", [])] for c in note.meta.claims}
     claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id]}
               for c in note.meta.claims]
@@ -210,7 +210,7 @@ def _highlight(snippet: str) -> str:
 
 
 def _split_assignments(assignments: list[str]) -> list[tuple[str, str]]:
-    """FIELD=VALUE pairs as typed; ``kb.note_edits.coerce_value`` turns each VALUE into what the field holds."""
+    """FIELD=VALUE pairs as typed; ``kb.notes.edits.coerce_value`` turns each VALUE into what the field holds."""
     pairs = []
     for item in assignments:
         field, sep, raw = item.partition("=")

@@ -23,7 +23,6 @@ from rich.progress import (
 from rich.table import Column
 
 from analyzers.overrides import OverrideError, split_pairs
-from kb.bindings import reason_line, settling
 from kb.cli.common import (
     ArtifactStoreOpt,
     CacheDirOpt,
@@ -45,10 +44,11 @@ from kb.cli.common import (
 )
 from kb.core import KnowledgeBase
 from kb.display import NOT_RUNNABLE, claim_scale_text, observed_text, run_status, scale_text
-from kb.evidence import label, latest_results, paper_comparisons, verdict_state
-from kb.notes import NoteError
+from kb.evidence.claim_states import label, latest_results, paper_comparisons, verdict_state
+from kb.evidence.verdicts import describe
+from kb.notes.bindings import reason_line, settling
+from kb.notes.files import NoteError
 from kb.queue import executors
-from kb.verdicts import describe
 from schemas import EvidenceRecord, Verdict
 
 

@@ -11,8 +11,6 @@ import typer
 from rich.markup import escape
 
 from analyzers.progress import duration_text
-from kb import tensions as tensions_mod
-from kb.bindings import reason_line
 from kb.cli.common import (
     Col,
     DbOpt,
@@ -29,7 +27,9 @@ from kb.cli.common import (
 from kb.cli.runs import verdict_table, watch
 from kb.cli.tensions import print_tensions
 from kb.core import KnowledgeBase, paper_summary
-from kb.evidence import ALL_STATES, label
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.claim_states import ALL_STATES, label
+from kb.notes.bindings import reason_line
 from kb.queue import daemon
 from schemas import RunRecord
 

@@ -1,5 +1,5 @@
 """``kb tensions``: claims of different notes that cannot both hold, with both quotes, each side's evidence and
-how the evidence stands (``kb.tensions``); ``--propose`` asks the agents for candidate tensions between
+how the evidence stands (``kb.evidence.tensions``); ``--propose`` asks the agents for candidate tensions between
 qualitative claims, listed apart and marked as proposed by the model."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from kb import tensions as tensions_mod
 from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, esc, make_kb, print_json
-from kb.evidence import label
+from kb.evidence import tensions as tensions_mod
+from kb.evidence.claim_states import label
 
 #: Colours of the outcomes in the listing.
 OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "yellow"}
@@ -29,7 +29,7 @@ def _side(row: dict[str, Any]) -> str:
 
 
 def print_tensions(rows: list[dict[str, Any]]) -> None:
-    """Each tension (``kb.tensions.record``) as a block: id and state, quantity and why, then both sides."""
+    """Each tension (``kb.evidence.tensions.record``) as a block: id and state, quantity and why, then both sides."""
     console.print(f"[bold]{len(rows)} tension(s) between notes[/]", highlight=False)
     for row in rows:
         colour = OUTCOME_COLOURS.get(row["state"], "white")

@@ -33,13 +33,14 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, result_record
-from kb import __version__, estimates
-from kb.artifact_store import ArtifactStore
-from kb.db import Evidence, Run, utcnow
-from kb.disk import disk_full_message, full_path, is_disk_full
+from kb import __version__
+from kb.evidence import estimates
+from kb.evidence.artifact_store import ArtifactStore
+from kb.evidence.verdicts import evaluate
+from kb.index.database import Evidence, Run, utcnow
 from kb.queue import records, retry
 from kb.queue import store as queue_store
-from kb.verdicts import evaluate
+from kb.queue.disk import disk_full_message, full_path, is_disk_full
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
 if TYPE_CHECKING:

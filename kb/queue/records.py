@@ -26,8 +26,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from kb.artifact_store import ArtifactStore
-from kb.db import Evidence, Run, utcnow
+from kb.evidence.artifact_store import ArtifactStore
+from kb.index.database import Evidence, Run, utcnow
 from schemas import RunStatus
 
 #: The record name of kb versions that kept the run as claimed, beside its evidence files.
@@ -138,7 +138,7 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
 
 def database_contents(engine: Engine) -> str | None:
     """What an index database already holds ("4 note(s), 12 run(s)"), or None when it is empty."""
-    from kb.db import Paper
+    from kb.index.database import Paper
 
     with Session(engine) as session:
         counts = {"note(s)": len(session.exec(select(Paper.id)).all()),

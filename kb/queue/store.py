@@ -23,8 +23,8 @@ from sqlalchemy import or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from kb.db import ClaimRow, Evidence, Run, utcnow
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
+from kb.index.database import ClaimRow, Evidence, Run, utcnow
 from schemas import Claim, RunRecord, RunStatus
 
 #: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).

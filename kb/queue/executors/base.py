@@ -21,7 +21,7 @@ from kb.settings import Settings, SlurmSettings
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from kb.artifact_store import ArtifactStore
+    from kb.evidence.artifact_store import ArtifactStore
 
 
 class JobConfig(BaseModel):
@@ -74,13 +74,13 @@ class JobConfig(BaseModel):
 
     def store(self, home: Path | None = None) -> ArtifactStore:
         """The artifact store, read through a cache under ``home`` (default: this config's KB home)."""
-        from kb.artifact_store import ArtifactStore
+        from kb.evidence.artifact_store import ArtifactStore
 
         return ArtifactStore(home or self.home, self.artifact_store)
 
     def engine(self) -> Engine:
         """A new engine on the index (the caller disposes of it)."""
-        from kb.db import make_engine
+        from kb.index.database import make_engine
 
         return make_engine(self.database_url, busy_timeout=self.db_busy_timeout)
 

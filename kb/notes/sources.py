@@ -28,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from analyzers.files import atomic_write_bytes
-from kb.notes import Note, NoteError, field_line
+from kb.notes.files import Note, NoteError, field_line
 from kb.settings import Settings
 
 DEFAULT_MAX_SOURCE_BYTES: int = Settings.model_fields["max_source_bytes"].default  # one home: the settings

@@ -23,12 +23,12 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, upda
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
-from kb.db import ClaimRow, Paper, Tag, init_db, writer_lock
-from kb.grounding import check_note
 from kb.hashing import binding_hash
-from kb.notes import Note, NoteError, field_line, find_notes, read_note
-from kb.search import SearchDoc, SearchHit, search_backend_for
-from kb.source_files import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
+from kb.index.database import ClaimRow, Paper, Tag, init_db, writer_lock
+from kb.index.search import SearchDoc, SearchHit, search_backend_for
+from kb.notes.files import Note, NoteError, field_line, find_notes, read_note
+from kb.notes.grounding import check_note
+from kb.notes.sources import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
 
 SortKey = Literal["id", "title", "year", "quality"]
 

@@ -5,7 +5,7 @@ files, and it keeps them exactly as the user wrote them:
 
 * the bytes read are kept (``Note.raw``), so loading and saving an unchanged note is byte-identical
   (BOM, CRLF, comments, quoting and unknown fields included);
-* edits (``kb.note_edits``) change only the lines of the fields they change, nothing else;
+* edits (``kb.notes.edits``) change only the lines of the fields they change, nothing else;
 * every write is atomic (temporary file in the same folder + ``os.replace``) and new files never
   overwrite existing ones;
 * every problem is a ``NoteError`` that names the file, the line and the field, and says what is
@@ -476,8 +476,8 @@ def _validate(data: Any, path: Path, max_seeds: int | None = None) -> PaperNote:
 
 
 def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | None) -> None:
-    """Each claim's analyzer binding against the registry (``kb.bindings``): the first problem, located."""
-    from kb.bindings import binding_problems
+    """Each claim's analyzer binding against the registry (``kb.notes.bindings``): the first problem, located."""
+    from kb.notes.bindings import binding_problems
 
     for i, claim in enumerate(meta.claims):
         problems = binding_problems(claim, max_seeds=max_seeds)
@@ -491,7 +491,7 @@ def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | Non
 
 def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
     """Parse and validate a note from its bytes; raises ``NoteError`` on any problem. ``max_seeds``: the
-    setting ``max_seeds_per_claim`` (default ``kb.bindings.DEFAULT_MAX_SEEDS``).
+    setting ``max_seeds_per_claim`` (default ``kb.notes.bindings.DEFAULT_MAX_SEEDS``).
 
     Whatever goes wrong inside one note is a ``NoteError`` on that note, never another exception: one bad
     note must not stop a listing, an index or a demo of all the others.
@@ -542,7 +542,7 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000, max_seeds: int | None =
 def save_note(note: Note, *, base: bytes | None = None) -> None:
     """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are).
 
-    ``base``: the bytes the edit was computed from, read under the note's lock (``kb.note_lock``). The write
+    ``base``: the bytes the edit was computed from, read under the note's lock (``kb.notes.locks``). The write
     is refused when the file no longer holds them (a program that ignores kb's lock, such as a text editor,
     saved it meanwhile), and the file is read back afterwards, so success is never reported for bytes that
     did not land.

@@ -1,6 +1,6 @@
 """Edits of a note that change only what they must: fields, appended claims, and nothing else.
 
-``kb.notes`` reads, validates and writes notes; this module computes edited versions of them, line by
+``kb.notes.files`` reads, validates and writes notes; this module computes edited versions of them, line by
 line, so that everything the user wrote outside the edit keeps its bytes:
 
 * ``set_fields`` rewrites only the lines of the top-level fields it changes (dotted keys reach into
@@ -11,7 +11,7 @@ line, so that everything the user wrote outside the edit keeps its bytes:
 * ``append_claims`` adds claims at the end of the ``claims:`` block that way;
 * ``frontmatter_data`` gives the frontmatter as plain data exactly as written (for editors).
 
-Every function returns a validated ``Note``; nothing is written to disk (``kb.notes.save_note`` does).
+Every function returns a validated ``Note``; nothing is written to disk (``kb.notes.files.save_note`` does).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
 from analyzers.files import unique_name
-from kb.notes import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
+from kb.notes.files import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
 from schemas.claim import Claim
 from schemas.note import PaperNote
 
@@ -255,7 +255,7 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
 
 # -- lists edited item by item, and claims ---------------------------------------------------------
 
-DUMPED_INDENT = 2  # kb.notes dumps sequence items as '  - ' (offset 2)
+DUMPED_INDENT = 2  # kb.notes.files dumps sequence items as '  - ' (offset 2)
 
 
 def claim_fields(claim: Claim) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Each reader returns a ``PaperRecord``: the metadata (title, authors with affilia
 venue, ids, urls) and the source text (the abstract, or a PDF's full text with pages separated by a
 form feed, ``\\f``, so grounding can tell which page a quote is on). ``add_paper`` writes the source
 text under ``sources/`` beside the notes and a new note in the user's format that names it in
-``source_file``. Online lookups (arXiv, Crossref) live in ``kb.paper_fetch``.
+``source_file``. Online lookups (arXiv, Crossref) live in ``kb.papers.lookups``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from analyzers.files import write_unique
-from kb import notes as notes_mod
 from kb.core import KnowledgeBase
-from kb.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
-from kb.notes import Note, NoteError
+from kb.notes import files as notes_mod
+from kb.notes.files import Note, NoteError
+from kb.notes.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
 
 
 @dataclass
@@ -72,8 +72,8 @@ class AddError(ValueError):
 
 def read_pdf(path: Path) -> PaperRecord:
     """Full text of a PDF (pages separated by ``PAGE_BREAK``, ligatures resolved) and what its layout says:
-    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.pdf_layout``)."""
-    from kb.pdf_layout import read_article
+    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``)."""
+    from kb.papers.pdf_layout import read_article
 
     try:
         article = read_article(path)

@@ -9,7 +9,7 @@ evidence (the newest row; older rows are history):
   of another version, another kb version, the note's binding changed): ``stale``;
 - the evidence carries no verdict (its run was made before the claim was indexed, so nothing judged
   it): ``inconclusive``, since evidence that was never tested against the claim settles nothing;
-- a small-scale proxy (evidence at a smaller scale than the claim's, ``kb.verdicts``) never settles the
+- a small-scale proxy (evidence at a smaller scale than the claim's, ``kb.evidence.verdicts``) never settles the
   claim, but says which way it leans: ``consistent_proxy`` (it would have supported the claim) or
   ``at_odds_proxy`` (it would have refuted it);
 - otherwise the verdict's kind: ``supported``, ``refuted``, ``inconclusive``, ``not_runnable``
@@ -40,10 +40,10 @@ from sqlmodel import Session, col, select
 
 from analyzers import registry
 from kb import __version__
-from kb.db import ClaimRow, Evidence, Run
 from kb.display import format_value
+from kb.evidence.verdicts import SeedValue, describe, evaluate, proxy_outcome, value_across_seeds
+from kb.index.database import ClaimRow, Evidence, Run
 from kb.queue import store as queue_store
-from kb.verdicts import SeedValue, describe, evaluate, proxy_outcome, value_across_seeds
 from schemas import Claim, EvidenceRecord, PaperValue, Provenance, Verdict, VerdictKind
 
 

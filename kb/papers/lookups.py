@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from kb import __version__
-from kb.paper_add import AddError, PaperRecord
+from kb.papers.add import AddError, PaperRecord
 from kb.settings import Settings
 
 _ATOM = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}

@@ -1,15 +1,15 @@
-"""Alembic environment: migrations run on the connection kb hands over (see kb.db.init_db)."""
+"""Alembic environment: migrations run on the connection kb hands over (see kb.index.database.init_db)."""
 
 from alembic import context
 from sqlmodel import SQLModel
 
-import kb.db  # noqa: F401  (registers the tables on SQLModel.metadata)
+import kb.index.database  # noqa: F401  (registers the tables on SQLModel.metadata)
 
 connection = context.config.attributes["connection"]
 
 
 def _include(name: str | None, type_: str, parent: object) -> bool:
-    # The full-text index is created by kb.search, not by migrations.
+    # The full-text index is created by kb.index.search, not by migrations.
     return not (type_ == "table" and name is not None and name.startswith("paper_fts"))
 
 

@@ -2,7 +2,7 @@
 
 Built from four column-only queries (papers, claims, latest evidence per claim, search hits) and
 joined in Python, so the Library page of a 10,000-note knowledge base renders without reading note
-files or per-claim queries. A claim's *state* (``kb.evidence.claim_state``, the one rule every
+files or per-claim queries. A claim's *state* (``kb.evidence.claim_states.claim_state``, the one rule every
 surface shares) is what the reader needs first; claims bound to no analyzer are counted as ``unbound``
 ("no analyzer"), so every claim is in exactly one count.
 """
@@ -17,9 +17,9 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from kb.db import ClaimRow, Paper
-from kb.evidence import ALL_STATES, claim_state, latest_evidence
-from kb.index import SortKey, decode_tags, filter_papers
+from kb.evidence.claim_states import ALL_STATES, claim_state, latest_evidence
+from kb.index.database import ClaimRow, Paper
+from kb.index.indexing import SortKey, decode_tags, filter_papers
 
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
 

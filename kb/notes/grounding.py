@@ -2,7 +2,7 @@
 lists where the note disagrees with its paper.
 
 A note names its source text (abstract or full text) with ``source_file:``, relative to the note; it is read
-through ``kb.source_files`` (inside the notes folder, size-capped, regular files only).
+through ``kb.notes.sources`` (inside the notes folder, size-capped, regular files only).
 Matching is tolerant of what copying from a PDF or web page changes: Unicode forms (NFKC), dashes
 and quotes, ligatures, whitespace and line breaks, and words hyphenated across a line break.
 
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from kb.notes import Note
-from kb.source_files import SourceText, read_source
+from kb.notes.files import Note
+from kb.notes.sources import SourceText, read_source
 
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
 _QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201b\u2032"} | {ord(c): '"' for c in "\u201c\u201d\u201f\u2033"}
@@ -200,7 +200,7 @@ def _text_of(note: Note, source: str | SourceText | None) -> tuple[str | None, s
 
 
 def check_note(note: Note, source: str | SourceText | None = None) -> list[GroundingResult]:
-    """Grounding of every claim of a note, against a text, a source read with ``kb.source_files.read_source``
+    """Grounding of every claim of a note, against a text, a source read with ``kb.notes.sources.read_source``
     (``KnowledgeBase.read_source``: the notes folder is the vault) or, by default, the note's ``source_file``
     read inside the note's own folder."""
     source_text, why = _text_of(note, source)

@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.grounding import PAGE_BREAK
+from kb.notes.grounding import PAGE_BREAK
 
 # Control codes a TeX font without a Unicode map leaves in the text (T1 encoding at 0x1b-0x1f and its
 # quotes at 0x10/0x11; OT1 at 0x0b-0x0f). pdfium hands them through; they are ligatures and quote marks.

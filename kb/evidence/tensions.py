@@ -15,18 +15,18 @@ intersect). A field only one claim states constrains nothing: the other claim is
 
 **Tension** (``find``): two comparable claims of different notes such that
 
-- their expectations cannot both hold: the values each accepts (``kb.verdicts.accepted``: an interval with open
+- their expectations cannot both hold: the values each accepts (``kb.evidence.verdicts.accepted``: an interval with open
   or closed ends, or one exact value) do not intersect (disjoint ranges, opposite directions, ``==`` on
   different values): kind ``expectations``; or
 - one current evidence record of either claim supports one and refutes the other, each judged by
-  ``kb.verdicts.evaluate`` on that record's results: kind ``evidence``.
+  ``kb.evidence.verdicts.evaluate`` on that record's results: kind ``evidence``.
 
 A tension's id is ``t-`` and 10 hex digits of the SHA-256 of its two claim keys in sorted order (claim A is the
 first): stable while the keys are, whatever else the notes change.
 
 **State** (``judge``): the deciding evidence is the newest current evidence of either claim at the settling
 preset (``settle_plan``: the preset both claims name, or the one the bolder claim, the one accepting fewer
-values, needs), else at any scale. Both claims are judged on it by ``kb.verdicts.evaluate`` (never a second
+values, needs), else at any scale. Both claims are judged on it by ``kb.evidence.verdicts.evaluate`` (never a second
 verdict rule): supported / refuted reads "settled for A", refuted / supported "settled for B", refuted /
 refuted "both wrong", anything else "open: " and why (a proxy, an interval straddling a threshold, a run not
 runnable here, no evidence yet).
@@ -48,10 +48,10 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from kb.db import ClaimRow, Evidence
-from kb.evidence import ClaimStatus, claim_state, label, latest_evidence, stale_reason, verdict_state
+from kb.evidence.claim_states import ClaimStatus, claim_state, label, latest_evidence, stale_reason, verdict_state
+from kb.evidence.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
+from kb.index.database import ClaimRow, Evidence
 from kb.queue import store as queue_store
-from kb.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
 from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
 #: Two stated model sizes are the same subject when the larger is at most this many times the smaller.
@@ -258,7 +258,7 @@ class Tension:
     b: ClaimRef
     split_by: str | None = None  # kind 'evidence': the run whose evidence splits the claims
     state: TensionState = UNJUDGED
-    statuses: dict[str, ClaimStatus] = field(default_factory=dict)  # each side's claim state (kb.evidence)
+    statuses: dict[str, ClaimStatus] = field(default_factory=dict)  # each side's claim state (kb.evidence.claim_states)
     evidence: dict[str, Deciding] = field(default_factory=dict)  # each side's latest current evidence
 
     @property
@@ -376,7 +376,7 @@ def settle_plan(tension: Tension) -> SettlePlan:
 
 
 def judge(a: Claim, b: Claim, deciding: Deciding) -> TensionState:
-    """The state one evidence record gives a tension: both claims judged on it by ``kb.verdicts.evaluate``."""
+    """The state one evidence record gives a tension: both claims judged on it by ``kb.evidence.verdicts.evaluate``."""
     if deciding.verdict is not None and deciding.verdict.kind is VerdictKind.not_runnable:
         return TensionState(Outcome.open, f"open: the deciding run is not runnable here ({deciding.verdict.reason})",
                             deciding)

@@ -23,7 +23,7 @@ from sqlmodel import Session, col, select
 
 from analyzers.base import Analyzer, AnalyzerParams, NotRunnable
 from analyzers.progress import duration_text
-from kb.db import Run
+from kb.index.database import Run
 from schemas import RunStatus
 
 #: Seconds ``calibration_seconds`` took on the reference machine (the project's 2-core machine, best of 5).

@@ -16,7 +16,7 @@ A note's source text (its ``source_file``: an abstract, or a PDF's full text wit
 feeds) is searched too, one row per page in ``paper_fts_source`` (and its bigram twin
 ``paper_fts_source_cjk``), so each hit in it carries its page. Notes matching in their own text rank first;
 notes found only through their source text follow, best page first. PostgreSQL keeps the same pages in a table
-with a word index and answers in the same shape (``kb.search_postgres``).
+with a word index and answers in the same shape (``kb.index.search_postgres``).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from typing import Protocol
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DatabaseError
 
-from kb.grounding import PAGE_BREAK  # between the pages of a source text
-from kb.notes import CJK_CLASS
+from kb.notes.files import CJK_CLASS
+from kb.notes.grounding import PAGE_BREAK  # between the pages of a source text
 
 FTS_TABLE = "paper_fts"
 _CREATE_FTS = (
@@ -475,7 +475,7 @@ class LikeSearch:
     def search(self, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
         from sqlmodel import Session, col, select
 
-        from kb.db import ClaimRow, Paper
+        from kb.index.database import ClaimRow, Paper
 
         check_query(query)
         terms = query_terms(query)
@@ -523,11 +523,11 @@ def _like_snippet(body: str, terms: list[str], width: int = 80) -> str:
 
 def search_backend_for(engine: Engine) -> SearchBackend:
     """FTS5 on SQLite; on PostgreSQL, LIKE over the notes and a word index over their source pages
-    (``kb.search_postgres``); LIKE over the notes elsewhere."""
+    (``kb.index.search_postgres``); LIKE over the notes elsewhere."""
     if engine.dialect.name == "sqlite":
         return SqliteFtsSearch(engine)
     if engine.dialect.name == "postgresql":
-        from kb.search_postgres import PostgresSearch  # it builds on this module's LikeSearch
+        from kb.index.search_postgres import PostgresSearch  # it builds on this module's LikeSearch
 
         return PostgresSearch(engine)
     return LikeSearch(engine)

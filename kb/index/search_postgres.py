@@ -1,7 +1,7 @@
 """Search on PostgreSQL: the notes as ``LikeSearch`` finds them, then the notes' source texts, page by page.
 
 SQLite keeps a note's source text (an abstract, or a PDF's full text with pages separated by form feeds)
-in an FTS5 table, one row per page (``kb.search``). Here the same rows live in a plain table of the same
+in an FTS5 table, one row per page (``kb.index.search``). Here the same rows live in a plain table of the same
 name, ``paper_fts_source`` (``paper_id``, ``page``, ``text``), with a GIN index over
 ``to_tsvector('simple', text)``: a query of words finds its pages through the index (every word, the last
 one as a prefix, as on SQLite) and ranks them with ``ts_rank``; a query with punctuation ('ESM-2') or
@@ -9,7 +9,8 @@ Chinese, Japanese or Korean text, which the word parser would split differently 
 each term as a substring (ILIKE). Each note found only through its source text comes after the notes
 matching in their own text, at its best page, with that page's number and a snippet, the shape SQLite gives.
 
-The table is not a model of ``kb.db`` (migrations leave ``paper_fts*`` tables to the search backends). When it
+The table is not a model of ``kb.index.database`` (migrations leave ``paper_fts*`` tables to the search
+backends). When it
 is created in a database that already holds notes, the notes with a source text are marked as having a
 changed source, so the next ``kb index`` reads them again and fills it (as migration 0007 does on SQLite).
 """
@@ -21,8 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection, Engine, bindparam, text
 
-from kb.grounding import PAGE_BREAK
-from kb.search import (
+from kb.index.search import (
     SOURCE_TABLE,
     LikeSearch,
     SearchDoc,
@@ -33,6 +33,7 @@ from kb.search import (
     query_terms,
     substring_snippet,
 )
+from kb.notes.grounding import PAGE_BREAK
 
 # The word parser of the 'simple' configuration: no stemming and no stop words, like FTS5's unicode61.
 _VECTOR = "to_tsvector('simple', text)"

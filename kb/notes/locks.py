@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from analyzers.files import write_new
-from kb.notes import NoteError
+from kb.notes.files import NoteError
 
 LOCK_DIR = ".kb-locks"
 _POLL_SECONDS = 0.02  # how often a waiting writer tries again: short next to an edit (tens of milliseconds)
@@ -57,7 +57,7 @@ def _open_lock_file(note_path: Path, lock: Path) -> int:
         lock.parent.mkdir(exist_ok=True)
         ignore = lock.parent / ".gitignore"
         if not ignore.exists():  # created once, atomically: a racing writer's copy is the same
-            write_new(ignore, b"# kb's note locks (kb/note_lock.py): never commit them\n*\n")
+            write_new(ignore, b"# kb's note locks (kb/notes/locks.py): never commit them\n*\n")
         return os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
     except OSError as exc:
         raise NoteError(note_path, f"cannot take the note's lock {lock}: {exc.strerror or exc}; the note's folder "

@@ -153,7 +153,7 @@ def _bounds(expect: Expectation) -> tuple[float, float]:
 @dataclass(frozen=True)
 class Accepted:
     """The values an expectation accepts: an interval of numbers whose ends are open or closed (infinite on an
-    open side), or one exact value (text or true/false with '=='). ``kb.tensions`` tests two claims'
+    open side), or one exact value (text or true/false with '=='). ``kb.evidence.tensions`` tests two claims'
     intersection with it, so what a claim accepts is read from the same bounds ``decide`` uses."""
 
     low: float = -math.inf

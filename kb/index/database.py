@@ -72,7 +72,7 @@ class ClaimRow(SQLModel, table=True):
     kind: str
     analyzer: str | None = None
     claim_json: str = "{}"
-    grounding: str | None = None  # kb.grounding.Grounding of the source quote, checked at index time
+    grounding: str | None = None  # kb.notes.grounding.Grounding of the source quote, checked at index time
     binding_hash: str | None = None  # hash of the analyzer binding: evidence made under another is stale
 
 
@@ -187,8 +187,8 @@ def writer_lock(engine: Engine, name: str = "index") -> Iterator[None]:
 
 def init_db(engine: Engine) -> None:
     """Create all tables and the search index (idempotent; safe when several processes start at once)."""
-    from kb.migrate import upgrade
-    from kb.search import search_backend_for
+    from kb.index.migrate import upgrade
+    from kb.index.search import search_backend_for
 
     # Tables come from the Alembic migrations, so a team database created by an older kb is upgraded
     # in place instead of drifting from the models. Two processes starting on a new database would both
