@@ -33,8 +33,10 @@ from kb.evidence import tensions as tensions_mod
 from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
-from kb.index.database import ClaimRow, Paper, init_db, make_engine
+from kb.index.database import ClaimRow, Paper, make_engine
+from kb.index.indexing import claim_for_key
 from kb.index.migrate import unknown_revision
+from kb.index.opening import init_db
 from kb.index.search import fts_damage
 from kb.notes import edits as note_edits
 from kb.notes import files as notes_mod
@@ -449,7 +451,7 @@ class KnowledgeBase:
         granted = operator_params or {}
         keys = self.claim_keys(targets)
         bindings = [(key, claim) for key in keys
-                    if (claim := queue_store.claim_for_key(self.engine, key)) is not None and claim.analyzer]
+                    if (claim := claim_for_key(self.engine, key)) is not None and claim.analyzer]
         typed = self._operator_params(granted, {c.analyzer.name for _, c in bindings if c.analyzer})
         if stale_only:
             bindings = [(key, claim) for key, claim in bindings if self.staleness(key) is not None]
@@ -593,7 +595,8 @@ class KnowledgeBase:
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
              device: str | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
-        return execution.work(self.engine, self.job_config, once=once, idle_timeout=idle_timeout, store=self.store,
+        return execution.work(self.engine, self.job_config, watched=executors.reconciling(), once=once,
+                              idle_timeout=idle_timeout, store=self.store,
                               device=device)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
@@ -603,7 +606,7 @@ class KnowledgeBase:
 
     def recover(self) -> list[str]:
         """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""
-        return queue_store.recover_stale(self.engine)
+        return queue_store.recover_stale(self.engine, watched=executors.reconciling())
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""

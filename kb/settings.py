@@ -11,7 +11,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from kb.notes.bindings import DEFAULT_MAX_SEEDS
+#: Runs one claim may queue, one per seed: the default of the setting ``max_seeds_per_claim``. A verdict on a
+#: mean needs a handful of seeds; thousands would only fill the queue.
+DEFAULT_MAX_SEEDS = 10
 
 
 class SlurmSettings(BaseModel):

@@ -9,7 +9,8 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 from sqlmodel import SQLModel
 
-from kb.index.database import init_db, make_engine
+from kb.index.database import make_engine
+from kb.index.opening import init_db
 
 
 def _head() -> str:

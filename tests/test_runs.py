@@ -153,7 +153,7 @@ def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
     assert len(kb.evidence("q#echo-big")) == 1  # earlier evidence intact
     import datetime as dt
 
-    assert queue_store.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=0)) == [run.id]
+    assert queue_store.recover_stale(kb.engine, watched=frozenset(), stale_after=dt.timedelta(seconds=0)) == [run.id]
     assert kb.runs(status="queued")[0].id == run.id
     with Session(kb.engine) as session:  # make it fast to finish
         row = session.get(Run, run.id)

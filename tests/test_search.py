@@ -84,7 +84,7 @@ def test_an_index_made_before_the_cjk_table_is_filled_once(seeds: Path, tmp_path
     kb = _seed_kb(seeds, tmp_path)
     with kb.engine.begin() as conn:
         conn.exec_driver_sql("DROP TABLE paper_fts_cjk")
-    from kb.index.database import init_db
+    from kb.index.opening import init_db
 
     init_db(kb.engine)
     assert "seed" in {h.paper_id for h in kb.search("梯度消失")}

@@ -21,7 +21,8 @@ from sqlmodel import Session, select
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext
 from analyzers.registry import register
 from kb.core import KnowledgeBase
-from kb.index.database import Evidence, Run, init_db, make_engine
+from kb.index.database import Evidence, Run, make_engine
+from kb.index.opening import init_db
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
@@ -101,7 +102,7 @@ def test_a_run_that_keeps_killing_its_worker_fails_after_the_attempt_limit(tmp_p
     for attempt in range(1, queue_store.MAX_ATTEMPTS + 1):
         claimed = queue_store.claim_next(kb.engine, f"elsewhere:{attempt}")
         assert claimed is not None and claimed.attempts == attempt
-        queue_store.recover_stale(kb.engine, stale_after=dt.timedelta(seconds=-1))
+        queue_store.recover_stale(kb.engine, watched=frozenset(), stale_after=dt.timedelta(seconds=-1))
     record = kb.get_run(run.id)
     assert record is not None and record.status is RunStatus.failed
     assert record.error is not None and f"gave up after {queue_store.MAX_ATTEMPTS} attempts" in record.error

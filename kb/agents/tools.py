@@ -28,9 +28,9 @@ from kb.core import KnowledgeBase
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.claim_states import ClaimState
 from kb.evidence.verdicts import MetricMissing, resolve_metric
+from kb.index.indexing import claim_for_key
 from kb.notes.files import NoteError
 from kb.notes.grounding import check_quote, normalize_text
-from kb.queue import store as queue_store
 
 CitationKind = Literal["note", "claim", "run"]
 ClaimStateName = Literal["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable",
@@ -182,7 +182,7 @@ class ToolBox:
     def cite(self, kind: CitationKind, ident: str, label: str | None = None) -> None:
         """Record a citation once, in first-seen order (tools may run in parallel threads)."""
         if label is None and kind == "claim":
-            claim = queue_store.claim_for_key(self.kb.engine, ident)
+            claim = claim_for_key(self.kb.engine, ident)
             label = claim.statement if claim else None
         with self._lock:
             if not any(c.kind == kind and c.id == ident for c in self.citations):

@@ -43,7 +43,7 @@ from kb import __version__
 from kb.display import format_value
 from kb.evidence.verdicts import SeedValue, describe, evaluate, proxy_outcome, value_across_seeds
 from kb.index.database import ClaimRow, Evidence, Run
-from kb.queue import store as queue_store
+from kb.index.indexing import claim_for_key
 from schemas import Claim, EvidenceRecord, PaperValue, Provenance, Verdict, VerdictKind
 
 
@@ -293,7 +293,7 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     Editing ``expect:`` needs no new run (the metrics are stored), but the stored verdict must follow
     the note, or the app would show a verdict on an expectation the note no longer makes.
     """
-    claim = queue_store.claim_for_key(engine, claim_key)
+    claim = claim_for_key(engine, claim_key)
     if claim is None or claim.expect is None:
         return False
     evidence = evidence_for(engine, claim_key, limit=1)  # every claim of every changed note comes here
@@ -303,7 +303,7 @@ def rejudge(engine: Engine, claim_key: str) -> bool:
     old = Verdict.model_validate_json(latest.verdict_json or "{}")
     if old.kind is VerdictKind.not_runnable or old.expected == describe(claim.expect):
         return False
-    results = (queue_store.group_results(engine, latest.group_id)[0] if latest.group_id
+    results = (group_results(engine, latest.group_id)[0] if latest.group_id
                else [json.loads(latest.metrics_json)])
     verdict = evaluate(claim, [m for m in results if m], old.evidence_scale)
     set_verdict(engine, latest.id, verdict.model_copy(
@@ -362,6 +362,14 @@ def latest_results(engine: Engine, claim_key: str) -> list[dict[str, Any]]:
     if not evidence:
         return []
     latest = evidence[0]
-    results = queue_store.group_results(engine, latest.group_id)[0] if latest.group_id else [
+    results = group_results(engine, latest.group_id)[0] if latest.group_id else [
         json.loads(latest.metrics_json)]
     return [r for r in results if r]
+
+
+def group_results(engine: Engine, group_id: str) -> tuple[list[dict[str, Any]], int]:
+    """Metrics of the group's evidence so far, and how many runs the group has in all."""
+    with Session(engine) as session:
+        rows = session.exec(select(Evidence.metrics_json).where(Evidence.group_id == group_id)).all()
+        total = len(session.exec(select(Run.id).where(Run.group_id == group_id)).all())
+    return [json.loads(r) for r in rows], total

@@ -48,10 +48,17 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from kb.evidence.claim_states import ClaimStatus, claim_state, label, latest_evidence, stale_reason, verdict_state
+from kb.evidence.claim_states import (
+    ClaimStatus,
+    claim_state,
+    group_results,
+    label,
+    latest_evidence,
+    stale_reason,
+    verdict_state,
+)
 from kb.evidence.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
 from kb.index.database import ClaimRow, Evidence
-from kb.queue import store as queue_store
 from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
 #: Two stated model sizes are the same subject when the larger is at most this many times the smaller.
@@ -201,7 +208,7 @@ def current_evidence(engine: Engine, refs: Iterable[ClaimRef]) -> dict[str, tupl
     found = {}
     for key, row in current.items():
         ident, metrics, group = stored[row.run_id]
-        results = queue_store.group_results(engine, group)[0] if group else [json.loads(metrics)]
+        results = group_results(engine, group)[0] if group else [json.loads(metrics)]
         verdict = Verdict.model_validate_json(row.verdict_json or "{}")
         status = claim_state(row, bound=by_key[key].claim.analyzer is not None, binding_hash=by_key[key].binding_hash)
         found[key] = (Deciding(key, row.run_id, int(ident), [r for r in results if r], verdict.evidence_scale,

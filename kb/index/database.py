@@ -2,7 +2,7 @@
 
 The index is a cache of the notes on disk (papers, tags, claims, a full-text index) plus the durable
 state kb owns itself (runs and evidence). No engine is created at import time: call
-:func:`make_engine` with a URL, then :func:`init_db`.
+:func:`make_engine` with a URL, then ``kb.index.opening.init_db``.
 
 Note: no ``from __future__ import annotations`` here; SQLModel needs real annotations.
 """
@@ -183,16 +183,3 @@ def writer_lock(engine: Engine, name: str = "index") -> Iterator[None]:
                 conn.commit()
     else:
         yield
-
-
-def init_db(engine: Engine) -> None:
-    """Create all tables and the search index (idempotent; safe when several processes start at once)."""
-    from kb.index.migrate import upgrade
-    from kb.index.search import search_backend_for
-
-    # Tables come from the Alembic migrations, so a team database created by an older kb is upgraded
-    # in place instead of drifting from the models. Two processes starting on a new database would both
-    # create the tables: the migration lock makes the second one wait, then find them there.
-    with writer_lock(engine, "migrate"):
-        upgrade(engine)
-        search_backend_for(engine).create(engine)

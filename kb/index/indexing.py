@@ -24,11 +24,13 @@ from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from kb.hashing import binding_hash
-from kb.index.database import ClaimRow, Paper, Tag, init_db, writer_lock
-from kb.index.search import SearchDoc, SearchHit, search_backend_for
+from kb.index.database import ClaimRow, Paper, Tag, writer_lock
+from kb.index.opening import init_db, search_backend_for
+from kb.index.search import SearchDoc, SearchHit
 from kb.notes.files import Note, NoteError, field_line, find_notes, read_note
 from kb.notes.grounding import check_note
 from kb.notes.sources import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
+from schemas import Claim
 
 SortKey = Literal["id", "title", "year", "quality"]
 
@@ -481,3 +483,10 @@ def all_tags(engine: Engine) -> list[tuple[str, int]]:
         count = func.count(col(Tag.paper_id))
         stmt = select(Tag.tag, count).group_by(col(Tag.tag)).order_by(count.desc(), col(Tag.tag))
         return [(t, int(n)) for t, n in session.exec(stmt).all()]
+
+
+def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
+    """The indexed claim behind '<note id>#<claim id>'."""
+    with Session(engine) as session:
+        row = session.get(ClaimRow, claim_key)
+        return Claim.model_validate_json(row.claim_json) if row else None

@@ -519,15 +519,3 @@ def _like_snippet(body: str, terms: list[str], width: int = 80) -> str:
             start = max(0, pos - width // 2)
             return body[start : start + width].replace("\n", " ")
     return body[:width].replace("\n", " ")
-
-
-def search_backend_for(engine: Engine) -> SearchBackend:
-    """FTS5 on SQLite; on PostgreSQL, LIKE over the notes and a word index over their source pages
-    (``kb.index.search_postgres``); LIKE over the notes elsewhere."""
-    if engine.dialect.name == "sqlite":
-        return SqliteFtsSearch(engine)
-    if engine.dialect.name == "postgresql":
-        from kb.index.search_postgres import PostgresSearch  # it builds on this module's LikeSearch
-
-        return PostgresSearch(engine)
-    return LikeSearch(engine)

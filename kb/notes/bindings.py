@@ -14,11 +14,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kb.settings import DEFAULT_MAX_SEEDS
 from schemas import Claim
-
-# Runs one claim may queue, one per seed: the default of the setting ``max_seeds_per_claim``. A verdict on a
-# mean needs a handful of seeds; thousands would only fill the queue.
-DEFAULT_MAX_SEEDS = 10
 
 
 def _known_metric(metric: str, declared: dict[str, str], result_fields: set[str]) -> bool:

@@ -491,7 +491,7 @@ def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | Non
 
 def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
     """Parse and validate a note from its bytes; raises ``NoteError`` on any problem. ``max_seeds``: the
-    setting ``max_seeds_per_claim`` (default ``kb.notes.bindings.DEFAULT_MAX_SEEDS``).
+    setting ``max_seeds_per_claim`` (default ``kb.settings.DEFAULT_MAX_SEEDS``).
 
     Whatever goes wrong inside one note is a ``NoteError`` on that note, never another exception: one bad
     note must not stop a listing, an index or a demo of all the others.

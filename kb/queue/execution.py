@@ -36,8 +36,10 @@ from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, r
 from kb import __version__
 from kb.evidence import estimates
 from kb.evidence.artifact_store import ArtifactStore
+from kb.evidence.claim_states import group_results
 from kb.evidence.verdicts import evaluate
 from kb.index.database import Evidence, Run, utcnow
+from kb.index.indexing import claim_for_key
 from kb.queue import records, retry
 from kb.queue import store as queue_store
 from kb.queue.disk import disk_full_message, full_path, is_disk_full
@@ -454,7 +456,7 @@ def _clean(*folders: Path) -> None:
 
 def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: AnalyzerResult | None,
              not_runnable: str | None) -> Verdict | None:
-    claim = queue_store.claim_for_key(engine, run.claim_key) if run.claim_key else None
+    claim = claim_for_key(engine, run.claim_key) if run.claim_key else None
     if not_runnable is not None:
         return Verdict(kind=VerdictKind.not_runnable, reason=not_runnable)
     if claim is None:
@@ -462,7 +464,7 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     scale = result.scale if result is not None else EvidenceScale(name="unknown")
     if run.group_id is None:
         return evaluate(claim, [metrics], scale)
-    earlier, total = queue_store.group_results(engine, run.group_id)
+    earlier, total = group_results(engine, run.group_id)
     results = [m for m in earlier if m] + [metrics]  # a not-runnable sibling left no metrics
     verdict = evaluate(claim, results, scale)
     if len(results) < total:
@@ -497,11 +499,12 @@ def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *
     return execute_claimed(engine, config, run, home=home).value
 
 
-def work(engine: Engine, config: JobConfig, *, once: bool = True, poll: float = 1.0,
+def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bool = True, poll: float = 1.0,
          idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
          device: str | None = None) -> dict[str, int]:
     """Process queued runs under ``config``. ``once``: stop when the queue is empty. Returns counts per final
-    status.
+    status. ``watched``: the executors that watch their own runs (``kb.queue.executors.reconciling``), whose
+    runs this worker never reclaims.
 
     ``device`` ('cuda', 'cpu') takes only runs that ask for it, e.g. a worker on a GPU machine that serves a
     shared index. A database outage (restart, lost connection, lock) is waited out, never the end of the
@@ -511,7 +514,7 @@ def work(engine: Engine, config: JobConfig, *, once: bool = True, poll: float = 
     home, lease = config.home, config.lease
     store = store or config.store()
     heartbeat_interval = min(heartbeat_interval, lease.total_seconds() / 4)
-    reclaimer = Reclaimer(engine, store, lease)
+    reclaimer = Reclaimer(engine, store, lease, watched)
     reclaimer.now()
     retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
     counts: dict[str, int] = {}
@@ -549,8 +552,8 @@ class Reclaimer:
     this worker for a whole lease: after an outage nobody could renew theirs. A run failed past the attempt
     limit gets its outcome record in the store."""
 
-    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta) -> None:
-        self.engine, self.store, self.lease = engine, store, lease
+    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta, watched: frozenset[str]) -> None:
+        self.engine, self.store, self.lease, self.watched = engine, store, lease, watched
         self._lock = threading.Lock()
         self._last = float("-inf")
 
@@ -576,7 +579,8 @@ class Reclaimer:
         tracker = retry.outage(self.engine)
 
         def once() -> dict[str, RunStatus]:
-            return queue_store.reclaim(self.engine, expired=tracker.healthy_for() >= self.lease.total_seconds())
+            expired = tracker.healthy_for() >= self.lease.total_seconds()
+            return queue_store.reclaim(self.engine, watched=self.watched, expired=expired)
 
         released = retry.retrying(self.engine, "reclaiming runs of stopped workers", once, write=False) \
             if patient else once()

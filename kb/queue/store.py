@@ -24,8 +24,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
-from kb.index.database import ClaimRow, Evidence, Run, utcnow
-from schemas import Claim, RunRecord, RunStatus
+from kb.index.database import Evidence, Run, utcnow
+from schemas import RunRecord, RunStatus
 
 #: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).
 LEASE = dt.timedelta(seconds=60)
@@ -271,21 +271,20 @@ def lease_dead(run: Run, *, now: dt.datetime | None = None, stale_after: dt.time
     return expires < now
 
 
-def reclaim(engine: Engine, *, expired: bool = True, stale_after: dt.timedelta | None = None) -> dict[str, RunStatus]:
+def reclaim(engine: Engine, *, watched: frozenset[str], expired: bool = True,
+            stale_after: dt.timedelta | None = None) -> dict[str, RunStatus]:
     """Release the runs whose worker is gone (see ``lease_dead``): re-queued, or failed past the attempt limit.
 
     Cheap enough for every poll of every worker: one indexed read of the running runs. ``expired=False``
     only releases runs whose worker process on this host is gone (a worker that just lived through an
     outage must not take runs whose holders could not renew their lease either). Runs of an executor that
-    ``reconciles`` (Slurm) are left to it: it asks the scheduler. Returns the new status per released run.
+    ``reconciles`` (Slurm), named in ``watched``, are left to it: it asks the scheduler. Returns the new status
+    per released run.
     """
     now = utcnow()
     with Session(engine) as session:
         running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
     released: dict[str, RunStatus] = {}
-    from kb.queue.executors import reconciling  # the executors package imports this module
-
-    watched = reconciling()
     for run in running:
         if run.executor in watched:
             continue
@@ -300,9 +299,10 @@ def reclaim(engine: Engine, *, expired: bool = True, stale_after: dt.timedelta |
     return released
 
 
-def recover_stale(engine: Engine, *, stale_after: dt.timedelta | None = None) -> list[str]:
-    """Runs left 'running' by a dead worker, re-queued (or failed past the attempt limit); returns their ids."""
-    return list(reclaim(engine, stale_after=stale_after))
+def recover_stale(engine: Engine, *, watched: frozenset[str], stale_after: dt.timedelta | None = None) -> list[str]:
+    """Runs left 'running' by a dead worker, re-queued (or failed past the attempt limit); returns their ids.
+    ``watched``: the executors that watch their own runs (``kb.queue.executors.reconciling``)."""
+    return list(reclaim(engine, watched=watched, stale_after=stale_after))
 
 
 def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | None = None,
@@ -350,18 +350,3 @@ def to_record(run: Run) -> RunRecord:
                      status=RunStatus(run.status),
                      progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
                      started_at=run.started_at, finished_at=run.finished_at)
-
-
-def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
-    """The indexed claim behind '<note id>#<claim id>'."""
-    with Session(engine) as session:
-        row = session.get(ClaimRow, claim_key)
-        return Claim.model_validate_json(row.claim_json) if row else None
-
-
-def group_results(engine: Engine, group_id: str) -> tuple[list[dict[str, Any]], int]:
-    """Metrics of the group's evidence so far, and how many runs the group has in all."""
-    with Session(engine) as session:
-        rows = session.exec(select(Evidence.metrics_json).where(Evidence.group_id == group_id)).all()
-        total = len(session.exec(select(Run.id).where(Run.group_id == group_id)).all())
-    return [json.loads(r) for r in rows], total

@@ -1,4 +1,4 @@
-"""Alembic environment: migrations run on the connection kb hands over (see kb.index.database.init_db)."""
+"""Alembic environment: migrations run on the connection kb hands over (see kb.index.opening.init_db)."""
 
 from alembic import context
 from sqlmodel import SQLModel

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.engine import Engine
 
 from kb.queue import execution
-from kb.queue.executors import register
+from kb.queue.executors import reconciling, register
 from kb.queue.executors.base import Executor
 
 
@@ -21,4 +21,4 @@ class LocalExecutor(Executor):
 
     def run(self, engine: Engine, run_ids: list[str]) -> dict[str, int]:
         """Work through the queue here until it is empty (these runs and any queued before them)."""
-        return execution.work(engine, self.config, once=True)
+        return execution.work(engine, self.config, watched=reconciling(), once=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from kb.index.database import init_db
+from kb.index.opening import init_db
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.queue.executors import register
