@@ -12,9 +12,9 @@ import uuid
 from typing import Any, Final
 
 import streamlit as st
-from pydantic import ValidationError
 
-from app.forms import NONE, ErrorSlots, errors_of, field_input, field_kind, init_value, overlay, to_widget
+from app.forms import NONE, ErrorSlots, field_input, field_kind, init_value, overlay, to_widget
+from kb.notes.bindings import params_problems
 from schemas import Operator
 
 OTHER_METRIC = "other path…"
@@ -261,13 +261,10 @@ def params_errors(claim: dict[str, Any], analyzers: dict[str, Any]) -> dict[tupl
     if not binding or binding.get("name") not in analyzers:
         return {}
     analyzer = analyzers[binding["name"]]()
-    try:
-        analyzer.params_for(binding.get("params") or {}, scale=binding.get("scale"))
-    except ValidationError as exc:
-        return errors_of(exc, prefix=("analyzer", "params"))
-    except ValueError as exc:
-        return {("analyzer",): [str(exc)]}
-    return {}
+    errors: dict[tuple[str, ...], list[str]] = {}
+    for field, message in params_problems(analyzer, binding.get("params") or {}, binding.get("scale")):
+        errors.setdefault(tuple(field.split(".")), []).append(message)
+    return errors
 
 
 def from_draft(draft: Any) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from kb.index.search import fts_damage
 from kb.notes import edits as note_edits
 from kb.notes import files as notes_mod
 from kb.notes import locks as note_lock_mod
+from kb.notes.bindings import binding_problems
 from kb.notes.files import Note, NoteChanged, NoteError
 from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
 from kb.queue import execution, executors, retry
@@ -462,16 +463,14 @@ class KnowledgeBase:
             assert binding is not None
             scale = (presets or {}).get(key, binding.scale)
             seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
-            if len(seeds) > self.settings.max_seeds_per_claim:  # invalid at index time; an older index may hold it
-                skipped.append((key, f"analyzer.seeds: {len(seeds):,} seeds, over the limit of "
-                                     f"{self.settings.max_seeds_per_claim} (max_seeds_per_claim)"))
+            # Notes like this are invalid at index time, but an older index, or a setting changed since, may
+            # still hold one: the binding is checked again by the one rule before anything is queued.
+            if found := binding_problems(claim, max_seeds=self.settings.max_seeds_per_claim):
+                field, why = found[0]
+                skipped.append((key, f"{field}: {why}"))
                 continue
             try:
                 analyzer = registry.get(binding.name)
-                refused = analyzer.Params.note_errors(binding.params)
-                if refused:  # notes like this are invalid at index time; an older index may still hold one
-                    name, why = next(iter(refused.items()))
-                    raise ValueError(f"analyzer.params.{name}: {why}")
                 mine = typed.get(analyzer.name, {})
                 overrides = [{**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
                              for s in seeds]

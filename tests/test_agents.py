@@ -313,11 +313,11 @@ def test_draft_agent_strips_unknown_analyzers_bad_parameters_and_undeclared_metr
     by_id = {c.id: c for c in result.claims}
     assert set(by_id) == {"unknown", "bad-params", "bad-metric"} and result.rejected == []
     assert by_id["unknown"].analyzer is None and by_id["unknown"].expect is None
-    assert "'depth.nonexistent' is not registered" in by_id["unknown"].notes[0]
+    assert "unknown analyzer 'depth.nonexistent'" in by_id["unknown"].notes[0]
     assert by_id["bad-params"].analyzer is None and "value" in by_id["bad-params"].notes[0]
     assert "colour" in by_id["bad-params"].notes[0]
     assert by_id["bad-metric"].analyzer is not None and by_id["bad-metric"].expect is None
-    assert "declares no metric 'accuracy'" in by_id["bad-metric"].notes[0]
+    assert "does not produce 'accuracy'" in by_id["bad-metric"].notes[0]
 
 
 def test_review_rejects_duplicates_and_renames_ids_taken_in_the_note() -> None:

@@ -25,13 +25,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from analyzers import registry
 from kb.agents.config import ENV_VAR
 from kb.agents.fallback import fallback_claims, slug
 from kb.agents.tools import DRAFT_TOOLS, build_tools
 from kb.core import KnowledgeBase
+from kb.notes.bindings import binding_problems
 from kb.notes.grounding import check_quote, normalize_text
 from schemas.claim import AnalyzerBinding, Claim, ClaimKind, ClaimScale, ClaimSource, Expectation
 
@@ -136,28 +137,14 @@ def _binding_problems(claim: ProposedClaim, analyzers: Mapping[str, Any]) -> tup
     strip: dict[str, Any] = {}
     why: list[str] = []
     if claim.analyzer is not None:
-        name = claim.analyzer.name
-        cls = analyzers.get(name)
-        if cls is None:
+        found = binding_problems(claim, analyzers=analyzers)  # the rule a note's claims are held to
+        detail = "; ".join(f"{field}: {message}" for field, message in found)
+        if any(field.startswith("analyzer") for field, _ in found):
             strip.update(analyzer=None, expect=None)
-            why.append(f"analyzer {name!r} is not registered (registered: {', '.join(analyzers) or 'none'}); "
-                       "binding and expectation removed")
-            return strip, why
-        try:
-            cls().params_for(claim.analyzer.params, scale=claim.analyzer.scale)
-        except (ValidationError, ValueError) as exc:
-            strip.update(analyzer=None, expect=None)
-            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()) \
-                if isinstance(exc, ValidationError) else str(exc)
-            why.append(f"parameters rejected by {name}: {detail}; binding and expectation removed")
-            return strip, why
-        if claim.expect is not None:
-            declared = list(getattr(cls, "metrics", {}) or {})
-            metric = claim.expect.metric
-            if not any(metric == m or metric.startswith(m + ".") for m in declared):
-                strip["expect"] = None
-                why.append(f"{name} declares no metric {metric!r} (declared: {', '.join(declared)}); "
-                           "expectation removed")
+            why.append(f"{detail}; binding and expectation removed")
+        elif found:
+            strip["expect"] = None
+            why.append(f"{detail}; expectation removed")
     elif claim.expect is not None:
         strip["expect"] = None
         why.append(f"expectation on {claim.expect.metric!r} removed: an expectation needs an analyzer whose metric "

@@ -9,13 +9,14 @@ one line naming the file, the line and the field.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from kb.settings import DEFAULT_MAX_SEEDS
-from schemas import Claim
+from schemas import AnalyzerBinding, Claim, Expectation
 
 
 def _known_metric(metric: str, declared: dict[str, str], result_fields: set[str]) -> bool:
@@ -29,9 +30,21 @@ def _known_metric(metric: str, declared: dict[str, str], result_fields: set[str]
             or any(metric.startswith(f"{name}.") for name in declared))
 
 
-def binding_problems(claim: Claim, *, max_seeds: int | None = None) -> list[tuple[str, str]]:
-    """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed);
-    ``max_seeds``: the setting ``max_seeds_per_claim`` (default ``DEFAULT_MAX_SEEDS``)."""
+class Bound(Protocol):
+    """What the binding check reads of a claim: a note's claim, or one the drafter proposes."""
+
+    @property
+    def analyzer(self) -> AnalyzerBinding | None: ...
+
+    @property
+    def expect(self) -> Expectation | None: ...
+
+
+def binding_problems(claim: Bound, *, max_seeds: int | None = None,
+                     analyzers: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed):
+    the one binding check, which notes, the drafter, the app and ``kb verify`` all ask. ``max_seeds``: the
+    setting ``max_seeds_per_claim`` (default ``DEFAULT_MAX_SEEDS``); ``analyzers``: the registry's by default."""
     from analyzers import registry
 
     binding = claim.analyzer
@@ -41,7 +54,7 @@ def binding_problems(claim: Claim, *, max_seeds: int | None = None) -> list[tupl
     if binding.seeds is not None and len(binding.seeds) > cap:
         return [("analyzer.seeds", f"{len(binding.seeds):,} seeds, over the limit of {cap} runs per claim "
                                    "(setting max_seeds_per_claim, KB_MAX_SEEDS_PER_CLAIM); list fewer seeds")]
-    analyzers = registry.load_all()
+    analyzers = registry.load_all() if analyzers is None else analyzers
     if binding.name not in analyzers:
         return [("analyzer.name", f"unknown analyzer {binding.name!r}; known: {', '.join(sorted(analyzers))}")]
     analyzer = analyzers[binding.name]()
@@ -55,7 +68,7 @@ def binding_problems(claim: Claim, *, max_seeds: int | None = None) -> list[tupl
     refused = analyzer.Params.note_errors(binding.params)
     problems += [(f"analyzer.params.{name}", why) for name, why in refused.items()]
     if not refused and not problems:
-        problems += _params_problems(analyzer, binding.params, binding.scale)
+        problems += params_problems(analyzer, binding.params, binding.scale)
     if claim.expect is not None:
         fields = set(analyzer.Result.model_fields)
         if not _known_metric(claim.expect.metric, analyzer.metrics, fields):
@@ -64,8 +77,9 @@ def binding_problems(claim: Claim, *, max_seeds: int | None = None) -> list[tupl
     return problems
 
 
-def _params_problems(analyzer: Any, params: dict[str, Any], scale: str | None) -> list[tuple[str, str]]:
-    """The analyzer's own validation of the parameters (on top of the scale preset), field by field."""
+def params_problems(analyzer: Any, params: dict[str, Any], scale: str | None) -> list[tuple[str, str]]:
+    """The analyzer's own validation of the parameters (on top of the scale preset), field by field, as
+    (``analyzer.params.<field>`` or ``analyzer.params``, what is wrong)."""
     allowed = sorted(set(analyzer.Params.model_fields) - analyzer.Params.operator_only_fields() - {"device"})
     try:
         analyzer.params_for(params, scale=scale)
