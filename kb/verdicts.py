@@ -7,16 +7,22 @@ The one rule, for every metric of every analyzer: a claim is decided only when
     was ``derived_from``, transitively (learned beyond the baseline, equilibrated, converged, beats chance, a
     value at all); and
 (b) the value's interval lies entirely on one side of the claim's own threshold (for ``between`` and
-    ``approx``: entirely inside or entirely outside). The interval is value +- ``Z_RESOLVED`` standard errors,
-    or the interval the analyzer states; a value with no uncertainty has none only where it is ``exact`` by
-    construction, else it decides nothing. The claim's ``inconclusive_band`` widens the interval.
+    ``approx``: entirely inside or entirely outside). From a standard error the interval is value +- q SE with q
+    the t quantile (``analyzers.base.interval_quantile``, 95 %) for the units the error rests on (the check's
+    ``units`` of its ``source``: sequences, snapshots, pairs; ``dof`` where not units - 1); an error over fewer
+    than ``MIN_UNITS`` units, or that states no count, resolves nothing. An analyzer may state the interval
+    itself; a value with no uncertainty has none only where it is ``exact`` by construction, else it decides
+    nothing. The claim's ``inconclusive_band`` widens the interval.
 
 Otherwise the verdict is inconclusive, and its reason says which precondition failed and by how much, or that
-the interval [lo, hi] straddles the threshold. Repeated seeds give several results: the verdict is taken on
-their mean, its interval widened by the seed spread (one standard deviation, as before) added in quadrature to
-the seeds' own uncertainty. Evidence stored before ``checks`` existed is read as the rule then read it: each
-value as a point, its ``untestable`` entries as failed preconditions. Evidence made at a smaller scale than the
-claim's is a proxy: it is reported (consistent or at odds) but never settles the claim either way.
+the interval [lo, hi] straddles the threshold. Repeated seeds give several results (``combine_seeds``): the
+verdict is taken on their mean, with the interval mean +- t(n - 1) SE, SE the larger of the between-seed
+standard error of the mean (sd / sqrt(n)) and the pooled within-seed one (sqrt(sum SE_i^2) / n), so neither the
+seeds' spread nor each seed's own noise is left out; fewer than ``MIN_UNITS`` seeds resolve nothing. A true/false
+metric over seeds is decided only when every seed resolved it and all agree. Evidence stored before ``checks``
+existed is read as the rule then read it: each value as a point, its ``untestable`` entries as failed
+preconditions. Evidence made at a smaller scale than the claim's is a proxy: it is reported (consistent or at
+odds) but never settles the claim either way.
 """
 
 from __future__ import annotations
@@ -25,9 +31,10 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from analyzers.base import Z_RESOLVED
+from analyzers.base import CONFIDENCE, MIN_UNITS, interval_quantile, too_few_units
 from schemas import Claim, EvidenceScale, Expectation, Operator, Verdict, VerdictKind
 
 
@@ -69,6 +76,27 @@ class MetricStatus:
     failed: list[str] = field(default_factory=list)
     note: str = ""
     exact: bool = False
+    units: int | None = None  # how many units of ``source`` the interval rests on (None: not stated)
+    source: str = ""
+    quantile: float = math.nan  # standard errors per half-width (t quantile; normal for a stated interval)
+
+    def standard_errors(self, number: float) -> tuple[float, float]:
+        """``(below, above)``: the interval's half-widths in standard errors of this value (0 for a point)."""
+        if self.low == self.high:
+            return 0.0, 0.0
+        return (number - self.low) / self.quantile, (self.high - number) / self.quantile
+
+    def units_text(self) -> str:
+        """'over 40 sequences' (empty where the count is not stated)."""
+        return f"over {self.units} {self.source or 'units'}" if self.units is not None else ""
+
+
+@cache
+def stated_quantile() -> float:
+    """Standard errors per half-width of an interval an analyzer states itself (a normal 95 % interval)."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
 
 
 def _prefixes(path: str) -> list[str]:
@@ -125,12 +153,18 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
     if exact:
         point = number if number is not None else math.nan
         return MetricStatus(value, point, point, failed, note, exact=True)
+    units, source = check.get("units"), check.get("source") or ""
     if check.get("interval") is not None:
         low, high = (float(x) for x in check["interval"])
-        return MetricStatus(value, low, high, failed, note)
+        return MetricStatus(value, low, high, failed, note, units=units, source=source, quantile=stated_quantile())
     if check.get("stderr") is not None and number is not None:
-        half = Z_RESOLVED * float(check["stderr"])
-        return MetricStatus(value, number - half, number + half, failed, note)
+        quantile = interval_quantile(units, check.get("dof"))
+        if quantile is None:
+            return MetricStatus(value, math.nan, math.nan, [*failed, too_few_units(units, source)], note,
+                                units=units, source=source)
+        half = quantile * float(check["stderr"])
+        return MetricStatus(value, number - half, number + half, failed, note, units=units, source=source,
+                            quantile=quantile)
     if not failed:
         failed.append(f"no uncertainty stated for {path} (no standard error or interval, and not exact by "
                       "construction): a bare number settles nothing")
@@ -270,42 +304,77 @@ def evaluate(
                            f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided", **common)
     if isinstance(expect.value, str):
         return _text_verdict(expect, statuses, common)
-    numbers = [float(v) for v in values]
-    mean, spread, low, high = seed_interval(numbers, statuses)
-    count = len(statuses)
+    combined = combine_seeds([float(v) for v in values], statuses, boolean=isinstance(expect.value, bool))
+    if combined.failed:
+        return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {combined.failed}", observed=combined.mean,
+                       spread=combined.sd or None, **common)
     band = expect.inconclusive_band
-    low, high = low - band, high + band
-    seeds = f" (mean of {count} seeds, sd {spread:.3g})" if count > 1 else ""
-    shown = _shown(expect, mean)
+    low, high = combined.low - band, combined.high + band
+    shown = _shown(expect, combined.mean)
     interval = f" [{low:.4g}, {high:.4g}]" if low < high else ""
+    basis = f" ({combined.basis})" if combined.basis and low < high else ""
     note = f"; {statuses[0].note}" if statuses[0].note and low < high else ""
     outcome = decide(expect, low, high)
     if outcome is None:
         kind = VerdictKind.inconclusive
-        if isinstance(expect.value, bool) and count > 1 and len({bool(v) for v in values}) > 1:
-            reason = f"seeds disagree: {values!r}"
-        else:
-            reason = f"{path} = {shown}{seeds}: its interval{interval} straddles the threshold of " \
-                     f"'{describe(expect)}'{note}"
+        reason = f"{path} = {shown}: its interval{interval}{basis} straddles the threshold of " \
+                 f"'{describe(expect)}'{note}"
     elif outcome:
-        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{seeds} meets '{describe(expect)}'{note}"
+        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{basis} meets '{describe(expect)}'{note}"
     else:
-        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{seeds} fails '{describe(expect)}'{note}"
-    observed: Any = mean
+        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{basis} fails '{describe(expect)}'{note}"
+    observed: Any = combined.mean
     if isinstance(expect.value, bool):
         observed = values[0] if len({bool(v) for v in values}) == 1 else values
-    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=spread or None, **common))
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=combined.sd or None, **common))
 
 
-def seed_interval(numbers: list[float], statuses: list[MetricStatus]) -> tuple[float, float, float, float]:
-    """``(mean, sd, low, high)`` over seeds: the mean of the seeds' values, their spread, and the interval around
-    the mean, the seed spread added in quadrature to the seeds' own uncertainty (module docstring)."""
+@dataclass(frozen=True)
+class SeedMean:
+    """One metric over a claim's seeds: their mean, sd, the interval the rule reads (module docstring) and what it
+    rests on in words, or why it is unresolved (``failed``)."""
+
+    mean: float
+    sd: float
+    low: float
+    high: float
+    basis: str = ""  # '95 % t interval over 40 sequences', 'mean of 3 seeds, t(2) × SE 0.17 (between seeds)'
+    failed: str | None = None
+
+
+def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean: bool = False) -> SeedMean:
+    """The seeds' mean and its interval: mean +- t(n - 1) SE, SE the larger of the between-seed standard error of
+    the mean and the pooled within-seed one (each side); one seed keeps its own interval; fewer than
+    ``MIN_UNITS`` seeds are unresolved. ``boolean``: a true/false metric, decided only when every seed resolved it
+    and all agree."""
+    count = len(numbers)
     mean = statistics.fmean(numbers)
-    spread = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
-    count = len(statuses)
-    below = math.sqrt(sum((x - s.low) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
-    above = math.sqrt(sum((s.high - x) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
-    return mean, spread, mean - math.hypot(below, spread), mean + math.hypot(above, spread)
+    sd = statistics.stdev(numbers) if count > 1 else 0.0
+    if count == 1:
+        only = statuses[0]
+        basis = f"{CONFIDENCE:.0%} t interval {only.units_text()}" if only.units is not None else ""
+        return SeedMean(mean, 0.0, only.low, only.high, basis)
+    if boolean:
+        unresolved = [i for i, s in enumerate(statuses) if s.low != s.high]
+        if unresolved:
+            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seed {unresolved[0] + 1} of {count} did not "
+                            "resolve it: a true/false metric is decided only when every seed resolves it")
+        if len({bool(x) for x in numbers}) > 1:
+            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seeds disagree: {[bool(x) for x in numbers]!r}")
+        return SeedMean(mean, 0.0, numbers[0], numbers[0], f"{count} seeds, unanimous")
+    quantile = interval_quantile(count)
+    if quantile is None:
+        return SeedMean(mean, sd, math.nan, math.nan, failed=f"only {count} seeds, fewer than {MIN_UNITS}: the "
+                        "spread between seeds is unknown, so their mean is unresolved; add seeds")
+    between = sd / math.sqrt(count)
+    errors = [s.standard_errors(x) for x, s in zip(numbers, statuses, strict=True)]
+    below = math.sqrt(sum(b * b for b, _ in errors)) / count
+    above = math.sqrt(sum(a * a for _, a in errors)) / count
+    low, high = mean - quantile * max(between, below), mean + quantile * max(between, above)
+    wider = "between seeds" if between >= max(below, above) else "within seeds"
+    error = max(between, below, above)
+    basis = f"mean of {count} seeds, sd {sd:.3g}; t({count - 1}) = {quantile:.3g} × SE {error:.3g} ({wider})"
+    return SeedMean(mean, sd, low, high, basis)
 
 
 @dataclass
@@ -317,6 +386,7 @@ class SeedValue:
     high: float | None
     seeds: int
     failed: str | None = None
+    basis: str = ""  # what the interval rests on (``SeedMean.basis``)
 
 
 def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
@@ -329,9 +399,12 @@ def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
     failed = next((s.failed[0] for s in statuses if s.failed), None)
     if any(x is None for x in numbers) or not numbers:
         return SeedValue(None, None, None, len(results), failed or "no number")
-    mean, _, low, high = seed_interval([float(x) for x in numbers if x is not None], statuses)
+    combined = combine_seeds([float(x) for x in numbers if x is not None], statuses,
+                             boolean=all(isinstance(s.value, bool) for s in statuses))
+    low, high = combined.low, combined.high
     finite = math.isfinite(low) and math.isfinite(high)
-    return SeedValue(mean, low if finite else None, high if finite else None, len(results), failed)
+    return SeedValue(combined.mean, low if finite else None, high if finite else None, len(results),
+                     failed or combined.failed, combined.basis)
 
 
 def _shown(expect: Expectation, mean: float) -> str:

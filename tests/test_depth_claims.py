@@ -86,7 +86,7 @@ def probe_record(values: dict[str, Any], errors: dict[str, float], accuracy: flo
     estimates = {name: (value, errors.get(name, math.nan)) for name, value in values.items()}
     estimates["baseline_accuracy"] = (accuracy, 0.01)
     result = DepthProbeResult(**metrics, model="m", num_layers=33, layers={}, scale=PAPER_SCALE,
-                              checks=probe_checks(accuracy, unigram, estimates))
+                              checks=probe_checks(accuracy, unigram, estimates, 40))  # 40 probed sequences
     return result_record(result)
 
 
