@@ -44,7 +44,7 @@ def probe_result(per_sequence: list[float], ratio: float | None = None, ratio_er
     estimates: dict[str, tuple[Any, Any]] = dict(probe_estimates(rows, num_layers))
     if ratio is not None:
         estimates["late_to_early_skip_effect_ratio"] = (ratio, math.nan if ratio_error is None else ratio_error)
-    metrics = {name: None for name in DepthProbe.metrics if not name.endswith("_by_model")}
+    metrics: dict[str, Any] = {name: None for name in DepthProbe.metrics if not name.endswith("_by_model")}
     metrics |= {"stable_rank_retention": float(estimates["stable_rank_retention"][0]), "baseline_accuracy": 0.5,
                 "late_to_early_skip_effect_ratio": ratio}
     return DepthProbeResult(**metrics, model=model, num_layers=num_layers, layers={}, scale=SCALE,
