@@ -26,10 +26,11 @@ first): stable while the keys are, whatever else the notes change.
 
 **State** (``judge``): the deciding evidence is the newest current evidence of either claim at the settling
 preset (``settle_plan``: the preset both claims name, or the one the bolder claim, the one accepting fewer
-values, needs), else at any scale. Both claims are judged on it by ``kb.verdicts.evaluate`` (never a second
-verdict rule): supported / refuted reads "settled for A", refuted / supported "settled for B", refuted /
-refuted "both wrong", anything else "open: " and why (a proxy, an interval straddling a threshold, a run not
-runnable here, no evidence yet).
+values, needs); evidence at any other preset decides nothing ("open: no evidence at 'paper'"), and only where
+neither claim names a preset does the newest evidence at any scale decide. Both claims are judged on it by
+``kb.verdicts.evaluate`` (never a second verdict rule): supported / refuted reads "settled for A", refuted /
+supported "settled for B", refuted / refuted "both wrong", anything else "open: " and why (a proxy, an interval
+straddling a threshold, a run not runnable here, no evidence yet).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -97,6 +99,32 @@ def about(claim: Claim) -> About:
                  budget=condition.budget_range() if condition is not None else None)
 
 
+#: A PDB entry named in a data description ('2ABD', '1ubi.cif model 1 chain A'): a digit and three letters or
+#: digits, at least one a letter; a size such as '650M' or '100k' is not one.
+_PDB_ENTRY = re.compile(r"\b([1-9][a-z0-9]{3})\b")
+_SIZE = re.compile(r"^\d+[kmbt]$")
+
+
+def structures(data: str | None) -> frozenset[str]:
+    """The PDB entries a data description names (lower case)."""
+    found = _PDB_ENTRY.findall(data.casefold()) if data else []
+    return frozenset(x for x in found if not x.isdigit() and not _SIZE.match(x))
+
+
+def subject_difference(a: About, b: About) -> str | None:
+    """Why two subjects differ in size (beyond ``SIZE_FACTOR``) or in the structure their data names (both name PDB
+    entries, none shared), or None: the part of the comparability rule that a run's own scale can be held to
+    (``kb.verdicts`` asks it of evidence against its claim)."""
+    if a.parameters is not None and b.parameters is not None:
+        small, large = sorted((a.parameters, b.parameters))
+        if large > small * SIZE_FACTOR or (small == 0 and large > 0):
+            return f"different sizes ({a.parameters:.3g} / {b.parameters:.3g} parameters)"
+    mine, theirs = structures(a.data), structures(b.data)
+    if mine and theirs and not mine & theirs:
+        return f"different structures ({', '.join(sorted(mine)).upper()} / {', '.join(sorted(theirs)).upper()})"
+    return None
+
+
 def incomparable_reason(a: About, b: About) -> str | None:
     """Why two claims cannot be compared (the module's rule), or None when they can."""
     if a.quantity is None or b.quantity is None:
@@ -108,10 +136,9 @@ def incomparable_reason(a: About, b: About) -> str | None:
         if mine is not None and theirs is not None and _norm(mine) != _norm(theirs):
             what = "scale presets" if name == "preset" else f"{name}s" if name != "data" else "data"
             return f"different {what} ({mine} / {theirs})"
-    if a.parameters is not None and b.parameters is not None:
-        small, large = sorted((a.parameters, b.parameters))
-        if large > small * SIZE_FACTOR or (small == 0 and large > 0):
-            return f"different sizes ({a.parameters:.3g} / {b.parameters:.3g} parameters)"
+    different = subject_difference(a, b)
+    if different is not None:
+        return different
     if a.budget is not None and b.budget is not None and (a.budget[1] < b.budget[0] or b.budget[1] < a.budget[0]):
         return f"budgets that do not overlap ({_range(a.budget)} / {_range(b.budget)})"
     return None
@@ -407,13 +434,16 @@ def state_of(tension: Tension) -> TensionState:
     if plan.why_not is not None:
         return TensionState(Outcome.open, f"open: {plan.why_not}")
     candidates = sorted(tension.evidence.values(), key=lambda d: d.evidence_id, reverse=True)
-    at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
-    chosen = (at_preset or candidates)[0] if candidates else None
-    if chosen is None:
-        where = f" at '{plan.preset}'" if plan.preset else ""
+    where = f" at '{plan.preset}'" if plan.preset else ""
+    if not candidates:
         return TensionState(Outcome.open, f"open: no current evidence yet{where}; run `kb verify --tension "
                                           f"{tension.id}`")
-    return judge(tension.a.claim, tension.b.claim, chosen)
+    at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
+    if not at_preset:  # evidence at another preset (a smoke run) never decides what the plan's preset settles
+        elsewhere = ", ".join(sorted({repr(d.preset or "unknown") for d in candidates}))
+        return TensionState(Outcome.open, f"open: no evidence{where} (only at {elsewhere}, which does not decide "
+                                          f"it); run `kb verify --tension {tension.id}`")
+    return judge(tension.a.claim, tension.b.claim, at_preset[0])
 
 
 def by_claim(tensions: Iterable[Tension]) -> dict[str, list[Tension]]:

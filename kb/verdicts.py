@@ -293,7 +293,7 @@ def evaluate(
         statuses = [metric_status(r, path) for r in results]
     except MetricMissing as exc:
         return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
-    common["proxy"] = _is_proxy(claim, evidence_scale)
+    common["proxy"] = proxy_reason(claim, evidence_scale) is not None
     values = [s.value for s in statuses]
     for status in statuses:
         if status.failed:  # a number whose preconditions fail decides nothing, whichever side of the threshold
@@ -303,7 +303,7 @@ def evaluate(
             return Verdict(kind=VerdictKind.inconclusive, reason=f"{path} = {value!r} is not comparable with "
                            f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided", **common)
     if isinstance(expect.value, str):
-        return _text_verdict(expect, statuses, common)
+        return _text_verdict(expect, statuses, common, claim)
     combined = combine_seeds([float(v) for v in values], statuses, boolean=isinstance(expect.value, bool))
     if combined.failed:
         return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {combined.failed}", observed=combined.mean,
@@ -326,7 +326,8 @@ def evaluate(
     observed: Any = combined.mean
     if isinstance(expect.value, bool):
         observed = values[0] if len({bool(v) for v in values}) == 1 else values
-    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=combined.sd or None, **common))
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=combined.sd or None, **common),
+                   claim)
 
 
 @dataclass(frozen=True)
@@ -413,7 +414,8 @@ def _shown(expect: Expectation, mean: float) -> str:
     return f"{mean:.4g}"
 
 
-def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dict[str, Any]) -> Verdict:
+def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dict[str, Any],
+                  claim: Claim) -> Verdict:
     """Text compared with '==': settled only where each value is exact (no interval can bound text)."""
     values = [s.value for s in statuses]
     if not all(s.exact for s in statuses):
@@ -427,7 +429,7 @@ def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dic
         kind, reason = VerdictKind.refuted, f"{expect.metric} = {observed!r}, expected {expect.value!r}"
     else:
         kind, reason = VerdictKind.inconclusive, f"seeds disagree: {values!r}"
-    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common))
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common), claim)
 
 
 def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
@@ -440,29 +442,44 @@ def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
     return status.failed[0] if status.failed else None
 
 
-def _is_proxy(claim: Claim, evidence_scale: EvidenceScale | None) -> bool:
-    """True when the claim is about larger models than the evidence used (or the evidence size is unknown)."""
-    wanted = claim.scale.parameters if claim.scale else None
-    if wanted is None:
-        return False
-    have = evidence_scale.parameters if evidence_scale else None
-    return have is None or have < 0.5 * wanted
+def proxy_reason(claim: Claim, evidence_scale: EvidenceScale | None) -> str | None:
+    """Why evidence at ``evidence_scale`` is only a proxy of the claim's setting, or None when it is the claim's own:
+
+    - the evidence ran a model of a stated size and the claim states none ("at 'small' only: the claim states no
+      scale"): no run can settle a claim that does not say which models it is about;
+    - the claim states a size and the evidence none, or the sizes differ beyond the factor tensions allow, or the
+      data name different structures (``kb.tensions.subject_difference``, the rule tensions compare claims by).
+    Evidence with no scale at all (stored before scales existed) is read as before: no proxy."""
+    from kb.tensions import About, about, subject_difference
+
+    if evidence_scale is None:
+        return None
+    mine = about(claim)
+    theirs = About(quantity=None, parameters=evidence_scale.parameters, data=evidence_scale.data)
+    if mine.parameters is None and theirs.parameters is not None:
+        where = f"claims.{claim.id}.scale.parameters=N"
+        return (f"at '{evidence_scale.name}' only: the claim states no scale (set one with `kb set NOTE {where} "
+                "--new-field`)")
+    if mine.parameters is not None and theirs.parameters is None:
+        return f"at an unknown size versus {mine.parameters:.3g} parameters in the claim"
+    different = subject_difference(mine, theirs)
+    if different is not None:
+        return f"on another subject than the claim's: {different} (claim / evidence)"
+    return None
 
 
-def _scaled(verdict: Verdict) -> Verdict:
+def _scaled(verdict: Verdict, claim: Claim) -> Verdict:
     """A proxy decides nothing about the claim's own setting: supported/refuted become inconclusive, with why."""
     if verdict.proxy and verdict.kind in (VerdictKind.supported, VerdictKind.refuted):
-        have = verdict.evidence_scale.parameters if verdict.evidence_scale else None
-        wanted = (verdict.claim_scale or {}).get("parameters")
-        size = f"{have:.3g} parameters" if have else "an unknown size"
+        why = proxy_reason(claim, verdict.evidence_scale) or "at another scale"
         consistent = verdict.kind is VerdictKind.supported
         outcome = "consistent with" if consistent else "at odds with"
         return verdict.model_copy(update={
             "kind": VerdictKind.inconclusive, "proxy_outcome": "consistent" if consistent else "at_odds",
-            "reason": f"{verdict.reason}; {outcome} the claim, but at {size} versus {wanted:.3g} in the claim: "
-                      "a small-scale proxy, not a replication",
+            "reason": f"{verdict.reason}; {outcome} the claim, but {why}: a proxy, not a replication",
         })
-    return verdict
+    found = proxy_reason(claim, verdict.evidence_scale) if verdict.proxy else None
+    return verdict.model_copy(update={"reason": f"{verdict.reason}; a proxy: {found}"}) if found else verdict
 
 
 def proxy_outcome(verdict: Verdict) -> str | None:
@@ -475,8 +492,8 @@ def proxy_outcome(verdict: Verdict) -> str | None:
         return None
     if verdict.proxy_outcome is not None:
         return verdict.proxy_outcome
-    for outcome, words in (("consistent", "; consistent with the claim, but at "),
-                           ("at_odds", "; at odds with the claim, but at ")):
+    for outcome, words in (("consistent", "; consistent with the claim, but "),
+                           ("at_odds", "; at odds with the claim, but ")):
         if words in verdict.reason:
             return outcome
     return None
