@@ -91,11 +91,40 @@ class AnalyzerParams(BaseModel):
     seed: int = Field(default=0, description="Random seed.")
 
 
-#: Half-width of an interval in standard errors: a value is resolved against a threshold when value +- Z_RESOLVED
-#: standard errors lies on one side of it (about 95 % for a normal estimate). Analyzers use the same number where
-#: they resolve a location (which temperature or depth is best) and ``kb.evidence.verdicts`` where it turns a standard
-#: error into an interval.
+#: Half-width in standard errors of a large-sample comparison (about 95 % for a normal estimate): what analyzers
+#: use to tie locations (which temperature or depth is best). A value's interval against a claim's threshold uses
+#: the t quantile for its units instead (``interval_quantile``).
 Z_RESOLVED = 2.0
+
+#: Two-sided coverage of every interval built from a standard error (``interval_quantile``).
+CONFIDENCE = 0.95
+#: Fewest independent units (sequences, seeds, chains, snapshots, ...) a standard error may rest on: with fewer,
+#: the spread itself is unknown (t(1) = 12.7), so the value is unresolved, whatever its interval would say.
+MIN_UNITS = 3
+
+
+def interval_quantile(units: int | None, dof: int | None = None) -> float | None:
+    """How many standard errors each side of a value its ``CONFIDENCE`` interval spans: the t quantile for
+    ``dof`` degrees of freedom (default ``units - 1``), from ``scipy.stats``; None where ``units`` is unknown or
+    under ``MIN_UNITS`` (nothing is resolved). The one rule analyzers (a precondition's margin) and
+    ``kb.evidence.verdicts`` (a value's interval) both use."""
+    from scipy import stats
+
+    if units is None or units < MIN_UNITS:
+        return None
+    freedom = units - 1 if dof is None else dof
+    if freedom < 1:
+        return None
+    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, freedom))
+
+
+def too_few_units(units: int | None, source: str) -> str:
+    """Why a standard error over ``units`` of ``source`` resolves nothing, in one line."""
+    what = source or "units"
+    if units is None:
+        return f"its standard error states no number of {what}: an interval needs their count (t quantile)"
+    return f"only {units} {what} behind its standard error, fewer than {MIN_UNITS}: unresolved at any value"
+
 
 #: Where a metric's uncertainty comes from (``metric(uncertainty=...)``).
 UNCERTAINTY_SOURCES = ("seeds", "snapshots", "sequences", "permutations", "references", "locations", "pairs")
@@ -129,6 +158,11 @@ class MetricCheck(BaseModel):
     interval: tuple[float, float] | None = Field(default=None, description="[low, high] bounding the value.")
     exact: bool = Field(default=False, description="No uncertainty by construction (a count, a setting).")
     source: str = Field(default="", description="Where the uncertainty comes from (seeds, snapshots, sequences).")
+    units: int | None = Field(default=None, ge=0, description="How many independent units of ``source`` the "
+                              "standard error rests on; its interval uses the t quantile for ``dof`` (default "
+                              "units - 1) degrees of freedom, and fewer than MIN_UNITS resolve nothing.")
+    dof: int | None = Field(default=None, ge=0, description="Degrees of freedom when not units - 1 (a slope "
+                            "over k points: k - 2).")
     note: str = Field(default="", description="How the uncertainty was found, in one line (shown with it).")
     preconditions: list[Precondition] = Field(default_factory=list, description="What the value rests on.")
     derived_from: list[str] = Field(default_factory=list, description="Metric paths this value was computed from.")

@@ -187,7 +187,7 @@ def test_family_trend_matches_numpy_weighted_least_squares() -> None:
 def test_family_result_inherits_each_checkpoints_learned_precondition() -> None:
     def one(model: str, num_layers: int, ratio: float, learned: bool) -> DepthProbeResult:
         checks = probe_checks(0.4 if learned else 0.1, 0.2, {"late_to_early_skip_effect_ratio": (ratio, 0.01),
-                                                            "late_half_kl_drop_fraction": (0.5, 0.02)})
+                                                            "late_half_kl_drop_fraction": (0.5, 0.02)}, 40)
         unset = dict.fromkeys(DepthProbe.metrics)
         unset.pop("late_to_early_skip_effect_ratio_by_model")
         return DepthProbeResult(**{**unset, "late_to_early_skip_effect_ratio": ratio,

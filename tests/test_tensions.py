@@ -122,7 +122,7 @@ SHALLOW = claim(id="b", expect={"metric": "value", "op": "<=", "value": 12})
 
 
 def deciding(value: float, stderr: float | None = None, *, parameters: float | None = None) -> Deciding:
-    check = {"stderr": stderr} if stderr is not None else {"exact": True}
+    check = {"stderr": stderr, "units": 40} if stderr is not None else {"exact": True}  # 40 sequences: t(39)
     result = {"value": value, "checks": {"value": check}}
     return Deciding("n#a", "run", 1, [result], EvidenceScale(name="smoke", parameters=parameters), None)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzers.base import Z_RESOLVED
+from analyzers.base import interval_quantile
 from kb.evidence.verdicts import decide, evaluate
 from schemas import Claim, Expectation, VerdictKind
 
@@ -31,11 +31,13 @@ def test_property_a_failed_or_unresolved_precondition_settles_nothing(value: flo
 
 
 @settings(max_examples=300, deadline=None)
-@given(value=finite, stderr=st.floats(min_value=1e-6, max_value=1e3), threshold=finite, op=operators)
+@given(value=finite, stderr=st.floats(min_value=1e-6, max_value=1e3), threshold=finite, op=operators,
+       units=st.integers(min_value=3, max_value=1000))
 def test_property_an_interval_straddling_the_threshold_settles_nothing(value: float, stderr: float,
-                                                                       threshold: float, op: str) -> None:
-    verdict = evaluate(claim(op, threshold), [{"m": value, "checks": {"m": {"stderr": stderr}}}])
-    low, high = value - Z_RESOLVED * stderr, value + Z_RESOLVED * stderr
+                                                                       threshold: float, op: str, units: int) -> None:
+    verdict = evaluate(claim(op, threshold), [{"m": value, "checks": {"m": {"stderr": stderr, "units": units}}}])
+    half = (interval_quantile(units) or 0.0) * stderr  # the t interval for its units (issue 35)
+    low, high = value - half, value + half
     if low < threshold < high:
         assert verdict.kind is VerdictKind.inconclusive and "straddles" in verdict.reason
     else:

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, RunContext
+from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, RunContext, interval_quantile, too_few_units
 from analyzers.depth import plots, tiny
 from analyzers.depth.batches import check_lengths, encode
 from analyzers.depth.catalog import MODELS
@@ -185,10 +185,10 @@ def learned_precondition(accuracy: float | None, unigram: float, stderr: float |
                         f"(accuracy {accuracy:.4f} vs {unigram:.4f}, {Z_RESOLVED:g} SE = {margin:.4f})")
 
 
-def probe_checks(accuracy: float | None, unigram: float,
-                 estimates: dict[str, tuple[Any, Any]] | None = None) -> dict[str, MetricCheck]:
-    """Every probe metric rests on the model having learned, and has the jackknife standard error across
-    sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have none."""
+def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tuple[Any, Any]] | None = None,
+                 units: int | None = None) -> dict[str, MetricCheck]:
+    """Every probe metric rests on the model having learned, and has the jackknife standard error across the
+    ``units`` sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have none."""
     estimates = estimates or {}
     accuracy_error = estimates.get("baseline_accuracy", (None, None))[1]
     learned = learned_precondition(accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None)
@@ -201,10 +201,12 @@ def probe_checks(accuracy: float | None, unigram: float,
         if isinstance(stderr, list):
             checks[name] = MetricCheck(source="sequences", preconditions=[learned], note=n)
             for index, error in enumerate(stderr):
-                checks[f"{name}.{index}"] = MetricCheck(stderr=_finite(error), source="sequences", note=n)
+                checks[f"{name}.{index}"] = MetricCheck(stderr=_finite(error), source="sequences", units=units,
+                                                        note=n)
             continue
         note = "pooled over every sequence's tokens: no standard error" if name in POOLED else n
-        checks[name] = MetricCheck(stderr=_finite(stderr), source="sequences", preconditions=[learned], note=note)
+        checks[name] = MetricCheck(stderr=_finite(stderr), source="sequences", units=units, preconditions=[learned],
+                                   note=note)
     return checks
 
 
@@ -327,7 +329,7 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
         model=params.model,
         num_layers=loaded.adapter.num_layers,
         **{name: _metric_value(summary.get(name, nan)) for name in DepthProbe.metrics if name not in FAMILY},
-        checks=probe_checks(summary.get("baseline_accuracy"), unigram_accuracy(records), estimates),
+        checks=probe_checks(summary.get("baseline_accuracy"), unigram_accuracy(records), estimates, len(records)),
         layers=json_safe(layers),
         scale=EvidenceScale(
             name="custom", parameters=parameters,
@@ -356,6 +358,29 @@ def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> De
     return result
 
 
+def family_members(results: list[DepthProbeResult], ratio: str) -> Precondition:
+    """Every checkpoint of a family gives its trend a point: a positive ratio (its log) with a standard error over
+    enough sequences and its own preconditions passed. A member that fails any of these fails the trend's
+    precondition, named, rather than being left out of the slope (issue 35: no silent drops)."""
+    bad = []
+    for one in results:
+        value, check = getattr(one, ratio), one.checks.get(ratio) or MetricCheck()
+        failing = [c for c in check.preconditions if c.passed is not True]
+        if value is None or not math.isfinite(value):
+            bad.append(f"{one.model}: no ratio")
+        elif value <= 0:
+            bad.append(f"{one.model}: ratio {value:.3g}, log undefined")
+        elif check.stderr is None or not math.isfinite(check.stderr) or check.stderr <= 0:
+            bad.append(f"{one.model}: ratio {value:.3g} has no standard error")
+        elif interval_quantile(check.units) is None:
+            bad.append(f"{one.model}: {too_few_units(check.units, check.source)}")
+        elif failing:
+            bad.append(f"{one.model}: " + "; ".join(c.detail or c.name for c in check.preconditions
+                                                      if c.passed is not True))
+    detail = ("member left out of the trend: " + "; ".join(bad)) if bad else f"all {len(results)} checkpoints count"
+    return Precondition(name="every member", passed=not bad, detail=detail)
+
+
 def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
     """One result for several checkpoints of a family: the deepest one's metrics and layers, each checkpoint's
     ratio and KL share (with their standard errors and learned preconditions) and the trend against depth."""
@@ -367,13 +392,17 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
         checks[f"{name}_by_model"] = MetricCheck(source="sequences", preconditions=learned,
                                                  note="each checkpoint's jackknife standard error")
         for index, one in enumerate(results):
+            own = one.checks[name]
             checks[f"{name}_by_model.{index}"] = MetricCheck(
-                stderr=one.checks[name].stderr, source="sequences", preconditions=one.checks[name].preconditions)
+                stderr=own.stderr, source="sequences", units=own.units, preconditions=own.preconditions)
     ratios = [r.late_to_early_skip_effect_ratio for r in results]
     trend, stderr = family_trend([r.num_layers for r in results], ratios, [r.checks[ratio].stderr for r in results])
+    points = len(results)
     checks["depth_inefficiency_trend"] = MetricCheck(
-        stderr=stderr, source="sequences", derived_from=[f"{ratio}_by_model"],
-        note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual errors")
+        stderr=stderr, source="checkpoints", units=points, dof=max(points - 2, 0),
+        preconditions=[family_members(results, ratio)], derived_from=[f"{ratio}_by_model"],
+        note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual errors, "
+             "t(checkpoints - 2)")
     parameters = max(r.scale.parameters or 0.0 for r in results)
     return deepest.model_copy(update={
         "models": [r.model for r in results],

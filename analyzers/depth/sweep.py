@@ -34,7 +34,15 @@ import torch
 import transformers
 from transformers import EsmForMaskedLM, EsmTokenizer
 
-from analyzers.base import Z_RESOLVED, MetricCheck, NotRunnable, Precondition, RunContext, truth_interval
+from analyzers.base import (
+    Z_RESOLVED,
+    MetricCheck,
+    NotRunnable,
+    Precondition,
+    RunContext,
+    interval_quantile,
+    truth_interval,
+)
 from analyzers.depth import plots
 from analyzers.depth.compute import _finite, probe_model, summarize
 from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, unigram_accuracy
@@ -125,6 +133,15 @@ def inefficiency_trend(depths: list[int], ratios: list[float | None]) -> float |
     return None if slope is None else -slope
 
 
+def trend_members(depths: list[int], ratios: list[float | None]) -> Precondition:
+    """Every depth gives the trend a point: a finite, positive late/early ratio (its log). A depth whose ratio is
+    missing or not positive fails it, named, rather than being left out of the slope."""
+    bad = [f"{d} layers ({'no ratio' if r is None or not math.isfinite(r) else f'ratio {r:.3g}: log undefined'})"
+           for d, r in zip(depths, ratios, strict=True) if r is None or not math.isfinite(r) or r <= 0]
+    detail = ("member left out of the trend: " + "; ".join(bad)) if bad else f"all {len(depths)} depths have a ratio"
+    return Precondition(name="every member", passed=not bad, detail=detail)
+
+
 def trend_stderr(depths: list[int], ratios: list[float | None]) -> float | None:
     """Standard error of ``inefficiency_trend``'s least-squares slope from its residuals (3+ depths needed)."""
     pairs = [(math.log2(d), math.log(r)) for d, r in zip(depths, ratios, strict=True) if r is not None and r > 0]
@@ -173,40 +190,49 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     checks: dict[str, MetricCheck] = {}
     for index, (row, score, conditions) in enumerate(zip(rows, scores, per_depth, strict=True)):
         log_error = ratio_stderr(score.nll_sums, score.counts)
+        validation = len(score.counts)
         checks[f"val_perplexity_by_depth.{index}"] = MetricCheck(
             stderr=row["val_perplexity"] * log_error if math.isfinite(log_error) else None, source="sequences",
-            preconditions=conditions, note="ratio-estimator standard error over validation sequences")
+            units=validation, preconditions=conditions,
+            note="ratio-estimator standard error over validation sequences")
         accuracy_error = ratio_stderr([float(c) for c in score.correct], score.counts)
         checks[f"masked_accuracy_by_depth.{index}"] = MetricCheck(
             stderr=accuracy_error if math.isfinite(accuracy_error) else None, source="sequences",
-            preconditions=conditions)
+            units=validation, preconditions=conditions)
         errors = row.get("probe_stderr") or {}  # absent from a depth checkpointed by an earlier version
+        probed = (row.get("layers") or {}).get("num_sequences")
         for metric in PROBE_LISTS:
             probe_error = errors.get(metric.removesuffix("_by_depth"))
             checks[f"{metric}.{index}"] = MetricCheck(
                 stderr=probe_error if isinstance(probe_error, float) and math.isfinite(probe_error) else None,
-                source="sequences",
+                source="sequences", units=probed if isinstance(probed, int) else None,
                 preconditions=conditions, note="jackknife standard error across the probed sequences")
     for metric in ("val_perplexity_by_depth", "masked_accuracy_by_depth", *PROBE_LISTS):
         checks[metric] = MetricCheck(source="sequences")
     order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
     best = order[0]
-    tied = [best] + [i for i in order[1:] if not paired_z(scores[best], scores[i]) >= MIN_Z]
+    paired = len(scores[best].counts)
+    # a depth is told apart from the best by the paired t test over the validation sequences (t(n - 1))
+    needed = interval_quantile(paired) or math.inf
+    tied = [best] + [i for i in order[1:] if not paired_z(scores[best], scores[i]) >= max(MIN_Z, needed)]
     tied_depths = sorted(depths[i] for i in tied)
-    note = (f"depths within {MIN_Z:g} standard errors of the paired per-sequence NLL difference of the best: "
-            f"{tied_depths}")
+    note = (f"depths within {max(MIN_Z, needed):.3g} standard errors (t over {paired} validation sequences) of "
+            f"the paired per-sequence NLL difference of the best: {tied_depths}")
     checks["best_depth"] = MetricCheck(interval=(tied_depths[0], tied_depths[-1]), source="sequences",
-                                       preconditions=every, note=note)
+                                       units=paired, preconditions=every, note=note)
     interior = [min(depths) < d < max(depths) for d in tied_depths]
     checks["best_depth_is_interior"] = MetricCheck(interval=truth_interval(all(interior), not any(interior)),
-                                                   source="sequences", preconditions=every, note=note)
+                                                   source="sequences", units=paired, preconditions=every, note=note)
     checks["deepest_perplexity_rise"] = MetricCheck(
-        stderr=deepest_rise(scores)[1], source="sequences", preconditions=every, derived_from=[
-            "val_perplexity_by_depth"], note="paired jackknife over the validation sequences (same positions)")
+        stderr=deepest_rise(scores)[1], source="sequences", units=len(scores[-1].counts), preconditions=every,
+        derived_from=["val_perplexity_by_depth"],
+        note="paired jackknife over the validation sequences (same positions)")
+    points = sum(1 for r in ratios if r is not None and math.isfinite(r) and r > 0)
     checks["depth_inefficiency_trend"] = MetricCheck(
-        stderr=trend_stderr(depths, ratios), source="sequences", preconditions=every,
+        stderr=trend_stderr(depths, ratios), source="depths", units=points, dof=max(points - 2, 0),
+        preconditions=[*every, trend_members(depths, ratios)],
         derived_from=["late_to_early_skip_effect_ratio_by_depth"],
-        note="least-squares standard error of the slope from its residuals across depths")
+        note="least-squares standard error of the slope from its residuals across depths, t(depths - 2)")
     return checks
 
 

@@ -162,15 +162,17 @@ def sweep_checks(
         minimum = fact["stderrs"][best]
         checks[f"best_test_error_minus_es_by_model.{name}"] = MetricCheck(
             stderr=math.hypot(minimum, es_error) if minimum is not None and es_error is not None else None,
-            source="snapshots", preconditions=[*rests, spread],
+            source="ES seeds (the fewer of them and the snapshots)",
+            units=min(len(es), int(rows_by_model[name][best]["snapshots_averaged"])), preconditions=[*rests, spread],
             note="snapshot standard error of the lowest error and the ES references' standard error across seeds",
         )
         checks[f"peak_temperature.{name}"] = _peak_check(temperatures, rows_by_model[name], rests)
     transformer = facts["transformer"]
     checks["test_error_by_temperature"] = MetricCheck(source="snapshots", preconditions=[transformer["learned"]])
     for index, (error, conditions) in enumerate(zip(transformer["stderrs"], transformer["per_t"], strict=True)):
-        checks[f"test_error_by_temperature.{index}"] = MetricCheck(stderr=error, source="snapshots",
-                                                                   preconditions=conditions)
+        checks[f"test_error_by_temperature.{index}"] = MetricCheck(
+            stderr=error, source="snapshots", units=int(rows_by_model["transformer"][index]["snapshots_averaged"]),
+            preconditions=conditions)
     for metric in ("test_error_min_is_interior", "best_test_error_minus_es"):
         checks[metric] = checks[f"{metric}_by_model.transformer"]
     for metric in ("test_error_min_is_interior_by_model", "best_test_error_minus_es_by_model", "peak_temperature"):
@@ -208,6 +210,8 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
     """Relative standard error of ffn-over-transformer ratios: the peak C's (heat) or the largest loss rise's
     (jump) relative errors added in quadrature."""
     relative = []
+    draws = [int(ess) for rows in rows_by_model.values() for row in rows
+             if isinstance(ess := (row.get("convergence") or {}).get("ess"), float | int) and math.isfinite(ess)]
     for name in ("ffn", "transformer"):
         rows = rows_by_model[name]
         if kind == "heat":
@@ -233,7 +237,8 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
     if len(known) < 2:
         return MetricCheck(source="snapshots", preconditions=rests, note="no standard error (too few draws)")
     # the relative error: ``scale_ratio`` multiplies it by the ratio once the ratio is known
-    return MetricCheck(stderr=math.hypot(*known), source="snapshots", preconditions=rests,
+    return MetricCheck(stderr=math.hypot(*known), source="effective draws (the fewest of any temperature)",
+                       units=min(draws) if draws else None, preconditions=rests,
                        note=f"relative standard error {math.hypot(*known):.3g}")
 
 
@@ -269,7 +274,7 @@ def contacts_checks(
         checks[curve_name] = MetricCheck(source="pairs", preconditions=[model, chance(curve_name)])
         for index, (value, conditions) in enumerate(zip(values, per_t, strict=True)):
             checks[f"{curve_name}.{index}"] = MetricCheck(stderr=binomial_stderr(value, pairs), source="pairs",
-                                                          preconditions=conditions)
+                                                          units=pairs, preconditions=conditions)
         contact_tied = tied_with_best(values, [binomial_stderr(v, pairs) for v in values], lowest=False)
         ratios = [temperatures[c] / temperatures[e] for c in contact_tied for e in error_tied]
         shown = ", ".join(f"{temperatures[i]:g}" for i in error_tied)
@@ -289,7 +294,7 @@ def contacts_checks(
         if "ES" in trained and "OT" in trained:
             error = math.hypot(binomial_stderr(trained["ES"][metric], pairs),
                                binomial_stderr(trained["OT"][metric], pairs))
-            checks[difference] = MetricCheck(stderr=error, source="pairs",
+            checks[difference] = MetricCheck(stderr=error, source="pairs", units=pairs,
                                              preconditions=[trained_learned, chance(difference)])
     checks["chance_by_temperature"] = MetricCheck(source="permutations", preconditions=[model],
                                                   note="p-values from shuffled contact maps")
@@ -321,10 +326,10 @@ def similarity_checks(
         for layer, values in q_by_model.get(name, {}).items():
             error = float(values.std()) / math.sqrt(count - 1) if count > 1 and len(values) > 1 else None
             layer_errors[name][layer] = error
-            checks[f"mean_q_by_layer.{name}.{layer}"] = MetricCheck(stderr=error, source="snapshots")
+            checks[f"mean_q_by_layer.{name}.{layer}"] = MetricCheck(stderr=error, source="snapshots", units=count)
         norm = [e for layer, e in layer_errors[name].items() if is_normalization(layer)]
         checks[f"normalization_mean_q.{name}"] = MetricCheck(stderr=_mean_stderr(norm), source="snapshots",
-                                                             preconditions=rests)
+                                                             units=count, preconditions=rests)
         checks[f"mean_q_by_layer.{name}"] = MetricCheck(source="snapshots", preconditions=rests)
     checks["mean_q_by_layer"] = MetricCheck(source="snapshots")
     checks["normalization_mean_q"] = MetricCheck(source="snapshots")
@@ -333,7 +338,8 @@ def similarity_checks(
     other_error = _mean_stderr([e for layer, e in by_layer.items() if not is_normalization(layer)])
     checks["normalization_q_minus_other_q"] = MetricCheck(
         stderr=math.hypot(norm_error, other_error) if norm_error is not None and other_error is not None else None,
-        source="snapshots", derived_from=["normalization_mean_q.transformer", "mean_q_by_layer.transformer"],
+        source="snapshots", units=snapshots.get("transformer"),
+        derived_from=["normalization_mean_q.transformer", "mean_q_by_layer.transformer"],
     )
     return checks
 

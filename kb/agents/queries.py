@@ -21,7 +21,7 @@ from kb.core import KnowledgeBase
 from kb.evidence import claim_states as evidence_mod
 from kb.evidence import verdicts
 from kb.index.database import ClaimRow, Evidence
-from schemas import Claim, Verdict
+from schemas import Claim, Verdict, VerdictKind
 
 UNBOUND = evidence_mod.ClaimState.unbound.value
 
@@ -53,19 +53,15 @@ class ClaimState:
 
 
 def outcome_at_own_scale(claim: Claim, verdict: Verdict) -> str | None:
-    """What the verdict would be if the evidence's scale were the claim's (None without an observed value).
-
-    The seed spread is kept: the outcome is judged on ``mean ± spread`` as two pseudo-seeds.
-    """
+    """What the verdict would be if the evidence's scale were the claim's (None without an observed value): the
+    way a proxy leaned (``kb.evidence.verdicts.proxy_outcome``, read off the interval the rule judged), else its
+    kind."""
     if claim.expect is None or verdict.observed is None or isinstance(verdict.observed, list):
         return verdict.kind.value if not verdict.proxy else None
-    observed = verdict.observed
-    results: list[dict[str, Any]] = [{"observed": observed}]
-    if verdict.spread and isinstance(observed, int | float) and not isinstance(observed, bool):
-        results = [{"observed": observed - verdict.spread / 2**0.5}, {"observed": observed + verdict.spread / 2**0.5}]
-    expect = claim.expect.model_copy(update={"metric": "observed"})
-    unscaled = claim.model_copy(update={"scale": None, "expect": expect})
-    return verdicts.evaluate(unscaled, results).kind.value
+    if not verdict.proxy:
+        return verdict.kind.value
+    leaning = verdicts.proxy_outcome(verdict)
+    return {"consistent": "supported", "at_odds": "refuted"}.get(leaning or "", VerdictKind.inconclusive.value)
 
 
 def _words_match(words: list[str], haystack: str) -> int:

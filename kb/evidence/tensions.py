@@ -26,10 +26,11 @@ first): stable while the keys are, whatever else the notes change.
 
 **State** (``judge``): the deciding evidence is the newest current evidence of either claim at the settling
 preset (``settle_plan``: the preset both claims name, or the one the bolder claim, the one accepting fewer
-values, needs), else at any scale. Both claims are judged on it by ``kb.evidence.verdicts.evaluate`` (never a second
-verdict rule): supported / refuted reads "settled for A", refuted / supported "settled for B", refuted /
-refuted "both wrong", anything else "open: " and why (a proxy, an interval straddling a threshold, a run not
-runnable here, no evidence yet).
+values, needs); evidence at any other preset decides nothing ("open: no evidence at 'paper'"), and only where
+neither claim names a preset does the newest evidence at any scale decide. Both claims are judged on it by
+``kb.evidence.verdicts.evaluate`` (never a second verdict rule): supported / refuted reads "settled for A", refuted /
+supported "settled for B", refuted / refuted "both wrong", anything else "open: " and why (a proxy, an interval
+straddling a threshold, a run not runnable here, no evidence yet).
 """
 
 from __future__ import annotations
@@ -57,51 +58,14 @@ from kb.evidence.claim_states import (
     stale_reason,
     verdict_state,
 )
+from kb.evidence.subjects import About, about, subject_difference
 from kb.evidence.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
 from kb.index.database import ClaimRow, Evidence
 from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
-#: Two stated model sizes are the same subject when the larger is at most this many times the smaller.
-SIZE_FACTOR = 2.0
-
 
 def _norm(text: str | None) -> str | None:
     return " ".join(text.casefold().split()) if text is not None else None
-
-
-@dataclass(frozen=True)
-class About:
-    """What a claim is about, its defaults filled in (``about``): quantity, subject and condition."""
-
-    quantity: str | None  # 'depth.sweep:best_depth', or a named quantity; None: nothing to compare it on
-    unit: str | None = None
-    family: str | None = None
-    objective: str | None = None
-    parameters: float | None = None
-    data: str | None = None
-    preset: str | None = None  # the scale preset whose evidence settles the claim
-    budget: tuple[float, float] | None = None
-
-
-def about(claim: Claim) -> About:
-    """What ``claim`` is about: its own ``quantity`` / ``subject`` / ``condition``, else the defaults read from its
-    binding (``analyzer:metric``; the preset ``settled_by``, else ``scale``) and its ``scale`` (size, data)."""
-    binding, expect, scale = claim.analyzer, claim.expect, claim.scale
-    quantity = claim.quantity.name if claim.quantity is not None else None
-    if quantity is None and binding is not None and expect is not None:
-        quantity = f"{binding.name}:{expect.metric}"
-    subject, condition = claim.subject, claim.condition
-    parameters = subject.parameters if subject is not None and subject.parameters is not None else (
-        scale.parameters if scale is not None else None)
-    data = subject.data if subject is not None and subject.data is not None else (
-        scale.data if scale is not None else None)
-    preset = condition.scale if condition is not None and condition.scale is not None else (
-        (binding.settled_by or binding.scale) if binding is not None else None)
-    return About(quantity=quantity, unit=claim.quantity.unit if claim.quantity is not None else None,
-                 family=subject.family if subject is not None else None,
-                 objective=subject.objective if subject is not None else None,
-                 parameters=parameters, data=data, preset=preset,
-                 budget=condition.budget_range() if condition is not None else None)
 
 
 def incomparable_reason(a: About, b: About) -> str | None:
@@ -115,10 +79,9 @@ def incomparable_reason(a: About, b: About) -> str | None:
         if mine is not None and theirs is not None and _norm(mine) != _norm(theirs):
             what = "scale presets" if name == "preset" else f"{name}s" if name != "data" else "data"
             return f"different {what} ({mine} / {theirs})"
-    if a.parameters is not None and b.parameters is not None:
-        small, large = sorted((a.parameters, b.parameters))
-        if large > small * SIZE_FACTOR or (small == 0 and large > 0):
-            return f"different sizes ({a.parameters:.3g} / {b.parameters:.3g} parameters)"
+    different = subject_difference(a, b)
+    if different is not None:
+        return different
     if a.budget is not None and b.budget is not None and (a.budget[1] < b.budget[0] or b.budget[1] < a.budget[0]):
         return f"budgets that do not overlap ({_range(a.budget)} / {_range(b.budget)})"
     return None
@@ -414,13 +377,16 @@ def state_of(tension: Tension) -> TensionState:
     if plan.why_not is not None:
         return TensionState(Outcome.open, f"open: {plan.why_not}")
     candidates = sorted(tension.evidence.values(), key=lambda d: d.evidence_id, reverse=True)
-    at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
-    chosen = (at_preset or candidates)[0] if candidates else None
-    if chosen is None:
-        where = f" at '{plan.preset}'" if plan.preset else ""
+    where = f" at '{plan.preset}'" if plan.preset else ""
+    if not candidates:
         return TensionState(Outcome.open, f"open: no current evidence yet{where}; run `kb verify --tension "
                                           f"{tension.id}`")
-    return judge(tension.a.claim, tension.b.claim, chosen)
+    at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
+    if not at_preset:  # evidence at another preset (a smoke run) never decides what the plan's preset settles
+        elsewhere = ", ".join(sorted({repr(d.preset or "unknown") for d in candidates}))
+        return TensionState(Outcome.open, f"open: no evidence{where} (only at {elsewhere}, which does not decide "
+                                          f"it); run `kb verify --tension {tension.id}`")
+    return judge(tension.a.claim, tension.b.claim, at_preset[0])
 
 
 def by_claim(tensions: Iterable[Tension]) -> dict[str, list[Tension]]:

@@ -7,16 +7,22 @@ The one rule, for every metric of every analyzer: a claim is decided only when
     was ``derived_from``, transitively (learned beyond the baseline, equilibrated, converged, beats chance, a
     value at all); and
 (b) the value's interval lies entirely on one side of the claim's own threshold (for ``between`` and
-    ``approx``: entirely inside or entirely outside). The interval is value +- ``Z_RESOLVED`` standard errors,
-    or the interval the analyzer states; a value with no uncertainty has none only where it is ``exact`` by
-    construction, else it decides nothing. The claim's ``inconclusive_band`` widens the interval.
+    ``approx``: entirely inside or entirely outside). From a standard error the interval is value +- q SE with q
+    the t quantile (``analyzers.base.interval_quantile``, 95 %) for the units the error rests on (the check's
+    ``units`` of its ``source``: sequences, snapshots, pairs; ``dof`` where not units - 1); an error over fewer
+    than ``MIN_UNITS`` units, or that states no count, resolves nothing. An analyzer may state the interval
+    itself; a value with no uncertainty has none only where it is ``exact`` by construction, else it decides
+    nothing. The claim's ``inconclusive_band`` widens the interval.
 
 Otherwise the verdict is inconclusive, and its reason says which precondition failed and by how much, or that
-the interval [lo, hi] straddles the threshold. Repeated seeds give several results: the verdict is taken on
-their mean, its interval widened by the seed spread (one standard deviation, as before) added in quadrature to
-the seeds' own uncertainty. Evidence stored before ``checks`` existed is read as the rule then read it: each
-value as a point, its ``untestable`` entries as failed preconditions. Evidence made at a smaller scale than the
-claim's is a proxy: it is reported (consistent or at odds) but never settles the claim either way.
+the interval [lo, hi] straddles the threshold. Repeated seeds give several results (``combine_seeds``): the
+verdict is taken on their mean, with the interval mean +- t(n - 1) SE, SE the larger of the between-seed
+standard error of the mean (sd / sqrt(n)) and the pooled within-seed one (sqrt(sum SE_i^2) / n), so neither the
+seeds' spread nor each seed's own noise is left out; fewer than ``MIN_UNITS`` seeds resolve nothing. A true/false
+metric over seeds is decided only when every seed resolved it and all agree. Evidence stored before ``checks``
+existed is read as the rule then read it: each value as a point, its ``untestable`` entries as failed
+preconditions. Evidence made at a smaller scale than the claim's is a proxy: it is reported (consistent or at
+odds) but never settles the claim either way.
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
-from analyzers.base import Z_RESOLVED
+from analyzers.base import CONFIDENCE, MIN_UNITS, interval_quantile, too_few_units
+from kb.evidence.subjects import About, about, subject_difference
 from schemas import Claim, EvidenceScale, Expectation, Operator, Verdict, VerdictKind
 
 
@@ -69,6 +77,27 @@ class MetricStatus:
     failed: list[str] = field(default_factory=list)
     note: str = ""
     exact: bool = False
+    units: int | None = None  # how many units of ``source`` the interval rests on (None: not stated)
+    source: str = ""
+    quantile: float = math.nan  # standard errors per half-width (t quantile; normal for a stated interval)
+
+    def standard_errors(self, number: float) -> tuple[float, float]:
+        """``(below, above)``: the interval's half-widths in standard errors of this value (0 for a point)."""
+        if self.low == self.high:
+            return 0.0, 0.0
+        return (number - self.low) / self.quantile, (self.high - number) / self.quantile
+
+    def units_text(self) -> str:
+        """'over 40 sequences' (empty where the count is not stated)."""
+        return f"over {self.units} {self.source or 'units'}" if self.units is not None else ""
+
+
+@cache
+def stated_quantile() -> float:
+    """Standard errors per half-width of an interval an analyzer states itself (a normal 95 % interval)."""
+    from scipy import stats
+
+    return float(stats.norm.ppf(0.5 + CONFIDENCE / 2))
 
 
 def _prefixes(path: str) -> list[str]:
@@ -125,12 +154,18 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
     if exact:
         point = number if number is not None else math.nan
         return MetricStatus(value, point, point, failed, note, exact=True)
+    units, source = check.get("units"), check.get("source") or ""
     if check.get("interval") is not None:
         low, high = (float(x) for x in check["interval"])
-        return MetricStatus(value, low, high, failed, note)
+        return MetricStatus(value, low, high, failed, note, units=units, source=source, quantile=stated_quantile())
     if check.get("stderr") is not None and number is not None:
-        half = Z_RESOLVED * float(check["stderr"])
-        return MetricStatus(value, number - half, number + half, failed, note)
+        quantile = interval_quantile(units, check.get("dof"))
+        if quantile is None:
+            return MetricStatus(value, math.nan, math.nan, [*failed, too_few_units(units, source)], note,
+                                units=units, source=source)
+        half = quantile * float(check["stderr"])
+        return MetricStatus(value, number - half, number + half, failed, note, units=units, source=source,
+                            quantile=quantile)
     if not failed:
         failed.append(f"no uncertainty stated for {path} (no standard error or interval, and not exact by "
                       "construction): a bare number settles nothing")
@@ -259,7 +294,7 @@ def evaluate(
         statuses = [metric_status(r, path) for r in results]
     except MetricMissing as exc:
         return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
-    common["proxy"] = _is_proxy(claim, evidence_scale)
+    common["proxy"] = proxy_reason(claim, evidence_scale) is not None
     values = [s.value for s in statuses]
     for status in statuses:
         if status.failed:  # a number whose preconditions fail decides nothing, whichever side of the threshold
@@ -269,43 +304,79 @@ def evaluate(
             return Verdict(kind=VerdictKind.inconclusive, reason=f"{path} = {value!r} is not comparable with "
                            f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided", **common)
     if isinstance(expect.value, str):
-        return _text_verdict(expect, statuses, common)
-    numbers = [float(v) for v in values]
-    mean, spread, low, high = seed_interval(numbers, statuses)
-    count = len(statuses)
+        return _text_verdict(expect, statuses, common, claim)
+    combined = combine_seeds([float(v) for v in values], statuses, boolean=isinstance(expect.value, bool))
+    if combined.failed:
+        return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {combined.failed}", observed=combined.mean,
+                       spread=combined.sd or None, **common)
     band = expect.inconclusive_band
-    low, high = low - band, high + band
-    seeds = f" (mean of {count} seeds, sd {spread:.3g})" if count > 1 else ""
-    shown = _shown(expect, mean)
+    low, high = combined.low - band, combined.high + band
+    shown = _shown(expect, combined.mean)
     interval = f" [{low:.4g}, {high:.4g}]" if low < high else ""
+    basis = f" ({combined.basis})" if combined.basis and low < high else ""
     note = f"; {statuses[0].note}" if statuses[0].note and low < high else ""
     outcome = decide(expect, low, high)
     if outcome is None:
         kind = VerdictKind.inconclusive
-        if isinstance(expect.value, bool) and count > 1 and len({bool(v) for v in values}) > 1:
-            reason = f"seeds disagree: {values!r}"
-        else:
-            reason = f"{path} = {shown}{seeds}: its interval{interval} straddles the threshold of " \
-                     f"'{describe(expect)}'{note}"
+        reason = f"{path} = {shown}: its interval{interval}{basis} straddles the threshold of " \
+                 f"'{describe(expect)}'{note}"
     elif outcome:
-        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{seeds} meets '{describe(expect)}'{note}"
+        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{basis} meets '{describe(expect)}'{note}"
     else:
-        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{seeds} fails '{describe(expect)}'{note}"
-    observed: Any = mean
+        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{basis} fails '{describe(expect)}'{note}"
+    observed: Any = combined.mean
     if isinstance(expect.value, bool):
         observed = values[0] if len({bool(v) for v in values}) == 1 else values
-    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=spread or None, **common))
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, spread=combined.sd or None, **common),
+                   claim)
 
 
-def seed_interval(numbers: list[float], statuses: list[MetricStatus]) -> tuple[float, float, float, float]:
-    """``(mean, sd, low, high)`` over seeds: the mean of the seeds' values, their spread, and the interval around
-    the mean, the seed spread added in quadrature to the seeds' own uncertainty (module docstring)."""
+@dataclass(frozen=True)
+class SeedMean:
+    """One metric over a claim's seeds: their mean, sd, the interval the rule reads (module docstring) and what it
+    rests on in words, or why it is unresolved (``failed``)."""
+
+    mean: float
+    sd: float
+    low: float
+    high: float
+    basis: str = ""  # '95 % t interval over 40 sequences', 'mean of 3 seeds, t(2) × SE 0.17 (between seeds)'
+    failed: str | None = None
+
+
+def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean: bool = False) -> SeedMean:
+    """The seeds' mean and its interval: mean +- t(n - 1) SE, SE the larger of the between-seed standard error of
+    the mean and the pooled within-seed one (each side); one seed keeps its own interval; fewer than
+    ``MIN_UNITS`` seeds are unresolved. ``boolean``: a true/false metric, decided only when every seed resolved it
+    and all agree."""
+    count = len(numbers)
     mean = statistics.fmean(numbers)
-    spread = statistics.stdev(numbers) if len(numbers) > 1 else 0.0
-    count = len(statuses)
-    below = math.sqrt(sum((x - s.low) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
-    above = math.sqrt(sum((s.high - x) ** 2 for x, s in zip(numbers, statuses, strict=True))) / count
-    return mean, spread, mean - math.hypot(below, spread), mean + math.hypot(above, spread)
+    sd = statistics.stdev(numbers) if count > 1 else 0.0
+    if count == 1:
+        only = statuses[0]
+        basis = f"{CONFIDENCE:.0%} t interval {only.units_text()}" if only.units is not None else ""
+        return SeedMean(mean, 0.0, only.low, only.high, basis)
+    if boolean:
+        unresolved = [i for i, s in enumerate(statuses) if s.low != s.high]
+        if unresolved:
+            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seed {unresolved[0] + 1} of {count} did not "
+                            "resolve it: a true/false metric is decided only when every seed resolves it")
+        if len({bool(x) for x in numbers}) > 1:
+            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seeds disagree: {[bool(x) for x in numbers]!r}")
+        return SeedMean(mean, 0.0, numbers[0], numbers[0], f"{count} seeds, unanimous")
+    quantile = interval_quantile(count)
+    if quantile is None:
+        return SeedMean(mean, sd, math.nan, math.nan, failed=f"only {count} seeds, fewer than {MIN_UNITS}: the "
+                        "spread between seeds is unknown, so their mean is unresolved; add seeds")
+    between = sd / math.sqrt(count)
+    errors = [s.standard_errors(x) for x, s in zip(numbers, statuses, strict=True)]
+    below = math.sqrt(sum(b * b for b, _ in errors)) / count
+    above = math.sqrt(sum(a * a for _, a in errors)) / count
+    low, high = mean - quantile * max(between, below), mean + quantile * max(between, above)
+    wider = "between seeds" if between >= max(below, above) else "within seeds"
+    error = max(between, below, above)
+    basis = f"mean of {count} seeds, sd {sd:.3g}; t({count - 1}) = {quantile:.3g} × SE {error:.3g} ({wider})"
+    return SeedMean(mean, sd, low, high, basis)
 
 
 @dataclass
@@ -317,6 +388,7 @@ class SeedValue:
     high: float | None
     seeds: int
     failed: str | None = None
+    basis: str = ""  # what the interval rests on (``SeedMean.basis``)
 
 
 def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
@@ -329,9 +401,12 @@ def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
     failed = next((s.failed[0] for s in statuses if s.failed), None)
     if any(x is None for x in numbers) or not numbers:
         return SeedValue(None, None, None, len(results), failed or "no number")
-    mean, _, low, high = seed_interval([float(x) for x in numbers if x is not None], statuses)
+    combined = combine_seeds([float(x) for x in numbers if x is not None], statuses,
+                             boolean=all(isinstance(s.value, bool) for s in statuses))
+    low, high = combined.low, combined.high
     finite = math.isfinite(low) and math.isfinite(high)
-    return SeedValue(mean, low if finite else None, high if finite else None, len(results), failed)
+    return SeedValue(combined.mean, low if finite else None, high if finite else None, len(results),
+                     failed or combined.failed, combined.basis)
 
 
 def _shown(expect: Expectation, mean: float) -> str:
@@ -340,7 +415,8 @@ def _shown(expect: Expectation, mean: float) -> str:
     return f"{mean:.4g}"
 
 
-def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dict[str, Any]) -> Verdict:
+def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dict[str, Any],
+                  claim: Claim) -> Verdict:
     """Text compared with '==': settled only where each value is exact (no interval can bound text)."""
     values = [s.value for s in statuses]
     if not all(s.exact for s in statuses):
@@ -354,7 +430,7 @@ def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dic
         kind, reason = VerdictKind.refuted, f"{expect.metric} = {observed!r}, expected {expect.value!r}"
     else:
         kind, reason = VerdictKind.inconclusive, f"seeds disagree: {values!r}"
-    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common))
+    return _scaled(Verdict(kind=kind, reason=reason, observed=observed, **common), claim)
 
 
 def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
@@ -367,29 +443,44 @@ def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
     return status.failed[0] if status.failed else None
 
 
-def _is_proxy(claim: Claim, evidence_scale: EvidenceScale | None) -> bool:
-    """True when the claim is about larger models than the evidence used (or the evidence size is unknown)."""
-    wanted = claim.scale.parameters if claim.scale else None
-    if wanted is None:
-        return False
-    have = evidence_scale.parameters if evidence_scale else None
-    return have is None or have < 0.5 * wanted
+def proxy_reason(claim: Claim, evidence_scale: EvidenceScale | None) -> str | None:
+    """Why evidence at ``evidence_scale`` is only a proxy of the claim's setting, or None when it is the claim's own:
+
+    - the evidence ran a model of a stated size and the claim states none ("at 'small' only: the claim states no
+      scale"): no run can settle a claim that does not say which models it is about;
+    - the claim states a size and the evidence none, or the sizes differ beyond the factor tensions allow, or the
+      data name different structures (``kb.evidence.subjects.subject_difference``, the rule tensions compare
+      claims by).
+    Evidence with no scale at all (stored before scales existed) is read as before: no proxy."""
+
+    if evidence_scale is None:
+        return None
+    mine = about(claim)
+    theirs = About(quantity=None, parameters=evidence_scale.parameters, data=evidence_scale.data)
+    if mine.parameters is None and theirs.parameters is not None:
+        where = f"claims.{claim.id}.scale.parameters=N"
+        return (f"at '{evidence_scale.name}' only: the claim states no scale (set one with `kb set NOTE {where} "
+                "--new-field`)")
+    if mine.parameters is not None and theirs.parameters is None:
+        return f"at an unknown size versus {mine.parameters:.3g} parameters in the claim"
+    different = subject_difference(mine, theirs)
+    if different is not None:
+        return f"on another subject than the claim's: {different} (claim / evidence)"
+    return None
 
 
-def _scaled(verdict: Verdict) -> Verdict:
+def _scaled(verdict: Verdict, claim: Claim) -> Verdict:
     """A proxy decides nothing about the claim's own setting: supported/refuted become inconclusive, with why."""
     if verdict.proxy and verdict.kind in (VerdictKind.supported, VerdictKind.refuted):
-        have = verdict.evidence_scale.parameters if verdict.evidence_scale else None
-        wanted = (verdict.claim_scale or {}).get("parameters")
-        size = f"{have:.3g} parameters" if have else "an unknown size"
+        why = proxy_reason(claim, verdict.evidence_scale) or "at another scale"
         consistent = verdict.kind is VerdictKind.supported
         outcome = "consistent with" if consistent else "at odds with"
         return verdict.model_copy(update={
             "kind": VerdictKind.inconclusive, "proxy_outcome": "consistent" if consistent else "at_odds",
-            "reason": f"{verdict.reason}; {outcome} the claim, but at {size} versus {wanted:.3g} in the claim: "
-                      "a small-scale proxy, not a replication",
+            "reason": f"{verdict.reason}; {outcome} the claim, but {why}: a proxy, not a replication",
         })
-    return verdict
+    found = proxy_reason(claim, verdict.evidence_scale) if verdict.proxy else None
+    return verdict.model_copy(update={"reason": f"{verdict.reason}; a proxy: {found}"}) if found else verdict
 
 
 def proxy_outcome(verdict: Verdict) -> str | None:
@@ -402,8 +493,8 @@ def proxy_outcome(verdict: Verdict) -> str | None:
         return None
     if verdict.proxy_outcome is not None:
         return verdict.proxy_outcome
-    for outcome, words in (("consistent", "; consistent with the claim, but at "),
-                           ("at_odds", "; at odds with the claim, but at ")):
+    for outcome, words in (("consistent", "; consistent with the claim, but "),
+                           ("at_odds", "; at odds with the claim, but ")):
         if words in verdict.reason:
             return outcome
     return None
