@@ -431,7 +431,7 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
         return
     with Session(engine) as session:
         running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
-    now = utcnow()
+    now = queue_store.database_time(engine)
     for folder in folders:
         parts = folder.name.split("-")
         if len(parts) < 3:

@@ -7,7 +7,8 @@ with each heartbeat. Every running worker reclaims runs whose lease expired (``r
 those whose worker process on this host is gone. Each attempt has a number, and every later write of
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
 reclaimed and taken by another can no longer record anything (fencing). The rule that fails a run
-after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Evidence is only ever added, never
+after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
+(claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock. Evidence is only ever added, never
 overwritten: a failed run leaves earlier evidence intact.
 """
 
@@ -19,11 +20,14 @@ import os
 import socket
 from typing import Any
 
-from sqlalchemy import or_, update
+from sqlalchemy import func, literal, or_, type_coerce, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import Interval
 from sqlmodel import Session, col, select
+from sqlmodel.sql.sqltypes import UTCDateTime
 
-from kb.db import ClaimRow, Evidence, Run, utcnow
+from kb.db import ClaimRow, Evidence, Run
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
 from schemas import Claim, RunRecord, RunStatus
 
@@ -37,6 +41,32 @@ MAX_ATTEMPTS = 3
 FINAL = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled})
 
 
+def db_now(engine: Engine, plus: dt.timedelta | None = None) -> ColumnElement[dt.datetime]:
+    """The database's own time (plus ``plus``), evaluated inside the statement that uses it.
+
+    The one clock of the queue: every lease is granted, renewed, judged and reclaimed against it, never
+    against a worker's clock, so two workers whose clocks differ (or a clock stepped by NTP) never take each
+    other's live runs. PostgreSQL: ``now()``; SQLite: its own ``'now'`` in the text form SQLAlchemy stores
+    (ISO order, so comparisons with stored times hold).
+    """
+    if engine.dialect.name == "sqlite":
+        modifier = f"{plus.total_seconds():+.3f} seconds" if plus is not None else "+0 seconds"
+        return type_coerce(func.strftime("%Y-%m-%d %H:%M:%f", "now", modifier), UTCDateTime())
+    now: ColumnElement[dt.datetime] = type_coerce(func.now(), UTCDateTime())
+    if plus is not None:
+        return type_coerce(func.now() + literal(plus, Interval()), UTCDateTime())
+    return now
+
+
+def database_time(engine: Engine) -> dt.datetime:
+    """What the database's clock reads now (aware, UTC): what workers and displays judge leases by."""
+    with Session(engine) as session:
+        moment = session.exec(select(db_now(engine))).one()
+    aware = _aware(moment)
+    assert aware is not None
+    return aware
+
+
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
             device: str = "cpu", executor: str = "local", group_id: str | None = None,
             binding: str | None = None) -> Run:
@@ -48,6 +78,7 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
               claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
               group_id=group_id, binding_hash=binding)
+    run.created_at = db_now(engine)  # type: ignore[assignment]  # the queue's clock orders and ages runs
     with Session(engine) as session:
         session.add(run)
         session.commit()
@@ -81,12 +112,13 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 session.rollback()
                 return None
             candidate_id, attempts = candidate
-            now = utcnow()
+            now = db_now(engine)
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
                 .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
-                        lease_expires_at=now + lease, progress=0.0, message="started", attempts=attempts + 1)
+                        lease_expires_at=db_now(engine, lease), progress=0.0, message="started",
+                        attempts=attempts + 1)
             )
             session.commit()
             if taken.rowcount == 1:
@@ -107,8 +139,7 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
     With ``attempt`` (the number its claim returned) nothing is written unless that attempt still holds
     the run, and the answer is ``LOST`` when another attempt took it meanwhile: the caller must stop.
     """
-    now = utcnow()
-    values: dict[str, Any] = {"heartbeat_at": now, "lease_expires_at": now + lease}
+    values: dict[str, Any] = {"heartbeat_at": db_now(engine), "lease_expires_at": db_now(engine, lease)}
     if progress is not None:
         values["progress"] = progress
     if message is not None:
@@ -136,7 +167,7 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
     already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
     True again without writing. Returns whether the outcome is recorded.
     """
-    values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": utcnow(),
+    values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
                               "lease_expires_at": None}
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
@@ -191,15 +222,19 @@ def requeue(engine: Engine, run_id: str, message: str) -> bool:
         return bool(result.rowcount)
 
 
-def release(engine: Engine, run_id: str, attempt: int, why: str) -> RunStatus | None:
+def release(engine: Engine, run_id: str, attempt: int, why: str, *, if_expired: bool = False,
+            voluntary: bool = False) -> RunStatus | None:
     """A run whose attempt ``attempt`` ended without an outcome (worker or job gone): re-queue it, or fail it.
 
     The one home of the attempt limit: after ``MAX_ATTEMPTS`` attempts the run fails with the reason
     instead of taking another worker down. Conditional on the attempt, so two workers reclaiming the
-    same run act once. Returns the run's new status, or None when that attempt no longer holds it.
+    same run act once. ``if_expired``: only while its lease has expired by the database's clock, judged in
+    this very statement (a holder that renewed meanwhile keeps it). ``voluntary``: its worker handed it
+    back (stopped by a signal), which is no death: it is re-queued whatever its attempts. Returns the run's
+    new status, or None when that attempt no longer holds it.
     """
-    now = utcnow()
-    if attempt >= MAX_ATTEMPTS:
+    now = db_now(engine)
+    if attempt >= MAX_ATTEMPTS and not voluntary:
         values: dict[str, Any] = {"status": RunStatus.failed.value, "finished_at": now, "lease_expires_at": None,
                                   "error": f"gave up after {attempt} attempts: {why}"}
     else:
@@ -208,7 +243,9 @@ def release(engine: Engine, run_id: str, attempt: int, why: str) -> RunStatus | 
     with Session(engine) as session:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
-                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
+                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]),
+                              *([or_(col(Run.lease_expires_at).is_(None), col(Run.lease_expires_at) < now)]
+                                if if_expired else []))
             .values(**values))
         session.commit()
     if not result.rowcount:
@@ -222,7 +259,7 @@ def cancel(engine: Engine, run_id: str) -> bool:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id,
                               col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
-            .values(status=RunStatus.cancelled.value, finished_at=utcnow(), message="cancelled",
+            .values(status=RunStatus.cancelled.value, finished_at=db_now(engine), message="cancelled",
                     lease_expires_at=None)
         )
         session.commit()
@@ -254,17 +291,18 @@ def _aware(moment: dt.datetime | None) -> dt.datetime | None:
     return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
 
 
-def lease_dead(run: Run, *, now: dt.datetime | None = None, stale_after: dt.timedelta | None = None) -> bool:
+def lease_dead(run: Run, *, now: dt.datetime, stale_after: dt.timedelta | None = None) -> bool:
     """Whether ``run`` (running) lost its worker: its process on this host is gone, or its lease expired.
 
-    ``stale_after`` judges by the heartbeat's age instead (an operator who knows the workers are gone).
+    ``now`` is the database's time (``database_time``, or read in the same query as ``run``), never this
+    process's clock. ``stale_after`` judges by the heartbeat's age instead (an operator who knows the
+    workers are gone).
     """
     alive_here = worker_alive_here(run.worker_id)
     if alive_here is False:
         return True
     if alive_here is True and stale_after is None:
         return False  # a live process on this host holds it, however late its heartbeat (a lock, a restart)
-    now = now or utcnow()
     beat, expires = _aware(run.heartbeat_at), _aware(run.lease_expires_at)
     if stale_after is not None or expires is None:
         return beat is None or beat < now - (stale_after if stale_after is not None else STALE_AFTER)
@@ -279,9 +317,10 @@ def reclaim(engine: Engine, *, expired: bool = True, stale_after: dt.timedelta |
     outage must not take runs whose holders could not renew their lease either). Runs of an executor that
     ``reconciles`` (Slurm) are left to it: it asks the scheduler. Returns the new status per released run.
     """
-    now = utcnow()
     with Session(engine) as session:
-        running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+        now = _aware(rows[0][1]) if rows else None
+        running = [run for run, _ in rows]
     released: dict[str, RunStatus] = {}
     from kb.queue.executors import reconciling  # the executors package imports this module
 
@@ -291,10 +330,13 @@ def reclaim(engine: Engine, *, expired: bool = True, stale_after: dt.timedelta |
             continue
         if worker_alive_here(run.worker_id) is not False and not expired and stale_after is None:
             continue
+        assert now is not None
         if not lease_dead(run, now=now, stale_after=stale_after):
             continue
         why = f"the worker running it stopped (last: {run.worker_id})"
-        status = release(engine, run.id, run.attempts or 0, why)
+        # An expired lease is judged once more by the release itself: its holder may have renewed meanwhile.
+        by_lease = stale_after is None and worker_alive_here(run.worker_id) is None
+        status = release(engine, run.id, run.attempts or 0, why, if_expired=by_lease)
         if status is not None:
             released[run.id] = status
     return released
