@@ -433,7 +433,8 @@ class KnowledgeBase:
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local", operator_params: dict[str, Any] | None = None,
-               presets: dict[str, str] | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+               presets: dict[str, str] | None = None,
+               priority: int | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue runs for each targeted claim (one per seed when the binding lists seeds), quick ones first.
 
         ``operator_params`` are parameters of the person running kb (``kb verify --set``, as typed or
@@ -443,8 +444,11 @@ class KnowledgeBase:
         ``OverrideError`` (one line). Runs are queued in the order of their estimated duration
         (``kb.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another scale
         preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
-        that order, and the claims skipped, with why.
+        that order, and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default
+        interactive when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
         """
+        if priority is None:
+            priority = queue_store.INTERACTIVE if targets else queue_store.BULK
         granted = operator_params or {}
         keys = self.claim_keys(targets)
         bindings = [(key, claim) for key in keys
@@ -496,7 +500,8 @@ class KnowledgeBase:
             group = uuid.uuid4().hex if len(params) > 1 else None
             for validated in params:
                 run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim))
+                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim),
+                                          priority=priority, expected_seconds=estimate.seconds)
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
         return queued, skipped
@@ -590,15 +595,27 @@ class KnowledgeBase:
         return slurm_executor.run(self.engine, run_ids, poll=poll)
 
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
-             device: str | None = None) -> dict[str, int]:
-        """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
+             device: str | None = None, stop: execution.Stop | None = None) -> dict[str, int]:
+        """Run queued runs in this process until the queue is empty (or forever, as a worker) or ``stop``."""
         return execution.work(self.engine, self.job_config, once=once, idle_timeout=idle_timeout, store=self.store,
-                              device=device)
+                              device=device, stop=stop)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
         """Runs, newest first (optionally only those with the given ids)."""
         return queue_store.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
+
+    def waiting(self) -> dict[str, str]:
+        """What waits and why, by run id: a queued run's place and expected start; a running one whose worker
+        stopped (``kb.queue.store.waiting_words``)."""
+        return queue_store.waiting_words(self.engine)
+
+    def worker_alive(self) -> bool:
+        """Whether a worker is seen alive: this home's background worker, or one holding a run by a live lease
+        (an idle worker elsewhere on a shared index leaves no trace until it takes a run)."""
+        from kb.queue import daemon
+
+        return daemon.find_worker(self.settings.home) is not None or queue_store.live_holders(self.engine) > 0
 
     def recover(self) -> list[str]:
         """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""

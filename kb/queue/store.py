@@ -8,8 +8,11 @@ those whose worker process on this host is gone. Each attempt has a number, and 
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
 reclaimed and taken by another can no longer record anything (fencing). The rule that fails a run
 after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
-(claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock. Evidence is only ever added, never
-overwritten: a failed run leaves earlier evidence intact.
+(claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock.
+Evidence is only ever added, never overwritten: a failed run leaves earlier evidence intact.
+
+Queued runs are served in one order (``order_key``): interactive before bulk, short before long, and
+waiting raises a run's priority so nothing starves; ``queue_positions`` tells each its place and start.
 """
 
 from __future__ import annotations
@@ -67,17 +70,38 @@ def database_time(engine: Engine) -> dt.datetime:
     return aware
 
 
+#: A run a person waits on (``kb verify`` of named claims, the app's re-verify), and bulk work (``kb demo``,
+#: ``kb verify --all``): the queue serves the lower number first.
+INTERACTIVE, BULK = 0, 2
+#: Each such wait in the queue lowers a run's priority number by one, so bulk work never starves.
+AGE_STEP = dt.timedelta(minutes=30)
+#: A run expected to take at most this long is short: the second lane takes it beside a long run.
+SHORT_SECONDS = 300.0
+#: How many queued runs one claim considers (by priority, then age): a queue is rarely this long.
+CANDIDATES = 500
+
+
+def order_key(priority: int, expected: float | None, created_at: dt.datetime,
+              now: dt.datetime) -> tuple[int, int, float, dt.datetime]:
+    """Where a queued run stands: priority lowered by its wait (``AGE_STEP``), then short ahead of long
+    (unknown durations after known ones), then first come first served. The one rule of the queue's order."""
+    waited = max(0, int((now - created_at) / AGE_STEP))
+    return (priority - waited, expected is None, expected or 0.0, created_at)
+
+
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
             device: str = "cpu", executor: str = "local", group_id: str | None = None,
-            binding: str | None = None) -> Run:
+            binding: str | None = None, priority: int = INTERACTIVE,
+            expected_seconds: float | None = None) -> Run:
     """Queue a run of ``analyzer`` with already-validated ``params``.
 
     ``group_id`` ties the runs of one claim over several seeds together; ``binding`` is the claim's
     ``binding_hash`` at queueing time, so the evidence can tell when the note's binding changed.
+    ``priority`` and ``expected_seconds`` (its estimate) place it in the queue (``order_key``).
     """
     run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
               claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
-              group_id=group_id, binding_hash=binding)
+              group_id=group_id, binding_hash=binding, priority=priority, expected_seconds=expected_seconds)
     run.created_at = db_now(engine)  # type: ignore[assignment]  # the queue's clock orders and ages runs
     with Session(engine) as session:
         session.add(run)
@@ -86,32 +110,47 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     return run
 
 
+def _local_queued(engine: Engine, device: str | None = None) -> Any:
+    """The query of queued runs that local workers take (``device``: only those asking for that kind)."""
+    columns = (Run.id, Run.attempts, Run.priority, Run.expected_seconds, Run.created_at, db_now(engine))
+    local = or_(col(Run.executor).is_(None), col(Run.executor) == "local")
+    query = select(*columns).where(Run.status == RunStatus.queued.value, local)  # type: ignore[call-overload]
+    if device is not None:
+        query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
+    return query.order_by(col(Run.priority), col(Run.created_at)).limit(CANDIDATES)
+
+
+def _in_order(rows: list[Any]) -> list[Any]:
+    if not rows:
+        return []
+    now = _aware(rows[0][5])
+    assert now is not None
+    return sorted(rows, key=lambda r: order_key(r[2] or 0, r[3], _aware(r[4]) or now, now))
+
+
 def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None,
-               lease: dt.timedelta = LEASE) -> Run | None:
-    """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left.
+               lease: dt.timedelta = LEASE, short_only: bool = False) -> Run | None:
+    """Atomically take the next queued run (``order_key``), or ``run_id``, for this worker; None when none is left.
 
     The run comes back with its new attempt number in ``attempts`` (the fencing token of every later
     write) and a lease of ``lease``. Without ``run_id`` only runs for the local executor are taken (a
     Slurm job or a Ray task claims its own run by id), and with ``device`` only runs asking for that
-    device kind ('cuda' takes 'cuda:1' too).
+    device kind ('cuda' takes 'cuda:1' too). ``short_only``: only interactive runs expected to be short
+    (the second lane beside a long run). Two workers that pick the same run race on one conditional
+    UPDATE; the loser takes its next candidate.
     """
     with Session(engine) as session:
-        while True:
-            query = select(Run.id, Run.attempts).where(Run.status == RunStatus.queued.value)
-            if run_id is not None:
-                query = query.where(Run.id == run_id)
-            else:
-                query = query.where(or_(col(Run.executor).is_(None), col(Run.executor) == "local"))
-                if device is not None:
-                    query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
-            query = query.order_by(col(Run.created_at)).limit(1)
-            if engine.dialect.name == "postgresql":
-                query = query.with_for_update(skip_locked=True)  # workers skip each other's candidates
-            candidate = session.exec(query).first()
-            if candidate is None:
-                session.rollback()
-                return None
-            candidate_id, attempts = candidate
+        if run_id is not None:
+            rows = session.exec(select(Run.id, Run.attempts).where(Run.id == run_id,
+                                                                  Run.status == RunStatus.queued.value)).all()
+        else:
+            query = _local_queued(engine, device)
+            if short_only:
+                query = query.where(col(Run.priority) <= INTERACTIVE, col(Run.expected_seconds) <= SHORT_SECONDS)
+            rows = _in_order(list(session.exec(query).all()))
+        session.rollback()
+        for candidate in rows:
+            candidate_id, attempts = candidate[0], candidate[1]
             now = db_now(engine)
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
@@ -126,6 +165,78 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 if run is not None and run.attempts == attempts + 1:
                     return run
             # Another worker won the race for this run: try the next one.
+    return None
+
+
+def _short(priority: int | None, expected: float | None) -> bool:
+    return (priority or 0) <= INTERACTIVE and expected is not None and expected <= SHORT_SECONDS
+
+
+def is_short(run: Run) -> bool:
+    """Whether ``run`` is one the second lane takes: interactive and expected to be short (``SHORT_SECONDS``)."""
+    return _short(run.priority, run.expected_seconds)
+
+
+def queue_positions(engine: Engine) -> dict[str, tuple[int, float | None]]:
+    """Each queued local run's place in line (1: next) and the seconds until it should start (None: unknown).
+
+    An estimate: the runs ahead of it in line, plus the time left of the run it waits for (the one running
+    that should end first; for a short interactive run beside a long one, the short lane's own run only).
+    """
+    from kb.estimates import time_left
+
+    with Session(engine) as session:
+        rows = _in_order(list(session.exec(_local_queued(engine)).all()))
+        running = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    lefts: list[tuple[bool, float | None]] = []  # (in the short lane, seconds left) per running run
+    for run, now in running:
+        started, moment = _aware(run.started_at), _aware(now)
+        elapsed = (moment - started).total_seconds() if started and moment else 0.0
+        lefts.append((_short(run.priority, run.expected_seconds),
+                      time_left(elapsed, run.progress or 0.0, run.expected_seconds)))
+    positions: dict[str, tuple[int, float | None]] = {}
+    ahead: float | None = 0.0
+    for place, row in enumerate(rows, start=1):
+        waited_for = [left for in_lane, left in lefts if in_lane] if _short(row[2], row[3]) else \
+            [left for _, left in lefts]
+        known = [left for left in waited_for if left is not None]
+        first_free = 0.0 if not waited_for else (min(known) if known else None)
+        positions[row[0]] = (place, None if ahead is None or first_free is None else ahead + first_free)
+        ahead = None if ahead is None or row[3] is None else ahead + row[3]
+    return positions
+
+
+#: What every surface says of a running run whose lease expired (its worker died or lost the database).
+ORPHANED = "its worker stopped; waiting for a worker to take it over"
+
+
+def waiting_words(engine: Engine) -> dict[str, str]:
+    """What every surface (``kb runs``, ``kb verify``, the app) says of a run that waits, by run id: a queued
+    run's place in line and expected start, and ``ORPHANED`` for a running run whose worker is gone."""
+    from analyzers.progress import duration_text
+
+    words = {}
+    for run_id, (place, wait) in queue_positions(engine).items():
+        start = "next" if place == 1 and wait == 0 else (
+            f"starts in about {duration_text(wait)}" if wait is not None else "start time unknown")
+        words[run_id] = f"#{place} in line, {start}"
+    with Session(engine) as session:
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    from kb.queue.executors import reconciling
+
+    watched = reconciling()
+    for run, now in rows:
+        moment = _aware(now)
+        if run.executor not in watched and moment is not None and lease_dead(run, now=moment):
+            words[run.id] = ORPHANED
+    return words
+
+
+def live_holders(engine: Engine) -> int:
+    """How many running runs a live worker holds (its lease unexpired by the database's clock)."""
+    with Session(engine) as session:
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    return sum(1 for run, now in rows if (moment := _aware(now)) is not None and not lease_dead(run, now=moment))
 
 
 #: What ``heartbeat`` answers when another worker now holds the run (it was reclaimed and taken again).
@@ -381,14 +492,15 @@ def retry(engine: Engine, run_id: str) -> Run:
     if run.status in (RunStatus.queued.value, RunStatus.running.value):
         raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
     return enqueue(engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
-                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash)
+                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash,
+                   expected_seconds=run.expected_seconds)
 
 
 def to_record(run: Run) -> RunRecord:
     """The public model of a run row."""
     return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
                      device=run.device or "cpu", executor=run.executor or "local", job_id=run.job_id,
-                     attempts=run.attempts or 0,
+                     attempts=run.attempts or 0, priority=run.priority or 0, expected_seconds=run.expected_seconds,
                      status=RunStatus(run.status),
                      progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
                      started_at=run.started_at, finished_at=run.finished_at)
