@@ -39,6 +39,7 @@ from kb.display import body_within, terminal_text
 from kb.evidence import label
 from kb.grounding import check_note, disagreements
 from kb.notes import NoteError, read_note
+from kb.queue.records import StoreUnreadable
 from kb.search import QueryError
 from kb.source_files import SourceError, SourceText, read_text_file
 from kb.tensions import by_claim as tensions_by_claim
@@ -89,6 +90,9 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
         except NoteError as exc:
             fail(exc)
             return
+        except StoreUnreadable as exc:  # one line, not a traceback: the store may just be restarting
+            err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(3) from None
     if rebuild and not as_json:
         console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
                        "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {reattached} run(s)")

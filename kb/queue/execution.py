@@ -368,11 +368,13 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     """Record an attempt's final outcome: its record in the store first, then the database, retried until
     the database answers. Returns False when another attempt holds the run (its record is taken back).
 
-    A result's record must reach the store (an error here fails the run); a failure's record is kept
-    where the store answers, and the database has it either way.
+    The record is written only while this attempt holds the run (the fence, read just before), so a worker
+    that lost its lease leaves none; a store that is down gets it from the spool when it answers again.
     """
     attempt = run.attempts
-    written = _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
+    holds = retry.retrying(engine, f"reading run {run.id[:12]}",
+                           lambda: queue_store.holds(engine, run.id, attempt, status), write=False)
+    written = holds and _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
 
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
@@ -381,7 +383,8 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
     recorded = retry.retrying(engine, f"recording the outcome of run {run.id[:12]}", finish)
     if not recorded and written:
-        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt)
+        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt,
+                     records.spool_dir(store.home))
     if recorded and status is not RunStatus.failed:
         # Done (or cancelled by its user): the evidence keeps what it needs. A failed run keeps its checkpoints
         # for a retry; a lost one for the attempt that took it over.
@@ -391,16 +394,17 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
 def _keep_outcome(store: ArtifactStore, run: Run, status: RunStatus, attempt: int, *,
                   error: str | None = None, evidence: Evidence | None = None) -> bool:
-    """Write an attempt's outcome record to the store; whether it was written. A result's record must reach
-    the store (its error is raised); a failure's or a cancellation's is kept where the store answers."""
+    """Write an attempt's outcome record to the store, or to the home's spool while the store is down (it goes
+    up when the store answers: ``records.flush_spool``); whether it was kept."""
     try:
-        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence)
-    except Exception as exc:
-        if status is RunStatus.succeeded:
-            raise
-        log.warning("run %s: could not keep its %s outcome in the store %s (%s: %s); the index has it",
-                    run.id[:12], status.value, store.url, type(exc).__name__, str(exc).splitlines()[0] if str(exc)
-                    else "")
+        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence,
+                              spool=records.spool_dir(store.home))
+    except records.Spooled as spooled:
+        log.warning("run %s: the artifact store %s does not answer; its %s outcome is %s", run.id[:12], store.url,
+                    status.value, spooled)
+    except Exception as exc:  # noqa: BLE001 - the spool itself failed (a full disk): the index has the outcome
+        log.warning("run %s: could not keep its %s outcome (%s: %s); the index has it", run.id[:12],
+                    status.value, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
         return False
     return True
 
@@ -423,7 +427,7 @@ def cancel(engine: Engine, store: ArtifactStore, run_id: str) -> bool:
     cancelled = queue_store.cancel(engine, run_id)
     if not cancelled and written:
         _best_effort(f"taking back the record of run {run_id[:12]}", records.remove_outcome, store, run_id,
-                     attempt)
+                     attempt, records.spool_dir(store.home))
     if cancelled:  # checkpoints an earlier, lost attempt left
         _best_effort(f"dropping the checkpoints of run {run_id[:12]}", store.drop_checkpoints, run_id)
     return cancelled
@@ -713,6 +717,8 @@ class Reclaimer:
 
         released = retry.retrying(self.engine, "reclaiming runs of stopped workers", once, write=False) \
             if patient else once()
+        if patient and records.spool_dir(self.store.home).is_dir():  # outcomes kept while the store was down
+            _best_effort("uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home)
         for run_id, status in released.items():
             log.info("run %s: its worker stopped; %s", run_id[:12],
                      "re-queued" if status is RunStatus.queued else f"{status.value} (attempt limit)")

@@ -239,6 +239,14 @@ def live_holders(engine: Engine) -> int:
     return sum(1 for run, now in rows if (moment := _aware(now)) is not None and not lease_dead(run, now=moment))
 
 
+def holds(engine: Engine, run_id: str, attempt: int, status: RunStatus) -> bool:
+    """Whether attempt ``attempt`` still holds the run (running), or already ended it with ``status``: the
+    fence a worker reads before it writes the outcome's record."""
+    with Session(engine) as session:
+        row = session.get(Run, run_id)
+        return row is not None and row.attempts == attempt and row.status in (RunStatus.running.value, status.value)
+
+
 #: What ``heartbeat`` answers when another worker now holds the run (it was reclaimed and taken again).
 LOST = "lost"
 
