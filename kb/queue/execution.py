@@ -333,10 +333,27 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
         _conclude(engine, store, run, RunStatus.failed, error=error)
         return RunStatus.failed
     if not recorded:
+        # Cancelled while its files were stored, or lost to another attempt: either way its files are no
+        # evidence. A cancel by its user is recorded as such (the rebuild restores it cancelled).
+        _best_effort(f"removing the files of run {run.id[:12]}", _drop_unreferenced, engine, store,
+                     json.loads(evidence.artifacts_json))
+        if retry.retrying(engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id),
+                          write=False):
+            return _conclude_cancelled(engine, store, run)
         log.warning("run %s: finished here but attempt %d no longer holds it; its result is not recorded twice",
                     run.id[:12], run.attempts)
         return RunStatus.cancelled
     return RunStatus.succeeded
+
+
+def _drop_unreferenced(engine: Engine, store: ArtifactStore, keys: list[str]) -> None:
+    """Remove the stored files of a run that left no evidence, except those other evidence refers to (a key is
+    content-addressed: an identical file of another run is the same object)."""
+    with Session(engine) as session:
+        kept = {key for listed in session.exec(select(Evidence.artifacts_json)).all() for key in json.loads(listed)}
+    for key in keys:
+        if key not in kept:
+            store.remove(key)
 
 
 def _hand_back(engine: Engine, run_id: str, attempt: int, *, checkpointed: bool = False) -> RunStatus:
