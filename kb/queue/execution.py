@@ -40,6 +40,7 @@ from kb.db import Evidence, Run, utcnow
 from kb.disk import disk_full_message, full_path, is_disk_full
 from kb.queue import records, retry
 from kb.queue import store as queue_store
+from kb.queue.identity import IndexIdentity
 from kb.verdicts import evaluate
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
@@ -615,7 +616,7 @@ def work(engine: Engine, config: JobConfig, *, once: bool = True, poll: float = 
     home, lease = config.home, config.lease
     store = store or config.store()
     heartbeat_interval = min(heartbeat_interval, lease.total_seconds() / 4)
-    reclaimer = Reclaimer(engine, store, lease)
+    reclaimer = Reclaimer(engine, store, lease, identity=IndexIdentity.of(engine), stop=stop)
     reclaimer.now()
     retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
     counts: dict[str, int] = {}
@@ -703,8 +704,9 @@ class Reclaimer:
     this worker for a whole lease: after an outage nobody could renew theirs. A run failed past the attempt
     limit gets its outcome record in the store."""
 
-    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta) -> None:
-        self.engine, self.store, self.lease = engine, store, lease
+    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta, *,
+                 identity: IndexIdentity | None = None, stop: Stop | None = None) -> None:
+        self.engine, self.store, self.lease, self.identity, self.stop = engine, store, lease, identity, stop
         self._lock = threading.Lock()
         self._last = float("-inf")
 
@@ -717,6 +719,7 @@ class Reclaimer:
             return
         try:
             self._last = time.monotonic()
+            self.check_identity()
             if patient:
                 self.now()
             else:
@@ -724,6 +727,15 @@ class Reclaimer:
                     self.now(patient=False)
         finally:
             self._lock.release()
+
+    def check_identity(self) -> None:
+        """Notice an index replaced (reconnect) or deleted or migrated under this worker (stop at once)."""
+        if self.identity is None:
+            return
+        change = self.identity.changed()
+        if change in ("deleted", "migrated") and self.stop is not None:
+            self.stop.grace = 0.0  # the run's outcome has no index to go to: hand it back at its next report
+            self.stop.request(f"the index was {change}")
 
     def now(self, *, patient: bool = True) -> None:
         """Reclaim now (retrying through an outage unless ``patient`` is False)."""
