@@ -323,6 +323,14 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
 
     if beat.cancelled.is_set():
         return _conclude_cancelled(engine, store, run)
+    if not_runnable is None and not isinstance(result, AnalyzerResult):
+        # No result, whatever files it left (a metrics.json of its own, JSON or not): nothing is evidence.
+        error = (f"invalid result: analyzer {run.analyzer} returned {type(result).__name__}, not its result "
+                 f"({registry.get(run.analyzer).Result.__name__}); nothing it wrote was kept as evidence")
+        log.error("run %s: %s", run.id[:12], error)
+        _clean(staging)
+        _conclude(engine, store, run, RunStatus.failed, error=error)
+        return RunStatus.failed
     try:
         evidence = _evidence(engine, run, store, staging, params=params, result=result, not_runnable=not_runnable,
                              log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
