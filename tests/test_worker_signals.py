@@ -103,6 +103,10 @@ def test_a_stopped_worker_hands_its_run_to_a_live_peer_at_its_next_checkpoint(
         evidence = session.exec(select(Evidence).where(Evidence.run_id == run.id)).one()
     notes = json.loads(evidence.metrics_json).get("notes") or []
     assert any("resumed from a checkpoint at step" in note for note in notes), evidence.metrics_json
+    log_key = next(key for key in json.loads(evidence.artifacts_json) if key.endswith("/log.txt"))
+    run_log = (tmp_path / "home" / log_key).read_text()
+    assert "attempt 1 on" in run_log and "attempt 2 on" in run_log, run_log  # log.txt keeps every attempt
+    assert run_log.index("attempt 1 on") < run_log.index("attempt 2 on")
     assert peer.poll() is None
 
 

@@ -34,6 +34,7 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, result_record
+from analyzers.files import atomic_write_bytes
 from kb import __version__, estimates
 from kb.artifact_store import ArtifactStore
 from kb.db import Evidence, Run, utcnow
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from kb.queue.executors.base import JobConfig
 
 log = logging.getLogger("kb.worker")
+#: The run's log so far, kept beside its checkpoint, so ``log.txt`` keeps every attempt's lines.
+ATTEMPT_LOG = ".kb-attempt-log.txt"
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
 
 
@@ -279,6 +282,10 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
         except Exception as exc:  # an unreachable store fails this run, not the worker
             raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
                                    f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
+        earlier = checkpoints / ATTEMPT_LOG
+        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint
+            log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
+            earlier.unlink()
         if restored:
             log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
         analyzer = registry.get(run.analyzer)
@@ -287,6 +294,8 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
         checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
 
         def on_checkpoint() -> None:
+            # The log so far travels with the checkpoint: the attempt that resumes from it keeps it (log.txt).
+            atomic_write_bytes(checkpoints / ATTEMPT_LOG, ("\n".join(log_lines) + "\n").encode())
             _push(store, run.id, checkpoints)
             if beat.stop is not None and beat.stop.requested.is_set():
                 checkpointed.set()
