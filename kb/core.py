@@ -7,10 +7,13 @@ what comes back.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import json
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator
@@ -70,6 +73,17 @@ class IndexUnavailable(Exception):
         reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
         super().__init__(f"the index {url} is not answering just now ({reason}): another process holds it or the "
                          "server is down; try again in a moment (nothing is damaged, do not rebuild it)")
+
+
+def _readable_copy(database: Path, wal: Path) -> Path:
+    """A copy of a read-only home's index and its write-ahead log in a private temporary folder (removed when
+    the process ends), so that SQLite applies the log when it reads: what the index holds, as its writer left it."""
+    folder = Path(tempfile.mkdtemp(prefix="kb-read-only-index-"))
+    atexit.register(shutil.rmtree, folder, True)
+    copy = folder / database.name
+    shutil.copyfile(database, copy)
+    shutil.copyfile(wal, folder / wal.name)
+    return copy
 
 
 def _writes_fail_for_room(folder: Path) -> bool:
@@ -138,7 +152,13 @@ class KnowledgeBase:
         url = self.settings.resolved_database_url
         if self.read_only:
             database = self.settings.home.resolve() / "index.sqlite"
-            engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
+            wal = database.with_name(database.name + "-wal")
+            if wal.is_file() and wal.stat().st_size > 0:
+                # Writes not yet checkpointed into the file live in its write-ahead log, which SQLite reads only
+                # where it may write the log's index (-shm): read a private copy of both instead.
+                engine = make_engine(f"sqlite:///file:{_readable_copy(database, wal)}?mode=ro&uri=true")
+            else:
+                engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
             _check_index(engine, database)
             return engine
         try:
