@@ -315,6 +315,8 @@ def worker(
                                                "(cuda: a GPU machine serving a shared index).")] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop this KB home's background worker (the app's) and "
                                        "exit; a run it held is re-queued at once.")] = False,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit at once (code 3) when the index does not answer "
+                                          "at start, instead of waiting for it as a running worker does.")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None,
 ) -> None:
@@ -339,6 +341,9 @@ def worker(
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir)
     from kb.queue import daemon, execution
 
+    if not no_wait:
+        _wait_for_index(kb)
+
     stopping = execution.Stop(kb.settings.stop_grace_seconds)
     stopping.install()  # SIGTERM, SIGINT: finish or hand back the running run, then exit
     try:
@@ -347,6 +352,21 @@ def worker(
     finally:
         logger.removeHandler(handler)
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
+
+
+def _wait_for_index(kb: KnowledgeBase) -> None:
+    """Wait out an index that does not answer at start (a server restarting, a lock), with the one-line
+    messages of a running worker's outage (``kb.queue.retry``); anything else is left to the first use."""
+    from kb.db import init_db, make_engine
+    from kb.queue import retry
+
+    probe = make_engine(kb.settings.resolved_database_url, busy_timeout=kb.settings.db_busy_timeout)
+    try:
+        retry.retrying(probe, "starting the worker", lambda: init_db(probe))
+    except Exception:  # noqa: BLE001 - not an outage (a damaged index): the worker's first use says it
+        pass
+    finally:
+        probe.dispose()
 
 
 @app.command("runs")
