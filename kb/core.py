@@ -7,10 +7,13 @@ what comes back.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import difflib
 import json
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator
@@ -26,6 +29,7 @@ from analyzers import registry
 from analyzers.base import Analyzer
 from analyzers.files import atomic_write_bytes
 from analyzers.overrides import OverrideError, model_error_line, typed_overrides
+from kb.disk import DiskFull, full_path, is_disk_full
 from kb.evidence import claim_states as evidence_mod
 from kb.evidence import estimates
 from kb.evidence import library as library_mod
@@ -47,7 +51,6 @@ from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
 from kb.queue import execution, executors, retry
 from kb.queue import records as queue_records
 from kb.queue import store as queue_store
-from kb.queue.disk import DiskFull, full_path, is_disk_full
 from kb.queue.executors import JobConfig
 from kb.queue.executors.ray import RayExecutor
 from kb.queue.executors.slurm import SlurmExecutor
@@ -74,6 +77,17 @@ class IndexUnavailable(Exception):
         reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
         super().__init__(f"the index {url} is not answering just now ({reason}): another process holds it or the "
                          "server is down; try again in a moment (nothing is damaged, do not rebuild it)")
+
+
+def _readable_copy(database: Path, wal: Path) -> Path:
+    """A copy of a read-only home's index and its write-ahead log in a private temporary folder (removed when
+    the process ends), so that SQLite applies the log when it reads: what the index holds, as its writer left it."""
+    folder = Path(tempfile.mkdtemp(prefix="kb-read-only-index-"))
+    atexit.register(shutil.rmtree, folder, True)
+    copy = folder / database.name
+    shutil.copyfile(database, copy)
+    shutil.copyfile(wal, folder / wal.name)
+    return copy
 
 
 def _writes_fail_for_room(folder: Path) -> bool:
@@ -142,7 +156,13 @@ class KnowledgeBase:
         url = self.settings.resolved_database_url
         if self.read_only:
             database = self.settings.home.resolve() / "index.sqlite"
-            engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
+            wal = database.with_name(database.name + "-wal")
+            if wal.is_file() and wal.stat().st_size > 0:
+                # Writes not yet checkpointed into the file live in its write-ahead log, which SQLite reads only
+                # where it may write the log's index (-shm): read a private copy of both instead.
+                engine = make_engine(f"sqlite:///file:{_readable_copy(database, wal)}?mode=ro&uri=true")
+            else:
+                engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
             _check_index(engine, database)
             return engine
         try:
@@ -437,7 +457,8 @@ class KnowledgeBase:
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local", operator_params: dict[str, Any] | None = None,
-               presets: dict[str, str] | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+               presets: dict[str, str] | None = None,
+               priority: int | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue runs for each targeted claim (one per seed when the binding lists seeds), quick ones first.
 
         ``operator_params`` are parameters of the person running kb (``kb verify --set``, as typed or
@@ -447,8 +468,11 @@ class KnowledgeBase:
         ``OverrideError`` (one line). Runs are queued in the order of their estimated duration
         (``kb.evidence.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another
         scale preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
-        that order, and the claims skipped, with why.
+        that order, and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default
+        interactive when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
         """
+        if priority is None:
+            priority = queue_store.INTERACTIVE if targets else queue_store.BULK
         granted = operator_params or {}
         keys = self.claim_keys(targets)
         bindings = [(key, claim) for key in keys
@@ -498,7 +522,8 @@ class KnowledgeBase:
             group = uuid.uuid4().hex if len(params) > 1 else None
             for validated in params:
                 run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim))
+                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim),
+                                          priority=priority, expected_seconds=estimate.seconds)
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
         return queued, skipped
@@ -592,16 +617,27 @@ class KnowledgeBase:
         return slurm_executor.run(self.engine, run_ids, poll=poll)
 
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
-             device: str | None = None) -> dict[str, int]:
-        """Run queued runs in this process until the queue is empty (or forever, as a worker)."""
+             device: str | None = None, stop: execution.Stop | None = None) -> dict[str, int]:
+        """Run queued runs in this process until the queue is empty (or forever, as a worker) or ``stop``."""
         return execution.work(self.engine, self.job_config, watched=executors.reconciling(), once=once,
-                              idle_timeout=idle_timeout, store=self.store,
-                              device=device)
+                              idle_timeout=idle_timeout, store=self.store, device=device, stop=stop)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
         """Runs, newest first (optionally only those with the given ids)."""
         return queue_store.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
+
+    def waiting(self) -> dict[str, str]:
+        """What waits and why, by run id: a queued run's place and expected start; a running one whose worker
+        stopped (``kb.queue.store.waiting_words``)."""
+        return queue_store.waiting_words(self.engine, watched=executors.reconciling())
+
+    def worker_alive(self) -> bool:
+        """Whether a worker is seen alive: this home's background worker, or one holding a run by a live lease
+        (an idle worker elsewhere on a shared index leaves no trace until it takes a run)."""
+        from kb.queue import daemon
+
+        return daemon.find_worker(self.settings.home) is not None or queue_store.live_holders(self.engine) > 0
 
     def recover(self) -> list[str]:
         """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""

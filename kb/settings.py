@@ -93,6 +93,14 @@ class Settings(BaseSettings):
         "renewing it; then any live worker reclaims the run (KB_LEASE_SECONDS). Longer than any database outage "
         "a worker should ride out unnoticed.",
     )
+    short_lane: bool = Field(
+        default=True, description="While a worker holds a long run, a second lane beside it takes short "
+        "interactive runs (a verify of one claim), on machines with 2 or more cores (KB_SHORT_LANE).",
+    )
+    stop_grace_seconds: float = Field(
+        default=30.0, ge=0, description="After SIGTERM or SIGINT, how long a worker waits for its running run to "
+        "reach its next checkpoint or end before it hands the run back to the queue (KB_STOP_GRACE_SECONDS).",
+    )
     db_busy_timeout: float = Field(
         default=30.0, gt=0, description="Seconds a SQLite write waits for another writer's lock before the "
         "worker logs an outage and retries (KB_DB_BUSY_TIMEOUT).",

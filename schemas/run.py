@@ -112,6 +112,9 @@ class RunRecord(BaseModel):
                           "'ray', 'slurm', ...")
     job_id: str | None = Field(default=None, description="Scheduler job id (Slurm) executing the run, if any.")
     attempts: int = Field(default=0, ge=0, description="Times a worker or job took the run.")
+    priority: int = Field(default=0, description="0: a person waits on it (interactive); 2: bulk work. Waiting "
+                          "raises it (kb.queue.store.order_key).")
+    expected_seconds: float | None = Field(default=None, description="Estimated duration when queued, if known.")
     status: RunStatus = Field(description="Queue state.")
     progress: float = Field(default=0.0, ge=0, le=1, description="Fraction done, 0 to 1.")
     message: str | None = Field(default=None, description="Latest progress message.")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kb.core import IndexDamaged, IndexUnavailable, index_error
-from kb.queue.disk import DiskFull, disk_full_message, is_disk_full
+from kb.disk import DiskFull, disk_full_message, is_disk_full
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = """---

@@ -139,10 +139,11 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
             st.warning(f"Not runnable here: {markdown_text(verdict.reason)}", icon=":material/block:")
         elif verdict is not None:
             st.markdown(f"**Verdict** · {markdown_text(verdict.reason)}")
+        waiting = kb.waiting().get(run.id) if run.status in (RunStatus.queued, RunStatus.running) else None
         if run.status is RunStatus.running:
-            st.progress(run.progress, text=run.message or "running")
+            st.progress(run.progress, text=markdown_text(waiting or run.message or "running"))
         elif run.status is RunStatus.queued:
-            st.progress(0.0, text="waiting for a worker")
+            st.progress(0.0, text=markdown_text(f"queued: {waiting}" if waiting else "waiting for a worker"))
         params_col, log_col = st.columns([2, 3])
         with params_col:
             st.caption("Parameters")

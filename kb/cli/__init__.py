@@ -7,6 +7,9 @@ a hint, and the exit code is non-zero. The commands live by topic in ``notes``, 
 (``kb probe``, ``kb langevin``) through the registry.
 """
 
+import sys
+from pathlib import Path
+
 # Each module adds its commands to the app on import, in this order (the order `kb --help` lists them).
 # isort: off
 from kb.cli import notes  # noqa: F401
@@ -35,9 +38,9 @@ def main() -> None:
 
     from kb.cli.common import err_console, esc
     from kb.core import IndexDamaged, IndexUnavailable
+    from kb.disk import DiskFull, full_path, is_disk_full
     from kb.index.migrate import IndexTooNew
     from kb.index.search import SearchIndexDamaged
-    from kb.queue.disk import DiskFull, full_path, is_disk_full
 
     try:
         app(standalone_mode=True)
@@ -47,9 +50,7 @@ def main() -> None:
     except (DiskFull, OSError, OperationalError, sqlite3.OperationalError) as exc:
         text = str(getattr(exc, "orig", exc))
         if is_disk_full(exc):  # one line: where, and how much room is left
-            from kb.settings import Settings
-
-            full = exc if isinstance(exc, DiskFull) else DiskFull(full_path(exc, Settings().home.resolve()))
+            full = exc if isinstance(exc, DiskFull) else DiskFull(full_path(exc, _home_in_use()))
             err_console.print(f"[bold red]error[/]: {esc(full)}", soft_wrap=True)
             raise SystemExit(4) from None
         if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or "readonly database" in text:
@@ -58,6 +59,19 @@ def main() -> None:
                               "still work", soft_wrap=True)
             raise SystemExit(5) from None
         raise
+
+
+def _home_in_use() -> Path:
+    """The KB home this command works on (``--home``, else the settings'), for a message that must name it."""
+    from kb.settings import Settings
+
+    arguments = sys.argv[1:]
+    for n, argument in enumerate(arguments):
+        if argument.startswith("--home="):
+            return Path(argument.split("=", 1)[1]).resolve()
+        if argument == "--home" and n + 1 < len(arguments):
+            return Path(arguments[n + 1]).resolve()
+    return Settings().home.resolve()
 
 
 def _add_analyzer_commands() -> None:

@@ -43,6 +43,7 @@ from kb.notes import edits as note_edits
 from kb.notes.files import NoteError, read_note
 from kb.notes.grounding import check_note, disagreements
 from kb.notes.sources import SourceError, SourceText, read_text_file
+from kb.queue.records import StoreUnreadable
 
 
 @app.command()
@@ -89,6 +90,9 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
         except NoteError as exc:
             fail(exc)
             return
+        except StoreUnreadable as exc:  # one line, not a traceback: the store may just be restarting
+            err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(3) from None
     if rebuild and not as_json:
         console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
                        "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {reattached} run(s)")

@@ -190,6 +190,10 @@ def verify(
     elif queued:  # handed over (a Slurm job each), or left queued for a worker
         for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
             err_console.print(f"run {run_id[:12]}: job {job_id}")
+        waiting = kb.waiting()
+        for record in queued:
+            if record.id in waiting and not as_json:
+                console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
     statuses = {r.id: r.status.value for r in kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)}
     history = {key: kb.evidence(key) for key in {r.claim_key for r in queued if r.claim_key}}
     latest = {key: records[0] for key, records in history.items() if records}
@@ -311,6 +315,8 @@ def worker(
                                                "(cuda: a GPU machine serving a shared index).")] = None,
     stop: Annotated[bool, typer.Option("--stop", help="Stop this KB home's background worker (the app's) and "
                                        "exit; a run it held is re-queued at once.")] = False,
+    no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit at once (code 3) when the index does not answer "
+                                          "at start, instead of waiting for it as a running worker does.")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None,
 ) -> None:
@@ -333,14 +339,35 @@ def worker(
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir)
-    from kb.queue import daemon
+    from kb.queue import daemon, execution
 
+    if not no_wait:
+        _wait_for_index(kb)
+
+    stopping = execution.Stop(kb.settings.stop_grace_seconds)
+    stopping.install()  # SIGTERM, SIGINT: finish or hand back the running run, then exit
     try:
         with daemon.registered_worker(kb.settings.home):  # the app sees it and starts no second worker
-            counts = kb.work(once=not forever, device=device)
+            counts = kb.work(once=not forever, device=device, stop=stopping)
     finally:
         logger.removeHandler(handler)
     console.print(", ".join(f"{v} {k}" for k, v in counts.items()) or "queue empty")
+
+
+def _wait_for_index(kb: KnowledgeBase) -> None:
+    """Wait out an index that does not answer at start (a server restarting, a lock), with the one-line
+    messages of a running worker's outage (``kb.queue.retry``); anything else is left to the first use."""
+    from kb.index.database import make_engine
+    from kb.index.opening import init_db
+    from kb.queue import retry
+
+    probe = make_engine(kb.settings.resolved_database_url, busy_timeout=kb.settings.db_busy_timeout)
+    try:
+        retry.retrying(probe, "starting the worker", lambda: init_db(probe))
+    except Exception:  # noqa: BLE001 - not an outage (a damaged index): the worker's first use says it
+        pass
+    finally:
+        probe.dispose()
 
 
 @app.command("runs")
@@ -355,9 +382,11 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
     records = kb.runs(status=status, limit=limit)
     verdicts = kb.run_verdicts([r.id for r in records])
     states = {run_id: verdict_state(verdict) for run_id, verdict in verdicts.items()}
+    waiting = kb.waiting()
     if as_json:
         print_json([{**r.model_dump(mode="json"), "shown_status": run_status(r.status.value, verdicts.get(r.id)),
-                     "verdict": (state.value if (state := states.get(r.id)) else None)} for r in records])
+                     "verdict": (state.value if (state := states.get(r.id)) else None),
+                     "waiting": waiting.get(r.id)} for r in records])
         return
     # One column says what became of a run: the verdict of one that succeeded, else its status (never
     # "succeeded" for a run that could not execute), so the claim key keeps the width at 80 columns.
@@ -368,6 +397,9 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
         verdict = verdicts.get(r.id)
         shown = run_status(r.status.value, verdict)
         message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
+        if r.id in waiting:  # a place in line, or a worker that stopped: what the person waiting needs
+            message = f"{waiting[r.id]} · {r.message}" if r.status.value == "running" and r.message \
+                else waiting[r.id]
         state = states.get(r.id)
         if shown == "succeeded" and state is not None:
             outcome = label(state.value)
@@ -380,8 +412,12 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
     console.print(listing.table)
     if "message" not in {c.name for c in listing.columns}:  # narrow: what each running run is doing, below
         for r in records:
-            if r.status.value == "running" and r.message:
-                console.print(f"[dim]{r.id[:8]}[/] {esc(r.message.splitlines()[0])}", highlight=False)
+            said = " · ".join(filter(None, [waiting.get(r.id), r.message if r.status.value == "running" else None]))
+            if said:
+                console.print(f"[dim]{r.id[:8]}[/] {esc(said.splitlines()[0])}", highlight=False)
+    if any(r.status.value == "queued" for r in records) and not kb.worker_alive():
+        console.print("no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the "
+                      "app)", highlight=False)
 
 
 @app.command()

@@ -14,6 +14,10 @@ Writes are atomic and idempotent: a key that exists is never written again; a fo
 temporary name and renames it, and object stores (S3) make an object visible only once it is complete, so
 a half-written upload is never seen. Reads of a remote store go through a local cache under the KB home.
 
+A remote store's outages are ridden out as the database's are: every upload and download is tried again
+with a bounded backoff (``retrying``: 0.5 s doubling, 31.5 s in all, inside a run's lease, which its
+heartbeat renews meanwhile), logged once when the outage starts and once when it ends.
+
 Checkpoints are the one mutable part: ``checkpoints/<run id>/...`` holds a run's latest checkpoint so that
 a run killed on one node resumes from it on another (``push_checkpoints`` / ``pull_checkpoints``).
 """
@@ -21,13 +25,31 @@ a run killed on one node resumes from it on another (``push_checkpoints`` / ``pu
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 CHUNK = 1 << 20  # files are hashed and copied in 1 MiB chunks: checkpoints can be gigabytes
+#: Tries of one operation on a remote store that does not answer, and the first wait between two (doubling).
+STORE_TRIES, STORE_FIRST_DELAY = 7, 0.5
+log = logging.getLogger("kb.worker")
+T = TypeVar("T")
+
+
+def store_transient(exc: BaseException) -> bool:
+    """Whether an error of a remote store may be an outage worth trying again (not a missing key, a refusal,
+    a wrong argument or a full local disk)."""
+    from kb.disk import is_disk_full
+
+    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError | NotADirectoryError | ValueError
+                  | KeyError | TypeError):
+        return False
+    return not is_disk_full(exc)
 
 
 def sha256_of(path: Path) -> str:
@@ -61,6 +83,31 @@ class ArtifactStore:
     def __repr__(self) -> str:
         return f"ArtifactStore({self.url!r})"
 
+    def retrying(self, what: str, operation: Callable[[], T]) -> T:
+        """``operation()`` on a remote store, tried ``STORE_TRIES`` times with a doubling wait while it fails on
+        what may be an outage; the last error is raised. A folder store is tried once (its errors are a disk's)."""
+        if self.is_local:
+            return operation()
+        delay = STORE_FIRST_DELAY
+        for attempt in range(1, STORE_TRIES + 1):
+            try:
+                result = operation()
+            except Exception as exc:
+                if attempt == STORE_TRIES or not store_transient(exc):
+                    raise
+                if attempt == 1:
+                    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    log.warning("artifact store %s unavailable while %s (%s); retrying (%.1f s doubling, %d tries)",
+                                self.url, what, reason, STORE_FIRST_DELAY, STORE_TRIES)
+                time.sleep(delay)
+                delay *= 2
+                self.fs.invalidate_cache()
+                continue
+            if attempt > 1:
+                log.warning("artifact store %s answers again (try %d)", self.url, attempt)
+            return result
+        raise AssertionError("unreachable")
+
     def _path(self, key: str) -> str:
         if key.startswith("/") or ".." in PurePosixPath(key).parts:
             raise ValueError(f"artifact key {key!r} must be a relative path inside the store")
@@ -83,7 +130,7 @@ class ArtifactStore:
     def put_file(self, local: Path, key: str, *, move: bool = False) -> None:
         """Write ``local`` at ``key`` atomically, unless ``key`` exists (content-addressed keys never change)."""
         target = self._path(key)
-        if self.fs.exists(target):
+        if self.retrying(f"checking {key}", lambda: self.fs.exists(target)):
             return
         if self.is_local:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
@@ -96,14 +143,18 @@ class ArtifactStore:
             else:
                 shutil.copyfile(local, temporary)
             os.replace(temporary, target)  # a reader sees the whole file or none
-        else:
-            self.fs.put_file(str(local), target)  # an object store shows an object only once it is complete
+        else:  # an object store shows an object only once it is complete
+            self.retrying(f"uploading {key}", lambda: self.fs.put_file(str(local), target))
 
     def remove(self, key: str) -> None:
         """Delete ``key`` if it is there (a run's outcome record written by an attempt that lost its lease)."""
         target = self._path(key)
-        if self.fs.exists(target):
-            self.fs.rm(target)
+
+        def remove() -> None:
+            if self.fs.exists(target):
+                self.fs.rm(target)
+
+        self.retrying(f"removing {key}", remove)
         (self.cache_dir / key).unlink(missing_ok=True)
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -121,16 +172,19 @@ class ArtifactStore:
         cached = self.cache_dir / key
         if cached.is_file():
             return cached
-        try:
+        def download() -> Path | None:
             if not self.fs.exists(self._path(key)):
                 return None
             cached.parent.mkdir(parents=True, exist_ok=True)
             temporary = cached.with_name(f"{cached.name}.part-{uuid.uuid4().hex}")
             self.fs.get_file(self._path(key), str(temporary))
             os.replace(temporary, cached)
+            return cached
+
+        try:
+            return self.retrying(f"downloading {key}", download)
         except FileNotFoundError:
             return None
-        return cached
 
     def read_bytes(self, key: str) -> bytes | None:
         """The contents of ``key``, or None if the store does not have it."""
@@ -161,13 +215,18 @@ class ArtifactStore:
                 shutil.copyfile(path, temporary)
                 os.replace(temporary, target)
             else:
-                self.fs.put_file(str(path), target)
+                self.retrying(f"uploading a checkpoint of run {run_id[:12]}",
+                              lambda p=path, t=target: self.fs.put_file(str(p), t))  # type: ignore[misc]
             self._pushed[target] = sha
             pushed += 1
         return pushed
 
     def pull_checkpoints(self, run_id: str, folder: Path) -> int:
         """Download ``checkpoints/<run_id>/`` into ``folder``; returns the number of files (0: start fresh)."""
+        return self.retrying(f"restoring the checkpoints of run {run_id[:12]}",
+                             lambda: self._pull_checkpoints(run_id, folder))
+
+    def _pull_checkpoints(self, run_id: str, folder: Path) -> int:
         prefix = self._path(f"checkpoints/{run_id}")
         if not self.fs.exists(prefix):
             return 0
@@ -186,8 +245,12 @@ class ArtifactStore:
     def drop_checkpoints(self, run_id: str) -> None:
         """Remove a finished run's checkpoints (its evidence keeps what it needs)."""
         prefix = self._path(f"checkpoints/{run_id}")
-        if self.fs.exists(prefix):
-            self.fs.rm(prefix, recursive=True)
+
+        def drop() -> None:
+            if self.fs.exists(prefix):
+                self.fs.rm(prefix, recursive=True)
+
+        self.retrying(f"dropping the checkpoints of run {run_id[:12]}", drop)
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

@@ -89,6 +89,8 @@ class Run(SQLModel, table=True):
     executor: str | None = None
     job_id: str | None = None  # the scheduler's job id (Slurm) while the run is executed as a job
     attempts: int = 0  # times a worker or job claimed the run; bounded, so a run that kills its worker ends
+    priority: int = 0  # 0: a person waits on it; 2: bulk work (kb.queue.store.INTERACTIVE, BULK)
+    expected_seconds: float | None = None  # its estimate when queued (kb.evidence.estimates): short runs go first
     status: str = Field(default="queued", index=True)
     progress: float = 0.0
     message: str | None = None

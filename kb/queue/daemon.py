@@ -201,10 +201,12 @@ def registered_worker(home: Path) -> Iterator[bool]:
                     with contextlib.suppress(FileNotFoundError):
                         pidfile_path(home).unlink()
 
-def stop_worker(home: Path, timeout: float = 10.0) -> bool:
-    """Stop the background worker of ``home`` (SIGTERM, then SIGKILL); True when one was running.
+def stop_worker(home: Path, timeout: float = 45.0) -> bool:
+    """Stop the background worker of ``home`` (SIGTERM, then SIGKILL after ``timeout``, past its grace period
+    for the running run: ``KB_STOP_GRACE_SECONDS``); True when one was running.
 
-    A run it was executing stays ``running`` until the next worker re-queues it.
+    The worker hands the run it was executing back to the queue (``kb.queue.execution.Stop``); one killed
+    past its grace leaves it ``running`` until the next worker re-queues it.
     """
     home = Path(home).resolve()
     with _locked(home):

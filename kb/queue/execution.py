@@ -18,6 +18,7 @@ import logging
 import os
 import platform
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -33,7 +34,9 @@ from sqlmodel import Session, select
 
 from analyzers import registry
 from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, result_record
+from analyzers.files import atomic_write_bytes
 from kb import __version__
+from kb.disk import disk_full_message, full_path, is_disk_full
 from kb.evidence import estimates
 from kb.evidence.artifact_store import ArtifactStore
 from kb.evidence.claim_states import group_results
@@ -42,13 +45,15 @@ from kb.index.database import Evidence, Run, utcnow
 from kb.index.indexing import claim_for_key
 from kb.queue import records, retry
 from kb.queue import store as queue_store
-from kb.queue.disk import disk_full_message, full_path, is_disk_full
+from kb.queue.identity import IndexIdentity
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
 
 if TYPE_CHECKING:
     from kb.queue.executors.base import JobConfig
 
 log = logging.getLogger("kb.worker")
+#: The run's log so far, kept beside its checkpoint, so ``log.txt`` keeps every attempt's lines.
+ATTEMPT_LOG = ".kb-attempt-log.txt"
 _PACKAGES = ("torch", "transformers", "numpy", "pydantic", "sqlmodel")
 
 
@@ -129,6 +134,39 @@ def _cuda_available() -> bool:
         return False
 
 
+class Stop:
+    """A request to stop a worker (SIGTERM, SIGINT): it takes no more runs, lets the running one reach its next
+    checkpoint or end within ``grace`` seconds, stores what finished and hands the rest back to the queue, so a
+    peer takes it at once. A second signal shortens the grace to nothing."""
+
+    def __init__(self, grace: float = 30.0) -> None:
+        self.grace = grace
+        self.requested = threading.Event()
+        self.at = float("inf")  # monotonic time of the request
+
+    def request(self, why: str) -> None:
+        """Ask the worker to stop (what the signal handler calls); a second request ends the grace period."""
+        if self.requested.is_set():
+            self.grace = 0.0
+            log.warning("%s again: handing the running run back now", why)
+            return
+        self.at = time.monotonic()
+        self.requested.set()
+        log.warning("%s: taking no more runs; the running one has %.0f s to reach its next checkpoint or end, "
+                    "then goes back to the queue", why, self.grace)
+
+    def overdue(self) -> bool:
+        """Whether the grace period of a request is over."""
+        return self.requested.is_set() and time.monotonic() - self.at >= self.grace
+
+    def install(self) -> None:
+        """Make SIGTERM and SIGINT request this stop (main thread only; elsewhere Python refuses handlers)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda number, _frame: self.request(signal.Signals(number).name))
+
+
 class _Heartbeat(threading.Thread):
     """Renews a run's lease (and relays its progress) off the analyzer's thread; notices cancellation.
 
@@ -137,17 +175,34 @@ class _Heartbeat(threading.Thread):
     """
 
     def __init__(self, engine: Engine, run_id: str, interval: float = 2.0, attempt: int | None = None,
-                 lease: dt.timedelta = queue_store.LEASE, reclaimer: Reclaimer | None = None) -> None:
+                 lease: dt.timedelta = queue_store.LEASE, reclaimer: Reclaimer | None = None,
+                 stop: Stop | None = None) -> None:
         super().__init__(daemon=True, name=f"heartbeat-{run_id[:8]}")
         self.engine, self.run_id, self.interval, self.attempt, self.lease = engine, run_id, interval, attempt, lease
-        self.reclaimer = reclaimer
+        self.reclaimer, self.stop = reclaimer, stop
         self.progress: tuple[float, str] | None = None
         self.cancelled = threading.Event()
         self.stopped = threading.Event()
+        self.analyzing = threading.Event()  # set while the analyzer runs (what a stop may cut short)
+        self.folders: list[Path] = []
 
     def run(self) -> None:
         while not self.stopped.wait(self.interval):
             self.beat()
+            if self.stop is not None and self.analyzing.is_set() and self.stop.overdue() \
+                    and time.monotonic() - self.stop.at >= self.stop.grace + 2 * self.interval:
+                self.abandon()
+
+    def abandon(self) -> None:
+        """The analyzer ignored a stop past its grace (no progress report, no checkpoint): hand the run back,
+        remove this attempt's staging and end the process, as its supervisor asked."""
+        log.warning("run %s: no checkpoint or end within the %.0f s grace period; handed back to the queue",
+                    self.run_id[:12], self.stop.grace if self.stop else 0.0)
+        with contextlib.suppress(Exception):
+            _hand_back(self.engine, self.run_id, self.attempt or 0)
+        _clean(*self.folders)
+        logging.shutdown()
+        os._exit(0)
 
     def beat(self) -> None:
         tracker = retry.outage(self.engine)
@@ -173,21 +228,25 @@ class _Heartbeat(threading.Thread):
 def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0, offline: bool = False,
             store: ArtifactStore | None = None, lease: dt.timedelta = queue_store.LEASE,
             cache_dir: Path | None = None, report_every: float = 30.0,
-            reclaimer: Reclaimer | None = None) -> RunStatus:
+            reclaimer: Reclaimer | None = None, stop: Stop | None = None) -> RunStatus:
     """Run one claimed run to the end and record its outcome (in the store, then in the database).
 
     The analyzer works in staging folders under ``home`` (local to this machine, named by run and
     attempt); its files then go to ``store`` (default: the folder store in ``home``). A checkpoint left
     in the store by an earlier attempt of this run (a killed or preempted job) is restored into
     ``ctx.checkpoint_dir`` first; a store that cannot be reached then fails the run with the reason.
-    Whatever happens, the heartbeat thread stops and the staging folders go before this returns.
+    Whatever happens, the heartbeat thread stops and the staging folders go before this returns. With
+    ``stop`` requested, the analyzer stops at its next checkpoint (or progress report past the grace period)
+    and the run goes back to the queue (``RunStatus.queued``); a result that is in is stored first.
     """
     store = store or ArtifactStore(home)
-    beat = _Heartbeat(engine, run.id, heartbeat_interval, attempt=run.attempts, lease=lease, reclaimer=reclaimer)
+    beat = _Heartbeat(engine, run.id, heartbeat_interval, attempt=run.attempts, lease=lease, reclaimer=reclaimer,
+                      stop=stop)
     beat.start()
     folders: list[Path] = []
     try:
         folders = [_staging_dir(home, run, "run"), _staging_dir(home, run, "ckpt")]
+        beat.folders = folders
         return _attempt(engine, home, run, store, beat, folders[0], folders[1], offline=offline,
                         cache_dir=cache_dir or home / "cache", report_every=report_every)
     finally:
@@ -226,20 +285,44 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
         except Exception as exc:  # an unreachable store fails this run, not the worker
             raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
                                    f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
+        earlier = checkpoints / ATTEMPT_LOG
+        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint
+            log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
+            earlier.unlink()
         if restored:
             log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
+        checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
+
+        def on_checkpoint() -> None:
+            # The log so far travels with the checkpoint: the attempt that resumes from it keeps it (log.txt).
+            atomic_write_bytes(checkpoints / ATTEMPT_LOG, ("\n".join(log_lines) + "\n").encode())
+            _push(store, run.id, checkpoints)
+            if beat.stop is not None and beat.stop.requested.is_set():
+                checkpointed.set()
+
+        def stop_now() -> bool:
+            stop = beat.stop
+            return beat.cancelled.is_set() or (stop is not None and stop.requested.is_set()
+                                               and (checkpointed.is_set() or stop.overdue()))
+
         ctx = RunContext(out_dir=staging, cache_dir=cache_dir, offline=offline, report_every=report_every,
-                         progress=progress, is_cancelled=beat.cancelled.is_set, checkpoint_dir=checkpoints,
-                         on_checkpoint=functools.partial(_push, store, run.id, checkpoints))
-        with gpu:
-            result: AnalyzerResult | None = analyzer.run(validated, ctx)
+                         progress=progress, is_cancelled=stop_now, checkpoint_dir=checkpoints,
+                         on_checkpoint=on_checkpoint)
+        beat.analyzing.set()
+        try:
+            with gpu:
+                result: AnalyzerResult | None = analyzer.run(validated, ctx)
+        finally:
+            beat.analyzing.clear()
         not_runnable: str | None = None
     except NotRunnable as exc:
         result, not_runnable = None, str(exc)
     except Cancelled:
+        if not beat.cancelled.is_set() and beat.stop is not None and beat.stop.requested.is_set():
+            return _hand_back(engine, run.id, run.attempts, checkpointed=checkpointed.is_set())
         return _conclude_cancelled(engine, store, run)
     except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
         if is_disk_full(exc):
@@ -252,6 +335,14 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
 
     if beat.cancelled.is_set():
         return _conclude_cancelled(engine, store, run)
+    if not_runnable is None and not isinstance(result, AnalyzerResult):
+        # No result, whatever files it left (a metrics.json of its own, JSON or not): nothing is evidence.
+        error = (f"invalid result: analyzer {run.analyzer} returned {type(result).__name__}, not its result "
+                 f"({registry.get(run.analyzer).Result.__name__}); nothing it wrote was kept as evidence")
+        log.error("run %s: %s", run.id[:12], error)
+        _clean(staging)
+        _conclude(engine, store, run, RunStatus.failed, error=error)
+        return RunStatus.failed
     try:
         evidence = _evidence(engine, run, store, staging, params=params, result=result, not_runnable=not_runnable,
                              log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
@@ -263,10 +354,37 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
         _conclude(engine, store, run, RunStatus.failed, error=error)
         return RunStatus.failed
     if not recorded:
+        # Cancelled while its files were stored, or lost to another attempt: either way its files are no
+        # evidence. A cancel by its user is recorded as such (the rebuild restores it cancelled).
+        _best_effort(f"removing the files of run {run.id[:12]}", _drop_unreferenced, engine, store,
+                     json.loads(evidence.artifacts_json))
+        if retry.retrying(engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id),
+                          write=False):
+            return _conclude_cancelled(engine, store, run)
         log.warning("run %s: finished here but attempt %d no longer holds it; its result is not recorded twice",
                     run.id[:12], run.attempts)
         return RunStatus.cancelled
     return RunStatus.succeeded
+
+
+def _drop_unreferenced(engine: Engine, store: ArtifactStore, keys: list[str]) -> None:
+    """Remove the stored files of a run that left no evidence, except those other evidence refers to (a key is
+    content-addressed: an identical file of another run is the same object)."""
+    with Session(engine) as session:
+        kept = {key for listed in session.exec(select(Evidence.artifacts_json)).all() for key in json.loads(listed)}
+    for key in keys:
+        if key not in kept:
+            store.remove(key)
+
+
+def _hand_back(engine: Engine, run_id: str, attempt: int, *, checkpointed: bool = False) -> RunStatus:
+    """Give a run this worker was asked to stop back to the queue at once (no death: no attempt counted
+    against it), so a peer takes it now instead of after its lease; its checkpoint is in the store."""
+    why = "its worker was stopped" + (" after a checkpoint" if checkpointed else "")
+    status = retry.retrying(engine, f"handing back run {run_id[:12]}",
+                            lambda: queue_store.release(engine, run_id, attempt, why, voluntary=True))
+    log.info("run %s: handed back to the queue (%s)", run_id[:12], why)
+    return status or RunStatus.queued
 
 
 def _out_of_room(exc: BaseException, run: Run, staging: Path, checkpoints: Path) -> str:
@@ -288,11 +406,13 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     """Record an attempt's final outcome: its record in the store first, then the database, retried until
     the database answers. Returns False when another attempt holds the run (its record is taken back).
 
-    A result's record must reach the store (an error here fails the run); a failure's record is kept
-    where the store answers, and the database has it either way.
+    The record is written only while this attempt holds the run (the fence, read just before), so a worker
+    that lost its lease leaves none; a store that is down gets it from the spool when it answers again.
     """
     attempt = run.attempts
-    written = _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
+    holds = retry.retrying(engine, f"reading run {run.id[:12]}",
+                           lambda: queue_store.holds(engine, run.id, attempt, status), write=False)
+    written = holds and _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
 
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
@@ -301,7 +421,8 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
     recorded = retry.retrying(engine, f"recording the outcome of run {run.id[:12]}", finish)
     if not recorded and written:
-        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt)
+        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt,
+                     records.spool_dir(store.home))
     if recorded and status is not RunStatus.failed:
         # Done (or cancelled by its user): the evidence keeps what it needs. A failed run keeps its checkpoints
         # for a retry; a lost one for the attempt that took it over.
@@ -311,16 +432,17 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
 def _keep_outcome(store: ArtifactStore, run: Run, status: RunStatus, attempt: int, *,
                   error: str | None = None, evidence: Evidence | None = None) -> bool:
-    """Write an attempt's outcome record to the store; whether it was written. A result's record must reach
-    the store (its error is raised); a failure's or a cancellation's is kept where the store answers."""
+    """Write an attempt's outcome record to the store, or to the home's spool while the store is down (it goes
+    up when the store answers: ``records.flush_spool``); whether it was kept."""
     try:
-        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence)
-    except Exception as exc:
-        if status is RunStatus.succeeded:
-            raise
-        log.warning("run %s: could not keep its %s outcome in the store %s (%s: %s); the index has it",
-                    run.id[:12], status.value, store.url, type(exc).__name__, str(exc).splitlines()[0] if str(exc)
-                    else "")
+        records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence,
+                              spool=records.spool_dir(store.home))
+    except records.Spooled as spooled:
+        log.warning("run %s: the artifact store %s does not answer; its %s outcome is %s", run.id[:12], store.url,
+                    status.value, spooled)
+    except Exception as exc:  # noqa: BLE001 - the spool itself failed (a full disk): the index has the outcome
+        log.warning("run %s: could not keep its %s outcome (%s: %s); the index has it", run.id[:12],
+                    status.value, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
         return False
     return True
 
@@ -343,7 +465,7 @@ def cancel(engine: Engine, store: ArtifactStore, run_id: str) -> bool:
     cancelled = queue_store.cancel(engine, run_id)
     if not cancelled and written:
         _best_effort(f"taking back the record of run {run_id[:12]}", records.remove_outcome, store, run_id,
-                     attempt)
+                     attempt, records.spool_dir(store.home))
     if cancelled:  # checkpoints an earlier, lost attempt left
         _best_effort(f"dropping the checkpoints of run {run_id[:12]}", store.drop_checkpoints, run_id)
     return cancelled
@@ -434,7 +556,7 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
         return
     with Session(engine) as session:
         running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
-    now = utcnow()
+    now = queue_store.database_time(engine)
     for folder in folders:
         parts = folder.name.split("-")
         if len(parts) < 3:
@@ -478,13 +600,13 @@ RECLAIM_EVERY = 1.0
 
 def execute_claimed(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = None,
                     store: ArtifactStore | None = None, heartbeat_interval: float = 2.0,
-                    reclaimer: Reclaimer | None = None) -> RunStatus:
+                    reclaimer: Reclaimer | None = None, stop: Stop | None = None) -> RunStatus:
     """``execute`` a claimed run under ``config`` (offline, caches, lease, progress interval), in KB home
     ``home`` (default: the config's; a Slurm job's own on its node) and writing to the config's store."""
     home = home or config.home
     return execute(engine, home, run, heartbeat_interval=heartbeat_interval, offline=config.offline,
                    store=store or config.store(home), lease=config.lease, cache_dir=config.cache_for(home),
-                   report_every=config.progress_interval, reclaimer=reclaimer)
+                   report_every=config.progress_interval, reclaimer=reclaimer, stop=stop)
 
 
 def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *, home: Path | None = None) -> str:
@@ -501,25 +623,27 @@ def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *
 
 def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bool = True, poll: float = 1.0,
          idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
-         device: str | None = None) -> dict[str, int]:
+         device: str | None = None, stop: Stop | None = None) -> dict[str, int]:
     """Process queued runs under ``config``. ``once``: stop when the queue is empty. Returns counts per final
     status. ``watched``: the executors that watch their own runs (``kb.queue.executors.reconciling``), whose
     runs this worker never reclaims.
 
     ``device`` ('cuda', 'cpu') takes only runs that ask for it, e.g. a worker on a GPU machine that serves a
     shared index. A database outage (restart, lost connection, lock) is waited out, never the end of the
-    worker (``kb.queue.retry``).
+    worker (``kb.queue.retry``). While it holds a long run, a second lane (``ShortLane``) takes short
+    interactive ones beside it. ``stop`` (SIGTERM, SIGINT): no new runs; see ``Stop``.
     """
     me = worker_id()
     home, lease = config.home, config.lease
     store = store or config.store()
     heartbeat_interval = min(heartbeat_interval, lease.total_seconds() / 4)
-    reclaimer = Reclaimer(engine, store, lease, watched)
+    reclaimer = Reclaimer(engine, store, lease, watched, identity=IndexIdentity.of(engine), stop=stop)
     reclaimer.now()
     retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
-    while True:
+    lanes = config.short_lane and (os.cpu_count() or 1) >= 2
+    while stop is None or not stop.requested.is_set():
         reclaimer.maybe()
         # A claim of an empty queue only reads: it must not end an outage of writes (a SQLite lock).
         run = retry.retrying(engine, "claiming a run",
@@ -527,23 +651,72 @@ def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bo
         if run is None:
             if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
                 return counts
-            time.sleep(poll)
+            (stop.requested.wait(poll) if stop is not None else time.sleep(poll))
             continue
-        log.info("run %s: %s%s on %s (attempt %d)", run.id[:12], run.analyzer,
-                 f" for {run.claim_key}" if run.claim_key else "", run.device or "cpu", run.attempts)
-        started = time.perf_counter()
+        lane = ShortLane(engine, config, store, me, device=device, poll=poll, counts=counts, stop=stop,
+                         heartbeat_interval=heartbeat_interval, reclaimer=reclaimer) \
+            if lanes and not queue_store.is_short(run) else None
+        if lane is not None:
+            lane.start()
         try:
-            status = execute_claimed(engine, config, run, store=store, heartbeat_interval=heartbeat_interval,
-                                     reclaimer=reclaimer)
-        except Exception as exc:  # noqa: BLE001 - the worker outlives any one run
-            log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
-            with contextlib.suppress(Exception):
-                queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}",
-                                   attempt=run.attempts)
-            status = RunStatus.failed
-        log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
-        counts[status.value] = counts.get(status.value, 0) + 1
+            _work_one(engine, config, run, store, counts, heartbeat_interval=heartbeat_interval, reclaimer=reclaimer,
+                      stop=stop)
+        finally:
+            if lane is not None:
+                lane.done.set()
+                lane.join()
         idle_since = time.monotonic()
+    return counts
+
+
+def _work_one(engine: Engine, config: JobConfig, run: Run, store: ArtifactStore, counts: dict[str, int], *,
+              heartbeat_interval: float, reclaimer: Reclaimer, stop: Stop | None, lane: str = "") -> None:
+    """Execute one claimed run, log it and count its outcome (the worker outlives any failure of it)."""
+    log.info("run %s: %s%s on %s (attempt %d%s)", run.id[:12], run.analyzer,
+             f" for {run.claim_key}" if run.claim_key else "", run.device or "cpu", run.attempts, lane)
+    started = time.perf_counter()
+    try:
+        status = execute_claimed(engine, config, run, store=store, heartbeat_interval=heartbeat_interval,
+                                 reclaimer=reclaimer, stop=stop)
+    except Exception as exc:  # noqa: BLE001 - the worker outlives any one run
+        log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
+        with contextlib.suppress(Exception):
+            queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}",
+                               attempt=run.attempts)
+        status = RunStatus.failed
+    log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
+    counts[status.value] = counts.get(status.value, 0) + 1
+
+
+class ShortLane(threading.Thread):
+    """The second lane of a worker that holds a long run: it takes short interactive runs (a person's verify of
+    one claim, ``queue_store.is_short``) one at a time beside it, so hours of bulk work never keep a person
+    waiting. It ends with the long run (after the short run it holds, if any), or at a stop."""
+
+    def __init__(self, engine: Engine, config: JobConfig, store: ArtifactStore, me: str, *, device: str | None,
+                 poll: float, counts: dict[str, int], stop: Stop | None, heartbeat_interval: float,
+                 reclaimer: Reclaimer) -> None:
+        super().__init__(daemon=True, name="short-lane")
+        self.engine, self.config, self.store, self.me, self.device = engine, config, store, me, device
+        self.poll, self.counts, self.stop, self.reclaimer = poll, counts, stop, reclaimer
+        self.heartbeat_interval = heartbeat_interval
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set() and (self.stop is None or not self.stop.requested.is_set()):
+            try:
+                run = queue_store.claim_next(self.engine, self.me, device=self.device, lease=self.config.lease,
+                                             short_only=True)
+            except Exception as exc:  # noqa: BLE001 - an outage: the main lane rides it out and logs it
+                if not retry.is_transient(exc):
+                    log.warning("short lane: %s: %s", type(exc).__name__, str(exc).splitlines()[0])
+                run = None
+            if run is None:
+                self.done.wait(self.poll)
+                continue
+            _work_one(self.engine, self.config, run, self.store, self.counts,
+                      heartbeat_interval=self.heartbeat_interval, reclaimer=self.reclaimer, stop=self.stop,
+                      lane=", short lane")
 
 
 class Reclaimer:
@@ -552,8 +725,10 @@ class Reclaimer:
     this worker for a whole lease: after an outage nobody could renew theirs. A run failed past the attempt
     limit gets its outcome record in the store."""
 
-    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta, watched: frozenset[str]) -> None:
+    def __init__(self, engine: Engine, store: ArtifactStore, lease: dt.timedelta, watched: frozenset[str], *,
+                 identity: IndexIdentity | None = None, stop: Stop | None = None) -> None:
         self.engine, self.store, self.lease, self.watched = engine, store, lease, watched
+        self.identity, self.stop = identity, stop
         self._lock = threading.Lock()
         self._last = float("-inf")
 
@@ -566,6 +741,7 @@ class Reclaimer:
             return
         try:
             self._last = time.monotonic()
+            self.check_identity()
             if patient:
                 self.now()
             else:
@@ -573,6 +749,15 @@ class Reclaimer:
                     self.now(patient=False)
         finally:
             self._lock.release()
+
+    def check_identity(self) -> None:
+        """Notice an index replaced (reconnect) or deleted or migrated under this worker (stop at once)."""
+        if self.identity is None:
+            return
+        change = self.identity.changed()
+        if change in ("deleted", "migrated") and self.stop is not None:
+            self.stop.grace = 0.0  # the run's outcome has no index to go to: hand it back at its next report
+            self.stop.request(f"the index was {change}")
 
     def now(self, *, patient: bool = True) -> None:
         """Reclaim now (retrying through an outage unless ``patient`` is False)."""
@@ -584,6 +769,8 @@ class Reclaimer:
 
         released = retry.retrying(self.engine, "reclaiming runs of stopped workers", once, write=False) \
             if patient else once()
+        if patient and records.spool_dir(self.store.home).is_dir():  # outcomes kept while the store was down
+            _best_effort("uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home)
         for run_id, status in released.items():
             log.info("run %s: its worker stopped; %s", run_id[:12],
                      "re-queued" if status is RunStatus.queued else f"{status.value} (attempt limit)")

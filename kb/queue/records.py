@@ -4,7 +4,9 @@ Once a run's outcome is final (succeeded, which includes "not runnable here", fa
 worker writes one JSON record at ``runs/<run id>/attempt-<n>.json``: the run as it ended and, for a
 result, its evidence. The record is written before the outcome is committed to the database, and
 removed again when the database refuses it (another attempt holds the run), so a record names an
-outcome, never a mere claim. ``kb index --rebuild`` reads them back (``reattach_evidence``).
+outcome, never a mere claim. ``kb index --rebuild`` reads them back (``reattach_evidence``). A record
+the store cannot take (it is down past its retries) is spooled under ``<KB home>/spool/`` and uploaded
+when the store answers again (``flush_spool``), if the database still holds that attempt's outcome.
 
 What a rebuild makes of a record: a final status is restored as it is. Records written before kb
 kept outcomes (``evidence/<sha>/<sha>/kb-evidence.json``) hold the run as it was claimed, "running",
@@ -26,7 +28,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from kb.evidence.artifact_store import ArtifactStore
+from analyzers.files import atomic_write_bytes
+from kb.evidence.artifact_store import STORE_TRIES, ArtifactStore, store_transient
 from kb.index.database import Evidence, Run, utcnow
 from schemas import RunStatus
 
@@ -44,8 +47,11 @@ def record_key(run_id: str, attempt: int) -> str:
 
 
 def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt: int, error: str | None = None,
-                  evidence: Evidence | None = None) -> str:
-    """Write the final outcome of ``run``'s attempt ``attempt`` to the store (atomic, once); returns its key."""
+                  evidence: Evidence | None = None, spool: Path | None = None) -> str:
+    """Write the final outcome of ``run``'s attempt ``attempt`` to the store (atomic, once); returns its key.
+
+    With ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled``
+    raised."""
     fields = {k: v for k, v in run.model_dump(mode="json").items() if k not in _HOLDER}
     fields.update(status=status.value, error=error, attempts=attempt, finished_at=utcnow().isoformat())
     if status is RunStatus.succeeded:
@@ -53,33 +59,110 @@ def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt:
     record = {"format": FORMAT, "attempt": attempt, "run": fields,
               "evidence": evidence.model_dump(mode="json", exclude={"id"}) if evidence is not None else None}
     key = record_key(run.id, attempt)
+    try:
+        _put(store, key, json.dumps(record, sort_keys=True, default=str).encode())
+    except Exception:
+        if spool is None:
+            raise
+        (spool / key).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(spool / key, json.dumps(record, sort_keys=True, default=str).encode())
+        raise Spooled(spool / key) from None
+    return key
+
+
+class Spooled(Exception):
+    """The store did not take an outcome record: it waits at ``path`` for ``flush_spool``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"kept at {path} until the artifact store answers")
+
+
+def _put(store: ArtifactStore, key: str, data: bytes) -> None:
     with tempfile.NamedTemporaryFile(delete=False, suffix=".json") as handle:
-        handle.write(json.dumps(record, sort_keys=True, default=str).encode())
+        handle.write(data)
     try:
         store.put_file(Path(handle.name), key, move=True)
     finally:
         Path(handle.name).unlink(missing_ok=True)
-    return key
 
 
-def remove_outcome(store: ArtifactStore, run_id: str, attempt: int) -> None:
+def spool_dir(home: Path) -> Path:
+    """Where a KB home keeps the outcome records its store could not take yet."""
+    return Path(home) / "spool"
+
+
+def flush_spool(engine: Engine, store: ArtifactStore, home: Path) -> int:
+    """Upload the spooled records the database still agrees with (its run ended with that attempt and status);
+    drop those it refused. Returns how many reached the store; a store still down leaves the rest."""
+    root = spool_dir(home)
+    if not root.is_dir():
+        return 0
+    sent = 0
+    for path in sorted(root.glob("runs/*/attempt-*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        with Session(engine) as session:
+            row = session.get(Run, record["run"]["id"])
+        if row is None or row.attempts != record["attempt"] or row.status != record["run"]["status"]:
+            path.unlink(missing_ok=True)  # the database never recorded this outcome: no record of it
+            continue
+        _put(store, path.relative_to(root).as_posix(), path.read_bytes())
+        path.unlink(missing_ok=True)
+        sent += 1
+    return sent
+
+
+def remove_outcome(store: ArtifactStore, run_id: str, attempt: int, spool: Path | None = None) -> None:
     """Take back the record of an attempt the database did not accept (it lost the run to another attempt)."""
+    if spool is not None:
+        (spool / record_key(run_id, attempt)).unlink(missing_ok=True)
     store.remove(record_key(run_id, attempt))
 
 
+class StoreUnreadable(Exception):
+    """The artifact store did not answer a rebuild's reads, after its retries: nothing was restored from it."""
+
+    def __init__(self, url: str, exc: BaseException) -> None:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        super().__init__(f"the artifact store {url} did not answer ({reason}) after {STORE_TRIES} tries: the notes "
+                         "are indexed but no run was restored from it; run `kb index --rebuild` again once it answers")
+
+
 def read_outcomes(store: ArtifactStore) -> list[dict[str, Any]]:
-    """One record per run in the store: its latest attempt's outcome, else a legacy record."""
-    latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for path in store.fs.glob(f"{store.root}/runs/*/attempt-*.json"):
+    """One record per run in the store: its latest attempt's outcome, else a legacy record.
+
+    Each read is retried while the store is down (``ArtifactStore.retrying``); ``StoreUnreadable`` when it
+    does not come back."""
+    try:
+        return _read_outcomes(store)
+    except Exception as exc:
+        if not store_transient(exc):
+            raise
+        raise StoreUnreadable(store.url, exc) from exc
+
+
+def _read(store: ArtifactStore, path: str) -> dict[str, Any]:
+    def read() -> dict[str, Any]:
         with store.fs.open(path, "rb") as handle:
-            record = json.loads(handle.read())
+            return dict(json.loads(handle.read()))
+
+    return store.retrying(f"reading {path}", read)
+
+
+def _read_outcomes(store: ArtifactStore) -> list[dict[str, Any]]:
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    found = store.retrying("listing the run records",
+                           lambda: list(store.fs.glob(f"{store.root}/runs/*/attempt-*.json")))
+    for path in found:
+        record = _read(store, path)
         run_id, attempt = record["run"]["id"], int(record.get("attempt", 0))
         if run_id not in latest or latest[run_id][0] < attempt:
             latest[run_id] = (attempt, record)
     records = [record for _, record in latest.values()]
-    for path in store.fs.glob(f"{store.root}/evidence/*/*/{LEGACY_RECORD_NAME}"):
-        with store.fs.open(path, "rb") as handle:
-            record = json.loads(handle.read())
+    legacy = store.retrying("listing the legacy records",
+                            lambda: list(store.fs.glob(f"{store.root}/evidence/*/*/{LEGACY_RECORD_NAME}")))
+    for path in legacy:
+        record = _read(store, path)
         if record["run"]["id"] not in latest:
             records.append(record)
     return records

@@ -7,8 +7,12 @@ with each heartbeat. Every running worker reclaims runs whose lease expired (``r
 those whose worker process on this host is gone. Each attempt has a number, and every later write of
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
 reclaimed and taken by another can no longer record anything (fencing). The rule that fails a run
-after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Evidence is only ever added, never
-overwritten: a failed run leaves earlier evidence intact.
+after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
+(claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock.
+Evidence is only ever added, never overwritten: a failed run leaves earlier evidence intact.
+
+Queued runs are served in one order (``order_key``): interactive before bulk, short before long, and
+waiting raises a run's priority so nothing starves; ``queue_positions`` tells each its place and start.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ import os
 import socket
 from typing import Any
 
-from sqlalchemy import or_, update
+from sqlalchemy import func, literal, or_, type_coerce, update
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import Interval
 from sqlmodel import Session, col, select
+from sqlmodel.sql.sqltypes import UTCDateTime
 
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
-from kb.index.database import Evidence, Run, utcnow
+from kb.index.database import Evidence, Run
 from schemas import RunRecord, RunStatus
 
 #: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).
@@ -37,17 +44,65 @@ MAX_ATTEMPTS = 3
 FINAL = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled})
 
 
+def db_now(engine: Engine, plus: dt.timedelta | None = None) -> ColumnElement[dt.datetime]:
+    """The database's own time (plus ``plus``), evaluated inside the statement that uses it.
+
+    The one clock of the queue: every lease is granted, renewed, judged and reclaimed against it, never
+    against a worker's clock, so two workers whose clocks differ (or a clock stepped by NTP) never take each
+    other's live runs. PostgreSQL: ``now()``; SQLite: its own ``'now'`` in the text form SQLAlchemy stores
+    (ISO order, so comparisons with stored times hold).
+    """
+    if engine.dialect.name == "sqlite":
+        modifier = f"{plus.total_seconds():+.3f} seconds" if plus is not None else "+0 seconds"
+        return type_coerce(func.strftime("%Y-%m-%d %H:%M:%f", "now", modifier), UTCDateTime())
+    now: ColumnElement[dt.datetime] = type_coerce(func.now(), UTCDateTime())
+    if plus is not None:
+        return type_coerce(func.now() + literal(plus, Interval()), UTCDateTime())
+    return now
+
+
+def database_time(engine: Engine) -> dt.datetime:
+    """What the database's clock reads now (aware, UTC): what workers and displays judge leases by."""
+    with Session(engine) as session:
+        moment = session.exec(select(db_now(engine))).one()
+    aware = _aware(moment)
+    assert aware is not None
+    return aware
+
+
+#: A run a person waits on (``kb verify`` of named claims, the app's re-verify), and bulk work (``kb demo``,
+#: ``kb verify --all``): the queue serves the lower number first.
+INTERACTIVE, BULK = 0, 2
+#: Each such wait in the queue lowers a run's priority number by one, so bulk work never starves.
+AGE_STEP = dt.timedelta(minutes=30)
+#: A run expected to take at most this long is short: the second lane takes it beside a long run.
+SHORT_SECONDS = 300.0
+#: How many queued runs one claim considers (by priority, then age): a queue is rarely this long.
+CANDIDATES = 500
+
+
+def order_key(priority: int, expected: float | None, created_at: dt.datetime,
+              now: dt.datetime) -> tuple[int, int, float, dt.datetime]:
+    """Where a queued run stands: priority lowered by its wait (``AGE_STEP``), then short ahead of long
+    (unknown durations after known ones), then first come first served. The one rule of the queue's order."""
+    waited = max(0, int((now - created_at) / AGE_STEP))
+    return (priority - waited, expected is None, expected or 0.0, created_at)
+
+
 def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key: str | None = None,
             device: str = "cpu", executor: str = "local", group_id: str | None = None,
-            binding: str | None = None) -> Run:
+            binding: str | None = None, priority: int = INTERACTIVE,
+            expected_seconds: float | None = None) -> Run:
     """Queue a run of ``analyzer`` with already-validated ``params``.
 
     ``group_id`` ties the runs of one claim over several seeds together; ``binding`` is the claim's
     ``binding_hash`` at queueing time, so the evidence can tell when the note's binding changed.
+    ``priority`` and ``expected_seconds`` (its estimate) place it in the queue (``order_key``).
     """
     run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
               claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
-              group_id=group_id, binding_hash=binding)
+              group_id=group_id, binding_hash=binding, priority=priority, expected_seconds=expected_seconds)
+    run.created_at = db_now(engine)  # type: ignore[assignment]  # the queue's clock orders and ages runs
     with Session(engine) as session:
         session.add(run)
         session.commit()
@@ -55,38 +110,54 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     return run
 
 
+def _local_queued(engine: Engine, device: str | None = None) -> Any:
+    """The query of queued runs that local workers take (``device``: only those asking for that kind)."""
+    columns = (Run.id, Run.attempts, Run.priority, Run.expected_seconds, Run.created_at, db_now(engine))
+    local = or_(col(Run.executor).is_(None), col(Run.executor) == "local")
+    query = select(*columns).where(Run.status == RunStatus.queued.value, local)  # type: ignore[call-overload]
+    if device is not None:
+        query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
+    return query.order_by(col(Run.priority), col(Run.created_at)).limit(CANDIDATES)
+
+
+def _in_order(rows: list[Any]) -> list[Any]:
+    if not rows:
+        return []
+    now = _aware(rows[0][5])
+    assert now is not None
+    return sorted(rows, key=lambda r: order_key(r[2] or 0, r[3], _aware(r[4]) or now, now))
+
+
 def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None,
-               lease: dt.timedelta = LEASE) -> Run | None:
-    """Atomically take the oldest queued run (or ``run_id``) for this worker; None when none is left.
+               lease: dt.timedelta = LEASE, short_only: bool = False) -> Run | None:
+    """Atomically take the next queued run (``order_key``), or ``run_id``, for this worker; None when none is left.
 
     The run comes back with its new attempt number in ``attempts`` (the fencing token of every later
     write) and a lease of ``lease``. Without ``run_id`` only runs for the local executor are taken (a
     Slurm job or a Ray task claims its own run by id), and with ``device`` only runs asking for that
-    device kind ('cuda' takes 'cuda:1' too).
+    device kind ('cuda' takes 'cuda:1' too). ``short_only``: only interactive runs expected to be short
+    (the second lane beside a long run). Two workers that pick the same run race on one conditional
+    UPDATE; the loser takes its next candidate.
     """
     with Session(engine) as session:
-        while True:
-            query = select(Run.id, Run.attempts).where(Run.status == RunStatus.queued.value)
-            if run_id is not None:
-                query = query.where(Run.id == run_id)
-            else:
-                query = query.where(or_(col(Run.executor).is_(None), col(Run.executor) == "local"))
-                if device is not None:
-                    query = query.where(or_(col(Run.device) == device, col(Run.device).startswith(f"{device}:")))
-            query = query.order_by(col(Run.created_at)).limit(1)
-            if engine.dialect.name == "postgresql":
-                query = query.with_for_update(skip_locked=True)  # workers skip each other's candidates
-            candidate = session.exec(query).first()
-            if candidate is None:
-                session.rollback()
-                return None
-            candidate_id, attempts = candidate
-            now = utcnow()
+        if run_id is not None:
+            rows = session.exec(select(Run.id, Run.attempts).where(Run.id == run_id,
+                                                                  Run.status == RunStatus.queued.value)).all()
+        else:
+            query = _local_queued(engine, device)
+            if short_only:
+                query = query.where(col(Run.priority) <= INTERACTIVE, col(Run.expected_seconds) <= SHORT_SECONDS)
+            rows = _in_order(list(session.exec(query).all()))
+        session.rollback()
+        for candidate in rows:
+            candidate_id, attempts = candidate[0], candidate[1]
+            now = db_now(engine)
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
                 .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
-                        lease_expires_at=now + lease, progress=0.0, message="started", attempts=attempts + 1)
+                        lease_expires_at=db_now(engine, lease), progress=0.0, message="started",
+                        attempts=attempts + 1)
             )
             session.commit()
             if taken.rowcount == 1:
@@ -94,6 +165,84 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 if run is not None and run.attempts == attempts + 1:
                     return run
             # Another worker won the race for this run: try the next one.
+    return None
+
+
+def _short(priority: int | None, expected: float | None) -> bool:
+    return (priority or 0) <= INTERACTIVE and expected is not None and expected <= SHORT_SECONDS
+
+
+def is_short(run: Run) -> bool:
+    """Whether ``run`` is one the second lane takes: interactive and expected to be short (``SHORT_SECONDS``)."""
+    return _short(run.priority, run.expected_seconds)
+
+
+def queue_positions(engine: Engine) -> dict[str, tuple[int, float | None]]:
+    """Each queued local run's place in line (1: next) and the seconds until it should start (None: unknown).
+
+    An estimate: the runs ahead of it in line, plus the time left of the run it waits for (the one running
+    that should end first; for a short interactive run beside a long one, the short lane's own run only).
+    """
+    from kb.evidence.estimates import time_left
+
+    with Session(engine) as session:
+        rows = _in_order(list(session.exec(_local_queued(engine)).all()))
+        running = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    lefts: list[tuple[bool, float | None]] = []  # (in the short lane, seconds left) per running run
+    for run, now in running:
+        started, moment = _aware(run.started_at), _aware(now)
+        elapsed = (moment - started).total_seconds() if started and moment else 0.0
+        lefts.append((_short(run.priority, run.expected_seconds),
+                      time_left(elapsed, run.progress or 0.0, run.expected_seconds)))
+    positions: dict[str, tuple[int, float | None]] = {}
+    ahead: float | None = 0.0
+    for place, row in enumerate(rows, start=1):
+        waited_for = [left for in_lane, left in lefts if in_lane] if _short(row[2], row[3]) else \
+            [left for _, left in lefts]
+        known = [left for left in waited_for if left is not None]
+        first_free = 0.0 if not waited_for else (min(known) if known else None)
+        positions[row[0]] = (place, None if ahead is None or first_free is None else ahead + first_free)
+        ahead = None if ahead is None or row[3] is None else ahead + row[3]
+    return positions
+
+
+#: What every surface says of a running run whose lease expired (its worker died or lost the database).
+ORPHANED = "its worker stopped; waiting for a worker to take it over"
+
+
+def waiting_words(engine: Engine, *, watched: frozenset[str]) -> dict[str, str]:
+    """What every surface (``kb runs``, ``kb verify``, the app) says of a run that waits, by run id: a queued
+    run's place in line and expected start, and ``ORPHANED`` for a running run whose worker is gone (``watched``:
+    the executors that watch their own runs, ``kb.queue.executors.reconciling``)."""
+    from analyzers.progress import duration_text
+
+    words = {}
+    for run_id, (place, wait) in queue_positions(engine).items():
+        start = "next" if place == 1 and wait == 0 else (
+            f"starts in about {duration_text(wait)}" if wait is not None else "start time unknown")
+        words[run_id] = f"#{place} in line, {start}"
+    with Session(engine) as session:
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    for run, now in rows:
+        moment = _aware(now)
+        if run.executor not in watched and moment is not None and lease_dead(run, now=moment):
+            words[run.id] = ORPHANED
+    return words
+
+
+def live_holders(engine: Engine) -> int:
+    """How many running runs a live worker holds (its lease unexpired by the database's clock)."""
+    with Session(engine) as session:
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+    return sum(1 for run, now in rows if (moment := _aware(now)) is not None and not lease_dead(run, now=moment))
+
+
+def holds(engine: Engine, run_id: str, attempt: int, status: RunStatus) -> bool:
+    """Whether attempt ``attempt`` still holds the run (running), or already ended it with ``status``: the
+    fence a worker reads before it writes the outcome's record."""
+    with Session(engine) as session:
+        row = session.get(Run, run_id)
+        return row is not None and row.attempts == attempt and row.status in (RunStatus.running.value, status.value)
 
 
 #: What ``heartbeat`` answers when another worker now holds the run (it was reclaimed and taken again).
@@ -107,8 +256,7 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
     With ``attempt`` (the number its claim returned) nothing is written unless that attempt still holds
     the run, and the answer is ``LOST`` when another attempt took it meanwhile: the caller must stop.
     """
-    now = utcnow()
-    values: dict[str, Any] = {"heartbeat_at": now, "lease_expires_at": now + lease}
+    values: dict[str, Any] = {"heartbeat_at": db_now(engine), "lease_expires_at": db_now(engine, lease)}
     if progress is not None:
         values["progress"] = progress
     if message is not None:
@@ -136,7 +284,7 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
     already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
     True again without writing. Returns whether the outcome is recorded.
     """
-    values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": utcnow(),
+    values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
                               "lease_expires_at": None}
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
@@ -191,15 +339,19 @@ def requeue(engine: Engine, run_id: str, message: str) -> bool:
         return bool(result.rowcount)
 
 
-def release(engine: Engine, run_id: str, attempt: int, why: str) -> RunStatus | None:
+def release(engine: Engine, run_id: str, attempt: int, why: str, *, if_expired: bool = False,
+            voluntary: bool = False) -> RunStatus | None:
     """A run whose attempt ``attempt`` ended without an outcome (worker or job gone): re-queue it, or fail it.
 
     The one home of the attempt limit: after ``MAX_ATTEMPTS`` attempts the run fails with the reason
     instead of taking another worker down. Conditional on the attempt, so two workers reclaiming the
-    same run act once. Returns the run's new status, or None when that attempt no longer holds it.
+    same run act once. ``if_expired``: only while its lease has expired by the database's clock, judged in
+    this very statement (a holder that renewed meanwhile keeps it). ``voluntary``: its worker handed it
+    back (stopped by a signal), which is no death: it is re-queued whatever its attempts. Returns the run's
+    new status, or None when that attempt no longer holds it.
     """
-    now = utcnow()
-    if attempt >= MAX_ATTEMPTS:
+    now = db_now(engine)
+    if attempt >= MAX_ATTEMPTS and not voluntary:
         values: dict[str, Any] = {"status": RunStatus.failed.value, "finished_at": now, "lease_expires_at": None,
                                   "error": f"gave up after {attempt} attempts: {why}"}
     else:
@@ -208,7 +360,9 @@ def release(engine: Engine, run_id: str, attempt: int, why: str) -> RunStatus | 
     with Session(engine) as session:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
-                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
+                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]),
+                              *([or_(col(Run.lease_expires_at).is_(None), col(Run.lease_expires_at) < now)]
+                                if if_expired else []))
             .values(**values))
         session.commit()
     if not result.rowcount:
@@ -222,7 +376,7 @@ def cancel(engine: Engine, run_id: str) -> bool:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id,
                               col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
-            .values(status=RunStatus.cancelled.value, finished_at=utcnow(), message="cancelled",
+            .values(status=RunStatus.cancelled.value, finished_at=db_now(engine), message="cancelled",
                     lease_expires_at=None)
         )
         session.commit()
@@ -254,17 +408,18 @@ def _aware(moment: dt.datetime | None) -> dt.datetime | None:
     return moment.replace(tzinfo=dt.UTC) if moment is not None and moment.tzinfo is None else moment
 
 
-def lease_dead(run: Run, *, now: dt.datetime | None = None, stale_after: dt.timedelta | None = None) -> bool:
+def lease_dead(run: Run, *, now: dt.datetime, stale_after: dt.timedelta | None = None) -> bool:
     """Whether ``run`` (running) lost its worker: its process on this host is gone, or its lease expired.
 
-    ``stale_after`` judges by the heartbeat's age instead (an operator who knows the workers are gone).
+    ``now`` is the database's time (``database_time``, or read in the same query as ``run``), never this
+    process's clock. ``stale_after`` judges by the heartbeat's age instead (an operator who knows the
+    workers are gone).
     """
     alive_here = worker_alive_here(run.worker_id)
     if alive_here is False:
         return True
     if alive_here is True and stale_after is None:
         return False  # a live process on this host holds it, however late its heartbeat (a lock, a restart)
-    now = now or utcnow()
     beat, expires = _aware(run.heartbeat_at), _aware(run.lease_expires_at)
     if stale_after is not None or expires is None:
         return beat is None or beat < now - (stale_after if stale_after is not None else STALE_AFTER)
@@ -281,19 +436,23 @@ def reclaim(engine: Engine, *, watched: frozenset[str], expired: bool = True,
     ``reconciles`` (Slurm), named in ``watched``, are left to it: it asks the scheduler. Returns the new status
     per released run.
     """
-    now = utcnow()
     with Session(engine) as session:
-        running = session.exec(select(Run).where(Run.status == RunStatus.running.value)).all()
+        rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
+        now = _aware(rows[0][1]) if rows else None
+        running = [run for run, _ in rows]
     released: dict[str, RunStatus] = {}
     for run in running:
         if run.executor in watched:
             continue
         if worker_alive_here(run.worker_id) is not False and not expired and stale_after is None:
             continue
+        assert now is not None
         if not lease_dead(run, now=now, stale_after=stale_after):
             continue
         why = f"the worker running it stopped (last: {run.worker_id})"
-        status = release(engine, run.id, run.attempts or 0, why)
+        # An expired lease is judged once more by the release itself: its holder may have renewed meanwhile.
+        by_lease = stale_after is None and worker_alive_here(run.worker_id) is None
+        status = release(engine, run.id, run.attempts or 0, why, if_expired=by_lease)
         if status is not None:
             released[run.id] = status
     return released
@@ -339,14 +498,15 @@ def retry(engine: Engine, run_id: str) -> Run:
     if run.status in (RunStatus.queued.value, RunStatus.running.value):
         raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
     return enqueue(engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
-                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash)
+                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash,
+                   expected_seconds=run.expected_seconds)
 
 
 def to_record(run: Run) -> RunRecord:
     """The public model of a run row."""
     return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
                      device=run.device or "cpu", executor=run.executor or "local", job_id=run.job_id,
-                     attempts=run.attempts or 0,
+                     attempts=run.attempts or 0, priority=run.priority or 0, expected_seconds=run.expected_seconds,
                      status=RunStatus(run.status),
                      progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
                      started_at=run.started_at, finished_at=run.finished_at)

@@ -45,6 +45,10 @@ class JobConfig(BaseModel):
     lease_seconds: float = Field(default=60.0, gt=0, description="How long a claim holds a run without a "
                                  "heartbeat renewing it.")
     db_busy_timeout: float = Field(default=30.0, gt=0, description="Seconds a SQLite write waits for a lock.")
+    short_lane: bool = Field(default=True, description="A second lane takes short interactive runs beside a long "
+                             "one (2 or more cores).")
+    stop_grace_seconds: float = Field(default=30.0, ge=0, description="After SIGTERM/SIGINT, how long the running "
+                                      "run may take to reach its next checkpoint or end before it is handed back.")
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm.")
     ray_address: str | None = Field(default=None, description="Ray cluster to submit to; None: a local Ray.")
 
@@ -56,7 +60,8 @@ class JobConfig(BaseModel):
                    artifact_store=settings.artifact_store or str(home), offline=settings.offline,
                    cache_dir=settings.cache_dir.resolve() if settings.cache_dir is not None else None,
                    progress_interval=settings.progress_interval, lease_seconds=settings.lease_seconds,
-                   db_busy_timeout=settings.db_busy_timeout, slurm=settings.slurm, ray_address=settings.ray_address)
+                   db_busy_timeout=settings.db_busy_timeout, slurm=settings.slurm, ray_address=settings.ray_address,
+                   short_lane=settings.short_lane, stop_grace_seconds=settings.stop_grace_seconds)
 
     @property
     def lease(self) -> dt.timedelta:
