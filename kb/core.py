@@ -373,14 +373,15 @@ class KnowledgeBase:
                 evidence_mod.rejudge(self.engine, claim.key)
         return report
 
-    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> tuple[index_mod.IndexReport, int]:
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
+                      ) -> tuple[index_mod.IndexReport, queue_records.RestoreReport]:
         """Re-create the index from the notes and re-attach every run's evidence kept in the artifact store.
 
         A SQLite index that passes its integrity check (``index_health``) is kept and brought up to date; a
         damaged one is moved aside (``index.sqlite.damaged-<time>``), never deleted. A server database
         is filled only when it is empty (a new one the operator created). Runs come back with the final
-        status their store record keeps, never queued (``kb.queue.records``). Returns the indexing report
-        and the number of runs re-attached.
+        status their store record keeps, never queued, each record checked as data and its verdict judged again
+        (``kb.queue.records``). Returns the indexing report and what became of the store's records.
         """
         url = self.settings.resolved_database_url
         if not url.startswith("sqlite:///"):
