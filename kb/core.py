@@ -37,7 +37,7 @@ from kb.artifact_store import ArtifactStore
 from kb.db import ClaimRow, Paper, init_db, make_engine
 from kb.disk import DiskFull, full_path, is_disk_full
 from kb.hashing import binding_hash
-from kb.migrate import unknown_revision
+from kb.index_checks import row_problem, schema_problem
 from kb.notes import Note, NoteChanged, NoteError
 from kb.queue import execution, executors, retry
 from kb.queue import records as queue_records
@@ -155,8 +155,9 @@ class KnowledgeBase:
     def index_health(self) -> str | None:
         """None when the SQLite index is sound and usable by this kb, else what is wrong with it.
 
-        Sound: SQLite's integrity check passes, the schema revision is one this kb knows, and the full-text
-        tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
+        Sound: SQLite's integrity check passes, the schema revision is present and one this kb knows, every
+        table and column kb reads is there and every row's JSON reads back (``kb.index_checks``), and the
+        full-text tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
         it needs a writable index). A full disk (``DiskFull``) or a lock (``IndexUnavailable``) is raised,
         never reported as damage.
         """
@@ -165,7 +166,7 @@ class KnowledgeBase:
         if not url.startswith("sqlite:///") or not database.exists():
             return None if url.startswith("sqlite:///") else "not a SQLite index"
         checks: list[tuple[str, Callable[[Any], str | None]]] = [
-            ("?mode=ro&uri=true", self._pages_and_revision), ("", fts_damage)]
+            ("?mode=ro&uri=true", lambda conn: schema_problem(conn) or row_problem(conn)), ("", fts_damage)]
         for mode, check in checks:
             probe = make_engine(f"sqlite:///{'file:' if mode else ''}{database}{mode}",
                                 busy_timeout=self.settings.db_busy_timeout)
@@ -183,15 +184,6 @@ class KnowledgeBase:
             if problem is not None:
                 return problem
         return None
-
-    @staticmethod
-    def _pages_and_revision(conn: Any) -> str | None:
-        """SQLite's integrity check, then whether this kb knows the index's schema revision."""
-        verdict = [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check").all()]
-        if verdict != ["ok"]:
-            return "; ".join(map(str, verdict[:3]))
-        conn.exec_driver_sql("SELECT count(*) FROM paper")
-        return unknown_revision(conn)
 
     # -- notes on disk -------------------------------------------------------------------------
 
