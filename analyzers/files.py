@@ -6,6 +6,7 @@ pidfile) uses the same functions.
 - ``atomic_write_bytes`` / ``atomic_write_text`` / ``atomic_write_json``: a reader sees the old file or the
   new one, never half of one (a temporary file in the same folder, fsynced, then ``os.replace``); an existing
   file keeps its mode and, where we may set it, its owner; a symlink is written at its target.
+- ``replace_unmoved``: the same, but only if the path still holds the very file (inode) an edit was read from.
 - ``write_new``: create a file only if its name is free, atomically (a crash never leaves a half file).
 - ``unique_names`` / ``unique_name``: ``base``, ``base-2``, ``base-3``, ... (claim ids, file names, run slugs).
 """
@@ -13,6 +14,8 @@ pidfile) uses the same functions.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import math
 import os
@@ -68,6 +71,63 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_RENAMEAT2 = getattr(_LIBC, "renameat2", None)
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _exchange(first: str, second: str) -> bool:
+    """Swap two names atomically (``renameat2(RENAME_EXCHANGE)``); False where the system or the file system
+    cannot; ``FileNotFoundError`` when either name is gone."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), second)
+
+
+def replace_unmoved(path: Path, data: bytes, inode: tuple[int, int]) -> bool:
+    """Write ``data`` at ``path`` atomically if ``path`` still is the file ``inode`` (``(st_dev, st_ino)``),
+    else write nothing and return False: the file was renamed, moved, removed or replaced since it was read.
+
+    The new file is swapped in with the old in one step (``RENAME_EXCHANGE``), and the file swapped out is
+    checked to be the one read; if it is not, the swap is undone. A rename racing the write therefore either
+    carries the new bytes along or makes the write refuse: it never leaves them under the old name beside
+    the moved original. Where the swap is not supported, the inode is checked just before ``os.replace``.
+    """
+    path = Path(os.path.realpath(path))
+    tmp = _write_temp_beside(path, data)
+    try:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return False
+        if (st.st_dev, st.st_ino) != tuple(inode):
+            return False
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        if os.geteuid() == 0:
+            os.chown(tmp, st.st_uid, st.st_gid)
+        try:
+            swapped = _exchange(tmp, str(path))
+        except FileNotFoundError:
+            return False
+        if not swapped:
+            os.replace(tmp, path)
+            return True
+        out = os.stat(tmp)  # the file swapped out of the note's name
+        if (out.st_dev, out.st_ino) != tuple(inode):
+            with contextlib.suppress(OSError):
+                _exchange(tmp, str(path))  # put back what another program wrote meanwhile
+            return False
+        return True
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -37,9 +37,9 @@ from kb.evidence import tensions as tensions_mod
 from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
+from kb.index.checks import row_problem, schema_problem
 from kb.index.database import ClaimRow, Paper, make_engine
 from kb.index.indexing import claim_for_key
-from kb.index.migrate import unknown_revision
 from kb.index.opening import init_db
 from kb.index.search import fts_damage
 from kb.notes import edits as note_edits
@@ -179,8 +179,9 @@ class KnowledgeBase:
     def index_health(self) -> str | None:
         """None when the SQLite index is sound and usable by this kb, else what is wrong with it.
 
-        Sound: SQLite's integrity check passes, the schema revision is one this kb knows, and the full-text
-        tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
+        Sound: SQLite's integrity check passes, the schema revision is present and one this kb knows, every
+        table and column kb reads is there and every row's JSON reads back (``kb.index.checks``), and the
+        full-text tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
         it needs a writable index). A full disk (``DiskFull``) or a lock (``IndexUnavailable``) is raised,
         never reported as damage.
         """
@@ -189,7 +190,7 @@ class KnowledgeBase:
         if not url.startswith("sqlite:///") or not database.exists():
             return None if url.startswith("sqlite:///") else "not a SQLite index"
         checks: list[tuple[str, Callable[[Any], str | None]]] = [
-            ("?mode=ro&uri=true", self._pages_and_revision), ("", fts_damage)]
+            ("?mode=ro&uri=true", lambda conn: schema_problem(conn) or row_problem(conn)), ("", fts_damage)]
         for mode, check in checks:
             probe = make_engine(f"sqlite:///{'file:' if mode else ''}{database}{mode}",
                                 busy_timeout=self.settings.db_busy_timeout)
@@ -208,19 +209,15 @@ class KnowledgeBase:
                 return problem
         return None
 
-    @staticmethod
-    def _pages_and_revision(conn: Any) -> str | None:
-        """SQLite's integrity check, then whether this kb knows the index's schema revision."""
-        verdict = [row[0] for row in conn.exec_driver_sql("PRAGMA integrity_check").all()]
-        if verdict != ["ok"]:
-            return "; ".join(map(str, verdict[:3]))
-        conn.exec_driver_sql("SELECT count(*) FROM paper")
-        return unknown_revision(conn)
-
     # -- notes on disk -------------------------------------------------------------------------
 
-    def note_path(self, note_id: str) -> Path:
-        """Path of the note with this id; the id must name a note inside the notes folder."""
+    def note_path(self, note_id: str, *, for_edit: bool = False) -> Path:
+        """Path of the note with this id; the id must name a note inside the notes folder.
+
+        Two files claiming one id (``papers/<id>.md`` and ``papers/0/<id>.md``: a shared vault can carry the
+        second) leave the id with the note the index holds, never with whichever sorts first; ``for_edit``
+        refuses both until the user renames or removes one, so kb never writes into the wrong file.
+        """
         if not note_id or "/" in note_id or "\\" in note_id or note_id.startswith("."):
             raise NoteError(note_id, "a note id is a file name without '.md' inside the notes folder, "
                             "not a path; run 'kb list' to see the ids")
@@ -228,11 +225,27 @@ class KnowledgeBase:
         if not candidates:
             raise NoteError(self.papers_dir / f"{note_id}.md",
                             f"no note with id {note_id!r} in {self.papers_dir}; run 'kb list' to see the ids")
-        return candidates[0]
+        if len(candidates) == 1:
+            return candidates[0]
+        indexed = self._indexed_path(note_id)
+        if for_edit or indexed not in candidates:
+            others = ", ".join(str(p) for p in candidates if p != indexed)
+            held = f"{indexed} (the indexed note) and {others}" if indexed in candidates else others
+            raise NoteError(indexed or candidates[0], f"note id {note_id!r} is claimed by {held}; kb edits "
+                            "neither until one of them is renamed or removed")
+        return indexed  # type: ignore[return-value]  # checked to be among the candidates
+
+    def _indexed_path(self, note_id: str) -> Path | None:
+        """Where the index last found note ``note_id`` (None when it holds no such note)."""
+        paper = index_mod.get_paper(self.engine, note_id)
+        return Path(paper.path) if paper is not None else None
 
     def read(self, note_id: str) -> Note:
         """Load and validate one note by id."""
-        return notes_mod.read_note(self.note_path(note_id), max_bytes=self.settings.max_note_bytes,
+        return self._read_path(self.note_path(note_id))
+
+    def _read_path(self, path: Path) -> Note:
+        return notes_mod.read_note(path, max_bytes=self.settings.max_note_bytes,
                                    max_seeds=self.settings.max_seeds_per_claim)
 
     def validate(self, paths: list[Path] | None = None) -> tuple[list[Note], list[NoteError]]:
@@ -295,9 +308,11 @@ class KnowledgeBase:
         A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
         have and the schema does not know when it is one typo from a known one (``quality_scroe``).
         """
-        with self.note_lock(note_id):
-            # Read under the lock: a concurrent edit that landed first is the base this one applies to.
-            note = base = self.read(note_id)
+        path = self.note_path(note_id, for_edit=True)
+        with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
+            # Read under the lock: a concurrent edit that landed first is the base this one applies to. The
+            # path found before the lock is read (never looked up again): a note moved meanwhile is refused.
+            note = base = self._read_path(path)
             if expected_hash is not None and note.content_hash != expected_hash:
                 raise NoteChanged(note.path, "changed on disk since you opened it (another edit landed first): "
                                   "reload the note and apply your change again; nothing was written")
@@ -313,13 +328,14 @@ class KnowledgeBase:
                 note = _with_body(note, body)
             if "source_file" in changes and (source := self.read_source(note)).status is SourceStatus.refused:
                 raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
-            notes_mod.save_note(note, base=base.raw)
+            notes_mod.save_note(note, base=base.raw, inode=base.inode)
         self.index()
         return note
 
     def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:
         """The note's own lock (``kb.notes.locks``): one writer of the note at a time, whatever its KB home."""
-        return note_lock_mod.note_lock(self.note_path(note_id), timeout=self.settings.note_lock_timeout)
+        return note_lock_mod.note_lock(self.note_path(note_id, for_edit=True),
+                                       timeout=self.settings.note_lock_timeout)
 
     def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
         """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically, re-index.
@@ -327,10 +343,11 @@ class KnowledgeBase:
         Only the claims block changes; existing claims keep their bytes; under the note's lock, like every
         edit. Returns the claims as written.
         """
-        with self.note_lock(note_id):
-            note = self.read(note_id)  # under the lock: claims or fields another writer just added are kept
+        path = self.note_path(note_id, for_edit=True)
+        with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
+            note = self._read_path(path)  # under the lock: claims or fields another writer just added are kept
             written = note_edits.unique_ids(claims, [c.id for c in note.meta.claims])
-            notes_mod.save_note(note_edits.append_claims(note, written), base=note.raw)
+            notes_mod.save_note(note_edits.append_claims(note, written), base=note.raw, inode=note.inode)
         self.index()
         return written
 
@@ -372,14 +389,15 @@ class KnowledgeBase:
                 evidence_mod.rejudge(self.engine, claim.key)
         return report
 
-    def rebuild_index(self, progress: Callable[[int, int], None] | None = None) -> tuple[index_mod.IndexReport, int]:
+    def rebuild_index(self, progress: Callable[[int, int], None] | None = None,
+                      ) -> tuple[index_mod.IndexReport, queue_records.RestoreReport]:
         """Re-create the index from the notes and re-attach every run's evidence kept in the artifact store.
 
         A SQLite index that passes its integrity check (``index_health``) is kept and brought up to date; a
         damaged one is moved aside (``index.sqlite.damaged-<time>``), never deleted. A server database
         is filled only when it is empty (a new one the operator created). Runs come back with the final
-        status their store record keeps, never queued (``kb.queue.records``). Returns the indexing report
-        and the number of runs re-attached.
+        status their store record keeps, never queued, each record checked as data and its verdict judged again
+        (``kb.queue.records``). Returns the indexing report and what became of the store's records.
         """
         url = self.settings.resolved_database_url
         if not url.startswith("sqlite:///"):

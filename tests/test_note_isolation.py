@@ -185,6 +185,6 @@ def test_damaged_full_text_table_says_rebuild(tmp_path: Path, damage: str) -> No
     found = run_kb(papers, home, "search", "folding")
     assert found.returncode == 3 and "Traceback" not in found.stderr, found.stderr
     (error,) = error_lines(found.stderr)
-    assert "the full-text index is damaged" in error and "kb index --rebuild" in error
+    assert "the search index is damaged: run `kb index --rebuild`" in error
     assert run_kb(papers, home, "index", "--rebuild").returncode == 0
     assert_good_notes_served(papers, home)

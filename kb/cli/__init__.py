@@ -20,6 +20,8 @@ from kb.cli import analyze  # noqa: F401
 from kb.cli import agents  # noqa: F401
 from kb.cli import serve  # noqa: F401
 # isort: on
+from typing import Any
+
 from kb.cli.common import app
 
 __all__ = ["app", "main"]
@@ -32,8 +34,10 @@ def main() -> None:
     to do, exit non-zero, no traceback.
     """
     import errno
+    import json
     import sqlite3
 
+    from pydantic import ValidationError
     from sqlalchemy.exc import OperationalError
 
     from kb.cli.common import err_console, esc
@@ -58,7 +62,20 @@ def main() -> None:
                               "to the KB home, which is read-only here; read-only commands (list, show, search) "
                               "still work", soft_wrap=True)
             raise SystemExit(5) from None
+        if "no such column" in text or "no such table" in text:  # a table or column of the index was dropped
+            _index_unreadable(err_console, esc, text)
         raise
+    except (ValidationError, json.JSONDecodeError) as exc:  # a row of the index no longer holds what kb wrote
+        _index_unreadable(err_console, esc, str(exc))
+
+
+def _index_unreadable(console: Any, esc: Any, reason: str) -> None:
+    """One line for an index whose tables or rows kb cannot read back, and the way out; exit 3."""
+    first = (reason.strip().splitlines() or ["unreadable"])[0]
+    console.print(f"[bold red]error[/]: the index cannot be read ({esc(first)}): run `kb index --rebuild` to "
+                  "rebuild it from the notes and re-attach the evidence stored under the KB home (nothing is lost)",
+                  soft_wrap=True)
+    raise SystemExit(3) from None
 
 
 def _home_in_use() -> Path:

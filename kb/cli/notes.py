@@ -79,23 +79,26 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
                                                 "kept).")] = False) -> None:
     """Index the notes folder into the database (incremental)."""
     kb = make_kb(papers, home, db)
-    reattached = 0
+    restore = None
     with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), console=err_console,
                   transient=True, disable=as_json) as bar:
         task = bar.add_task("index", total=None)
         step = lambda done, total: bar.update(task, completed=done, total=total)  # noqa: E731
         try:
             kept = rebuild and kb.index_health() is None  # a healthy SQLite index is never moved aside
-            report, reattached = kb.rebuild_index(progress=step) if rebuild else (kb.index(progress=step), 0)
+            report, restore = kb.rebuild_index(progress=step) if rebuild else (kb.index(progress=step), None)
         except NoteError as exc:
             fail(exc)
             return
         except StoreUnreadable as exc:  # one line, not a traceback: the store may just be restarting
             err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
             raise typer.Exit(3) from None
-    if rebuild and not as_json:
+    for line in restore.skipped if restore is not None else []:  # one line per refused store record
+        err_console.print(f"[yellow]skipped[/] store record {esc(line)}", highlight=False, soft_wrap=True)
+    if restore is not None and not as_json:
         console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
-                       "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {reattached} run(s)")
+                       "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {restore.restored} "
+                      f"run(s), skipped {len(restore.skipped)} store record(s)", highlight=False)
     counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
     if as_json:
         print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]

@@ -4,8 +4,9 @@
 when those differ; only changed files are parsed. Notes deleted from disk leave the index with their
 tags, claims and search rows. Each note is handled alone (:func:`prepare_note`, the one check `kb validate`
 shares): whatever goes wrong with one note, even an exception kb did not foresee, is one error on that note,
-and every other note is still indexed. When two notes share a ``paper_id`` or an id (file name), the later
-one (by path) is reported invalid. The whole run is one transaction with bulk inserts.
+and every other note is still indexed. When two notes share a ``paper_id`` or an id (file name), one is
+reported invalid: the one not yet indexed, else the later by path. The whole run is one transaction with
+bulk inserts.
 """
 
 from __future__ import annotations
@@ -163,7 +164,8 @@ class _CrossNoteRules:
         earlier = self.ids.setdefault(path.stem, path)
         if earlier == path:
             return None
-        return NoteError(path, f"note id {path.stem!r} is already used by {earlier}; rename one of the files")
+        return NoteError(path, f"note id {path.stem!r} is already used by {earlier}, which keeps it; rename or "
+                         "remove one of the two files")
 
     def take_paper_id(self, path: Path, paper_id: str, note: Note | None = None) -> NoteError | None:
         earlier = self.paper_ids.setdefault(paper_id, path)
@@ -309,6 +311,9 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
         }
 
     paths = find_notes(Path(papers_dir)) if Path(papers_dir).is_dir() else []
+    # Notes already indexed claim their id and paper_id first: a newcomer (``papers/0/<id>.md``, which sorts
+    # before ``papers/<id>.md``, or any file copying a paper_id) is the one refused, whatever its name.
+    paths.sort(key=lambda p: (p.stem not in stored or stored[p.stem].path != str(p), p))
     total = len(paths)
     rules = _CrossNoteRules()
     to_delete: list[str] = []  # ids whose rows go (changed, invalid)

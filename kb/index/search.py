@@ -69,8 +69,8 @@ class SearchIndexDamaged(Exception):
 
     def __init__(self, error: Exception | str) -> None:
         reason = str(getattr(error, "orig", error)).splitlines()[0] if str(error) else "missing"
-        super().__init__(f"the full-text index is damaged ({reason}): run `kb index --rebuild` (it re-creates "
-                         "the index from the notes; nothing is lost)")
+        super().__init__(f"the search index is damaged: run `kb index --rebuild` (it re-creates the index from "
+                         f"the notes; nothing is lost); its full-text tables: {reason}")
 
 
 def check_query(query: str) -> None:
@@ -90,7 +90,8 @@ def check_query(query: str) -> None:
 def _fts_damage(exc: DatabaseError) -> bool:
     """Whether a database error means the full-text tables are damaged (not, say, a locked database)."""
     message = str(getattr(exc, "orig", exc)).lower()
-    return FTS_TABLE in message or "malformed" in message or "corrupt" in message
+    # "invalid fts5 file format", "vtable constructor failed": FTS5's own words for a damaged shadow table.
+    return any(word in message for word in (FTS_TABLE, "fts5", "vtable", "malformed", "corrupt"))
 
 
 def fts_damage(conn: Connection) -> str | None:

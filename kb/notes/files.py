@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
 import sys
 import unicodedata
@@ -34,7 +35,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
-from analyzers.files import atomic_write_bytes, write_unique
+from analyzers.files import atomic_write_bytes, replace_unmoved, write_unique
 from schemas.note import PaperNote
 
 __all__ = [
@@ -88,6 +89,8 @@ class Note:
     meta: PaperNote
     body: str
     frontmatter_text: str
+    # (st_dev, st_ino) of the file the bytes were read from: a write goes to that file or nowhere.
+    inode: tuple[int, int] | None = None
 
     @property
     def id(self) -> str:
@@ -527,29 +530,37 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000, max_seeds: int | None =
         if size > max_bytes:
             raise NoteError(path, f"file is {size} bytes, over the limit of {max_bytes} bytes (max_note_bytes)")
         with path.open("rb") as fh:
+            opened = os.fstat(fh.fileno())
             raw = fh.read(max_bytes + 1)  # +1: catches a file that grew after stat
     except OSError as exc:
         raise NoteError(path, f"cannot read file: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise NoteError(path, f"file is over the limit of {max_bytes} bytes (max_note_bytes)")
-    return parse_note(raw, path, max_seeds=max_seeds)
+    return replace(parse_note(raw, path, max_seeds=max_seeds), inode=(opened.st_dev, opened.st_ino))
 
 
 # --------------------------------------------------------------------------------------------------
 # Writing
 
 
-def save_note(note: Note, *, base: bytes | None = None) -> None:
+def save_note(note: Note, *, base: bytes | None = None, inode: tuple[int, int] | None = None) -> None:
     """Write ``note.raw`` to ``note.path`` atomically (the bytes are written exactly as they are).
 
     ``base``: the bytes the edit was computed from, read under the note's lock (``kb.notes.locks``). The write
     is refused when the file no longer holds them (a program that ignores kb's lock, such as a text editor,
     saved it meanwhile), and the file is read back afterwards, so success is never reported for bytes that
-    did not land.
+    did not land. ``inode``: the file they were read from (``Note.inode``); the write replaces that very
+    file or nothing (``replace_unmoved``), so a note renamed or moved meanwhile (a save-as, ``git mv``, a
+    sync client) is refused rather than written as a second copy under its old name.
     """
     if base is not None and _current_bytes(note.path) != base:
         raise NoteChanged(note.path, "changed on disk while this edit was being made (by a program that does "
                           "not take kb's note lock): nothing was written; apply the change again")
+    if inode is not None:
+        if not replace_unmoved(note.path, note.raw, inode):
+            raise NoteChanged(note.path, "the note was moved, removed or replaced while this edit was being "
+                              "made: nothing was written; find the note again (kb list) and apply the change")
+        return  # the swap itself checked that it replaced the file read: reading back could see a later move
     atomic_write_bytes(note.path, note.raw)
     if base is not None and _current_bytes(note.path) != note.raw:
         raise NoteChanged(note.path, "the edit did not land: another program wrote the note at the same "

@@ -34,11 +34,11 @@ import errno
 import fcntl
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from analyzers.files import write_new
 from kb.notes.files import NoteError
 
 LOCK_DIR = ".kb-locks"
@@ -52,13 +52,84 @@ def lock_path(note_path: Path) -> Path:
     return real.parent / LOCK_DIR / f"{digest}.lock"
 
 
+def _refuse(note_path: Path, what: Path, reason: str) -> NoteError:
+    return NoteError(note_path, f"refusing the note's lock {what}: {reason}; kb creates its lock folder and "
+                     "lock files itself, inside the note's folder: remove it (a shared vault may have "
+                     "carried it) and try again; nothing was written")
+
+
+def _open_no_follow(name: str, flags: int, dir_fd: int, mode: int = 0o666) -> int:
+    """``os.open`` of ``name`` in the folder ``dir_fd`` that never follows a link (a dangling one included:
+    ``O_NOFOLLOW`` refuses it rather than creating its target) and never blocks on a FIFO."""
+    return os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+
+
+def _lock_folder(note_path: Path, lock: Path) -> int:
+    """The lock folder opened as a directory (created if absent), never through a link: a ``.kb-locks``
+    that is a symlink, a device or a FIFO (a cloned or synced vault can carry any of them) is refused, so
+    kb never creates a file outside the note's folder."""
+    parent = os.open(lock.parent.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(LOCK_DIR, 0o777, dir_fd=parent)
+        try:
+            folder = _open_no_follow(LOCK_DIR, os.O_RDONLY | os.O_DIRECTORY, parent)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                kind = _kind(os.lstat(LOCK_DIR, dir_fd=parent).st_mode)
+                raise _refuse(note_path, lock.parent, f"it is {kind}, not a folder") from None
+            raise
+    finally:
+        os.close(parent)
+    if not stat.S_ISDIR(os.fstat(folder).st_mode):  # pragma: no cover - O_DIRECTORY already refuses
+        os.close(folder)
+        raise _refuse(note_path, lock.parent, "it is not a folder")
+    return folder
+
+
+def _kind(mode: int) -> str:
+    """What a file that should have been a plain file or folder is, in words."""
+    kinds = [(stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+             (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")]
+    return next((name for test, name in kinds if test(mode)), "not a plain file")
+
+
+def _open_in_folder(note_path: Path, folder: int, name: str, *, exclusive: bool = False) -> int:
+    """A plain file in the lock folder, created if absent, opened without following links; anything else
+    lying under its name (a link, dangling or not, a device, a FIFO, a folder) is refused in one line."""
+    flags = os.O_RDWR | os.O_CREAT | (os.O_EXCL if exclusive else 0)
+    try:
+        fd = _open_no_follow(name, flags, folder)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            kind = _kind(os.lstat(name, dir_fd=folder).st_mode)
+            raise _refuse(note_path, Path(LOCK_DIR) / name, f"it is {kind}, not a plain file") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a device or FIFO opened before it could be refused: let it go unused
+        os.close(fd)
+        raise _refuse(note_path, Path(LOCK_DIR) / name, f"it is {_kind(mode)}, not a plain file")
+    return fd
+
+
 def _open_lock_file(note_path: Path, lock: Path) -> int:
     try:
-        lock.parent.mkdir(exist_ok=True)
-        ignore = lock.parent / ".gitignore"
-        if not ignore.exists():  # created once, atomically: a racing writer's copy is the same
-            write_new(ignore, b"# kb's note locks (kb/notes/locks.py): never commit them\n*\n")
-        return os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        folder = _lock_folder(note_path, lock)
+        try:
+            try:  # the folder's .gitignore, created once; a racing writer's copy is the same
+                ignore = _open_in_folder(note_path, folder, ".gitignore", exclusive=True)
+            except FileExistsError:
+                pass
+            else:
+                try:
+                    os.write(ignore, b"# kb's note locks (kb/notes/locks.py): never commit them\n*\n")
+                finally:
+                    os.close(ignore)
+            return _open_in_folder(note_path, folder, lock.name)
+        finally:
+            os.close(folder)
+    except NoteError:
+        raise
     except OSError as exc:
         raise NoteError(note_path, f"cannot take the note's lock {lock}: {exc.strerror or exc}; the note's folder "
                         "must be writable to edit the note; nothing was written") from None

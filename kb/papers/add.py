@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,7 +262,17 @@ def read_file(path: Path) -> list[PaperRecord]:
 # -- writing the note --------------------------------------------------------------------------------
 
 def _write_source(folder: Path, stem: str, text: str) -> Path:
-    """Write the source text under a free name ``<stem>.txt`` (or ``<stem>-2.txt``, ...); never overwrites."""
+    """Write the source text under a free name ``<stem>.txt`` (or ``<stem>-2.txt``, ...); never overwrites.
+
+    ``sources/`` must be a real folder: a shared vault can carry it as a symlink to anywhere, and kb writes
+    nothing outside the notes folder (the file itself is created by a hard link, which follows no link).
+    """
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(parents=True)
+    if not stat.S_ISDIR(mode := os.lstat(folder).st_mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+        raise NoteError(folder, f"is {kind}; kb writes source texts only into a real folder inside the notes "
+                        "folder: replace it with a folder and add again (nothing was written)")
     return write_unique(folder, stem, ".txt", text.encode("utf-8"))
 
 

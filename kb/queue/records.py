@@ -4,9 +4,11 @@ Once a run's outcome is final (succeeded, which includes "not runnable here", fa
 worker writes one JSON record at ``runs/<run id>/attempt-<n>.json``: the run as it ended and, for a
 result, its evidence. The record is written before the outcome is committed to the database, and
 removed again when the database refuses it (another attempt holds the run), so a record names an
-outcome, never a mere claim. ``kb index --rebuild`` reads them back (``reattach_evidence``). A record
-the store cannot take (it is down past its retries) is spooled under ``<KB home>/spool/`` and uploaded
-when the store answers again (``flush_spool``), if the database still holds that attempt's outcome.
+outcome, never a mere claim. ``kb index --rebuild`` reads them back (``reattach_evidence``), each checked as data
+first (``kb.queue.record_checks``: its path, size and schema); a refused record is skipped and named, and no
+record's verdict is taken as it is: each is judged again from its metrics by kb's own rule. A record the store
+cannot take (it is down past its retries) is spooled under ``<KB home>/spool/`` and uploaded when the store
+answers again (``flush_spool``), if the database still holds that attempt's outcome.
 
 What a rebuild makes of a record: a final status is restored as it is. Records written before kb
 kept outcomes (``evidence/<sha>/<sha>/kb-evidence.json``) hold the run as it was claimed, "running",
@@ -19,24 +21,26 @@ was lost has no record yet; its outcome lands in the store when it ends, and the
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from analyzers.files import atomic_write_bytes
 from kb.evidence.artifact_store import STORE_TRIES, ArtifactStore, store_transient
+from kb.evidence.verdicts import evaluate
 from kb.index.database import Evidence, Run, utcnow
-from schemas import RunStatus
+from kb.index.indexing import claim_for_key
+from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, StoredEvidence, StoredRun, check_record, strict_json
+from schemas import EvidenceScale, RunStatus, Verdict, VerdictKind
 
 #: The record name of kb versions that kept the run as claimed, beside its evidence files.
 LEGACY_RECORD_NAME = "kb-evidence.json"
 FORMAT = 2
-_DATES = ("created_at", "started_at", "finished_at", "heartbeat_at", "lease_expires_at")
 # Who held the run is no outcome: a restored run is held by nobody.
 _HOLDER = ("worker_id", "heartbeat_at", "lease_expires_at", "job_id")
 
@@ -128,11 +132,44 @@ class StoreUnreadable(Exception):
                          "are indexed but no run was restored from it; run `kb index --rebuild` again once it answers")
 
 
-def read_outcomes(store: ArtifactStore) -> list[dict[str, Any]]:
-    """One record per run in the store: its latest attempt's outcome, else a legacy record.
+@dataclass
+class StoredOutcome:
+    """One record that passed ``kb.queue.record_checks``: where it lies and what it restores."""
 
-    Each read is retried while the store is down (``ArtifactStore.retrying``); ``StoreUnreadable`` when it
-    does not come back."""
+    key: str
+    run: StoredRun
+    evidence: StoredEvidence | None
+    verdict_json: str | None  # kept only to read the evidence scale; the verdict itself is judged again
+
+
+@dataclass
+class RestoreReport:
+    """What a rebuild made of the store: runs restored, and each record skipped with its reason."""
+
+    restored: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+def _read_record(store: ArtifactStore, path: str, key: str | None) -> StoredOutcome:
+    if store.retrying(f"sizing {path}", lambda: store.fs.size(path)) > MAX_RECORD_BYTES:
+        raise RecordRefused(f"over the {MAX_RECORD_BYTES:,}-byte limit of a run record")  # never loaded
+
+    def read() -> bytes:
+        with store.fs.open(path, "rb") as handle:
+            return bytes(handle.read(MAX_RECORD_BYTES + 1))
+
+    raw = store.retrying(f"reading {path}", read)
+    run, evidence, record = check_record(raw, key)
+    verdict = (record.get("evidence") or {}).get("verdict_json")
+    return StoredOutcome(key or path, run, evidence, verdict if isinstance(verdict, str) else None)
+
+
+def read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]:
+    """One checked record per run in the store (its latest attempt's outcome, else a legacy record), and one
+    line per record refused: its store key and why (``kb.queue.record_checks``).
+
+    Each read is retried while the store is down (``ArtifactStore.retrying``); ``StoreUnreadable`` when it does
+    not come back (an outage is never mistaken for a bad record)."""
     try:
         return _read_outcomes(store)
     except Exception as exc:
@@ -141,71 +178,136 @@ def read_outcomes(store: ArtifactStore) -> list[dict[str, Any]]:
         raise StoreUnreadable(store.url, exc) from exc
 
 
-def _read(store: ArtifactStore, path: str) -> dict[str, Any]:
-    def read() -> dict[str, Any]:
-        with store.fs.open(path, "rb") as handle:
-            return dict(json.loads(handle.read()))
-
-    return store.retrying(f"reading {path}", read)
-
-
-def _read_outcomes(store: ArtifactStore) -> list[dict[str, Any]]:
-    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+def _read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]:
+    latest: dict[str, StoredOutcome] = {}
+    skipped: list[str] = []
+    prefix = f"{store.root}/".lstrip("/")
     found = store.retrying("listing the run records",
-                           lambda: list(store.fs.glob(f"{store.root}/runs/*/attempt-*.json")))
+                           lambda: sorted(store.fs.glob(f"{store.root}/runs/*/attempt-*.json")))
     for path in found:
-        record = _read(store, path)
-        run_id, attempt = record["run"]["id"], int(record.get("attempt", 0))
-        if run_id not in latest or latest[run_id][0] < attempt:
-            latest[run_id] = (attempt, record)
-    records = [record for _, record in latest.values()]
+        key = str(path).lstrip("/").removeprefix(prefix)
+        try:
+            outcome = _read_record(store, path, key)
+        except (RecordRefused, OSError) as exc:
+            if not isinstance(exc, RecordRefused) and store_transient(exc):
+                raise  # the store is down, not the record bad: read_outcomes says so
+            skipped.append(f"{key}: {exc}")
+            continue
+        held = latest.get(outcome.run.id)
+        if held is None or held.run.attempts < outcome.run.attempts:
+            latest[outcome.run.id] = outcome
+    outcomes = list(latest.values())
     legacy = store.retrying("listing the legacy records",
-                            lambda: list(store.fs.glob(f"{store.root}/evidence/*/*/{LEGACY_RECORD_NAME}")))
+                            lambda: sorted(store.fs.glob(f"{store.root}/evidence/*/*/{LEGACY_RECORD_NAME}")))
     for path in legacy:
-        record = _read(store, path)
-        if record["run"]["id"] not in latest:
-            records.append(record)
-    return records
+        key = str(path).lstrip("/").removeprefix(prefix)
+        try:
+            outcome = _read_record(store, path, None)
+        except (RecordRefused, OSError) as exc:
+            if not isinstance(exc, RecordRefused) and store_transient(exc):
+                raise  # the store is down, not the record bad: read_outcomes says so
+            skipped.append(f"{key}: {exc}")
+            continue
+        if outcome.run.id not in latest:
+            outcomes.append(outcome)
+    return outcomes, skipped
 
 
-def restored_run(record: dict[str, Any]) -> Run:
+def restored_run(outcome: StoredOutcome) -> Run:
     """The run row a record restores (see the module docstring for what becomes of a non-final status)."""
-    fields = {k: v for k, v in record["run"].items() if k in Run.model_fields and k not in _HOLDER}
-    fields = {k: (dt.datetime.fromisoformat(v) if k in _DATES and isinstance(v, str) else v) for k, v in fields.items()}
-    if fields.get("status") not in {s.value for s in (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled)}:
-        if record.get("evidence") is not None:
+    fields = {k: v for k, v in outcome.run.model_dump().items() if k in Run.model_fields and v is not None}
+    if outcome.run.status not in (RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled):
+        if outcome.evidence is not None:
             fields.update(status=RunStatus.succeeded.value, progress=1.0)
         else:
             fields.update(status=RunStatus.failed.value,
                           error="interrupted: its worker stopped before the outcome was recorded")
+    else:
+        fields["status"] = outcome.run.status.value
     return Run(**fields)
 
 
-def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
+def _evidence_scale(verdict_json: str | None) -> EvidenceScale:
+    """The scale the analyzer reported, kept in the record's verdict: a measurement like the metrics."""
+    try:
+        scale = Verdict.model_validate_json(verdict_json).evidence_scale if verdict_json else None
+    except ValidationError:
+        scale = None
+    return scale or EvidenceScale(name="unknown")
+
+
+def _stored_kind(verdict_json: str | None) -> str | None:
+    """The kind a record's verdict names (only "not runnable" is ever kept, and only without metrics)."""
+    try:
+        data = strict_json(verdict_json, "verdict") if verdict_json else None
+    except RecordRefused:
+        return None
+    return data.get("kind") if isinstance(data, dict) else None
+
+
+def _judge_restored(engine: Engine, restored: list[tuple[int, StoredOutcome]]) -> None:
+    """Judge each restored piece of evidence from its metrics with kb's own rule (``kb.evidence.verdicts.evaluate``):
+    a record's verdict is never taken as it is, so a planted record cannot make a claim read "supported"
+    with a reason of its own. A seed of a group is judged on the group's metrics landed up to it."""
+    with Session(engine) as session:
+        for evidence_id, outcome in restored:
+            row = session.get(Evidence, evidence_id)
+            if row is None or row.claim_key is None:
+                continue
+            claim = claim_for_key(engine, row.claim_key)
+            metrics = json.loads(row.metrics_json)
+            old_kind = _stored_kind(outcome.verdict_json)
+            verdict: Verdict | None
+            if not metrics and old_kind == VerdictKind.not_runnable.value:
+                verdict = Verdict(kind=VerdictKind.not_runnable, reason="the analyzer could not run here "
+                                  "(restored from the store without metrics)")
+            elif claim is None:
+                verdict = None  # no claim in the notes to judge against
+            else:
+                results = [metrics]
+                if row.group_id:
+                    group = session.exec(select(Evidence).where(Evidence.group_id == row.group_id)
+                                         .where(col(Evidence.created_at) <= row.created_at)).all()
+                    results = [m for m in (json.loads(e.metrics_json) for e in group) if m]
+                verdict = evaluate(claim, results or [metrics], _evidence_scale(outcome.verdict_json))
+            row.verdict_json = verdict.model_dump_json() if verdict else None
+            row.verdict_kind = verdict.kind.value if verdict else None
+            session.add(row)
+        session.commit()
+
+
+def reattach_evidence(engine: Engine, store: ArtifactStore) -> RestoreReport:
     """Add the runs (with their final status) and evidence kept in the store that the index lacks.
 
-    Returns how many runs were added. Per claim, the newest evidence is current and the older is
-    history, as when the runs first landed.
+    Every record is checked first (``kb.queue.record_checks``); a refused one is skipped and named in the
+    report. Verdicts are judged again from the metrics. Per claim, the newest evidence is current and the
+    older is history, as when the runs first landed.
     """
-    def landed(record: dict[str, Any]) -> str:
-        return str((record.get("evidence") or {}).get("created_at") or record["run"].get("finished_at"))
+    def landed(outcome: StoredOutcome) -> str:
+        created = outcome.evidence.created_at if outcome.evidence is not None else None
+        return str(created or outcome.run.finished_at)
 
-    added = 0
+    outcomes, skipped = read_outcomes(store)
+    report = RestoreReport(skipped=skipped)
+    restored: list[tuple[int, StoredOutcome]] = []
     with Session(engine) as session:
         known = set(session.exec(select(Run.id)).all())
-        for record in sorted(read_outcomes(store), key=landed):  # evidence ids in landing order
-            if record["run"]["id"] in known:
+        for outcome in sorted(outcomes, key=landed):  # evidence ids in landing order
+            if outcome.run.id in known:
                 continue
-            session.add(restored_run(record))
+            session.add(restored_run(outcome))
             session.flush()  # the run row first: evidence refers to it
-            if record.get("evidence") is not None:
-                evidence: dict[str, Any] = dict(record["evidence"])
-                if isinstance(evidence.get("created_at"), str):
-                    evidence["created_at"] = dt.datetime.fromisoformat(evidence["created_at"])
-                session.add(Evidence(**evidence))
-            known.add(record["run"]["id"])
-            added += 1
+            if outcome.evidence is not None:
+                row = Evidence(**outcome.evidence.model_dump(exclude_none=True))
+                session.add(row)
+                session.flush()
+                assert row.id is not None
+                restored.append((row.id, outcome))
+            known.add(outcome.run.id)
+            report.restored += 1
         session.commit()
+    _judge_restored(engine, restored)
+    with Session(engine) as session:
         claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
         for claim_key in claims:
             rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
@@ -216,7 +318,7 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> int:
                     row.stale, row.stale_reason = True, f"superseded by run {newest.run_id}"
                     session.add(row)
         session.commit()
-    return added
+    return report
 
 
 def database_contents(engine: Engine) -> str | None:

@@ -1,0 +1,243 @@
+"""A shared vault (a git clone, a synced folder) cannot make kb write outside it, take over a note's id, or
+lose an edit to a rename: real symlinks (dangling ones too), FIFOs, a planted second file claiming an id,
+and notes renamed in a loop beside real ``kb set`` processes."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from analyzers.files import replace_unmoved
+from kb.core import KnowledgeBase
+from kb.notes import locks as note_lock
+from kb.notes.edits import frontmatter_data
+from kb.notes.files import NoteChanged, find_notes, read_note, save_note
+from kb.settings import Settings
+
+NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "t:vault"
+    title: "Vault note"   # kept byte for byte
+    ---
+    Body.
+    """)
+
+
+def run_kb(papers: Path, home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` CLI in its own process, with this worktree's code."""
+    env = {**os.environ, "KB_NOTE_LOCK_TIMEOUT": "5"}
+    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
+                          capture_output=True, text=True, timeout=timeout, cwd=papers.parent, env=env)
+
+
+def one_line_refusal(result: subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The single stderr line of a refused command, checked to name each of ``needles``."""
+    assert result.returncode != 0, result.stdout
+    assert "updated" not in result.stdout and "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def papers(tmp_path: Path) -> Path:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "n.md").write_text(NOTE, encoding="utf-8")
+    return papers
+
+
+def _lock_name(papers: Path) -> str:
+    return note_lock.lock_path(papers / "n.md").name
+
+
+def test_lock_folder_that_is_a_symlink_is_refused_and_nothing_is_created_at_its_target(
+        papers: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (papers / ".kb-locks").symlink_to(outside)
+    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    one_line_refusal(result, "n.md", ".kb-locks", "symbolic link")
+    assert list(outside.iterdir()) == []
+    assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
+
+
+def test_lock_folder_that_is_a_dangling_symlink_creates_no_folder(papers: Path, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere" / "locks"
+    (papers / ".kb-locks").symlink_to(target)
+    one_line_refusal(run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me"), "symbolic link")
+    assert not os.path.lexists(target) and not (tmp_path / "elsewhere").exists()
+    assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
+
+
+@pytest.mark.parametrize("kind", ["dangling-link", "link-to-file", "link-to-dev-null", "fifo", "folder"])
+def test_a_lock_file_that_is_not_a_plain_file_is_refused(papers: Path, tmp_path: Path, kind: str) -> None:
+    locks = papers / ".kb-locks"
+    locks.mkdir()
+    lock = locks / _lock_name(papers)
+    victim = tmp_path / "victim"
+    if kind == "dangling-link":
+        lock.symlink_to(victim)
+    elif kind == "link-to-file":
+        victim.write_text("keep me\n")
+        lock.symlink_to(victim)
+    elif kind == "link-to-dev-null":
+        lock.symlink_to("/dev/null")
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me", timeout=60)
+    expected = {"fifo": "a FIFO", "folder": "a folder"}.get(kind, "a symbolic link")
+    one_line_refusal(result, "n.md", lock.name, expected)
+    if kind == "dangling-link":
+        assert not os.path.lexists(victim)
+    if kind == "link-to-file":
+        assert victim.read_text() == "keep me\n"
+    assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
+
+
+def test_a_planted_gitignore_link_in_the_lock_folder_is_never_written_through(papers: Path, tmp_path: Path) -> None:
+    locks = papers / ".kb-locks"
+    locks.mkdir()
+    (locks / ".gitignore").symlink_to(tmp_path / "planted")
+    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    assert result.returncode == 0, result.stderr
+    assert not os.path.lexists(tmp_path / "planted")
+    assert frontmatter_data(read_note(papers / "n.md"))["analyst"] == "Me"
+
+
+def test_a_sources_folder_that_is_a_symlink_takes_no_source_text(papers: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (papers / "sources").symlink_to(outside)
+    bib = tmp_path / "p.bib"
+    bib.write_text("@article{a, title={Planted Sources}, author={Doe, Jane}, year={2024}, "
+                   "abstract={Some abstract text.}}\n")
+    result = run_kb(papers, tmp_path / "home", "add", str(bib))
+    assert result.returncode != 0
+    assert "symbolic link" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert list(outside.iterdir()) == []
+
+
+def _contested(papers: Path, tmp_path: Path) -> KnowledgeBase:
+    """The genuine ``n.md`` indexed, then a planted ``0/n.md`` (which sorts first) with the same id."""
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    kb.index()
+    (papers / "0").mkdir()
+    (papers / "0" / "n.md").write_text(NOTE.replace("Vault note", "Impostor"), encoding="utf-8")
+    return kb
+
+
+def test_a_second_file_claiming_an_indexed_id_is_refused_naming_both(papers: Path, tmp_path: Path) -> None:
+    kb = _contested(papers, tmp_path)
+    result = run_kb(papers, tmp_path / "home", "index")
+    assert "0/n.md" in result.stderr and "is already used by" in result.stderr
+    refusal = next(line for line in result.stderr.splitlines() if "0/n.md" in line)
+    assert str(papers / "n.md") in refusal, refusal
+    paper = kb.get_paper("n") if hasattr(kb, "get_paper") else None
+    listed = {p.id: p for p in kb.list_papers()}
+    assert Path(listed["n"].path) == papers / "n.md" and listed["n"].title == "Vault note"
+    assert paper is None or paper.title == "Vault note"
+    assert kb.read("n").meta.title == "Vault note"  # reads follow the index, not the sort order
+
+
+def test_kb_set_refuses_a_contested_id_and_writes_neither_file(papers: Path, tmp_path: Path) -> None:
+    _contested(papers, tmp_path)
+    before = {p: p.read_bytes() for p in find_notes(papers)}
+    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    one_line_refusal(result, str(papers / "n.md"), str(papers / "0" / "n.md"), "renamed or removed")
+    assert {p: p.read_bytes() for p in find_notes(papers)} == before
+
+
+def test_an_unindexed_newcomer_with_an_indexed_paper_id_is_the_one_refused(papers: Path, tmp_path: Path) -> None:
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    kb.index()
+    (papers / "a-first.md").write_text(NOTE.replace("Vault note", "Impostor"), encoding="utf-8")
+    report = kb.index()
+    assert [e.path.name for e in report.errors] == ["a-first.md"]
+    assert "n.md" in str(report.errors[0])
+    assert [p.id for p in kb.list_papers()] == ["n"]
+
+
+def test_replace_unmoved_writes_the_file_read_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "f.md"
+    path.write_bytes(b"old\n")
+    st = path.stat()
+    inode = (st.st_dev, st.st_ino)
+    (tmp_path / "moved").mkdir()
+    os.rename(path, tmp_path / "moved" / "f.md")
+    assert not replace_unmoved(path, b"new\n", inode) and not path.exists()  # moved: nothing written
+    os.rename(tmp_path / "moved" / "f.md", path)
+    assert replace_unmoved(path, b"new\n", inode) and path.read_bytes() == b"new\n"
+    assert not replace_unmoved(path, b"newer\n", inode)  # the file read is gone: replaced by the first write
+    assert path.read_bytes() == b"new\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md", "moved"]  # no temporary file left
+
+
+def test_save_note_refuses_a_note_moved_after_it_was_read(papers: Path, tmp_path: Path) -> None:
+    note = read_note(papers / "n.md")
+    os.rename(papers / "n.md", papers / "m.md")
+    (papers / "n.md").write_text(NOTE, encoding="utf-8")  # same bytes, another file: still refused
+    with pytest.raises(NoteChanged, match="moved, removed or replaced"):
+        save_note(note, base=note.raw, inode=note.inode)
+    assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
+
+
+def _field_names(prefix: str, count: int) -> list[str]:
+    """Distinct new field names no typo apart (``kb set`` refuses a new field one typo from another)."""
+    return [f"{prefix}_{hashlib.sha256(f'{prefix}{n}'.encode()).hexdigest()[:10]}" for n in range(count)]
+
+
+def test_edits_beside_a_rename_loop_are_in_the_file_when_reported_updated(papers: Path, tmp_path: Path) -> None:
+    """A note moved back and forth between two folders (a sync client, ``git mv``) while two ``kb set``
+    processes edit it: every edit that printed "updated" is in the one note left; the others refused."""
+    (papers / "moved").mkdir()
+    places = [papers / "n.md", papers / "moved" / "n.md"]
+    stop = threading.Event()
+
+    def rename_loop() -> None:
+        where = 0
+        while not stop.is_set():
+            try:
+                os.rename(places[where], places[1 - where])
+                where = 1 - where
+            except FileNotFoundError:
+                where = 1 - where
+            time.sleep(0.003)
+
+    def editor(prefix: str, out: dict[str, bool]) -> None:
+        for name in _field_names(prefix, 4):
+            result = run_kb(papers, tmp_path / f"home-{prefix}", "set", "n", f"{name}=v")
+            out[name] = result.returncode == 0 and "updated" in result.stdout
+            if not out[name]:
+                assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
+                    result.stderr
+
+    results: dict[str, dict[str, bool]] = {"xa": {}, "xb": {}}
+    mover = threading.Thread(target=rename_loop)
+    editors = [threading.Thread(target=editor, args=(p, results[p])) for p in results]
+    mover.start()
+    for t in editors:
+        t.start()
+    for t in editors:
+        t.join()
+    stop.set()
+    mover.join()
+    notes = [p for p in places if p.exists()]
+    assert len(notes) == 1 and [p.name for p in find_notes(papers)] == ["n.md"]
+    data = frontmatter_data(read_note(notes[0]))
+    updated = [name for r in results.values() for name, ok in r.items() if ok]
+    assert updated, results  # the loop must not refuse everything, or the test shows nothing
+    assert [name for name in updated if name not in data] == []
+    assert data["title"] == "Vault note" and "# kept byte for byte" in notes[0].read_text(encoding="utf-8")
