@@ -32,7 +32,7 @@ from kb.queue import daemon
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas.run import EvidenceScale
-from tests.test_app import AppEnv, badges, make_env, open_app
+from tests.helpers.app_env import AppEnv, badges, make_env, open_app
 
 WAIT_SECONDS = 90
 

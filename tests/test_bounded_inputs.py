@@ -15,7 +15,6 @@ import random
 import re
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from kb.core import KnowledgeBase
 from kb.grounding import PAGE_BREAK, WORK_BUDGET, Grounding, QuoteMatcher, check_note, normalize_text
 from kb.notes import NoteError, create_note, parse_note
 from kb.settings import Settings
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE_HEAD = '---\npaper_id: "t:{name}"\ntitle: "{name}"\n'
@@ -37,11 +36,7 @@ def timed_kb(papers: Path, home: Path, *args: str, env: dict[str, str] | None = 
              timeout: float = 300) -> tuple[subprocess.CompletedProcess[str], float]:
     """The real ``kb`` CLI in its own process, and the CPU seconds it used (user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if env is None:
-        done = run_kb(papers, home, *args, timeout=timeout)
-    else:
-        done = subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                              capture_output=True, text=True, timeout=timeout, env={**os.environ, **env})
+    done = run_kb_process(papers, home, *args, timeout=timeout, env={**os.environ, **(env or {})})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return done, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 

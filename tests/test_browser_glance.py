@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.glance_notes import GLANCE_NOTE, SHARED, analyzer_env, quick_note
-from tests.test_app import ROOT
-from tests.test_browser_app import (  # noqa: F401 - browser: a fixture
+from tests.helpers.app_env import ROOT
+from tests.helpers.browser import (  # noqa: F401 - browser: a fixture
     ARTIFACTS,
     Served,
     browser,
@@ -30,6 +29,7 @@ from tests.test_browser_app import (  # noqa: F401 - browser: a fixture
     wait_css,
     wait_text,
 )
+from tests.helpers.glance_notes import GLANCE_NOTE, SHARED, analyzer_env, quick_note
 
 pytestmark = pytest.mark.browser
 

@@ -22,7 +22,7 @@ from kb.evidence import paper_comparisons
 from kb.notes import read_note
 from kb.verdicts import evaluate
 from schemas import Claim, EvidenceScale, VerdictKind
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"
 ANALYSIS = "siji-2026-analysis-note-arxiv-2502-00001.md"

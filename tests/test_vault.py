@@ -15,10 +15,8 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +24,14 @@ import pytest
 
 from kb.source_files import SourceError, read_bounded
 from tests.conftest import BUNDLED_PAPERS
-from tests.test_app import SOURCE_TEXT, AppEnv, open_app
+from tests.helpers.app_env import SOURCE_TEXT, AppEnv, open_app
+from tests.helpers.vault_cases import SECRET, SECRET_QUOTE, Case, bad_note
 
 # A note quotes the start of each secret (grounded, were it read); the rest ("4417", "hunter2") is only
 # in the file or the environment, so any of it on screen is a leak.
-SECRET = "TOP SECRET launch code 4417 never leaves this file"
-SECRET_QUOTE = "TOP SECRET launch code"
 ENV_SECRET = "KB_TEST_VAULT_SECRET=hunter2-in-the-environment"
 ENV_QUOTE = "KB_TEST_VAULT_SECRET"
 DROP_READ_OVERRIDE = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
-
-
-@dataclass(frozen=True)
-class Case:
-    """One ``source_file`` a note may not use: its value, a quote from its target, what the vault holds."""
-
-    name: str
-    source_file: str
-    quote: str
-    make: Callable[[Path, Path], None] = lambda papers, outside: None
-    prefix: tuple[str, ...] = field(default=())  # run kb under this (a root that honours file permissions)
 
 
 def _symlink(link: str, target: str) -> Callable[[Path, Path], None]:
@@ -101,23 +87,6 @@ CASES = [
     Case("unreadable", "sources/locked.txt", SECRET_QUOTE, _unreadable, _unreadable_prefix()),
     Case("symlink-loop", "sources/loop.txt", "anything", _symlink("sources/loop.txt", "loop.txt")),
 ]
-
-
-def bad_note(case: Case) -> str:
-    """A valid note but for its source_file (line 4); its one claim quotes the file it must not read."""
-    return textwrap.dedent(f"""\
-        ---
-        paper_id: "vault:{case.name}"
-        title: "Vault case {case.name}"
-        source_file: {json.dumps(case.source_file)}
-        claims:
-          - id: probe
-            statement: "A probe of the file."
-            source:
-              quote: {json.dumps(case.quote)}
-        ---
-        Body.
-        """)
 
 
 def kb_cli(papers: Path, home: Path, *args: str, prefix: tuple[str, ...] = (),
