@@ -106,11 +106,11 @@ def _exit_code(code: object) -> int:
 
 def run_kb_process(papers: Path | None, home: Path | None, *args: str,
                    env: Mapping[str, str] | None = None, timeout: float = 120,
-                   prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+                   prefix: tuple[str, ...] = (), cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``kb ARGS --papers PAPERS --home HOME`` in its own process (a timeout here is a hang: the test fails).
 
     ``env``: the whole environment of the process (default: this one's); ``prefix``: a program to run it
-    under (``setpriv ... --``).
+    under (``setpriv ... --``); ``cwd``: the folder it starts in (default: this one's).
     """
     return subprocess.run([*prefix, *kb_command(papers, home, *args)], capture_output=True, text=True,
-                          timeout=timeout, env=None if env is None else dict(env))
+                          timeout=timeout, env=None if env is None else dict(env), cwd=cwd)
