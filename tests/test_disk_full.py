@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 
 from kb.core import IndexDamaged, IndexUnavailable, index_error
 from kb.disk import DiskFull, disk_full_message, is_disk_full
+from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = """---
@@ -63,8 +63,7 @@ def papers(tmp_path: Path) -> Path:
 
 def kb_cli(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KB_ANALYZER_MODULES": "tests.noop_analyzer,tests.helpers.disk_filler", "COLUMNS": "250"}
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    return run_kb_process(papers, home, *args, env=env, cwd=ROOT)
 
 
 def fill(home: Path) -> Path:

@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ import pytest
 
 from kb.queue import daemon
 from tests.helpers.app_env import ROOT
+from tests.helpers.cli import kb_command
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -61,9 +61,8 @@ def serve(tmp_path: Path, papers: Path, home: Path, env: dict[str, str]) -> Iter
     """Run ``kb app`` on a free port over ``papers`` and ``home`` until the generator is closed."""
     port = free_port()
     log = (tmp_path / "app.log").open("wb")
-    app = subprocess.Popen([sys.executable, "-m", "kb.cli", "app", "--port", str(port), "--papers", str(papers),
-                            "--home", str(home)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                           start_new_session=True)
+    app = subprocess.Popen(kb_command(papers, home, "app", "--port", str(port)), cwd=ROOT, env=env, stdout=log,
+                           stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
