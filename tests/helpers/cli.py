@@ -7,6 +7,8 @@ Nothing carries over from one call to the next that a new process would not rebu
 its settings (``kb.cli.common.make_kb``) from its options and the environment at the call; the consoles
 write to whatever ``sys.stdout``/``sys.stderr`` are then; the analyzer registry is the one every process
 the tests start loads (``KB_ANALYZER_MODULES`` names ``tests.noop_analyzer``, set in ``conftest.py``).
+One thing is decided once, at import: rich's consoles pick their colours from the stdout of that moment,
+pytest's capture (no colours, as in a pipe); ``pytest -s`` in a terminal would colour what ``run_kb`` returns.
 
 ``run_kb_process`` (and ``kb_command`` for ``Popen``) starts ``python -m kb.cli``, for tests where the
 process boundary is the point: concurrency, signals, locks held by another process, kills, the app server,
@@ -80,7 +82,8 @@ def _click_app_for(commands: int, groups: int) -> Callable[..., Any]:
     from kb.cli import app
 
     # Everything alive now (the imported modules: kb, torch, typer) is left out of later collections, so the
-    # collection after each command (above) costs milliseconds instead of a second.
+    # collection after each command (above) costs milliseconds instead of a second. The price: a cycle alive
+    # now that dies later (the running test's own objects) is never collected in this pytest process.
     gc.collect()
     gc.freeze()
     return typer.main.get_command(app)
