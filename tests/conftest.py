@@ -1,10 +1,11 @@
-"""Shared fixtures: a temporary knowledge base with a few real notes, and the seed folder."""
+"""Shared fixtures: a temporary knowledge base with a few real notes, the app's, the servers', and the seed folder.
+
+Helpers the test modules share live in ``tests/helpers/`` (the CLI runner: ``tests/helpers/cli.py``); a test
+module never imports from another test module."""
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,8 +17,8 @@ from kb.settings import Settings
 from tests.noop_analyzer import register_for_subprocesses
 from tests.servers import pg_database, pg_url, s3_endpoint, s3_url, slurm_cluster  # noqa: F401 - shared fixtures
 
-if TYPE_CHECKING:
-    from tests.test_app import AppEnv
+if TYPE_CHECKING:  # the app's helpers import streamlit: only the tests that use them pay for it
+    from tests.helpers.app_env import AppEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_PAPERS = ROOT / "papers"
@@ -51,19 +52,13 @@ def kb(kb_dirs: tuple[Path, Path]) -> KnowledgeBase:
     return KnowledgeBase(Settings(papers=papers, home=home))
 
 
-def run_kb(papers: Path, home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real ``kb`` CLI in its own process, on this notes folder and KB home."""
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture
 def app_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppEnv]:
     """The bundled notes plus a noop note for the app's tests; the app must not start workers (runs stay queued)."""
     import streamlit as st
 
     from kb.queue import daemon
-    from tests.test_app import make_env
+    from tests.helpers.app_env import make_env
 
     env = make_env(tmp_path, monkeypatch)
     yield env

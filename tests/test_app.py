@@ -6,103 +6,14 @@ process are in ``test_app_worker.py``, the real browser in ``test_browser_app.py
 
 from __future__ import annotations
 
-import shutil
-import textwrap
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kb.core import KnowledgeBase
 from kb.notes import locks as note_lock
-from kb.settings import Settings
-
-ROOT = Path(__file__).resolve().parents[1]
-APP_MAIN = ROOT / "app" / "main.py"
-TIMEOUT = 60
-
-SOURCE_TEXT = "We find that the echoed value is above two in every setting we tried.\n"
-
-
-def noop_note(paper_id: str = "test:noop", title: str = "Noop test note", value: float = 3,
-              extra: str = "", body: str = "Body of the noop note.\n") -> str:
-    """A note with one claim bound to the noop analyzer (grounded in ``sources/noop.txt``)."""
-    return textwrap.dedent(f"""\
-        ---
-        paper_id: "{paper_id}"
-        title: "{title}"
-        tags:
-          - "testing"
-        publication:
-          venue: "arXiv"
-          year: 2024
-        quality_score: 3
-        decision: "MAYBE"
-        source_file: "sources/noop.txt"
-        claims:
-          - id: value-above-two
-            statement: "The value is above two."
-            kind: quantitative
-            source:
-              quote: "the echoed value is above two"
-            analyzer:
-              name: noop
-              params:
-                value: {value}
-            expect:
-              metric: value
-              op: ">"
-              value: 2
-        {extra}---
-
-        """) + body
-
-
-@dataclass
-class AppEnv:
-    """A knowledge base the app under test is pointed at."""
-
-    papers: Path
-    home: Path
-
-    @property
-    def kb(self) -> KnowledgeBase:
-        return KnowledgeBase(Settings(papers=self.papers, home=self.home))
-
-
-def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = False) -> AppEnv:
-    papers, home = tmp_path / "papers", tmp_path / "home"
-    shutil.copytree(ROOT / "papers", papers)
-    (papers / "sources" / "noop.txt").write_text(SOURCE_TEXT, encoding="utf-8")
-    (papers / "noop-note.md").write_text(noop_note(), encoding="utf-8")
-    monkeypatch.setenv("KB_PAPERS", str(papers))
-    monkeypatch.setenv("KB_HOME", str(home))
-    monkeypatch.setenv("KB_APP_WORKER", "true" if worker else "false")
-    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
-    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
-    env = AppEnv(papers, home)
-    env.kb.index()  # pages then render at once instead of waiting for the first index
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    return env
-
-
-def open_app(page: str | None = None, **query: str) -> AppTest:
-    """Run the app (``main.py``, so navigation and links work as for a user), then switch to ``page``."""
-    at = AppTest.from_file(str(APP_MAIN), default_timeout=TIMEOUT).run()
-    assert not at.exception, at.exception
-    if page is not None:
-        at.query_params.update(query)
-        at.switch_page(f"views/{page}.py").run()
-        assert not at.exception, at.exception
-    return at
-
-
-def badges(at: AppTest) -> list[str]:
-    """Every st.badge on the page, as its markdown (':green-badge[...]')."""
-    return [m.value for m in at.markdown if "-badge[" in m.value]
+from tests.helpers.app_env import AppEnv, badges, noop_note, open_app
 
 
 def verify_now(env: AppEnv, target: str) -> None:

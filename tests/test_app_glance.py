@@ -23,8 +23,8 @@ from kb.display import claim_scale_text
 from kb.evidence.curves import axes
 from kb.notes.files import read_note
 from schemas import EvidenceRecord
+from tests.helpers.app_env import AppEnv, open_app
 from tests.helpers.glance_notes import GLANCE_NOTE, OWN, SHARED
-from tests.test_app import AppEnv, open_app
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kb.display import markdown_text
-from tests.test_app import make_env, open_app
+from tests.helpers.app_env import make_env, open_app
 
 NOTE = """---
 paper_id: "t:md"

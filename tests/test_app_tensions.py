@@ -9,7 +9,7 @@ import textwrap
 import streamlit as st
 
 from kb.evidence.tensions import tension_id
-from tests.test_app import AppEnv, badges, open_app
+from tests.helpers.app_env import AppEnv, badges, open_app
 
 BUNDLED_A = "reading-group-depth-shallow-plms#deeper-worse-past-12"
 BUNDLED_B = "siji-2026-analysis-note-arxiv-2502-00001#optimal-depth-24-36"

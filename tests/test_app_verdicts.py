@@ -8,7 +8,6 @@ and what was left out, with why; evidence plots: the claim's own metric first, f
 from __future__ import annotations
 
 import json
-import textwrap
 from collections import Counter
 from pathlib import Path
 
@@ -24,36 +23,7 @@ from kb.evidence.claim_states import ALL_STATES, label
 from kb.index.database import Evidence
 from kb.queue import store as queue_store
 from schemas import EvidenceScale, Provenance, RunStatus, Verdict, VerdictKind
-from tests.test_app import AppEnv, badges, open_app
-
-PROXY_NOTE = textwrap.dedent("""\
-    ---
-    paper_id: "test:proxies"
-    title: "Claims about big models, checked on small ones"
-    claims:
-      - id: leans-for
-        statement: "At 650M parameters the echoed value is above 2."
-        analyzer: {name: noop, params: {value: 3}}
-        expect: {metric: value, op: ">", value: 2}
-        scale: {parameters: 650000000}
-      - id: leans-against
-        statement: "At 650M parameters the echoed value is above 4."
-        analyzer: {name: noop, params: {value: 3}}
-        expect: {metric: value, op: ">", value: 4}
-        scale: {parameters: 650000000}
-      - id: needs-gpu
-        statement: "Only a GPU can show it."
-        analyzer: {name: noop, params: {not_runnable: "needs a GPU: re-verify with --device cuda"}}
-        expect: {metric: value, op: ">", value: 2}
-      - id: exact
-        statement: "The echoed value is above 2."
-        analyzer: {name: noop, params: {value: 3}}
-        expect: {metric: value, op: ">", value: 2}
-      - id: unbound
-        statement: "Nothing can check this one."
-    ---
-    body
-    """)
+from tests.helpers.app_env import PROXY_NOTE, AppEnv, badges, open_app
 
 
 @pytest.fixture

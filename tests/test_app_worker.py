@@ -32,7 +32,8 @@ from kb.queue import daemon
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas.run import EvidenceScale
-from tests.test_app import AppEnv, badges, make_env, open_app
+from tests.helpers.app_env import AppEnv, badges, make_env, open_app
+from tests.helpers.cli import kb_command
 
 WAIT_SECONDS = 90
 
@@ -140,7 +141,7 @@ def test_a_foreground_worker_is_the_homes_worker_so_the_app_starts_no_second(tmp
     settings = Settings(papers=tmp_path / "papers", home=tmp_path / "home")
     (tmp_path / "papers").mkdir()
     env = {**os.environ, "KB_PAPERS": str(settings.papers), "KB_HOME": str(settings.home)}
-    foreground = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever"], env=env,
+    foreground = subprocess.Popen(kb_command(None, None, "worker", "--forever"), env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(lambda: daemon.find_worker(settings.home) is not None, "the foreground worker's record", 60)

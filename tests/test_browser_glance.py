@@ -11,16 +11,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.glance_notes import GLANCE_NOTE, SHARED, analyzer_env, quick_note
-from tests.test_app import ROOT
-from tests.test_browser_app import (  # noqa: F401 - browser: a fixture
+from tests.helpers.app_env import ROOT
+from tests.helpers.browser import (  # noqa: F401 - browser: a fixture
     ARTIFACTS,
     Served,
     browser,
@@ -30,6 +28,8 @@ from tests.test_browser_app import (  # noqa: F401 - browser: a fixture
     wait_css,
     wait_text,
 )
+from tests.helpers.cli import kb_command, run_kb_process
+from tests.helpers.glance_notes import GLANCE_NOTE, SHARED, analyzer_env, quick_note
 
 pytestmark = pytest.mark.browser
 
@@ -79,8 +79,7 @@ def glance_app(tmp_path: Path) -> Iterator[Served]:
     shutil.copytree(ROOT / "papers", papers)
     (papers / "glance.md").write_text(GLANCE_NOTE, encoding="utf-8")
     env = app_env(worker=False)
-    done = subprocess.run([sys.executable, "-m", "kb.cli", "verify", "glance", "--papers", str(papers),
-                           "--home", str(home)], capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+    done = run_kb_process(papers, home, "verify", "glance", timeout=180, env=env, cwd=ROOT)  # its own analyzers
     assert done.returncode == 0, done.stdout + done.stderr
     yield from serve(tmp_path, papers, home, env)
 
@@ -142,9 +141,8 @@ def test_browser_runs_arrive_while_the_demo_runs(demo_app: Served, browser: WebD
     assert library_rows(browser)[row][1] == f"{QUICK_CLAIMS} claims · {QUICK_CLAIMS} not run"
 
     log = (demo_app.home.parent / "demo.log").open("w")
-    demo = subprocess.Popen([sys.executable, "-m", "kb.cli", "demo", "--papers", str(demo_app.papers), "--home",
-                             str(demo_app.home)], cwd=ROOT, env=app_env(worker=False), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    demo = subprocess.Popen(kb_command(demo_app.papers, demo_app.home, "demo"), cwd=ROOT, env=app_env(worker=False),
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         seen: list[str] = []  # the row's claims cell, each time it changed, never reloading the page
         running_seen = False

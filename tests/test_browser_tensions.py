@@ -14,8 +14,8 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
-from tests.test_browser_app import (  # noqa: F401 - browser: a fixture
-    ROOT,
+from tests.helpers.app_env import ROOT
+from tests.helpers.browser import (  # noqa: F401 - browser: a fixture
     Served,
     WebDriver,
     browser,

@@ -19,9 +19,8 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
-from tests.test_app import ROOT, SOURCE_TEXT, noop_note
-from tests.test_app_verdicts import PROXY_NOTE
-from tests.test_browser_app import Served, browser, idle, keyed, serve, shot, wait_css, wait_text  # noqa: F401
+from tests.helpers.app_env import PROXY_NOTE, ROOT, SOURCE_TEXT, noop_note
+from tests.helpers.browser import Served, browser, idle, keyed, serve, shot, wait_css, wait_text  # noqa: F401
 
 pytestmark = pytest.mark.browser
 

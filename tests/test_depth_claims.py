@@ -22,7 +22,7 @@ from kb.evidence.verdicts import evaluate
 from kb.notes.bindings import binding_problems, reason_line, settling
 from kb.notes.files import read_note
 from schemas import Claim, EvidenceScale, VerdictKind
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb
 
 PAPERS = Path(__file__).resolve().parents[1] / "papers"
 ANALYSIS = "siji-2026-analysis-note-arxiv-2502-00001.md"

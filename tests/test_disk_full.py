@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 
 from kb.core import IndexDamaged, IndexUnavailable, index_error
 from kb.disk import DiskFull, disk_full_message, is_disk_full
+from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTE = """---
@@ -63,8 +63,7 @@ def papers(tmp_path: Path) -> Path:
 
 def kb_cli(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KB_ANALYZER_MODULES": "tests.noop_analyzer,tests.helpers.disk_filler", "COLUMNS": "250"}
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    return run_kb_process(papers, home, *args, env=env, cwd=ROOT)
 
 
 def fill(home: Path) -> Path:
@@ -148,3 +147,18 @@ def test_disk_full_a_lock_or_an_outage_is_not_damage(tmp_path: Path) -> None:
     broken = OperationalError("SELECT 1", {}, sqlite3.DatabaseError("file is not a database"))
     assert isinstance(index_error(f"sqlite:///{database}", broken), IndexDamaged)
     assert disk_full_message(tmp_path).startswith(f"disk full at {tmp_path} (")
+
+
+# A full disk's message names the full disk: the KB home given with --home, not the current folder's (the
+# command runs from the checkout, whose own .kb folder sits on another, roomy disk).
+def test_disk_full_names_the_home_given_with_home_and_its_free_space(tmp_path: Path, tmpfs_home: Path) -> None:
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "full-note.md").write_text(NOTE, encoding="utf-8")
+    assert kb_cli(papers, tmpfs_home, "index").returncode == 0
+    fill(tmpfs_home)
+    for command in (["list"], ["worker"]):
+        done = kb_cli(papers, tmpfs_home, *command)
+        assert done.returncode == 4, (command, done.stdout, done.stderr)
+        line = one_disk_full_line(done.stderr)
+        assert f"disk full at {tmpfs_home}" in line and "(0.0 MB free)" in line, line

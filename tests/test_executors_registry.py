@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from kb.queue import executors
 from kb.queue import store as queue_store
 from kb.queue.executors import JobConfig
 from kb.settings import Settings, SlurmSettings
+from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 # tests/throwaway_executor.py, named only through the registry's environment variable (never imported here).
@@ -52,8 +52,8 @@ def papers(tmp_path: Path) -> Path:
 
 
 def kb_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT, env={**os.environ, **(env or {})})
+    """The ``kb`` CLI in its own process: the executors it offers are read from KB_EXECUTOR_MODULES at import."""
+    return run_kb_process(None, None, *args, env={**os.environ, **(env or {})}, cwd=ROOT)
 
 
 def calls(home: Path) -> list[dict[str, object]]:

@@ -24,7 +24,7 @@ from analyzers import registry
 from kb.core import KnowledgeBase
 from kb.evidence import estimates
 from kb.settings import Settings
-from tests.conftest import run_kb
+from tests.helpers.cli import kb_command, run_kb
 from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +68,7 @@ def test_demo_runs_quick_claims_first_with_estimates_and_reports_within_the_boun
     # The bound under test (30 s by default): above the worker's 2-second heartbeat, which carries the reports.
     interval = 3.0
     env = {**os.environ, "KB_PROGRESS_INTERVAL": str(interval), "COLUMNS": "160"}
-    demo = subprocess.Popen([sys.executable, "-m", "kb.cli", "demo", "--papers", str(papers), "--home", str(home)],
+    demo = subprocess.Popen(kb_command(papers, home, "demo"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert demo.stderr is not None
     lines: list[tuple[float, str]] = []
@@ -223,8 +223,7 @@ def test_verify_refuses_a_value_its_field_cannot_hold(first_hour: tuple[Path, Pa
 
 
 def test_run_says_a_bad_value_in_one_line(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "kb.cli", "run", "depth.probe", "--set", "max_sequences=abc",
-                             "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    result = run_kb(None, None, "run", "depth.probe", "--set", "max_sequences=abc", "--out", str(tmp_path / "out"))
     assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
     assert "max_sequences=abc" in line and "expects int" in line
@@ -245,8 +244,7 @@ def test_set_refuses_a_typo_of_a_known_field_unless_new_field(first_hour: tuple[
 
 @pytest.mark.parametrize("command", ["worker", "verify"])
 def test_remote_worker_settings_are_options_with_their_variables(command: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "kb.cli", command, "--help"], capture_output=True, text=True,
-                            env={**os.environ, "COLUMNS": "250", "TERM": "dumb"}, timeout=60)
+    result = run_kb(None, None, command, "--help", env={"COLUMNS": "250", "TERM": "dumb"})
     assert result.returncode == 0
     for flag, variable in (("--artifact-store", "KB_ARTIFACT_STORE"), ("--offline", "KB_OFFLINE"),
                            ("--cache-dir", "KB_CACHE_DIR"), ("--db", "KB_DATABASE_URL")):

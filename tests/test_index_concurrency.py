@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import BUNDLED_PAPERS
+from tests.helpers.cli import kb_command
 
 
 def _start(args: list[str], papers: Path, home: Path, db: str | None) -> subprocess.Popen[str]:
     extra = ["--db", db] if db else []
-    return subprocess.Popen([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home),
-                             *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([*kb_command(papers, home, *args), *extra], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def _all_succeed(procs: list[subprocess.Popen[str]]) -> list[str]:

@@ -1,12 +1,12 @@
 """The index is a cache; the evidence is not: a damaged index says how to rebuild it, and the rebuild
-re-attaches every run's evidence from the artifact store (real CLI processes, real SQLite)."""
+re-attaches every run's evidence from the artifact store (the real CLI, in process; real SQLite)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb
 
 NOTE = ('---\npaper_id: "t:rec"\ntitle: "Recovery"\nclaims:\n  - id: c\n    statement: "s"\n'
         '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 2}\n---\n')

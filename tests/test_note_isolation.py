@@ -1,4 +1,4 @@
-"""One bad note is one error line, never the end of the library: each case through the real CLI.
+"""One bad note is one error line, never the end of the library: each case through the real CLI (in process).
 
 A folder holds good notes beside one bad note (a ``!!binary`` value that is not UTF-8, a ``!!set``, an
 impossible date, a file name that is not UTF-8). ``kb index`` reports the bad note on one line naming the file
@@ -14,14 +14,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
-from tests.conftest import run_kb
+from tests.helpers.cli import KB, run_kb, where
 
 GOOD = {
     "good-one": 'paper_id: "g:1"\ntitle: "Good one about folding"\ntags: ["protein design", "esm"]\n',
@@ -149,8 +148,9 @@ def test_searches_kb_cannot_run_are_one_line(tmp_path: Path) -> None:
     assert long.returncode == 2 and "Traceback" not in long.stderr
     (error,) = error_lines(long.stderr)
     assert "1,000 words" in error
-    # A query the terminal passed as bytes that are not UTF-8 (argv decoded with surrogateescape).
-    argv = [sys.executable, "-m", "kb.cli", "search", b"fold\xffing", "--papers", str(papers), "--home", str(home)]
+    # A query the terminal passed as bytes that are not UTF-8 (argv decoded with surrogateescape): raw argv
+    # bytes need a process of their own.
+    argv = [*KB, "search", b"fold\xffing", *where(papers, home)]
     raw = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert raw.returncode == 2 and "Traceback" not in raw.stderr
     assert "not valid UTF-8" in error_lines(raw.stderr)[0]

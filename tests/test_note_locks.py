@@ -22,6 +22,7 @@ from kb.notes import edits as note_edits
 from kb.notes import locks as note_lock
 from kb.notes.files import NoteChanged, find_notes
 from kb.settings import Settings
+from tests.helpers.cli import run_kb, run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,10 +45,10 @@ def field_names(prefix: str, count: int) -> list[str]:
     return [f"{prefix}_{hashlib.sha256(str(n).encode()).hexdigest()[:12]}" for n in range(count)]
 
 
-def run_kb(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The real ``kb`` CLI in its own process (its own KB home), as a user in another folder would start it."""
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=120, cwd=papers.parent)
+def kb_elsewhere(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` CLI in its own process (its own KB home), as a user in another folder would start it:
+    the writers racing on one note are processes, each with its own lock file handle."""
+    return run_kb_process(papers, home, *args, cwd=papers.parent)
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_set_from_two_kb_homes_loses_no_edit(papers: Path, tmp_path: Path) -> No
     fields = field_names("edit", 24)
 
     def edit(n: int) -> subprocess.CompletedProcess[str]:
-        return run_kb(papers, homes[n % 2], "set", "n", f"{fields[n]}=1")
+        return kb_elsewhere(papers, homes[n % 2], "set", "n", f"{fields[n]}=1")
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(edit, range(24)))
@@ -105,8 +106,10 @@ def test_accept_all_beside_set_keeps_every_claim_and_field(papers: Path, tmp_pat
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         with ThreadPoolExecutor(max_workers=3) as pool:  # and two `kb set` from a third home, at the same time
-            cli = [pool.submit(run_kb, papers, tmp_path / "home-c", "set", "n", f"{name}=1") for name in cli_fields]
-            accepted = run_kb(papers, kb.settings.home, "draft-claims", "n", "--fallback", "--accept-all", "--json")
+            cli = [pool.submit(kb_elsewhere, papers, tmp_path / "home-c", "set", "n", f"{name}=1")
+                   for name in cli_fields]
+            accepted = kb_elsewhere(papers, kb.settings.home, "draft-claims", "n", "--fallback", "--accept-all",
+                                    "--json")
             cli_sets = [f.result() for f in cli]
     finally:
         stop.touch()
@@ -129,9 +132,7 @@ def test_a_held_lock_makes_a_writer_wait_then_refuse_with_one_line(papers: Path,
     with lock.open("a") as held:  # another writer, in the middle of its edit
         fcntl.flock(held, fcntl.LOCK_EX)
         env = {**os.environ, "KB_NOTE_LOCK_TIMEOUT": "0.5"}
-        refused = subprocess.run([sys.executable, "-m", "kb.cli", "set", "n", "analyst=Me", "--papers", str(papers),
-                                  "--home", str(tmp_path / "home")], capture_output=True, text=True, env=env,
-                                 timeout=60)
+        refused = run_kb_process(papers, tmp_path / "home", "set", "n", "analyst=Me", env=env, timeout=60)
     assert refused.returncode != 0 and "updated" not in refused.stdout
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "n.md" in lines[0] and "another kb process" in lines[0], refused.stderr
@@ -165,7 +166,8 @@ def test_a_write_under_a_base_that_changed_is_refused(papers: Path, tmp_path: Pa
 
 def test_two_kb_new_of_one_title_never_overwrite(papers: Path, tmp_path: Path) -> None:
     def create(n: int) -> subprocess.CompletedProcess[str]:
-        return run_kb(papers, tmp_path / f"home-{n}", "new", "--title", "Same title", "--paper-id", f"t:same-{n}")
+        return kb_elsewhere(papers, tmp_path / f"home-{n}", "new", "--title", "Same title", "--paper-id",
+                            f"t:same-{n}")
 
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(create, range(3)))
@@ -182,7 +184,7 @@ def test_one_paper_added_from_two_kb_homes_at_once_makes_one_note(papers: Path, 
     # Each home's own index cannot see the other's new note: the folder's creation lock (with the index
     # brought up to date under it) is what keeps the paper_id unique.
     def create(n: int) -> subprocess.CompletedProcess[str]:
-        return run_kb(papers, tmp_path / f"home-{n}", "new", "--title", f"Twin {n}", "--paper-id", "t:twin")
+        return kb_elsewhere(papers, tmp_path / f"home-{n}", "new", "--title", f"Twin {n}", "--paper-id", "t:twin")
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(create, range(4)))

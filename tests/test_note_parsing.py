@@ -1,5 +1,5 @@
 """One bad note never stops the library: each kind of broken note is invalid with a clear line, and every
-other note is still indexed, listed and searchable (through the real CLI, in real processes)."""
+other note is still indexed, listed and searchable (through the real CLI, in process)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kb.notes.files import NoteError, parse_note
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb
 
 GOOD = '---\npaper_id: "t:good"\ntitle: "A good note about trigrams"\ntags: [esm2]\n---\nBody.\n'
 

@@ -25,8 +25,8 @@ from kb.core import KnowledgeBase
 from kb.index.database import Run
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from tests.conftest import run_kb
-from tests.test_app import SOURCE_TEXT, noop_note
+from tests.helpers.app_env import SOURCE_TEXT, noop_note
+from tests.helpers.cli import run_kb_process as run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = "noop-note#value-above-two"

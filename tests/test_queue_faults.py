@@ -15,7 +15,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,7 +30,7 @@ from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import RunStatus
-from tests.conftest import run_kb
+from tests.helpers.cli import kb_command, run_kb
 from tests.servers import free_port, restart_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,8 +74,7 @@ def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
 
     def start(**env: str) -> subprocess.Popen[bytes]:
         log = (tmp_path / f"worker-{len(started)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever", "--papers",
-                                 str(tmp_path / "papers"), "--home", str(tmp_path / "home")],
+        proc = subprocess.Popen(kb_command(tmp_path / "papers", tmp_path / "home", "worker", "--forever"),
                                 cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
         started.append(proc)
         return proc

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from kb.queue import store as queue_store
-from tests.test_runs import _kb
+from tests.helpers.queue_kb import queue_kb
 
 pytestmark = pytest.mark.ray
 
 
 def test_ray_executor_runs_queued_runs_once(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     queued, _ = kb.verify(["q"], executor="ray")
     extra = queue_store.enqueue(kb.engine, "noop", {"value": 7.0}, executor="ray")
     ids = [queued[0].id, extra.id]

@@ -17,7 +17,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb_process as run_kb
 
 # Commit a write and leave without closing: SQLite keeps it in the WAL, uncheckpointed.
 WRITER = """

@@ -18,6 +18,7 @@ from pydantic import Field
 from analyzers import registry
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext, metrics_of
 from kb.cli import app
+from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
 # Imported only when an analyzer runs or a command needs them: each takes from tens of milliseconds
@@ -325,12 +326,13 @@ def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: 
     name = throwaway_package
     before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True,
                             text=True, cwd=ROOT, check=True).stdout.splitlines()
-    listed = json.loads(subprocess.run([sys.executable, "-m", "kb.cli", "analyzers", "--json"], capture_output=True,
-                                       text=True, check=True, cwd=ROOT).stdout)
+    # A kb process of its own, started after the package was written, discovers it as a user's would.
+    listed_by_kb = run_kb_process(None, None, "analyzers", "--json", cwd=ROOT)
+    assert listed_by_kb.returncode == 0, listed_by_kb.stderr
+    listed = json.loads(listed_by_kb.stdout)
     assert name in {row["id"] for row in listed}
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "kb.cli", "run", name, "--scale", "smoke", "--out", str(out),
-                           "--home", str(tmp_path / "home")], capture_output=True, text=True, cwd=ROOT)
+    done = run_kb_process(None, tmp_path / "home", "run", name, "--scale", "smoke", "--out", str(out), cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "metrics.json").read_text())["doubled"] == 6.0
 

@@ -20,32 +20,12 @@ from kb.index.database import Run
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
-
-NOTE = textwrap.dedent("""\
-    ---
-    paper_id: "test:queue"
-    title: "Queue test"
-    claims:
-      - id: echo-big
-        statement: "The echoed value is above 2."
-        kind: quantitative
-        analyzer: {{name: noop, params: {{value: {value}}}}}
-        expect: {{metric: value, op: ">", value: 2}}
-    ---
-    body
-    """)
-
-
-def _kb(tmp_path: Path, value: float = 3.0) -> KnowledgeBase:
-    papers = tmp_path / "papers"
-    papers.mkdir(exist_ok=True)
-    (papers / "q.md").write_text(NOTE.format(value=value), encoding="utf-8")
-    return KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+from tests.helpers.queue_kb import NOTE, queue_kb
 
 
 @pytest.mark.analyzer("noop")
 def test_verify_runs_and_records_supported_verdict_with_artifacts(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     queued, skipped = kb.verify(["q#echo-big"])
     assert len(queued) == 1 and not skipped
     assert kb.work() == {"succeeded": 1}
@@ -59,7 +39,7 @@ def test_verify_runs_and_records_supported_verdict_with_artifacts(tmp_path: Path
 
 
 def test_reverify_after_param_change_marks_old_evidence_stale(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.verify(["q"])
     kb.work()
     (tmp_path / "papers" / "q.md").write_text(NOTE.format(value=1.0), encoding="utf-8")
@@ -74,7 +54,7 @@ def test_reverify_after_param_change_marks_old_evidence_stale(tmp_path: Path) ->
 
 
 def test_failed_run_keeps_earlier_evidence(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.verify(["q"])
     kb.work()
     queue_store.enqueue(kb.engine, "noop", {"fail": True}, claim_key="q#echo-big")
@@ -86,7 +66,7 @@ def test_failed_run_keeps_earlier_evidence(tmp_path: Path) -> None:
 
 
 def test_not_runnable_is_recorded_with_reason(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.index()
     queue_store.enqueue(kb.engine, "noop", {"not_runnable": "needs a GPU"}, claim_key="q#echo-big")
     kb.work()
@@ -95,7 +75,7 @@ def test_not_runnable_is_recorded_with_reason(tmp_path: Path) -> None:
 
 
 def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.index()
     ids = {queue_store.enqueue(kb.engine, "noop", {}).id for _ in range(40)}
     taken: dict[str, list[str]] = {"a": [], "b": []}
@@ -114,7 +94,7 @@ def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
 
 
 def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.index()
     run = queue_store.enqueue(kb.engine, "noop", {"steps": 200, "step_seconds": 0.05})
     claimed = queue_store.claim_next(kb.engine, "w")
@@ -128,7 +108,7 @@ def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:
 
 
 def test_sigkilled_worker_run_is_requeued_and_finished(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.verify(["q"])
     kb.work()  # earlier evidence that must survive the crash
     run = queue_store.enqueue(kb.engine, "noop", {"value": 5.0, "steps": 400, "step_seconds": 0.05},
@@ -214,7 +194,7 @@ def test_verify_with_seeds_queues_a_group_and_judges_the_mean_and_spread(tmp_pat
 
 
 def test_evidence_on_cpu_records_no_gpu_time(tmp_path: Path) -> None:
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.verify(["q"])
     kb.work()
     (ev,) = kb.evidence("q#echo-big")
@@ -228,7 +208,7 @@ def test_cuda_run_on_a_machine_without_gpu_is_not_runnable_with_why(tmp_path: Pa
         import pytest
 
         pytest.skip("this machine has CUDA")
-    kb = _kb(tmp_path)
+    kb = queue_kb(tmp_path)
     kb.verify(["q"], device="cuda")
     assert kb.work() == {"succeeded": 1}
     (ev,) = kb.evidence("q#echo-big")

@@ -6,10 +6,10 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.helpers.cli import kb_command
 from tests.servers import free_port
 
 
@@ -29,8 +29,7 @@ def _children(pid: int) -> list[int]:
 def test_app_listens_on_localhost_and_sigterm_stops_streamlit(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "KB_APP_WORKER": "false"}
-    app = subprocess.Popen([sys.executable, "-m", "kb.cli", "app", "--port", str(port), "--papers",
-                            str(tmp_path / "papers"), "--home", str(tmp_path / "home")], env=env,
+    app = subprocess.Popen(kb_command(tmp_path / "papers", tmp_path / "home", "app", "--port", str(port)), env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     (tmp_path / "papers").mkdir()
     deadline = time.monotonic() + 60

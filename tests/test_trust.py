@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import pickle
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ import pytest
 from kb.notes.bindings import binding_problems
 from kb.notes.files import NoteError, parse_note
 from schemas import Claim
+from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,13 +70,9 @@ def test_remote_code_in_a_shared_note_leaves_no_trace(tmp_path: Path) -> None:
     papers.mkdir()
     (papers / "evil.md").write_bytes(_note("depth.probe", {"model": str(folder), "trust_remote_code": True}))
 
-    def kb(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                              capture_output=True, text=True, timeout=120)
-
-    validated = kb("validate")
+    validated = run_kb(papers, home, "validate")
     assert validated.returncode == 1 and "trust_remote_code" in validated.stderr
-    verified = kb("verify", "--all")
+    verified = run_kb(papers, home, "verify", "--all")
     assert "Traceback" not in verified.stderr
     assert not marker.exists(), "the planted model's Python ran"
     assert not list(home.glob("evidence/**/*")) if home.exists() else True

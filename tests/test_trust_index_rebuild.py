@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb_process as run_kb
 
 NOTE = ('---\npaper_id: "t:rb"\ntitle: "Folding rebuild"\nclaims:\n  - id: c\n    statement: "s"\n'
         '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 2}\n---\nBody\n')

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, check_record
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb_process as run_kb
 
 NOTE = ('---\npaper_id: "t:store"\ntitle: "Store"\nclaims:\n  - id: c\n    statement: "s"\n'
         '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 5}\n---\n')

@@ -2,23 +2,22 @@
 
 Each case a shared note could use to make kb read something else (``/etc/passwd``, ``../``, a symlink out,
 ``/proc/self/environ``, ``/dev/zero``, a FIFO, a device) or to break the library (a NUL byte, a 300-character
-name, an unreadable file, a symlink loop) goes through the real CLI: ``kb validate`` refuses the note in one
+name, an unreadable file, a symlink loop) goes through the real CLI (in a process of its own where the case
+needs one: ``OWN_PROCESS``): ``kb validate`` refuses the note in one
 line naming the file, the line and ``source_file``; ``kb index`` indexes every other note and ``kb list``
 shows them; ``kb check`` reports nothing grounded. The app's Note page (AppTest) shows none of the file.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import stat
 import subprocess
-import sys
-import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +25,15 @@ import pytest
 
 from kb.notes.sources import SourceError, read_bounded
 from tests.conftest import BUNDLED_PAPERS
-from tests.test_app import SOURCE_TEXT, AppEnv, open_app
+from tests.helpers.app_env import SOURCE_TEXT, AppEnv, open_app
+from tests.helpers.cli import run_kb, run_kb_process
+from tests.helpers.vault_cases import SECRET, SECRET_QUOTE, Case, bad_note
 
 # A note quotes the start of each secret (grounded, were it read); the rest ("4417", "hunter2") is only
 # in the file or the environment, so any of it on screen is a leak.
-SECRET = "TOP SECRET launch code 4417 never leaves this file"
-SECRET_QUOTE = "TOP SECRET launch code"
 ENV_SECRET = "KB_TEST_VAULT_SECRET=hunter2-in-the-environment"
 ENV_QUOTE = "KB_TEST_VAULT_SECRET"
 DROP_READ_OVERRIDE = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
-
-
-@dataclass(frozen=True)
-class Case:
-    """One ``source_file`` a note may not use: its value, a quote from its target, what the vault holds."""
-
-    name: str
-    source_file: str
-    quote: str
-    make: Callable[[Path, Path], None] = lambda papers, outside: None
-    prefix: tuple[str, ...] = field(default=())  # run kb under this (a root that honours file permissions)
 
 
 def _symlink(link: str, target: str) -> Callable[[Path, Path], None]:
@@ -103,28 +91,21 @@ CASES = [
 ]
 
 
-def bad_note(case: Case) -> str:
-    """A valid note but for its source_file (line 4); its one claim quotes the file it must not read."""
-    return textwrap.dedent(f"""\
-        ---
-        paper_id: "vault:{case.name}"
-        title: "Vault case {case.name}"
-        source_file: {json.dumps(case.source_file)}
-        claims:
-          - id: probe
-            statement: "A probe of the file."
-            source:
-              quote: {json.dumps(case.quote)}
-        ---
-        Body.
-        """)
+def kb_process(papers: Path, home: Path, *args: str,
+               prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` CLI in its own process, for the cases that need one: a FIFO or /dev/zero could hang it (the
+    timeout kills it: the test fails), /proc/self/environ must be a kb process's own environment (a process's
+    file holds the environment it started with), a mode-000 file needs kb run without root's capabilities."""
+    return run_kb_process(papers, home, *args, prefix=prefix, timeout=60)
 
 
-def kb_cli(papers: Path, home: Path, *args: str, prefix: tuple[str, ...] = (),
-           timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The real ``kb`` CLI in its own process (a timeout here is a hang: the test fails)."""
-    command = [*prefix, sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+# The cases kb_process must run (a hang, a process's own environment, a user without root's capabilities).
+OWN_PROCESS = {"proc-environ", "dev-zero", "symlink-dev-zero", "fifo", "device-in-vault", "unreadable"}
+
+
+def kb_for(case: Case) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The ``kb`` CLI for this case: in a process of its own where the case needs one, else in this one."""
+    return functools.partial(kb_process, prefix=case.prefix) if case.name in OWN_PROCESS else run_kb
 
 
 @pytest.fixture
@@ -156,14 +137,15 @@ def test_vault_validate_and_check_refuse_the_source_file(vault: tuple[Path, Path
     papers, home = vault
     note_id = add_case(papers, case)
     started = time.monotonic()
-    done = kb_cli(papers, home, "validate", prefix=case.prefix)
+    kb = kb_for(case)
+    done = kb(papers, home, "validate")
     assert done.returncode == 1, done.stdout + done.stderr
     (line,) = error_lines(done.stderr)  # one line, for the one bad note
     assert f"{note_id}.md:4: field 'source_file'" in line, line
     assert "Traceback" not in done.stderr and "4417" not in done.stderr
     assert f"{len(list(BUNDLED_PAPERS.glob('*.md')))} valid" not in done.stdout  # exit 1, not "all valid"
 
-    checked = kb_cli(papers, home, "check", note_id, "--json", prefix=case.prefix)
+    checked = kb(papers, home, "check", note_id, "--json")
     assert checked.returncode == 1, checked.stdout + checked.stderr
     rows = json.loads(checked.stdout)
     assert [r["grounding"] for r in rows if r["claim"] == "probe"] == ["no_source"]  # never "grounded"
@@ -179,12 +161,12 @@ def test_vault_index_keeps_every_good_note_beside_all_bad_ones(vault: tuple[Path
         if case.prefix or case.name == "device-in-vault":
             continue  # one process runs every case here: none of them needs another user or a device
         bad.append(add_case(papers, case))
-    done = kb_cli(papers, home, "index")
+    done = kb_process(papers, home, "index")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     lines = error_lines(done.stderr)
     assert len(lines) == len(bad) and all("field 'source_file'" in line for line in lines), lines
     assert sorted(line.split(".md:")[0].rsplit("/", 1)[1] for line in lines) == sorted(bad)
-    listed = kb_cli(papers, home, "list", "--json")
+    listed = run_kb(papers, home, "list", "--json")
     assert listed.returncode == 0, listed.stderr
     ids = {row["id"] for row in json.loads(listed.stdout)}
     assert ids == {p.stem for p in BUNDLED_PAPERS.glob("*.md")}
@@ -196,12 +178,12 @@ def test_vault_a_note_made_bad_later_leaves_the_index(vault: tuple[Path, Path]) 
     source.write_text(SECRET + "\n", encoding="utf-8")
     note = bad_note(Case("later", "sources/later.txt", SECRET_QUOTE))
     (papers / "later.md").write_text(note, encoding="utf-8")
-    assert kb_cli(papers, home, "index").returncode == 0
+    assert run_kb(papers, home, "index").returncode == 0
     source.unlink()
     source.symlink_to(papers.parent / "secret.txt")  # the note is unchanged; its source now points out
-    done = kb_cli(papers, home, "index")
+    done = run_kb(papers, home, "index")
     assert done.returncode == 1 and "later.md:4: field 'source_file'" in done.stderr, done.stderr
-    ids = {row["id"] for row in json.loads(kb_cli(papers, home, "list", "--json").stdout)}
+    ids = {row["id"] for row in json.loads(run_kb(papers, home, "list", "--json").stdout)}
     assert "later" not in ids and "siji-2026-curse-of-depth-in-plms" in ids
 
 
@@ -209,9 +191,9 @@ def test_vault_size_cap_is_a_setting(vault: tuple[Path, Path], monkeypatch: pyte
     papers, home = vault
     (papers / "sources" / "big.txt").write_text("x" * 5000, encoding="utf-8")
     (papers / "big.md").write_text(bad_note(Case("big", "sources/big.txt", "xxx")), encoding="utf-8")
-    assert kb_cli(papers, home, "validate", str(papers / "big.md")).returncode == 0
+    assert run_kb(papers, home, "validate", str(papers / "big.md")).returncode == 0
     monkeypatch.setenv("KB_MAX_SOURCE_BYTES", "4096")
-    done = kb_cli(papers, home, "validate", str(papers / "big.md"))
+    done = run_kb(papers, home, "validate", str(papers / "big.md"))
     assert done.returncode == 1 and "5000 bytes, over the limit of 4096" in done.stderr, done.stderr
 
 
@@ -225,19 +207,19 @@ def test_vault_a_note_outside_the_notes_folder_is_its_own_vault(vault: tuple[Pat
     good.write_text(bad_note(Case("good", "sources/ok.txt", "A probe of the file")), encoding="utf-8")
     escape = elsewhere / "escape.md"
     escape.write_text(bad_note(Case("escape", "../secret.txt", SECRET_QUOTE)), encoding="utf-8")
-    assert kb_cli(papers, home, "validate", str(good)).returncode == 0
-    checked = kb_cli(papers, home, "check", str(good), "--json")
+    assert run_kb(papers, home, "validate", str(good)).returncode == 0
+    checked = run_kb(papers, home, "check", str(good), "--json")
     assert [r["grounding"] for r in json.loads(checked.stdout) if r["claim"] == "probe"] == ["grounded"]
-    done = kb_cli(papers, home, "validate", str(escape))
+    done = run_kb(papers, home, "validate", str(escape))
     assert done.returncode == 1 and "escape.md:4: field 'source_file'" in done.stderr, done.stderr
-    done = kb_cli(papers, home, "import", str(escape))
+    done = run_kb(papers, home, "import", str(escape))
     assert done.returncode == 1 and "source_file" in done.stderr and not (papers / "escape.md").exists()
 
 
 def test_vault_draft_claims_never_reads_outside(vault: tuple[Path, Path]) -> None:
     papers, home = vault
     note_id = add_case(papers, CASES[2])  # a symlink out of the vault
-    done = kb_cli(papers, home, "draft-claims", note_id)
+    done = run_kb(papers, home, "draft-claims", note_id)
     assert done.returncode == 1 and "source_file" in done.stderr, done.stdout + done.stderr
     assert "4417" not in done.stdout + done.stderr
 
@@ -310,7 +292,7 @@ def test_vault_set_refuses_a_source_file_outside_and_writes_nothing(vault: tuple
     papers, home = vault
     note = papers / "siji-2026-curse-of-depth-in-plms.md"
     before = note.read_bytes()
-    done = kb_cli(papers, home, "set", note.stem, "source_file=../secret.txt")
+    done = run_kb(papers, home, "set", note.stem, "source_file=../secret.txt")
     assert done.returncode == 1, done.stderr
     assert "field 'source_file'" in done.stderr and "outside" in done.stderr, done.stderr
     assert note.read_bytes() == before

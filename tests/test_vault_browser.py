@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_app import ROOT
-from tests.test_browser_app import Served, browser, idle, serve, shot, wait_text  # noqa: F401
-from tests.test_vault import SECRET, SECRET_QUOTE, Case, bad_note
+from tests.helpers.app_env import ROOT
+from tests.helpers.browser import Served, browser, idle, serve, shot, wait_text  # noqa: F401
+from tests.helpers.vault_cases import SECRET, SECRET_QUOTE, Case, bad_note
 
 pytestmark = pytest.mark.browser
 

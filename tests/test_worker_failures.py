@@ -10,7 +10,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import EvidenceScale, RunStatus
+from tests.helpers.cli import kb_command
 
 
 class BadProvenanceParams(AnalyzerParams):
@@ -80,8 +80,8 @@ def test_a_failure_after_the_analyzer_fails_the_run_and_the_worker_goes_on(tmp_p
 def test_a_killed_worker_is_noticed_at_once_and_its_run_runs_once(tmp_path: Path) -> None:
     kb = _kb(tmp_path)
     run = queue_store.enqueue(kb.engine, "noop", {"value": 4.0, "steps": 100, "step_seconds": 0.1})
-    proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--papers", str(kb.settings.papers),
-                             "--home", str(kb.settings.home)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(kb_command(kb.settings.papers, kb.settings.home, "worker"), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while (record := kb.get_run(run.id)) is not None and record.progress < 0.05:
         assert time.monotonic() < deadline and proc.poll() is None

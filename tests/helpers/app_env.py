@@ -1,0 +1,132 @@
+"""The Streamlit app's tests share these: a temporary knowledge base the app is pointed at (``make_env``,
+``AppEnv``), the notes they add (``noop_note``, ``PROXY_NOTE``), and how a page is opened and read with AppTest."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout
+APP_MAIN = ROOT / "app" / "main.py"
+TIMEOUT = 60
+
+SOURCE_TEXT = "We find that the echoed value is above two in every setting we tried.\n"
+
+
+def noop_note(paper_id: str = "test:noop", title: str = "Noop test note", value: float = 3,
+              extra: str = "", body: str = "Body of the noop note.\n") -> str:
+    """A note with one claim bound to the noop analyzer (grounded in ``sources/noop.txt``)."""
+    return textwrap.dedent(f"""\
+        ---
+        paper_id: "{paper_id}"
+        title: "{title}"
+        tags:
+          - "testing"
+        publication:
+          venue: "arXiv"
+          year: 2024
+        quality_score: 3
+        decision: "MAYBE"
+        source_file: "sources/noop.txt"
+        claims:
+          - id: value-above-two
+            statement: "The value is above two."
+            kind: quantitative
+            source:
+              quote: "the echoed value is above two"
+            analyzer:
+              name: noop
+              params:
+                value: {value}
+            expect:
+              metric: value
+              op: ">"
+              value: 2
+        {extra}---
+
+        """) + body
+
+
+@dataclass
+class AppEnv:
+    """A knowledge base the app under test is pointed at."""
+
+    papers: Path
+    home: Path
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return KnowledgeBase(Settings(papers=self.papers, home=self.home))
+
+
+def make_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = False) -> AppEnv:
+    papers, home = tmp_path / "papers", tmp_path / "home"
+    shutil.copytree(ROOT / "papers", papers)
+    (papers / "sources" / "noop.txt").write_text(SOURCE_TEXT, encoding="utf-8")
+    (papers / "noop-note.md").write_text(noop_note(), encoding="utf-8")
+    monkeypatch.setenv("KB_PAPERS", str(papers))
+    monkeypatch.setenv("KB_HOME", str(home))
+    monkeypatch.setenv("KB_APP_WORKER", "true" if worker else "false")
+    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
+    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
+    env = AppEnv(papers, home)
+    env.kb.index()  # pages then render at once instead of waiting for the first index
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return env
+
+
+def open_app(page: str | None = None, **query: str) -> AppTest:
+    """Run the app (``main.py``, so navigation and links work as for a user), then switch to ``page``."""
+    at = AppTest.from_file(str(APP_MAIN), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    if page is not None:
+        at.query_params.update(query)
+        at.switch_page(f"views/{page}.py").run()
+        assert not at.exception, at.exception
+    return at
+
+
+def badges(at: AppTest) -> list[str]:
+    """Every st.badge on the page, as its markdown (':green-badge[...]')."""
+    return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+# Claims about large models bound to runs on small ones (proxies), and one only a GPU can check.
+PROXY_NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "test:proxies"
+    title: "Claims about big models, checked on small ones"
+    claims:
+      - id: leans-for
+        statement: "At 650M parameters the echoed value is above 2."
+        analyzer: {name: noop, params: {value: 3}}
+        expect: {metric: value, op: ">", value: 2}
+        scale: {parameters: 650000000}
+      - id: leans-against
+        statement: "At 650M parameters the echoed value is above 4."
+        analyzer: {name: noop, params: {value: 3}}
+        expect: {metric: value, op: ">", value: 4}
+        scale: {parameters: 650000000}
+      - id: needs-gpu
+        statement: "Only a GPU can show it."
+        analyzer: {name: noop, params: {not_runnable: "needs a GPU: re-verify with --device cuda"}}
+        expect: {metric: value, op: ">", value: 2}
+      - id: exact
+        statement: "The echoed value is above 2."
+        analyzer: {name: noop, params: {value: 3}}
+        expect: {metric: value, op: ">", value: 2}
+      - id: unbound
+        statement: "Nothing can check this one."
+    ---
+    body
+    """)
