@@ -606,7 +606,7 @@ class KnowledgeBase:
     @cached_property
     def store(self) -> ArtifactStore:
         """Where evidence files are written and read (``settings.artifact_store``; default the KB home)."""
-        return ArtifactStore(self.settings.home, self.settings.artifact_store)
+        return self.job_config.store()
 
     def submit(self, executor: str, run_ids: list[str]) -> dict[str, str]:
         """Hand queued runs to an executor without waiting; returns the job id per run where it has one."""

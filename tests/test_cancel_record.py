@@ -73,7 +73,7 @@ def test_cancel_a_queued_run_from_the_cli_records_its_outcome_like_a_cancelled_r
     claimed = queue_store.claim_next(kb.engine, "w", run_id=running.id)
     assert claimed is not None
     threading.Timer(0.5, kb.cancel, args=(running.id,)).start()
-    status = execution.execute(kb.engine, kb.settings.home, claimed, heartbeat_interval=0.1)
+    status = execution.execute(kb.engine, kb.job_config, claimed, heartbeat_interval=0.1)
     assert status.value == "cancelled"
     (other,) = _records(kb.settings.home, running.id).values()
     assert set(other) == set(record) and set(other["run"]) == set(record["run"])

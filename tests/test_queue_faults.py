@@ -209,7 +209,7 @@ def test_a_worker_that_lost_its_lease_records_nothing(tmp_path: Path) -> None:
     assert mine is not None and mine.attempts == 1
     outcome: list[RunStatus] = []
     thread = threading.Thread(target=lambda: outcome.append(
-        execution.execute(kb.engine, kb.settings.home, mine, heartbeat_interval=0.1)))
+        execution.execute(kb.engine, kb.job_config, mine, heartbeat_interval=0.1)))
     thread.start()
     time.sleep(0.4)
     assert queue_store.release(kb.engine, run.id, 1, "looked dead") is RunStatus.queued
@@ -221,7 +221,7 @@ def test_a_worker_that_lost_its_lease_records_nothing(tmp_path: Path) -> None:
     assert queue_store.release(kb.engine, run.id, 1, "twice") is None
     thread.join(timeout=30)
     assert outcome == [RunStatus.cancelled]
-    assert execution.execute(kb.engine, kb.settings.home, theirs) is RunStatus.succeeded
+    assert execution.execute(kb.engine, kb.job_config, theirs) is RunStatus.succeeded
     assert queue_store.finish(kb.engine, run.id, RunStatus.succeeded, attempt=2), "finishing again is idempotent"
     with Session(kb.engine) as session:
         assert len(session.exec(select(Evidence).where(Evidence.run_id == run.id)).all()) == 1

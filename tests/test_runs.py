@@ -101,7 +101,7 @@ def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:
     assert claimed is not None
     threading.Timer(0.5, queue_store.cancel, args=(kb.engine, run.id)).start()
     t0 = time.monotonic()
-    status = execution.execute(kb.engine, kb.settings.home, claimed, heartbeat_interval=0.1)
+    status = execution.execute(kb.engine, kb.job_config, claimed, heartbeat_interval=0.1)
     assert status.value == "cancelled" and time.monotonic() - t0 < 5
     assert kb.runs()[0].status.value == "cancelled"
     assert kb.evidence("q#echo-big") == []

@@ -115,7 +115,7 @@ def test_a_re_queued_run_is_never_recorded_by_the_worker_that_lost_it(tmp_path: 
     assert mine is not None
     outcome: list[RunStatus] = []
     thread = threading.Thread(target=lambda: outcome.append(
-        execution.execute(kb.engine, kb.settings.home, mine, heartbeat_interval=0.1)))
+        execution.execute(kb.engine, kb.job_config, mine, heartbeat_interval=0.1)))
     thread.start()
     time.sleep(0.4)
     queue_store.requeue(kb.engine, run.id, "re-queued: looked dead")  # another node decided host-a was gone
@@ -123,7 +123,7 @@ def test_a_re_queued_run_is_never_recorded_by_the_worker_that_lost_it(tmp_path: 
     assert theirs is not None
     thread.join(timeout=30)
     assert outcome == [RunStatus.cancelled], "the first worker stopped when it lost the run"
-    assert execution.execute(kb.engine, kb.settings.home, theirs) is RunStatus.succeeded
+    assert execution.execute(kb.engine, kb.job_config, theirs) is RunStatus.succeeded
     assert _evidence_rows(kb, run.id) == 1
 
 

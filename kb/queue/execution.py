@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from analyzers import registry
-from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, RunContext, result_record
+from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, result_record
 from analyzers.files import atomic_write_bytes
 from kb import __version__
 from kb.disk import disk_full_message, full_path, is_disk_full
@@ -225,38 +225,38 @@ class _Heartbeat(threading.Thread):
             self.cancelled.set()
 
 
-def execute(engine: Engine, home: Path, run: Run, *, heartbeat_interval: float = 2.0, offline: bool = False,
-            store: ArtifactStore | None = None, lease: dt.timedelta = queue_store.LEASE,
-            cache_dir: Path | None = None, report_every: float = 30.0,
+def execute(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = None,
+            store: ArtifactStore | None = None, heartbeat_interval: float = 2.0,
             reclaimer: Reclaimer | None = None, stop: Stop | None = None) -> RunStatus:
-    """Run one claimed run to the end and record its outcome (in the store, then in the database).
+    """Run one claimed run to the end under ``config`` (offline, caches, lease, progress interval) and record
+    its outcome (in the store, then in the database).
 
-    The analyzer works in staging folders under ``home`` (local to this machine, named by run and
-    attempt); its files then go to ``store`` (default: the folder store in ``home``). A checkpoint left
+    The analyzer works in staging folders under ``home`` (default: the config's KB home; a Slurm job's own on
+    its node), named by run and attempt; its files then go to ``store`` (default: the config's store). A checkpoint left
     in the store by an earlier attempt of this run (a killed or preempted job) is restored into
     ``ctx.checkpoint_dir`` first; a store that cannot be reached then fails the run with the reason.
     Whatever happens, the heartbeat thread stops and the staging folders go before this returns. With
     ``stop`` requested, the analyzer stops at its next checkpoint (or progress report past the grace period)
     and the run goes back to the queue (``RunStatus.queued``); a result that is in is stored first.
     """
-    store = store or ArtifactStore(home)
-    beat = _Heartbeat(engine, run.id, heartbeat_interval, attempt=run.attempts, lease=lease, reclaimer=reclaimer,
-                      stop=stop)
+    home = home or config.home
+    store = store or config.store(home)
+    beat = _Heartbeat(engine, run.id, heartbeat_interval, attempt=run.attempts, lease=config.lease,
+                      reclaimer=reclaimer, stop=stop)
     beat.start()
     folders: list[Path] = []
     try:
         folders = [_staging_dir(home, run, "run"), _staging_dir(home, run, "ckpt")]
         beat.folders = folders
-        return _attempt(engine, home, run, store, beat, folders[0], folders[1], offline=offline,
-                        cache_dir=cache_dir or home / "cache", report_every=report_every)
+        return _attempt(engine, config, home, run, store, beat, folders[0], folders[1])
     finally:
         beat.stopped.set()
         beat.join(timeout=heartbeat_interval + 1)
         _clean(*folders)
 
 
-def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _Heartbeat, staging: Path,
-             checkpoints: Path, *, offline: bool, cache_dir: Path, report_every: float) -> RunStatus:
+def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: ArtifactStore, beat: _Heartbeat,
+             staging: Path, checkpoints: Path) -> RunStatus:
     started = utcnow()
     wall0 = time.perf_counter()
     params: dict[str, Any] = json.loads(run.params_json)
@@ -308,9 +308,8 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
             return beat.cancelled.is_set() or (stop is not None and stop.requested.is_set()
                                                and (checkpointed.is_set() or stop.overdue()))
 
-        ctx = RunContext(out_dir=staging, cache_dir=cache_dir, offline=offline, report_every=report_every,
-                         progress=progress, is_cancelled=stop_now, checkpoint_dir=checkpoints,
-                         on_checkpoint=on_checkpoint)
+        ctx = config.run_context(staging, progress, home=home, is_cancelled=stop_now, checkpoint_dir=checkpoints,
+                                 on_checkpoint=on_checkpoint)
         beat.analyzing.set()
         try:
             with gpu:
@@ -598,17 +597,6 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
 RECLAIM_EVERY = 1.0
 
 
-def execute_claimed(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = None,
-                    store: ArtifactStore | None = None, heartbeat_interval: float = 2.0,
-                    reclaimer: Reclaimer | None = None, stop: Stop | None = None) -> RunStatus:
-    """``execute`` a claimed run under ``config`` (offline, caches, lease, progress interval), in KB home
-    ``home`` (default: the config's; a Slurm job's own on its node) and writing to the config's store."""
-    home = home or config.home
-    return execute(engine, home, run, heartbeat_interval=heartbeat_interval, offline=config.offline,
-                   store=store or config.store(home), lease=config.lease, cache_dir=config.cache_for(home),
-                   report_every=config.progress_interval, reclaimer=reclaimer, stop=stop)
-
-
 def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *, home: Path | None = None) -> str:
     """Claim run ``run_id`` for ``holder`` (e.g. 'ray:<worker>') and execute it: what every executor's job does.
 
@@ -618,7 +606,7 @@ def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *
     run = queue_store.claim_next(engine, f"{holder}:{worker_id()}", run_id=run_id, lease=config.lease)
     if run is None:
         return "skipped"
-    return execute_claimed(engine, config, run, home=home).value
+    return execute(engine, config, run, home=home).value
 
 
 def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bool = True, poll: float = 1.0,
@@ -676,7 +664,7 @@ def _work_one(engine: Engine, config: JobConfig, run: Run, store: ArtifactStore,
              f" for {run.claim_key}" if run.claim_key else "", run.device or "cpu", run.attempts, lane)
     started = time.perf_counter()
     try:
-        status = execute_claimed(engine, config, run, store=store, heartbeat_interval=heartbeat_interval,
+        status = execute(engine, config, run, store=store, heartbeat_interval=heartbeat_interval,
                                  reclaimer=reclaimer, stop=stop)
     except Exception as exc:  # noqa: BLE001 - the worker outlives any one run
         log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)

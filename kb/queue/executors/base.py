@@ -89,11 +89,13 @@ class JobConfig(BaseModel):
 
         return make_engine(self.database_url, busy_timeout=self.db_busy_timeout)
 
-    def run_context(self, out_dir: Path, progress: Callable[[float, str], None] | None = None,
-                    **more: object) -> RunContext:
-        """What an analyzer gets when it runs under this config (``more``: other ``RunContext`` fields)."""
+    def run_context(self, out_dir: Path, progress: Callable[[float, str], None] | None = None, *,
+                    home: Path | None = None, **more: object) -> RunContext:
+        """What an analyzer gets when it runs under this config (``home``: the KB home of the machine it runs
+        on, default the config's; ``more``: other ``RunContext`` fields). The one place a run context is built
+        from the settings."""
         extra = {"progress": progress} if progress is not None else {}
-        return RunContext(out_dir=out_dir, cache_dir=self.cache_for(self.home), offline=self.offline,
+        return RunContext(out_dir=out_dir, cache_dir=self.cache_for(home or self.home), offline=self.offline,
                           report_every=self.progress_interval, **extra, **more)  # type: ignore[arg-type]
 
 
