@@ -20,16 +20,16 @@ from app.widgets import (
     GROUNDING_STYLE,
     provenance_rows,
     run_badge,
-    scale_text,
     show_files,
     show_plots,
     state_badge,
     verdict_badges,
 )
 from kb.core import KnowledgeBase
-from kb.display import claim_scale_text, observed_text
+from kb.display import claim_scale_text, code_span, markdown_text, observed_text
+from kb.display import scale_text as display_scale_text
 from kb.evidence.artifact_store import ArtifactStore
-from kb.evidence.claim_states import ClaimStatus, label, paper_comparisons, verdict_state
+from kb.evidence.claim_states import ClaimStatus, label, paper_comparisons, paper_values_left_out, verdict_state
 from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.grounding import GroundingResult
@@ -39,44 +39,48 @@ from schemas import Claim, EvidenceRecord, RunRecord, VerdictKind
 def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | None,
                 known_analyzers: set[str]) -> None:
     """The claim as the note states it, its state, its source quote and how it is bound to an analyzer."""
-    st.markdown(f"##### `{claim.id}`")
+    st.markdown(f"##### {code_span(claim.id)}")
     with st.container(horizontal=True, gap="small"):
         st.badge(claim.kind.value, color="blue" if claim.kind.value == "quantitative" else "gray")
-        state_badge(status.state.value, help=status.stale_reason or "The claim's state, from its latest evidence")
-    st.markdown(claim.statement)
+        why = status.stale_reason or "The claim's state, from its latest evidence"
+        state_badge(status.state.value, help=markdown_text(why))
+    st.markdown(markdown_text(claim.statement))
     if claim.source is not None:
         where = ", ".join(x for x in (claim.source.section, f"p. {claim.source.page}" if claim.source.page else None)
                           if x)
-        st.caption("Source quote" + (f" · {where}" if where else ""))
-        st.markdown("\n".join(f"> {line}" if line.strip() else ">" for line in claim.source.quote.splitlines()))
+        st.caption("Source quote" + (f" · {markdown_text(where)}" if where else ""))
+        st.markdown("\n".join(f"> {markdown_text(line)}" if line.strip() else ">"
+                              for line in claim.source.quote.splitlines()))
     if grounding is not None:
         colour, icon, label = GROUNDING_STYLE[grounding.status.value]
-        st.badge(label, color=colour, icon=icon, help=grounding.reason)  # type: ignore[arg-type]
+        st.badge(label, color=colour, icon=icon,  # type: ignore[arg-type]
+                 help=markdown_text(grounding.reason))
     if claim.analyzer is not None:
         binding = claim.analyzer
         known = binding.name in known_analyzers
-        st.markdown(f"**Analyzer** `{binding.name}`" + (f" at scale `{binding.scale}`" if binding.scale else "")
+        st.markdown(f"**Analyzer** {code_span(binding.name)}"
+                    + (f" at scale {code_span(binding.scale)}" if binding.scale else "")
                     + ("" if known else "  :red[not registered]"))
         if binding.params:
             shown = ", ".join(f"{k}={json.dumps(v, default=str)}" for k, v in binding.params.items())
-            st.markdown(f"**Parameters** `{shown}`")
+            st.markdown(f"**Parameters** {code_span(shown)}")
         if binding.seeds:
             st.markdown(f"**Seeds** `{', '.join(map(str, binding.seeds))}` (verdict on the mean and spread)")
     if claim.expect is not None:
-        st.markdown(f"**Expects** `{describe(claim.expect)}`"
+        st.markdown(f"**Expects** {code_span(describe(claim.expect))}"
                     + (f" (inconclusive within ±{claim.expect.inconclusive_band:g})"
                        if claim.expect.inconclusive_band else ""))
     if claim.scale is not None:
-        st.markdown(f"**Claim's scale** {claim_scale_text(claim, bold_name=True)}")
+        st.markdown(f"**Claim's scale** {markdown_text(claim_scale_text(claim))}")
     if claim.analyzer is not None and known_analyzers and claim.analyzer.name in known_analyzers:
-        st.markdown(f"**Settled** {settling(claim).text()}")
+        st.markdown(f"**Settled** {markdown_text(settling(claim).text())}")
 
 
 def active_runs_panel(runs: list[RunRecord]) -> None:
     """Queued and running runs of one claim, with progress."""
     for run in runs:
         run_badge(run.status.value)
-        st.progress(run.progress, text=(run.message or run.status.value)[:120])
+        st.progress(run.progress, text=markdown_text((run.message or run.status.value)[:120]))
 
 
 def caveats_of(record: EvidenceRecord) -> list[str]:
@@ -105,7 +109,7 @@ def shared_caveats_panel(caveats: list[str], claims: int) -> None:
         st.markdown(f":orange[:material/warning:] **Caveats of all {claims} claims with results** "
                     f"({len(caveats)}, shown here once)")
         for caveat in caveats:
-            st.caption(caveat)
+            st.caption(markdown_text(caveat))
 
 
 def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str,
@@ -118,7 +122,9 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
     if comparisons:
         st.caption("Paper vs kb")
         for comparison in comparisons:
-            st.markdown(f"- {comparison.text()}")
+            st.markdown(f"- {markdown_text(comparison.text())}")
+        if (left_out := paper_values_left_out(claim)) is not None:
+            st.caption(left_out)
     if not evidence:
         if claim.analyzer is None:
             st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
@@ -133,27 +139,28 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         verdict_badges(latest)
     if verdict is not None:
         state = verdict_state(verdict)
-        st.markdown(reason_line(claim, verdict.reason, state.value if state else None))
+        st.markdown(markdown_text(reason_line(claim, verdict.reason, state.value if state else None)))
         claimed, regenerated = st.columns(2)
         with claimed:
             st.caption("Claimed (expected)")
-            st.markdown(f"`{verdict.expected}`" if verdict.expected else "—")
+            st.markdown(code_span(verdict.expected) if verdict.expected else "—")
         with regenerated:
             st.caption("Regenerated (observed)")
-            st.markdown(f"**{observed_text(verdict)}**")
+            st.markdown(f"**{markdown_text(observed_text(verdict))}**")
         claim_scale, evidence_scale = st.columns(2)
         with claim_scale:
             st.caption("Claim's scale")
-            st.markdown(claim_scale_text(claim, bold_name=True))
+            st.markdown(markdown_text(claim_scale_text(claim)))
         with evidence_scale:
             st.caption("Evidence's scale")
             # As `kb evidence` says it: a run that could not execute records no scale.
-            st.markdown(scale_text(verdict.evidence_scale.model_dump(exclude_none=True))
-                        if verdict.evidence_scale else "not recorded")
+            scale = verdict.evidence_scale
+            st.markdown(markdown_text(display_scale_text(scale.model_dump(exclude_none=True)))
+                        if scale else "not recorded")
     caveats = caveats_of(latest)
     for caveat in caveats:
         if caveat not in shared:
-            st.caption(f":orange[:material/warning:] {caveat}")
+            st.caption(f":orange[:material/warning:] {markdown_text(caveat)}")
     if repeated := sum(c in shared for c in dict.fromkeys(caveats)):
         st.caption(f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
                    "results, shown once above the claims")
@@ -163,7 +170,7 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
             st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",
                          column_config={"field": st.column_config.TextColumn("", width=120),
                                         "value": st.column_config.TextColumn("", width="large")})
-        st.caption(f"Run `{latest.run_id}` · evidence #{latest.id}")
+        st.caption(f"Run {code_span(latest.run_id)} · evidence #{latest.id}")
     if earlier:
         with st.expander(f"History · {len(earlier)} earlier run(s)", icon=":material/history:"):
             st.dataframe(

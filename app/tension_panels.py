@@ -18,6 +18,7 @@ import streamlit as st
 
 from app.widgets import state_badge
 from kb.core import KnowledgeBase
+from kb.display import code_span, markdown_text
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.claim_states import label
 from kb.evidence.tensions import ClaimRef, Deciding, Tension
@@ -43,7 +44,7 @@ class Library:
 def read_library(kb: KnowledgeBase) -> Library:
     """Claims, tensions and evidence as the index holds them now."""
     refs = tensions_mod.indexed_claims(kb.engine)
-    found = tensions_mod.find(kb.engine, refs)
+    found = tensions_mod.find(kb.engine, refs, max_pairs=kb.settings.max_tension_pairs)
     evidence = {key: pair[0] for key, pair in tensions_mod.current_evidence(kb.engine, refs).items()}
     return Library(refs, found, evidence)
 
@@ -73,21 +74,25 @@ def tensions_frame(tensions: list[Tension]) -> pd.DataFrame:
 
 def _side(tension: Tension, ref: ClaimRef, which: str) -> None:
     record = tensions_mod.side_record(tension, ref)
-    st.markdown(f"**{which}** · `{ref.key}`")
-    st.page_link("views/note.py", label=f"Open note {ref.note_id}", icon=":material/description:",
+    st.markdown(f"**{which}** · {code_span(ref.key)}")
+    st.page_link("views/note.py", label=f"Open note {markdown_text(ref.note_id)}",
+                 icon=":material/description:",
                  query_params={"id": ref.note_id})
-    st.markdown(ref.claim.statement)
+    st.markdown(markdown_text(ref.claim.statement))
     if record["quote"]:
         where = ", ".join(str(x) for x in (record["section"], f"p. {record['page']}" if record["page"] else None) if x)
-        st.caption("Source quote" + (f" · {where}" if where else ""))
-        st.markdown("\n".join(f"> {line}" if line.strip() else ">" for line in str(record["quote"]).splitlines()))
-    st.markdown(f"**Expects** `{record['expects'] or 'no expectation'}` · accepts `{record['accepts']}`")
+        st.caption("Source quote" + (f" · {markdown_text(where)}" if where else ""))
+        st.markdown("\n".join(f"> {markdown_text(line)}" if line.strip() else ">"
+                              for line in str(record["quote"]).splitlines()))
+    st.markdown(f"**Expects** {code_span(record['expects'] or 'no expectation')} · accepts "
+                f"{code_span(record['accepts'])}")
     state_badge(record["state"])
     evidence = record["evidence"]
     if evidence is not None:
-        where = f" at `{evidence['scale']}`" if evidence["scale"] else ""
-        st.caption(f"Latest evidence: run `{str(evidence['run'])[:12]}`{where} · "
-                   f"{label(str(evidence['state'] or evidence['verdict']))} · {evidence['reason']}")
+        where = f" at {code_span(evidence['scale'])}" if evidence["scale"] else ""
+        st.caption(f"Latest evidence: run {code_span(str(evidence['run'])[:12])}{where} · "
+                   f"{label(str(evidence['state'] or evidence['verdict']))} · "
+                   f"{markdown_text(evidence['reason'])}")
     else:
         st.caption("No current evidence for this claim.")
 
@@ -96,7 +101,7 @@ def tension_detail(tension: Tension) -> None:
     """One tension: both claims side by side with quotes, pages and evidence, then the state and what decided it."""
     colour = OUTCOME_COLOURS.get(tension.state.outcome.value, "gray")
     st.badge(tension.state.text, color=colour, icon=":material/balance:")  # type: ignore[arg-type]
-    st.caption(f"`{tension.id}` · {tension.kind}: {tension.why}")
+    st.caption(f"{code_span(tension.id)} · {tension.kind}: {markdown_text(tension.why)}")
     left, right = st.columns(2, gap="large")
     with left:
         _side(tension, tension.a, "A")
@@ -105,9 +110,10 @@ def tension_detail(tension: Tension) -> None:
     deciding = tension.state.deciding
     if deciding is not None and tension.state.verdicts:
         va, vb = tension.state.verdicts
-        where = f" at `{deciding.preset}`" if deciding.preset else ""
-        st.markdown(f"**Deciding evidence**: run `{deciding.run_id[:12]}` of `{deciding.claim_key}`{where} · "
-                    f"A {label(va.kind.value)}: {va.reason} · B {label(vb.kind.value)}: {vb.reason}")
+        where = f" at {code_span(deciding.preset)}" if deciding.preset else ""
+        st.markdown(f"**Deciding evidence**: run {code_span(deciding.run_id[:12])} of "
+                    f"{code_span(deciding.claim_key)}{where} · A {label(va.kind.value)}: "
+                    f"{markdown_text(va.reason)} · B {label(vb.kind.value)}: {markdown_text(vb.reason)}")
 
 
 def _finite(values: list[float]) -> list[float]:
@@ -172,8 +178,8 @@ def others_panel(library: Library, claim_key: str) -> None:
     for tension in library.by_claim.get(claim_key, []):
         other = tension.b if tension.a.key == claim_key else tension.a
         colour = OUTCOME_COLOURS.get(tension.state.outcome.value, "gray")
-        st.badge(f"In tension with {other.key}: {tension.state.text}", color=colour,  # type: ignore[arg-type]
-                 icon=":material/balance:")
+        shown = markdown_text(f"In tension with {other.key}: {tension.state.text}", brackets=False)
+        st.badge(shown, color=colour, icon=":material/balance:")  # type: ignore[arg-type]
         st.page_link("views/tensions.py", label=f"Tension {tension.id}", icon=":material/balance:",
                      query_params={"id": tension.id})
     others = tensions_mod.same_quantity(library.refs, claim_key)

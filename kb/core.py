@@ -546,9 +546,10 @@ class KnowledgeBase:
                 self.run_estimates[run.id] = estimate
         return queued, skipped
 
-    def tensions(self) -> list[tensions_mod.Tension]:
-        """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``' rules)."""
-        return tensions_mod.find(self.engine)
+    def tensions(self) -> tensions_mod.Tensions:
+        """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``'
+        rules), within the setting ``max_tension_pairs`` (the result's ``message()`` says when it was reached)."""
+        return tensions_mod.find(self.engine, max_pairs=self.settings.max_tension_pairs)
 
     def verify_tension(self, tension_id: str, **options: Any) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue the runs that decide a tension (``kb.evidence.tensions.settle_plan``: the shared binding at the

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from analyzers.files import json_safe
 from schemas import Claim, Verdict, VerdictKind
 
 #: What a run that ended without executing (its analyzer raised ``NotRunnable``) shows as its status.
@@ -46,19 +47,49 @@ def terminal_text(value: object, *, block: bool = False) -> str:
 _MARKDOWN = re.compile(r"([\\`*\[\]<$~])")
 
 
-def markdown_text(value: object) -> str:
+def markdown_text(value: object, *, brackets: bool = True) -> str:
     """Text that is not Markdown (an error quoting a note's file name or a path, a message from an analyzer)
     shown where Markdown is rendered (the app's messages), with what Markdown reads as a link, an image, code,
-    HTML or maths escaped: a name like ``[x](https://...)`` or ``![x](...)`` shows as written, never a link."""
+    HTML or maths escaped: a name like ``[x](https://...)`` or ``![x](...)`` shows as written, never a link.
+    ``brackets=False`` leaves ``[`` and ``]`` to the caller (``st.badge`` escapes them itself)."""
     text = value if isinstance(value, str) else str(value)
-    return _MARKDOWN.sub(r"\\\1", text)
+    escaped = _MARKDOWN.sub(lambda m: m.group() if not brackets and m.group() in "[]" else f"\\{m.group()}", text)
+    return _no_autolinks(escaped)
+
+
+# What GitHub-flavoured Markdown (Streamlit's) turns into a link without brackets: a bare URL or 'www.' name.
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|file|data|javascript)(:)|\b(www)(\.)")
+
+
+def _no_autolinks(text: str) -> str:
+    """``text`` with a backslash before the ':' of a bare URL (and the '.' of 'www.'), which Markdown then
+    shows as written, never as a link."""
+    return _AUTOLINK.sub(lambda m: f"{m.group(1) or m.group(3)}\\{m.group(2) or m.group(4)}", text)
+
+
+def markdown_body(text: str) -> str:
+    """A note's Markdown body as Markdown without what makes the reader's browser fetch or follow anything:
+    images, links, autolinks and raw HTML are shown as written (``[``, ``]`` and ``<`` escaped, bare URLs
+    broken), headings, lists, emphasis, tables and code stay Markdown. Opening a shared note must not tell
+    a third party who read it and when."""
+    return _no_autolinks(re.sub(r"([\\\[\]<])", r"\\\1", text))
+
+
+def code_span(value: object) -> str:
+    """``value`` as one Markdown code span that its own backticks cannot close (the fence is longer than any
+    run of backticks inside it), on one line: user text shown as code, never as Markdown."""
+    text = (value if isinstance(value, str) else str(value)).replace("\r", " ").replace("\n", " ")
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def terminal_json(data: Any) -> str:
     """``data`` as indented JSON safe for a terminal: non-ASCII text stays readable, and the characters
     :func:`terminal_text` escapes are written as JSON ``\\u`` escapes (the same data, nothing a terminal acts
     on, and a file name's non-UTF-8 bytes as the surrogates Python reads them as)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    # Strict JSON (no NaN or Infinity, which JSON has not): a value a note or a record made non-finite is null.
+    text = json.dumps(json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
     # json already escapes C0 controls inside strings: one met here is the layout's own newline.
     return _UNSAFE.sub(lambda m: m.group() if m.group() < " " else f"\\u{ord(m.group()):04x}", text)
 

@@ -66,6 +66,11 @@ class Settings(BaseSettings):
         default=20_000_000, ge=1, description="Largest source text (a note's source_file) kb reads, in bytes "
         "(KB_MAX_SOURCE_BYTES): a paper's full text is well under it; a larger file is refused, never read whole.",
     )
+    max_tension_pairs: int = Field(
+        default=200_000, ge=1_000, description="Pairs of claims of different notes on one quantity that finding "
+        "tensions examines in all (KB_MAX_TENSION_PAIRS); past it the listing stops and says which quantities "
+        "may be incomplete, so a shared note of thousands of claims cannot stall every command.",
+    )
     note_lock_timeout: float = Field(
         default=30.0, gt=0, description="Seconds an edit of a note waits for another writer of the same note "
         "(any KB home) before giving up with a message, nothing written (KB_NOTE_LOCK_TIMEOUT).",

@@ -21,7 +21,7 @@ Body.
 
 def test_markdown_text_escapes_links_images_code_html_and_maths() -> None:
     assert markdown_text("![i](http://h/a.png) [l](u) `c` <http://h> $x$ a_b *c*") == \
-        "!\\[i\\](http://h/a.png) \\[l\\](u) \\`c\\` \\<http://h> \\$x\\$ a_b \\*c\\*"
+        "!\\[i\\](http\\://h/a.png) \\[l\\](u) \\`c\\` \\<http\\://h> \\$x\\$ a_b \\*c\\*"
     assert markdown_text("sources/paper_1.txt: not found (note#claim)") == "sources/paper_1.txt: not found (note#claim)"
 
 

@@ -241,3 +241,28 @@ def test_edits_beside_a_rename_loop_are_in_the_file_when_reported_updated(papers
     assert updated, results  # the loop must not refuse everything, or the test shows nothing
     assert [name for name in updated if name not in data] == []
     assert data["title"] == "Vault note" and "# kept byte for byte" in notes[0].read_text(encoding="utf-8")
+
+
+def test_app_edit_form_refuses_a_contested_id(papers: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("KB_PAPERS", str(papers))
+    monkeypatch.setenv("KB_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("KB_APP_WORKER", "false")
+    monkeypatch.delenv("KB_DATABASE_URL", raising=False)
+    monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    _contested(papers, tmp_path)
+    before = {p: p.read_bytes() for p in find_notes(papers)}
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app" / "main.py"), default_timeout=60).run()
+    at.query_params.update(id="n")
+    at.switch_page("views/edit_note.py").run()
+    assert not at.exception
+    assert at.text_input(key="fm_title").value == "Vault note"  # the indexed note, not the planted one
+    at.text_input(key="fm_title").input("Mine").run()
+    at.button(key="edit_save").click().run()
+    errors = [e.value for e in at.error]
+    assert any("is claimed by" in e and "renamed or removed" in e for e in errors), errors
+    assert {p: p.read_bytes() for p in find_notes(papers)} == before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from urllib.parse import quote
 
 import streamlit as st
 
@@ -26,7 +27,7 @@ from app.state import flash, index_keeper, setup, show_flash, worker
 from app.tension_panels import others_panel, read_library
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
-from kb.display import body_within, markdown_text
+from kb.display import body_within, code_span, markdown_body, markdown_text
 from kb.evidence.claim_states import ClaimState, ClaimStatus, latest_results
 from kb.notes.files import Note, NoteError
 from kb.notes.grounding import check_note
@@ -101,7 +102,8 @@ def live_progress(note_id: str, shown: frozenset[str]) -> None:
         st.markdown(f":material/sync: **Verifying** · {len(runs)} run(s) in flight")
         for run in runs:
             claim = run.claim_key.split("#", 1)[1] if run.claim_key else run.analyzer
-            st.progress(run.progress, text=f"`{claim}` · {run.status.value} · {(run.message or '')[:80]}")
+            st.progress(run.progress, text=f"{code_span(claim)} · {run.status.value} · "
+                                           f"{markdown_text((run.message or '')[:80])}")
         if worker().status() is None:
             st.warning("No worker is running, so these runs wait. Start one with `kb worker --forever`.",
                        icon=":material/warning:")
@@ -110,11 +112,12 @@ def live_progress(note_id: str, shown: frozenset[str]) -> None:
 def header(note: Note) -> None:
     """Title, authors, venue, identifiers, links, tags and the reading state as a compact header."""
     meta = note.meta
-    st.title(meta.title)
+    st.title(markdown_text(meta.title))
     authors = ", ".join(a.name for a in meta.authors[:8]) + (" et al." if len(meta.authors) > 8 else "")
     pub = meta.publication
     venue = " ".join(str(x) for x in (pub.venue, pub.year) if x) if pub else ""
-    st.markdown(" · ".join(x for x in (authors or "authors not given", f"*{venue}*" if venue else "") if x))
+    st.markdown(" · ".join(x for x in (markdown_text(authors) or "authors not given",
+                                       f"*{markdown_text(venue)}*" if venue else "") if x))
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         if meta.decision:
             colour = {"ACCEPT": "green", "REJECT": "red", "MAYBE": "orange"}.get(meta.decision.value, "gray")
@@ -127,12 +130,13 @@ def header(note: Note) -> None:
         if meta.journal_tier:
             st.badge(f"tier {meta.journal_tier}", color="gray", help="Venue tier, 1 (top) to 5")
         for tag in meta.tags:
-            st.badge(tag, color="violet", icon=":material/sell:")
-    ids = [f"`{meta.paper_id}`"]
+            st.badge(markdown_text(tag, brackets=False), color="violet", icon=":material/sell:")
+    ids = [code_span(meta.paper_id)]
+    # kb's own links to arXiv and doi.org, with the note's identifier as escaped text and a quoted URL path
     if pub and pub.arxiv_id:
-        ids.append(f"[arXiv:{pub.arxiv_id}](https://arxiv.org/abs/{pub.arxiv_id})")
+        ids.append(f"[arXiv\\:{markdown_text(pub.arxiv_id)}](https://arxiv.org/abs/{quote(pub.arxiv_id)})")
     if pub and pub.doi:
-        ids.append(f"[doi:{pub.doi}](https://doi.org/{pub.doi})")
+        ids.append(f"[doi\\:{markdown_text(pub.doi)}](https://doi.org/{quote(pub.doi)})")
     links = [(label, url) for label, url in (
         ("Paper", meta.urls.paper_url if meta.urls else None), ("PDF", meta.urls.pdf_url if meta.urls else None),
         ("Code", meta.urls.code_url if meta.urls else None)) if url]
@@ -249,7 +253,7 @@ with tab_claims:
 with tab_note:
     if note.body.strip():
         shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
-        st.markdown(shown)  # raw HTML in the note is escaped: never unsafe_allow_html with note text
+        st.markdown(markdown_body(shown))  # no image, link or HTML of the note's: never fetched nor followed
         if left_out is not None:
             st.caption(left_out)
     else:
@@ -265,6 +269,7 @@ with tab_source:
     else:
         if source.problem is not None:
             st.warning(markdown_text(source.problem))
-        st.caption(f"`{note.meta.source_file}` · quotes of the claims are checked against this text")
+        st.caption(f"{code_span(note.meta.source_file)} · quotes of the claims are checked against this "
+                   "text")
         with st.container(height=520, border=True):
             st.text(source.text)

@@ -15,6 +15,7 @@ from app.tension_panels import quantity_chart, read_library, tension_detail, ten
 from app.widgets import empty_state
 from kb.agents.tension_finder import PROPOSED_LABEL, Proposals, propose_tensions
 from kb.core import KnowledgeBase
+from kb.display import code_span, markdown_text
 from kb.evidence import tensions as tensions_mod
 from kb.notes.files import NoteError
 
@@ -52,6 +53,8 @@ st.caption("Claims of different notes about the same quantity, subject and condi
 index_first()  # a first visit before the background index ran would read an empty index
 library = read_library(kb)
 tensions = library.tensions
+if isinstance(tensions, tensions_mod.Tensions) and (capped := tensions.message()) is not None:
+    st.warning(markdown_text(capped), icon=":material/warning:")
 chosen: tensions_mod.Tension | None = None
 if not tensions:
     empty_state("No tensions: no two notes make comparable claims that cannot both hold.", icon=":material/balance:")
@@ -68,8 +71,8 @@ else:
         plan = tensions_mod.settle_plan(chosen)
         st.button("Settle: queue the runs that decide it", key="settle_tension", type="primary",
                   icon=":material/gavel:", on_click=settle, args=(kb, chosen.id), disabled=plan.why_not is not None,
-                  help=plan.why_not or f"Runs `{plan.claim_key}`'s analyzer at `{plan.preset}`, then both claims are "
-                  "judged on the same evidence")
+                  help=markdown_text(plan.why_not) if plan.why_not else f"Runs {code_span(plan.claim_key)}'s "
+                  f"analyzer at {code_span(plan.preset)}, then both claims are judged on the same evidence")
 
 st.subheader("A quantity across notes")
 quantities = sorted({r.about.quantity for r in library.refs
@@ -93,10 +96,12 @@ st.button("Propose candidate tensions", key="propose_tensions", icon=":material/
 proposals: Proposals | None = st.session_state.get(PROPOSALS_KEY)
 if proposals is not None:
     if proposals.message:
-        st.info(proposals.message, icon=":material/info:")
+        st.info(markdown_text(proposals.message), icon=":material/info:")
     for proposal in proposals.proposals:
         with st.container(border=True, key=f"proposal_{proposal.id}"):
             st.badge(PROPOSED_LABEL, color="violet", icon=":material/psychology:")
-            st.markdown(f"`{proposal.a}` ↔ `{proposal.b}`: {proposal.why}")
-            st.markdown(f"> A: {proposal.a_quote}" + (f" ({proposal.a_section})" if proposal.a_section else ""))
-            st.markdown(f"> B: {proposal.b_quote}" + (f" ({proposal.b_section})" if proposal.b_section else ""))
+            st.markdown(f"{code_span(proposal.a)} ↔ {code_span(proposal.b)}: {markdown_text(proposal.why)}")
+            for side, quote, section in (("A", proposal.a_quote, proposal.a_section),
+                                         ("B", proposal.b_quote, proposal.b_section)):
+                where = f" ({markdown_text(section)})" if section else ""
+                st.markdown(f"> {side}: {markdown_text(quote)}{where}")

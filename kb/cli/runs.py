@@ -44,7 +44,7 @@ from kb.cli.common import (
 )
 from kb.core import KnowledgeBase
 from kb.display import NOT_RUNNABLE, claim_scale_text, observed_text, run_status, scale_text
-from kb.evidence.claim_states import label, latest_results, paper_comparisons, verdict_state
+from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
 from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.files import NoteError
@@ -466,6 +466,8 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         about.append(f"[bold]settled[/]: {esc(settling(claim).text())}")
     comparisons = paper_comparisons(claim, latest_results(kb.engine, claim_key))
     about += [f"[bold]paper vs kb[/]: {esc(c.text())}" for c in comparisons]
+    if (left_out := paper_values_left_out(claim)) is not None:
+        about.append(f"[bold]paper vs kb[/]: {esc(left_out)}")
     console.print(Panel("\n".join(about), title=esc(claim_key)))
     if not records:
         console.print(f"no evidence for {esc(claim_key)} yet: run 'kb verify {esc(claim_key)}'")

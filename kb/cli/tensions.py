@@ -8,7 +8,18 @@ from typing import Annotated, Any
 
 import typer
 
-from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, esc, make_kb, print_json
+from kb.cli.common import (
+    DbOpt,
+    HomeOpt,
+    JsonOpt,
+    PapersOpt,
+    app,
+    console,
+    err_console,
+    esc,
+    make_kb,
+    print_json,
+)
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.claim_states import label
 
@@ -50,7 +61,10 @@ def tensions(
     """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the state."""
     kb = make_kb(papers, home, db)
     kb.index()
-    rows = [tensions_mod.record(t) for t in kb.tensions()]
+    found = kb.tensions()
+    if (capped := found.message()) is not None:
+        err_console.print(f"[yellow]warning[/]: {esc(capped)}", highlight=False, soft_wrap=True)
+    rows = [tensions_mod.record(t) for t in found]
     proposals = None
     if propose:
         from kb.agents.config import NoChatModel, chat_model

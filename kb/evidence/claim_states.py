@@ -344,11 +344,22 @@ class PaperComparison:
         return f"{self.metric}: {paper} · kb {self.kb.mean:.4g}{interval}{seeds}{caveat}"
 
 
+#: Paper values a claim's listing shows (CLI and app); a note may hold thousands, which no reader reads.
+SHOWN_PAPER_VALUES = 20
+
+
+def paper_values_left_out(claim: Claim) -> str | None:
+    """The line saying how many of the claim's paper values a listing leaves out, or None when all are shown."""
+    left = len(claim.paper_values or []) - SHOWN_PAPER_VALUES
+    return f"… and {left:,} more paper value(s), not listed (all are in the note)" if left > 0 else None
+
+
 def paper_comparisons(claim: Claim, results: list[dict[str, Any]] | None) -> list[PaperComparison]:
-    """The paper's reported values of a claim beside kb's, from one result per seed of its latest evidence."""
+    """The paper's reported values of a claim beside kb's, from one result per seed of its latest evidence: the
+    first ``SHOWN_PAPER_VALUES`` of them (``paper_values_left_out`` says how many more there are)."""
     default = claim.expect.metric if claim.expect is not None else None
     found = []
-    for reported in claim.paper_values or []:
+    for reported in (claim.paper_values or [])[:SHOWN_PAPER_VALUES]:
         metric = reported.metric or default
         if metric is None:
             continue

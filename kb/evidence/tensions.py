@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -65,7 +66,8 @@ from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
 
 def _norm(text: str | None) -> str | None:
-    return " ".join(text.casefold().split()) if text is not None else None
+    # NFKC first: a fullwidth or other look-alike spelling of a quantity ('ｄｅｐｔｈ') is the same quantity.
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()) if text is not None else None
 
 
 def incomparable_reason(a: About, b: About) -> str | None:
@@ -251,18 +253,49 @@ class Tension:
 
 
 def tension_id(key_a: str, key_b: str) -> str:
-    """The stable id of the tension between two claims (order does not matter)."""
+    """The stable id of the tension between two claims (order does not matter): the whole SHA-256, since a
+    shortened one (40 bits) let a note be written whose tension collides with another's and hides it."""
     first, second = sorted((key_a, key_b))
-    return "t-" + hashlib.sha256(f"{first}|{second}".encode()).hexdigest()[:10]
+    return "t-" + hashlib.sha256(f"{first}|{second}".encode()).hexdigest()
 
 
 def _pair(x: ClaimRef, y: ClaimRef) -> tuple[ClaimRef, ClaimRef]:
     return (x, y) if x.key < y.key else (y, x)
 
 
-def _disjoint_pairs(group: list[ClaimRef]) -> Iterator[tuple[ClaimRef, ClaimRef]]:
-    """Pairs of the group whose accepted values do not intersect: output-sensitive (a sort and a bisect per
-    claim), so a quantity thousands of notes claim does not cost a comparison per pair."""
+#: Pairs of claims ``find`` examines in all before it stops (the setting ``max_tension_pairs``).
+DEFAULT_MAX_PAIRS = 200_000
+
+
+class Tensions(list["Tension"]):
+    """The tensions found, and the quantities whose pairs were not all examined (the cap was reached)."""
+
+    capped: list[str]
+    max_pairs: int
+
+    def message(self) -> str | None:
+        """One line saying the listing is incomplete and why, or None when every pair was examined."""
+        if not self.capped:
+            return None
+        return (f"stopped after examining {self.max_pairs:,} pairs of claims (setting max_tension_pairs, "
+                f"KB_MAX_TENSION_PAIRS): the tensions on {', '.join(sorted(self.capped)[:5])} may be incomplete")
+
+
+class _Budget:
+    """How many more pairs of claims ``find`` may examine."""
+
+    def __init__(self, pairs: int) -> None:
+        self.left = pairs
+
+    def take(self) -> bool:
+        self.left -= 1
+        return self.left >= 0
+
+
+def _disjoint_pairs(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[ClaimRef, ClaimRef]]:
+    """Pairs of claims of different notes in the group whose accepted values do not intersect: output-sensitive
+    (a sort and a bisect per claim), so a quantity thousands of notes claim does not cost a comparison per pair;
+    each pair examined counts against ``budget``, and the enumeration stops when it is spent."""
     numeric = sorted((r for r in group if r.accepts is not None and r.accepts.value is None),
                      key=lambda r: r.accepts.low if r.accepts is not None else 0.0)
     lows = [r.accepts.low for r in numeric if r.accepts is not None]
@@ -270,6 +303,10 @@ def _disjoint_pairs(group: list[ClaimRef]) -> Iterator[tuple[ClaimRef, ClaimRef]
         assert ref.accepts is not None
         # Only claims starting at or above this one's upper end can lie entirely above it.
         for other in numeric[bisect.bisect_left(lows, ref.accepts.high):]:
+            if other.note_id == ref.note_id:
+                continue
+            if not budget.take():
+                return
             if other is not ref and other.accepts is not None and not ref.accepts.intersects(other.accepts):
                 yield ref, other
     exact: dict[Any, list[ClaimRef]] = defaultdict(list)
@@ -279,8 +316,15 @@ def _disjoint_pairs(group: list[ClaimRef]) -> Iterator[tuple[ClaimRef, ClaimRef]
     values = sorted(exact, key=str)
     for i, first in enumerate(values):
         for second in values[i + 1:]:
-            if first[0] == second[0]:  # text against true/false cannot be told apart: no tension
-                yield from ((x, y) for x in exact[first] for y in exact[second])
+            if first[0] != second[0]:  # text against true/false cannot be told apart: no tension
+                continue
+            for x in exact[first]:
+                for y in exact[second]:
+                    if x.note_id == y.note_id:
+                        continue
+                    if not budget.take():
+                        return
+                    yield x, y
 
 
 def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
@@ -290,15 +334,21 @@ def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
     return {q: members for q, members in groups.items() if len({m.note_id for m in members}) > 1}
 
 
-def find(engine: Engine, refs: list[ClaimRef] | None = None) -> list[Tension]:
-    """Every tension among the indexed claims (or ``refs``), each with its state, ordered by quantity and id."""
+def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS) -> Tensions:
+    """Every tension among the indexed claims (or ``refs``), each with its state, ordered by quantity and id.
+
+    Only pairs of claims of different notes are examined, at most ``max_pairs`` of them in all: one note of
+    thousands of claims on one quantity costs nothing, and many notes at once stop at the cap, which the
+    result names (``Tensions.message``)."""
     refs = indexed_claims(engine) if refs is None else refs
     groups = _groups(refs)
     in_groups = [ref for members in groups.values() for ref in members]
     evidence = current_evidence(engine, in_groups)
     found: dict[str, Tension] = {}
-    for members in groups.values():
-        for x, y in _disjoint_pairs(members):
+    budget = _Budget(max_pairs)
+    capped: list[str] = []
+    for quantity, members in groups.items():
+        for x, y in _disjoint_pairs(members, budget):
             if x.note_id == y.note_id or incomparable_reason(x.about, y.about) is not None:
                 continue
             a, b = _pair(x, y)
@@ -309,7 +359,11 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None) -> list[Tension]:
             if not deciding.results:
                 continue
             for y in members:
-                if y.note_id == x.note_id or y.claim.expect is None or incomparable_reason(x.about, y.about):
+                if y.note_id == x.note_id or y.claim.expect is None:
+                    continue
+                if not budget.take():
+                    break
+                if incomparable_reason(x.about, y.about):
                     continue
                 ident = tension_id(x.key, y.key)
                 if ident in found:
@@ -319,7 +373,11 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None) -> list[Tension]:
                 if kinds == {VerdictKind.supported, VerdictKind.refuted}:
                     a, b = _pair(x, y)
                     found[ident] = Tension(ident, "evidence", a, b, split_by=f"{deciding.run_id[:12]} ({x.key})")
-    tensions = sorted(found.values(), key=lambda t: (t.quantity, t.id))
+        if budget.left < 0:
+            capped.append(quantity)
+            break
+    tensions = Tensions(sorted(found.values(), key=lambda t: (t.quantity, t.id)))
+    tensions.capped, tensions.max_pairs = capped, max_pairs
     for tension in tensions:
         for ref in (tension.a, tension.b):
             if ref.key in evidence:

@@ -9,6 +9,7 @@ one line naming the file, the line and the field.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -65,7 +66,7 @@ def binding_problems(claim: Bound, *, max_seeds: int | None = None,
     if binding.settled_by is not None and binding.settled_by not in analyzer.scales:
         problems.append(("analyzer.settled_by", f"{binding.name} has no scale {binding.settled_by!r}; known: "
                                                 f"{', '.join(analyzer.scales) or 'none'}"))
-    refused = analyzer.Params.note_errors(binding.params)
+    refused = {**analyzer.Params.note_errors(binding.params), **resource_problems(binding.params)}
     problems += [(f"analyzer.params.{name}", why) for name, why in refused.items()]
     if not refused and not problems:
         problems += params_problems(analyzer, binding.params, binding.scale)
@@ -75,6 +76,33 @@ def binding_problems(claim: Bound, *, max_seeds: int | None = None,
             problems.append(("expect.metric", f"{binding.name} does not produce {claim.expect.metric!r}; its "
                                               f"metrics: {', '.join(sorted(analyzer.metrics) or sorted(fields))}"))
     return problems
+
+
+#: The largest whole number a note may give an analyzer parameter (a step count, a batch size, a budget): past
+#: it a shared note could make the machine that re-verifies it work for days or exhaust its memory. The
+#: person running kb sets larger values with ``--set`` (``kb verify CLAIM --set steps=...``).
+MAX_NOTE_INTEGER = 10_000_000
+_THREAD_FIELDS = frozenset({"threads", "num_threads", "workers", "num_workers", "processes"})
+
+
+def resource_problems(params: dict[str, Any]) -> dict[str, str]:
+    """What a note asks of the machine beyond what the operator allows, by parameter: threads past this
+    machine's cores, a device (the operator's choice: ``kb verify --device``), whole numbers past
+    ``MAX_NOTE_INTEGER``."""
+    cores = os.cpu_count() or 1
+    found: dict[str, str] = {}
+    for name, value in params.items():
+        if name == "device":
+            found[name] = ("the device is chosen by the person running kb (kb verify --device, a scale preset), "
+                           "never by a note: remove it")
+        elif isinstance(value, bool) or not isinstance(value, int):
+            continue
+        elif name in _THREAD_FIELDS and value > cores:
+            found[name] = f"{value:,} is more than the {cores} CPU cores here; a note may ask for at most {cores}"
+        elif abs(value) > MAX_NOTE_INTEGER:
+            found[name] = (f"{value:,} is over the {MAX_NOTE_INTEGER:,} a note may set; the person running kb can "
+                           f"set more with --set {name}=...")
+    return found
 
 
 def params_problems(analyzer: Any, params: dict[str, Any], scale: str | None) -> list[tuple[str, str]]:

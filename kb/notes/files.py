@@ -247,12 +247,13 @@ def _distinct_nodes(root: Node | None) -> int:
     return len(seen)
 
 
-_DATE_VALUE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_DATE_VALUE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:[Tt]|[ \t]+)(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?)?")
 
 
 def _impossible_date(text: str) -> tuple[int | None, str | None]:
-    """The file line and the field (dotted, ``publication.date``) of the first unquoted date that does not
-    exist (2026-02-30), or (None, None); read from the composed YAML nodes, which hold each value's place."""
+    """The file line and the field (dotted, ``publication.date``) of the first unquoted date or time that does
+    not exist (2026-02-30, 2026-01-01T25:61:00), or (None, None); read from the composed YAML nodes, which
+    hold each value's place."""
     try:
         root = YAML(typ="rt").compose(text)
     except Exception:  # noqa: BLE001 - only a hint for a message about to be raised
@@ -266,7 +267,9 @@ def _impossible_date(text: str) -> tuple[int | None, str | None]:
             stack.extend(((*loc, i), value) for i, value in reversed(list(enumerate(node.value))))
         elif node.tag == "tag:yaml.org,2002:timestamp" and (match := _DATE_VALUE.match(str(node.value))):
             try:
-                dt.date(*(int(x) for x in match.groups()))
+                dt.date(*(int(x) for x in match.groups()[:3]))
+                hour, minute, second = (int(x or 0) for x in match.groups()[3:])
+                dt.time(hour, minute, second)  # T25:61:00 does not exist
             except ValueError:
                 line = node.start_mark.line + 2 if node.start_mark is not None else None
                 return line, ".".join(str(part) for part in loc) or None
@@ -308,8 +311,8 @@ def load_yaml(text: str, path: Path) -> Any:
                         "flat 'key: value' lines with a few nested lists") from None
     except ValueError as exc:  # values YAML parses but Python cannot hold, e.g. the date 2026-02-30
         line, field = _impossible_date(text)
-        raise NoteError(path, f"invalid value: {exc} (a date must exist, e.g. 2026-02-28; put it in quotes "
-                        "to keep it as text)", line=line, field=field) from None
+        raise NoteError(path, f"invalid value: {exc} (a date and time must exist, e.g. 2026-02-28T23:59:00; put "
+                        "it in quotes to keep it as text)", line=line, field=field) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         # +2: the mark is 0-based inside the frontmatter, and line 1 of the file is the '---' fence.

@@ -24,6 +24,16 @@ from kb.notes import files as notes_mod
 from kb.notes.files import Note, NoteError
 from kb.notes.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
 
+# C0 controls, DEL, C1 controls and the bidirectional overrides; a source text keeps its newlines, tabs and
+# page breaks (form feeds).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_TEXT = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _one_line(value: str) -> str:
+    """A field of one line: control characters become spaces, runs of spaces one space."""
+    return " ".join(_CONTROL.sub(" ", value).split())
+
 
 @dataclass
 class PaperRecord:
@@ -39,6 +49,16 @@ class PaperRecord:
     pdf_url: str | None = None
     text: str = ""  # the source text stored beside the note (abstract, or full text with page breaks)
     origin: tuple[Path, str] | None = None  # the file and the entry in it the record was read from
+
+    def __post_init__(self) -> None:
+        # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
+        # control characters (and bidirectional overrides) never reach a note or its source text.
+        for name in ("title", "venue", "arxiv_id", "doi", "paper_url", "pdf_url"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                setattr(self, name, _one_line(value))
+        self.authors = [(_one_line(n), _one_line(a) if a else a) for n, a in self.authors]
+        self.text = _CONTROL_IN_TEXT.sub("", self.text)
 
     @property
     def paper_id(self) -> str:
@@ -75,10 +95,10 @@ class AddError(ValueError):
 def read_pdf(path: Path) -> PaperRecord:
     """Full text of a PDF (pages separated by ``PAGE_BREAK``, ligatures resolved) and what its layout says:
     title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``)."""
-    from kb.papers.pdf_layout import read_article
+    from kb.papers.pdf_child import read_article_bounded
 
     try:
-        article = read_article(path)
+        article = read_article_bounded(path)  # in a child process: a hostile PDF costs one line, not kb
     except (OSError, ValueError) as exc:
         raise AddError(f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead") from None
     if not any(article.pages):

@@ -1,0 +1,117 @@
+"""The app renders what a note says as text on every page: Markdown images, links, raw HTML, bare URLs and
+backticks in every field of two notes in tension reach no page as an image, a link or HTML (Streamlit
+AppTest; each element's Markdown source parsed with a CommonMark parser)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+from markdown_it import MarkdownIt
+from streamlit.testing.v1 import AppTest
+
+from kb.display import code_span, markdown_body
+from tests.test_app import make_env, open_app
+
+HOST = "127.0.0.1:9"  # nothing listens there: a request would fail, but the note must not even make one
+HOSTILE = (f"![i](http://{HOST}/i.png) [l](http://{HOST}/l) <img src=http://{HOST}/h.png> "
+           f"`tick` www.track.example http://{HOST}/bare")
+
+
+def _note(paper_id: str, op: str, value: int) -> str:
+    h = HOSTILE
+    return textwrap.dedent(f"""\
+        ---
+        paper_id: "{paper_id}"
+        title: "{paper_id} {h}"
+        authors:
+          - name: "{h}"
+        institutions: ["{h}"]
+        topic: "{h}"
+        analyst: "{h}"
+        tags: ["{h}"]
+        publication:
+          venue: "{h}"
+          year: 2024
+        claims:
+          - id: c
+            statement: "{h}"
+            kind: quantitative
+            source:
+              quote: "{h}"
+              section: "{h}"
+            analyzer:
+              name: noop
+              params:
+                value: 3
+            expect:
+              metric: value
+              op: "{op}"
+              value: {value}
+            paper_values:
+              - value: 3
+                where: "{h}"
+                note: "{h}"
+        ---
+        # Body {h}
+
+        <script>alert(1)</script> ![body](http://{HOST}/body.png)
+        """)
+
+
+def _sources(at: AppTest) -> list[str]:
+    """The Markdown source of every element on the page that Streamlit renders as Markdown, and their help."""
+    found: list[str] = []
+    for kind in ("markdown", "caption", "title", "header", "subheader", "info", "warning", "error", "success"):
+        for element in at.get(kind):
+            found += [str(getattr(element, "value", "") or ""), str(getattr(element, "help", "") or "")]
+    for element in at.get("page_link"):
+        found.append(str(getattr(element, "label", "") or ""))
+    return found
+
+
+_PARSER = MarkdownIt("commonmark")
+_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+
+
+def _fetching(source: str) -> list[str]:
+    """What in one element's Markdown would become an image, a link or HTML, or a bare URL GFM links."""
+    bad = []
+    for token in _PARSER.parse(source):
+        for child in [token, *(token.children or [])]:
+            if child.type in ("image", "link_open", "html_inline", "html_block"):
+                bad.append(f"{child.type}: {child.content or child.attrs}")
+    outside_code = _CODE.sub("", source)
+    bad += re.findall(r"(?:https?://|www\.)\S+", outside_code)
+    return [b for b in bad if HOST in b or "track.example" in b or "<script" in b or "body.png" in b]
+
+
+@pytest.mark.parametrize(("page", "query"), [("note", "hostile-a"), ("note", "hostile-b"), ("tensions", "tension"),
+                                             ("library", "")])
+def test_note_text_is_shown_as_text_on_every_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, page: str,
+                                                  query: str) -> None:
+    env = make_env(tmp_path, monkeypatch)
+    (env.papers / "hostile-a.md").write_text(_note("t:hostile-a", ">", 2), encoding="utf-8")
+    (env.papers / "hostile-b.md").write_text(_note("t:hostile-b", "<", 1), encoding="utf-8")
+    report = env.kb.index()
+    assert not report.errors, report.errors
+    if query == "tension":  # the tension between the two hostile notes, shown in detail
+        query = next(t.id for t in env.kb.tensions() if t.a.note_id.startswith("hostile"))
+    at = open_app(page, **({"id": query} if query else {}))
+    sources = _sources(at)
+    if page != "library":  # the Library lists notes in a table, which shows text as text
+        assert any("track" in s for s in sources), sources  # the page shows the notes' text, or it tests nothing
+    problems = [p for s in sources for p in _fetching(s)]
+    assert problems == [], problems
+
+
+def test_code_span_and_body_helpers_cannot_be_broken_out_of() -> None:
+    for text in ("a ` b", "``x``", "`", "x `` ![i](http://h/i.png)"):
+        tokens = _PARSER.parseInline(code_span(text))[0].children or []
+        assert [t.type for t in tokens] == ["code_inline"] and tokens[0].content.strip() == text.strip()
+    body = markdown_body("# Title\n\n![i](http://h/i.png) [l](http://h) <b>x</b> www.h.example **bold**\n")
+    types = {child.type for token in _PARSER.parse(body) for child in [token, *(token.children or [])]}
+    assert "heading_open" in types and "strong_open" in types
+    assert not types & {"image", "link_open", "html_inline", "html_block"}
