@@ -40,7 +40,7 @@ def test_a_run_cancelled_while_its_output_is_stored_ends_cancelled_and_leaves_no
     run = queue_store.enqueue(kb.engine, "noop", {"value": 7.0, "plot": True, "log_file": str(log)})
     store = CancelledWhileStoring(tmp_path / "home", store_url)
     store.kb, store.run_id = kb, run.id
-    counts = execution.work(kb.engine, kb.job_config, once=True, store=store)
+    counts = execution.work(kb.engine, kb.job_config, watched=frozenset(), once=True, store=store)
     assert counts == {"cancelled": 1}
     assert log.read_text().splitlines() == ["start 7.0", "end 7.0"]  # it did run to the end, once
     found = kb.get_run(run.id)
