@@ -50,7 +50,7 @@ def test_a_run_cancelled_while_its_output_is_stored_ends_cancelled_and_leaves_no
     assert [json.loads(p.read_text())["run"]["status"] for p in records] == ["cancelled"]
     rebuilt = KnowledgeBase(Settings(papers=tmp_path / "papers", home=tmp_path / "home2", artifact_store=store_url))
     _, restored = rebuilt.rebuild_index()
-    assert restored == 1
+    assert restored.restored == 1 and restored.skipped == []
     again = rebuilt.get_run(run.id)
     assert again is not None and again.status is RunStatus.cancelled
     assert rebuilt.runs(status="queued") == []
