@@ -568,6 +568,36 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+#: An unfinished upload of evidence (whose key names no run) this old was left by a worker that died.
+STALE_UPLOAD = dt.timedelta(hours=1)
+
+
+def sweep_uploads(engine: Engine, store: ArtifactStore) -> int:
+    """Abort the multipart uploads killed workers left in the store: a checkpoint's once its run has no live
+    lease, any other once it is ``STALE_UPLOAD`` old (its key is content-addressed, not a run's). Returns how
+    many were aborted."""
+    pending = store.pending_uploads()
+    if not pending:
+        return 0
+    with Session(engine) as session:
+        running = {run.id: run for run in session.exec(select(Run).where(Run.status == RunStatus.running.value))}
+    now = queue_store.database_time(engine)
+    aborted = 0
+    for key, upload_id, started in pending:
+        parts = key.split("/")
+        if parts[0] == "checkpoints" and len(parts) > 2:
+            holder = running.get(parts[1])
+            dead = holder is None or queue_store.lease_dead(holder, now=now)
+        else:
+            dead = started.astimezone(dt.UTC) < now - STALE_UPLOAD
+        if dead:
+            store.abort_upload(key, upload_id)
+            aborted += 1
+    if aborted:
+        log.info("aborted %d unfinished upload(s) that stopped workers left in the store", aborted)
+    return aborted
+
+
 def _clean(*folders: Path) -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
@@ -636,6 +666,7 @@ def work(engine: Engine, config: JobConfig, *, once: bool = True, poll: float = 
     reclaimer = Reclaimer(engine, store, lease, identity=IndexIdentity.of(engine), stop=stop)
     reclaimer.now()
     retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
+    _best_effort("sweeping unfinished uploads", sweep_uploads, engine, store)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     lanes = config.short_lane and (os.cpu_count() or 1) >= 2
@@ -765,6 +796,8 @@ class Reclaimer:
             if patient else once()
         if patient and records.spool_dir(self.store.home).is_dir():  # outcomes kept while the store was down
             _best_effort("uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home)
+        if released:  # what the dead attempts left: their uploads in the store
+            _best_effort("sweeping unfinished uploads", sweep_uploads, self.engine, self.store)
         for run_id, status in released.items():
             log.info("run %s: its worker stopped; %s", run_id[:12],
                      "re-queued" if status is RunStatus.queued else f"{status.value} (attempt limit)")
