@@ -283,9 +283,10 @@ def _attempt(engine: Engine, home: Path, run: Run, store: ArtifactStore, beat: _
             raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
                                    f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
         earlier = checkpoints / ATTEMPT_LOG
-        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint
+        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint (not the analyzer's)
             log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
             earlier.unlink()
+            restored -= 1
         if restored:
             log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
         analyzer = registry.get(run.analyzer)
