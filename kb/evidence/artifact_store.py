@@ -24,6 +24,7 @@ a run killed on one node resumes from it on another (``push_checkpoints`` / ``pu
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import os
@@ -251,6 +252,25 @@ class ArtifactStore:
                 self.fs.rm(prefix, recursive=True)
 
         self.retrying(f"dropping the checkpoints of run {run_id[:12]}", drop)
+
+
+    # -- uploads a killed worker left half-done (S3 multipart uploads), swept by its peers --------------
+    def pending_uploads(self) -> list[tuple[str, str, dt.datetime]]:
+        """The multipart uploads under this store's root not completed nor aborted: (key, upload id, started);
+        none on a store without them (a folder writes a temporary name, which its writer removes)."""
+        if "s3" not in _protocols(self.fs):
+            return []
+        bucket, _, prefix = self.root.partition("/")
+        found = self.retrying("listing unfinished uploads", lambda: self.fs.call_s3(
+            "list_multipart_uploads", Bucket=bucket, Prefix=f"{prefix}/" if prefix else ""))
+        return [(upload["Key"].removeprefix(f"{prefix}/") if prefix else upload["Key"], upload["UploadId"],
+                 upload["Initiated"]) for upload in found.get("Uploads", [])]
+
+    def abort_upload(self, key: str, upload_id: str) -> None:
+        """Abort an unfinished multipart upload of ``key`` (its parts are freed; no object appears)."""
+        bucket, _, _ = self.root.partition("/")
+        self.retrying(f"aborting the upload of {key}", lambda: self.fs.call_s3(
+            "abort_multipart_upload", Bucket=bucket, Key=self._path(key).partition("/")[2], UploadId=upload_id))
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

@@ -286,9 +286,10 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
             raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
                                    f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
         earlier = checkpoints / ATTEMPT_LOG
-        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint
+        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint (not the analyzer's)
             log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
             earlier.unlink()
+            restored -= 1
         if restored:
             log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
         analyzer = registry.get(run.analyzer)
@@ -570,6 +571,36 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+#: An unfinished upload of evidence (whose key names no run) this old was left by a worker that died.
+STALE_UPLOAD = dt.timedelta(hours=1)
+
+
+def sweep_uploads(engine: Engine, store: ArtifactStore) -> int:
+    """Abort the multipart uploads killed workers left in the store: a checkpoint's once its run has no live
+    lease, any other once it is ``STALE_UPLOAD`` old (its key is content-addressed, not a run's). Returns how
+    many were aborted."""
+    pending = store.pending_uploads()
+    if not pending:
+        return 0
+    with Session(engine) as session:
+        running = {run.id: run for run in session.exec(select(Run).where(Run.status == RunStatus.running.value))}
+    now = queue_store.database_time(engine)
+    aborted = 0
+    for key, upload_id, started in pending:
+        parts = key.split("/")
+        if parts[0] == "checkpoints" and len(parts) > 2:
+            holder = running.get(parts[1])
+            dead = holder is None or queue_store.lease_dead(holder, now=now)
+        else:
+            dead = started.astimezone(dt.UTC) < now - STALE_UPLOAD
+        if dead:
+            store.abort_upload(key, upload_id)
+            aborted += 1
+    if aborted:
+        log.info("aborted %d unfinished upload(s) that stopped workers left in the store", aborted)
+    return aborted
+
+
 def _clean(*folders: Path) -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
@@ -628,6 +659,7 @@ def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bo
     reclaimer = Reclaimer(engine, store, lease, watched, identity=IndexIdentity.of(engine), stop=stop)
     reclaimer.now()
     retry.retrying(engine, "sweeping staging folders", lambda: _sweep_staging(engine, home), write=False)
+    _best_effort("sweeping unfinished uploads", sweep_uploads, engine, store)
     counts: dict[str, int] = {}
     idle_since = time.monotonic()
     lanes = config.short_lane and (os.cpu_count() or 1) >= 2
@@ -759,6 +791,8 @@ class Reclaimer:
             if patient else once()
         if patient and records.spool_dir(self.store.home).is_dir():  # outcomes kept while the store was down
             _best_effort("uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home)
+        if released:  # what the dead attempts left: their uploads in the store
+            _best_effort("sweeping unfinished uploads", sweep_uploads, self.engine, self.store)
         for run_id, status in released.items():
             log.info("run %s: its worker stopped; %s", run_id[:12],
                      "re-queued" if status is RunStatus.queued else f"{status.value} (attempt limit)")
