@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kb.queue import store as queue_store
-from tests.test_app import AppEnv, open_app
+from tests.helpers.app_env import AppEnv, open_app
 
 
 def test_runs_page_shows_a_queued_runs_place_in_line(app_env: AppEnv) -> None:

@@ -5,7 +5,6 @@ AppTest; each element's Markdown source parsed with a CommonMark parser)."""
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,52 +12,8 @@ from markdown_it import MarkdownIt
 from streamlit.testing.v1 import AppTest
 
 from kb.display import code_span, markdown_body
-from tests.test_app import make_env, open_app
-
-HOST = "127.0.0.1:9"  # nothing listens there: a request would fail, but the note must not even make one
-HOSTILE = (f"![i](http://{HOST}/i.png) [l](http://{HOST}/l) <img src=http://{HOST}/h.png> "
-           f"`tick` www.track.example http://{HOST}/bare")
-
-
-def _note(paper_id: str, op: str, value: int) -> str:
-    h = HOSTILE
-    return textwrap.dedent(f"""\
-        ---
-        paper_id: "{paper_id}"
-        title: "{paper_id} {h}"
-        authors:
-          - name: "{h}"
-        institutions: ["{h}"]
-        topic: "{h}"
-        analyst: "{h}"
-        tags: ["{h}"]
-        publication:
-          venue: "{h}"
-          year: 2024
-        claims:
-          - id: c
-            statement: "{h}"
-            kind: quantitative
-            source:
-              quote: "{h}"
-              section: "{h}"
-            analyzer:
-              name: noop
-              params:
-                value: 3
-            expect:
-              metric: value
-              op: "{op}"
-              value: {value}
-            paper_values:
-              - value: 3
-                where: "{h}"
-                note: "{h}"
-        ---
-        # Body {h}
-
-        <script>alert(1)</script> ![body](http://{HOST}/body.png)
-        """)
+from tests.helpers.app_env import make_env, open_app
+from tests.helpers.hostile_note import HOST, hostile_note
 
 
 def _sources(at: AppTest) -> list[str]:
@@ -93,8 +48,8 @@ def _fetching(source: str) -> list[str]:
 def test_note_text_is_shown_as_text_on_every_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, page: str,
                                                   query: str) -> None:
     env = make_env(tmp_path, monkeypatch)
-    (env.papers / "hostile-a.md").write_text(_note("t:hostile-a", ">", 2), encoding="utf-8")
-    (env.papers / "hostile-b.md").write_text(_note("t:hostile-b", "<", 1), encoding="utf-8")
+    (env.papers / "hostile-a.md").write_text(hostile_note("t:hostile-a", ">", 2), encoding="utf-8")
+    (env.papers / "hostile-b.md").write_text(hostile_note("t:hostile-b", "<", 1), encoding="utf-8")
     report = env.kb.index()
     assert not report.errors, report.errors
     if query == "tension":  # the tension between the two hostile notes, shown in detail

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kb.evidence.tensions import tension_id
-from tests.test_app import ROOT
-from tests.test_app_user_text import _note
-from tests.test_browser_app import Served, browser, idle, serve, shot, wait_text  # noqa: F401
+from tests.helpers.app_env import ROOT
+from tests.helpers.browser import Served, browser, idle, serve, shot, wait_text  # noqa: F401
+from tests.helpers.hostile_note import hostile_note
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +55,7 @@ def hostile(tmp_path: Path, tracker: str) -> Iterator[Served]:
     papers, home = tmp_path / "papers", tmp_path / "home"
     shutil.copytree(ROOT / "papers", papers)
     for name, op, value in (("hostile-a", ">", 2), ("hostile-b", "<", 1)):
-        (papers / f"{name}.md").write_text(_note(f"t:{name}", op, value).replace("127.0.0.1:9", tracker),
+        (papers / f"{name}.md").write_text(hostile_note(f"t:{name}", op, value).replace("127.0.0.1:9", tracker),
                                            encoding="utf-8")
     env = {**os.environ, "KB_APP_WORKER": "false", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     env.pop("KB_DATABASE_URL", None)

@@ -12,9 +12,9 @@ from pathlib import Path
 from sqlalchemy import update
 from sqlmodel import Session, col
 
-from kb.artifact_store import ArtifactStore
 from kb.core import KnowledgeBase
-from kb.db import Run
+from kb.evidence.artifact_store import ArtifactStore
+from kb.index.database import Run
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings

@@ -16,7 +16,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.evidence.tensions import tension_id
 from kb.settings import Settings
-from tests.conftest import run_kb
+from tests.helpers.cli import run_kb_process as run_kb
 
 
 def _claim_note(paper_id: str, quantity: str, op: str, value: float, extra: str = "") -> str:
