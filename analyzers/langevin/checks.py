@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, truth_interval
-from analyzers.langevin.convergence import RHAT_LIMIT
+from analyzers.langevin.convergence import MIN_BULK_ESS, RHAT_LIMIT
 
 THERMOSTAT_TOLERANCE = 0.2  # a direction's kinetic temperature may be off by this share of T
 
@@ -109,8 +109,9 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
     equilibrated: bool | None = bool(row.get("equilibrated"))
     if state == "unresolved":
         equilibrated = None
-    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, {draws} draws per "
-              f"chain; loss drift {row.get('loss_drift', math.nan):.3g})")
+    ess = convergence.get("ess", math.nan)
+    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, bulk ESS {ess:.3g} vs "
+              f"{MIN_BULK_ESS}, {draws} draws per chain; loss drift {row.get('loss_drift', math.nan):.3g})")
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
     errors = thermostat.get("kinetic_temperature_standard_error") or []
