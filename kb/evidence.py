@@ -22,7 +22,8 @@ verdict column).
 Runs that are queued, running or failed leave the state alone: a failed run adds no evidence, and the
 claim keeps the state its earlier evidence gives it. Re-judging (``rejudge``) keeps a stored verdict
 in step with the note's current expectation without a new run. ``paper_comparisons`` puts the values a claim's
-paper reports (``paper_values``) beside kb's value and interval across the latest evidence's seeds.
+paper reports (``paper_values``) beside kb's value and interval across the latest evidence's seeds, and says
+whether that interval contains the paper's value (``PaperComparison.reproduces``), apart from the verdict.
 """
 
 from __future__ import annotations
