@@ -26,8 +26,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, truth_interval
-from analyzers.langevin.convergence import RHAT_LIMIT
+from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, interval_quantile, too_few_units, truth_interval
+from analyzers.langevin.convergence import MIN_BULK_ESS, RHAT_LIMIT
 
 THERMOSTAT_TOLERANCE = 0.2  # a direction's kinetic temperature may be off by this share of T
 
@@ -77,15 +77,36 @@ def interior_check(temperatures: Sequence[float], tied: Sequence[int], rests: li
     )
 
 
-def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None], baseline: float) -> Precondition:
+def gap_stderr_bound(error: float, baseline: float, sequences: int) -> float:
+    """An upper bound on the standard error, from the test set's own sampling, of the difference between two mean
+    per-sequence error rates measured on the same ``sequences`` test sequences (a model's and the baseline's): a
+    per-sequence error in [0, 1] with mean p has variance at most p (1 - p) (Bhatia-Davis), and the difference
+    of two such means at most (sd_a + sd_b)^2 / n whatever their pairing (Cauchy-Schwarz). A bound, so the check
+    is conservative: it says 'learned' only where the test set cannot have made the gap."""
+    spread = math.sqrt(max(error * (1 - error), 0.0)) + math.sqrt(max(baseline * (1 - baseline), 0.0))
+    return spread / math.sqrt(sequences)
+
+
+def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None], baseline: float,
+            test_sequences: int | None = None) -> Precondition:
     """Did the model learn beyond predicting the most frequent residue? Its lowest sampled test error must beat
-    that baseline by more than Z_RESOLVED standard errors."""
+    that baseline by more than the t margin (``interval_quantile`` over the test sequences) of the test set's
+    sampling error (``gap_stderr_bound``) and the chain's snapshot error together; unresolved where the test
+    set's size is not known or under ``MIN_UNITS``. The margin is shown."""
     best = min(range(len(errors)), key=lambda i: errors[i])
-    error = stderrs[best] or 0.0
-    passed = baseline - errors[best] > Z_RESOLVED * error
+    quantile = interval_quantile(test_sequences)
+    if quantile is None or test_sequences is None:
+        why = too_few_units(test_sequences, "test sequences")
+        return Precondition(name="learned", passed=None,
+                            detail=f"{name}: {why} (the test set's sampling error is not known)")
+    error = math.hypot(gap_stderr_bound(errors[best], baseline, test_sequences), stderrs[best] or 0.0)
+    margin = quantile * error
+    passed = baseline - errors[best] > margin
     what = "learned beyond" if passed else "did not learn beyond"
-    return Precondition(name="learned", passed=bool(passed),
-                        detail=f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f})")
+    return Precondition(name="learned", passed=bool(passed), detail=(
+        f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f}); a gap of "
+        f"{baseline - errors[best]:.4f} against a margin of {margin:.4f}: t({test_sequences - 1}) × the test set's "
+        f"sampling error over {test_sequences} sequences and the snapshots'"))
 
 
 def thermostat_state(thermostat: dict[str, Any] | None) -> str:
@@ -109,8 +130,9 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
     equilibrated: bool | None = bool(row.get("equilibrated"))
     if state == "unresolved":
         equilibrated = None
-    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, {draws} draws per "
-              f"chain; loss drift {row.get('loss_drift', math.nan):.3g})")
+    ess = convergence.get("ess", math.nan)
+    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, bulk ESS {ess:.3g} vs "
+              f"{MIN_BULK_ESS}, {draws} draws per chain; loss drift {row.get('loss_drift', math.nan):.3g})")
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
     errors = thermostat.get("kinetic_temperature_standard_error") or []
@@ -139,8 +161,10 @@ def every_temperature(conditions: list[list[Precondition]]) -> list[Precondition
 def sweep_checks(
     temperatures: list[float], rows_by_model: dict[str, list[dict[str, Any]]],
     references: dict[str, dict[str, list[float]]], baseline: float, both_equilibrated: int,
+    test_sequences: int | None = None,
 ) -> dict[str, MetricCheck]:
-    """The checks of every sweep metric path (see the module docstring)."""
+    """The checks of every sweep metric path (see the module docstring); ``test_sequences``: the test split's size
+    (the 'learned' precondition's sampling error)."""
     checks: dict[str, MetricCheck] = {}
     facts: dict[str, dict[str, Any]] = {}
     for name, rows in rows_by_model.items():
@@ -148,7 +172,8 @@ def sweep_checks(
         stderrs = [snapshot_stderr(row["test_error_std"], row["snapshots_averaged"]) for row in rows]
         per_t = [temperature_conditions(name, row) for row in rows]
         facts[name] = {"errors": errors, "stderrs": stderrs, "per_t": per_t,
-                       "learned": learned(name, errors, stderrs, baseline), "curve": every_temperature(per_t)}
+                       "learned": learned(name, errors, stderrs, baseline, test_sequences),
+                       "curve": every_temperature(per_t)}
     for name, fact in facts.items():
         rests = [fact["learned"], *fact["curve"]]
         tied = tied_with_best(fact["errors"], fact["stderrs"])
@@ -252,12 +277,12 @@ def scale_ratio(check: MetricCheck, ratio: float | None) -> MetricCheck:
 def contacts_checks(
     temperatures: list[float], rows: list[dict[str, Any]], p_at_l: list[float], tolerant: list[float],
     pairs: int, untestable: dict[str, str], trained: dict[str, dict[str, float]], baseline: float,
-    trained_errors: dict[str, float],
+    trained_errors: dict[str, float], test_sequences: int | None = None,
 ) -> dict[str, MetricCheck]:
     """The checks of every contacts metric path. ``untestable``: the chance test's failures (``contact_untestable``)."""
     errors = [row["test_error"] for row in rows]
     stderrs = [snapshot_stderr(row["test_error_std"], row["snapshots_averaged"]) for row in rows]
-    model = learned("transformer", errors, stderrs, baseline)
+    model = learned("transformer", errors, stderrs, baseline, test_sequences)
     per_t = [temperature_conditions("transformer", row) for row in rows]
     curve = every_temperature(per_t)
 
@@ -304,6 +329,7 @@ def contacts_checks(
 def similarity_checks(
     temperatures: list[float], rows_by_model: dict[str, list[dict[str, Any]]], baseline: float,
     q_by_model: dict[str, dict[str, Any]], snapshots: dict[str, int], is_normalization: Any,
+    test_sequences: int | None = None,
 ) -> dict[str, MetricCheck]:
     """The checks of the similarity metrics: q's standard error over the snapshots at the temperature of the
     lowest test error, which must itself be resolved (a single temperature ties with the best)."""
@@ -319,7 +345,8 @@ def similarity_checks(
             name="resolved", passed=len(tied) == 1,
             detail=f"{name}: the lowest test error ties at T = {', '.join(f'{temperatures[i]:g}' for i in tied)}"
                    f" (q is read at T={temperatures[best]:g})")
-        rests = [learned(name, errors, stderrs, baseline), resolved, *temperature_conditions(name, rows[best])]
+        rests = [learned(name, errors, stderrs, baseline, test_sequences), resolved,
+                 *temperature_conditions(name, rows[best])]
         rests_by_model[name] = rests
         count = snapshots.get(name, 0)
         layer_errors[name] = {}

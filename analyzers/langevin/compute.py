@@ -251,7 +251,7 @@ def _sweep_checks(
     references: dict[str, dict[str, list[float]]], both_equilibrated: int, ratio: float | None, jump: float | None,
 ) -> dict[str, Any]:
     found = checks.sweep_checks(temperatures, rows_by_model, references, baseline_error(experiment),
-                                both_equilibrated)
+                                both_equilibrated, len(experiment.splits.test))
     for metric, value in (("specific_heat_peak_ratio_ffn_over_transformer", ratio),
                           ("loss_jump_ratio_ffn_over_transformer", jump)):
         if metric in found:
@@ -357,7 +357,7 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         chance_by_temperature=chance,
         trained_chance=trained_chance,
         checks=checks.contacts_checks(temperatures, rows, p_at_l, tolerant, len(contacts), untestable, trained,
-                                      baseline_error(experiment), trained_errors),
+                                      baseline_error(experiment), trained_errors, len(experiment.splits.test)),
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,
@@ -416,7 +416,8 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
         normalization_q_minus_other_q=normalization["transformer"] - other["transformer"],
         snapshots=counts,
         checks=checks.similarity_checks(list(params.temperatures), rows_by_model, baseline_error(experiment),
-                                        histograms, counts, analysis.is_normalization_layer),
+                                        histograms, counts, analysis.is_normalization_layer,
+                                        len(experiment.splits.test)),
         provenance=experiment.provenance,
         notes=list(NOTES),
         artifacts=["similarity.png"],

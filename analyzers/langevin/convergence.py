@@ -21,7 +21,11 @@ per starting point (ES and OT weights): R-hat >= 1.1 says the chains from the tw
 * ``relaxing``: at least one chain still drifts (its own halves disagree): it has not reached any steady state.
 
 * ``unresolved``: too few draws for R-hat to say anything (fewer than ``MIN_DRAWS_PER_CHAIN`` per chain or
-  ``MIN_DRAWS`` in all).
+  ``MIN_DRAWS`` in all), or R-hat below its limit on fewer than ``MIN_BULK_ESS`` effective draws (bulk ESS).
+
+The gate reads ArviZ's rank-normalized split-R-hat and bulk ESS (``arviz_diagnostics``); :func:`split_rhat` and
+:func:`effective_sample_size` are this module's own implementations of the same formulas, kept for each chain's
+own R-hat and checked against ArviZ on the same draws (tests/test_langevin_equilibrated.py).
 
 Only ``equilibrated`` is an equilibrium average; the others say which test a longer run must pass.
 
@@ -43,6 +47,10 @@ import numpy as np
 import torch
 
 RHAT_LIMIT = 1.1  # Vehtari et al. 2021 recommend 1.01 for final results; issue 12 asks for 1.1
+#: Fewest effective draws (bulk ESS over all chains) an equilibrium average may rest on: at 50 a mean's Monte
+#: Carlo error is 0.14 of the loss sd and a specific heat's (a variance's) relative error sqrt(2 / 49) = 0.2, so a
+#: heat-capacity peak twice its neighbours is told apart; 10 effective draws of 48 (issue 35) are not enough.
+MIN_BULK_ESS = 25
 MIN_DRAWS_PER_CHAIN = 24  # see the module docstring: R-hat's false alarm on stationary chains <= 5 %
 MIN_DRAWS = 48  # in all chains together
 
@@ -142,14 +150,37 @@ def enough_draws(chains: Sequence[Sequence[float]] | np.ndarray) -> bool:
     return array.shape[1] >= MIN_DRAWS_PER_CHAIN and array.size >= MIN_DRAWS
 
 
-def chain_state(chains: Sequence[Sequence[float]] | np.ndarray) -> tuple[str, list[float]]:
-    """The state of (chains, draws) (see the module docstring) and each chain's own split-R-hat."""
+def arviz_diagnostics(chains: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, float]:
+    """``(rank-normalized split-R-hat, bulk ESS)`` of (chains, draws) by ArviZ (``arviz.rhat``, ``arviz.ess``): the
+    numbers the equilibration gate reads. ArviZ's R-hat needs two chains: one chain's R-hat (of its two halves) is
+    ``split_rhat``, the same formula (tests check it equals ArviZ's on the same draws)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ArviZ's notice of its coming refactor, on import
+        import arviz
+
+        array = _as_chains(chains)
+        if array.shape[1] < 4:
+            return math.nan, math.nan
+        ess = float(arviz.ess(array, method="bulk"))
+        if array.shape[0] == 1:
+            return split_rhat(array), ess
+        return float(arviz.rhat(array, method="rank")), ess
+
+
+def chain_state(chains: Sequence[Sequence[float]] | np.ndarray,
+                diagnostics: tuple[float, float] | None = None) -> tuple[str, list[float]]:
+    """The state of (chains, draws) (see the module docstring) and each chain's own split-R-hat; ``diagnostics``:
+    ``arviz_diagnostics`` of the chains when already computed. Equilibrated needs R-hat below ``RHAT_LIMIT`` and
+    a bulk ESS of at least ``MIN_BULK_ESS``; R-hat below its limit on fewer effective draws is unresolved."""
     array = _as_chains(chains)
     alone = [split_rhat(chain) for chain in array]
     if not enough_draws(array):
         return "unresolved", alone
-    if split_rhat(array) < RHAT_LIMIT:
-        return "equilibrated", alone
+    rhat, ess = diagnostics if diagnostics is not None else arviz_diagnostics(array)
+    if rhat < RHAT_LIMIT:
+        return ("equilibrated" if ess >= MIN_BULK_ESS else "unresolved"), alone
     if all(rhat < RHAT_LIMIT for rhat in alone):  # NaN (too few draws) is not stationary
         return "metastable", alone
     return "relaxing", alone
@@ -164,9 +195,8 @@ def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float
     draws = min(len(chain) for chain in chains)
     stacked = np.stack([chain[:draws] for chain in chains])  # (starts, draws)
     seconds = sum(float(record.get("seconds", 0.0)) for record in records)
-    ess = effective_sample_size(stacked)
-    rhat = split_rhat(stacked)
-    state, alone = chain_state(stacked)
+    rhat, ess = arviz_diagnostics(stacked)
+    state, alone = chain_state(stacked, (rhat, ess))
     resolved = enough_draws(stacked)
     return {
         "rhat": rhat,
@@ -176,7 +206,8 @@ def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float
         "chains": len(chains),
         "draws_per_chain": draws,
         "resolved": resolved,  # enough draws for R-hat and the ESS to say anything
-        "converged": bool(resolved and rhat < RHAT_LIMIT),  # NaN or too few draws is not converged
+        "converged": state == "equilibrated",  # R-hat below its limit on enough draws and effective draws
+        "min_bulk_ess": MIN_BULK_ESS,
         "state": state,
         "rhat_by_chain": alone,
         "mean_loss_by_chain": [float(chain.mean()) for chain in stacked],

@@ -443,11 +443,12 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
                                    "to see a note's claims"))
         return
     records = kb.evidence(claim_key)
-    if as_json:
-        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id,
+    claim, grounding = found
+    if as_json:  # the paper's values beside kb's latest evidence (its seeds together), on every record
+        paper = [c.record() for c in paper_comparisons(claim, latest_results(kb.engine, claim_key))]
+        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id, "paper_vs_kb": paper,
                      "state": (state.value if (state := verdict_state(r.verdict)) else None)} for r in records])
         return
-    claim, grounding = found
     status = kb.claim_states(claim_key.split("#", 1)[0]).get(claim_key)
     about = [f"[bold]{escape(claim.statement)}[/]",
              f"[bold]state[/]: {esc(label(status.state.value)) if status else 'not indexed yet'}"

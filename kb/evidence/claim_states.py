@@ -22,7 +22,8 @@ verdict column).
 Runs that are queued, running or failed leave the state alone: a failed run adds no evidence, and the
 claim keeps the state its earlier evidence gives it. Re-judging (``rejudge``) keeps a stored verdict
 in step with the note's current expectation without a new run. ``paper_comparisons`` puts the values a claim's
-paper reports (``paper_values``) beside kb's value and interval across the latest evidence's seeds.
+paper reports (``paper_values``) beside kb's value and interval across the latest evidence's seeds, and says
+whether that interval contains the paper's value (``PaperComparison.reproduces``), apart from the verdict.
 """
 
 from __future__ import annotations
@@ -330,8 +331,45 @@ class PaperComparison:
     paper: PaperValue
     kb: SeedValue | None  # None: no evidence yet
 
+    @property
+    def reproduces(self) -> bool | None:
+        """Whether kb's interval contains the paper's value (overlaps a reported range; for true/false: kb resolved
+        the same value), or None where kb's value settles nothing (no interval, a failed precondition). Separate
+        from the verdict on the claim's threshold: a claim can hold while kb misses the paper's number."""
+        kb = self.kb
+        if kb is None or kb.mean is None or kb.failed or kb.low is None or kb.high is None:
+            return None
+        reported = self.paper.value
+        if isinstance(reported, bool):
+            return kb.low == kb.high == float(reported)
+        if isinstance(reported, list):
+            return kb.low <= float(reported[1]) and float(reported[0]) <= kb.high
+        return kb.low <= float(reported) <= kb.high
+
+    def comparison(self) -> str:
+        """'reproduces the paper's 0.5', 'does not: kb 0.05 [0.03, 0.07] excludes the paper's 0.5', or why kb
+        cannot tell."""
+        found, paper = self.reproduces, format_value(self.paper.value)
+        if found is None:
+            return f"cannot tell whether kb reproduces the paper's {paper}"
+        if found:
+            return f"reproduces the paper's {paper}"
+        assert self.kb is not None and self.kb.mean is not None
+        return f"does not: kb {self.kb.mean:.4g} [{self.kb.low:.4g}, {self.kb.high:.4g}] excludes the paper's {paper}"
+
+    def record(self) -> dict[str, Any]:
+        """As ``--json`` prints it: the paper's value, kb's mean and interval, and whether kb reproduces it."""
+        kb = self.kb
+        return {"metric": self.metric, "paper": self.paper.value, "where": self.paper.where,
+                "kb": None if kb is None else {"mean": kb.mean, "low": kb.low, "high": kb.high, "seeds": kb.seeds,
+                                               "basis": kb.basis, "settles_nothing": kb.failed},
+                "reproduces": self.reproduces, "text": self.comparison()}
+
     def text(self) -> str:
-        """One line: 'paper 0.45 (where) · kb 0.41 [0.35, 0.47] over 3 seeds'."""
+        """One line: 'paper 0.45 (where) · kb 0.41 [0.35, 0.47] over 3 seeds · reproduces the paper's 0.45'."""
+        return f"{self._values()} · {self.comparison()}" if self.kb is not None else self._values()
+
+    def _values(self) -> str:
         paper = f"paper {format_value(self.paper.value)} ({self.paper.where})"
         if self.kb is None:
             return f"{self.metric}: {paper} · kb: not run yet"

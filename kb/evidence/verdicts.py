@@ -80,6 +80,7 @@ class MetricStatus:
     units: int | None = None  # how many units of ``source`` the interval rests on (None: not stated)
     source: str = ""
     quantile: float = math.nan  # standard errors per half-width (t quantile; normal for a stated interval)
+    dof: int | None = None  # the t quantile's degrees of freedom (None: a stated interval)
 
     def standard_errors(self, number: float) -> tuple[float, float]:
         """``(below, above)``: the interval's half-widths in standard errors of this value (0 for a point)."""
@@ -164,8 +165,9 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
             return MetricStatus(value, math.nan, math.nan, [*failed, too_few_units(units, source)], note,
                                 units=units, source=source)
         half = quantile * float(check["stderr"])
+        freedom = check.get("dof") if check.get("dof") is not None else (units or 0) - 1
         return MetricStatus(value, number - half, number + half, failed, note, units=units, source=source,
-                            quantile=quantile)
+                            quantile=quantile, dof=freedom)
     if not failed:
         failed.append(f"no uncertainty stated for {path} (no standard error or interval, and not exact by "
                       "construction): a bare number settles nothing")
@@ -354,7 +356,8 @@ def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean
     sd = statistics.stdev(numbers) if count > 1 else 0.0
     if count == 1:
         only = statuses[0]
-        basis = f"{CONFIDENCE:.0%} t interval {only.units_text()}" if only.units is not None else ""
+        basis = (f"{CONFIDENCE:.0%} t({only.dof}) interval {only.units_text()}" if only.dof is not None else
+                 only.units_text())
         return SeedMean(mean, 0.0, only.low, only.high, basis)
     if boolean:
         unresolved = [i for i, s in enumerate(statuses) if s.low != s.high]
