@@ -14,7 +14,7 @@ from analyzers.langevin import checks
 from analyzers.langevin.checks import gap_stderr_bound, learned
 from kb.evidence.verdicts import evaluate
 from schemas import Claim, EvidenceScale, VerdictKind
-from tests.test_verdict_matrix import BASELINE, TEMPERATURES, row, sweep_record
+from tests.helpers.langevin_records import BASELINE, TEMPERATURES, row, sweep_record
 
 POSITIONS = 7  # masked positions per test sequence (15 % of ~48 residues)
 
