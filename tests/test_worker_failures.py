@@ -118,7 +118,7 @@ def test_a_re_queued_run_is_never_recorded_by_the_worker_that_lost_it(tmp_path: 
         execution.execute(kb.engine, kb.job_config, mine, heartbeat_interval=0.1)))
     thread.start()
     time.sleep(0.4)
-    queue_store.requeue(kb.engine, run.id, "re-queued: looked dead")  # another node decided host-a was gone
+    queue_store.release(kb.engine, run.id, mine.attempts or 0, "looked dead")  # another node decided host-a was gone
     theirs = queue_store.claim_next(kb.engine, "host-b:2")
     assert theirs is not None
     thread.join(timeout=30)

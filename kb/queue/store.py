@@ -326,19 +326,6 @@ def set_job(engine: Engine, run_id: str, job_id: str | None) -> None:
         session.commit()
 
 
-def requeue(engine: Engine, run_id: str, message: str) -> bool:
-    """Put a run whose executor vanished back in the queue, saying why (its next claim is a new attempt)."""
-    with Session(engine) as session:
-        result = session.exec(  # type: ignore[call-overload]
-            update(Run).where(col(Run.id) == run_id,
-                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]))
-            .values(status=RunStatus.queued.value, worker_id=None, job_id=None, lease_expires_at=None,
-                    message=message[:500])
-        )
-        session.commit()
-        return bool(result.rowcount)
-
-
 def release(engine: Engine, run_id: str, attempt: int, why: str, *, if_expired: bool = False,
             voluntary: bool = False) -> RunStatus | None:
     """A run whose attempt ``attempt`` ended without an outcome (worker or job gone): re-queue it, or fail it.
