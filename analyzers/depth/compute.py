@@ -6,9 +6,8 @@
 ``uncertainty.probe_estimates`` gives each its standard error across sequences (``probe_checks``). With
 ``models`` (several checkpoints of one family) ``probe`` probes each and adds the trend against depth.
 
-``sweep`` (``depth.sweep``) is the entry point of the depth sweep, whose work is in ``sweep.py``: train one
-``EsmForMaskedLM`` per depth at a parameter and token budget, decide convergence, probe each with the
-probes above.
+The depth sweep (``depth.sweep``) lives in ``sweep.py``: it trains one ``EsmForMaskedLM`` per depth at a
+parameter and token budget, decides convergence, and probes each with the probes above.
 """
 
 from __future__ import annotations
@@ -46,9 +45,6 @@ from analyzers.depth.spec import (
     DepthProbe,
     DepthProbeParams,
     DepthProbeResult,
-    DepthSweep,
-    DepthSweepParams,
-    DepthSweepResult,
 )
 from analyzers.depth.uncertainty import family_trend, probe_estimates
 from analyzers.files import json_safe
@@ -201,21 +197,22 @@ def probe_checks(accuracy: float | None, unigram: float,
         if isinstance(stderr, list):
             checks[name] = MetricCheck(source="sequences", preconditions=[learned], note=n)
             for index, error in enumerate(stderr):
-                checks[f"{name}.{index}"] = MetricCheck(stderr=_finite(error), source="sequences", note=n)
+                checks[f"{name}.{index}"] = MetricCheck(stderr=finite_or_none(error), source="sequences", note=n)
             continue
         note = "pooled over every sequence's tokens: no standard error" if name in POOLED else n
-        checks[name] = MetricCheck(stderr=_finite(stderr), source="sequences", preconditions=[learned], note=note)
+        checks[name] = MetricCheck(stderr=finite_or_none(stderr), source="sequences", preconditions=[learned],
+                                   note=note)
     return checks
 
 
-def _finite(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
     """A number for a metric, or None where it is missing or not finite (NaN/inf are not strict JSON)."""
     return float(value) if value is not None and math.isfinite(value) else None
 
 
 def _metric_value(value: Any) -> float | list[float | None] | None:
-    """``_finite`` of a number, element-wise of a per-layer list."""
-    return [_finite(v) for v in value] if isinstance(value, list) else _finite(value)
+    """``finite_or_none`` of a number, element-wise of a per-layer list."""
+    return [finite_or_none(v) for v in value] if isinstance(value, list) else finite_or_none(value)
 
 
 def resolve_spec(
@@ -391,10 +388,3 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
         "scale": deepest.scale.model_copy(update={"parameters": parameters,
                                                   "data": f"{deepest.scale.data}, {len(results)} checkpoints"}),
     })
-
-
-def sweep(analyzer: DepthSweep, params: DepthSweepParams, ctx: RunContext) -> DepthSweepResult:
-    """``depth.sweep``: train and probe one model per depth into ``ctx.out_dir`` (``analyzers.depth.sweep``)."""
-    from analyzers.depth.sweep import run_sweep
-
-    return run_sweep(params, ctx, analyzer.scale_name(params))

@@ -431,7 +431,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     summary = "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
     Params = DepthSweepParams
     Result = DepthSweepResult
-    compute = "analyzers.depth.compute:sweep"
+    compute = "analyzers.depth.sweep:sweep"
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     # How a run is carried out, not what it measures: results agree (to float round-off) whatever these are.
     scale_ignored_fields = frozenset({"gradient_checkpointing", "checkpoint_every", "probe_batch_size"})

@@ -36,11 +36,11 @@ from transformers import EsmForMaskedLM, EsmTokenizer
 
 from analyzers.base import Z_RESOLVED, MetricCheck, NotRunnable, Precondition, RunContext, truth_interval
 from analyzers.depth import plots
-from analyzers.depth.compute import _finite, probe_model, summarize
+from analyzers.depth.compute import finite_or_none, probe_model, summarize
 from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, unigram_accuracy
 from analyzers.depth.loading import ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeOptions
-from analyzers.depth.spec import DepthSweepParams, DepthSweepResult
+from analyzers.depth.spec import DepthSweep, DepthSweepParams, DepthSweepResult
 from analyzers.depth.stream import StreamedBatches, validation_records
 from analyzers.depth.training import (
     MaskedLMTrainer,
@@ -316,6 +316,11 @@ def _train_depth(
     return model, curves.as_dict(), score(model)
 
 
+def sweep(analyzer: DepthSweep, params: DepthSweepParams, ctx: RunContext) -> DepthSweepResult:
+    """``depth.sweep``'s compute function: train and probe one model per depth into ``ctx.out_dir``."""
+    return run_sweep(params, ctx, analyzer.scale_name(params))
+
+
 def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> DepthSweepResult:
     """Train and probe one model per depth, write ``sweep_metrics.json``, ``curves.json``, plots and the trained
     models into ``ctx.out_dir``; the result's evidence scale is named ``scale_name``."""
@@ -410,7 +415,7 @@ def _result(
     """The verdict across depths, files and the typed result."""
 
     def column(key: str) -> list[float | None]:
-        return [_finite(row.get(key)) for row in rows]
+        return [finite_or_none(row.get(key)) for row in rows]
 
     parameters = [row["parameters"] for row in rows]
     order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
@@ -437,7 +442,7 @@ def _result(
         "convergence_by_depth": [row["convergence"] for row in rows],
         "unigram_accuracy": unigram,
         "convergence_rule": convergence_rule(params.convergence_window, params.convergence_tolerance),
-        "best_depth_z": _finite(z),
+        "best_depth_z": finite_or_none(z),
         "val_perplexity_by_depth": [row["val_perplexity"] for row in rows],
         "masked_accuracy_by_depth": [row["masked_accuracy"] for row in rows],
         "best_depth": rows[best]["depth"],

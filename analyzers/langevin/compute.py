@@ -16,7 +16,7 @@ import numpy as np
 
 from analyzers.base import AnalyzerResult, RunContext, result_record
 from analyzers.files import atomic_write_json
-from analyzers.langevin import analysis, checks, plots, sampler_report, structure
+from analyzers.langevin import analysis, checks, plots, sampler_health, structure
 from analyzers.langevin import design as sequence_design
 from analyzers.langevin.data import majority_error
 from analyzers.langevin.pipeline import Experiment, load_contact_map, run_experiment
@@ -132,7 +132,7 @@ def _summaries(experiment: Experiment, model: str, start: str) -> list[dict[str,
     records = experiment.models[model].records[start]
     rows = [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
     # convergence over the chains from every start, thermalization; R-hat >= 1.1 is not equilibrated
-    return sampler_report.add_sampler_health(rows, experiment.models[model].records, experiment.params.burn_in_fraction)
+    return sampler_health.add_sampler_health(rows, experiment.models[model].records, experiment.params.burn_in_fraction)
 
 
 def _equilibrium_peak(heat: list[float], equilibrated: list[bool]) -> int:
@@ -237,7 +237,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         artifacts=["sweep.png"],
     )
     # The sampler's own readings (issue 12): thermalization per direction, R-hat and ESS, and their figure.
-    sampler_report.add_to_sweep(result, rows_by_model, out_dir)
+    sampler_health.add_to_sweep(result, rows_by_model, out_dir)
     return result
 
 

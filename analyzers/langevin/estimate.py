@@ -21,10 +21,9 @@ import torch
 from analyzers.langevin import design
 from analyzers.langevin.data import Splits, make_splits, masked_loss
 from analyzers.langevin.design_parallel import available_cores, shard_plan
+from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.objective import FlatObjective
-from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig
+from analyzers.langevin.objective import FlatObjective, ReplicaObjective
 from analyzers.langevin.spec import LangevinParams
 from analyzers.progress import duration_text
 

@@ -4,16 +4,21 @@ variance of the minibatch gradient (for the masses), and full-split evaluations 
 The model's parameters are made views into one float32 buffer (and their gradients views into another),
 so loading a sampled weight vector is one copy and reading the gradient needs no concatenation. The
 samplers keep their own float64 master copy; the model sees it rounded to float32.
+
+``ReplicaObjective`` is the same loss for R stacked flat weight vectors (R, n) at once, for batched chains:
+``torch.func.functional_call`` of the model on each replica's parameters, ``grad_and_value`` and ``vmap`` over
+the replicas. Replica r draws its minibatch from its own generator exactly as ``FlatObjective`` does, so a
+replica sees the minibatches a single chain with that generator sees.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch import nn
-from torch.func import functional_call, grad, vmap
+from torch.func import functional_call, grad, grad_and_value, vmap
 
 from analyzers.langevin.data import MaskedSplit, masked_loss
 
@@ -121,7 +126,7 @@ def minibatch_gradient_variance(objective: Any, w: torch.Tensor, batches: int) -
     """Unbiased per-weight variance of ``objective``'s minibatch gradient over ``batches`` draws at ``w``, in
     float64 and ``w``'s shape. ``objective(w)`` returns (loss, gradient); its ``full_batch`` switch is turned off
     meanwhile, since the variance of true minibatches is what sets the masses (``FlatObjective``, one chain, and
-    ``replicas.ReplicaObjective``, R chains at once)."""
+    ``ReplicaObjective``, R chains at once)."""
     if batches < 2:
         raise ValueError("the gradient variance needs at least two minibatches")
     total = torch.zeros(w.shape, dtype=torch.float64, device=w.device)
@@ -159,3 +164,73 @@ def evaluate_split(
             attention_sum = summed if attention_sum is None else attention_sum + summed
     mean_attention = None if attention_sum is None else (attention_sum / len(split)).cpu()
     return float(loss_sum) / len(split), float(error_sum) / len(split), mean_attention
+
+
+class ReplicaObjective:
+    """Minibatch loss and gradient of ``model`` on ``split`` for R stacked flat weight vectors, one model call."""
+
+    def __init__(self, model: nn.Module, split: MaskedSplit, batch_size: int,
+                 generators: Sequence[torch.Generator]) -> None:
+        self.model = model.eval()  # sampling: no dropout
+        self.split = split
+        self.batch_size = batch_size
+        self.generators = list(generators)
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        self.size = sum(p.numel() for p in trainable)
+        self.device = trainable[0].device
+        self.full_batch = batch_size >= len(split)
+        loss = flat_loss(self.model)  # flat (n,) float32; inputs/targets/mask (batch, seq)
+        self._own_batches = vmap(grad_and_value(loss), in_dims=(0, 0, 0, 0))  # a minibatch per replica
+        self._shared_batch = vmap(grad_and_value(loss), in_dims=(0, None, None, None))  # the whole split
+        self._losses = vmap(loss, in_dims=(0, None, None, None))  # evaluation: R weight vectors, one split
+
+    @property
+    def replicas(self) -> int:
+        return len(self.generators)
+
+    def weights(self) -> torch.Tensor:
+        """The model's current weights as one float64 row (n,)."""
+        return torch.cat([p.detach().reshape(-1) for p in self.model.parameters() if p.requires_grad]).double()
+
+    def draw(self) -> torch.Tensor | None:
+        """Each replica's next minibatch, (R, batch) indices drawn from its own generator as ``FlatObjective``
+        draws them; None for the full batch."""
+        if self.full_batch:
+            return None
+        return torch.stack([
+            torch.randint(len(self.split), (self.batch_size,), generator=g, device=self.device)
+            for g in self.generators
+        ])  # fmt: skip
+
+    def evaluate(self, w: torch.Tensor, index: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(minibatch losses (R,), gradients (R, n) in w's dtype) at w (R, n) on the minibatches ``index``
+        (R, batch), or on the whole split for None: no random draw, no host synchronisation (a CUDA graph
+        captures it, ``integrator``)."""
+        flat = w.float()
+        if index is None:
+            grads, losses = self._shared_batch(flat, self.split.inputs, self.split.targets, self.split.mask)
+        else:
+            batch = self.split.subset(index)  # (R, batch, seq)
+            grads, losses = self._own_batches(flat, batch.inputs, batch.targets, batch.mask)
+        return losses.detach(), grads.detach().to(w.dtype)  # the loss in the model's dtype, as FlatObjective
+
+    def __call__(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(minibatch losses (R,), gradients (R, n) in w's dtype) at w (R, n), each replica on its next minibatch."""
+        return self.evaluate(w, self.draw())
+
+    def full_losses(self, w: torch.Tensor, chunk: int = 1024) -> torch.Tensor:
+        """The loss of each replica's weights (R, n) on the whole split, (R,) float64 on the device: the energy
+        ``evaluate_split`` reads one weight vector at a time, here one vmapped call per ``chunk`` sequences and
+        no host synchronisation (read with the next snapshot)."""
+        flat = w.float()
+        total = torch.zeros(len(w), dtype=torch.float64, device=w.device)
+        for start in range(0, len(self.split), chunk):
+            part = self.split.subset(torch.arange(start, min(start + chunk, len(self.split)), device=self.device))
+            with torch.no_grad():
+                losses = self._losses(flat, part.inputs, part.targets, part.mask)  # (R,) means over the chunk
+            total += losses.double() * len(part)
+        return total / len(self.split)
+
+    def gradient_variance(self, w: torch.Tensor, batches: int) -> torch.Tensor:
+        """Per-replica, per-weight variance of the minibatch gradient over ``batches`` minibatches: (R, n) float64."""
+        return minibatch_gradient_variance(self, w, batches)

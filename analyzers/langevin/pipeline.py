@@ -21,11 +21,12 @@ import torch
 
 from analyzers.base import NotRunnable, RunContext
 from analyzers.langevin import design, design_parallel, structure
-from analyzers.langevin.batched_step import resolve_capture
+from analyzers.langevin.chain_runs import run_temperatures
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask, read_checkpoint
 from analyzers.langevin.data import Splits, make_splits
+from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
 from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import (
@@ -329,6 +330,27 @@ def _run_experiment(
         sequences, (params.train_size, params.val_size, params.test_size), params.mask_fraction, params.seed
     )
     configs = {k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models}
+    runs = _train_models(configs, splits, params, device, work, report, ctx, reused)
+    tasks = _sampling_tasks(runs, splits, params, device, work, in_progress, report, reused)
+    done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
+    if done_before:
+        reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
+    sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
+    records = run_temperatures(
+        tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
+        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
+        step_capture=params.step_capture,
+    )
+    for task, record in zip(tasks, records, strict=True):
+        name, start = task.name.split("@")
+        runs[name].records.setdefault(start, []).append(record)
+    provenance = _provenance(params, contact_map, splits, sequences, runs, device, len(tasks), reused, work)
+    return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
+
+
+def _train_models(configs: dict[str, ModelConfig], splits: Splits, params: LangevinParams, device: str, work: Path,
+                  report: Report, ctx: RunContext, reused: list[str]) -> dict[str, ModelRun]:
+    """ES and OT training of each model (cached), reported as the run's 5-30 %."""
     runs: dict[str, ModelRun] = {}
     for position, (name, config) in enumerate(configs.items()):
         fraction = 0.05 + 0.25 * position / len(configs)
@@ -350,6 +372,12 @@ def _run_experiment(
         model = build_model(config)
         runs[name] = ModelRun(name, config, count_parameters(model), outcome, layer_slices(model), training_key=key)
         runs[name].trained_attention = _trained_attention(config, outcome, splits, device)
+    return runs
+
+
+def _sampling_tasks(runs: dict[str, ModelRun], splits: Splits, params: LangevinParams, device: str, work: Path,
+                    in_progress: Path, report: Report, reused: list[str]) -> list[TemperatureTask]:
+    """One task per model, start and temperature; a start in ``relax_starts`` relaxed on the ES sphere first."""
     settings = _sampling_settings(params)
     tasks: list[TemperatureTask] = []
     for name, run in runs.items():
@@ -375,19 +403,14 @@ def _run_experiment(
                         device, in_progress / f"{key}.pt", list(run.layer_slices), work / "samples" / f"{key}.pt",
                     )
                 )  # fmt: skip
-    done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
-    if done_before:
-        reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
-    sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
-    records = run_temperatures(
-        tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
-        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
-        step_capture=params.step_capture,
-    )
-    for task, record in zip(tasks, records, strict=True):
-        name, start = task.name.split("@")
-        runs[name].records.setdefault(start, []).append(record)
-    provenance = {
+    return tasks
+
+
+def _provenance(params: LangevinParams, contact_map: structure.ContactMap, splits: Splits, sequences: np.ndarray,
+                runs: dict[str, ModelRun], device: str, task_count: int, reused: list[str],
+                work: Path) -> dict[str, Any]:
+    """Where the experiment's inputs came from and how it ran."""
+    return {
         "structure_source": contact_map.source,
         "contact_map_digest": contact_map.digest(),
         "contacts": int(contact_map.contacts.sum()) // 2,
@@ -399,14 +422,13 @@ def _run_experiment(
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
         "sampling_path": f"batched replicas: every start and temperature of a model in one model call, step "
         f"capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
-        else f"one temperature at a time, {_workers(params, device, len(tasks))} process(es)",
+        else f"one temperature at a time, {_workers(params, device, task_count)} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,
         "relaxed_starts": {name: run.relaxation for name, run in runs.items() if run.relaxation},
         "work_dir": str(work),
     }
-    return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
 
 
 def _is_done(path: Path) -> bool:

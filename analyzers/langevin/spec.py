@@ -43,7 +43,7 @@ PDB_ID_PATTERN = r"^[0-9][A-Za-z0-9]{3}$"
 # and 0.29, entropy 1.71 and 1.70 nats over two seeds (4 minutes on one core). From 200 chains, sampled over
 # 24,900 sweeps, they went deeper: 0.42 and 1.24 nats, 60 near-copies per chain (consecutive identity 0.73).
 # The smoke scale keeps the ladder with a short burn-in (seconds, not calibrated).
-# how the sampler sets its masses (sampling.py): the paper's three, and the low-rank noise term of mass_matrix.py
+# how the sampler sets its masses (chains.py): the paper's three, and the low-rank noise term of mass_matrix.py
 MASS_RULES = ("per-weight", "per-layer", "uniform", "noise-covariance")
 DEFAULT_LADDER: tuple[float, ...] = (2.0, 1.7215, 1.4817, 1.2754, 1.0977, 0.9449, 0.8133, 0.7)
 CALIBRATED_BURN_IN = 8000
@@ -231,7 +231,7 @@ class LangevinParams(AnalyzerParams):
     @field_validator("step_capture")
     @classmethod
     def _step_capture(cls, value: str) -> str:
-        if value not in ("auto", "none", "graph", "compile"):  # batched_step.STEP_CAPTURES (torch-free import here)
+        if value not in ("auto", "none", "graph", "compile"):  # integrator.STEP_CAPTURES (torch-free import here)
             raise ValueError(f"step_capture must be auto, none, graph or compile, got {value!r}")
         return value
 

@@ -3,7 +3,7 @@ direction, and did the chains from the ES and OT weights meet? Per temperature i
 
 * the convergence diagnostics of the full training loss over the chains from each start (split-R-hat and
   ESS, ``convergence.py``); R-hat >= 1.1 (or too few draws to tell) makes the temperature "not equilibrated";
-* the thermostat check (``sampling.thermostat_report``), read in three outcomes by ``checks.thermostat_state``:
+* the thermostat check (``thermostat.thermostat_report``), read in three outcomes by ``checks.thermostat_state``:
   at T, off T, unresolved;
 
 both become preconditions of the metrics that read those temperatures (``checks.py``),
