@@ -54,7 +54,8 @@ def operator_only(default: Any = None, *, description: str, **kwargs: Any) -> An
 
 
 def looks_like_path(value: str) -> bool:
-    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or existing)."""
+    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or
+    existing)."""
     if value.startswith(("/", "~", "./", "../", "\\")) or ".." in Path(value).parts:
         return True
     try:
@@ -91,10 +92,10 @@ class AnalyzerParams(BaseModel):
     seed: int = Field(default=0, description="Random seed.")
 
 
-#: Half-width of an interval in standard errors: a value is resolved against a threshold when value +- Z_RESOLVED
-#: standard errors lies on one side of it (about 95 % for a normal estimate). Analyzers use the same number where
-#: they resolve a location (which temperature or depth is best) and ``kb.verdicts`` where it turns a standard
-#: error into an interval.
+#: Half-width of an interval in standard errors: a value is resolved against a threshold when value +-
+#: Z_RESOLVED standard errors lies on one side of it (about 95 % for a normal estimate). Analyzers use the
+#: same number where they resolve a location (which temperature or depth is best) and ``kb.verdicts`` where it
+#: turns a standard error into an interval.
 Z_RESOLVED = 2.0
 
 #: Where a metric's uncertainty comes from (``metric(uncertainty=...)``).
@@ -106,10 +107,14 @@ class Precondition(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="What was checked: learned, equilibrated, converged, thermalized, beats chance, "
-                      "resolved, valid, ...")
-    passed: bool | None = Field(description="True: it held; False: it failed; None: unresolved (the check could "
-                                "not tell), which settles nothing either.")
+    name: str = Field(
+        description="What was checked: learned, equilibrated, converged, thermalized, beats chance, "
+        "resolved, valid, ..."
+    )
+    passed: bool | None = Field(
+        description="True: it held; False: it failed; None: unresolved (the check could "
+        "not tell), which settles nothing either."
+    )
     detail: str = Field(default="", description="One line with the numbers: what was measured against what.")
 
 
@@ -128,10 +133,14 @@ class MetricCheck(BaseModel):
     stderr: float | None = Field(default=None, ge=0, description="Standard error of the value.")
     interval: tuple[float, float] | None = Field(default=None, description="[low, high] bounding the value.")
     exact: bool = Field(default=False, description="No uncertainty by construction (a count, a setting).")
-    source: str = Field(default="", description="Where the uncertainty comes from (seeds, snapshots, sequences).")
+    source: str = Field(
+        default="", description="Where the uncertainty comes from (seeds, snapshots, sequences)."
+    )
     note: str = Field(default="", description="How the uncertainty was found, in one line (shown with it).")
     preconditions: list[Precondition] = Field(default_factory=list, description="What the value rests on.")
-    derived_from: list[str] = Field(default_factory=list, description="Metric paths this value was computed from.")
+    derived_from: list[str] = Field(
+        default_factory=list, description="Metric paths this value was computed from."
+    )
 
     @model_validator(mode="after")
     def _interval_ordered(self) -> MetricCheck:
@@ -159,18 +168,22 @@ class AnalyzerResult(BaseModel):
     provenance: dict[str, Any] = Field(
         default_factory=dict, description="Model id, revision, weight hash, data hash, dtype, ..."
     )
-    notes: list[str] = Field(default_factory=list, description="Caveats a reader must see (defaults chosen, ...).")
+    notes: list[str] = Field(
+        default_factory=list, description="Caveats a reader must see (defaults chosen, ...)."
+    )
     checks: dict[str, MetricCheck] = Field(
         default_factory=dict,
-        description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): its "
-        "uncertainty and the preconditions it rests on. kb.verdicts decides a claim only when every precondition "
-        "of the path (of every prefix of it, and of what it derives from) passed and its interval lies on one "
-        "side of the claim's threshold. Metrics declared exact get their check without the builder writing it.",
+        description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): "
+        "its uncertainty and the preconditions it rests on. kb.verdicts decides a claim only when every "
+        "precondition of the path (of every prefix of it, and of what it derives from) passed and its "
+        "interval lies on one side of the claim's threshold. Metrics declared exact get their check without "
+        "the builder writing it.",
     )
     untestable: dict[str, str] = Field(
         default_factory=dict,
-        description="Before ``checks``: metrics this run could not vouch for, with why. Still read (as a failed "
-        "precondition) so that stored evidence reads the same; new results state preconditions in ``checks``.",
+        description="Before ``checks``: metrics this run could not vouch for, with why. Still read (as a "
+        "failed precondition) so that stored evidence reads the same; new results state preconditions in "
+        "``checks``.",
     )
 
     @model_validator(mode="after")
@@ -182,8 +195,13 @@ class AnalyzerResult(BaseModel):
 
 
 def metric(
-    default: Any = PydanticUndefined, *, description: str, uncertainty: str | None = None, exact: bool = False,
-    rests_on: tuple[str, ...] = (), **kwargs: Any,
+    default: Any = PydanticUndefined,
+    *,
+    description: str,
+    uncertainty: str | None = None,
+    exact: bool = False,
+    rests_on: tuple[str, ...] = (),
+    **kwargs: Any,
 ) -> Any:
     """A ``Result`` field a claim may bind to: ``Analyzer.metrics`` is derived from these fields.
 
@@ -193,7 +211,12 @@ def metric(
     metric declares one of the two (the contract test checks it). ``rests_on`` names the preconditions the
     result builder checks for it (learned, equilibrated, ...), written down where the metric is.
     """
-    extra: dict[str, Any] = {"metric": True, "uncertainty": uncertainty, "exact": exact, "rests_on": list(rests_on)}
+    extra: dict[str, Any] = {
+        "metric": True,
+        "uncertainty": uncertainty,
+        "exact": exact,
+        "rests_on": list(rests_on),
+    }
     return Field(default, description=description, json_schema_extra=extra, **kwargs)
 
 
@@ -256,9 +279,13 @@ def result_record(result: AnalyzerResult) -> dict[str, Any]:
         for path, leaf in _leaves(data.get(name), name):
             if leaf is None or (isinstance(leaf, float) and not math.isfinite(leaf)):
                 check = checks.setdefault(path, MetricCheck().model_dump())
-                check["preconditions"].append(Precondition(
-                    name="valid", passed=False, detail=f"{path} has no value ({leaf!r}): not computable in this run"
-                ).model_dump())
+                check["preconditions"].append(
+                    Precondition(
+                        name="valid",
+                        passed=False,
+                        detail=f"{path} has no value ({leaf!r}): not computable in this run",
+                    ).model_dump()
+                )
     strict = json_safe(data)
     json.dumps(strict, allow_nan=False, default=str)  # strict JSON or a loud failure here, not in a reader
     return json.loads(json.dumps(strict, default=str))
@@ -334,8 +361,8 @@ class Analyzer(ABC, Generic[P, R]):
     # kb orders its queue quick first and says how long each run will take from these, scaled by this
     # machine's measured speed, until runs of the same preset have been timed here (``kb.estimates``).
     expected_seconds: ClassVar[dict[str, float]] = {}
-    # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say a
-    # claim settled only at that preset would cost (``kb.bindings.settling``).
+    # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say
+    # a claim settled only at that preset would cost (``kb.bindings.settling``).
     gpu_hours: ClassVar[dict[str, float]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -349,7 +376,9 @@ class Analyzer(ABC, Generic[P, R]):
         merged: dict[str, Any] = {}
         if scale is not None:
             if scale not in self.scales:
-                raise ValueError(f"analyzer {self.name!r} has no scale {scale!r}; known: {sorted(self.scales)}")
+                raise ValueError(
+                    f"analyzer {self.name!r} has no scale {scale!r}; known: {sorted(self.scales)}"
+                )
             merged.update(self.scales[scale])
         merged.update(params or {})
         return self.Params.model_validate(merged)  # type: ignore[return-value]
@@ -371,7 +400,8 @@ class Analyzer(ABC, Generic[P, R]):
     def cached_stages(self, params: P) -> frozenset[str]:
         """The cached stages a run builds, each named by what it depends on, where runs of several claims (of
         this analyzer or others) build the same ones: a later run whose stages earlier runs all build reuses
-        their work and takes a fraction of its time alone (``kb.estimates``, the demo's plan). Default: none."""
+        their work and takes a fraction of its time alone (``kb.estimates``, the demo's plan). Default:
+        none."""
         return frozenset()
 
     def preflight(self, params: P) -> None:
@@ -384,14 +414,20 @@ class Analyzer(ABC, Generic[P, R]):
             import torch
 
             if not torch.cuda.is_available():
-                raise NotRunnable(f"device {params.device!r} asked for, but CUDA is not available on this machine")
+                raise NotRunnable(
+                    f"device {params.device!r} asked for, but CUDA is not available on this machine"
+                )
         elif self.resources.gpu is GpuNeed.required:
-            raise NotRunnable(f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one")
+            raise NotRunnable(
+                f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one"
+            )
 
     def run(self, params: P, ctx: RunContext) -> R:
         """Do the work (``compute``); write artifacts under ``ctx.out_dir``; return the typed result."""
         if not self.compute:
-            raise NotImplementedError(f"{type(self).__name__} names no compute function and does not override run")
+            raise NotImplementedError(
+                f"{type(self).__name__} names no compute function and does not override run"
+            )
         module_name, _, function = self.compute.partition(":")
         result: R = getattr(importlib.import_module(module_name), function)(self, params, ctx)
         return result

@@ -1,12 +1,12 @@
 """Sampling chains to the end, resumably: one model at one temperature, every chain of a model as batched
 replicas, and many temperatures in parallel; ``ChainRun`` is the one run loop of all of them.
 
-A ``chain_tasks.TemperatureTask`` carries everything a worker process needs (model config, starting weights, the
-splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` samples one task
+A ``chain_tasks.TemperatureTask`` carries everything a worker process needs (model config, starting weights,
+the splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` samples one task
 (norm-constrained pseudo-Langevin by default; unconstrained or plain SGLD selectable: ``chains.SingleChain``);
-``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU). Either
-way the loop re-estimates the minibatch-gradient variance and the masses every ``variance_every`` steps, and
-records per chain:
+``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU).
+Either way the loop re-estimates the minibatch-gradient variance and the masses every ``variance_every``
+steps, and records per chain:
 
 * the minibatch loss of every step;
 * every ``energy_every`` steps: the full training loss (the energy whose variance gives the specific heat);
@@ -21,9 +21,9 @@ Every ``checkpoint_every`` steps the whole state (sampler, generators, records) 
 task's checkpoint file, so a killed run started again continues from there and, seeded, ends with the same
 result as an uninterrupted run. Each temperature keeps its own checkpoint in one format, so a run started on a
 GPU can be resumed there or one temperature at a time on a CPU, and a finished temperature is reused by either
-path. Batched replicas advance in lockstep: temperatures whose checkpoints stand at different steps (left by the
-single-temperature path) are finished one at a time instead. ``run_temperatures`` runs tasks in worker processes
-(one thread each) on CPU, in this process on CUDA, or batched per model.
+path. Batched replicas advance in lockstep: temperatures whose checkpoints stand at different steps (left by
+the single-temperature path) are finished one at a time instead. ``run_temperatures`` runs tasks in worker
+processes (one thread each) on CPU, in this process on CUDA, or batched per model.
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ class ChainRun:
                 for record, weights in zip(chains.records, chains.weights(), strict=True):
                     record["weights"].append(weights)
             if step % settings.checkpoint_every == 0 and step < settings.steps:
-                self.keep_losses(step, step % settings.snapshot_every)  # a checkpoint inside a block keeps them
+                # a checkpoint inside a block keeps them
+                self.keep_losses(step, step % settings.snapshot_every)
                 chains.park()
                 self.checkpoint(False)
             if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
@@ -106,7 +107,12 @@ class ChainRun:
     def refresh_masses(self, step: int) -> None:
         """New masses every ``variance_every`` steps (once: a resume at that step does not refresh again)."""
         every, records = self.settings.variance_every, self.chains.records
-        if self.chains.refreshes_masses and step > 0 and step % every == 0 and step != records[0].get("variance_step"):
+        if (
+            self.chains.refreshes_masses
+            and step > 0
+            and step % every == 0
+            and step != records[0].get("variance_step")
+        ):
             self.chains.refresh_masses(step)
             for record in records:
                 record["variance_step"] = step
@@ -130,13 +136,15 @@ class ChainRun:
         """Each chain's state, generators and records into its task's checkpoint (written atomically)."""
         chains, replicas = self.chains, len(self.chains.tasks)
         for index, task in enumerate(chains.tasks):
-            chains.records[index]["seconds"] = (time.perf_counter() - self.started) / replicas  # the batch's time
+            # the batch's time
+            chains.records[index]["seconds"] = (time.perf_counter() - self.started) / replicas
             state = {
                 "sampler": finished_state(chains.sampler_state(index), done),
                 "batch_generator": chains.batch_generators[index].get_state(),
-                "noise_generator": chains.noise_generators[index].get_state(), "records": chains.records[index],
+                "noise_generator": chains.noise_generators[index].get_state(),
+                "records": chains.records[index],
                 "done": done,
-            }  # fmt: skip
+            }
             save_checkpoint(task, state, done)
         self.on_checkpoint()
 
@@ -169,11 +177,14 @@ def run_replicas(
     on_checkpoint: Callable[[], None] = lambda: None,
     step_capture: str = "auto",
 ) -> list[dict[str, Any]]:
-    """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task order.
-    ``step_capture``: how the batched step runs (``integrator.STEP_CAPTURES``; auto: a CUDA graph on CUDA)."""
+    """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task
+    order. ``step_capture``: how the batched step runs (``integrator.STEP_CAPTURES``; auto: a CUDA graph on
+    CUDA)."""
     first = tasks[0]
-    if any((t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
-           for t in tasks):  # fmt: skip
+    if any(
+        (t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
+        for t in tasks
+    ):
         raise ValueError("batched replicas must share the model, seed, device and settings")
     results: list[dict[str, Any] | None] = [finished_records(task) for task in tasks]
     pending = [index for index, result in enumerate(results) if result is None]
@@ -228,7 +239,9 @@ def run_temperatures(
         by_index: dict[int, dict[str, Any]] = {}
         for name, members in groups.items():
 
-            def group_progress(done_steps: int, steps: int, members: list[int] = members, name: str = name) -> None:
+            def group_progress(
+                done_steps: int, steps: int, members: list[int] = members, name: str = name
+            ) -> None:
                 for index in members:
                     done[index] = done_steps
                 starts = len({tasks[i].name for i in members})
@@ -244,7 +257,9 @@ def run_temperatures(
         results = []
         for index, task in enumerate(tasks):
 
-            def progress(done_steps: int, steps: int, index: int = index, task: TemperatureTask = task) -> None:
+            def progress(
+                done_steps: int, steps: int, index: int = index, task: TemperatureTask = task
+            ) -> None:
                 note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
 
             results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
@@ -265,7 +280,11 @@ def run_temperatures(
                             on_checkpoint()
                             continue
                         name, temperature, steps, count = message
-                        note(index_of[(name, temperature)], steps, f"{name} T={temperature:g}: step {steps}/{count}")
+                        note(
+                            index_of[(name, temperature)],
+                            steps,
+                            f"{name} T={temperature:g}: step {steps}/{count}",
+                        )
                     report(sum(done.values()) / total, latest[0])
                     for future in finished:
                         future.result()  # re-raise a worker's error here

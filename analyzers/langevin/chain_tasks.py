@@ -25,8 +25,9 @@ class SamplingSettings:
     """How to sample (defaults: the authors' dt, m1 and minibatch; lengths set by the scale)."""
 
     sampler: str = "pseudo-langevin"  # or "unconstrained", "sgld"
-    # "minibatch": a fresh minibatch gradient per step supplies the share r of the thermostat noise (the paper);
-    # "full_batch": the gradient of the whole training split and white noise for all of it (no correlated noise)
+    # "minibatch": a fresh minibatch gradient per step supplies the share r of the thermostat noise (the
+    # paper); "full_batch": the gradient of the whole training split and white noise for all of it (no
+    # correlated noise)
     noise: str = "minibatch"
     steps: int = 2000
     burn_in_fraction: float = 0.5  # records before this fraction of the steps are not averaged
@@ -34,8 +35,8 @@ class SamplingSettings:
     dt: float = 1.0
     m1: float = 0.1
     r: float = 0.01  # share of the thermostat noise that the minibatch noise supplies
-    # or "per-layer" (layer means of the variance), "uniform" (the median), "noise-covariance" (per-weight plus
-    # a low-rank term along the minibatch noise: mass_matrix.py)
+    # or "per-layer" (layer means of the variance), "uniform" (the median), "noise-covariance" (per-weight
+    # plus a low-rank term along the minibatch noise: mass_matrix.py)
     mass_rule: str = "per-weight"
     variance_floor: float = 1e-3  # sigma_i^2 >= this x median(sigma^2)
     max_step_ratio: float = 0.02  # keeps SHAKE solvable: raises the floor / the masses above this
@@ -64,7 +65,8 @@ class TemperatureTask:
     device: str
     checkpoint: Path  # the state in progress (a run's checkpoint folder, or the cache)
     layer_names: list[str] = field(default_factory=list)
-    finished: Path | None = None  # where the finished records are kept for reuse (the cache); None: ``checkpoint``
+    # where the finished records are kept for reuse (the cache); None: ``checkpoint``
+    finished: Path | None = None
 
     @property
     def finished_path(self) -> Path:
@@ -82,15 +84,17 @@ def chain_seed(seed: int, temperature: float) -> int:
 
 
 def finished_state(sampler_state: dict[str, Any], done: bool) -> dict[str, Any]:
-    """A sampler's state as a checkpoint keeps it: whole while the chain runs; once it is done (never continued,
-    only its records reused) without the low-rank mass, ~100 MB at k ~ 600 directions of 44,245 weights."""
+    """A sampler's state as a checkpoint keeps it: whole while the chain runs; once it is done (never
+    continued, only its records reused) without the low-rank mass, ~100 MB at k ~ 600 directions of 44,245
+    weights."""
     if not done:
         return sampler_state
     return {key: value for key, value in sampler_state.items() if key != "mass_directions"}
 
 
 def read_checkpoint(path: Path) -> dict[str, Any] | None:
-    """The checkpoint at ``path``, or None when there is none or it is not plain data (then sampling restarts)."""
+    """The checkpoint at ``path``, or None when there is none or it is not plain data (then sampling
+    restarts)."""
     if not path.is_file():
         return None
     try:
@@ -113,8 +117,8 @@ def finished_records(task: TemperatureTask) -> dict[str, Any] | None:
 
 
 def save_checkpoint(task: TemperatureTask, state: dict[str, Any], done: bool) -> None:
-    """Write a task's checkpoint; a finished one goes to the cache too (other analyzers of the experiment reuse
-    it)."""
+    """Write a task's checkpoint; a finished one goes to the cache too (other analyzers of the experiment
+    reuse it)."""
     save_plain(state, task.checkpoint)
     if done and task.finished_path != task.checkpoint:
         save_plain(state, task.finished_path)

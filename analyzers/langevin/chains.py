@@ -1,17 +1,18 @@
-"""The chains a sampling run advances, behind one interface, so that ``chain_runs.ChainRun`` is the one run loop
-of both paths: ``SingleChain`` (one task: ``dynamics.PseudoLangevin`` or ``SGLD`` on a ``FlatObjective``, the
-CPU's path, one temperature per process) and ``BatchedChains`` (every start and temperature of one model:
-``dynamics.ReplicaPseudoLangevin`` on a ``ReplicaObjective``, the GPU's path, the step captured in a CUDA graph).
+"""The chains a sampling run advances, behind one interface, so that ``chain_runs.ChainRun`` is the one run
+loop of both paths: ``SingleChain`` (one task: ``dynamics.PseudoLangevin`` or ``SGLD`` on a ``FlatObjective``,
+the CPU's path, one temperature per process) and ``BatchedChains`` (every start and temperature of one model:
+``dynamics.ReplicaPseudoLangevin`` on a ``ReplicaObjective``, the GPU's path, the step captured in a CUDA
+graph).
 
-Each builds its sampler and records from its tasks, continues from their checkpoints, and does what the loop asks
-at a step (advance, refresh the masses, read the kinetic temperature, an energy, a snapshot, the weights) in its
-own way: the single chain reads everything at once, the batch keeps on the device what it can (minibatch losses,
-kinetic sums, SHAKE failures, energies) until :meth:`Chains.park` moves it into the records at a snapshot or a
-checkpoint. Both integrate with ``integrator.langevin_update``; each keeps its own reductions, so each path gives
-the numbers it gave before they shared the loop.
+Each builds its sampler and records from its tasks, continues from their checkpoints, and does what the loop
+asks at a step (advance, refresh the masses, read the kinetic temperature, an energy, a snapshot, the weights)
+in its own way: the single chain reads everything at once, the batch keeps on the device what it can
+(minibatch losses, kinetic sums, SHAKE failures, energies) until :meth:`Chains.park` moves it into the records
+at a snapshot or a checkpoint. Both integrate with ``integrator.langevin_update``; each keeps its own
+reductions, so each path gives the numbers it gave before they shared the loop.
 
-Also here: the masses of a chain from its gradient noise (``gradient_noise``, ``chain_masses``) and one snapshot
-of a chain's weights (``record_snapshot``).
+Also here: the masses of a chain from its gradient noise (``gradient_noise``, ``chain_masses``) and one
+snapshot of a chain's weights (``record_snapshot``).
 """
 
 from __future__ import annotations
@@ -52,11 +53,21 @@ def new_records(task: TemperatureTask, start_norm: float) -> dict[str, Any]:
     """A chain's records before its first step (``chain_runs`` says what each holds)."""
     settings = task.settings
     return {
-        "name": task.name, "temperature": task.temperature, "sampler": settings.sampler, "steps": settings.steps,
-        "losses": np.zeros(settings.steps, dtype=np.float32), "snapshots": [], "weights": [],
-        "attention_sum": None, "attention_count": 0, "mass_log10": [], "mass_guard": [], "seconds": 0.0,
-        "energies": [], "start_norm": start_norm,
-    }  # fmt: skip
+        "name": task.name,
+        "temperature": task.temperature,
+        "sampler": settings.sampler,
+        "steps": settings.steps,
+        "losses": np.zeros(settings.steps, dtype=np.float32),
+        "snapshots": [],
+        "weights": [],
+        "attention_sum": None,
+        "attention_count": 0,
+        "mass_log10": [],
+        "mass_guard": [],
+        "seconds": 0.0,
+        "energies": [],
+        "start_norm": start_norm,
+    }
 
 
 def check_settings(settings: SamplingSettings) -> None:
@@ -75,9 +86,9 @@ def exact_noise(settings: SamplingSettings, objective: FlatObjective, w: torch.T
 def gradient_noise(
     settings: SamplingSettings, objective: FlatObjective, w: torch.Tensor, known: NoiseSpectrum | None = None
 ) -> tuple[torch.Tensor | NoiseSpectrum, torch.Tensor]:
-    """What the masses are built from at ``w`` (the exact noise spectrum for the noise-covariance rule, ``known``
-    when it was computed at this w already; else the per-weight variance over ``variance_batches`` minibatches)
-    and the per-weight variance (n,)."""
+    """What the masses are built from at ``w`` (the exact noise spectrum for the noise-covariance rule,
+    ``known`` when it was computed at this w already; else the per-weight variance over ``variance_batches``
+    minibatches) and the per-weight variance (n,)."""
     if settings.mass_rule == "noise-covariance":
         spectrum = known or exact_noise(settings, objective, w)
         return spectrum, spectrum.variance
@@ -88,16 +99,18 @@ def gradient_noise(
 def chain_masses(
     task: TemperatureTask, noise: torch.Tensor | NoiseSpectrum, w: torch.Tensor, slices: list[slice], r: float
 ) -> tuple[MassMatrix, dict[str, float]]:
-    """The masses of ``task``'s chain at ``w`` from the gradient noise there (``gradient_noise``) by its mass rule,
-    guarded for the constraint, with the minibatch share ``r``; and what the guard used."""
+    """The masses of ``task``'s chain at ``w`` from the gradient noise there (``gradient_noise``) by its mass
+    rule, guarded for the constraint, with the minibatch share ``r``; and what the guard used."""
     settings = task.settings
     max_ratio = settings.max_step_ratio if settings.sampler == "pseudo-langevin" else math.inf
     if isinstance(noise, NoiseSpectrum):
         mass = noise_covariance_mass(noise, task.temperature, settings.dt, settings.m1, r, SHARE_TOLERANCE)
         guarded, used = guarded_mass_matrix(mass, w, task.temperature, settings.dt, max_ratio)
-        if used["effective_r"] < r:  # a smaller share: fewer directions run hot enough to need the low-rank term
-            mass = noise_covariance_mass(noise, task.temperature, settings.dt, settings.m1, used["effective_r"],
-                                         SHARE_TOLERANCE)  # fmt: skip
+        # a smaller share: fewer directions run hot enough to need the low-rank term
+        if used["effective_r"] < r:
+            mass = noise_covariance_mass(
+                noise, task.temperature, settings.dt, settings.m1, used["effective_r"], SHARE_TOLERANCE
+            )
             guarded, used = guarded_mass_matrix(mass, w, task.temperature, settings.dt, max_ratio)
         return guarded, used
     variance = noise
@@ -129,13 +142,22 @@ def record_snapshot(
     is_transformer = task.config.kind == "transformer"
     model, batch = objective.model, task.settings.eval_batch_size
     train_loss, train_error, _ = evaluate_split(model, splits.train, batch)
-    validation_error = evaluate_split(model, splits.validation, batch)[1] if len(splits.validation) else math.nan
+    validation_error = (
+        evaluate_split(model, splits.validation, batch)[1] if len(splits.validation) else math.nan
+    )
     test_loss, test_error, attention = evaluate_split(model, splits.test, batch, attention=is_transformer)
     records["energies"].append((step, train_loss))
     records["snapshots"].append(
-        {"step": step, "train_loss": train_loss, "train_error": train_error, "validation_error": validation_error,
-         "test_loss": test_loss, "test_error": test_error, "squared_norm": float(w @ w)}
-    )  # fmt: skip
+        {
+            "step": step,
+            "train_loss": train_loss,
+            "train_error": train_error,
+            "validation_error": validation_error,
+            "test_loss": test_loss,
+            "test_error": test_error,
+            "squared_norm": float(w @ w),
+        }
+    )
     if attention is not None and step > burn_in:
         previous = records["attention_sum"]
         records["attention_sum"] = attention if previous is None else previous + attention
@@ -143,8 +165,8 @@ def record_snapshot(
 
 
 class Chains:
-    """R chains of one model advanced in lockstep (R = 1 for ``SingleChain``): what ``chain_runs.ChainRun`` asks of
-    them. ``records``, ``batch_generators`` and ``noise_generators`` are per chain, in task order."""
+    """R chains of one model advanced in lockstep (R = 1 for ``SingleChain``): what ``chain_runs.ChainRun``
+    asks of them. ``records``, ``batch_generators`` and ``noise_generators`` are per chain, in task order."""
 
     tasks: list[TemperatureTask]
     records: list[dict[str, Any]]
@@ -160,7 +182,8 @@ class Chains:
         raise NotImplementedError
 
     def step(self) -> torch.Tensor:
-        """Advance every chain by one step; their minibatch losses (R,) (or () for one chain) on the device."""
+        """Advance every chain by one step; their minibatch losses (R,) (or () for one chain) on the
+        device."""
         raise NotImplementedError
 
     def refresh_masses(self, step: int) -> None:
@@ -199,9 +222,9 @@ class Chains:
 
 
 class SingleChain(Chains):
-    """One task: ``PseudoLangevin`` (constrained or not) or ``SGLD`` on a ``FlatObjective``, built as at the start
-    (consuming the same random numbers) and then, on a resume, given its checkpoint's state, generators and
-    records."""
+    """One task: ``PseudoLangevin`` (constrained or not) or ``SGLD`` on a ``FlatObjective``, built as at the
+    start (consuming the same random numbers) and then, on a resume, given its checkpoint's state, generators
+    and records."""
 
     def __init__(self, task: TemperatureTask, saved: dict[str, Any] | None) -> None:
         settings, device = task.settings, torch.device(task.device)
@@ -213,7 +236,9 @@ class SingleChain(Chains):
         seed = chain_seed(task.seed, task.temperature)
         self.batch_generators = [torch.Generator(device=device).manual_seed(seed)]
         self.noise_generators = [torch.Generator(device=device).manual_seed(seed + 1)]
-        self.objective = FlatObjective(model, self.splits.train, settings.batch_size, self.batch_generators[0])
+        self.objective = FlatObjective(
+            model, self.splits.train, settings.batch_size, self.batch_generators[0]
+        )
         self.slices = list(layer_slices(model).values())
         w0 = self.objective.weights()
         check_settings(settings)
@@ -233,10 +258,21 @@ class SingleChain(Chains):
             initial = exact_noise(settings, self.objective, w0)
             records.update(noise_setup(initial, settings))
             masses, variance = self._masses(w0, 0, initial)
-            config = SamplerConfig(task.temperature, settings.dt, settings.m1, settings.sampler == "pseudo-langevin",
-                                   settings.fixman)  # fmt: skip
-            self.sampler = PseudoLangevin(w0, self.objective, masses, config,
-                                          variance if self.minibatch_noise else None, self.noise_generators[0])
+            config = SamplerConfig(
+                task.temperature,
+                settings.dt,
+                settings.m1,
+                settings.sampler == "pseudo-langevin",
+                settings.fixman,
+            )
+            self.sampler = PseudoLangevin(
+                w0,
+                self.objective,
+                masses,
+                config,
+                variance if self.minibatch_noise else None,
+                self.noise_generators[0],
+            )
         if saved is not None:
             self.sampler.load_state_dict(saved["sampler"])
             self.batch_generators[0].set_state(saved["batch_generator"])
@@ -270,7 +306,9 @@ class SingleChain(Chains):
         self.sampler.check()
 
     def snapshot(self, step: int, burn_in: int) -> None:
-        record_snapshot(self.task, self.objective, self.sampler.w, self.splits, self.records[0], step, burn_in)
+        record_snapshot(
+            self.task, self.objective, self.sampler.w, self.splits, self.records[0], step, burn_in
+        )
 
     def record_energy(self, step: int) -> None:
         self.objective.load(self.sampler.w)
@@ -286,7 +324,9 @@ class SingleChain(Chains):
     def finish(self) -> None:
         records, sampler = self.records[0], self.sampler
         if isinstance(sampler, PseudoLangevin):
-            records["mass_log10"] = np.percentile(np.log10(sampler.mass.diagonal.cpu().numpy()), [0, 50, 100]).tolist()
+            records["mass_log10"] = np.percentile(
+                np.log10(sampler.mass.diagonal.cpu().numpy()), [0, 50, 100]
+            ).tolist()
             records["kinetic_temperature"] = sampler.kinetic_temperature()
             records["thermostat"] = thermostat_report(records, self.task.temperature, self.settings)
             records.pop("noise_directions", None)
@@ -294,11 +334,13 @@ class SingleChain(Chains):
 
 
 class BatchedChains(Chains):
-    """Tasks of one model (any starts and temperatures, one shared seed, device and settings) as replicas of one
-    batch: one ``ReplicaPseudoLangevin``, its step run as ``step_capture`` says. A ``FlatObjective`` beside it
-    computes what is per chain (each start's noise spectrum, the snapshots)."""
+    """Tasks of one model (any starts and temperatures, one shared seed, device and settings) as replicas of
+    one batch: one ``ReplicaPseudoLangevin``, its step run as ``step_capture`` says. A ``FlatObjective``
+    beside it computes what is per chain (each start's noise spectrum, the snapshots)."""
 
-    def __init__(self, tasks: list[TemperatureTask], saved: list[dict[str, Any] | None], step_capture: str) -> None:
+    def __init__(
+        self, tasks: list[TemperatureTask], saved: list[dict[str, Any] | None], step_capture: str
+    ) -> None:
         first = tasks[0]
         settings, device = first.settings, torch.device(first.device)
         self.tasks, self.settings, self.device = tasks, settings, device
@@ -309,12 +351,14 @@ class BatchedChains(Chains):
         seeds = [chain_seed(task.seed, task.temperature) for task in tasks]
         self.batch_generators = [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
         self.noise_generators = [torch.Generator(device=device).manual_seed(seed + 1) for seed in seeds]
-        self.objective = ReplicaObjective(self._model(first.start_state), self.splits.train, settings.batch_size,
-                                          self.batch_generators)  # fmt: skip
+        self.objective = ReplicaObjective(
+            self._model(first.start_state), self.splits.train, settings.batch_size, self.batch_generators
+        )
         if settings.noise == "full_batch":
             self.objective.full_batch = True
         self.minibatch_noise = not self.objective.full_batch
-        # A plain single-weight-vector objective: the noise setup (shared by every temperature) and the evaluations.
+        # A plain single-weight-vector objective: the noise setup (shared by every temperature) and the
+        # evaluations.
         self.evaluator = FlatObjective(self._model(first.start_state), self.splits.train, settings.batch_size,
                                        torch.Generator(device=device))  # fmt: skip
         self.slices = list(layer_slices(self.evaluator.model).values())
@@ -328,18 +372,26 @@ class BatchedChains(Chains):
             settings.sampler == "pseudo-langevin", settings.fixman, resolve_capture(step_capture, device),
         )  # fmt: skip
         for index, state in enumerate(saved):
-            if state is not None:  # built as at the start, then replaced by the checkpoint (as a single chain is)
+            # built as at the start, then replaced by the checkpoint (as a single chain is)
+            if state is not None:
                 self.sampler.load_replica_state(index, state["sampler"])
                 self.batch_generators[index].set_state(state["batch_generator"])
                 self.noise_generators[index].set_state(state["noise_generator"])
                 self.records[index] = state["records"]
-        # (R, k, n), each replica its start's leading noise directions; a resumed batch keeps those it started with
-        self.directions = torch.stack([record["noise_directions"] for record in self.records]).to(self.sampler.p)
-        # the open block's kinetic sums live here while sampling and in each record (as a single chain keeps them)
-        # at a checkpoint or a block's end
-        self.kinetic_sum = (torch.stack([record["directional_sum"] for record in self.records]).to(self.sampler.p)
-                            if all("directional_sum" in record for record in self.records) else None)  # fmt: skip
-        # the full training loss of every replica, one vmapped call, kept on the device until the next snapshot
+        # (R, k, n), each replica its start's leading noise directions; a resumed batch keeps those it started
+        # with
+        self.directions = torch.stack([record["noise_directions"] for record in self.records]).to(
+            self.sampler.p
+        )
+        # the open block's kinetic sums live here while sampling and in each record (as a single chain keeps
+        # them) at a checkpoint or a block's end
+        self.kinetic_sum = (
+            torch.stack([record["directional_sum"] for record in self.records]).to(self.sampler.p)
+            if all("directional_sum" in record for record in self.records)
+            else None
+        )
+        # the full training loss of every replica, one vmapped call, kept on the device until the next
+        # snapshot
         self.pending_energies: list[tuple[int, torch.Tensor]] = []
 
     def _model(self, state: dict[str, torch.Tensor]) -> torch.nn.Module:
@@ -348,8 +400,8 @@ class BatchedChains(Chains):
         return model
 
     def _starts(self, saved: list[dict[str, Any] | None]) -> torch.Tensor:
-        """The replicas' starting weights (R, n); the records, with each start's noise spectrum and setup (shared
-        by its temperatures: one start per task name, 'transformer@ES')."""
+        """The replicas' starting weights (R, n); the records, with each start's noise spectrum and setup
+        (shared by its temperatures: one start per task name, 'transformer@ES')."""
         weights: dict[str, torch.Tensor] = {}
         self.initial: dict[str, NoiseSpectrum] = {}
         for task in self.tasks:
@@ -368,7 +420,8 @@ class BatchedChains(Chains):
 
     def _masses(self, w: torch.Tensor, step: int) -> tuple[MassMatrix, torch.Tensor]:
         settings = self.settings
-        if settings.mass_rule == "noise-covariance":  # per replica: its own spectrum (N per-sequence gradients)
+        # per replica: its own spectrum (N per-sequence gradients)
+        if settings.mass_rule == "noise-covariance":
             noises, variances = zip(*(gradient_noise(settings, self.evaluator, w[index],
                                                      self.initial[task.name] if step == 0 else None)
                                       for index, task in enumerate(self.tasks)), strict=True)  # fmt: skip
@@ -378,7 +431,9 @@ class BatchedChains(Chains):
             noises = tuple(variance)
         masses = []
         for index, task in enumerate(self.tasks):
-            mass, used = chain_masses(task, noises[index], w[index], self.slices, float(self.records[index]["r_used"]))
+            mass, used = chain_masses(
+                task, noises[index], w[index], self.slices, float(self.records[index]["r_used"])
+            )
             self.records[index]["mass_guard"].append({"step": step, **used})
             masses.append(mass)
         return MassMatrix.stack(masses), variance
@@ -420,7 +475,9 @@ class BatchedChains(Chains):
             record_snapshot(task, self.evaluator, self.sampler.w[index], self.splits, record, step, burn_in)
 
     def record_energy(self, step: int) -> None:
-        self.pending_energies.append((step, self.objective.full_losses(self.sampler.w, self.settings.eval_batch_size)))
+        self.pending_energies.append(
+            (step, self.objective.full_losses(self.sampler.w, self.settings.eval_batch_size))
+        )
 
     def weights(self) -> list[torch.Tensor]:
         weights = self.sampler.w.float().cpu()  # one copy for every replica

@@ -44,9 +44,11 @@ def binomial_stderr(precision: float, pairs: int) -> float:
     return math.sqrt(max(precision * (1.0 - precision), 0.0) / max(pairs, 1))
 
 
-def tied_with_best(values: Sequence[float], stderrs: Sequence[float | None], lowest: bool = True) -> list[int]:
-    """Indices whose value ties with the best (lowest or highest) within Z_RESOLVED combined standard errors; a
-    value without a standard error ties with everything (nothing resolves it)."""
+def tied_with_best(
+    values: Sequence[float], stderrs: Sequence[float | None], lowest: bool = True
+) -> list[int]:
+    """Indices whose value ties with the best (lowest or highest) within Z_RESOLVED combined standard errors;
+    a value without a standard error ties with everything (nothing resolves it)."""
     signed = [v if lowest else -v for v in values]
     best = min(range(len(signed)), key=lambda i: signed[i])
     if stderrs[best] is None:
@@ -65,33 +67,43 @@ def location_interval(temperatures: Sequence[float], tied: Sequence[int]) -> tup
     return min(chosen), max(chosen)
 
 
-def interior_check(temperatures: Sequence[float], tied: Sequence[int], rests: list[Precondition]) -> MetricCheck:
-    """``the minimum is at neither end``: resolved true when every tied temperature is interior, resolved false
-    when none is."""
+def interior_check(
+    temperatures: Sequence[float], tied: Sequence[int], rests: list[Precondition]
+) -> MetricCheck:
+    """``the minimum is at neither end``: resolved true when every tied temperature is interior, resolved
+    false when none is."""
     last = len(temperatures) - 1
     interior = [0 < i < last for i in tied]
     shown = ", ".join(f"{temperatures[i]:g}" for i in tied)
     return MetricCheck(
-        interval=truth_interval(all(interior), not any(interior)), source="snapshots", preconditions=rests,
-        note=f"the lowest test error ties (within {Z_RESOLVED:g} combined snapshot standard errors) at T = {shown}",
+        interval=truth_interval(all(interior), not any(interior)),
+        source="snapshots",
+        preconditions=rests,
+        note=f"the lowest test error ties (within {Z_RESOLVED:g} combined snapshot standard errors) at T = "
+             f"{shown}",
     )
 
 
-def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None], baseline: float) -> Precondition:
-    """Did the model learn beyond predicting the most frequent residue? Its lowest sampled test error must beat
-    that baseline by more than Z_RESOLVED standard errors."""
+def learned(
+    name: str, errors: Sequence[float], stderrs: Sequence[float | None], baseline: float
+) -> Precondition:
+    """Did the model learn beyond predicting the most frequent residue? Its lowest sampled test error must
+    beat that baseline by more than Z_RESOLVED standard errors."""
     best = min(range(len(errors)), key=lambda i: errors[i])
     error = stderrs[best] or 0.0
     passed = baseline - errors[best] > Z_RESOLVED * error
     what = "learned beyond" if passed else "did not learn beyond"
-    return Precondition(name="learned", passed=bool(passed),
-                        detail=f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f})")
+    return Precondition(
+        name="learned",
+        passed=bool(passed),
+        detail=f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f})",
+    )
 
 
 def thermostat_state(thermostat: dict[str, Any] | None) -> str:
-    """'at T', 'off T' or 'unresolved': off when a direction is off by more than 20 % beyond twice its standard
-    error; at T only when twice the standard error is itself within 20 % (it could have said off); else
-    unresolved (no kinetic readings, or an error bar too wide to resolve a 20 % deviation)."""
+    """'at T', 'off T' or 'unresolved': off when a direction is off by more than 20 % beyond twice its
+    standard error; at T only when twice the standard error is itself within 20 % (it could have said off);
+    else unresolved (no kinetic readings, or an error bar too wide to resolve a 20 % deviation)."""
     thermostat = thermostat or {}
     if thermostat.get("thermalized_every_direction") is False:
         return "off T"
@@ -109,8 +121,10 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
     equilibrated: bool | None = bool(row.get("equilibrated"))
     if state == "unresolved":
         equilibrated = None
-    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, {draws} draws per "
-              f"chain; loss drift {row.get('loss_drift', math.nan):.3g})")
+    detail = (
+        f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, {draws} draws per "
+        f"chain; loss drift {row.get('loss_drift', math.nan):.3g})"
+    )
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
     errors = thermostat.get("kinetic_temperature_standard_error") or []
@@ -162,18 +176,28 @@ def sweep_checks(
         minimum = fact["stderrs"][best]
         checks[f"best_test_error_minus_es_by_model.{name}"] = MetricCheck(
             stderr=math.hypot(minimum, es_error) if minimum is not None and es_error is not None else None,
-            source="snapshots", preconditions=[*rests, spread],
-            note="snapshot standard error of the lowest error and the ES references' standard error across seeds",
+            source="snapshots",
+            preconditions=[*rests, spread],
+            note="snapshot standard error of the lowest error and the ES references' standard error across "
+                 "seeds",
         )
         checks[f"peak_temperature.{name}"] = _peak_check(temperatures, rows_by_model[name], rests)
     transformer = facts["transformer"]
-    checks["test_error_by_temperature"] = MetricCheck(source="snapshots", preconditions=[transformer["learned"]])
-    for index, (error, conditions) in enumerate(zip(transformer["stderrs"], transformer["per_t"], strict=True)):
+    checks["test_error_by_temperature"] = MetricCheck(
+        source="snapshots", preconditions=[transformer["learned"]]
+    )
+    for index, (error, conditions) in enumerate(
+        zip(transformer["stderrs"], transformer["per_t"], strict=True)
+    ):
         checks[f"test_error_by_temperature.{index}"] = MetricCheck(stderr=error, source="snapshots",
                                                                    preconditions=conditions)
     for metric in ("test_error_min_is_interior", "best_test_error_minus_es"):
         checks[metric] = checks[f"{metric}_by_model.transformer"]
-    for metric in ("test_error_min_is_interior_by_model", "best_test_error_minus_es_by_model", "peak_temperature"):
+    for metric in (
+        "test_error_min_is_interior_by_model",
+        "best_test_error_minus_es_by_model",
+        "peak_temperature",
+    ):
         checks[metric] = MetricCheck(source="snapshots", note="per model: see each model's path")
     if "ffn" in rows_by_model:
         both = [facts["transformer"]["learned"], facts["ffn"]["learned"]]
@@ -184,7 +208,10 @@ def sweep_checks(
                        "heat-capacity peak comparison)")] + every_temperature(
                 [c for fact in facts.values() for c in fact["per_t"]])[1:])
         checks["loss_jump_ratio_ffn_over_transformer"] = _ratio_check(
-            rows_by_model, "jump", [*both, *every_temperature([c for fact in facts.values() for c in fact["per_t"]])])
+            rows_by_model,
+            "jump",
+            [*both, *every_temperature([c for fact in facts.values() for c in fact["per_t"]])],
+        )
     return checks
 
 
@@ -195,12 +222,18 @@ def _heat_stderr(row: dict[str, Any]) -> float | None:
     return float(row["specific_heat"]) * math.sqrt(2.0 / (ess - 1.0))
 
 
-def _peak_check(temperatures: list[float], rows: list[dict[str, Any]], rests: list[Precondition]) -> MetricCheck:
+def _peak_check(
+    temperatures: list[float], rows: list[dict[str, Any]], rests: list[Precondition]
+) -> MetricCheck:
     heat = [row["specific_heat"] for row in rows]
     tied = tied_with_best(heat, [_heat_stderr(row) for row in rows], lowest=False)
-    return MetricCheck(interval=location_interval(temperatures, tied), source="locations", preconditions=rests,
-                       note="temperatures whose specific heat ties with the peak's within "
-                            f"{Z_RESOLVED:g} standard errors (relative SE sqrt(2 / (ESS - 1)))")
+    return MetricCheck(
+        interval=location_interval(temperatures, tied),
+        source="locations",
+        preconditions=rests,
+        note="temperatures whose specific heat ties with the peak's within "
+        f"{Z_RESOLVED:g} standard errors (relative SE sqrt(2 / (ESS - 1)))",
+    )
 
 
 def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
@@ -213,8 +246,11 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
         if kind == "heat":
             peak = max(range(len(rows)), key=lambda i: rows[i]["specific_heat"])
             error = _heat_stderr(rows[peak])
-            relative.append(error / rows[peak]["specific_heat"] if error is not None and rows[peak]["specific_heat"]
-                            else None)
+            relative.append(
+                error / rows[peak]["specific_heat"]
+                if error is not None and rows[peak]["specific_heat"]
+                else None
+            )
             continue
         means = [row["mean_loss"] for row in rows]
         loss_se = []
@@ -228,7 +264,8 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
         step = max(range(len(means) - 1), key=lambda i: means[i + 1] - means[i])
         rise = means[step + 1] - means[step]
         pair = (loss_se[step], loss_se[step + 1])
-        relative.append(math.hypot(*pair) / rise if None not in pair and rise > 0 else None)  # type: ignore[arg-type]
+        ratio = math.hypot(*pair) / rise if None not in pair and rise > 0 else None  # type: ignore[arg-type]
+        relative.append(ratio)
     known = [r for r in relative if r is not None]
     if len(known) < 2:
         return MetricCheck(source="snapshots", preconditions=rests, note="no standard error (too few draws)")
@@ -249,7 +286,8 @@ def contacts_checks(
     pairs: int, untestable: dict[str, str], trained: dict[str, dict[str, float]], baseline: float,
     trained_errors: dict[str, float],
 ) -> dict[str, MetricCheck]:
-    """The checks of every contacts metric path. ``untestable``: the chance test's failures (``contact_untestable``)."""
+    """The checks of every contacts metric path. ``untestable``: the chance test's failures
+    (``contact_untestable``)."""
     errors = [row["test_error"] for row in rows]
     stderrs = [snapshot_stderr(row["test_error_std"], row["snapshots_averaged"]) for row in rows]
     model = learned("transformer", errors, stderrs, baseline)
@@ -258,32 +296,43 @@ def contacts_checks(
 
     def chance(metric: str) -> Precondition:
         why = untestable.get(metric)
-        return Precondition(name="beats chance", passed=why is None, detail=why or f"{metric} beats shuffled contacts")
+        return Precondition(
+            name="beats chance", passed=why is None, detail=why or f"{metric} beats shuffled contacts"
+        )
 
     checks: dict[str, MetricCheck] = {}
     error_tied = tied_with_best(errors, stderrs)
     for curve_name, values, ratio in (
         ("p_at_l_by_temperature", p_at_l, "best_p_at_l_temperature_over_best_error_temperature"),
-        ("tolerance_precision_by_temperature", tolerant, "best_contact_temperature_over_best_error_temperature"),
+        (
+            "tolerance_precision_by_temperature",
+            tolerant,
+            "best_contact_temperature_over_best_error_temperature",
+        ),
     ):
         checks[curve_name] = MetricCheck(source="pairs", preconditions=[model, chance(curve_name)])
         for index, (value, conditions) in enumerate(zip(values, per_t, strict=True)):
-            checks[f"{curve_name}.{index}"] = MetricCheck(stderr=binomial_stderr(value, pairs), source="pairs",
-                                                          preconditions=conditions)
+            checks[f"{curve_name}.{index}"] = MetricCheck(
+                stderr=binomial_stderr(value, pairs), source="pairs", preconditions=conditions
+            )
         contact_tied = tied_with_best(values, [binomial_stderr(v, pairs) for v in values], lowest=False)
         ratios = [temperatures[c] / temperatures[e] for c in contact_tied for e in error_tied]
         shown = ", ".join(f"{temperatures[i]:g}" for i in error_tied)
         checks[ratio] = MetricCheck(
-            interval=(min(ratios), max(ratios)), source="locations", derived_from=[curve_name],
+            interval=(min(ratios), max(ratios)),
+            source="locations",
+            derived_from=[curve_name],
             preconditions=[chance(ratio), *curve],
-            note=f"best contacts tie at T = {', '.join(f'{temperatures[i]:g}' for i in contact_tied)}, the lowest "
-                 f"test error at T = {shown} (within {Z_RESOLVED:g} combined standard errors)",
+            note=f"best contacts tie at T = {', '.join(f'{temperatures[i]:g}' for i in contact_tied)}, the "
+            f"lowest test error at T = {shown} (within {Z_RESOLVED:g} combined standard errors)",
         )
     es_error = trained_errors.get("ES", math.nan)
     trained_learned = Precondition(
-        name="learned", passed=bool(baseline - es_error > 0),
-        detail=f"ES weights {'learned' if baseline - es_error > 0 else 'did not learn'} beyond the majority-residue "
-               f"baseline ({es_error:.4f} vs {baseline:.4f})")
+        name="learned",
+        passed=bool(baseline - es_error > 0),
+        detail=f"ES weights {'learned' if baseline - es_error > 0 else 'did not learn'} beyond the "
+        f"majority-residue baseline ({es_error:.4f} vs {baseline:.4f})",
+    )
     for metric, difference in (("p_at_l", "ot_minus_es_p_at_l"),
                                ("tolerance_precision", "ot_minus_es_tolerance_precision")):
         if "ES" in trained and "OT" in trained:
@@ -311,10 +360,17 @@ def similarity_checks(
         best = min(range(len(errors)), key=lambda i: errors[i])
         tied = tied_with_best(errors, stderrs)
         resolved = Precondition(
-            name="resolved", passed=len(tied) == 1,
-            detail=f"{name}: the lowest test error ties at T = {', '.join(f'{temperatures[i]:g}' for i in tied)}"
-                   f" (q is read at T={temperatures[best]:g})")
-        rests = [learned(name, errors, stderrs, baseline), resolved, *temperature_conditions(name, rows[best])]
+            name="resolved",
+            passed=len(tied) == 1,
+            detail=f"{name}: the lowest test error ties at T = "
+                   f"{', '.join(f'{temperatures[i]:g}' for i in tied)}"
+            f" (q is read at T={temperatures[best]:g})",
+        )
+        rests = [
+            learned(name, errors, stderrs, baseline),
+            resolved,
+            *temperature_conditions(name, rows[best]),
+        ]
         rests_by_model[name] = rests
         count = snapshots.get(name, 0)
         layer_errors[name] = {}
@@ -332,8 +388,11 @@ def similarity_checks(
     norm_error = _mean_stderr([e for layer, e in by_layer.items() if is_normalization(layer)])
     other_error = _mean_stderr([e for layer, e in by_layer.items() if not is_normalization(layer)])
     checks["normalization_q_minus_other_q"] = MetricCheck(
-        stderr=math.hypot(norm_error, other_error) if norm_error is not None and other_error is not None else None,
-        source="snapshots", derived_from=["normalization_mean_q.transformer", "mean_q_by_layer.transformer"],
+        stderr=math.hypot(norm_error, other_error)
+        if norm_error is not None and other_error is not None
+        else None,
+        source="snapshots",
+        derived_from=["normalization_mean_q.transformer", "mean_q_by_layer.transformer"],
     )
     return checks
 

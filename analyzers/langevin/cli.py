@@ -69,8 +69,8 @@ def _progress_context():  # noqa: ANN202 - a rich Progress
 def _sweep_params(
     analyzer: Any, scale: str, set_: list[str] | None, options: dict[str, Any], files: dict[str, Path | None]
 ) -> Any:
-    """``langevin.sweep``'s parameters at ``scale`` from ``--set`` pairs and the options given (None: not given);
-    a bad value or a missing file (``files``: what each is) fails with one line."""
+    """``langevin.sweep``'s parameters at ``scale`` from ``--set`` pairs and the options given (None: not
+    given); a bad value or a missing file (``files``: what each is) fails with one line."""
     from pydantic import ValidationError
 
     from analyzers.overrides import OverrideError, model_error_line, split_pairs, typed_overrides
@@ -94,9 +94,12 @@ def _sweep_params(
         _fail(str(error))
 
 
-def _run_sweep(analyzer: Any, params: Any, out: Path, overwrite: bool, host: CommandHost) -> tuple[Any, float]:
-    """Run the experiment and the three results into a staging folder beside ``out``, then rename it into place;
-    a failure or an interrupt leaves no half-written output. Returns the sweep result and the seconds taken."""
+def _run_sweep(
+    analyzer: Any, params: Any, out: Path, overwrite: bool, host: CommandHost
+) -> tuple[Any, float]:
+    """Run the experiment and the three results into a staging folder beside ``out``, then rename it into
+    place; a failure or an interrupt leaves no half-written output. Returns the sweep result and the seconds
+    taken."""
     from analyzers.base import Cancelled, NotRunnable
     from analyzers.langevin.compute import contacts_result, similarity_result, sweep_result
     from analyzers.langevin.pipeline import run_experiment
@@ -149,28 +152,41 @@ def _run_sweep(analyzer: Any, params: Any, out: Path, overwrite: bool, host: Com
 def add_langevin_commands(app: typer.Typer, host: CommandHost) -> None:
     """Add ``kb langevin run|models|design``; ``run`` gets its cache and offline flag from ``host`` (kb's
     settings), as the worker's runs do."""
-    langevin = typer.Typer(help="Langevin sampling of compact protein LMs (seed paper 002).", no_args_is_help=True)
+    langevin = typer.Typer(
+        help="Langevin sampling of compact protein LMs (seed paper 002).", no_args_is_help=True
+    )
     app.add_typer(langevin, name="langevin")
 
     @langevin.command("run")
     def run(
         out: Annotated[Path, typer.Option("--out", help="Output folder (created; must not exist).")],
-        scale: Annotated[str, typer.Option(help="smoke (seconds), small (minutes, CPU), paper (GPU).")] = "smoke",
+        scale: Annotated[
+            str, typer.Option(help="smoke (seconds), small (minutes, CPU), paper (GPU).")
+        ] = "smoke",
         device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
         structure: Annotated[Path | None, typer.Option("--structure", help="PDB or mmCIF file.")] = None,
         pdb_id: Annotated[str | None, typer.Option("--pdb-id", help="RCSB id (online only, cached).")] = None,
         sequences: Annotated[
-            Path | None, typer.Option("--sequences", help="FASTA or one sequence per line, instead of the design.")
+            Path | None,
+            typer.Option("--sequences", help="FASTA or one sequence per line, instead of the design."),
         ] = None,
         chain: Annotated[str | None, typer.Option(help="Chain id (default: the first).")] = None,
-        model: Annotated[int, typer.Option("--nmr-model", help="Model number of an NMR ensemble (1-based).")] = 1,
+        model: Annotated[
+            int, typer.Option("--nmr-model", help="Model number of an NMR ensemble (1-based).")
+        ] = 1,
         cutoff: Annotated[float | None, typer.Option(help="Heavy-atom contact cutoff, A.")] = None,
-        temperatures: Annotated[str | None, typer.Option(help="Comma-separated sampling temperatures.")] = None,
+        temperatures: Annotated[
+            str | None, typer.Option(help="Comma-separated sampling temperatures.")
+        ] = None,
         sampler: Annotated[str | None, typer.Option(help="pseudo-langevin, unconstrained or sgld.")] = None,
-        workers: Annotated[int | None, typer.Option(help="Processes for the temperatures (0: per core).")] = None,
+        workers: Annotated[
+            int | None, typer.Option(help="Processes for the temperatures (0: per core).")
+        ] = None,
         work_dir: Annotated[Path | None, typer.Option(help="Cache and checkpoint folder.")] = None,
         seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-        set_: Annotated[list[str] | None, typer.Option("--set", help="Any parameter: key=value (repeatable).")] = None,
+        set_: Annotated[
+            list[str] | None, typer.Option("--set", help="Any parameter: key=value (repeatable).")
+        ] = None,
         overwrite: Annotated[bool, typer.Option(help="Replace --out if it exists.")] = False,
     ) -> None:
         """Design sequences, train ES/OT models, sample them over temperatures, write metrics and plots."""
@@ -179,12 +195,26 @@ def add_langevin_commands(app: typer.Typer, host: CommandHost) -> None:
         if out.exists() and not overwrite:
             _fail(f"{out} exists; pass --overwrite to replace it, or choose another --out")
         analyzer = LangevinSweep()
-        params = _sweep_params(analyzer, scale, set_, {
-            "device": device, "seed": seed, "structure_file": str(structure) if structure else None,
-            "pdb_id": pdb_id, "sequences_file": str(sequences) if sequences else None, "chain": chain,
-            "cutoff": cutoff, "temperatures": _temperatures(temperatures), "sampler": sampler, "workers": workers,
-            "work_dir": str(work_dir) if work_dir else None, "model_index": model if model != 1 else None,
-        }, {"structure": structure, "sequences": sequences})  # fmt: skip
+        params = _sweep_params(
+            analyzer,
+            scale,
+            set_,
+            {
+                "device": device,
+                "seed": seed,
+                "structure_file": str(structure) if structure else None,
+                "pdb_id": pdb_id,
+                "sequences_file": str(sequences) if sequences else None,
+                "chain": chain,
+                "cutoff": cutoff,
+                "temperatures": _temperatures(temperatures),
+                "sampler": sampler,
+                "workers": workers,
+                "work_dir": str(work_dir) if work_dir else None,
+                "model_index": model if model != 1 else None,
+            },
+            {"structure": structure, "sequences": sequences},
+        )
         sweep, seconds = _run_sweep(analyzer, params, out, overwrite, host)
         typer.echo(f"wrote {out} in {seconds:.0f} s ({sweep.scale.name} scale, {params.device})")
         typer.echo(f"test error by T: {[round(e, 4) for e in sweep.test_error_by_temperature]} "
@@ -207,8 +237,15 @@ def models(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
 
     table = Table("name", "kind", "blocks", "d", "m", "parameters", "paper (k)")
     for row in rows:
-        table.add_row(str(row["name"]), str(row["kind"]), str(row["num_layers"] or "-"), str(row["embed_dim"]),
-                      str(row["hidden_dim"]), f"{row['parameters']:,}", str(row["paper_thousands"]))  # fmt: skip
+        table.add_row(
+            str(row["name"]),
+            str(row["kind"]),
+            str(row["num_layers"] or "-"),
+            str(row["embed_dim"]),
+            str(row["hidden_dim"]),
+            f"{row['parameters']:,}",
+            str(row["paper_thousands"]),
+        )
     Console().print(table)
 
 

@@ -24,10 +24,10 @@ the noise is at its share r along every direction, not only per weight); every M
 that matrix's, and the added noise is what it leaves for the sampler to supply.
 
 ``ReplicaPseudoLangevin`` is R such chains of one model advanced together (for a GPU, where one small model
-leaves most of the device idle): each at its own temperature, with its own minibatches and noise drawn from its
-own generators in the single sampler's order, one model call per step (``objective.ReplicaObjective``). Both
-take their step from ``integrator.langevin_update``; with the same seeds the replicas give the single chains'
-numbers to float tolerance (tested; the objective's vmapped gradient sums in another order).
+leaves most of the device idle): each at its own temperature, with its own minibatches and noise drawn from
+its own generators in the single sampler's order, one model call per step (``objective.ReplicaObjective``).
+Both take their step from ``integrator.langevin_update``; with the same seeds the replicas give the single
+chains' numbers to float tolerance (tested; the objective's vmapped gradient sums in another order).
 
 ``SGLD`` is the plain stochastic-gradient Langevin baseline, w <- w - (eps/2) grad L + sqrt(eps T) xi.
 """
@@ -57,7 +57,8 @@ from analyzers.langevin.mass_matrix import MassMatrix, as_mass_matrix, check_tem
 from analyzers.langevin.objective import ReplicaObjective
 
 GradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (n,) -> (loss (), grad (n,))
-BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]  # w (R, n) -> (loss (R,), grad (R, n))
+# w (R, n) -> (loss (R,), grad (R, n))
+BatchGradFn = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 
 class ConstraintError(ValueError):
@@ -112,7 +113,9 @@ class PseudoLangevin:
         self.loss, self.grad = self._gradient(self.w)
 
     # -- masses and noise -------------------------------------------------------------------------------
-    def set_masses(self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None) -> None:
+    def set_masses(
+        self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None
+    ) -> None:
         """New masses (e.g. after re-estimating the variance); momenta are redrawn from N(0, M T).
 
         Redrawing p from its conditional distribution leaves the target of (w, p) invariant."""
@@ -140,9 +143,11 @@ class PseudoLangevin:
         bad = int(self.bad_steps)
         if bad:
             raise ConstraintError(
-                f"SHAKE projection failed {bad} times in {self.steps_done} steps (negative discriminant): the "
+                f"SHAKE projection failed {bad} times in {self.steps_done} steps (negative discriminant): "
+                f"the "
                 "unconstrained step left the sphere |w|^2 = Q too far to be projected back. Lower the "
-                "minibatch noise share r (heavier masses, smaller steps), raise the variance floor, or use dt < 1"
+                "minibatch noise share r (heavier masses, smaller steps), raise the variance floor, or use "
+                "dt < 1"
             )
 
     # -- dynamics ---------------------------------------------------------------------------------------
@@ -150,8 +155,17 @@ class PseudoLangevin:
         """One step (``integrator.langevin_update``: kick/2, thermostat, drift (+SHAKE), new gradient, kick/2
         (+RATTLE)). Returns the loss."""
         config = self.config
-        constants = StepConstants(self.mass, config.temperature, self.q, self.noise_factor, config.dt, self.c1,
-                                  config.constrained, config.fixman, self.reduction)  # fmt: skip
+        constants = StepConstants(
+            self.mass,
+            config.temperature,
+            self.q,
+            self.noise_factor,
+            config.dt,
+            self.c1,
+            config.constrained,
+            config.fixman,
+            self.reduction,
+        )
         noise = self._normal()  # drawn before the new gradient, as the step always drew it
         self.w, self.p, self.grad, self.loss, self._inverse_w, bad = langevin_update(
             self.w, self.p, self.grad, self._inverse_w, constants, noise, None, lambda w, _: self.grad_fn(w))
@@ -196,7 +210,12 @@ class SGLD:
         if not step_size > 0:
             raise ValueError(f"SGLD step size must be > 0, got {step_size}")
         self.w = weights.detach().clone()
-        self.grad_fn, self.step_size, self.temperature, self.generator = grad_fn, step_size, temperature, generator
+        self.grad_fn, self.step_size, self.temperature, self.generator = (
+            grad_fn,
+            step_size,
+            temperature,
+            generator,
+        )
         self.steps_done = 0
         self.loss = torch.zeros((), dtype=self.w.dtype, device=self.w.device)
 
@@ -246,7 +265,9 @@ class ReplicaPseudoLangevin:
         if not 0 < m1 < 1:
             raise ValueError(f"m1 must be in (0, 1), got {m1}")
         if weights.dim() != 2 or len(temperatures) != len(weights) or len(generators) != len(weights):
-            raise ValueError("weights (R, n), temperatures (R,) and generators (R,) must describe the same replicas")
+            raise ValueError(
+                "weights (R, n), temperatures (R,) and generators (R,) must describe the same replicas"
+            )
         self.grad_fn = grad_fn
         self.generators = list(generators)
         self.dt, self.m1, self.constrained, self.fixman = dt, m1, constrained, fixman
@@ -256,16 +277,29 @@ class ReplicaPseudoLangevin:
         if constrained and not bool((self.q > 0).all()):
             raise ConstraintError("the norm constraint needs a non-zero starting weight vector")
         self.c1 = math.sqrt(1.0 - m1**2)
-        indexed = isinstance(grad_fn, ReplicaObjective) or (hasattr(grad_fn, "draw") and hasattr(grad_fn, "evaluate"))
+        indexed = isinstance(grad_fn, ReplicaObjective) or (
+            hasattr(grad_fn, "draw") and hasattr(grad_fn, "evaluate")
+        )
         capture = resolve_capture(step_capture, w.device)
         if capture != "none" and not indexed:
-            raise ValueError("a captured step needs a ReplicaObjective (its minibatches drawn outside the step)")
-        self._draw: Callable[[], torch.Tensor | None] = grad_fn.draw if indexed else lambda: None  # type: ignore[union-attr]
-        evaluate: IndexedGradFn = grad_fn.evaluate if indexed else lambda w, index: grad_fn(w)  # type: ignore[union-attr]
+            raise ValueError(
+                "a captured step needs a ReplicaObjective (its minibatches drawn outside the step)"
+            )
+        draw = grad_fn.draw if indexed else lambda: None  # type: ignore[union-attr]
+        self._draw: Callable[[], torch.Tensor | None] = draw
+        evaluate: IndexedGradFn = (
+            grad_fn.evaluate if indexed else lambda w, index: grad_fn(w)  # type: ignore[union-attr]
+        )
         self.runner = StepRunner(evaluate, capture)
         zeros = torch.zeros_like(w)
-        self.state = ChainState(w, zeros, zeros.clone(), torch.zeros(len(w), dtype=w.dtype, device=w.device),
-                                zeros.clone(), torch.zeros(len(w), dtype=torch.long, device=w.device))  # fmt: skip
+        self.state = ChainState(
+            w,
+            zeros,
+            zeros.clone(),
+            torch.zeros(len(w), dtype=w.dtype, device=w.device),
+            zeros.clone(),
+            torch.zeros(len(w), dtype=torch.long, device=w.device),
+        )
         self.steps_done = 0
         self.set_masses(masses, noise_variance)
         self.state.loss, self.state.grad = self._gradient(self.w)  # (R,) in the model's dtype, (R, n)
@@ -297,7 +331,9 @@ class ReplicaPseudoLangevin:
             torch.randn(size, generator=g, dtype=self.w.dtype, device=self.w.device) for g in self.generators
         ])  # fmt: skip
 
-    def set_masses(self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None) -> None:
+    def set_masses(
+        self, masses: torch.Tensor | MassMatrix, noise_variance: torch.Tensor | None = None
+    ) -> None:
         """New masses (R, n) or a batched ``MassMatrix``; momenta redrawn from N(0, M T) (leaves the target of
         (w, p) invariant)."""
         self.mass = as_mass_matrix(masses, noise_variance).to(self.w)
@@ -309,8 +345,16 @@ class ReplicaPseudoLangevin:
         self._constants_changed()
 
     def _constants_changed(self) -> None:
-        self.constants = StepConstants(self.mass, self.temperature, self.q, self.noise_factor, self.dt, self.c1,
-                                       self.constrained, self.fixman)  # fmt: skip
+        self.constants = StepConstants(
+            self.mass,
+            self.temperature,
+            self.q,
+            self.noise_factor,
+            self.dt,
+            self.c1,
+            self.constrained,
+            self.fixman,
+        )
         self.runner.reset()  # a graph holds the old tensors: capture again at the next step
 
     def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -323,10 +367,13 @@ class ReplicaPseudoLangevin:
         """Raise ``ConstraintError`` if any replica's SHAKE step had a negative discriminant."""
         bad = self.bad_steps.tolist()
         if any(bad):
-            temperatures = [f"{t:g}" for t, count in zip(self.temperature[:, 0].tolist(), bad, strict=True) if count]
+            temperatures = [
+                f"{t:g}" for t, count in zip(self.temperature[:, 0].tolist(), bad, strict=True) if count
+            ]
             raise ConstraintError(
                 f"SHAKE projection failed (negative discriminant) at T = {', '.join(temperatures)} within "
-                f"{self.steps_done} steps: lower the minibatch noise share r, raise the variance floor, or use dt < 1"
+                f"{self.steps_done} steps: lower the minibatch noise share r, raise the variance floor, or "
+                f"use dt < 1"
             )
 
     def step(self) -> torch.Tensor:
@@ -335,30 +382,35 @@ class ReplicaPseudoLangevin:
         index = self._draw()
         self.runner.step(self.state, self.constants, noise, index)
         self.steps_done += 1
-        return self.loss if self.runner.capture == "none" else self.loss.clone()  # a graph rewrites its buffer
+        # a graph rewrites its buffer
+        return self.loss if self.runner.capture == "none" else self.loss.clone()
 
     def kinetic_temperature(self) -> torch.Tensor:
         """p^T M^-1 p / n per replica: (R,)."""
         return (self.p * self.mass.inverse(self.p)).mean(-1)
 
     def replica_state(self, index: int) -> dict[str, Any]:
-        """Replica ``index`` in ``PseudoLangevin.state_dict``'s format (a single sampler can continue it), every
-        tensor its own copy: ``torch.save`` writes a view's whole storage, so a view of the batch would put every
-        replica's state into each replica's checkpoint (R times the bytes: 10 GB per checkpoint of the ``small``
-        preset's 10 chains with ~578 mass directions, where its own replica is 0.1 GB)."""
+        """Replica ``index`` in ``PseudoLangevin.state_dict``'s format (a single sampler can continue it),
+        every tensor its own copy: ``torch.save`` writes a view's whole storage, so a view of the batch would
+        put every replica's state into each replica's checkpoint (R times the bytes: 10 GB per checkpoint of
+        the ``small`` preset's 10 chains with ~578 mass directions, where its own replica is 0.1 GB)."""
         state = {
             "w": self.w[index], "p": self.p[index], **self.mass.replica(index).state(),
             "noise_factor": self.noise_factor[index], "q": self.q[index, 0], "loss": self.loss[index],
             "grad": self.grad[index], "bad_steps": self.bad_steps[index], "steps_done": self.steps_done,
         }  # fmt: skip
-        return {key: value.clone() if isinstance(value, torch.Tensor) else value for key, value in state.items()}
+        return {
+            key: value.clone() if isinstance(value, torch.Tensor) else value for key, value in state.items()
+        }
 
     def load_replica_state(self, index: int, state: dict[str, Any]) -> None:
         """Continue replica ``index`` from a ``PseudoLangevin.state_dict`` (or :meth:`replica_state`)."""
         for key in ("w", "p", "grad"):
             getattr(self.state, key)[index] = state[key].to(self.w)
         self.noise_factor[index] = state["noise_factor"].to(self.w)
-        masses = [MassMatrix.from_state(state) if r == index else self.mass.replica(r) for r in range(len(self.w))]
+        masses = [
+            MassMatrix.from_state(state) if r == index else self.mass.replica(r) for r in range(len(self.w))
+        ]
         self.mass = MassMatrix.stack([m.to(self.w) for m in masses])
         self.state.inverse_w[index] = self.mass.inverse(self.w)[index]
         self.q[index, 0] = state["q"].to(self.w)

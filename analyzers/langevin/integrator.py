@@ -1,15 +1,15 @@
 """The one pseudo-Langevin step, for one chain (n,) or many (R, n), and its capture for a GPU.
 
-``langevin_update`` is the step of both samplers in ``dynamics`` (kick/2, RATTLE, thermostat, drift + SHAKE, new
-gradient with the Fixman term, kick/2 + RATTLE): ``PseudoLangevin`` calls it on one chain's (n,) tensors,
+``langevin_update`` is the step of both samplers in ``dynamics`` (kick/2, RATTLE, thermostat, drift + SHAKE,
+new gradient with the Fixman term, kick/2 + RATTLE): ``PseudoLangevin`` calls it on one chain's (n,) tensors,
 ``ReplicaPseudoLangevin`` on (R, n) tensors, R chains of one weight shape, whatever their model's start or
-temperature. What differs is only how a dot product over a chain's weights is taken (its ``Reduction``): per row
-of a batch (``PER_CHAIN``), or over one vector, per constraint group when it has several (``OneChain``); each
-keeps the summation its sampler always had, so both give the numbers they gave before they shared the step.
-The step reads its random inputs (the thermostat's normal draws and the minibatch indices) as arguments instead
-of drawing them, and never reads a tensor's value on the host: no ``.item()``, no Python branch on a tensor, so
-a GPU runs it without one synchronisation. A SHAKE failure is counted per chain (``bad``) and read by the caller
-every so many steps.
+temperature. What differs is only how a dot product over a chain's weights is taken (its ``Reduction``): per
+row of a batch (``PER_CHAIN``), or over one vector, per constraint group when it has several (``OneChain``);
+each keeps the summation its sampler always had, so both give the numbers they gave before they shared the
+step. The step reads its random inputs (the thermostat's normal draws and the minibatch indices) as arguments
+instead of drawing them, and never reads a tensor's value on the host: no ``.item()``, no Python branch on a
+tensor, so a GPU runs it without one synchronisation. A SHAKE failure is counted per chain (``bad``) and read
+by the caller every so many steps.
 
 ``StepRunner`` runs the batched step three ways (``STEP_CAPTURES``):
 
@@ -17,7 +17,8 @@ every so many steps.
 * ``graph``: captured once in a ``torch.cuda.CUDAGraph`` over static buffers (the chains' state, the noise and
   the minibatch indices), replayed every step: one launch for the whole step, the low-rank mass products
   (``MassMatrix``, O(k n) each) inside it;
-* ``compile``: ``torch.compile(mode="reduce-overhead")`` of the same function (CUDA graphs by way of Inductor).
+* ``compile``: ``torch.compile(mode="reduce-overhead")`` of the same function (CUDA graphs by way of
+  Inductor).
 
 The capture is only a wrapper: the function captured is the one the CPU tests compare with the per-chain
 sampler (tests/test_langevin_batched_step.py).
@@ -72,7 +73,8 @@ PER_CHAIN = Reduction()
 
 
 class OneChain(Reduction):
-    """One chain's weights (n,), with one norm constraint or one per group (``groups`` (n,) long, group ids)."""
+    """One chain's weights (n,), with one norm constraint or one per group (``groups`` (n,) long, group
+    ids)."""
 
     def __init__(self, groups: torch.Tensor | None = None) -> None:
         self.groups = groups
@@ -116,7 +118,9 @@ def chain_dot(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return PER_CHAIN.dot(x, y)
 
 
-def rattle(p: torch.Tensor, w: torch.Tensor, inverse_w: torch.Tensor, reduction: Reduction = PER_CHAIN) -> torch.Tensor:
+def rattle(
+    p: torch.Tensor, w: torch.Tensor, inverse_w: torch.Tensor, reduction: Reduction = PER_CHAIN
+) -> torch.Tensor:
     """p less its component that would leave the sphere: w . M^-1 p = 0 per chain (per group)."""
     return p - reduction.spread(reduction.dot(inverse_w, p) / reduction.dot(inverse_w, w)) * w
 
@@ -124,9 +128,9 @@ def rattle(p: torch.Tensor, w: torch.Tensor, inverse_w: torch.Tensor, reduction:
 def shake(
     w_free: torch.Tensor, direction: torch.Tensor, q: torch.Tensor, reduction: Reduction = PER_CHAIN
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(w_free + lambda M^-1 w_old on |.|^2 = q, lambda spread onto the weights, this step's failures): lambda the
-    smallest-|lambda| root of a lambda^2 + b lambda + c = 0; a negative discriminant counts as a failure (and gives
-    lambda from its clamped root)."""
+    """(w_free + lambda M^-1 w_old on |.|^2 = q, lambda spread onto the weights, this step's failures): lambda
+    the smallest-|lambda| root of a lambda^2 + b lambda + c = 0; a negative discriminant counts as a failure
+    (and gives lambda from its clamped root)."""
     a = reduction.dot(direction, direction)
     b = 2.0 * reduction.dot(w_free, direction)
     c = reduction.dot(w_free, w_free) - q
@@ -149,8 +153,8 @@ def langevin_update(
     gradient: IndexedGradFn,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """One step of R chains (or of one): (w, p, grad, loss, M^-1 w, SHAKE failures) after it, from the state
-    before it, ``noise`` (R, n) standard normal draws and the minibatch ``index`` (R, batch) (None: the full batch,
-    or a gradient that draws its own minibatch)."""
+    before it, ``noise`` (R, n) standard normal draws and the minibatch ``index`` (R, batch) (None: the full
+    batch, or a gradient that draws its own minibatch)."""
     k, dt, mass, reduction = constants, constants.dt, constants.mass, constants.reduction
     p = p - 0.5 * dt * grad
     if k.constrained:
@@ -196,9 +200,9 @@ class ChainState:
 
 
 class StepRunner:
-    """Advances a ``ChainState`` by ``langevin_update``, eagerly, from a CUDA graph or compiled (see the module
-    docstring). The graph and the compiled function hold the state's tensors: whoever replaces a tensor of the
-    state or a constant calls :meth:`reset` (the next step captures again)."""
+    """Advances a ``ChainState`` by ``langevin_update``, eagerly, from a CUDA graph or compiled (see the
+    module docstring). The graph and the compiled function hold the state's tensors: whoever replaces a tensor
+    of the state or a constant calls :meth:`reset` (the next step captures again)."""
 
     def __init__(self, gradient: IndexedGradFn, capture: str = "none", warmup: int = 2) -> None:
         self.gradient = gradient
@@ -229,15 +233,17 @@ class StepRunner:
                 target.copy_(value)  # its outputs live in the graph's pool, overwritten by the next call
             state.bad_steps += bad
             return
-        w, p, grad, loss, inverse_w, bad = langevin_update(state.w, state.p, state.grad, state.inverse_w, constants,
-                                                           noise, index, self.gradient)  # fmt: skip
+        w, p, grad, loss, inverse_w, bad = langevin_update(
+            state.w, state.p, state.grad, state.inverse_w, constants, noise, index, self.gradient
+        )
         state.w, state.p, state.grad, state.loss, state.inverse_w = w, p, grad, loss, inverse_w
         state.bad_steps = state.bad_steps + bad
 
     def _in_place(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
                   index: torch.Tensor | None) -> None:
-        w, p, grad, loss, inverse_w, bad = langevin_update(state.w, state.p, state.grad, state.inverse_w, constants,
-                                                           noise, index, self.gradient)  # fmt: skip
+        w, p, grad, loss, inverse_w, bad = langevin_update(
+            state.w, state.p, state.grad, state.inverse_w, constants, noise, index, self.gradient
+        )
         for target, value in zip(state.tensors()[:5], (w, p, grad, loss, inverse_w), strict=True):
             target.copy_(value)
         state.bad_steps.add_(bad)
@@ -245,7 +251,11 @@ class StepRunner:
     def _replay(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
                 index: torch.Tensor | None) -> None:
         static = self._static
-        if self._graph is None or static.get("state") is not state or static.get("constants") is not constants:
+        if (
+            self._graph is None
+            or static.get("state") is not state
+            or static.get("constants") is not constants
+        ):
             self._capture(state, constants, noise, index)
             static = self._static
         static["noise"].copy_(noise)
