@@ -54,7 +54,8 @@ def operator_only(default: Any = None, *, description: str, **kwargs: Any) -> An
 
 
 def looks_like_path(value: str) -> bool:
-    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or existing)."""
+    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or
+    existing)."""
     if value.startswith(("/", "~", "./", "../", "\\")) or ".." in Path(value).parts:
         return True
     try:
@@ -135,10 +136,14 @@ class Precondition(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="What was checked: learned, equilibrated, converged, thermalized, beats chance, "
-                      "resolved, valid, ...")
-    passed: bool | None = Field(description="True: it held; False: it failed; None: unresolved (the check could "
-                                "not tell), which settles nothing either.")
+    name: str = Field(
+        description="What was checked: learned, equilibrated, converged, thermalized, beats chance, "
+        "resolved, valid, ..."
+    )
+    passed: bool | None = Field(
+        description="True: it held; False: it failed; None: unresolved (the check could "
+        "not tell), which settles nothing either."
+    )
     detail: str = Field(default="", description="One line with the numbers: what was measured against what.")
 
 
@@ -165,7 +170,9 @@ class MetricCheck(BaseModel):
                             "over k points: k - 2).")
     note: str = Field(default="", description="How the uncertainty was found, in one line (shown with it).")
     preconditions: list[Precondition] = Field(default_factory=list, description="What the value rests on.")
-    derived_from: list[str] = Field(default_factory=list, description="Metric paths this value was computed from.")
+    derived_from: list[str] = Field(
+        default_factory=list, description="Metric paths this value was computed from."
+    )
 
     @model_validator(mode="after")
     def _interval_ordered(self) -> MetricCheck:
@@ -193,7 +200,9 @@ class AnalyzerResult(BaseModel):
     provenance: dict[str, Any] = Field(
         default_factory=dict, description="Model id, revision, weight hash, data hash, dtype, ..."
     )
-    notes: list[str] = Field(default_factory=list, description="Caveats a reader must see (defaults chosen, ...).")
+    notes: list[str] = Field(
+        default_factory=list, description="Caveats a reader must see (defaults chosen, ...)."
+    )
     checks: dict[str, MetricCheck] = Field(
         default_factory=dict,
         description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): its "
@@ -204,8 +213,9 @@ class AnalyzerResult(BaseModel):
     )
     untestable: dict[str, str] = Field(
         default_factory=dict,
-        description="Before ``checks``: metrics this run could not vouch for, with why. Still read (as a failed "
-        "precondition) so that stored evidence reads the same; new results state preconditions in ``checks``.",
+        description="Before ``checks``: metrics this run could not vouch for, with why. Still read (as a "
+        "failed precondition) so that stored evidence reads the same; new results state preconditions in "
+        "``checks``.",
     )
 
     @model_validator(mode="after")
@@ -217,8 +227,13 @@ class AnalyzerResult(BaseModel):
 
 
 def metric(
-    default: Any = PydanticUndefined, *, description: str, uncertainty: str | None = None, exact: bool = False,
-    rests_on: tuple[str, ...] = (), **kwargs: Any,
+    default: Any = PydanticUndefined,
+    *,
+    description: str,
+    uncertainty: str | None = None,
+    exact: bool = False,
+    rests_on: tuple[str, ...] = (),
+    **kwargs: Any,
 ) -> Any:
     """A ``Result`` field a claim may bind to: ``Analyzer.metrics`` is derived from these fields.
 
@@ -228,7 +243,12 @@ def metric(
     metric declares one of the two (the contract test checks it). ``rests_on`` names the preconditions the
     result builder checks for it (learned, equilibrated, ...), written down where the metric is.
     """
-    extra: dict[str, Any] = {"metric": True, "uncertainty": uncertainty, "exact": exact, "rests_on": list(rests_on)}
+    extra: dict[str, Any] = {
+        "metric": True,
+        "uncertainty": uncertainty,
+        "exact": exact,
+        "rests_on": list(rests_on),
+    }
     return Field(default, description=description, json_schema_extra=extra, **kwargs)
 
 
@@ -291,9 +311,13 @@ def result_record(result: AnalyzerResult) -> dict[str, Any]:
         for path, leaf in _leaves(data.get(name), name):
             if leaf is None or (isinstance(leaf, float) and not math.isfinite(leaf)):
                 check = checks.setdefault(path, MetricCheck().model_dump())
-                check["preconditions"].append(Precondition(
-                    name="valid", passed=False, detail=f"{path} has no value ({leaf!r}): not computable in this run"
-                ).model_dump())
+                check["preconditions"].append(
+                    Precondition(
+                        name="valid",
+                        passed=False,
+                        detail=f"{path} has no value ({leaf!r}): not computable in this run",
+                    ).model_dump()
+                )
     strict = json_safe(data)
     json.dumps(strict, allow_nan=False, default=str)  # strict JSON or a loud failure here, not in a reader
     return json.loads(json.dumps(strict, default=str))
@@ -384,7 +408,9 @@ class Analyzer(ABC, Generic[P, R]):
         merged: dict[str, Any] = {}
         if scale is not None:
             if scale not in self.scales:
-                raise ValueError(f"analyzer {self.name!r} has no scale {scale!r}; known: {sorted(self.scales)}")
+                raise ValueError(
+                    f"analyzer {self.name!r} has no scale {scale!r}; known: {sorted(self.scales)}"
+                )
             merged.update(self.scales[scale])
         merged.update(params or {})
         return self.Params.model_validate(merged)  # type: ignore[return-value]
@@ -420,14 +446,20 @@ class Analyzer(ABC, Generic[P, R]):
             import torch
 
             if not torch.cuda.is_available():
-                raise NotRunnable(f"device {params.device!r} asked for, but CUDA is not available on this machine")
+                raise NotRunnable(
+                    f"device {params.device!r} asked for, but CUDA is not available on this machine"
+                )
         elif self.resources.gpu is GpuNeed.required:
-            raise NotRunnable(f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one")
+            raise NotRunnable(
+                f"{self.name} needs a GPU: re-verify with --device cuda on a machine that has one"
+            )
 
     def run(self, params: P, ctx: RunContext) -> R:
         """Do the work (``compute``); write artifacts under ``ctx.out_dir``; return the typed result."""
         if not self.compute:
-            raise NotImplementedError(f"{type(self).__name__} names no compute function and does not override run")
+            raise NotImplementedError(
+                f"{type(self).__name__} names no compute function and does not override run"
+            )
         module_name, _, function = self.compute.partition(":")
         result: R = getattr(importlib.import_module(module_name), function)(self, params, ctx)
         return result

@@ -8,7 +8,8 @@ pidfile) uses the same functions.
   file keeps its mode and, where we may set it, its owner; a symlink is written at its target.
 - ``replace_unmoved``: the same, but only if the path still holds the very file (inode) an edit was read from.
 - ``write_new``: create a file only if its name is free, atomically (a crash never leaves a half file).
-- ``unique_names`` / ``unique_name``: ``base``, ``base-2``, ``base-3``, ... (claim ids, file names, run slugs).
+- ``unique_names`` / ``unique_name``: ``base``, ``base-2``, ``base-3``, ... (claim ids, file names, run
+  slugs).
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ def unique_name(base: str, taken: Container[str], *, max_length: int | None = No
 
 
 def write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
-    """Write ``data`` under the first free name of ``unique_names(stem, suffix)`` in ``folder``; never overwrites."""
+    """Write ``data`` under the first free name of ``unique_names(stem, suffix)`` in ``folder``; never
+    overwrites."""
     folder.mkdir(parents=True, exist_ok=True)
     return next(folder / name for name in unique_names(stem, suffix) if write_new(folder / name, data))

@@ -25,13 +25,13 @@
 4. every chain of a run in one batched step (``--chains`` chains of ``--ess-model``: the ``small`` preset's 2 starts
    x 5 temperatures of its T1-d64 transformer, minibatch 64, masses with a low-rank term of ``--mass-rank``
    directions as its noise-covariance rule keeps): chain-steps per second one chain at a time, batched
-   (``batched_step``, eager) and batched from a CUDA graph, side by side from interleaved repeats (medians); the
+   (``integrator``, eager) and batched from a CUDA graph, side by side from interleaved repeats (medians); the
    graph column reads "n/a (CPU)" without CUDA. ``--compile`` adds torch.compile's column (reduce-overhead on
    CUDA, the default mode on the CPU: a minute or more of compilation).
 5. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
    (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
    ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
-6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``replica_sampling.run_replicas``, what
+6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``chain_runs.run_replicas``, what
    ``langevin.sweep`` runs on a GPU, for ``--analyzer-steps`` steps of the ``small`` preset's 10 chains (2 starts x 5
    temperatures of its T1-d64 shape, ``--analyzer-sizes`` sequences, noise-covariance masses from the real noise
    spectrum of two briefly trained starts) with small's schedule of snapshots, energies, weight copies, mass
@@ -63,17 +63,22 @@ import numpy as np
 import torch
 
 from analyzers.langevin import design, structure
-from analyzers.langevin.batched_step import resolve_capture
+from analyzers.langevin.chain_runs import run_replicas
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
 from analyzers.langevin.design_parallel import available_cores, design_sequences
-from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
+from analyzers.langevin.dynamics import SGLD, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.integrator import resolve_capture
+from analyzers.langevin.mass_matrix import (
+    MassMatrix,
+    guarded_mass_matrix,
+    guarded_masses,
+    noise_covariance_mass,
+    noise_spectrum,
+)
 from analyzers.langevin.model import TABLE_A1, ModelConfig, build_model, count_parameters
-from analyzers.langevin.objective import FlatObjective, evaluate_split
-from analyzers.langevin.replica_sampling import run_replicas
-from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import SGLD, PseudoLangevin, SamplerConfig, guarded_mass_matrix, guarded_masses
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask
+from analyzers.langevin.objective import FlatObjective, ReplicaObjective, evaluate_split
 from analyzers.langevin.spec import (
     CALIBRATED_BURN_IN,
     CALIBRATED_SWEEPS_BETWEEN,
@@ -407,7 +412,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
         if on_cuda:
             methods["batched + compile"] = batched_sampler("compile").step
         else:  # the default mode on the CPU (reduce-overhead is CUDA's), of the same function
-            from analyzers.langevin.batched_step import langevin_update
+            from analyzers.langevin.integrator import langevin_update
 
             compiled_sampler = batched_sampler("none")
             function = torch.compile(langevin_update, dynamic=False)
@@ -445,7 +450,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
 
 
 def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
-    """The analyzer's own sampling loop (``replica_sampling.run_replicas``: what ``langevin.sweep`` runs on a GPU,
+    """The analyzer's own sampling loop (``chain_runs.run_replicas``: what ``langevin.sweep`` runs on a GPU,
     with its snapshots, energies, weight copies, kinetic sums, mass refresh and checkpoints) at the ``small``
     preset's shapes, for ``--analyzer-steps`` steps with small's schedule scaled to that length (section 6 of the
     module docstring), beside the raw batched step of section 4 when it ran in the same call."""
@@ -507,7 +512,7 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
     sync_text = (f"{sum('synchroniz' in str(w.message) for w in syncs) / steps:.1f} host synchronisations per step"
                  if on_cuda else "host synchronisations: n/a (CPU)")
-    print(f"analyzer loop (replica_sampling.run_replicas, as langevin.sweep samples on a GPU) on {device} ({label}): "
+    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU) on {device} ({label}): "
           f"{chains} chains of {args.ess_model} at small's shapes (length {length}, {train_size}/{val_size}/"
           f"{test_size} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
           f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "

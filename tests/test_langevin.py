@@ -16,16 +16,9 @@ import torch
 
 from analyzers.langevin import analysis, design, structure
 from analyzers.langevin.data import MaskedSplit, make_splits, masked_loss
+from analyzers.langevin.dynamics import SGLD, ConstraintError, PseudoLangevin, SamplerConfig
+from analyzers.langevin.mass_matrix import constrained_step_ratio, guarded_masses, masses_from_variance
 from analyzers.langevin.model import TABLE_A1, CompactTransformer, ModelConfig, build_model, count_parameters
-from analyzers.langevin.sampler import (
-    SGLD,
-    ConstraintError,
-    PseudoLangevin,
-    SamplerConfig,
-    constrained_step_ratio,
-    guarded_masses,
-    masses_from_variance,
-)
 from analyzers.langevin.train import TrainingError, TrainingSettings, noam_lr, squared_norm, train_es_ot
 
 # -- structure ------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Every chain of a run in one batched step equals the per-chain sampler (issue 28): models' starts x
-temperatures advanced by ``batched_step.langevin_update`` (one vmapped model call) give, with the same seeds,
+temperatures advanced by ``integrator.langevin_update`` (one vmapped model call) give, with the same seeds,
 the weights, momenta and losses of one ``PseudoLangevin`` per chain to 1e-6 relative; the in-place form of
 that function (what a CUDA graph captures) equals the eager one; on a GPU the captured and compiled steps
 equal the eager step (marked ``gpu``: skipped without CUDA)."""
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import torch
 
-from analyzers.langevin.batched_step import resolve_capture
+from analyzers.langevin.chain_runs import run_temperature, run_temperatures
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import make_splits
-from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
+from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.integrator import resolve_capture
+from analyzers.langevin.mass_matrix import MassMatrix, guarded_mass_matrix, noise_covariance_mass, noise_spectrum
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.objective import FlatObjective, per_sequence_gradients
-from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, guarded_mass_matrix
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
+from analyzers.langevin.objective import FlatObjective, ReplicaObjective, per_sequence_gradients
 from tests.helpers.langevin_tasks import tiny_tasks
 
 TEMPERATURES = (1e-5, 1e-4, 1e-3)
@@ -132,7 +132,7 @@ def test_captured_step_on_cuda_equals_the_eager_step(capture: str) -> None:
 @pytest.mark.slow  # about a minute of compilation on one core
 def test_the_compiled_step_equals_the_eager_step_on_the_cpu() -> None:
     """``torch.compile`` of the very function the GPU compiles (default mode here: reduce-overhead is CUDA's)."""
-    from analyzers.langevin.batched_step import langevin_update
+    from analyzers.langevin.integrator import langevin_update
 
     torch.set_num_threads(1)
     eager, compiled = _batched(), _batched()

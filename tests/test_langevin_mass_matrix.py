@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, masses_from_variance
+from analyzers.langevin.dynamics import PseudoLangevin, SamplerConfig
+from analyzers.langevin.mass_matrix import MassMatrix, masses_from_variance, noise_covariance_mass, noise_spectrum
 from analyzers.langevin.thermostat import directional_kinetic_temperature
 
 N, RANK = 12, 3

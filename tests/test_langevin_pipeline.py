@@ -13,9 +13,10 @@ import torch
 from typer.testing import CliRunner
 
 from analyzers.base import Cancelled, NotRunnable, RunContext
+from analyzers.langevin.chain_runs import run_temperature, run_temperatures
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
 from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.registry import get
 from kb.cli import app

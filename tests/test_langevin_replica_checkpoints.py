@@ -1,4 +1,4 @@
-"""The batched sampler's checkpoints (``replica_sampling``) hold each replica's own state and nothing more: a
+"""The batched sampler's checkpoints (``chain_runs.run_replicas``) hold each replica's own state and nothing more: a
 replica's tensors used to be views of the batch, and ``torch.save`` writes a view's whole storage, so every
 temperature's file carried every replica's low-rank mass (10 GB per checkpoint at the ``small`` preset, the
 GPU run's main cost). The records stay those of the per-chain path, and a killed batch resumes to the same bits."""
@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from analyzers.base import Cancelled
-from analyzers.langevin.replica_sampling import run_replicas
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature
+from analyzers.langevin.chain_runs import run_replicas, run_temperature
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from tests.helpers.langevin_tasks import tiny_tasks
 
 TEMPERATURES = (1e-4, 1e-3)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from analyzers.langevin.convergence import chain_diagnostics, chain_state, effective_sample_size, split_rhat
-from analyzers.langevin.sampler_report import plot_sampler_diagnostics
+from analyzers.langevin.sampler_health import plot_sampler_diagnostics
 
 
 def _ar1(rho: float, chains: int, draws: int, seed: int) -> np.ndarray:

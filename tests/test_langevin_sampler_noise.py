@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from analyzers.langevin.chain_runs import run_temperature
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.sampling import (
-    KINETIC_EVERY,
-    SamplingSettings,
-    TemperatureTask,
-    run_temperature,
-    thermostat_report,
-)
+from analyzers.langevin.thermostat import KINETIC_EVERY, thermostat_report
 
 
 def _task(folder: Path, noise: str) -> TemperatureTask:

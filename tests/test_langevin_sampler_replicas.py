@@ -12,13 +12,19 @@ import pytest
 import torch
 
 from analyzers.base import Cancelled
+from analyzers.langevin.chain_runs import run_temperature, run_temperatures
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import MaskedSplit, make_splits
-from analyzers.langevin.mass_matrix import MassMatrix, noise_covariance_mass, noise_spectrum
+from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.mass_matrix import (
+    MassMatrix,
+    guarded_mass_matrix,
+    guarded_masses,
+    noise_covariance_mass,
+    noise_spectrum,
+)
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.objective import FlatObjective, per_sequence_gradients
-from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, guarded_mass_matrix, guarded_masses
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, run_temperature, run_temperatures
+from analyzers.langevin.objective import FlatObjective, ReplicaObjective, per_sequence_gradients
 
 TEMPERATURES = (1e-5, 1e-4, 1e-3)
 STEPS = 8

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from analyzers.langevin.sampling import read_checkpoint
+from analyzers.langevin.chain_tasks import read_checkpoint
 from analyzers.langevin.spec import LangevinParams
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from analyzers.langevin.mass_matrix import noise_spectrum
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig, masses_from_variance
+from analyzers.langevin.dynamics import PseudoLangevin, SamplerConfig
+from analyzers.langevin.mass_matrix import masses_from_variance, noise_spectrum
 from analyzers.langevin.thermostat import directional_kinetic_temperature, safe_share
 
 REPLICAS, DIM, RANK, M1 = 24, 30, 2, 0.3

@@ -2,4 +2,5 @@
 ``depth.sweep`` (train masked PLMs of several depths at a fixed parameter budget, then probe them), and
 the ``kb probe`` / ``kb models`` commands. Importing the package registers them."""
 
-from analyzers.depth import cli, spec  # noqa: F401  (registration: the analyzers and the kb probe / kb models commands)
+# registration: the analyzers and the kb probe / kb models commands
+from analyzers.depth import cli, spec  # noqa: F401

@@ -67,12 +67,6 @@ class Adapter:
         return self.head(self.final_norm(hidden))  # (..., seq, vocab)
 
 
-def architecture_name(config: object) -> str | None:
-    """The first entry of a config's ``architectures`` (what ``from_pretrained`` would build)."""
-    names = list(getattr(config, "architectures", None) or [])
-    return names[0] if names else None
-
-
 def check_supported(architecture: str | None, where: str) -> None:
     """Raise ``UnsupportedArchitecture`` naming ``where`` and the supported architectures."""
     if architecture not in SUPPORTED_ARCHITECTURES and architecture not in CONVERTED_ARCHITECTURES:

@@ -48,7 +48,9 @@ def record_seed(seed: int, sequence: str) -> int:
     return int(hashlib.sha256(f"{seed}:{sequence}".encode()).hexdigest()[:15], 16)
 
 
-def check_lengths(records: list[Record], tokenizer: Any, input_format: str, max_tokens: int | None, model: str) -> None:
+def check_lengths(
+    records: list[Record], tokenizer: Any, input_format: str, max_tokens: int | None, model: str
+) -> None:
     """``ValueError`` naming the first record whose token count exceeds the model's maximum."""
     if max_tokens is None:
         return
@@ -56,8 +58,10 @@ def check_lengths(records: list[Record], tokenizer: Any, input_format: str, max_
         count = len(tokenizer(format_sequence(record.sequence, input_format, record.structure))["input_ids"])
         if count > max_tokens:
             raise ValueError(
-                f"record {record.name!r} ({len(record.sequence)} residues, {count} tokens) is longer than {model} "
-                f"accepts ({max_tokens} tokens with special tokens); crop it, or pass --max-length to drop longer ones"
+                f"record {record.name!r} ({len(record.sequence)} residues, {count} tokens) is longer than "
+                f"{model} "
+                f"accepts ({max_tokens} tokens with special tokens); crop it, or pass --max-length to drop "
+                f"longer ones"
             )
 
 
@@ -77,7 +81,8 @@ def encode(
     encoded = tokenizer(texts, return_tensors="pt", padding=True)
     input_ids, attention_mask = encoded["input_ids"], encoded["attention_mask"]  # (batch, seq)
     special = torch.tensor(
-        sorted(set(tokenizer.all_special_ids) | set(nonresidue_ids(tokenizer, input_format))), dtype=input_ids.dtype
+        sorted(set(tokenizer.all_special_ids) | set(nonresidue_ids(tokenizer, input_format))),
+        dtype=input_ids.dtype,
     )
     real = attention_mask.bool() & ~torch.isin(input_ids, special)
     if mask_fraction <= 0:
@@ -88,9 +93,14 @@ def encode(
     draws = torch.stack([torch.rand(input_ids.shape[1], generator=g) for g in generators])  # (batch, seq)
     masked = (draws < mask_fraction) & real
     # At least one masked residue per sequence: the one with the smallest draw.
-    forced = torch.zeros_like(masked).scatter_(1, draws.masked_fill(~real, 2.0).argmin(1, keepdim=True), True) & real
+    forced = (
+        torch.zeros_like(masked).scatter_(1, draws.masked_fill(~real, 2.0).argmin(1, keepdim=True), True)
+        & real
+    )
     masked |= forced & ~masked.any(1, keepdim=True)
     if input_format == "saprot":
         replacement = saprot_mask_ids(tokenizer)[input_ids]  # (batch, seq)
         return Batch(torch.where(masked, replacement, input_ids), attention_mask, real, input_ids, masked)
-    return Batch(input_ids.masked_fill(masked, tokenizer.mask_token_id), attention_mask, real, input_ids, masked)
+    return Batch(
+        input_ids.masked_fill(masked, tokenizer.mask_token_id), attention_mask, real, input_ids, masked
+    )

@@ -45,16 +45,22 @@ class ModelCard:
 _ESM2_NOTE = "ESM-2, UniRef50; pre-LN; rotary positions"
 _SAPROT_NOTE = ("residue x 3Di tokens: give 3Di strings (structure_fasta) or residues are fed as '<aa>#' "
                 "(structure unknown); accuracy sums each amino acid's probability over structure letters")
-_DPLM_NOTE = ("discrete diffusion (masking) LM with ESM-2 layers and weight names, loaded into EsmForMaskedLM "
-              "(prefix 'net.' removed); probed at noise level noise_level = t/T (step t of T=500)")
+_DPLM_NOTE = (
+    "discrete diffusion (masking) LM with ESM-2 layers and weight names, loaded into EsmForMaskedLM "
+    "(prefix 'net.' removed); probed at noise level noise_level = t/T (step t of T=500)"
+)
 _PROGEN_NOTE = ("loaded into transformers' CodeGenForCausalLM (no remote code): fused qkv rows permuted from "
                 "8 to 4 groups; sequences written '1' + residues + '2'; GPT-J-style parallel attention/MLP")
-_PROTGPT2_NOTE = ("BPE tokens (several residues per token); fed as '<|endoftext|>' + 60-residue lines (model card); "
-                  "vocabulary 50,257 makes the logit lens costly")
+_PROTGPT2_NOTE = (
+    "BPE tokens (several residues per token); fed as '<|endoftext|>' + 60-residue lines (model card); "
+    "vocabulary 50,257 makes the logit lens costly"
+)
 _ESMC_NOTE = ("ESM-C through transformers' EsmcForMaskedLM; residual branches divided by sqrt(L/36), "
               "undone for the contribution ratios")
-_ESMC_WHY = ("the esm package's own checkpoint format (a pickled .pth, no config.json), which transformers cannot "
-             "read: use the transformers-format ESM-C checkpoints (biohub/ESMC-*) or convert and `kb models import`")
+_ESMC_WHY = (
+    "the esm package's own checkpoint format (a pickled .pth, no config.json), which transformers cannot "
+    "read: use the transformers-format ESM-C checkpoints (biohub/ESMC-*) or convert and `kb models import`"
+)
 
 # fmt: off
 MODELS: dict[str, ModelCard] = {
@@ -74,13 +80,17 @@ MODELS: dict[str, ModelCard] = {
                   note=_ESM2_NOTE + "; ~60 GB in float32, use bfloat16 on a large GPU"),
         ModelCard("nferruz/ProtGPT2", "ProtGPT2", "causal", 36, 1280, 738e6, "GPT2LMHeadModel", True,
                   input_format="protgpt2", note=_PROTGPT2_NOTE),
-        ModelCard("hugohrban/progen2-small", "ProGen2", "causal", 12, 1024, 151e6, "CodeGenForCausalLM (converted)",
+        ModelCard("hugohrban/progen2-small", "ProGen2", "causal", 12, 1024, 151e6, "CodeGenForCausalLM "
+                                                                                   "(converted)",
                   True, input_format="progen2", note=_PROGEN_NOTE),
-        ModelCard("hugohrban/progen2-medium", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM (converted)",
+        ModelCard("hugohrban/progen2-medium", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM "
+                                                                                    "(converted)",
                   True, input_format="progen2", note=_PROGEN_NOTE),
-        ModelCard("hugohrban/progen2-base", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM (converted)",
+        ModelCard("hugohrban/progen2-base", "ProGen2", "causal", 27, 1536, 764e6, "CodeGenForCausalLM "
+                                                                                  "(converted)",
                   True, input_format="progen2", note=_PROGEN_NOTE),
-        ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "CodeGenForCausalLM (converted)",
+        ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "CodeGenForCausalLM "
+                                                                                   "(converted)",
                   True, input_format="progen2", note=_PROGEN_NOTE),
         ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "EsmForMaskedLM (converted)", True,
                   note=_DPLM_NOTE),
@@ -121,15 +131,21 @@ class TinyRecipe:
 
 BUILTINS: dict[str, TinyRecipe] = {
     # Seconds on one CPU core: enough training to beat the unigram baseline clearly.
-    "builtin:esm-designed-4x64": TinyRecipe(num_layers=4, width=64, num_heads=4, steps=200, batch_size=16,
-                                            learning_rate=3e-3),
-    # The family preset ``family_smoke`` probes 2x64, 4x64 and 8x64: one width and recipe, three depths (seconds).
-    "builtin:esm-designed-2x64": TinyRecipe(num_layers=2, width=64, num_heads=4, steps=200, batch_size=16,
-                                            learning_rate=3e-3),
-    "builtin:esm-designed-8x64": TinyRecipe(num_layers=8, width=64, num_heads=4, steps=200, batch_size=16,
-                                            learning_rate=3e-3),
+    "builtin:esm-designed-4x64": TinyRecipe(
+        num_layers=4, width=64, num_heads=4, steps=200, batch_size=16, learning_rate=3e-3
+    ),
+    # The family preset ``family_smoke`` probes 2x64, 4x64 and 8x64: one width and recipe, three depths
+    # (seconds).
+    "builtin:esm-designed-2x64": TinyRecipe(
+        num_layers=2, width=64, num_heads=4, steps=200, batch_size=16, learning_rate=3e-3
+    ),
+    "builtin:esm-designed-8x64": TinyRecipe(
+        num_layers=8, width=64, num_heads=4, steps=200, batch_size=16, learning_rate=3e-3
+    ),
     # A few minutes on one CPU core: deeper and wider, trained long enough to go past the per-site profile.
-    "builtin:esm-designed-8x128": TinyRecipe(num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3),
+    "builtin:esm-designed-8x128": TinyRecipe(
+        num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3
+    ),
 }
 
 
@@ -137,8 +153,9 @@ def describe(name: str) -> str:
     """One line for result notes: what the built-in model is."""
     recipe = BUILTINS[name]
     return (
-        f"{name} is an ESM-2-shaped masked LM ({recipe.num_layers} layers, width {recipe.width}) trained here for "
-        f"{recipe.steps} steps on the shipped designed sequences (not natural proteins): a small stand-in for a PLM, "
+        f"{name} is an ESM-2-shaped masked LM ({recipe.num_layers} layers, width {recipe.width}) trained "
+        f"here for {recipe.steps} steps on the shipped designed sequences (not natural proteins): a small "
+        f"stand-in for a PLM, "
         "not ESM-2"
     )
 
@@ -163,7 +180,9 @@ def imported_models(cache_dir: Path | None) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: corrupt model registry ({error}); fix or delete it and re-import") from error
+        raise ValueError(
+            f"{path}: corrupt model registry ({error}); fix or delete it and re-import"
+        ) from error
     return data if isinstance(data, dict) else {}
 
 

@@ -36,8 +36,14 @@ from analyzers.registry import CommandHost, register_commands
 console = Console()
 err_console = Console(stderr=True)
 
-HomeOpt = Annotated[Path | None, typer.Option("--home", envvar="KB_HOME", help="KB home (index, evidence, caches); "
-                                              "imported models live under its cache/ folder.")]
+HomeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--home",
+        envvar="KB_HOME",
+        help="KB home (index, evidence, caches); imported models live under its cache/ folder.",
+    ),
+]
 DEFAULT_HOME = Path(".kb")  # kb's default KB home (kb.settings.Settings.home)
 
 
@@ -62,7 +68,9 @@ def _clear_errors() -> Iterator[None]:
     try:
         yield
     except ValidationError as error:
-        problems = "; ".join(f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in error.errors())
+        problems = "; ".join(
+            f"--{'.'.join(map(str, e['loc'])).replace('_', '-')}: {e['msg']}" for e in error.errors()
+        )
         _fail(problems)
     except (NotRunnable, OutOfMemory, FileNotFoundError, ValueError) as error:
         _fail(str(error).splitlines()[0] if str(error) else type(error).__name__)
@@ -120,17 +128,40 @@ def _model_rows(cache: Path) -> list[dict[str, Any]]:
         row["cached"] = _hub_cached(card.hub_id)
         rows.append(row)
     for name, recipe in BUILTINS.items():
-        rows.append({
-            "id": name, "kind": "builtin", "family": "ESM-2-shaped (trained here)", "objective": "masked",
-            "num_layers": recipe.num_layers, "width": recipe.width, "approx_params": None, "loader": "EsmForMaskedLM",
-            "supported": True, "why_not": "", "note": describe(name), "cached": None,
-        })
+        rows.append(
+            {
+                "id": name,
+                "kind": "builtin",
+                "family": "ESM-2-shaped (trained here)",
+                "objective": "masked",
+                "num_layers": recipe.num_layers,
+                "width": recipe.width,
+                "approx_params": None,
+                "loader": "EsmForMaskedLM",
+                "supported": True,
+                "why_not": "",
+                "note": describe(name),
+                "cached": None,
+            }
+        )
     for name, entry in imported_models(cache).items():
-        rows.append({
-            "id": name, "kind": "imported", "family": "local", "objective": None, "num_layers": entry.get("num_layers"),
-            "width": entry.get("width"), "approx_params": None, "loader": entry.get("architecture"), "supported": True,
-            "why_not": "", "note": f"imported from {entry.get('source')}", "cached": True, "path": entry.get("path"),
-        })
+        rows.append(
+            {
+                "id": name,
+                "kind": "imported",
+                "family": "local",
+                "objective": None,
+                "num_layers": entry.get("num_layers"),
+                "width": entry.get("width"),
+                "approx_params": None,
+                "loader": entry.get("architecture"),
+                "supported": True,
+                "why_not": "",
+                "note": f"imported from {entry.get('source')}",
+                "cached": True,
+                "path": entry.get("path"),
+            }
+        )
     return rows
 
 
@@ -142,15 +173,18 @@ def _params_text(value: float | None) -> str:
 
 def add_models_commands(app: typer.Typer) -> None:
     """``kb models list | pull | import``."""
-    models_app = typer.Typer(help="PLMs the depth probes know: list, download (pull) or import local folders.",
-                             no_args_is_help=True)
+    models_app = typer.Typer(
+        help="PLMs the depth probes know: list, download (pull) or import local folders.",
+        no_args_is_help=True,
+    )
     app.add_typer(models_app, name="models")
 
     @models_app.command("list")
     def list_models(
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False, home: HomeOpt = None
     ) -> None:
-        """List the known PLMs (hub), built-in trained tiny models and imported folders, with support status."""
+        """List the known PLMs (hub), built-in trained tiny models and imported folders, with support
+        status."""
         with _clear_errors():
             rows = _model_rows(cache_dir(home))
         if as_json:
@@ -166,17 +200,28 @@ def add_models_commands(app: typer.Typer) -> None:
                 status = "[green]cached[/]" if row["cached"] else "supported (kb models pull)"
             else:
                 status = f"[green]{row['kind']}[/]"
-            table.add_row(row["id"], row["family"], row["objective"] or "", str(row["num_layers"] or ""),
-                          str(row["width"] or ""), _params_text(row["approx_params"]), row["loader"] or "", status)
+            table.add_row(
+                row["id"],
+                row["family"],
+                row["objective"] or "",
+                str(row["num_layers"] or ""),
+                str(row["width"] or ""),
+                _params_text(row["approx_params"]),
+                row["loader"] or "",
+                status,
+            )
         console.print(table)
 
     @models_app.command("pull")
     def pull(
         model_id: Annotated[str, typer.Argument(help="Hub id, e.g. facebook/esm2_t6_8M_UR50D.")],
         revision: Annotated[str | None, typer.Option(help="Branch, tag or commit.")] = None,
-        trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code", help="Also fetch model code.")] = False,
+        trust_remote_code: Annotated[
+            bool, typer.Option("--trust-remote-code", help="Also fetch model code.")
+        ] = False,
     ) -> None:
-        """Download a hub model into the Hugging Face cache (safetensors preferred); offline it fails at once."""
+        """Download a hub model into the Hugging Face cache (safetensors preferred); offline it fails at
+        once."""
         from analyzers.depth.loading import load_model, pull_model
 
         with _clear_errors():
@@ -192,13 +237,17 @@ def add_models_commands(app: typer.Typer) -> None:
         trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
         home: HomeOpt = None,
     ) -> None:
-        """Validate a local model folder, copy it under KB_HOME/cache/models and register it for --model NAME."""
+        """Validate a local model folder, copy it under KB_HOME/cache/models and register it for --model
+        NAME."""
         from analyzers.depth.loading import import_model
 
         with _clear_errors():
             entry = import_model(folder, name, trust_remote_code, cache_dir=cache_dir(home))
-        console.print(f"[green]imported[/] {entry['name']} ({entry['architecture']}, {entry['num_layers']} layers, "
-                      f"{entry['weights_format']}) -> {entry['path']}", highlight=False)
+        console.print(
+            f"[green]imported[/] {entry['name']} ({entry['architecture']}, {entry['num_layers']} layers, "
+            f"{entry['weights_format']}) -> {entry['path']}",
+            highlight=False,
+        )
 
 
 def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
@@ -206,28 +255,52 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
 
     @app.command("probe")
     def probe(
-        model: Annotated[list[str], typer.Option("--model", "-m", help="Hub id, folder, imported or built-in name; "
-                                                 "repeat to compare models.")],
+        model: Annotated[
+            list[str],
+            typer.Option(
+                "--model", "-m", help="Hub id, folder, imported or built-in name; repeat to compare models."
+            ),
+        ],
         out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (replaced atomically).")],
-        fasta: Annotated[Path | None, typer.Option(help="FASTA; default: the shipped designed sequences.")] = None,
+        fasta: Annotated[
+            Path | None, typer.Option(help="FASTA; default: the shipped designed sequences.")
+        ] = None,
         device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
         dtype: Annotated[str, typer.Option(help="float32, bfloat16 or float16.")] = "float32",
         batch_size: Annotated[int, typer.Option(min=1, help="Sequences per pass.")] = 8,
-        max_length: Annotated[int | None, typer.Option(min=1, help="Drop sequences longer than this.")] = None,
+        max_length: Annotated[
+            int | None, typer.Option(min=1, help="Drop sequences longer than this.")
+        ] = None,
         max_sequences: Annotated[int, typer.Option(min=1, help="Sequences probed.")] = 16,
-        replay_tokens: Annotated[int | None, typer.Option(min=0, help="Skip probes: tokens replayed together "
-                                                           "(default: 1 variant on CPU, 16384 on CUDA).")] = None,
-        skips: Annotated[bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")] = True,
+        replay_tokens: Annotated[
+            int | None,
+            typer.Option(
+                min=0,
+                help="Skip probes: tokens replayed together (default: 1 variant on CPU, 16384 on CUDA).",
+            ),
+        ] = None,
+        skips: Annotated[
+            bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")
+        ] = True,
         seed: Annotated[int, typer.Option(help="Seed (masking, built-in training).")] = 0,
-        noise_level: Annotated[float, typer.Option(min=0.0, max=1.0, help="Diffusion LMs (DPLM): share of residues "
-                                                   "masked, t/T at diffusion step t of T=500.")] = 0.5,
-        structure_fasta: Annotated[Path | None, typer.Option(help="SaProt: FASTA of 3Di strings, same record "
-                                                             "names as the sequences.")] = None,
+        noise_level: Annotated[
+            float,
+            typer.Option(
+                min=0.0,
+                max=1.0,
+                help="Diffusion LMs (DPLM): share of residues masked, t/T at diffusion step t of T=500.",
+            ),
+        ] = 0.5,
+        structure_fasta: Annotated[
+            Path | None,
+            typer.Option(help="SaProt: FASTA of 3Di strings, same record names as the sequences."),
+        ] = None,
         trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
         home: HomeOpt = None,
     ) -> None:
-        """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention entropy."""
+        """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention
+        entropy."""
         from analyzers.depth import plots
         from analyzers.depth.compute import probe_one
         from analyzers.depth.spec import DepthProbeParams
@@ -238,9 +311,18 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
                 raise FileNotFoundError(f"--fasta {fasta}: file not found")
             param_sets = [
                 DepthProbeParams(
-                    model=name, fasta=str(fasta) if fasta else None, device=device, dtype=dtype, batch_size=batch_size,
-                    max_length=max_length, max_sequences=max_sequences, replay_tokens=replay_tokens, skips=skips,
-                    seed=seed, trust_remote_code=trust_remote_code, noise_level=noise_level,
+                    model=name,
+                    fasta=str(fasta) if fasta else None,
+                    device=device,
+                    dtype=dtype,
+                    batch_size=batch_size,
+                    max_length=max_length,
+                    max_sequences=max_sequences,
+                    replay_tokens=replay_tokens,
+                    skips=skips,
+                    seed=seed,
+                    trust_remote_code=trust_remote_code,
+                    noise_level=noise_level,
                     structure_fasta=str(structure_fasta) if structure_fasta else None,
                 )
                 for name in model
@@ -256,7 +338,9 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
                     slug = _slug(params.model, taken)
                     task = bar.add_task(params.model, total=1.0)
 
-                    def progress(fraction: float, message: str, task: Any = task, name: str = params.model) -> None:
+                    def progress(
+                        fraction: float, message: str, task: Any = task, name: str = params.model
+                    ) -> None:
                         bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
 
                     context = host.run_context(staging / slug, progress, home=home)
@@ -272,16 +356,29 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
                 if len(results) > 1:
                     names = plots.write_comparison({m: r.layers for m, (_, r) in results.items()}, staging)
                     summary["comparison_plots"] = names
-                (staging / "summary.json").write_text(json.dumps(json_safe(summary), indent=2), encoding="utf-8")
+                (staging / "summary.json").write_text(
+                    json.dumps(json_safe(summary), indent=2), encoding="utf-8"
+                )
         if as_json:
             sys.stdout.write(json.dumps(json_safe(summary), indent=2) + "\n")
             return
         table = Table(title=f"depth probes -> {out}", header_style="bold cyan")
-        for column in ("model", "layers", "late-half KL share", "late/early skip effect", "erank ratio", "perplexity"):
+        for column in (
+            "model",
+            "layers",
+            "late-half KL share",
+            "late/early skip effect",
+            "erank ratio",
+            "perplexity",
+        ):
             table.add_column(column)
         for name, (_, result) in results.items():
-            cells = [result.late_half_kl_drop_fraction, result.late_to_early_skip_effect_ratio, result.erank_ratio,
-                     result.baseline_perplexity]
+            cells = [
+                result.late_half_kl_drop_fraction,
+                result.late_to_early_skip_effect_ratio,
+                result.erank_ratio,
+                result.baseline_perplexity,
+            ]
             table.add_row(name, str(result.num_layers), *["" if c is None else f"{c:.3g}" for c in cells])
         console.print(table)
 

@@ -6,9 +6,8 @@
 ``uncertainty.probe_estimates`` gives each its standard error across sequences (``probe_checks``). With
 ``models`` (several checkpoints of one family) ``probe`` probes each and adds the trend against depth.
 
-``sweep`` (``depth.sweep``) is the entry point of the depth sweep, whose work is in ``sweep.py``: train one
-``EsmForMaskedLM`` per depth at a parameter and token budget, decide convergence, probe each with the
-probes above.
+The depth sweep (``depth.sweep``) lives in ``sweep.py``: it trains one ``EsmForMaskedLM`` per depth at a
+parameter and token budget, decides convergence, and probes each with the probes above.
 """
 
 from __future__ import annotations
@@ -46,9 +45,6 @@ from analyzers.depth.spec import (
     DepthProbe,
     DepthProbeParams,
     DepthProbeResult,
-    DepthSweep,
-    DepthSweepParams,
-    DepthSweepResult,
 )
 from analyzers.depth.uncertainty import family_trend, probe_estimates
 from analyzers.files import json_safe
@@ -81,7 +77,8 @@ def probe_model(
                 skip_probes(loaded.model, adapter, record, batch, accumulator, options)
         except torch.OutOfMemoryError as error:
             raise OutOfMemory(
-                f"out of memory on {device} probing a batch of {batch.size} sequences of {batch.input_ids.shape[1]} "
+                f"out of memory on {device} probing a batch of {batch.size} sequences of "
+                f"{batch.input_ids.shape[1]} "
                 f"tokens: lower --batch-size (now {batch_size}) or --replay-tokens "
                 f"(now {options.replay_tokens or 'auto'}), or drop long sequences with --max-length"
             ) from error
@@ -95,9 +92,15 @@ def probe_model(
         if name in layers:
             values = layers.pop(name)
             perplexity_name = name.replace("_nll", "_perplexity")
-            layers[perplexity_name] = [math.exp(v) for v in values] if isinstance(values, list) else math.exp(values)
+            layers[perplexity_name] = (
+                [math.exp(v) for v in values] if isinstance(values, list) else math.exp(values)
+            )
     layers["num_sequences"] = len(records)
-    over = " over amino acids (probability summed over 3Di letters)" if adapter.residue_onehot is not None else ""
+    over = (
+        " over amino acids (probability summed over 3Di letters)"
+        if adapter.residue_onehot is not None
+        else ""
+    )
     layers["evaluation"] = (
         f"masked positions (seeded {masking:.0%}){over}" if adapter.objective == "masked" and masking > 0 else
         f"masked positions at diffusion noise level {masking:g} (step {round(masking * 500)} of 500)"
@@ -122,7 +125,8 @@ def late_half_share(kl: list[float]) -> float:
 
 
 def _effect_on_later_layers(heatmap: list[list[float]], rows: range) -> float:
-    """Mean of ``heatmap[s][l]`` over ``s`` in ``rows`` and ``l > s`` (a layer's effect on later computation)."""
+    """Mean of ``heatmap[s][l]`` over ``s`` in ``rows`` and ``l > s`` (a layer's effect on later
+    computation)."""
     values = [heatmap[s][layer] for s in rows for layer in range(s + 1, len(heatmap))]
     return _mean(values)
 
@@ -141,7 +145,9 @@ def summarize(layers: dict[str, Any]) -> dict[str, float]:
         ),
         "final_layer_erank": layers["erank"][-1],
         "erank_ratio": layers["erank"][-1] / layers["erank"][0] if layers["erank"][0] else nan,
-        "stable_rank_ratio": layers["stable_rank"][-1] / layers["stable_rank"][0] if layers["stable_rank"][0] else nan,
+        "stable_rank_ratio": layers["stable_rank"][-1] / layers["stable_rank"][0]
+        if layers["stable_rank"][0]
+        else nan,
     }
     entropy = layers.get("attention_entropy_mean") or []
     summary["attention_entropy_last_over_first"] = entropy[-1] / entropy[0] if entropy and entropy[0] else nan
@@ -174,8 +180,8 @@ FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend"
 
 
 def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None) -> Precondition:
-    """The model learned: its accuracy beats always predicting the most frequent residue of the probed sequences
-    by more than ``Z_RESOLVED`` standard errors across sequences (when known)."""
+    """The model learned: its accuracy beats always predicting the most frequent residue of the probed
+    sequences by more than ``Z_RESOLVED`` standard errors across sequences (when known)."""
     if accuracy is None or not math.isfinite(accuracy):
         return Precondition(name="learned", passed=None, detail="no masked or next-token accuracy measured")
     margin = Z_RESOLVED * stderr if stderr is not None and math.isfinite(stderr) else 0.0
@@ -191,7 +197,9 @@ def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tu
     ``units`` sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have none."""
     estimates = estimates or {}
     accuracy_error = estimates.get("baseline_accuracy", (None, None))[1]
-    learned = learned_precondition(accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None)
+    learned = learned_precondition(
+        accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None
+    )
     n = "jackknife standard error across the probed sequences"
     checks: dict[str, MetricCheck] = {}
     for name in DepthProbe.metrics:
@@ -201,23 +209,23 @@ def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tu
         if isinstance(stderr, list):
             checks[name] = MetricCheck(source="sequences", preconditions=[learned], note=n)
             for index, error in enumerate(stderr):
-                checks[f"{name}.{index}"] = MetricCheck(stderr=_finite(error), source="sequences", units=units,
+                checks[f"{name}.{index}"] = MetricCheck(stderr=finite_or_none(error), source="sequences", units=units,
                                                         note=n)
             continue
         note = "pooled over every sequence's tokens: no standard error" if name in POOLED else n
-        checks[name] = MetricCheck(stderr=_finite(stderr), source="sequences", units=units, preconditions=[learned],
-                                   note=note)
+        checks[name] = MetricCheck(stderr=finite_or_none(stderr), source="sequences", units=units,
+                                   preconditions=[learned], note=note)
     return checks
 
 
-def _finite(value: Any) -> float | None:
+def finite_or_none(value: Any) -> float | None:
     """A number for a metric, or None where it is missing or not finite (NaN/inf are not strict JSON)."""
     return float(value) if value is not None and math.isfinite(value) else None
 
 
 def _metric_value(value: Any) -> float | list[float | None] | None:
-    """``_finite`` of a number, element-wise of a per-layer list."""
-    return [_finite(v) for v in value] if isinstance(value, list) else _finite(value)
+    """``finite_or_none`` of a number, element-wise of a per-layer list."""
+    return [finite_or_none(v) for v in value] if isinstance(value, list) else finite_or_none(value)
 
 
 def resolve_spec(
@@ -259,15 +267,21 @@ def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: s
     Built-in models are trained into ``ctx.cache_dir`` (kept) or, without one, a scratch folder
     (trained again next time); imported models are looked up there too."""
     with tempfile.TemporaryDirectory(prefix="kb-depth-") as scratch:
-        return _probe_one(params, ctx, out_dir, title, Path(ctx.cache_dir) if ctx.cache_dir else Path(scratch))
+        return _probe_one(
+            params, ctx, out_dir, title, Path(ctx.cache_dir) if ctx.cache_dir else Path(scratch)
+        )
 
 
-def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str, cache: Path) -> DepthProbeResult:
+def _probe_one(
+    params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str, cache: Path
+) -> DepthProbeResult:
     check_device(params.device)
     torch.manual_seed(params.seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     ctx.report(0.0, f"preparing {params.model}")
-    spec, notes = resolve_spec(params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m), cache_dir=cache)
+    spec, notes = resolve_spec(
+        params.model, params.seed, lambda f, m: ctx.report(0.3 * f, m), cache_dir=cache
+    )
     fasta, records, data_notes = select_records(
         params.fasta, params.max_length, params.max_sequences, params.structure_fasta
     )
@@ -281,15 +295,19 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
     if params.structure_fasta is not None and loaded.input_format != "saprot":
         raise ValueError(f"structure_fasta given, but {params.model} takes no structure tokens (SaProt does)")
     if not loaded.adapter.pre_ln:
-        notes.append("post-LN model: the residual decomposition (contributions, sublayer skips) is not defined")
+        notes.append(
+            "post-LN model: the residual decomposition (contributions, sublayer skips) is not defined"
+        )
     if loaded.input_format == "saprot" and params.structure_fasta is None:
         notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
     if loaded.adapter.objective == "diffusion":
         notes.append(f"diffusion LM probed at noise level {params.noise_level:g} (residues masked with that "
                      f"probability, diffusion step {round(params.noise_level * 500)} of 500)")
     if loaded.adapter.residual_scale != 1.0:
-        notes.append(f"residual branches divided by {loaded.adapter.residual_scale:.4g} inside each layer (ESM-C); "
-                     "contributions are of the scaled updates the residual stream receives")
+        notes.append(
+            f"residual branches divided by {loaded.adapter.residual_scale:.4g} inside each layer (ESM-C); "
+            "contributions are of the scaled updates the residual stream receives"
+        )
     options = ProbeOptions(
         top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
         replay_tokens=params.replay_tokens,
@@ -300,13 +318,17 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
     )
     notes += layers.pop("notes", [])
     estimates = probe_estimates(layers.pop("per_sequence"), loaded.adapter.num_layers)
-    # the jackknife's full-sample values equal summarize's (a test checks it); the new metrics come from it only
+    # the jackknife's full-sample values equal summarize's (a test checks it); the new metrics come from it
+    # only
     summary: dict[str, Any] = {**{name: value for name, (value, _) in estimates.items()}, **summarize(layers)}
     metrics_path = out_dir / "depth_metrics.json"
     errors = {name: error for name, (_, error) in estimates.items()}
     metrics_path.write_text(
-        json.dumps(json_safe({"model": params.model, **summary, "stderr": errors, "layers": layers}), indent=2,
-                   allow_nan=False),
+        json.dumps(
+            json_safe({"model": params.model, **summary, "stderr": errors, "layers": layers}),
+            indent=2,
+            allow_nan=False,
+        ),
         encoding="utf-8",
     )
     artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
@@ -321,7 +343,9 @@ def _probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: 
         "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
     }
     if loaded.resolved.source == "builtin":
-        provenance["training"] = json.loads((loaded.resolved.folder / "training.json").read_text(encoding="utf-8"))
+        provenance["training"] = json.loads(
+            (loaded.resolved.folder / "training.json").read_text(encoding="utf-8")
+        )
     parameters = float(loaded.provenance["num_parameters"])
     nan = float("nan")
     ctx.report(1.0, "done")
@@ -348,7 +372,9 @@ def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> De
         results = []
         for model in params.models:
             folder = ctx.out_dir / model.replace("/", "--").replace(":", "-")
-            one = probe_one(params.model_copy(update={"model": model, "models": []}), ctx, folder, title=model)
+            one = probe_one(
+                params.model_copy(update={"model": model, "models": []}), ctx, folder, title=model
+            )
             one.artifacts = [f"{folder.name}/{name}" for name in one.artifacts]
             results.append(one)
         result = family_result(results)
@@ -404,26 +430,24 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
         note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual errors, "
              "t(checkpoints - 2)")
     parameters = max(r.scale.parameters or 0.0 for r in results)
-    return deepest.model_copy(update={
-        "models": [r.model for r in results],
-        "num_layers_by_model": [r.num_layers for r in results],
-        f"{ratio}_by_model": ratios,
-        f"{share}_by_model": [r.late_half_kl_drop_fraction for r in results],
-        "depth_inefficiency_trend": trend,
-        "checks": checks,
-        "layers_by_model": {r.model: r.layers for r in results},
-        "artifacts": [name for r in results for name in r.artifacts],
-        "provenance": {**deepest.provenance, "by_model": {r.model: r.provenance for r in results}},
-        "notes": [f"family run over {len(results)} checkpoints; the single-model metrics and layers are those of "
-                  f"the deepest, {deepest.model} ({deepest.num_layers} layers)",
-                  *dict.fromkeys(n for r in results for n in r.notes)],
-        "scale": deepest.scale.model_copy(update={"parameters": parameters,
-                                                  "data": f"{deepest.scale.data}, {len(results)} checkpoints"}),
-    })
-
-
-def sweep(analyzer: DepthSweep, params: DepthSweepParams, ctx: RunContext) -> DepthSweepResult:
-    """``depth.sweep``: train and probe one model per depth into ``ctx.out_dir`` (``analyzers.depth.sweep``)."""
-    from analyzers.depth.sweep import run_sweep
-
-    return run_sweep(params, ctx, analyzer.scale_name(params))
+    return deepest.model_copy(
+        update={
+            "models": [r.model for r in results],
+            "num_layers_by_model": [r.num_layers for r in results],
+            f"{ratio}_by_model": ratios,
+            f"{share}_by_model": [r.late_half_kl_drop_fraction for r in results],
+            "depth_inefficiency_trend": trend,
+            "checks": checks,
+            "layers_by_model": {r.model: r.layers for r in results},
+            "artifacts": [name for r in results for name in r.artifacts],
+            "provenance": {**deepest.provenance, "by_model": {r.model: r.provenance for r in results}},
+            "notes": [
+                f"family run over {len(results)} checkpoints; the single-model metrics and layers are those "
+                f"of the deepest, {deepest.model} ({deepest.num_layers} layers)",
+                *dict.fromkeys(n for r in results for n in r.notes),
+            ],
+            "scale": deepest.scale.model_copy(
+                update={"parameters": parameters, "data": f"{deepest.scale.data}, {len(results)} checkpoints"}
+            ),
+        }
+    )

@@ -122,8 +122,10 @@ def read_structures(path: Path | str) -> dict[str, str]:
         letters = line.lower().replace(" ", "")
         bad = sorted(set(letters) - set(THREE_DI_LETTERS))
         if bad:
-            raise ValueError(f"{path}: line {line_number} (record {name!r}) has letter(s) {', '.join(map(repr, bad))} "
-                             f"outside the 3Di alphabet {THREE_DI_LETTERS}")
+            raise ValueError(
+                f"{path}: line {line_number} (record {name!r}) has letter(s) {', '.join(map(repr, bad))} "
+                f"outside the 3Di alphabet {THREE_DI_LETTERS}"
+            )
         structures[name].append(letters)
     if not structures:
         raise ValueError(f"{path}: empty structure FASTA (no '>' record found)")
@@ -137,7 +139,9 @@ def attach_structures(records: list[Record], structures: dict[str, str], path: s
     for record in records:
         structure = structures.get(record.name)
         if structure is None:
-            raise ValueError(f"{path}: no 3Di string for record {record.name!r} (names must match the sequences')")
+            raise ValueError(
+                f"{path}: no 3Di string for record {record.name!r} (names must match the sequences')"
+            )
         if len(structure) != len(record.sequence):
             raise ValueError(f"{path}: record {record.name!r} has {len(structure)} 3Di letters for "
                              f"{len(record.sequence)} residues")
@@ -151,7 +155,9 @@ def split_records(records: list[Record], val_fraction: float = 0.1) -> tuple[lis
     if records and all(record.split in ("train", "val") for record in records):
         return [r for r in records if r.split == "train"], [r for r in records if r.split == "val"]
     threshold = int(val_fraction * 1000)
-    val = [r for r in records if int(hashlib.sha256(r.sequence.encode()).hexdigest()[:8], 16) % 1000 < threshold]
+    val = [
+        r for r in records if int(hashlib.sha256(r.sequence.encode()).hexdigest()[:8], 16) % 1000 < threshold
+    ]
     val_names = {id(r) for r in val}
     return [r for r in records if id(r) not in val_names], val
 

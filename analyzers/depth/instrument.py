@@ -52,7 +52,8 @@ def _expand(value: Any, repeats: int, batch: int, cache: dict[tuple[int, int], A
         return value
     if isinstance(value, torch.Tensor):
         if value.dim() == 0 or value.shape[0] != batch:
-            return value  # broadcast over the batch (e.g. rotary cos/sin of shape (1, seq, dim)) or not batched
+            # broadcast over the batch (e.g. rotary cos/sin of shape (1, seq, dim)) or not batched
+            return value
         key = (id(value), repeats)
         if key not in cache:
             cache[key] = value.repeat(repeats, *([1] * (value.dim() - 1)))
@@ -67,7 +68,11 @@ def _expand(value: Any, repeats: int, batch: int, cache: dict[tuple[int, int], A
 
 
 def call_layer(
-    layer: nn.Module, call: LayerCall, hidden: torch.Tensor, batch: int, cache: dict[tuple[int, int], Any] | None = None
+    layer: nn.Module,
+    call: LayerCall,
+    hidden: torch.Tensor,
+    batch: int,
+    cache: dict[tuple[int, int], Any] | None = None,
 ) -> torch.Tensor:
     """Run one layer on ``hidden`` (``(repeats * batch, seq, dim)``) with its recorded call, the recorded
     batch-leading tensors repeated to match. Returns the layer's new residual state."""
@@ -96,7 +101,9 @@ def fast_attention(model: nn.Module) -> Iterator[None]:
     so for the attention-entropy probe) and supports SDPA: the skip replays read no attention map, and
     the attention masks recorded in the clean pass (additive, 4-D) are valid SDPA masks too."""
     config = getattr(model, "config", None)
-    switch = getattr(config, "_attn_implementation", None) == "eager" and getattr(model, "_supports_sdpa", False)
+    switch = getattr(config, "_attn_implementation", None) == "eager" and getattr(
+        model, "_supports_sdpa", False
+    )
     if switch:
         try:
             model.set_attn_implementation("sdpa")  # type: ignore[operator]
@@ -149,7 +156,8 @@ class CleanPass:
     def active(self) -> Iterator[CleanRecord]:
         """Install the hooks for the duration of one forward pass."""
         num_layers = self.adapter.num_layers
-        record = self.record = CleanRecord(states=[None] * (num_layers + 1), calls=[None] * num_layers)  # type: ignore[list-item]
+        states: list[Any] = [None] * (num_layers + 1)
+        record = self.record = CleanRecord(states=states, calls=[None] * num_layers)  # type: ignore[list-item]
         handles = []
 
         def pre_hook(index: int) -> Callable[..., None]:

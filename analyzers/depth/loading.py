@@ -50,7 +50,15 @@ from analyzers.depth.data import AMINO_ACIDS
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 TRUE_WORDS = {"1", "true", "yes", "on"}
-CONFIG_PATTERNS = ["*.json", "*.txt", "*.model", "tokenizer*", "vocab*", "merges.txt", "special_tokens_map.json"]
+CONFIG_PATTERNS = [
+    "*.json",
+    "*.txt",
+    "*.model",
+    "tokenizer*",
+    "vocab*",
+    "merges.txt",
+    "special_tokens_map.json",
+]
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -117,7 +125,8 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
             request = urllib.request.Request(url, method="HEAD")  # noqa: S310
             with urllib.request.urlopen(request, timeout=timeout_s):  # noqa: S310
                 answered.set()
-        except urllib.error.HTTPError as error:  # an HTTP answer, even an error status, means the hub is there
+        # an HTTP answer, even an error status, means the hub is there
+        except urllib.error.HTTPError as error:
             if error.code < 500:
                 answered.set()
         except (OSError, ValueError):
@@ -129,10 +138,14 @@ def hub_reachable(timeout_s: float = 3.0) -> bool:
 
 def how_to_provide(hub_id: str) -> str:
     """The message for weights that are not here and cannot be downloaded now."""
-    why = "HF_HUB_OFFLINE is set" if hub_offline() else "the Hugging Face hub is not reachable from this machine"
+    why = (
+        "HF_HUB_OFFLINE is set"
+        if hub_offline()
+        else "the Hugging Face hub is not reachable from this machine"
+    )
     return (
-        f"weights for {hub_id} are not in the local Hugging Face cache and {why}: on a machine with internet run "
-        f"`kb models pull {hub_id}` (or `huggingface-cli download {hub_id}`) and copy the cache "
+        f"weights for {hub_id} are not in the local Hugging Face cache and {why}: on a machine with "
+        f"internet run `kb models pull {hub_id}` (or `huggingface-cli download {hub_id}`) and copy the cache "
         f"(~/.cache/huggingface/hub) here, or save the model to a folder and run `kb models import FOLDER`"
     )
 
@@ -168,13 +181,17 @@ def resolve_model(
     if spec in imported:
         folder = Path(imported[spec]["path"])
         if not (folder / "config.json").is_file():
-            raise ModelError(f"imported model {spec!r} points to {folder}, which is gone; run `kb models import` again")
+            raise ModelError(
+                f"imported model {spec!r} points to {folder}, which is gone; run `kb models import` again"
+            )
         return ResolvedModel(spec, folder, "imported")
     path = Path(spec).expanduser()
     if path.is_dir():
         return ResolvedModel(spec, path.resolve(), "folder")
     if path.exists():
-        raise ModelError(f"{spec}: is a file, not a model folder (give the folder with config.json and the weights)")
+        raise ModelError(
+            f"{spec}: is a file, not a model folder (give the folder with config.json and the weights)"
+        )
     if not HUB_ID.match(spec):
         raise ModelError(
             f"unknown model {spec!r}: not an imported name, not a folder, not a hub id (owner/name); "
@@ -190,7 +207,8 @@ def resolve_model(
 
 
 def pull_model(hub_id: str, revision: str | None = None, trust_remote_code: bool = False) -> ResolvedModel:
-    """Download a hub model into the Hugging Face cache (safetensors when the repo has them) and resolve it."""
+    """Download a hub model into the Hugging Face cache (safetensors when the repo has them) and resolve
+    it."""
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
 
@@ -204,7 +222,9 @@ def pull_model(hub_id: str, revision: str | None = None, trust_remote_code: bool
         raise NotRunnable(how_to_provide(hub_id))
     try:
         files = HfApi().list_repo_files(hub_id, revision=revision)
-        weights = ["*.safetensors"] if any(f.endswith(".safetensors") for f in files) else ["pytorch_model*.bin*"]
+        weights = (
+            ["*.safetensors"] if any(f.endswith(".safetensors") for f in files) else ["pytorch_model*.bin*"]
+        )
         code = ["*.py"] if trust_remote_code else []
         folder = Path(
             snapshot_download(
@@ -273,7 +293,9 @@ def format_sequence(sequence: str, input_format: str, structure: str | None = No
     if input_format == "saprot":
         letters = structure.lower() if structure is not None else "#" * len(sequence)
         if len(letters) != len(sequence):
-            raise ValueError(f"structure string of {len(letters)} letters for a sequence of {len(sequence)} residues")
+            raise ValueError(
+                f"structure string of {len(letters)} letters for a sequence of {len(sequence)} residues"
+            )
         return "".join(f"{residue}{letter}" for residue, letter in zip(sequence, letters, strict=True))
     if input_format == "spaced":  # ProtBERT maps the rare letters to X
         return " ".join(sequence.translate(str.maketrans("UZOB", "XXXX")))
@@ -330,7 +352,9 @@ def check_device(device: str) -> None:
             )
         index = int(device.split(":")[1]) if ":" in device else 0
         if index >= torch.cuda.device_count():
-            raise NotRunnable(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+            raise NotRunnable(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+            )
         return
     if device == "mps" and torch.backends.mps.is_available():
         return
@@ -364,13 +388,21 @@ def _transformers_config(folder: Path, architecture: str, trust_remote_code: boo
     if architecture == "ProGenForCausalLM":
         raw = read_config(folder)
         fields = set(CodeGenConfig().to_dict())
-        kept = {key: value for key, value in raw.items()
-                if key in fields and key not in ("model_type", "architectures", "auto_map", "transformers_version")}
+        kept = {
+            key: value
+            for key, value in raw.items()
+            if key in fields
+            and key not in ("model_type", "architectures", "auto_map", "transformers_version")
+        }
         return CodeGenConfig(**kept, architectures=["CodeGenForCausalLM"])
     try:
-        config = AutoConfig.from_pretrained(folder, local_files_only=True, trust_remote_code=trust_remote_code)
+        config = AutoConfig.from_pretrained(
+            folder, local_files_only=True, trust_remote_code=trust_remote_code
+        )
     except (OSError, ValueError, TypeError) as error:
-        raise ModelError(f"{folder / 'config.json'}: cannot be read as a transformers config: {error}") from error
+        raise ModelError(
+            f"{folder / 'config.json'}: cannot be read as a transformers config: {error}"
+        ) from error
     if architecture in CONVERTED_ARCHITECTURES:
         config.architectures = [CONVERTED_ARCHITECTURES[architecture]]
     return config
@@ -442,7 +474,9 @@ def import_model(
     half-written. Returns the registry entry.
     """
     if cache_dir is None:
-        raise ModelError("importing a model needs the KB home's cache folder (run it through `kb models import`)")
+        raise ModelError(
+            "importing a model needs the KB home's cache folder (run it through `kb models import`)"
+        )
     folder = Path(folder).expanduser().resolve()
     report = validate_folder(folder, trust_remote_code)
     name = name or folder.name
@@ -527,14 +561,24 @@ def _load_converted(folder: Path, architecture: str, config: Any, dtype: torch.d
     model = _model_class(CONVERTED_ARCHITECTURES[architecture])(config)
     state = convert_state_dict(architecture, read_state_dict(weight_files(folder)))
     expected = {k for k in model.state_dict() if not _REBUILT.search(k)}
-    tied = {"lm_head.decoder.weight", "lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
+    tied = (
+        {"lm_head.decoder.weight", "lm_head.weight"}
+        if getattr(config, "tie_word_embeddings", False)
+        else set()
+    )
     missing = sorted(expected - set(state) - tied)
     unexpected = sorted(set(state) - expected)
     mismatched = sorted(k for k in set(state) & expected if state[k].shape != model.state_dict()[k].shape)
     if missing or unexpected or mismatched:
-        problems = {"missing_keys": missing[:5], "unexpected_keys": unexpected[:5], "mismatched_keys": mismatched[:5]}
-        raise ModelError(f"{spec}: checkpoint ({architecture}) does not match "
-                         f"{CONVERTED_ARCHITECTURES[architecture]}: { {k: v for k, v in problems.items() if v} }")
+        problems = {
+            "missing_keys": missing[:5],
+            "unexpected_keys": unexpected[:5],
+            "mismatched_keys": mismatched[:5],
+        }
+        raise ModelError(
+            f"{spec}: checkpoint ({architecture}) does not match "
+            f"{CONVERTED_ARCHITECTURES[architecture]}: { {k: v for k, v in problems.items() if v} }"
+        )
     model.load_state_dict(state, strict=False)
     if tied:
         model.tie_weights()
@@ -604,7 +648,8 @@ def load_model(
     finally:
         if bars:
             transformers_logging.enable_progress_bar()
-    if tokenizer.pad_token_id is None:  # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
+    # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
+    if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     try:
         loaded = loaded.to(device).eval()

@@ -65,10 +65,12 @@ def write(path: Path, records: list[tuple[str, str]]) -> None:
     lines = [
         "; DESIGNED sequences, NOT natural proteins and NOT UniProt data. Made by the kb project",
         "; (analyzers/depth/make_designed_fasta.py): low-temperature simulated-tempering samples of",
-        "; E(s) = sum_{i<j} C_ij B(s_i, s_j) on the contact map of an idealized four-helix bundle (86 residues,",
+        "; E(s) = sum_{i<j} C_ij B(s_i, s_j) on the contact map of an idealized four-helix bundle (86 "
+        "residues,",
         "; ACBP composition kept by swap moves); one random interaction matrix B per family, seeds "
         + ", ".join(map(str, FAMILY_SEEDS))
-        + f"; {CHAINS_PER_FAMILY} chains x {SAMPLES_PER_CHAIN} samples per family; split=val marks held-out chains.",
+        + f"; {CHAINS_PER_FAMILY} chains x {SAMPLES_PER_CHAIN} samples per family; split=val marks held-out "
+          f"chains.",
     ]
     for header, sequence in records:
         lines.append(f">{header}")
@@ -78,7 +80,9 @@ def write(path: Path, records: list[tuple[str, str]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     records = generate()

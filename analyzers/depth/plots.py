@@ -30,7 +30,12 @@ def _save(fig: Any, out_dir: Path, stem: str) -> list[str]:
 
 
 def _heatmap(
-    ax: Any, fig: Any, matrix: Any, title: str, xlabel: str = "affected layer l", ylabel: str = "skipped layer s"
+    ax: Any,
+    fig: Any,
+    matrix: Any,
+    title: str,
+    xlabel: str = "affected layer l",
+    ylabel: str = "skipped layer s",
 ) -> None:
     data = np.array([[np.nan if v is None else v for v in row] for row in matrix], dtype=float)
     image = ax.imshow(data, cmap="viridis", origin="upper", vmin=0, interpolation="nearest")
@@ -49,7 +54,9 @@ def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[
     ax_kl.plot(_array(layers["logit_lens_kl"]), marker="o", label="all residues")
     if "logit_lens_kl_masked" in layers:
         ax_kl.plot(_array(layers["logit_lens_kl_masked"]), marker="s", label="masked residues")
-    ax_kl.set(xlabel="residual state h_l", ylabel="KL(p_l || p_L)", title=f"{prefix}logit lens", yscale="symlog")
+    ax_kl.set(
+        xlabel="residual state h_l", ylabel="KL(p_l || p_L)", title=f"{prefix}logit lens", yscale="symlog"
+    )
     ax_kl.legend()
     ax_top.plot(_array(layers["logit_lens_top1"]), marker="o", label="top-1 agreement")
     ax_top.plot(_array(layers["logit_lens_topk"]), marker="s", label="top-k overlap")
@@ -64,7 +71,11 @@ def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[
             ax_norm.plot(_array(contribution[key]), marker="o", label=label)
         ax_norm.set(xlabel="layer", ylabel="relative contribution (mean)", title=f"{prefix}contributions")
         ax_norm.legend()
-        for key, label in (("cos_attn", "cos(a, h)"), ("cos_mlp", "cos(m, h+a)"), ("cos_res", "cos(h_l+1, h_l)")):
+        for key, label in (
+            ("cos_attn", "cos(a, h)"),
+            ("cos_mlp", "cos(m, h+a)"),
+            ("cos_res", "cos(h_l+1, h_l)"),
+        ):
             ax_cos.plot(_array(contribution[key]), marker="o", label=label)
         ax_cos.set(xlabel="layer", ylabel="cosine", ylim=(-1.05, 1.05))
         ax_cos.legend()
@@ -81,7 +92,11 @@ def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for key, label in variants:
             ax.plot(_array(layers[f"{key}_output_effect"]), marker="o", label=label)
-        ax.set(xlabel="skipped layer", ylabel="||softmax(z) - softmax(z')||", title=f"{prefix}effect on the output")
+        ax.set(
+            xlabel="skipped layer",
+            ylabel="||softmax(z) - softmax(z')||",
+            title=f"{prefix}effect on the output",
+        )
         ax.legend()
         written += _save(fig, out_dir, "skip_output_effect")
 
@@ -121,7 +136,9 @@ def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[
     return written
 
 
-def write_comparison(per_model: dict[str, dict[str, Any]], out_dir: Path, stem: str = "comparison") -> list[str]:
+def write_comparison(
+    per_model: dict[str, dict[str, Any]], out_dir: Path, stem: str = "comparison"
+) -> list[str]:
     """Several models on a relative-depth axis: logit-lens KL (normalised by KL at h_0), skip output
     effect, effective rank ratio and attention entropy."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
@@ -146,7 +163,9 @@ def write_comparison(per_model: dict[str, dict[str, Any]], out_dir: Path, stem: 
     return _save(fig, out_dir, stem)
 
 
-def write_sweep_plots(summary: dict[str, Any], per_depth: dict[int, dict[str, Any]], out_dir: Path) -> list[str]:
+def write_sweep_plots(
+    summary: dict[str, Any], per_depth: dict[int, dict[str, Any]], out_dir: Path
+) -> list[str]:
     """Validation perplexity / accuracy vs depth, probe summaries vs depth, and the per-depth comparison."""
     depths = summary["depths"]
     fig, (ax_ppl, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -163,10 +182,18 @@ def write_sweep_plots(summary: dict[str, Any], per_depth: dict[int, dict[str, An
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.3))
     for ax, key, label in zip(
         axes,
-        ("late_half_kl_drop_fraction_by_depth", "late_to_early_skip_effect_ratio_by_depth", "erank_ratio_by_depth",
-         "attention_entropy_last_over_first_by_depth"),
-        ("late-half share of KL drop", "late/early skip output effect", "erank(h_L)/erank(h_0)",
-         "attention entropy last/first"),
+        (
+            "late_half_kl_drop_fraction_by_depth",
+            "late_to_early_skip_effect_ratio_by_depth",
+            "erank_ratio_by_depth",
+            "attention_entropy_last_over_first_by_depth",
+        ),
+        (
+            "late-half share of KL drop",
+            "late/early skip output effect",
+            "erank(h_L)/erank(h_0)",
+            "attention entropy last/first",
+        ),
         strict=True,
     ):
         ax.plot(depths, _array(summary[key]), marker="o")
@@ -174,5 +201,7 @@ def write_sweep_plots(summary: dict[str, Any], per_depth: dict[int, dict[str, An
         ax.set_xticks(depths, [str(d) for d in depths])
         ax.xaxis.set_minor_formatter(NullFormatter())
     written += _save(fig, out_dir, "sweep_probes")
-    written += write_comparison({f"{d} layers": layers for d, layers in per_depth.items()}, out_dir, "sweep_comparison")
+    written += write_comparison(
+        {f"{d} layers": layers for d, layers in per_depth.items()}, out_dir, "sweep_comparison"
+    )
     return written

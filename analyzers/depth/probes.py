@@ -48,9 +48,9 @@ class ProbeOptions:
 
 
 def ranks_from_eigenvalues(squared: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(stable rank, effective rank)`` of matrices ``X`` from the eigenvalues of ``X^T X`` (or ``X X^T``), the
-    squared singular values ``(..., k)``: stable rank ``||X||_F^2 / ||X||_2^2`` (the quantity seed 000 calls
-    rank_eff) and the Roy & Vetterli effective rank ``exp(H(s / sum s))``, each ``(...)``."""
+    """``(stable rank, effective rank)`` of matrices ``X`` from the eigenvalues of ``X^T X`` (or ``X X^T``),
+    the squared singular values ``(..., k)``: stable rank ``||X||_F^2 / ||X||_2^2`` (the quantity seed 000
+    calls rank_eff) and the Roy & Vetterli effective rank ``exp(H(s / sum s))``, each ``(...)``."""
     squared = squared.clamp_min(0)
     singular = squared.sqrt()
     stable = squared.sum(-1) / squared.amax(-1).clamp_min(EPS)
@@ -59,7 +59,8 @@ def ranks_from_eigenvalues(squared: torch.Tensor) -> tuple[torch.Tensor, torch.T
 
 
 def effective_rank_from_gram(gram: torch.Tensor) -> float:
-    """Roy & Vetterli effective rank ``exp(H(s / sum s))`` from ``X^T X`` (singular values ``s = sqrt(eig)``)."""
+    """Roy & Vetterli effective rank ``exp(H(s / sum s))`` from ``X^T X`` (singular values ``s =
+    sqrt(eig)``)."""
     return float(ranks_from_eigenvalues(torch.linalg.eigvalsh(gram.double()))[1])
 
 
@@ -94,7 +95,8 @@ class ProbeAccumulator:
         self.maxima: dict[str, torch.Tensor] = {}
         self.grams: torch.Tensor | None = None  # (L+1, dim, dim) float64
         self.notes: set[str] = set()
-        # Per-sequence sums and counts: name -> [batch index, sums (batch, ...), counts (batch, ...)] per batch.
+        # Per-sequence sums and counts: name -> [batch index, sums (batch, ...), counts (batch, ...)] per
+        # batch.
         self.row_parts: dict[str, list[list[Any]]] = {}
         self.batch_index = 0
 
@@ -146,13 +148,18 @@ class ProbeAccumulator:
 
     def finish(self) -> dict[str, Any]:
         """Per-layer lists of every measurement (JSON-ready apart from NaN)."""
-        out: dict[str, Any] = {"num_layers": self.num_layers, "objective": self.objective, "pre_ln": self.pre_ln}
+        out: dict[str, Any] = {
+            "num_layers": self.num_layers,
+            "objective": self.objective,
+            "pre_ln": self.pre_ln,
+        }
         for name in sorted(self.sums):
             out[name] = self.mean(name)
         for name in sorted(self.maxima):
             out[name] = self.maxima[name].cpu().tolist()
         if self.grams is not None:
-            stable, erank = ranks_from_eigenvalues(torch.linalg.eigvalsh(self.grams.double()))  # one batched call
+            # one batched call
+            stable, erank = ranks_from_eigenvalues(torch.linalg.eigvalsh(self.grams.double()))
             out["erank"], out["stable_rank"] = erank.tolist(), stable.tolist()
         if "attention_entropy" in self.sums:
             out["attention_entropy_mean"] = [
@@ -190,7 +197,8 @@ class _ContributionSums:
                 _cos(h + a + m, h),
             ]
         )  # (6, batch, seq)
-        defined = torch.stack([defined_h, defined_ha, defined_h, defined_h, defined_ha, defined_h])  # (6, batch, seq)
+        # (6, batch, seq)
+        defined = torch.stack([defined_h, defined_ha, defined_h, defined_h, defined_ha, defined_h])
         sums = (ratios * defined).sum((1, 2)).double()  # (6,)
         counts = defined.sum((1, 2)).double()
         maxima = ratios[:3].masked_fill(~defined[:3], float("-inf")).amax((1, 2)).double()  # (3,)
@@ -201,7 +209,11 @@ class _ContributionSums:
         if not self.by_layer:
             return
         some = next(iter(self.by_layer.values()))
-        missing = (torch.zeros_like(some[0]), torch.zeros_like(some[1]), torch.full_like(some[2], float("-inf")))
+        missing = (
+            torch.zeros_like(some[0]),
+            torch.zeros_like(some[1]),
+            torch.full_like(some[2], float("-inf")),
+        )
         layers = [self.by_layer.get(index, missing) for index in range(acc.num_layers)]
         sums, counts, maxima = (torch.stack(part, -1) for part in zip(*layers, strict=True))
         acc.add("contribution_sums", sums, counts)
@@ -217,7 +229,8 @@ class _AttentionEntropy:
         mask = batch.attention_mask.float()
         keys = mask.cumsum(-1) if causal else mask.sum(-1, keepdim=True)
         keys = keys.expand_as(mask)  # (batch, seq): keys each query can see
-        self.usable = (batch.real & (keys >= 2)).float()  # log(1) = 0: a single visible key has no entropy to normalise
+        # log(1) = 0: a single visible key has no entropy to normalise
+        self.usable = (batch.real & (keys >= 2)).float()
         self.log_keys = keys.clamp_min(2).log()
         self.by_layer: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
@@ -237,9 +250,12 @@ class _AttentionEntropy:
         count = self.usable.sum(1).double()[:, None]  # (batch, 1): usable queries of each sequence
         some = next(iter(self.by_layer.values()))[0]
         missing = (torch.zeros_like(some), torch.zeros_like(some))
-        layers = [(*self.by_layer.get(index, missing), count if index in self.by_layer else torch.zeros_like(count))
-                  for index in range(acc.num_layers)]
-        normalised, raw, counts = (torch.stack(part, 1) for part in zip(*layers, strict=True))  # (batch, layers, .)
+        layers = [
+            (*self.by_layer.get(index, missing), count if index in self.by_layer else torch.zeros_like(count))
+            for index in range(acc.num_layers)
+        ]
+        # (batch, layers, .)
+        normalised, raw, counts = (torch.stack(part, 1) for part in zip(*layers, strict=True))
         acc.add_rows("attention_entropy", normalised, counts)
         acc.add_rows("attention_entropy_nats", raw, counts)
         self.by_layer.clear()
@@ -250,7 +266,12 @@ def _chunks(total: int, step: int) -> list[slice]:
 
 
 def logit_lens(
-    acc: ProbeAccumulator, adapter: Adapter, record: CleanRecord, batch: Batch, top_k: int, max_elements: int = 1 << 26
+    acc: ProbeAccumulator,
+    adapter: Adapter,
+    record: CleanRecord,
+    batch: Batch,
+    top_k: int,
+    max_elements: int = 1 << 26,
 ) -> None:
     """KL(p_l || p_L), top-1 and top-k agreement of every state's lens distribution with the output, and the
     lens's own NLL of the true token at the evaluated positions (masked ones, or next token): the perplexity
@@ -286,7 +307,8 @@ def logit_lens(
             values = torch.stack([kl, top1, overlap], 1)  # (states, 3, rows, seq)
             summed = (weights[:, None, None] * values[None]).sum(-1).double()  # (where, states, 3, rows)
             sums[:, :, part, chosen] = summed.permute(0, 2, 3, 1)
-            nll, count = _lens_nll(lens, eval_where[part], targets[part], adapter.residue_onehot)  # (states, rows)
+            # (states, rows)
+            nll, count = _lens_nll(lens, eval_where[part], targets[part], adapter.residue_onehot)
             scored[0, part, chosen], scored[1, part, chosen] = nll.T, count.T
     for position, (suffix, mask) in enumerate(where.items()):
         count = mask.double().sum(-1)[:, None]  # (batch, 1)
@@ -304,17 +326,21 @@ def _lens_nll(
     states, rows = lens.shape[:2]
     if residue_onehot is not None:
         flat = lens.flatten(0, 1)  # (states * rows, seq, vocab)
-        _, nll, count = prediction_rows(flat, where.repeat(states, 1), targets.repeat(states, 1), residue_onehot)
+        _, nll, count = prediction_rows(
+            flat, where.repeat(states, 1), targets.repeat(states, 1), residue_onehot
+        )
         return nll.view(states, rows), count.view(states, rows)
     weight = where.double()  # (rows, seq)
     picked = lens.gather(-1, targets.expand(states, -1, -1)[..., None]).squeeze(-1)  # (states, rows, seq)
     return -(picked * weight).sum(-1), weight.sum(-1).expand(states, -1)
 
 
-def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048) -> None:
+def angular_and_ranks(
+    acc: ProbeAccumulator, record: CleanRecord, real: torch.Tensor, chunk: int = 2048
+) -> None:
     """Angular distance arccos(cos(h_l, h_m)) / pi for every pair of states (mean over residue tokens where
-    neither state is the zero vector), and the Gram matrices X_l^T X_l of the residue-token matrices for
-    the ranks. Every token is taken, padding weighted 0: selecting the residue tokens would wait for the GPU."""
+    neither state is the zero vector), and the Gram matrices X_l^T X_l of the residue-token matrices for the
+    ranks. Every token is taken, padding weighted 0: selecting the residue tokens would wait for the GPU."""
     num_states = len(record.states)
     dim = record.states[0].shape[-1]
     flat_real = real.reshape(-1)
@@ -332,7 +358,8 @@ def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Te
         nonzero = (norms > ZERO_NORM).float() * weight
         unit = stacked / norms.clamp_min(EPS)
         cosine = torch.einsum("lnd,mnd->nlm", unit, unit).clamp(-1, 1)  # (n, L+1, L+1)
-        both = torch.einsum("lni,mni->nlm", nonzero, nonzero)  # (n, L+1, L+1): 1 where both states are nonzero
+        # (n, L+1, L+1): 1 where both states are nonzero
+        both = torch.einsum("lni,mni->nlm", nonzero, nonzero)
         angular += (torch.arccos(cosine) / math.pi * both).double().sum(0)  # float64 sum: any chunking agrees
         pairs += both.double().sum(0)
     angular.diagonal().zero_()  # a state is at distance 0 from itself, not arccos(1 - float noise)
@@ -341,7 +368,9 @@ def angular_and_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Te
     sequence_ranks(acc, record, real)
 
 
-def sequence_spectra(states: list[torch.Tensor], real: torch.Tensor, max_elements: int = 1 << 27) -> torch.Tensor:
+def sequence_spectra(
+    states: list[torch.Tensor], real: torch.Tensor, max_elements: int = 1 << 27
+) -> torch.Tensor:
     """Squared singular values ``(batch, states, min(seq, dim))`` of each sequence's own token matrix at every
     state, in float64 (padding rows zeroed, which changes none of them): eigenvalues of the smaller Gram
     matrix (float64: the Gram squares the condition number, which moves erank by ~1e-8 relative), every
@@ -364,12 +393,15 @@ def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tenso
     """Stable and effective rank of each sequence's own token matrix at every state (``sequence_spectra``),
     kept per sequence, with the ratios to the sequence's first state (``stable_rank_retention``: final over
     initial)."""
-    stable_by_state, erank_by_state = ranks_from_eigenvalues(sequence_spectra(record.states, real))  # (batch, L+1)
+    # (batch, L+1)
+    stable_by_state, erank_by_state = ranks_from_eigenvalues(sequence_spectra(record.states, real))
     ones = torch.ones_like(stable_by_state[:, :1])
     acc.add_rows("sequence_stable_rank", stable_by_state, ones)
     acc.add_rows("sequence_erank", erank_by_state, ones)
     acc.add_rows("sequence_erank_relative", erank_by_state / erank_by_state[:, :1].clamp_min(EPS), ones)
-    acc.add_rows("stable_rank_retention", stable_by_state[:, -1] / stable_by_state[:, 0].clamp_min(EPS), ones[:, 0])
+    acc.add_rows(
+        "stable_rank_retention", stable_by_state[:, -1] / stable_by_state[:, 0].clamp_min(EPS), ones[:, 0]
+    )
 
 
 @torch.no_grad()
@@ -381,9 +413,13 @@ def clean_pass(
     acc.batch_index += 1  # per-sequence rows of this batch start here
     contributions = _ContributionSums(batch.real) if adapter.pre_ln else None
     entropy = _AttentionEntropy(batch, adapter.objective == "causal")
-    passer = CleanPass(adapter, on_contribution=contributions, on_attention=entropy, record_calls=options.skips)
+    passer = CleanPass(
+        adapter, on_contribution=contributions, on_attention=entropy, record_calls=options.skips
+    )
     with passer.active() as record:
-        record.logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).logits
+        record.logits = model(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
+        ).logits
     if contributions is not None:
         contributions.flush(acc)
     entropy.flush(acc)

@@ -25,7 +25,10 @@ def eval_positions(batch: Batch, objective: str) -> tuple[torch.Tensor, torch.Te
 
 
 def prediction_rows(
-    logits: torch.Tensor, where: torch.Tensor, targets: torch.Tensor, residue_onehot: torch.Tensor | None = None
+    logits: torch.Tensor,
+    where: torch.Tensor,
+    targets: torch.Tensor,
+    residue_onehot: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per sequence ``(correct, summed NLL, count)``, each ``(batch,)`` float64, of predicting ``targets`` at
     ``where`` from ``logits`` ``(batch, seq, vocab)``.
@@ -40,7 +43,8 @@ def prediction_rows(
         onehot = residue_onehot.to(device=logits.device, dtype=torch.float32)  # (vocab, classes)
         probs = log_probs.exp() @ onehot  # (batch, seq, classes)
         truth = onehot[targets]  # (batch, seq, classes)
-        weight = weight * (truth.sum(-1) > 0)  # a label of no amino acid (X) cannot be scored over amino acids
+        # a label of no amino acid (X) cannot be scored over amino acids
+        weight = weight * (truth.sum(-1) > 0)
         picked = (probs * truth).sum(-1)  # (batch, seq)
         nll = -(picked.clamp_min(1e-30).log() * weight).sum(-1)
         correct = ((probs.argmax(-1) == truth.argmax(-1)) * weight).sum(-1)

@@ -52,7 +52,9 @@ class Variant:
     layer: int
 
 
-def variants_for(adapter: Adapter, options: ProbeOptions, kinds: tuple[str, ...] | None = None) -> list[Variant]:
+def variants_for(
+    adapter: Adapter, options: ProbeOptions, kinds: tuple[str, ...] | None = None
+) -> list[Variant]:
     """The variants the options ask for that the architecture supports."""
     if kinds is None:
         kinds = ("layer",)
@@ -100,7 +102,8 @@ class SkipTally:
         self.used: set[str] = set()
 
     def layer(self, variants: list[Variant], layer: int, delta: torch.Tensor) -> None:
-        """Relative change of layer ``layer``'s update for each variant; ``delta`` is ``(n * batch, seq, dim)``."""
+        """Relative change of layer ``layer``'s update for each variant; ``delta`` is ``(n * batch, seq,
+        dim)``."""
         batch = self.batch.size
         clean = (self.clean.states[layer + 1].float() - self.clean.states[layer].float())  # (batch, seq, dim)
         mask = torch.cat([self.measure_mask[v.kind] for v in variants])  # (n * batch, seq)
@@ -115,7 +118,8 @@ class SkipTally:
         self.used.update(v.kind for v in variants)
 
     def output(self, variant: Variant, logits: torch.Tensor) -> None:
-        """Output effect (and, for ``layer`` variants, deletion metrics) of one variant's logits (batch, seq, vocab)."""
+        """Output effect (and, for ``layer`` variants, deletion metrics) of one variant's logits (batch, seq,
+        vocab)."""
         kind, row = KINDS.index(variant.kind), variant.layer
         mask = self.measure_mask[variant.kind]
         effect = (logits.float().softmax(-1) - self.clean_probs).norm(dim=-1)  # (batch, seq)
@@ -139,13 +143,17 @@ class SkipTally:
             acc.add_rows(f"{prefix}_heatmap", self.heat_sum[index].movedim(-1, 0),
                          self.heat_count[index].movedim(-1, 0))
             acc.add_rows(f"{prefix}_output_effect", self.out_sum[index].T, self.out_count[index].T)
-            acc.add_rows(f"{prefix}_output_effect_max", self.out_max_sum[index].T, self.out_max_count[index].T)
+            acc.add_rows(
+                f"{prefix}_output_effect_max", self.out_max_sum[index].T, self.out_max_count[index].T
+            )
         if "layer" in self.used:
             acc.add_rows("deletion_accuracy", self.deletion[0].T, self.deletion[2].T)
             acc.add_rows("deletion_nll", self.deletion[1].T, self.deletion[2].T)
 
 
-def _entry(adapter: Adapter, clean: CleanRecord, variant: Variant, batch_size: int, tally: SkipTally) -> torch.Tensor:
+def _entry(
+    adapter: Adapter, clean: CleanRecord, variant: Variant, batch_size: int, tally: SkipTally
+) -> torch.Tensor:
     """The new output of the perturbed layer ``s`` (``h'_{s+1}``), computed from the clean ``h_s``."""
     s = variant.layer
     hidden = clean.states[s]
@@ -176,7 +184,12 @@ def _chunks(variants: list[Variant], batch: Batch, replay_tokens: int | None) ->
 
 @torch.no_grad()
 def replay_variants(
-    model: nn.Module, adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[Variant], tally: SkipTally
+    model: nn.Module,
+    adapter: Adapter,
+    clean: CleanRecord,
+    batch: Batch,
+    variants: list[Variant],
+    tally: SkipTally,
 ) -> None:
     """Prefix reuse: each variant starts at its layer from the clean state; variants share replays, with
     SDPA attention (no attention map is read here)."""
@@ -184,7 +197,9 @@ def replay_variants(
         _replay(adapter, clean, batch, variants, tally)
 
 
-def _replay(adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[Variant], tally: SkipTally) -> None:
+def _replay(
+    adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[Variant], tally: SkipTally
+) -> None:
     batch_size, num_layers = batch.size, adapter.num_layers
     for chunk in _chunks(variants, batch, tally.replay_tokens):
         active: list[Variant] = []
@@ -211,7 +226,9 @@ def _replay(adapter: Adapter, clean: CleanRecord, batch: Batch, variants: list[V
 
 
 @torch.no_grad()
-def naive_variant(model: nn.Module, adapter: Adapter, batch: Batch, variant: Variant, tally: SkipTally) -> None:
+def naive_variant(
+    model: nn.Module, adapter: Adapter, batch: Batch, variant: Variant, tally: SkipTally
+) -> None:
     """Reference: one full forward pass with the perturbation applied by hooks."""
     s = variant.layer
     with ExitStack() as stack:

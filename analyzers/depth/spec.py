@@ -71,21 +71,31 @@ class DepthProbeParams(AnalyzerParams):
         f"({', '.join(BUILTINS)}: trained here on designed sequences, not real PLMs).",
     )
     fasta: str | None = operator_only(
-        description="FASTA of sequences (a path: set by the person running kb); default: held-out chains of the "
-        "shipped designed corpus."
+        description="FASTA of sequences (a path: set by the person running kb); default: held-out chains of "
+        "the shipped designed corpus."
     )
-    max_sequences: int = Field(default=16, ge=1, description="Sequences probed (the first N after filtering).")
+    max_sequences: int = Field(
+        default=16, ge=1, description="Sequences probed (the first N after filtering)."
+    )
     max_length: int | None = Field(
-        default=None, ge=1, description="Drop sequences longer than this (residues); default: keep all, and a "
+        default=None,
+        ge=1,
+        description="Drop sequences longer than this (residues); default: keep all, and a "
         "sequence longer than the model accepts is an error.",
     )
     batch_size: int = Field(default=8, ge=1, description="Sequences per forward pass (batched by length).")
     dtype: Literal["float32", "float16", "bfloat16"] = Field(default="float32", description="Model dtype.")
-    mask_fraction: float = Field(default=0.15, ge=0, lt=1, description="Masked LMs: seeded share of residues masked.")
+    mask_fraction: float = Field(
+        default=0.15, ge=0, lt=1, description="Masked LMs: seeded share of residues masked."
+    )
     noise_level: float = Field(
-        default=0.5, gt=0, le=1, description="Diffusion LMs (DPLM): the noise level probed, as the share of residues "
-        "masked: t/T for diffusion step t of the T=500 steps DPLM was trained with (0.5 = step 250). Each residue "
-        "is masked with this probability, as in DPLM's training; masked LMs use mask_fraction instead.",
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Diffusion LMs (DPLM): the noise level probed, as the share of residues "
+        "masked: t/T for diffusion step t of the T=500 steps DPLM was trained with (0.5 = step 250). Each "
+        "residue is masked with this probability, as in DPLM's training; masked LMs use mask_fraction "
+        "instead.",
     )
     structure_fasta: str | None = operator_only(
         description="SaProt: FASTA of 3Di structure strings (Foldseek letters, '#' where unknown), one per "
@@ -94,7 +104,9 @@ class DepthProbeParams(AnalyzerParams):
     )
     top_k: int = Field(default=5, ge=1, description="Logit lens: size of the top-k sets compared.")
     skips: bool = Field(default=True, description="Layer-skip heatmap, output effect and layer deletion.")
-    sublayer_skips: bool = Field(default=True, description="Also skip only attention / only the MLP (pre-LN).")
+    sublayer_skips: bool = Field(
+        default=True, description="Also skip only attention / only the MLP (pre-LN)."
+    )
     future: bool = Field(default=True, description="Causal models: skip at positions < t, measure at >= t.")
     replay_tokens: int | None = Field(
         default=None, ge=0, description="Skip probes: tokens (variants x batch x length) replayed together; "
@@ -102,9 +114,11 @@ class DepthProbeParams(AnalyzerParams):
     )
     trust_remote_code: bool = operator_only(False, description="Allow a hub model's own Python code to run.")
     models: list[str] = Field(
-        default_factory=list, description="Several checkpoints of one family (hub ids or built-in names), probed "
-        "one after another on the same sequences instead of `model`: the result adds each one's numbers and the "
-        "trend of the late/early skip effect ratio against depth (`depth_inefficiency_trend`). Empty: `model`.",
+        default_factory=list,
+        description="Several checkpoints of one family (hub ids or built-in names), probed "
+        "one after another on the same sequences instead of `model`: the result adds each one's numbers and "
+        "the trend of the late/early skip effect ratio against depth (`depth_inefficiency_trend`). Empty: "
+        "`model`.",
     )
 
     @field_validator("models")
@@ -214,22 +228,31 @@ class DepthProbeResult(AnalyzerResult):
         None, uncertainty="sequences", rests_on=LEARNED,
         description="slope of normalised attention entropy over relative depth; > 0: more uniform deeper",
     )
-    models: list[str] = Field(default_factory=list, description="Checkpoints of a family run (`models`), in order.")
-    num_layers_by_model: list[int] = Field(default_factory=list, description="Family run: layers per checkpoint.")
+    models: list[str] = Field(
+        default_factory=list, description="Checkpoints of a family run (`models`), in order."
+    )
+    num_layers_by_model: list[int] = Field(
+        default_factory=list, description="Family run: layers per checkpoint."
+    )
     late_to_early_skip_effect_ratio_by_model: list[float | None] = metric(
         default_factory=list, uncertainty="sequences", rests_on=LEARNED,
         description="family run: late/early skip effect ratio per checkpoint",
     )
     late_half_kl_drop_fraction_by_model: list[float | None] = Field(
-        default_factory=list, description="Family run: late-half KL drop share per checkpoint (checks per element).")
+        default_factory=list,
+        description="Family run: late-half KL drop share per checkpoint (checks per element).",
+    )
     depth_inefficiency_trend: float | None = metric(
         None, uncertainty="sequences", rests_on=LEARNED,
         description="family run: -slope of log(late/early skip ratio) over log2(layers); > 0: effect grows",
     )
-    layers: dict[str, Any] = Field(description="Per-layer lists (logit lens, contributions, ranks, skips, ...); a "
-                                   "family run: those of its deepest checkpoint.")
-    layers_by_model: dict[str, Any] = Field(default_factory=dict, description="Family run: per-layer lists of "
-                                            "each checkpoint.")
+    layers: dict[str, Any] = Field(
+        description="Per-layer lists (logit lens, contributions, ranks, skips, ...); a "
+        "family run: those of its deepest checkpoint."
+    )
+    layers_by_model: dict[str, Any] = Field(
+        default_factory=dict, description="Family run: per-layer lists of each checkpoint."
+    )
 
 
 @register
@@ -238,12 +261,15 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
 
     name = "depth.probe"
     version = "6"  # standard errors across sequences; lens perplexity, rank, entropy and family-trend metrics
-    summary = "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
+    summary = (
+        "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
+    )
     Params = DepthProbeParams
     Result = DepthProbeResult
     compute = "analyzers.depth.compute:probe"
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=4.0)
-    # the bundled depth claims at smoke on the 2-core machine; family_smoke from a fresh cache (three built-ins trained)
+    # the bundled depth claims at smoke on the 2-core machine; family_smoke from a fresh cache (three
+    # built-ins trained)
     expected_seconds = {"smoke": 2.4, "family_smoke": 90.0}
     scales = {
         "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
@@ -251,12 +277,21 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
         "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 32},
         "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 128, "device": "cuda"},
         # The 36-layer PLM of the analysis note's rank numbers (ESM-2 3B has 36 layers).
-        "esm2_3b": {"model": "facebook/esm2_t36_3B_UR50D", "max_sequences": 128, "device": "cuda",
-                    "dtype": "bfloat16"},
+        "esm2_3b": {
+            "model": "facebook/esm2_t36_3B_UR50D",
+            "max_sequences": 128,
+            "device": "cuda",
+            "dtype": "bfloat16",
+        },
         # One family across depths: tiny built-ins here, the ESM-2 checkpoints 8M..15B (6..48 layers) on a GPU
         # (15B in bf16: ~30 GB of weights, one 80 GB GPU).
         "family_smoke": {"models": list(FAMILY_SMOKE), "max_sequences": 16},
-        "esm2_family": {"models": list(ESM2_FAMILY), "max_sequences": 128, "device": "cuda", "dtype": "bfloat16"},
+        "esm2_family": {
+            "models": list(ESM2_FAMILY),
+            "max_sequences": 128,
+            "device": "cuda",
+            "dtype": "bfloat16",
+        },
     }
     # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer).
     gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
@@ -266,45 +301,72 @@ class DepthSweepParams(AnalyzerParams):
     """Depths, parameter and token budgets, corpus, optimisation and the convergence rule of the sweep."""
 
     depths: list[int] = Field(default=[2, 4, 8], description="Layer counts to train (each >= 2).")
-    parameter_budget: float = Field(default=60_000, gt=0, description="Parameters per model (EsmForMaskedLM).")
-    head_size: int = Field(default=64, ge=2, description="Dimensions per attention head (even; fixed across depths "
-                           "so depth is not confounded with head size): width is a multiple of it.")
+    parameter_budget: float = Field(
+        default=60_000, gt=0, description="Parameters per model (EsmForMaskedLM)."
+    )
+    head_size: int = Field(
+        default=64,
+        ge=2,
+        description="Dimensions per attention head (even; fixed across depths "
+        "so depth is not confounded with head size): width is a multiple of it.",
+    )
     tokens_per_parameter: float = Field(
-        default=20, gt=0, description="Training budget: residues seen per parameter (ESM-2 650M saw about 1,500; "
+        default=20,
+        gt=0,
+        description="Training budget: residues seen per parameter (ESM-2 650M saw about 1,500; "
         "Chinchilla-optimal text LMs about 20). The step count follows from it and the tokens per step.",
     )
     fasta: str | None = operator_only(
-        description="Training corpus (a path: set by the person running kb), streamed, never read whole; default: "
-        "the shipped designed sequences (not natural proteins). A relative path that does not exist here is "
-        "looked up in the KB home's data folder.",
+        description="Training corpus (a path: set by the person running kb), streamed, never read whole; "
+        "default: the shipped designed sequences (not natural proteins). A relative path that does not "
+        "exist here is looked up in the KB home's data folder.",
     )
-    val_fraction: float = Field(default=0.1, gt=0, lt=1, description="Held-out share when the FASTA has no split tags.")
+    val_fraction: float = Field(
+        default=0.1, gt=0, lt=1, description="Held-out share when the FASTA has no split tags."
+    )
     max_val_sequences: int = Field(default=100, ge=1, description="Validation sequences evaluated.")
     max_residues: int = Field(default=1022, ge=8, description="Longer sequences are cropped (random window).")
-    batch_tokens: int = Field(default=4096, ge=16, description="Padded tokens per micro-batch (length-bucketed).")
-    accumulation: int = Field(default=1, ge=1, description="Micro-batches per optimiser step (gradient accumulation).")
+    batch_tokens: int = Field(
+        default=4096, ge=16, description="Padded tokens per micro-batch (length-bucketed)."
+    )
+    accumulation: int = Field(
+        default=1, ge=1, description="Micro-batches per optimiser step (gradient accumulation)."
+    )
     buffer_sequences: int = Field(default=10_000, ge=1, description="Shuffle buffer of the streamed corpus "
                                   "(sequences sorted by length into batches, batches shuffled).")
-    learning_rate: float = Field(default=3e-3, gt=0, description="Peak AdamW learning rate (cosine decay to 0).")
+    learning_rate: float = Field(
+        default=3e-3, gt=0, description="Peak AdamW learning rate (cosine decay to 0)."
+    )
     warmup_fraction: float = Field(default=0.05, ge=0, lt=1, description="Share of steps in linear warm-up.")
     evaluations: int = Field(default=20, ge=2, description="Validation evaluations over training: every "
                              "ceil(steps / evaluations) steps and at the last step.")
-    convergence_window: int = Field(default=5, ge=1, description="K: the convergence rule looks at the last K "
-                                    "evaluations.")
+    convergence_window: int = Field(
+        default=5, ge=1, description="K: the convergence rule looks at the last K evaluations."
+    )
     convergence_tolerance: float = Field(
-        default=0.01, gt=0, description="A depth is converged when its validation loss improved by less than this "
+        default=0.01,
+        gt=0,
+        description="A depth is converged when its validation loss improved by less than this "
         "relative amount over the last K evaluations.",
     )
     dtype: Literal["float32", "bfloat16"] = Field(
         default="float32", description="Autocast dtype on CUDA (weights stay float32); CPU trains in float32."
     )
-    gradient_checkpointing: bool = Field(default=False, description="Recompute activations in the backward pass "
-                                         "(less memory, about a third more compute).")
-    checkpoint_every: int = Field(default=500, ge=0, description="Steps between resumable checkpoints within a "
-                                  "depth, when the runner keeps checkpoints (0: only after each depth).")
+    gradient_checkpointing: bool = Field(
+        default=False,
+        description="Recompute activations in the backward pass (less memory, about a third more compute).",
+    )
+    checkpoint_every: int = Field(
+        default=500,
+        ge=0,
+        description="Steps between resumable checkpoints within a "
+        "depth, when the runner keeps checkpoints (0: only after each depth).",
+    )
     probe_sequences: int = Field(default=8, ge=1, description="Held-out sequences the probes run on.")
     probe_batch_size: int = Field(default=8, ge=1, description="Sequences per probe pass.")
-    sublayer_skips: bool = Field(default=False, description="Also run attention-/MLP-only skips in the probes.")
+    sublayer_skips: bool = Field(
+        default=False, description="Also run attention-/MLP-only skips in the probes."
+    )
 
     @field_validator("depths")
     @classmethod
@@ -326,19 +388,22 @@ class DepthSweepResult(AnalyzerResult):
 
     depths: list[int] = metric(description="layer counts trained", exact=True)
     widths_by_depth: list[int] = Field(description="Solved hidden size per depth.")
-    heads_by_depth: list[int] = Field(default_factory=list, description="Attention heads per depth (width / head "
-                                      "size).")
+    heads_by_depth: list[int] = Field(
+        default_factory=list, description="Attention heads per depth (width / head size)."
+    )
     intermediate_by_depth: list[int] = Field(description="Solved FFN width per depth.")
     parameters_by_depth: list[int] = metric(
         description="exact parameter count per depth (equal within a few %)", exact=True
     )
     parameter_spread: float = Field(description="max/min parameter count - 1 across depths.")
     steps: int = Field(default=0, description="Optimiser steps per depth (from the token budget).")
-    tokens_per_parameter_by_depth: list[float] = Field(default_factory=list, description="Residues trained on per "
-                                                       "parameter, as counted during training.")
+    tokens_per_parameter_by_depth: list[float] = Field(
+        default_factory=list, description="Residues trained on per parameter, as counted during training."
+    )
     train_loss_by_depth: list[float] = Field(description="Mean training loss over the last 10 % of steps.")
     learning_curves_by_depth: list[dict[str, Any]] = Field(
-        default_factory=list, description="Per depth: train_loss (per step, or means over train_loss_every steps "
+        default_factory=list,
+        description="Per depth: train_loss (per step, or means over train_loss_every steps "
         "past 2,000 steps), val_steps and val_loss (mean masked-token NLL at each evaluation).",
     )
     val_loss_improvement_by_depth: list[float | None] = Field(
@@ -346,9 +411,14 @@ class DepthSweepResult(AnalyzerResult):
     )
     converged_by_depth: list[bool] = Field(default_factory=list, description="Whether each depth passed the "
                                            "convergence rule (see ``convergence_rule``).")
-    convergence_by_depth: list[str] = Field(default_factory=list, description="Why each depth did or did not.")
-    unigram_accuracy: float | None = Field(default=None, description="Masked accuracy of always predicting the "
-                                           "validation set's most frequent residue: the floor a model must beat.")
+    convergence_by_depth: list[str] = Field(
+        default_factory=list, description="Why each depth did or did not."
+    )
+    unigram_accuracy: float | None = Field(
+        default=None,
+        description="Masked accuracy of always predicting the "
+        "validation set's most frequent residue: the floor a model must beat.",
+    )
     convergence_rule: str = Field(default="", description="The rule the flags apply.")
     best_depth_z: float | None = Field(
         default=None, description="Paired z of the runner-up's validation NLL over the best depth's, across "
@@ -376,7 +446,9 @@ class DepthSweepResult(AnalyzerResult):
         uncertainty="sequences", rests_on=TRAINED,
         description="late-half / early-half mean skip output effect, per depth"
     )
-    late_half_effect_on_later_layers_by_depth: list[float | None] = Field(description="Late layers' skip effect.")
+    late_half_effect_on_later_layers_by_depth: list[float | None] = Field(
+        description="Late layers' skip effect."
+    )
     erank_ratio_by_depth: list[float | None] = metric(
         uncertainty="sequences", rests_on=TRAINED,
         description="erank(h_L)/erank(h_0) per depth (seed 000: rank collapse)"
@@ -391,9 +463,10 @@ class DepthSweepResult(AnalyzerResult):
         description="val perplexity of the deepest depth minus the next deepest (> 0: rises again)",
     )
     depth_inefficiency_trend: float | None = metric(
-        uncertainty="sequences", rests_on=TRAINED,
-        description="-slope of log(late/early skip output effect) over log2(depth); > 0: deeper models use their later "
-        "layers less"
+        uncertainty="sequences",
+        rests_on=TRAINED,
+        description="-slope of log(late/early skip output effect) over log2(depth); > 0: deeper models use "
+        "their later layers less",
     )
 
 
@@ -428,24 +501,40 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
 
     name = "depth.sweep"
     version = "5"  # deepest_perplexity_rise; standard errors of the per-depth probe numbers
-    summary = "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
+    summary = (
+        "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
+    )
     Params = DepthSweepParams
     Result = DepthSweepResult
-    compute = "analyzers.depth.compute:sweep"
+    compute = "analyzers.depth.sweep:sweep"
     resources = Resources(gpu=GpuNeed.recommended, memory_gb=2.0)
     # How a run is carried out, not what it measures: results agree (to float round-off) whatever these are.
     scale_ignored_fields = frozenset({"gradient_checkpointing", "checkpoint_every", "probe_batch_size"})
-    # 5 depths x 650M parameters x 20 tokens per parameter (about 6 N D = 5e19 FLOPs a depth) at ~40 % of an H100.
+    # 5 depths x 650M parameters x 20 tokens per parameter (about 6 N D = 5e19 FLOPs a depth) at ~40 % of an
+    # H100.
     gpu_hours = {"paper": 500.0}
     scales = {
         "smoke": {"tokens_per_parameter": 2, "head_size": 8, "batch_tokens": 2048},
         "small": SMALL_SWEEP,
         "paper": {
-            "depths": [6, 12, 24, 36, 48], "parameter_budget": 650e6, "head_size": 64, "fasta": "uniref50.fasta",
-            "tokens_per_parameter": 20, "batch_tokens": 16_384, "accumulation": 4, "buffer_sequences": 20_000,
-            "learning_rate": 4e-4, "warmup_fraction": 0.01, "evaluations": 40, "dtype": "bfloat16",
-            "gradient_checkpointing": True, "checkpoint_every": 1000, "device": "cuda", "probe_sequences": 128,
-            "max_val_sequences": 2000, "sublayer_skips": True,
+            "depths": [6, 12, 24, 36, 48],
+            "parameter_budget": 650e6,
+            "head_size": 64,
+            "fasta": "uniref50.fasta",
+            "tokens_per_parameter": 20,
+            "batch_tokens": 16_384,
+            "accumulation": 4,
+            "buffer_sequences": 20_000,
+            "learning_rate": 4e-4,
+            "warmup_fraction": 0.01,
+            "evaluations": 40,
+            "dtype": "bfloat16",
+            "gradient_checkpointing": True,
+            "checkpoint_every": 1000,
+            "device": "cuda",
+            "probe_sequences": 128,
+            "max_val_sequences": 2000,
+            "sublayer_skips": True,
         },
     }
     # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from
@@ -454,12 +543,15 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     expected_seconds = {"paper": h100_sweep_seconds(scales["paper"])}
 
     def preflight(self, params: DepthSweepParams) -> None:
-        """Refuse, on a CPU, a sweep an H100 needs over an hour for (``kb verify`` asks for the CPU unless told
-        otherwise): at the paper's size that is years of CPU time, so it is not runnable here, at once."""
+        """Refuse, on a CPU, a sweep an H100 needs over an hour for (``kb verify`` asks for the CPU unless
+        told otherwise): at the paper's size that is years of CPU time, so it is not runnable here, at
+        once."""
         super().preflight(params)
         if not params.device.startswith("cuda"):
             hours = h100_sweep_seconds(params.model_dump()) / 3600
             if hours > CPU_LIMIT_H100_HOURS:
-                raise NotRunnable(f"this sweep trains {len(params.depths)} models of {params.parameter_budget:.3g} "
-                                  f"parameters, about {hours:,.0f} hours on one H100: beyond a CPU; re-verify "
-                                  "on a CUDA GPU machine with --device cuda")
+                raise NotRunnable(
+                    f"this sweep trains {len(params.depths)} models of {params.parameter_budget:.3g} "
+                    f"parameters, about {hours:,.0f} hours on one H100: beyond a CPU; re-verify "
+                    "on a CUDA GPU machine with --device cuda"
+                )

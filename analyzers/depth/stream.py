@@ -31,7 +31,8 @@ SPECIAL_TOKENS = 2
 
 
 def is_validation(record: Record, val_fraction: float) -> bool:
-    """Whether ``record`` is held out: its ``split=`` tag, else the sequence hash rule of ``split_records``."""
+    """Whether ``record`` is held out: its ``split=`` tag, else the sequence hash rule of
+    ``split_records``."""
     if record.split in ("train", "val"):
         return record.split == "val"
     return int(hashlib.sha256(record.sequence.encode()).hexdigest()[:8], 16) % 1000 < int(val_fraction * 1000)
@@ -77,7 +78,9 @@ def iter_fasta(handle: BinaryIO, path: Path, min_length: int = 8) -> Iterator[tu
         yield start, record
 
 
-def validation_records(path: Path, val_fraction: float, max_sequences: int, min_length: int = 8) -> list[Record]:
+def validation_records(
+    path: Path, val_fraction: float, max_sequences: int, min_length: int = 8
+) -> list[Record]:
     """The first ``max_sequences`` held-out records of the file (read until found, not the whole file)."""
     out: list[Record] = []
     seen: set[str] = set()
@@ -166,15 +169,18 @@ class StreamedBatches:
                 end = 0  # end of file: the next buffer starts a new epoch
         if not buffer:
             if self.position.offset == 0:
-                raise ValueError(f"{self.path}: no training sequence (all held out or shorter than {self.min_length})")
+                raise ValueError(
+                    f"{self.path}: no training sequence (all held out or shorter than {self.min_length})"
+                )
             self.position = StreamPosition(0, self.position.epoch + 1, 0, self.position.generator)
             self._fill()
             return
         buffer.sort(key=lambda record: len(record.sequence))
         if len(buffer[-1].sequence) + SPECIAL_TOKENS > self.batch_tokens:
             raise ValueError(
-                f"{self.path}: record {buffer[-1].name!r} ({len(buffer[-1].sequence)} residues after cropping to "
-                f"max_residues {self.max_residues}) cannot hold one sequence in batch_tokens {self.batch_tokens} "
+                f"{self.path}: record {buffer[-1].name!r} ({len(buffer[-1].sequence)} residues after "
+                f"cropping to max_residues {self.max_residues}) cannot hold one sequence in batch_tokens "
+                f"{self.batch_tokens} "
                 f"(+{SPECIAL_TOKENS} special tokens): raise batch_tokens or lower max_residues"
             )
         batches: list[list[Record]] = [[]]

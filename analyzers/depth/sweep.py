@@ -44,11 +44,11 @@ from analyzers.base import (
     truth_interval,
 )
 from analyzers.depth import plots
-from analyzers.depth.compute import _finite, probe_model, summarize
+from analyzers.depth.compute import finite_or_none, probe_model, summarize
 from analyzers.depth.data import DESIGNED_DESCRIPTION, DESIGNED_FASTA, Record, file_sha256, unigram_accuracy
 from analyzers.depth.loading import ResolvedModel, check_device, load_model
 from analyzers.depth.probes import ProbeOptions
-from analyzers.depth.spec import DepthSweepParams, DepthSweepResult
+from analyzers.depth.spec import DepthSweep, DepthSweepParams, DepthSweepResult
 from analyzers.depth.stream import StreamedBatches, validation_records
 from analyzers.depth.training import (
     MaskedLMTrainer,
@@ -71,7 +71,8 @@ ABOVE_UNIGRAM = 0.02
 MIN_Z = 2.0
 #: Past this many steps the result keeps block means of the training loss (the full curve is in curves.json).
 MAX_CURVE_POINTS = 2000
-#: Per-depth lists of probe numbers: each element rests on its depth's model (no error bar across sequences yet).
+#: Per-depth lists of probe numbers: each element rests on its depth's model (no error bar across sequences
+#: yet).
 PROBE_LISTS = (
     "late_half_kl_drop_fraction_by_depth", "late_to_early_skip_effect_ratio_by_depth", "erank_ratio_by_depth",
     "attention_entropy_last_over_first_by_depth",
@@ -80,33 +81,52 @@ PROBE_LISTS = (
 
 def convergence_rule(window: int, tolerance: float) -> str:
     """The rule in words, with its numbers."""
-    return (f"a depth is converged when its validation loss (mean NLL at fixed masked positions) improved by less "
-            f"than {tolerance:.1%} (relative) from the evaluation before its last {window} evaluations to the best "
-            f"of those {window}, and its masked accuracy beats always predicting the most frequent residue by at "
-            f"least {ABOVE_UNIGRAM}")
+    return (
+        f"a depth is converged when its validation loss (mean NLL at fixed masked positions) improved by "
+        f"less than {tolerance:.1%} (relative) from the evaluation before its last {window} evaluations to "
+        f"the best of those {window}, and its masked accuracy beats always predicting the most frequent "
+        f"residue by at least {ABOVE_UNIGRAM}"
+    )
 
 
 def convergence(
     val_loss: list[float], accuracy: float, unigram: float, window: int = 5, tolerance: float = 0.01
 ) -> tuple[bool, str, float | None]:
-    """``(converged, why with its numbers, relative improvement over the last window)`` by ``convergence_rule``."""
+    """``(converged, why with its numbers, relative improvement over the last window)`` by
+    ``convergence_rule``."""
     if len(val_loss) < window + 1:
         return False, f"{len(val_loss)} validation evaluations are too few for a window of {window}", None
     before, best = val_loss[-window - 1], min(val_loss[-window:])
     improvement = (before - best) / max(abs(before), 1e-12)
     if improvement >= tolerance:
-        return False, (f"validation loss still falling: {before:.4f} -> {best:.4f} ({improvement:.2%} over the last "
-                       f"{window} evaluations, threshold {tolerance:.2%})"), improvement
+        return (
+            False,
+            (
+                f"validation loss still falling: {before:.4f} -> {best:.4f} ({improvement:.2%} over the last "
+                f"{window} evaluations, threshold {tolerance:.2%})"
+            ),
+            improvement,
+        )
     if accuracy < unigram + ABOVE_UNIGRAM:
-        return False, (f"masked accuracy {accuracy:.3f} is at the unigram level ({unigram:.3f} + {ABOVE_UNIGRAM})"
-                       ), improvement
-    return True, (f"validation loss flat: {before:.4f} -> {best:.4f} ({improvement:.2%} < {tolerance:.2%} over the "
-                  f"last {window} evaluations); accuracy {accuracy:.3f} > unigram {unigram:.3f}"), improvement
+        return (
+            False,
+            (f"masked accuracy {accuracy:.3f} is at the unigram level ({unigram:.3f} + {ABOVE_UNIGRAM})"),
+            improvement,
+        )
+    return (
+        True,
+        (
+            f"validation loss flat: {before:.4f} -> {best:.4f} ({improvement:.2%} < {tolerance:.2%} over the "
+            f"last {window} evaluations); accuracy {accuracy:.3f} > unigram {unigram:.3f}"
+        ),
+        improvement,
+    )
 
 
 def paired_z(best: TokenScores, other: TokenScores) -> float:
-    """How many standard errors ``other``'s total validation NLL lies above ``best``'s, pairing the two models'
-    NLL sums sequence by sequence (same sequences, same masked positions): ``mean(d) / (std(d) / sqrt(n))``."""
+    """How many standard errors ``other``'s total validation NLL lies above ``best``'s, pairing the two
+    models' NLL sums sequence by sequence (same sequences, same masked positions): ``mean(d) / (std(d) /
+    sqrt(n))``."""
     diffs = [o - b for o, b in zip(other.nll_sums, best.nll_sums, strict=True)]
     n = len(diffs)
     mean = sum(diffs) / n
@@ -143,8 +163,11 @@ def trend_members(depths: list[int], ratios: list[float | None]) -> Precondition
 
 
 def trend_stderr(depths: list[int], ratios: list[float | None]) -> float | None:
-    """Standard error of ``inefficiency_trend``'s least-squares slope from its residuals (3+ depths needed)."""
-    pairs = [(math.log2(d), math.log(r)) for d, r in zip(depths, ratios, strict=True) if r is not None and r > 0]
+    """Standard error of ``inefficiency_trend``'s least-squares slope from its residuals (3+ depths
+    needed)."""
+    pairs = [
+        (math.log2(d), math.log(r)) for d, r in zip(depths, ratios, strict=True) if r is not None and r > 0
+    ]
     if len(pairs) < 3:
         return None
     mean_x = sum(x for x, _ in pairs) / len(pairs)
@@ -163,7 +186,10 @@ def ratio_stderr(numerators: list[float], counts: list[int]) -> float:
     ratio = sum(numerators) / total
     if n < 2:
         return math.inf
-    return math.sqrt(n / (n - 1) * sum((a - ratio * c) ** 2 for a, c in zip(numerators, counts, strict=True))) / total
+    return (
+        math.sqrt(n / (n - 1) * sum((a - ratio * c) ** 2 for a, c in zip(numerators, counts, strict=True)))
+        / total
+    )
 
 
 def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[TokenScores], unigram: float,
@@ -239,8 +265,13 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
 def deepest_rise(scores: list[TokenScores]) -> tuple[float, float | None]:
     """``(rise, stderr)``: validation perplexity of the deepest model minus that of the next deepest, with the
     paired delete-one-sequence jackknife standard error (both scored on the same sequences and positions)."""
-    rows = {name: (torch.tensor(score.nll_sums, dtype=torch.float64), torch.tensor(score.counts, dtype=torch.float64))
-            for name, score in (("deepest", scores[-1]), ("next", scores[-2]))}
+    rows = {
+        name: (
+            torch.tensor(score.nll_sums, dtype=torch.float64),
+            torch.tensor(score.counts, dtype=torch.float64),
+        )
+        for name, score in (("deepest", scores[-1]), ("next", scores[-2]))
+    }
     full, left_out = replicate_means(rows)
     value, error = jackknife(lambda m: m["deepest"].exp() - m["next"].exp(), full, left_out)
     return float(value), (float(error) if math.isfinite(float(error)) else None)
@@ -258,8 +289,10 @@ def corpus_path(fasta: str | None, ctx: RunContext) -> Path:
     if not path.is_file():
         where = f" and under {data}" if data is not None else ""
         raise NotRunnable(
-            f"training corpus {fasta} not found (looked here{where}); this scale trains on a UniRef50 FASTA you "
-            "provide: download uniref50.fasta.gz from uniprot.org, decompress it, and pass fasta=PATH or put it there"
+            f"training corpus {fasta} not found (looked here{where}); this scale trains on a UniRef50 FASTA "
+            f"you "
+            "provide: download uniref50.fasta.gz from uniprot.org, decompress it, and pass fasta=PATH or "
+            "put it there"
         )
     return path
 
@@ -269,14 +302,20 @@ def _downsample(values: list[float]) -> tuple[list[float], int]:
     block = max(1, math.ceil(len(values) / MAX_CURVE_POINTS))
     if block == 1:
         return values, 1
-    return [sum(values[i : i + block]) / len(values[i : i + block]) for i in range(0, len(values), block)], block
+    return [
+        sum(values[i : i + block]) / len(values[i : i + block]) for i in range(0, len(values), block)
+    ], block
 
 
 def _fingerprint(params: DepthSweepParams, corpus: Path) -> str:
-    """What a checkpoint must match to be resumed: every parameter that changes the numbers, and the corpus."""
+    """What a checkpoint must match to be resumed: every parameter that changes the numbers, and the
+    corpus."""
     kept = params.model_dump(exclude={"checkpoint_every", "probe_batch_size"})
-    text = json.dumps([kept, file_sha256(corpus) if corpus.stat().st_size < 1 << 30 else corpus.stat().st_size],
-                      sort_keys=True, default=str)
+    text = json.dumps(
+        [kept, file_sha256(corpus) if corpus.stat().st_size < 1 << 30 else corpus.stat().st_size],
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -300,8 +339,12 @@ def _check_memory(params: DepthSweepParams, shapes: list[tuple[int, int]]) -> No
         estimate = training_memory_bytes(depth, width, intermediate, parameters, params.batch_tokens,
                                          params.gradient_checkpointing, params.dtype)
         try:
-            check_fits(estimate, free, f"training {depth} layers x width {width} on {params.device} with micro-batches "
-                                       f"of {params.batch_tokens} tokens")
+            check_fits(
+                estimate,
+                free,
+                f"training {depth} layers x width {width} on {params.device} with micro-batches "
+                f"of {params.batch_tokens} tokens",
+            )
         except MemoryError as error:
             raise NotRunnable(str(error)) from error
 
@@ -310,13 +353,20 @@ def _train_depth(
     params: DepthSweepParams, ctx: RunContext, corpus: Path, tokenizer: Any, val: list[Record], depth: int,
     shape: tuple[int, int], steps: int, folder: Path | None, report: Any,
 ) -> tuple[EsmForMaskedLM, dict[str, Any], TokenScores]:
-    """Train one depth (resuming from ``folder`` when it holds a checkpoint); the model, curves, final scores."""
+    """Train one depth (resuming from ``folder`` when it holds a checkpoint); the model, curves, final
+    scores."""
     width, intermediate = shape
     torch.manual_seed(params.seed)
     model = EsmForMaskedLM(esm_config(depth, width, width // params.head_size, intermediate,
                                       max_tokens=params.max_residues + 2))
-    source = StreamedBatches(corpus, params.batch_tokens, params.max_residues, params.val_fraction, params.seed,
-                             params.buffer_sequences)
+    source = StreamedBatches(
+        corpus,
+        params.batch_tokens,
+        params.max_residues,
+        params.val_fraction,
+        params.seed,
+        params.buffer_sequences,
+    )
 
     def score(m: Any) -> TokenScores:
         return masked_token_scores(m, tokenizer, val, seed=params.seed, device=params.device,
@@ -342,9 +392,14 @@ def _train_depth(
     return model, curves.as_dict(), score(model)
 
 
+def sweep(analyzer: DepthSweep, params: DepthSweepParams, ctx: RunContext) -> DepthSweepResult:
+    """``depth.sweep``'s compute function: train and probe one model per depth into ``ctx.out_dir``."""
+    return run_sweep(params, ctx, analyzer.scale_name(params))
+
+
 def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> DepthSweepResult:
-    """Train and probe one model per depth, write ``sweep_metrics.json``, ``curves.json``, plots and the trained
-    models into ``ctx.out_dir``; the result's evidence scale is named ``scale_name``."""
+    """Train and probe one model per depth, write ``sweep_metrics.json``, ``curves.json``, plots and the
+    trained models into ``ctx.out_dir``; the result's evidence scale is named ``scale_name``."""
     corpus = corpus_path(params.fasta, ctx)
     check_device(params.device)
     val = validation_records(corpus, params.val_fraction, params.max_val_sequences)
@@ -367,7 +422,10 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
         resume.mkdir(parents=True, exist_ok=True)
         fingerprint = _fingerprint(params, corpus)
         marker = resume / "sweep.json"
-        if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")).get("fingerprint") != fingerprint:
+        if (
+            marker.is_file()
+            and json.loads(marker.read_text(encoding="utf-8")).get("fingerprint") != fingerprint
+        ):
             notes.append("checkpoints of a sweep with other parameters were found and discarded")
             for old in resume.glob("depth-*"):
                 shutil.rmtree(old)
@@ -387,36 +445,57 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
             _copy_folder_atomic(folder / "model", target)
             report(1.0, "finished earlier (from checkpoint)")
         else:
-            model, curves, final = _train_depth(params, ctx, corpus, tokenizer, val, depth, shape, steps, folder,
-                                                report)
+            model, curves, final = _train_depth(
+                params, ctx, corpus, tokenizer, val, depth, shape, steps, folder, report
+            )
             model.save_pretrained(target)
             save_esm_tokenizer(target)
             del model
             report(0.85, f"val perplexity {final.perplexity:.3f}; probing")
             loaded = load_model(ResolvedModel(f"sweep-depth-{depth}", target, "trained"), params.device)
             layers = probe_model(
-                loaded, [r for r in val if len(r.sequence) <= params.max_residues][: params.probe_sequences],
-                ProbeOptions(sublayer_skips=params.sublayer_skips), params.probe_batch_size, 0.15, params.seed,
+                loaded,
+                [r for r in val if len(r.sequence) <= params.max_residues][: params.probe_sequences],
+                ProbeOptions(sublayer_skips=params.sublayer_skips),
+                params.probe_batch_size,
+                0.15,
+                params.seed,
                 lambda f, m: report(0.85 + 0.15 * f, m),
             )
             layers.pop("notes", None)
             estimates = probe_estimates(layers.pop("per_sequence"), depth)
             width, intermediate = shape
             converged, why, improvement = convergence(
-                curves["val_loss"], final.accuracy, unigram, params.convergence_window, params.convergence_tolerance
+                curves["val_loss"],
+                final.accuracy,
+                unigram,
+                params.convergence_window,
+                params.convergence_tolerance,
             )
             parameters = count_parameters(depth, width, width // params.head_size, intermediate)
             tail = curves["train_loss"][-max(1, len(curves["train_loss"]) // 10) :]
-            row = json_safe({
-                "depth": depth, "width": width, "heads": width // params.head_size, "intermediate": intermediate,
-                "parameters": parameters, "tokens_per_parameter": curves["tokens_seen"] / parameters,
-                "train_loss": sum(tail) / len(tail), "val_perplexity": final.perplexity,
-                "masked_accuracy": final.accuracy, "converged": converged, "convergence": why,
-                "val_loss_improvement": improvement, "curves": curves,
-                "scores": {"nll_sums": final.nll_sums, "correct": final.correct, "counts": final.counts},
-                **summarize(layers), "layers": layers, "weights_hash": loaded.provenance["weights_hash"],
-                "probe_stderr": {name: error for name, (_, error) in estimates.items()},
-            })
+            row = json_safe(
+                {
+                    "depth": depth,
+                    "width": width,
+                    "heads": width // params.head_size,
+                    "intermediate": intermediate,
+                    "parameters": parameters,
+                    "tokens_per_parameter": curves["tokens_seen"] / parameters,
+                    "train_loss": sum(tail) / len(tail),
+                    "val_perplexity": final.perplexity,
+                    "masked_accuracy": final.accuracy,
+                    "converged": converged,
+                    "convergence": why,
+                    "val_loss_improvement": improvement,
+                    "curves": curves,
+                    "scores": {"nll_sums": final.nll_sums, "correct": final.correct, "counts": final.counts},
+                    **summarize(layers),
+                    "layers": layers,
+                    "weights_hash": loaded.provenance["weights_hash"],
+                    "probe_stderr": {name: error for name, (_, error) in estimates.items()},
+                }
+            )
             if folder is not None:
                 _copy_folder_atomic(target, folder / "model")
                 atomic_write_bytes(folder / "done.json", json.dumps(row).encode("utf-8"))
@@ -436,7 +515,7 @@ def _result(
     """The verdict across depths, files and the typed result."""
 
     def column(key: str) -> list[float | None]:
-        return [_finite(row.get(key)) for row in rows]
+        return [finite_or_none(row.get(key)) for row in rows]
 
     parameters = [row["parameters"] for row in rows]
     order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
@@ -445,8 +524,14 @@ def _result(
     curves = []
     for row in rows:
         train, block = _downsample(row["curves"]["train_loss"])
-        curves.append({"train_loss": train, "train_loss_every": block, "val_steps": row["curves"]["val_steps"],
-                       "val_loss": row["curves"]["val_loss"]})
+        curves.append(
+            {
+                "train_loss": train,
+                "train_loss_every": block,
+                "val_steps": row["curves"]["val_steps"],
+                "val_loss": row["curves"]["val_loss"],
+            }
+        )
     summary: dict[str, Any] = {
         "depths": params.depths,
         "widths_by_depth": [row["width"] for row in rows],
@@ -463,7 +548,7 @@ def _result(
         "convergence_by_depth": [row["convergence"] for row in rows],
         "unigram_accuracy": unigram,
         "convergence_rule": convergence_rule(params.convergence_window, params.convergence_tolerance),
-        "best_depth_z": _finite(z),
+        "best_depth_z": finite_or_none(z),
         "val_perplexity_by_depth": [row["val_perplexity"] for row in rows],
         "masked_accuracy_by_depth": [row["masked_accuracy"] for row in rows],
         "best_depth": rows[best]["depth"],
@@ -482,14 +567,26 @@ def _result(
     # While one depth is still learning, comparing depths measures how fast each optimises at this budget, not
     # what depth is worth (the best depth moved from 2 to 8 between 400 and 1,600 steps in issue 13): every
     # comparison rests on every depth's convergence.
-    checks = sweep_checks(params.depths, rows, scores, unigram, summary["late_to_early_skip_effect_ratio_by_depth"])
+    checks = sweep_checks(
+        params.depths, rows, scores, unigram, summary["late_to_early_skip_effect_ratio_by_depth"]
+    )
     per_depth_layers = {row["depth"]: row["layers"] for row in rows}
     solved = {row["depth"]: (row["width"], row["intermediate"]) for row in rows}
     metrics_path = ctx.out_dir / "sweep_metrics.json"
     slim = [{k: v for k, v in row.items() if k not in ("layers", "curves", "scores")} for row in rows]
     metrics_path.write_text(
-        json.dumps(json_safe({**summary, "checks": {k: c.model_dump() for k, c in checks.items()}, "per_depth": slim,
-                              "layers_by_depth": per_depth_layers}), indent=2, allow_nan=False),
+        json.dumps(
+            json_safe(
+                {
+                    **summary,
+                    "checks": {k: c.model_dump() for k, c in checks.items()},
+                    "per_depth": slim,
+                    "layers_by_depth": per_depth_layers,
+                }
+            ),
+            indent=2,
+            allow_nan=False,
+        ),
         encoding="utf-8",
     )
     curves_path = ctx.out_dir / "curves.json"
@@ -504,20 +601,26 @@ def _result(
         **summary,
         checks=checks,
         scale=EvidenceScale(
-            name=scale_name, parameters=float(sum(parameters) / len(parameters)),
+            name=scale_name,
+            parameters=float(sum(parameters) / len(parameters)),
             data=f"{rows[0]['tokens_per_parameter']:.0f} training residues per parameter from {corpus.name}, "
-                 f"{len(val)} validation sequences",
+            f"{len(val)} validation sequences",
             description=f"depths {params.depths} at ~{params.parameter_budget:.3g} parameters, head size "
-                        f"{params.head_size}, {params.tokens_per_parameter:g} tokens/parameter ({steps} steps)",
+            f"{params.head_size}, {params.tokens_per_parameter:g} tokens/parameter ({steps} steps)",
         ),
         artifacts=artifacts,
         provenance={
-            "data": str(corpus), "data_hash": file_sha256(corpus), "device": params.device, "dtype": params.dtype,
-            "seed": params.seed, "python": platform.python_version(),
+            "data": str(corpus),
+            "data_hash": file_sha256(corpus),
+            "device": params.device,
+            "dtype": params.dtype,
+            "seed": params.seed,
+            "python": platform.python_version(),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
             "weights_hash_by_depth": {row["depth"]: row["weights_hash"] for row in rows},
         },
-        notes=notes + [
+        notes=notes
+        + [
             "depth_inefficiency_trend = -slope of log(late/early mean skip output effect) over log2(depth); "
             "> 0 means deeper models use their later layers less",
             f"(width, FFN width) solved per depth for ~{params.parameter_budget:.3g} parameters at head size "
@@ -533,8 +636,15 @@ def write_learning_curves(rows: list[dict[str, Any]], rule: str, out_dir: Path) 
         label = f"{row['depth']} layers" + ("" if row["converged"] else " (not converged)")
         train = row["curves"]["train_loss"]
         line = ax_train.plot(range(1, len(train) + 1), train, lw=0.7, alpha=0.8, label=label)[0]
-        ax_val.plot(row["curves"]["val_steps"], row["curves"]["val_loss"], marker="o", ms=3, color=line.get_color(),
-                    ls="-" if row["converged"] else "--", label=label)
+        ax_val.plot(
+            row["curves"]["val_steps"],
+            row["curves"]["val_loss"],
+            marker="o",
+            ms=3,
+            color=line.get_color(),
+            ls="-" if row["converged"] else "--",
+            label=label,
+        )
     ax_train.set(xlabel="step", ylabel="training loss (masked NLL)", title="training loss per step")
     ax_val.set(xlabel="step", ylabel="validation loss (masked NLL)", title="validation loss")
     for ax in (ax_train, ax_val):

@@ -2,12 +2,12 @@
 tiny models of every supported family for tests and the GPU benchmark's ``--tiny`` mode (ESM-2, GPT-2 /
 ProtGPT2, ESM-C, DPLM and ProGen2 checkpoints in their hub layouts, SaProt's residue x 3Di vocabulary).
 
-A randomly initialised model says nothing about how trained PLMs use their depth, so the default CPU
-path probes an ESM-2-shaped model *trained* on the shipped designed corpus (``data/designed.fasta``:
-designed sequences, not natural proteins). Training is deterministic given the seed; the result is
-cached under the run's cache folder (``<KB home>/cache/depth/``) keyed by its recipe and the corpus hash, with a
-``training.json`` that records how it was made. The recipes (``BUILTINS``) live in ``catalog.py`` so
-that naming the built-ins needs no torch.
+A randomly initialised model says nothing about how trained PLMs use their depth, so the default CPU path
+probes an ESM-2-shaped model *trained* on the shipped designed corpus (``data/designed.fasta``: designed
+sequences, not natural proteins). Training is deterministic given the seed; the result is cached under the
+run's cache folder (``<KB home>/cache/depth/``) keyed by its recipe and the corpus hash, with a
+``training.json`` that records how it was made. The recipes (``BUILTINS``) live in ``catalog.py`` so that
+naming the built-ins needs no torch.
 """
 
 from __future__ import annotations
@@ -25,7 +25,14 @@ from typing import Any
 import torch
 
 from analyzers.depth.catalog import BUILTINS, TinyRecipe, describe
-from analyzers.depth.data import AMINO_ACIDS, DESIGNED_FASTA, THREE_DI_LETTERS, file_sha256, read_fasta, split_records
+from analyzers.depth.data import (
+    AMINO_ACIDS,
+    DESIGNED_FASTA,
+    THREE_DI_LETTERS,
+    file_sha256,
+    read_fasta,
+    split_records,
+)
 from analyzers.depth.training import (
     TrainConfig,
     esm_config,
@@ -65,7 +72,9 @@ def trained_tiny_esm(
             steps=recipe.steps, batch_size=recipe.batch_size, learning_rate=recipe.learning_rate, seed=seed,
             warmup_steps=max(10, recipe.steps // 10),
         )
-        losses = train_masked_lm(model, tokenizer, train, config, lambda f, m: report(f, f"training {name}: {m}"))
+        losses = train_masked_lm(
+            model, tokenizer, train, config, lambda f, m: report(f, f"training {name}: {m}")
+        )
         perplexity, accuracy = evaluate_masked_lm(model, tokenizer, val, seed=seed)
         model.save_pretrained(staging)
         summary = {
@@ -83,7 +92,9 @@ def trained_tiny_esm(
     return root
 
 
-def build_random_esm(folder: Path, num_layers: int = 4, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
+def build_random_esm(
+    folder: Path, num_layers: int = 4, width: int = 32, num_heads: int = 4, seed: int = 0
+) -> Path:
     """Save a RANDOMLY INITIALISED ESM-2-shaped masked LM and its tokenizer to ``folder`` (tests only)."""
     from transformers import EsmForMaskedLM
 
@@ -103,7 +114,9 @@ def residue_gpt2_tokenizer() -> Any:
 
     specials = ["<|endoftext|>", "<pad>", "<unk>"]
     # "\n": ProtGPT2's model card writes sequences as 60-residue lines; the line break is its own token.
-    vocab = {token: index for index, token in enumerate(specials + list("ACDEFGHIKLMNPQRSTVWYXBZUO") + ["\n"])}
+    vocab = {
+        token: index for index, token in enumerate(specials + list("ACDEFGHIKLMNPQRSTVWYXBZUO") + ["\n"])
+    }
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
     return PreTrainedTokenizerFast(
@@ -112,7 +125,9 @@ def residue_gpt2_tokenizer() -> Any:
     )
 
 
-def build_random_gpt2(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
+def build_random_gpt2(
+    folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0
+) -> Path:
     """Save a RANDOMLY INITIALISED GPT-2 causal LM with a one-residue-per-token tokenizer (tests only)."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -122,8 +137,15 @@ def build_random_gpt2(folder: Path, num_layers: int = 3, width: int = 32, num_he
     tokenizer.save_pretrained(folder)
     torch.manual_seed(seed)
     config = GPT2Config(
-        vocab_size=len(tokenizer.get_vocab()), n_embd=width, n_layer=num_layers, n_head=num_heads, n_positions=256,
-        bos_token_id=0, eos_token_id=0, pad_token_id=1, architectures=["GPT2LMHeadModel"],
+        vocab_size=len(tokenizer.get_vocab()),
+        n_embd=width,
+        n_layer=num_layers,
+        n_head=num_heads,
+        n_positions=256,
+        bos_token_id=0,
+        eos_token_id=0,
+        pad_token_id=1,
+        architectures=["GPT2LMHeadModel"],
     )
     GPT2LMHeadModel(config).save_pretrained(folder)
     return folder
@@ -149,7 +171,9 @@ def esmc_tiny_config(num_layers: int = 3, width: int = 32, num_heads: int = 4) -
     )
 
 
-def build_random_esmc(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
+def build_random_esmc(
+    folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0
+) -> Path:
     """Save a RANDOMLY INITIALISED ESM-C (``EsmcForMaskedLM``) and its tokenizer to ``folder`` (tests only).
 
     Three layers make the residual scaling ``sqrt(3 / 36)`` far from 1, so a probe that forgot to undo
@@ -170,7 +194,9 @@ def build_random_esmc(folder: Path, num_layers: int = 3, width: int = 32, num_he
     return folder
 
 
-def build_random_dplm(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
+def build_random_dplm(
+    folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0
+) -> Path:
     """Save a RANDOMLY INITIALISED DPLM-layout checkpoint (tests only): ESM-2 weights under the ``net.``
     prefix of byprot's wrapper, ``architectures: ["EsmForDPLM"]`` and ``dplm_type`` in the config."""
     import json
@@ -183,7 +209,9 @@ def build_random_dplm(folder: Path, num_layers: int = 3, width: int = 32, num_he
     torch.manual_seed(seed)
     config = esm_config(num_layers, width, num_heads)
     model = EsmForMaskedLM(config)
-    state = {f"net.{k}": v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.decoder.weight"}
+    state = {
+        f"net.{k}": v.contiguous() for k, v in model.state_dict().items() if k != "lm_head.decoder.weight"
+    }
     save_file(state, str(folder / "model.safetensors"))
     raw = config.to_dict()
     raw.update(architectures=["EsmForDPLM"], dplm_type="dplm")
@@ -199,8 +227,11 @@ def saprot_vocab() -> list[str]:
     return ["<cls>", "<pad>", "<eos>", "<unk>", "<mask>"] + [a + b for a in residues for b in structures]
 
 
-def build_random_saprot(folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0) -> Path:
-    """Save a RANDOMLY INITIALISED SaProt-shaped ``EsmForMaskedLM`` with the residue x 3Di vocabulary (tests)."""
+def build_random_saprot(
+    folder: Path, num_layers: int = 3, width: int = 32, num_heads: int = 4, seed: int = 0
+) -> Path:
+    """Save a RANDOMLY INITIALISED SaProt-shaped ``EsmForMaskedLM`` with the residue x 3Di vocabulary
+    (tests)."""
     from transformers import EsmForMaskedLM, EsmTokenizer
 
     folder = Path(folder)
@@ -242,16 +273,23 @@ def build_random_progen2(
     for index in range(num_layers):
         prefix = f"transformer.h.{index}"
         state |= {
-            f"{prefix}.ln_1.weight": 1 + normal(width, std=0.1), f"{prefix}.ln_1.bias": normal(width, std=0.1),
+            f"{prefix}.ln_1.weight": 1 + normal(width, std=0.1),
+            f"{prefix}.ln_1.bias": normal(width, std=0.1),
             f"{prefix}.attn.qkv_proj.weight": normal(3 * width, width),
             f"{prefix}.attn.out_proj.weight": normal(width, width),
-            f"{prefix}.mlp.fc_in.weight": normal(4 * width, width), f"{prefix}.mlp.fc_in.bias": normal(4 * width),
-            f"{prefix}.mlp.fc_out.weight": normal(width, 4 * width), f"{prefix}.mlp.fc_out.bias": normal(width),
+            f"{prefix}.mlp.fc_in.weight": normal(4 * width, width),
+            f"{prefix}.mlp.fc_in.bias": normal(4 * width),
+            f"{prefix}.mlp.fc_out.weight": normal(width, 4 * width),
+            f"{prefix}.mlp.fc_out.bias": normal(width),
             # ProGen2's remote code kept its causal mask as a buffer in the checkpoint.
             f"{prefix}.attn.causal_mask": torch.tril(torch.ones(64, 64, dtype=torch.bool))[None, None],
         }
-    state |= {"transformer.ln_f.weight": 1 + normal(width, std=0.1), "transformer.ln_f.bias": normal(width, std=0.1),
-              "lm_head.weight": normal(vocab, width), "lm_head.bias": normal(vocab)}
+    state |= {
+        "transformer.ln_f.weight": 1 + normal(width, std=0.1),
+        "transformer.ln_f.bias": normal(width, std=0.1),
+        "lm_head.weight": normal(vocab, width),
+        "lm_head.bias": normal(vocab),
+    }
     save_file(state, str(folder / "model.safetensors"))
     config = {
         "architectures": ["ProGenForCausalLM"], "model_type": "progen",

@@ -45,7 +45,9 @@ def esm_config(  # noqa: ANN201
     from transformers import EsmConfig
 
     if width % (2 * num_heads):
-        raise ValueError(f"width {width} must be a multiple of 2 x {num_heads} heads (rotary needs an even head size)")
+        raise ValueError(
+            f"width {width} must be a multiple of 2 x {num_heads} heads (rotary needs an even head size)"
+        )
     return EsmConfig(
         vocab_size=len(ESM_VOCAB),
         hidden_size=width,
@@ -196,7 +198,8 @@ def train_masked_lm(
             batch = encode(_crop([records[i] for i in picks], config.max_residues, generator), tokenizer)
             ids, real = batch.input_ids, batch.real  # (batch, seq)
             selected = (torch.rand(ids.shape, generator=generator) < config.mask_fraction) & real
-            action = torch.rand(ids.shape, generator=generator)  # 80 % mask, 10 % random letter, 10 % unchanged
+            # 80 % mask, 10 % random letter, 10 % unchanged
+            action = torch.rand(ids.shape, generator=generator)
             random_letters = letters[torch.randint(0, len(letters), ids.shape, generator=generator)]
             inputs = torch.where(selected & (action < 0.8), mask_id, ids)
             inputs = torch.where(selected & (action >= 0.8) & (action < 0.9), random_letters, inputs)
@@ -215,7 +218,9 @@ def train_masked_lm(
             optimizer.step()
             losses.append(out.loss.detach())
             if step % every == 0 or step == config.steps - 1:
-                report((step + 1) / config.steps, f"step {step + 1}/{config.steps} loss {float(losses[-1]):.3f}")
+                report(
+                    (step + 1) / config.steps, f"step {step + 1}/{config.steps} loss {float(losses[-1]):.3f}"
+                )
     model.eval()
     return torch.stack(losses).float().cpu().tolist()
 
@@ -237,7 +242,9 @@ def evaluate_masked_lm(
     records = [Record(r.name, r.header, r.sequence[:max_residues]) for r in records]
     with _fast(model, device):
         for start in range(0, len(records), batch_size):
-            batch = encode(records[start : start + batch_size], tokenizer, mask_fraction=mask_fraction, seed=seed)
+            batch = encode(
+                records[start : start + batch_size], tokenizer, mask_fraction=mask_fraction, seed=seed
+            )
             batch = batch.to(device)
             logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
             assert batch.masked is not None
@@ -250,7 +257,8 @@ def evaluate_masked_lm(
     return math.exp(total_nll / total), total_correct / total
 
 
-# -- the depth sweep's trainer: token budget, accumulation, checkpointing, bf16, resumable ---------------------
+# -- the depth sweep's trainer: token budget, accumulation, checkpointing, bf16, resumable
+# ---------------------
 
 
 @dataclass
@@ -334,8 +342,10 @@ def masked_token_scores(
         batch = encode(records[start : start + batch_size], tokenizer, mask_fraction=mask_fraction, seed=seed)
         batch = batch.to(device)
         assert batch.masked is not None
-        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()  # (b, s, V)
-        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), batch.labels, reduction="none")  # (b, s)
+        # (b, s, V)
+        logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
+        # (b, s)
+        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), batch.labels, reduction="none")
         hits = logits.argmax(-1) == batch.labels  # (b, s)
         masked = batch.masked
         nll_sums += (nll * masked).sum(1).double().cpu().tolist()
@@ -380,7 +390,8 @@ def check_fits(estimate: dict[str, float], available: float, what: str) -> None:
     raise MemoryError(
         f"{what} needs about {estimate['total'] / gib:.1f} GiB (weights + gradients + AdamW "
         f"{estimate['optimizer_states'] / gib:.1f} GiB, activations {estimate['activations'] / gib:.1f} GiB, "
-        f"with a 1.5x margin) but {available / gib:.1f} GiB are free: lower batch_tokens and raise accumulation "
+        f"with a 1.5x margin) but {available / gib:.1f} GiB are free: lower batch_tokens and raise "
+        f"accumulation "
         "(same tokens per step), set gradient_checkpointing=true, use dtype=bfloat16, or a larger GPU"
     )
 
@@ -410,7 +421,13 @@ class MaskedLMTrainer:
         self, model: Any, tokenizer: Any, source: Any, config: SweepTrainConfig,
         validate: Callable[[nn.Module], float] | None = None,
     ) -> None:
-        self.model, self.tokenizer, self.source, self.config, self.validate = model, tokenizer, source, config, validate
+        self.model, self.tokenizer, self.source, self.config, self.validate = (
+            model,
+            tokenizer,
+            source,
+            config,
+            validate,
+        )
         model.to(config.device)
         self.optimizer = torch.optim.AdamW(
             model.parameters(), lr=config.learning_rate, betas=(0.9, 0.98), weight_decay=config.weight_decay
@@ -423,7 +440,8 @@ class MaskedLMTrainer:
         self.step = 0
         self.curves = Curves()
 
-    # -- state --------------------------------------------------------------------------------------------------
+    # -- state
+    # --------------------------------------------------------------------------------------------------
 
     def save(self, folder: Path) -> None:
         """Write the full state into ``folder``: ``state-<step>.safetensors`` (tensors) and then ``STATE``
@@ -431,8 +449,10 @@ class MaskedLMTrainer:
         from safetensors.torch import save
 
         folder.mkdir(parents=True, exist_ok=True)
-        tensors = {f"model.{k}": v.detach().to("cpu", copy=True).contiguous()
-                   for k, v in self.model.state_dict().items()}  # copies: tied weights may not share memory here
+        tensors = {
+            f"model.{k}": v.detach().to("cpu", copy=True).contiguous()
+            for k, v in self.model.state_dict().items()
+        }  # copies: tied weights may not share memory here
         optimizer = self.optimizer.state_dict()
         for index, state in optimizer["state"].items():
             for key, value in state.items():
@@ -444,8 +464,12 @@ class MaskedLMTrainer:
         name = f"state-{self.step:09d}.safetensors"
         atomic_write_bytes(folder / name, save(tensors))
         meta = {
-            "tensors": name, "step": self.step, "curves": self.curves.as_dict(), "source": self.source.state(),
-            "scheduler": self.scheduler.state_dict(), "param_groups": optimizer["param_groups"],
+            "tensors": name,
+            "step": self.step,
+            "curves": self.curves.as_dict(),
+            "source": self.source.state(),
+            "scheduler": self.scheduler.state_dict(),
+            "param_groups": optimizer["param_groups"],
         }
         atomic_write_bytes(folder / self.STATE, json.dumps(meta).encode("utf-8"))
         for old in folder.glob("state-*.safetensors"):
@@ -480,14 +504,16 @@ class MaskedLMTrainer:
         self.curves = Curves(**meta["curves"])
         return True
 
-    # -- training ------------------------------------------------------------------------------------------------
+    # -- training
+    # ------------------------------------------------------------------------------------------------
 
     def _micro_batch(self, records: list[Record]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
         """``(inputs, attention_mask, labels, residues)`` of one micro-batch with ESM-2 masking."""
         batch = encode(records, self.tokenizer)
         ids, real = batch.input_ids, batch.real  # (batch, seq)
         selected = (torch.rand(ids.shape, generator=self.masking) < self.config.mask_fraction) & real
-        action = torch.rand(ids.shape, generator=self.masking)  # 80 % mask, 10 % random letter, 10 % unchanged
+        # 80 % mask, 10 % random letter, 10 % unchanged
+        action = torch.rand(ids.shape, generator=self.masking)
         random_letters = self.letters[torch.randint(0, len(self.letters), ids.shape, generator=self.masking)]
         inputs = torch.where(selected & (action < 0.8), self.tokenizer.mask_token_id, ids)
         inputs = torch.where(selected & (action >= 0.8) & (action < 0.9), random_letters, inputs)
@@ -535,11 +561,17 @@ class MaskedLMTrainer:
             while self.step < config.steps:
                 self.curves.train_loss.append(self.train_step())
                 last = self.step == config.steps
-                if self.validate is not None and (last or (config.eval_every and self.step % config.eval_every == 0)):
+                if self.validate is not None and (
+                    last or (config.eval_every and self.step % config.eval_every == 0)
+                ):
                     self.curves.val_steps.append(self.step)
                     self.curves.val_loss.append(self.validate(self.model))
                     self.model.train()
-                if checkpoint is not None and config.checkpoint_every and self.step % config.checkpoint_every == 0:
+                if (
+                    checkpoint is not None
+                    and config.checkpoint_every
+                    and self.step % config.checkpoint_every == 0
+                ):
                     checkpoint()
                 if self.step % every == 0 or last:
                     report(self.step / config.steps,

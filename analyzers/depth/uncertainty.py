@@ -8,9 +8,9 @@ statistics below take means with a leading replicate axis ``(R, ...)``) and take
 sample standard deviation over ``sqrt(n)``.
 
 The family trend (``depth.probe`` over several checkpoints) is a weighted least-squares slope of
-``log(late/early skip effect ratio)`` against ``log2(layers)``: its standard error is the larger of the one the
-per-model standard errors imply and the one its residuals imply (3+ models), so that neither noise nor a poor
-straight line makes it look resolved.
+``log(late/early skip effect ratio)`` against ``log2(layers)``: its standard error is the larger of the one
+the per-model standard errors imply and the one its residuals imply (3+ models), so that neither noise nor a
+poor straight line makes it look resolved.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ Statistic = Callable[[Means], torch.Tensor]  # -> (R,) or (R, k)
 
 
 def replicate_means(rows: Rows) -> tuple[Means, Means]:
-    """``(full, left_out)``: the means over all sequences ``(1, ...)`` and with each sequence left out ``(n, ...)``.
-    A mean with nothing counted is NaN."""
+    """``(full, left_out)``: the means over all sequences ``(1, ...)`` and with each sequence left out ``(n,
+    ...)``. A mean with nothing counted is NaN."""
     full, left_out = {}, {}
     for name, (sums, counts) in rows.items():
         total, count = sums.sum(0, keepdim=True), counts.sum(0, keepdim=True)
@@ -41,8 +41,8 @@ def _divide(total: torch.Tensor, count: torch.Tensor) -> torch.Tensor:
 
 
 def jackknife(statistic: Statistic, full: Means, left_out: Means) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(value, stderr)`` of a statistic, each of its output shape without the replicate axis; the standard error
-    is NaN where fewer than two sequences give a finite value."""
+    """``(value, stderr)`` of a statistic, each of its output shape without the replicate axis; the standard
+    error is NaN where fewer than two sequences give a finite value."""
     value = statistic(full)[0]
     replicates = statistic(left_out)  # (n, ...)
     finite = torch.isfinite(replicates)
@@ -54,7 +54,8 @@ def jackknife(statistic: Statistic, full: Means, left_out: Means) -> tuple[torch
 
 
 def late_half_share(kl: torch.Tensor) -> torch.Tensor:
-    """Share of the logit-lens KL decrease ``KL_0 - KL_L`` made by layers ``L//2 .. L-1``; ``kl`` is ``(R, L+1)``."""
+    """Share of the logit-lens KL decrease ``KL_0 - KL_L`` made by layers ``L//2 .. L-1``; ``kl`` is ``(R,
+    L+1)``."""
     num_layers = kl.shape[-1] - 1
     total = kl[:, 0] - kl[:, -1]
     share = (kl[:, num_layers // 2] - kl[:, -1]) / total
@@ -62,7 +63,8 @@ def late_half_share(kl: torch.Tensor) -> torch.Tensor:
 
 
 def slope_over_depth(values: torch.Tensor) -> torch.Tensor:
-    """Least-squares slope of ``values`` ``(R, k)`` against relative depth ``0 .. 1`` (k points), per replicate."""
+    """Least-squares slope of ``values`` ``(R, k)`` against relative depth ``0 .. 1`` (k points), per
+    replicate."""
     count = values.shape[-1]
     x = torch.linspace(0, 1, count, dtype=values.dtype)
     x = x - x.mean()
@@ -111,9 +113,12 @@ def statistics(num_layers: int) -> dict[str, Statistic]:
         "attention_entropy_depth_slope": lambda m: slope_over_depth(entropy(m)),
         "baseline_perplexity": perplexity,
         "baseline_accuracy": lambda m: m["baseline_accuracy"],
-        "max_deletion_perplexity_increase": lambda m: (m["deletion_nll"].exp() - perplexity(m)[:, None]).amax(-1),
+        "max_deletion_perplexity_increase": lambda m: (m["deletion_nll"].exp() - perplexity(m)[:, None]).amax(
+            -1
+        ),
         "mean_deletion_accuracy_drop_late_half": lambda m: (
-            m["baseline_accuracy"][:, None] - m["deletion_accuracy"][:, late]).mean(-1),
+            m["baseline_accuracy"][:, None] - m["deletion_accuracy"][:, late]
+        ).mean(-1),
         "lens_perplexity_by_layer": lambda m: m["lens_nll"].exp(),
         "stable_rank_retention": lambda m: m["stable_rank_retention"],
         "erank_retention_by_layer": lambda m: m["sequence_erank_relative"],
@@ -149,7 +154,9 @@ def _plain(tensor: torch.Tensor) -> float | list[float]:
     return float(values) if isinstance(values, float) else [float(v) for v in values]
 
 
-def probe_estimates(rows: Rows, num_layers: int) -> dict[str, tuple[float | list[float], float | list[float]]]:
+def probe_estimates(
+    rows: Rows, num_layers: int
+) -> dict[str, tuple[float | list[float], float | list[float]]]:
     """Per metric, ``(value, stderr)`` (lists for the per-layer metrics; NaN where not computable), for every
     statistic whose measurements were made, with the jackknife across the ``n`` probed sequences."""
     full, left_out = replicate_means(rows)
@@ -164,13 +171,16 @@ def probe_estimates(rows: Rows, num_layers: int) -> dict[str, tuple[float | list
 
 def family_trend(num_layers: list[int], ratios: list[float | None], stderrs: list[float | None]
                  ) -> tuple[float | None, float | None]:
-    """``(trend, stderr)``: minus the weighted least-squares slope of ``log(ratio)`` over ``log2(layers)`` across
-    checkpoints (> 0: the deeper the model, the less its later layers change the output relative to its earlier
-    ones). Each model's weight is ``1 / var(log ratio)`` (delta method: ``(se / ratio)^2``). Needs 2+ models with
-    a positive ratio and a finite standard error; the standard error is the larger of the weighted one and the
-    residual one (3+ models)."""
-    points = [(math.log2(n), math.log(r), (s / r) ** 2) for n, r, s in zip(num_layers, ratios, stderrs, strict=True)
-              if r is not None and s is not None and r > 0 and math.isfinite(s) and s > 0]
+    """``(trend, stderr)``: minus the weighted least-squares slope of ``log(ratio)`` over ``log2(layers)``
+    across checkpoints (> 0: the deeper the model, the less its later layers change the output relative to its
+    earlier ones). Each model's weight is ``1 / var(log ratio)`` (delta method: ``(se / ratio)^2``). Needs 2+
+    models with a positive ratio and a finite standard error; the standard error is the larger of the weighted
+    one and the residual one (3+ models)."""
+    points = [
+        (math.log2(n), math.log(r), (s / r) ** 2)
+        for n, r, s in zip(num_layers, ratios, stderrs, strict=True)
+        if r is not None and s is not None and r > 0 and math.isfinite(s) and s > 0
+    ]
     if len({x for x, _, _ in points}) < 2:
         return None, None
     x, y, var = (torch.tensor(column, dtype=torch.float64) for column in zip(*points, strict=True))

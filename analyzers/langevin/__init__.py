@@ -4,4 +4,5 @@ contact map, masked-token training, norm-constrained pseudo-Langevin sampling, a
 Importing the package registers the ``langevin.*`` analyzers and the ``kb langevin`` commands.
 """
 
-from analyzers.langevin import cli, spec  # noqa: F401  (registration: the analyzers and the kb langevin commands)
+# registration: the analyzers and the kb langevin commands
+from analyzers.langevin import cli, spec  # noqa: F401

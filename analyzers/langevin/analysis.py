@@ -176,6 +176,9 @@ def best_block(
     delta: int,
     criterion: str = "tolerance_precision",
 ) -> tuple[int, list[dict[str, float]]]:
-    """The block (layer) whose mean attention (layers, L, L) best matches the contacts, and every block's scores."""
-    scores = [contact_scores(a, contacts, p_separation, tolerance_separation, delta) for a in attention_by_block]
+    """The block (layer) whose mean attention (layers, L, L) best matches the contacts, and every block's
+    scores."""
+    scores = [
+        contact_scores(a, contacts, p_separation, tolerance_separation, delta) for a in attention_by_block
+    ]
     return int(np.argmax([s[criterion] for s in scores])), scores

@@ -44,9 +44,11 @@ def binomial_stderr(precision: float, pairs: int) -> float:
     return math.sqrt(max(precision * (1.0 - precision), 0.0) / max(pairs, 1))
 
 
-def tied_with_best(values: Sequence[float], stderrs: Sequence[float | None], lowest: bool = True) -> list[int]:
-    """Indices whose value ties with the best (lowest or highest) within Z_RESOLVED combined standard errors; a
-    value without a standard error ties with everything (nothing resolves it)."""
+def tied_with_best(
+    values: Sequence[float], stderrs: Sequence[float | None], lowest: bool = True
+) -> list[int]:
+    """Indices whose value ties with the best (lowest or highest) within Z_RESOLVED combined standard errors;
+    a value without a standard error ties with everything (nothing resolves it)."""
     signed = [v if lowest else -v for v in values]
     best = min(range(len(signed)), key=lambda i: signed[i])
     if stderrs[best] is None:
@@ -65,15 +67,20 @@ def location_interval(temperatures: Sequence[float], tied: Sequence[int]) -> tup
     return min(chosen), max(chosen)
 
 
-def interior_check(temperatures: Sequence[float], tied: Sequence[int], rests: list[Precondition]) -> MetricCheck:
-    """``the minimum is at neither end``: resolved true when every tied temperature is interior, resolved false
-    when none is."""
+def interior_check(
+    temperatures: Sequence[float], tied: Sequence[int], rests: list[Precondition]
+) -> MetricCheck:
+    """``the minimum is at neither end``: resolved true when every tied temperature is interior, resolved
+    false when none is."""
     last = len(temperatures) - 1
     interior = [0 < i < last for i in tied]
     shown = ", ".join(f"{temperatures[i]:g}" for i in tied)
     return MetricCheck(
-        interval=truth_interval(all(interior), not any(interior)), source="snapshots", preconditions=rests,
-        note=f"the lowest test error ties (within {Z_RESOLVED:g} combined snapshot standard errors) at T = {shown}",
+        interval=truth_interval(all(interior), not any(interior)),
+        source="snapshots",
+        preconditions=rests,
+        note=f"the lowest test error ties (within {Z_RESOLVED:g} combined snapshot standard errors) at T = "
+             f"{shown}",
     )
 
 
@@ -110,9 +117,9 @@ def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None],
 
 
 def thermostat_state(thermostat: dict[str, Any] | None) -> str:
-    """'at T', 'off T' or 'unresolved': off when a direction is off by more than 20 % beyond twice its standard
-    error; at T only when twice the standard error is itself within 20 % (it could have said off); else
-    unresolved (no kinetic readings, or an error bar too wide to resolve a 20 % deviation)."""
+    """'at T', 'off T' or 'unresolved': off when a direction is off by more than 20 % beyond twice its
+    standard error; at T only when twice the standard error is itself within 20 % (it could have said off);
+    else unresolved (no kinetic readings, or an error bar too wide to resolve a 20 % deviation)."""
     thermostat = thermostat or {}
     if thermostat.get("thermalized_every_direction") is False:
         return "off T"
@@ -200,7 +207,11 @@ def sweep_checks(
             preconditions=conditions)
     for metric in ("test_error_min_is_interior", "best_test_error_minus_es"):
         checks[metric] = checks[f"{metric}_by_model.transformer"]
-    for metric in ("test_error_min_is_interior_by_model", "best_test_error_minus_es_by_model", "peak_temperature"):
+    for metric in (
+        "test_error_min_is_interior_by_model",
+        "best_test_error_minus_es_by_model",
+        "peak_temperature",
+    ):
         checks[metric] = MetricCheck(source="snapshots", note="per model: see each model's path")
     if "ffn" in rows_by_model:
         both = [facts["transformer"]["learned"], facts["ffn"]["learned"]]
@@ -211,7 +222,10 @@ def sweep_checks(
                        "heat-capacity peak comparison)")] + every_temperature(
                 [c for fact in facts.values() for c in fact["per_t"]])[1:])
         checks["loss_jump_ratio_ffn_over_transformer"] = _ratio_check(
-            rows_by_model, "jump", [*both, *every_temperature([c for fact in facts.values() for c in fact["per_t"]])])
+            rows_by_model,
+            "jump",
+            [*both, *every_temperature([c for fact in facts.values() for c in fact["per_t"]])],
+        )
     return checks
 
 
@@ -222,12 +236,18 @@ def _heat_stderr(row: dict[str, Any]) -> float | None:
     return float(row["specific_heat"]) * math.sqrt(2.0 / (ess - 1.0))
 
 
-def _peak_check(temperatures: list[float], rows: list[dict[str, Any]], rests: list[Precondition]) -> MetricCheck:
+def _peak_check(
+    temperatures: list[float], rows: list[dict[str, Any]], rests: list[Precondition]
+) -> MetricCheck:
     heat = [row["specific_heat"] for row in rows]
     tied = tied_with_best(heat, [_heat_stderr(row) for row in rows], lowest=False)
-    return MetricCheck(interval=location_interval(temperatures, tied), source="locations", preconditions=rests,
-                       note="temperatures whose specific heat ties with the peak's within "
-                            f"{Z_RESOLVED:g} standard errors (relative SE sqrt(2 / (ESS - 1)))")
+    return MetricCheck(
+        interval=location_interval(temperatures, tied),
+        source="locations",
+        preconditions=rests,
+        note="temperatures whose specific heat ties with the peak's within "
+        f"{Z_RESOLVED:g} standard errors (relative SE sqrt(2 / (ESS - 1)))",
+    )
 
 
 def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
@@ -242,8 +262,11 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
         if kind == "heat":
             peak = max(range(len(rows)), key=lambda i: rows[i]["specific_heat"])
             error = _heat_stderr(rows[peak])
-            relative.append(error / rows[peak]["specific_heat"] if error is not None and rows[peak]["specific_heat"]
-                            else None)
+            relative.append(
+                error / rows[peak]["specific_heat"]
+                if error is not None and rows[peak]["specific_heat"]
+                else None
+            )
             continue
         means = [row["mean_loss"] for row in rows]
         loss_se = []
@@ -257,7 +280,8 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
         step = max(range(len(means) - 1), key=lambda i: means[i + 1] - means[i])
         rise = means[step + 1] - means[step]
         pair = (loss_se[step], loss_se[step + 1])
-        relative.append(math.hypot(*pair) / rise if None not in pair and rise > 0 else None)  # type: ignore[arg-type]
+        ratio = math.hypot(*pair) / rise if None not in pair and rise > 0 else None  # type: ignore[arg-type]
+        relative.append(ratio)
     known = [r for r in relative if r is not None]
     if len(known) < 2:
         return MetricCheck(source="snapshots", preconditions=rests, note="no standard error (too few draws)")
@@ -279,7 +303,8 @@ def contacts_checks(
     pairs: int, untestable: dict[str, str], trained: dict[str, dict[str, float]], baseline: float,
     trained_errors: dict[str, float], test_sequences: int | None = None,
 ) -> dict[str, MetricCheck]:
-    """The checks of every contacts metric path. ``untestable``: the chance test's failures (``contact_untestable``)."""
+    """The checks of every contacts metric path. ``untestable``: the chance test's failures
+    (``contact_untestable``)."""
     errors = [row["test_error"] for row in rows]
     stderrs = [snapshot_stderr(row["test_error_std"], row["snapshots_averaged"]) for row in rows]
     model = learned("transformer", errors, stderrs, baseline, test_sequences)
@@ -288,13 +313,19 @@ def contacts_checks(
 
     def chance(metric: str) -> Precondition:
         why = untestable.get(metric)
-        return Precondition(name="beats chance", passed=why is None, detail=why or f"{metric} beats shuffled contacts")
+        return Precondition(
+            name="beats chance", passed=why is None, detail=why or f"{metric} beats shuffled contacts"
+        )
 
     checks: dict[str, MetricCheck] = {}
     error_tied = tied_with_best(errors, stderrs)
     for curve_name, values, ratio in (
         ("p_at_l_by_temperature", p_at_l, "best_p_at_l_temperature_over_best_error_temperature"),
-        ("tolerance_precision_by_temperature", tolerant, "best_contact_temperature_over_best_error_temperature"),
+        (
+            "tolerance_precision_by_temperature",
+            tolerant,
+            "best_contact_temperature_over_best_error_temperature",
+        ),
     ):
         checks[curve_name] = MetricCheck(source="pairs", preconditions=[model, chance(curve_name)])
         for index, (value, conditions) in enumerate(zip(values, per_t, strict=True)):
@@ -304,16 +335,20 @@ def contacts_checks(
         ratios = [temperatures[c] / temperatures[e] for c in contact_tied for e in error_tied]
         shown = ", ".join(f"{temperatures[i]:g}" for i in error_tied)
         checks[ratio] = MetricCheck(
-            interval=(min(ratios), max(ratios)), source="locations", derived_from=[curve_name],
+            interval=(min(ratios), max(ratios)),
+            source="locations",
+            derived_from=[curve_name],
             preconditions=[chance(ratio), *curve],
-            note=f"best contacts tie at T = {', '.join(f'{temperatures[i]:g}' for i in contact_tied)}, the lowest "
-                 f"test error at T = {shown} (within {Z_RESOLVED:g} combined standard errors)",
+            note=f"best contacts tie at T = {', '.join(f'{temperatures[i]:g}' for i in contact_tied)}, the "
+            f"lowest test error at T = {shown} (within {Z_RESOLVED:g} combined standard errors)",
         )
     es_error = trained_errors.get("ES", math.nan)
     trained_learned = Precondition(
-        name="learned", passed=bool(baseline - es_error > 0),
-        detail=f"ES weights {'learned' if baseline - es_error > 0 else 'did not learn'} beyond the majority-residue "
-               f"baseline ({es_error:.4f} vs {baseline:.4f})")
+        name="learned",
+        passed=bool(baseline - es_error > 0),
+        detail=f"ES weights {'learned' if baseline - es_error > 0 else 'did not learn'} beyond the "
+        f"majority-residue baseline ({es_error:.4f} vs {baseline:.4f})",
+    )
     for metric, difference in (("p_at_l", "ot_minus_es_p_at_l"),
                                ("tolerance_precision", "ot_minus_es_tolerance_precision")):
         if "ES" in trained and "OT" in trained:

@@ -16,7 +16,7 @@ import numpy as np
 
 from analyzers.base import AnalyzerResult, RunContext, result_record
 from analyzers.files import atomic_write_json
-from analyzers.langevin import analysis, checks, plots, sampler_report, structure
+from analyzers.langevin import analysis, checks, plots, sampler_health, structure
 from analyzers.langevin import design as sequence_design
 from analyzers.langevin.data import majority_error
 from analyzers.langevin.pipeline import Experiment, load_contact_map, run_experiment
@@ -40,24 +40,28 @@ from schemas.run import EvidenceScale
 NOTES = [
     "Contact cutoff, tempering ladder, metric thresholds, sampling lengths and the ES ensemble size are not "
     "published; they are parameters with stated defaults.",
-    "Masses follow the paper's rule (minibatch noise supplies the share r of the thermostat noise), written for "
-    "this integrator's one minibatch per step; the gradient variance is floored at a fraction of its median and a "
-    "guard raises the floor (then all masses) when the thermal step would make SHAKE unsolvable. With "
-    "mass_rule=noise-covariance the masses add a low-rank term along the minibatch noise (exact, from the "
-    "per-sequence gradients), so the noise is at the share r along every direction and r needs no cap.",
-    "The constrained sampler adds the Fixman term (T/2) log(w^T M^-1 w), which removes the bias of non-uniform "
-    "masses on the sphere (the authors' sampler has no such term; the bias is O(1/n) in n weights).",
-    "Chains from OT start on the ES sphere (the OT weights scaled by one factor, Appendix D's Q = |w_ES|^2), so "
-    "the chains from ES and OT sample one distribution and R-hat over them tests equilibration.",
-    "The specific heat is var(L)/T^2 of the full training loss after burn-in, around its linear trend; where the "
-    "sampler has not equilibrated (low T, short runs: see equilibrated_by_temperature) it is not an equilibrium C.",
+    "Masses follow the paper's rule (minibatch noise supplies the share r of the thermostat noise), written "
+    "for this integrator's one minibatch per step; the gradient variance is floored at a fraction of its "
+    "median and a guard raises the floor (then all masses) when the thermal step would make SHAKE "
+    "unsolvable. With mass_rule=noise-covariance the masses add a low-rank term along the minibatch noise "
+    "(exact, from the per-sequence gradients), so the noise is at the share r along every direction and r "
+    "needs no cap.",
+    "The constrained sampler adds the Fixman term (T/2) log(w^T M^-1 w), which removes the bias of "
+    "non-uniform masses on the sphere (the authors' sampler has no such term; the bias is O(1/n) in n "
+    "weights).",
+    "Chains from OT start on the ES sphere (the OT weights scaled by one factor, Appendix D's Q = "
+    "|w_ES|^2), so the chains from ES and OT sample one distribution and R-hat over them tests "
+    "equilibration.",
+    "The specific heat is var(L)/T^2 of the full training loss after burn-in, around its linear trend; "
+    "where the sampler has not equilibrated (low T, short runs: see equilibrated_by_temperature) it is not "
+    "an equilibrium C.",
 ]
 
 
 # What each convergence state (convergence.chain_state) says a longer run would have to show.
 STATE_MEANING = {
-    "metastable": "each start's chain is stationary but the starts stay in different states, so the value depends "
-    "on where the chain started",
+    "metastable": "each start's chain is stationary but the starts stay in different states, so the value "
+    "depends on where the chain started",
     "relaxing": "a chain still drifts, so it has reached no steady state yet",
     "equilibrated": "the starts agree, but the loss drifts across the averaging window",
 }
@@ -66,7 +70,9 @@ STATE_MEANING = {
 def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict[str, Any]:
     """Averages over the snapshots after burn-in of one temperature's records."""
     steps = record["steps"]
-    kept = [s for s in record["snapshots"] if s["step"] > burn_in_fraction * steps] or record["snapshots"][-1:]
+    kept = [s for s in record["snapshots"] if s["step"] > burn_in_fraction * steps] or record["snapshots"][
+        -1:
+    ]
     energies = sorted(record.get("energies") or [(s["step"], s["train_loss"]) for s in record["snapshots"]])
     kept_energies = [(step, e) for step, e in energies if step > burn_in_fraction * steps] or energies[-1:]
     energy_steps = np.array([step for step, _ in kept_energies], dtype=float)
@@ -97,7 +103,8 @@ def temperature_summary(record: dict[str, Any], burn_in_fraction: float) -> dict
         if not all(math.isnan(s["validation_error"]) for s in kept)
         else math.nan,
         "test_error": float(np.mean([s["test_error"] for s in kept])),
-        # the error bar of a sampled test error: its spread over the snapshots averaged (a fluctuation, not a SE)
+        # the error bar of a sampled test error: its spread over the snapshots averaged (a fluctuation, not a
+        # SE)
         "test_error_std": float(np.std([s["test_error"] for s in kept])),
         "test_loss": float(np.mean([s["test_loss"] for s in kept])),
         "norm_drift": float(max(abs(s["squared_norm"] - record["start_norm"]) for s in record["snapshots"])),
@@ -121,8 +128,10 @@ def _scale(experiment: Experiment, name: str) -> EvidenceScale:
     return EvidenceScale(
         name=name,
         parameters=float(transformer.num_parameters) if transformer else None,
-        data=(f"{len(experiment.sequences)} {experiment.design_summary.get('source', 'designed sequences')} on "
-              f"{experiment.contact_map.source}"),  # fmt: skip
+        data=(
+            f"{len(experiment.sequences)} {experiment.design_summary.get('source', 'designed sequences')} on "
+            f"{experiment.contact_map.source}"
+        ),
         description=f"{params.num_layers} block(s), d={params.embed_dim}, m={params.hidden_dim}; "
         f"{params.sampling_steps} sampler steps per temperature",
     )
@@ -132,7 +141,9 @@ def _summaries(experiment: Experiment, model: str, start: str) -> list[dict[str,
     records = experiment.models[model].records[start]
     rows = [temperature_summary(r, experiment.params.burn_in_fraction) for r in records]
     # convergence over the chains from every start, thermalization; R-hat >= 1.1 is not equilibrated
-    return sampler_report.add_sampler_health(rows, experiment.models[model].records, experiment.params.burn_in_fraction)
+    return sampler_health.add_sampler_health(
+        rows, experiment.models[model].records, experiment.params.burn_in_fraction
+    )
 
 
 def _equilibrium_peak(heat: list[float], equilibrated: list[bool]) -> int:
@@ -189,17 +200,20 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
     ratio = jump = None
     both: list[int] = []
     if "ffn" in curves:
-        # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat capacity.
+        # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat
+        # capacity.
         both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
                                                  strict=True)) if a and b]  # fmt: skip
         ratio = math.nan  # not computable: "inconclusive" for a claim, never a number from drifting losses
         if len(both) >= 3:
-            ratio = analysis.peakedness([curves["ffn"]["specific_heat"][i] for i in both]) / analysis.peakedness(
-                [transformer["specific_heat"][i] for i in both]
-            )
+            ratio = analysis.peakedness(
+                [curves["ffn"]["specific_heat"][i] for i in both]
+            ) / analysis.peakedness([transformer["specific_heat"][i] for i in both])
         jump = _largest_jump(curves["ffn"]["mean_loss"]) / _largest_jump(transformer["mean_loss"])
     validation = transformer["validation_error"]
-    selected = temperatures[int(np.nanargmin(validation))] if not all(map(math.isnan, validation)) else math.nan
+    selected = (
+        temperatures[int(np.nanargmin(validation))] if not all(map(math.isnan, validation)) else math.nan
+    )
     plots.plot_sweep(out_dir / "sweep.png", curves, references)
     es_mean = {k: float(np.nanmean(v["ES"])) for k, v in references.items()}
     result = SweepResult(
@@ -215,14 +229,19 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         test_error_by_start={k: v["test_error_by_start"] for k, v in curves.items()},
         test_error_by_temperature=errors,
         test_error_min_is_interior=analysis.is_interior_minimum(errors),
-        test_error_min_is_interior_by_model={k: analysis.is_interior_minimum(v["test_error"])
-                                             for k, v in curves.items()},  # fmt: skip
+        test_error_min_is_interior_by_model={
+            k: analysis.is_interior_minimum(v["test_error"]) for k, v in curves.items()
+        },  # fmt: skip
         best_test_error_minus_es=float(min(errors) - es_mean["transformer"]),
-        best_test_error_minus_es_by_model={k: float(min(v["test_error"]) - es_mean[k]) for k, v in curves.items()},
+        best_test_error_minus_es_by_model={
+            k: float(min(v["test_error"]) - es_mean[k]) for k, v in curves.items()
+        },
         reference_test_errors=references,
         validation_selected_temperature=selected,
         peak_temperature={k: v["peak_temperature"] for k, v in curves.items()},
-        normalized_temperatures={k: [t / v["peak_temperature"] for t in temperatures] for k, v in curves.items()},
+        normalized_temperatures={
+            k: [t / v["peak_temperature"] for t in temperatures] for k, v in curves.items()
+        },
         specific_heat_peak_ratio_ffn_over_transformer=ratio,
         loss_jump_ratio_ffn_over_transformer=jump,
         max_norm_drift=max(v["norm_drift"] for v in curves.values()),
@@ -237,7 +256,7 @@ def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> Swee
         artifacts=["sweep.png"],
     )
     # The sampler's own readings (issue 12): thermalization per direction, R-hat and ESS, and their figure.
-    sampler_report.add_to_sweep(result, rows_by_model, out_dir)
+    sampler_health.add_to_sweep(result, rows_by_model, out_dir)
     return result
 
 
@@ -247,8 +266,13 @@ def baseline_error(experiment: Experiment) -> float:
 
 
 def _sweep_checks(
-    experiment: Experiment, temperatures: list[float], rows_by_model: dict[str, list[dict[str, Any]]],
-    references: dict[str, dict[str, list[float]]], both_equilibrated: int, ratio: float | None, jump: float | None,
+    experiment: Experiment,
+    temperatures: list[float],
+    rows_by_model: dict[str, list[dict[str, Any]]],
+    references: dict[str, dict[str, list[float]]],
+    both_equilibrated: int,
+    ratio: float | None,
+    jump: float | None,
 ) -> dict[str, Any]:
     found = checks.sweep_checks(temperatures, rows_by_model, references, baseline_error(experiment),
                                 both_equilibrated, len(experiment.splits.test))
@@ -275,9 +299,16 @@ def _chance(params: Any, attention: np.ndarray, contacts: np.ndarray) -> dict[st
     symmetric = 0.5 * (attention + attention.T)
     common = {"permutations": params.chance_permutations, "seed": params.seed}
     return {
-        "p_at_l": analysis.contact_chance_test(symmetric, contacts, "p_at_l", params.p_at_l_min_separation, **common),
+        "p_at_l": analysis.contact_chance_test(
+            symmetric, contacts, "p_at_l", params.p_at_l_min_separation, **common
+        ),
         "tolerance_precision": analysis.contact_chance_test(
-            symmetric, contacts, "tolerance", params.tolerance_min_separation, params.tolerance_delta, **common
+            symmetric,
+            contacts,
+            "tolerance",
+            params.tolerance_min_separation,
+            params.tolerance_delta,
+            **common,
         ),
     }
 
@@ -303,15 +334,21 @@ def contact_untestable(
         test = chance[best][metric]
         corrected = min(1.0, test["p_value"] * len(temperatures))
         if not corrected < significance:
-            why = (f"{metric} at its best temperature (T={temperatures[best]:g}: {test['precision']:.3f}) does not "
-                   f"beat shuffled contacts (chance {test['chance']:.3f}, p = {test['p_value']:.3g}, "
-                   f"x{len(temperatures)} temperatures = {corrected:.3g} >= {significance:g})")  # fmt: skip
+            why = (
+                f"{metric} at its best temperature (T={temperatures[best]:g}: {test['precision']:.3f}) does "
+                f"not beat shuffled contacts (chance {test['chance']:.3f}, p = {test['p_value']:.3g}, "
+                f"x{len(temperatures)} temperatures = {corrected:.3g} >= {significance:g})"
+            )
             untestable[ratio] = untestable[curve] = why
         trained = {start: trained_chance[start][metric] for start in ("ES", "OT") if start in trained_chance}
         if trained and not any(min(1.0, 2 * t["p_value"]) < significance for t in trained.values()):
-            found = ", ".join(f"{start}: {t['precision']:.3f} vs chance {t['chance']:.3f}, p = {t['p_value']:.3g}"
-                              for start, t in trained.items())  # fmt: skip
-            untestable[difference] = f"neither ES nor OT attention beats shuffled contacts on {metric} ({found})"
+            found = ", ".join(
+                f"{start}: {t['precision']:.3f} vs chance {t['chance']:.3f}, p = {t['p_value']:.3g}"
+                for start, t in trained.items()
+            )
+            untestable[difference] = (
+                f"neither ES nor OT attention beats shuffled contacts on {metric} ({found})"
+            )
     return untestable
 
 
@@ -324,7 +361,8 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
     rows = _summaries(experiment, "transformer", params.sample_from[0])
     temperatures = list(params.temperatures)
     blocks, p_at_l, tolerant = [], [], []
-    chance: list[dict[str, dict[str, float]]] = []  # a precision means something only against shuffled contacts
+    # a precision means something only against shuffled contacts
+    chance: list[dict[str, dict[str, float]]] = []
     for row in rows:
         block, scores = _pick_block(params, row["mean_attention"], contacts)
         blocks.append(block)
@@ -364,22 +402,31 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         tolerance_precision_by_temperature=tolerant,
         best_block_by_temperature=blocks,
         test_error_by_temperature=errors,
-        best_contact_temperature_over_best_error_temperature=temperatures[best_tolerant] / temperatures[best_error],
+        best_contact_temperature_over_best_error_temperature=temperatures[best_tolerant]
+        / temperatures[best_error],
         best_p_at_l_temperature_over_best_error_temperature=temperatures[best_p] / temperatures[best_error],
         trained_scores=trained,
-        ot_minus_es_tolerance_precision=trained["OT"]["tolerance_precision"] - trained["ES"]["tolerance_precision"],
+        ot_minus_es_tolerance_precision=trained["OT"]["tolerance_precision"]
+        - trained["ES"]["tolerance_precision"],
         ot_minus_es_p_at_l=trained["OT"]["p_at_l"] - trained["ES"]["p_at_l"],
         rule=(
-            f"P@L (Sect. III.3): the top L={len(contacts)} pairs with |i-j| >= {params.p_at_l_min_separation}; "
+            f"P@L (Sect. III.3): the top L={len(contacts)} pairs with |i-j| >= "
+            f"{params.p_at_l_min_separation}; "
             "tolerant: the top L "
-            f"pairs with |i-j| > {params.tolerance_min_separation}, a hit when within Delta={params.tolerance_delta} "
-            "(both indices) of a true contact with |i-j| > the same separation; attention symmetrized, averaged over "
-            "the test sequences and the snapshots after burn-in; chance: contact labels shuffled among pairs of the "
-            f"same separation ({params.chance_permutations} shuffles, one-sided p, Bonferroni over temperatures); the "
+            f"pairs with |i-j| > {params.tolerance_min_separation}, a hit when within "
+            f"Delta={params.tolerance_delta} "
+            "(both indices) of a true contact with |i-j| > the same separation; attention symmetrized, "
+            "averaged over the test sequences and the snapshots after burn-in; chance: contact labels "
+            "shuffled among pairs of the "
+            f"same separation ({params.chance_permutations} shuffles, one-sided p, Bonferroni over "
+            f"temperatures); the "
             "block is "
-            + ("the best-matching one (tolerant metric)" if params.attention_layer is None else
-               f"block {params.attention_layer}")
-        ),  # fmt: skip
+            + (
+                "the best-matching one (tolerant metric)"
+                if params.attention_layer is None
+                else f"block {params.attention_layer}"
+            )
+        ),
         provenance=experiment.provenance,
         notes=list(NOTES),
         artifacts=["attention_vs_contacts.png", "precision_vs_temperature.png", "mean_attention.npy"],
@@ -396,7 +443,9 @@ def similarity_result(experiment: Experiment, out_dir: Path, scale_name: str) ->
         rows = rows_by_model[name]
         best = int(np.argmin([row["test_error"] for row in rows]))
         record = run.records[start][best]
-        snapshots = np.stack([w.numpy() for w in record["weights"]]) if record["weights"] else np.zeros((0, 0))
+        snapshots = (
+            np.stack([w.numpy() for w in record["weights"]]) if record["weights"] else np.zeros((0, 0))
+        )
         q = analysis.layer_similarities(snapshots, run.layer_slices) if len(snapshots) > 1 else {}
         chosen[name] = float(params.temperatures[best])
         counts[name] = len(snapshots)
@@ -475,7 +524,9 @@ def design(analyzer: LangevinDesign, params: DesignParams, ctx: RunContext) -> D
     summary = report.summary()
     plots.plot_design(ctx.out_dir / "design.png", summary)
     energies = np.asarray(report.mean_energy)
-    preset = next((k for k, v in analyzer.scales.items() if v["num_sequences"] == params.num_sequences), "custom")
+    preset = next(
+        (k for k, v in analyzer.scales.items() if v["num_sequences"] == params.num_sequences), "custom"
+    )
     result = DesignResult(
         scale=EvidenceScale(name=preset, data=f"{params.num_sequences} sequences on {contact_map.source}"),
         num_sequences=len(report.sequences),
@@ -488,19 +539,28 @@ def design(analyzer: LangevinDesign, params: DesignParams, ctx: RunContext) -> D
         mean_pairwise_identity=report.mean_pairwise_identity,
         site_entropy=report.site_entropy,
         samples_equilibrated=bool(summary.get("samples_equilibrated", False)),
-        sample_minus_level_energy=float(summary.get("sample_minus_level_energy", math.nan)),  # type: ignore[arg-type]
+        sample_minus_level_energy=float(
+            summary.get("sample_minus_level_energy", math.nan)  # type: ignore[arg-type]
+        ),
         samples_stationary=bool(summary.get("samples_stationary", False)),
         consecutive_identity=report.consecutive_identity,
         sequences_per_second=len(report.sequences) / seconds,
         mean_sample_energy=float(report.sample_energies.mean()),
-        provenance={"structure_source": contact_map.source, "contact_map_digest": contact_map.digest(),
-                    "seed": params.seed, "device": "cpu", "num_chains": report.num_chains,
-                    "swaps_attempted": report.swaps_attempted, "seconds": seconds},  # fmt: skip
+        provenance={
+            "structure_source": contact_map.source,
+            "contact_map_digest": contact_map.digest(),
+            "seed": params.seed,
+            "device": "cpu",
+            "num_chains": report.num_chains,
+            "swaps_attempted": report.swaps_attempted,
+            "seconds": seconds,
+        },
         notes=[
             "The tempering ladder and burn-in are not published; the defaults are calibrated on 1UBI to the "
             "authors' identity and site entropy (a finite-time design: longer burn-in concentrates the set).",
-            "Every chain at the lowest temperature is sampled at fixed ticks; consecutive_identity shows how much "
-            "of a chain's memory survives between its samples (mean_pairwise_identity is between all sequences).",
+            "Every chain at the lowest temperature is sampled at fixed ticks; consecutive_identity shows "
+            "how much of a chain's memory survives between its samples (mean_pairwise_identity is between "
+            "all sequences).",
             *([] if params.structure_file or params.pdb_id else [f"Structure: {structure.SHIPPED_NAME}."]),
         ],
         artifacts=["designed.fasta", "design.png"],

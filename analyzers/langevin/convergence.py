@@ -18,7 +18,8 @@ per starting point (ES and OT weights): R-hat >= 1.1 says the chains from the tw
 * ``metastable``: each chain is stationary on its own, but the starts sit in different states (a glassy
   landscape on the run's time scale: measured at the `small` preset, chains relaxed onto two nearby minima of
   the ES sphere stay 0.03 apart in loss at T = 1e-5 while each is flat within 1e-3);
-* ``relaxing``: at least one chain still drifts (its own halves disagree): it has not reached any steady state.
+* ``relaxing``: at least one chain still drifts (its own halves disagree): it has not reached any steady
+  state.
 
 * ``unresolved``: too few draws for R-hat to say anything (fewer than ``MIN_DRAWS_PER_CHAIN`` per chain or
   ``MIN_DRAWS`` in all), or R-hat below its limit on fewer than ``MIN_BULK_ESS`` effective draws (bulk ESS).
@@ -29,12 +30,12 @@ own R-hat and checked against ArviZ on the same draws (tests/test_langevin_equil
 
 Only ``equilibrated`` is an equilibrium average; the others say which test a longer run must pass.
 
-Why those minimums: split-R-hat of perfectly stationary, independent draws still exceeds 1.1 by chance when the
-halves are short (measured here, 400 trials each: two chains of 4 draws 63 % of the time, of 12 draws 20 %, of
-24 draws 5 %; one chain of 24 draws 15 %, of 48 draws 3 %). Vehtari et al. (2021, Sect. 4-5) ask for a bulk-ESS
-above 100 per chain before R-hat and the ESS are trusted for final results; these minimums are far below that and
-only keep the 1.1 flag from firing on noise (a false alarm of 5 % or less). Below them R-hat and ESS are
-reported, but the state is ``unresolved`` and nothing is vouched for.
+Why those minimums: split-R-hat of perfectly stationary, independent draws still exceeds 1.1 by chance when
+the halves are short (measured here, 400 trials each: two chains of 4 draws 63 % of the time, of 12 draws 20
+%, of 24 draws 5 %; one chain of 24 draws 15 %, of 48 draws 3 %). Vehtari et al. (2021, Sect. 4-5) ask for a
+bulk-ESS above 100 per chain before R-hat and the ESS are trusted for final results; these minimums are far
+below that and only keep the 1.1 flag from firing on noise (a false alarm of 5 % or less). Below them R-hat
+and ESS are reported, but the state is ``unresolved`` and nothing is vouched for.
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def _rhat(chains: np.ndarray) -> float:
 
 
 def split_rhat(chains: Sequence[Sequence[float]] | np.ndarray, rank_normalize: bool = True) -> float:
-    """Split-R-hat of (chains, draws); NaN when a chain has fewer than 4 draws (halves of one draw say nothing)."""
+    """Split-R-hat of (chains, draws); NaN when a chain has fewer than 4 draws (halves of one draw say
+    nothing)."""
     array = _as_chains(chains)
     if array.shape[1] < 4:
         return math.nan
@@ -114,7 +116,8 @@ def _autocovariance(chain: np.ndarray) -> np.ndarray:
 
 
 def effective_sample_size(chains: Sequence[Sequence[float]] | np.ndarray) -> float:
-    """ESS of (chains, draws) by Geyer's initial monotone sequence; NaN below 4 draws or for constant chains."""
+    """ESS of (chains, draws) by Geyer's initial monotone sequence; NaN below 4 draws or for constant
+    chains."""
     array = _as_chains(chains)
     num_chains, draws = array.shape
     if draws < 4:
@@ -138,7 +141,9 @@ def effective_sample_size(chains: Sequence[Sequence[float]] | np.ndarray) -> flo
 def loss_chain(record: dict[str, Any], burn_in_fraction: float) -> np.ndarray:
     """The full training loss (the energy) after burn-in of one temperature's sampling records."""
     energies = sorted(record.get("energies") or [(s["step"], s["train_loss"]) for s in record["snapshots"]])
-    return np.array([loss for step, loss in energies if step > burn_in_fraction * record["steps"]], dtype=float)
+    return np.array(
+        [loss for step, loss in energies if step > burn_in_fraction * record["steps"]], dtype=float
+    )
 
 
 CHAIN_STATES = ("equilibrated", "metastable", "relaxing", "unresolved")

@@ -37,7 +37,10 @@ class MaskedSplit:
 
     def batches(self, batch_size: int) -> list[MaskedSplit]:
         """Consecutive chunks of at most ``batch_size`` rows (evaluation)."""
-        return [self.subset(torch.arange(i, min(i + batch_size, len(self)))) for i in range(0, len(self), batch_size)]
+        return [
+            self.subset(torch.arange(i, min(i + batch_size, len(self))))
+            for i in range(0, len(self), batch_size)
+        ]
 
 
 @dataclass
@@ -80,7 +83,8 @@ def make_splits(
 def masked_loss(logits: torch.Tensor, split: MaskedSplit) -> tuple[torch.Tensor, torch.Tensor]:
     """(loss, error) for logits (n, L, 21), both means over sequences of per-sequence values (Eq. 29-30):
     the mean masked-site NLL and the fraction of masked sites whose most likely residue is wrong."""
-    nll = nn.functional.cross_entropy(logits.transpose(1, 2).float(), split.targets, reduction="none")  # (n, L)
+    # (n, L)
+    nll = nn.functional.cross_entropy(logits.transpose(1, 2).float(), split.targets, reduction="none")
     maskf = split.mask.to(nll.dtype)
     masked_per_sequence = maskf.sum(1)  # (n,) at least one masked site each (make_splits)
     per_sequence = (nll * maskf).sum(1) / masked_per_sequence
@@ -91,8 +95,8 @@ def masked_loss(logits: torch.Tensor, split: MaskedSplit) -> tuple[torch.Tensor,
 
 @torch.no_grad()
 def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 1024) -> tuple[float, float]:
-    """(loss, error) on a whole split, model in eval mode (no dropout); batches weighted by their sequences, so
-    both are the means over the split's sequences (Eq. 29-30)."""
+    """(loss, error) on a whole split, model in eval mode (no dropout); batches weighted by their sequences,
+    so both are the means over the split's sequences (Eq. 29-30)."""
     was_training = model.training
     model.eval()
     loss_sum = error_sum = 0.0
@@ -106,8 +110,8 @@ def evaluate(model: nn.Module, split: MaskedSplit, batch_size: int = 1024) -> tu
 
 
 def majority_error(train: MaskedSplit, test: MaskedSplit) -> float:
-    """The test error (Eq. 29-30) of always predicting the training split's most frequent residue: the baseline a
-    model must beat to have learned anything."""
+    """The test error (Eq. 29-30) of always predicting the training split's most frequent residue: the
+    baseline a model must beat to have learned anything."""
     majority = int(torch.bincount(train.targets.flatten()).argmax())
     wrong = (test.targets != majority) & test.mask  # (n, L)
     return float((wrong.sum(1) / test.mask.sum(1)).mean())

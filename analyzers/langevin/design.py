@@ -99,7 +99,8 @@ def swap_deltas(
     neighbors: tuple[np.ndarray, np.ndarray],
     contacts: np.ndarray,
 ) -> np.ndarray:
-    """Energy change of swapping sites ``first[c]`` and ``second[c]`` of each chain c, from their contacts only.
+    """Energy change of swapping sites ``first[c]`` and ``second[c]`` of each chain c, from their contacts
+    only.
 
     sequences (C, L); first, second (C,). With a = s_i, b = s_j:
     dE = sum_k (C_ik - C_jk) (B(b, s_k) - B(a, s_k)) - C_ij (B(a, a) + B(b, b) - 2 B(a, b)),
@@ -185,10 +186,10 @@ class LocalFields:
               thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Attempts ``t = 0, 1, ...`` in turn: chain c swaps sites ``firsts[t, c]`` and ``seconds[t, c]`` when
         the energy change is below ``thresholds[t, c]``; ``sequences`` (C-contiguous), the fields and
-        ``energies`` are updated in place. Returns the accepted and the tried (two different residues) swaps per
-        chain. The same arithmetic as ``_deltas`` and ``apply``, bit for bit: what does not depend on the chains'
-        state (flat indices, the pair term's factor, a swap's field change) is computed once per sweep or once,
-        so each attempt costs a few array operations (the loop is bound by numpy's per-call cost: a
+        ``energies`` are updated in place. Returns the accepted and the tried (two different residues) swaps
+        per chain. The same arithmetic as ``_deltas`` and ``apply``, bit for bit: what does not depend on the
+        chains' state (flat indices, the pair term's factor, a swap's field change) is computed once per sweep
+        or once, so each attempt costs a few array operations (the loop is bound by numpy's per-call cost: a
         chain's attempts are sequential)."""
         chains, length = sequences.shape
         size = self.interactions.shape[0]
@@ -204,8 +205,10 @@ class LocalFields:
         near = rows[:, None] * (length + 1)  # + neighbor_index[site]: that chain's field rows
         table = self.interactions
         diagonal = np.diagonal(table)
-        pair_factor = ((diagonal[:, None] + diagonal[None, :]) - 2.0 * table).reshape(-1)  # B(a,a)+B(b,b)-2B(a,b)
-        changes = (table[None, :, :] - table[:, None, :]).astype(np.float32).reshape(size * size, size)  # a -> b
+        # B(a,a)+B(b,b)-2B(a,b)
+        pair_factor = ((diagonal[:, None] + diagonal[None, :]) - 2.0 * table).reshape(-1)
+        # a -> b
+        changes = (table[None, :, :] - table[:, None, :]).astype(np.float32).reshape(size * size, size)
         accepted = np.zeros((len(firsts), chains), dtype=bool)
         different = np.empty((len(firsts), chains), dtype=bool)
         order = np.array([1, 0, 0, 1])  # H[i, b], H[i, a], H[j, a], H[j, b]
@@ -243,7 +246,8 @@ class TemperingReport:
     site_entropy: float  # mean over sites of the entropy (nats) of the sampled residues
     consecutive_identity: float  # between consecutive samples of the same chain (decorrelation check)
     sample_energies: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (n,)
-    sample_chains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # (n,) chain of each
+    # (n,) chain of each
+    sample_chains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     num_chains: int = 0
     swaps_attempted: int = 0
     sweeps: int = 0
@@ -267,11 +271,17 @@ class TemperingReport:
         half = count // 2
         early, late = self.sample_energies[:half], self.sample_energies[half:]
         drift = float(late.mean() - early.mean())
-        drift_error = float(np.hypot(_clustered_error(early, chains[:half]), _clustered_error(late, chains[half:])))
-        return {"sample_minus_level_energy": difference, "sample_energy_standard_error": error,
-                "samples_equilibrated": bool(abs(difference) < 3.0 * error),
-                "sample_energy_drift": drift, "sample_energy_drift_error": drift_error,
-                "samples_stationary": bool(abs(drift) < 3.0 * drift_error + 1e-12)}  # fmt: skip
+        drift_error = float(
+            np.hypot(_clustered_error(early, chains[:half]), _clustered_error(late, chains[half:]))
+        )
+        return {
+            "sample_minus_level_energy": difference,
+            "sample_energy_standard_error": error,
+            "samples_equilibrated": bool(abs(difference) < 3.0 * error),
+            "sample_energy_drift": drift,
+            "sample_energy_drift_error": drift_error,
+            "samples_stationary": bool(abs(drift) < 3.0 * drift_error + 1e-12),
+        }
 
     def summary(self) -> dict[str, object]:
         """JSON-ready diagnostics (no sequences)."""
@@ -418,10 +428,10 @@ def simulated_tempering(
         visits += np.bincount(level, minlength=levels)
         if (sweep - burn_in_sweeps) % sweeps_between:
             continue
-        # A sample is every chain at the lowest level at a fixed tick: the joint stationary distribution, given
-        # the level, is that level's Boltzmann distribution. Any rule that looks at a chain's history (sample on
-        # arrival, after a climb, after a hold) selects chains that came down recently and carry the energy of
-        # the level above (measured: 1.6 to 7.7 energy units above the level's mean on 1UBI).
+        # A sample is every chain at the lowest level at a fixed tick: the joint stationary distribution,
+        # given the level, is that level's Boltzmann distribution. Any rule that looks at a chain's history
+        # (sample on arrival, after a climb, after a hold) selects chains that came down recently and carry
+        # the energy of the level above (measured: 1.6 to 7.7 energy units above the level's mean on 1UBI).
         take = rows[level == levels - 1][: num_samples - collected]
         if take.size:
             previous = last_sample[take]

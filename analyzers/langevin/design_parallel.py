@@ -1,11 +1,12 @@
 """The design on every core: the tempering chains split into shards of independent runs, one process each.
 
-``design.simulated_tempering`` couples its chains only through the tempering weights they adapt together during
-burn-in (and one random stream). A shard is one such run over its share of the chains with its own weights and
-its own seed (shard 0 the run's seed, shard s > 0 one derived from (seed, s)), collecting its share of the
-samples in proportion to its chains. The shard count is a parameter of the run (``design_shards``, fixed by the
-preset), never the number of cores: the workers only schedule the shards, so a seed gives the same sequences
-serially or on any number of cores (tested); one shard is exactly ``simulated_tempering``.
+``design.simulated_tempering`` couples its chains only through the tempering weights they adapt together
+during burn-in (and one random stream). A shard is one such run over its share of the chains with its own
+weights and its own seed (shard 0 the run's seed, shard s > 0 one derived from (seed, s)), collecting its
+share of the samples in proportion to its chains. The shard count is a parameter of the run
+(``design_shards``, fixed by the preset), never the number of cores: the workers only schedule the shards, so
+a seed gives the same sequences serially or on any number of cores (tested); one shard is exactly
+``simulated_tempering``.
 
 A shard's sweep is bound by numpy's cost per call (a chain's swap attempts are sequential; the chains of a
 shard advance together), so a shard of fewer chains is barely faster: on 1UBI with small's protocol cut to a
@@ -46,8 +47,8 @@ def available_cores() -> int:
 
 
 def shard_plan(num_samples: int, chains: int, shards: int = 1) -> list[tuple[int, int]]:
-    """(chains, samples) per shard: ``shards`` shards (at most one per chain and per sample) of near-equal chains,
-    the samples split in proportion to the chains (largest remainders), every shard at least one."""
+    """(chains, samples) per shard: ``shards`` shards (at most one per chain and per sample) of near-equal
+    chains, the samples split in proportion to the chains (largest remainders), every shard at least one."""
     if chains < 1 or shards < 1:
         raise ValueError("chains and shards must be >= 1")
     shards = min(shards, chains, num_samples)
@@ -60,7 +61,8 @@ def shard_plan(num_samples: int, chains: int, shards: int = 1) -> list[tuple[int
 
 
 def shard_seed(seed: int, shard: int) -> int:
-    """Shard 0 keeps the run's seed (one shard is ``simulated_tempering`` itself); the others get their own."""
+    """Shard 0 keeps the run's seed (one shard is ``simulated_tempering`` itself); the others get their
+    own."""
     return seed if shard == 0 else int(np.random.SeedSequence([seed, shard]).generate_state(1)[0])
 
 
@@ -105,9 +107,15 @@ def design_sequences(
     ``workers`` processes (0: one per available core); the same result for any ``workers``."""
     chains = num_chains or design.default_chains(num_samples)
     plan = shard_plan(num_samples, chains, shards)
-    common: dict[str, Any] = {"contacts": contacts, "interactions": interactions, "composition": composition,
-              "temperatures": list(temperatures), "sweeps_between": sweeps_between, "burn_in_sweeps": burn_in_sweeps,
-              "max_sweeps": max_sweeps}  # fmt: skip
+    common: dict[str, Any] = {
+        "contacts": contacts,
+        "interactions": interactions,
+        "composition": composition,
+        "temperatures": list(temperatures),
+        "sweeps_between": sweeps_between,
+        "burn_in_sweeps": burn_in_sweeps,
+        "max_sweeps": max_sweeps,
+    }
     arguments = [{**common, "num_samples": samples, "num_chains": size, "seed": shard_seed(seed, s)}
                  for s, (size, samples) in enumerate(plan)]  # fmt: skip
     workers = min(len(plan), workers if workers > 0 else available_cores())
@@ -157,8 +165,10 @@ def _in_processes(arguments: list[dict[str, Any]], workers: int, progress: Progr
                     future.result()  # a shard's error here
                     shares[futures[future]] = 1.0
                 if progress is not None:
-                    progress(sum(shares) / len(shares), f"{latest} ({len(arguments) - len(pending)} shards done, "
-                             f"{workers} processes)")
+                    progress(
+                        sum(shares) / len(shares),
+                        f"{latest} ({len(arguments) - len(pending)} shards done, {workers} processes)",
+                    )
         except BaseException:
             for future in pending:
                 future.cancel()
@@ -169,9 +179,9 @@ def _in_processes(arguments: list[dict[str, Any]], workers: int, progress: Progr
 def merge_reports(reports: list[design.TemperingReport]) -> design.TemperingReport:
     """One report of several shards: sequences, energies and chains in shard order; counts summed; per-level
     energies weighted by visits (exact: both count the chain-sweeps at a level after burn-in), swap acceptance
-    by visits too (its attempts follow the visits), the temperature-move acceptance by chain-sweeps; identity and
-    entropy of the merged set; the consecutive identity weighted by each shard's consecutive pairs (exact);
-    the tempering weights of the first shard."""
+    by visits too (its attempts follow the visits), the temperature-move acceptance by chain-sweeps; identity
+    and entropy of the merged set; the consecutive identity weighted by each shard's consecutive pairs
+    (exact); the tempering weights of the first shard."""
     if len(reports) == 1:
         return reports[0]
     visits = np.array([r.visits for r in reports], dtype=np.float64)  # (shards, levels)
@@ -180,12 +190,15 @@ def merge_reports(reports: list[design.TemperingReport]) -> design.TemperingRepo
     def by_level(values: list[list[float]]) -> list[float]:
         array = np.nan_to_num(np.asarray(values, dtype=np.float64))
         merged = (array * level_weights).sum(axis=0)
-        return np.where(visits.sum(axis=0) > 0, merged, np.nan).tolist()  # NaN where no shard visited, as one run
+        # NaN where no shard visited, as one run
+        return np.where(visits.sum(axis=0) > 0, merged, np.nan).tolist()
 
     sequences = np.concatenate([r.sequences for r in reports])
     offsets = np.cumsum([0] + [r.num_chains for r in reports[:-1]])
     chains = [r.sample_chains + offset for r, offset in zip(reports, offsets, strict=True)]
-    pairs = np.array([len(r.sample_chains) - len(np.unique(r.sample_chains)) for r in reports], dtype=np.float64)
+    pairs = np.array(
+        [len(r.sample_chains) - len(np.unique(r.sample_chains)) for r in reports], dtype=np.float64
+    )
     consecutive = [r.consecutive_identity for r in reports]
     usable = pairs > 0
     chain_sweeps = np.array([r.num_chains * r.sweeps for r in reports], dtype=np.float64)
@@ -193,15 +206,19 @@ def merge_reports(reports: list[design.TemperingReport]) -> design.TemperingRepo
         sequences=sequences,
         temperatures=reports[0].temperatures,
         acceptance_swap=by_level([r.acceptance_swap for r in reports]),
-        acceptance_temperature=float(np.average([r.acceptance_temperature for r in reports], weights=chain_sweeps)),
+        acceptance_temperature=float(
+            np.average([r.acceptance_temperature for r in reports], weights=chain_sweeps)
+        ),
         mean_energy=by_level([r.mean_energy for r in reports]),
         visits=visits.sum(axis=0).astype(int).tolist(),
         # over an even spread of the set (its first 3,000 would be the first shards' chains only)
         mean_pairwise_identity=design.mean_pairwise_identity(
-            sequences[np.linspace(0, len(sequences) - 1, min(len(sequences), 3000)).astype(int)]),
+            sequences[np.linspace(0, len(sequences) - 1, min(len(sequences), 3000)).astype(int)]
+        ),
         site_entropy=design.mean_site_entropy(sequences),
         consecutive_identity=float(np.average(np.asarray(consecutive)[usable], weights=pairs[usable]))
-        if usable.any() else float("nan"),
+        if usable.any()
+        else float("nan"),
         sample_energies=np.concatenate([r.sample_energies for r in reports]),
         sample_chains=np.concatenate(chains),
         num_chains=sum(r.num_chains for r in reports),

@@ -1,4 +1,5 @@
-"""How long each stage of a Langevin run will take, from a short timed warm-up of its step on the device in use.
+"""How long each stage of a Langevin run will take, from a short timed warm-up of its step on the device in
+use.
 
 Before a long run (the ``paper`` preset sets ``estimate_stages``) the pipeline times a few tempering sweeps of
 one design shard, a few Adam steps of each model, and a few batched sampler steps of each model's chains (the
@@ -21,10 +22,9 @@ import torch
 from analyzers.langevin import design
 from analyzers.langevin.data import Splits, make_splits, masked_loss
 from analyzers.langevin.design_parallel import available_cores, shard_plan
+from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.objective import FlatObjective
-from analyzers.langevin.replicas import ReplicaObjective, ReplicaPseudoLangevin
-from analyzers.langevin.sampler import PseudoLangevin, SamplerConfig
+from analyzers.langevin.objective import FlatObjective, ReplicaObjective
 from analyzers.langevin.spec import LangevinParams
 from analyzers.progress import duration_text
 
@@ -42,16 +42,26 @@ def _seconds_per_call(fn: Callable[[], object], calls: int, device: str, warmup:
     return (time.perf_counter() - started) / calls
 
 
-def design_seconds(params: LangevinParams, contacts: np.ndarray, composition: np.ndarray, sweeps: int = 20) -> float:
+def design_seconds(
+    params: LangevinParams, contacts: np.ndarray, composition: np.ndarray, sweeps: int = 20
+) -> float:
     """The design's wall time: one shard's sweep time x its sweeps x the shards each core runs in turn."""
     chains = params.design_chains or design.default_chains(params.num_sequences)
     plan = shard_plan(params.num_sequences, chains, params.design_shards)
     size, samples = plan[0]
     levels = len(params.design_temperatures)
     started = time.perf_counter()
-    design.simulated_tempering(contacts, design.interaction_matrix(params.interaction_seed), composition, 1,
-                               params.design_temperatures, sweeps_between=1, burn_in_sweeps=sweeps,
-                               num_chains=size, seed=params.seed)  # fmt: skip
+    design.simulated_tempering(
+        contacts,
+        design.interaction_matrix(params.interaction_seed),
+        composition,
+        1,
+        params.design_temperatures,
+        sweeps_between=1,
+        burn_in_sweeps=sweeps,
+        num_chains=size,
+        seed=params.seed,
+    )
     per_sweep = (time.perf_counter() - started) / (sweeps + 1)
     ticks = math.ceil(samples / max(size / levels, 1.0))  # a tick samples the chains at the lowest level
     workers = params.design_workers or available_cores()
@@ -59,8 +69,11 @@ def design_seconds(params: LangevinParams, contacts: np.ndarray, composition: np
         len(plan) / workers)
 
 
-def training_seconds(params: LangevinParams, config: ModelConfig, splits: Splits, device: str, steps: int = 5) -> float:
-    """At most: the Adam step's time x every training step cap (ES ensemble, then each reference's ES and OT)."""
+def training_seconds(
+    params: LangevinParams, config: ModelConfig, splits: Splits, device: str, steps: int = 5
+) -> float:
+    """At most: the Adam step's time x every training step cap (ES ensemble, then each reference's ES and
+    OT)."""
     model = build_model(config).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
     train = splits.train.to(device)
@@ -79,16 +92,22 @@ def training_seconds(params: LangevinParams, config: ModelConfig, splits: Splits
     return per_step * (caps + params.references * params.ot_max_steps)
 
 
-def sampling_seconds(params: LangevinParams, config: ModelConfig, splits: Splits, device: str, steps: int = 5) -> float:
-    """The sampler's steps of one model's chains: batched on a GPU (one step for all its chains, captured as the
-    run captures it), one chain at a time over the worker processes on a CPU."""
+def sampling_seconds(
+    params: LangevinParams, config: ModelConfig, splits: Splits, device: str, steps: int = 5
+) -> float:
+    """The sampler's steps of one model's chains: batched on a GPU (one step for all its chains, captured as
+    the run captures it), one chain at a time over the worker processes on a CPU."""
     chains = len(params.sample_from) * len(params.temperatures)
     train = splits.train.to(device)
     model = build_model(config).to(device)
     temperature = float(params.temperatures[len(params.temperatures) // 2])
     if device.startswith("cuda"):
-        objective = ReplicaObjective(model, train, params.sampling_batch_size,
-                                     [torch.Generator(device).manual_seed(i) for i in range(chains)])  # fmt: skip
+        objective = ReplicaObjective(
+            model,
+            train,
+            params.sampling_batch_size,
+            [torch.Generator(device).manual_seed(i) for i in range(chains)],
+        )
         w = objective.weights().expand(chains, -1)
         sampler = ReplicaPseudoLangevin(
             w, objective, torch.ones_like(w) * 1e3, [temperature] * chains,
@@ -108,9 +127,9 @@ def estimate_stages(
     params: LangevinParams, contacts: np.ndarray, composition: np.ndarray, configs: dict[str, ModelConfig],
     device: str,
 ) -> dict[str, float]:
-    """Seconds per stage (design, then per model: training, relaxation, sampling) of a run of ``params``, from a
-    few timed steps of each on ``device`` (random sequences of the run's sizes: a step's time does not depend on
-    them)."""
+    """Seconds per stage (design, then per model: training, relaxation, sampling) of a run of ``params``, from
+    a few timed steps of each on ``device`` (random sequences of the run's sizes: a step's time does not
+    depend on them)."""
     sizes = (params.train_size, params.val_size, params.test_size)
     sequences = np.random.default_rng(0).integers(0, 20, size=(sum(sizes), len(composition)))
     splits = make_splits(sequences, sizes, params.mask_fraction, params.seed)

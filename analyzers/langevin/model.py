@@ -56,7 +56,8 @@ TABLE_A1: dict[str, tuple[ModelConfig, int]] = {
 
 
 class CompactBlock(nn.Module):
-    """X <- LN(X + A X W_vo), A = softmax(X W_qk X^T / sqrt(d)); X <- LN(X + W2(relu(W1 X + b1) + PE_m) + b2)."""
+    """X <- LN(X + A X W_vo), A = softmax(X W_qk X^T / sqrt(d)); X <- LN(X + W2(relu(W1 X + b1) + PE_m) +
+    b2)."""
 
     pe_hidden: torch.Tensor
 
@@ -138,10 +139,12 @@ class PoolingFeedForward(nn.Module):
         length = tokens.shape[1]
         x = self.norm_in(self.dropout(self.embedding(tokens) + self.pe[:length]))  # (batch, seq, d)
         visible = (tokens != MASK_ID).to(x.dtype)[..., None]  # (batch, seq, 1)
-        pooled = (x * visible).sum(1, keepdim=True) / visible.sum(1, keepdim=True).clamp(min=1)  # (batch, 1, d)
+        # (batch, 1, d)
+        pooled = (x * visible).sum(1, keepdim=True) / visible.sum(1, keepdim=True).clamp(min=1)
         features = torch.cat([x, pooled.expand_as(x)], dim=-1)  # (batch, seq, 2d)
         hidden = torch.relu(self.linear1(features)) + self.pe_hidden[:length]  # (batch, seq, m)
-        y = self.norm_out(self.residual(x) + self.dropout(torch.relu(self.linear2(hidden))))  # (batch, seq, m)
+        # (batch, seq, m)
+        y = self.norm_out(self.residual(x) + self.dropout(torch.relu(self.linear2(hidden))))
         return {"logits": self.head(y)}
 
 

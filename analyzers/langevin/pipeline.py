@@ -21,11 +21,12 @@ import torch
 
 from analyzers.base import NotRunnable, RunContext
 from analyzers.langevin import design, design_parallel, structure
-from analyzers.langevin.batched_step import resolve_capture
+from analyzers.langevin.chain_runs import run_temperatures
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask, read_checkpoint
 from analyzers.langevin.data import Splits, make_splits
+from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask, read_checkpoint, run_temperatures
 from analyzers.langevin.spec import LangevinParams, default_cache
 from analyzers.langevin.store import UnreadableCache, load_plain, save_plain
 from analyzers.langevin.train import (
@@ -91,10 +92,16 @@ def load_contact_map(params: LangevinParams, cache_dir: Path | None = None, *, o
     """The structure's contact map (a file, an RCSB id, or the shipped 1UBI), checked against the sequence."""
     if params.structure_file:
         contact_map = structure.read_contact_map(
-            params.structure_file, params.chain, params.model_index, params.cutoff, params.design_min_separation
+            params.structure_file,
+            params.chain,
+            params.model_index,
+            params.cutoff,
+            params.design_min_separation,
         )
     elif params.pdb_id:
-        path = structure.fetch_pdb(params.pdb_id, default_cache("pdb", params.cache_dir, cache_dir), offline=offline)
+        path = structure.fetch_pdb(
+            params.pdb_id, default_cache("pdb", params.cache_dir, cache_dir), offline=offline
+        )
         contact_map = structure.read_contact_map(
             path, params.chain, params.model_index, params.cutoff, params.design_min_separation
         )
@@ -104,24 +111,29 @@ def load_contact_map(params: LangevinParams, cache_dir: Path | None = None, *, o
     composition = getattr(params, "sequence", None) or contact_map.sequence
     if len(composition) < contact_map.length:
         raise structure.StructureError(
-            f"the sequence ({len(composition)} residues) is shorter than the contact map ({contact_map.length} "
+            f"the sequence ({len(composition)} residues) is shorter than the contact map "
+            f"({contact_map.length} "
             f"residues) of {contact_map.source}; give the full sequence or choose the matching chain"
         )
     if len(composition) != contact_map.length:
         raise structure.StructureError(
-            f"the sequence ({len(composition)} residues) is longer than the contact map ({contact_map.length} "
+            f"the sequence ({len(composition)} residues) is longer than the contact map "
+            f"({contact_map.length} "
             f"residues) of {contact_map.source}"
         )
     unknown = sorted(set(composition.upper()) - set(design.AMINO_ACIDS))
     if unknown:
         raise structure.StructureError(
-            f"the sequence has letters outside the 20 amino acids: {''.join(unknown)} (non-standard residues?)"
+            f"the sequence has letters outside the 20 amino acids: {''.join(unknown)} (non-standard "
+            f"residues?)"
         )
     contact_map.sequence = composition
     return contact_map
 
 
-def external_sequences(params: LangevinParams, contact_map: structure.ContactMap) -> tuple[np.ndarray, dict[str, Any]]:
+def external_sequences(
+    params: LangevinParams, contact_map: structure.ContactMap
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The operator's sequences (``sequences_file``) in place of the design, checked against the structure."""
     assert params.sequences_file is not None
     sequences = design.read_sequences(params.sequences_file, contact_map.length, contact_map.source)
@@ -140,21 +152,37 @@ def external_sequences(params: LangevinParams, contact_map: structure.ContactMap
     return sequences, summary
 
 
-def _cached_design(params: LangevinParams, contact_map: structure.ContactMap, work: Path, report: Report) -> tuple[
-    np.ndarray, dict[str, Any], bool
-]:
+def _cached_design(
+    params: LangevinParams, contact_map: structure.ContactMap, work: Path, report: Report
+) -> tuple[np.ndarray, dict[str, Any], bool]:
     if params.sequences_file:
         sequences, summary = external_sequences(params, contact_map)
         return sequences, summary, False
     key = stage_key(
-        "design-v4", contact_map.digest(), contact_map.sequence, params.interaction_seed, params.num_sequences,
-        params.design_temperatures, params.design_burn_in_sweeps, params.design_sweeps_between,
-        params.design_chains, params.seed,
+        "design-v4",
+        contact_map.digest(),
+        contact_map.sequence,
+        params.interaction_seed,
+        params.num_sequences,
+        params.design_temperatures,
+        params.design_burn_in_sweeps,
+        params.design_sweeps_between,
+        params.design_chains,
+        params.seed,
         # shards of independent tempering runs (design_parallel): one shard is the unsharded design, same key
-        *(["shard-plan", plan] if len(plan := design_parallel.shard_plan(
-            params.num_sequences, params.design_chains or design.default_chains(params.num_sequences),
-            params.design_shards)) > 1 else []),
-    )  # fmt: skip
+        *(
+            ["shard-plan", plan]
+            if len(
+                plan := design_parallel.shard_plan(
+                    params.num_sequences,
+                    params.design_chains or design.default_chains(params.num_sequences),
+                    params.design_shards,
+                )
+            )
+            > 1
+            else []
+        ),
+    )
     path = work / "design" / f"{key}.npz"
     if path.is_file():
         saved = np.load(path, allow_pickle=False)
@@ -198,7 +226,9 @@ def onto_sphere(
 def model_configs(params: LangevinParams, length: int) -> dict[str, ModelConfig]:
     """The transformer and (optionally) the pooling feed-forward baseline."""
     configs = {
-        "transformer": ModelConfig(length, params.embed_dim, params.hidden_dim, params.num_layers, params.dropout)
+        "transformer": ModelConfig(
+            length, params.embed_dim, params.hidden_dim, params.num_layers, params.dropout
+        )
     }
     if params.include_ffn:
         configs["ffn"] = ModelConfig(
@@ -209,26 +239,51 @@ def model_configs(params: LangevinParams, length: int) -> dict[str, ModelConfig]
 
 def _training_settings(params: LangevinParams) -> TrainingSettings:
     return TrainingSettings(
-        batch_size=params.batch_size, warmup=params.warmup, max_steps=params.max_train_steps,
-        eval_every=params.eval_every, patience=params.patience, ensemble_size=params.es_ensemble_size,
-        saturation_tolerance=params.saturation_tolerance, ot_max_steps=params.ot_max_steps, lr_scale=params.lr_scale,
+        batch_size=params.batch_size,
+        warmup=params.warmup,
+        max_steps=params.max_train_steps,
+        eval_every=params.eval_every,
+        patience=params.patience,
+        ensemble_size=params.es_ensemble_size,
+        saturation_tolerance=params.saturation_tolerance,
+        ot_max_steps=params.ot_max_steps,
+        lr_scale=params.lr_scale,
         references=params.references,
-    )  # fmt: skip
+    )
 
 
 def _sampling_settings(params: LangevinParams) -> SamplingSettings:
     return SamplingSettings(
-        sampler=params.sampler, steps=params.sampling_steps, burn_in_fraction=params.burn_in_fraction,
-        batch_size=params.sampling_batch_size, dt=params.dt, m1=params.m1, r=params.r, mass_rule=params.mass_rule,
-        variance_floor=params.variance_floor, max_step_ratio=params.max_step_ratio,
-        variance_batches=params.variance_batches, variance_every=params.variance_every, fixman=params.fixman,
-        sgld_step_size=params.sgld_step_size, snapshot_every=params.snapshot_every, energy_every=params.energy_every,
-        weights_every=params.weights_every, checkpoint_every=params.checkpoint_every, noise=params.noise,
-    )  # fmt: skip
+        sampler=params.sampler,
+        steps=params.sampling_steps,
+        burn_in_fraction=params.burn_in_fraction,
+        batch_size=params.sampling_batch_size,
+        dt=params.dt,
+        m1=params.m1,
+        r=params.r,
+        mass_rule=params.mass_rule,
+        variance_floor=params.variance_floor,
+        max_step_ratio=params.max_step_ratio,
+        variance_batches=params.variance_batches,
+        variance_every=params.variance_every,
+        fixman=params.fixman,
+        sgld_step_size=params.sgld_step_size,
+        snapshot_every=params.snapshot_every,
+        energy_every=params.energy_every,
+        weights_every=params.weights_every,
+        checkpoint_every=params.checkpoint_every,
+        noise=params.noise,
+    )
 
 
 def _cached_training(
-    name: str, config: ModelConfig, splits: Splits, params: LangevinParams, device: str, work: Path, report: Report
+    name: str,
+    config: ModelConfig,
+    splits: Splits,
+    params: LangevinParams,
+    device: str,
+    work: Path,
+    report: Report,
 ) -> tuple[TrainingOutcome, str, bool]:
     settings = _training_settings(params)
     key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
@@ -243,20 +298,40 @@ def _cached_training(
         torch.manual_seed(seed)
         return build_model(config).to(device)
 
-    outcome = train_es_ot(make_model, splits.to(device), settings, params.seed, lambda m: report(-1, f"{name}: {m}"),
-                          progress=lambda share: report(share, ""))
+    outcome = train_es_ot(
+        make_model,
+        splits.to(device),
+        settings,
+        params.seed,
+        lambda m: report(-1, f"{name}: {m}"),
+        progress=lambda share: report(share, ""),
+    )
     save_plain(dataclasses.asdict(outcome), path)
     return outcome, key, False
 
 
 def _cached_relaxation(
-    run: ModelRun, start: str, state: dict[str, torch.Tensor], splits: Splits, params: LangevinParams, device: str,
-    work: Path, train_key: str,
+    run: ModelRun,
+    start: str,
+    state: dict[str, torch.Tensor],
+    splits: Splits,
+    params: LangevinParams,
+    device: str,
+    work: Path,
+    train_key: str,
 ) -> tuple[dict[str, torch.Tensor], bool]:
     """``state`` relaxed onto a nearby minimum of the training loss on its sphere (``train.relax_on_sphere``),
     cached by what it depends on; the loss along the way goes to ``run.relaxation[start]``."""
-    key = stage_key("relax-v2", train_key, start, params.relax_steps, params.relax_lr, params.batch_size,
-                    params.seed, device)  # fmt: skip
+    key = stage_key(
+        "relax-v2",
+        train_key,
+        start,
+        params.relax_steps,
+        params.relax_lr,
+        params.batch_size,
+        params.seed,
+        device,
+    )
     path = work / "relax" / f"{key}.pt"
     if path.is_file():
         try:  # plain data only, as every cache here
@@ -268,8 +343,9 @@ def _cached_relaxation(
     torch.manual_seed(params.seed)
     model = build_model(run.config).to(device)
     model.load_state_dict(state)
-    trace = relax_on_sphere(model, splits.train.to(device), params.relax_steps, params.relax_lr, params.batch_size,
-                            params.seed)  # fmt: skip
+    trace = relax_on_sphere(
+        model, splits.train.to(device), params.relax_steps, params.relax_lr, params.batch_size, params.seed
+    )
     relaxed = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     save_plain({"state": relaxed, "trace": trace}, path)
     run.relaxation[start] = trace
@@ -305,8 +381,11 @@ def _run_experiment(
     params: LangevinParams, report: Report, models: list[str] | None, device: str, ctx: RunContext
 ) -> Experiment:
     work = default_cache("langevin", params.work_dir, ctx.cache_dir)
-    # in progress: the checkpoint folder when the run has one (it follows the run to another node), else the cache
-    in_progress = ctx.checkpoint_dir / "langevin-samples" if ctx.checkpoint_dir is not None else work / "samples"
+    # in progress: the checkpoint folder when the run has one (it follows the run to another node), else the
+    # cache
+    in_progress = (
+        ctx.checkpoint_dir / "langevin-samples" if ctx.checkpoint_dir is not None else work / "samples"
+    )
     torch.manual_seed(params.seed)
     reused: list[str] = []
     contact_map = load_contact_map(params, ctx.cache_dir, offline=ctx.offline)
@@ -318,22 +397,59 @@ def _run_experiment(
                                     {k: v for k, v in model_configs(params, contact_map.length).items()
                                      if models is None or k in models}, device)  # fmt: skip
         report(0.0, estimate_text(estimates))
-    # Each long stage reports through a Reporter: at least every ctx.report_every seconds, its fraction moving.
+    # Each long stage reports through a Reporter: at least every ctx.report_every seconds, its fraction
+    # moving.
     designing = Reporter(report, ctx.report_every, 0.0, 0.05, ctx.is_cancelled)
     sequences, design_summary, cached = _cached_design(
         params, contact_map, work, lambda fraction, message: designing(fraction, 1.0, message))
     if cached:
         reused.append("design")
-    report(0.05, f"designed {len(sequences)} sequences, identity {design_summary['mean_pairwise_identity']:.3f}")
+    report(
+        0.05, f"designed {len(sequences)} sequences, identity {design_summary['mean_pairwise_identity']:.3f}"
+    )
     splits = make_splits(
         sequences, (params.train_size, params.val_size, params.test_size), params.mask_fraction, params.seed
     )
-    configs = {k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models}
+    configs = {
+        k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models
+    }
+    runs = _train_models(configs, splits, params, device, work, report, ctx, reused)
+    tasks = _sampling_tasks(runs, splits, params, device, work, in_progress, report, reused)
+    done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
+    if done_before:
+        reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
+    sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
+    records = run_temperatures(
+        tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
+        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
+        step_capture=params.step_capture,
+    )
+    for task, record in zip(tasks, records, strict=True):
+        name, start = task.name.split("@")
+        runs[name].records.setdefault(start, []).append(record)
+    provenance = _provenance(params, contact_map, splits, sequences, runs, device, len(tasks), reused, work)
+    return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
+
+
+def _train_models(
+    configs: dict[str, ModelConfig],
+    splits: Splits,
+    params: LangevinParams,
+    device: str,
+    work: Path,
+    report: Report,
+    ctx: RunContext,
+    reused: list[str],
+) -> dict[str, ModelRun]:
+    """ES and OT training of each model (cached), reported as the run's 5-30 %."""
     runs: dict[str, ModelRun] = {}
     for position, (name, config) in enumerate(configs.items()):
         fraction = 0.05 + 0.25 * position / len(configs)
-        report(fraction, f"{name}: training (ES ensemble of {params.es_ensemble_size}, then {params.references} ES/OT "
-               "references)")
+        report(
+            fraction,
+            f"{name}: training (ES ensemble of {params.es_ensemble_size}, then {params.references} ES/OT "
+            "references)",
+        )
         training = Reporter(report, ctx.report_every, fraction, 0.05 + 0.25 * (position + 1) / len(configs),
                             ctx.is_cancelled)
         latest = [0.0, f"{name}: training"]  # the share done and the last message: a call brings either
@@ -348,8 +464,25 @@ def _run_experiment(
         if cached:
             reused.append(f"training:{name}")
         model = build_model(config)
-        runs[name] = ModelRun(name, config, count_parameters(model), outcome, layer_slices(model), training_key=key)
+        runs[name] = ModelRun(
+            name, config, count_parameters(model), outcome, layer_slices(model), training_key=key
+        )
         runs[name].trained_attention = _trained_attention(config, outcome, splits, device)
+    return runs
+
+
+def _sampling_tasks(
+    runs: dict[str, ModelRun],
+    splits: Splits,
+    params: LangevinParams,
+    device: str,
+    work: Path,
+    in_progress: Path,
+    report: Report,
+    reused: list[str],
+) -> list[TemperatureTask]:
+    """One task per model, start and temperature; a start in ``relax_starts`` relaxed on the ES sphere
+    first."""
     settings = _sampling_settings(params)
     tasks: list[TemperatureTask] = []
     for name, run in runs.items():
@@ -363,31 +496,56 @@ def _run_experiment(
                 state, cached = _cached_relaxation(run, start, state, splits, params, device, work, train_key)
                 if cached:
                     reused.append(f"relaxed:{name}@{start}")
-                report(0.3, f"{name}: {start} start relaxed on the ES sphere, train loss "
-                       f"{run.relaxation[start][0]['train_loss']:.4f} -> {run.relaxation[start][-1]['train_loss']:.4f}")
-            relaxed = [[params.relax_steps, params.relax_lr]] if start in params.relax_starts else []  # another start
+                report(
+                    0.3,
+                    f"{name}: {start} start relaxed on the ES sphere, train loss "
+                    f"{run.relaxation[start][0]['train_loss']:.4f} -> "
+                    f"{run.relaxation[start][-1]['train_loss']:.4f}",
+                )
+            # another start
+            relaxed = [[params.relax_steps, params.relax_lr]] if start in params.relax_starts else []
             for temperature in params.temperatures:
-                key = stage_key("sample-v4", train_key, start, temperature, settings.__dict__, params.seed, device,
-                                *relaxed)  # fmt: skip
+                key = stage_key(
+                    "sample-v4",
+                    train_key,
+                    start,
+                    temperature,
+                    settings.__dict__,
+                    params.seed,
+                    device,
+                    *relaxed,
+                )
                 tasks.append(
                     TemperatureTask(
-                        f"{name}@{start}", float(temperature), run.config, state, splits, settings, params.seed,
-                        device, in_progress / f"{key}.pt", list(run.layer_slices), work / "samples" / f"{key}.pt",
+                        f"{name}@{start}",
+                        float(temperature),
+                        run.config,
+                        state,
+                        splits,
+                        settings,
+                        params.seed,
+                        device,
+                        in_progress / f"{key}.pt",
+                        list(run.layer_slices),
+                        work / "samples" / f"{key}.pt",
                     )
-                )  # fmt: skip
-    done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
-    if done_before:
-        reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
-    sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
-    records = run_temperatures(
-        tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
-        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
-        step_capture=params.step_capture,
-    )
-    for task, record in zip(tasks, records, strict=True):
-        name, start = task.name.split("@")
-        runs[name].records.setdefault(start, []).append(record)
-    provenance = {
+                )
+    return tasks
+
+
+def _provenance(
+    params: LangevinParams,
+    contact_map: structure.ContactMap,
+    splits: Splits,
+    sequences: np.ndarray,
+    runs: dict[str, ModelRun],
+    device: str,
+    task_count: int,
+    reused: list[str],
+    work: Path,
+) -> dict[str, Any]:
+    """Where the experiment's inputs came from and how it ran."""
+    return {
         "structure_source": contact_map.source,
         "contact_map_digest": contact_map.digest(),
         "contacts": int(contact_map.contacts.sum()) // 2,
@@ -399,14 +557,13 @@ def _run_experiment(
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
         "sampling_path": f"batched replicas: every start and temperature of a model in one model call, step "
         f"capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
-        else f"one temperature at a time, {_workers(params, device, len(tasks))} process(es)",
+        else f"one temperature at a time, {_workers(params, device, task_count)} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),
         "reused_from_cache": reused,
         "relaxed_starts": {name: run.relaxation for name, run in runs.items() if run.relaxation},
         "work_dir": str(work),
     }
-    return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
 
 
 def _is_done(path: Path) -> bool:
@@ -415,7 +572,9 @@ def _is_done(path: Path) -> bool:
 
 
 @torch.no_grad()
-def _trained_attention(config: ModelConfig, outcome: TrainingOutcome, splits: Splits, device: str) -> dict[str, Any]:
+def _trained_attention(
+    config: ModelConfig, outcome: TrainingOutcome, splits: Splits, device: str
+) -> dict[str, Any]:
     """Mean test-set attention (layers, L, L) of the ES and OT weights (transformers only)."""
     if config.kind != "transformer":
         return {}

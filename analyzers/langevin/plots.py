@@ -19,11 +19,13 @@ def _pyplot():  # noqa: ANN202 - matplotlib's module
     return plt
 
 
-def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[str, dict[str, list[float]]]) -> None:
+def plot_sweep(
+    path: Path, curves: dict[str, dict[str, Any]], references: dict[str, dict[str, list[float]]]
+) -> None:
     """curves[model] = {'temperatures', 'mean_loss', 'specific_heat', 'train_error', 'validation_error',
     'test_error', 'test_error_std', 'equilibrated', 'peak_temperature'} and optionally 'test_error_by_start'
-    (start -> test error of that start's chain per temperature); references[model] = {'ES': test errors
-    of the reference seeds, 'OT': ...}: the ES band spans their range. Temperatures that did not equilibrate are
+    (start -> test error of that start's chain per temperature); references[model] = {'ES': test errors of the
+    reference seeds, 'OT': ...}: the ES band spans their range. Temperatures that did not equilibrate are
     drawn hollow."""
     plt = _pyplot()
     figure, axes = plt.subplots(2, 3, figsize=(13, 7))
@@ -34,18 +36,28 @@ def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[s
             axes[row, 0].plot(scale, curve["mean_loss"], "o-", label=name)
             axes[row, 1].plot(scale, curve["specific_heat"], "o-", label=name)
             errors = np.asarray(curve["test_error"])
-            starts = list(curve.get("test_error_by_start", {}))  # the first is the chain drawn as the main curve
+            # the first is the chain drawn as the main curve
+            starts = list(curve.get("test_error_by_start", {}))
             chain = f", chain from {starts[0]}" if starts else ""
             bars = axes[row, 2].errorbar(scale, errors, yerr=curve.get("test_error_std"), fmt="-", capsize=3,
                                          label=f"{name} test{chain} (+- std over snapshots)")  # fmt: skip
             color = bars.lines[0].get_color()
             axes[row, 2].plot(scale[settled], errors[settled], "o", color=color)
             axes[row, 2].plot(scale[~settled], errors[~settled], "o", color=color, mfc="none")
-            axes[row, 2].plot(scale, curve["train_error"], "s--", color=color, alpha=0.6, label=f"{name} train")
-            # the other starts' chains: where they part from the first, the temperature has not forgotten its start
+            axes[row, 2].plot(
+                scale, curve["train_error"], "s--", color=color, alpha=0.6, label=f"{name} train"
+            )
+            # the other starts' chains: where they part from the first, the temperature has not forgotten its
+            # start
             for start in starts[1:]:
-                axes[row, 2].plot(scale, curve["test_error_by_start"][start], "x-.", color=color, alpha=0.8,
-                                  label=f"{name} test, chain from {start}")  # fmt: skip
+                axes[row, 2].plot(
+                    scale,
+                    curve["test_error_by_start"][start],
+                    "x-.",
+                    color=color,
+                    alpha=0.8,
+                    label=f"{name} test, chain from {start}",
+                )
             es = [e for e in references.get(name, {}).get("ES", []) if np.isfinite(e)]
             if es:
                 axes[row, 2].axhspan(min(es), max(es), color=color, alpha=0.15, lw=0)
@@ -69,7 +81,9 @@ def plot_sweep(path: Path, curves: dict[str, dict[str, Any]], references: dict[s
 def plot_similarity(path: Path, histograms: dict[str, dict[str, np.ndarray]], title: str) -> None:
     """histograms[model][layer] = q values; one panel per model, one line per layer."""
     plt = _pyplot()
-    figure, axes = plt.subplots(1, max(len(histograms), 1), figsize=(6 * max(len(histograms), 1), 4), squeeze=False)
+    figure, axes = plt.subplots(
+        1, max(len(histograms), 1), figsize=(6 * max(len(histograms), 1), 4), squeeze=False
+    )
     bins = np.linspace(-1, 1, 41)
     for axis, (model, layers) in zip(axes[0], histograms.items(), strict=False):
         for layer, values in layers.items():
@@ -105,7 +119,10 @@ def plot_attention(path: Path, attention: np.ndarray, contacts: np.ndarray, titl
 
 
 def plot_precision(
-    path: Path, temperatures: list[float], curves: dict[str, list[float]], trained: dict[str, dict[str, float]]
+    path: Path,
+    temperatures: list[float],
+    curves: dict[str, list[float]],
+    trained: dict[str, dict[str, float]],
 ) -> None:
     """Contact precision against temperature; ES / OT values as horizontal lines."""
     plt = _pyplot()
@@ -114,7 +131,9 @@ def plot_precision(
         line = axis.plot(temperatures, values, "o-", label=label)[0]
         for start, style in (("ES", ":"), ("OT", "--")):
             if start in trained and label in trained[start]:
-                axis.axhline(trained[start][label], color=line.get_color(), ls=style, lw=0.8, label=f"{label} {start}")
+                axis.axhline(
+                    trained[start][label], color=line.get_color(), ls=style, lw=0.8, label=f"{label} {start}"
+                )
     axis.set_xscale("log")
     axis.set_xlabel("T")
     axis.set_ylabel("precision")

@@ -52,7 +52,8 @@ def _from_plain(obj: Any) -> Any:
 
 
 def save_plain(obj: Any, path: Path) -> None:
-    """Write ``obj`` (tensors, numpy arrays, numbers, strings, lists, tuples, dicts) atomically to ``path``."""
+    """Write ``obj`` (tensors, numpy arrays, numbers, strings, lists, tuples, dicts) atomically to
+    ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     torch.save(_to_plain(obj), buffer)
@@ -60,8 +61,11 @@ def save_plain(obj: Any, path: Path) -> None:
 
 
 def load_plain(path: Path) -> Any:
-    """Read a :func:`save_plain` file without unpickling anything but plain data; ``UnreadableCache`` otherwise."""
+    """Read a :func:`save_plain` file without unpickling anything but plain data; ``UnreadableCache``
+    otherwise."""
     try:
         return _from_plain(torch.load(path, map_location="cpu", weights_only=True))
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, OSError, AttributeError) as error:
-        raise UnreadableCache(f"{path}: not a plain-data cache file ({type(error).__name__}); recomputing") from error
+        raise UnreadableCache(
+            f"{path}: not a plain-data cache file ({type(error).__name__}); recomputing"
+        ) from error

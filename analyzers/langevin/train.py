@@ -11,10 +11,11 @@ below ``saturation_tolerance`` over ``saturation_window`` evaluations and error 
 saves the OT weights. The paper's ES and OT error bars come from three reference runs per architecture
 (Sect. III.1); the first reference (seed ``seed``) is the one the sampler starts from.
 
-A step reads nothing back from the device (on a GPU each read waits for the queue to drain, and the small models
-are launch-bound): the loss stays a tensor, an epoch's order moves to the device once, and the ES stage's norm
-test is read every ``check_every`` steps, the weights of the steps in between kept on the device, so the ES
-weights and every later step are those of a check at every step (``check_every=1``; tested bit for bit).
+A step reads nothing back from the device (on a GPU each read waits for the queue to drain, and the small
+models are launch-bound): the loss stays a tensor, an epoch's order moves to the device once, and the ES
+stage's norm test is read every ``check_every`` steps, the weights of the steps in between kept on the device,
+so the ES weights and every later step are those of a check at every step (``check_every=1``; tested bit for
+bit).
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ class TrainingOutcome:
 class _Trainer:
     """Adam + Noam over shuffled epochs of one model."""
 
-    def __init__(self, model: nn.Module, train_split: MaskedSplit, settings: TrainingSettings, seed: int) -> None:
+    def __init__(
+        self, model: nn.Module, train_split: MaskedSplit, settings: TrainingSettings, seed: int
+    ) -> None:
         self.model, self.train_split, self.settings = model, train_split, settings
         self.generator = torch.Generator().manual_seed(seed)
         embed_dim = int(getattr(model, "config").embed_dim)  # noqa: B009 - every compact model has a config
@@ -135,8 +138,8 @@ def _early_stopped_norm(
     report: Callable[[str], None],
     progress: Callable[[float], None] = lambda share: None,
 ) -> float:
-    """|w|^2 at the best validation loss of one early-stopped run; ``progress(share)`` of ``max_steps`` at every
-    step (a cheap call: the caller throttles it), so a slow machine still shows the training moving."""
+    """|w|^2 at the best validation loss of one early-stopped run; ``progress(share)`` of ``max_steps`` at
+    every step (a cheap call: the caller throttles it), so a slow machine still shows the training moving."""
     model = make_model(seed)
     trainer = _Trainer(model, splits.train, settings, seed)
     best_loss, best_norm, waited = math.inf, squared_norm(model), 0
@@ -194,9 +197,11 @@ def train_es_ot(
         norm_target=target,
         ensemble_norms=norms,
         reference_metrics=[reference.metrics for reference in references],
-        **{k: getattr(first, k) for k in ("es_state", "ot_state", "es_step", "ot_step", "ot_saturated", "trace",
-                                          "metrics")},
-    )  # fmt: skip
+        **{
+            k: getattr(first, k)
+            for k in ("es_state", "ot_state", "es_step", "ot_step", "ot_saturated", "trace", "metrics")
+        },
+    )
 
 
 @dataclass
@@ -219,15 +224,18 @@ def _reference_run(
     seed: int,
     target: float,
     report: Callable[[str], None],
-    progress: tuple[Callable[[float], None], Callable[[float], None]] = (lambda share: None, lambda share: None),
+    progress: tuple[Callable[[float], None], Callable[[float], None]] = (
+        lambda share: None,
+        lambda share: None,
+    ),
     check_every: int = 1,
 ) -> _Reference:
     """Stage 2 for one seed: ES weights where |w|^2 reaches ``target``, then OT weights at saturation.
 
     ``progress``: the ES part's and the OT part's share of their step caps, at every step. The norm test is
-    read every ``check_every`` steps (at most ``eval_every``); each step's weights wait on the device until then,
-    and the steps past the crossing are the OT stage's first (the same steps: training does not depend on the
-    test), so the weights and the OT stage's evaluation steps are those of a test at every step.
+    read every ``check_every`` steps (at most ``eval_every``); each step's weights wait on the device until
+    then, and the steps past the crossing are the OT stage's first (the same steps: training does not depend
+    on the test), so the weights and the OT stage's evaluation steps are those of a test at every step.
     """
     model = make_model(seed)
     trainer = _Trainer(model, splits.train, settings, seed)
@@ -237,7 +245,8 @@ def _reference_run(
     weights = model.state_dict()  # views of the weights: the steps update them in place
     names, tensors = list(weights), list(weights.values())
     block = max(1, min(check_every, settings.eval_every))
-    kept = [[torch.empty_like(t) for t in tensors] for _ in range(block)]  # each step's weights until the read
+    # each step's weights until the read
+    kept = [[torch.empty_like(t) for t in tensors] for _ in range(block)]
     es_step, es_norm = 0, math.nan
     while es_state is None and trainer.step_count < settings.max_steps:
         first = trainer.step_count
@@ -271,7 +280,9 @@ def _reference_run(
         trace.append({"step": trainer.step_count, "train_loss": train_loss, "train_error": train_error,
                       "squared_norm": squared_norm(model)})  # fmt: skip
         history.append((train_loss, train_error))
-        report(f"over-training: step {trainer.step_count}, train loss {train_loss:.4f}, error {train_error:.4f}")
+        report(
+            f"over-training: step {trainer.step_count}, train loss {train_loss:.4f}, error {train_error:.4f}"
+        )
         if len(history) > settings.saturation_window:
             old_loss, old_error = history[-1 - settings.saturation_window]
             relative = (old_loss - train_loss) / max(abs(old_loss), 1e-12)
@@ -284,7 +295,11 @@ def _reference_run(
     for name, state in (("es", es_state), ("ot", ot_state)):
         model.load_state_dict(state)
         metrics[name] = {"squared_norm": squared_norm(model)}
-        for split_name, split in (("train", splits.train), ("validation", splits.validation), ("test", splits.test)):
+        for split_name, split in (
+            ("train", splits.train),
+            ("validation", splits.validation),
+            ("test", splits.test),
+        ):
             if len(split):
                 loss, error = evaluate(model, split)
                 metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
@@ -298,11 +313,11 @@ def relax_on_sphere(
     Adam (the paper's betas and eps) on the dropout-free loss that the sampler samples, the learning rate
     decaying from ``lr`` to 0 on a cosine, every step followed by a rescale back onto the sphere.
 
-    Why: at low T the sampled distribution sits near the loss's minima on the sphere, far below the ES loss (on
-    the `small` transformer 0.14 against 0.49), and the sampler reaches them only at the pace its noise allows
-    (a fall of 0.1 in 2,500 steps at T = 1e-5). A start relaxed there is near that equilibrium from the first
-    step; the chain then heats to T by itself. Returns the training loss (dropout-free, as ``evaluate`` measures
-    it) before the first step and every fifth of the way."""
+    Why: at low T the sampled distribution sits near the loss's minima on the sphere, far below the ES loss
+    (on the `small` transformer 0.14 against 0.49), and the sampler reaches them only at the pace its noise
+    allows (a fall of 0.1 in 2,500 steps at T = 1e-5). A start relaxed there is near that equilibrium from the
+    first step; the chain then heats to T by itself. Returns the training loss (dropout-free, as ``evaluate``
+    measures it) before the first step and every fifth of the way."""
     generator = torch.Generator().manual_seed(seed)
     target = squared_norm(model)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98), eps=1e-9)

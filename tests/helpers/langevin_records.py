@@ -18,7 +18,7 @@ TEST_SEQUENCES = 500  # the `small` preset's test split: the 'learned' margin's 
 
 def row(temperature: float, error: float, sd: float = 0.002, equilibrated: bool = True,
         draws: int = 25) -> dict[str, Any]:
-    """One temperature's summary as ``compute.temperature_summary`` + ``sampler_report`` leave it."""
+    """One temperature's summary as ``compute.temperature_summary`` + ``sampler_health`` leave it."""
     return {
         "temperature": temperature, "test_error": error, "test_error_std": sd, "snapshots_averaged": 6,
         "equilibrated": equilibrated, "loss_drift": 0.0, "specific_heat": 1.0, "mean_loss": 1.0, "loss_std": 0.01,

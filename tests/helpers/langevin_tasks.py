@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.sampling import SamplingSettings, TemperatureTask
 
 
 def tiny_tasks(folder: Path, settings: SamplingSettings,

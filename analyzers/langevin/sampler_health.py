@@ -3,8 +3,8 @@ direction, and did the chains from the ES and OT weights meet? Per temperature i
 
 * the convergence diagnostics of the full training loss over the chains from each start (split-R-hat and
   ESS, ``convergence.py``); R-hat >= 1.1 (or too few draws to tell) makes the temperature "not equilibrated";
-* the thermostat check (``sampling.thermostat_report``), read in three outcomes by ``checks.thermostat_state``:
-  at T, off T, unresolved;
+* the thermostat check (``thermostat.thermostat_report``), read in three outcomes by
+  ``checks.thermostat_state``: at T, off T, unresolved;
 
 both become preconditions of the metrics that read those temperatures (``checks.py``),
 
@@ -28,7 +28,9 @@ FIGURE = "sampler_diagnostics.png"
 
 
 def add_sampler_health(
-    rows: list[dict[str, Any]], records_by_start: Mapping[str, Sequence[dict[str, Any]]], burn_in_fraction: float
+    rows: list[dict[str, Any]],
+    records_by_start: Mapping[str, Sequence[dict[str, Any]]],
+    burn_in_fraction: float,
 ) -> list[dict[str, Any]]:
     """Add ``convergence`` and ``thermalized`` to each temperature's summary row, and AND R-hat < 1.1 into
     its ``equilibrated`` (chains that have not met are not at equilibrium, whatever their drift)."""
@@ -42,7 +44,9 @@ def add_sampler_health(
     return rows
 
 
-def add_to_sweep(result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[str, Any]]], out_dir: Path) -> None:
+def add_to_sweep(
+    result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[str, Any]]], out_dir: Path
+) -> None:
     """Fill the sweep result's thermalization and convergence fields and draw their figure."""
     temperatures = [row["temperature"] for row in next(iter(rows_by_model.values()))]
     thermalized = {name: [bool(row["thermalized"]) for row in rows] for name, rows in rows_by_model.items()}
@@ -55,11 +59,14 @@ def add_to_sweep(result: AnalyzerResult, rows_by_model: Mapping[str, list[dict[s
 
 
 def _log_scales(axis: Any, log_y: bool) -> None:
-    """Log axes (x always, y where asked) where the axis has a point to show on them: a run too short for an ESS
-    or a kinetic temperature has none, and matplotlib refuses to log-scale an empty axis when it saves (the run
-    would fail after its sampling)."""
-    points = [np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2) for line in axis.get_lines()
-              if line.get_transform() == axis.transData]  # not the reference lines (axhline: axis coordinates)
+    """Log axes (x always, y where asked) where the axis has a point to show on them: a run too short for an
+    ESS or a kinetic temperature has none, and matplotlib refuses to log-scale an empty axis when it saves
+    (the run would fail after its sampling)."""
+    points = [
+        np.asarray(line.get_xydata(), dtype=float).reshape(-1, 2)
+        for line in axis.get_lines()
+        if line.get_transform() == axis.transData
+    ]  # not the reference lines (axhline: axis coordinates)
     xy = np.concatenate(points or [np.empty((0, 2))])
     shown = np.isfinite(xy).all(axis=1) & (xy[:, 0] > 0) & ((xy[:, 1] > 0) if log_y else True)
     if bool(shown.any()):
@@ -71,7 +78,8 @@ def _log_scales(axis: Any, log_y: bool) -> None:
 def plot_sampler_diagnostics(
     path: Path, temperatures: list[float], rows_by_model: Mapping[str, list[dict[str, Any]]]
 ) -> None:
-    """Kinetic temperature / T (mean and the leading noise directions, 2 standard errors), R-hat and ESS vs T."""
+    """Kinetic temperature / T (mean and the leading noise directions, 2 standard errors), R-hat and ESS vs
+    T."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,8 +97,15 @@ def plot_sampler_diagnostics(
             values = np.array([d[k] if k < len(d) else math.nan for d in directions], dtype=float) / x
             spread = np.array([2 * e[k] if k < len(e) else math.nan for e in errors], dtype=float) / x
             lower = np.minimum(spread, 0.9 * values)  # a log axis: bars stop above zero
-            axes[0].errorbar(x * 1.12 ** (k + 1), values, yerr=[lower, spread], fmt="^", color=line.get_color(),
-                             alpha=0.7, label=f"{name}: noise direction {k + 1} (2 SE)")  # fmt: skip
+            axes[0].errorbar(
+                x * 1.12 ** (k + 1),
+                values,
+                yerr=[lower, spread],
+                fmt="^",
+                color=line.get_color(),
+                alpha=0.7,
+                label=f"{name}: noise direction {k + 1} (2 SE)",
+            )
         convergence = [row["convergence"] for row in rows]
         axes[1].plot(x, [c["rhat"] for c in convergence], "o-", color=line.get_color(),
                      label=f"{name} ({convergence[0]['chains']} chain(s))")  # fmt: skip

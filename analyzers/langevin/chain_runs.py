@@ -1,0 +1,296 @@
+"""Sampling chains to the end, resumably: one model at one temperature, every chain of a model as batched
+replicas, and many temperatures in parallel; ``ChainRun`` is the one run loop of all of them.
+
+A ``chain_tasks.TemperatureTask`` carries everything a worker process needs (model config, starting weights,
+the splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` samples one task
+(norm-constrained pseudo-Langevin by default; unconstrained or plain SGLD selectable: ``chains.SingleChain``);
+``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU).
+Either way the loop re-estimates the minibatch-gradient variance and the masses every ``variance_every``
+steps, and records per chain:
+
+* the minibatch loss of every step;
+* every ``energy_every`` steps: the full training loss (the energy whose variance gives the specific heat);
+* every ``snapshot_every`` steps: train / validation / test losses and errors, |w|^2, and the mean attention
+  over the test sequences;
+* every ``weights_every`` steps after burn-in: a float32 copy of the weights (thinned snapshots, for the
+  per-layer similarity q);
+* every ``thermostat.KINETIC_EVERY`` steps after burn-in: the kinetic temperature along the leading noise
+  directions (``thermostat.py``).
+
+Every ``checkpoint_every`` steps the whole state (sampler, generators, records) is written atomically to each
+task's checkpoint file, so a killed run started again continues from there and, seeded, ends with the same
+result as an uninterrupted run. Each temperature keeps its own checkpoint in one format, so a run started on a
+GPU can be resumed there or one temperature at a time on a CPU, and a finished temperature is reused by either
+path. Batched replicas advance in lockstep: temperatures whose checkpoints stand at different steps (left by
+the single-temperature path) are finished one at a time instead. ``run_temperatures`` runs tasks in worker
+processes (one thread each) on CPU, in this process on CUDA, or batched per model.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from typing import Any
+
+import numpy as np
+import torch
+
+from analyzers.base import Cancelled
+from analyzers.langevin.chain_tasks import (
+    TemperatureTask,
+    finished_records,
+    finished_state,
+    read_checkpoint,
+    save_checkpoint,
+)
+from analyzers.langevin.chains import BatchedChains, Chains, SingleChain
+from analyzers.langevin.mass_matrix import check_temperature
+from analyzers.langevin.thermostat import KINETIC_EVERY, close_kinetic_block
+
+Progress = Callable[[int, int], None]
+
+
+class ChainRun:
+    """The schedule of a sampling run, the same for one chain and for a batch: per step the mass refresh, the
+    step, the kinetic reading; at a snapshot the losses, the SHAKE check, the snapshot itself and the progress
+    report (where a stop may come: a rerun replays from the last checkpoint); the energies, weight copies and
+    checkpoints in between. ``chains`` does each part its own way (``chains.py``)."""
+
+    def __init__(self, chains: Chains, on_checkpoint: Callable[[], None]) -> None:
+        self.chains = chains
+        self.settings = chains.tasks[0].settings
+        self.on_checkpoint = on_checkpoint
+        self.burn_in = int(self.settings.burn_in_fraction * self.settings.steps)
+        replicas, every = len(chains.tasks), self.settings.snapshot_every
+        # the minibatch losses of the open block, on the device until the block ends or a checkpoint comes
+        self.losses = torch.zeros(replicas, every, dtype=torch.float64, device=chains.device)
+        done = chains.steps_done
+        open_block = done % every  # resumed inside a block: its losses so far
+        for index, record in enumerate(chains.records):
+            self.losses[index, :open_block] = torch.from_numpy(
+                record["losses"][done - open_block : done].astype(np.float64))
+        self.started = time.perf_counter() - chains.records[0]["seconds"] * replicas
+
+    def run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
+        """Every chain to ``steps``; the records in task order."""
+        chains, settings = self.chains, self.settings
+        step = chains.steps_done
+        while step < settings.steps:
+            self.refresh_masses(step)
+            self.losses[:, step % settings.snapshot_every] = chains.step()
+            step = chains.steps_done
+            if step > self.burn_in and step % KINETIC_EVERY == 0:
+                chains.read_kinetic()
+            snapshot_due = step % settings.snapshot_every == 0 or step == settings.steps
+            if snapshot_due:
+                self.snapshot(step)
+            if step % settings.energy_every == 0 and not snapshot_due:
+                chains.record_energy(step)
+            if step % settings.weights_every == 0 and step > self.burn_in:
+                for record, weights in zip(chains.records, chains.weights(), strict=True):
+                    record["weights"].append(weights)
+            if step % settings.checkpoint_every == 0 and step < settings.steps:
+                # a checkpoint inside a block keeps them
+                self.keep_losses(step, step % settings.snapshot_every)
+                chains.park()
+                self.checkpoint(False)
+            if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
+                progress(step, settings.steps)
+                if should_stop():
+                    raise Cancelled(f"{chains.stop_message} at step {step}")
+        chains.finish()
+        self.checkpoint(True)
+        return chains.records
+
+    def refresh_masses(self, step: int) -> None:
+        """New masses every ``variance_every`` steps (once: a resume at that step does not refresh again)."""
+        every, records = self.settings.variance_every, self.chains.records
+        if (
+            self.chains.refreshes_masses
+            and step > 0
+            and step % every == 0
+            and step != records[0].get("variance_step")
+        ):
+            self.chains.refresh_masses(step)
+            for record in records:
+                record["variance_step"] = step
+
+    def keep_losses(self, step: int, count: int) -> None:
+        """The last ``count`` minibatch losses before ``step`` into the records."""
+        losses = self.losses[:, :count].cpu().numpy()
+        for index, record in enumerate(self.chains.records):
+            record["losses"][step - count : step] = losses[index]
+
+    def snapshot(self, step: int) -> None:
+        chains = self.chains
+        self.keep_losses(step, (step - 1) % self.settings.snapshot_every + 1)
+        chains.check()
+        chains.park()
+        for record in chains.records:
+            close_kinetic_block(record)
+        chains.snapshot(step, self.burn_in)
+
+    def checkpoint(self, done: bool) -> None:
+        """Each chain's state, generators and records into its task's checkpoint (written atomically)."""
+        chains, replicas = self.chains, len(self.chains.tasks)
+        for index, task in enumerate(chains.tasks):
+            # the batch's time
+            chains.records[index]["seconds"] = (time.perf_counter() - self.started) / replicas
+            state = {
+                "sampler": finished_state(chains.sampler_state(index), done),
+                "batch_generator": chains.batch_generators[index].get_state(),
+                "noise_generator": chains.noise_generators[index].get_state(),
+                "records": chains.records[index],
+                "done": done,
+            }
+            save_checkpoint(task, state, done)
+        self.on_checkpoint()
+
+
+def run_temperature(
+    task: TemperatureTask,
+    progress: Progress = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
+) -> dict[str, Any]:
+    """Sample one task to the end (continuing from its checkpoint when one exists); returns the records.
+
+    ``progress(steps_done, steps_total)`` is called at every snapshot and may raise (e.g. ``Cancelled``);
+    ``should_stop()`` is polled there too. Either way a rerun continues from the last checkpoint and,
+    seeded, reproduces the uninterrupted result. ``on_checkpoint()`` is called after each checkpoint file
+    is complete (the run context then makes it durable).
+    """
+    check_temperature(task.temperature)
+    finished = finished_records(task)
+    if finished is not None:
+        return finished
+    chains = SingleChain(task, read_checkpoint(task.checkpoint))
+    return ChainRun(chains, on_checkpoint).run(progress, should_stop)[0]
+
+
+def run_replicas(
+    tasks: list[TemperatureTask],
+    progress: Progress = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
+    step_capture: str = "auto",
+) -> list[dict[str, Any]]:
+    """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task
+    order. ``step_capture``: how the batched step runs (``integrator.STEP_CAPTURES``; auto: a CUDA graph on
+    CUDA)."""
+    first = tasks[0]
+    if any(
+        (t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
+        for t in tasks
+    ):
+        raise ValueError("batched replicas must share the model, seed, device and settings")
+    results: list[dict[str, Any] | None] = [finished_records(task) for task in tasks]
+    pending = [index for index, result in enumerate(results) if result is None]
+    saved = [read_checkpoint(tasks[index].checkpoint) for index in pending]
+    steps_saved = {0 if state is None else int(state["sampler"]["steps_done"]) for state in saved}
+    if first.settings.sampler == "sgld" or len(steps_saved) > 1:  # no batched SGLD; replicas in lockstep only
+        for index in pending:
+            results[index] = run_temperature(tasks[index], progress, should_stop, on_checkpoint)
+    elif pending:
+        chains = BatchedChains([tasks[i] for i in pending], saved, step_capture)
+        batch = ChainRun(chains, on_checkpoint).run(progress, should_stop)
+        for index, records in zip(pending, batch, strict=True):
+            results[index] = records
+    return [result for result in results if result is not None]
+
+
+# -- many temperatures ----------------------------------------------------------------------------------
+def _worker(task: TemperatureTask, queue: Any, stop: Any) -> dict[str, Any]:
+    torch.set_num_threads(1)  # one process per core
+    return run_temperature(
+        task, lambda done, total: queue.put((task.name, task.temperature, done, total)), stop.is_set,
+        lambda: queue.put(None),  # a checkpoint is complete: the parent tells the run context
+    )  # fmt: skip
+
+
+def run_temperatures(
+    tasks: list[TemperatureTask],
+    workers: int,
+    report: Callable[[float, str], None],
+    on_checkpoint: Callable[[], None] = lambda: None,
+    batched: bool = False,
+    step_capture: str = "auto",
+) -> list[dict[str, Any]]:
+    """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
+    ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
+    after every checkpoint a task wrote. ``batched``: every start and temperature of each model run as
+    replicas of one batch in this process (``run_replicas``; for a GPU), its step run as ``step_capture``
+    says (``integrator``). Returns the records in task order."""
+    total = sum(t.settings.steps for t in tasks) or 1
+    done: dict[int, int] = {}
+    latest = ["sampling"]  # the last step a worker announced: what the periodic report repeats
+
+    def note(index: int, steps: int, message: str) -> None:
+        done[index] = steps
+        latest[0] = message
+        report(sum(done.values()) / total, message)
+
+    if batched:
+        groups: dict[str, list[int]] = {}  # one batch per model (one weight shape): its starts x temperatures
+        for index, task in enumerate(tasks):
+            groups.setdefault(task.name.split("@")[0], []).append(index)
+        by_index: dict[int, dict[str, Any]] = {}
+        for name, members in groups.items():
+
+            def group_progress(
+                done_steps: int, steps: int, members: list[int] = members, name: str = name
+            ) -> None:
+                for index in members:
+                    done[index] = done_steps
+                starts = len({tasks[i].name for i in members})
+                report(sum(done.values()) / total, f"{name}: {len(members)} chains ({starts} start(s) x "
+                       f"{len(members) // starts} temperatures), step {done_steps}/{steps}")
+
+            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint,
+                                 step_capture=step_capture)
+            by_index.update(zip(members, group, strict=True))
+        return [by_index[index] for index in range(len(tasks))]
+
+    if workers <= 1 or len(tasks) <= 1:
+        results = []
+        for index, task in enumerate(tasks):
+
+            def progress(
+                done_steps: int, steps: int, index: int = index, task: TemperatureTask = task
+            ) -> None:
+                note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
+
+            results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
+        return results
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        queue, stop = manager.Queue(), manager.Event()
+        index_of = {(t.name, t.temperature): i for i, t in enumerate(tasks)}
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {pool.submit(_worker, task, queue, stop): i for i, task in enumerate(tasks)}
+            pending = set(futures)
+            try:
+                while pending:
+                    finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                    while not queue.empty():
+                        message = queue.get()
+                        if message is None:
+                            on_checkpoint()
+                            continue
+                        name, temperature, steps, count = message
+                        note(
+                            index_of[(name, temperature)],
+                            steps,
+                            f"{name} T={temperature:g}: step {steps}/{count}",
+                        )
+                    report(sum(done.values()) / total, latest[0])
+                    for future in finished:
+                        future.result()  # re-raise a worker's error here
+            except BaseException:
+                stop.set()
+                for future in pending:
+                    future.cancel()
+                raise
+            return [future.result() for future in sorted(futures, key=lambda future: futures[future])]
