@@ -20,6 +20,7 @@ import errno
 import json
 import math
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Container, Iterator
@@ -43,11 +44,15 @@ def _write_temp_beside(path: Path, data: bytes) -> str:
     return tmp
 
 
-def new_file_mode() -> int:
-    """The mode a new file gets under the current umask (mkstemp's 0600 would hide it from the group)."""
+def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
-    return 0o666 & ~umask
+    return umask
+
+
+def new_file_mode() -> int:
+    """The mode a new file gets under the current umask (mkstemp's 0600 would hide it from the group)."""
+    return 0o666 & ~_umask()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -199,3 +204,36 @@ def write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
     overwrites."""
     folder.mkdir(parents=True, exist_ok=True)
     return next(folder / name for name in unique_names(stem, suffix) if write_new(folder / name, data))
+
+
+def staging_folder(target: Path, label: str = "partial") -> Path:
+    """A new empty folder beside ``target`` (on its file system, so one rename can put it in ``target``'s place),
+    with the mode a new folder gets under the umask (mkdtemp's 0700 would hide it from the group)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{label}-"))
+    os.chmod(staging, 0o777 & ~_umask())
+    return staging
+
+
+def swap_in_folder(staging: Path, target: Path) -> None:
+    """Put the finished folder ``staging`` in ``target``'s place: a reader sees the old folder or the new one,
+    never half of either (the old one is renamed aside first, then removed). The one folder swap of kb."""
+    backup = None
+    if target.exists():
+        backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
+        os.replace(target, backup / "old")
+    os.replace(staging, target)
+    if backup is not None:
+        shutil.rmtree(backup, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_folder(target: Path, label: str = "partial") -> Iterator[Path]:
+    """A staging folder beside ``target`` that replaces it only if the block succeeds (removed if it fails)."""
+    staging = staging_folder(target, label)
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    swap_in_folder(staging, target)

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from pathlib import Path
 
-from analyzers.files import atomic_write_json, atomic_write_text, unique_name, unique_names, write_unique
+import pytest
+
+from analyzers.files import (
+    atomic_folder,
+    atomic_write_json,
+    atomic_write_text,
+    staging_folder,
+    unique_name,
+    unique_names,
+    write_unique,
+)
 
 
 def test_unique_names_count_from_two_and_keep_the_number_when_cut() -> None:
@@ -44,3 +55,26 @@ def test_write_unique_never_overwrites_even_when_racing(tmp_path: Path) -> None:
         thread.join()
     assert len({p.name for p in written}) == 8  # eight names, eight files, no lost write
     assert sorted(p.read_text() for p in written) == [str(i) for i in range(8)]
+
+
+def test_atomic_folder_replaces_the_old_folder_whole_or_leaves_it(tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    (target / "old.txt").write_text("old")
+    with pytest.raises(RuntimeError), atomic_folder(target) as staging:
+        (staging / "new.txt").write_text("half")
+        raise RuntimeError("the block failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"] and (target / "old.txt").read_text() == "old"
+    with atomic_folder(target) as staging:
+        (staging / "new.txt").write_text("new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging or backup folder left beside it
+    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+
+
+def test_staging_folder_takes_the_umask_mode_not_mkdtemps_0700(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        staging = staging_folder(tmp_path / "out")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(staging.stat().st_mode) == 0o755 and staging.parent == tmp_path

@@ -15,11 +15,8 @@ kb hands the hook, built from the operator's settings as the worker's runs are. 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from analyzers import files
 from analyzers.base import Cancelled, NotRunnable
 from analyzers.registry import CommandHost, register_commands
 
@@ -97,20 +95,8 @@ def atomic_folder(target: Path) -> Iterator[Path]:
     target = target.expanduser().resolve()
     if target.exists() and not target.is_dir():
         raise ValueError(f"--out {target}: exists and is not a folder")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.partial-"))
-    try:
+    with files.atomic_folder(target) as staging:
         yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    backup = None
-    if target.exists():
-        backup = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old-"))
-        os.replace(target, backup / "old")
-    os.replace(staging, target)
-    if backup is not None:
-        shutil.rmtree(backup, ignore_errors=True)
 
 
 def _hub_cached(hub_id: str) -> bool:

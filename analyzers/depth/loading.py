@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ from analyzers.depth.adapters import (
 )
 from analyzers.depth.catalog import MODELS, ModelCard, imported_models, models_dir, register_imported
 from analyzers.depth.data import AMINO_ACIDS
+from analyzers.files import atomic_folder
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 TRUE_WORDS = {"1", "true", "yes", "on"}
@@ -484,16 +484,8 @@ def import_model(
         raise ModelError(f"model name {name!r}: use letters, digits, '.', '_' and '-' only (no '/')")
     load_model(ResolvedModel(name, folder, "folder"), trust_remote_code=trust_remote_code)  # strict key check
     target = models_dir(cache_dir) / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{name}-import-"))
-    try:
-        copied = staging / "model"
-        shutil.copytree(folder, copied, symlinks=False)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(copied, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with atomic_folder(target, "import") as staging:
+        shutil.copytree(folder, staging, symlinks=False, dirs_exist_ok=True)
     config = report["config"]
     entry = {
         "path": str(target),

@@ -26,7 +26,6 @@ import json
 import math
 import platform
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +62,7 @@ from analyzers.depth.training import (
     training_memory_bytes,
 )
 from analyzers.depth.uncertainty import jackknife, probe_estimates, replicate_means
-from analyzers.files import atomic_write_bytes, json_safe
+from analyzers.files import atomic_folder, atomic_write_bytes, json_safe
 from schemas.run import EvidenceScale
 
 #: The margin (in accuracy) a model must beat the unigram floor by, and the z the best depth must reach.
@@ -321,12 +320,8 @@ def _fingerprint(params: DepthSweepParams, corpus: Path) -> str:
 
 def _copy_folder_atomic(source: Path, target: Path) -> None:
     """Copy ``source`` to ``target`` through a temporary sibling and one rename (a reader never sees half)."""
-    if target.exists():
-        shutil.rmtree(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
-    shutil.copytree(source, staging, dirs_exist_ok=True)
-    staging.rename(target)
+    with atomic_folder(target) as staging:
+        shutil.copytree(source, staging, dirs_exist_ok=True)
 
 
 def _check_memory(params: DepthSweepParams, shapes: list[tuple[int, int]]) -> None:

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -40,6 +37,7 @@ from analyzers.depth.training import (
     save_esm_tokenizer,
     train_masked_lm,
 )
+from analyzers.files import atomic_folder
 
 __all__ = [
     "BUILTINS", "TinyRecipe", "build_random_dplm", "residue_gpt2_tokenizer",
@@ -61,9 +59,7 @@ def trained_tiny_esm(
     from transformers import EsmForMaskedLM, EsmTokenizer
 
     train, val = split_records(read_fasta(DESIGNED_FASTA))
-    root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{root.name}-"))
-    try:
+    with atomic_folder(root) as staging:
         save_esm_tokenizer(staging)
         tokenizer = EsmTokenizer.from_pretrained(staging)
         torch.manual_seed(seed)
@@ -84,11 +80,6 @@ def trained_tiny_esm(
             "val_masked_accuracy": accuracy,
         }
         (staging / "training.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
-        if root.exists():
-            shutil.rmtree(root)
-        os.replace(staging, root)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return root
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from analyzers.files import atomic_write_json
+from analyzers.files import atomic_write_json, staging_folder, swap_in_folder
 from analyzers.registry import CommandHost, register_commands
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, ConnectionError, OSError)
@@ -38,23 +37,11 @@ def _temperatures(text: str | None) -> list[float] | None:
     return None
 
 
-def _staging(target: Path) -> Path:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent))
-
-
 def _publish(staging: Path, target: Path, overwrite: bool) -> None:
     """Move the finished staging folder to ``target`` (replacing it only with ``overwrite``)."""
-    if target.exists():
-        if not overwrite:
-            raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
-        backup = target.with_name(f".{target.name}.old")
-        shutil.rmtree(backup, ignore_errors=True)
-        target.rename(backup)
-        staging.rename(target)
-        shutil.rmtree(backup, ignore_errors=True)
-    else:
-        staging.rename(target)
+    if target.exists() and not overwrite:
+        raise FileExistsError(f"{target} exists; pass --overwrite to replace it")
+    swap_in_folder(staging, target)
 
 
 def _progress_context():  # noqa: ANN202 - a rich Progress
@@ -104,7 +91,7 @@ def _run_sweep(
     from analyzers.langevin.compute import contacts_result, similarity_result, sweep_result
     from analyzers.langevin.pipeline import run_experiment
 
-    staging = _staging(out)
+    staging = staging_folder(out)
     started = time.perf_counter()
     try:
         with _progress_context() as progress:
@@ -276,7 +263,7 @@ def design_command(
         params = analyzer.params_for(values)
     except (ValidationError, ValueError) as error:
         _fail(f"invalid parameters: {error}")
-    staging = _staging(out)
+    staging = staging_folder(out)
     try:
         with _progress_context() as progress:
             task = progress.add_task("designing", total=1.0)
