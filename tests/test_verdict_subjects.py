@@ -16,7 +16,7 @@ from kb.evidence.claim_states import ClaimState, verdict_state
 from kb.evidence.subjects import about, structures
 from kb.evidence.tensions import ClaimRef, Deciding, Outcome, Tension, state_of, tension_id
 from kb.evidence.verdicts import accepted, evaluate
-from schemas import Claim, EvidenceScale, VerdictKind
+from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
 TOY = EvidenceScale(name="smoke", parameters=2.07e5, data="8 sequences from designed.fasta")
 
@@ -101,3 +101,15 @@ def test_a_tension_is_open_while_its_only_evidence_is_at_another_preset() -> Non
 def test_a_tension_is_settled_by_evidence_at_the_planned_preset() -> None:
     state = state_of(tension_with("paper"))
     assert state.outcome is Outcome.settled_a, state.text
+
+
+def test_a_tension_whose_deciding_run_cannot_start_here_says_so() -> None:
+    # A run that could not start reports no scale of its own: it is the planned run saying why, not evidence
+    # at another preset; a smoke run that did run (at 'smoke') still decides nothing.
+    tension = tension_with("smoke")
+    (key,) = tension.evidence
+    blocked = Verdict(kind=VerdictKind.not_runnable, reason="needs a GPU")
+    tension.evidence[key] = Deciding(key, "run-2", 2, [], EvidenceScale(name="unknown"), blocked)
+    state = state_of(tension)
+    assert state.outcome is Outcome.open and state.text == "open: the deciding run is not runnable here (needs a GPU)"
+    assert state_of(tension_with("smoke")).text.startswith("open: no evidence at 'paper' (only at 'smoke'")

@@ -440,6 +440,12 @@ def state_of(tension: Tension) -> TensionState:
         return TensionState(Outcome.open, f"open: no current evidence yet{where}; run `kb verify --tension "
                                           f"{tension.id}`")
     at_preset = [d for d in candidates if plan.preset is None or d.preset == plan.preset]
+    # A run that could not start here reports no scale of its own ('unknown'): it is the deciding run telling
+    # why it cannot run, which the tension says, rather than evidence at some other preset.
+    blocked = [d for d in candidates if d.preset in (None, "unknown") and d.verdict is not None
+               and d.verdict.kind is VerdictKind.not_runnable]
+    if not at_preset and blocked:
+        return judge(tension.a.claim, tension.b.claim, blocked[0])
     if not at_preset:  # evidence at another preset (a smoke run) never decides what the plan's preset settles
         elsewhere = ", ".join(sorted({repr(d.preset or "unknown") for d in candidates}))
         return TensionState(Outcome.open, f"open: no evidence{where} (only at {elsewhere}, which does not decide "
