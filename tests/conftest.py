@@ -15,6 +15,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.settings import Settings
 from tests.helpers.paper_values import kb_env  # noqa: F401 - a shared fixture
+from tests.helpers.workers import kb_workers  # noqa: F401 - a shared fixture
 from tests.noop_analyzer import register_for_subprocesses
 from tests.servers import pg_database, pg_url, s3_endpoint, s3_url, slurm_cluster  # noqa: F401 - shared fixtures
 

@@ -20,6 +20,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,15 +44,6 @@ def worker(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
             proc.wait()
 
 
-def _wait(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {seconds:.0f} s: {what}")
-
-
 def _index_files(home: Path) -> list[Path]:
     return [home / name for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm")]
 
@@ -71,7 +63,7 @@ def test_a_replaced_index_is_noticed_and_its_runs_are_worked(
     queue_store.enqueue(_fresh(tmp_path).engine, "noop", {"value": 1.0, "steps": 200, "step_seconds": 0.25,
                                                           "log_file": str(log)})
     proc = worker()
-    _wait(lambda: _started(log, 1.0), 60, "the worker took the first run")
+    wait_until(lambda: _started(log, 1.0), 60, "the worker took the first run")
     moved = tmp_path / "old-index"
     moved.mkdir()
     for path in _index_files(tmp_path / "home"):
@@ -79,7 +71,7 @@ def test_a_replaced_index_is_noticed_and_its_runs_are_worked(
             path.rename(moved / path.name)
     new = _fresh(tmp_path)  # a new index under the same name (a rebuild, a restored backup)
     queue_store.enqueue(new.engine, "noop", {"value": 2.0, "log_file": str(log)})
-    _wait(lambda: [r.status.value for r in new.runs()] == ["succeeded"], 60, "the run queued in the new index ran")
+    wait_until(lambda: [r.status.value for r in new.runs()] == ["succeeded"], 60, "the run queued in the new index ran")
     said = (tmp_path / "worker.log").read_text()
     assert said.count("was replaced under this worker") == 1, said
     assert proc.poll() is None
@@ -92,7 +84,7 @@ def test_a_deleted_index_stops_the_worker_with_one_line(
     (tmp_path / "papers").mkdir()
     _fresh(tmp_path).index()
     proc = worker()
-    _wait(lambda: (tmp_path / "home" / "worker.json").exists(), 60, "the worker started")
+    wait_until(lambda: (tmp_path / "home" / "worker.json").exists(), 60, "the worker started")
     time.sleep(2)  # the worker is polling its index
     for path in _index_files(tmp_path / "home"):
         path.unlink(missing_ok=True)

@@ -12,9 +12,8 @@ import collections
 import datetime as dt
 import os
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from kb.queue import store as queue_store
 from kb.settings import Settings
 from tests.helpers.app_env import SOURCE_TEXT, noop_note
 from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM = "noop-note#value-above-two"
@@ -53,15 +53,6 @@ def _home(tmp_path: Path, log: Path | None = None) -> KnowledgeBase:
 def _status(kb: KnowledgeBase, run_id: str) -> str | None:
     found = kb.get_run(run_id)
     return found.status.value if found is not None else None
-
-
-def _wait(condition: Callable[[], bool], seconds: float, what: str) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < seconds:
-        if condition():
-            return time.monotonic() - start
-        time.sleep(0.1)
-    raise AssertionError(f"not within {seconds:.0f} s: {what}")
 
 
 def test_the_queue_serves_interactive_then_short_then_old(tmp_path: Path) -> None:
@@ -99,37 +90,18 @@ def test_verify_queues_named_claims_as_interactive_and_all_as_bulk(tmp_path: Pat
     assert "no worker is alive" in listing.stdout, listing.stdout
 
 
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(**env: str) -> subprocess.Popen[bytes]:
-        out = (tmp_path / f"worker-{len(started)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever", "--papers",
-                                 str(tmp_path / "papers"), "--home", str(tmp_path / "home")],
-                                cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the second lane needs 2 cores")
 @pytest.mark.parametrize("lane", [True, False])
 def test_a_short_verify_behind_a_seven_hour_run_gets_its_verdict_within_a_minute(
-        tmp_path: Path, worker: Callable[..., subprocess.Popen[bytes]], lane: bool) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]], lane: bool) -> None:
     log = tmp_path / "executions.log"
     kb = _home(tmp_path, log)
     steps = 100_000  # 100,000 steps of 0.252 s: 7 hours
     long_run = queue_store.enqueue(kb.engine, "noop", {"value": 99.0, "steps": steps, "step_seconds": 0.252,
                                                        "log_file": str(log)},
                                    priority=queue_store.BULK, expected_seconds=SEVEN_HOURS)
-    worker(KB_SHORT_LANE=str(lane).lower())
-    _wait(lambda: _status(kb, long_run.id) == "running", 60, "the worker took the 7-hour run")
+    kb_workers(KB_SHORT_LANE=str(lane).lower())
+    wait_until(lambda: _status(kb, long_run.id) == "running", 60, "the worker took the 7-hour run")
     queued_at = time.monotonic()
     out = run_kb(kb.settings.papers, kb.settings.home, "verify", CLAIM, "--queue-only")
     assert out.returncode == 0, out.stderr
@@ -143,7 +115,7 @@ def test_a_short_verify_behind_a_seven_hour_run_gets_its_verdict_within_a_minute
         time.sleep(10)
         assert not verdict()
         return
-    _wait(verdict, 60, "the short verify's verdict")
+    wait_until(verdict, 60, "the short verify's verdict")
     waited = time.monotonic() - queued_at
     print(f"\nshort interactive verify queued behind a 7-hour run: verdict {waited:.1f} s after queueing")
     assert kb.evidence(CLAIM)[0].verdict.kind.value == "supported"  # type: ignore[union-attr]

@@ -26,6 +26,7 @@ from kb.core import KnowledgeBase
 from kb.index.database import Run
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,34 +98,6 @@ def relay(s3_endpoint: str) -> Iterator[Relay]:
     found.down()
 
 
-@pytest.fixture
-def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(**env: str) -> subprocess.Popen[bytes]:
-        out = (tmp_path / f"worker-{len(started)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever", "--papers",
-                                 str(tmp_path / "papers"), "--home", str(tmp_path / "home")],
-                                cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
-def _wait(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {seconds:.0f} s: {what}")
-
-
 def _row(kb: KnowledgeBase, run_id: str) -> Run:
     with Session(kb.engine) as session:
         row = session.get(Run, run_id)
@@ -141,18 +114,18 @@ def _record(s3_url: str, run_id: str, attempt: int) -> dict[str, object] | None:
 
 
 def test_a_twenty_second_store_outage_mid_run_is_ridden_out(
-        tmp_path: Path, s3_url: str, relay: Relay, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, s3_url: str, relay: Relay, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     (tmp_path / "papers").mkdir()
     kb = KnowledgeBase(Settings(papers=tmp_path / "papers", home=tmp_path / "home", artifact_store=s3_url))
     log = tmp_path / "executions.log"
     run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 30, "step_seconds": 0.3,
                                                   "log_file": str(log)})
-    workers(KB_ARTIFACT_STORE=s3_url, AWS_ENDPOINT_URL=relay.url)
-    _wait(lambda: (_row(kb, run.id).progress or 0) >= 0.2, 60, "the run is under way (checkpoints uploaded)")
+    kb_workers(KB_ARTIFACT_STORE=s3_url, AWS_ENDPOINT_URL=relay.url)
+    wait_until(lambda: (_row(kb, run.id).progress or 0) >= 0.2, 60, "the run is under way (checkpoints uploaded)")
     relay.down()
     time.sleep(20)  # longer than the S3 client's own retries (an 8 s cut is absorbed by them)
     relay.up()
-    _wait(lambda: _row(kb, run.id).status in ("succeeded", "failed"), 90, "the run ended")
+    wait_until(lambda: _row(kb, run.id).status in ("succeeded", "failed"), 90, "the run ended")
     said = (tmp_path / "worker-0.log").read_text()
     assert _row(kb, run.id).status == "succeeded", (_row(kb, run.id).error, said)
     assert "artifact store" in said and "answers again" in said, said
@@ -163,15 +136,15 @@ def test_a_twenty_second_store_outage_mid_run_is_ridden_out(
 
 @pytest.mark.slow  # ~200 s: an outage past the store's 31.5 s of retries (each checkpoint upload waits them out)
 def test_outcomes_are_spooled_while_the_store_is_down_and_a_rebuild_says_one_line(
-        tmp_path: Path, s3_url: str, relay: Relay, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, s3_url: str, relay: Relay, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     (tmp_path / "papers").mkdir()
     kb = KnowledgeBase(Settings(papers=tmp_path / "papers", home=tmp_path / "home", artifact_store=s3_url))
     log = tmp_path / "executions.log"
     run = queue_store.enqueue(kb.engine, "noop", {"value": 2.0, "steps": 6, "step_seconds": 0.5,
                                                   "log_file": str(log)})
     env = {"KB_ARTIFACT_STORE": s3_url, "AWS_ENDPOINT_URL": relay.url}
-    workers(**env)
-    _wait(lambda: (_row(kb, run.id).progress or 0) >= 0.3, 60, "the run is under way")
+    kb_workers(**env)
+    wait_until(lambda: (_row(kb, run.id).progress or 0) >= 0.3, 60, "the run is under way")
     relay.down()
     rebuild = subprocess.run([sys.executable, "-m", "kb.cli", "index", "--rebuild", "--papers",
                               str(tmp_path / "papers"), "--home", str(tmp_path / "other-home")],
@@ -179,12 +152,12 @@ def test_outcomes_are_spooled_while_the_store_is_down_and_a_rebuild_says_one_lin
     assert rebuild.returncode == 3, rebuild.stderr
     assert "did not answer" in rebuild.stderr and "Traceback" not in rebuild.stderr, rebuild.stderr
     assert len(rebuild.stderr.strip().splitlines()) <= 3, rebuild.stderr  # one line, wrapped at most
-    _wait(lambda: _row(kb, run.id).status in ("succeeded", "failed"), 90, "the run ended while the store was down")
+    wait_until(lambda: _row(kb, run.id).status in ("succeeded", "failed"), 90, "the run ended while the store was down")
     spooled = tmp_path / "home" / "spool" / "runs" / run.id / "attempt-1.json"
     assert spooled.is_file(), (tmp_path / "worker-0.log").read_text()
     assert _record(s3_url, run.id, 1) is None
     relay.up()
-    _wait(lambda: _record(s3_url, run.id, 1) is not None, 30, "the spooled outcome reached the store")
+    wait_until(lambda: _record(s3_url, run.id, 1) is not None, 30, "the spooled outcome reached the store")
     assert not spooled.exists()
     assert _record(s3_url, run.id, 1)["run"]["status"] == _row(kb, run.id).status  # type: ignore[index]
     assert collections.Counter(log.read_text().splitlines())["start 2.0"] == 1

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,41 +24,14 @@ from kb.index.database import Evidence, Run
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(**env: str) -> subprocess.Popen[bytes]:
-        out = (tmp_path / f"worker-{len(started)}.log").open("wb")
-        proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever", "--papers",
-                                 str(tmp_path / "papers"), "--home", str(tmp_path / "home")],
-                                cwd=ROOT, env={**os.environ, **env}, stdout=out, stderr=subprocess.STDOUT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def _kb(tmp_path: Path) -> KnowledgeBase:
     (tmp_path / "papers").mkdir(exist_ok=True)
     return KnowledgeBase(Settings(papers=tmp_path / "papers", home=tmp_path / "home"))
-
-
-def _wait(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"not within {seconds:.0f} s: {what}")
 
 
 def _row(kb: KnowledgeBase, run_id: str) -> Run:
@@ -77,14 +48,14 @@ def _staging(tmp_path: Path, run_id: str, attempt: int) -> list[Path]:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_worker_hands_its_run_to_a_live_peer_at_its_next_checkpoint(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]], sig: signal.Signals) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]], sig: signal.Signals) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
     run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 40, "step_seconds": 0.25,
                                                   "log_file": str(log)})
-    first = workers(KB_STOP_GRACE_SECONDS="20")
-    _wait(lambda: (_row(kb, run.id).progress or 0) >= 0.2, 60, "the first worker is a fifth of the way")
-    peer = workers()
+    first = kb_workers(KB_STOP_GRACE_SECONDS="20")
+    wait_until(lambda: (_row(kb, run.id).progress or 0) >= 0.2, 60, "the first worker is a fifth of the way")
+    peer = kb_workers()
     time.sleep(1.0)  # the peer is up and polling (the run stays with the first worker meanwhile)
     assert _row(kb, run.id).attempts == 1
     stopped_at = time.monotonic()
@@ -92,7 +63,7 @@ def test_a_stopped_worker_hands_its_run_to_a_live_peer_at_its_next_checkpoint(
     assert first.wait(timeout=15) == 0, (tmp_path / "worker-0.log").read_text()
     assert time.monotonic() - stopped_at < 5, "it stopped at its next checkpoint, not at the run's end"
     assert not _staging(tmp_path, run.id, 1), "its staging folders are gone"
-    _wait(lambda: _row(kb, run.id).status == "succeeded", 60, "the peer finished the run")
+    wait_until(lambda: _row(kb, run.id).status == "succeeded", 60, "the peer finished the run")
     row = _row(kb, run.id)
     assert row.attempts == 2 and row.worker_id and row.worker_id.endswith(f":{peer.pid}")
     said = (tmp_path / "worker-0.log").read_text()
@@ -111,14 +82,14 @@ def test_a_stopped_worker_hands_its_run_to_a_live_peer_at_its_next_checkpoint(
 
 
 def test_a_run_that_reaches_no_checkpoint_is_handed_back_when_the_grace_period_ends(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
     # One step of 12 s: no progress report and no checkpoint until it ends.
     run = queue_store.enqueue(kb.engine, "noop", {"value": 2.0, "steps": 1, "step_seconds": 12.0,
                                                   "log_file": str(log)})
-    first = workers(KB_STOP_GRACE_SECONDS="1")
-    _wait(lambda: log.exists() and "start 2.0" in log.read_text(), 60, "the run started")
+    first = kb_workers(KB_STOP_GRACE_SECONDS="1")
+    wait_until(lambda: log.exists() and "start 2.0" in log.read_text(), 60, "the run started")
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=10) == 0, (tmp_path / "worker-0.log").read_text()
     assert "grace period; handed back" in (tmp_path / "worker-0.log").read_text()
@@ -127,17 +98,17 @@ def test_a_run_that_reaches_no_checkpoint_is_handed_back_when_the_grace_period_e
     assert row.status == "queued" and "stopped" in (row.message or ""), (row.status, row.message)
     listing = run_kb(tmp_path / "papers", tmp_path / "home", "runs")
     assert "#1 in line" in listing.stdout and "no worker is alive" in listing.stdout, listing.stdout
-    workers()
-    _wait(lambda: _row(kb, run.id).status == "succeeded", 60, "a new worker finished it")
+    kb_workers()
+    wait_until(lambda: _row(kb, run.id).status == "succeeded", 60, "a new worker finished it")
     assert collections.Counter(log.read_text().splitlines()) == {"start 2.0": 2, "end 2.0": 1}
 
 
 def test_a_killed_worker_reads_as_stopped_until_a_worker_takes_its_run(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     kb = _kb(tmp_path)
     run = queue_store.enqueue(kb.engine, "noop", {"value": 3.0, "steps": 40, "step_seconds": 0.25})
-    first = workers()
-    _wait(lambda: _row(kb, run.id).status == "running", 60, "the worker took the run")
+    first = kb_workers()
+    wait_until(lambda: _row(kb, run.id).status == "running", 60, "the worker took the run")
     first.kill()
     first.wait()
     listing = run_kb(tmp_path / "papers", tmp_path / "home", "runs", "--json")
@@ -147,10 +118,10 @@ def test_a_killed_worker_reads_as_stopped_until_a_worker_takes_its_run(
 
 
 def test_an_idle_worker_exits_at_once_on_sigterm(tmp_path: Path,
-                                                  workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+                                                  kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     _kb(tmp_path)
-    idle = workers()
-    _wait(lambda: "worker" in (tmp_path / "home" / "worker.json").read_text()
+    idle = kb_workers()
+    wait_until(lambda: "worker" in (tmp_path / "home" / "worker.json").read_text()
           if (tmp_path / "home" / "worker.json").exists() else False, 60, "the worker registered")
     idle.send_signal(signal.SIGTERM)
     assert idle.wait(timeout=10) == 0
