@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,38 +180,33 @@ def read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]
 
 
 def _read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]:
-    latest: dict[str, StoredOutcome] = {}
     skipped: list[str] = []
-    prefix = f"{store.root}/".lstrip("/")
-    found = store.retrying("listing the run records",
-                           lambda: sorted(store.fs.glob(f"{store.root}/runs/*/attempt-*.json")))
-    for path in found:
-        key = str(path).lstrip("/").removeprefix(prefix)
-        try:
-            outcome = _read_record(store, path, key)
-        except (RecordRefused, OSError) as exc:
-            if not isinstance(exc, RecordRefused) and store_transient(exc):
-                raise  # the store is down, not the record bad: read_outcomes says so
-            skipped.append(f"{key}: {exc}")
-            continue
+    latest: dict[str, StoredOutcome] = {}
+    for outcome in _checked_records(store, "run records", "runs/*/attempt-*.json", skipped, keyed=True):
         held = latest.get(outcome.run.id)
         if held is None or held.run.attempts < outcome.run.attempts:
             latest[outcome.run.id] = outcome
     outcomes = list(latest.values())
-    legacy = store.retrying("listing the legacy records",
-                            lambda: sorted(store.fs.glob(f"{store.root}/evidence/*/*/{LEGACY_RECORD_NAME}")))
-    for path in legacy:
+    for outcome in _checked_records(store, "legacy records", f"evidence/*/*/{LEGACY_RECORD_NAME}", skipped,
+                                    keyed=False):
+        if outcome.run.id not in latest:
+            outcomes.append(outcome)
+    return outcomes, skipped
+
+
+def _checked_records(store: ArtifactStore, what: str, pattern: str, skipped: list[str], *,
+                     keyed: bool) -> Iterator[StoredOutcome]:
+    """The records under ``pattern`` that pass their checks (``keyed``: their path must name their run and
+    attempt); one line in ``skipped`` for each refused. A store outage is raised, never taken for a bad record."""
+    prefix = f"{store.root}/".lstrip("/")
+    for path in store.retrying(f"listing the {what}", lambda: sorted(store.fs.glob(f"{store.root}/{pattern}"))):
         key = str(path).lstrip("/").removeprefix(prefix)
         try:
-            outcome = _read_record(store, path, None)
+            yield _read_record(store, path, key if keyed else None)
         except (RecordRefused, OSError) as exc:
             if not isinstance(exc, RecordRefused) and store_transient(exc):
                 raise  # the store is down, not the record bad: read_outcomes says so
             skipped.append(f"{key}: {exc}")
-            continue
-        if outcome.run.id not in latest:
-            outcomes.append(outcome)
-    return outcomes, skipped
 
 
 def restored_run(outcome: StoredOutcome) -> Run:
