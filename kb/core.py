@@ -246,7 +246,7 @@ class KnowledgeBase:
 
     def _read_path(self, path: Path) -> Note:
         return notes_mod.read_note(path, max_bytes=self.settings.max_note_bytes,
-                                   max_seeds=self.settings.max_seeds_per_claim)
+                                   limits=self.settings.note_limits)
 
     def validate(self, paths: list[Path] | None = None) -> tuple[list[Note], list[NoteError]]:
         """Validate notes (default: the whole notes folder), their ``source_file`` included.
@@ -258,7 +258,7 @@ class KnowledgeBase:
         return index_mod.validate_notes(paths or [self.papers_dir], self.papers_dir,
                                         max_bytes=self.settings.max_note_bytes,
                                         max_source_bytes=self.settings.max_source_bytes,
-                                        max_seeds=self.settings.max_seeds_per_claim)
+                                        limits=self.settings.note_limits)
 
     def read_source(self, note: Note) -> SourceText:
         """The note's ``source_file`` text, read only inside the vault (``kb.notes.sources``): the notes folder,
@@ -274,7 +274,7 @@ class KnowledgeBase:
         with self._creating():
             self._check_paper_id_free(meta.get("paper_id"))
             note = notes_mod.create_note(self.papers_dir, meta, body, max_bytes=self.settings.max_note_bytes,
-                                         max_seeds=self.settings.max_seeds_per_claim, check=inside_the_vault)
+                                         limits=self.settings.note_limits, check=inside_the_vault)
         self.index()
         return note
 
@@ -286,7 +286,7 @@ class KnowledgeBase:
         from kb.notes import sources as source_files
 
         note = notes_mod.read_note(src, max_bytes=self.settings.max_note_bytes,
-                                   max_seeds=self.settings.max_seeds_per_claim)
+                                   limits=self.settings.note_limits)
         with self._creating():
             self._check_paper_id_free(note.meta.paper_id)
             copy = source_files.plan_source_copy(note, self.papers_dir, max_bytes=self.settings.max_source_bytes)
@@ -383,7 +383,7 @@ class KnowledgeBase:
         report = index_mod.index_notes(self.engine, self.papers_dir, progress=progress,
                                        max_bytes=self.settings.max_note_bytes,
                                        max_source_bytes=self.settings.max_source_bytes,
-                                       max_seeds=self.settings.max_seeds_per_claim)
+                                       limits=self.settings.note_limits)
         for note_id in report.updated:
             for claim in self.claims(note_id):
                 evidence_mod.rejudge(self.engine, claim.key)
@@ -507,7 +507,7 @@ class KnowledgeBase:
             seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
             # Notes like this are invalid at index time, but an older index, or a setting changed since, may
             # still hold one: the binding is checked again by the one rule before anything is queued.
-            if found := binding_problems(claim, max_seeds=self.settings.max_seeds_per_claim):
+            if found := binding_problems(claim, limits=self.settings.note_limits):
                 field, why = found[0]
                 skipped.append((key, f"{field}: {why}"))
                 continue

@@ -6,6 +6,8 @@ the CLI exposes the same fields as flags (``--papers``, ``--home``, ``--db``).
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -14,6 +16,24 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 #: Runs one claim may queue, one per seed: the default of the setting ``max_seeds_per_claim``. A verdict on a
 #: mean needs a handful of seeds; thousands would only fill the queue.
 DEFAULT_MAX_SEEDS = 10
+#: The largest whole number a note may give an analyzer parameter (a step count, a batch size, a budget): past
+#: it a shared note could make the machine that re-verifies it work for days or exhaust its memory.
+DEFAULT_MAX_NOTE_INTEGER = 10_000_000
+
+
+@dataclass(frozen=True)
+class NoteLimits:
+    """What a note may ask of the machine that re-verifies it: the operator's settings, carried whole from the
+    command that read them to the one binding check (``kb.notes.bindings``). A note never widens them; the
+    person running kb does, with settings or ``--set``."""
+
+    max_seeds: int = DEFAULT_MAX_SEEDS  # runs one claim may queue
+    max_integer: int = DEFAULT_MAX_NOTE_INTEGER  # largest whole-number parameter
+    max_threads: int | None = None  # threads, workers, processes; None: this machine's cores
+
+    @property
+    def threads(self) -> int:
+        return self.max_threads if self.max_threads is not None else (os.cpu_count() or 1)
 
 
 class SlurmSettings(BaseModel):
@@ -57,6 +77,15 @@ class Settings(BaseSettings):
     max_seeds_per_claim: int = Field(
         default=DEFAULT_MAX_SEEDS, ge=1, description="Seeds one claim may list (KB_MAX_SEEDS_PER_CLAIM); each is a "
         "run: a note listing more is invalid, naming the claim's 'analyzer.seeds'.",
+    )
+    max_note_integer: int = Field(
+        default=DEFAULT_MAX_NOTE_INTEGER, ge=1, description="Largest whole number a note may give an analyzer "
+        "parameter (KB_MAX_NOTE_INTEGER): steps, sizes, budgets past it are refused at validate, naming the bound; "
+        "the person running kb sets larger ones with --set.",
+    )
+    max_note_threads: int | None = Field(
+        default=None, ge=1, description="Most threads, workers or processes a note may ask for (KB_MAX_NOTE_THREADS); "
+        "default: this machine's CPU cores.",
     )
     max_rendered_body: int = Field(
         default=50_000, ge=1_000, description="Characters of a note's Markdown body that 'kb show' and the app "
@@ -125,6 +154,12 @@ class Settings(BaseSettings):
     lookup_timeout: float = Field(
         default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref) may take before kb gives up.",
     )
+
+    @property
+    def note_limits(self) -> NoteLimits:
+        """What a note may ask of this machine, from the operator's settings."""
+        return NoteLimits(max_seeds=self.max_seeds_per_claim, max_integer=self.max_note_integer,
+                          max_threads=self.max_note_threads)
 
     @property
     def resolved_cache_dir(self) -> Path:

@@ -297,6 +297,29 @@ def test_seeds_per_claim_are_capped_by_a_setting(tmp_path: Path) -> None:
     assert "queued 0 run(s)" in done.stdout and "over the limit of 10" in " ".join(done.stderr.split())
 
 
+def _params_note(params: str) -> str:
+    return (NOTE_HEAD.format(name="asks") + "claims:\n  - id: c\n    statement: \"s\"\n    analyzer:\n"
+            f"      name: noop\n      params: {params}\n---\n")
+
+
+@pytest.mark.parametrize(("params", "setting", "bound"), [
+    ("{steps: 5000}", "KB_MAX_NOTE_INTEGER", "1000"),  # sizes and budgets: the operator's bound, not kb's
+    ("{threads: 2}", "KB_MAX_NOTE_THREADS", "1"),  # threads: the operator's bound, not this machine's cores
+])
+def test_what_a_note_may_ask_of_the_machine_is_the_operators_setting(tmp_path: Path, params: str, setting: str,
+                                                                     bound: str) -> None:
+    papers, home = tmp_path / "papers", tmp_path / "home"
+    papers.mkdir()
+    (papers / "asks.md").write_text(_params_note(params), encoding="utf-8")
+    done, _ = timed_kb(papers, home, "validate", env={setting: bound})
+    line = one_error_line(done.stderr)
+    assert done.returncode == 1 and "asks.md:" in line and "field 'claims.0.analyzer.params." in line, line
+    assert setting in line and f" {int(bound):,} " in line, line
+    if setting == "KB_MAX_NOTE_INTEGER":  # within the default bound the same note is valid
+        done, _ = timed_kb(papers, home, "validate")
+        assert done.returncode == 0, done.stderr
+
+
 def test_a_5000_digit_number_names_its_line_and_field(tmp_path: Path) -> None:
     raw = (NOTE_HEAD.format(name="n") + "publication:\n  venue: x\n  year: " + "7" * 5000 + "\n---\n").encode()
     with pytest.raises(NoteError) as info:

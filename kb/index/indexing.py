@@ -31,6 +31,7 @@ from kb.index.search import SearchDoc, SearchHit
 from kb.notes.files import Note, NoteError, field_line, find_notes, read_note
 from kb.notes.grounding import check_note
 from kb.notes.sources import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
+from kb.settings import NoteLimits
 from schemas import Claim
 
 SortKey = Literal["id", "title", "year", "quality"]
@@ -98,7 +99,7 @@ class NoteRows:
 
 def prepare_note(path: Path, papers_dir: Path | None = None, *, max_bytes: int = 5_000_000,
                  max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, now: dt.datetime | None = None,
-                 max_seeds: int | None = None) -> tuple[Note, NoteRows]:
+                 limits: NoteLimits | None = None) -> tuple[Note, NoteRows]:
     """The one check of one note that `kb validate` and `kb index` share, so that what one accepts the other
     indexes: read and validate the file, read its ``source_file`` inside the vault, build the rows the index
     stores. Any failure, one kb did not foresee included, is a ``NoteError`` on this note (file, and line and
@@ -112,7 +113,7 @@ def prepare_note(path: Path, papers_dir: Path | None = None, *, max_bytes: int =
                         "file (letters, digits and dashes are safe)") from None
     try:
         st = path.stat()
-        note = read_note(path, max_bytes=max_bytes, max_seeds=max_seeds)
+        note = read_note(path, max_bytes=max_bytes, limits=limits)
         source = read_source(note, vault_of(path, papers_dir), max_bytes=max_source_bytes)
         if source.status is SourceStatus.refused:
             raise source.error(note)
@@ -177,7 +178,7 @@ class _CrossNoteRules:
 
 
 def validate_notes(paths: Sequence[Path], papers_dir: Path | None = None, *, max_bytes: int = 5_000_000,
-                   max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, max_seeds: int | None = None,
+                   max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, limits: NoteLimits | None = None,
                    ) -> tuple[list[Note], list[NoteError]]:
     """`kb validate`: notes (files, or folders searched like the notes folder) through :func:`prepare_note` and
     the rules across notes, exactly as `kb index` applies them; returns the valid notes and the errors."""
@@ -197,7 +198,7 @@ def validate_notes(paths: Sequence[Path], papers_dir: Path | None = None, *, max
             if (error := rules.take_id(path)) is not None:
                 raise error
             note, _ = prepare_note(path, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
-                                   max_seeds=max_seeds)
+                                   limits=limits)
             if (error := rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
                 raise error
         except NoteError as exc:
@@ -274,7 +275,7 @@ def index_notes(
     progress: Callable[[int, int], None] | None = None,
     max_bytes: int = 5_000_000,
     max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES,
-    max_seeds: int | None = None,
+    limits: NoteLimits | None = None,
 ) -> IndexReport:
     """Bring the index up to date with ``papers_dir``; return what changed.
 
@@ -284,11 +285,11 @@ def index_notes(
     init_db(engine)
     with writer_lock(engine):
         return _index_notes(engine, papers_dir, progress=progress, max_bytes=max_bytes,
-                            max_source_bytes=max_source_bytes, max_seeds=max_seeds)
+                            max_source_bytes=max_source_bytes, limits=limits)
 
 
 def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, int], None] | None,
-                 max_bytes: int, max_source_bytes: int, max_seeds: int | None = None) -> IndexReport:
+                 max_bytes: int, max_source_bytes: int, limits: NoteLimits | None = None) -> IndexReport:
     backend = search_backend_for(engine)
     report = IndexReport()
     now = dt.datetime.now(dt.UTC)
@@ -351,7 +352,7 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
                 report.unchanged.append(note_id)
                 return
         note, rows = prepare_note(path, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
-                                  now=now, max_seeds=max_seeds)
+                                  now=now, limits=limits)
         if (error := rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
             raise error
         papers.append(rows.paper)

@@ -9,14 +9,13 @@ one line naming the file, the line and the field.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from kb.settings import DEFAULT_MAX_SEEDS
+from kb.settings import NoteLimits
 from schemas import AnalyzerBinding, Claim, Expectation
 
 
@@ -41,17 +40,19 @@ class Bound(Protocol):
     def expect(self) -> Expectation | None: ...
 
 
-def binding_problems(claim: Bound, *, max_seeds: int | None = None,
+def binding_problems(claim: Bound, *, limits: NoteLimits | None = None,
                      analyzers: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
     """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed):
-    the one binding check, which notes, the drafter, the app and ``kb verify`` all ask. ``max_seeds``: the
-    setting ``max_seeds_per_claim`` (default ``DEFAULT_MAX_SEEDS``); ``analyzers``: the registry's by default."""
+    the one binding check, which notes, the drafter, the app and ``kb verify`` all ask. ``limits``: what a note
+    may ask of this machine (the operator's settings; default ``NoteLimits()``); ``analyzers``: the registry's
+    by default."""
     from analyzers import registry
 
     binding = claim.analyzer
     if binding is None:
         return []
-    cap = DEFAULT_MAX_SEEDS if max_seeds is None else max_seeds
+    limits = NoteLimits() if limits is None else limits
+    cap = limits.max_seeds
     if binding.seeds is not None and len(binding.seeds) > cap:
         return [("analyzer.seeds", f"{len(binding.seeds):,} seeds, over the limit of {cap} runs per claim "
                                    "(setting max_seeds_per_claim, KB_MAX_SEEDS_PER_CLAIM); list fewer seeds")]
@@ -66,7 +67,7 @@ def binding_problems(claim: Bound, *, max_seeds: int | None = None,
     if binding.settled_by is not None and binding.settled_by not in analyzer.scales:
         problems.append(("analyzer.settled_by", f"{binding.name} has no scale {binding.settled_by!r}; known: "
                                                 f"{', '.join(analyzer.scales) or 'none'}"))
-    refused = {**analyzer.Params.note_errors(binding.params), **resource_problems(binding.params)}
+    refused = {**analyzer.Params.note_errors(binding.params), **resource_problems(binding.params, limits)}
     problems += [(f"analyzer.params.{name}", why) for name, why in refused.items()]
     if not refused and not problems:
         problems += params_problems(analyzer, binding.params, binding.scale)
@@ -78,18 +79,13 @@ def binding_problems(claim: Bound, *, max_seeds: int | None = None,
     return problems
 
 
-#: The largest whole number a note may give an analyzer parameter (a step count, a batch size, a budget): past
-#: it a shared note could make the machine that re-verifies it work for days or exhaust its memory. The
-#: person running kb sets larger values with ``--set`` (``kb verify CLAIM --set steps=...``).
-MAX_NOTE_INTEGER = 10_000_000
 _THREAD_FIELDS = frozenset({"threads", "num_threads", "workers", "num_workers", "processes"})
 
 
-def resource_problems(params: dict[str, Any]) -> dict[str, str]:
-    """What a note asks of the machine beyond what the operator allows, by parameter: threads past this
-    machine's cores, a device (the operator's choice: ``kb verify --device``), whole numbers past
-    ``MAX_NOTE_INTEGER``."""
-    cores = os.cpu_count() or 1
+def resource_problems(params: dict[str, Any], limits: NoteLimits) -> dict[str, str]:
+    """What a note asks of the machine beyond what the operator allows (``limits``), by parameter: more threads
+    than ``limits.threads``, a device (the operator's choice: ``kb verify --device``), whole numbers past
+    ``limits.max_integer``. The person running kb sets larger values with ``--set`` or the settings."""
     found: dict[str, str] = {}
     for name, value in params.items():
         if name == "device":
@@ -97,11 +93,12 @@ def resource_problems(params: dict[str, Any]) -> dict[str, str]:
                            "never by a note: remove it")
         elif isinstance(value, bool) or not isinstance(value, int):
             continue
-        elif name in _THREAD_FIELDS and value > cores:
-            found[name] = f"{value:,} is more than the {cores} CPU cores here; a note may ask for at most {cores}"
-        elif abs(value) > MAX_NOTE_INTEGER:
-            found[name] = (f"{value:,} is over the {MAX_NOTE_INTEGER:,} a note may set; the person running kb can "
-                           f"set more with --set {name}=...")
+        elif name in _THREAD_FIELDS and value > limits.threads:
+            found[name] = (f"{value:,} is more than the {limits.threads} a note may ask for here (setting "
+                           "max_note_threads, KB_MAX_NOTE_THREADS; default: this machine's CPU cores)")
+        elif abs(value) > limits.max_integer:
+            found[name] = (f"{value:,} is over the {limits.max_integer:,} a note may set (setting max_note_integer, "
+                           f"KB_MAX_NOTE_INTEGER); the person running kb can set more with --set {name}=...")
     return found
 
 

@@ -36,6 +36,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
 from analyzers.files import atomic_write_bytes, replace_unmoved, write_unique
+from kb.settings import NoteLimits
 from schemas.note import PaperNote
 
 __all__ = [
@@ -441,7 +442,7 @@ def _not_plain_data(data: Any) -> tuple[tuple[Any, ...], str] | None:
     return None
 
 
-def _validate(data: Any, path: Path, max_seeds: int | None = None) -> PaperNote:
+def _validate(data: Any, path: Path, limits: NoteLimits | None = None) -> PaperNote:
     if data is None:
         data = CommentedMap()  # empty frontmatter: let the schema name the missing fields
     if not isinstance(data, dict):
@@ -477,16 +478,16 @@ def _validate(data: Any, path: Path, max_seeds: int | None = None) -> PaperNote:
         if len(parts) > 1:
             msg += "; also " + "; ".join(f"field '{n}': {m}" if n else m for _, n, m in parts[1:])
         raise NoteError(path, msg, line=_line_of(data, loc) if loc else None, field=name or None) from None
-    _check_bindings(meta, data, path, max_seeds)
+    _check_bindings(meta, data, path, limits)
     return meta
 
 
-def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | None) -> None:
+def _check_bindings(meta: PaperNote, data: Any, path: Path, limits: NoteLimits | None) -> None:
     """Each claim's analyzer binding against the registry (``kb.notes.bindings``): the first problem, located."""
     from kb.notes.bindings import binding_problems
 
     for i, claim in enumerate(meta.claims):
-        problems = binding_problems(claim, max_seeds=max_seeds)
+        problems = binding_problems(claim, limits=limits)
         if problems:
             field, message = problems[0]
             loc = ("claims", i, *(int(p) if p.isdigit() else p for p in field.split(".")))
@@ -495,9 +496,9 @@ def _check_bindings(meta: PaperNote, data: Any, path: Path, max_seeds: int | Non
             raise NoteError(path, message, line=_line_of(data, loc), field=f"claims.{i}.{field}")
 
 
-def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
-    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem. ``max_seeds``: the
-    setting ``max_seeds_per_claim`` (default ``kb.settings.DEFAULT_MAX_SEEDS``).
+def parse_note(raw: bytes, path: Path, *, limits: NoteLimits | None = None) -> Note:
+    """Parse and validate a note from its bytes; raises ``NoteError`` on any problem. ``limits``: what a note
+    may ask of this machine (the operator's settings; default ``NoteLimits()``).
 
     Whatever goes wrong inside one note is a ``NoteError`` on that note, never another exception: one bad
     note must not stop a listing, an index or a demo of all the others.
@@ -515,7 +516,7 @@ def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
                 exc.message += (f"; the frontmatter was read up to the '---' on line {closing}: if it ends "
                                 "earlier, add the missing closing '---' line there")
             raise
-        meta = _validate(data, path, max_seeds)
+        meta = _validate(data, path, limits)
     except NoteError:
         raise
     except RecursionError:
@@ -525,7 +526,7 @@ def parse_note(raw: bytes, path: Path, *, max_seeds: int | None = None) -> Note:
     return Note(path=path, raw=raw, meta=meta, body=parts.body, frontmatter_text=parts.frontmatter)
 
 
-def read_note(path: Path, *, max_bytes: int = 5_000_000, max_seeds: int | None = None) -> Note:
+def read_note(path: Path, *, max_bytes: int = 5_000_000, limits: NoteLimits | None = None) -> Note:
     """Read and validate one note file; refuses files larger than ``max_bytes``."""
     path = Path(path)
     try:
@@ -539,7 +540,7 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000, max_seeds: int | None =
         raise NoteError(path, f"cannot read file: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
         raise NoteError(path, f"file is over the limit of {max_bytes} bytes (max_note_bytes)")
-    return replace(parse_note(raw, path, max_seeds=max_seeds), inode=(opened.st_dev, opened.st_ino))
+    return replace(parse_note(raw, path, limits=limits), inode=(opened.st_dev, opened.st_ino))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -611,7 +612,7 @@ def render_new_note(meta: dict[str, Any], body: str) -> bytes:
 
 
 def create_note(papers_dir: Path, meta: dict[str, Any], body: str, *, max_bytes: int = 5_000_000,
-                max_seeds: int | None = None, check: Callable[[Note], None] | None = None) -> Note:
+                limits: NoteLimits | None = None, check: Callable[[Note], None] | None = None) -> Note:
     """Validate ``meta``, then write a new note named after its title; never overwrites a file.
 
     The bytes about to be written are checked as ``read_note`` will read them (size, then parse), so a
@@ -628,7 +629,7 @@ def create_note(papers_dir: Path, meta: dict[str, Any], body: str, *, max_bytes:
     if len(raw) > max_bytes:
         raise NoteError(probe_path, f"the note would be {len(raw):,} bytes, over the limit of {max_bytes:,} "
                         "bytes (max_note_bytes) that kb reads; shorten its longest fields")
-    probe = parse_note(raw, probe_path, max_seeds=max_seeds)  # validate before anything touches the disk
+    probe = parse_note(raw, probe_path, limits=limits)  # validate before anything touches the disk
     if check is not None:
         check(probe)
     target = write_unique(papers_dir, slugify(probe.meta.title), ".md", raw)
