@@ -90,6 +90,17 @@ def _readable_copy(database: Path, wal: Path) -> Path:
     return copy
 
 
+def _writable_in(papers_dir: Path, path: Path) -> Path:
+    """``path`` if writing it writes inside the notes folder. A note that is a link to a file outside (a shared
+    vault can carry such a link) is read like any note, but kb does not write through it: an edit would land
+    outside the folder the person running kb chose."""
+    target, root = Path(os.path.realpath(path)), Path(os.path.realpath(papers_dir))
+    if not target.is_relative_to(root):
+        raise NoteError(path, f"is a link to {target}, outside the notes folder {root}; kb reads it but does not "
+                        "write through it: replace the link with the file itself to edit it")
+    return path
+
+
 def _writes_fail_for_room(folder: Path) -> bool:
     """Whether a small write in ``folder`` fails for lack of room (SQLite reports a full disk where it cannot
     create its WAL index as a mere 'disk I/O error')."""
@@ -226,7 +237,7 @@ class KnowledgeBase:
             raise NoteError(self.papers_dir / f"{note_id}.md",
                             f"no note with id {note_id!r} in {self.papers_dir}; run 'kb list' to see the ids")
         if len(candidates) == 1:
-            return candidates[0]
+            return _writable_in(self.papers_dir, candidates[0]) if for_edit else candidates[0]
         indexed = self._indexed_path(note_id)
         if for_edit or indexed not in candidates:
             others = ", ".join(str(p) for p in candidates if p != indexed)

@@ -83,14 +83,28 @@ def test_an_edit_changes_only_the_value_it_edits(kb: KnowledgeBase, field: str, 
 def test_an_edit_keeps_the_mode_and_edits_a_symlinked_note_at_its_target(kb: KnowledgeBase, tmp_path: Path) -> None:
     _set(kb, "publication.year", "2027")
     assert (kb.papers_dir / "n.md").stat().st_mode & 0o777 == 0o664
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    (kb.papers_dir / "n.md").rename(vault / "n.md")
-    (kb.papers_dir / "n.md").symlink_to(vault / "n.md")
+    kept = kb.papers_dir / ".kept"  # inside the notes folder (a hidden folder kb does not list)
+    kept.mkdir()
+    (kb.papers_dir / "n.md").rename(kept / "n.md")
+    (kb.papers_dir / "n.md").symlink_to(kept / "n.md")
     kb.index()
     _set(kb, "publication.year", "2028")
     assert (kb.papers_dir / "n.md").is_symlink()
-    assert "year: 2028" in (vault / "n.md").read_text(encoding="utf-8")
+    assert "year: 2028" in (kept / "n.md").read_text(encoding="utf-8")
+
+
+def test_a_note_linked_to_a_file_outside_the_vault_is_read_but_never_written(kb: KnowledgeBase,
+                                                                            tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"  # a shared vault can carry a link to any file its reader may write
+    elsewhere.mkdir()
+    (kb.papers_dir / "n.md").rename(elsewhere / "n.md")
+    (kb.papers_dir / "n.md").symlink_to(elsewhere / "n.md")
+    before = (elsewhere / "n.md").read_bytes()
+    kb.index()
+    assert kb.read("n").meta.title  # read like any note
+    with pytest.raises(NoteError, match="outside the notes folder .* does not write through it"):
+        _set(kb, "publication.year", "2028")
+    assert (elsewhere / "n.md").read_bytes() == before and (kb.papers_dir / "n.md").is_symlink()
 
 
 def test_a_paper_id_another_note_uses_is_refused(kb: KnowledgeBase) -> None:
