@@ -70,3 +70,24 @@ def test_code_span_and_body_helpers_cannot_be_broken_out_of() -> None:
     types = {child.type for token in _PARSER.parse(body) for child in [token, *(token.children or [])]}
     assert "heading_open" in types and "strong_open" in types
     assert not types & {"image", "link_open", "html_inline", "html_block"}
+
+
+def test_an_answer_repeating_a_hostile_note_is_shown_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from langchain_core.messages import AIMessage
+
+    from kb.agents import config
+    from tests.helpers.chat import scripted
+
+    make_env(tmp_path, monkeypatch)
+    # A note can be written to steer the model into echoing a tracking image or a link: the Ask page must show
+    # the answer's words without fetching or linking anything.
+    echoed = (f"See ![pixel](https://{HOST}/body.png) and [the paper](https://{HOST}/p), "
+              f"<img src='https://{HOST}/x.png'>, https://{HOST}/bare and `code`.")
+    monkeypatch.setattr(config, "chat_model", lambda spec=None: scripted(AIMessage(content=echoed)))
+    at = open_app("ask")
+    at.chat_input(key="ask_input").set_value(f"What does ![q](https://{HOST}/q.png) say?").run()
+    assert not at.exception
+    sources = _sources(at)
+    assert any("pixel" in s for s in sources), sources  # the answer is on the page, or this tests nothing
+    problems = [p for s in sources for p in _fetching(s)]
+    assert problems == [], problems

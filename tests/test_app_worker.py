@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 import streamlit as st
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from pydantic import Field
 from sqlmodel import Session
@@ -33,6 +32,7 @@ from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas.run import EvidenceScale
 from tests.helpers.app_env import AppEnv, badges, make_env, open_app
+from tests.helpers.chat import call, scripted
 from tests.helpers.cli import kb_command
 
 WAIT_SECONDS = 90
@@ -251,29 +251,18 @@ def test_compare_without_evidence_says_what_to_do(tmp_path: Path, monkeypatch: p
 
 # -- Ask ----------------------------------------------------------------------------------------
 
-class ScriptedChatModel(GenericFakeChatModel):
-    """A fake chat model that accepts tools and replays scripted messages with real tool calls."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
-        return self
-
-
-def call(name: str, args: dict[str, Any], ident: str) -> dict[str, Any]:
-    return {"name": name, "args": args, "id": ident, "type": "tool_call"}
-
-
 def test_ask_answers_with_citation_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = make_env(tmp_path, monkeypatch)
     kb = env.kb
     kb.verify(["noop-note"])
     kb.work()
     (run,) = kb.runs()
-    model = ScriptedChatModel(messages=iter([
-        AIMessage(content="", tool_calls=[call("search_notes", {"query": "noop"}, "c1")]),
-        AIMessage(content="", tool_calls=[call("read_note", {"note_id": "noop-note"}, "c3")]),
-        AIMessage(content="", tool_calls=[call("read_evidence", {"claim_key": "noop-note#value-above-two"}, "c2")]),
+    model = scripted(
+        call("search_notes", {"query": "noop"}, "c1"),
+        call("read_note", {"note_id": "noop-note"}, "c3"),
+        call("read_evidence", {"claim_key": "noop-note#value-above-two"}, "c2"),
         AIMessage(content="The noop note's claim is **supported**: the regenerated value is 3 (> 2)."),
-    ]))
+    )
     from kb.agents import config
 
     monkeypatch.setattr(config, "chat_model", lambda spec=None: model)

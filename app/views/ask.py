@@ -14,6 +14,7 @@ import streamlit as st
 from app.state import chat_model, setup, worker
 from app.widgets import empty_state
 from kb.agents.ask import ask
+from kb.display import markdown_body, markdown_text
 
 kb = setup()
 EXAMPLES = [
@@ -33,13 +34,14 @@ def citation_links(citations: list[dict[str, Any]], key: str) -> None:
         for citation in citations:
             kind, ident = citation["kind"], citation["id"]
             if kind == "run":
-                st.page_link("views/runs.py", label=f"run {ident[:8]}", icon=":material/play_circle:",
+                st.page_link("views/runs.py", label=f"run {markdown_text(ident[:8])}", icon=":material/play_circle:",
                              query_params={"run": ident})
             elif kind == "claim":
-                st.page_link("views/note.py", label=ident, icon=":material/checklist:",
+                st.page_link("views/note.py", label=markdown_text(ident), icon=":material/checklist:",
                              query_params={"id": ident.split("#", 1)[0]})
             else:
-                st.page_link("views/note.py", label=ident, icon=":material/description:", query_params={"id": ident})
+                st.page_link("views/note.py", label=markdown_text(ident), icon=":material/description:",
+                             query_params={"id": ident})
 
 
 st.title("Ask")
@@ -63,7 +65,7 @@ if not history:
                 "\n".join(f"- *{q}*" for q in EXAMPLES), icon=":material/forum:")
 for i, message in enumerate(history):
     with st.chat_message(message["role"]):
-        st.markdown(message["content"])
+        st.markdown(markdown_body(message["content"]))
         if message["role"] == "assistant":
             citation_links(message.get("citations", []), key=str(i))
 
@@ -71,7 +73,7 @@ question = st.chat_input("Ask about the library and its evidence", key="ask_inpu
 if question:
     history.append({"role": "user", "content": question})
     with st.chat_message("user"):
-        st.markdown(question)
+        st.markdown(markdown_body(question))
     with st.chat_message("assistant"):
         with st.status("Reading the library…", expanded=False) as status:
             try:
@@ -81,7 +83,9 @@ if question:
             except Exception as exc:  # noqa: BLE001 - a provider failure is shown, the page stays usable
                 text, citations = f"The agent failed: {type(exc).__name__}: {exc}", []
                 status.update(label="Failed", state="error")
-        st.markdown(text or "_(no answer)_")
+        # The answer repeats what notes say (and a note may be written to steer the model): shown as text where
+        # it would make the browser fetch or follow anything, like a note's body.
+        st.markdown(markdown_body(text) if text else "_(no answer)_")
         citation_links(citations, key=str(len(history)))
     history.append({"role": "assistant", "content": text, "citations": citations})
     if any(c["kind"] == "run" for c in citations) and kb.runs(status="queued", limit=1):

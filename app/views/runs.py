@@ -13,7 +13,7 @@ import streamlit as st
 
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, STATE_CSS, STATE_HELP, empty_state, run_badge, state_badge
-from kb.display import NOT_RUNNABLE, markdown_text, run_status
+from kb.display import NOT_RUNNABLE, code_span, markdown_text, run_status
 from kb.evidence.claim_states import label, verdict_state
 from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus, Verdict, VerdictKind
@@ -126,7 +126,7 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
                 st.page_link("views/note.py", label="Claim", icon=":material/description:",
                              query_params={"id": run.claim_key.split("#", 1)[0]})
         if run.claim_key:
-            st.caption(f"Claim `{run.claim_key}`")
+            st.caption(f"Claim {code_span(run.claim_key)}")
         times = [f"queued {run.created_at:%Y-%m-%d %H:%M:%S}"]
         if run.started_at:
             times.append(f"started {run.started_at:%H:%M:%S}")
