@@ -624,10 +624,6 @@ class KnowledgeBase:
         """Hand queued runs to an executor without waiting; returns the job id per run where it has one."""
         return self.executor(executor).submit(self.engine, run_ids)
 
-    def submit_to_slurm(self, run_ids: list[str]) -> dict[str, str]:
-        """Submit each run as a Slurm job; returns the job id per run."""
-        return self.submit("slurm", run_ids)
-
     def reconcile(self, names: Collection[str | None] | None = None) -> dict[str, str]:
         """Let each executor (or those named) notice runs whose job vanished: resubmitted or failed."""
         outcome: dict[str, str] = {}
@@ -635,10 +631,6 @@ class KnowledgeBase:
             if names is None or name in names:
                 outcome.update(cls(self.job_config).reconcile(self.engine))
         return outcome
-
-    def reconcile_slurm(self) -> dict[str, str]:
-        """Resubmit (or fail, past the attempt limit) runs whose Slurm job disappeared."""
-        return self.reconcile({"slurm"})
 
     def work_on_slurm(self, run_ids: list[str], poll: float = 3.0) -> dict[str, str]:
         """Submit these runs as Slurm jobs and wait for them to end, resubmitting runs whose job vanished."""

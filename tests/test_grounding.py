@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kb.core import KnowledgeBase
 from kb.notes.files import read_note
 from kb.notes.grounding import Grounding, check_note, check_quote
@@ -124,14 +126,20 @@ def test_disagreements_number_counts_only_where_the_source_states_it_about_the_s
     assert found["ppl"] == "the source states 12 only about other things, not next to perpl as the claim does"
 
 
-def test_unbacked_numbers_stop_at_clause_ends_and_read_number_words() -> None:
-    from kb.notes.grounding import unbacked_numbers
+@pytest.mark.parametrize(("claim", "source", "reason"), [
+    ("We compare 6 PLMs.", "We study six PLMs.", None),  # 'six PLMs' backs '6 PLMs'
+    # 'layers' after a full stop is not what 24 is about
+    ("24 layers", "Batch size 24. Layers were frozen.",
+     "the source states 24 only about other things, not next to layer as the claim does"),
+    ("36 layers at 650M", "six PLMs with 12 to 36 layers", "the source never states 650, which the claim does"),
+])
+def test_unbacked_numbers_stop_at_clause_ends_and_read_number_words(tmp_path: Path, claim: str, source: str,
+                                                                    reason: str | None) -> None:
+    from kb.notes.grounding import disagreements
 
-    # 'six PLMs' backs '6 PLMs'; 'layers' after a full stop is not what 24 is about.
-    assert unbacked_numbers("We compare 6 PLMs.", "We study six PLMs.") == ([], {})
-    missing, elsewhere = unbacked_numbers("24 layers", "Batch size 24. Layers were frozen.")
-    assert missing == [] and elsewhere == {"24": {"layer"}}
-    assert unbacked_numbers("36 layers at 650M", "six PLMs with 12 to 36 layers") == (["650"], {})
+    path = _note_with_claims(tmp_path, f"T\n{source}\n", f'  - id: c\n    statement: "{claim}"\n')
+    found = {d.where: d.reason for d in disagreements(read_note(path))}
+    assert found == ({"c": reason} if reason else {})
 
 
 def test_check_note_tells_the_page_of_a_quote_and_refuses_a_wrong_page(tmp_path: Path) -> None:

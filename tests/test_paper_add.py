@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from kb.cli import app
 from kb.notes.files import read_note
-from kb.notes.grounding import quote_pages
+from kb.notes.grounding import QuoteMatcher
 
 runner = CliRunner(env={"COLUMNS": "200"})
 FIXTURES = Path(__file__).parent / "fixtures" / "lookups"
@@ -126,7 +126,7 @@ def test_add_pdf_stores_full_text_with_pages_and_a_valid_note(kb_dirs: tuple[Pat
     text = (note.path.parent / note.meta.source_file).read_text(encoding="utf-8")  # type: ignore[operator]
     first, second = text.split("\f")
     assert "We study six PLMs." in first and "optimal depth is 24 layers" in second
-    assert quote_pages("The optimal depth is 24 layers", text) == [2]
+    assert QuoteMatcher(text).pages("The optimal depth is 24 layers") == [2]
     code, _, err = _run(kb_dirs, "validate", str(note.path))
     assert code == 0 and "warning" not in err
     notes_before = sorted(p.name for p in kb_dirs[0].rglob("*") if p.is_file() and ".kb-locks" not in p.parts)

@@ -52,7 +52,7 @@ def _wait(kb: KnowledgeBase, run_id: str, until: set[str], seconds: float = 120,
         if record.status.value in until:
             return record.status.value
         if reconcile:
-            kb.reconcile_slurm()
+            kb.reconcile({"slurm"})
         time.sleep(0.5)
     pytest.fail(f"run {run_id} did not reach {until} within {seconds} s: {kb.get_run(run_id)}")
 
@@ -100,7 +100,7 @@ def test_a_job_killed_mid_run_resumes_from_its_checkpoint(
         tmp_path: Path, pg_database: str, s3_url: str, slurm_cluster: str) -> None:
     kb = _laptop(tmp_path, pg_database, s3_url, slurm_cluster, steps=30, step_seconds=0.3)
     (record,) = kb.verify(["slurm-note"], executor="slurm")[0]
-    first_job = kb.submit_to_slurm([record.id])[record.id]
+    first_job = kb.submit("slurm", [record.id])[record.id]
     deadline = time.monotonic() + 120
     while (current := kb.get_run(record.id)) is not None and current.progress < 0.3:
         assert time.monotonic() < deadline, current
@@ -123,7 +123,7 @@ def test_cancelling_a_run_cancels_its_job(tmp_path: Path, pg_database: str, s3_u
 
     kb = _laptop(tmp_path, pg_database, s3_url, slurm_cluster, steps=200, step_seconds=0.5)
     (record,) = kb.verify(["slurm-note"], executor="slurm")[0]
-    job = kb.submit_to_slurm([record.id])[record.id]
+    job = kb.submit("slurm", [record.id])[record.id]
     _wait(kb, record.id, {"running"})
     assert kb.cancel(record.id)
     deadline = time.monotonic() + 60
@@ -138,7 +138,7 @@ def test_a_job_that_keeps_dying_fails_after_the_attempt_limit(
         tmp_path: Path, pg_database: str, s3_url: str, slurm_cluster: str) -> None:
     kb = _laptop(tmp_path, pg_database, s3_url, slurm_cluster, steps=200, step_seconds=0.5)
     (record,) = kb.verify(["slurm-note"], executor="slurm")[0]
-    kb.submit_to_slurm([record.id])
+    kb.submit("slurm", [record.id])
     for _ in range(3):
         _wait(kb, record.id, {"running"}, reconcile=True)
         current = kb.get_run(record.id)
@@ -148,7 +148,7 @@ def test_a_job_that_keeps_dying_fails_after_the_attempt_limit(
         while (now := kb.get_run(record.id)) is not None and now.job_id == current.job_id \
                 and now.status.value != "failed":
             assert time.monotonic() < deadline
-            kb.reconcile_slurm()
+            kb.reconcile({"slurm"})
             time.sleep(0.5)
         if kb.get_run(record.id).status.value == "failed":  # type: ignore[union-attr]
             break
@@ -161,4 +161,4 @@ def test_slurm_needs_a_shared_index(tmp_path: Path) -> None:
     kb = KnowledgeBase(Settings(papers=tmp_path, home=tmp_path / "home"))
     kb.index()
     with pytest.raises(ValueError, match="PostgreSQL"):
-        kb.submit_to_slurm(["any"])
+        kb.submit("slurm", ["any"])

@@ -483,14 +483,6 @@ def search(engine: Engine, query: str, limit: int = 20, *, snippets: bool = True
     return search_backend_for(engine).search(query, limit, snippets=snippets)
 
 
-def all_tags(engine: Engine) -> list[tuple[str, int]]:
-    """Every tag with the number of papers carrying it, most used first."""
-    with Session(engine) as session:
-        count = func.count(col(Tag.paper_id))
-        stmt = select(Tag.tag, count).group_by(col(Tag.tag)).order_by(count.desc(), col(Tag.tag))
-        return [(t, int(n)) for t, n in session.exec(stmt).all()]
-
-
 def claim_for_key(engine: Engine, claim_key: str) -> Claim | None:
     """The indexed claim behind '<note id>#<claim id>'."""
     with Session(engine) as session:

@@ -185,11 +185,6 @@ class QuoteMatcher:
         return Grounding.not_found, f"the quote is on page {where}, not on page {claim_page} the claim cites"
 
 
-def quote_pages(quote: str, source_text: str) -> list[int]:
-    """The 1-based pages a quote occurs on (empty when the source has no pages or the quote spans two)."""
-    return QuoteMatcher(source_text).pages(quote) or []
-
-
 def _text_of(note: Note, source: str | SourceText | None) -> tuple[str | None, str]:
     """The text to check against and, without one, why not."""
     if isinstance(source, str):
@@ -282,15 +277,6 @@ def _number_contexts(text: str) -> dict[str, set[str]]:
                 j += step
         contexts.setdefault(value, set()).update(near)
     return contexts
-
-
-def unbacked_numbers(claim_text: str, source_text: str) -> tuple[list[str], dict[str, set[str]]]:
-    """Numbers of the claim the source never states, and those it states only about other things.
-
-    The second maps a number to the words the claim puts next to it, none of which the source puts
-    next to that number. A number the claim states bare (no words near it) is backed by any mention.
-    """
-    return _unbacked(_number_contexts(claim_text), _number_contexts(source_text))
 
 
 def _unbacked(claimed: dict[str, set[str]], stated: dict[str, set[str]]) -> tuple[list[str], dict[str, set[str]]]:
