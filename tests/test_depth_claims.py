@@ -6,6 +6,7 @@ the paper's own values beside kb's."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,34 @@ def test_kb_evidence_says_where_a_claim_is_settled_and_the_papers_values(kb_dirs
     text = " ".join(done.stdout.split())
     assert "settled: settled only at 'paper'" in text and "500 GPU-hours" in text
     assert "paper vs kb: deepest_perplexity_rise: paper 0.5" in text and "kb: not run yet" in text
+
+
+def _thresholds(value: Any) -> list[float]:
+    """The numbers a binding's ``expect.value`` compares with (a range gives two; a boolean none)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    return [x for part in value for x in _thresholds(part)] if isinstance(value, list) else []
+
+
+#: Words that state a number without digits: "mainly" and "most" say more than half.
+_QUANTIFIERS = {0.5: ("mainly", "mostly", "most ", "majority", "more than half")}
+
+
+def _said(number: float, statement: str) -> bool:
+    """Whether the sentence states ``number``: as written (12, 0.45), as a percentage (45%) or as a quantifier."""
+    written = {f"{number:g}", f"{number * 100:g}%", f"{number * 100:g} %"}
+    if any(word in statement.lower() for word in _QUANTIFIERS.get(number, ())):
+        return True
+    return any(re.search(rf"(?<![\d.]){re.escape(form)}(?![\d])", statement) for form in written)
+
+
+@pytest.mark.parametrize(("note", "claim"), [(n, c) for n, c in bundled() if c.expect is not None],
+                         ids=lambda x: x if isinstance(x, str) else x.id)
+def test_every_bundled_threshold_is_one_its_sentence_states(note: str, claim: Claim) -> None:
+    # A binding tests its sentence: a threshold the statement never states (24 where it says 12) would settle a
+    # claim nobody made. 0 and 1 are the neutral points of a difference and a ratio ("rises", "higher than").
+    assert claim.expect is not None
+    unsaid = [x for x in _thresholds(claim.expect.value) if x not in (0.0, 1.0) and not _said(x, claim.statement)]
+    assert unsaid == [], f"{note} {claim.id}: thresholds {unsaid} are not in {claim.statement!r}"
