@@ -59,10 +59,9 @@ def draft_claims(
     tables. Quotes not in the text are rejected; unknown analyzers, bad parameters and undeclared
     metrics are stripped, with the reason shown. Without --accept nothing is written.
     """
-    from kb.agents.accept import NotAccepted, accept, draft_or_recall, draft_source
+    from kb.agents.accept import draft_or_recall, draft_source
     from kb.agents.config import NoChatModel, chat_model
     from kb.agents.drafter import DraftError
-    from kb.notes.grounding import normalize_text
 
     kb = make_kb(papers, home, db)
     if accept_ids and accept_all:
@@ -105,27 +104,51 @@ def draft_claims(
     written: dict[str, str] = {}
     if accepting:
         assert target is not None
-        try:
-            written = accept(kb, target, result, None if accept_all else list(accept_ids or []))
-        except NotAccepted as exc:
-            for ident, why in exc.reasons.items():
-                err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False,
-                                  soft_wrap=True)
-            err_console.print("Nothing was written.")
-            raise typer.Exit(1) from exc
-        except NoteError as exc:
-            fail(exc)
+        written = _accept(kb, target, result, None if accept_all else list(accept_ids or []))
     if as_json:
-        rows: list[dict[str, Any]] = []
-        for c in result.claims:
-            row = {**c.model_dump(mode="json", exclude_none=True), "status": "drafted", "method": result.method}
-            if c.id in written:
-                row.update(status="accepted", note=target, written_id=written[c.id])
-            rows.append(row)
-        rows += [{**r.claim.model_dump(mode="json", exclude_none=True), "status": "rejected", "reason": r.reason,
-                  "method": result.method} for r in result.rejected]
-        print_json(rows)
+        print_json(_draft_rows(result, written, target))
         return
+    _print_drafts(result, written)
+    if written:
+        console.print(f"wrote {len(written)} claim(s) into note {target}: {', '.join(written.values())}")
+    elif target is not None and result.claims:
+        console.print(f"nothing written; accept with: kb draft-claims {note_or_file} --accept ID ... "
+                      + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
+
+
+def _accept(kb: Any, target: str, result: Any, ids: list[str] | None) -> dict[str, str]:
+    """Write the chosen drafts (``ids``; None: all kept) into note ``target``: all of them or, naming each refused
+    draft and why, none."""
+    from kb.agents.accept import NotAccepted, accept
+
+    try:
+        return accept(kb, target, result, ids)
+    except NotAccepted as exc:
+        for ident, why in exc.reasons.items():
+            err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False, soft_wrap=True)
+        err_console.print("Nothing was written.")
+        raise typer.Exit(1) from exc
+    except NoteError as exc:
+        fail(exc)
+
+
+def _draft_rows(result: Any, written: dict[str, str], target: str | None) -> list[dict[str, Any]]:
+    """The drafts as JSON rows: drafted or accepted (with the id written), then the rejected with their reason."""
+    rows: list[dict[str, Any]] = []
+    for c in result.claims:
+        row = {**c.model_dump(mode="json", exclude_none=True), "status": "drafted", "method": result.method}
+        if c.id in written:
+            row.update(status="accepted", note=target, written_id=written[c.id])
+        rows.append(row)
+    rows += [{**r.claim.model_dump(mode="json", exclude_none=True), "status": "rejected", "reason": r.reason,
+              "method": result.method} for r in result.rejected]
+    return rows
+
+
+def _print_drafts(result: Any, written: dict[str, str]) -> None:
+    """The drafts as a table (user text escaped), then each rejected draft with its reason."""
+    from kb.notes.grounding import normalize_text
+
     table = Table(title=f"{len(result.claims)} claim(s) drafted ({result.method}), {len(result.rejected)} rejected",
                   header_style="bold cyan", show_lines=True)
     for column in ("id", "kind", "statement / quote", "analyzer / expectation", "notes"):
@@ -143,11 +166,6 @@ def draft_claims(
     for r in result.rejected:
         console.print(f"[red]rejected[/] {r.claim.id}: {escape(r.reason)}\n  [dim]“{escape(r.claim.quote)}”[/]",
                       highlight=False)
-    if written:
-        console.print(f"wrote {len(written)} claim(s) into note {target}: {', '.join(written.values())}")
-    elif target is not None and result.claims:
-        console.print(f"nothing written; accept with: kb draft-claims {note_or_file} --accept ID ... "
-                      + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
 
 
 @app.command()

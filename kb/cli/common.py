@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 # Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
 # interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
@@ -82,7 +82,7 @@ def esc(value: object, *, block: bool = False) -> str:
     return escape(terminal_text(value, block=block))
 
 
-def fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
+def fail(errors: list[NoteError] | NoteError, code: int = 1) -> NoReturn:
     """Print each error (file, line, field, what to do) to stderr and exit with ``code``."""
     for error in errors if isinstance(errors, list) else [errors]:
         err_console.print(f"[bold red]error[/]: {esc(error)}", highlight=False, soft_wrap=True)
