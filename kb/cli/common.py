@@ -94,6 +94,12 @@ def print_json(data: Any) -> None:
     sys.stdout.write(terminal_json(data) + "\n")
 
 
+def print_json_line(data: Any) -> None:
+    """Print ``data`` as one line of JSON on stdout, at once (a JSON Lines stream a script reads as it comes)."""
+    sys.stdout.write(terminal_json(data, indent=None) + "\n")
+    sys.stdout.flush()
+
+
 @dataclass(frozen=True)
 class Col:
     """A column of a listing.

@@ -1,0 +1,114 @@
+"""The daily loop through the real CLI (issue 40): verdicts printed as they land (``kb verify``, ``kb demo``,
+``--json`` as JSON Lines), inputs never taken silently (nested typos, unreadable notes, unbound claims),
+``kb list --where`` queries, and the small things (``kb app`` on a taken port, ``kb verify --help``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cli import run_kb
+
+NOTE = textwrap.dedent("""\
+    ---
+    paper_id: "test:verdicts"
+    title: "Verdicts as they land"
+    publication: {venue: arXiv, year: 2024}
+    quality_score: 4
+    decision: ACCEPT
+    tags: [testing]
+    claims:
+      - id: above-two
+        statement: "The value is above two."
+        analyzer: {name: noop, params: {value: 3}}
+        expect: {metric: value, op: ">", value: 2}
+      - id: below-one
+        statement: "The value is below one."
+        analyzer: {name: noop, params: {value: 5}}
+        expect: {metric: value, op: "<", value: 1}
+      - id: big-model
+        statement: "At 650M parameters only a GPU shows it."
+        analyzer: {name: noop, params: {not_runnable: "needs a GPU: re-verify with --device cuda"}}
+        expect: {metric: value, op: ">", value: 2}
+      - id: unbound
+        statement: "Nothing runs this."
+    ---
+    body
+    """)
+
+BOUND = ["v#above-two", "v#below-one", "v#big-model"]
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    """A notes folder of one note whose claims the noop analyzer settles in milliseconds, and an empty home."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "v.md").write_text(NOTE, encoding="utf-8")
+    return papers, tmp_path / "home"
+
+
+def _lines(stdout: str) -> list[dict[str, object]]:
+    """The JSON Lines of ``--json``: every stdout line is one JSON object (anything else fails here)."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def _table_at(out: str) -> int:
+    """Where the verdict table starts (its title line, padded to the table's width); it must appear once."""
+    starts = [m.start() for m in re.finditer(r"^verdicts +$", out, flags=re.MULTILINE)]
+    assert len(starts) == 1, out
+    return starts[0]
+
+
+def test_verify_prints_each_verdict_line_then_the_table_once(dirs: tuple[Path, Path]) -> None:
+    done = run_kb(*dirs, "verify", "v")
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())  # a line wraps at the console's width
+    # One line per verdict, with its state, the value against what was expected, the scale and why.
+    assert "v#above-two: supported · 3 (expected value > 2.0) · at smoke · value = 3 meets '> 2.0'" in out
+    assert "v#below-one: refuted · 5 (expected value < 1.0) · at smoke" in out
+    assert "v#big-model: not runnable · needs a GPU" in out
+    table = _table_at(done.stdout)
+    assert all(done.stdout.index(f"{key}: ") < table for key in BOUND), "each line comes before the table"
+    assert done.stdout[table:].count("v#above-two") == 1, "the table once"
+
+
+def test_verify_json_streams_one_object_per_verdict_and_nothing_else(dirs: tuple[Path, Path]) -> None:
+    done = run_kb(*dirs, "verify", "v", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = _lines(done.stdout)
+    assert sorted(str(r["id"]) for r in rows) == BOUND  # each run once
+    by_claim = {r["id"]: r for r in rows}
+    assert by_claim["v#above-two"]["state"] == "supported" and by_claim["v#above-two"]["observed"] == 3.0
+    assert by_claim["v#above-two"]["scale"] == {"name": "smoke"}
+    assert by_claim["v#below-one"]["state"] == "refuted" and by_claim["v#below-one"]["expected"] == "value < 1.0"
+    assert by_claim["v#big-model"]["state"] == "not_runnable"
+    assert "succeeded" in done.stderr, "progress goes to stderr"
+    queued = run_kb(*dirs, "verify", "v#above-two", "--queue-only", "--json")
+    (row,) = _lines(queued.stdout)  # a run not judged here: its status, still one line
+    assert row["id"] == "v#above-two" and row["status"] == "queued" and row["state"] is None
+
+
+def test_demo_prints_verdicts_as_they_land_and_the_table_once(dirs: tuple[Path, Path]) -> None:
+    done = run_kb(*dirs, "demo")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    landed, table = out.index("each claim's verdict as its run is judged"), _table_at(out)
+    assert landed < out.index("v#above-two: supported · 3") < table
+    assert out[table:].count("v#below-one") == 1
+    assert "4 claims: 1 supported · 1 refuted · 1 not runnable · 1 no analyzer" in out
+
+
+def test_demo_json_streams_the_verdicts_then_the_claims_not_rerun(dirs: tuple[Path, Path]) -> None:
+    first = run_kb(*dirs, "demo", "--json")
+    assert first.returncode == 0, first.stderr
+    rows = _lines(first.stdout)
+    assert sorted(str(r["id"]) for r in rows) == BOUND and all(r["run"] for r in rows)
+    assert "Library: 1 note(s)" in first.stderr, "the tables go to stderr"
+    again = _lines(run_kb(*dirs, "demo", "--json").stdout)  # nothing stale: every claim as it stands
+    assert {str(r["id"]): r["state"] for r in again} == {"v#above-two": "supported", "v#below-one": "refuted",
+                                                         "v#big-model": "not_runnable"}
