@@ -112,3 +112,50 @@ def test_demo_json_streams_the_verdicts_then_the_claims_not_rerun(dirs: tuple[Pa
     again = _lines(run_kb(*dirs, "demo", "--json").stdout)  # nothing stale: every claim as it stands
     assert {str(r["id"]): r["state"] for r in again} == {"v#above-two": "supported", "v#below-one": "refuted",
                                                          "v#big-model": "not_runnable"}
+
+
+def test_set_refuses_a_nested_typo_unless_new_field_and_validate_warns(dirs: tuple[Path, Path]) -> None:
+    papers, home = dirs
+    note = papers / "v.md"
+    before = note.read_bytes()
+    refused = run_kb(papers, home, "set", "v", "publication.yeer=2009")
+    assert refused.returncode == 1 and note.read_bytes() == before, "nothing written"
+    assert "did you mean `publication.year`? (use --new-field to add a new field)" in refused.stderr
+    claim = run_kb(papers, home, "set", "v", "claims.above-two.statment=x")  # a claim's field, by the claim's id
+    assert claim.returncode == 1 and "did you mean `claims.above-two.statement`?" in claim.stderr
+    assert run_kb(papers, home, "validate").stderr == "", "no warning before"
+    added = run_kb(papers, home, "set", "v", "publication.yeer=2009", "--new-field")
+    assert added.returncode == 0, added.stderr
+    assert "yeer: 2009" in note.read_text() and "year: 2024" in note.read_text()
+    validated = run_kb(papers, home, "validate")
+    assert validated.returncode == 0, "a warning: the note is valid and the field kept"
+    assert "warning" in validated.stderr and "publication.yeer" in validated.stderr
+    assert "did you mean `publication.year`?" in " ".join(validated.stderr.split())
+    kept = run_kb(papers, home, "set", "v", "publication.pages=1-9")  # far from every field: added as asked
+    assert kept.returncode == 0 and "pages: 1-9" in note.read_text()
+
+
+def test_listings_name_the_notes_they_could_not_read_and_strict_fails(dirs: tuple[Path, Path]) -> None:
+    papers, home = dirs
+    (papers / "broken.md").write_text("---\ntitle: no paper id\n---\n", encoding="utf-8")
+    for command in (["list"], ["search", "value"], ["tensions"]):
+        done = run_kb(papers, home, *command)
+        assert done.returncode == 0, (command, done.stderr)  # the listing itself worked
+        (line,) = [line for line in done.stderr.splitlines() if line.startswith("could not read")]
+        assert "broken.md" in line and "paper_id" in line, line
+        strict = run_kb(papers, home, *command, "--strict")
+        assert strict.returncode == 1 and "broken.md" in strict.stderr, command
+    listed = run_kb(papers, home, "list", "--json")
+    assert [row["id"] for row in json.loads(listed.stdout)] == ["v"], "stdout keeps its JSON"
+    (papers / "broken.md").unlink()
+    assert run_kb(papers, home, "list", "--strict").returncode == 0
+
+
+def test_verify_of_a_claim_without_binding_says_how_to_bind_it(dirs: tuple[Path, Path]) -> None:
+    unbound = run_kb(*dirs, "verify", "v#unbound")
+    assert unbound.returncode == 1
+    said = " ".join(unbound.stderr.split())
+    assert "v#unbound: this claim has no analyzer binding" in said and "analyzer: {name: ANALYZER" in said
+    assert "no claim bound" not in said
+    missing = run_kb(*dirs, "verify", "v#no-such-claim")
+    assert missing.returncode == 1 and "no claim bound to an analyzer has this key" in missing.stderr

@@ -235,7 +235,7 @@ def test_set_refuses_a_typo_of_a_known_field_unless_new_field(first_hour: tuple[
     before = note.read_bytes()
     refused = run_kb(papers, home, "set", "first-hour", "quality_scroe=5")
     assert refused.returncode == 1 and note.read_bytes() == before
-    assert "did you mean quality_score? (use --new-field to add a new field)" in refused.stderr
+    assert "did you mean `quality_score`? (use --new-field to add a new field)" in refused.stderr
     added = run_kb(papers, home, "set", "first-hour", "quality_scroe=5", "--new-field")
     assert added.returncode == 0, added.stderr
     assert "quality_scroe: 5" in note.read_text() and "quality_score: 3" in note.read_text()

@@ -89,6 +89,23 @@ def fail(errors: list[NoteError] | NoteError, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 1 when a note could not be read (each is named "
+                                        "after the list either way).")]
+
+
+def name_unreadable(errors: list[NoteError], *, strict: bool) -> None:
+    """After a listing: each note the index could not read (and so left out), one line each on stderr; the
+    listing itself worked (exit 0) unless ``strict``, which exits 1 when there is any."""
+    for error in errors:
+        first = (str(error).splitlines() or [""])[0]
+        err_console.print(f"[yellow]could not read[/] {esc(first)}", highlight=False, soft_wrap=True)
+    if errors:
+        err_console.print(f"{len(errors)} note(s) left out of the list: fix them, then `kb validate` says ok",
+                          highlight=False)
+    if strict and errors:
+        raise typer.Exit(1)
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout (what ``--json`` promises)."""
     sys.stdout.write(terminal_json(data) + "\n")
