@@ -159,3 +159,52 @@ def test_verify_of_a_claim_without_binding_says_how_to_bind_it(dirs: tuple[Path,
     assert "no claim bound" not in said
     missing = run_kb(*dirs, "verify", "v#no-such-claim")
     assert missing.returncode == 1 and "no claim bound to an analyzer has this key" in missing.stderr
+
+
+OTHER = textwrap.dedent("""\
+    ---
+    paper_id: "test:other"
+    title: "Another note"
+    publication: {venue: Nature, year: 2009}
+    quality_score: 2
+    decision: REJECT
+    tags: [Other, testing]
+    ---
+    body
+    """)
+
+
+def _listed(papers: Path, home: Path, *wheres: str) -> list[str]:
+    done = run_kb(papers, home, "list", "--json", *(arg for w in wheres for arg in ("--where", w)))
+    assert done.returncode == 0, done.stderr
+    return [str(row["id"]) for row in json.loads(done.stdout)]
+
+
+def test_list_where_filters_on_fields_tags_and_claim_states(dirs: tuple[Path, Path]) -> None:
+    papers, home = dirs
+    (papers / "o.md").write_text(OTHER, encoding="utf-8")
+    assert _listed(papers, home, "quality_score>=4", "decision=ACCEPT") == ["v"]
+    assert _listed(papers, home, "quality_score>=2") == ["o", "v"]
+    assert _listed(papers, home, "quality_score>=10") == [], "numbers compare as numbers ('4' >= '10' as text)"
+    assert _listed(papers, home, "decision!=accept") == ["o"]  # = and != ignore case
+    assert _listed(papers, home, "publication.year<2010") == ["o"]  # dotted: a nested field
+    assert _listed(papers, home, "publication.venue~NAT") == ["o"]  # ~: contains
+    assert _listed(papers, home, "tags=other") == ["o"] and _listed(papers, home, "tags=testing") == ["o", "v"]
+    assert _listed(papers, home, "claims>0") == ["v"]
+    assert run_kb(papers, home, "verify", "v").returncode == 0
+    assert _listed(papers, home, "state=refuted") == ["v"] and _listed(papers, home, "supported>=1") == ["v"]
+    assert _listed(papers, home, "state!=refuted") == ["o"]
+    table = run_kb(papers, home, "list", "--where", "decision=REJECT")
+    assert table.returncode == 0 and "Another note" in table.stdout and "Verdicts as they land" not in table.stdout
+
+
+def test_list_where_refuses_an_unknown_field_or_a_bad_condition_in_one_line(dirs: tuple[Path, Path]) -> None:
+    papers, home = dirs
+    typo = run_kb(papers, home, "list", "--where", "qualty_score>=4")
+    assert typo.returncode == 2 and typo.stdout == ""
+    (line,) = typo.stderr.strip().splitlines()
+    assert "qualty_score" in line and "did you mean `quality_score`?" in line
+    nested = run_kb(papers, home, "list", "--where", "publication.yaer=2024")
+    assert nested.returncode == 2 and "did you mean `publication.year`?" in nested.stderr
+    bad = run_kb(papers, home, "list", "--where", "quality_score")
+    assert bad.returncode == 2 and "expected FIELD OP VALUE" in bad.stderr

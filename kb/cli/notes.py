@@ -37,6 +37,7 @@ from kb.cli.common import (
 )
 from kb.core import KnowledgeBase, paper_summary
 from kb.display import body_within, terminal_text
+from kb.evidence import where as where_mod
 from kb.evidence.claim_states import label
 from kb.evidence.tensions import by_claim as tensions_by_claim
 from kb.evidence.verdicts import describe
@@ -125,18 +126,29 @@ def list_notes(
     year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
     sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
     desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
+    where: Annotated[list[str] | None, typer.Option("--where", help="FIELD OP VALUE (repeatable, all must hold): "
+                                                 "any frontmatter field, dotted for nested ones, tags, state (a "
+                                                 "claim's) or a claim state's count; OP one of = != > >= < <= ~ "
+                                                 "(contains), e.g. \"quality_score>=4\".")] = None,
     strict: StrictOpt = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not be
     read are named after it."""
     kb = make_kb(papers, home, db)
-    report = kb.index()
     if sort not in {"id", "title", "year", "quality"}:
         err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
         raise typer.Exit(2)
+    report = kb.index()
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
+    if where:
+        try:
+            kept = {row.id for row in kb.library(where=where_mod.parse_all(where))}
+        except where_mod.WhereError as exc:
+            err_console.print(f"[bold red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        rows = [row for row in rows if row["id"] in kept]
     if as_json:
         # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in left out.
         states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
