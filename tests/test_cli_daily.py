@@ -208,3 +208,9 @@ def test_list_where_refuses_an_unknown_field_or_a_bad_condition_in_one_line(dirs
     assert nested.returncode == 2 and "did you mean `publication.year`?" in nested.stderr
     bad = run_kb(papers, home, "list", "--where", "quality_score")
     assert bad.returncode == 2 and "expected FIELD OP VALUE" in bad.stderr
+
+
+def test_verify_help_keeps_the_brackets_of_extras() -> None:
+    done = run_kb(None, None, "verify", "--help", env={"COLUMNS": "300"})
+    assert done.returncode == 0
+    assert "plm-kb[ray]" in done.stdout and "plm-kb[slurm]" in done.stdout  # rich markup escaped, not eaten

@@ -41,7 +41,7 @@ def setting_option(field: str, *flags: str) -> Any:
     """A typer option for one ``Settings`` field: its flags, its environment variable (``KB_<FIELD>``) and the
     field's own description as help, so the flag, the variable and the setting cannot drift apart."""
     return typer.Option(*flags, envvar=f"KB_{field.upper()}", show_envvar=True,
-                        help=Settings.model_fields[field].description)
+                        help=escape(Settings.model_fields[field].description or ""))  # rich markup: keep [brackets]
 
 
 # What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`).

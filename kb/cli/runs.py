@@ -146,7 +146,8 @@ def verify(
                                                 "that decide it.")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
     executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): " + "; ".join(
-        f"{name}: {cls.description}" for name, cls in executors.load_all().items()) + ".")] = "local",
+        # Help is rich markup: escaped, or 'plm-kb[ray]' loses its '[ray]' as a style tag.
+        f"{name}: {escape(cls.description)}" for name, cls in executors.load_all().items()) + ".")] = "local",
     ray_address: Annotated[str | None, setting_option("ray_address", "--ray-address")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
     grants: Annotated[list[str] | None, typer.Option("--set", help="Parameter key=value for every run whose "

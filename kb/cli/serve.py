@@ -157,6 +157,9 @@ def run_app(
                           "put it behind an authenticating proxy or keep the default --host localhost",
                           soft_wrap=True)
 
+    if (taken := _port_taken(host, port)) is not None:
+        err_console.print(f"[bold red]error[/]: {escape(taken)}", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
     root = Path(__file__).resolve().parents[2]
     script = root / "app" / "main.py"
     settings = make_kb(papers, home, db).settings
@@ -189,3 +192,27 @@ def run_app(
         if server.poll() is None:
             server.kill()
     raise typer.Exit(code)
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why the app cannot listen on ``host:port``, or None where nothing answers there: kb's app already running
+    (a Streamlit server answers its health check, ``/_stcore/health``), or another program holding the port."""
+    import socket
+    import urllib.request
+
+    probe = "127.0.0.1" if host in ("0.0.0.0", "::", "localhost") else host  # where a local client reaches it
+    try:
+        with socket.create_connection((probe, port), timeout=1):
+            pass
+    except OSError:
+        return None  # nothing listens: Streamlit may start here
+    url = f"http://{'localhost' if probe == '127.0.0.1' else probe}:{port}"
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:  # noqa: S310 - loopback/ours
+            healthy = answer.status == 200 and answer.read(16).strip() == b"ok"
+    except OSError:
+        healthy = False
+    another = f"start another with a free port: kb app --port {port + 1}"
+    if healthy:
+        return f"kb's app is already running at {url}: open that in a browser (or {another})"
+    return f"port {port} is busy (another program listens on it, not kb's app): {another}"
