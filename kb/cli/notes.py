@@ -146,7 +146,7 @@ def list_notes(
         try:
             kept = {row.id for row in kb.library(where=where_mod.parse_all(where))}
         except where_mod.WhereError as exc:
-            err_console.print(f"[bold red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+            err_console.print(f"[bold red]error[/]: --where {esc(exc)}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         rows = [row for row in rows if row["id"] in kept]
     if as_json:

@@ -53,7 +53,7 @@ def parse(text: str) -> Condition:
     """One condition from its text; ``WhereError`` saying how it is written when it is not one."""
     found = _CONDITION.match(text)
     if found is None:
-        raise WhereError(f"--where {text!r}: expected FIELD OP VALUE with OP one of {' '.join(OPERATORS)}, "
+        raise WhereError(f"{text!r}: expected FIELD OP VALUE with OP one of {' '.join(OPERATORS)}, "
                          "e.g. \"quality_score>=4\" or \"decision=ACCEPT\"")
     field, op, value = found.groups()
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
@@ -64,6 +64,11 @@ def parse(text: str) -> Condition:
 def parse_all(texts: Iterable[str]) -> list[Condition]:
     """Every condition (blank ones, as an empty filter box gives, left out)."""
     return [parse(text) for text in texts if text.strip()]
+
+
+def split(box: str) -> list[str]:
+    """The conditions of one line of text, as the app's filter box (and its URL) holds them: ``;``-separated."""
+    return [part.strip() for part in box.split(";") if part.strip()]
 
 
 def _schema_fields(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
@@ -98,7 +103,7 @@ def check_fields(conditions: list[Condition], metas: Iterable[Mapping[str, Any]]
     for condition in unknown:
         if condition.field not in known:
             near = difflib.get_close_matches(condition.field, sorted(known), n=1)
-            raise WhereError(f"--where {condition.text()!r}: no note has a field {condition.field!r}"
+            raise WhereError(f"{condition.text()!r}: no note has a field {condition.field!r}"
                              + (f"; did you mean `{near[0]}`?" if near else "")
                              + " (frontmatter fields, dotted for nested ones, tags, state, claims or a claim state)")
 
