@@ -14,6 +14,7 @@ import streamlit as st
 from app.state import get_kb
 from kb.evidence.claim_states import ALL_STATES
 from kb.evidence.library import LibraryRow
+from kb.evidence.where import parse_all
 
 #: Claim-state filters kb.evidence.library applies itself; other states are filtered here.
 CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
@@ -29,16 +30,18 @@ def _matches(row: LibraryRow, wanted: set[str]) -> bool:
 @st.cache_data(ttl=LIBRARY_TTL, show_spinner=False, max_entries=64)
 def library_frame(kb_key: str, generation: int, query: str, tag: str | None, decision: str | None,
                   status: str | None, min_quality: int | None, year: int | None, states: tuple[str, ...],
-                  sort: str, descending: bool) -> pd.DataFrame:
+                  sort: str, descending: bool, where: tuple[str, ...] = ()) -> pd.DataFrame:
     """The Library table for these filters: one row per note, claim-state counts as columns.
 
-    ``kb_key`` and ``generation`` only key the cache (another knowledge base, a changed index).
+    ``kb_key`` and ``generation`` only key the cache (another knowledge base, a changed index). ``where``:
+    conditions of ``kb.evidence.where`` (``WhereError`` for one kb cannot read, as ``kb list --where``).
     """
     kb = get_kb()
     wanted = set(states)
     flags = wanted if wanted and wanted <= CORE_FLAGS else None
     rows = kb.library(query=query or None, tag=tag, decision=decision, status=status, min_quality=min_quality,
-                      year=year, flags=flags, sort=sort, descending=descending)  # type: ignore[arg-type]
+                      year=year, flags=flags, sort=sort, descending=descending,  # type: ignore[arg-type]
+                      where=parse_all(where))
     if wanted and flags is None:
         rows = [row for row in rows if _matches(row, wanted)]
     columns = ["id", "title", "year", "decision", "status", "quality", "tags", "claims", *ALL_STATES, "ungrounded"]

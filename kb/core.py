@@ -43,6 +43,7 @@ from kb.index.indexing import claim_for_key
 from kb.index.opening import init_db
 from kb.index.search import fts_damage
 from kb.notes import edits as note_edits
+from kb.notes import field_names
 from kb.notes import files as notes_mod
 from kb.notes import locks as note_lock_mod
 from kb.notes.bindings import binding_problems
@@ -478,11 +479,23 @@ class KnowledgeBase:
             known = {r.key for r in rows} | {r.paper_id for r in rows}
             unknown = [t for t in targets if t not in known]
             if unknown:
-                raise NoteError(unknown[0], "no claim bound to an analyzer has this key ('<note id>#<claim id>'), "
-                                "and no note with such claims has this id; run 'kb show NOTE' to see its claims")
+                raise self._not_bound(unknown[0])
         if stale_only:
             keys = [k for k in keys if self.staleness(k) is not None]
         return sorted(keys)
+
+    def _not_bound(self, target: str) -> NoteError:
+        """Why ``target`` names nothing ``verify`` can run: a claim (or a note's claims) without an analyzer
+        binding, told how to bind one; else no such claim or note."""
+        bind = ("bind it by adding under the claim in the note `analyzer: {name: ANALYZER, params: {...}}` and "
+                "`expect: {metric: METRIC, op: '>', value: ...}` (`kb analyzers` lists them and their metrics; "
+                "`kb draft-claims NOTE` proposes bindings; the app's claim editor sets them)")
+        if "#" in target and self.claim(target) is not None:
+            return NoteError(target, f"this claim has no analyzer binding, so nothing can re-verify it: {bind}")
+        if "#" not in target and self.claims(target):
+            return NoteError(target, f"none of this note's claims has an analyzer binding: {bind}")
+        return NoteError(target, "no claim bound to an analyzer has this key ('<note id>#<claim id>'), and no note "
+                         "with such claims has this id; run 'kb show NOTE' to see its claims")
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local", operator_params: dict[str, Any] | None = None,
@@ -721,19 +734,11 @@ class KnowledgeBase:
 
 
 def _check_field_names(note: Note, changes: dict[str, Any]) -> None:
-    """Refuse a top-level field new to the note and unknown to the schema that is a typo of a known one."""
-    from schemas.note import PaperNote
-
-    present = set(note.meta.model_dump(exclude_unset=True)) | set(note.meta.model_extra or {})
-    known = sorted(set(PaperNote.model_fields) | present)
+    """Refuse a field new to the note and unknown to the schema, at any depth, that is a typo of a known one."""
+    data = note_edits.frontmatter_data(note)
     for key in changes:
-        field = key.split(".", 1)[0]
-        if field in known:
-            continue
-        near = difflib.get_close_matches(field, known, n=1, cutoff=0.8)
-        if near:
-            raise NoteError(note.path, f"not a field of this note: did you mean {near[0]}? (use --new-field to "
-                            "add a new field)", field=field)
+        if (miss := field_names.near_miss(data, key)) is not None:
+            raise NoteError(note.path, miss.text(), field=miss.key)
 
 
 def _with_body(note: Note, body: str) -> Note:

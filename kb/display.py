@@ -84,12 +84,13 @@ def code_span(value: object) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def terminal_json(data: Any) -> str:
+def terminal_json(data: Any, *, indent: int | None = 2) -> str:
     """``data`` as indented JSON safe for a terminal: non-ASCII text stays readable, and the characters
     :func:`terminal_text` escapes are written as JSON ``\\u`` escapes (the same data, nothing a terminal acts
-    on, and a file name's non-UTF-8 bytes as the surrogates Python reads them as)."""
+    on, and a file name's non-UTF-8 bytes as the surrogates Python reads them as). ``indent=None``: one line
+    (a JSON Lines record)."""
     # Strict JSON (no NaN or Infinity, which JSON has not): a value a note or a record made non-finite is null.
-    text = json.dumps(json_safe(data), ensure_ascii=False, indent=2, default=str, allow_nan=False)
+    text = json.dumps(json_safe(data), ensure_ascii=False, indent=indent, default=str, allow_nan=False)
     # json already escapes C0 controls inside strings: one met here is the layout's own newline.
     return _UNSAFE.sub(lambda m: m.group() if m.group() < " " else f"\\u{ord(m.group()):04x}", text)
 

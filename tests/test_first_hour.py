@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -70,11 +71,16 @@ def test_demo_runs_quick_claims_first_with_estimates_and_reports_within_the_boun
     env = {**os.environ, "KB_PROGRESS_INTERVAL": str(interval), "COLUMNS": "160"}
     demo = subprocess.Popen(kb_command(papers, home, "demo"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert demo.stderr is not None
+    assert demo.stderr is not None and demo.stdout is not None
     lines: list[tuple[float, str]] = []
+    printed: list[tuple[float, str]] = []  # stdout, read as it comes too (the verdicts as they land)
+    reader = threading.Thread(target=lambda: printed.extend((time.monotonic(), line.rstrip("\n"))
+                                                            for line in demo.stdout or []), daemon=True)
+    reader.start()
     for line in demo.stderr:  # read as it comes: each line's arrival time is what a user sees
         lines.append((time.monotonic(), line.rstrip("\n")))
-    stdout = demo.stdout.read() if demo.stdout else ""
+    reader.join(timeout=60)
+    stdout = "\n".join(line for _, line in printed)
     assert demo.wait(timeout=120) == 0, "\n".join(text for _, text in lines) + stdout
     text = "\n".join(line for _, line in lines)
 
@@ -111,6 +117,9 @@ def test_demo_runs_quick_claims_first_with_estimates_and_reports_within_the_boun
     # the time left.
     reports = [line for _, line in running if "started" not in line]
     assert reports and all(re.search(r"about \d+ s left", line) for line in reports), reports
+    # The quick claim's verdict line was printed as its run was judged, while the slow run still ran.
+    quick_at = next(at for at, line in printed if line.startswith("first-hour#quick-echo: supported · 4"))
+    assert quick_at < running[-1][0], (printed, running)
 
     # The slow run's own duration now estimates the next one (what a second demo would print).
     noop = registry.get("noop")
@@ -235,7 +244,7 @@ def test_set_refuses_a_typo_of_a_known_field_unless_new_field(first_hour: tuple[
     before = note.read_bytes()
     refused = run_kb(papers, home, "set", "first-hour", "quality_scroe=5")
     assert refused.returncode == 1 and note.read_bytes() == before
-    assert "did you mean quality_score? (use --new-field to add a new field)" in refused.stderr
+    assert "did you mean `quality_score`? (use --new-field to add a new field)" in refused.stderr
     added = run_kb(papers, home, "set", "first-hour", "quality_scroe=5", "--new-field")
     assert added.returncode == 0, added.stderr
     assert "quality_scroe: 5" in note.read_text() and "quality_score: 3" in note.read_text()

@@ -259,7 +259,7 @@ def test_cli_verify_tension_queue_only_and_show_marks_the_claim(kb_dirs: tuple[P
     ident = tension_id(BUNDLED_A, BUNDLED_B)
     result = invoke(papers, home, "verify", "--tension", ident, "--queue-only", "--json")
     assert result.exit_code == 0, result.stdout + result.stderr
-    (row,) = json.loads(result.stdout)
+    (row,) = [json.loads(line) for line in result.stdout.splitlines()]  # JSON Lines: one run queued
     assert row["id"] == BUNDLED_B and row["status"] == "queued" and row["analyzer"] == "depth.sweep"
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     (run,) = kb.runs()

@@ -18,7 +18,7 @@ from kb.settings import Settings
 def _verify(papers: Path, home: Path, targets: list[str]) -> list[dict[str, object]]:
     result = CliRunner().invoke(app, ["verify", *targets, "--json", "--papers", str(papers), "--home", str(home)])
     assert result.exit_code == 0, result.stdout + result.stderr
-    rows: list[dict[str, object]] = json.loads(result.stdout)
+    rows: list[dict[str, object]] = [json.loads(line) for line in result.stdout.splitlines()]  # JSON Lines
     return rows
 
 

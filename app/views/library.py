@@ -16,6 +16,8 @@ from app.state import index_first, index_keeper, settings_key, setup, show_flash
 from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
 from kb.display import markdown_text
 from kb.evidence.claim_states import ALL_STATES
+from kb.evidence.where import WhereError
+from kb.evidence.where import split as split_where
 from kb.index.search import QueryError, SearchIndexDamaged
 from schemas import Decision, Status
 
@@ -118,12 +120,34 @@ sort = sort_col.selectbox("Sort by", ["id", "title", "year", "quality"], key="li
                           disabled=bool(query.strip()), help="Search results are ordered by relevance")
 descending = order_col.toggle("Desc.", key="lib_desc", persist_state="session")
 
+# The saved query: kept in the URL (?where=...), so a view can be bookmarked and shared; one grammar with
+# `kb list --where` (kb.evidence.where), conditions separated by ';'.
+# An address whose query differs from the one this page last wrote (a bookmark, a link) sets the box; an address
+# without one (back from a note) keeps the box and gets the query back.
+url_where = st.query_params.get("where", "")
+if "lib_where" not in st.session_state or (url_where and url_where != st.session_state.get("lib_where_url")):
+    st.session_state["lib_where"] = url_where
+where = st.text_input("Where", key="lib_where", icon=":material/filter_alt:",
+                      placeholder="quality_score>=4; decision=ACCEPT; state=refuted",
+                      help="Conditions FIELD OP VALUE separated by ';', all must hold: any frontmatter field (dotted "
+                           "for nested ones: publication.year), tags, state (a claim's) or a claim state's count "
+                           "(refuted>=1); OP one of = != > >= < <= ~ (contains). The same as `kb list --where`; "
+                           "the address bar keeps it.")
+st.session_state["lib_where_url"] = where.strip()
+if where.strip():
+    st.query_params["where"] = where.strip()
+elif "where" in st.query_params:
+    del st.query_params["where"]
+
 try:
     frame = data.library_frame(
         key, keeper.generation, query.strip(), None if tag == ANY else tag, None if decision == ANY else decision,
         None if status == ANY else status, min_quality or None, None if year == ANY else year,
-        tuple(sorted(states)), sort, descending,
+        tuple(sorted(states)), sort, descending, tuple(split_where(where)),
     )
+except WhereError as exc:  # a condition kb cannot read, or a field no note has: one line, the page stays
+    st.error(markdown_text(f"Where {exc}"), icon=":material/filter_alt_off:")
+    st.stop()
 except (QueryError, SearchIndexDamaged) as exc:  # a query kb cannot run, or a damaged index: say so, keep the page
     st.error(markdown_text(exc), icon=":material/search_off:")
     st.stop()

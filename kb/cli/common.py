@@ -41,7 +41,7 @@ def setting_option(field: str, *flags: str) -> Any:
     """A typer option for one ``Settings`` field: its flags, its environment variable (``KB_<FIELD>``) and the
     field's own description as help, so the flag, the variable and the setting cannot drift apart."""
     return typer.Option(*flags, envvar=f"KB_{field.upper()}", show_envvar=True,
-                        help=Settings.model_fields[field].description)
+                        help=escape(Settings.model_fields[field].description or ""))  # rich markup: keep [brackets]
 
 
 # What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`).
@@ -89,9 +89,32 @@ def fail(errors: list[NoteError] | NoteError, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 1 when a note could not be read (each is named "
+                                        "after the list either way).")]
+
+
+def name_unreadable(errors: list[NoteError], *, strict: bool) -> None:
+    """After a listing: each note the index could not read (and so left out), one line each on stderr; the
+    listing itself worked (exit 0) unless ``strict``, which exits 1 when there is any."""
+    for error in errors:
+        first = (str(error).splitlines() or [""])[0]
+        err_console.print(f"[yellow]could not read[/] {esc(first)}", highlight=False, soft_wrap=True)
+    if errors:
+        err_console.print(f"{len(errors)} note(s) left out of the list: fix them, then `kb validate` says ok",
+                          highlight=False)
+    if strict and errors:
+        raise typer.Exit(1)
+
+
 def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout (what ``--json`` promises)."""
     sys.stdout.write(terminal_json(data) + "\n")
+
+
+def print_json_line(data: Any) -> None:
+    """Print ``data`` as one line of JSON on stdout, at once (a JSON Lines stream a script reads as it comes)."""
+    sys.stdout.write(terminal_json(data, indent=None) + "\n")
+    sys.stdout.flush()
 
 
 @dataclass(frozen=True)

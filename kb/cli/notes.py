@@ -24,22 +24,26 @@ from kb.cli.common import (
     JsonOpt,
     Listing,
     PapersOpt,
+    StrictOpt,
     app,
     console,
     err_console,
     esc,
     fail,
     make_kb,
+    name_unreadable,
     papers_table,
     print_json,
 )
 from kb.core import KnowledgeBase, paper_summary
 from kb.display import body_within, terminal_text
+from kb.evidence import where as where_mod
 from kb.evidence.claim_states import label
 from kb.evidence.tensions import by_claim as tensions_by_claim
 from kb.evidence.verdicts import describe
 from kb.index.search import QueryError
 from kb.notes import edits as note_edits
+from kb.notes import field_names
 from kb.notes.files import NoteError, read_note
 from kb.notes.grounding import check_note, disagreements
 from kb.notes.sources import SourceError, SourceText, read_text_file
@@ -64,6 +68,10 @@ def validate(
     for note in valid:  # a missing source text is a warning here, an error in 'kb check' (refused ones: errors)
         if (problem := kb.read_source(note).problem) is not None:
             err_console.print(f"[yellow]warning[/]: {esc(note.path)}: {esc(problem)}",
+                              highlight=False, soft_wrap=True)
+        for miss in field_names.near_miss_fields(note.meta):  # kept as an extra field: only this says so
+            err_console.print(f"[yellow]warning[/]: {esc(note.path)}: field {esc(miss.key)} is not one kb knows: "
+                              f"did you mean `{esc(miss.known)}`? (kept as written; rename it with a text editor)",
                               highlight=False, soft_wrap=True)
     if errors:
         fail(errors)
@@ -118,22 +126,36 @@ def list_notes(
     year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
     sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
     desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
+    where: Annotated[list[str] | None, typer.Option("--where", help="FIELD OP VALUE (repeatable, all must hold): "
+                                                 "any frontmatter field, dotted for nested ones, tags, state (a "
+                                                 "claim's) or a claim state's count; OP one of = != > >= < <= ~ "
+                                                 "(contains), e.g. \"quality_score>=4\".")] = None,
+    strict: StrictOpt = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
-    """List indexed notes, filtered and sorted (indexes first, so the list is current)."""
+    """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not be
+    read are named after it."""
     kb = make_kb(papers, home, db)
-    kb.index()
     if sort not in {"id", "title", "year", "quality"}:
         err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
         raise typer.Exit(2)
+    report = kb.index()
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
+    if where:
+        try:
+            kept = {row.id for row in kb.library(where=where_mod.parse_all(where))}
+        except where_mod.WhereError as exc:
+            err_console.print(f"[bold red]error[/]: --where {esc(exc)}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        rows = [row for row in rows if row["id"] in kept]
     if as_json:
         # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in left out.
         states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
         print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
     else:
         console.print(papers_table(rows, f"{len(rows)} note(s)"))
+    name_unreadable(report.errors, strict=strict)
 
 
 @app.command()
@@ -184,11 +206,11 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
 
 @app.command()
 def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
-           limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20,
+           limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20, strict: StrictOpt = False,
            papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Full-text search over titles, tags, bodies, claim statements and source texts (with the page)."""
     kb = make_kb(papers, home, db)
-    kb.index()
+    report = kb.index()
     try:
         hits = kb.search(query, limit=limit)
     except QueryError as exc:
@@ -201,14 +223,15 @@ def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
                      "page": hit.page, "snippet": hit.snippet})  # page: of the source text, for a hit in it
     if as_json:
         print_json(rows)
-        return
-    table = Table(title=f"{len(rows)} hit(s) for {esc(repr(query))}", header_style="bold cyan")
-    for column in ("id", "title", "page", "snippet"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        page = f"p. {row['page']}" if row["page"] is not None else ""
-        table.add_row(esc(row["id"]), esc(row["title"]), page, _highlight(str(row["snippet"])))
-    console.print(table)
+    else:
+        table = Table(title=f"{len(rows)} hit(s) for {esc(repr(query))}", header_style="bold cyan")
+        for column in ("id", "title", "page", "snippet"):
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            page = f"p. {row['page']}" if row["page"] is not None else ""
+            table.add_row(esc(row["id"]), esc(row["title"]), page, _highlight(str(row["snippet"])))
+        console.print(table)
+    name_unreadable(report.errors, strict=strict)
 
 
 def _highlight(snippet: str) -> str:

@@ -40,6 +40,7 @@ from kb.cli.common import (
     fail,
     make_kb,
     print_json,
+    print_json_line,
     setting_option,
 )
 from kb.core import KnowledgeBase
@@ -49,7 +50,7 @@ from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.files import NoteError
 from kb.queue import executors
-from schemas import EvidenceRecord, Verdict
+from schemas import EvidenceRecord, RunRecord, Verdict
 
 
 @app.command()
@@ -145,7 +146,8 @@ def verify(
                                                 "that decide it.")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
     executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): " + "; ".join(
-        f"{name}: {cls.description}" for name, cls in executors.load_all().items()) + ".")] = "local",
+        # Help is rich markup: escaped, or 'plm-kb[ray]' loses its '[ray]' as a style tag.
+        f"{name}: {escape(cls.description)}" for name, cls in executors.load_all().items()) + ".")] = "local",
     ray_address: Annotated[str | None, setting_option("ray_address", "--ray-address")] = None,
     run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
     grants: Annotated[list[str] | None, typer.Option("--set", help="Parameter key=value for every run whose "
@@ -184,9 +186,15 @@ def verify(
         err_console.print(f"[yellow]skipped[/] {esc(key)}: {esc(reason)}", highlight=False)
     if not as_json:
         console.print(f"queued {len(queued)} run(s)")
+    told: set[str] = set()  # runs whose verdict line was printed as it landed
+
+    def landed(record: RunRecord, verdict: Verdict | None) -> None:
+        told.add(record.id)
+        print_verdict(verdict_row(kb, record, verdict), verdict, as_json=as_json)
+
     if run and queued:
         ids = [r.id for r in queued]
-        watch(kb, ids, lambda: chosen.run(kb.engine, ids), quiet=as_json)
+        watch(kb, ids, lambda: chosen.run(kb.engine, ids), on_end=landed, json_lines=as_json)
     elif queued:  # handed over (a Slurm job each), or left queued for a worker
         for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
             err_console.print(f"run {run_id[:12]}: job {job_id}")
@@ -194,39 +202,69 @@ def verify(
         for record in queued:
             if record.id in waiting and not as_json:
                 console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
-    statuses = {r.id: r.status.value for r in kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)}
-    history = {key: kb.evidence(key) for key in {r.claim_key for r in queued if r.claim_key}}
-    latest = {key: records[0] for key, records in history.items() if records}
-    rows = []
-    for record in queued:
-        status = statuses[record.id]
-        evidence = latest.get(record.claim_key) if record.claim_key else None
-        verdict = evidence.verdict if evidence and evidence.run_id == record.id else None
-        state = verdict_state(verdict)
-        found = kb.claim(record.claim_key) if record.claim_key else None
-        rows.append({"id": record.claim_key, "run": record.id, "analyzer": record.analyzer, "status": status,
-                     "verdict": verdict.kind.value if verdict else None, "state": state.value if state else None,
-                     "reason": reason_line(found[0] if found else None, verdict.reason if verdict else None,
-                                           state.value if state else None) or None})
-    if as_json:
-        print_json(rows)
-    else:
+    records = kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)
+    verdicts = kb.run_verdicts([r.id for r in records])
+    rows = [verdict_row(kb, record, verdicts.get(record.id)) for record in records]
+    order = {r.id: n for n, r in enumerate(queued)}  # the queue's order, as planned
+    rows.sort(key=lambda row: order[row["run"]])
+    if as_json:  # the runs not judged here (queued for a worker, handed to Slurm): their status, one line each
+        for row in rows:
+            if row["run"] not in told:
+                print_json_line(row)
+    elif rows:
         verdict_table(rows)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
+
+
+def verdict_row(kb: KnowledgeBase, record: RunRecord, verdict: Verdict | None) -> dict[str, Any]:
+    """What became of one run, as the verdict table, the lines printed as verdicts land and ``--json`` say it:
+    the claim's state (``kb.evidence.claim_states``' rule), the value and its spread, the evidence's scale, why."""
+    state = verdict_state(verdict)
+    found = kb.claim(record.claim_key) if record.claim_key else None
+    scale = verdict.evidence_scale.model_dump(exclude_none=True) if verdict and verdict.evidence_scale else None
+    return {"id": record.claim_key, "run": record.id, "analyzer": record.analyzer,
+            "status": record.status.value,
+            "verdict": verdict.kind.value if verdict else None, "state": state.value if state else None,
+            "observed": verdict.observed if verdict else None, "spread": verdict.spread if verdict else None,
+            "expected": verdict.expected if verdict else None, "scale": scale,
+            "reason": reason_line(found[0] if found else None, verdict.reason if verdict else None,
+                                  state.value if state else None) or None}
+
+
+def print_verdict(row: dict[str, Any], verdict: Verdict | None, *, as_json: bool) -> None:
+    """One verdict the moment it lands: a JSON Lines record on stdout (``--json``), else one line: the claim, its
+    state, the value against what was expected, the evidence's scale and why."""
+    if as_json:
+        print_json_line(row)
+        return
+    parts = [_state_cell(row)]
+    if verdict is not None and verdict.kind.value not in ("not_runnable", "error"):
+        value = observed_text(verdict)
+        parts.append(esc(f"{value} (expected {verdict.expected})" if verdict.expected else value))
+    if row["scale"]:
+        parts.append(esc(f"at {scale_text(row['scale'])}"))
+    if row["reason"]:
+        parts.append(esc(row["reason"]))
+    # Wrapped at the console's width (an 80-column terminal reads it whole); `kb evidence CLAIM` has the rest.
+    console.print(f"[bold]{esc(row['id'] or row['analyzer'])}[/]: " + " · ".join(parts), highlight=False)
 
 
 ENDED = {"succeeded", "failed", "cancelled"}
 
 
 def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] | None = None, *,
-           quiet: bool = False, poll: float = 0.5) -> None:
+          quiet: bool = False, poll: float = 0.5, on_end: Callable[[RunRecord, Verdict | None], None] | None = None,
+          json_lines: bool = False) -> None:
     """One progress bar per run, refreshed from the database until the runs end (all active runs if no ids).
 
     ``work`` (a local worker or the Ray executor) runs in a thread meanwhile: the bars show what the
     durable queue says, so they look the same whoever executes the runs. Where stderr is not a terminal
     (a log file, a pipe) bars cannot redraw: each run gets a line when its status changes and, while it
     runs, at least every ``progress_interval`` seconds (half of it), with its latest message and time left.
+    ``on_end`` is called once per run the moment it ends, with its verdict once judged (None for a run that
+    failed, was cancelled or judged nothing). ``json_lines``: stdout carries JSON Lines, so the bars leave it
+    alone (rich would otherwise route stdout through the bars' console, stderr).
     """
     plain = not err_console.is_terminal
     every = kb.settings.progress_interval / 2
@@ -248,7 +286,16 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
                BarColumn(bar_width=8 if narrow else 16), TaskProgressColumn(),
                TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
                *message_column, TimeElapsedColumn())
-    with Progress(*columns, console=err_console, disable=quiet, expand=True) as bars:
+    ended: set[str] = set()  # runs on_end was called for
+
+    def judged(records: list[RunRecord], final: bool = False) -> None:
+        for record in records:  # a run that succeeded is told once its verdict is in (its evidence is written)
+            if on_end is not None and record.id not in ended and record.status.value in ENDED and (
+                    final or record.status.value != "succeeded" or record.id in verdicts):
+                ended.add(record.id)
+                on_end(record, verdicts.get(record.id))
+
+    with Progress(*columns, console=err_console, disable=quiet, expand=True, redirect_stdout=not json_lines) as bars:
         tasks: dict[str, TaskID] = {}
         verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
         thread.start()
@@ -257,6 +304,7 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
                 r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in tasks]
             succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in verdicts]
             verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
+            judged(sorted(records, key=lambda r: r.created_at))
             for record in sorted(records, key=lambda r: r.created_at):  # in queue order: the next to run on top
                 if record.id not in tasks:
                     # A long key is cut at its start: the claim's own id tells the bars apart (a note's
@@ -287,23 +335,31 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
             if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
                 break
             time.sleep(poll)
+        judged(records, final=True)  # a run that succeeded without evidence (no claim) is told now
     thread.join()
     if failure:
         raise failure[0]
 
 
+_COLOUR = {"supported": "green", "refuted": "red", "consistent_proxy": "blue", "at_odds_proxy": "dark_orange",
+           "inconclusive": "yellow", "not_runnable": "magenta", "error": "red", "stale": "yellow"}
+
+
+def _state_cell(row: dict[str, Any]) -> str:
+    """A row's outcome in words and colour: the claim's state, else the verdict, else the run's status."""
+    state = row.get("state") or row["verdict"] or row["status"]
+    return f"[{_COLOUR.get(state, 'white')}]{esc(label(state))}[/]"
+
+
 def verdict_table(rows: list[dict[str, Any]]) -> None:
     """Claims with their state and why, one line each (the claim key folds where the console is narrow)."""
-    colour = {"supported": "green", "refuted": "red", "consistent_proxy": "blue", "at_odds_proxy": "dark_orange",
-              "inconclusive": "yellow", "not_runnable": "magenta", "error": "red", "stale": "yellow"}
     # At 80 columns a claim key (up to ~80 characters) needs the width: the reason shows from 100 columns on
     # ('kb evidence CLAIM' has it whole).
     listing = Listing("verdicts", [Col("claim", fold=True), Col("analyzer", min_width=140), Col("state"),
                                    Col("why", ratio=1, min_width=100)])  # the reason takes what the claim leaves
     for row in rows:
-        state = row.get("state") or row["verdict"] or row["status"]
-        listing.add(claim=esc(row["id"]), analyzer=esc(row["analyzer"]),
-                    state=f"[{colour.get(state, 'white')}]{esc(label(state))}[/]", why=esc(row["reason"] or ""))
+        listing.add(claim=esc(row["id"]), analyzer=esc(row["analyzer"]), state=_state_cell(row),
+                    why=esc(row["reason"] or ""))
     console.print(listing.table)
     console.print("[dim]kb evidence CLAIM: the whole reason, the numbers, the scales and the history[/]")
 

@@ -23,64 +23,65 @@ from kb.cli.common import (
     esc,
     make_kb,
     papers_table,
+    print_json_line,
 )
-from kb.cli.runs import verdict_table, watch
+from kb.cli.runs import print_verdict, verdict_row, verdict_table, watch
 from kb.cli.tensions import print_tensions
 from kb.core import KnowledgeBase, paper_summary
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.claim_states import ALL_STATES, label
 from kb.notes.bindings import reason_line
 from kb.queue import daemon
-from schemas import RunRecord
+from schemas import RunRecord, Verdict
 
 
 @app.command()
 def demo(
     verify_claims: Annotated[bool, typer.Option("--verify/--no-verify", help="Also re-verify stale claims.")] = True,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Stream one JSON object per verdict (JSON Lines) on "
+                                          "stdout as each lands, then one per claim not re-run; the rest goes "
+                                          "to stderr.")] = False,
 ) -> None:
     """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
     kb = make_kb(papers, home, db)
     report = kb.index()
-    console.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
+    out = err_console if as_json else console  # --json: stdout carries the verdicts alone
+    out.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
     for error in report.errors:
         err_console.print(f"[yellow]skipped invalid note[/]: {esc(error)}", highlight=False)
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
-    console.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
+    out.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
     listing = Listing(f"{len(claims)} claim(s)", [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100),
                                                   Col("statement", ratio=1)])
     for note_id, claim in claims:
         listing.add(claim=esc(f"{note_id}#{claim.claim_id}"), analyzer=esc(claim.analyzer or "-"),
                     statement=esc(claim.statement))
-    console.print(listing.table)
+    out.print(listing.table)
     if not verify_claims:
         return
     queued, skipped = kb.verify(stale_only=True)
     for key, reason in skipped:
         err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
+    told: set[str] = set()  # claims whose verdict was printed as it landed
+
+    def landed(record: RunRecord, verdict: Verdict | None) -> None:
+        told.add(record.claim_key or record.id)
+        print_verdict(verdict_row(kb, record, verdict), verdict, as_json=as_json)
+
     if queued:
         _print_plan(kb, queued)
+        if not as_json:
+            console.print("[bold]each claim's verdict as its run is judged[/]")
         with daemon.registered_worker(kb.settings.home):  # the app, opened meanwhile, starts no second worker
-            watch(kb, [r.id for r in queued], lambda: kb.work(once=True))
-    verdicts: list[dict[str, Any]] = []
-    not_runnable = dict(skipped)
-    states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
-    for key in kb.claim_keys():
-        evidence = kb.evidence(key)
-        verdict = evidence[0].verdict if evidence else None
-        state = states[key].state.value if key in states else "unverified"
-        found = kb.claim(key)
-        stated = found[0] if found else None
-        if key in not_runnable and not evidence:
-            verdicts.append({"id": key, "analyzer": "-", "status": state, "state": state,
-                             "verdict": "not_runnable", "reason": reason_line(stated, not_runnable[key], state)})
-            continue
-        reason = (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
-                  else "") + (verdict.reason if verdict else "")
-        verdicts.append({"id": key, "analyzer": evidence[0].analyzer if evidence else "-", "status": state,
-                         "state": state, "verdict": verdict.kind.value if verdict else None,
-                         "reason": reason_line(stated, reason, state)})
+            watch(kb, [r.id for r in queued], lambda: kb.work(once=True), on_end=landed, json_lines=as_json)
+    verdicts = _claim_rows(kb, dict(skipped))
+    if as_json:  # the claims not judged above (current evidence, not runnable, no run): one line each
+        for row in verdicts:
+            if row["id"] not in told:
+                print_json_line(row)
+        return
     verdict_table(verdicts)
     # Every claim counted, those bound to no analyzer too, in the Library header's order.
     counts = Counter(status.state.value for status in kb.claim_states().values())
@@ -89,6 +90,27 @@ def demo(
     print_tensions([tensions_mod.record(t) for t in kb.tensions()])  # where notes disagree, and how it stands
 
 
+def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:
+    """Every bound claim's row of the demo's verdict table: its state now, its latest evidence's verdict, why."""
+    verdicts: list[dict[str, Any]] = []
+    states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
+    for key in kb.claim_keys():
+        evidence = kb.evidence(key)
+        verdict = evidence[0].verdict if evidence else None
+        state = states[key].state.value if key in states else "unverified"
+        found = kb.claim(key)
+        stated = found[0] if found else None
+        if key in not_runnable and not evidence:
+            verdicts.append({"id": key, "run": None, "analyzer": "-", "status": state, "state": state,
+                             "verdict": "not_runnable", "reason": reason_line(stated, not_runnable[key], state)})
+            continue
+        reason = (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
+                  else "") + (verdict.reason if verdict else "")
+        verdicts.append({"id": key, "run": evidence[0].run_id if evidence else None,
+                         "analyzer": evidence[0].analyzer if evidence else "-", "status": state,
+                         "state": state, "verdict": verdict.kind.value if verdict else None,
+                         "reason": reason_line(stated, reason, state)})
+    return verdicts
 
 
 def _print_plan(kb: KnowledgeBase, queued: list[RunRecord]) -> None:
@@ -135,6 +157,9 @@ def run_app(
                           "put it behind an authenticating proxy or keep the default --host localhost",
                           soft_wrap=True)
 
+    if (taken := _port_taken(host, port)) is not None:
+        err_console.print(f"[bold red]error[/]: {escape(taken)}", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
     root = Path(__file__).resolve().parents[2]
     script = root / "app" / "main.py"
     settings = make_kb(papers, home, db).settings
@@ -167,3 +192,27 @@ def run_app(
         if server.poll() is None:
             server.kill()
     raise typer.Exit(code)
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why the app cannot listen on ``host:port``, or None where nothing answers there: kb's app already running
+    (a Streamlit server answers its health check, ``/_stcore/health``), or another program holding the port."""
+    import socket
+    import urllib.request
+
+    probe = "127.0.0.1" if host in ("0.0.0.0", "::", "localhost") else host  # where a local client reaches it
+    try:
+        with socket.create_connection((probe, port), timeout=1):
+            pass
+    except OSError:
+        return None  # nothing listens: Streamlit may start here
+    url = f"http://{'localhost' if probe == '127.0.0.1' else probe}:{port}"
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:  # noqa: S310 - loopback/ours
+            healthy = answer.status == 200 and answer.read(16).strip() == b"ok"
+    except OSError:
+        healthy = False
+    another = f"start another with a free port: kb app --port {port + 1}"
+    if healthy:
+        return f"kb's app is already running at {url}: open that in a browser (or {another})"
+    return f"port {port} is busy (another program listens on it, not kb's app): {another}"

@@ -13,11 +13,13 @@ from kb.cli.common import (
     HomeOpt,
     JsonOpt,
     PapersOpt,
+    StrictOpt,
     app,
     console,
     err_console,
     esc,
     make_kb,
+    name_unreadable,
     print_json,
 )
 from kb.evidence import tensions as tensions_mod
@@ -56,11 +58,12 @@ def tensions(
     propose: Annotated[bool, typer.Option("--propose", help="Also ask the chat model (KB_CHAT_MODEL) for candidate "
                                           "tensions between qualitative claims; listed apart, marked 'proposed by "
                                           "the model'. Without a model none are proposed.")] = False,
+    strict: StrictOpt = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the state."""
     kb = make_kb(papers, home, db)
-    kb.index()
+    report = kb.index()
     found = kb.tensions()
     if (capped := found.message()) is not None:
         err_console.print(f"[yellow]warning[/]: {esc(capped)}", highlight=False, soft_wrap=True)
@@ -80,11 +83,17 @@ def tensions(
         if proposals is not None:
             out = rows + [{**p.model_dump(mode="json"), "id": p.id} for p in proposals.proposals]
         print_json(out)
-        return
-    print_tensions(rows)
-    if proposals is not None:
-        console.print(f"\n[bold]Proposed by the model[/] ({proposals.method}): {len(proposals.proposals)} "
-                      "candidate(s), not checked by kb" + (f" · {esc(proposals.message)}" if proposals.message else ""))
-        for proposal in proposals.proposals:
-            console.print(f"- {esc(proposal.a)} ↔ {esc(proposal.b)}: {esc(proposal.why)}\n"
-                          f"  A “{esc(proposal.a_quote)}”\n  B “{esc(proposal.b_quote)}”", highlight=False)
+    else:
+        print_tensions(rows)
+        if proposals is not None:
+            _print_proposals(proposals)
+    name_unreadable(report.errors, strict=strict)
+
+
+def _print_proposals(proposals: Any) -> None:
+    """The chat model's candidate tensions, apart from kb's own (not checked by kb)."""
+    console.print(f"\n[bold]Proposed by the model[/] ({proposals.method}): {len(proposals.proposals)} "
+                  "candidate(s), not checked by kb" + (f" · {esc(proposals.message)}" if proposals.message else ""))
+    for proposal in proposals.proposals:
+        console.print(f"- {esc(proposal.a)} ↔ {esc(proposal.b)}: {esc(proposal.why)}\n"
+                      f"  A “{esc(proposal.a_quote)}”\n  B “{esc(proposal.b_quote)}”", highlight=False)

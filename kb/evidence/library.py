@@ -9,6 +9,7 @@ surface shares) is what the reader needs first; claims bound to no analyzer are 
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +18,7 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
+from kb.evidence import where as where_mod
 from kb.evidence.claim_states import ALL_STATES, claim_state, latest_evidence
 from kb.index.database import ClaimRow, Paper
 from kb.index.indexing import SortKey, decode_tags, filter_papers
@@ -64,13 +66,15 @@ def library_rows(
     year: int | None = None,
     ids: list[str] | None = None,
     flags: set[Flag] | None = None,
+    where: list[where_mod.Condition] | None = None,
     sort: SortKey = "id",
     descending: bool = False,
 ) -> list[LibraryRow]:
     """Notes matching every filter, with claim-state and grounding counts.
 
     ``ids`` restricts (and orders) the rows, e.g. to search hits best first; ``flags`` keeps notes
-    showing at least one of those problems.
+    showing at least one of those problems; ``where``: conditions (``kb.evidence.where``) each note meets,
+    ``WhereError`` for a field no note has.
     """
     rows = _paper_rows(engine, tag=tag, decision=decision, status=status, min_quality=min_quality, year=year,
                        sort=sort, descending=descending)
@@ -92,7 +96,19 @@ def library_rows(
         row.states[claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state.value] += 1
     if flags:
         rows = [row for row in rows if row.flags() & set(flags)]
+    if where:
+        rows = _where(engine, rows, where)
     return rows
+
+
+def _where(engine: Engine, rows: list[LibraryRow], conditions: list[where_mod.Condition]) -> list[LibraryRow]:
+    """The rows whose note meets every condition (its frontmatter from the index, as the note was indexed)."""
+    with Session(engine) as session:
+        metas = {paper_id: json.loads(text) for paper_id, text in
+                 session.execute(sa_select(col(Paper.id), col(Paper.meta_json))).all()}
+    where_mod.check_fields(conditions, metas.values())  # against every note: a filter may leave none
+    return [row for row in rows if all(where_mod.matches(c, metas.get(row.id, {}), row.tags, row.states)
+                                       for c in conditions)]
 
 
 def _paper_rows(engine: Engine, **filters: Any) -> list[LibraryRow]:
