@@ -53,7 +53,8 @@ class BundledRun(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$", description="The run's id (kept on import).")
-    claim_key: str | None = Field(default=None, max_length=2000, description="'<note id>#<claim id>' it bears on.")
+    claim_key: str | None = Field(default=None, max_length=2000,
+                                  description="'<note id>#<claim id>' it bears on.")
     analyzer: str = Field(min_length=1, max_length=200, description="Registry name of the analyzer.")
     files: list[BundleFile] = Field(min_length=1, description="Its record first, then its other files.")
 
@@ -63,7 +64,8 @@ class BundleManifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = Field(ge=1, description="Bundle format version (BUNDLE_SCHEMA_VERSION when written).")
+    schema_version: int = Field(ge=1, description="Bundle format version (BUNDLE_SCHEMA_VERSION when "
+                                "written).")
     kb_version: str = Field(max_length=100, description="Version of the kb that wrote the bundle.")
     git_commit: str | None = Field(default=None, max_length=100, description="Commit of that kb, when known.")
     created_at: dt.datetime = Field(description="When the bundle was written (UTC).")

@@ -240,6 +240,15 @@ def _checksum(bundle: Path, _: Path) -> Path:
     return bundle
 
 
+def _as_is(bundle: Path, _: Path) -> Path:
+    return bundle
+
+
+def _garbage(_: Path, tmp_path: Path) -> Path:
+    (tmp_path / "x.tar.gz").write_bytes(b"\x1f\x8b not a gzip stream")
+    return tmp_path / "x.tar.gz"
+
+
 def _not_json(bundle: Path, _: Path) -> Path:
     (bundle / "manifest.json").write_text("{not json")
     return bundle
@@ -255,9 +264,9 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
     "not a PNG": (_not_png, "not a PNG", {}),
     "unknown claim": (_unknown_claim, "claim 'b#nope' is not in this library", {}),
     "unknown analyzer": (_unknown_analyzer, "analyzer 'ghost' is not registered here", {}),
-    "file too big": (lambda b, _: b, "over the 200-byte limit of a bundle file", {"KB_BUNDLES__MAX_FILE_BYTES": "200"}),
-    "bundle too big": (lambda b, _: b, "over the 6,000-byte limit of a bundle", {"KB_BUNDLES__MAX_TOTAL_BYTES": "6000"}),
-    "too many files": (lambda b, _: b, "more than 4 entries", {"KB_BUNDLES__MAX_FILES": "4"}),
+    "file too big": (_as_is, "over the 200-byte limit of a bundle file", {"KB_BUNDLES__MAX_FILE_BYTES": "200"}),
+    "bundle too big": (_as_is, "over the 6,000-byte limit of a bundle", {"KB_BUNDLES__MAX_TOTAL_BYTES": "6000"}),
+    "too many files": (_as_is, "more than 4 entries", {"KB_BUNDLES__MAX_FILES": "4"}),
     "symlink in a folder": (_symlink, "a link or device", {}),
     "tar with ..": (lambda b, t: _tar(b, t / "b.tgz", _member("../evil.json")), "a path outside the bundle", {}),
     "tar with an absolute path": (lambda b, t: _tar(b, t / "b.tgz", _member("/tmp/evil.json")),
@@ -266,8 +275,7 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
                            "a link or device", {}),
     "tar with a device": (lambda b, t: _tar(b, t / "b.tgz", _member("runs/dev", tarfile.CHRTYPE)),
                           "a link or device", {}),
-    "not a bundle": (lambda b, t: (t / "x.tar.gz").write_bytes(b"\x1f\x8b garbage") and t / "x.tar.gz",
-                     "neither a bundle folder nor a readable .tar.gz", {}),
+    "not a bundle": (_garbage, "neither a bundle folder nor a readable .tar.gz", {}),
 }
 
 

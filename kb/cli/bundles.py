@@ -1,5 +1,6 @@
-"""Evidence that travels: ``kb evidence export`` writes chosen runs as a bundle, ``kb evidence import`` adds one
-to this KB home (``kb.queue.bundles``: every verdict judged again here, a bad bundle refused in one line)."""
+"""Evidence that travels: ``kb evidence export`` writes chosen runs as a bundle, ``kb evidence import``
+adds one to this KB home (``kb.queue.bundles``: every verdict judged again here, a bad bundle refused in one
+line)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ def export(
     claim: Annotated[str | None, typer.Option("--claim", help="Every run with metrics of this claim "
                                               "('<note id>#<claim id>').")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every run with metrics.")] = False,
-    with_checkpoints: Annotated[bool, typer.Option("--with-checkpoints", help="Also carry the runs' binary files "
-                                                   "(checkpoints, arrays); an import never reads them.")] = False,
+    with_checkpoints: Annotated[bool, typer.Option(
+        "--with-checkpoints", help="Also carry the runs' binary files (checkpoints, arrays); an import never "
+        "reads them.")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
-    """Write runs' evidence (parameters, metrics, checks, figures, logs, provenance) as a bundle of JSON and PNG."""
+    """Write runs' evidence (parameters, metrics, checks, figures, logs, provenance) as JSON and PNG files."""
     if bool(run_ids) + (claim is not None) + all_ != 1:
         err_console.print("[red]error[/]: name run ids, or pass --claim CLAIM, or --all (one of them)")
         raise typer.Exit(2)
@@ -45,7 +47,8 @@ def export(
 
 @evidence_app.command("import")
 def import_(
-    bundle: Annotated[Path, typer.Argument(help="A bundle `kb evidence export` wrote: a folder or a .tar.gz.")],
+    bundle: Annotated[Path, typer.Argument(help="A bundle `kb evidence export` wrote: a folder or a "
+                                           ".tar.gz.")],
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Add a bundle's runs to this KB home, each verdict judged from its metrics by this kb's own rule."""
@@ -53,8 +56,8 @@ def import_(
     try:
         report = kb.import_evidence(bundle)
     except BundleRefused as exc:
-        err_console.print(f"[red]error[/]: {esc(bundle)} refused, nothing imported: {esc(exc)}", highlight=False,
-                          soft_wrap=True)
+        err_console.print(f"[red]error[/]: {esc(bundle)} refused, nothing imported: {esc(exc)}",
+                          highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
     verdicts = kb.run_verdicts(report.added)
     if as_json:
@@ -69,6 +72,6 @@ def import_(
     if report.already_here:
         console.print(f"{len(report.already_here)} run(s) already here, kept as they are", highlight=False)
     if report.checkpoints_skipped:
-        console.print(f"{report.checkpoints_skipped} checkpoint file(s) not imported (kb never reads binaries "
-                      "from a bundle)", highlight=False)
+        console.print(f"{report.checkpoints_skipped} checkpoint file(s) not imported (kb never reads "
+                      "binaries from a bundle)", highlight=False)
     console.print(f"imported {len(report.added)} run(s) from {esc(bundle)}", highlight=False)

@@ -1,16 +1,16 @@
-"""Evidence that travels: chosen runs written as a bundle of plain files, and a bundle added to another KB home.
+"""Evidence that travels: chosen runs written as a bundle of plain files; a bundle added to another KB home.
 
 A lab regenerates evidence on its GPU and shares it. ``export_bundle`` writes each run's outcome record (the
-store's own format, ``kb.queue.records``) with its verdict left out and the scale its analyzer reported kept as
-data, its figures and JSON files, its text files (log, FASTA) inside one JSON object, and a manifest with the
-SHA-256 of every file (``schemas.bundle``); checkpoints and other binaries only when asked.
+store's own format, ``kb.queue.records``) with its verdict left out and the scale its analyzer reported
+kept as data, its figures and JSON files, its text files (log, FASTA) inside one JSON object, and a manifest
+with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binaries only when asked.
 
 ``import_bundle`` reads a bundle as data from elsewhere, like a note: bounded (files, bytes), every path
 inside it (no absolute path, ``..``, link or device; a tar is extracted with tarfile's ``data`` filter after
 the same checks), every file listed with its checksum, every record checked by the store's record checker
 (``kb.queue.record_checks``), every figure a PNG by its magic bytes and every JSON strict; the claims and
-analyzers it names must be this library's. Any failure refuses the whole bundle with one reason before anything
-is written. Then its files go into the artifact store, its records beside the runs' own (so that
+analyzers it names must be this library's. Any failure refuses the whole bundle with one reason before
+anything is written. Then its files go into the artifact store, its records beside the runs' own (so that
 ``kb index --rebuild`` restores them), and its runs into the index in one transaction, each verdict judged
 from the bundled metrics by this kb's own rule (``kb.queue.records.attach_outcomes``): a bundle carries no
 verdict. Nothing in a bundle is executed or unpickled, and checkpoints in one are never read.
@@ -50,8 +50,9 @@ from schemas.bundle import BUNDLE_SCHEMA_VERSION, BundledRun, BundleFile, Bundle
 MANIFEST = "manifest.json"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: Run files carried as text inside ``texts.json`` (UTF-8): logs and sequences, small and readable.
+PLAIN_ONLY = "a bundle holds plain files only"
 TEXT_SUFFIXES = frozenset({".txt", ".log", ".fasta", ".fa", ".csv", ".tsv", ".md"})
-# Evidence fields a bundle never carries: the verdict is the importer's to draw, staleness the importer's to see.
+# Evidence fields a bundle never carries: the verdict is the importer's to draw, staleness its to see.
 _NOT_CARRIED = {"id", "verdict_json", "verdict_kind", "stale", "stale_reason"}
 
 
@@ -76,8 +77,8 @@ def export_bundle(engine: Engine, store: ArtifactStore, run_ids: list[str], out:
                   with_checkpoints: bool = False) -> ExportReport:
     """Write the evidence of ``run_ids`` as a bundle at ``out`` (a folder, or a ``.tar.gz`` when it ends so).
 
-    Each run must have succeeded with metrics. The bundle is written beside ``out`` and moved into place whole;
-    an existing ``out`` is refused, never overwritten."""
+    Each run must have succeeded with metrics. The bundle is written beside ``out`` and moved into place
+    whole; an existing ``out`` is refused, never overwritten."""
     if not run_ids:
         raise BundleRefused("no runs to export: name run ids, a claim (--claim) or --all")
     if out.exists() or out.is_symlink():
@@ -114,6 +115,55 @@ def exportable_runs(engine: Engine, claim_key: str | None = None) -> list[str]:
         return [run_id for run_id, metrics in session.exec(query).all() if metrics not in ("{}", "")]
 
 
+@dataclass
+class _RunPacker:
+    """Writes one run's files into the bundle being staged: figures and JSON as files, text in one JSON."""
+
+    store: ArtifactStore
+    staging: Path
+    run_id: str
+    with_checkpoints: bool
+    left_out: list[str]
+    files: list[BundleFile] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def folder(self) -> PurePosixPath:
+        return PurePosixPath("runs", self.run_id)
+
+    def carry(self, key: str) -> bool:
+        """Carry one stored file of the run (as a file, or inside ``texts.json``); whether it was."""
+        parts = PurePosixPath(key).parts
+        name = "/".join(parts[3:]) if key.startswith("evidence/") and len(parts) > 3 else None
+        data = self.store.read_bytes(key) if name else None
+        if name is None or data is None:
+            self.left_out.append(f"{self.run_id[:12]}: {key} (not in the artifact store)")
+            return False
+        suffix = PurePosixPath(name).suffix.lower()
+        if suffix == ".png" and data.startswith(PNG_MAGIC) or suffix == ".json":
+            self.write(self.folder / "files" / name, data, "artifact", name)
+            return True
+        if suffix in TEXT_SUFFIXES:
+            try:
+                self.texts[name] = data.decode("utf-8")
+                return True
+            except UnicodeDecodeError:
+                pass
+        if self.with_checkpoints:
+            self.write(self.folder / "checkpoints" / name, data, "checkpoint", name)
+        else:
+            self.left_out.append(f"{self.run_id[:12]}: {name} (a binary file: --with-checkpoints carries it)")
+        return False
+
+    def write(self, path: PurePosixPath, data: bytes, role: str, artifact: str | None = None) -> None:
+        target = self.staging / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        self.files.append(BundleFile.model_validate({
+            "path": str(path), "role": role, "artifact": artifact, "sha256": hashlib.sha256(data).hexdigest(),
+            "size": len(data)}))
+
+
 def _export_run(engine: Engine, store: ArtifactStore, run_id: str, staging: Path, with_checkpoints: bool,
                 left_out: list[str]) -> BundledRun:
     with Session(engine) as session:
@@ -122,61 +172,24 @@ def _export_run(engine: Engine, store: ArtifactStore, run_id: str, staging: Path
     if run is None:
         raise BundleRefused(f"no run {run_id!r} here; run 'kb runs' to see run ids")
     if run.status != RunStatus.succeeded.value or evidence is None or json.loads(evidence.metrics_json) == {}:
-        raise BundleRefused(f"run {run_id} has no metrics to export (it is {run.status}): export succeeded runs")
-    folder = PurePosixPath("runs", run.id)
-    files: list[BundleFile] = []
-    texts: dict[str, str] = {}
-    carried: list[str] = []
-    for key in json.loads(evidence.artifacts_json):
-        kept = _export_artifact(store, key, staging, folder, with_checkpoints, texts, files, run_id, left_out)
-        if kept:
-            carried.append(key)
-    if texts:
-        files.append(_write(staging, folder / "texts.json", json.dumps(texts, indent=1).encode(), "texts"))
+        raise BundleRefused(f"run {run_id} has no metrics to export (it is {run.status}): "
+                            "export succeeded runs")
+    packer = _RunPacker(store, staging, run.id, with_checkpoints, left_out)
+    carried = [key for key in json.loads(evidence.artifacts_json) if packer.carry(key)]
+    if packer.texts:
+        packer.write(packer.folder / "texts.json", json.dumps(packer.texts, indent=1).encode(), "texts")
     verdict = Verdict.model_validate_json(evidence.verdict_json) if evidence.verdict_json else None
     fields = evidence.model_dump(mode="json", exclude=_NOT_CARRIED)
     fields["artifacts_json"] = json.dumps(carried)
     # The scale the analyzer reported is a measurement, like the metrics: carried apart, as data.
     fields["evidence_scale"] = (verdict.evidence_scale.model_dump(mode="json")
                                 if verdict and verdict.evidence_scale else None)
-    record = {"format": records.FORMAT, "attempt": run.attempts, "run": records.run_fields(run), "evidence": fields}
+    record = {"format": records.FORMAT, "attempt": run.attempts, "run": records.run_fields(run),
+              "evidence": fields}
     raw = json.dumps(record, sort_keys=True, indent=1, default=str).encode()
-    files.insert(0, _write(staging, PurePosixPath(records.record_key(run.id, run.attempts)), raw, "record"))
+    packer.write(PurePosixPath(records.record_key(run.id, run.attempts)), raw, "record")
+    files = [packer.files[-1], *packer.files[:-1]]  # the record first
     return BundledRun(run_id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, files=files)
-
-
-def _export_artifact(store: ArtifactStore, key: str, staging: Path, folder: PurePosixPath, with_checkpoints: bool,
-                     texts: dict[str, str], files: list[BundleFile], run_id: str, left_out: list[str]) -> bool:
-    """Carry one stored file of a run in the bundle (as a file or inside ``texts.json``); whether it was."""
-    parts = PurePosixPath(key).parts
-    name = "/".join(parts[3:]) if key.startswith("evidence/") and len(parts) > 3 else None
-    data = store.read_bytes(key) if name else None
-    if name is None or data is None:
-        left_out.append(f"{run_id[:12]}: {key} (not in the artifact store)")
-        return False
-    suffix = PurePosixPath(name).suffix.lower()
-    if suffix == ".png" and data.startswith(PNG_MAGIC) or suffix == ".json":
-        files.append(_write(staging, folder / "files" / name, data, "artifact", name))
-        return True
-    if suffix in TEXT_SUFFIXES:
-        try:
-            texts[name] = data.decode("utf-8")
-            return True
-        except UnicodeDecodeError:
-            pass
-    if with_checkpoints:
-        files.append(_write(staging, folder / "checkpoints" / name, data, "checkpoint", name))
-    else:
-        left_out.append(f"{run_id[:12]}: {name} (a binary file: --with-checkpoints carries it)")
-    return False
-
-
-def _write(staging: Path, path: PurePosixPath, data: bytes, role: str, artifact: str | None = None) -> BundleFile:
-    target = staging / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
-    return BundleFile.model_validate({"path": str(path), "role": role, "artifact": artifact,
-                                      "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)})
 
 
 # -- import: read and check everything first ---------------------------------------------------------------
@@ -203,8 +216,8 @@ class ImportReport:
 
 def import_bundle(engine: Engine, store: ArtifactStore, bundle: Path, *, limits: BundleSettings,
                   scratch: Path) -> ImportReport:
-    """Add the runs of ``bundle`` to this index and store (see the module docstring); ``BundleRefused`` with one
-    reason, nothing imported, when any check fails. ``scratch`` is a folder a tar is extracted under."""
+    """Add the runs of ``bundle`` to this index and store (see the module docstring); ``BundleRefused`` with
+    one reason, nothing imported, when any check fails. ``scratch`` is a folder a tar is extracted under."""
     scratch.mkdir(parents=True, exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="bundle-", dir=scratch))
     try:
@@ -218,7 +231,8 @@ def import_bundle(engine: Engine, store: ArtifactStore, bundle: Path, *, limits:
 
 
 def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
-    """The bundle as a checked folder: a folder walked without following links, or a tar checked then extracted."""
+    """The bundle as a checked folder: a folder walked without following links, or a tar checked, then
+    extracted."""
     if bundle.is_symlink():
         raise BundleRefused(f"{bundle} is a symbolic link: name the bundle itself")
     if bundle.is_dir():
@@ -249,10 +263,10 @@ def _check_members(tar: tarfile.TarFile, limits: BundleSettings) -> None:
     total = 0
     for count, member in enumerate(tar, start=1):  # streamed: a bomb of members stops at the count
         if count > limits.max_files:
-            raise BundleRefused(f"it holds more than {limits.max_files:,} entries (KB_BUNDLES__MAX_FILES)")
+            raise _too_many(limits)
         _inside(member.name)
         if not (member.isfile() or member.isdir()):
-            raise BundleRefused(f"it holds {member.name!r}, a link or device: a bundle holds plain files only")
+            raise BundleRefused(f"it holds {member.name!r}, a link or device: {PLAIN_ONLY}")
         total += _bounded(member.name, member.size, total, limits)
 
 
@@ -262,14 +276,18 @@ def _check_folder(folder: Path, limits: BundleSettings) -> None:
         for name in [*dirs, *names]:
             count += 1
             if count > limits.max_files:
-                raise BundleRefused(f"it holds more than {limits.max_files:,} entries (KB_BUNDLES__MAX_FILES)")
+                raise _too_many(limits)
             path = Path(root, name)
             relative = path.relative_to(folder).as_posix()
             mode = path.lstat().st_mode
             if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise BundleRefused(f"it holds {relative!r}, a link or device: a bundle holds plain files only")
+                raise BundleRefused(f"it holds {relative!r}, a link or device: {PLAIN_ONLY}")
             if stat.S_ISREG(mode):
                 total += _bounded(relative, path.lstat().st_size, total, limits)
+
+
+def _too_many(limits: BundleSettings) -> BundleRefused:
+    return BundleRefused(f"it holds more than {limits.max_files:,} entries (KB_BUNDLES__MAX_FILES)")
 
 
 def _bounded(name: str, size: int, total: int, limits: BundleSettings) -> int:
@@ -289,8 +307,8 @@ def _read_manifest(folder: Path) -> BundleManifest:
     data = _json(path.read_bytes(), MANIFEST)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if isinstance(version, int) and not isinstance(version, bool) and version > BUNDLE_SCHEMA_VERSION:
-        raise BundleRefused(f"it is of bundle schema {version}, newer than this kb reads ({BUNDLE_SCHEMA_VERSION}): "
-                            "upgrade kb to import it")
+        raise BundleRefused(f"it is of bundle schema {version}, newer than this kb reads "
+                            f"({BUNDLE_SCHEMA_VERSION}): upgrade kb to import it")
     try:
         return BundleManifest.model_validate(data)
     except ValidationError as exc:
@@ -312,7 +330,8 @@ def _check_listing(folder: Path, manifest: BundleManifest) -> None:
     for run in manifest.runs:
         for entry in run.files:
             if not entry.path.startswith(f"runs/{run.run_id}/"):
-                raise BundleRefused(f"{MANIFEST} lists {entry.path} under run {run.run_id}, outside its folder")
+                raise BundleRefused(f"{MANIFEST} lists {entry.path} under run {run.run_id}, outside its "
+                                    "folder")
             if entry.path in listed or entry.path == MANIFEST:
                 raise BundleRefused(f"{MANIFEST} lists {entry.path} twice")
             listed[entry.path] = entry
@@ -328,8 +347,8 @@ def _check_listing(folder: Path, manifest: BundleManifest) -> None:
 
 
 def _check_run(engine: Engine, folder: Path, entry: BundledRun) -> CheckedRun:
-    """The run's record checked by the store's record checker, its claim and analyzer this library's, its files
-    PNG and JSON."""
+    """The run's record checked by the store's record checker, its claim and analyzer this library's, its
+    files PNG and JSON."""
     where = f"run {entry.run_id}"
     records_of = [f for f in entry.files if f.role == "record"]
     if len(records_of) != 1:
@@ -367,7 +386,8 @@ def _run_files(folder: Path, entry: BundledRun) -> dict[str, bytes]:
             elif suffix != ".png":
                 raise BundleRefused(f"{item.path}: a bundle's files are JSON and PNG only")
             if item.artifact is None:
-                raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output (artifact)")
+                raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output "
+                                    "(artifact)")
             files[evidence_key(item.sha256, _inside(item.artifact))] = data
         elif item.role == "texts":
             texts = _json((folder / item.path).read_bytes(), item.path)
