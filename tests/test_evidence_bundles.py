@@ -8,6 +8,7 @@ import hashlib
 import io
 import json
 import shutil
+import subprocess
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from kb.core import KnowledgeBase
+from kb.settings import Settings
+from tests.helpers.app_env import AppEnv, open_app
 from tests.helpers.cli import run_kb
 
 NOTE = ('---\npaper_id: "t:bundle"\ntitle: "Bundles"\nclaims:\n'
@@ -249,6 +253,12 @@ def _garbage(_: Path, tmp_path: Path) -> Path:
     return tmp_path / "x.tar.gz"
 
 
+def _text_escapes(bundle: Path, _: Path) -> Path:
+    texts = next(p for p in bundle.rglob("texts.json"))
+    _rewrite(bundle, texts.relative_to(bundle).as_posix(), _edit_json(lambda t: t.update({"../../x.txt": "x"})))
+    return bundle
+
+
 def _not_json(bundle: Path, _: Path) -> Path:
     (bundle / "manifest.json").write_text("{not json")
     return bundle
@@ -267,6 +277,7 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
     "file too big": (_as_is, "over the 200-byte limit of a bundle file", {"KB_BUNDLES__MAX_FILE_BYTES": "200"}),
     "bundle too big": (_as_is, "over the 6,000-byte limit of a bundle", {"KB_BUNDLES__MAX_TOTAL_BYTES": "6000"}),
     "too many files": (_as_is, "more than 4 entries", {"KB_BUNDLES__MAX_FILES": "4"}),
+    "a text file's name escapes": (_text_escapes, "a path outside the bundle", {}),
     "symlink in a folder": (_symlink, "a link or device", {}),
     "tar with ..": (lambda b, t: _tar(b, t / "b.tgz", _member("../evil.json")), "a path outside the bundle", {}),
     "tar with an absolute path": (lambda b, t: _tar(b, t / "b.tgz", _member("/tmp/evil.json")),
@@ -294,3 +305,24 @@ def test_import_refuses_a_bad_bundle_in_one_line_with_nothing_imported(case: str
         assert _evidence(papers, home, claim) == []
     assert not (home / "runs").exists() and not (home / "evidence").exists()
     assert not any((home / "tmp").iterdir()) if (home / "tmp").exists() else True
+
+
+def test_import_takes_a_bundle_tarred_by_gnu_tar(made: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    _, _, pristine = made
+    bundle = tmp_path / "by-hand.tgz"  # GNU tar names './' and './manifest.json': the top folder is no escape
+    subprocess.run(["tar", "czf", str(bundle), "-C", str(pristine), "."], check=True)
+    papers = _papers(tmp_path / "papers2")
+    imported = run_kb(papers, tmp_path / "home2", "evidence", "import", str(bundle))
+    assert imported.returncode == 0 and "imported 2 run(s)" in imported.stdout, imported.stderr
+
+
+def test_app_claim_card_says_where_imported_evidence_was_made(app_env: AppEnv, tmp_path: Path) -> None:
+    lab = KnowledgeBase(Settings(papers=app_env.papers, home=tmp_path / "lab"))
+    queued, _ = lab.verify(["noop-note"])
+    assert lab.work() == {"succeeded": 1}
+    lab.export_evidence(tmp_path / "lab-bundle", [queued[0].id])
+    assert app_env.kb.import_evidence(tmp_path / "lab-bundle").added == [queued[0].id]
+    at = open_app("note", id="noop-note")
+    made = [c.value for c in at.caption if "Made elsewhere" in c.value]
+    assert len(made) == 1 and "regenerated on cpu" in made[0] and "lab-bundle" in made[0], made
+    assert f"kb verify --rerun {queued[0].id}" in made[0]

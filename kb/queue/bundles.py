@@ -251,12 +251,14 @@ def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
     return workdir / "bundle"
 
 
-def _inside(name: str) -> str:
-    """``name`` as a path inside the bundle; ``BundleRefused`` for one that escapes it."""
-    path = PurePosixPath(name)
-    if name.startswith("/") or "\\" in name or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+def _inside(name: str, *, root_ok: bool = False) -> str:
+    """``name`` as a path inside the bundle ('./a//b' is 'a/b'; ``root_ok``: '.' itself, a tar's top folder);
+    ``BundleRefused`` for one that escapes it or names nothing."""
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if name.startswith("/") or "\\" in name or ".." in parts or (parts and ":" in parts[0]) \
+            or not (parts or root_ok):
         raise BundleRefused(f"it holds {name!r}, a path outside the bundle")
-    return path.as_posix()
+    return "/".join(parts)
 
 
 def _check_members(tar: tarfile.TarFile, limits: BundleSettings) -> None:
@@ -264,7 +266,7 @@ def _check_members(tar: tarfile.TarFile, limits: BundleSettings) -> None:
     for count, member in enumerate(tar, start=1):  # streamed: a bomb of members stops at the count
         if count > limits.max_files:
             raise _too_many(limits)
-        _inside(member.name)
+        _inside(member.name, root_ok=member.isdir())
         if not (member.isfile() or member.isdir()):
             raise BundleRefused(f"it holds {member.name!r}, a link or device: {PLAIN_ONLY}")
         total += _bounded(member.name, member.size, total, limits)
