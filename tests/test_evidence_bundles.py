@@ -326,3 +326,21 @@ def test_app_claim_card_says_where_imported_evidence_was_made(app_env: AppEnv, t
     made = [c.value for c in at.caption if "Made elsewhere" in c.value]
     assert len(made) == 1 and "regenerated on cpu" in made[0] and "lab-bundle" in made[0], made
     assert f"kb verify --rerun {queued[0].id}" in made[0]
+
+
+def test_import_never_reads_checkpoints_a_bundle_carries(made: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    _, _, pristine = made
+    bundle = Path(shutil.copytree(pristine, tmp_path / "bundle"))
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    run = manifest["runs"][0]
+    blob = b"\x80\x04\x95 a pickle kb must never load"
+    (bundle / "runs" / run["run_id"] / "checkpoints").mkdir()
+    (bundle / "runs" / run["run_id"] / "checkpoints" / "model.pt").write_bytes(blob)
+    run["files"].append({"path": f"runs/{run['run_id']}/checkpoints/model.pt", "role": "checkpoint",
+                         "artifact": "model.pt", "sha256": hashlib.sha256(blob).hexdigest(), "size": len(blob)})
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    papers, home = _papers(tmp_path / "papers2"), tmp_path / "home2"
+    imported = run_kb(papers, home, "evidence", "import", str(bundle))
+    assert imported.returncode == 0 and "1 checkpoint file(s) not imported" in imported.stdout, imported.stderr
+    assert not [p for p in home.rglob("*") if p.is_file() and p.read_bytes() == blob]
+    assert all(not a.endswith("model.pt") for a in _evidence(papers, home, run["claim_key"])[0]["artifacts"])
