@@ -244,9 +244,7 @@ def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
         with tarfile.open(bundle, "r:*") as tar:
             _check_members(tar, limits)
             tar.extractall(workdir / "bundle", filter="data")
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        if isinstance(exc, BundleRefused):
-            raise
+    except (tarfile.TarError, EOFError, OSError) as exc:  # a BundleRefused (a ValueError) passes through
         raise BundleRefused(f"{bundle} is neither a bundle folder nor a readable .tar.gz ({exc})") from None
     return workdir / "bundle"
 
