@@ -26,7 +26,7 @@ from app.widgets import (
     verdict_badges,
 )
 from kb.core import KnowledgeBase
-from kb.display import claim_scale_text, code_span, markdown_text, observed_text
+from kb.display import claim_scale_text, code_span, evidence_origin, markdown_text, observed_text
 from kb.display import scale_text as display_scale_text
 from kb.evidence.artifact_store import ArtifactStore
 from kb.evidence.claim_states import ClaimStatus, label, paper_comparisons, paper_values_left_out, verdict_state
@@ -165,6 +165,9 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         st.caption(f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
                    "results, shown once above the claims")
     show_files(store, latest.artifacts, key=f"art_{key}")
+    if (origin := evidence_origin(latest.provenance)) is not None:  # imported: say where and on what it was made
+        st.caption(f":material/flight_land: Made elsewhere: {markdown_text(origin)}; re-run it here with "
+                   f"{code_span(f'kb verify --rerun {latest.run_id}')}")
     with st.expander("Provenance", icon=":material/fingerprint:"):
         if latest.provenance is not None:
             st.dataframe(provenance_rows(latest.provenance), hide_index=True, key=f"prov_{key}",

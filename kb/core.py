@@ -49,7 +49,7 @@ from kb.notes import locks as note_lock_mod
 from kb.notes.bindings import binding_problems
 from kb.notes.files import Note, NoteChanged, NoteError
 from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
-from kb.queue import execution, executors, retry
+from kb.queue import bundles, execution, executors, retry
 from kb.queue import records as queue_records
 from kb.queue import store as queue_store
 from kb.queue.executors import JobConfig
@@ -686,13 +686,30 @@ class KnowledgeBase:
             self.executor(record.executor).cancel_job(record.job_id)
         return cancelled
 
+    def export_evidence(self, out: Path, run_ids: list[str] | None = None, *, claim_key: str | None = None,
+                        with_checkpoints: bool = False) -> bundles.ExportReport:
+        """Write the evidence of these runs (or of a claim's runs, or, with neither, of every run with metrics)
+        as a bundle at ``out`` (``kb.queue.bundles``)."""
+        chosen = run_ids or bundles.exportable_runs(self.engine, claim_key)
+        if not chosen and claim_key is not None:
+            raise bundles.BundleRefused(f"claim {claim_key!r} has no evidence with metrics to export")
+        return bundles.export_bundle(self.engine, self.store, chosen, out, with_checkpoints=with_checkpoints)
+
+    def import_evidence(self, bundle: Path) -> bundles.ImportReport:
+        """Add a bundle's runs here, every verdict judged by this kb's rule; ``BundleRefused`` (one line, nothing
+        imported) for a bundle that fails a check (``kb.queue.bundles``)."""
+        self.index()  # the claims a bundle names are checked against the notes as they are now
+        return bundles.import_bundle(self.engine, self.store, bundle, limits=self.settings.bundles,
+                                     scratch=self.settings.home / "tmp")
+
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""
         return queue_store.get_run(self.engine, run_id)
 
-    def retry(self, run_id: str) -> RunRecord:
-        """Queue a new run like ``run_id`` (same analyzer, parameters, claim, device); it must have ended."""
-        return queue_store.to_record(queue_store.retry(self.engine, run_id))
+    def retry(self, run_id: str, *, device: str | None = None, executor: str | None = None) -> RunRecord:
+        """Queue a new run like ``run_id`` (same analyzer, parameters, claim; its device and executor unless
+        given); it must have ended."""
+        return queue_store.to_record(queue_store.retry(self.engine, run_id, device=device, executor=executor))
 
     def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from analyzers.files import json_safe
-from schemas import Claim, Verdict, VerdictKind
+from schemas import Claim, Provenance, Verdict, VerdictKind
 
 #: What a run that ended without executing (its analyzer raised ``NotRunnable``) shows as its status.
 NOT_RUNNABLE = "not runnable"
@@ -170,3 +170,19 @@ def body_within(body: str, limit: int, path: object) -> tuple[str, str | None]:
     cut = body.rfind("\n", 0, limit) + 1 or limit
     return body[:cut], (f"… {len(body) - cut:,} more characters of the body are not shown (rendering stops at "
                         f"{limit:,}: setting max_rendered_body); the whole note is in {path}")
+
+
+def evidence_origin(provenance: Provenance | None) -> str | None:
+    """Where and on what imported evidence was made ("regenerated on NVIDIA H100 80GB (host gpu7) on 2026-11-28
+    by kb 0.9.0 (commit 1a2b3c4d5e6f); imported from lab.tar.gz on 2026-11-29"), or None for evidence made here:
+    the one wording the CLI and the app show."""
+    if provenance is None or provenance.imported_from is None:
+        return None
+    device = provenance.gpu_name or provenance.device
+    host = f" (host {provenance.host})" if provenance.host else ""
+    made = provenance.finished_at or provenance.started_at
+    when = f" on {made:%Y-%m-%d}" if made else ""
+    commit = f" (commit {provenance.git_commit[:12]})" if provenance.git_commit else ""
+    imported = f" on {provenance.imported_at:%Y-%m-%d}" if provenance.imported_at else ""
+    return (f"regenerated on {device}{host}{when} by kb "
+            f"{provenance.kb_version}{commit}; imported from {provenance.imported_from}{imported}")

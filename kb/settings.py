@@ -55,6 +55,18 @@ class SlurmSettings(BaseModel):
     python: str | None = Field(default=None, description="Python on the compute nodes; default: this one.")
 
 
+class BundleSettings(BaseModel):
+    """Bounds on an evidence bundle `kb evidence import` reads (KB_BUNDLES__...): a bundle comes from elsewhere,
+    so what it may cost to check is fixed here, never by the bundle."""
+
+    max_file_bytes: int = Field(default=64_000_000, ge=1, description="Largest file in a bundle, in bytes "
+                                "(KB_BUNDLES__MAX_FILE_BYTES): a figure or a metrics file is well under it.")
+    max_total_bytes: int = Field(default=512_000_000, ge=1, description="Largest bundle, all files together, in "
+                                 "bytes (KB_BUNDLES__MAX_TOTAL_BYTES).")
+    max_files: int = Field(default=10_000, ge=2, description="Most files (and folders) in a bundle "
+                           "(KB_BUNDLES__MAX_FILES).")
+
+
 class Settings(BaseSettings):
     """Configuration of one knowledge base."""
 
@@ -74,6 +86,8 @@ class Settings(BaseSettings):
     ray_address: str | None = Field(default=None, description="Ray cluster the 'ray' executor submits to "
                                     "(KB_RAY_ADDRESS, --ray-address); default: a local Ray instance.")
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
+    bundles: BundleSettings = Field(default_factory=BundleSettings, description="Bounds on the evidence bundles "
+                                    "`kb evidence import` reads (KB_BUNDLES__MAX_FILE_BYTES, ...).")
     max_seeds_per_claim: int = Field(
         default=DEFAULT_MAX_SEEDS, ge=1, description="Seeds one claim may list (KB_MAX_SEEDS_PER_CLAIM); each is a "
         "run: a note listing more is invalid, naming the claim's 'analyzer.seeds'.",

@@ -6,6 +6,7 @@ and the agents all speak them; ``kb schema`` exports each one as JSON Schema for
 
 from pydantic import BaseModel
 
+from schemas.bundle import BUNDLE_SCHEMA_VERSION, BundledRun, BundleFile, BundleManifest
 from schemas.claim import (
     AnalyzerBinding,
     Claim,
@@ -28,7 +29,11 @@ from schemas.run import (
 )
 
 __all__ = [
+    "BUNDLE_SCHEMA_VERSION",
     "AnalyzerBinding",
+    "BundleFile",
+    "BundleManifest",
+    "BundledRun",
     "Author",
     "Claim",
     "ClaimKind",
@@ -59,4 +64,5 @@ EXPORTED_MODELS: dict[str, type[BaseModel]] = {
     "evidence": EvidenceRecord,
     "verdict": Verdict,
     "provenance": Provenance,
+    "evidence_bundle": BundleManifest,
 }

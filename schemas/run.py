@@ -71,6 +71,9 @@ class Provenance(BaseModel):
     gpu_seconds: float | None = Field(default=None, ge=0, description="Time the GPU was in use, when measured.")
     started_at: dt.datetime | None = Field(default=None, description="When the run started (UTC).")
     finished_at: dt.datetime | None = Field(default=None, description="When the run finished (UTC).")
+    imported_from: str | None = Field(default=None, description="The evidence bundle it came in, when it was "
+                                      "made elsewhere and imported (`kb evidence import`); set by the importer.")
+    imported_at: dt.datetime | None = Field(default=None, description="When it was imported (UTC).")
 
 
 class Verdict(BaseModel):

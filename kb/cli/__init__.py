@@ -15,6 +15,7 @@ from pathlib import Path
 from kb.cli import notes  # noqa: F401
 from kb.cli import add  # noqa: F401
 from kb.cli import runs  # noqa: F401
+from kb.cli import bundles  # noqa: F401
 from kb.cli import tensions  # noqa: F401
 from kb.cli import analyze  # noqa: F401
 from kb.cli import agents  # noqa: F401

@@ -36,7 +36,7 @@ from kb.cli.common import (
     print_json,
 )
 from kb.core import KnowledgeBase, paper_summary
-from kb.display import body_within, terminal_text
+from kb.display import body_within, evidence_origin, terminal_text
 from kb.evidence import where as where_mod
 from kb.evidence.claim_states import label
 from kb.evidence.tensions import by_claim as tensions_by_claim
@@ -175,8 +175,11 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
                 for c in note.meta.claims}
     in_tension = tensions_by_claim(kb.tensions())  # kb.evidence.tensions: the claims of other notes it cannot hold with
     tension_ids = {c.id: [t.id for t in in_tension.get(f"{note_id}#{c.id}", [])] for c in note.meta.claims}
-    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id]}
-              for c in note.meta.claims]
+    # Evidence made elsewhere (`kb evidence import`) says where and on what, beside the state it gives.
+    origin = {c.id: evidence_origin(found[0].provenance) if (found := kb.evidence(f"{note_id}#{c.id}")) else None
+              for c in note.meta.claims}
+    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id],
+               "made_elsewhere": origin[c.id]} for c in note.meta.claims]
     if as_json:
         print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
         return
@@ -193,6 +196,7 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     for claim in note.meta.claims:
         state = state_of[claim.id]
         marks = "".join(f"\n[magenta]tension {esc(t)}[/]" for t in tension_ids[claim.id])
+        marks += f"\n[cyan]{esc(origin[claim.id])}[/]" if origin[claim.id] else ""
         claim_table.add(id=esc(claim.id), state=(esc(label(state)) if state else "not indexed") + marks,
                         kind=claim.kind.value,
                         analyzer=esc(claim.analyzer.name) if claim.analyzer else "",

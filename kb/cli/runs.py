@@ -21,6 +21,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Column
+from typer.core import TyperGroup
 
 from analyzers.overrides import OverrideError, split_pairs
 from kb.cli.common import (
@@ -44,7 +45,7 @@ from kb.cli.common import (
     setting_option,
 )
 from kb.core import KnowledgeBase
-from kb.display import NOT_RUNNABLE, claim_scale_text, observed_text, run_status, scale_text
+from kb.display import NOT_RUNNABLE, claim_scale_text, evidence_origin, observed_text, run_status, scale_text
 from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
 from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
@@ -144,6 +145,9 @@ def verify(
     stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
     tension: Annotated[str | None, typer.Option("--tension", help="A tension's id (`kb tensions`): queue the runs "
                                                 "that decide it.")] = None,
+    rerun: Annotated[list[str] | None, typer.Option("--rerun", help="A run's id (`kb runs`, `kb evidence CLAIM`): "
+                                                    "run it again here with the same parameters, e.g. evidence "
+                                                    "imported from another machine (repeatable).")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
     executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): " + "; ".join(
         # Help is rich markup: escaped, or 'plm-kb[ray]' loses its '[ray]' as a style tag.
@@ -158,8 +162,8 @@ def verify(
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
-    if not targets and not all_ and not stale and not tension:
-        err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale or --tension")
+    if not targets and not all_ and not stale and not tension and not rerun:
+        err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale, --tension or --rerun")
         raise typer.Exit(2)
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir,
                  ray_address=ray_address)
@@ -170,7 +174,9 @@ def verify(
         err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     try:
-        if tension is not None:
+        if rerun:
+            queued, skipped = _rerun(kb, rerun, device, executor)
+        elif tension is not None:
             queued, skipped = kb.verify_tension(tension, device=device, executor=executor,
                                                 operator_params=split_pairs(grants or []))
         else:
@@ -487,7 +493,35 @@ def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
     console.print(f"cancelled {run_id}")
 
 
-@app.command()
+def _rerun(kb: KnowledgeBase, run_ids: list[str], device: str, executor: str,
+           ) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+    """Queue each run again here (``kb verify --rerun``); a run that is unknown or has not ended is skipped."""
+    queued: list[RunRecord] = []
+    skipped: list[tuple[str, str]] = []
+    for run_id in run_ids:
+        try:
+            queued.append(kb.retry(run_id, device=device, executor=executor))
+        except (KeyError, ValueError) as exc:
+            skipped.append((run_id, str(exc.args[0])))
+    return queued, skipped
+
+
+class _ClaimOrCommand(TyperGroup):
+    """``kb evidence CLAIM`` shows a claim's evidence; ``kb evidence export|import`` carry evidence between KB
+    homes (``kb.cli.bundles``). A claim key holds '#', so it is never taken for a command's name."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # Any: typer carries its own click
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+evidence_app = typer.Typer(cls=_ClaimOrCommand, no_args_is_help=True, help=(
+    "kb evidence CLAIM: a claim's evidence. kb evidence export|import: evidence bundles between KB homes."))
+app.add_typer(evidence_app, name="evidence")
+
+
+@evidence_app.command("show")
 def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
              papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """The claim, then its evidence, newest first: verdict and why, scale, provenance, staleness."""
@@ -550,6 +584,8 @@ def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
     lines.append(f"[bold]run[/]: {esc(record.run_id)}   [bold]device[/]: {esc(prov.device if prov else '-')}   "
                  f"[bold]when[/]: {when}" + (f"   [bold]took[/]: {prov.wall_seconds:.1f} s"
                                              if prov and prov.wall_seconds is not None else ""))
+    if (origin := evidence_origin(prov)) is not None:
+        lines.append(f"[bold]made elsewhere[/]: {esc(origin)} (re-run it here: kb verify --rerun {esc(record.run_id)})")
     if record.stale:
         lines.append(f"[yellow]stale[/]: {esc(record.stale_reason)}")
     lines += _files_lines(record.artifacts)

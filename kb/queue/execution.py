@@ -63,7 +63,8 @@ def worker_id() -> str:
 
 
 @functools.cache
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
+    """The commit of the kb checkout (provenance of its evidence and bundles), or None outside a git checkout."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                              cwd=Path(__file__).resolve().parent)
@@ -500,7 +501,7 @@ def _evidence(engine: Engine, run: Run, store: ArtifactStore, staging: Path, *, 
     analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
     gpu_reading = gpu.reading() if result is not None else {}
     recorded: dict[str, Any] = {
-        "kb_version": __version__, "git_commit": _git_commit(), "analyzer": run.analyzer,
+        "kb_version": __version__, "git_commit": git_commit(), "analyzer": run.analyzer,
         "analyzer_version": analyzer_version, "gpu_seconds": gpu_reading.get("gpu_seconds"),
         "params_hash": queue_store.params_hash(params), "python": platform.python_version(), "packages": _packages(),
         "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),

@@ -26,6 +26,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
@@ -57,7 +58,7 @@ def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt:
 
     With ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled``
     raised."""
-    fields = {k: v for k, v in run.model_dump(mode="json").items() if k not in _HOLDER}
+    fields = run_fields(run)
     fields.update(status=status.value, error=error, attempts=attempt, finished_at=utcnow().isoformat())
     if status is RunStatus.succeeded:
         fields["progress"] = 1.0
@@ -65,7 +66,7 @@ def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt:
               "evidence": evidence.model_dump(mode="json", exclude={"id"}) if evidence is not None else None}
     key = record_key(run.id, attempt)
     try:
-        _put(store, key, json.dumps(record, sort_keys=True, default=str).encode())
+        keep_record(store, key, record)
     except Exception:
         if spool is None:
             raise
@@ -73,6 +74,26 @@ def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt:
         atomic_write_bytes(spool / key, json.dumps(record, sort_keys=True, default=str).encode())
         raise Spooled(spool / key) from None
     return key
+
+
+def run_fields(run: Run) -> dict[str, Any]:
+    """A run row as a record keeps it: JSON-ready, without who held it (a restored run is held by nobody)."""
+    return {k: v for k, v in run.model_dump(mode="json").items() if k not in _HOLDER}
+
+
+def keep_record(store: ArtifactStore, key: str, record: dict[str, Any]) -> None:
+    """Write a record at ``key`` in the store (atomic; a key already there is kept as it is)."""
+    put_bytes(store, key, json.dumps(record, sort_keys=True, default=str).encode())
+
+
+def carried_scale(record: dict[str, Any]) -> EvidenceScale | None:
+    """The scale the analyzer reported, where a record carries it as data beside the metrics (an imported
+    run's: ``evidence.evidence_scale``); None when absent or not a scale."""
+    scale = (record.get("evidence") or {}).get("evidence_scale")
+    try:
+        return EvidenceScale.model_validate(scale) if isinstance(scale, dict) else None
+    except ValidationError:
+        return None
 
 
 class Spooled(Exception):
@@ -83,7 +104,8 @@ class Spooled(Exception):
         super().__init__(f"kept at {path} until the artifact store answers")
 
 
-def _put(store: ArtifactStore, key: str, data: bytes) -> None:
+def put_bytes(store: ArtifactStore, key: str, data: bytes) -> None:
+    """Write ``data`` at ``key`` in the store (atomic; a key already there is kept as it is)."""
     with tempfile.NamedTemporaryFile(delete=False, suffix=".json") as handle:
         handle.write(data)
     try:
@@ -111,7 +133,7 @@ def flush_spool(engine: Engine, store: ArtifactStore, home: Path) -> int:
         if row is None or row.attempts != record["attempt"] or row.status != record["run"]["status"]:
             path.unlink(missing_ok=True)  # the database never recorded this outcome: no record of it
             continue
-        _put(store, path.relative_to(root).as_posix(), path.read_bytes())
+        put_bytes(store, path.relative_to(root).as_posix(), path.read_bytes())
         path.unlink(missing_ok=True)
         sent += 1
     return sent
@@ -141,6 +163,7 @@ class StoredOutcome:
     run: StoredRun
     evidence: StoredEvidence | None
     verdict_json: str | None  # kept only to read the evidence scale; the verdict itself is judged again
+    scale: EvidenceScale | None = None  # the scale the analyzer reported, when carried apart (an evidence bundle)
 
 
 @dataclass
@@ -162,7 +185,8 @@ def _read_record(store: ArtifactStore, path: str, key: str | None) -> StoredOutc
     raw = store.retrying(f"reading {path}", read)
     run, evidence, record = check_record(raw, key)
     verdict = (record.get("evidence") or {}).get("verdict_json")
-    return StoredOutcome(key or path, run, evidence, verdict if isinstance(verdict, str) else None)
+    return StoredOutcome(key or path, run, evidence, verdict if isinstance(verdict, str) else None,
+                         carried_scale(record))
 
 
 def read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]:
@@ -241,51 +265,56 @@ def _stored_kind(verdict_json: str | None) -> str | None:
     return data.get("kind") if isinstance(data, dict) else None
 
 
-def _judge_restored(engine: Engine, restored: list[tuple[int, StoredOutcome]]) -> None:
+def _judge_restored(session: Session, engine: Engine, restored: list[tuple[Evidence, StoredOutcome]]) -> None:
     """Judge each restored piece of evidence from its metrics with kb's own rule (``kb.evidence.verdicts.evaluate``):
     a record's verdict is never taken as it is, so a planted record cannot make a claim read "supported"
     with a reason of its own. A seed of a group is judged on the group's metrics landed up to it."""
-    with Session(engine) as session:
-        for evidence_id, outcome in restored:
-            row = session.get(Evidence, evidence_id)
-            if row is None or row.claim_key is None:
-                continue
-            claim = claim_for_key(engine, row.claim_key)
-            metrics = json.loads(row.metrics_json)
-            old_kind = _stored_kind(outcome.verdict_json)
-            verdict: Verdict | None
-            if not metrics and old_kind == VerdictKind.not_runnable.value:
-                verdict = Verdict(kind=VerdictKind.not_runnable, reason="the analyzer could not run here "
-                                  "(restored from the store without metrics)")
-            elif claim is None:
-                verdict = None  # no claim in the notes to judge against
-            else:
-                results = [metrics]
-                if row.group_id:
-                    group = session.exec(select(Evidence).where(Evidence.group_id == row.group_id)
-                                         .where(col(Evidence.created_at) <= row.created_at)).all()
-                    results = [m for m in (json.loads(e.metrics_json) for e in group) if m]
-                verdict = evaluate(claim, results or [metrics], _evidence_scale(outcome.verdict_json))
-            row.verdict_json = verdict.model_dump_json() if verdict else None
-            row.verdict_kind = verdict.kind.value if verdict else None
-            session.add(row)
-        session.commit()
+    for row, outcome in restored:
+        if row.claim_key is None:
+            continue
+        claim = claim_for_key(engine, row.claim_key)
+        metrics = json.loads(row.metrics_json)
+        old_kind = _stored_kind(outcome.verdict_json)
+        verdict: Verdict | None
+        if not metrics and old_kind == VerdictKind.not_runnable.value:
+            verdict = Verdict(kind=VerdictKind.not_runnable, reason="the analyzer could not run here "
+                              "(restored from the store without metrics)")
+        elif claim is None:
+            verdict = None  # no claim in the notes to judge against
+        else:
+            results = [metrics]
+            if row.group_id:
+                group = session.exec(select(Evidence).where(Evidence.group_id == row.group_id)
+                                     .where(col(Evidence.created_at) <= row.created_at)).all()
+                results = [m for m in (json.loads(e.metrics_json) for e in group) if m]
+            verdict = evaluate(claim, results or [metrics], outcome.scale or _evidence_scale(outcome.verdict_json))
+        row.verdict_json = verdict.model_dump_json() if verdict else None
+        row.verdict_kind = verdict.kind.value if verdict else None
+        session.add(row)
 
 
 def reattach_evidence(engine: Engine, store: ArtifactStore) -> RestoreReport:
     """Add the runs (with their final status) and evidence kept in the store that the index lacks.
 
     Every record is checked first (``kb.queue.record_checks``); a refused one is skipped and named in the
-    report. Verdicts are judged again from the metrics. Per claim, the newest evidence is current and the
-    older is history, as when the runs first landed.
+    report. Verdicts are judged again from the metrics (``attach_outcomes``).
     """
+    outcomes, skipped = read_outcomes(store)
+    report = RestoreReport(skipped=skipped)
+    report.restored = len(attach_outcomes(engine, outcomes))
+    return report
+
+
+def attach_outcomes(engine: Engine, outcomes: list[StoredOutcome]) -> list[str]:
+    """Add the runs and evidence of checked records that the index lacks, in one transaction; returns the ids of
+    the runs added. Each verdict is judged again from the metrics; per claim, the newest evidence is current and
+    the older is history, as when the runs first landed."""
     def landed(outcome: StoredOutcome) -> str:
         created = outcome.evidence.created_at if outcome.evidence is not None else None
         return str(created or outcome.run.finished_at)
 
-    outcomes, skipped = read_outcomes(store)
-    report = RestoreReport(skipped=skipped)
-    restored: list[tuple[int, StoredOutcome]] = []
+    added: list[str] = []
+    restored: list[tuple[Evidence, StoredOutcome]] = []
     with Session(engine) as session:
         known = set(session.exec(select(Run.id)).all())
         for outcome in sorted(outcomes, key=landed):  # evidence ids in landing order
@@ -297,24 +326,26 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> RestoreReport:
                 row = Evidence(**outcome.evidence.model_dump(exclude_none=True))
                 session.add(row)
                 session.flush()
-                assert row.id is not None
-                restored.append((row.id, outcome))
+                restored.append((row, outcome))
             known.add(outcome.run.id)
-            report.restored += 1
+            added.append(outcome.run.id)
+        _judge_restored(session, engine, restored)
+        _mark_superseded(session)
         session.commit()
-    _judge_restored(engine, restored)
-    with Session(engine) as session:
-        claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
-        for claim_key in claims:
-            rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
-                                .order_by(col(Evidence.created_at).desc())).all()
-            newest = rows[0]
-            for row in rows[1:]:
-                if not row.stale and not (newest.group_id and row.group_id == newest.group_id):
-                    row.stale, row.stale_reason = True, f"superseded by run {newest.run_id}"
-                    session.add(row)
-        session.commit()
-    return report
+    return added
+
+
+def _mark_superseded(session: Session) -> None:
+    """Per claim, every piece of evidence older than the newest (outside its seed group) becomes history."""
+    claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
+    for claim_key in claims:
+        rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
+                            .order_by(col(Evidence.created_at).desc())).all()
+        newest = rows[0]
+        for row in rows[1:]:
+            if not row.stale and not (newest.group_id and row.group_id == newest.group_id):
+                row.stale, row.stale_reason = True, f"superseded by run {newest.run_id}"
+                session.add(row)
 
 
 def database_contents(engine: Engine) -> str | None:

@@ -473,10 +473,11 @@ def get_run(engine: Engine, run_id: str) -> RunRecord | None:
         return to_record(row) if row is not None else None
 
 
-def retry(engine: Engine, run_id: str) -> Run:
+def retry(engine: Engine, run_id: str, *, device: str | None = None, executor: str | None = None) -> Run:
     """Queue a new run with the same analyzer, parameters, claim, device and binding as ``run_id``.
 
-    The new run stands alone (no seed group): its verdict is drawn from its own result.
+    The new run stands alone (no seed group): its verdict is drawn from its own result. ``device`` and
+    ``executor`` say where it runs instead (a run imported from a GPU machine, re-run here on the CPU).
     """
     with Session(engine) as session:
         run = session.get(Run, run_id)
@@ -484,8 +485,11 @@ def retry(engine: Engine, run_id: str) -> Run:
         raise KeyError(f"no run {run_id!r}; run 'kb runs' to see run ids")
     if run.status in (RunStatus.queued.value, RunStatus.running.value):
         raise ValueError(f"run {run_id} is still {run.status}: cancel it first, or wait for it to end")
-    return enqueue(engine, run.analyzer, json.loads(run.params_json), claim_key=run.claim_key,
-                   device=run.device or "cpu", executor=run.executor or "local", binding=run.binding_hash,
+    params = json.loads(run.params_json)
+    if device is not None and "device" in params:
+        params["device"] = device
+    return enqueue(engine, run.analyzer, params, claim_key=run.claim_key, device=device or run.device or "cpu",
+                   executor=executor or run.executor or "local", binding=run.binding_hash,
                    expected_seconds=run.expected_seconds)
 
 
