@@ -26,7 +26,7 @@ _VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of
 _PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
                 r"Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|[A-Z][a-z]+(?:teenth|tieth|th)) )?")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
-_STATEMENT = (r"(?:published|appeared|accepted(?: for publication)?|included|reprinted|appear)"
+_STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|[Rr]eprinted|appear)"
               r"(?: online)? (?:in|at|by|from) ")
 # How articles state where they appeared; each row names its groups (venue, year, yy: a two-digit year,
 # volume, issue, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list) and where its
@@ -91,7 +91,9 @@ def _venue(name: str | None) -> str | None:
     """The venue a statement names, or None for a publisher, a society or a word that names nothing."""
     if not name:
         return None
-    name = re.sub(r"\s+(?:and|of|in|for|the|on)$", "", name.strip(" .,"))
+    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{_MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    if not name:
+        return None
     name = VENUE_NAMES.get(name.casefold(), name)
     if _PUBLISHER.search(name) and not _VENUE_WORD.search(name):
         return None
