@@ -102,6 +102,16 @@ def test_authors_numbered_and_symbol_marks_on_lines_of_their_own() -> None:
                                                          "Department of Informatics, AUEB, Greece")]
 
 
+def test_authors_digits_glued_to_institutions_and_parenthesised_marks() -> None:
+    glued = [_seg("Ada Lovelace1", 600, 12), _seg(", Alan Turing2", 600, 12, 250), _seg("1Google", 585),
+             _seg("2University of Manchester", 575)]
+    assert _authors(glued) == [("Ada Lovelace", "Google"), ("Alan Turing", "University of Manchester")]
+    parens = [_seg("Ada Lovelace(1,2) and Alan Turing(2)", 600, 12), _seg("(1) Google", 585),
+              _seg("(2) University of Manchester", 575)]
+    assert _authors(parens) == [("Ada Lovelace", "Google, University of Manchester"),
+                                ("Alan Turing", "University of Manchester")]
+
+
 def test_authors_byline_capitals_and_letter_spacing() -> None:
     byline = [_seg("by David Meyer and Kurt Hornik", 600), _seg("FH Technikum Wien, Austria", 590)]
     assert _authors(byline) == [("David Meyer", "FH Technikum Wien, Austria"),

@@ -308,6 +308,7 @@ _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after 
 
 
 def _is_name_list(text: str) -> bool:
+    text = re.sub(r"\(\d+(?:,\d+)*\)", "", text)  # marks in parentheses: 'Wimmer(1,2)'
     parts = [p for p in _NAME_SPLIT.split(_MARKS.sub("", text)) if p]
     return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p.strip()) for p in parts)
 
@@ -350,8 +351,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)').
 _MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#]")
 _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
-_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*)")
-_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)|(?<=[a-z])(?P<num>\d(?:,\d)*))+"
+# A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
+_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*|"
+                           r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
+_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|(?<=[a-z])(?P<num>\d(?:,\d)*))+"
                              r"[\s∗*†‡§¶]*$")
 _SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
 
@@ -439,7 +442,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
             continue
         lead = _LEADING_MARK.match(marked)
         if lead:
-            current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym"))
+            current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
             marked = marked[lead.end():]
         text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
         for key in current if text else []:
