@@ -167,3 +167,12 @@ def test_describe_never_takes_an_arxiv_stamp_or_a_header_line_as_the_title() -> 
     describe(article, segments)
     assert article.title == "A Sparse Johnson–Lindenstrauss Transform"
     assert article.abstract == "We obtain a sparse transform."
+
+
+def test_describe_keeps_title_words_set_in_small_capitals() -> None:
+    segments = [_seg("Depth in", 700, 17, 100), _seg("PROTEIN", 700, 12, 180), _seg("Language Models", 700, 17, 250),
+                _seg("Ada Lovelace", 660, 12), _seg("Abstract", 600, 10)]
+    segments += [_seg("body text of the article", 500 - i, 10) for i in range(10)]
+    article = PdfArticle(pages=["Abstract\nWe study depth.\n1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Depth in PROTEIN Language Models"

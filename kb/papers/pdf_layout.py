@@ -334,6 +334,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
+    # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
+    rows = {round(s.y) for s in title_lines}
+    title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
+                          and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
     article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
     below = [s for s in segments if s.y < min(s.y for s in title_lines) - 0.1]
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
