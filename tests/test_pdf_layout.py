@@ -5,6 +5,8 @@ bylines and capitalised names, TeX accents, abstract forms, bitmap-font pages, f
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kb.papers.pdf_layout import (
@@ -176,3 +178,40 @@ def test_describe_keeps_title_words_set_in_small_capitals() -> None:
     article = PdfArticle(pages=["Abstract\nWe study depth.\n1 Introduction"])
     describe(article, segments)
     assert article.title == "Depth in PROTEIN Language Models"
+
+
+def _one_size_pdf(path: Path) -> Path:
+    """A PDF in one font size whose document title names a file."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title("Microsoft Word - draft_v3.docx")
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Some results on depth\nWe find that the middle layers carry the contacts.")
+    pdf.output(str(path))
+    return path
+
+
+def test_read_pdf_leaves_an_unsure_title_to_the_file_name_and_says_why(tmp_path: Path) -> None:
+    """No title is guessed from the first line, and the file-name metadata title is not taken."""
+    from kb.papers.add import read_pdf
+
+    record = read_pdf(_one_size_pdf(tmp_path / "depth-notes.pdf"))
+    assert record.title == "depth-notes" and "the file's name stands in" in record.unread["title"]
+    assert "Microsoft Word - draft_v3.docx" in record.unread["title"]
+    assert record.venue is None and "states no publication" in record.unread["venue"]
+
+
+@pytest.mark.slow
+def test_kb_add_says_which_fields_it_left_empty_and_why(tmp_path: Path) -> None:
+    from tests.helpers.cli import run_kb
+
+    path = _one_size_pdf(tmp_path / "depth-notes.pdf")
+    (tmp_path / "papers").mkdir()
+    result = run_kb(tmp_path / "papers", tmp_path / "home", "add", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "left empty title" in result.stderr and "the file's name stands in" in result.stderr
+    assert "left empty venue" in result.stderr
+    note = next((tmp_path / "papers").glob("*.md")).read_text(encoding="utf-8")
+    assert 'title: "depth-notes"' in note and "Some results on depth" not in note.split("---")[1]
