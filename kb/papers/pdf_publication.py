@@ -36,30 +36,31 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     (name, re.compile(pattern), year) for name, pattern, year in [
         ("JSS header", rf"(?P<venue>Journal of Statistical Software),? (?:{_MONTH} )?(?P<year>\d{{4}}), "
                        r"Volume (?P<volume>\d+), Issue (?P<issue>\d+)", "group"),
-        ("JMLR header", r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)",
-         "group"),
-        ("published in ..., on MONTH YEAR", rf"published (?:online )?in the {_VENUE}, on {_MONTH} (?P<year>\d{{4}})",
-         "group"),
+        ("JMLR header",
+         r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)", "group"),
+        ("published in ..., on MONTH YEAR",
+         rf"published (?:online )?in the {_VENUE}, on {_MONTH} (?P<year>\d{{4}})", "group"),
         ("preprint of an article published in",
          rf"article published in {_VENUE}, Volume (?P<volume>\d+), Number (?P<issue>\d+)"
          r".{0,80}?(?:©|\(c\)) ?(?P<year>\d{4})", "group"),
         ("version of CITE, published in",
          r"(?:version of|published as) (?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})[a-z]?\)"
          rf"(?:,? (?:published )?in the {_VENUE})?", "group"),
-        ("corresponds to a paper published in", rf"corresponds to (?:a|the|an) (?:paper|article) published in "
-                                                rf"(?:the )?{_VENUE}", "near"),
+        ("corresponds to a paper published in",
+         rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
          rf"{_VENUE},? Vol(?:\.|ume)? ?(?P<volume>\d+),? (?:No\.|Number|Issue) ?(?P<issue>\d+),? "
          rf"(?:{_MONTH} )?(?P<year>\d{{4}})", "group"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}", "near"),
-        ("permission block: ACRONYM'YY, MONTH", rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
-                                                rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
-                                                rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
+        ("permission block: ACRONYM'YY, MONTH",
+         rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
+         rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
+         rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
         ("submitted to", rf"(?:[Ss]ubmitted|[Ss]ubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
-        ("arXiv stamp", rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})",
-         "group"),
+        ("arXiv stamp",
+         rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
@@ -69,12 +70,13 @@ VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
                "jss": "Journal of Statistical Software"}
 # A publisher, a society or a company is not where an article appeared ('WILEY-VCH Verlag GmbH & Co.',
 # 'Association for Computing Machinery'), unless the name is a journal's ('Journal of the ... Association').
-_PUBLISHER = re.compile(r"\b(?:Verlag|GmbH|KGaA|Inc|Ltd|LLC|Co|Press|Publishers?|Publishing|Association|Society|"
-                        r"Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|Foundation|"
-                        r"University|Copyright|All|Rights)\b")
-_VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|News|"
-                         r"Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|Analysis|"
-                         r"Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|Notes)\b")
+_PUBLISHER = re.compile(r"\b(?:Verlag|GmbH|KGaA|Inc|Ltd|LLC|Co|Press|Publishers?|Publishing|Association|"
+                        r"Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
+                        r"Foundation|University|Copyright|All|Rights)\b")
+_VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
+                         r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
+                         r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
+                         r"Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
 ARXIV_ID = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
@@ -115,8 +117,8 @@ def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
 
 
 # A journal's name in a running header or footer ('Communications of the ACM', 'Journal of the ...').
-_MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|Letters)"
-                           r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
+_MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|"
+                           r"Letters)(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
 
 
 def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
@@ -141,7 +143,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
             article.issue = article.issue or groups.get("issue")
             if "cite" in groups and "year" in groups:
                 cited = _cited(references, groups["cite"], groups["year"], match.group())
-                _from_reference(article, cited or (_titled(references, article.title) if article.title else None))
+                titled = _titled(references, article.title) if article.title else None
+                _from_reference(article, cited or titled)
             break
     if article.venue is None:
         _from_margins(article, margins or [])
