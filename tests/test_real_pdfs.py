@@ -1,6 +1,6 @@
-"""Real published articles (R package vignettes from Debian, benchmarks/data/pdfs/) come in whole: each field
-of the note stays at least as right as measured, ligatures are resolved in the stored text, and the paper's
-text is searchable through the real CLI, with the page of each hit."""
+"""Real published articles (R vignettes from Debian and published papers, benchmarks/data/pdfs/) come in
+whole: each field of the note stays at least as right as measured, ligatures are resolved in the stored text,
+and the paper's text is searchable through the real CLI, with the page of each hit."""
 
 from __future__ import annotations
 
@@ -19,9 +19,14 @@ from kb.settings import Settings
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right of the 12 articles, per field, as benchmarks/bench_add.py measured it: a change may not lower one.
-FLOORS = {"title": 12, "authors": 12, "affiliations": 12, "year": 12, "venue": 12, "doi": 12, "arxiv_id": 12,
-          "abstract": 12, "ligatures": 12}
+# Right per field in each half of the corpus (19 articles each), as benchmarks/bench_add.py measured it: a
+# change may not lower one. The held-out half's floors are measurements, never a target to tune against.
+FLOORS = {
+    "tuning": {"title": 19, "authors": 19, "affiliations": 19, "year": 19, "venue": 18, "doi": 19, "arxiv_id": 19,
+               "abstract": 18, "ligatures": 19},
+    "held-out": {"title": 15, "authors": 15, "affiliations": 7, "year": 16, "venue": 15, "doi": 17, "arxiv_id": 19,
+                 "abstract": 17, "ligatures": 19},
+}
 
 runner = CliRunner(env={"COLUMNS": "200"})
 pytestmark = pytest.mark.skipif(not LME4.exists(), reason="the PDF corpus is missing: benchmarks/data/pdfs/")
@@ -40,10 +45,10 @@ def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 10
-    right = {field: sum(row[field] for row in rows) for field in bench_add.FIELDS}
-    wrong = {field: [row["article"] for row in rows if not row[field]] for field in bench_add.FIELDS}
-    assert all(right[field] >= floor for field, floor in FLOORS.items()), wrong
+    assert len(rows) >= 38
+    for half, floors in FLOORS.items():
+        right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
+        assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
     assert seconds_per_page < 0.5  # a 51-page article in seconds, not minutes
 
 

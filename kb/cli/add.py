@@ -44,10 +44,11 @@ def add(
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     extra = {"tags": list(tag)} if tag else None
-    added, errors = [], []
+    added, errors, unread = [], [], []
     for record in records:  # a .bib or Zotero export may hold many papers: add each, report each failure
         try:
             added.append(add_paper(kb, record, extra))
+            unread.append(record.unread)
         except NoteError as exc:
             errors.append(exc)
     if as_json:
@@ -57,6 +58,10 @@ def add(
         for note in added:
             source = f" (source: {escape(note.meta.source_file)})" if note.meta.source_file else " (no source text)"
             console.print(f"[green]added[/] {escape(str(note.path))}{source}", highlight=False)
+        for reasons in unread:  # a field kb was not sure of is left empty: say which, and why
+            for name, reason in reasons.items():
+                err_console.print(f"[yellow]left empty[/] {escape(name)}: {escape(reason)}", highlight=False,
+                                  soft_wrap=True)
     if draft:
         for note in added:
             _offer_claims(note.id, papers, home, db)

@@ -49,6 +49,8 @@ class PaperRecord:
     pdf_url: str | None = None
     text: str = ""  # the source text stored beside the note (abstract, or full text with page breaks)
     origin: tuple[Path, str] | None = None  # the file and the entry in it the record was read from
+    # Fields kb left empty (or, for the title, filled with the file's name) because it was not sure, and why.
+    unread: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
@@ -103,10 +105,12 @@ def read_pdf(path: Path) -> PaperRecord:
         raise AddError(f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead") from None
     if not any(article.pages):
         raise AddError(f"{path}: the PDF has no extractable text (a scan?); give the BibTeX entry or an arXiv id")
-    first_line = next((line.strip() for line in article.pages[0].splitlines() if line.strip()), path.stem)
-    return PaperRecord(title=article.title or first_line, authors=article.authors, year=article.year,
+    unread = dict(article.reasons)
+    if article.title is None:  # a note needs a title: the file's name stands in, and says so
+        unread["title"] = f"{unread.get('title', 'no title found')}; the file's name stands in"
+    return PaperRecord(title=article.title or path.stem, authors=article.authors, year=article.year,
                        venue=article.venue, arxiv_id=article.arxiv_id, doi=article.doi,
-                       text=PAGE_BREAK.join(article.pages) + "\n")
+                       text=PAGE_BREAK.join(article.pages) + "\n", unread=unread)
 
 
 def _bib_authors(value: str) -> list[tuple[str, str | None]]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.notes.grounding import PAGE_BREAK
+from kb.papers.pdf_publication import ARXIV_ID, read_publication
 
 # Control codes a TeX font without a Unicode map leaves in the text (T1 encoding at 0x1b-0x1f and its
 # quotes at 0x10/0x11; OT1 at 0x0b-0x0f). pdfium hands them through; they are ligatures and quote marks.
@@ -32,22 +33,27 @@ _FONT_CODES = str.maketrans({"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "
                              "\x0b": "ff", "\x0c": "fi", "\x0e": "ffi", "\x0f": "ffl",
                              "\x10": "“", "\x11": "”", "\x02": "-", "\r": "",
                              # pdfium joins a word hyphenated across lines, marking the join with U+FFFE
+                             # (a capital after it is a compound's own hyphen: 'Time-Sharing', see clean_text)
                              "\ufffe": ""})
+_COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 
 
-# TeX's spacing diaeresis, set as a character of its own before its vowel ('Universit¨at'). Where the
-# extractor orders it by position instead ('Munchen ¨' at the end of a line), its vowel cannot be told.
-_DIAERESIS = re.compile(r"¨([aouAOUei])")
+# TeX's spacing accents, set as characters of their own before their letter ('Universit¨at',
+# 'R´eunion'). Where the extractor orders one by position instead ('Munchen ¨' at the end of a line), its
+# letter cannot be told. The grave accent only between letters: alone, '`' is TeX's opening quote.
+_SPACING_ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u0303", "ˇ": "\u030c", "`": "\u0300"}
+_TEX_ACCENT = re.compile(r"([¨´ˆ˜ˇ])([A-Za-z])|(?<=[A-Za-z])(`)([aeiou])")
 
 
 def clean_text(text: str) -> str:
-    """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing diaeresis put
-    on its vowel, line ends as ``\\n``."""
-    text = text.replace("\r\n", "\n").translate(_FONT_CODES)
+    """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing accents put
+    on their letters, line ends as ``\\n``."""
+    text = _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n")).translate(_FONT_CODES)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
-    if "¨" in text:
-        text = _DIAERESIS.sub(lambda m: unicodedata.normalize("NFC", m.group(1) + "\u0308"), text)
+    if any(accent in text for accent in _SPACING_ACCENTS):
+        text = _TEX_ACCENT.sub(lambda m: unicodedata.normalize(
+            "NFC", (m.group(2) or m.group(4)) + _SPACING_ACCENTS[m.group(1) or m.group(3)]), text)
     return text
 
 
@@ -55,11 +61,12 @@ def clean_text(text: str) -> str:
 class Segment:
     """A run of text on one line of a page, in one font size, with no wide gap inside."""
 
-    text: str
+    text: str  # without its superscripts (footnote and affiliation marks: 'Eddelbuettel', not 'Eddelbuettela')
     size: float  # font size in points
     x0: float
     x1: float
     y: float  # baseline height from the bottom of the page
+    marked: str = ""  # the text with each superscript run kept between MARK_OPEN and MARK_CLOSE
 
     @property
     def center(self) -> float:
@@ -80,6 +87,7 @@ class PdfArticle:
     doi: str | None = None
     arxiv_id: str | None = None
     abstract: str | None = None
+    reasons: dict[str, str] = field(default_factory=dict)  # why a field was left empty: kb was not sure
 
 
 # -- reading the PDF ------------------------------------------------------------------------------
@@ -87,15 +95,65 @@ class PdfArticle:
 _GAP = 1.0  # a horizontal gap wider than this many font sizes starts a new segment (a new column)
 
 
-def _page_segments(textpage: object, text: str) -> list[Segment]:
-    """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
+MARK_OPEN, MARK_CLOSE = "⟨", "⟩"  # around a superscript run in Segment.marked: '⟨a⟩Debian Project'
+_SUPERSCRIPT_SIZE = 0.8  # a character this much smaller than its line's type ...
+_SUPERSCRIPT_RAISE = 0.2  # ... and raised by this many of the line's font sizes is a superscript
+
+
+def _char_size(raw: object, index: int, matrix: object) -> float:
+    """The character's font size as printed: the font's size times the text matrix's scale (a PDF may set
+    every font at size 1 and scale it by its matrix, as FrameMaker does). ``matrix``: an FS_MATRIX to fill."""
     import pypdfium2.raw as pdfium_c
 
+    size = float(pdfium_c.FPDFText_GetFontSize(raw, index))
+    if pdfium_c.FPDFText_GetMatrix(raw, index, matrix):
+        m = matrix._obj  # type: ignore[attr-defined]
+        size *= abs(m.a * m.d - m.b * m.c) ** 0.5 or 1.0
+    return size
+
+
+_Char = tuple[str, float, float, float, float]  # (char, x0, x1, bottom, size)
+
+
+def _segment(run: list[_Char]) -> Segment | None:
+    """A segment from a run of characters; its superscripts (smaller and raised) marked apart."""
+    visible = [c for c in run if c[0] != " "]
+    if not visible:
+        return None
+    size = max(c[4] for c in visible)
+    base = min(c[3] for c in visible if c[4] > size - 0.5)
+
+    def is_super(c: _Char) -> bool:
+        return c[4] < _SUPERSCRIPT_SIZE * size and c[3] > base + _SUPERSCRIPT_RAISE * size
+
+    plain, marked, inside = [], [], False
+    for c in run:
+        up = c[0] != " " and is_super(c)
+        if up != inside:
+            marked.append(MARK_OPEN if up else MARK_CLOSE)
+            inside = up
+        marked.append(c[0])
+        if not up:
+            plain.append(c[0])
+    if inside:
+        marked.append(MARK_CLOSE)
+    text = clean_text("".join(plain)).strip()
+    if not text:  # a line of marks only ('1' above its institution): keep it, as a mark
+        text = clean_text("".join(c[0] for c in run)).strip()
+        return Segment(text, size, visible[0][1], max(c[2] for c in visible), base,
+                       MARK_OPEN + text + MARK_CLOSE)
+    body = [c for c in visible if not is_super(c)]
+    return Segment(text, max(c[4] for c in body), body[0][1], max(c[2] for c in body), min(c[3] for c in body),
+                   clean_text("".join(marked)).strip())
+
+
+def _page_segments(textpage: object, text: str) -> list[Segment]:
+    """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
     segments: list[Segment] = []
-    chars: list[tuple[str, float, float, float, float]] = []  # (char, x0, x1, y, size)
+    chars: list[_Char] = []
 
     def flush() -> None:
-        run: list[tuple[str, float, float, float, float]] = []
+        run: list[_Char] = []
         for char in chars:
             visible = [c for c in run if c[0] != " "]
             if char[0] != " " and visible and (
@@ -107,13 +165,17 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
         add(run)
         chars.clear()
 
-    def add(run: list[tuple[str, float, float, float, float]]) -> None:
-        visible = [c for c in run if c[0] != " "]
-        if visible:
-            segments.append(Segment(clean_text("".join(c[0] for c in run)).strip(), max(c[4] for c in visible),
-                                    visible[0][1], max(c[2] for c in visible), min(c[3] for c in visible)))
+    def add(run: list[_Char]) -> None:
+        segment = _segment(run)
+        if segment is not None:
+            segments.append(segment)
+
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
 
     raw = textpage.raw  # type: ignore[attr-defined]
+    matrix = ctypes.byref(pdfium_c.FS_MATRIX())
     for i, ch in enumerate(text):
         if ch in "\r\n":
             flush()
@@ -121,7 +183,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
         left, bottom, right, _top = textpage.get_charbox(i)  # type: ignore[attr-defined]
         if ch == " " and chars and chars[-1][0] == " ":
             continue
-        chars.append((ch, left, right, bottom, float(pdfium_c.FPDFText_GetFontSize(raw, i))))
+        chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
     flush()
     return segments
 
@@ -136,38 +198,102 @@ def read_article(path: Path) -> PdfArticle:
         raise ValueError(str(exc)) from None
     try:
         pages: list[str] = []
-        segments: list[Segment] = []
+        layouts: list[tuple[list[Segment], float]] = []  # pages 1 and 2: segments and the page's height
         for number, page in enumerate(document):
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
             pages.append(clean_text(raw_text).strip())
-            if number == 0:
-                segments = _page_segments(textpage, raw_text)
+            if number == 0 or number == 1 and _is_cover(pages):  # page 2 only after a cover page
+                layouts.append((_page_segments(textpage, raw_text), page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
     article = PdfArticle(pages=pages)
-    if pages and pages[0]:
-        describe(article, segments)
-    # Without a layout to read them from (one font size throughout), the document's own metadata.
-    article.title = article.title or metadata.get("Title", "").strip() or None
-    if not article.authors and metadata.get("Author"):
-        article.authors = [(name.strip(), None) for name in re.split(r";|\band\b|,", metadata["Author"])
-                           if name.strip()]
+    if pages and pages[0] and unreadable(pages[0]):
+        article.reasons = {f: UNREADABLE for f in ("title", "authors", "abstract", "venue", "year")}
+    elif pages and pages[0]:
+        at = 1 if _is_cover(pages) else 0  # a cover page (USENIX's) before the article's own first page
+        describe(article, layouts[at][0], at)
+        read_publication(article, _margins(*layouts[0]), read=at + 1)
+    _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
-        arxiv = _ARXIV.search(pages[0])
+        arxiv = ARXIV_ID.search(pages[0])
         article.arxiv_id = arxiv.group(1) if arxiv else None
-    if article.doi is None and pages:
+    if article.doi is None and pages and "doi" not in article.reasons:
         doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
         article.doi = doi.group(1) if doi else None
+    _say_why_empty(article)
     return article
+
+
+UNREADABLE = ("page 1 has no readable text (bitmap Type 3 fonts without a Unicode map, or a scan without a "
+              "text layer): left empty rather than filled with its garbled characters")
+_WORDLIKE = re.compile(r"[(\[“\"']?[A-Za-z][a-z]+[)\]”\"',.;:]?")
+
+
+def unreadable(text: str) -> bool:
+    """Whether a page's text is garbage: under a third of its tokens look like words (prose has over 60 %)."""
+    words = text.split()
+    return len(words) >= 20 and sum(bool(_WORDLIKE.fullmatch(w)) for w in words) < len(words) / 3
+
+
+def _is_cover(pages: list[str]) -> bool:
+    """A cover page: page 1 has no abstract, page 2 opens with the article (an abstract near its top)."""
+    if len(pages) < 2 or _ABSTRACT_TEXT.search(pages[0]):
+        return False
+    return bool(re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE))
+
+
+def _margins(segments: list[Segment], height: float) -> list[str]:
+    """Page 1's running header and footer, each column of it read top to bottom as one line (a journal's
+    name stacked in its footer: 'Communications' / 'of' / 'the ACM')."""
+    band = [s for s in segments if s.y < 0.1 * height or s.y > 0.9 * height]
+    columns: dict[int, list[Segment]] = {}
+    for seg in band:
+        key = next((k for k in columns if abs(k - seg.x0) < 3), round(seg.x0))
+        columns.setdefault(key, []).append(seg)
+    return [" ".join(s.text for s in sorted(col, key=lambda s: -s.y)) for _, col in sorted(columns.items())]
+
+
+# A document-information title that names a file or a template, not the article.
+_JUNK_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint) - |Untitled\b)|\.(?:docx?|tex|dvi|pdf|rtf|ps|indd)$"
+                         r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$", re.IGNORECASE)
+
+
+def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
+    """Without a layout to read them from, the document's own title and authors, unless they name a file or
+    a template ('Microsoft Word - paper.docx', 'Untitled Document')."""
+    title = metadata.get("Title", "").strip()
+    if article.title is None and title and "title" not in article.reasons:
+        if _JUNK_TITLE.search(title):
+            article.reasons["title"] = f"the layout shows no title and the document's title is a file's ({title!r})"
+        else:
+            article.title = title
+    if not article.authors and metadata.get("Author") and "authors" not in article.reasons:
+        article.authors = [(name.strip(), None) for name in re.split(r";|\band\b|,", metadata["Author"])
+                           if name.strip()]
+
+
+def _say_why_empty(article: PdfArticle) -> None:
+    """A reason for each field left empty that no step has explained."""
+    defaults = {"title": "no line on page 1 is set larger than its body text, and the document has no title",
+                "authors": "no line of names between the title and the abstract",
+                "venue": "page 1 states no publication (no journal line, no 'published in', no permission block)",
+                "year": "page 1 states no year of publication",
+                "abstract": "no 'Abstract' heading on the article's first page"}
+    for name, reason in defaults.items():
+        if not getattr(article, name) and name not in article.reasons:
+            article.reasons[name] = reason
+    for name in [n for n in article.reasons if getattr(article, n, None)]:
+        del article.reasons[name]
 
 
 # -- page 1: title, authors, affiliations ------------------------------------------------------------
 
 _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
 # Lines of an author block that are an address, a date or contact details, not an institution.
-_ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|@|\bE-?mail\b|\bURL\b|https?://|\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
+_ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|@|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
+                      r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
                       r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
                       r"September|October|November|December)\b", re.IGNORECASE)
 _INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|Laborator|Center|Centre|"
@@ -182,21 +308,36 @@ _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after 
 
 
 def _is_name_list(text: str) -> bool:
+    text = re.sub(r"\(\d+(?:,\d+)*\)", "", text)  # marks in parentheses: 'Wimmer(1,2)'
     parts = [p for p in _NAME_SPLIT.split(_MARKS.sub("", text)) if p]
     return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p.strip()) for p in parts)
 
 
-def describe(article: PdfArticle, segments: list[Segment]) -> None:
-    """Fill in title, authors, publication and abstract from page 1's segments and the full text."""
+# Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
+# journal's header ('2015 IEEE Symposium on Security and Privacy'), a preprint notice.
+_NOT_TITLE = re.compile(r"arXiv:\d{4}\.\d{4,5}|^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
+                        r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
+                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of ")
+
+
+def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
+    """Fill in title, authors and abstract from the segments of the article's first page (``at``: its index,
+    1 after a cover page) and the full text."""
     if not segments:
         return
     top = max(s.y for s in segments)
-    head = [s for s in segments if s.y >= top / 2]
+    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text)]
+    if not head:
+        return
     title_size = max(s.size for s in head)
     body_size = sorted(s.size for s in segments)[len(segments) // 2]
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
+    # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
+    rows = {round(s.y) for s in title_lines}
+    title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
+                          and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
     article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
     below = [s for s in segments if s.y < min(s.y for s in title_lines) - 0.1]
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
@@ -206,26 +347,83 @@ def describe(article: PdfArticle, segments: list[Segment]) -> None:
     ends = _end_affiliations(full, [n for n, _ in article.authors])
     # Page 1 names the institution; the end block adds department and address lines, so it fills gaps only.
     article.authors = [(name, affiliation or ends.get(name)) for name, affiliation in article.authors]
-    _publication(article)
     if end is not None:
-        article.abstract = _abstract(article.pages[0])
+        article.abstract = _abstract(article.pages[at])
+
+
+# Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
+# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)').
+_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#]")
+_BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
+# A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
+_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*|"
+                           r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
+_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|(?<=[a-z])(?P<num>\d(?:,\d)*))+"
+                             r"[\s∗*†‡§¶]*$")
+_SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
+
+
+def _keys(mark: str) -> list[str]:
+    return _MARK_KEYS.findall(mark.replace("∗", "*"))
+
+
+def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
+    """The names of a name line, each with the keys of the marks after it."""
+    marked = seg.marked or seg.text
+    protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
+    protected = re.sub(r"^\s*by\s+", "", protected)  # a byline: 'by A, B and C'
+    parts = []
+    for part in _NAME_SPLIT.split(protected):
+        match = _TRAILING_MARKS.search(part)
+        keys = [k for g in ("sup", "par", "num") if match and match.group(g) for k in _keys(match.group(g))]
+        name = _MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
+        if name:
+            parts.append((_name_case(name), keys))
+    return parts
+
+
+def _name_case(name: str) -> str:
+    """A name printed in capitals ('MICHAEL J. FISCHER') as it is written ('Michael J. Fischer')."""
+    if not name.isupper():
+        return name
+    return " ".join(w.capitalize() if len(w.rstrip(".")) > 1 else w for w in name.split())
+
+
+def _merge_spaced(block: list[Segment]) -> list[Segment]:
+    """Segments of one line that a letter-spaced name split ('MICHAEL' 'J. FISCHER'), joined again."""
+    merged: list[Segment] = []
+    for seg in block:
+        last = merged[-1] if merged else None
+        if (last is not None and abs(last.y - seg.y) < 0.5 and abs(last.size - seg.size) < 0.5
+                and 0 < seg.x0 - last.x1 < 2 * seg.size and last.text.isupper() and seg.text.isupper()):
+            merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
+                                 f"{last.marked or last.text} {seg.marked or seg.text}")
+        else:
+            merged.append(seg)
+    return merged
 
 
 def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
-    """Names (the block's name-like segments) with the affiliation lines under each."""
-    names: list[tuple[Segment, str]] = []
+    """Names (the block's name-like segments) with their affiliations: the blocks their marks point at,
+    where names carry marks and the affiliation lines start with them; else the lines under each name."""
+    names: list[tuple[Segment, str, list[str]]] = []
     others: list[Segment] = []
     name_size: float | None = None
-    for seg in block:
-        if _is_name_list(seg.text) and (name_size is None or abs(seg.size - name_size) < 0.5):
+    for seg in _merge_spaced(block):
+        text = re.sub(r"^\s*by\s+", "", seg.text)
+        if _is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5):
             name_size = seg.size
-            names += [(seg, _MARKS.sub("", p).strip()) for p in _NAME_SPLIT.split(_MARKS.sub("", seg.text)) if p]
-        elif not _ADDRESS.search(seg.text) and names:
+            names += [(seg, name, keys) for name, keys in _name_parts(seg)]
+        elif names and not _SEPARATORS.match(seg.text) and not _ADDRESS.search(seg.text):
             others.append(seg)
-    lines: dict[str, list[str]] = {name: [] for _, name in names}
+    by_marks = _marked_affiliations(others)
+    if by_marks and any(keys for _, _, keys in names):
+        found = {name: ", ".join(by_marks[k] for k in keys if k in by_marks) for _, name, keys in names}
+        return [(name, found[name] or None) for name in dict.fromkeys(n for _, n, _ in names)]
+    lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
     for seg in others:
-        above = [(s, n) for s, n in names if s.y > seg.y]
-        if not above:
+        above = [(s, n) for s, n, _ in names if s.y > seg.y]
+        if not above or _BARE_MARK.match(seg.text):
             continue
         row = min(s.y for s, _ in above)  # the nearest row of names above, then the nearest column in it
         in_row = [(s, n) for s, n in above if abs(s.y - row) < s.size / 2]
@@ -233,7 +431,27 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         targets = [n for _, n in in_row] if shared else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
-    return [(name, ", ".join(lines[name]) or None) for name in dict.fromkeys(n for _, n in names)]
+    return [(name, ", ".join(lines[name]) or None) for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
+    """Affiliation blocks by their mark ('a', '1', '†'): a line that starts with a mark (or a line of the
+    mark alone) opens a block, and the lines after it without a mark continue it."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] = []
+    for seg in others:
+        marked = seg.marked or seg.text
+        if _BARE_MARK.match(seg.text) or _BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
+            current = _keys(seg.text)
+            continue
+        lead = _LEADING_MARK.match(marked)
+        if lead:
+            current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
+            marked = marked[lead.end():]
+        text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
+        for key in current if text else []:
+            blocks.setdefault(key, []).append(text)
+    return {key: ", ".join(lines) for key, lines in blocks.items()}
 
 
 _END_BLOCK = re.compile(r"^(?:Affiliations?|Addresses?|Authors?['’]? addresses?)\s*:\s*$", re.MULTILINE | re.IGNORECASE)
@@ -266,132 +484,15 @@ def _is_running_head(line: str, names: list[str]) -> bool:
     return sum(name.split()[-1] in line for name in names) >= 1 and bool(re.search(r"\d+$", line))
 
 
+# Where an abstract ends: the keywords, the classification lines of ACM and IEEE, or the first section.
+_ABSTRACT_END = (r"\n\s*(?:Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
+                 r"General Terms|Key Words and Phrases|CR Categories|JEL)\b|\n\s*(?:1\.?|I\.)?\s*"
+                 r"(?:Introduction|INTRODUCTION)\b|\Z")
+# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...').
+_ABSTRACT_TEXT = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",
+                            re.DOTALL | re.MULTILINE)
+
+
 def _abstract(first_page: str) -> str | None:
-    match = re.search(r"^\s*(?:Abstract|ABSTRACT|Summary)\s*\n(.+?)(?:\n\s*(?:Keywords?|Key words)\s*:|\n\s*1\.? "
-                      r"+Introduction|\Z)", first_page, re.DOTALL | re.MULTILINE)
-    return " ".join(match.group(1).split()) if match else None
-
-
-# -- the publication: journal line of page 1, or the reference it points at ----------------------------
-
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
-_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the)(?: (?:[A-Z][\w&-]*|of|and|in|for|the))*)"
-# How journals state on page 1 where an article appeared; each row names its groups (venue, year, volume,
-# issue, doi, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list).
-PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(name, re.compile(pattern)) for name, pattern in [
-    ("JSS header", rf"(?P<venue>Journal of Statistical Software),? (?:{_MONTH} )?(?P<year>\d{{4}}), "
-                   r"Volume (?P<volume>\d+), Issue (?P<issue>\d+)"),
-    ("JMLR header", r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)"),
-    ("published in ..., on MONTH YEAR", rf"published (?:online )?in the {_VENUE}, on {_MONTH} (?P<year>\d{{4}})"),
-    ("preprint of an article published in",
-     rf"article published in {_VENUE}, Volume (?P<volume>\d+), Number (?P<issue>\d+)"
-     r".{0,80}?(?:©|\(c\)) ?(?P<year>\d{4})"),
-    ("version of CITE, published in",
-     r"(?:version of|published as) (?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})[a-z]?\)"
-     rf"(?:,? (?:published )?in the {_VENUE})?"),
-    ("corresponds to a paper published in", rf"corresponds to (?:a|the) paper published in the {_VENUE}"),
-    ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}"),
-]]
-# Journal names as references abbreviate them, and their full names.
-VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
-               "j. stat. softw.": "Journal of Statistical Software",
-               "jss": "Journal of Statistical Software"}
-_DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
-_ARXIV = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
-
-
-def _flat(text: str) -> str:
-    """Text on one line: words hyphenated across a line joined, whitespace collapsed."""
-    return " ".join(re.sub(r"(\w)-\n\s*(\w)", r"\1\2", text).split())
-
-
-def _venue(name: str | None) -> str | None:
-    if not name:
-        return None
-    name = name.strip(" .,")
-    return VENUE_NAMES.get(name.casefold(), name)
-
-
-def _publication(article: PdfArticle) -> None:
-    first = _flat(article.pages[0])
-    full = "\n".join(article.pages)
-    references = _references(full)
-    for _, pattern in PUBLICATION_PATTERNS:
-        match = pattern.search(first)
-        if match is None:
-            continue
-        groups = {k: v for k, v in match.groupdict().items() if v}
-        article.venue = article.venue or _venue(groups.get("venue"))
-        article.year = article.year or (int(groups["year"]) if "year" in groups else None)
-        article.volume = article.volume or groups.get("volume")
-        article.issue = article.issue or groups.get("issue")
-        if "cite" in groups and "year" in groups:
-            cited = _cited(references, groups["cite"], groups["year"], match.group())
-            _from_reference(article, cited or (_titled(references, article.title) if article.title else None))
-    if article.venue and (article.year is None or article.doi is None) and article.title:
-        _from_reference(article, _titled(references, article.title))  # the paper citing its published self
-    doi = _DOI.search(first)
-    if doi and article.doi is None:
-        article.doi = _doi_text(doi.group(1))
-    arxiv = _ARXIV.search(first)
-    article.arxiv_id = arxiv.group(1) if arxiv else None
-
-
-def _doi_text(raw: str) -> str:
-    return re.sub(r"\s+", "", raw).rstrip(".,;)/")
-
-
-def _references(full: str) -> str:
-    heads = list(re.finditer(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", full, re.MULTILINE))
-    return full[heads[-1].end():] if heads else ""
-
-
-_ENTRY_START = re.compile(r"\n(?=[A-Z][^\n]{0,120}?\((?:19|20)\d\d[a-z]?\)\.)")
-
-
-def _entry_at(references: str, at: int) -> str:
-    """The reference entry around offset ``at``: from its start to the next entry's start."""
-    starts = [0] + [m.start() for m in _ENTRY_START.finditer(references)] + [len(references)]
-    begin = max(s for s in starts if s <= at)
-    return references[begin:min(s for s in starts if s > at)]
-
-
-def _cited(references: str, cite: str, year: str, note: str) -> str | None:
-    """The entry a citation ('Zeileis, Leisch, Hornik, and Kleiber (2002)') names: first author and year."""
-    surname = re.split(r"[ ,]", cite.strip())[0]
-    suffix = re.search(rf"\({year}([a-z]?)\)", note)
-    key = re.compile(rf"^{re.escape(surname)}\b[^\n]{{0,120}}?\({year}{suffix.group(1) if suffix else ''}\)",
-                     re.MULTILINE)
-    match = key.search(references)
-    return _entry_at(references, match.start()) if match else None
-
-
-def _titled(references: str, title: str) -> str | None:
-    """The reference entry that cites this very title (how a vignette points at its published version):
-    the entry's opening up to the title, and what follows the title up to the next entry."""
-    flat = _flat(references)
-    match = re.search(r"\W+".join(map(re.escape, re.findall(r"\w+", title)[:8])), flat, re.IGNORECASE)
-    if match is None:
-        return None
-    before = flat[max(0, match.start() - 60):match.start()]
-    after = flat[match.end():match.end() + 300]
-    following = re.search(r"\. (?=[A-Z][\w'’\-]+,? (?:[A-Z]{1,3}[,( ]|[A-Z]\.))|(?<=\d\.) (?=[A-Z]\. [A-Z])", after)
-    year = re.search(r"\((\d{4})[a-z]?\)\.\W*$", before)
-    return (f"({year.group(1)}). " if year else "") + "“" + match.group() + after[:following.start() + 1
-                                                                                    if following else None]
-
-
-def _from_reference(article: PdfArticle, entry: str | None) -> None:
-    """Venue, year and DOI of a reference entry, where the article lacks them."""
-    if not entry:
-        return
-    flat = _flat(entry)
-    venue = re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
-    if venue and article.venue is None:
-        article.venue = _venue(venue.group(1))
-    year = re.search(r"\((\d{4})[a-z]?\)|, (\d{4})\.", flat)
-    if year and article.year is None:
-        article.year = int(year.group(1) or year.group(2))
-    doi = _DOI.search(entry)
-    if doi and article.doi is None:
-        article.doi = _doi_text(doi.group(1))
+    match = _ABSTRACT_TEXT.search(first_page)
+    return " ".join(match.group(1).split()) or None if match else None

@@ -1,0 +1,231 @@
+"""Where a journal article says it appeared, read from its own page 1 and reference list: a grammar of
+publication statements (``PUBLICATION_PATTERNS``: journal headers and footers, "published in", "to appear in",
+"accepted in", "reprinted from", "submitted to", a proceedings' permission block, an arXiv stamp), each row
+saying where its year comes from; publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
+Machinery") are told apart from venues and never stored as one. A note that points at a citation ("a modified
+version of Zeileis (2004)") is resolved through the paper's own reference list, which gives the venue, year
+and DOI of the published version.
+
+Per-journal differences are rows of the pattern tables, not branches of the code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kb.papers.pdf_layout import PdfArticle
+
+
+# -- the publication: journal line of page 1, or the reference it points at ----------------------------
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on))*)"
+# Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
+_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
+                r"Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|[A-Z][a-z]+(?:teenth|tieth|th)) )?")
+# 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
+_STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|[Rr]eprinted|appear)"
+              r"(?: online)? (?:in|at|by|from) ")
+# How articles state where they appeared; each row names its groups (venue, year, yy: a two-digit year,
+# volume, issue, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list) and where its
+# year comes from: "group" (the row's own), "near" (the first year within YEAR_WINDOW characters after the
+# statement: '... Biometrical Journal. Copyright © 2009 ...'), or "none" (a submission states no year).
+PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
+    (name, re.compile(pattern), year) for name, pattern, year in [
+        ("JSS header", rf"(?P<venue>Journal of Statistical Software),? (?:{_MONTH} )?(?P<year>\d{{4}}), "
+                       r"Volume (?P<volume>\d+), Issue (?P<issue>\d+)", "group"),
+        ("JMLR header",
+         r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)", "group"),
+        ("published in ..., on MONTH YEAR",
+         rf"published (?:online )?in the {_VENUE}, on {_MONTH} (?P<year>\d{{4}})", "group"),
+        ("preprint of an article published in",
+         rf"article published in {_VENUE}, Volume (?P<volume>\d+), Number (?P<issue>\d+)"
+         r".{0,80}?(?:©|\(c\)) ?(?P<year>\d{4})", "group"),
+        ("version of CITE, published in",
+         r"(?:version of|published as) (?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})[a-z]?\)"
+         rf"(?:,? (?:published )?in the {_VENUE})?", "group"),
+        ("corresponds to a paper published in",
+         rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
+        ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
+         rf"{_VENUE},? Vol(?:\.|ume)? ?(?P<volume>\d+),? (?:No\.|Number|Issue) ?(?P<issue>\d+),? "
+         rf"(?:{_MONTH} )?(?P<year>\d{{4}})", "group"),
+        ("published in / appeared in / accepted in / reprinted from / to appear in",
+         rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}", "near"),
+        ("permission block: ACRONYM'YY, MONTH",
+         rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
+         rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
+         rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
+        ("submitted to", rf"(?:[Ss]ubmitted|[Ss]ubmission) to (?:the )?{_VENUE}", "none"),
+        ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
+        ("arXiv stamp",
+         rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
+    ]]
+YEAR_WINDOW = 100
+_YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
+# Journal names as references abbreviate them, and their full names.
+VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
+               "j. stat. softw.": "Journal of Statistical Software",
+               "jss": "Journal of Statistical Software"}
+# A publisher, a society or a company is not where an article appeared ('WILEY-VCH Verlag GmbH & Co.',
+# 'Association for Computing Machinery'), unless the name is a journal's ('Journal of the ... Association').
+_PUBLISHER = re.compile(r"\b(?:Verlag|GmbH|KGaA|Inc|Ltd|LLC|Co|Press|Publishers?|Publishing|Association|"
+                        r"Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
+                        r"Foundation|University|Copyright|All|Rights)\b")
+_VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
+                         r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
+                         r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
+                         r"Notes)\b")
+_NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
+_DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
+ARXIV_ID = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
+# Template and placeholder DOIs a class file prints before the journal assigns one: never a paper's.
+_PLACEHOLDER_DOI = re.compile(r"^10\.18637/jss\.v000\.i00$|^10\.\d+/(?:0+|x+|xxx.*|000[.\d]*)$", re.I)
+
+
+def _flat(text: str) -> str:
+    """Text on one line: words hyphenated across a line joined, whitespace collapsed."""
+    return " ".join(re.sub(r"(\w)-\n\s*(\w)", r"\1\2", text).split())
+
+
+def _venue(name: str | None) -> str | None:
+    """The venue a statement names, or None for a publisher, a society or a word that names nothing."""
+    if not name:
+        return None
+    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{_MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    if not name:
+        return None
+    name = VENUE_NAMES.get(name.casefold(), name)
+    if _PUBLISHER.search(name) and not _VENUE_WORD.search(name):
+        return None
+    words = name.split()
+    acronym = len(words) == 1 and re.fullmatch(r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*", name) is not None
+    if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or _VENUE_WORD.search(name)
+                                                              or len(words) >= 2):
+        return None
+    return name
+
+
+def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
+    if rule == "group" and "year" in groups:
+        return int(groups["year"])
+    if rule == "group" and "yy" in groups:
+        return int(groups["yy"]) + (1900 if int(groups["yy"]) >= 50 else 2000)
+    near = _YEAR.search(after[:YEAR_WINDOW]) if rule == "near" else None
+    return int(near.group()) if near else None
+
+
+# A journal's name in a running header or footer ('Communications of the ACM', 'Journal of the ...').
+_MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|"
+                           r"Letters)(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
+
+
+def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
+    """Venue, year, volume, issue, DOI and arXiv id from the statements of the first ``read`` pages (two
+    after a cover page), page 1's running header and footer (``margins``), and the reference list."""
+    first = _flat("\n".join(article.pages[:read]))
+    full = "\n".join(article.pages)
+    references = _references(full)
+    for _, pattern, rule in PUBLICATION_PATTERNS:
+        for match in pattern.finditer(first):
+            groups = {k: v for k, v in match.groupdict().items() if v}
+            venue = _venue(groups.get("venue"))
+            if "venue" in groups and venue is None:
+                continue  # a publisher or a common word: not this statement
+            year = _year(groups, rule, first[match.end():])
+            if article.venue is None and venue is not None:
+                article.venue = venue
+                article.year = article.year or year
+            elif "venue" not in groups:
+                article.year = article.year or year
+            article.volume = article.volume or groups.get("volume")
+            article.issue = article.issue or groups.get("issue")
+            if "cite" in groups and "year" in groups:
+                cited = _cited(references, groups["cite"], groups["year"], match.group())
+                titled = _titled(references, article.title) if article.title else None
+                _from_reference(article, cited or titled)
+            break
+    if article.venue is None:
+        _from_margins(article, margins or [])
+    if article.venue and (article.year is None or article.doi is None) and article.title:
+        _from_reference(article, _titled(references, article.title))  # the paper citing its published self
+    doi = _DOI.search(first)
+    if doi and article.doi is None:
+        article.doi = _doi_text(doi.group(1))
+    if article.doi and _PLACEHOLDER_DOI.match(article.doi):
+        article.doi = None
+    arxiv = ARXIV_ID.search(first)
+    article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+def _from_margins(article: PdfArticle, margins: list[str]) -> None:
+    """A journal named in page 1's header or footer, with a year printed in the same band."""
+    for line in margins:
+        match = _MARGIN_VENUE.search(line)
+        venue = _venue(match.group("venue")) if match else None
+        if venue is not None:
+            article.venue = venue
+            years = [int(y.group()) for text in margins for y in _YEAR.finditer(text)]
+            article.year = article.year or (years[0] if years else None)
+            return
+
+
+def _doi_text(raw: str) -> str:
+    return re.sub(r"\s+", "", raw).rstrip(".,;)/")
+
+
+def _references(full: str) -> str:
+    heads = list(re.finditer(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", full, re.MULTILINE))
+    return full[heads[-1].end():] if heads else ""
+
+
+_ENTRY_START = re.compile(r"\n(?=[A-Z][^\n]{0,120}?\((?:19|20)\d\d[a-z]?\)\.)")
+
+
+def _entry_at(references: str, at: int) -> str:
+    """The reference entry around offset ``at``: from its start to the next entry's start."""
+    starts = [0] + [m.start() for m in _ENTRY_START.finditer(references)] + [len(references)]
+    begin = max(s for s in starts if s <= at)
+    return references[begin:min(s for s in starts if s > at)]
+
+
+def _cited(references: str, cite: str, year: str, note: str) -> str | None:
+    """The entry a citation ('Zeileis, Leisch, Hornik, and Kleiber (2002)') names: first author and year."""
+    surname = re.split(r"[ ,]", cite.strip())[0]
+    suffix = re.search(rf"\({year}([a-z]?)\)", note)
+    key = re.compile(rf"^{re.escape(surname)}\b[^\n]{{0,120}}?\({year}{suffix.group(1) if suffix else ''}\)",
+                     re.MULTILINE)
+    match = key.search(references)
+    return _entry_at(references, match.start()) if match else None
+
+
+def _titled(references: str, title: str) -> str | None:
+    """The reference entry that cites this very title (how a vignette points at its published version):
+    the entry's opening up to the title, and what follows the title up to the next entry."""
+    flat = _flat(references)
+    match = re.search(r"\W+".join(map(re.escape, re.findall(r"\w+", title)[:8])), flat, re.IGNORECASE)
+    if match is None:
+        return None
+    before = flat[max(0, match.start() - 60):match.start()]
+    after = flat[match.end():match.end() + 300]
+    following = re.search(r"\. (?=[A-Z][\w'’\-]+,? (?:[A-Z]{1,3}[,( ]|[A-Z]\.))|(?<=\d\.) (?=[A-Z]\. [A-Z])", after)
+    year = re.search(r"\((\d{4})[a-z]?\)\.\W*$", before)
+    return (f"({year.group(1)}). " if year else "") + "“" + match.group() + after[:following.start() + 1
+                                                                                    if following else None]
+
+
+def _from_reference(article: PdfArticle, entry: str | None) -> None:
+    """Venue, year and DOI of a reference entry, where the article lacks them."""
+    if not entry:
+        return
+    flat = _flat(entry)
+    venue = re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+    if venue and article.venue is None:
+        article.venue = _venue(venue.group(1))
+    year = re.search(r"\((\d{4})[a-z]?\)|, (\d{4})\.", flat)
+    if year and article.year is None:
+        article.year = int(year.group(1) or year.group(2))
+    doi = _DOI.search(entry)
+    if doi and article.doi is None:
+        article.doi = _doi_text(doi.group(1))

@@ -1,0 +1,217 @@
+"""The layout rules of kb/papers/pdf_layout.py and kb/papers/pdf_publication.py, each on the general form it
+reads (the real articles are measured in tests/test_real_pdfs.py and benchmarks/bench_add.py): publication
+statements with publishers told apart from venues, superscript marks linking authors to affiliation blocks,
+bylines and capitalised names, TeX accents, abstract forms, bitmap-font pages, file-name metadata titles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.papers.pdf_layout import (
+    MARK_CLOSE,
+    MARK_OPEN,
+    PdfArticle,
+    Segment,
+    _abstract,
+    _authors,
+    _from_metadata,
+    clean_text,
+    describe,
+    unreadable,
+)
+from kb.papers.pdf_publication import read_publication
+
+
+def _published(first_page: str, margins: list[str] | None = None) -> PdfArticle:
+    article = PdfArticle(pages=[first_page])
+    read_publication(article, margins)
+    return article
+
+
+@pytest.mark.parametrize(("page", "venue", "year"), [
+    ("This is a preprint of an article to be published in Biometrical Journal. Copyright\n© 2009 WILEY-VCH "
+     "Verlag GmbH & Co. KGaA, Weinheim.", "Biometrical Journal", 2009),
+    ("Published in ACM Transactions in Computer Systems 2, 4, November, 1984, pages 277-288.",
+     "ACM Transactions in Computer Systems", 1984),
+    ("This paper is included in the Proceedings of the\n11th USENIX Symposium on\nOperating Systems Design and "
+     "Implementation.\nOctober 6–8, 2014 • Broomfield, CO", "USENIX Symposium on Operating Systems Design and "
+     "Implementation", 2014),
+    ("requires prior specific permission and/or a fee.\nCIKM’13, Oct. 27–Nov. 1, 2013, San Francisco, CA, USA.\n"
+     "Copyright 2013 ACM 978-1-4503-2263-8/13/10 ...$15.00.", "CIKM", 2013),
+    ("NDSS '16, 21-24 February 2016, San Diego, CA, USA", "NDSS", 2016),
+    ("Journal of the Association for Computing Machinery, Vol. 32, No. 2, April 1985, pp. 374-382.",
+     "Journal of the Association for Computing Machinery", 1985),
+    ("To appear in Statistical Science (2011).", "Statistical Science", 2011),
+    ("Preprint submitted to Computational Statistics and Data Analysis February 10, 2020",
+     "Computational Statistics and Data Analysis", None),  # a submission date is no year of publication
+])
+def test_publication_statement_gives_venue_and_the_year_near_it(page: str, venue: str, year: int | None) -> None:
+    article = _published(page)
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize("page", [
+    "Copyright © 2009 WILEY-VCH Verlag GmbH & Co. KGaA, Weinheim",
+    "Copyright © 1974, Association for Computing Machinery, Inc.",
+    "Preprint submitted to Elsevier February 10, 2020",
+    "as was published in The results of 2004 show",
+])
+def test_publication_publishers_and_common_words_are_no_venue(page: str) -> None:
+    assert _published(page).venue is None
+
+
+def test_publication_journal_stacked_in_the_footer_with_its_year() -> None:
+    article = _published("The UNIX Time-Sharing System", margins=["365", "Communications of the ACM",
+                                                                   "July 1974 Volume 17 Number 7"])
+    assert (article.venue, article.year) == ("Communications of the ACM", 1974)
+
+
+def test_publication_template_doi_is_never_stored_and_arxiv_stamp_gives_the_year() -> None:
+    jss = _published("Journal of Statistical Software November 2012, Volume 51, Issue 7. doi: 10.18637/jss.v000.i00")
+    assert (jss.venue, jss.year, jss.doi) == ("Journal of Statistical Software", 2012, None)
+    stamp = _published("arXiv:1004.4240v1 [cs.DS] 23 Apr 2010 A Sparse Johnson–Lindenstrauss Transform")
+    assert (stamp.venue, stamp.year, stamp.arxiv_id) == (None, 2010, "1004.4240")
+
+
+def _seg(marked: str, y: float, size: float = 10.0, x0: float = 100.0) -> Segment:
+    """A page-1 segment; superscripts between the mark brackets, as _page_segments writes them."""
+    text = marked
+    while MARK_OPEN in text:
+        start = text.index(MARK_OPEN)
+        text = text[:start] + text[text.index(MARK_CLOSE, start) + 1:]
+    return Segment(text.strip() or marked.strip(MARK_OPEN + MARK_CLOSE), size, x0, x0 + 8 * len(text), y, marked)
+
+
+def test_authors_letter_superscripts_link_to_their_blocks() -> None:
+    """Elsevier: 'Dirk Eddelbuettela, Conrad Sandersonb,c' over 'aDebian Project', 'bNICTA', 'cQUT'."""
+    block = [_seg("Dirk Eddelbuettel⟨a⟩", 600, 12), _seg(", Conrad Sanderson⟨b,c⟩", 600, 12, 250),
+             _seg("⟨a⟩Debian Project", 585), _seg("⟨b⟩NICTA", 575),
+             _seg("⟨c⟩Queensland University of Technology", 565)]
+    assert _authors(block) == [("Dirk Eddelbuettel", "Debian Project"),
+                               ("Conrad Sanderson", "NICTA, Queensland University of Technology")]
+
+
+def test_authors_numbered_and_symbol_marks_on_lines_of_their_own() -> None:
+    """LNCS and ACM: a mark alone on the line above its institution, names sharing one mark."""
+    block = [_seg("François Rousseau⟨*⟩", 660, 12), _seg(", Michalis Vazirgiannis⟨*†⟩", 660, 12, 300),
+             _seg("⟨*⟩LIX,", 650), _seg("École Polytechnique, France", 650, 10, 260),
+             _seg("†", 640, 6), _seg("Department of Informatics, AUEB, Greece", 638),
+             _seg("rousseau@lix.polytechnique.fr, mvazirg@aueb.gr", 620)]
+    assert _authors(block) == [("François Rousseau", "LIX, École Polytechnique, France"),
+                               ("Michalis Vazirgiannis", "LIX, École Polytechnique, France, "
+                                                         "Department of Informatics, AUEB, Greece")]
+
+
+def test_authors_digits_glued_to_institutions_and_parenthesised_marks() -> None:
+    glued = [_seg("Ada Lovelace1", 600, 12), _seg(", Alan Turing2", 600, 12, 250), _seg("1Google", 585),
+             _seg("2University of Manchester", 575)]
+    assert _authors(glued) == [("Ada Lovelace", "Google"), ("Alan Turing", "University of Manchester")]
+    parens = [_seg("Ada Lovelace(1,2) and Alan Turing(2)", 600, 12), _seg("(1) Google", 585),
+              _seg("(2) University of Manchester", 575)]
+    assert _authors(parens) == [("Ada Lovelace", "Google, University of Manchester"),
+                                ("Alan Turing", "University of Manchester")]
+
+
+def test_authors_byline_capitals_and_letter_spacing() -> None:
+    byline = [_seg("by David Meyer and Kurt Hornik", 600), _seg("FH Technikum Wien, Austria", 590)]
+    assert _authors(byline) == [("David Meyer", "FH Technikum Wien, Austria"),
+                                ("Kurt Hornik", "FH Technikum Wien, Austria")]
+    spaced = [_seg("MICHAEL", 600, 9.8, 60), _seg("J. FISCHER", 600, 9.8, 110), _seg("Yale University", 580),
+              _seg("AND", 560, 9.8, 60)]
+    spaced[1].x0, spaced[0].x1 = 110, 97
+    assert _authors(spaced) == [("Michael J. Fischer", "Yale University")]
+
+
+def test_clean_text_puts_tex_accents_on_their_letters_and_keeps_compound_hyphens() -> None:
+    assert clean_text("Universit´e de la R´eunion, Universit¨at, G¨odel") == (
+        "Université de la Réunion, Universität, Gödel")
+    assert clean_text("``quoted'' it`s") == "``quoted'' it`s"  # TeX quotes are no accents
+    assert clean_text("The UNIX Time\ufffeSharing System, trans\ufffeformation") == (
+        "The UNIX Time-Sharing System, transformation")
+
+
+@pytest.mark.parametrize(("page", "opening"), [
+    ("Title\nAbstract. A purely peer-to-peer version of cash.\n1. Introduction\nText", "A purely peer-to-peer"),
+    ("Title\nAbstract—We study depth.\nIndex Terms—depth\nText", "We study depth."),
+    ("Title\nABSTRACT\nDimension reduction is key.\nCategories and Subject Descriptors. F.2.0", "Dimension"),
+    ("Title\nAbstract: Short.\nKeywords: a, b", "Short."),
+])
+def test_abstract_heading_on_its_own_line_or_before_the_text(page: str, opening: str) -> None:
+    got = _abstract(page)
+    assert got is not None and got.startswith(opening) and "Introduction" not in got and "Index" not in got
+
+
+def test_unreadable_page_is_told_from_prose() -> None:
+    garbage = " ".join(["J KILM)NPORQTS%UVMPWXOL", "YPZ@[]\\PZXZ@^`_=ab^bZcedgfihj=^lk", "\x86ÿbÿ\x01Iþ"] * 10)
+    prose = "Between June 1985 and January 1987, a computer-controlled radiation therapy machine " * 3
+    assert unreadable(garbage) and not unreadable(prose)
+
+
+def test_metadata_title_naming_a_file_is_not_the_title() -> None:
+    for junk in ("Microsoft Word - paper_final.docx", "Untitled Document", "data/abortions.tex"):
+        article = PdfArticle(pages=["x"])
+        _from_metadata(article, {"Title": junk})
+        assert article.title is None and junk in article.reasons["title"]
+    article = PdfArticle(pages=["x"])
+    _from_metadata(article, {"Title": "Depth in Protein Language Models"})
+    assert article.title == "Depth in Protein Language Models"
+
+
+def test_describe_never_takes_an_arxiv_stamp_or_a_header_line_as_the_title() -> None:
+    segments = [_seg("arXiv:1004.4240v1 [cs.DS] 23 Apr 2010", 700, 20, 10),
+                _seg("2015 IEEE Symposium on Security and Privacy", 760, 16),
+                _seg("A Sparse Johnson–Lindenstrauss Transform", 690, 17),
+                _seg("Anirban Dasgupta", 660, 12), _seg("Yahoo! Research", 650, 10),
+                _seg("Abstract", 600, 10)] + [_seg("body text of the article", 500 - i, 10) for i in range(10)]
+    article = PdfArticle(pages=["Abstract\nWe obtain a sparse transform.\n1 Introduction"])
+    describe(article, segments)
+    assert article.title == "A Sparse Johnson–Lindenstrauss Transform"
+    assert article.abstract == "We obtain a sparse transform."
+
+
+def test_describe_keeps_title_words_set_in_small_capitals() -> None:
+    segments = [_seg("Depth in", 700, 17, 100), _seg("PROTEIN", 700, 12, 180), _seg("Language Models", 700, 17, 250),
+                _seg("Ada Lovelace", 660, 12), _seg("Abstract", 600, 10)]
+    segments += [_seg("body text of the article", 500 - i, 10) for i in range(10)]
+    article = PdfArticle(pages=["Abstract\nWe study depth.\n1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Depth in PROTEIN Language Models"
+
+
+def _one_size_pdf(path: Path) -> Path:
+    """A PDF in one font size whose document title names a file."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title("Microsoft Word - draft_v3.docx")
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Some results on depth\nWe find that the middle layers carry the contacts.")
+    pdf.output(str(path))
+    return path
+
+
+def test_read_pdf_leaves_an_unsure_title_to_the_file_name_and_says_why(tmp_path: Path) -> None:
+    """No title is guessed from the first line, and the file-name metadata title is not taken."""
+    from kb.papers.add import read_pdf
+
+    record = read_pdf(_one_size_pdf(tmp_path / "depth-notes.pdf"))
+    assert record.title == "depth-notes" and "the file's name stands in" in record.unread["title"]
+    assert "Microsoft Word - draft_v3.docx" in record.unread["title"]
+    assert record.venue is None and "states no publication" in record.unread["venue"]
+
+
+@pytest.mark.slow
+def test_kb_add_says_which_fields_it_left_empty_and_why(tmp_path: Path) -> None:
+    from tests.helpers.cli import run_kb
+
+    path = _one_size_pdf(tmp_path / "depth-notes.pdf")
+    (tmp_path / "papers").mkdir()
+    result = run_kb(tmp_path / "papers", tmp_path / "home", "add", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "left empty title" in result.stderr and "the file's name stands in" in result.stderr
+    assert "left empty venue" in result.stderr
+    note = next((tmp_path / "papers").glob("*.md")).read_text(encoding="utf-8")
+    assert 'title: "depth-notes"' in note and "Some results on depth" not in note.split("---")[1]
