@@ -162,6 +162,9 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
         value = note.meta.year if key == "year" else meta.get(key)
         header.add_row(f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or "")))
+    if note.meta.field_sources:  # where 'kb add' took each field from (a record online, the PDF's layout, ...)
+        sources = ", ".join(f"{name}: {source.value}" for name, source in note.meta.field_sources.items())
+        header.add_row("[bold]sources[/]", esc(sources))
     for key, value in note.meta.extra_fields.items():
         header.add_row(f"[dim]{esc(key)}[/]", esc(value))
     console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
