@@ -193,3 +193,28 @@ def test_bibtex_abstract_goes_into_the_new_note_and_a_collision_gets_its_own_id(
     ("10.5555/12345678", True), ("10.1016/j.neuron.2020.01.001", False)])
 def test_placeholder_dois_are_told_from_real_ones(doi: str, placeholder: bool) -> None:
     assert (placeholder_doi(doi) is not None) is placeholder
+
+
+def test_pdf_identifiers_come_from_xmp_document_info_and_links(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    from kb.papers.pdf_child import read_article_bounded
+    from kb.papers.pdf_ids import PdfIdentifiers
+
+    pdf = FPDF()
+    pdf.set_xmp_metadata('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/'
+                         '22-rdf-syntax-ns#"><rdf:Description xmlns:prism="http://prismstandard.org/namespaces/'
+                         f'basic/2.0/"><prism:doi>{DOI}</prism:doi></rdf:Description></rdf:RDF></x:xmpmeta>')
+    pdf.set_subject("Preprint arXiv:2602.21750")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=11)
+    pdf.cell(0, 6, "A paper. doi: 10.18637/jss.v000.i00", new_x="LMARGIN", new_y="NEXT")  # a template's
+    pdf.cell(0, 6, "Published version", link="https://doi.org/10.1126/science.ade2574")
+    pdf.output(str(tmp_path / "ids.pdf"))
+    article = read_article_bounded(tmp_path / "ids.pdf")
+    assert (article.doi, article.arxiv_id) == (DOI, "2602.21750")  # XMP over the printed template and the link
+    # Without metadata: the printed DOI when it is real, else a page-1 link's; a template never.
+    links = PdfIdentifiers(link_dois=["10.1126/science.ade2574"])
+    assert links.doi("10.1038/s41586-021-03819-2") == "10.1038/s41586-021-03819-2"
+    assert links.doi("10.18637/jss.v000.i00") == "10.1126/science.ade2574"
+    assert PdfIdentifiers().doi("10.18637/jss.v000.i00") is None
