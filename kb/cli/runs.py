@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -22,7 +22,6 @@ from rich.progress import (
 )
 from rich.table import Column
 
-from analyzers.overrides import OverrideError, split_pairs
 from kb.cli.common import (
     ArtifactStoreOpt,
     CacheDirOpt,
@@ -42,14 +41,14 @@ from kb.cli.common import (
     print_json,
     setting_option,
 )
-from kb.core import KnowledgeBase
 from kb.display import NOT_RUNNABLE, claim_scale_text, observed_text, run_status, scale_text
-from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
-from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.files import NoteError
 from kb.queue import executors
 from schemas import EvidenceRecord, Verdict
+
+if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
+    from kb.core import KnowledgeBase
 
 
 @app.command()
@@ -57,6 +56,7 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
                                                      "measures, and its scales.")] = None,
               as_json: JsonOpt = False) -> None:
     """List registered analyzers (scales, GPU need, how many metrics); name one for its metrics."""
+    from kb.core import KnowledgeBase
     registered = KnowledgeBase.analyzers()
     rows: list[dict[str, Any]] = [{"id": key, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
              "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
@@ -156,6 +156,8 @@ def verify(
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
+    from analyzers.overrides import OverrideError, split_pairs
+    from kb.evidence.claim_states import verdict_state
     if not targets and not all_ and not stale and not tension:
         err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale or --tension")
         raise typer.Exit(2)
@@ -294,6 +296,7 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
 
 def verdict_table(rows: list[dict[str, Any]]) -> None:
     """Claims with their state and why, one line each (the claim key folds where the console is narrow)."""
+    from kb.evidence.claim_states import label
     colour = {"supported": "green", "refuted": "red", "consistent_proxy": "blue", "at_odds_proxy": "dark_orange",
               "inconclusive": "yellow", "not_runnable": "magenta", "error": "red", "stale": "yellow"}
     # At 80 columns a claim key (up to ~80 characters) needs the width: the reason shows from 100 columns on
@@ -376,6 +379,7 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
           follow: Annotated[bool, typer.Option("--watch", help="Live progress of queued and running runs.")] = False,
           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
+    from kb.evidence.claim_states import label, verdict_state
     kb = make_kb(papers, home, db)
     if follow:
         watch(kb, None)
@@ -435,6 +439,8 @@ def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
 def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
              papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """The claim, then its evidence, newest first: verdict and why, scale, provenance, staleness."""
+    from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
+    from kb.evidence.verdicts import describe
     kb = make_kb(papers, home, db)
     kb.index()
     found = kb.claim(claim_key)
@@ -480,6 +486,7 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
 
 def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
     """One piece of evidence in words: verdict and why, observed against expected, scales, run, files."""
+    from kb.evidence.claim_states import label, verdict_state
     v = record.verdict
     state = verdict_state(v)
     lines = [f"[bold]verdict[/]: {esc(label(state.value)) if state else 'none drawn'}"
