@@ -57,6 +57,7 @@ from kb.queue.executors.ray import RayExecutor
 from kb.queue.executors.slurm import SlurmExecutor
 from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
+from schemas.note import PaperNote
 
 
 class IndexDamaged(Exception):
@@ -277,15 +278,24 @@ class KnowledgeBase:
         or the note's own folder for a note outside it; at most ``max_source_bytes``."""
         return read_source(note, vault_of(note.path, self.papers_dir), max_bytes=self.settings.max_source_bytes)
 
-    def new_note(self, meta: dict[str, Any], body: str) -> Note:
-        """Create a note from frontmatter fields and a body; validated before anything is written."""
+    def new_note(self, meta: dict[str, Any], body: str | Callable[[str], str], *,
+                 same_paper: Callable[[PaperNote], bool] | None = None) -> Note:
+        """Create a note from frontmatter fields and a body; validated before anything is written.
+
+        A ``paper_id`` another note uses is refused, unless ``same_paper`` says that note holds a different
+        paper (same id, other title or DOI): then this one gets the first free '<paper_id>-2', '-3', ...
+        (the returned note's ``paper_id`` says which). ``body`` may be made from the id the note gets.
+        """
         def inside_the_vault(note: Note) -> None:
             if note.meta.source_file and (source := self.read_source(note)).status is SourceStatus.refused:
                 raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
 
-        with self._creating():
+        with self._creating():  # the id is chosen under the creation lock: two adds cannot pick the same one
+            if same_paper is not None and meta.get("paper_id"):
+                meta = {**meta, "paper_id": self._distinct_paper_id(str(meta["paper_id"]), same_paper)}
             self._check_paper_id_free(meta.get("paper_id"))
-            note = notes_mod.create_note(self.papers_dir, meta, body, max_bytes=self.settings.max_note_bytes,
+            text = body(str(meta.get("paper_id"))) if callable(body) else body
+            note = notes_mod.create_note(self.papers_dir, meta, text, max_bytes=self.settings.max_note_bytes,
                                          limits=self.settings.note_limits, check=inside_the_vault)
         self.index()
         return note
@@ -370,6 +380,16 @@ class KnowledgeBase:
         with note_lock_mod.creation_lock(self.papers_dir, timeout=self.settings.note_lock_timeout):
             self.index()
             yield
+
+    def _distinct_paper_id(self, paper_id: str, same_paper: Callable[[PaperNote], bool]) -> str:
+        """``paper_id``, or the first '<paper_id>-N' not held by a different paper (see ``new_note``)."""
+        candidate = paper_id
+        for n in range(2, 1000):
+            existing = index_mod.paper_with_id(self.engine, candidate)
+            if existing is None or same_paper(self._read_path(Path(existing.path)).meta):
+                return candidate
+            candidate = f"{paper_id}-{n}"
+        return candidate  # a thousand different papers on one id: the check that follows refuses it
 
     def _check_paper_id_free(self, paper_id: object) -> None:
         if paper_id is None:

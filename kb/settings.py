@@ -165,8 +165,26 @@ class Settings(BaseSettings):
         default="https://api.crossref.org",
         description="Crossref REST API base 'kb add doi:DOI' asks for '/works/<doi>' (KB_CROSSREF_API_URL).",
     )
+    openalex_api_url: str = Field(
+        default="https://api.openalex.org",
+        description="OpenAlex API base a PDF's DOI is looked up at ('/works/doi:<doi>') for author institutions "
+        "(KB_OPENALEX_API_URL).",
+    )
     lookup_timeout: float = Field(
-        default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref) may take before kb gives up.",
+        default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref, OpenAlex) may take before kb "
+        "gives up.",
+    )
+    lookup_max_wait: float = Field(
+        default=10.0, ge=0, description="Longest a lookup waits when a service says 'too many requests' (HTTP "
+        "429/503 with Retry-After) before asking once more (KB_LOOKUP_MAX_WAIT); a longer wait gives up.",
+    )
+    contact_email: str | None = Field(
+        default=None, description="Your e-mail, sent in the User-Agent of lookups (KB_CONTACT_EMAIL): Crossref and "
+        "OpenAlex serve such 'polite' requests from a faster pool and write to you rather than block you.",
+    )
+    lookups: bool = Field(
+        default=True, description="'kb add FILE.pdf' looks the DOI or arXiv id it finds up online "
+        "(KB_LOOKUPS=false: the layout alone, as offline).",
     )
 
     @property

@@ -61,6 +61,17 @@ class Decision(StrEnum):
     PENDING = "PENDING"
 
 
+class FieldSource(StrEnum):
+    """Where a field of a note made by ``kb add`` came from (the note's ``field_sources``)."""
+
+    CROSSREF = "crossref"
+    ARXIV = "arxiv"
+    OPENALEX = "openalex"
+    LAYOUT = "layout"  # read from the PDF itself (its text, layout, links or metadata)
+    BIBTEX = "bibtex"
+    ZOTERO = "zotero"  # a CSL-JSON export
+
+
 class Author(BaseModel):
     """One author and the affiliation given in the note."""
 
@@ -114,6 +125,10 @@ class PaperNote(BaseModel):
     analysis_date: NoteDate | None = Field(default=None, description="Date of the analysis (YYYY-MM-DD).")
     source_file: str | None = Field(
         default=None, description="Source text (abstract/full text) beside the note, for grounding checks."
+    )
+    field_sources: dict[str, FieldSource] | None = Field(
+        default=None, description="Where each field 'kb add' filled came from (title: crossref, affiliations: "
+        "layout, ...): a record looked up online, the PDF's layout, or the BibTeX/Zotero file.",
     )
     claims: list[Claim] = Field(default_factory=list, description="Checkable claims the note makes.")
 

@@ -5,6 +5,7 @@ module never imports from another test module."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.helpers.lookups import lookups  # noqa: F401 - a shared fixture
 from tests.helpers.paper_values import kb_env  # noqa: F401 - a shared fixture
 from tests.helpers.workers import kb_workers  # noqa: F401 - a shared fixture
 from tests.noop_analyzer import register_for_subprocesses
@@ -29,6 +31,9 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 # The test-only ``noop`` analyzer is registered the way a lab adds its own, through KB_ANALYZER_MODULES: set
 # before anything loads the registry, so every process the tests start inherits it.
 register_for_subprocesses()
+# No test reaches the internet: 'kb add FILE.pdf' reads the layout alone unless a test serves recorded answers
+# on loopback and turns lookups on (tests/test_paper_lookups.py); set here so processes the tests start agree.
+os.environ["KB_LOOKUPS"] = "false"
 
 
 @pytest.fixture

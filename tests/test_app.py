@@ -458,40 +458,27 @@ def test_add_note_saves_the_text_pasted_into_the_drafter_as_its_source(app_env: 
     assert (app_env.papers / "sources" / "a-brand-new-paper.txt").read_text(encoding="utf-8") == text
 
 
-def test_add_page_lookup_fills_the_form_from_arxiv(app_env: AppEnv, monkeypatch: pytest.MonkeyPatch) -> None:
-    import threading
-    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+def test_add_page_lookup_fills_the_form_from_arxiv(app_env: AppEnv, lookups: str) -> None:
+    # The recorded arXiv answer, served on loopback (tests/helpers/lookups.py).
+    at = open_app("edit_note")
+    at.text_input(key="add_lookup").input("arxiv:2602.21750")
+    at.button(key="add_lookup_go").click().run()
+    assert not at.exception
+    assert at.text_input(key="fm_title").value.startswith("From Words to Amino Acids")
+    assert at.text_input(key="fm_paper_id").value == "arxiv:2602.21750"
+    assert "mainly refine the final output distribution" in at.session_state["draft_text"]
+    assert at.session_state["fm_authors_base"].iloc[0].tolist() == ["Aleena Siji", "Technical University of Munich"]
+    # The bundled library already has this paper: refused, and the abstract is not left behind.
+    before = snapshot(app_env.papers)
+    at.button(key="edit_save").click().run()
+    assert not at.exception and any("already used" in e.value for e in at.error)
+    assert snapshot(app_env.papers) == before
 
-    fixture = Path(__file__).parent / "fixtures" / "lookups" / "arxiv-2602.21750.xml"
 
-    class Atom(SimpleHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = fixture.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Atom)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("KB_ARXIV_API_URL", f"http://127.0.0.1:{server.server_address[1]}/api/query")
-    try:
-        at = open_app("edit_note")
-        at.text_input(key="add_lookup").input("arxiv:2602.21750")
-        at.button(key="add_lookup_go").click().run()
-        assert not at.exception
-        assert at.text_input(key="fm_title").value.startswith("From Words to Amino Acids")
-        assert at.text_input(key="fm_paper_id").value == "arxiv:2602.21750"
-        assert "mainly refine the final output distribution" in at.session_state["draft_text"]
-        assert at.session_state["fm_authors_base"].iloc[0].tolist() == ["Aleena Siji", "Technical University of Munich"]
-        # The bundled library already has this paper: refused, and the abstract is not left behind.
-        before = snapshot(app_env.papers)
-        at.button(key="edit_save").click().run()
-        assert not at.exception and any("already used" in e.value for e in at.error)
-        assert snapshot(app_env.papers) == before
-    finally:
-        server.shutdown()
-        server.server_close()
+def test_note_page_says_where_each_field_came_from(app_env: AppEnv) -> None:
+    app_env.kb.new_note({"paper_id": "doi:10.1101/2020.12.15.422761", "title": "A sourced paper",
+                         "field_sources": {"title": "crossref", "affiliations": "layout"}}, "Body.\n")
+    at = open_app("note", id="a-sourced-paper")
+    assert not at.exception
+    assert [c.value for c in at.caption if c.value.startswith("Fields from")] == [
+        "Fields from: title crossref, affiliations layout"]

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest
 from typer.testing import CliRunner
@@ -18,9 +14,9 @@ from typer.testing import CliRunner
 from kb.cli import app
 from kb.notes.files import read_note
 from kb.notes.grounding import QuoteMatcher
+from tests.helpers.lookups import RecordedLookups
 
 runner = CliRunner(env={"COLUMNS": "200"})
-FIXTURES = Path(__file__).parent / "fixtures" / "lookups"
 
 
 def _run(kb_dirs: tuple[Path, Path], *args: str) -> tuple[int, str, str]:
@@ -130,8 +126,9 @@ def test_add_pdf_stores_full_text_with_pages_and_a_valid_note(kb_dirs: tuple[Pat
     code, _, err = _run(kb_dirs, "validate", str(note.path))
     assert code == 0 and "warning" not in err
     notes_before = sorted(p.name for p in kb_dirs[0].rglob("*") if p.is_file() and ".kb-locks" not in p.parts)
-    code, _, err = _run(kb_dirs, "add", str(pdf))  # the same paper again: one line, nothing written
-    assert code == 1 and "paper_id 'arxiv:2602.21750' is already used" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _run(kb_dirs, "add", str(pdf))  # the same paper again: one error line, nothing written
+    errors = [line for line in err.splitlines() if not line.startswith("note: ")]  # 'not looked up online'
+    assert code == 1 and "paper_id 'arxiv:2602.21750' is already used" in err and len(errors) == 1
     assert sorted(p.name for p in kb_dirs[0].rglob("*") if p.is_file() and ".kb-locks" not in p.parts) == notes_before
 
 
@@ -210,54 +207,11 @@ def test_add_unknown_input_names_what_kb_takes(kb_dirs: tuple[Path, Path], tmp_p
 
 # -- online inputs against a loopback server ----------------------------------------------------------
 
-class _Recorded(BaseHTTPRequestHandler):
-    """Serves the recorded arXiv and Crossref answers under tests/fixtures/lookups."""
-
-    requests: list[str] = []
-
-    def do_GET(self) -> None:
-        url = urlparse(self.path)
-        type(self).requests.append(self.path)
-        if url.path == "/api/query":
-            ident = parse_qs(url.query)["id_list"][0]
-            path = FIXTURES / f"arxiv-{ident}.xml"
-            body, kind, code = (path if path.exists() else FIXTURES / "arxiv-error.xml").read_bytes(), "atom", 200
-        elif url.path.startswith("/works/"):
-            path = FIXTURES / f"crossref-{unquote(url.path.removeprefix('/works/')).replace('/', '_')}.json"
-            body, kind, code = (path.read_bytes(), "json", 200) if path.exists() else (b"Resource not found.", "x", 404)
-        else:
-            body, kind, code = b"", "x", 404
-        self.send_response(code)
-        self.send_header("Content-Type", {"atom": "application/atom+xml", "json": "application/json"}.get(kind,
-                                                                                                           "text/plain"))
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A loopback HTTP server with recorded answers; kb's arXiv and Crossref settings point at it."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorded)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("KB_ARXIV_API_URL", f"{base}/api/query")
-    monkeypatch.setenv("KB_CROSSREF_API_URL", base)
-    _Recorded.requests = []
-    yield base
-    server.shutdown()
-    server.server_close()
-
-
 def test_add_arxiv_fills_frontmatter_and_stores_the_abstract(kb_dirs: tuple[Path, Path], lookups: str) -> None:
     _without_bundled(kb_dirs)
     code, out, err = _run(kb_dirs, "add", "arxiv:2602.21750v1", "--json")
     assert code == 0, err
-    assert _Recorded.requests and "id_list=2602.21750" in _Recorded.requests[0]
+    assert RecordedLookups.requests and "id_list=2602.21750" in RecordedLookups.requests[0]
     note = read_note(Path(json.loads(out)[0]["path"]))
     meta = note.meta
     assert meta.paper_id == "arxiv:2602.21750"

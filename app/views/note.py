@@ -118,6 +118,9 @@ def header(note: Note) -> None:
     venue = " ".join(str(x) for x in (pub.venue, pub.year) if x) if pub else ""
     st.markdown(" · ".join(x for x in (markdown_text(authors) or "authors not given",
                                        f"*{markdown_text(venue)}*" if venue else "") if x))
+    if meta.field_sources:  # where 'kb add' took each field from: a record looked up online, the PDF's layout
+        st.caption("Fields from: " + ", ".join(f"{markdown_text(k)} {markdown_text(v.value)}"
+                                               for k, v in meta.field_sources.items()))
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         if meta.decision:
             colour = {"ACCEPT": "green", "REJECT": "red", "MAYBE": "orange"}.get(meta.decision.value, "gray")

@@ -34,6 +34,15 @@ def main() -> None:
     A damaged index, a full disk or a read-only KB home is not a bug in kb: say what happened and what
     to do, exit non-zero, no traceback.
     """
+    try:
+        app(standalone_mode=True)
+    except Exception as exc:  # told apart in _machine_failure, whose modules load only when one happens
+        _machine_failure(exc)
+        raise
+
+
+def _machine_failure(exc: Exception) -> None:
+    """Exit with one line for a failure of the machine (see ``main``); return for anything else (a bug)."""
     import errno
     import json
     import sqlite3
@@ -47,12 +56,10 @@ def main() -> None:
     from kb.index.migrate import IndexTooNew
     from kb.index.search import SearchIndexDamaged
 
-    try:
-        app(standalone_mode=True)
-    except (IndexDamaged, IndexTooNew, SearchIndexDamaged, IndexUnavailable) as exc:
+    if isinstance(exc, IndexDamaged | IndexTooNew | SearchIndexDamaged | IndexUnavailable):
         err_console.print(f"[bold red]error[/]: {esc(exc)}", soft_wrap=True)
         raise SystemExit(3) from None
-    except (DiskFull, OSError, OperationalError, sqlite3.OperationalError) as exc:
+    if isinstance(exc, DiskFull | OSError | OperationalError | sqlite3.OperationalError):
         text = str(getattr(exc, "orig", exc))
         if is_disk_full(exc):  # one line: where, and how much room is left
             full = exc if isinstance(exc, DiskFull) else DiskFull(full_path(exc, _home_in_use()))
@@ -65,8 +72,8 @@ def main() -> None:
             raise SystemExit(5) from None
         if "no such column" in text or "no such table" in text:  # a table or column of the index was dropped
             _index_unreadable(err_console, esc, text)
-        raise
-    except (ValidationError, json.JSONDecodeError) as exc:  # a row of the index no longer holds what kb wrote
+        return
+    if isinstance(exc, ValidationError | json.JSONDecodeError):  # a row of the index no longer holds what kb wrote
         _index_unreadable(err_console, esc, str(exc))
 
 

@@ -28,7 +28,7 @@ def add(
     claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
     """
     from kb.papers.add import AddError, add_paper, read_file
-    from kb.papers.lookups import fetch_arxiv, fetch_crossref
+    from kb.papers.lookups import complete_from_identifiers, fetch_arxiv, fetch_crossref
 
     kb = make_kb(papers, home, db)
     scheme, _, rest = what.partition(":")
@@ -40,17 +40,27 @@ def add(
                 records = [fetch_crossref(rest, kb.settings)]
             else:
                 records = read_file(Path(what))
+                if Path(what).suffix.lower() == ".pdf":  # identifiers first: the record of the DOI it prints
+                    records = [complete_from_identifiers(r, kb.settings) for r in records]
     except AddError as exc:
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     extra = {"tags": list(tag)} if tag else None
     added, errors, unread = [], [], []
     for record in records:  # a .bib or Zotero export may hold many papers: add each, report each failure
+        for notice in record.notices:
+            err_console.print(f"[yellow]note[/]: {escape(notice)}", highlight=False, soft_wrap=True)
         try:
-            added.append(add_paper(kb, record, extra))
-            unread.append(record.unread)
+            note = add_paper(kb, record, extra)
         except NoteError as exc:
             errors.append(exc)
+            continue
+        added.append(note)
+        unread.append(record.unread)
+        if note.meta.paper_id != record.paper_id:
+            err_console.print(f"[yellow]note[/]: paper_id {escape(record.paper_id)!r} is another paper's (a "
+                              f"different title or DOI); this one is {escape(note.meta.paper_id)!r}",
+                              highlight=False, soft_wrap=True)
     if as_json:
         print_json([{"id": n.id, "path": str(n.path), "paper_id": n.meta.paper_id, "source_file": n.meta.source_file}
                     for n in added])

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.table import Table
 
@@ -198,6 +197,8 @@ def ask(question: Annotated[str, typer.Argument(help="A question about the notes
     if as_json:
         print_json(answer.model_dump(mode="json"))
         return
+    from rich.markdown import Markdown  # markdown-it loads only for the command that renders an answer
+
     console.print(Markdown(answer.text or "(no answer)"))
     if answer.citations:
         console.print("[bold]sources[/]")

@@ -20,10 +20,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from analyzers.files import atomic_write_json
-from analyzers.overrides import model_error_line, split_pairs, typed_overrides
 from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
-from kb.evidence.estimates import with_time_left
-from kb.evidence.verdicts import unresolved_reason
 
 
 @app.command("run")
@@ -40,6 +37,9 @@ def run_analyzer(
     """Run one analyzer here on a scale preset and overrides; write its files and metrics.json to --out."""
     from analyzers import registry
     from analyzers.base import Cancelled, InvalidResult, NotRunnable, result_record
+    from analyzers.overrides import model_error_line, split_pairs, typed_overrides
+    from kb.evidence.estimates import with_time_left
+    from kb.evidence.verdicts import unresolved_reason
 
     analyzers = registry.load_all()
     if name not in analyzers:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 # Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
 # interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
@@ -20,11 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from analyzers.base import RunContext
-from kb.core import KnowledgeBase
 from kb.display import terminal_json, terminal_text
 from kb.notes.files import NoteError
 from kb.settings import Settings
+
+if TYPE_CHECKING:  # the facade (SQLAlchemy, Alembic, the analyzers) loads when a command opens a KB, so
+    # that 'kb --help' starts without it (benchmarks/bench_startup.py)
+    from analyzers.base import RunContext
+    from kb.core import KnowledgeBase
 
 app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
                   no_args_is_help=True, add_completion=False)
@@ -55,6 +58,8 @@ def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: 
 
     ``settings``: more ``Settings`` fields from options (``artifact_store``, ``offline``); None leaves one unset.
     """
+    from kb.core import KnowledgeBase
+
     overrides: dict[str, Any] = {key: value for key, value in settings.items() if value is not None}
     if papers is not None:
         overrides["papers"] = papers

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -35,19 +34,12 @@ from kb.cli.common import (
     papers_table,
     print_json,
 )
-from kb.core import KnowledgeBase, paper_summary
 from kb.display import body_within, evidence_origin, terminal_text
-from kb.evidence import where as where_mod
-from kb.evidence.claim_states import label
-from kb.evidence.tensions import by_claim as tensions_by_claim
-from kb.evidence.verdicts import describe
-from kb.index.search import QueryError
 from kb.notes import edits as note_edits
 from kb.notes import field_names
 from kb.notes.files import NoteError, read_note
 from kb.notes.grounding import check_note, disagreements
 from kb.notes.sources import SourceError, SourceText, read_text_file
-from kb.queue.records import StoreUnreadable
 
 
 @app.command()
@@ -86,6 +78,7 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
                                                 "integrity check is moved aside, never deleted; a healthy one is "
                                                 "kept).")] = False) -> None:
     """Index the notes folder into the database (incremental)."""
+    from kb.queue.records import StoreUnreadable
     kb = make_kb(papers, home, db)
     restore = None
     with Progress(TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), console=err_console,
@@ -135,6 +128,7 @@ def list_notes(
 ) -> None:
     """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not be
     read are named after it."""
+    from kb.core import paper_summary
     kb = make_kb(papers, home, db)
     if sort not in {"id", "title", "year", "quality"}:
         err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
@@ -143,6 +137,8 @@ def list_notes(
     rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
                                                min_quality=min_quality, year=year, sort=sort, descending=desc)]
     if where:
+        from kb.evidence import where as where_mod
+
         try:
             kept = {row.id for row in kb.library(where=where_mod.parse_all(where))}
         except where_mod.WhereError as exc:
@@ -162,6 +158,9 @@ def list_notes(
 def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without .md).")],
          papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Show one note: frontmatter, claims and body."""
+    from kb.evidence.claim_states import label
+    from kb.evidence.tensions import by_claim as tensions_by_claim
+    from kb.evidence.verdicts import describe
     kb = make_kb(papers, home, db)
     try:
         note = kb.read(note_id)
@@ -187,6 +186,9 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
         value = note.meta.year if key == "year" else meta.get(key)
         header.add_row(f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or "")))
+    if note.meta.field_sources:  # where 'kb add' took each field from (a record online, the PDF's layout, ...)
+        sources = ", ".join(f"{name}: {source.value}" for name, source in note.meta.field_sources.items())
+        header.add_row("[bold]sources[/]", esc(sources))
     for key, value in note.meta.extra_fields.items():
         header.add_row(f"[dim]{esc(key)}[/]", esc(value))
     console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
@@ -203,6 +205,8 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
                         expect=esc(describe(claim.expect)) if claim.expect else "", statement=esc(claim.statement))
     console.print(claim_table.table)
     shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
+    from rich.markdown import Markdown  # markdown-it loads only for the command that renders a body
+
     console.print(Markdown(terminal_text(shown, block=True)))  # Markdown is not rich markup: no esc()
     if left_out is not None:
         console.print(f"[dim]{esc(left_out)}[/]", highlight=False, soft_wrap=True)
@@ -213,6 +217,7 @@ def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
            limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20, strict: StrictOpt = False,
            papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Full-text search over titles, tags, bodies, claim statements and source texts (with the page)."""
+    from kb.index.search import QueryError
     kb = make_kb(papers, home, db)
     report = kb.index()
     try:
@@ -332,6 +337,7 @@ def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere."
 def schema(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json"),
            as_json: JsonOpt = False) -> None:
     """Write the JSON Schema of every model (notes, claims, runs, evidence) for editors."""
+    from kb.core import KnowledgeBase
     written = KnowledgeBase.export_schemas(out)
     if as_json:
         print_json([{"id": p.name.split(".")[0], "path": str(p)} for p in written])

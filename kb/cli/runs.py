@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -23,7 +23,6 @@ from rich.progress import (
 from rich.table import Column
 from typer.core import TyperGroup
 
-from analyzers.overrides import OverrideError, split_pairs
 from kb.cli.common import (
     ArtifactStoreOpt,
     CacheDirOpt,
@@ -44,14 +43,14 @@ from kb.cli.common import (
     print_json_line,
     setting_option,
 )
-from kb.core import KnowledgeBase
 from kb.display import NOT_RUNNABLE, claim_scale_text, evidence_origin, observed_text, run_status, scale_text
-from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
-from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.files import NoteError
 from kb.queue import executors
 from schemas import EvidenceRecord, RunRecord, Verdict
+
+if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
+    from kb.core import KnowledgeBase
 
 
 @app.command()
@@ -59,6 +58,7 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
                                                      "measures, and its scales.")] = None,
               as_json: JsonOpt = False) -> None:
     """List registered analyzers (scales, GPU need, how many metrics); name one for its metrics."""
+    from kb.core import KnowledgeBase
     registered = KnowledgeBase.analyzers()
     rows: list[dict[str, Any]] = [{"id": key, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
              "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
@@ -162,6 +162,7 @@ def verify(
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
+    from analyzers.overrides import OverrideError, split_pairs
     if not targets and not all_ and not stale and not tension and not rerun:
         err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale, --tension or --rerun")
         raise typer.Exit(2)
@@ -226,6 +227,8 @@ def verify(
 def verdict_row(kb: KnowledgeBase, record: RunRecord, verdict: Verdict | None) -> dict[str, Any]:
     """What became of one run, as the verdict table, the lines printed as verdicts land and ``--json`` say it:
     the claim's state (``kb.evidence.claim_states``' rule), the value and its spread, the evidence's scale, why."""
+    from kb.evidence.claim_states import verdict_state
+
     state = verdict_state(verdict)
     found = kb.claim(record.claim_key) if record.claim_key else None
     scale = verdict.evidence_scale.model_dump(exclude_none=True) if verdict and verdict.evidence_scale else None
@@ -353,6 +356,8 @@ _COLOUR = {"supported": "green", "refuted": "red", "consistent_proxy": "blue", "
 
 def _state_cell(row: dict[str, Any]) -> str:
     """A row's outcome in words and colour: the claim's state, else the verdict, else the run's status."""
+    from kb.evidence.claim_states import label
+
     state = row.get("state") or row["verdict"] or row["status"]
     return f"[{_COLOUR.get(state, 'white')}]{esc(label(state))}[/]"
 
@@ -438,6 +443,7 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
           follow: Annotated[bool, typer.Option("--watch", help="Live progress of queued and running runs.")] = False,
           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
+    from kb.evidence.claim_states import label, verdict_state
     kb = make_kb(papers, home, db)
     if follow:
         watch(kb, None)
@@ -525,6 +531,8 @@ app.add_typer(evidence_app, name="evidence")
 def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
              papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """The claim, then its evidence, newest first: verdict and why, scale, provenance, staleness."""
+    from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
+    from kb.evidence.verdicts import describe
     kb = make_kb(papers, home, db)
     kb.index()
     found = kb.claim(claim_key)
@@ -570,6 +578,7 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
 
 def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
     """One piece of evidence in words: verdict and why, observed against expected, scales, run, files."""
+    from kb.evidence.claim_states import label, verdict_state
     v = record.verdict
     state = verdict_state(v)
     lines = [f"[bold]verdict[/]: {esc(label(state.value)) if state else 'none drawn'}"

@@ -5,12 +5,11 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from analyzers.progress import duration_text
 from kb.cli.common import (
     Col,
     DbOpt,
@@ -27,12 +26,12 @@ from kb.cli.common import (
 )
 from kb.cli.runs import print_verdict, verdict_row, verdict_table, watch
 from kb.cli.tensions import print_tensions
-from kb.core import KnowledgeBase, paper_summary
-from kb.evidence import tensions as tensions_mod
-from kb.evidence.claim_states import ALL_STATES, label
 from kb.notes.bindings import reason_line
-from kb.queue import daemon
-from schemas import RunRecord, Verdict
+from schemas import RunRecord
+
+if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
+    from kb.core import KnowledgeBase
+    from schemas import Verdict
 
 
 @app.command()
@@ -44,6 +43,10 @@ def demo(
                                           "to stderr.")] = False,
 ) -> None:
     """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
+    from kb.core import paper_summary
+    from kb.evidence import tensions as tensions_mod
+    from kb.evidence.claim_states import ALL_STATES, label
+    from kb.queue import daemon
     kb = make_kb(papers, home, db)
     report = kb.index()
     out = err_console if as_json else console  # --json: stdout carries the verdicts alone
@@ -116,6 +119,7 @@ def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[st
 def _print_plan(kb: KnowledgeBase, queued: list[RunRecord]) -> None:
     """What the demo will run, in the order it runs it (quick first), each with its estimate, and that the app
     can be opened meanwhile."""
+    from analyzers.progress import duration_text
     estimates = kb.run_estimates
     listing = Listing(f"re-verifying {len(queued)} run(s) at their bound scale, quick ones first",
                       [Col("#"), Col("claim", ratio=3, fold=True), Col("analyzer", min_width=100),

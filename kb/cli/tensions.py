@@ -22,8 +22,6 @@ from kb.cli.common import (
     name_unreadable,
     print_json,
 )
-from kb.evidence import tensions as tensions_mod
-from kb.evidence.claim_states import label
 
 #: Colours of the outcomes in the listing.
 OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "yellow"}
@@ -32,6 +30,7 @@ OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "re
 def _side(row: dict[str, Any]) -> str:
     """One side of a tension: its key, what it expects and its state, then its quote and where it is from (each
     piece escaped for the terminal; the line breaks are the listing's own)."""
+    from kb.evidence.claim_states import label
     where = ", ".join(str(x) for x in (row["section"], f"p. {row['page']}" if row["page"] else None) if x)
     evidence = row["evidence"]
     seen = f" · {label(evidence['state'])}" if evidence and evidence.get("state") else ""
@@ -62,6 +61,7 @@ def tensions(
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the state."""
+    from kb.evidence import tensions as tensions_mod
     kb = make_kb(papers, home, db)
     report = kb.index()
     found = kb.tensions()

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from kb.core import KnowledgeBase
 from kb.notes import files as notes_mod
 from kb.notes.files import Note, NoteError
 from kb.notes.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
+from kb.papers import identifiers
+from schemas.note import FieldSource, PaperNote
 
 # C0 controls, DEL, C1 controls and the bidirectional overrides; a source text keeps its newlines, tabs and
 # page breaks (form feeds).
@@ -51,16 +54,33 @@ class PaperRecord:
     origin: tuple[Path, str] | None = None  # the file and the entry in it the record was read from
     # Fields kb left empty (or, for the title, filled with the file's name) because it was not sure, and why.
     unread: dict[str, str] = field(default_factory=dict)
+    abstract: str | None = None  # written into a new note's body under its own heading
+    source: FieldSource = FieldSource.LAYOUT  # where the fields came from, unless field_sources says otherwise
+    field_sources: dict[str, FieldSource] = field(default_factory=dict)  # per field, where it differs
+    notices: list[str] = field(default_factory=list)  # one line each for the person adding (a dropped DOI, ...)
 
     def __post_init__(self) -> None:
         # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
         # control characters (and bidirectional overrides) never reach a note or its source text.
-        for name in ("title", "venue", "arxiv_id", "doi", "paper_url", "pdf_url"):
+        for name in ("title", "venue", "arxiv_id", "doi", "paper_url", "pdf_url", "abstract"):
             value = getattr(self, name)
             if isinstance(value, str):
-                setattr(self, name, _one_line(value))
+                setattr(self, name, _one_line(value) if name == "title" else (_one_line(value) or None))
         self.authors = [(_one_line(n), _one_line(a) if a else a) for n, a in self.authors]
         self.text = _CONTROL_IN_TEXT.sub("", self.text)
+        if self.doi is not None:
+            self.doi = identifiers.normalize_doi(self.doi)
+            if (reason := identifiers.placeholder_doi(self.doi)) is not None:
+                # A template's DOI names no paper: stored, it would give every such paper one paper_id.
+                self.notices.append(f"DOI {self.doi} left out: {reason}")
+                self.doi = None
+
+    def sources(self) -> dict[str, FieldSource]:
+        """Where each field that has a value came from (the note's ``field_sources``)."""
+        values = {"title": self.title, "authors": self.authors, "affiliations": any(a for _, a in self.authors),
+                  "year": self.year, "venue": self.venue, "doi": self.doi, "arxiv_id": self.arxiv_id,
+                  "abstract": self.abstract}
+        return {name: self.field_sources.get(name, self.source) for name, value in values.items() if value}
 
     @property
     def paper_id(self) -> str:
@@ -84,6 +104,7 @@ class PaperRecord:
             "tags": [],
             "status": "inbox",
             "decision": "PENDING",
+            "field_sources": {name: source.value for name, source in self.sources().items()},
         }
         return {**meta, **(extra or {})}
 
@@ -109,8 +130,8 @@ def read_pdf(path: Path) -> PaperRecord:
     if article.title is None:  # a note needs a title: the file's name stands in, and says so
         unread["title"] = f"{unread.get('title', 'no title found')}; the file's name stands in"
     return PaperRecord(title=article.title or path.stem, authors=article.authors, year=article.year,
-                       venue=article.venue, arxiv_id=article.arxiv_id, doi=article.doi,
-                       text=PAGE_BREAK.join(article.pages) + "\n", unread=unread)
+                       venue=article.venue, arxiv_id=article.arxiv_id, doi=article.doi, abstract=article.abstract,
+                       text=PAGE_BREAK.join(article.pages) + "\n", unread=unread, source=FieldSource.LAYOUT)
 
 
 def _bib_authors(value: str) -> list[tuple[str, str | None]]:
@@ -203,7 +224,7 @@ def read_bibtex(path: Path) -> list[PaperRecord]:
             year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
             venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
             arxiv_id=eprint, doi=get("doi"), paper_url=get("url"), text=(get("abstract") or "") + "\n",
-            origin=(path, f"entry {entry.get('ID', '?')!r}")))
+            abstract=get("abstract"), origin=(path, f"entry {entry.get('ID', '?')!r}"), source=FieldSource.BIBTEX))
     if not records:
         raise AddError(f"{path}: no BibTeX entries found (expected '@article{{key, title = {{...}}, ...}}')")
     return records
@@ -249,7 +270,8 @@ def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
         title=str(_csl_text(item["title"])), authors=authors, year=_csl_year(item.get("issued")),
         venue=_csl_text(item.get("container-title")) or ("arXiv" if arxiv else None),
         arxiv_id=arxiv.group(1) if arxiv else None, doi=_csl_text(item.get("DOI")), paper_url=url,
-        text=(_csl_text(item.get("abstract")) or "") + "\n", origin=(path, f"item {i}"))
+        text=(_csl_text(item.get("abstract")) or "") + "\n", abstract=_csl_text(item.get("abstract")),
+        origin=(path, f"item {i}"), source=FieldSource.ZOTERO)
 
 
 def read_csl_json(path: Path) -> list[PaperRecord]:
@@ -306,18 +328,44 @@ def store_source_text(papers_dir: Path, title: str, text: str) -> str:
     return written.relative_to(papers_dir).as_posix()
 
 
-def body_for(record: PaperRecord) -> str:
-    """The new note's body, in the seed's layout (title, Metadata list, an empty summary to fill in)."""
+def body_for(record: PaperRecord, paper_id: str | None = None) -> str:
+    """The new note's body, in the seed's layout: title, Metadata list, the abstract under its own heading
+    (when kb knows it), and an empty summary to fill in. Written only when kb creates the note."""
     authors = ", ".join(n for n, _ in record.authors[:3]) + (" et al." if len(record.authors) > 3 else "")
     venue = " ".join(str(v) for v in (record.venue, record.year) if v)
-    return (f"# {record.title}\n\n## Metadata\n- **Paper ID**: {record.paper_id}\n- **Authors**: {authors}\n"
-            f"- **Venue**: {venue}\n\n## 一句话总结\n\n")
+    abstract = f"## Abstract\n\n{record.abstract}\n\n" if record.abstract else ""
+    return (f"# {record.title}\n\n## Metadata\n- **Paper ID**: {paper_id or record.paper_id}\n"
+            f"- **Authors**: {authors}\n- **Venue**: {venue}\n\n{abstract}## 一句话总结\n\n")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", unicodedata.normalize("NFKD", text).casefold())
+
+
+def same_paper(record: PaperRecord, existing: PaperNote) -> bool:
+    """Whether the note ``existing`` (which has the record's ``paper_id``) holds the record's paper.
+
+    Identifiers decide where both have them (a DOI, an arXiv id); without, the title's words and the first
+    author's surname must agree: two papers whose template DOI was dropped share a title slug only by chance.
+    """
+    publication = existing.publication
+    doi, arxiv_id = (publication.doi, publication.arxiv_id) if publication else (None, None)
+    if record.doi and doi:
+        return identifiers.same_doi(record.doi, doi)
+    if record.arxiv_id and arxiv_id:
+        return re.sub(r"v\d+$", "", record.arxiv_id) == re.sub(r"v\d+$", "", arxiv_id)
+    if _words(record.title) != _words(existing.title):
+        return False
+    first = [_words(name)[-1:] for name, _ in record.authors[:1]]
+    theirs = [_words(author.name)[-1:] for author in existing.authors[:1]]
+    return not first or not theirs or first == theirs
 
 
 def add_paper(kb: KnowledgeBase, record: PaperRecord, extra: dict[str, Any] | None = None) -> Note:
     """Write the record's source text under ``sources/`` and a new note naming it; validated first.
 
-    Nothing is left behind when the note is refused (e.g. its paper_id is already used).
+    A paper whose ``paper_id`` another note uses for a different paper gets a distinct id ('<id>-2'); the
+    same paper again is refused. Nothing is left behind when the note is refused.
     """
     meta = record.frontmatter(extra)
     stem = notes_mod.slugify(record.title)
@@ -325,7 +373,8 @@ def add_paper(kb: KnowledgeBase, record: PaperRecord, extra: dict[str, Any] | No
     if source is not None:
         meta["source_file"] = source.relative_to(kb.papers_dir).as_posix()
     try:
-        return kb.new_note(meta, body_for(record))
+        return kb.new_note(meta, lambda paper_id: body_for(record, paper_id),
+                           same_paper=lambda existing: same_paper(record, existing))
     except (NoteError, OSError) as exc:
         if source is not None:
             with contextlib.suppress(OSError):

@@ -1,44 +1,102 @@
-"""Looking a paper up online: arXiv's Atom API for ``arxiv:ID``, Crossref's REST API for ``doi:DOI``.
+"""Looking a paper up online: arXiv's Atom API for ``arxiv:ID``, Crossref's REST API for ``doi:DOI``, and,
+for a PDF, the identifiers it prints (``complete_from_identifiers``): the record's title, authors, year, venue
+and DOI, with OpenAlex for the authors' institutions and the PDF's layout for what no record holds.
 
-Both endpoints are settings (``arxiv_api_url``, ``crossref_api_url``) so a mirror or a test server can
-stand in, and every request has a short deadline (``lookup_timeout``): offline, kb says so in one line
-and how to go on without the network (give the PDF or a BibTeX entry).
+The endpoints are settings (``arxiv_api_url``, ``crossref_api_url``, ``openalex_api_url``) so a mirror or a
+test server can stand in. Requests are polite: a ``User-Agent`` naming kb and the ``contact_email`` setting
+(Crossref's and OpenAlex's 'polite pool'), one more try after a 429/503 whose ``Retry-After`` is within
+``lookup_max_wait``, answers cached under ``<KB home>/cache/lookups`` (a paper's record is asked for once),
+and a short deadline per request (``lookup_timeout``): offline, kb says so in one line and how to go on
+without the network (give the PDF or a BibTeX entry).
 """
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import hashlib
 import html
 import json
+import os
 import re
+import time
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 from kb import __version__
+from kb.papers import identifiers
 from kb.papers.add import AddError, PaperRecord
 from kb.settings import Settings
+from schemas.note import FieldSource
 
 _ATOM = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
-_ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
+_ARXIV_ID = identifiers.ARXIV_SHAPE
 _OFFLINE_HINT = "give the PDF (`kb add paper.pdf`) or a BibTeX entry (`kb add refs.bib`)"
 
 
-def _get(url: str, service: str, timeout: float, accept: str) -> bytes:
-    """The body at ``url``; ``AddError`` naming the service and what to do when it cannot be had."""
-    # The arXiv/Crossref endpoints are settings of the person running kb (https by default), never a note's.
-    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": f"kb/{__version__}"})  # noqa: S310
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310  # noqa: S310 (http(s) from settings)
-            return bytes(response.read())
-    except urllib.error.HTTPError as exc:
-        if exc.code == 404:
-            raise AddError(f"{service} does not know this paper (HTTP 404 from {url}); check the id") from None
-        raise AddError(f"{service} answered HTTP {exc.code} ({url}): try again later, or {_OFFLINE_HINT}") from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise AddError(f"{service} is unreachable ({reason}): {_OFFLINE_HINT}") from None
+class LookupUnreachable(AddError):
+    """The service could not be reached at all (offline, DNS, refused, deadline): asking another is futile."""
+
+
+def user_agent(settings: Settings) -> str:
+    """kb's User-Agent: its version and, when set, the contact address services ask polite clients for."""
+    contact = f" (mailto:{settings.contact_email})" if settings.contact_email else ""
+    return f"kb/{__version__}{contact}"
+
+
+def _cache_file(settings: Settings, url: str) -> Path:
+    return settings.home / "cache" / "lookups" / f"{hashlib.sha256(url.encode()).hexdigest()[:40]}.body"
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds a 'Retry-After' header asks to wait (a number of seconds or an HTTP date); 1 when absent."""
+    if not value:
+        return 1.0
+    if value.strip().isdigit():
+        return float(value.strip())
+    with contextlib.suppress(TypeError, ValueError):
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+    return 1.0
+
+
+def _get(url: str, service: str, settings: Settings, accept: str) -> bytes:
+    """The body at ``url`` (from the cache when asked before); ``AddError`` naming the service and what to
+    do when it cannot be had (``LookupUnreachable`` when the service is not reachable at all)."""
+    cached = _cache_file(settings, url)
+    with contextlib.suppress(OSError):
+        return cached.read_bytes()
+    # The endpoints are settings of the person running kb (https by default), never a note's.
+    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": user_agent(settings)})  # noqa: S310
+    for attempt in range(2):
+        try:
+            with urllib.request.urlopen(request, timeout=settings.lookup_timeout) as response:  # noqa: S310
+                body = bytes(response.read())
+            break
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404:
+                raise AddError(f"{service} does not know this paper (HTTP 404 from {url}); check the id") from None
+            if exc.code in (429, 503):
+                wait = _retry_after(exc.headers.get("Retry-After"))
+                if attempt == 0 and wait <= settings.lookup_max_wait:
+                    time.sleep(wait)  # the service said when it would answer again; ask once more then
+                    continue
+                raise AddError(f"{service} asks kb to slow down (HTTP {exc.code}, retry after {wait:g} s): try "
+                               f"again later, or {_OFFLINE_HINT}") from None
+            raise AddError(f"{service} answered HTTP {exc.code} ({url}): try again later, or {_OFFLINE_HINT}") from None
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise LookupUnreachable(f"{service} is unreachable ({reason}): {_OFFLINE_HINT}") from None
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs a second request later, no more
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.part")
+        partial.write_bytes(body)
+        os.replace(partial, cached)
+    return body
 
 
 def _clean(text: str | None) -> str:
@@ -66,7 +124,8 @@ def parse_arxiv_atom(data: bytes, arxiv_id: str) -> PaperRecord:
     return PaperRecord(title=title, authors=[(n, a) for n, a in authors if n],
                        year=int(published[:4]) if published[:4].isdigit() else None, venue=journal or "arXiv",
                        arxiv_id=arxiv_id, doi=doi, paper_url=f"https://arxiv.org/abs/{arxiv_id}",
-                       pdf_url=pdf.replace("http://", "https://") if pdf else None, text=f"{header}{abstract}\n")
+                       pdf_url=pdf.replace("http://", "https://") if pdf else None, text=f"{header}{abstract}\n",
+                       abstract=abstract or None, source=FieldSource.ARXIV)
 
 
 def fetch_arxiv(arxiv_id: str, settings: Settings) -> PaperRecord:
@@ -76,13 +135,14 @@ def fetch_arxiv(arxiv_id: str, settings: Settings) -> PaperRecord:
     if match is None:
         raise AddError(f"{arxiv_id!r} is not an arXiv id (expected e.g. arxiv:2602.21750)")
     query = urllib.parse.urlencode({"id_list": match.group(1), "max_results": 1})
-    data = _get(f"{settings.arxiv_api_url}?{query}", "arXiv", settings.lookup_timeout, "application/atom+xml")
+    data = _get(f"{settings.arxiv_api_url}?{query}", "arXiv", settings, "application/atom+xml")
     return parse_arxiv_atom(data, match.group(1))
 
 
 def _jats_text(abstract: str) -> str:
     """Crossref abstracts are JATS XML ('<jats:p>...</jats:p>'): keep the text, one paragraph a line."""
-    text = re.sub(r"</jats:p>\s*", "\n", abstract)
+    text = re.sub(r"<jats:title>.*?</jats:title>", "", abstract, flags=re.DOTALL)  # the word 'Abstract' itself
+    text = re.sub(r"</jats:p>\s*", "\n", text)
     text = re.sub(r"<[^>]+>", "", text)
     return "\n".join(_clean(html.unescape(line)) for line in text.splitlines() if line.strip())
 
@@ -103,18 +163,141 @@ def parse_crossref(data: bytes, doi: str) -> PaperRecord:
         if name:
             authors.append((_clean(name), affiliation))
     parts = ((message.get("issued") or message.get("published") or {}).get("date-parts") or [[None]])[0]
-    venue = _clean((message.get("container-title") or [""])[0]) or message.get("publisher")
+    # The journal or proceedings; a preprint server names itself as the 'institution' of posted content.
+    # The publisher ('Wiley', 'Association for Computing Machinery') is not a venue: no venue rather than it.
+    venue = _clean((message.get("container-title") or [""])[0]) or _clean(
+        ((message.get("institution") or [{}])[0] or {}).get("name") if message.get("type") == "posted-content"
+        else "") or None
     abstract = _jats_text(message.get("abstract") or "")
     text = f"{title}\n\nAbstract\n{abstract}\n" if abstract else ""
     return PaperRecord(title=title, authors=authors, year=parts[0] if parts and parts[0] else None, venue=venue,
                        doi=message.get("DOI") or doi, paper_url=message.get("URL") or f"https://doi.org/{doi}",
-                       text=text)
+                       text=text, abstract=" ".join(abstract.splitlines()) or None, source=FieldSource.CROSSREF)
 
 
 def fetch_crossref(doi: str, settings: Settings) -> PaperRecord:
     """Look a paper up on Crossref by DOI (``10.1101/2022.07.20.500902``)."""
-    doi = doi.strip().removeprefix("https://doi.org/").removeprefix("doi:")
-    if not re.match(r"^10\.\d{4,9}/\S+$", doi):
+    doi = identifiers.normalize_doi(doi)
+    if not identifiers.DOI_SHAPE.match(doi):
         raise AddError(f"{doi!r} is not a DOI (expected e.g. doi:10.1126/science.ade2574)")
+    if (reason := identifiers.placeholder_doi(doi)) is not None:
+        raise AddError(f"{doi!r} is not a paper's DOI: {reason}; give the paper's own DOI or its PDF")
     url = f"{settings.crossref_api_url.rstrip('/')}/works/{urllib.parse.quote(doi, safe='/')}"
-    return parse_crossref(_get(url, "Crossref", settings.lookup_timeout, "application/json"), doi)
+    return parse_crossref(_get(url, "Crossref", settings, "application/json"), doi)
+
+
+def parse_openalex_authors(data: bytes) -> list[tuple[str, str | None]]:
+    """Each author of an OpenAlex work with the institutions OpenAlex links them to (else the affiliation
+    strings it read from the paper), in the paper's author order."""
+    try:
+        work: dict[str, Any] = json.loads(data)
+    except ValueError as exc:
+        raise AddError(f"OpenAlex answered something that is not a work record ({exc})") from None
+    authors: list[tuple[str, str | None]] = []
+    for authorship in work.get("authorships") or []:
+        name = _clean((authorship.get("author") or {}).get("display_name"))
+        places = [_clean(i.get("display_name")) for i in authorship.get("institutions") or [] if i.get("display_name")]
+        places = places or [_clean(raw) for raw in authorship.get("raw_affiliation_strings") or [] if raw]
+        if name:
+            authors.append((name, "; ".join(dict.fromkeys(places)) or None))
+    return authors
+
+
+def fetch_openalex_authors(doi: str, settings: Settings) -> list[tuple[str, str | None]]:
+    """The authors and institutions OpenAlex holds for the work with ``doi``."""
+    url = f"{settings.openalex_api_url.rstrip('/')}/works/doi:{urllib.parse.quote(doi, safe='/')}"
+    return parse_openalex_authors(_get(url, "OpenAlex", settings, "application/json"))
+
+
+def _surname(name: str) -> str:
+    words = re.findall(r"\w+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().casefold())
+    return words[-1] if words else ""
+
+
+def _affiliations_by_author(names: list[str], other: list[tuple[str, str | None]]) -> list[str | None]:
+    """For each of ``names``, the affiliation ``other`` gives the author of the same surname (else None)."""
+    by_surname = {_surname(n): a for n, a in other if a}
+    return [by_surname.get(_surname(name)) for name in names]
+
+
+def _on_the_page(title: str, text: str) -> bool:
+    """Whether a record's title is printed in the PDF's opening pages (most of its words, in any layout): a
+    DOI read from a link or a reference can be another work's, and then its record is not this paper's."""
+    words = set(re.findall(r"\w{3,}", title.casefold()))
+    printed = set(re.findall(r"\w{3,}", text.casefold()))
+    return not words or len(words & printed) >= 0.7 * len(words)
+
+
+def _record_for(layout: PaperRecord, settings: Settings) -> tuple[PaperRecord | None, str | None]:
+    """The online record of the identifiers the PDF prints (Crossref for a DOI, else arXiv), or why none."""
+    tries = ([("doi", layout.doi, fetch_crossref)] if layout.doi else []) + (
+        [("arXiv", layout.arxiv_id, fetch_arxiv)] if layout.arxiv_id else [])
+    reasons: list[str] = []
+    opening = "\f".join(layout.text.split("\f")[:2])
+    for label, ident, fetch in tries:
+        try:
+            record = fetch(str(ident), settings)
+        except LookupUnreachable as exc:
+            return None, f"{label} {ident}: {str(exc).split(':')[0]}"
+        except AddError as exc:
+            reasons.append(f"{label} {ident}: {str(exc).split(';')[0]}")
+            continue
+        if _on_the_page(record.title, opening):
+            return record, None
+        reasons.append(f"{label} {ident} is another work's (its title {record.title!r} is not on the first pages)")
+    return None, "; ".join(reasons)
+
+
+def complete_from_identifiers(layout: PaperRecord, settings: Settings) -> PaperRecord:
+    """A PDF's record with title, authors, year, venue and DOI from the record of the identifier it prints,
+    affiliations from that record, OpenAlex or the layout (whichever gives most authors one), and the rest
+    from the layout; ``field_sources`` says which. Offline, or when no lookup succeeds, the layout as it is
+    with one line in ``notices`` saying the lookup was not made and why."""
+    if not (layout.doi or layout.arxiv_id):
+        return layout
+    ident = f"doi:{layout.doi}" if layout.doi else f"arXiv:{layout.arxiv_id}"
+    if settings.offline or not settings.lookups:
+        why = "offline (KB_OFFLINE=1)" if settings.offline else "lookups are off (KB_LOOKUPS=false)"
+        layout.notices.append(f"{ident} not looked up online: {why}; the fields are the PDF layout's")
+        return layout
+    online, why_not = _record_for(layout, settings)
+    if online is None:
+        layout.notices.append(f"{ident} not looked up online ({why_not}); the fields are the PDF layout's")
+        return layout
+    return _merged(layout, online, settings)
+
+
+def _merged(layout: PaperRecord, online: PaperRecord, settings: Settings) -> PaperRecord:
+    """The record's fields over the layout's (see ``complete_from_identifiers``)."""
+    sources: dict[str, FieldSource] = {}
+
+    def pick(name: str, mine: Any, theirs: Any) -> Any:
+        sources[name] = online.source if theirs else FieldSource.LAYOUT
+        return theirs or mine
+
+    names = [n for n, _ in online.authors] or [n for n, _ in layout.authors]
+    sources["authors"] = online.source if online.authors else FieldSource.LAYOUT
+    candidates: list[tuple[FieldSource, list[str | None]]] = [
+        (online.source, [a for _, a in online.authors] if online.authors else [None] * len(names))]
+    doi = online.doi or layout.doi
+    notices = list(layout.notices)
+    if doi and not all(candidates[0][1]):
+        try:
+            candidates.append((FieldSource.OPENALEX,
+                               _affiliations_by_author(names, fetch_openalex_authors(doi, settings))))
+        except AddError as exc:
+            notices.append(f"author institutions not looked up on OpenAlex ({str(exc).split(':')[0]})")
+    candidates.append((FieldSource.LAYOUT, _affiliations_by_author(names, layout.authors)))
+    # One source for all affiliations, the one that places most authors (ties: the record, OpenAlex, layout).
+    place_source, places = max(candidates, key=lambda c: sum(1 for a in c[1] if a))
+    if any(places):
+        sources["affiliations"] = place_source
+    abstract = pick("abstract", layout.abstract, online.abstract)
+    merged = PaperRecord(
+        title=pick("title", layout.title, online.title), authors=list(zip(names, places, strict=True)),
+        year=pick("year", layout.year, online.year), venue=pick("venue", layout.venue, online.venue),
+        doi=pick("doi", layout.doi, online.doi), arxiv_id=pick("arxiv_id", layout.arxiv_id, online.arxiv_id),
+        paper_url=online.paper_url or layout.paper_url, pdf_url=online.pdf_url or layout.pdf_url,
+        text=layout.text, origin=layout.origin, abstract=abstract, source=FieldSource.LAYOUT,
+        field_sources=sources, notices=notices)
+    return merged

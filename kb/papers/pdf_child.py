@@ -61,12 +61,29 @@ def read_article_bounded(path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: f
     raise ValueError(f"the PDF reader failed on it ({last})")
 
 
+def _with_identifiers(article: PdfArticle, path: Path) -> PdfArticle:
+    """The article with the DOI and arXiv id its metadata and links name (``kb.papers.pdf_ids``) where they
+    beat or fill what its text gave; a printed template DOI is dropped."""
+    import pypdfium2 as pdfium
+
+    from kb.papers.pdf_ids import read_identifiers
+
+    document = pdfium.PdfDocument(path)
+    try:
+        found = read_identifiers(path, document)
+    finally:
+        document.close()
+    article.doi = found.doi(article.doi)
+    article.arxiv_id = article.arxiv_id or next(iter(found.arxiv_ids), None)
+    return article
+
+
 def _main(argv: list[str]) -> int:
     from kb.papers.pdf_layout import read_article
 
     sys.setrecursionlimit(10_000)  # a cyclic page tree ends in RecursionError here, not in a stack overflow
     try:
-        article = read_article(Path(argv[0]))
+        article = _with_identifiers(read_article(Path(argv[0])), Path(argv[0]))
     except (ValueError, OSError, RecursionError) as exc:
         print(json.dumps({"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}))
         return 0

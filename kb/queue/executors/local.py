@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from sqlalchemy.engine import Engine
+from typing import TYPE_CHECKING
 
-from kb.queue import execution
 from kb.queue.executors import reconciling, register
 from kb.queue.executors.base import Executor
+
+if TYPE_CHECKING:  # the queue's machinery loads when a run executes, not when the CLI lists executors
+    from sqlalchemy.engine import Engine
 
 
 @register
@@ -21,4 +23,6 @@ class LocalExecutor(Executor):
 
     def run(self, engine: Engine, run_ids: list[str]) -> dict[str, int]:
         """Work through the queue here until it is empty (these runs and any queued before them)."""
+        from kb.queue import execution
+
         return execution.work(engine, self.config, watched=reconciling(), once=True)

@@ -8,15 +8,13 @@ set, which the Ray workers must then share). Ray tasks ask for a GPU when the ru
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.engine import Engine
-
-from kb.index.opening import init_db
-from kb.queue import execution
-from kb.queue import store as queue_store
 from kb.queue.executors import register
 from kb.queue.executors.base import Executor, ExecutorUnavailable, JobConfig
+
+if TYPE_CHECKING:  # the queue's machinery loads when a run executes, not when the CLI lists executors
+    from sqlalchemy.engine import Engine
 
 _engines: dict[str, Engine] = {}
 
@@ -25,6 +23,8 @@ def _engine(config: JobConfig) -> Engine:
     # One engine (and one migration check) per Ray worker process, not per task: Ray reuses workers.
     if config.database_url not in _engines:
         engine = config.engine()
+        from kb.index.opening import init_db
+
         init_db(engine)
         _engines[config.database_url] = engine
     return _engines[config.database_url]
@@ -32,6 +32,8 @@ def _engine(config: JobConfig) -> Engine:
 
 def execute_one(config: JobConfig, run_id: str) -> str:
     """Claim and execute one run by id (the body of a Ray task)."""
+    from kb.queue import execution
+
     return execution.execute_by_id(_engine(config), config, run_id, "ray")
 
 
@@ -77,6 +79,8 @@ class RayExecutor(Executor):
     def run(self, engine: Engine, run_ids: list[str], **init_kwargs: Any) -> dict[str, str]:
         """Execute the runs as Ray tasks and wait for them; returns the status per run."""
         self.check()
+        from kb.queue import store as queue_store
+
         devices = {r.id: r.device or "cpu" for r in queue_store.list_runs(engine, ids=run_ids, limit=len(run_ids) or 1)}
         return run_on_ray(self.config, run_ids, devices=devices, **init_kwargs)
 
