@@ -11,7 +11,6 @@ import typer
 
 from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, console, err_console, esc, make_kb, print_json
 from kb.cli.runs import evidence_app
-from kb.queue.bundles import BundleRefused
 
 
 @evidence_app.command("export")
@@ -31,6 +30,8 @@ def export(
     if bool(run_ids) + (claim is not None) + all_ != 1:
         err_console.print("[red]error[/]: name run ids, or pass --claim CLAIM, or --all (one of them)")
         raise typer.Exit(2)
+    from kb.queue.bundles import BundleRefused  # loads the store and the index: only when a bundle is made
+
     kb = make_kb(papers, home, db)
     try:
         report = kb.export_evidence(out, run_ids or None, claim_key=claim, with_checkpoints=with_checkpoints)
@@ -52,6 +53,8 @@ def import_(
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Add a bundle's runs to this KB home, each verdict judged from its metrics by this kb's own rule."""
+    from kb.queue.bundles import BundleRefused  # loads the store and the index: only when a bundle is made
+
     kb = make_kb(papers, home, db)
     try:
         report = kb.import_evidence(bundle)
