@@ -17,6 +17,20 @@ from collections.abc import Callable
 
 from analyzers.base import Cancelled
 
+#: The stage of a run's own work (``RunContext.enter_stage``); first-use stages are named by ``first_use_stage``.
+MAIN_STAGE = "run"
+FIRST_USE = "first use: "
+
+
+def first_use_stage(what: str) -> str:
+    """The name of a one-off stage: 'first use: training builtin:esm-designed-4x64'."""
+    return FIRST_USE + what
+
+
+def is_first_use(stage: str) -> bool:
+    """Whether a stage is a one-off cost (not part of the time the same run takes again here)."""
+    return stage.startswith(FIRST_USE)
+
 
 def duration_text(seconds: float) -> str:
     """'8 s', '4 min', '1 h 10 min': rounded the way a person reads a clock."""

@@ -23,6 +23,7 @@ model, the less its later layers change the output relative to its earlier ones.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -38,7 +39,8 @@ from analyzers.base import (
     metric,
     operator_only,
 )
-from analyzers.depth.catalog import BUILTINS
+from analyzers.depth.catalog import BUILTINS, TRAIN_SECONDS, builtin_folder, is_trained
+from analyzers.progress import first_use_stage
 from analyzers.registry import register
 
 DEFAULT_MODEL = "builtin:esm-designed-4x64"
@@ -295,6 +297,18 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     }
     # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer).
     gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
+
+    def first_use(self, params: DepthProbeParams, cache_dir: Path) -> list[tuple[str, float]]:
+        """Training each built-in model the run probes that ``cache_dir`` does not hold yet (``untrained``)."""
+        return [(first_use_stage(f"training {model}"), TRAIN_SECONDS[model])
+                for model in untrained(params, cache_dir)]
+
+
+def untrained(params: DepthProbeParams, cache_dir: Path) -> list[str]:
+    """The built-in models a probe run names (``model`` or ``models``) not yet trained under ``cache_dir``."""
+    models = params.models or [params.model]
+    return [model for model in dict.fromkeys(models)
+            if model in BUILTINS and not is_trained(builtin_folder(model, params.seed, cache_dir / "depth"))]
 
 
 class DepthSweepParams(AnalyzerParams):
