@@ -63,9 +63,9 @@ def test_browser_runs_table_fits_1400_with_metric_columns_and_a_curve(runs_app: 
     idle(browser)
     headers = browser.execute_script(
         "return [...document.querySelectorAll('[data-testid=\"stDataFrame\"] table thead th')].map(h => h.innerText)")
+    shot(browser, "runs-01-table-1400")
     assert "value" in headers and "Claim" in headers and "Took (s)" in headers, headers
     assert sideways_scroll(browser) == 0, headers  # every column in view at 1400 px
-    shot(browser, "runs-01-table-1400")
 
     browser.get(f"{served.url}/runs?run={curve}")
     wait_css(browser, '[data-testid="stVegaLiteChart"]')

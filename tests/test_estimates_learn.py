@@ -106,7 +106,10 @@ def test_the_staged_bar_never_moves_back_and_the_time_left_follows_each_stages_p
     stage = first_use_stage(f"training {MODEL}")
     clock = StagedClock()
     clock.expect(RunEstimate(training + own, "test", stages=((stage, training), (MAIN_STAGE, own))))
-    clock.enter(stage, 0.3, elapsed=0.0)
+    assert clock.update(0.0, elapsed=2.0)[0] == 0.0  # importing its modules, before it names a stage
+    clock.enter(stage, 0.3, elapsed=2.0)
+    assert clock.update(0.0, elapsed=2.0)[0] == 0.0  # the start weighs nothing: the bar does not jump
+    clock.stages[-1].began = 0.0  # (measure the stage from 0 s below, for round numbers)
     # training reports 0..0.3 of the analyzer's fraction; here it runs twice as slow as estimated
     bar, left = clock.update(0.15, elapsed=40.0)
     assert bar == 0.5 * training / (training + own)
@@ -125,7 +128,7 @@ def test_the_staged_bar_never_moves_back_and_the_time_left_follows_each_stages_p
     for fraction, elapsed in ((0.5, 85.0), (0.65, 88.0), (1.0, 92.0)):
         bars.append(clock.update(fraction, elapsed)[0])
     assert bars == sorted(bars) and bars[-1] == 1.0
-    assert clock.durations(92.0) == {stage: 80.0, MAIN_STAGE: 12.0}
+    assert clock.durations(92.0) == {MAIN_STAGE: 2.0 + 12.0, stage: 80.0}  # the start counts as the run's own
 
 
 def test_a_family_probes_bar_moves_forward_across_its_models(tmp_path: Path) -> None:

@@ -273,15 +273,17 @@ def table(runs: list[RunRecord], verdicts: dict[str, Verdict | None], statuses_s
 
 
 def column_config(frame: pd.DataFrame, metrics: list[str]) -> dict[str, Any]:
-    """Widths that keep the table within a 1400 px window beside the sidebar (the browser test measures it)."""
+    """Widths that keep the table within a 1400 px window beside the sidebar with two metric columns (the browser
+    test measures it); each metric past two takes its room from the claim and the message."""
+    squeeze = 45 * max(0, len(metrics) - 2)
     config: dict[str, Any] = {
         "status": st.column_config.TextColumn("Status", width=95),
         "verdict": st.column_config.TextColumn("Verdict", width=105, help="What the run's evidence says of its claim"),
-        "claim": st.column_config.TextColumn("Claim", width=200),
+        "claim": st.column_config.TextColumn("Claim", width=max(110, 180 - squeeze // 2)),
         "analyzer": st.column_config.TextColumn("Analyzer", width=105),
         "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
                                                     width=80),
-        "message": st.column_config.TextColumn("Message", width=190),
+        "message": st.column_config.TextColumn("Message", width=max(90, 165 - squeeze // 2)),
         TOOK: st.column_config.NumberColumn("Took (s)", format="%.1f", width=70,
                                             help="Seconds the run worked (first-use stages included)"),
         "queued": st.column_config.TextColumn("Queued", width=90),

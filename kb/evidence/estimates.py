@@ -230,6 +230,7 @@ class _Stage:
     start: float  # the run's reported fraction when the stage began
     until: float  # the fraction at which the analyzer said the stage ends
     ended: float | None = None
+    implicit: bool = False  # the run's start before it named a stage (imports, setup): weighs nothing on the bar
 
 
 class StagedClock:
@@ -243,7 +244,7 @@ class StagedClock:
     """
 
     def __init__(self) -> None:
-        self.stages = [_Stage(MAIN_STAGE, 0.0, 0.0, 1.0)]
+        self.stages = [_Stage(MAIN_STAGE, 0.0, 0.0, 1.0, implicit=True)]
         self.expected: dict[str, float | None] = {}
         self.fraction = 0.0  # the analyzer's latest
         self.shown = 0.0  # the bar's latest: never lower than before
@@ -258,12 +259,7 @@ class StagedClock:
 
     def enter(self, name: str, until: float, elapsed: float) -> None:
         """The analyzer entered stage ``name`` (ending at its fraction ``until``) ``elapsed`` seconds in."""
-        current = self.stages[-1]
-        if current.name == MAIN_STAGE and len(self.stages) == 1 and elapsed - current.began < 0.05 \
-                and name != MAIN_STAGE:
-            self.stages.clear()  # the implicit stage never really began: the analyzer named its first one
-        else:
-            current.ended = elapsed
+        self.stages[-1].ended = elapsed
         self.stages.append(_Stage(name, elapsed, self.fraction, until))
 
     def _local(self, stage: _Stage) -> float:
@@ -276,11 +272,12 @@ class StagedClock:
     def update(self, fraction: float, elapsed: float) -> tuple[float, float | None]:
         """The bar's fraction and the seconds left after the analyzer reported ``fraction``."""
         self.fraction = fraction
-        current, done = self.stages[-1], self.stages[:-1]
+        current = self.stages[-1]
+        done = [stage for stage in self.stages[:-1] if not stage.implicit]  # the start before a named stage: none
         local = self._local(current)
-        entered = {stage.name for stage in self.stages}
+        entered = {stage.name for stage in [*done, current]}
         to_come = [name for name in self.planned if name not in entered]
-        weights = [self._weight(s) for s in self.stages] + [self.expected.get(n) for n in to_come]
+        weights = [self._weight(s) for s in [*done, current]] + [self.expected.get(n) for n in to_come]
         if weights and all(w is not None and w > 0 for w in weights):
             finished = sum(self._weight(s) or 0.0 for s in done)
             total = sum(w or 0.0 for w in weights)
