@@ -68,9 +68,12 @@ def test_browser_runs_table_fits_1400_with_metric_columns_and_a_curve(runs_app: 
     assert sideways_scroll(browser) == 0, headers  # every column in view at 1400 px
 
     browser.get(f"{served.url}/runs?run={curve}")
-    wait_css(browser, '[data-testid="stVegaLiteChart"]')
-    wait_text(browser, "took ")
-    idle(browser)
+    try:
+        wait_text(browser, "Curve")
+        idle(browser)
+        wait_css(browser, '[data-testid="stVegaLiteChart"]', seconds=90)
+    finally:
+        shot(browser, "runs-02-run-curve")
     chart = browser.find_element(By.CSS_SELECTOR, '[data-testid="stVegaLiteChart"]')
     browser.execute_script("arguments[0].scrollIntoView()", chart)
-    shot(browser, "runs-02-run-curve")
+    shot(browser, "runs-03-run-curve-in-view")

@@ -373,7 +373,7 @@ claim_filter = f3.text_input("Claim contains", key="runs_claim", persist_state="
                              placeholder="note id or claim id")
 every_run = kb.runs(limit=500)
 options = metric_options(every_run, kb.run_metrics([r.id for r in every_run if r.status is RunStatus.succeeded]))
-m1, m2, m3, m4 = st.columns([3, 2, 1, 2], vertical_alignment="bottom")
+m1, m2, m3, m4 = st.columns([3, 2, 1.3, 2], vertical_alignment="bottom")
 chosen_metrics = m1.multiselect("Metric columns", options, default=options[:2], key="runs_metrics",
                                 placeholder="no metric yet" if not options else "choose metrics")
 sort = m2.selectbox("Sort by", [NEWEST, *chosen_metrics, TOOK], key="runs_sort")
