@@ -528,7 +528,9 @@ class KnowledgeBase:
                 continue
             estimate = estimates.estimate(self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir)
             planned.append((estimate, key, claim, analyzer, params))
-        # Quick first; of equal estimates, the run building the most cached stages first, so the runs after it
+        # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps this order
+        # by the runs' own times, and a worker stores each run's estimate at its start, first-use stages in it);
+        # of equal estimates, the run building the most cached stages first, so the runs after it
         # that reuse them are marked so (``estimates.sharing``) and sort after every run that has an estimate.
         planned.sort(key=lambda plan: (plan[0].sort_key, -len(plan[3].cached_stages(plan[4][0]))))
         marked = estimates.sharing([(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned])
@@ -541,7 +543,7 @@ class KnowledgeBase:
             for validated in params:
                 run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
                                           device=device, executor=executor, group_id=group, binding=binding_hash(claim),
-                                          priority=priority, expected_seconds=estimate.seconds)
+                                          priority=priority, expected_seconds=estimate.own_seconds)
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
         return queued, skipped

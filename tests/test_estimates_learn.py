@@ -95,6 +95,8 @@ def test_training_a_built_in_model_is_a_first_use_stage_until_the_cache_holds_it
     # a plan pays for it once: the second run needing the same model does not count it again
     twice = sharing([(probe, params, fresh), (probe, params, fresh)])
     assert twice[0].seconds == training + own and twice[1].seconds == own
+    # ...and the queue orders them by their own time, so the run that pays it (queued first) runs first
+    assert twice[0].sort_key == twice[1].sort_key and twice[0].own_seconds == own
     trained = builtin_folder(MODEL, params.seed, cache / "depth")
     trained.mkdir(parents=True)
     (trained / "training.json").write_text("{}", encoding="utf-8")

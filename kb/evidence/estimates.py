@@ -57,11 +57,18 @@ class RunEstimate:
         return sum(seconds or 0.0 for name, seconds in self.stages if is_first_use(name))
 
     @property
+    def own_seconds(self) -> float | None:
+        """Seconds of the run's own work, first-use stages left out: what orders the queue, since whichever run of
+        a plan starts first pays a first-use stage the runs after it share."""
+        return None if self.seconds is None else self.seconds - self.first_use_seconds
+
+    @property
     def sort_key(self) -> tuple[int, float]:
-        """Quick first: runs that end at once, then by seconds, then those without an estimate."""
+        """Quick first: runs that end at once, then by their own seconds, then those without an estimate."""
         if self.not_runnable is not None:
             return (0, 0.0)
-        return (1, self.seconds) if self.seconds is not None else (2, 0.0)
+        own = self.own_seconds
+        return (1, own) if own is not None else (2, 0.0)
 
     def text(self) -> str:
         """The estimate as the demo prints it: 'about 3 min (measured here, 2 runs)'."""

@@ -266,16 +266,18 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
     # The run's stages, timed; their estimate asked for at the first progress report (a run that never reports,
     # like most quick ones, pays nothing for it). The bar and the time left every surface shows come from it.
     clock = estimates.StagedClock()
-    asked: list[bool] = []
+    asked: list[float | None] = []  # the estimate at the run's start, once asked for
 
     def progress(fraction: float, message: str) -> None:
         elapsed = time.perf_counter() - wall0
         if not asked:
-            asked.append(True)
+            asked.append(None)
             with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
                 analyzer = registry.get(run.analyzer)
-                clock.expect(estimates.estimate(engine, analyzer, analyzer.params_for(params),
-                                                cache_dir=config.cache_for(home)))
+                found = estimates.estimate(engine, analyzer, analyzer.params_for(params),
+                                           cache_dir=config.cache_for(home))
+                clock.expect(found)
+                asked[0] = found.seconds
         shown, left = clock.update(fraction, elapsed)
         beat.progress = (shown, estimates.with_left(message, left))
         log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
@@ -284,9 +286,9 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
         clock.enter(name, until, time.perf_counter() - wall0)
         log_lines.append(f"{utcnow().isoformat()} stage: {name}")
 
-    def timing() -> tuple[float, dict[str, float]]:
+    def timing() -> tuple[float, dict[str, float], float | None]:
         elapsed = time.perf_counter() - wall0
-        return elapsed, clock.durations(elapsed)
+        return elapsed, clock.durations(elapsed), asked[0] if asked else None
 
     gpu = _GpuClock(run.device or "cpu")
     try:
@@ -412,7 +414,8 @@ class StoreUnreachable(Exception):
 
 
 def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus, *, error: str | None = None,
-              evidence: Evidence | None = None, timing: tuple[float, dict[str, float]] | None = None) -> bool:
+              evidence: Evidence | None = None,
+              timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """Record an attempt's final outcome: its record in the store first, then the database, retried until
     the database answers. Returns False when another attempt holds the run (its record is taken back).
 

@@ -277,19 +277,22 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
 
 def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
            evidence: Evidence | None = None, attempt: int | None = None,
-           timing: tuple[float, dict[str, float]] | None = None) -> bool:
+           timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled.
 
     With ``attempt`` the run ends only if that attempt still holds it (a worker whose run was reclaimed
     and taken by another never records a second result), and the call is idempotent: when this attempt
     already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
     True again without writing. Returns whether the outcome is recorded. ``timing``: the seconds the attempt
-    worked and each of its stages took, kept beside its estimate (``kb.evidence.estimates``).
+    worked, each of its stages took, and its estimate when it started (the cache as it found it: a first-use
+    stage it paid is in it; None: keep the estimate it was queued with), kept together (``kb.evidence.estimates``).
     """
     values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
                               "lease_expires_at": None}
     if timing is not None:
         values["actual_seconds"], values["stages_json"] = timing[0], json.dumps(timing[1], sort_keys=True)
+        if timing[2] is not None:
+            values["expected_seconds"] = timing[2]
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
     with Session(engine) as session:
