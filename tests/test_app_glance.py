@@ -176,7 +176,7 @@ def test_claim_scale_is_said_the_same_way_on_both_sides(glance: AppEnv) -> None:
     # one labelled field sets the claim's scale against the evidence's, said once on the card
     field = texts.index("Scale: claim · evidence")
     assert texts[field + 1] == "650M parameters · UniRef50 · not recorded"  # a run that could not execute: none
-    assert sum("650M parameters" in t for t in texts) == 1, texts
+    assert sum("650M parameters · UniRef50" in t for t in texts) == 1, texts
     assert not any("not stated" in t for t in texts), texts
 
 
