@@ -98,7 +98,7 @@ def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: 
         scale = verdict.evidence_scale if verdict is not None else None
         evidence_scale = (display_scale_text(scale.model_dump(exclude_none=True)) if scale
                           else "not recorded" if latest is not None else "no evidence yet")
-        st.markdown(f"{markdown_text(claim_scale_text(claim))} · {markdown_text(evidence_scale)}")
+        st.markdown(f"claim: {markdown_text(claim_scale_text(claim))} · evidence: {markdown_text(evidence_scale)}")
         if verdict is not None and verdict.proxy:
             st.badge("evidence smaller than the claim", color="gray", icon=":material/compress:")
     if claim.analyzer is None or claim.analyzer.name not in known_analyzers:
@@ -121,7 +121,7 @@ def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: 
     with cost_col:
         _field("Cost")
         cost = found.cost_text()
-        st.markdown(markdown_text(cost) if cost else "a CPU run here")
+        st.markdown(markdown_text(cost) if cost else "a CPU run here" if found.runnable_here else "not known")
 
 
 def active_runs_panel(runs: list[RunRecord]) -> None:

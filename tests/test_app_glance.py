@@ -175,7 +175,8 @@ def test_claim_scale_is_said_the_same_way_on_both_sides(glance: AppEnv) -> None:
     texts = claim_card_texts(at, "big-model")
     # one labelled field sets the claim's scale against the evidence's, said once on the card
     field = texts.index("Scale: claim · evidence")
-    assert texts[field + 1] == "650M parameters · UniRef50 · not recorded"  # a run that could not execute: none
+    # a run that could not execute records none
+    assert texts[field + 1] == "claim: 650M parameters · UniRef50 · evidence: not recorded"
     assert sum("650M parameters · UniRef50" in t for t in texts) == 1, texts
     assert not any("not stated" in t for t in texts), texts
 
