@@ -133,6 +133,14 @@ def test_the_staged_bar_never_moves_back_and_the_time_left_follows_each_stages_p
     assert clock.durations(92.0) == {MAIN_STAGE: 2.0 + 12.0, stage: 80.0}  # the start counts as the run's own
 
 
+def test_a_planned_first_use_stage_the_run_skips_leaves_the_bar_reaching_its_end() -> None:
+    # the cache got the model from another run meanwhile: the analyzer never enters the first-use stage
+    clock = StagedClock()
+    clock.expect(RunEstimate(50.0, "test", stages=((first_use_stage("training x"), 40.0), (MAIN_STAGE, 10.0))))
+    assert clock.update(0.5, elapsed=5.0)[0] == 0.5
+    assert clock.update(1.0, elapsed=10.0)[0] == 1.0
+
+
 def test_a_family_probes_bar_moves_forward_across_its_models(tmp_path: Path) -> None:
     # RunContext.within maps each model's 0..1 onto its share of the run: the bar never falls back
     seen: list[float] = []

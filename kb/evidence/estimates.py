@@ -283,7 +283,10 @@ class StagedClock:
         done = [stage for stage in self.stages[:-1] if not stage.implicit]  # the start before a named stage: none
         local = self._local(current)
         entered = {stage.name for stage in [*done, current]}
-        to_come = [name for name in self.planned if name not in entered]
+        # Stages planned after the current one: one planned before it but never entered (a model another run
+        # trained meanwhile) is skipped, so the bar still reaches its end.
+        after = self.planned[self.planned.index(current.name) + 1:] if current.name in self.planned else self.planned
+        to_come = [name for name in after if name not in entered]
         weights = [self._weight(s) for s in [*done, current]] + [self.expected.get(n) for n in to_come]
         if weights and all(w is not None and w > 0 for w in weights):
             finished = sum(self._weight(s) or 0.0 for s in done)
