@@ -15,7 +15,7 @@ import json
 import math
 from abc import ABC
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -351,6 +351,23 @@ class RunContext:
     # ``checkpoint_saved``. None where nobody keeps checkpoints (a plain ``kb run``).
     checkpoint_dir: Path | None = None
     on_checkpoint: Callable[[], None] = lambda: None
+    # Told when the run enters a named stage (``enter_stage``): kb times each stage, weighs its progress bar by
+    # the stages' estimates and stores their durations, so a first-use cost is never read as the run's own.
+    on_stage: Callable[[str, float], None] = lambda name, until: None
+
+    def enter_stage(self, name: str, until: float = 1.0) -> None:
+        """Say the run now works on stage ``name`` (``analyzers.progress.first_use_stage(...)`` for a one-off
+        cost such as training a built-in model, ``MAIN_STAGE`` for the run's own work), and that the stage
+        ends when the run's reported fraction reaches ``until``."""
+        self.on_stage(name, until)
+
+    def within(self, start: float, end: float) -> RunContext:
+        """This context with its progress (and stage ends) mapped into ``start``..``end`` of the run's: one part
+        of a run (one model of a family) reports 0..1 and the run's bar moves only forward."""
+        span = end - start
+        outer_progress, outer_stage = self.progress, self.on_stage
+        return replace(self, progress=lambda fraction, message: outer_progress(start + span * fraction, message),
+                       on_stage=lambda name, until: outer_stage(name, start + span * until))
 
     def checkpoint_saved(self) -> None:
         """Say that ``checkpoint_dir`` now holds a complete checkpoint; the worker makes it durable.
@@ -435,6 +452,13 @@ class Analyzer(ABC, Generic[P, R]):
         their work and takes a fraction of its time alone (``kb.evidence.estimates``, the demo's plan).
         Default: none."""
         return frozenset()
+
+    def first_use(self, params: P, cache_dir: Path) -> list[tuple[str, float]]:
+        """The one-off costs a run on ``params`` would pay here before its own work, because ``cache_dir`` lacks
+        what they build (a built-in model to train, weights to download): each as (stage name, seconds on the
+        reference machine). The run enters these stages by the same names (``RunContext.enter_stage``); kb adds
+        them to its estimate as their own stages. Default: none."""
+        return []
 
     def preflight(self, params: P) -> None:
         """Raise ``NotRunnable`` (saying why) when this machine cannot run these parameters.

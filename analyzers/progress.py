@@ -2,7 +2,7 @@
 
 A run must say what it is doing at least every ``RunContext.report_every`` seconds (30 by default): kb's
 displays (``kb demo``, ``kb runs``, the app) show the latest report, with the time left that kb works out
-from the run's progress and its estimate (``kb.evidence.estimates.with_time_left``). A loop of many short iterations
+from the run's progress and its estimate (``kb.evidence.estimates.StagedClock``). A loop of many short iterations
 (training steps, sampler steps, tempering sweeps) calls a ``Reporter`` at every iteration; the reporter
 passes a report on at most three times per interval, so the bound holds for iterations up to two thirds of
 it, and maps the loop's share onto its stage of the run (training from 5 % to 30 %, say), so the fraction
@@ -16,6 +16,20 @@ import time
 from collections.abc import Callable
 
 from analyzers.base import Cancelled
+
+#: The stage of a run's own work (``RunContext.enter_stage``); first-use stages are named by ``first_use_stage``.
+MAIN_STAGE = "run"
+FIRST_USE = "first use: "
+
+
+def first_use_stage(what: str) -> str:
+    """The name of a one-off stage: 'first use: training builtin:esm-designed-4x64'."""
+    return FIRST_USE + what
+
+
+def is_first_use(stage: str) -> bool:
+    """Whether a stage is a one-off cost (not part of the time the same run takes again here)."""
+    return stage.startswith(FIRST_USE)
 
 
 def duration_text(seconds: float) -> str:

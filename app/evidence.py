@@ -1,9 +1,10 @@
 """The two halves of a claim on the Note page: the claim with its source, and its latest evidence.
 
 Left: statement, the claim's state (``kb.evidence.claim_states``'s rule, as every surface shows it), source quote
-and whether the source text backs it, the analyzer binding, the
-expectation and the claim's scale. Right: the verdict and why, claimed against regenerated value,
-the evidence's scale beside the claim's, caveats, files, provenance and the history of earlier runs.
+and whether the source text backs it, the analyzer binding and the expectation. Right, at a glance as labelled
+fields (``glance_fields``): the verdict with the observed value against the expected, the claim's scale against
+the evidence's, what would settle the claim and its one cost; then why (the verdict's reason, once), caveats,
+files, provenance and the history of earlier runs.
 Below both, across the card: the plots, large enough to read. Caveats that every verified claim of a
 note shares are shown once, above the claims (``shared_caveats``), not on each claim.
 """
@@ -70,10 +71,57 @@ def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | 
         st.markdown(f"**Expects** {code_span(describe(claim.expect))}"
                     + (f" (inconclusive within ±{claim.expect.inconclusive_band:g})"
                        if claim.expect.inconclusive_band else ""))
-    if claim.scale is not None:
-        st.markdown(f"**Claim's scale** {markdown_text(claim_scale_text(claim))}")
-    if claim.analyzer is not None and known_analyzers and claim.analyzer.name in known_analyzers:
-        st.markdown(f"**Settled** {markdown_text(settling(claim).text())}")
+
+
+def _field(label_text: str) -> None:
+    st.caption(label_text)
+
+
+def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: Collection[str]) -> None:
+    """The card at a glance, as labelled fields: the verdict (observed against expected), the claim's scale against
+    the evidence's, what would settle the claim (and whether it runs here), and its one cost. Each said once: the
+    reason below says why, the claim's side says what it states."""
+    verdict = latest.verdict if latest is not None else None
+    verdict_col, scale_col = st.columns(2)
+    with verdict_col:
+        _field("Verdict")
+        if latest is None:
+            st.badge("not verified yet", color="gray", icon=":material/hourglass_empty:")
+        else:
+            with st.container(horizontal=True, gap="small"):
+                verdict_badges(latest)
+        if verdict is not None and verdict.kind is not VerdictKind.not_runnable:
+            expected = f" · expects {code_span(verdict.expected)}" if verdict.expected else ""
+            st.markdown(f"**{markdown_text(observed_text(verdict))}**{expected}")
+    with scale_col:
+        _field("Scale: claim · evidence")
+        scale = verdict.evidence_scale if verdict is not None else None
+        evidence_scale = (display_scale_text(scale.model_dump(exclude_none=True)) if scale
+                          else "not recorded" if latest is not None else "no evidence yet")
+        st.markdown(f"claim: {markdown_text(claim_scale_text(claim))} · evidence: {markdown_text(evidence_scale)}")
+        if verdict is not None and verdict.proxy:
+            st.badge("evidence smaller than the claim", color="gray", icon=":material/compress:")
+    if claim.analyzer is None or claim.analyzer.name not in known_analyzers:
+        return
+    found = settling(claim)
+    settle_col, cost_col = st.columns(2)
+    with settle_col:
+        _field("Settled by")
+        what = f" ({found.what})" if found.what else ""
+        preset = f"{code_span(found.preset)}{markdown_text(what)}" if found.preset else "its default parameters"
+        st.markdown(f"{code_span(found.analyzer or claim.analyzer.name)} at {preset}")
+        with st.container(horizontal=True, gap="small"):
+            if found.runnable_here:
+                st.badge("runs here", color="green", icon=":material/check:")
+            else:
+                st.badge("not runnable here", color="gray", icon=":material/block:",
+                         help=markdown_text(found.why_not or ""))
+            if found.proxy:
+                st.badge(f"{found.bound} runs a proxy", color="orange", icon=":material/compress:")
+    with cost_col:
+        _field("Cost")
+        cost = found.cost_text()
+        st.markdown(markdown_text(cost) if cost else "a CPU run here" if found.runnable_here else "not known")
 
 
 def active_runs_panel(runs: list[RunRecord]) -> None:
@@ -125,6 +173,7 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
             st.markdown(f"- {markdown_text(comparison.text())}")
         if (left_out := paper_values_left_out(claim)) is not None:
             st.caption(left_out)
+    glance_fields(claim, evidence[0] if evidence else None, KnowledgeBase.analyzers())
     if not evidence:
         if claim.analyzer is None:
             st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
@@ -135,28 +184,11 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         return
     latest, earlier = evidence[0], evidence[1:]
     verdict = latest.verdict
-    with st.container(horizontal=True, gap="small"):
-        verdict_badges(latest)
-    if verdict is not None:
+    if verdict is not None:  # why, once: where it would be settled and its cost are fields above
         state = verdict_state(verdict)
-        st.markdown(markdown_text(reason_line(claim, verdict.reason, state.value if state else None)))
-        claimed, regenerated = st.columns(2)
-        with claimed:
-            st.caption("Claimed (expected)")
-            st.markdown(code_span(verdict.expected) if verdict.expected else "—")
-        with regenerated:
-            st.caption("Regenerated (observed)")
-            st.markdown(f"**{markdown_text(observed_text(verdict))}**")
-        claim_scale, evidence_scale = st.columns(2)
-        with claim_scale:
-            st.caption("Claim's scale")
-            st.markdown(markdown_text(claim_scale_text(claim)))
-        with evidence_scale:
-            st.caption("Evidence's scale")
-            # As `kb evidence` says it: a run that could not execute records no scale.
-            scale = verdict.evidence_scale
-            st.markdown(markdown_text(display_scale_text(scale.model_dump(exclude_none=True)))
-                        if scale else "not recorded")
+        _field("Why")
+        st.markdown(markdown_text(reason_line(claim, verdict.reason, state.value if state else None,
+                                              with_settling=False)))
     caveats = caveats_of(latest)
     for caveat in caveats:
         if caveat not in shared:

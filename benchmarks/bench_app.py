@@ -8,6 +8,12 @@ evidence goes stale. Then it renders the Library page (``app/main.py``) with
 ``streamlit.testing.v1.AppTest`` and prints the times. Goal: under 2 s.
 
     .venv/bin/python benchmarks/bench_app.py --n 10000 --verified 0.1
+
+``--pages``: every page's time to content (AppTest: the page switched to and rendered) over the bundled notes
+(each note's page, the Library, Runs, Compare, Tensions, Add / edit, Ask), the first render of each page with the
+caches cleared ("cold") and a rerun ("warm"):
+
+    .venv/bin/python benchmarks/bench_app.py --pages --repeats 2
 """
 
 from __future__ import annotations
@@ -166,6 +172,59 @@ def render_times(folder: Path, repeats: int) -> dict[str, list[float]]:
     return times
 
 
+#: The app's pages besides each note's, with the query they open with.
+PAGES = [("library", {}), ("runs", {}), ("compare", {}), ("tensions", {}), ("edit_note", {}), ("ask", {})]
+
+
+def page_times(repeats: int) -> dict[str, dict[str, list[float]]]:
+    """Time to content of every page over the bundled notes (a fresh home: indexed, nothing run), cold and warm."""
+    import shutil
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    folder = Path(tempfile.mkdtemp(prefix="kb-bench-pages-"))
+    shutil.copytree(ROOT / "papers", folder / "papers")
+    kb = KnowledgeBase(Settings(papers=folder / "papers", home=folder / "home"))
+    kb.index()
+    notes = [row.id for row in kb.library()]
+    kb.engine.dispose()
+    os.environ.update(KB_PAPERS=str(folder / "papers"), KB_HOME=str(folder / "home"), KB_APP_WORKER="false")
+    os.environ.pop("KB_DATABASE_URL", None)
+    from analyzers import registry
+
+    registry.load_all()  # paid once per server process, not per page
+    times: dict[str, dict[str, list[float]]] = {}
+    for page, query in [*PAGES, *(("note", {"id": note}) for note in notes)]:
+        name = f"note {query['id']}" if page == "note" else page
+        times[name] = {"cold": [], "warm": []}
+        for _ in range(repeats):
+            st.cache_data.clear()
+            st.cache_resource.clear()
+            at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=180).run()
+            _wait_for_index()
+            at.query_params.update(query)
+            t0 = time.perf_counter()
+            at.switch_page(f"views/{page}.py").run()
+            times[name]["cold"].append(time.perf_counter() - t0)
+            assert not at.exception, (name, at.exception)
+            t0 = time.perf_counter()
+            at.run()
+            times[name]["warm"].append(time.perf_counter() - t0)
+    shutil.rmtree(folder, ignore_errors=True)
+    return times
+
+
+def print_page_times(times: dict[str, dict[str, list[float]]]) -> None:
+    for name, kinds in times.items():
+        cold, warm = statistics.median(kinds["cold"]), statistics.median(kinds["warm"])
+        verdict = "OK" if max(cold, warm) < GOAL_SECONDS else "MISS"
+        print(f"{name:<58} cold {cold:7.2f} s  warm {warm:7.2f} s  (goal < {GOAL_SECONDS:g} s: {verdict})")
+
+
 def _wait_for_index() -> None:
     """Let the app's background re-index (started by the cold render) finish before timing warm renders."""
     from app.state import index_keeper
@@ -183,7 +242,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, default=None, help="Build here and keep it (reused when present).")
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--pages", action="store_true", help="Every page's time to content over the bundled notes.")
     args = parser.parse_args()
+    if args.pages:
+        print_page_times(page_times(args.repeats))
+        return
     if args.build_only:  # the child process: build, print the build times as name=value lines
         for name, value in build(args.keep, args.n, args.verified, args.seed).items():
             print(f"{name}={value}")

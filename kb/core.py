@@ -570,9 +570,11 @@ class KnowledgeBase:
             except (KeyError, ValueError) as exc:
                 skipped.append((key, str(exc).strip('"')))
                 continue
-            estimate = estimates.estimate(self.engine, analyzer, params[0], scale)
+            estimate = estimates.estimate(self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir)
             planned.append((estimate, key, claim, analyzer, params))
-        # Quick first; of equal estimates, the run building the most cached stages first, so the runs after it
+        # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps this order
+        # by the runs' own times, and a worker stores each run's estimate at its start, first-use stages in it);
+        # of equal estimates, the run building the most cached stages first, so the runs after it
         # that reuse them are marked so (``estimates.sharing``) and sort after every run that has an estimate.
         planned.sort(key=lambda plan: (plan[0].sort_key, -len(plan[3].cached_stages(plan[4][0]))))
         marked = estimates.sharing([(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned])
@@ -585,7 +587,7 @@ class KnowledgeBase:
             for validated in params:
                 run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
                                           device=device, executor=executor, group_id=group, binding=binding_hash(claim),
-                                          priority=priority, expected_seconds=estimate.seconds)
+                                          priority=priority, expected_seconds=estimate.own_seconds)
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
         return queued, skipped
@@ -749,6 +751,10 @@ class KnowledgeBase:
         """The verdict each run's evidence carries (runs without evidence are absent)."""
         return evidence_mod.verdicts_of_runs(self.engine, run_ids)
 
+    def run_metrics(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The metrics each run's evidence holds (runs without evidence are absent)."""
+        return evidence_mod.metrics_of_runs(self.engine, run_ids)
+
     def claim_states(self, note_id: str | None = None) -> dict[str, evidence_mod.ClaimStatus]:
         """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence.claim_states``'s
         rule."""
@@ -787,23 +793,6 @@ def _with_body(note: Note, body: str) -> Note:
     if newline != "\n":
         text = text.replace("\n", newline)
     return notes_mod.parse_note(head + text.encode("utf-8"), note.path)
-
-
-def list_metric_paths(metrics: dict[str, Any], prefix: str = "") -> dict[str, int]:
-    """Dotted paths of the numeric lists in a result (e.g. ``layers.logit_lens_kl``), with their lengths.
-
-    A list counts when every item is a number or null (NaN is stored as null); lists of lists do not.
-    """
-    found: dict[str, int] = {}
-    for key, value in metrics.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict):
-            found.update(list_metric_paths(value, prefix=f"{path}."))
-        elif (isinstance(value, list) and value
-              and all(v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in value)
-              and any(v is not None for v in value)):
-            found[path] = len(value)
-    return found
 
 
 def paper_summary(paper: Paper) -> dict[str, Any]:

@@ -118,6 +118,10 @@ class RunRecord(BaseModel):
     priority: int = Field(default=0, description="0: a person waits on it (interactive); 2: bulk work. Waiting "
                           "raises it (kb.queue.store.order_key).")
     expected_seconds: float | None = Field(default=None, description="Estimated duration when queued, if known.")
+    actual_seconds: float | None = Field(default=None, description="Seconds its last attempt worked, first-use "
+                                         "stages included (None: not ended, or ended before kb kept it).")
+    stages: dict[str, float] = Field(default_factory=dict, description="Seconds each stage of its last attempt "
+                                     "took ('first use: ...' stages, 'run').")
     status: RunStatus = Field(description="Queue state.")
     progress: float = Field(default=0.0, ge=0, le=1, description="Fraction done, 0 to 1.")
     message: str | None = Field(default=None, description="Latest progress message.")

@@ -32,6 +32,8 @@ class NoopParams(AnalyzerParams):
                             "long loops do, instead of at every step (to test the progress bound).")
     log_file: str | None = Field(default=None, description="Append 'start VALUE' and 'end VALUE' lines to this "
                                  "file (to count executions from the analyzer's own side).")
+    curve_steps: int = Field(default=0, ge=0, le=10_000, description="Also record a per-step series "
+                             "'loss_by_step' of this many steps, value / (step + 1) (to test the run's curves).")
 
 
 class NoopResult(AnalyzerResult):
@@ -39,6 +41,7 @@ class NoopResult(AnalyzerResult):
 
     # exact by construction: the value given, echoed (a claim on it is settled without an error bar)
     value: float = metric(description="the 'value' parameter, echoed", exact=True)
+    loss_by_step: list[float] | None = Field(default=None, description="value / (step + 1) per step, when asked")
 
 
 @register
@@ -91,7 +94,9 @@ class Noop(Analyzer[NoopParams, NoopResult]):
 
             Image.new("RGB", (64, 16), (40, 120, 200)).save(ctx.out_dir / "value.png")
             artifacts.append("value.png")
-        return NoopResult(value=value, scale=EvidenceScale(name="smoke"), artifacts=artifacts, notes=notes)
+        curve = [value / (step + 1) for step in range(params.curve_steps)] if params.curve_steps else None
+        return NoopResult(value=value, loss_by_step=curve, scale=EvidenceScale(name="smoke"), artifacts=artifacts,
+                          notes=notes)
 
 
 def _log(params: NoopParams, event: str) -> None:

@@ -170,7 +170,7 @@ def test_note_page_shows_latest_evidence_and_history(app_env: AppEnv) -> None:
     shown = badges(at)
     assert any(b.startswith(":red-badge[") and "refuted" in b for b in shown), shown
     texts = [m.value for m in at.markdown]
-    assert "`value > 2.0`" in texts and "**1.5**" in texts  # claimed against regenerated
+    assert "**1.5** · expects `value > 2.0`" in texts  # regenerated against claimed, in the Verdict field
     frames = [d.value for d in at.dataframe]  # read-only tables carry no key in AppTest
     provenance = next(f for f in frames if "field" in f.columns and "device" in set(f["field"]))
     assert {"device", "analyzer", "kb", "python", "wall time"} <= set(provenance["field"])

@@ -173,11 +173,12 @@ def test_claim_scale_is_said_the_same_way_on_both_sides(glance: AppEnv) -> None:
     at = open_app("note", id="glance")
     assert not at.exception, at.exception
     texts = claim_card_texts(at, "big-model")
-    assert "**Claim's scale** 650M parameters · UniRef50" in texts  # the claim's side
-    right = texts.index("Claim's scale")  # the side that sets it against the evidence's scale
-    assert texts[right + 1] == "650M parameters · UniRef50"
-    assert not any("not stated" in t for t in texts), texts  # though the run that could not execute recorded none
-    assert texts[texts.index("Evidence's scale") + 1] == "not recorded"
+    # one labelled field sets the claim's scale against the evidence's, said once on the card
+    field = texts.index("Scale: claim · evidence")
+    # a run that could not execute records none
+    assert texts[field + 1] == "claim: 650M parameters · UniRef50 · evidence: not recorded"
+    assert sum("650M parameters · UniRef50" in t for t in texts) == 1, texts
+    assert not any("not stated" in t for t in texts), texts
 
 
 def test_claim_plots_span_the_card(glance: AppEnv) -> None:

@@ -21,10 +21,12 @@ from tests.helpers.app_env import ROOT
 from tests.helpers.browser import (  # noqa: F401 - browser: a fixture
     ARTIFACTS,
     Served,
+    at_width,
     browser,
     idle,
     serve,
     shot,
+    sideways_scroll,
     wait_css,
     wait_text,
 )
@@ -36,7 +38,6 @@ pytestmark = pytest.mark.browser
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 
-WIDTH = 1400
 QUICK_CLAIMS, QUICK_SECONDS = 3, 4.0  # each run outlasts the app's 3 s poll, so each verdict lands on its own
 
 
@@ -48,14 +49,6 @@ def app_env(worker: bool) -> dict[str, str]:
     return env
 
 
-def at_width(driver: WebDriver, width: int = WIDTH, height: int = 1300) -> None:
-    """Make the page itself (not the window around it) ``width`` px wide."""
-    driver.set_window_size(width, height)
-    inner = driver.execute_script("return window.innerWidth")
-    driver.set_window_size(2 * width - inner, height)
-    assert driver.execute_script("return window.innerWidth") == width
-
-
 def library_rows(driver: WebDriver) -> dict[str, list[str]]:
     """The Library table as the grid holds it (its accessible copy of every cell): note cell -> the row's cells."""
     rows = driver.execute_script(
@@ -63,13 +56,6 @@ def library_rows(driver: WebDriver) -> dict[str, list[str]]:
         "if (!t) return [];"
         "return [...t.querySelectorAll('tbody tr')].map(r => [...r.querySelectorAll('td')].map(c => c.innerText));")
     return {cells[0]: cells for cells in rows if cells}
-
-
-def sideways_scroll(driver: WebDriver) -> int:
-    """How far the Library's grid could scroll sideways (0: every column is in view)."""
-    return int(driver.execute_script(
-        "const s = document.querySelector('[data-testid=\"stDataFrame\"] .dvn-scroller');"
-        "return s.scrollWidth - s.clientWidth;"))
 
 
 @pytest.fixture
@@ -109,9 +95,9 @@ def test_browser_library_at_1400_and_a_claim_card(glance_app: Served, browser: W
     card = browser.find_element(By.CSS_SELECTOR, ".st-key-claim_first")
     natural, shown = browser.execute_script("return [arguments[0].naturalWidth, arguments[0].clientWidth]", image)
     assert natural == 900 and shown >= min(natural, 0.9 * (card.size["width"] - 40)), (natural, shown, card.size)
-    # Said the same way on the claim's side and beside the evidence's scale; never "not stated".
+    # Said once, beside the evidence's scale in one labelled field; never "not stated".
     big = browser.find_element(By.CSS_SELECTOR, ".st-key-claim_big-model").text
-    assert big.count("650M parameters · UniRef50") == 2 and "not stated" not in big, big
+    assert big.count("650M parameters · UniRef50") == 1 and "not stated" not in big, big  # in its Scale field
     captions = [c.text for c in browser.find_elements(By.CSS_SELECTOR, '[data-testid="stCaptionContainer"]')]
     assert sum(SHARED[0] in c for c in captions) == 1, captions  # the shared caveats, once for the note
     caveats = browser.find_element(By.CSS_SELECTOR, ".st-key-note_caveats")

@@ -11,6 +11,7 @@ can probe it, and if not, why. Nothing here imports kb: the KB home comes from t
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -147,6 +148,31 @@ BUILTINS: dict[str, TinyRecipe] = {
         num_layers=8, width=128, num_heads=8, steps=600, learning_rate=2e-3
     ),
 }
+
+
+#: Seconds training each built-in takes on the reference machine (2 CPU cores, idle): its first-use stage
+#: (``DepthProbe.first_use``), paid once per cache folder.
+TRAIN_SECONDS: dict[str, float] = {
+    # 70 s for 4x64 on the 2-core machine under a load of ~3 (2-4x slower than idle), half of it for 2x64
+    "builtin:esm-designed-2x64": 10.0,
+    "builtin:esm-designed-4x64": 20.0,
+    "builtin:esm-designed-8x64": 40.0,
+    "builtin:esm-designed-8x128": 300.0,  # three times the steps, twice the batch, twice the width of 8x64
+}
+
+
+def builtin_folder(name: str, seed: int, cache: Path) -> Path:
+    """Where the built-in ``name`` trained with ``seed`` is kept under ``cache``: keyed by its recipe and the
+    corpus's hash, so a changed recipe or corpus trains anew."""
+    from analyzers.depth.data import DESIGNED_FASTA, file_sha256
+
+    key = hashlib.sha256(json.dumps([asdict(BUILTINS[name]), seed, file_sha256(DESIGNED_FASTA), 2]).encode())
+    return Path(cache) / f"{name.split(':', 1)[1]}-seed{seed}-{key.hexdigest()[:12]}"
+
+
+def is_trained(folder: Path) -> bool:
+    """Whether a built-in's folder holds a finished training (its ``training.json`` is written last)."""
+    return (folder / "training.json").is_file()
 
 
 def describe(name: str) -> str:

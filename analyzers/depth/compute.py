@@ -45,9 +45,11 @@ from analyzers.depth.spec import (
     DepthProbe,
     DepthProbeParams,
     DepthProbeResult,
+    untrained,
 )
 from analyzers.depth.uncertainty import family_trend, probe_estimates
 from analyzers.files import json_safe
+from analyzers.progress import MAIN_STAGE, first_use_stage
 from schemas.run import EvidenceScale
 
 
@@ -366,14 +368,34 @@ def _probe_one(
     )
 
 
+def train_first(params: DepthProbeParams, ctx: RunContext) -> RunContext:
+    """Train the built-ins the run needs that the cache lacks, each as its own first-use stage (the first 30 %
+    of the bar), then enter the run's own stage; the context the probes report through (the rest of the bar).
+    Without a cache folder nothing outlives the run: the probe trains in its scratch folder, one stage."""
+    if ctx.cache_dir is None:
+        return ctx
+    pending = untrained(params, Path(ctx.cache_dir))
+    for index, model in enumerate(pending):
+        share = ctx.within(0.3 * index / len(pending), 0.3 * (index + 1) / len(pending))
+        share.enter_stage(first_use_stage(f"training {model}"))
+        tiny.trained_tiny_esm(model, seed=params.seed, report=share.report, cache=Path(ctx.cache_dir) / "depth")
+    if not pending:
+        return ctx
+    ctx.enter_stage(MAIN_STAGE)
+    return ctx.within(0.3, 1.0)
+
+
 def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
-    """``depth.probe``: probe one model (or each of ``models``, one sub-folder each) into ``ctx.out_dir``."""
+    """``depth.probe``: probe one model (or each of ``models``, one sub-folder each) into ``ctx.out_dir``; each
+    model's report fills its share of the bar, so the bar never moves back at the next model."""
+    ctx = train_first(params, ctx)
     if params.models:
         results = []
-        for model in params.models:
+        for index, model in enumerate(params.models):
             folder = ctx.out_dir / model.replace("/", "--").replace(":", "-")
+            share = ctx.within(index / len(params.models), (index + 1) / len(params.models))
             one = probe_one(
-                params.model_copy(update={"model": model, "models": []}), ctx, folder, title=model
+                params.model_copy(update={"model": model, "models": []}), share, folder, title=model
             )
             one.artifacts = [f"{folder.name}/{name}" for name in one.artifacts]
             results.append(one)

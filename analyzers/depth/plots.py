@@ -12,6 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from analyzers.ticks import plain_ticks
+
 
 def _array(values: Any) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=float) if values else np.array([])
@@ -21,6 +23,7 @@ def _save(fig: Any, out_dir: Path, stem: str) -> list[str]:
     for ax in fig.axes:
         if "relative" not in ax.get_xlabel() and ax.get_xscale() == "linear":
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    plain_ticks(fig)
     fig.tight_layout()
     names = [f"{stem}.png", f"{stem}.svg"]
     fig.savefig(out_dir / names[0], dpi=110)

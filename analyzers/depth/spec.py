@@ -23,6 +23,7 @@ model, the less its later layers change the output relative to its earlier ones.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -38,7 +39,8 @@ from analyzers.base import (
     metric,
     operator_only,
 )
-from analyzers.depth.catalog import BUILTINS
+from analyzers.depth.catalog import BUILTINS, TRAIN_SECONDS, builtin_folder, is_trained
+from analyzers.progress import first_use_stage
 from analyzers.registry import register
 
 DEFAULT_MODEL = "builtin:esm-designed-4x64"
@@ -296,6 +298,18 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer).
     gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
 
+    def first_use(self, params: DepthProbeParams, cache_dir: Path) -> list[tuple[str, float]]:
+        """Training each built-in model the run probes that ``cache_dir`` does not hold yet (``untrained``)."""
+        return [(first_use_stage(f"training {model}"), TRAIN_SECONDS[model])
+                for model in untrained(params, cache_dir)]
+
+
+def untrained(params: DepthProbeParams, cache_dir: Path) -> list[str]:
+    """The built-in models a probe run names (``model`` or ``models``) not yet trained under ``cache_dir``."""
+    models = params.models or [params.model]
+    return [model for model in dict.fromkeys(models)
+            if model in BUILTINS and not is_trained(builtin_folder(model, params.seed, cache_dir / "depth"))]
+
 
 class DepthSweepParams(AnalyzerParams):
     """Depths, parameter and token budgets, corpus, optimisation and the convergence rule of the sweep."""
@@ -512,7 +526,6 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     scale_ignored_fields = frozenset({"gradient_checkpointing", "checkpoint_every", "probe_batch_size"})
     # 5 depths x 650M parameters x 20 tokens per parameter (about 6 N D = 5e19 FLOPs a depth) at ~40 % of an
     # H100.
-    gpu_hours = {"paper": 500.0}
     scales = {
         "smoke": {"tokens_per_parameter": 2, "head_size": 8, "batch_tokens": 2048},
         "small": SMALL_SWEEP,
@@ -539,8 +552,10 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     }
     # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from
     # the preset's size (h100_sweep_seconds): 5 depths x 198,365 steps x 1.7 s = 1.7e6 s, about 20 days
-    # (gpu_hours' rounder 500 h). Where past runs of it were timed, kb.evidence.estimates uses those instead.
+    # (gpu_hours: the same figure in hours, so every surface quotes one cost). Where past runs of it were timed,
+    # kb.evidence.estimates uses those instead.
     expected_seconds = {"paper": h100_sweep_seconds(scales["paper"])}
+    gpu_hours = {"paper": float(round(h100_sweep_seconds(scales["paper"]) / 3600))}
 
     def preflight(self, params: DepthSweepParams) -> None:
         """Refuse, on a CPU, a sweep an H100 needs over an hour for (``kb verify`` asks for the CPU unless

@@ -12,7 +12,6 @@ naming the built-ins needs no torch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict
@@ -21,7 +20,7 @@ from typing import Any
 
 import torch
 
-from analyzers.depth.catalog import BUILTINS, TinyRecipe, describe
+from analyzers.depth.catalog import BUILTINS, TinyRecipe, builtin_folder, describe, is_trained
 from analyzers.depth.data import (
     AMINO_ACIDS,
     DESIGNED_FASTA,
@@ -52,9 +51,8 @@ def trained_tiny_esm(
     """Folder of the built-in trained tiny ESM ``name`` (trained on first use, then cached in ``cache``)."""
     recipe = BUILTINS[name]
     corpus_hash = file_sha256(DESIGNED_FASTA)
-    key = hashlib.sha256(json.dumps([asdict(recipe), seed, corpus_hash, 2]).encode()).hexdigest()[:12]
-    root = Path(cache) / f"{name.split(':', 1)[1]}-seed{seed}-{key}"
-    if (root / "training.json").is_file():
+    root = builtin_folder(name, seed, cache)
+    if is_trained(root):
         return root
     from transformers import EsmForMaskedLM, EsmTokenizer
 

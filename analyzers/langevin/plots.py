@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from analyzers.ticks import plain_ticks
+
 
 def _pyplot():  # noqa: ANN202 - matplotlib's module
     import matplotlib
@@ -73,6 +75,7 @@ def plot_sweep(
         axes[row, 2].set_title("band: ES seeds' range; hollow: not equilibrated", fontsize=8)
     axes[0, 0].legend()
     axes[0, 2].legend(fontsize=6, loc="upper left")
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -95,6 +98,7 @@ def plot_similarity(path: Path, histograms: dict[str, dict[str, np.ndarray]], ti
         axis.set_ylabel("density")
         axis.set_title(f"{model} ({title})")
         axis.legend(fontsize=6, ncol=2)
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -113,6 +117,7 @@ def plot_attention(path: Path, attention: np.ndarray, contacts: np.ndarray, titl
     for axis in axes:
         axis.set_xlabel("j")
         axis.set_ylabel("i")
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -138,6 +143,7 @@ def plot_precision(
     axis.set_xlabel("T")
     axis.set_ylabel("precision")
     axis.legend(fontsize=7)
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
@@ -154,6 +160,7 @@ def plot_design(path: Path, summary: dict[str, Any]) -> None:
     axes[1].plot(temperatures, summary["acceptance_swap"], "o-")
     axes[1].set_xlabel("design temperature")
     axes[1].set_ylabel("swap acceptance")
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

@@ -23,6 +23,7 @@ import numpy as np
 from analyzers.base import AnalyzerResult
 from analyzers.langevin.checks import thermostat_state
 from analyzers.langevin.convergence import RHAT_LIMIT, chain_diagnostics
+from analyzers.ticks import plain_ticks
 
 FIGURE = "sampler_diagnostics.png"
 
@@ -124,6 +125,7 @@ def plot_sampler_diagnostics(
         _log_scales(axis, log_y)
         axis.set_xlabel("T")
         axis.legend(fontsize=6)
+    plain_ticks(figure)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

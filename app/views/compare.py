@@ -17,9 +17,9 @@ import streamlit as st
 
 from app.state import setup
 from app.widgets import empty_state
-from kb.core import list_metric_paths
 from kb.display import format_count
 from kb.evidence import curves as curves_mod
+from kb.evidence.curves import list_metric_paths
 from kb.evidence.verdicts import resolve_metric
 from schemas import EvidenceRecord, RunRecord
 

@@ -70,7 +70,7 @@ def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
               + (f": job(s) {', '.join(jobs.values())}." if jobs else "."))
         return
     info = worker().ensure()
-    where = (f"the background worker (pid {info.pid}) runs them" if info is not None
+    where = (f"{info.runner()} runs them" if info is not None
              else "no worker is running here: start one with `kb worker --forever`")
     flash("success", f"Queued {len(queued)} run(s) for {what}; {where}.")
 

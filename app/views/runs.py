@@ -1,19 +1,26 @@
-"""Runs: the queue with live progress, a run's parameters and log, cancel and retry.
+"""Runs: the queue with live progress, chosen metric columns, sorting and filtering by a metric (as MLflow's run
+table does); a run's parameters, log, estimate against its actual time, and the curves it recorded; cancel, retry.
 
 The table and the selected run's details live in a fragment that reruns every two seconds, so
-progress moves without reloading the page. Runs are executed by the background worker, never here.
+progress moves without reloading the page. Runs are executed by a worker (the app's background one, or a
+``kb demo`` / ``kb worker`` in a terminal), never here.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from typing import Any
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
+from analyzers.progress import duration_text, is_first_use
 from app.state import setup, show_flash, worker
 from app.widgets import RUN_STYLE, STATE_CSS, STATE_HELP, empty_state, run_badge, state_badge
 from kb.display import NOT_RUNNABLE, code_span, markdown_text, run_status
+from kb.evidence import curves
 from kb.evidence.claim_states import label, verdict_state
 from kb.queue import daemon, slurm
 from schemas import RunRecord, RunStatus, Verdict, VerdictKind
@@ -46,15 +53,72 @@ def verdict_text(verdict: Verdict | None) -> str:
     return label(state.value) if state is not None else ""
 
 
-def duration(run: RunRecord) -> str:
-    """How long the run took (or has been running)."""
+def seconds_taken(run: RunRecord) -> float | None:
+    """Seconds the run worked (its stored actual time), or has been running; None before it started."""
+    if run.actual_seconds is not None:
+        return run.actual_seconds
     if run.started_at is None:
-        return ""
+        return None
     end = run.finished_at or dt.datetime.now(dt.UTC)
     start = run.started_at if run.started_at.tzinfo else run.started_at.replace(tzinfo=dt.UTC)
     end = end if end.tzinfo else end.replace(tzinfo=dt.UTC)
-    seconds = (end - start).total_seconds()
+    return (end - start).total_seconds()
+
+
+def duration(run: RunRecord) -> str:
+    """How long the run took (or has been running)."""
+    seconds = seconds_taken(run)
+    if seconds is None:
+        return ""
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def timing_text(run: RunRecord) -> str:
+    """'estimated 12 s · took 20 s (first use: training builtin:... 14 s; run 6 s)': the estimate against the
+    actual time, stage by stage, as the run stored them."""
+    parts = [f"estimated {duration_text(run.expected_seconds)}" if run.expected_seconds is not None
+             else "no estimate"]
+    if run.actual_seconds is not None:
+        took = f"took {duration_text(run.actual_seconds)}"
+        if len(run.stages) > 1 or any(is_first_use(name) for name in run.stages):
+            took += " (" + "; ".join(f"{name} {duration_text(sec)}" for name, sec in run.stages.items()) + ")"
+        parts.append(took)
+    return " · ".join(parts)
+
+
+def metric_options(runs: list[RunRecord], metrics: dict[str, dict[str, Any]]) -> list[str]:
+    """The declared metrics (``Analyzer.metrics``) of the runs' analyzers that some run holds a number for."""
+    declared = kb.analyzers()
+    found: dict[str, None] = {}
+    for run in runs:
+        analyzer = declared.get(run.analyzer)
+        recorded = metrics.get(run.id)
+        if analyzer is None or not recorded:
+            continue
+        for name in analyzer.metrics:
+            if curves.scalar(recorded, name) is not None:
+                found.setdefault(name)
+    return sorted(found)
+
+
+def curves_panel(run: RunRecord, metrics: dict[str, Any]) -> None:
+    """Every series the run recorded (per step, layer, temperature, depth), one chosen at a time, with its axis
+    in plain numbers."""
+    found = curves.series(metrics)
+    if not found:
+        return
+    by_path = {one.path: one for one in found}
+    chosen = st.selectbox("Curve", list(by_path), key=f"run_curve_{run.id}",
+                          help="Every list of numbers the run recorded, against its axis (kb.evidence.curves)")
+    one = by_path[chosen or found[0].path]
+    frame = pd.DataFrame({"x": one.x, "value": one.y})
+    chart = (alt.Chart(frame).mark_line(point=True)
+             .encode(x=alt.X("x:Q", title=one.axis, axis=alt.Axis(format="~g")),
+                     y=alt.Y("value:Q", title=one.path, scale=alt.Scale(zero=False), axis=alt.Axis(format="~g")),
+                     tooltip=[alt.Tooltip("x:Q", title=one.axis, format=".4~g"),
+                              alt.Tooltip("value:Q", title=one.path, format=".4~g")])
+             .properties(height=260))
+    st.altair_chart(chart, key=f"run_curve_chart_{run.id}")
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -132,8 +196,7 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
             times.append(f"started {run.started_at:%H:%M:%S}")
         if run.finished_at:
             times.append(f"ended {run.finished_at:%H:%M:%S}")
-        if run.started_at:
-            times.append(duration(run))
+        times.append(timing_text(run))
         st.caption(" · ".join(times))
         if not_runnable(verdict) and verdict is not None:
             st.warning(f"Not runnable here: {markdown_text(verdict.reason)}", icon=":material/block:")
@@ -144,6 +207,9 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
             st.progress(run.progress, text=markdown_text(waiting or run.message or "running"))
         elif run.status is RunStatus.queued:
             st.progress(0.0, text=markdown_text(f"queued: {waiting}" if waiting else "waiting for a worker"))
+        recorded = kb.run_metrics([run.id]).get(run.id)
+        if recorded:
+            curves_panel(run, recorded)
         params_col, log_col = st.columns([2, 3])
         with params_col:
             st.caption("Parameters")
@@ -161,8 +227,76 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
                 st.code(run.message or "(none yet)", language=None)
 
 
+@dataclass(frozen=True)
+class View:
+    """What the person chose above the table: filters, metric columns, the sort."""
+
+    statuses: list[str]
+    analyzer: str | None
+    claim_filter: str
+    metrics: list[str]
+    sort: str
+    descending: bool
+    condition: tuple[str, str, float] | None
+
+
+NEWEST = "queued"
+TOOK = "took (s)"
+
+
+def table(runs: list[RunRecord], verdicts: dict[str, Verdict | None], statuses_shown: dict[str, str],
+          metrics: dict[str, dict[str, Any]], view: View) -> pd.DataFrame:
+    """One row per run: status, verdict, claim, analyzer, progress, message, time, the chosen metrics; sorted."""
+    jobs = scheduler_states(tuple(r.job_id for r in runs if r.job_id))
+
+    def message(run: RunRecord) -> str:
+        verdict = verdicts.get(run.id)
+        if not_runnable(verdict) and verdict is not None:
+            return verdict.reason  # why it could not run, not the last progress message
+        return (run.error.splitlines()[0] if run.error else run.message) or ""
+
+    frame = pd.DataFrame([{
+        "status": statuses_shown[r.id], "verdict": verdict_text(verdicts.get(r.id)),
+        "claim": r.claim_key or "—", "analyzer": r.analyzer,
+        # A run that never executed has no progress to show (never "succeeded 100%").
+        "progress": None if statuses_shown[r.id] == NOT_RUNNABLE else r.progress,
+        "message": message(r), TOOK: seconds_taken(r),
+        **{name: curves.scalar(metrics.get(r.id, {}), name) for name in view.metrics},
+        "queued": r.created_at.strftime("%m-%d %H:%M"), "device": r.device,
+        "job": f"{r.job_id} {jobs.get(r.job_id, 'gone').lower()}" if r.job_id else "", "id": r.id,
+    } for r in runs])
+    if view.sort != NEWEST and view.sort in frame.columns:
+        frame = frame.sort_values(view.sort, ascending=not view.descending, na_position="last", kind="stable")
+    elif not view.descending:
+        frame = frame.iloc[::-1]
+    return frame.reset_index(drop=True)
+
+
+def column_config(frame: pd.DataFrame, metrics: list[str]) -> dict[str, Any]:
+    """Widths that keep the table within a 1400 px window beside the sidebar with two metric columns (the browser
+    test measures it); each metric past two takes its room from the claim and the message."""
+    squeeze = 45 * max(0, len(metrics) - 2)
+    config: dict[str, Any] = {
+        "status": st.column_config.TextColumn("Status", width=95),
+        "verdict": st.column_config.TextColumn("Verdict", width=105, help="What the run's evidence says of its claim"),
+        "claim": st.column_config.TextColumn("Claim", width=max(110, 180 - squeeze // 2)),
+        "analyzer": st.column_config.TextColumn("Analyzer", width=105),
+        "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
+                                                    width=80),
+        "message": st.column_config.TextColumn("Message", width=max(90, 165 - squeeze // 2)),
+        TOOK: st.column_config.NumberColumn("Took (s)", format="%.1f", width=70,
+                                            help="Seconds the run worked (first-use stages included)"),
+        "queued": st.column_config.TextColumn("Queued", width=90),
+        "device": st.column_config.TextColumn("Device", width=55),
+        "job": st.column_config.TextColumn("Slurm job", width=110, help="Job id and the scheduler's state"),
+    }
+    for name in metrics:
+        config[name] = st.column_config.NumberColumn(name, format="%.4g", width=95, help=f"Metric {name}")
+    return config
+
+
 @st.fragment(run_every=POLL_SECONDS)
-def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
+def queue(view: View) -> None:
     """The run table and the selected run, refreshed every POLL_SECONDS."""
     runs = kb.runs(limit=500)
     verdicts = kb.run_verdicts([r.id for r in runs if r.status is RunStatus.succeeded])
@@ -176,9 +310,12 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
                 continue
             colour, icon = RUN_STYLE[status]
             st.badge(f"{count} {status}", color=colour, icon=icon)  # type: ignore[arg-type]
-    shown = [r for r in runs if (not statuses or r.status.value in statuses)
-             and (analyzer is None or r.analyzer == analyzer)
-             and (not claim_filter or claim_filter.lower() in (r.claim_key or "").lower())]
+    metrics = kb.run_metrics([r.id for r in runs if r.id in verdicts])
+    condition = view.condition
+    shown = [r for r in runs if (not view.statuses or r.status.value in view.statuses)
+             and (view.analyzer is None or r.analyzer == view.analyzer)
+             and (not view.claim_filter or view.claim_filter.lower() in (r.claim_key or "").lower())
+             and (condition is None or curves.holds(metrics.get(r.id, {}), condition))]
     if not runs:
         empty_state("No runs yet. Open a note and click **Re-verify**, or run `kb verify NOTE` in a shell.",
                     icon=":material/play_circle:")
@@ -186,44 +323,17 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
     if not shown:
         empty_state("No run matches these filters.", icon=":material/filter_alt_off:")
         return
-    jobs = scheduler_states(tuple(r.job_id for r in shown if r.job_id))
-    def message(run: RunRecord) -> str:
-        verdict = verdicts.get(run.id)
-        if not_runnable(verdict) and verdict is not None:
-            return verdict.reason  # why it could not run, not the last progress message
-        return (run.error.splitlines()[0] if run.error else run.message) or ""
-
-    frame = pd.DataFrame([{
-        "status": statuses_shown[r.id], "verdict": verdict_text(verdicts.get(r.id)),
-        "claim": r.claim_key or "—", "analyzer": r.analyzer,
-        # A run that never executed has no progress to show (never "succeeded 100%").
-        "progress": None if statuses_shown[r.id] == NOT_RUNNABLE else r.progress,
-        "message": message(r),
-        "device": r.device, "queued": r.created_at.strftime("%m-%d %H:%M:%S"), "took": duration(r),
-        "job": f"{r.job_id} {jobs.get(r.job_id, 'gone').lower()}" if r.job_id else "", "id": r.id,
-    } for r in shown])
+    frame = table(shown, verdicts, statuses_shown, metrics, view)
+    order = ["status", "verdict", "claim", "analyzer", "progress", "message", TOOK, *view.metrics]
+    if frame["job"].any():
+        order.append("job")
     nonce = st.session_state.get("runs_table_nonce", 0)
     verdict_css = {label(state): css for state, css in STATE_CSS.items()}
     styled = (frame.style.map(lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"])
               .map(lambda v: f"color: {verdict_css.get(v, '#000')}; font-weight: 600", subset=["verdict"]))
     selection = st.dataframe(
         styled, key=f"runs_table_{nonce}", hide_index=True, on_select="rerun", selection_mode="single-row",
-        height=min(38 + 35 * len(frame), 420),
-        column_config={
-            "status": st.column_config.TextColumn("Status", width=100),
-            "verdict": st.column_config.TextColumn("Verdict", width=130,
-                                                   help="What the run's evidence says of its claim"),
-            "claim": st.column_config.TextColumn("Claim", width=260),
-            "analyzer": st.column_config.TextColumn("Analyzer", width=120),
-            "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
-                                                        width="small"),
-            "message": st.column_config.TextColumn("Message", width="medium"),
-            "device": st.column_config.TextColumn("Device", width=60),
-            "queued": st.column_config.TextColumn("Queued", width=110),
-            "took": st.column_config.TextColumn("Took", width=70),
-            "job": st.column_config.TextColumn("Slurm job", width=110, help="Job id and the scheduler's state"),
-            "id": st.column_config.TextColumn("Run id", width="small"),
-        })
+        height=min(38 + 35 * len(frame), 420), column_order=order, column_config=column_config(frame, view.metrics))
     rows = selection.selection.rows if selection else []
     if rows:
         st.session_state["run_id"] = frame.iloc[rows[0]]["id"]
@@ -231,7 +341,7 @@ def queue(statuses: list[str], analyzer: str | None, claim_filter: str) -> None:
     run_id = wanted or st.session_state.get("run_id")
     chosen = next((r for r in runs if r.id == run_id), None) or (kb.get_run(run_id) if run_id else None)
     if chosen is None:
-        st.caption("Select a run to see its parameters, log, and to cancel or retry it.")
+        st.caption("Select a run to see its parameters, log, curves, and to cancel or retry it.")
         return
     details(chosen, verdicts.get(chosen.id) if chosen.id in verdicts else kb.run_verdicts([chosen.id]).get(chosen.id))
 
@@ -241,9 +351,9 @@ st.title("Runs")
 info = worker().status()
 with st.container(horizontal=True, gap="small", vertical_alignment="center"):
     if info is not None:
-        st.badge(f"Background worker running · pid {info.pid}", color="green", icon=":material/play_circle:")
-        st.caption(f"since {info.started_at.replace('T', ' ').split('+')[0]} UTC · runs survive closing the tab "
-                   "and restarting the app")
+        kind = "Worker running in a terminal" if info.foreground else "Background worker running"
+        st.badge(f"{kind} · pid {info.pid}", color="green", icon=":material/play_circle:")
+        st.caption(f"since {info.started_at.replace('T', ' ').split('+')[0]} UTC · {info.words()}")
     else:
         st.badge("No background worker is running", color="gray", icon=":material/pause_circle:")
         if worker().settings.app_worker:
@@ -261,4 +371,20 @@ analyzer_choice = f2.selectbox("Analyzer", ["(any)", *kb.analyzers()], key="runs
                                persist_state="session")
 claim_filter = f3.text_input("Claim contains", key="runs_claim", persist_state="session",
                              placeholder="note id or claim id")
-queue(statuses, None if analyzer_choice == "(any)" else analyzer_choice, claim_filter.strip())
+every_run = kb.runs(limit=500)
+options = metric_options(every_run, kb.run_metrics([r.id for r in every_run if r.status is RunStatus.succeeded]))
+m1, m2, m3, m4 = st.columns([3, 2, 1.3, 2], vertical_alignment="bottom")
+chosen_metrics = m1.multiselect("Metric columns", options, default=options[:2], key="runs_metrics",
+                                placeholder="no metric yet" if not options else "choose metrics")
+sort = m2.selectbox("Sort by", [NEWEST, *chosen_metrics, TOOK], key="runs_sort")
+descending = m3.toggle("Descending", value=True, key="runs_descending")
+condition_text = m4.text_input("Metric filter", key="runs_condition", placeholder="e.g. value > 2",
+                               help="METRIC OP NUMBER: runs whose evidence holds that metric and meets it")
+condition = None
+if condition_text.strip():
+    try:
+        condition = curves.parse_condition(condition_text)
+    except curves.BadCondition as exc:
+        st.warning(str(exc), icon=":material/filter_alt_off:")
+queue(View(statuses, None if analyzer_choice == "(any)" else analyzer_choice, claim_filter.strip(), chosen_metrics,
+           sort or NEWEST, descending, condition))

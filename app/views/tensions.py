@@ -35,7 +35,7 @@ def settle(kb: KnowledgeBase, tension_id: str) -> None:
         flash("warning", f"Skipped `{claim_key}`: {reason}")
     if queued:
         info = worker().ensure()
-        where = (f"the background worker (pid {info.pid}) runs them" if info is not None
+        where = (f"{info.runner()} runs them" if info is not None
                  else "no worker is running here: start one with `kb worker --forever`")
         flash("success", f"Queued {len(queued)} run(s) to settle {tension_id}; {where}.")
 

@@ -38,7 +38,7 @@ def run_analyzer(
     from analyzers import registry
     from analyzers.base import Cancelled, InvalidResult, NotRunnable, result_record
     from analyzers.overrides import model_error_line, split_pairs, typed_overrides
-    from kb.evidence.estimates import with_time_left
+    from kb.evidence.estimates import StagedClock, estimate, with_left
     from kb.evidence.verdicts import unresolved_reason
 
     analyzers = registry.load_all()
@@ -69,12 +69,20 @@ def run_analyzer(
             task = bar.add_task(escape(name), total=1.0)
 
             started = time.perf_counter()
+            kb = make_kb(None, home, None)
+            # The bar over the run's stages, weighted by their estimates (a first-use stage included), never
+            # moving back; the time left from each stage's own pace (as the worker shows it).
+            clock = StagedClock()
+            clock.expect(estimate(kb.engine, analyzer, params, cache_dir=kb.settings.resolved_cache_dir))
 
             def progress(fraction: float, message: str) -> None:
-                said = with_time_left(message, time.perf_counter() - started, fraction, None)
-                bar.update(task, completed=fraction, description=escape(f"{name}: {said}"[:70]))
+                shown, left = clock.update(fraction, time.perf_counter() - started)
+                bar.update(task, completed=shown, description=escape(f"{name}: {with_left(message, left)}"[:70]))
 
-            result = analyzer.run(params, make_kb(None, home, None).job_config.run_context(out_dir, progress))
+            def on_stage(stage: str, until: float) -> None:
+                clock.enter(stage, until, time.perf_counter() - started)
+
+            result = analyzer.run(params, kb.job_config.run_context(out_dir, progress, on_stage=on_stage))
     except NotRunnable as exc:
         err_console.print(f"[yellow]not runnable here[/]: {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(3) from None

@@ -322,6 +322,16 @@ def verdicts_of_runs(engine: Engine, run_ids: list[str]) -> dict[str, Verdict | 
     return {run_id: Verdict.model_validate_json(text) if text else None for run_id, text in rows}
 
 
+def metrics_of_runs(engine: Engine, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The metrics each run's evidence holds, by run id (runs that left no evidence are absent)."""
+    if not run_ids:
+        return {}
+    with Session(engine) as session:
+        rows = session.execute(sa_select(col(Evidence.run_id), col(Evidence.metrics_json))
+                               .where(col(Evidence.run_id).in_(run_ids))).all()
+    return {run_id: json.loads(text) if text else {} for run_id, text in rows}
+
+
 @dataclass(frozen=True)
 class PaperComparison:
     """One value the paper reports for a claim beside kb's value of the same metric (mean and interval over the

@@ -10,6 +10,11 @@ metric is never drawn against layer depth.
 
 from __future__ import annotations
 
+import math
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 RELATIVE_DEPTH = "relative depth"
@@ -86,3 +91,89 @@ def axes(metrics: dict[str, Any], path: str) -> dict[str, list[float]]:
                 found[key[:-1]] = [float(v) for v in value]
                 break
     return found or {INDEX: positions}
+
+
+def list_metric_paths(metrics: dict[str, Any], prefix: str = "") -> dict[str, int]:
+    """Dotted paths of the numeric lists in a result (e.g. ``layers.logit_lens_kl``), with their lengths.
+
+    A list counts when every item is a number or null (NaN is stored as null); lists of lists do not.
+    """
+    found: dict[str, int] = {}
+    for key, value in metrics.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found.update(list_metric_paths(value, prefix=f"{path}."))
+        elif _numbers(value) and any(v is not None for v in value):
+            found[path] = len(value)
+    return found
+
+
+def scalar(metrics: dict[str, Any], path: str) -> float | None:
+    """The number at dotted ``path`` of a result (``value``, ``layers.20.kl_to_final``), else None."""
+    scope: Any = metrics
+    for part in path.split("."):
+        if isinstance(scope, dict):
+            scope = scope.get(part)
+        elif isinstance(scope, list) and part.isdigit() and int(part) < len(scope):
+            scope = scope[int(part)]
+        else:
+            return None
+    if isinstance(scope, bool) or not isinstance(scope, int | float) or not math.isfinite(scope):
+        return None
+    return float(scope)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One list a run recorded, with the axis it is plotted against (``axes``' best)."""
+
+    path: str
+    axis: str
+    x: list[float]
+    y: list[float | None]
+
+
+def series(metrics: dict[str, Any]) -> list[Series]:
+    """Every numeric list of a result (per step, layer, temperature, depth...) with its best axis: what a run's
+    page plots. Lists of one item are left out (a point is no curve)."""
+    found = []
+    for path, length in list_metric_paths(metrics).items():
+        if length < 2:
+            continue
+        axis, x = next(iter(axes(metrics, path).items()))
+        scope: Any = metrics
+        for part in path.split("."):
+            scope = scope[part]
+        found.append(Series(path, axis, x, [None if v is None else float(v) for v in scope]))
+    return found
+
+
+OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, "<=": operator.le, "!=": operator.ne, "==": operator.eq, "=": operator.eq,
+    ">": operator.gt, "<": operator.lt,
+}
+_CONDITION = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(>=|<=|!=|==|=|>|<)\s*(-?[\d.]+(?:[eE][-+]?\d+)?)\s*$")
+
+
+class BadCondition(ValueError):
+    """A metric filter that does not read as ``metric op number``."""
+
+
+def parse_condition(text: str) -> tuple[str, str, float]:
+    """'value > 2' -> ('value', '>', 2.0); ``BadCondition`` saying the form otherwise."""
+    found = _CONDITION.match(text)
+    if found is None:
+        raise BadCondition(f"{text.strip()!r} is not a metric filter: write METRIC OP NUMBER, e.g. 'value > 2' "
+                           f"(OP one of {' '.join(o for o in OPERATORS if o != '=')})")
+    try:
+        number = float(found.group(3))
+    except ValueError:
+        raise BadCondition(f"{found.group(3)!r} is not a number") from None
+    return found.group(1), found.group(2), number
+
+
+def holds(metrics: dict[str, Any], condition: tuple[str, str, float]) -> bool:
+    """Whether a result's metric meets ``condition``; a result without that number does not."""
+    path, op, number = condition
+    value = scalar(metrics, path)
+    return value is not None and OPERATORS[op](value, number)

@@ -91,6 +91,8 @@ class Run(SQLModel, table=True):
     attempts: int = 0  # times a worker or job claimed the run; bounded, so a run that kills its worker ends
     priority: int = 0  # 0: a person waits on it; 2: bulk work (kb.queue.store.INTERACTIVE, BULK)
     expected_seconds: float | None = None  # its estimate when queued (kb.evidence.estimates): short runs go first
+    actual_seconds: float | None = None  # seconds its last attempt worked, first-use stages included
+    stages_json: str | None = None  # {stage: seconds} of that attempt (kb.evidence.estimates.StagedClock)
     status: str = Field(default="queued", index=True)
     progress: float = 0.0
     message: str | None = None

@@ -141,15 +141,22 @@ class Settling:
         """The bound preset only runs a smaller proxy of the claim."""
         return self.preset is not None and self.bound != self.preset
 
+    def cost_text(self) -> str | None:
+        """The one figure of what a run at ``preset`` costs: 'about 475 GPU-hours on one H100-class GPU'."""
+        return None if self.gpu_hours is None else f"about {_hours(self.gpu_hours)} GPU-hours on one H100-class GPU"
+
     def text(self) -> str:
-        """One line: where the claim is settled and, if not here, what that takes."""
+        """One line: where the claim is settled and, if not here, what that takes (the cost said once: not again
+        when the reason it cannot run here already names the same figure)."""
         if self.analyzer is None:
             return "no analyzer measures this claim: only its quote is checked against the source"
         if self.preset is None:  # bound without a scale: the analyzer's default parameters decide
             where = "which runs here" if self.runnable_here else f"not runnable here ({self.why_not})"
             return f"settled by '{self.analyzer}' at its default parameters, {where}"
         what = f" ({self.what})" if self.what else ""
-        cost = f", about {self.gpu_hours:g} GPU-hours on one H100-class GPU" if self.gpu_hours is not None else ""
+        cost = f", {self.cost_text()}" if self.gpu_hours is not None else ""
+        if self.gpu_hours is not None and f"{_hours(self.gpu_hours)} hours" in (self.why_not or ""):
+            cost = ""
         if self.runnable_here:
             lead = f"'{self.bound}' is a proxy; " if self.proxy else ""
             return f"{lead}settled at '{self.preset}'{what}, which runs here{cost}"
@@ -185,6 +192,11 @@ def settling(claim: Claim) -> Settling:
     return Settling(preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what, binding.name)
 
 
+def _hours(hours: float) -> str:
+    """'0.2', '3', '475', '1,200': as the analyzers' own messages write hours."""
+    return f"{hours:g}" if hours < 10 else f"{hours:,.0f}"
+
+
 def _short(value: Any) -> str:
     if isinstance(value, list):
         return f"{value[0]}..{value[-1]} ({len(value)})" if len(value) > 3 else "/".join(map(str, value))
@@ -195,14 +207,15 @@ def _short(value: Any) -> str:
 _SETTLED = {"supported", "refuted"}
 
 
-def reason_line(claim: Claim | None, reason: str | None, state: str | None) -> str:
+def reason_line(claim: Claim | None, reason: str | None, state: str | None, *, with_settling: bool = True) -> str:
     """A claim's reason in one line, as the demo's verdict table and the app's claim cards show it: the verdict's
     reason (its interval beside the claim's threshold, the metric path not repeated inside the threshold), then,
-    for a claim that what ran here does not settle, where it would be settled and what that costs."""
+    for a claim that what ran here does not settle, where it would be settled and what that costs (unless
+    ``with_settling`` is False: the claim card shows those as fields of their own)."""
     text = " ".join((reason or "").split())
     if claim is not None and claim.expect is not None:
         text = text.replace(f"'{claim.expect.metric} ", "'")
-    if claim is not None and claim.analyzer is not None and state not in _SETTLED:
+    if with_settling and claim is not None and claim.analyzer is not None and state not in _SETTLED:
         found = settling(claim)
         if found.proxy or not found.runnable_here:
             text = f"{text}; {found.text()}" if text else found.text()

@@ -46,6 +46,29 @@ class WorkerInfo:
     started_at: str  # ISO 8601, UTC
     log_path: Path
     command: list[str]
+    foreground: bool = False  # a command working the queue in a terminal (``kb demo``): it ends with that command
+
+    def words(self) -> str:
+        """What this worker is, and what closing the app does to it, as the app says it."""
+        if self.foreground:
+            return (f"`{command_name(self.command)}` works the queue in a terminal (pid {self.pid}): its runs stop "
+                    "when that command ends; closing this tab does not stop them")
+        return (f"background worker (pid {self.pid}): runs survive closing the tab and restarting the app")
+
+    def runner(self) -> str:
+        """Who runs the queued runs: 'the background worker (pid 12)', '`kb demo` in a terminal (pid 12)'."""
+        if self.foreground:
+            return f"`{command_name(self.command)}` in a terminal (pid {self.pid})"
+        return f"the background worker (pid {self.pid})"
+
+
+def command_name(command: list[str]) -> str:
+    """'kb demo' from a worker's command line (``python -m kb.cli demo ...``, ``.../bin/kb demo``)."""
+    for index, part in enumerate(command):
+        if part in ("kb", "kb.cli") or part.endswith("/kb"):
+            rest = [p for p in command[index + 1:] if not p.startswith("-")]
+            return f"kb {rest[0]}" if rest else "kb"
+    return Path(command[0]).name if command else "a command"
 
 
 def pidfile_path(home: Path) -> Path:
@@ -109,7 +132,8 @@ def _read_pidfile(home: Path) -> WorkerInfo | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return WorkerInfo(pid=int(data["pid"]), host=str(data["host"]), started_at=str(data["started_at"]),
-                          log_path=Path(data["log_path"]), command=[str(c) for c in data["command"]])
+                          log_path=Path(data["log_path"]), command=[str(c) for c in data["command"]],
+                          foreground=bool(data.get("foreground", False)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -167,7 +191,7 @@ def ensure_worker(settings: Settings, python: str | None = None) -> tuple[Worker
 def _write_pidfile(home: Path, info: WorkerInfo) -> None:
     """Record ``info`` as the worker of ``home`` (what ``_read_pidfile`` reads back); the caller holds the lock."""
     record = {"pid": info.pid, "host": info.host, "started_at": info.started_at, "log_path": str(info.log_path),
-              "command": info.command}
+              "command": info.command, "foreground": info.foreground}
     atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
 
 
@@ -189,7 +213,7 @@ def registered_worker(home: Path) -> Iterator[bool]:
             _write_pidfile(home, WorkerInfo(pid=pid, host=socket.gethostname(),
                                             started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                                             log_path=Path("the terminal it runs in"),
-                                            command=_cmdline(pid) or [sys.executable, *sys.argv]))
+                                            command=_cmdline(pid) or [sys.executable, *sys.argv], foreground=True))
             recorded = True
     try:
         yield recorded

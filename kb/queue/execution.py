@@ -264,20 +264,32 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
     log_lines: list[str] = [f"{utcnow().isoformat()} attempt {run.attempts} on {socket.gethostname()}"
                             + (f" (Slurm job {os.environ['SLURM_JOB_ID']})" if "SLURM_JOB_ID" in os.environ else "")]
 
-    # The run's estimated duration, asked for at its first progress report (a run that never reports, like
-    # most quick ones, pays nothing for it): None until then, and None when there is no way to tell.
-    expected: dict[str, float | None] = {}
+    # The run's stages, timed; their estimate asked for at the first progress report (a run that never reports,
+    # like most quick ones, pays nothing for it). The bar and the time left every surface shows come from it.
+    clock = estimates.StagedClock()
+    asked: list[float | None] = []  # the estimate at the run's start, once asked for
 
     def progress(fraction: float, message: str) -> None:
-        # What every surface shows (kb runs, the app, the CLI's bars): the message with the time left.
         elapsed = time.perf_counter() - wall0
-        if "seconds" not in expected:
-            expected["seconds"] = None
+        if not asked:
+            asked.append(None)
             with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
-                expected["seconds"] = estimates.estimate(engine, registry.get(run.analyzer),
-                                                         registry.get(run.analyzer).params_for(params)).seconds
-        beat.progress = (fraction, estimates.with_time_left(message, elapsed, fraction, expected["seconds"]))
+                analyzer = registry.get(run.analyzer)
+                found = estimates.estimate(engine, analyzer, analyzer.params_for(params),
+                                           cache_dir=config.cache_for(home))
+                clock.expect(found)
+                asked[0] = found.seconds
+        shown, left = clock.update(fraction, elapsed)
+        beat.progress = (shown, estimates.with_left(message, left))
         log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
+
+    def on_stage(name: str, until: float) -> None:
+        clock.enter(name, until, time.perf_counter() - wall0)
+        log_lines.append(f"{utcnow().isoformat()} stage: {name}")
+
+    def timing() -> tuple[float, dict[str, float], float | None]:
+        elapsed = time.perf_counter() - wall0
+        return elapsed, clock.durations(elapsed), asked[0] if asked else None
 
     gpu = _GpuClock(run.device or "cpu")
     try:
@@ -311,7 +323,7 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
                                                and (checkpointed.is_set() or stop.overdue()))
 
         ctx = config.run_context(staging, progress, home=home, is_cancelled=stop_now, checkpoint_dir=checkpoints,
-                                 on_checkpoint=on_checkpoint)
+                                 on_checkpoint=on_checkpoint, on_stage=on_stage)
         beat.analyzing.set()
         try:
             with gpu:
@@ -331,7 +343,7 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
         else:
             error = str(exc) if isinstance(exc, StoreUnreachable) else \
                 f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        _conclude(engine, store, run, RunStatus.failed, error=error)
+        _conclude(engine, store, run, RunStatus.failed, error=error, timing=timing())
         return RunStatus.failed
 
     if beat.cancelled.is_set():
@@ -347,7 +359,7 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
     try:
         evidence = _evidence(engine, run, store, staging, params=params, result=result, not_runnable=not_runnable,
                              log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
-        recorded = _conclude(engine, store, run, RunStatus.succeeded, evidence=evidence)
+        recorded = _conclude(engine, store, run, RunStatus.succeeded, evidence=evidence, timing=timing())
     except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, provenance, storage) ends the run
         error = _out_of_room(exc, run, staging, checkpoints) if is_disk_full(exc) else \
             f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
@@ -403,7 +415,8 @@ class StoreUnreachable(Exception):
 
 
 def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus, *, error: str | None = None,
-              evidence: Evidence | None = None) -> bool:
+              evidence: Evidence | None = None,
+              timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """Record an attempt's final outcome: its record in the store first, then the database, retried until
     the database answers. Returns False when another attempt holds the run (its record is taken back).
 
@@ -418,7 +431,8 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
         fresh = Evidence(**evidence.model_dump(exclude={"id"})) if evidence is not None else None
-        return queue_store.finish(engine, run.id, status, error=error, evidence=fresh, attempt=attempt)
+        return queue_store.finish(engine, run.id, status, error=error, evidence=fresh, attempt=attempt,
+                                  timing=timing)
 
     recorded = retry.retrying(engine, f"recording the outcome of run {run.id[:12]}", finish)
     if not recorded and written:

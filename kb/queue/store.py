@@ -276,16 +276,23 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
 
 
 def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
-           evidence: Evidence | None = None, attempt: int | None = None) -> bool:
+           evidence: Evidence | None = None, attempt: int | None = None,
+           timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled.
 
     With ``attempt`` the run ends only if that attempt still holds it (a worker whose run was reclaimed
     and taken by another never records a second result), and the call is idempotent: when this attempt
     already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
-    True again without writing. Returns whether the outcome is recorded.
+    True again without writing. Returns whether the outcome is recorded. ``timing``: the seconds the attempt
+    worked, each of its stages took, and its estimate when it started (the cache as it found it: a first-use
+    stage it paid is in it; None: keep the estimate it was queued with), kept together (``kb.evidence.estimates``).
     """
     values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
                               "lease_expires_at": None}
+    if timing is not None:
+        values["actual_seconds"], values["stages_json"] = timing[0], json.dumps(timing[1], sort_keys=True)
+        if timing[2] is not None:
+            values["expected_seconds"] = timing[2]
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
     with Session(engine) as session:
@@ -498,6 +505,7 @@ def to_record(run: Run) -> RunRecord:
     return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
                      device=run.device or "cpu", executor=run.executor or "local", job_id=run.job_id,
                      attempts=run.attempts or 0, priority=run.priority or 0, expected_seconds=run.expected_seconds,
-                     status=RunStatus(run.status),
+                     actual_seconds=run.actual_seconds,
+                     stages=json.loads(run.stages_json) if run.stages_json else {}, status=RunStatus(run.status),
                      progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
                      started_at=run.started_at, finished_at=run.finished_at)

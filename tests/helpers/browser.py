@@ -141,3 +141,22 @@ def shot(driver: WebDriver, name: str) -> Path:
 def keyed(driver: WebDriver, key: str, css: str) -> WebElement:
     """The element inside the container Streamlit marks with a widget's key (class st-key-<key>)."""
     return wait_css(driver, f".st-key-{key} {css}")
+
+
+#: The window width the browser tests hold the app to (issues 30 and 40).
+WIDTH = 1400
+
+
+def at_width(driver: WebDriver, width: int = WIDTH, height: int = 1300) -> None:
+    """Make the page itself (not the window around it) ``width`` px wide."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return window.innerWidth")
+    driver.set_window_size(2 * width - inner, height)
+    assert driver.execute_script("return window.innerWidth") == width
+
+
+def sideways_scroll(driver: WebDriver) -> int:
+    """How far the page's first data grid could scroll sideways (0: every column is in view)."""
+    return int(driver.execute_script(
+        "const s = document.querySelector('[data-testid=\"stDataFrame\"] .dvn-scroller');"
+        "return s.scrollWidth - s.clientWidth;"))
