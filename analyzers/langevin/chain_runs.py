@@ -46,6 +46,7 @@ from analyzers.langevin.chain_tasks import (
     save_checkpoint,
 )
 from analyzers.langevin.chains import BatchedChains, Chains, SingleChain
+from analyzers.langevin.checkpoint_writer import CheckpointWriter
 from analyzers.langevin.mass_matrix import check_temperature
 from analyzers.langevin.thermostat import KINETIC_EVERY, close_kinetic_block
 
@@ -58,10 +59,14 @@ class ChainRun:
     report (where a stop may come: a rerun replays from the last checkpoint); the energies, weight copies and
     checkpoints in between. ``chains`` does each part its own way (``chains.py``)."""
 
-    def __init__(self, chains: Chains, on_checkpoint: Callable[[], None]) -> None:
+    def __init__(
+        self, chains: Chains, on_checkpoint: Callable[[], None], writer: CheckpointWriter | None = None
+    ) -> None:
         self.chains = chains
         self.settings = chains.tasks[0].settings
         self.on_checkpoint = on_checkpoint
+        # None: each checkpoint written in the loop; else handed to a background writer (checkpoint_writer.py)
+        self.writer = writer
         self.burn_in = int(self.settings.burn_in_fraction * self.settings.steps)
         replicas, every = len(chains.tasks), self.settings.snapshot_every
         # the minibatch losses of the open block, on the device until the block ends or a checkpoint comes
@@ -74,7 +79,26 @@ class ChainRun:
         self.started = time.perf_counter() - chains.records[0]["seconds"] * replicas
 
     def run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        """Every chain to ``steps``; the records in task order."""
+        """Every chain to ``steps``; the records in task order. With a background writer, every checkpoint is
+        on disk when this returns or raises (a writer's failure is raised, or noted on the loop's own error)."""
+        if self.writer is None:
+            return self._run(progress, should_stop)
+        try:
+            records = self._run(progress, should_stop)
+        except BaseException as error:
+            try:
+                self._announce(self.writer.close())
+            except Exception as late:  # noqa: BLE001 - the loop's error is raised; this one said beside it
+                error.add_note(f"and the checkpoints queued before it: {late}")
+            raise
+        self._announce(self.writer.close())
+        return records
+
+    def _announce(self, completed: int) -> None:
+        for _ in range(completed):
+            self.on_checkpoint()
+
+    def _run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
         chains, settings = self.chains, self.settings
         step = chains.steps_done
         while step < settings.steps:
@@ -97,6 +121,8 @@ class ChainRun:
                 chains.park()
                 self.checkpoint(False)
             if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
+                if self.writer is not None:
+                    self._announce(self.writer.poll())  # and a failed write stops the run here
                 progress(step, settings.steps)
                 if should_stop():
                     raise Cancelled(f"{chains.stop_message} at step {step}")
@@ -133,8 +159,10 @@ class ChainRun:
         chains.snapshot(step, self.burn_in)
 
     def checkpoint(self, done: bool) -> None:
-        """Each chain's state, generators and records into its task's checkpoint (written atomically)."""
+        """Each chain's state, generators and records into its task's checkpoint (written atomically), here or
+        by the background writer."""
         chains, replicas = self.chains, len(self.chains.tasks)
+        writes = []
         for index, task in enumerate(chains.tasks):
             # the batch's time
             chains.records[index]["seconds"] = (time.perf_counter() - self.started) / replicas
@@ -145,6 +173,12 @@ class ChainRun:
                 "records": chains.records[index],
                 "done": done,
             }
+            writes.append((task, state, done))
+        if self.writer is not None:
+            self.writer.submit(writes)
+            self._announce(self.writer.poll())
+            return
+        for task, state, done in writes:
             save_checkpoint(task, state, done)
         self.on_checkpoint()
 
@@ -176,10 +210,12 @@ def run_replicas(
     should_stop: Callable[[], bool] = lambda: False,
     on_checkpoint: Callable[[], None] = lambda: None,
     step_capture: str = "auto",
+    background_checkpoints: bool = True,
 ) -> list[dict[str, Any]]:
     """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task
     order. ``step_capture``: how the batched step runs (``integrator.STEP_CAPTURES``; auto: a CUDA graph on
-    CUDA)."""
+    CUDA). ``background_checkpoints``: the replicas' checkpoints written by a background thread
+    (``checkpoint_writer``), off the loop; False: in the loop."""
     first = tasks[0]
     if any(
         (t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
@@ -195,7 +231,8 @@ def run_replicas(
             results[index] = run_temperature(tasks[index], progress, should_stop, on_checkpoint)
     elif pending:
         chains = BatchedChains([tasks[i] for i in pending], saved, step_capture)
-        batch = ChainRun(chains, on_checkpoint).run(progress, should_stop)
+        writer = CheckpointWriter() if background_checkpoints else None
+        batch = ChainRun(chains, on_checkpoint, writer).run(progress, should_stop)
         for index, records in zip(pending, batch, strict=True):
             results[index] = records
     return [result for result in results if result is not None]
