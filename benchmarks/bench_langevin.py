@@ -87,6 +87,8 @@ from analyzers.langevin.spec import (
     SMALL,
 )
 from analyzers.langevin.thermostat import safe_share
+from analyzers.langevin.train import Trainer, TrainingSettings
+from analyzers.langevin.train_batched import StackedTrainer
 
 
 def _sync(device: str) -> None:
@@ -531,6 +533,53 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
         print(f"  analyzer loop / the fastest raw step above: {loop / best:.2f}")
 
 
+def bench_training(args: argparse.Namespace) -> None:
+    """Training throughput (``--sections training``): ``--training-runs`` seeds of each Table A1 model in
+    ``--training-models`` trained one at a time (``train.Trainer``: an nn.Module and torch.optim.Adam; and the
+    batched trainer alone, R = 1) against all of them in one batched step (``train_batched.StackedTrainer``), run-steps
+    per second from interleaved repeats (medians), at the ``small`` preset's minibatch of 64 and sequence length."""
+    device, runs = args.device, args.training_runs
+    sequences = np.random.default_rng(3).integers(0, 20, size=(1200, 76))
+    train = make_splits(sequences, (1000, 100, 100), seed=0).train.to(device)
+    settings = TrainingSettings(batch_size=64)
+    label = torch.cuda.get_device_name() if device.startswith("cuda") else f"CPU, {torch.get_num_threads()} thread(s)"
+    print(f"training on {device} ({label}): {runs} runs per model, minibatch 64, length 76; run-steps/s, median of "
+          f"{args.repeats} interleaved repeats of {args.steps} steps")
+    for name in args.training_models.split(","):
+        table = TABLE_A1[name.strip()][0]
+        config = ModelConfig(76, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)
+
+        def model(seed: int, config: ModelConfig = config) -> torch.nn.Module:
+            torch.manual_seed(seed)
+            return build_model(config).to(device)
+
+        modules = [Trainer(model(seed), train, settings, seed) for seed in range(runs)]
+        alone = [StackedTrainer([model(seed)], train, settings, [seed]) for seed in range(runs)]
+        batched = StackedTrainer([model(seed) for seed in range(runs)], train, settings, list(range(runs)))
+
+        def each(trainers: list[Any]) -> Callable[[], None]:
+            def step() -> None:
+                for trainer in trainers:
+                    trainer.step()
+
+            return step
+
+        methods = {"one at a time (nn.Module + Adam)": each(modules), "one at a time (batched code, R=1)": each(alone),
+                   "batched": batched.step}  # fmt: skip
+        for method in methods.values():
+            method()  # warm-up
+        times: dict[str, list[float]] = {key: [] for key in methods}
+        for _ in range(args.repeats):
+            for key, method in methods.items():
+                times[key].append(_timed(method, args.steps, device))
+        rates = {key: runs / float(np.median(values)) for key, values in times.items()}
+        print(f"  {name} ({count_parameters(build_model(config)):,} params): " + ", ".join(
+            f"{key} {rate:.1f}" for key, rate in rates.items()))
+        one = rates["one at a time (nn.Module + Adam)"]
+        print(f"    batched / one at a time (nn.Module): {rates['batched'] / one:.2f}x; batched / R=1 batched code: "
+              f"{rates['batched'] / rates['one at a time (batched code, R=1)']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", default="chains,equilibrium,replicas,steps,design")
@@ -562,6 +611,8 @@ def main() -> None:
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
+    parser.add_argument("--training-runs", type=int, default=3, help="seeds per model in the training section")
+    parser.add_argument("--training-models", default="T1-d64,FF-d64", help="models of the training section")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sections = set(args.sections.split(","))
@@ -570,6 +621,8 @@ def main() -> None:
     raw = bench_chains(args, splits) if "chains" in sections else {}
     if "analyzer" in sections:
         bench_analyzer(args, raw)
+    if "training" in sections:
+        bench_training(args)
     if "equilibrium" in sections:
         bench_equilibrium(args, splits)
     if "replicas" in sections:

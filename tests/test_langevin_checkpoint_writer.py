@@ -72,7 +72,11 @@ def test_the_writer_writes_a_frozen_copy_in_order_and_announces_whole_checkpoint
 
 def test_a_full_queue_makes_the_loop_wait(tmp_path: Path) -> None:
     release = threading.Event()
-    writer = CheckpointWriter(max_pending=2, write=lambda task, state, done: release.wait())
+
+    def blocked(task: TemperatureTask, state: dict[str, Any], done: bool) -> None:
+        release.wait()
+
+    writer = CheckpointWriter(max_pending=2, write=blocked)
     task = _task(tmp_path / "a.pt")
     submitted = threading.Event()
 

@@ -79,8 +79,9 @@ class ChainRun:
         self.started = time.perf_counter() - chains.records[0]["seconds"] * replicas
 
     def run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        """Every chain to ``steps``; the records in task order. With a background writer, every checkpoint is
-        on disk when this returns or raises (a writer's failure is raised, or noted on the loop's own error)."""
+        """Every chain to ``steps``; the records in task order. With a background writer, every checkpoint
+        is on disk when this returns or raises (a writer's failure is raised, or noted on the loop's own
+        error)."""
         if self.writer is None:
             return self._run(progress, should_stop)
         try:

@@ -1,6 +1,6 @@
-"""Sampler checkpoints written off the hot loop: a background thread writes each replica's checkpoint to its own
-file (``chain_tasks.save_checkpoint``: atomically, plain data), fed through a bounded queue, so the run loop
-only hands over a frozen copy of the state and goes on stepping.
+"""Sampler checkpoints written off the hot loop: a background thread writes each replica's checkpoint to its
+own file (``chain_tasks.save_checkpoint``: atomically, plain data), fed through a bounded queue, so the run
+loop only hands over a frozen copy of the state and goes on stepping.
 
 Why: on a GPU the batched step runs ~2,000 chain-steps/s while ``torch.save`` of every replica's state (its
 low-rank mass, ~100 MB per replica at k ~ 600 directions) took seconds per checkpoint on the loop's thread.
@@ -8,8 +8,8 @@ low-rank mass, ~100 MB per replica at k ~ 600 directions) took seconds per check
 The rules that keep it as safe as writing in the loop:
 
 * **Frozen state.** What is handed over is never written again by the loop: ``freeze`` copies the records'
-  containers and numpy arrays (the loop appends to the lists and writes the loss array in place); their tensors
-  are shared, as the samplers and the records replace a tensor rather than write into it (the batched
+  containers and numpy arrays (the loop appends to the lists and writes the loss array in place); their
+  tensors are shared, as the samplers and the records replace a tensor rather than write into it (the batched
   sampler's ``replica_state`` clones what a CUDA graph rewrites).
 * **Order.** One thread, first in first out: a file's checkpoints land in the order they were taken, and a
   checkpoint is announced (``on_checkpoint``, on the loop's thread, from :meth:`CheckpointWriter.poll`) only
@@ -74,8 +74,8 @@ _STOP = object()
 
 
 class CheckpointWriter:
-    """One background thread writing queued checkpoints in order (see the module docstring); use it as a context
-    manager, or call :meth:`close`."""
+    """One background thread writing queued checkpoints in order (see the module docstring); use it as a
+    context manager, or call :meth:`close`."""
 
     def __init__(self, max_pending: int = DEFAULT_MAX_PENDING, write: Write = save_checkpoint) -> None:
         if max_pending < 1:
@@ -154,7 +154,8 @@ class CheckpointWriter:
         if kind is None:
             self.close()
             return
-        try:  # what was queued is still written; the loop's own exception is raised, a failed write noted on it
+        # what was queued is still written; the loop's own exception is raised, a failed write noted on it
+        try:
             self.close()
         except CheckpointWriteError as late:
             if error is not None:

@@ -157,7 +157,8 @@ def stage_comparison(estimates: dict[str, float], measured: dict[str, float], re
                      ) -> dict[str, dict[str, float | None]]:
     """Per stage: the estimate made before the run, the time it took, and their ratio (measured / estimated).
     Sampling is compared over all models together (on a CPU their chains share the worker processes, so no
-    model's own time exists). A stage reused from the cache has no ratio (its time is a read, not the work)."""
+    model's own time exists). A stage reused from the cache has no ratio (its time is a read, not the
+    work)."""
     combined = {stage: seconds for stage, seconds in estimates.items() if not stage.startswith("sampling ")}
     sampling = [seconds for stage, seconds in estimates.items() if stage.startswith("sampling ")]
     if sampling:
@@ -180,8 +181,8 @@ def _reused(stage: str, reused: list[str]) -> bool:
 
 
 def comparison_text(rows: dict[str, dict[str, float | None]]) -> str:
-    """'measured against the estimate: design 41 s / 40 s (1.02x), training transformer 2 min / <= 5 min (0.40x),
-    ...' (reused stages say so)."""
+    """'measured time per stage against the estimate: design 41 s / 40 s (1.02x), training transformer 2 min /
+    <= 5 min (0.40x), ...' (reused stages say so)."""
     parts = []
     for stage, row in rows.items():
         took, estimate, ratio = row["measured_s"], row["estimated_s"], row["ratio"]

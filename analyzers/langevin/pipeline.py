@@ -288,7 +288,11 @@ def _cached_training(
     report: Report,
 ) -> tuple[TrainingOutcome, str, bool]:
     settings = _training_settings(params)
-    key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
+    # on a GPU every seed of a stage in one batched call (train_batched); its dropout draws differ from the
+    # one-at-a-time path's, so its weights are cached apart (the CPU's keys are unchanged)
+    batched = device != "cpu"
+    key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device,
+                    *(["batched"] if batched else []))  # fmt: skip
     path = work / "train" / f"{key}.pt"
     if path.is_file():
         try:  # plain data only: a planted or damaged file is retrained over, never unpickled
@@ -307,6 +311,7 @@ def _cached_training(
         params.seed,
         lambda m: report(-1, f"{name}: {m}"),
         progress=lambda share: report(share, ""),
+        batched=batched,
     )
     save_plain(dataclasses.asdict(outcome), path)
     return outcome, key, False
