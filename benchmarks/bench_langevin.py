@@ -480,13 +480,35 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
         snapshot_every=every("snapshot_every"), energy_every=every("energy_every"),
         weights_every=every("weights_every"), checkpoint_every=every("checkpoint_every"),
     )  # fmt: skip
-    on_cuda = device.startswith("cuda")
+
+    def make_tasks(folder: Path) -> list[TemperatureTask]:
+        return [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
+                                0, device, folder / f"{start}-{temperature:g}.pt")
+                for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+
+    loops: dict[str, float] = {}
+    for mode in args.analyzer_checkpoints.split(","):  # background: checkpoint_writer; loop: written in the loop
+        loops[mode] = _analyzer_loop(args, make_tasks, settings, device, mode == "background")
+    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
+    columns.update({f"analyzer ({mode} ckpt)": loop for mode, loop in loops.items()})
+    print("  " + "  ".join(f"{key:>24s}" for key in columns))
+    print("  " + "  ".join(f"{value:>24.1f}" for value in columns.values()))
+    raws = [value for key, value in columns.items() if not key.startswith("analyzer")]
+    for mode, loop in loops.items():
+        if raws:
+            print(f"  analyzer loop ({mode} checkpoints) / the fastest raw step above: {loop / max(raws):.2f}")
+    if len(loops) > 1 and "loop" in loops and "background" in loops:
+        print(f"  background checkpoints / checkpoints in the loop: {loops['background'] / loops['loop']:.2f}x")
+
+
+def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[TemperatureTask]],
+                   settings: SamplingSettings, device: str, background: bool) -> float:
+    """One ``run_replicas`` call as the analyzer makes it; its chain-steps/s after the first snapshot."""
+    steps, on_cuda = settings.steps, device.startswith("cuda")
     marks: list[tuple[int, float]] = []  # (step, seconds) at every snapshot
     checkpoint_bytes: list[int] = []
     with tempfile.TemporaryDirectory(prefix="kb-bench-analyzer-") as folder:
-        tasks = [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
-                                 0, device, Path(folder) / f"{start}-{temperature:g}.pt")
-                 for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+        tasks = make_tasks(Path(folder))
 
         def progress(done: int, total: int) -> None:
             _sync(device)
@@ -501,7 +523,8 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
                 torch.cuda.set_sync_debug_mode("warn")
             began = time.perf_counter()
             try:
-                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture)
+                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
+                                       background_checkpoints=background)
             finally:
                 if on_cuda:
                     torch.cuda.set_sync_debug_mode(0)
@@ -514,9 +537,12 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
     sync_text = (f"{sum('synchroniz' in str(w.message) for w in syncs) / steps:.1f} host synchronisations per step"
                  if on_cuda else "host synchronisations: n/a (CPU)")
-    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU) on {device} ({label}): "
-          f"{chains} chains of {args.ess_model} at small's shapes (length {length}, {train_size}/{val_size}/"
-          f"{test_size} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
+    sizes = "/".join(str(len(split)) for split in (tasks[0].splits.train, tasks[0].splits.validation,
+                                                  tasks[0].splits.test))  # fmt: skip
+    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU; checkpoints "
+          f"{'by the background writer' if background else 'in the loop'}) on {device} ({label}): "
+          f"{chains} chains of {args.ess_model} at small's shapes (length {tasks[0].config.seq_len}, "
+          f"{sizes} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
           f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "
           f"snapshots every {settings.snapshot_every}, energies every {settings.energy_every}, masses every "
           f"{settings.variance_every}, checkpoints every {settings.checkpoint_every}")
@@ -524,13 +550,7 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     print(f"  setup and steps to the first snapshot (step {first_step}): {first_at:.1f} s; then {loop:.1f} "
           f"chain-steps/s; whole call {chains * steps / seconds:.1f} chain-steps/s in {seconds:.1f} s; {sync_text}; "
           f"{len(checkpoint_bytes)} checkpoints, the largest {largest / 1e6:.0f} MB (all chains)")
-    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
-    columns["analyzer loop"] = loop
-    print("  " + "  ".join(f"{key:>20s}" for key in columns))
-    print("  " + "  ".join(f"{value:>20.1f}" for value in columns.values()))
-    if columns.keys() - {"analyzer loop"}:
-        best = max(value for key, value in columns.items() if key != "analyzer loop")
-        print(f"  analyzer loop / the fastest raw step above: {loop / best:.2f}")
+    return loop
 
 
 def bench_training(args: argparse.Namespace) -> None:
@@ -611,6 +631,8 @@ def main() -> None:
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
+    parser.add_argument("--analyzer-checkpoints", default="background,loop",
+                        help="the analyzer section's checkpoint writing: background (checkpoint_writer), loop, or both")
     parser.add_argument("--training-runs", type=int, default=3, help="seeds per model in the training section")
     parser.add_argument("--training-models", default="T1-d64,FF-d64", help="models of the training section")
     args = parser.parse_args()

@@ -432,7 +432,7 @@ def _run_experiment(
     started = time.perf_counter()
     records = run_temperatures(
         tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
-        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
+        batched=device != "cpu",  # one GPU: every chain in one loop, each model's in one batched model call
         step_capture=params.step_capture,
     )
     measured["sampling"] = time.perf_counter() - started
@@ -579,8 +579,8 @@ def _provenance(
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
-        "sampling_path": f"batched replicas: every start and temperature of a model in one model call, step "
-        f"capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
+        "sampling_path": f"batched replicas: every start and temperature of a model in one model call, every "
+        f"model in one loop, step capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
         else f"one temperature at a time, {_workers(params, device, task_count)} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),

@@ -228,10 +228,8 @@ class StackedTrainer:
 
     def state(self, run: int) -> dict[str, torch.Tensor]:
         """Run ``run``'s weights as a CPU state dict of the original model (its buffers included)."""
-        state = {name: p[run].detach().cpu().clone() for name, p in self.params.items()}
-        for name, buffer in self.model.named_buffers():
-            state.setdefault(name, buffer.detach().cpu().clone())
-        return state
+        return {name: (self.params[name][run] if name in self.params else value).detach().cpu().clone()
+                for name, value in self.model.state_dict().items()}  # fmt: skip
 
 
 def early_stopped_norms(make_model: Callable[[int], nn.Module], splits: Splits, settings: TrainingSettings,
