@@ -16,8 +16,13 @@ from torch import nn
 
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
 from analyzers.langevin.model import ModelConfig, build_model
-from analyzers.langevin.train import TrainingSettings, noam_lr, train_es_ot
-from analyzers.langevin.train_batched import StackedTrainer, early_stopped_norms, reference_runs
+from analyzers.langevin.train import TrainingSettings, noam_lr
+from analyzers.langevin.train_batched import (
+    StackedTrainer,
+    early_stopped_norms,
+    reference_runs,
+    train_es_ot_batched,
+)
 
 CONFIGS = {
     "transformer": ModelConfig(embed_dim=8, hidden_dim=16),
@@ -142,6 +147,6 @@ def test_the_protocols_stages_give_each_seed_what_it_gives_alone() -> None:
             assert torch.equal(own.es_state[name], reference.es_state[name])
             assert torch.equal(own.ot_state[name], reference.ot_state[name])
     given = dataclasses.replace(settings, norm_target=target)
-    outcome = train_es_ot(make, splits, given, seed=0, batched=True)
+    outcome = train_es_ot_batched(make, splits, given, seed=0)
     assert outcome.es_step == references[0].es_step and outcome.ensemble_norms == []
     assert outcome.reference_metrics == [references[0].metrics]

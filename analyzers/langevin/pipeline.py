@@ -39,6 +39,7 @@ from analyzers.langevin.train import (
     squared_norm,
     train_es_ot,
 )
+from analyzers.langevin.train_batched import train_es_ot_batched
 from analyzers.progress import Reporter
 
 Report = Callable[[float, str], None]
@@ -304,14 +305,14 @@ def _cached_training(
         torch.manual_seed(seed)
         return build_model(config).to(device)
 
-    outcome = train_es_ot(
+    train = train_es_ot_batched if batched else train_es_ot
+    outcome = train(
         make_model,
         splits.to(device),
         settings,
         params.seed,
         lambda m: report(-1, f"{name}: {m}"),
         progress=lambda share: report(share, ""),
-        batched=batched,
     )
     save_plain(dataclasses.asdict(outcome), path)
     return outcome, key, False

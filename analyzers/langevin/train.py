@@ -169,7 +169,6 @@ def train_es_ot(
     report: Callable[[str], None] = lambda message: None,
     progress: Callable[[float], None] = lambda share: None,
     check_every: int = 50,
-    batched: bool = False,
 ) -> TrainingOutcome:
     """Run the two-stage protocol; ``make_model(seed)`` builds a freshly initialized model on the device.
 
@@ -177,14 +176,8 @@ def train_es_ot(
     run, a reference's ES part, its OT part) counts the same, its share of its step cap within it, so the
     share moves while a phase runs and steps up where one ends early. ``check_every``: steps between two reads
     of the ES norm test (at most ``eval_every``); the result is the same for any value.
-
-    ``batched``: the ensemble's runs in one batch, then the references' (``train_batched``: one vmapped model
-    call per step, each run its own random streams and its own stopping step; their dropout masks come from
-    per-run generators, so the weights differ from the one-at-a-time path's, which draws them from the global
-    one). ``progress`` then moves per stage, not per step.
+    ``train_batched.train_es_ot_batched`` runs the same protocol with each stage's seeds batched.
     """
-    if batched:
-        return _train_batched(make_model, splits, settings, seed, report, progress)
     ensemble = settings.ensemble_size if settings.norm_target is None else 0
     count = max(settings.references, 1)
     phases = ensemble + 2 * count
@@ -200,10 +193,10 @@ def train_es_ot(
     references = [_reference_run(make_model, splits, settings, seed + k, target, report,
                                  (phase(ensemble + 2 * k), phase(ensemble + 2 * k + 1)), check_every)
                   for k in range(count)]  # fmt: skip
-    return _outcome(target, norms, references)
+    return training_outcome(target, norms, references)
 
 
-def _outcome(target: float, norms: list[float], references: list[Reference]) -> TrainingOutcome:
+def training_outcome(target: float, norms: list[float], references: list[Reference]) -> TrainingOutcome:
     """The protocol's outcome: the first reference's weights and trace, every reference's metrics."""
     first = references[0]
     return TrainingOutcome(
@@ -215,31 +208,6 @@ def _outcome(target: float, norms: list[float], references: list[Reference]) -> 
             for k in ("es_state", "ot_state", "es_step", "ot_step", "ot_saturated", "trace", "metrics")
         },
     )
-
-
-def _train_batched(
-    make_model: Callable[[int], nn.Module],
-    splits: Splits,
-    settings: TrainingSettings,
-    seed: int,
-    report: Callable[[str], None],
-    progress: Callable[[float], None],
-) -> TrainingOutcome:
-    """``train_es_ot`` with each stage's seeds batched (``train_batched``)."""
-    # train_batched builds on this module: imported here, not at the top
-    from analyzers.langevin.train_batched import early_stopped_norms, reference_runs
-
-    norms: list[float] = []
-    if settings.norm_target is None:
-        ensemble = [seed + 1000 + k for k in range(settings.ensemble_size)]
-        norms = early_stopped_norms(make_model, splits, settings, ensemble, report)
-        report(f"norm ensemble of {len(norms)}: |w|^2 = {', '.join(f'{n:.1f}' for n in norms)}")
-    progress(0.5)
-    target = sum(norms) / len(norms) if settings.norm_target is None else settings.norm_target
-    seeds = [seed + k for k in range(max(settings.references, 1))]
-    references = reference_runs(make_model, splits, settings, seeds, target, report)
-    progress(1.0)
-    return _outcome(target, norms, references)
 
 
 @dataclass

@@ -31,7 +31,15 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from analyzers.langevin.data import MaskedSplit, Splits, evaluate, masked_loss
-from analyzers.langevin.train import Reference, TrainingError, TrainingSettings, noam_lr, squared_norm
+from analyzers.langevin.train import (
+    Reference,
+    TrainingError,
+    TrainingOutcome,
+    TrainingSettings,
+    noam_lr,
+    squared_norm,
+    training_outcome,
+)
 
 # run r's dropout generator is seeded with its seed + this (its order generator: with its seed)
 DROPOUT_STREAM = 7919
@@ -339,3 +347,28 @@ class _ReferenceState:
                     metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
         return Reference(self.es_state, ot_state, self.es_step, trainer.steps_taken[run], self.saturated,
                          self.trace, metrics)  # fmt: skip
+
+
+def train_es_ot_batched(
+    make_model: Callable[[int], nn.Module],
+    splits: Splits,
+    settings: TrainingSettings,
+    seed: int = 0,
+    report: Callable[[str], None] = lambda message: None,
+    progress: Callable[[float], None] = lambda share: None,
+) -> TrainingOutcome:
+    """``train.train_es_ot`` with each stage's seeds batched: the ES-norm ensemble's runs in one batch, then the
+    references' (one vmapped model call per step; each run its own random streams and its own stopping step).
+    Its dropout masks come from per-run generators, so its weights differ from the one-at-a-time path's, which
+    draws them from the global one. ``progress`` moves per stage, not per step."""
+    norms: list[float] = []
+    if settings.norm_target is None:
+        ensemble = [seed + 1000 + k for k in range(settings.ensemble_size)]
+        norms = early_stopped_norms(make_model, splits, settings, ensemble, report)
+        report(f"norm ensemble of {len(norms)}: |w|^2 = {', '.join(f'{n:.1f}' for n in norms)}")
+    progress(0.5)
+    target = sum(norms) / len(norms) if settings.norm_target is None else settings.norm_target
+    seeds = [seed + k for k in range(max(settings.references, 1))]
+    references = reference_runs(make_model, splits, settings, seeds, target, report)
+    progress(1.0)
+    return training_outcome(target, norms, references)
