@@ -359,8 +359,8 @@ def train_es_ot_batched(
 ) -> TrainingOutcome:
     """``train.train_es_ot`` with each stage's seeds batched: the ES-norm ensemble's runs in one batch, then
     the references' (one vmapped model call per step; each run its own random streams and its own stopping
-    step). Its dropout masks come from per-run generators, so its weights differ from the one-at-a-time path's, which
-    draws them from the global one. ``progress`` moves per stage, not per step."""
+    step). Its dropout masks come from per-run generators, so its weights differ from the one-at-a-time
+    path's, which draws them from the global one. ``progress`` moves per stage, not per step."""
     norms: list[float] = []
     if settings.norm_target is None:
         ensemble = [seed + 1000 + k for k in range(settings.ensemble_size)]
