@@ -87,6 +87,8 @@ from analyzers.langevin.spec import (
     SMALL,
 )
 from analyzers.langevin.thermostat import safe_share
+from analyzers.langevin.train import Trainer, TrainingSettings
+from analyzers.langevin.train_batched import StackedTrainer
 
 
 def _sync(device: str) -> None:
@@ -478,13 +480,35 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
         snapshot_every=every("snapshot_every"), energy_every=every("energy_every"),
         weights_every=every("weights_every"), checkpoint_every=every("checkpoint_every"),
     )  # fmt: skip
-    on_cuda = device.startswith("cuda")
+
+    def make_tasks(folder: Path) -> list[TemperatureTask]:
+        return [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
+                                0, device, folder / f"{start}-{temperature:g}.pt")
+                for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+
+    loops: dict[str, float] = {}
+    for mode in args.analyzer_checkpoints.split(","):  # background: checkpoint_writer; loop: written in the loop
+        loops[mode] = _analyzer_loop(args, make_tasks, settings, device, mode == "background")
+    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
+    columns.update({f"analyzer ({mode} ckpt)": loop for mode, loop in loops.items()})
+    print("  " + "  ".join(f"{key:>24s}" for key in columns))
+    print("  " + "  ".join(f"{value:>24.1f}" for value in columns.values()))
+    raws = [value for key, value in columns.items() if not key.startswith("analyzer")]
+    for mode, loop in loops.items():
+        if raws:
+            print(f"  analyzer loop ({mode} checkpoints) / the fastest raw step above: {loop / max(raws):.2f}")
+    if len(loops) > 1 and "loop" in loops and "background" in loops:
+        print(f"  background checkpoints / checkpoints in the loop: {loops['background'] / loops['loop']:.2f}x")
+
+
+def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[TemperatureTask]],
+                   settings: SamplingSettings, device: str, background: bool) -> float:
+    """One ``run_replicas`` call as the analyzer makes it; its chain-steps/s after the first snapshot."""
+    steps, on_cuda = settings.steps, device.startswith("cuda")
     marks: list[tuple[int, float]] = []  # (step, seconds) at every snapshot
     checkpoint_bytes: list[int] = []
     with tempfile.TemporaryDirectory(prefix="kb-bench-analyzer-") as folder:
-        tasks = [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
-                                 0, device, Path(folder) / f"{start}-{temperature:g}.pt")
-                 for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+        tasks = make_tasks(Path(folder))
 
         def progress(done: int, total: int) -> None:
             _sync(device)
@@ -499,7 +523,8 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
                 torch.cuda.set_sync_debug_mode("warn")
             began = time.perf_counter()
             try:
-                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture)
+                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
+                                       background_checkpoints=background)
             finally:
                 if on_cuda:
                     torch.cuda.set_sync_debug_mode(0)
@@ -512,9 +537,12 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
     sync_text = (f"{sum('synchroniz' in str(w.message) for w in syncs) / steps:.1f} host synchronisations per step"
                  if on_cuda else "host synchronisations: n/a (CPU)")
-    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU) on {device} ({label}): "
-          f"{chains} chains of {args.ess_model} at small's shapes (length {length}, {train_size}/{val_size}/"
-          f"{test_size} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
+    sizes = "/".join(str(len(split)) for split in (tasks[0].splits.train, tasks[0].splits.validation,
+                                                  tasks[0].splits.test))  # fmt: skip
+    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU; checkpoints "
+          f"{'by the background writer' if background else 'in the loop'}) on {device} ({label}): "
+          f"{chains} chains of {args.ess_model} at small's shapes (length {tasks[0].config.seq_len}, "
+          f"{sizes} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
           f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "
           f"snapshots every {settings.snapshot_every}, energies every {settings.energy_every}, masses every "
           f"{settings.variance_every}, checkpoints every {settings.checkpoint_every}")
@@ -522,13 +550,54 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     print(f"  setup and steps to the first snapshot (step {first_step}): {first_at:.1f} s; then {loop:.1f} "
           f"chain-steps/s; whole call {chains * steps / seconds:.1f} chain-steps/s in {seconds:.1f} s; {sync_text}; "
           f"{len(checkpoint_bytes)} checkpoints, the largest {largest / 1e6:.0f} MB (all chains)")
-    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
-    columns["analyzer loop"] = loop
-    print("  " + "  ".join(f"{key:>20s}" for key in columns))
-    print("  " + "  ".join(f"{value:>20.1f}" for value in columns.values()))
-    if columns.keys() - {"analyzer loop"}:
-        best = max(value for key, value in columns.items() if key != "analyzer loop")
-        print(f"  analyzer loop / the fastest raw step above: {loop / best:.2f}")
+    return loop
+
+
+def bench_training(args: argparse.Namespace) -> None:
+    """Training throughput (``--sections training``): ``--training-runs`` seeds of each Table A1 model in
+    ``--training-models`` trained one at a time (``train.Trainer``: an nn.Module and torch.optim.Adam; and the
+    batched trainer alone, R = 1) against all of them in one batched step (``train_batched.StackedTrainer``), run-steps
+    per second from interleaved repeats (medians), at the ``small`` preset's minibatch of 64 and sequence length."""
+    device, runs = args.device, args.training_runs
+    sequences = np.random.default_rng(3).integers(0, 20, size=(1200, 76))
+    train = make_splits(sequences, (1000, 100, 100), seed=0).train.to(device)
+    settings = TrainingSettings(batch_size=64)
+    label = torch.cuda.get_device_name() if device.startswith("cuda") else f"CPU, {torch.get_num_threads()} thread(s)"
+    print(f"training on {device} ({label}): {runs} runs per model, minibatch 64, length 76; run-steps/s, median of "
+          f"{args.repeats} interleaved repeats of {args.steps} steps")
+    for name in args.training_models.split(","):
+        table = TABLE_A1[name.strip()][0]
+        config = ModelConfig(76, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)
+
+        def model(seed: int, config: ModelConfig = config) -> torch.nn.Module:
+            torch.manual_seed(seed)
+            return build_model(config).to(device)
+
+        modules = [Trainer(model(seed), train, settings, seed) for seed in range(runs)]
+        alone = [StackedTrainer([model(seed)], train, settings, [seed]) for seed in range(runs)]
+        batched = StackedTrainer([model(seed) for seed in range(runs)], train, settings, list(range(runs)))
+
+        def each(trainers: list[Any]) -> Callable[[], None]:
+            def step() -> None:
+                for trainer in trainers:
+                    trainer.step()
+
+            return step
+
+        methods = {"one at a time (nn.Module + Adam)": each(modules), "one at a time (batched code, R=1)": each(alone),
+                   "batched": batched.step}  # fmt: skip
+        for method in methods.values():
+            method()  # warm-up
+        times: dict[str, list[float]] = {key: [] for key in methods}
+        for _ in range(args.repeats):
+            for key, method in methods.items():
+                times[key].append(_timed(method, args.steps, device))
+        rates = {key: runs / float(np.median(values)) for key, values in times.items()}
+        print(f"  {name} ({count_parameters(build_model(config)):,} params): " + ", ".join(
+            f"{key} {rate:.1f}" for key, rate in rates.items()))
+        one = rates["one at a time (nn.Module + Adam)"]
+        print(f"    batched / one at a time (nn.Module): {rates['batched'] / one:.2f}x; batched / R=1 batched code: "
+              f"{rates['batched'] / rates['one at a time (batched code, R=1)']:.2f}x")
 
 
 def main() -> None:
@@ -562,6 +631,10 @@ def main() -> None:
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
+    parser.add_argument("--analyzer-checkpoints", default="background,loop",
+                        help="the analyzer section's checkpoint writing: background (checkpoint_writer), loop, or both")
+    parser.add_argument("--training-runs", type=int, default=3, help="seeds per model in the training section")
+    parser.add_argument("--training-models", default="T1-d64,FF-d64", help="models of the training section")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     sections = set(args.sections.split(","))
@@ -570,6 +643,8 @@ def main() -> None:
     raw = bench_chains(args, splits) if "chains" in sections else {}
     if "analyzer" in sections:
         bench_analyzer(args, raw)
+    if "training" in sections:
+        bench_training(args)
     if "equilibrium" in sections:
         bench_equilibrium(args, splits)
     if "replicas" in sections:

@@ -31,3 +31,24 @@ def test_every_stage_gets_an_estimate_that_follows_its_step_count() -> None:
     assert more["training transformer"] > 10 * estimates["training transformer"]
     text = estimate_text(estimates)
     assert text.startswith("estimated time per stage on this device: design ") and "training transformer <= " in text
+
+
+def test_the_measured_time_of_each_stage_is_set_against_its_estimate() -> None:
+    from analyzers.langevin.estimate import comparison_text, stage_comparison
+
+    estimates = {"design": 40.0, "training transformer": 300.0, "relaxing transformer": 10.0,
+                 "sampling transformer": 100.0, "sampling ffn": 50.0}  # fmt: skip
+    measured = {"design": 50.0, "training transformer": 120.0, "relaxing transformer": 0.1, "sampling": 300.0}
+    rows = stage_comparison(estimates, measured, ["relaxed:transformer@OT"])
+    assert rows["design"] == {"estimated_s": 40.0, "measured_s": 50.0, "ratio": 1.25}
+    assert rows["training transformer"]["ratio"] == 0.4
+    assert rows["relaxing transformer"]["ratio"] is None  # read from the cache: no ratio to the work's estimate
+    assert rows["sampling"] == {"estimated_s": 150.0, "measured_s": 300.0, "ratio": 2.0}  # every model's chains
+    assert "sampling transformer" not in rows
+    text = comparison_text(rows)
+    assert text.startswith("measured time per stage against the estimate: design 50 s / 40 s (1.25x)")
+    assert "training transformer 2 min / <= 5 min (0.40x)" in text
+    assert "relaxing transformer 1 s / 10 s (reused)" in text
+    assert "sampling 5 min / 2 min (2.00x)" in text
+    # no estimate made (estimate_stages off): the times are kept, without ratios
+    assert stage_comparison({}, measured, [])["design"] == {"estimated_s": None, "measured_s": 50.0, "ratio": None}

@@ -4,7 +4,8 @@ replicas, and many temperatures in parallel; ``ChainRun`` is the one run loop of
 A ``chain_tasks.TemperatureTask`` carries everything a worker process needs (model config, starting weights,
 the splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` samples one task
 (norm-constrained pseudo-Langevin by default; unconstrained or plain SGLD selectable: ``chains.SingleChain``);
-``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU).
+``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU),
+and ``run_chain_groups`` every model's batch in lockstep, in one loop (``chains.ChainGroups``).
 Either way the loop re-estimates the minibatch-gradient variance and the masses every ``variance_every``
 steps, and records per chain:
 
@@ -18,12 +19,13 @@ steps, and records per chain:
   directions (``thermostat.py``).
 
 Every ``checkpoint_every`` steps the whole state (sampler, generators, records) is written atomically to each
-task's checkpoint file, so a killed run started again continues from there and, seeded, ends with the same
-result as an uninterrupted run. Each temperature keeps its own checkpoint in one format, so a run started on a
-GPU can be resumed there or one temperature at a time on a CPU, and a finished temperature is reused by either
-path. Batched replicas advance in lockstep: temperatures whose checkpoints stand at different steps (left by
-the single-temperature path) are finished one at a time instead. ``run_temperatures`` runs tasks in worker
-processes (one thread each) on CPU, in this process on CUDA, or batched per model.
+task's checkpoint file (by a background thread on the batched paths: ``checkpoint_writer``), so a killed run
+started again continues from there and, seeded, ends with the same result as an uninterrupted run. Each
+temperature keeps its own checkpoint in one format, so a run started on a GPU can be resumed there or one
+temperature at a time on a CPU, and a finished temperature is reused by either path. Batched replicas advance
+in lockstep: temperatures whose checkpoints stand at different steps (left by the single-temperature path) are
+finished one at a time instead. ``run_temperatures`` runs tasks in worker processes (one thread each) on CPU,
+in this process on CUDA, or batched (every model's chains in one loop).
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from analyzers.langevin.chain_tasks import (
     read_checkpoint,
     save_checkpoint,
 )
-from analyzers.langevin.chains import BatchedChains, Chains, SingleChain
+from analyzers.langevin.chains import BatchedChains, ChainGroups, Chains, SingleChain
+from analyzers.langevin.checkpoint_writer import CheckpointWriter
 from analyzers.langevin.mass_matrix import check_temperature
 from analyzers.langevin.thermostat import KINETIC_EVERY, close_kinetic_block
 
@@ -58,10 +61,14 @@ class ChainRun:
     report (where a stop may come: a rerun replays from the last checkpoint); the energies, weight copies and
     checkpoints in between. ``chains`` does each part its own way (``chains.py``)."""
 
-    def __init__(self, chains: Chains, on_checkpoint: Callable[[], None]) -> None:
+    def __init__(
+        self, chains: Chains, on_checkpoint: Callable[[], None], writer: CheckpointWriter | None = None
+    ) -> None:
         self.chains = chains
         self.settings = chains.tasks[0].settings
         self.on_checkpoint = on_checkpoint
+        # None: each checkpoint written in the loop; else handed to a background writer (checkpoint_writer.py)
+        self.writer = writer
         self.burn_in = int(self.settings.burn_in_fraction * self.settings.steps)
         replicas, every = len(chains.tasks), self.settings.snapshot_every
         # the minibatch losses of the open block, on the device until the block ends or a checkpoint comes
@@ -74,7 +81,27 @@ class ChainRun:
         self.started = time.perf_counter() - chains.records[0]["seconds"] * replicas
 
     def run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
-        """Every chain to ``steps``; the records in task order."""
+        """Every chain to ``steps``; the records in task order. With a background writer, every checkpoint
+        is on disk when this returns or raises (a writer's failure is raised, or noted on the loop's own
+        error)."""
+        if self.writer is None:
+            return self._run(progress, should_stop)
+        try:
+            records = self._run(progress, should_stop)
+        except BaseException as error:
+            try:
+                self._announce(self.writer.close())
+            except Exception as late:  # noqa: BLE001 - the loop's error is raised; this one said beside it
+                error.add_note(f"and the checkpoints queued before it: {late}")
+            raise
+        self._announce(self.writer.close())
+        return records
+
+    def _announce(self, completed: int) -> None:
+        for _ in range(completed):
+            self.on_checkpoint()
+
+    def _run(self, progress: Progress, should_stop: Callable[[], bool]) -> list[dict[str, Any]]:
         chains, settings = self.chains, self.settings
         step = chains.steps_done
         while step < settings.steps:
@@ -97,6 +124,8 @@ class ChainRun:
                 chains.park()
                 self.checkpoint(False)
             if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
+                if self.writer is not None:
+                    self._announce(self.writer.poll())  # and a failed write stops the run here
                 progress(step, settings.steps)
                 if should_stop():
                     raise Cancelled(f"{chains.stop_message} at step {step}")
@@ -133,8 +162,10 @@ class ChainRun:
         chains.snapshot(step, self.burn_in)
 
     def checkpoint(self, done: bool) -> None:
-        """Each chain's state, generators and records into its task's checkpoint (written atomically)."""
+        """Each chain's state, generators and records into its task's checkpoint (written atomically), here or
+        by the background writer."""
         chains, replicas = self.chains, len(self.chains.tasks)
+        writes = []
         for index, task in enumerate(chains.tasks):
             # the batch's time
             chains.records[index]["seconds"] = (time.perf_counter() - self.started) / replicas
@@ -145,6 +176,12 @@ class ChainRun:
                 "records": chains.records[index],
                 "done": done,
             }
+            writes.append((task, state, done))
+        if self.writer is not None:
+            self.writer.submit(writes)
+            self._announce(self.writer.poll())
+            return
+        for task, state, done in writes:
             save_checkpoint(task, state, done)
         self.on_checkpoint()
 
@@ -176,10 +213,12 @@ def run_replicas(
     should_stop: Callable[[], bool] = lambda: False,
     on_checkpoint: Callable[[], None] = lambda: None,
     step_capture: str = "auto",
+    background_checkpoints: bool = True,
 ) -> list[dict[str, Any]]:
     """Sample tasks of one model (any starts and temperatures) as replicas of one batch; the records in task
     order. ``step_capture``: how the batched step runs (``integrator.STEP_CAPTURES``; auto: a CUDA graph on
-    CUDA)."""
+    CUDA). ``background_checkpoints``: the replicas' checkpoints written by a background thread
+    (``checkpoint_writer``), off the loop; False: in the loop."""
     first = tasks[0]
     if any(
         (t.config, t.seed, t.device, t.settings) != (first.config, first.seed, first.device, first.settings)
@@ -195,9 +234,50 @@ def run_replicas(
             results[index] = run_temperature(tasks[index], progress, should_stop, on_checkpoint)
     elif pending:
         chains = BatchedChains([tasks[i] for i in pending], saved, step_capture)
-        batch = ChainRun(chains, on_checkpoint).run(progress, should_stop)
+        writer = CheckpointWriter() if background_checkpoints else None
+        batch = ChainRun(chains, on_checkpoint, writer).run(progress, should_stop)
         for index, records in zip(pending, batch, strict=True):
             results[index] = records
+    return [result for result in results if result is not None]
+
+
+def run_chain_groups(
+    tasks: list[TemperatureTask],
+    progress: Progress = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    on_checkpoint: Callable[[], None] = lambda: None,
+    step_capture: str = "auto",
+    background_checkpoints: bool = True,
+) -> list[dict[str, Any]]:
+    """Every task of an experiment (any models, starts and temperatures) in one loop: the chains of each
+    model batched (``run_replicas``' batch) and every model's batch stepped in lockstep
+    (``chains.ChainGroups``); the records in task order, each equal to its model's batch run alone. Where that
+    cannot be (checkpoints at different steps, SGLD, settings that differ), each model runs as
+    ``run_replicas`` runs it."""
+    groups: dict[str, list[int]] = {}  # one batch per model (one weight shape): its starts x temperatures
+    for index, task in enumerate(tasks):
+        groups.setdefault(task.name.split("@")[0], []).append(index)
+    results: list[dict[str, Any] | None] = [finished_records(task) for task in tasks]
+    pending = {name: [i for i in members if results[i] is None] for name, members in groups.items()}
+    pending = {name: members for name, members in pending.items() if members}
+    saved = {i: read_checkpoint(tasks[i].checkpoint) for members in pending.values() for i in members}
+    steps_saved = {0 if state is None else int(state["sampler"]["steps_done"]) for state in saved.values()}
+    settings = {tasks[i].settings == tasks[0].settings and tasks[i].device == tasks[0].device for i in saved}
+    lockstep = len(steps_saved) == 1 and settings == {True} and tasks[0].settings.sampler != "sgld"
+    if len(pending) > 1 and lockstep:
+        batches = [BatchedChains([tasks[i] for i in members], [saved[i] for i in members], step_capture)
+                   for members in pending.values()]  # fmt: skip
+        writer = CheckpointWriter() if background_checkpoints else None
+        records = ChainRun(ChainGroups(batches), on_checkpoint, writer).run(progress, should_stop)
+        order = [i for members in pending.values() for i in members]
+        for index, record in zip(order, records, strict=True):
+            results[index] = record
+    else:
+        for members in pending.values():
+            batch = run_replicas([tasks[i] for i in members], progress, should_stop, on_checkpoint,
+                                 step_capture, background_checkpoints)  # fmt: skip
+            for index, record in zip(members, batch, strict=True):
+                results[index] = record
     return [result for result in results if result is not None]
 
 
@@ -232,26 +312,23 @@ def run_temperatures(
         latest[0] = message
         report(sum(done.values()) / total, message)
 
-    if batched:
-        groups: dict[str, list[int]] = {}  # one batch per model (one weight shape): its starts x temperatures
-        for index, task in enumerate(tasks):
-            groups.setdefault(task.name.split("@")[0], []).append(index)
-        by_index: dict[int, dict[str, Any]] = {}
+    if batched:  # every chain of the experiment in one loop, each model's chains in one batched step
+
+        groups: dict[str, list[TemperatureTask]] = {}
+        for task in tasks:
+            groups.setdefault(task.name.split("@")[0], []).append(task)
+        shapes = []  # 'transformer: 10 chains (2 start(s) x 5 temperatures)'
         for name, members in groups.items():
+            starts = len({task.name for task in members})
+            shapes.append(f"{name}: {len(members)} chains ({starts} start(s) x {len(members) // starts} "
+                          "temperatures)")  # fmt: skip
 
-            def group_progress(
-                done_steps: int, steps: int, members: list[int] = members, name: str = name
-            ) -> None:
-                for index in members:
-                    done[index] = done_steps
-                starts = len({tasks[i].name for i in members})
-                report(sum(done.values()) / total, f"{name}: {len(members)} chains ({starts} start(s) x "
-                       f"{len(members) // starts} temperatures), step {done_steps}/{steps}")
+        def batch_progress(done_steps: int, steps: int) -> None:
+            for index in range(len(tasks)):
+                done[index] = done_steps
+            report(sum(done.values()) / total, f"{'; '.join(shapes)}, step {done_steps}/{steps}")
 
-            group = run_replicas([tasks[i] for i in members], group_progress, on_checkpoint=on_checkpoint,
-                                 step_capture=step_capture)
-            by_index.update(zip(members, group, strict=True))
-        return [by_index[index] for index in range(len(tasks))]
+        return run_chain_groups(tasks, batch_progress, on_checkpoint=on_checkpoint, step_capture=step_capture)
 
     if workers <= 1 or len(tasks) <= 1:
         results = []

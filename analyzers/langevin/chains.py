@@ -495,3 +495,73 @@ class BatchedChains(Chains):
             record["thermostat"] = thermostat_report(record, task.temperature, self.settings)
             record.pop("noise_directions", None)
             record["final_norm"] = float(self.sampler.w[index] @ self.sampler.w[index])
+
+
+class ChainGroups(Chains):
+    """Every chain of an experiment advanced in lockstep: one ``BatchedChains`` per model (weight shape), each
+    with its starts and temperatures, stepped one after another at every step of one loop. Each group keeps
+    its own batched step (on CUDA its own captured graph: two weight shapes cannot share one vmapped call)
+    and its own generators, so its records equal those of the group run alone; what the groups share is the
+    loop, its snapshots and its checkpoints. Chains are numbered group after group, in task order within a
+    group."""
+
+    def __init__(self, groups: list[BatchedChains]) -> None:
+        if not groups:
+            raise ValueError("no chain groups")
+        first = groups[0]
+        if any(group.settings != first.settings or group.device != first.device for group in groups):
+            raise ValueError("chain groups in lockstep must share the sampler settings and the device")
+        if len({group.steps_done for group in groups}) > 1:
+            raise ValueError("chain groups advanced in lockstep must stand at the same step")
+        self.groups, self.settings, self.device = groups, first.settings, first.device
+        self.tasks = [task for group in groups for task in group.tasks]
+        self.records = [record for group in groups for record in group.records]
+        self.batch_generators = [g for group in groups for g in group.batch_generators]
+        self.noise_generators = [g for group in groups for g in group.noise_generators]
+        self.splits = first.splits
+        self.refreshes_masses = True
+        self.stop_message = " and ".join(group.stop_message for group in groups)
+        # chain index -> (group, index within it)
+        self.owner = [(group, index) for group in groups for index in range(len(group.tasks))]
+
+    @property
+    def steps_done(self) -> int:
+        return self.groups[0].steps_done
+
+    def step(self) -> torch.Tensor:
+        return torch.cat([group.step().to(torch.float64) for group in self.groups])  # (R,) over every group
+
+    def refresh_masses(self, step: int) -> None:
+        for group in self.groups:
+            group.refresh_masses(step)
+
+    def read_kinetic(self) -> None:
+        for group in self.groups:
+            group.read_kinetic()
+
+    def check(self) -> None:
+        for group in self.groups:
+            group.check()
+
+    def park(self) -> None:
+        for group in self.groups:
+            group.park()
+
+    def snapshot(self, step: int, burn_in: int) -> None:
+        for group in self.groups:
+            group.snapshot(step, burn_in)
+
+    def record_energy(self, step: int) -> None:
+        for group in self.groups:
+            group.record_energy(step)
+
+    def weights(self) -> list[torch.Tensor]:
+        return [weights for group in self.groups for weights in group.weights()]
+
+    def sampler_state(self, index: int) -> dict[str, Any]:
+        group, local = self.owner[index]
+        return group.sampler_state(local)
+
+    def finish(self) -> None:
+        for group in self.groups:
+            group.finish()

@@ -151,3 +151,45 @@ def estimate_text(estimates: dict[str, float]) -> str:
              for stage, seconds in estimates.items()]  # fmt: skip
     total = duration_text(sum(estimates.values()))
     return f"estimated time per stage on this device: {', '.join(parts)}; in all <= {total}"
+
+
+def stage_comparison(estimates: dict[str, float], measured: dict[str, float], reused: list[str]
+                     ) -> dict[str, dict[str, float | None]]:
+    """Per stage: the estimate made before the run, the time it took, and their ratio (measured / estimated).
+    Sampling is compared over all models together (on a CPU their chains share the worker processes, so no
+    model's own time exists). A stage reused from the cache has no ratio (its time is a read, not the
+    work)."""
+    combined = {stage: seconds for stage, seconds in estimates.items() if not stage.startswith("sampling ")}
+    sampling = [seconds for stage, seconds in estimates.items() if stage.startswith("sampling ")]
+    if sampling:
+        combined["sampling"] = sum(sampling)
+    rows: dict[str, dict[str, float | None]] = {}
+    for stage in dict.fromkeys([*combined, *measured]):
+        estimate, took = combined.get(stage), measured.get(stage)
+        ratio = took / estimate if estimate and took is not None and not _reused(stage, reused) else None
+        rows[stage] = {"estimated_s": estimate, "measured_s": took, "ratio": ratio}
+    return rows
+
+
+def _reused(stage: str, reused: list[str]) -> bool:
+    """Whether the pipeline's ``reused`` list ('design', 'training:ffn', 'relaxed:ffn@OT', 'sampling:3/10
+    temperatures') says ``stage`` came (wholly or partly) from the cache."""
+    kind, _, model = stage.partition(" ")
+    prefix = {"design": "design", "training": f"training:{model}", "relaxing": f"relaxed:{model}@",
+              "sampling": "sampling:"}.get(kind)  # fmt: skip
+    return prefix is not None and any(entry.startswith(prefix) for entry in reused)
+
+
+def comparison_text(rows: dict[str, dict[str, float | None]]) -> str:
+    """'measured time per stage against the estimate: design 41 s / 40 s (1.02x), training transformer 2 min /
+    <= 5 min (0.40x), ...' (reused stages say so)."""
+    parts = []
+    for stage, row in rows.items():
+        took, estimate, ratio = row["measured_s"], row["estimated_s"], row["ratio"]
+        if took is None:
+            continue
+        bound = "<= " if stage.startswith("training") else ""
+        against = "" if estimate is None else f" / {bound}{duration_text(estimate)}"
+        tail = f" ({ratio:.2f}x)" if ratio is not None else (" (reused)" if estimate is not None else "")
+        parts.append(f"{stage} {duration_text(took)}{against}{tail}")
+    return f"measured time per stage against the estimate: {', '.join(parts)}"

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import platform
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from analyzers.langevin import design, design_parallel, structure
 from analyzers.langevin.chain_runs import run_temperatures
 from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask, read_checkpoint
 from analyzers.langevin.data import Splits, make_splits
+from analyzers.langevin.estimate import comparison_text, estimate_stages, estimate_text, stage_comparison
 from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.model import ModelConfig, build_model, count_parameters, layer_slices
 from analyzers.langevin.objective import evaluate_split
@@ -37,6 +39,7 @@ from analyzers.langevin.train import (
     squared_norm,
     train_es_ot,
 )
+from analyzers.langevin.train_batched import train_es_ot_batched
 from analyzers.progress import Reporter
 
 Report = Callable[[float, str], None]
@@ -286,7 +289,11 @@ def _cached_training(
     report: Report,
 ) -> tuple[TrainingOutcome, str, bool]:
     settings = _training_settings(params)
-    key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device)
+    # on a GPU every seed of a stage in one batched call (train_batched); its dropout draws differ from the
+    # one-at-a-time path's, so its weights are cached apart (the CPU's keys are unchanged)
+    batched = device != "cpu"
+    key = stage_key("train-v3", name, config.to_dict(), settings.__dict__, splits.digest, params.seed, device,
+                    *(["batched"] if batched else []))  # fmt: skip
     path = work / "train" / f"{key}.pt"
     if path.is_file():
         try:  # plain data only: a planted or damaged file is retrained over, never unpickled
@@ -298,7 +305,8 @@ def _cached_training(
         torch.manual_seed(seed)
         return build_model(config).to(device)
 
-    outcome = train_es_ot(
+    train = train_es_ot_batched if batched else train_es_ot
+    outcome = train(
         make_model,
         splits.to(device),
         settings,
@@ -390,9 +398,9 @@ def _run_experiment(
     reused: list[str] = []
     contact_map = load_contact_map(params, ctx.cache_dir, offline=ctx.offline)
     report(0.0, f"contact map: {contact_map.source}, {int(contact_map.contacts.sum()) // 2} contacts")
+    estimates: dict[str, float] = {}
+    measured: dict[str, float] = {}  # seconds each stage took: checked against the estimate at the end
     if params.estimate_stages:  # what the run commits to, before it starts (the paper preset: hours on a GPU)
-        from analyzers.langevin.estimate import estimate_stages, estimate_text
-
         estimates = estimate_stages(params, contact_map.contacts, design.encode(contact_map.sequence),
                                     {k: v for k, v in model_configs(params, contact_map.length).items()
                                      if models is None or k in models}, device)  # fmt: skip
@@ -400,8 +408,11 @@ def _run_experiment(
     # Each long stage reports through a Reporter: at least every ctx.report_every seconds, its fraction
     # moving.
     designing = Reporter(report, ctx.report_every, 0.0, 0.05, ctx.is_cancelled)
+    started = time.perf_counter()
     sequences, design_summary, cached = _cached_design(
         params, contact_map, work, lambda fraction, message: designing(fraction, 1.0, message))
+    if not params.sequences_file:
+        measured["design"] = time.perf_counter() - started
     if cached:
         reused.append("design")
     report(
@@ -413,21 +424,27 @@ def _run_experiment(
     configs = {
         k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models
     }
-    runs = _train_models(configs, splits, params, device, work, report, ctx, reused)
-    tasks = _sampling_tasks(runs, splits, params, device, work, in_progress, report, reused)
+    runs = _train_models(configs, splits, params, device, work, report, ctx, reused, measured)
+    tasks = _sampling_tasks(runs, splits, params, device, work, in_progress, report, reused, measured)
     done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
     if done_before:
         reused.append(f"sampling:{done_before}/{len(tasks)} temperatures")
     sampling = Reporter(report, ctx.report_every, 0.3, 0.95, ctx.is_cancelled)
+    started = time.perf_counter()
     records = run_temperatures(
         tasks, _workers(params, device, len(tasks)), lambda f, m: sampling(f, 1.0, m), ctx.checkpoint_saved,
-        batched=device != "cpu",  # one GPU: every start and temperature of a model in one batched model call
+        batched=device != "cpu",  # one GPU: every chain in one loop, each model's in one batched model call
         step_capture=params.step_capture,
     )
+    measured["sampling"] = time.perf_counter() - started
     for task, record in zip(tasks, records, strict=True):
         name, start = task.name.split("@")
         runs[name].records.setdefault(start, []).append(record)
     provenance = _provenance(params, contact_map, splits, sequences, runs, device, len(tasks), reused, work)
+    # the run's record keeps both, and the ratio: how far the estimate printed before the run can be trusted
+    provenance["stage_seconds"] = stage_comparison(estimates, measured, reused)
+    if estimates:
+        report(0.95, comparison_text(provenance["stage_seconds"]))
     return Experiment(params, contact_map, design_summary, sequences, splits, runs, provenance)
 
 
@@ -440,8 +457,10 @@ def _train_models(
     report: Report,
     ctx: RunContext,
     reused: list[str],
+    measured: dict[str, float],
 ) -> dict[str, ModelRun]:
-    """ES and OT training of each model (cached), reported as the run's 5-30 %."""
+    """ES and OT training of each model (cached), reported as the run's 5-30 %; the seconds each took into
+    ``measured``."""
     runs: dict[str, ModelRun] = {}
     for position, (name, config) in enumerate(configs.items()):
         fraction = 0.05 + 0.25 * position / len(configs)
@@ -460,7 +479,9 @@ def _train_models(
             latest[1] = message or latest[1]
             training(latest[0], 1.0, f"{latest[1]} · training {latest[0]:.0%} of its step caps")
 
+        started = time.perf_counter()
         outcome, key, cached = _cached_training(name, config, splits, params, device, work, training_report)
+        measured[f"training {name}"] = time.perf_counter() - started
         if cached:
             reused.append(f"training:{name}")
         model = build_model(config)
@@ -480,9 +501,10 @@ def _sampling_tasks(
     in_progress: Path,
     report: Report,
     reused: list[str],
+    measured: dict[str, float],
 ) -> list[TemperatureTask]:
     """One task per model, start and temperature; a start in ``relax_starts`` relaxed on the ES sphere
-    first."""
+    first (the seconds each model's relaxations took into ``measured``)."""
     settings = _sampling_settings(params)
     tasks: list[TemperatureTask] = []
     for name, run in runs.items():
@@ -493,7 +515,10 @@ def _sampling_tasks(
             if start == "OT" and settings.sampler == "pseudo-langevin":
                 state = onto_sphere(state, run.config, run.training.es_state)
             if start in params.relax_starts:
+                started = time.perf_counter()
                 state, cached = _cached_relaxation(run, start, state, splits, params, device, work, train_key)
+                measured[f"relaxing {name}"] = (measured.get(f"relaxing {name}", 0.0)
+                                                + time.perf_counter() - started)  # fmt: skip
                 if cached:
                     reused.append(f"relaxed:{name}@{start}")
                 report(
@@ -555,8 +580,8 @@ def _provenance(
         "device": device,
         "gpu_name": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "dtype": "float32 models; float64 sampler state (SHAKE/RATTLE)",
-        "sampling_path": f"batched replicas: every start and temperature of a model in one model call, step "
-        f"capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
+        "sampling_path": f"batched replicas: every start and temperature of a model in one model call, every "
+        f"model in one loop, step capture {resolve_capture(params.step_capture, device)}" if device != "cpu"
         else f"one temperature at a time, {_workers(params, device, task_count)} process(es)",
         "weights_hash": _weights_hash(runs),
         "versions": _versions(),

@@ -93,7 +93,7 @@ class TrainingOutcome:
     reference_metrics: list[dict[str, dict[str, float]]] = field(default_factory=list)  # per reference seed
 
 
-class _Trainer:
+class Trainer:
     """Adam + Noam over shuffled epochs of one model."""
 
     def __init__(
@@ -141,7 +141,7 @@ def _early_stopped_norm(
     """|w|^2 at the best validation loss of one early-stopped run; ``progress(share)`` of ``max_steps`` at
     every step (a cheap call: the caller throttles it), so a slow machine still shows the training moving."""
     model = make_model(seed)
-    trainer = _Trainer(model, splits.train, settings, seed)
+    trainer = Trainer(model, splits.train, settings, seed)
     best_loss, best_norm, waited = math.inf, squared_norm(model), 0
     validation = splits.validation if len(splits.validation) else splits.train
     while trainer.step_count < settings.max_steps and waited < settings.patience:
@@ -176,6 +176,7 @@ def train_es_ot(
     run, a reference's ES part, its OT part) counts the same, its share of its step cap within it, so the
     share moves while a phase runs and steps up where one ends early. ``check_every``: steps between two reads
     of the ES norm test (at most ``eval_every``); the result is the same for any value.
+    ``train_batched.train_es_ot_batched`` runs the same protocol with each stage's seeds batched.
     """
     ensemble = settings.ensemble_size if settings.norm_target is None else 0
     count = max(settings.references, 1)
@@ -192,6 +193,11 @@ def train_es_ot(
     references = [_reference_run(make_model, splits, settings, seed + k, target, report,
                                  (phase(ensemble + 2 * k), phase(ensemble + 2 * k + 1)), check_every)
                   for k in range(count)]  # fmt: skip
+    return training_outcome(target, norms, references)
+
+
+def training_outcome(target: float, norms: list[float], references: list[Reference]) -> TrainingOutcome:
+    """The protocol's outcome: the first reference's weights and trace, every reference's metrics."""
     first = references[0]
     return TrainingOutcome(
         norm_target=target,
@@ -205,7 +211,7 @@ def train_es_ot(
 
 
 @dataclass
-class _Reference:
+class Reference:
     """One reference run: its ES and OT weights and metrics."""
 
     es_state: dict[str, torch.Tensor]
@@ -229,7 +235,7 @@ def _reference_run(
         lambda share: None,
     ),
     check_every: int = 1,
-) -> _Reference:
+) -> Reference:
     """Stage 2 for one seed: ES weights where |w|^2 reaches ``target``, then OT weights at saturation.
 
     ``progress``: the ES part's and the OT part's share of their step caps, at every step. The norm test is
@@ -238,7 +244,7 @@ def _reference_run(
     on the test), so the weights and the OT stage's evaluation steps are those of a test at every step.
     """
     model = make_model(seed)
-    trainer = _Trainer(model, splits.train, settings, seed)
+    trainer = Trainer(model, splits.train, settings, seed)
     side = squared_norm(model) < target
     trace: list[dict[str, float]] = []
     es_state: dict[str, torch.Tensor] | None = None
@@ -303,7 +309,7 @@ def _reference_run(
             if len(split):
                 loss, error = evaluate(model, split)
                 metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
-    return _Reference(es_state, ot_state, es_step, trainer.step_count, saturated, trace, metrics)
+    return Reference(es_state, ot_state, es_step, trainer.step_count, saturated, trace, metrics)
 
 
 def relax_on_sphere(
