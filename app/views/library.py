@@ -8,6 +8,8 @@ filters by them.
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +19,7 @@ from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
 from kb.display import markdown_text
 from kb.evidence.claim_states import ALL_STATES
 from kb.index.search import QueryError, SearchIndexDamaged
+from kb.papers import cite
 from schemas import Decision, Status
 
 kb = setup()
@@ -38,6 +41,14 @@ ROW_HEIGHT = 84
 #: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
 HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
                ["inconclusive", "not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
+#: The citation downloads: format, button label, file suffix, media type.
+EXPORTS: list[tuple[cite.Format, str, str, str]] = [("bibtex", "BibTeX", ".bib", "application/x-bibtex"),
+                                                     ("csl-json", "CSL-JSON", ".json", "application/json")]
+
+
+def citations(note_ids: tuple[str, ...], fmt: cite.Format) -> bytes:
+    """The file the Library's download buttons give: what ``kb export`` writes for these notes."""
+    return cite.export(kb, note_ids, fmt).encode("utf-8")
 
 
 def claim_states_text(row: pd.Series) -> str:
@@ -168,6 +179,22 @@ if rows:
     note_id = str(shown.iloc[rows[0]]["id"])
     st.session_state["note_id"] = note_id
     st.switch_page("views/note.py", query_params={"id": note_id})
+
+# Citations of every note the filters show (all pages), in the reference manager's formats. The file is made
+# when the button is pressed (a deferred download): only then are missing citation keys written into notes.
+try:
+    cite.citekeys_in_use(kb)
+except cite.CiteError as exc:
+    st.warning(markdown_text(exc), icon=":material/key_off:")
+else:
+    chosen = tuple(str(i) for i in frame["id"])
+    with st.container(horizontal=True, gap="small", key="lib_export", vertical_alignment="center"):
+        st.caption(f"Cite these {len(chosen):,} note(s):")
+        for fmt, label, suffix, mime in EXPORTS:
+            st.download_button(label, data=functools.partial(citations, chosen, fmt), file_name=f"kb-citations{suffix}",
+                               mime=mime, key=f"lib_export_{fmt}", on_click="ignore", icon=":material/download:",
+                               help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
+                                    "one gets it written into its 'citekey' field")
 
 with st.expander("What the claim states mean", icon=":material/help:"):
     for state in (*ALL_STATES, "ungrounded"):
