@@ -37,6 +37,7 @@ from kb.evidence import tensions as tensions_mod
 from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
+from kb.index import links as links_mod
 from kb.index.checks import row_problem, schema_problem
 from kb.index.database import ClaimRow, Paper, make_engine
 from kb.index.indexing import claim_for_key
@@ -47,6 +48,7 @@ from kb.notes import files as notes_mod
 from kb.notes import locks as note_lock_mod
 from kb.notes.bindings import binding_problems
 from kb.notes.files import Note, NoteChanged, NoteError
+from kb.notes.links import Link
 from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
 from kb.queue import execution, executors, retry
 from kb.queue import records as queue_records
@@ -441,6 +443,14 @@ class KnowledgeBase:
     def claims(self, note_id: str) -> list[ClaimRow]:
         """Indexed claims of one note."""
         return index_mod.claims_for(self.engine, note_id)
+
+    def backlinks(self, note_id: str) -> list[links_mod.Backlink]:
+        """The notes whose bodies link to this note or one of its claims (``[[note-id]]``, ``[[note-id#claim]]``)."""
+        return links_mod.backlinks(self.engine, note_id)
+
+    def link_targets(self, links: list[Link]) -> dict[str, str | None]:
+        """Each link's target -> the note's title or the claim's statement in the index; None when unknown."""
+        return links_mod.link_targets(self.engine, links)
 
     def claim(self, claim_key: str) -> tuple[Claim, str | None] | None:
         """The indexed claim '<note id>#<claim id>' and its grounding status, or None."""
