@@ -79,11 +79,12 @@ def _code_spans(body: str, start: int, end: int) -> Iterator[tuple[int, int]]:
             i = closing + 1
 
 
-def code_ranges(body: str) -> list[tuple[int, int]]:
-    """Where the body is code (fenced blocks and code spans), as sorted offset ranges."""
+def code_ranges(body: str) -> list[tuple[int, int, bool]]:
+    """Where the body is code, as sorted (start, end, fenced) offset ranges: fenced blocks (True) and code
+    spans (False)."""
     blocks, texts = _fenced_blocks(body)
-    spans = [span for start, end in texts for span in _code_spans(body, start, end)]
-    return sorted(blocks + spans)
+    spans = [(*span, False) for start, end in texts for span in _code_spans(body, start, end)]
+    return sorted([(*block, True) for block in blocks] + spans)
 
 
 def find_links(body: str) -> list[Link]:
@@ -91,7 +92,7 @@ def find_links(body: str) -> list[Link]:
     code = code_ranges(body)
     links = []
     for match in _LINK.finditer(body):
-        if any(start <= match.start() < end for start, end in code):
+        if any(start <= match.start() < end for start, end, _ in code):
             continue
         note_id, claim_id, label = (g.strip() if g is not None else None for g in match.groups())
         if not note_id:
