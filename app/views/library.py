@@ -158,6 +158,22 @@ shown = frame.iloc[start:start + page_size]
 info_col.caption(f"**{len(frame):,}** note(s) · showing {start + 1:,}–{start + len(shown):,} · "
                  "select a row to open the note")
 
+# Citations of every note the filters show (all pages), in the reference manager's formats. The file is made
+# when the button is pressed (a deferred download): only then are missing citation keys written into notes.
+try:
+    cite.citekeys_in_use(kb)
+except cite.CiteError as exc:
+    st.warning(markdown_text(exc), icon=":material/key_off:")
+else:
+    chosen = tuple(str(i) for i in frame["id"])
+    with st.container(horizontal=True, gap="small", key="lib_export", vertical_alignment="center"):
+        st.caption(f"Cite these {len(chosen):,} note(s):", width="content")
+        for fmt, label, suffix, mime in EXPORTS:
+            st.download_button(label, data=functools.partial(citations, chosen, fmt), file_name=f"kb-citations{suffix}",
+                               mime=mime, key=f"lib_export_{fmt}", on_click="ignore", icon=":material/download:",
+                               help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
+                                    "one gets it written into its 'citekey' field")
+
 column_config = {
     "note": st.column_config.TextColumn("Note", width=WIDTHS["note"], help="The title, whole, then the note's id"),
     "states": st.column_config.TextColumn("Claims", width=WIDTHS["states"],
@@ -179,22 +195,6 @@ if rows:
     note_id = str(shown.iloc[rows[0]]["id"])
     st.session_state["note_id"] = note_id
     st.switch_page("views/note.py", query_params={"id": note_id})
-
-# Citations of every note the filters show (all pages), in the reference manager's formats. The file is made
-# when the button is pressed (a deferred download): only then are missing citation keys written into notes.
-try:
-    cite.citekeys_in_use(kb)
-except cite.CiteError as exc:
-    st.warning(markdown_text(exc), icon=":material/key_off:")
-else:
-    chosen = tuple(str(i) for i in frame["id"])
-    with st.container(horizontal=True, gap="small", key="lib_export", vertical_alignment="center"):
-        st.caption(f"Cite these {len(chosen):,} note(s):")
-        for fmt, label, suffix, mime in EXPORTS:
-            st.download_button(label, data=functools.partial(citations, chosen, fmt), file_name=f"kb-citations{suffix}",
-                               mime=mime, key=f"lib_export_{fmt}", on_click="ignore", icon=":material/download:",
-                               help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
-                                    "one gets it written into its 'citekey' field")
 
 with st.expander("What the claim states mean", icon=":material/help:"):
     for state in (*ALL_STATES, "ungrounded"):

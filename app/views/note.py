@@ -156,7 +156,7 @@ def backlinks_row(note_id: str) -> None:
     if not backlinks:
         return
     with st.container(horizontal=True, gap="small", vertical_alignment="center", key="note_backlinks"):
-        st.caption(f":material/link: Linked from {len({b.note_id for b in backlinks})} note(s):")
+        st.caption(f":material/link: Linked from {len({b.note_id for b in backlinks})} note(s):", width="content")
         for source_id in dict.fromkeys(b.note_id for b in backlinks):
             back = [b for b in backlinks if b.note_id == source_id]
             claims = sorted({b.claim_id for b in back if b.claim_id})
