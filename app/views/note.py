@@ -203,7 +203,7 @@ def header(note: Note) -> None:
     more = {
         "Institutions": ", ".join(meta.institutions), "Direction": meta.direction, "Topic": meta.topic,
         "Analyst": meta.analyst, "Analysed": meta.analysis_date, "Decided": meta.decision_date,
-        "Source text": meta.source_file, "File": str(note.path),
+        "Source text": meta.source_file, "Citation key": meta.citekey, "File": str(note.path),
     }
     with st.expander("More about this note", icon=":material/info:"):
         st.dataframe([{"field": k, "value": str(v)} for k, v in more.items() if v], hide_index=True,
