@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kb.notes.files import read_note
+from kb.notes.locks import creation_lock
 from kb.papers.bibtex import NameParts, bibtex_name, read_names, split_name
 from kb.papers.cite import propose_citekey
 from schemas.note import PaperNote
@@ -188,3 +189,27 @@ def test_propose_citekey_without_author_or_year() -> None:
     assert propose_citekey(meta, set()) == "anonnd"
     assert propose_citekey(meta, {"anonnd"}) == "anonndangstrom"
     assert propose_citekey(meta, {"anonnd", "anonndangstrom", "anonndangstroma"}) == "anonndangstromb"
+
+
+def test_export_names_the_notes_it_could_not_read(tmp_path: Path) -> None:
+    papers, home = _library(tmp_path, "lib")
+    _write(papers, 1, "Fine", "A B", 2020)
+    (papers / "broken.md").write_text('---\npaper_id: "x:b"\ntitle: [unclosed\n---\n', encoding="utf-8")
+    result = run_kb(papers, home, "export", "--bibtex")
+    assert result.returncode == 0 and result.stdout.startswith("@misc{b2020,")
+    assert [line for line in result.stderr.splitlines() if "not exported" in line][0].startswith(
+        f"warning: not exported: {papers / 'broken.md'}")
+
+
+def test_export_gives_keys_only_under_the_folders_creation_lock(tmp_path: Path) -> None:
+    """Reading the keys in use and writing a new one is one step for the whole folder (the lock ``kb add`` takes
+    to check a paper_id free), so two exports at once never hand out one key twice: while another holds the
+    lock, an export waits, and past the timeout gives up having written nothing."""
+    papers, home = _library(tmp_path, "lib")
+    path = _write(papers, 1, "Paper", "Ann Lee", 2021)
+    before = path.read_bytes()
+    with creation_lock(papers, timeout=5):
+        result = run_kb(papers, home, "export", "--bibtex", env={"KB_NOTE_LOCK_TIMEOUT": "0.5"})
+    assert result.returncode == 1 and "lock" in result.stderr and result.stdout == ""
+    assert path.read_bytes() == before
+    assert run_kb(papers, home, "export", "--bibtex").stdout.startswith("@misc{lee2021,")

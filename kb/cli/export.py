@@ -40,7 +40,9 @@ def export(
         raise typer.Exit(2)
     kb = make_kb(papers, home, db)
     try:
-        chosen = selected_ids(kb, ids or [], tag)
+        chosen, unreadable = selected_ids(kb, ids or [], tag)
+        for error in unreadable:  # after the export's own errors would be too late: say it first, then export
+            err_console.print(f"[yellow]warning[/]: not exported: {esc(error)}", highlight=False, soft_wrap=True)
         text = export_notes(kb, chosen, "bibtex" if bibtex else "csl-json")
     except NoteError as exc:
         fail(exc)

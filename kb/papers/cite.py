@@ -200,11 +200,12 @@ def export(kb: KnowledgeBase, note_ids: Sequence[str], fmt: Format) -> str:
     return terminal_json([csl_item(c) for c in cites]) + "\n"
 
 
-def selected_ids(kb: KnowledgeBase, ids: Sequence[str], tag: str | None) -> list[str]:
-    """The notes an export names: the ids given (each checked), those with ``tag``, or every indexed note."""
-    kb.index()
+def selected_ids(kb: KnowledgeBase, ids: Sequence[str], tag: str | None) -> tuple[list[str], list[NoteError]]:
+    """The notes an export names (the ids given, each checked; those with ``tag``; or every indexed note), and
+    the notes that could not be read, which no export holds (the caller names them)."""
+    report = kb.index()
     if ids:
         for note_id in ids:
             kb.note_path(note_id)  # a NoteError naming the id and 'kb list' when there is no such note
-        return list(dict.fromkeys(ids))
-    return [paper.id for paper in kb.list_papers(tag=tag)]
+        return list(dict.fromkeys(ids)), report.errors
+    return [paper.id for paper in kb.list_papers(tag=tag)], report.errors
