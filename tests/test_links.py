@@ -102,3 +102,18 @@ def test_validate_warns_about_unknown_targets_with_file_and_line(kb_dirs: tuple[
     assert alone.returncode == 0 and alone.stderr.count("warning:") == 2
     linking.write_text(LINKING.replace("[[no-such-note]]", "no link").replace("#no-such-claim", ""), encoding="utf-8")
     assert run_kb(*kb_dirs, "validate", "--strict").returncode == 0
+
+
+def test_backlinks_on_postgres(kb_dirs: tuple[Path, Path], linking: Path, pg_database: str) -> None:
+    papers = kb_dirs[0]
+    (papers / "a_b.md").write_text('---\npaper_id: "t:ab"\ntitle: "Underscore"\n---\nbody\n', encoding="utf-8")
+    (papers / "mentions.md").write_text('---\npaper_id: "t:m"\ntitle: "Mentions"\n---\n[[axb]] and [[a_b]]\n',
+                                        encoding="utf-8")
+    shown = json.loads(run_kb(*kb_dirs, "show", TARGET, "--json", "--db", pg_database).stdout)[0]
+    assert [(b["note"], b["claim"]) for b in shown["backlinks"]] == [
+        ("a-note-that-links", None), ("a-note-that-links", "late-layers-refine"),
+        ("a-note-that-links", "late-layers-refine"), ("a-note-that-links", "no-such-claim")]
+    linking_note = json.loads(run_kb(*kb_dirs, "show", "a-note-that-links", "--json", "--db", pg_database).stdout)[0]
+    assert [link["resolved"] for link in linking_note["links"]] == [TITLE, STATEMENT, STATEMENT, None, None]
+    underscored = json.loads(run_kb(*kb_dirs, "show", "a_b", "--json", "--db", pg_database).stdout)[0]
+    assert [b["note"] for b in underscored["backlinks"]] == ["mentions"]
