@@ -27,6 +27,7 @@ BIB = r"""
   doi = {10.1000/xyz_123},
   url = {https://example.org/a_b?c=1%20d},
   abstract = {A ~study of $x$ and {braces} \{kept\} with caf\'e.},
+  keywords = {thermodynamics; phase-transitions, gases},
 }
 @misc{siji2026,
   title = {From Words to Amino Acids: Does the {Curse} of Depth Persist?},
@@ -59,7 +60,7 @@ def test_export_round_trips_through_add_field_by_field(tmp_path: Path, fmt: str,
     first = _library(tmp_path, "first")
     bib = tmp_path / "in.bib"
     bib.write_text(BIB, encoding="utf-8")
-    added = run_kb(*first, "add", str(bib))
+    added = run_kb(*first, "add", str(bib), "--tag", "from-bib")
     assert added.returncode == 0, added.stderr
     before = _notes(first[0])
     waals, _ = before["doi:10.1000/xyz_123"]
@@ -73,6 +74,7 @@ def test_export_round_trips_through_add_field_by_field(tmp_path: Path, fmt: str,
                                     "doi": "10.1000/xyz_123"}
     assert waals["urls"]["paper_url"] == "https://example.org/a_b?c=1%20d"
     assert waals["citekey"] == "waals1873"  # the file's key is kept
+    assert waals["tags"] == ["thermodynamics", "phase-transitions", "gases", "from-bib"]  # the entry's and --tag
 
     exported = tmp_path / f"out{suffix}"
     result = run_kb(*first, "export", fmt, "-o", str(exported))

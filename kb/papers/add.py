@@ -55,6 +55,7 @@ class PaperRecord:
     # Per author, the family name when the printed name alone does not tell it (kb.papers.bibtex.note_family).
     families: list[str | None] = field(default_factory=list)
     citekey: str | None = None  # the key the entry had in its file (BibTeX key, CSL id), kept when valid and free
+    tags: list[str] = field(default_factory=list)  # the entry's keywords (what kb export writes a note's tags as)
 
     def __post_init__(self) -> None:
         # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
@@ -65,6 +66,7 @@ class PaperRecord:
                 setattr(self, name, _one_line(value))
         self.authors = [(_one_line(n), _one_line(a) if a else a) for n, a in self.authors]
         self.families = [_one_line(f) if f else None for f in self.families]
+        self.tags = list(dict.fromkeys(t for t in (_one_line(t) for t in self.tags) if t))
         if self.citekey is not None and not re.fullmatch(CITEKEY_PATTERN, self.citekey):
             self.citekey = None  # a Zotero item URL, a key with spaces: kb proposes one at export instead
         self.text = _CONTROL_IN_TEXT.sub("", self.text)
@@ -90,12 +92,14 @@ class PaperRecord:
             "institutions": institutions,
             "publication": {"venue": self.venue, "year": self.year, "arxiv_id": self.arxiv_id, "doi": self.doi},
             "urls": {"paper_url": self.paper_url, "pdf_url": self.pdf_url, "code_url": None},
-            "tags": [],
+            "tags": list(self.tags),
             "status": "inbox",
             "decision": "PENDING",
             **({"citekey": self.citekey} if self.citekey else {}),
         }
-        return {**meta, **(extra or {})}
+        extra = dict(extra or {})
+        meta["tags"] = list(dict.fromkeys([*self.tags, *extra.pop("tags", [])]))  # the entry's and the user's
+        return {**meta, **extra}
 
 
 class AddError(ValueError):
@@ -206,7 +210,8 @@ def read_bibtex(path: Path) -> list[PaperRecord]:
             year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
             venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
             arxiv_id=eprint, doi=verbatim("doi"), paper_url=verbatim("url"), text=(get("abstract") or "") + "\n",
-            origin=(path, f"entry {entry.get('ID', '?')!r}"), citekey=entry.get("ID")))
+            origin=(path, f"entry {entry.get('ID', '?')!r}"), citekey=entry.get("ID"),
+            tags=re.split(r"\s*[,;]\s*", get("keywords") or "")))
     if not records:
         raise AddError(f"{path}: no BibTeX entries found (expected '@article{{key, title = {{...}}, ...}}')")
     return records
@@ -258,7 +263,8 @@ def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
         title=str(_csl_text(item["title"])), authors=authors, families=families, year=_csl_year(item.get("issued")),
         venue=_csl_text(item.get("container-title")) or ("arXiv" if arxiv else None),
         arxiv_id=arxiv.group(1) if arxiv else None, doi=_csl_text(item.get("DOI")), paper_url=url,
-        text=(_csl_text(item.get("abstract")) or "") + "\n", origin=(path, f"item {i}"), citekey=key)
+        text=(_csl_text(item.get("abstract")) or "") + "\n", origin=(path, f"item {i}"), citekey=key,
+        tags=re.split(r"\s*[,;]\s*", _csl_text(item.get("keyword")) or ""))
 
 
 def read_csl_json(path: Path) -> list[PaperRecord]:

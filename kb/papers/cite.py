@@ -6,7 +6,8 @@ then a letter, ``siji2026wordsa``), unique in the library whatever its case, and
 through the note's lock and the byte-minimal edit (``KnowledgeBase.set_fields``); a key once set is never
 rewritten. What an entry holds is what ``kb add FILE.bib`` / ``kb add FILE.json`` (``kb.papers.add``) reads
 back into the same fields: title, authors (name parts, ``kb.papers.bibtex``), year, venue, arXiv id, DOI, URL,
-the abstract when the note's source text is one, and the key itself.
+tags (as keywords; a tag holding a comma or semicolon comes back split there), the abstract when the note's
+source text is one, and the key itself.
 """
 
 from __future__ import annotations
@@ -160,6 +161,7 @@ def bibtex_entry(cite: Citation) -> str:
         fields += [("eprint", _verbatim(cite.arxiv_id)), ("archivePrefix", "arXiv")]
     fields += [("doi", _verbatim(cite.doi))] if cite.doi else []
     fields += [("url", _verbatim(cite.url))] if cite.url else []
+    fields += [("keywords", encode_text(", ".join(cite.meta.tags)))] if cite.meta.tags else []
     fields += [("abstract", encode_text(cite.abstract))] if cite.abstract else []
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@{'article' if journal else 'misc'}{{{cite.key},\n{body}\n}}\n"
@@ -183,7 +185,8 @@ def csl_item(cite: Citation) -> dict[str, Any]:
         item["container-title"] = journal
     if cite.arxiv_id:
         item |= {"number": f"arXiv:{cite.arxiv_id}", "publisher": "arXiv"}
-    item |= {k: v for k, v in (("DOI", cite.doi), ("URL", cite.url), ("abstract", cite.abstract)) if v}
+    item |= {k: v for k, v in (("DOI", cite.doi), ("URL", cite.url), ("abstract", cite.abstract),
+                                ("keyword", ", ".join(cite.meta.tags))) if v}
     return item
 
 
