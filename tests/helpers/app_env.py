@@ -145,9 +145,10 @@ def record_deferred_downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]
     registered: dict[str, Any] = {}
     original = MediaFileManager.add_deferred
 
-    def add_deferred(self: MediaFileManager, *args: Any, **kwargs: Any) -> str:
-        file_id = original(self, *args, **kwargs)
-        registered[file_id] = self._deferred_callables[file_id]
+    def add_deferred(self: MediaFileManager, data_callable: Any, mimetype: str | None, coordinates: str,
+                     file_name: str | None = None, **kwargs: Any) -> str:
+        file_id = original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+        registered[file_id] = {"callable": data_callable, "mimetype": mimetype, "filename": file_name}
         return file_id
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
