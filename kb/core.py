@@ -300,7 +300,7 @@ class KnowledgeBase:
 
     def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
                    new_claims: list[Claim] | None = None, *, expected_hash: str | None = None,
-                   new_fields: bool = True) -> Note:
+                   new_fields: bool = True, reindex: bool = True) -> Note:
         """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
@@ -309,6 +309,7 @@ class KnowledgeBase:
         one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
         A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
         have and the schema does not know when it is one typo from a known one (``quality_scroe``).
+        ``reindex=False`` leaves the index to the caller (one pass after many edits, not one per edit).
         """
         path = self.note_path(note_id, for_edit=True)
         with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
@@ -331,7 +332,8 @@ class KnowledgeBase:
             if "source_file" in changes and (source := self.read_source(note)).status is SourceStatus.refused:
                 raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
             notes_mod.save_note(note, base=base.raw, inode=base.inode)
-        self.index()
+        if reindex:
+            self.index()
         return note
 
     def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:

@@ -102,13 +102,15 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str
                     break
                 key = propose_citekey(note.meta, taken)
                 try:
-                    note = kb.set_fields(note_id, {"citekey": key}, expected_hash=note.content_hash)
+                    note = kb.set_fields(note_id, {"citekey": key}, expected_hash=note.content_hash,
+                                         reindex=False)  # once, below: an index pass per note is quadratic
                 except NoteChanged:
                     note = kb.read(note_id)
             if not note.meta.citekey:
                 raise NoteError(note.path, "changes too often to be given a citation key; try the export again")
             keys[note_id] = note.meta.citekey
             taken.add(note.meta.citekey.casefold())
+        kb.index()  # under the lock still: the next export reads these keys from the index
     return keys
 
 
