@@ -12,16 +12,18 @@ source text is one, and the key itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from kb.core import KnowledgeBase
 from kb.display import terminal_json, terminal_text
-from kb.notes.files import Note, NoteChanged, NoteError
+from kb.notes.files import Note, NoteChanged, NoteError, read_note
 from kb.notes.grounding import PAGE_BREAK
 from kb.notes.locks import creation_lock
 from kb.notes.sources import SourceStatus
@@ -96,7 +98,7 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str
         kb.index()
         taken = set(citekeys_in_use(kb))
         for note_id in note_ids:
-            note = kb.read(note_id)
+            note = _read(kb, note_id)
             for _ in range(3):  # an edit that lands between the read and the write: read again, never overwrite
                 if note.meta.citekey:
                     break
@@ -105,13 +107,24 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str
                     note = kb.set_fields(note_id, {"citekey": key}, expected_hash=note.content_hash,
                                          reindex=False)  # once, below: an index pass per note is quadratic
                 except NoteChanged:
-                    note = kb.read(note_id)
+                    note = _read(kb, note_id)
             if not note.meta.citekey:
                 raise NoteError(note.path, "changes too often to be given a citation key; try the export again")
             keys[note_id] = note.meta.citekey
             taken.add(note.meta.citekey.casefold())
         kb.index()  # under the lock still: the next export reads these keys from the index
     return keys
+
+
+def _read(kb: KnowledgeBase, note_id: str) -> Note:
+    """The note, read from where the index found it (``kb.read`` looks through the whole folder for each id:
+    quadratic over a library); a note the index does not hold, or no longer there, is looked up as usual."""
+    paper = kb.get(note_id)
+    if paper is not None:
+        with contextlib.suppress(NoteError):
+            return read_note(Path(paper.path), max_bytes=kb.settings.max_note_bytes,
+                             max_seeds=kb.settings.max_seeds_per_claim)
+    return kb.read(note_id)
 
 
 def _abstract(kb: KnowledgeBase, note: Note) -> str | None:
@@ -197,7 +210,7 @@ def export(kb: KnowledgeBase, note_ids: Sequence[str], fmt: Format) -> str:
     keys = assign_citekeys(kb, note_ids)
     cites = []
     for note_id in note_ids:
-        note = kb.read(note_id)
+        note = _read(kb, note_id)
         cites.append(Citation(keys[note_id], note.meta, _abstract(kb, note)))
     # Escaped for a terminal (kb.display): a control character a note holds is written out, never acted on.
     if fmt == "bibtex":
