@@ -37,6 +37,7 @@ from kb.evidence import tensions as tensions_mod
 from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
+from kb.index import links as links_mod
 from kb.index.checks import row_problem, schema_problem
 from kb.index.database import ClaimRow, Paper, make_engine
 from kb.index.indexing import claim_for_key
@@ -48,6 +49,7 @@ from kb.notes import files as notes_mod
 from kb.notes import locks as note_lock_mod
 from kb.notes.bindings import binding_problems
 from kb.notes.files import Note, NoteChanged, NoteError
+from kb.notes.links import Link
 from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
 from kb.queue import bundles, execution, executors, retry
 from kb.queue import records as queue_records
@@ -320,7 +322,7 @@ class KnowledgeBase:
 
     def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
                    new_claims: list[Claim] | None = None, *, expected_hash: str | None = None,
-                   new_fields: bool = True) -> Note:
+                   new_fields: bool = True, reindex: bool = True) -> Note:
         """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
@@ -329,6 +331,7 @@ class KnowledgeBase:
         one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
         A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
         have and the schema does not know when it is one typo from a known one (``quality_scroe``).
+        ``reindex=False`` leaves the index to the caller (one pass after many edits, not one per edit).
         """
         path = self.note_path(note_id, for_edit=True)
         with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
@@ -351,7 +354,8 @@ class KnowledgeBase:
             if "source_file" in changes and (source := self.read_source(note)).status is SourceStatus.refused:
                 raise source.error(note)  # the vault is the boundary: a note kb would refuse is not written
             notes_mod.save_note(note, base=base.raw, inode=base.inode)
-        self.index()
+        if reindex:
+            self.index()
         return note
 
     def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:
@@ -473,6 +477,14 @@ class KnowledgeBase:
     def claims(self, note_id: str) -> list[ClaimRow]:
         """Indexed claims of one note."""
         return index_mod.claims_for(self.engine, note_id)
+
+    def backlinks(self, note_id: str) -> list[links_mod.Backlink]:
+        """The notes whose bodies link to this note or one of its claims (``[[note-id]]``, ``[[note-id#claim]]``)."""
+        return links_mod.backlinks(self.engine, note_id)
+
+    def link_targets(self, links: list[Link]) -> dict[str, str | None]:
+        """Each link's target -> the note's title or the claim's statement in the index; None when unknown."""
+        return links_mod.link_targets(self.engine, links)
 
     def claim(self, claim_key: str) -> tuple[Claim, str | None] | None:
         """The indexed claim '<note id>#<claim id>' and its grounding status, or None."""

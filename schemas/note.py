@@ -37,6 +37,10 @@ def _not_a_bool(value: Any) -> Any:
     return value
 
 
+# A citation key as BibTeX, biber and pandoc ('@key') all read it: no spaces, commas, braces or quotes.
+CITEKEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_:.+\-]{0,99}$"
+CiteKey = Annotated[str, Field(pattern=CITEKEY_PATTERN)]
+
 Year = Annotated[int, Field(ge=1900, le=2100), BeforeValidator(_not_a_bool)]
 OneToFive = Annotated[int, Field(ge=1, le=5), BeforeValidator(_not_a_bool)]
 
@@ -79,6 +83,9 @@ class Author(BaseModel):
 
     name: str = Field(min_length=1, description="Full name as printed on the paper.")
     affiliation: str | None = Field(default=None, description="Affiliation, 'Unknown' when not known.")
+    family: str | None = Field(default=None, description=(
+        "Family name, particle included ('van der Waals'), only where the name alone does not tell it "
+        "('Karimi Mamaghan'): citations split the name there."))
 
 
 class Publication(BaseModel):
@@ -130,6 +137,9 @@ class PaperNote(BaseModel):
         default=None, description="Where each field 'kb add' filled came from (title: crossref, affiliations: "
         "layout, ...): a record looked up online, the PDF's layout, or the BibTeX/Zotero file.",
     )
+    citekey: CiteKey | None = Field(default=None, description=(
+        "Citation key for BibTeX/CSL-JSON exports, unique in the library; kb proposes one (family name + year) "
+        "at the first export and never rewrites it."))
     claims: list[Claim] = Field(default_factory=list, description="Checkable claims the note makes.")
 
     @field_validator("tags")

@@ -8,6 +8,8 @@ filters by them.
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -19,6 +21,7 @@ from kb.evidence.claim_states import ALL_STATES
 from kb.evidence.where import WhereError
 from kb.evidence.where import split as split_where
 from kb.index.search import QueryError, SearchIndexDamaged
+from kb.papers import cite
 from schemas import Decision, Status
 
 kb = setup()
@@ -40,6 +43,14 @@ ROW_HEIGHT = 84
 #: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
 HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
                ["inconclusive", "not_runnable", "error", "stale", "unverified", "unbound", "ungrounded"]]
+#: The citation downloads: format, button label, file suffix, media type.
+EXPORTS: list[tuple[cite.Format, str, str, str]] = [("bibtex", "BibTeX", ".bib", "application/x-bibtex"),
+                                                     ("csl-json", "CSL-JSON", ".json", "application/json")]
+
+
+def citations(note_ids: tuple[str, ...], fmt: cite.Format) -> bytes:
+    """The file the Library's download buttons give: what ``kb export`` writes for these notes."""
+    return cite.export(kb, note_ids, fmt).encode("utf-8")
 
 
 def claim_states_text(row: pd.Series) -> str:
@@ -170,6 +181,22 @@ start = (page - 1) * page_size
 shown = frame.iloc[start:start + page_size]
 info_col.caption(f"**{len(frame):,}** note(s) · showing {start + 1:,}–{start + len(shown):,} · "
                  "select a row to open the note")
+
+# Citations of every note the filters show (all pages), in the reference manager's formats. The file is made
+# when the button is pressed (a deferred download): only then are missing citation keys written into notes.
+try:
+    cite.citekeys_in_use(kb)
+except cite.CiteError as exc:
+    st.warning(markdown_text(exc), icon=":material/key_off:")
+else:
+    chosen = tuple(str(i) for i in frame["id"])
+    with st.container(horizontal=True, gap="small", key="lib_export", vertical_alignment="center"):
+        st.caption(f"Cite these {len(chosen):,} note(s):", width="content")
+        for fmt, label, suffix, mime in EXPORTS:
+            st.download_button(label, data=functools.partial(citations, chosen, fmt), file_name=f"kb-citations{suffix}",
+                               mime=mime, key=f"lib_export_{fmt}", on_click="ignore", icon=":material/download:",
+                               help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
+                                    "one gets it written into its 'citekey' field")
 
 column_config = {
     "note": st.column_config.TextColumn("Note", width=WIDTHS["note"], help="The title, whole, then the note's id"),

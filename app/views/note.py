@@ -31,6 +31,7 @@ from kb.display import body_within, code_span, markdown_body, markdown_text
 from kb.evidence.claim_states import ClaimState, ClaimStatus, latest_results
 from kb.notes.files import Note, NoteError
 from kb.notes.grounding import check_note
+from kb.notes.links import Link, code_ranges, find_links
 from kb.notes.sources import SourceStatus
 from kb.queue import executors
 from schemas import RunRecord
@@ -109,6 +110,61 @@ def live_progress(note_id: str, shown: frozenset[str]) -> None:
                        icon=":material/warning:")
 
 
+def note_url(note_id: str, claim_id: str | None = None) -> str:
+    """This page's address for a note (and a claim card on it), relative: it works under any base path."""
+    return f"note?id={quote(note_id, safe='')}" + (f"&claim={quote(claim_id, safe='')}" if claim_id else "")
+
+
+def _code_as_markdown(code: str, fenced: bool, unindented: bool) -> str:
+    """Code of the body as Markdown that shows it as written. A code span is rewritten on one line with a fence
+    its content cannot close (``code_span``); an unindented fenced block is kept as written (it is a top-level
+    block to any Markdown reader); an indented one (in a list item) is escaped like text, since there the reader
+    may end the block with its container and read what follows as Markdown."""
+    if fenced:
+        return code if unindented else markdown_body(code)
+    run = len(code) - len(code.lstrip("`"))
+    inner = code[run:len(code) - run]
+    if inner.startswith(" ") and inner.endswith(" ") and inner.strip():
+        inner = inner[1:-1]  # the one space each side CommonMark strips
+    return code_span(inner)
+
+
+def body_with_links(body: str, targets: dict[str, str | None]) -> str:
+    """The body as safe Markdown with each link to a note or claim as a link to its page (its label, the note's
+    title or the claim's statement; an unknown target stays as written, marked unknown). Text goes through
+    ``markdown_body``; code (spans, fenced blocks) shows as written, where an escape would show a backslash."""
+    pieces: list[tuple[int, int, Link | bool]] = [(link.start, link.end, link) for link in find_links(body)]
+    pieces = sorted(pieces + [(start, end, fenced) for start, end, fenced in code_ranges(body)],
+                    key=lambda piece: piece[0])
+    out, done = [], 0
+    for start, end, what in pieces:
+        out.append(markdown_body(body[done:start]))
+        if not isinstance(what, Link):
+            out.append(_code_as_markdown(body[start:end], what, body[start] in "`~"))
+        elif (resolved := targets.get(what.target)) is None:
+            out.append(f"{markdown_body(body[start:end])} :gray[(unknown {'claim' if what.claim_id else 'note'})]")
+        else:
+            icon = ":material/fact_check:" if what.claim_id else ":material/description:"
+            out.append(f"[{icon} {markdown_text(what.label or resolved)}]({note_url(what.note_id, what.claim_id)})")
+        done = end
+    return "".join([*out, markdown_body(body[done:])])
+
+
+def backlinks_row(note_id: str) -> None:
+    """The notes that link to this one (or to its claims), each a link to its page."""
+    backlinks = kb.backlinks(note_id)
+    if not backlinks:
+        return
+    with st.container(horizontal=True, gap="small", vertical_alignment="center", key="note_backlinks"):
+        st.caption(f":material/link: Linked from {len({b.note_id for b in backlinks})} note(s):", width="content")
+        for source_id in dict.fromkeys(b.note_id for b in backlinks):
+            back = [b for b in backlinks if b.note_id == source_id]
+            claims = sorted({b.claim_id for b in back if b.claim_id})
+            label = back[0].title + (f" (on {', '.join(claims)})" if claims else "")
+            st.page_link("views/note.py", label=markdown_text(label), icon=":material/description:",
+                         query_params={"id": source_id})
+
+
 def header(note: Note) -> None:
     """Title, authors, venue, identifiers, links, tags and the reading state as a compact header."""
     meta = note.meta
@@ -150,7 +206,7 @@ def header(note: Note) -> None:
     more = {
         "Institutions": ", ".join(meta.institutions), "Direction": meta.direction, "Topic": meta.topic,
         "Analyst": meta.analyst, "Analysed": meta.analysis_date, "Decided": meta.decision_date,
-        "Source text": meta.source_file, "File": str(note.path),
+        "Source text": meta.source_file, "Citation key": meta.citekey, "File": str(note.path),
     }
     with st.expander("More about this note", icon=":material/info:"):
         st.dataframe([{"field": k, "value": str(v)} for k, v in more.items() if v], hide_index=True,
@@ -188,7 +244,9 @@ if st.query_params.get("id") != note_id:
     st.query_params["id"] = note_id
 
 header(note)
+backlinks_row(note_id)
 claims = note.meta.claims
+linked_claim = st.query_params.get("claim")  # a link [[note-id#claim-id]] led here
 source = kb.read_source(note)  # only inside the notes folder, size-capped, regular files only
 bound = [c for c in claims if c.analyzer is not None]
 known = set(kb.analyzers())
@@ -224,6 +282,9 @@ with tab_claims:
         empty_state("This note makes no claims yet. Add some on **Add / edit note** (or let the drafter "
                     "propose them from the source text).", icon=":material/checklist:")
     else:
+        if linked_claim and linked_claim not in {c.id for c in claims}:
+            st.warning(markdown_text(f"This note has no claim {linked_claim!r} (the link that led here names it)."),
+                       icon=":material/link_off:")
         with st.container(horizontal=True, gap="small"):
             for state in STATE_STYLE:
                 if states.get(state):
@@ -240,6 +301,8 @@ with tab_claims:
             with st.container(border=True, key=f"claim_{claim.id}"):
                 left, right = st.columns([5, 6], gap="large")
                 with left:
+                    if claim.id == linked_claim:
+                        st.badge("the claim the link named", color="blue", icon=":material/link:")
                     claim_panel(claim, status[claim.id], grounding.get(claim.id), known)
                     if claim.analyzer is not None:
                         st.button("Re-verify", key=f"reverify_{claim_key}", icon=":material/replay:",
@@ -256,7 +319,9 @@ with tab_claims:
 with tab_note:
     if note.body.strip():
         shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
-        st.markdown(markdown_body(shown))  # no image, link or HTML of the note's: never fetched nor followed
+        # No image, link or HTML of the note's: never fetched nor followed; kb's own links to notes and claims
+        # ([[note-id#claim-id]]) lead to this page.
+        st.markdown(body_with_links(shown, kb.link_targets(find_links(shown))))
         if left_out is not None:
             st.caption(left_out)
     else:

@@ -14,6 +14,7 @@ from pathlib import Path
 # isort: off
 from kb.cli import notes  # noqa: F401
 from kb.cli import add  # noqa: F401
+from kb.cli import export  # noqa: F401
 from kb.cli import runs  # noqa: F401
 from kb.cli import bundles  # noqa: F401
 from kb.cli import tensions  # noqa: F401

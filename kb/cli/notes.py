@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.panel import Panel
@@ -34,20 +34,26 @@ from kb.cli.common import (
     papers_table,
     print_json,
 )
-from kb.display import body_within, evidence_origin, terminal_text
+from kb.display import body_within, evidence_origin, markdown_text, terminal_text
 from kb.notes import edits as note_edits
 from kb.notes import field_names
-from kb.notes.files import NoteError, read_note
+from kb.notes.files import Note, NoteError, read_note
 from kb.notes.grounding import check_note, disagreements
+from kb.notes.links import body_first_line, find_links, unknown_links
 from kb.notes.sources import SourceError, SourceText, read_text_file
+
+if TYPE_CHECKING:  # types only: the core loads when a command runs (start-up)
+    from kb.core import KnowledgeBase
 
 
 @app.command()
 def validate(
     paths: Annotated[list[Path] | None, typer.Argument(help="Notes or folders (default: the notes folder).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (a missing source text, a "
+                                         "link to a note or claim that does not exist).")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
-    """Validate notes against the schemas; exit 1 when any is invalid."""
+    """Validate notes against the schemas; exit 1 when any is invalid (with --strict, when any has a warning)."""
     kb = make_kb(papers, home, db)
     valid, errors = kb.validate(list(paths) if paths else None)
     if as_json:
@@ -57,6 +63,7 @@ def validate(
         for note in valid:
             console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)",
                           highlight=False)
+    warnings = 0
     for note in valid:  # a missing source text is a warning here, an error in 'kb check' (refused ones: errors)
         if (problem := kb.read_source(note).problem) is not None:
             err_console.print(f"[yellow]warning[/]: {esc(note.path)}: {esc(problem)}",
@@ -65,10 +72,45 @@ def validate(
             err_console.print(f"[yellow]warning[/]: {esc(note.path)}: field {esc(miss.key)} is not one kb knows: "
                               f"did you mean `{esc(miss.known)}`? (kept as written; rename it with a text editor)",
                               highlight=False, soft_wrap=True)
+            warnings += 1
+    for note, line, why in _unknown_links(kb, valid):
+        err_console.print(f"[yellow]warning[/]: {esc(note.path)}:{line}: {esc(why)}", highlight=False, soft_wrap=True)
+        warnings += 1
     if errors:
         fail(errors)
+    if strict and warnings:
+        err_console.print(f"[bold red]{warnings} warning(s)[/] (--strict)", highlight=False)
+        raise typer.Exit(1)
     if not as_json:
         console.print(f"[bold green]{len(valid)} valid note(s)[/]")
+
+
+class _AnyClaim(set[str]):
+    """The claims of a note that exists but cannot be read: every claim id is taken as known (the note's own
+    error is what to fix first)."""
+
+    def __contains__(self, claim_id: object) -> bool:
+        return True
+
+
+def _unknown_links(kb: KnowledgeBase, notes: list[Note]) -> list[tuple[Note, int, str]]:
+    """Links in these notes' bodies to a note or claim that does not exist: (note, file line, the warning)."""
+    claims = {note.id: {c.id for c in note.meta.claims} for note in notes}
+
+    def claims_of(note_id: str) -> set[str] | None:
+        if note_id not in claims:  # a note outside the paths validated: read it from the notes folder
+            try:
+                kb.note_path(note_id)
+            except NoteError:
+                return None
+            try:
+                claims[note_id] = {c.id for c in kb.read(note_id).meta.claims}
+            except NoteError:  # it exists but is invalid (reported on its own): its claims are not known
+                claims[note_id] = _AnyClaim()
+        return claims[note_id]
+
+    return [(note, line, f"[[{link.target}]]: {why} (links are resolved by note id: the file name without .md)")
+            for note in notes for link, line, why in unknown_links(note, claims_of)]
 
 
 @app.command()
@@ -179,8 +221,16 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
               for c in note.meta.claims}
     claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id],
                "made_elsewhere": origin[c.id]} for c in note.meta.claims]
+    links = find_links(note.body)
+    targets = kb.link_targets(links)
+    backlinks = kb.backlinks(note_id)
+    first_line = body_first_line(note)  # a link's line in the file, as an editor shows it
     if as_json:
-        print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body}])
+        print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body,
+                     "links": [{"target": link.target, "note": link.note_id, "claim": link.claim_id,
+                                "label": link.label, "line": first_line + link.line - 1,
+                                "resolved": targets[link.target]} for link in links],
+                     "backlinks": [{"note": b.note_id, "title": b.title, "claim": b.claim_id} for b in backlinks]}])
         return
     header = Table.grid(padding=(0, 2))
     for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
@@ -207,9 +257,28 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
     from rich.markdown import Markdown  # markdown-it loads only for the command that renders a body
 
+    shown = _links_resolved(shown, targets)
     console.print(Markdown(terminal_text(shown, block=True)))  # Markdown is not rich markup: no esc()
     if left_out is not None:
         console.print(f"[dim]{esc(left_out)}[/]", highlight=False, soft_wrap=True)
+    if backlinks:
+        console.print(f"[bold]Linked from[/] ({len(backlinks)})", highlight=False)
+        for back in backlinks:
+            which = f" (claim {esc(back.claim_id)})" if back.claim_id else ""
+            console.print(f"  {esc(back.title)} [dim]{esc(back.note_id)}[/]{which}", highlight=False, soft_wrap=True)
+
+
+def _links_resolved(body: str, targets: dict[str, str | None]) -> str:
+    """The body with each link ([[note-id#claim|label]]) as Markdown text: its label, the note's title or the
+    claim's statement in quotes, then the target ('-> note-id#claim'); an unknown target says so."""
+    for link in reversed(find_links(body)):  # from the end, so earlier offsets stay right
+        resolved = targets.get(link.target)
+        if resolved is None:
+            text = f"{markdown_text(body[link.start:link.end])} *(unknown {'claim' if link.claim_id else 'note'})*"
+        else:
+            text = f"*{markdown_text(link.label or resolved)}* (→ {markdown_text(link.target)})"
+        body = body[:link.start] + text + body[link.end:]
+    return body
 
 
 @app.command()

@@ -25,7 +25,9 @@ from kb.notes import files as notes_mod
 from kb.notes.files import Note, NoteError
 from kb.notes.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
 from kb.papers import identifiers
-from schemas.note import FieldSource, PaperNote
+from kb.papers.bibtex import NameParts, decode_text, note_family, read_names
+from kb.papers.cite import citekeys_in_use
+from schemas.note import CITEKEY_PATTERN, FieldSource, PaperNote
 
 # C0 controls, DEL, C1 controls and the bidirectional overrides; a source text keeps its newlines, tabs and
 # page breaks (form feeds).
@@ -58,6 +60,10 @@ class PaperRecord:
     source: FieldSource = FieldSource.LAYOUT  # where the fields came from, unless field_sources says otherwise
     field_sources: dict[str, FieldSource] = field(default_factory=dict)  # per field, where it differs
     notices: list[str] = field(default_factory=list)  # one line each for the person adding (a dropped DOI, ...)
+    # Per author, the family name when the printed name alone does not tell it (kb.papers.bibtex.note_family).
+    families: list[str | None] = field(default_factory=list)
+    citekey: str | None = None  # the key the entry had in its file (BibTeX key, CSL id), kept when valid and free
+    tags: list[str] = field(default_factory=list)  # the entry's keywords (what kb export writes a note's tags as)
 
     def __post_init__(self) -> None:
         # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
@@ -67,6 +73,10 @@ class PaperRecord:
             if isinstance(value, str):
                 setattr(self, name, _one_line(value) if name == "title" else (_one_line(value) or None))
         self.authors = [(_one_line(n), _one_line(a) if a else a) for n, a in self.authors]
+        self.families = [_one_line(f) if f else None for f in self.families]
+        self.tags = list(dict.fromkeys(t for t in (_one_line(t) for t in self.tags) if t))
+        if self.citekey is not None and not re.fullmatch(CITEKEY_PATTERN, self.citekey):
+            self.citekey = None  # a Zotero item URL, a key with spaces: kb proposes one at export instead
         self.text = _CONTROL_IN_TEXT.sub("", self.text)
         if self.doi is not None:
             self.doi = identifiers.normalize_doi(self.doi)
@@ -97,16 +107,21 @@ class PaperRecord:
         meta: dict[str, Any] = {
             "paper_id": self.paper_id,
             "title": self.title,
-            "authors": [{"name": n, "affiliation": a or "Unknown"} for n, a in self.authors],
+            "authors": [{"name": n, "affiliation": a or "Unknown", **({"family": f} if f else {})}
+                        for (n, a), f in zip(self.authors, [*self.families, *[None] * len(self.authors)],
+                                             strict=False)],
             "institutions": institutions,
             "publication": {"venue": self.venue, "year": self.year, "arxiv_id": self.arxiv_id, "doi": self.doi},
             "urls": {"paper_url": self.paper_url, "pdf_url": self.pdf_url, "code_url": None},
-            "tags": [],
+            "tags": list(self.tags),
             "status": "inbox",
             "decision": "PENDING",
             "field_sources": {name: source.value for name, source in self.sources().items()},
+            **({"citekey": self.citekey} if self.citekey else {}),
         }
-        return {**meta, **(extra or {})}
+        extra = dict(extra or {})
+        meta["tags"] = list(dict.fromkeys([*self.tags, *extra.pop("tags", [])]))  # the entry's and the user's
+        return {**meta, **extra}
 
 
 class AddError(ValueError):
@@ -134,17 +149,9 @@ def read_pdf(path: Path) -> PaperRecord:
                        text=PAGE_BREAK.join(article.pages) + "\n", unread=unread, source=FieldSource.LAYOUT)
 
 
-def _bib_authors(value: str) -> list[tuple[str, str | None]]:
-    """BibTeX 'Last, First and First Last' -> ['First Last', ...]."""
-    names: list[tuple[str, str | None]] = []
-    for part in re.split(r"\s+and\s+", value.replace("\n", " ")):
-        part = part.strip().strip("{}")
-        if "," in part:
-            last, first = (p.strip() for p in part.split(",", 1))
-            part = f"{first} {last}".strip()
-        if part:
-            names.append((part, None))
-    return names
+def _names(parts: list[NameParts]) -> tuple[list[tuple[str, str | None]], list[str | None]]:
+    """Names in their parts -> the record's (printed name, no affiliation) and family names where needed."""
+    return [(p.printed, None) for p in parts], [note_family(p) for p in parts]
 
 
 # After @string macros are expanded: a field is at most an abstract (a few thousand characters), and a file at
@@ -211,20 +218,24 @@ def read_bibtex(path: Path) -> list[PaperRecord]:
     records = []
     for entry in _expanded_fields(path, text):
         def get(key: str, e: dict[str, str] = entry) -> str | None:
-            value = re.sub(r"[{}]", "", e.get(key, "")).strip()
-            return re.sub(r"\s+", " ", value) or None
+            return decode_text(e.get(key, "")) or None
+
+        def verbatim(key: str, e: dict[str, str] = entry) -> str | None:  # an identifier or URL: braces only go
+            return re.sub(r"[{}\s]", "", e.get(key, "")) or None
 
         title = get("title")
         if title is None:
             raise AddError(f"{path}: entry {entry.get('ID', '?')!r} has no title; add 'title = {{...}}'")
-        eprint = get("eprint") if (get("archiveprefix") or "").lower() == "arxiv" or get("eprint") else None
+        eprint = verbatim("eprint") if (get("archiveprefix") or "").lower() == "arxiv" or get("eprint") else None
         year = get("year")
+        authors, families = _names(read_names(entry.get("author", "")))
         records.append(PaperRecord(
-            title=title, authors=_bib_authors(entry.get("author", "")),
+            title=title, authors=authors, families=families,
             year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
             venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
-            arxiv_id=eprint, doi=get("doi"), paper_url=get("url"), text=(get("abstract") or "") + "\n",
-            abstract=get("abstract"), origin=(path, f"entry {entry.get('ID', '?')!r}"), source=FieldSource.BIBTEX))
+            arxiv_id=eprint, doi=verbatim("doi"), paper_url=verbatim("url"), text=(get("abstract") or "") + "\n",
+            abstract=get("abstract"), origin=(path, f"entry {entry.get('ID', '?')!r}"), source=FieldSource.BIBTEX,
+            citekey=entry.get("ID"), tags=re.split(r"\s*[,;]\s*", get("keywords") or "")))
     if not records:
         raise AddError(f"{path}: no BibTeX entries found (expected '@article{{key, title = {{...}}, ...}}')")
     return records
@@ -254,24 +265,31 @@ def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
     if not isinstance(names, list) or not all(isinstance(a, dict) for a in names):
         raise AddError(f"{path}: item {i}: 'author' is not a list of names ({{\"family\": ..., \"given\": ...}}); "
                        f"{redo}")
-    authors = []
+    authors, families = [], []
     for a in names:
-        name = " ".join(filter(None, [_csl_text(a.get("given")), _csl_text(a.get("family"))])) or \
-            _csl_text(a.get("literal"))
+        parts = NameParts(*(_csl_text(a.get(key)) or "" for key in ("given", "non-dropping-particle", "family",
+                                                                      "suffix")))
+        if particle := _csl_text(a.get("dropping-particle")):  # 'de' in 'Jean de La Fontaine', as CSL splits it
+            parts = NameParts(parts.given, f"{particle} {parts.particle}".strip(), parts.family, parts.suffix)
+        name = parts.printed if parts.family else _csl_text(a.get("literal")) or parts.given
         affiliation = a.get("affiliation")
         if isinstance(affiliation, list):  # Crossref style: [{"name": ...}]
             affiliation = "; ".join(filter(None, (_csl_text(x.get("name")) for x in affiliation
                                                   if isinstance(x, dict)))) or None
         if name:
             authors.append((name, _csl_text(affiliation)))
+            families.append(note_family(parts) if parts.family else None)
     url = _csl_text(item.get("URL"))
-    arxiv = re.search(r"arxiv\.org/abs/(\d{4}\.\d{4,5})", url or "")
+    arxiv = re.search(r"arxiv\.org/abs/(\d{4}\.\d{4,5})", url or "") or \
+        re.fullmatch(r"arXiv:(\d{4}\.\d{4,5}(?:v\d+)?)", _csl_text(item.get("number")) or "")
+    key = _csl_text(item.get("citation-key")) or _csl_text(item.get("id"))
     return PaperRecord(
-        title=str(_csl_text(item["title"])), authors=authors, year=_csl_year(item.get("issued")),
+        title=str(_csl_text(item["title"])), authors=authors, families=families, year=_csl_year(item.get("issued")),
         venue=_csl_text(item.get("container-title")) or ("arXiv" if arxiv else None),
         arxiv_id=arxiv.group(1) if arxiv else None, doi=_csl_text(item.get("DOI")), paper_url=url,
         text=(_csl_text(item.get("abstract")) or "") + "\n", abstract=_csl_text(item.get("abstract")),
-        origin=(path, f"item {i}"), source=FieldSource.ZOTERO)
+        origin=(path, f"item {i}"), source=FieldSource.ZOTERO, citekey=key,
+        tags=re.split(r"\s*[,;]\s*", _csl_text(item.get("keyword")) or ""))
 
 
 def read_csl_json(path: Path) -> list[PaperRecord]:
@@ -368,6 +386,8 @@ def add_paper(kb: KnowledgeBase, record: PaperRecord, extra: dict[str, Any] | No
     same paper again is refused. Nothing is left behind when the note is refused.
     """
     meta = record.frontmatter(extra)
+    if record.citekey and record.citekey.casefold() in citekeys_in_use(kb):
+        del meta["citekey"]  # the file's key is another note's: this note gets its own at its first export
     stem = notes_mod.slugify(record.title)
     source = _write_source(kb.papers_dir / "sources", stem, record.text) if record.text.strip() else None
     if source is not None:

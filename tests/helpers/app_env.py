@@ -7,6 +7,7 @@ import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -130,3 +131,25 @@ PROXY_NOTE = textwrap.dedent("""\
     ---
     body
     """)
+
+
+def record_deferred_downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """What each deferred ``st.download_button`` (``data=`` a callable) registers, by its ``deferred_file_id``.
+
+    AppTest's runtime is gone after a run, and with it the file a click would make: this keeps each entry
+    (callable, file name, media type) as Streamlit's media file manager registers it, so a test can make the
+    file as a click would, with the real callable.
+    """
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    registered: dict[str, Any] = {}
+    original = MediaFileManager.add_deferred
+
+    def add_deferred(self: MediaFileManager, data_callable: Any, mimetype: str | None, coordinates: str,
+                     file_name: str | None = None, **kwargs: Any) -> str:
+        file_id = original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+        registered[file_id] = {"callable": data_callable, "mimetype": mimetype, "filename": file_name}
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", add_deferred)
+    return registered
