@@ -674,6 +674,9 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
     )
     # 9: the thermostat check pools every coordinate (power both ways); small's energy every 15 steps
     version = "9"
+    # rough: 36 chains x 200,000 steps at the analyzer loop's 675 chain-steps/s measured on one H100 (issue 37) is
+    # 3 hours, plus 12 reference trainings and the design
+    gpu_hours = {"paper": 4.0}
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
