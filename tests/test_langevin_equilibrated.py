@@ -76,9 +76,18 @@ def rate(rng: np.random.Generator, trials: int, **chains: float) -> float:
 
 def test_power_of_equilibrated_both_ways_at_fifty_draws_per_chain() -> None:
     """Measured here (400 trials each, README table): independent draws pass 0.99 at 2 x 50 draws; two basins 2 sd
-    apart and chains with ~5 effective draws fail >= 0.95. At 2 x 25 draws (the `small` preset's energy_every 30)
-    independent draws pass only 0.91: `small` needs 50 draws per chain to have this power."""
+    apart and chains with ~5 effective draws fail >= 0.95. At 2 x 25 draws (the `small` preset's old energy_every
+    30) independent draws pass only 0.91: `small` needs 50 draws per chain (energy_every 15) to have this power."""
     rng = np.random.default_rng(11)
     assert rate(rng, 200, draws=50) >= 0.95
     assert 1 - rate(rng, 200, draws=50, shift=2.0) >= 0.95
     assert 1 - rate(rng, 200, draws=50, phi=0.95) >= 0.95
+
+
+def test_small_preset_gives_equilibrated_its_fifty_draws_per_chain() -> None:
+    # the power above holds at 50 draws per chain: the preset must give them after burn-in
+    from analyzers.registry import get
+
+    params = get("langevin.sweep").params_for(scale="small")
+    draws = int(params.sampling_steps * (1 - params.burn_in_fraction)) // params.energy_every
+    assert draws >= 50, draws

@@ -58,13 +58,12 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     thermostat = written["thermostat_by_temperature"]["transformer"]
     shares = {row["r_used"] for row in thermostat}
     assert len(shares) == 1 and 0 < shares.pop() <= 0.5  # one minibatch share for every temperature
-    for row, temperature in zip(thermostat, result.temperatures, strict=True):
+    assert len(thermostat) == len(result.temperatures)
+    for row in thermostat:
         assert len(row["kinetic_temperature_directions"]) == 3 and row["noise_amplification"][0] >= 1
-        hot = [abs(t / temperature - 1) - 2 * e / temperature > 0.2
-               for t, e in zip(row["kinetic_temperature_directions"], row["kinetic_temperature_standard_error"],
-                               strict=True)]  # fmt: skip
-        assert row["thermalized_every_direction"] == (not any(hot))
-    flags = [row["thermalized_every_direction"] is True and row["resolved"] is True for row in thermostat]
+        assert row["thermalized_every_direction"] == ("off T" not in row["direction_states"])
+        assert row["kinetic_units"] == 2 and row["state"] == "unresolved"  # smoke: 2 blocks, under 3 units
+    flags = [row["state"] == "at T" for row in thermostat]
     assert written["thermalized_by_temperature"]["transformer"] == flags  # at T: resolved and within 20 %
     for name, rows in written["convergence_by_temperature"].items():
         # one start (ES): the split of one chain; a temperature with R-hat >= 1.1 is not equilibrated

@@ -44,27 +44,33 @@ def test_sampler_full_batch_noise_uses_the_whole_training_split(tmp_path: Path) 
         run_temperature(_task(tmp_path / "bad", "colored"))
 
 
-def _records(level: float, blocks: int, steps_per_block: int) -> dict[str, object]:
+def _records(level: float, blocks: int, steps_per_block: int, pooled: float = 1.0) -> dict[str, object]:
     temperature = 1e-4
-    values = [[temperature] + [level * temperature] * 3 for _ in range(blocks)]
+    values = [[pooled * temperature] + [level * temperature] * 3 for _ in range(blocks)]
     return {"kinetic_blocks": values, "kinetic_block_steps": [steps_per_block] * blocks, "r_used": 0.01,
-            "noise_amplification": [300.0, 200.0, 100.0], "mass_guard": [{"effective_r": 0.01}]}  # fmt: skip
+            "noise_amplification": [300.0, 200.0, 100.0], "mass_guard": [{"effective_r": 0.01}],
+            "coordinates": 44_245}  # fmt: skip
 
 
 def test_thermostat_report_flags_a_hot_direction_at_any_length_and_knows_its_resolution() -> None:
     settings = SamplingSettings(m1=0.1)  # tau = 199 steps per independent sample of (u . M^-1/2 p)^2
+    # every coordinate pooled resolves 20 % at once (44,244 degrees of freedom: SE 1 % of T over 300 steps)
     short_hot = thermostat_report(_records(16.0, 3, 100), 1e-4, settings)
-    assert short_hot["thermalized_every_direction"] is False and not short_hot["resolved"]
+    assert short_hot["pooled_state"] == "at T" and short_hot["direction_states"] == ["off T"] * 3
+    assert short_hot["state"] == "off T" and short_hot["thermalized_every_direction"] is False  # a veto
     short_mild = thermostat_report(_records(1.3, 3, 100), 1e-4, settings)
-    assert short_mild["thermalized_every_direction"] is True and not short_mild["resolved"]  # 30 %: within noise
-    # 2 SE = 2 sqrt(2 * 199 / N) <= 0.2 needs N >= 39,800 steps (then 40 % off is always flagged); blocks with
-    # no spread fall back to that rule: 50,000 steps, 2 SE = 0.18
-    long_mild = thermostat_report(_records(1.45, 5, 10_000), 1e-4, settings)
-    assert long_mild["resolved"] and long_mild["thermalized_every_direction"] is False
-    long_fine = thermostat_report(_records(1.1, 5, 10_000), 1e-4, settings)
-    assert long_fine["resolved"] and long_fine["thermalized_every_direction"] is True
+    assert short_mild["direction_states"] == ["unresolved"] * 3  # one direction over 300 steps: SE ~1.1 T
+    assert short_mild["state"] == "at T" and short_mild["thermalized_every_direction"] is True
+    assert thermostat_report(_records(1.0, 3, 100, pooled=1.3), 1e-4, settings)["state"] == "off T"
+    assert thermostat_report(_records(1.0, 2, 100), 1e-4, settings)["state"] == "unresolved"  # 2 blocks: < 3 units
+    # one direction resolves 20 % only past ~100,000 steps (SE sqrt(2 * 199 / N) = 0.063, a chi-square interval
+    # over nu = 2 / SE^2 = 500 effective degrees of freedom); blocks with no spread use that analytic error
+    long_mild = thermostat_report(_records(1.45, 10, 10_000), 1e-4, settings)
+    assert long_mild["direction_states"] == ["off T"] * 3 and long_mild["state"] == "off T"
+    long_fine = thermostat_report(_records(1.0, 10, 10_000), 1e-4, settings)
+    assert long_fine["direction_states"] == ["at T"] * 3 and long_fine["state"] == "at T"
     assert long_fine["predicted_directions_over_t"][0] == pytest.approx(1 - 0.01 + 0.01 * 300)
-    assert long_fine["kinetic_temperature_mean"] == pytest.approx(1e-4)
+    assert long_fine["kinetic_temperature_mean"] == pytest.approx(1e-4 * 44_245 / 44_244)  # dof on the sphere
 
 
 def test_kinetic_readings_count_the_steps_they_cover(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ Uncertainties, per temperature:
 Preconditions: the model *learned* (its lowest sampled test error beats always predicting the most frequent
 residue by more than ``Z_RESOLVED`` standard errors), the temperature *equilibrated* (split-R-hat over the
 chains from each start below 1.1 with enough draws, no drift across the averaging window) and is *thermalized*
-(every leading noise direction at T: three outcomes, at T, off T, unresolved). A metric read off the whole
+(the kinetic temperature of every coordinate pooled within 20 % of T by its t interval, no leading noise direction
+resolved off: three outcomes, at T, off T, unresolved). A metric read off the whole
 curve (a minimum's location, a peak, a jump) rests on every temperature.
 """
 
@@ -28,8 +29,7 @@ from typing import Any
 
 from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, interval_quantile, too_few_units, truth_interval
 from analyzers.langevin.convergence import MIN_BULK_ESS, RHAT_LIMIT
-
-THERMOSTAT_TOLERANCE = 0.2  # a direction's kinetic temperature may be off by this share of T
+from analyzers.langevin.thermostat import TOLERANCE as THERMOSTAT_TOLERANCE
 
 
 def snapshot_stderr(std: float, count: int) -> float | None:
@@ -117,10 +117,14 @@ def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None],
 
 
 def thermostat_state(thermostat: dict[str, Any] | None) -> str:
-    """'at T', 'off T' or 'unresolved': off when a direction is off by more than 20 % beyond twice its
-    standard error; at T only when twice the standard error is itself within 20 % (it could have said off);
-    else unresolved (no kinetic readings, or an error bar too wide to resolve a 20 % deviation)."""
+    """'at T', 'off T' or 'unresolved' (``thermostat.thermostat_report``'s ``state``): at T when the kinetic
+    temperature of every coordinate pooled lies within 20 % of T by its t interval and no leading noise direction
+    is resolved off; off T when either is resolved off; else unresolved (no kinetic readings, fewer than three
+    blocks, or an interval across a bound). A report without a ``state`` (written before the pooled estimate)
+    is read by its old rule."""
     thermostat = thermostat or {}
+    if "state" in thermostat:
+        return str(thermostat["state"])
     if thermostat.get("thermalized_every_direction") is False:
         return "off T"
     if thermostat.get("thermalized_every_direction") and thermostat.get("resolved"):
@@ -142,14 +146,27 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
               f"{MIN_BULK_ESS}, {draws} draws per chain; loss drift {row.get('loss_drift', math.nan):.3g})")
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
-    errors = thermostat.get("kinetic_temperature_standard_error") or []
-    relative = 2 * max(errors) / temperature if errors else math.nan
-    heat = (f"{name} at T={temperature:g}: {at} (worst direction off by "
-            f"{thermostat.get('worst_direction_offset', math.nan):.0%}, 2 SE {relative:.0%}; "
-            f"{THERMOSTAT_TOLERANCE:.0%} allowed)")
+    heat = f"{name} at T={temperature:g}: {at} ({_kinetic_detail(thermostat, temperature)})"
     passed = True if at == "at T" else False if at == "off T" else None
     return [Precondition(name="equilibrated", passed=equilibrated, detail=detail),
             Precondition(name="thermalized", passed=passed, detail=heat)]
+
+
+def _kinetic_detail(thermostat: dict[str, Any], temperature: float) -> str:
+    """The numbers behind a thermostat state, in one phrase."""
+    interval = thermostat.get("kinetic_temperature_mean_interval_over_t")
+    if interval is None:  # a report from before the pooled estimate: its directions only
+        errors = thermostat.get("kinetic_temperature_standard_error") or []
+        relative = 2 * max(errors) / temperature if errors else math.nan
+        return (f"worst direction off by {thermostat.get('worst_direction_offset', math.nan):.0%}, 2 SE "
+                f"{relative:.0%}; {THERMOSTAT_TOLERANCE:.0%} allowed")
+    mean = thermostat.get("kinetic_temperature_mean", math.nan) / temperature
+    error = thermostat.get("kinetic_temperature_mean_standard_error", math.nan) / temperature
+    off = [i + 1 for i, s in enumerate(thermostat.get("direction_states") or []) if s == "off T"]
+    directions = f"; noise direction(s) {off} resolved off" if off else ""
+    return (f"kinetic temperature of all {thermostat.get('kinetic_degrees_of_freedom')} degrees of freedom "
+            f"{mean:.3f} T, SE {error:.2g} T over {thermostat.get('kinetic_units')} blocks, interval "
+            f"[{interval[0]:.3f}, {interval[1]:.3f}] T against 1 ± {THERMOSTAT_TOLERANCE:g}{directions}")
 
 
 def every_temperature(conditions: list[list[Precondition]]) -> list[Precondition]:

@@ -390,7 +390,10 @@ SMALL: dict[str, Any] = {
     "variance_batches": 20,
     "variance_every": 750,
     "snapshot_every": 150,
-    "energy_every": 30,  # 25 draws of the loss per chain after burn-in, as many as at 2,500 steps
+    # 50 draws of the loss per chain after burn-in: 'equilibrated' (R-hat < 1.1 and bulk ESS >= 25 over the two
+    # starts) then passes 1.00 of the time on independent draws, against 0.90 with 25 (energy_every 30; the
+    # README's power table); 50 more full training losses per chain cost about 1/6 more sampling time
+    "energy_every": 15,
     "weights_every": 75,
     "checkpoint_every": 500,
     "workers": 0,
@@ -669,7 +672,11 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
     summary = (
         "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
     )
-    version = "8"  # checks: uncertainties and preconditions per metric (7: small's chains of 1,500 steps)
+    # 9: the thermostat check pools every coordinate (power both ways); small's energy every 15 steps
+    version = "9"
+    # rough: 36 chains x 200,000 steps at the analyzer loop's 675 chain-steps/s measured on one H100 (issue 37) is
+    # 3 hours, plus 12 reference trainings and the design
+    gpu_hours = {"paper": 4.0}
     Params = SweepParams
     Result = SweepResult
     compute = "analyzers.langevin.compute:sweep"
@@ -688,7 +695,8 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
 
     name = "langevin.contacts"
     summary = "P@L and the tolerant precision of mean attention vs contacts per temperature; ES vs OT."
-    version = "8"  # checks: uncertainties and preconditions per metric (7: small's chains of 1,500 steps)
+    # 9: the thermostat check pools every coordinate (power both ways); small's energy every 15 steps
+    version = "9"
     Params = ContactsParams
     Result = ContactsResult
     compute = "analyzers.langevin.compute:contacts"
@@ -706,7 +714,8 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
 
     name = "langevin.similarity"
     summary = "Distribution of the per-layer similarity q of sampled weights; LayerNorm vs other layers."
-    version = "7"  # checks: uncertainties and preconditions per metric (6: small's chains of 1,500 steps)
+    # 8: the thermostat check pools every coordinate (power both ways); small's energy every 15 steps
+    version = "8"
     Params = SimilarityParams
     Result = SimilarityResult
     compute = "analyzers.langevin.compute:similarity"

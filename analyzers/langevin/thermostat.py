@@ -22,6 +22,11 @@ at its ES weights, exactly; 578 of its 44,245 directions are above 6). Hence:
   is a mass matrix with those directions in it (``mass_matrix.noise_covariance_mass``): no cap on r;
 * :func:`directional_kinetic_temperature` measures T_u from the momenta, for the report.
 
+Whether the sampler is at T at all is read from every coordinate pooled (equipartition, :func:`thermostat_report`):
+its analytic standard error at a correct thermostat (:func:`equipartition_stderr`) is 0.0035 T at the `small`
+preset, where one direction's is 0.73 T, so the pooled check resolves a 20 % deviation both ways at every
+preset that answers a claim, and the directions only veto a grossly hot one.
+
 What a sampling run records for that report lives here too: :func:`noise_setup` (the share r to use and the
 leading noise directions, once per start), :func:`accumulate_kinetic` / :func:`kinetic_values_batch` (the
 kinetic temperature along those directions every ``KINETIC_EVERY`` steps after burn-in, one chain or R at
@@ -65,13 +70,17 @@ class ThermostatSettings(Protocol):
     mass_rule: str
 
 
-DIRECTION_TOLERANCE = 0.2  # a direction whose kinetic temperature is off by more than this (relative) is hot
+#: The kinetic temperature may be off by this share of T (relative), all coordinates pooled or one direction
+TOLERANCE = 0.2
 # the minibatch share may run a direction this much hot (r capped, or absorbed by the mass)
 SHARE_TOLERANCE = 0.05
 # the kinetic temperature is read every this many steps: (u . S^-1 p)^2 decorrelates over tau ~ 200 steps
 # (thermostat_report), so the skipped steps add almost no information, and a reading costs two O(k n) passes,
 # about a seventh of a step at k ~ 600 directions
 KINETIC_EVERY = 10
+#: Blocks (snapshots) from which their own spread is read with an autocorrelation correction (ArviZ's ESS);
+#: below it the spread of fewer, longer blocks is read as batch means
+ESS_BLOCKS = 8
 
 
 def noise_setup(spectrum: NoiseSpectrum, settings: ThermostatSettings) -> dict[str, Any]:
@@ -100,6 +109,8 @@ def noise_setup(spectrum: NoiseSpectrum, settings: ThermostatSettings) -> dict[s
         "noise_amplification_per_weight": top.tolist(),
         "noise_directions": spectrum.directions[:3].float(),
         "r_used": r_used,
+        # the equipartition estimate's analytic error counts them (thermostat_report)
+        "coordinates": int(spectrum.directions.shape[1]),
         "kinetic_blocks": [],
         "kinetic_block_steps": [],
     }
@@ -133,21 +144,119 @@ def close_kinetic_block(records: dict[str, Any]) -> None:
         records["directional_count"] = 0
 
 
+def squared_momentum_correlation(m1: float) -> float:
+    """Correlation of a free momentum's square p_i^2 from one step to the next: the thermostat keeps c1 =
+    sqrt(1 - m1^2) of p per step, so p^2 keeps c1^2 = 1 - m1^2 (an integrated autocorrelation time of (2 - m1^2)
+    / m1^2 steps, 199 at the authors' m1 = 0.1). A force does not shorten it much: for an underdamped harmonic
+    mode p^2 = E (1 + cos 2 omega t), whose slow part (the energy, half the variance) relaxes at half p^2's rate,
+    which gives the same integrated time."""
+    return 1.0 - m1 * m1
+
+
+def mean_variance_factor(readings: int, every: int, m1: float) -> float:
+    """Var(mean of R readings) / Var(one reading) for R readings of p_i^2, ``every`` steps apart, whose lag-k
+    correlation is rho^k (rho = squared_momentum_correlation^every): sum over i, j of rho^|i - j| / R^2, exactly
+    (R (1 + rho) / (1 - rho) - 2 rho (1 - rho^R) / (1 - rho)^2) / R^2."""
+    if readings < 1:
+        return math.nan
+    rho = squared_momentum_correlation(m1) ** every
+    if rho >= 1.0:
+        return 1.0
+    pairs = readings * (1 + rho) / (1 - rho) - 2 * rho * (1 - rho**readings) / (1 - rho) ** 2
+    return float(pairs / readings**2)
+
+
+def equipartition_stderr(readings: int, every: int, m1: float, freedom: int) -> float:
+    """Analytic standard error of T_kin / T, the mean over ``freedom`` degrees of freedom of x_i^2 / T (x = S^-1
+    p), averaged over R readings ``every`` steps apart, at a correct thermostat: at each reading sum x_i^2 / T is
+    chi-square with ``freedom`` degrees of freedom (x is isotropic Gaussian on the tangent space), so one
+    reading's T_kin / T has variance 2 / freedom, and R correlated readings sqrt(2 mean_variance_factor /
+    freedom). One direction is ``freedom`` = 1."""
+    return math.sqrt(2.0 * mean_variance_factor(readings, every, m1) / max(freedom, 1))
+
+
+def block_stderr(blocks: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Standard error of each column's weighted mean over its blocks (B, c), from their own spread: with at least
+    ``ESS_BLOCKS`` blocks the sd over ArviZ's bulk ESS of the block means (their autocorrelation counted); with
+    fewer, batch means (each block one draw). NaN with fewer than two blocks."""
+    from analyzers.langevin.convergence import arviz_diagnostics
+
+    count = len(blocks)
+    if count < 2:
+        return np.full(blocks.shape[1], math.nan)
+    mean = weights @ blocks / weights.sum()
+    batch = np.sqrt((weights[:, None] ** 2 * (blocks - mean) ** 2).sum(0) / weights.sum() ** 2 * count / (count - 1))
+    if count < ESS_BLOCKS:
+        return np.asarray(batch, dtype=float)
+    spread = blocks.std(axis=0, ddof=1)
+    ess = np.array([arviz_diagnostics(column[None, :])[1] for column in blocks.T])
+    corrected = spread / np.sqrt(np.where(np.isfinite(ess) & (ess > 0), ess, 1.0))
+    return np.where(np.isfinite(corrected), corrected, batch)
+
+
+def interval_state(mean: float, error: float, units: int) -> tuple[str, list[float]]:
+    """'at T', 'off T' or 'unresolved' for a kinetic temperature / T of ``mean`` with standard error ``error``
+    over ``units`` blocks: its interval (the t quantile for the units, ``analyzers.base.interval_quantile``) inside
+    [1 - TOLERANCE, 1 + TOLERANCE] is at T, wholly outside it off T, else unresolved (and so is anything on
+    fewer than ``MIN_UNITS`` blocks)."""
+    from analyzers.base import interval_quantile
+
+    quantile = interval_quantile(units)
+    if quantile is None or not math.isfinite(error) or not math.isfinite(mean):
+        return "unresolved", [math.nan, math.nan]
+    low, high = mean - quantile * error, mean + quantile * error
+    if low > 1.0 + TOLERANCE or high < 1.0 - TOLERANCE:
+        return "off T", [low, high]
+    if low >= 1.0 - TOLERANCE and high <= 1.0 + TOLERANCE:
+        return "at T", [low, high]
+    return "unresolved", [low, high]
+
+
+def direction_state(mean: float, error: float, units: int, directions: int) -> tuple[str, list[float]]:
+    """A single direction's kinetic temperature / T (``mean``, relative standard error ``error`` at T) read as
+    a scaled chi-square: ``mean`` ~ T_u / T chi2(nu) / nu with nu = 2 / error^2 effective degrees of freedom
+    (Satterthwaite: one direction has one degree of freedom per reading, nu ~ 2 N / tau), so T_u / T lies in
+    [mean nu / q_high, mean nu / q_low] (the chi-square's quantiles; two-sided 1 - 0.05 / ``directions``,
+    Bonferroni over the directions read). A right-skewed variable with a few effective draws needs this: a
+    symmetric t interval flags a correct direction one run in twenty at `small`. Off T when the interval lies
+    wholly outside [1 - TOLERANCE, 1 + TOLERANCE]; at T when inside; unresolved below ``MIN_UNITS`` blocks."""
+    from scipy import stats
+
+    from analyzers.base import CONFIDENCE, MIN_UNITS
+
+    if units < MIN_UNITS or not (math.isfinite(mean) and math.isfinite(error) and error > 0):
+        return "unresolved", [math.nan, math.nan]
+    freedom = 2.0 / error**2
+    alpha = (1.0 - CONFIDENCE) / max(directions, 1)
+    low = mean * freedom / float(stats.chi2.ppf(1.0 - alpha / 2, freedom))
+    high = mean * freedom / float(stats.chi2.ppf(alpha / 2, freedom))
+    if low > 1.0 + TOLERANCE or high < 1.0 - TOLERANCE:
+        return "off T", [low, high]
+    if low >= 1.0 - TOLERANCE and high <= 1.0 + TOLERANCE:
+        return "at T", [low, high]
+    return "unresolved", [low, high]
+
+
 def thermostat_report(
     records: dict[str, Any], temperature: float, settings: ThermostatSettings
 ) -> dict[str, Any]:
-    """Kinetic temperature on average and along the leading minibatch-noise directions after burn-in, with
-    standard errors, and whether every direction is at T.
+    """Is the sampler at T? The kinetic temperature of every coordinate pooled (equipartition), and along the
+    leading minibatch-noise directions, after burn-in, each with its standard error and interval.
 
-    The standard error of a direction's temperature comes from the ESS of its block means when there are
-    at least 8 blocks, else from the thermostat's own time scale: (u . M^-1/2 p)^2 decorrelates over
-    tau = (2 - m1^2) / m1^2 steps (200 at the authors' m1 = 0.1), so N steps give N / tau samples of a
-    chi-square with one degree of freedom, a relative error sqrt(2 tau / N). A direction fails when it is
-    off by more than 20% beyond twice its standard error (a test that can say no: 16 T or 80 T fails
-    at any length); ``resolved`` says whether twice the standard error is at most 20%, so that a
-    direction 40% off could not pass (at the authors' m1 that takes ~40,000 steps after burn-in)."""
-    from analyzers.langevin.convergence import effective_sample_size
+    The decision rests on the pooled estimate: T_kin = sum_i x_i^2 / dof (x = S^-1 p, S S^T = M; dof = n - 1 on
+    the constrained sampler's sphere, where p is M-orthogonal to w), read every ``KINETIC_EVERY`` steps and
+    averaged per block (one per snapshot). Its standard error is the larger of the analytic one at a correct
+    thermostat (``equipartition_stderr``: relative sqrt(2 tau / (dof N)) for N steps, 0.0035 at ``small``) and
+    the blocks' own spread (``block_stderr``), over the blocks as units (t quantile). ``state``: at T when the
+    pooled interval lies within 20 % of T and no direction is resolved off; off T when either is resolved off;
+    else unresolved.
 
+    The directions' readings (``kinetic_temperature_directions``) can only veto: one direction has one degree of
+    freedom, SE sqrt(2 tau / N) at T (the error under 'this direction is at T', which a hot direction's own
+    spread would hide), read as a chi-square (``direction_state``), which resolves 20 % only past ~100,000 steps
+    after burn-in (the `paper` preset); at
+    `small` they flag a direction only when it is grossly hot (a 16 T or 80 T direction, which per-weight masses
+    with a large r give) and otherwise read unresolved without holding the state back."""
     report: dict[str, Any] = {
         "noise": records.get("noise", settings.noise),
         "r_requested": settings.r,
@@ -156,19 +265,33 @@ def thermostat_report(
             (g["effective_r"] for g in records.get("mass_guard", [])), default=records.get("r_used")
         ),
         "noise_amplification": records.get("noise_amplification", []),
+        "tolerance": TOLERANCE,
     }
     blocks = np.asarray(records.get("kinetic_blocks") or [], dtype=float) / temperature  # (blocks, 1 + k)
     if not len(blocks):
-        return {**report, "thermalized_every_direction": None, "resolved": False}
+        return {**report, "state": "unresolved", "thermalized_every_direction": None, "resolved": False}
     weights = np.asarray(records["kinetic_block_steps"], dtype=float)
+    steps = int(weights.sum())
+    readings = max(steps // KINETIC_EVERY, 1)
+    coordinates = records.get("coordinates")
+    constrained = getattr(settings, "sampler", "pseudo-langevin") == "pseudo-langevin"
+    freedom = int(coordinates) - (1 if constrained else 0) if coordinates else None
     mean = weights @ blocks / weights.sum()  # (1 + k,)
-    steps = weights.sum()
-    tau = (2.0 - settings.m1**2) / settings.m1**2
-    error = np.full(blocks.shape[1], math.sqrt(2.0 * tau / steps))
-    if len(blocks) >= 8:
-        ess = np.array([effective_sample_size(column) for column in blocks.T])
-        spread = blocks.std(axis=0, ddof=1) / np.sqrt(np.where(np.isfinite(ess), ess, 1.0))
-        error = np.where(np.isfinite(spread), spread, error)
+    if freedom and coordinates:  # the mean over n coordinates of x_i^2 reads dof / n of T on the sphere
+        mean[0] *= int(coordinates) / freedom
+    empirical = block_stderr(blocks, weights)
+    analytic = np.asarray(
+        [equipartition_stderr(readings, KINETIC_EVERY, settings.m1, freedom) if freedom else math.nan]
+        + [equipartition_stderr(readings, KINETIC_EVERY, settings.m1, 1)] * (blocks.shape[1] - 1))
+    # the pooled estimate: the larger of the two (NaN only where both are); a direction: its error at T, a test
+    # of 'this direction is at T' (a hot direction's own spread grows with it, which would hide it)
+    error = np.concatenate([np.fmax(analytic[:1], empirical[:1]), analytic[1:]])
+    units = len(blocks)
+    pooled_state, pooled_interval = interval_state(float(mean[0]), float(error[0]), units)
+    directions = [direction_state(float(m), float(e), units, len(mean) - 1)
+                  for m, e in zip(mean[1:], error[1:], strict=True)]  # fmt: skip
+    direction_off = any(state == "off T" for state, _ in directions)
+    state = "off T" if pooled_state == "off T" or direction_off else pooled_state
     offset = np.abs(mean[1:] - 1.0)
     predicted = [
         1.0 - report["effective_r"] + report["effective_r"] * a for a in report["noise_amplification"]
@@ -177,9 +300,19 @@ def thermostat_report(
         **report,
         "predicted_directions_over_t": predicted if report["noise"] == "minibatch" else [1.0] * len(offset),
         "kinetic_temperature_mean": float(mean[0]) * temperature,
+        "kinetic_temperature_mean_standard_error": float(error[0]) * temperature,
+        "kinetic_temperature_mean_analytic_standard_error": float(analytic[0]) * temperature,
+        "kinetic_temperature_mean_interval_over_t": pooled_interval,
+        "kinetic_degrees_of_freedom": freedom,
+        "kinetic_units": units,
+        "kinetic_steps": steps,
+        "pooled_state": pooled_state,
         "kinetic_temperature_directions": [float(x) * temperature for x in mean[1:]],
         "kinetic_temperature_standard_error": [float(x) * temperature for x in error[1:]],
-        "worst_direction_offset": float(offset.max()),
-        "resolved": bool((2.0 * error[1:] <= DIRECTION_TOLERANCE).all()),
-        "thermalized_every_direction": bool((offset - 2.0 * error[1:] <= DIRECTION_TOLERANCE).all()),
+        "direction_states": [state for state, _ in directions],
+        "kinetic_temperature_direction_intervals_over_t": [interval for _, interval in directions],
+        "worst_direction_offset": float(offset.max()) if len(offset) else math.nan,
+        "state": state,
+        "resolved": state != "unresolved",
+        "thermalized_every_direction": not direction_off,
     }
