@@ -45,7 +45,8 @@ def _notes(papers: Path) -> dict[str, Any]:
     for path in papers.glob("*.md"):
         note = read_note(path)
         source = (papers / note.meta.source_file).read_text(encoding="utf-8") if note.meta.source_file else None
-        found[note.meta.paper_id] = (note.meta.model_dump(mode="json", exclude={"source_file", "field_sources"}), source)
+        fields = note.meta.model_dump(mode="json", exclude={"source_file", "field_sources"})  # the paper's, not how
+        found[note.meta.paper_id] = (fields, source)
     return found
 
 
