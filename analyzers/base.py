@@ -81,6 +81,12 @@ class AnalyzerParams(BaseModel):
                 for name in params if name in cls.operator_only_fields()}
 
     @classmethod
+    def note_fields(cls) -> list[str]:
+        """The parameters a note may set, in declaration order: all but the operator's (``operator_only``) and
+        the device, which the person running kb chooses per run (``kb verify --device``, a scale preset)."""
+        return [name for name in cls.model_fields if name not in cls.operator_only_fields() and name != "device"]
+
+    @classmethod
     def operator_only_fields(cls) -> frozenset[str]:
         """Names of the fields declared with ``operator_only``: a note may not set them."""
         return frozenset(

@@ -18,7 +18,7 @@ from kb.notes.bindings import params_problems
 from schemas import Operator
 
 OTHER_METRIC = "other path…"
-HIDDEN_PARAMS = ("device", "seed")  # set per run by `kb verify --device` and by the binding's seeds
+HIDDEN_PARAMS = ("seed",)  # set per run by the binding's seeds
 LIST_KEY = "edit_claims"
 PERSIST: Final = "session"  # keep half-edited claims when the user visits another page
 
@@ -102,7 +102,9 @@ def params_form(uid: str, analyzer_cls: Any, scale: str | None, original_params:
 
     A parameter the note already wrote stays written, even when it equals the default.
     """
-    fields = {n: f for n, f in analyzer_cls.Params.model_fields.items() if n not in HIDDEN_PARAMS}
+    # Only what a note may set: the operator's parameters (a FASTA path, trusting remote code) are not offered.
+    fields = {n: analyzer_cls.Params.model_fields[n] for n in analyzer_cls.Params.note_fields()
+              if n not in HIDDEN_PARAMS}
     params: dict[str, Any] = {}
     columns = st.columns(2)
     for i, (name, info) in enumerate(fields.items()):

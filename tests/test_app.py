@@ -482,3 +482,18 @@ def test_note_page_says_where_each_field_came_from(app_env: AppEnv) -> None:
     assert not at.exception
     assert [c.value for c in at.caption if c.value.startswith("Fields from")] == [
         "Fields from: title crossref, affiliations layout"]
+
+
+def test_claims_editor_offers_only_what_a_note_may_set(app_env: AppEnv) -> None:
+    from analyzers import registry
+
+    at = fill_new_note(open_app("edit_note"))
+    at.button(key="add_claim").click().run()
+    (uid,) = at.session_state["edit_claims"]
+    at.selectbox(key=f"c_{uid}_analyzer").set_value("depth.probe").run()
+    assert not at.exception
+    params = registry.load_all()["depth.probe"].Params
+    offered = {str(w.key).rsplit("_smoke_", 1)[-1] for kind in ("text_input", "number_input", "toggle", "selectbox")
+               for w in at.get(kind) if str(w.key).startswith(f"c_{uid}_p_depth.probe_")}
+    assert offered and "max_sequences" in offered  # the form is there, or this tests nothing
+    assert not offered & (params.operator_only_fields() | {"device"}), offered  # fasta, trust_remote_code, ...

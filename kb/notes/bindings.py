@@ -105,7 +105,7 @@ def resource_problems(params: dict[str, Any], limits: NoteLimits) -> dict[str, s
 def params_problems(analyzer: Any, params: dict[str, Any], scale: str | None) -> list[tuple[str, str]]:
     """The analyzer's own validation of the parameters (on top of the scale preset), field by field, as
     (``analyzer.params.<field>`` or ``analyzer.params``, what is wrong)."""
-    allowed = sorted(set(analyzer.Params.model_fields) - analyzer.Params.operator_only_fields() - {"device"})
+    allowed = sorted(analyzer.Params.note_fields())
     try:
         analyzer.params_for(params, scale=scale)
     except ValidationError as exc:
