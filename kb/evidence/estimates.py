@@ -60,7 +60,12 @@ class RunEstimate:
     def own_seconds(self) -> float | None:
         """Seconds of the run's own work, first-use stages left out: what orders the queue, since whichever run of
         a plan starts first pays a first-use stage the runs after it share."""
-        return None if self.seconds is None else self.seconds - self.first_use_seconds
+        if self.seconds is None:
+            return None
+        own = [seconds for name, seconds in self.stages if not is_first_use(name)]
+        if self.stages and None not in own:  # summed, not the total less first use: no rounding residue
+            return sum(s for s in own if s is not None)
+        return self.seconds - self.first_use_seconds
 
     @property
     def sort_key(self) -> tuple[int, float]:
@@ -190,8 +195,10 @@ def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list
     for analyzer, params, found in planned:
         if any(name in paid for name, _ in found.stages):
             kept = tuple((name, seconds) for name, seconds in found.stages if name not in paid)
-            own = None if found.seconds is None else \
-                found.seconds - sum(seconds or 0.0 for name, seconds in found.stages if name in paid)
+            left = [seconds for _, seconds in kept]
+            # The stages left, summed (not the total less what is paid: that leaves a rounding residue).
+            own = None if found.seconds is None else sum(s for s in left if s is not None) if None not in left \
+                else found.seconds - sum(seconds or 0.0 for name, seconds in found.stages if name in paid)
             found = RunEstimate(own, found.basis, found.scale, found.not_runnable, stages=kept)
         paid |= {name for name, _ in found.stages if is_first_use(name)}
         stages = analyzer.cached_stages(params)
