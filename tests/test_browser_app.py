@@ -73,7 +73,7 @@ def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> 
 
     # Re-verify the whole note; the background worker runs it and the verdict lands without a reload.
     keyed(browser, "reverify_note", "button").click()
-    wait_text(browser, "Regenerated (observed)", seconds=120)
+    wait_text(browser, "· expects", seconds=120)  # the verdict's line: observed value against the expectation
     wait_text(browser, "supported")
     idle(browser)
     shot(browser, "03-note-verified")
