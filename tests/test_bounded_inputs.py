@@ -69,6 +69,7 @@ def _source(rng: random.Random, size: int, pages: int) -> str:
     return PAGE_BREAK.join(page_texts)
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_two_thousand_quotes_against_a_4mb_source_index_in_seconds(tmp_path: Path) -> None:
     rng = random.Random(1)
     source = _source(rng, 4_000_000, 20)

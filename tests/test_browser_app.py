@@ -50,6 +50,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     yield from serve(tmp_path, papers, home, env)
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_library_note_add_verify(served: Served, browser: WebDriver) -> None:  # noqa: F811
     url, papers = served.url, served.papers
     browser.get(url)

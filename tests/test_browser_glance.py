@@ -70,6 +70,7 @@ def glance_app(tmp_path: Path) -> Iterator[Served]:
     yield from serve(tmp_path, papers, home, env)
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_library_at_1400_and_a_claim_card(glance_app: Served, browser: WebDriver) -> None:  # noqa: F811
     at_width(browser)
     browser.get(f"{glance_app.url}/library")
@@ -118,6 +119,7 @@ def demo_app(tmp_path: Path) -> Iterator[Served]:
     yield from serve(tmp_path, papers, home, app_env(worker=False))
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_runs_arrive_while_the_demo_runs(demo_app: Served, browser: WebDriver) -> None:  # noqa: F811
     at_width(browser)
     browser.get(f"{demo_app.url}/library")

@@ -54,6 +54,7 @@ def runs_app(tmp_path: Path) -> Iterator[tuple[Served, str]]:
         yield served, curve
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_runs_table_fits_1400_with_metric_columns_and_a_curve(runs_app: tuple[Served, str],
                                                                       browser: WebDriver) -> None:  # noqa: F811
     served, curve = runs_app

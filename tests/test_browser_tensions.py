@@ -40,6 +40,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
     yield from serve(tmp_path, papers, home, env)
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_tensions_page_settles_the_bundled_tension(served: Served,
                                                            browser: WebDriver) -> None:  # noqa: F811
     browser.get(f"{served.url}/tensions")

@@ -80,6 +80,7 @@ def badge(driver: WebDriver, text: str) -> tuple[str, str]:
     return colours[0], colours[1]
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_browser_verdicts_at_a_glance(verified_app: Served, browser: WebDriver) -> None:  # noqa: F811
     url = verified_app.url
     browser.get(url)  # the root opens the Library at its own address

@@ -242,6 +242,7 @@ def test_sequences_are_written_the_way_each_tokenizer_expects(tmp_path: Path) ->
     assert saprot_ids == saprot.convert_tokens_to_ids(["M#", "K#", "T#"])
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path) -> None:
     from analyzers.depth.tiny import build_random_dplm, build_random_progen2, build_random_saprot
 

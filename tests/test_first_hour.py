@@ -169,6 +169,7 @@ def _wait_for_port(process: subprocess.Popen[bytes], port: int, deadline: float)
 
 
 @pytest.mark.browser
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_app_started_from_the_folder_holding_the_clone_serves_pages(tmp_path: Path) -> None:
     chromium, chromedriver = shutil.which("chromium") or "/usr/bin/chromium", shutil.which("chromedriver") or \
         "/usr/bin/chromedriver"

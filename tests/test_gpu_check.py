@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_gpu_check_cpu_fallback_writes_one_report_with_every_part(tmp_path: Path) -> None:
     report = tmp_path / "gpu-report"
     environment = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path)}

@@ -130,6 +130,7 @@ def test_design_swap_deltas_and_local_fields_equal_full_energy_differences() -> 
     assert np.allclose(fields.fields[:, :86], fields.compute(current)[:, :86], atol=1e-3)
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_design_tempering_keeps_composition_and_energy_falls_with_temperature() -> None:
     contacts = structure.ideal_four_helix_bundle()
     composition = design.encode(structure.ACBP_SEQUENCE)

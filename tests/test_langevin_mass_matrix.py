@@ -4,6 +4,7 @@ masses run hot (known answer: a quadratic loss, Gaussian with variance T / h alo
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from analyzers.langevin.dynamics import PseudoLangevin, SamplerConfig
@@ -128,6 +129,7 @@ def _sample(mass_rule: str, r: float, steps: int) -> dict[str, torch.Tensor | fl
             "rank": mass.rank}  # fmt: skip
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_noise_covariance_mass_samples_every_direction_at_t_where_per_weight_masses_run_hot() -> None:
     hot = _sample("per-weight", r=0.5, steps=4000)
     kinetic_hot = hot["kinetic_top"]

@@ -32,6 +32,7 @@ def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.analyzer("langevin.sweep", "langevin.contacts", "langevin.similarity")
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Path, tmp_path: Path) -> None:
     sweep = get("langevin.sweep")
     result = sweep.run(sweep.params_for({"work_dir": str(work_dir)}, scale="smoke"), RunContext(tmp_path / "sweep"))

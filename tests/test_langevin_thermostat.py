@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 import torch
 
 from analyzers.langevin.dynamics import PseudoLangevin, SamplerConfig
@@ -101,6 +102,7 @@ def test_thermostat_paper_share_overheats_the_noise_directions_and_the_average_h
     assert abs(float(result["kinetic_mean"]) / temperature - 1.0) < 0.25  # the average cannot see it
 
 
+@pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_thermostat_safe_share_samples_every_eigen_direction_at_t() -> None:
     probe = _sample(r=0.5, steps=1200)
     r = safe_share(0.5, float(probe["amplification"]), tolerance=0.05)
