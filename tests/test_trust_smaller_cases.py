@@ -164,7 +164,7 @@ def test_kb_evidence_lists_at_most_twenty_paper_values(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("params", "field", "said"), [
     ('{value: 3, steps: 100000000000}', "steps", "over the 10,000,000 a note may set"),
     ('{value: 3, device: "cuda:0"}', "device", "never by a note"),
-    ('{value: 3, threads: 100000}', "threads", "CPU cores here"),
+    ('{value: 3, threads: 100000}', "threads", "KB_MAX_NOTE_THREADS"),
 ])
 def test_a_note_cannot_ask_for_resources_past_the_operators_bounds(tmp_path: Path, params: str, field: str,
                                                                    said: str) -> None:
