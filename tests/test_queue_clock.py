@@ -9,8 +9,10 @@ on another machine does. Each run must execute exactly once, counted in the anal
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -47,14 +49,16 @@ def _can_fake_another_host() -> str | None:
 def worker_pair(tmp_path: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
     started: list[subprocess.Popen[bytes]] = []
     yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    for proc in started:  # each in its own process group: faketime runs the worker as its child, which a
+        # signal to faketime alone would leave running after the test (a `kb worker --forever` orphan)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 @pytest.mark.postgres
@@ -76,7 +80,8 @@ def test_two_workers_five_minutes_apart_run_each_run_once(
     env = {**os.environ, "KB_DATABASE_URL": pg_database, "KB_LEASE_SECONDS": "6"}
     for n, cmd in enumerate([command, _other_host_command(offset, command)]):
         out = (tmp_path / f"worker-{n}.log").open("wb")
-        worker_pair.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT))
+        worker_pair.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         with Session(kb.engine) as session:
