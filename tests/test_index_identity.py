@@ -8,14 +8,10 @@ own log.
 from __future__ import annotations
 
 import collections
-import os
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
@@ -23,25 +19,6 @@ from kb.settings import Settings
 from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def worker(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start() -> subprocess.Popen[bytes]:
-        out = (tmp_path / "worker.log").open("ab")
-        proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "worker", "--forever", "--papers",
-                                 str(tmp_path / "papers"), "--home", str(tmp_path / "home")],
-                                cwd=ROOT, env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def _index_files(home: Path) -> list[Path]:
@@ -57,12 +34,12 @@ def _started(log: Path, value: float) -> bool:
 
 
 def test_a_replaced_index_is_noticed_and_its_runs_are_worked(
-        tmp_path: Path, worker: Callable[[], subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     (tmp_path / "papers").mkdir()
     log = tmp_path / "executions.log"
     queue_store.enqueue(_fresh(tmp_path).engine, "noop", {"value": 1.0, "steps": 200, "step_seconds": 0.25,
                                                           "log_file": str(log)})
-    proc = worker()
+    proc = kb_workers()
     wait_until(lambda: _started(log, 1.0), 60, "the worker took the first run")
     moved = tmp_path / "old-index"
     moved.mkdir()
@@ -72,7 +49,7 @@ def test_a_replaced_index_is_noticed_and_its_runs_are_worked(
     new = _fresh(tmp_path)  # a new index under the same name (a rebuild, a restored backup)
     queue_store.enqueue(new.engine, "noop", {"value": 2.0, "log_file": str(log)})
     wait_until(lambda: [r.status.value for r in new.runs()] == ["succeeded"], 60, "the run queued in the new index ran")
-    said = (tmp_path / "worker.log").read_text()
+    said = (tmp_path / "worker-0.log").read_text()
     assert said.count("was replaced under this worker") == 1, said
     assert proc.poll() is None
     lines = collections.Counter(log.read_text().splitlines())
@@ -80,15 +57,15 @@ def test_a_replaced_index_is_noticed_and_its_runs_are_worked(
 
 
 def test_a_deleted_index_stops_the_worker_with_one_line(
-        tmp_path: Path, worker: Callable[[], subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     (tmp_path / "papers").mkdir()
     _fresh(tmp_path).index()
-    proc = worker()
+    proc = kb_workers()
     wait_until(lambda: (tmp_path / "home" / "worker.json").exists(), 60, "the worker started")
     time.sleep(2)  # the worker is polling its index
     for path in _index_files(tmp_path / "home"):
         path.unlink(missing_ok=True)
     assert proc.wait(timeout=20) == 0
-    said = (tmp_path / "worker.log").read_text()
+    said = (tmp_path / "worker-0.log").read_text()
     assert said.count("was deleted under this worker") == 1, said
     assert not (tmp_path / "home" / "index.sqlite").exists(), "the worker did not make an empty index in its place"

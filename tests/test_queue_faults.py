@@ -17,7 +17,7 @@ import sqlite3
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import RunStatus
-from tests.helpers.cli import kb_command, run_kb
+from tests.helpers.cli import run_kb
 from tests.servers import free_port, restart_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,29 +67,6 @@ def _statuses(kb: KnowledgeBase) -> collections.Counter[str]:
     return collections.Counter(r.status.value for r in kb.runs(limit=1000))
 
 
-@pytest.fixture
-def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start ``kb worker --forever`` processes (stderr to ``<tmp>/worker-<n>.log``); all stopped at the end."""
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(**env: str) -> subprocess.Popen[bytes]:
-        log = (tmp_path / f"worker-{len(started)}.log").open("wb")
-        proc = subprocess.Popen(kb_command(tmp_path / "papers", tmp_path / "home", "worker", "--forever"),
-                                cwd=ROOT, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
-        started.append(proc)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 def _worker_log(tmp_path: Path, n: int) -> str:
     return (tmp_path / f"worker-{n}.log").read_text(errors="replace")
 
@@ -103,12 +80,12 @@ def _held_by(kb: KnowledgeBase, run_id: str) -> tuple[str | None, int]:
 
 @pytest.mark.postgres
 def test_a_postgres_restart_under_two_live_workers_loses_and_doubles_no_run(
-        tmp_path: Path, pg_database: str, pg_url: str, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, pg_database: str, pg_url: str, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     kb = _kb(tmp_path, database_url=pg_database)
     log = tmp_path / "executions.log"
     ids = [queue_store.enqueue(kb.engine, "noop", {"value": float(i), "steps": 8, "step_seconds": 0.1,
                                                    "log_file": str(log)}).id for i in range(8)]
-    pair = [workers(KB_DATABASE_URL=pg_database) for _ in range(2)]
+    pair = [kb_workers(KB_DATABASE_URL=pg_database) for _ in range(2)]
     _wait(lambda: _statuses(kb)["succeeded"] >= 2 and _statuses(kb)["running"] >= 1, 90, "two runs done, one running")
     restart_postgres(pg_url, down_seconds=2.0)  # every connection is cut; new ones are refused for 2 s
     _wait(lambda: _statuses(kb)["succeeded"] == len(ids), 120, "every run succeeded after the restart")
@@ -127,7 +104,7 @@ def test_a_postgres_restart_under_two_live_workers_loses_and_doubles_no_run(
 @pytest.mark.parametrize(("lock_seconds", "busy_timeout"),
                          [(8.0, 1.0), pytest.param(35.0, 30.0, marks=pytest.mark.slow)])  # the issue's 35 s: slow
 def test_an_exclusive_sqlite_lock_mid_run_is_waited_out(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]], lock_seconds: float,
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]], lock_seconds: float,
         busy_timeout: float) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
@@ -136,13 +113,13 @@ def test_an_exclusive_sqlite_lock_mid_run_is_waited_out(
     run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "steps": 60, "step_seconds": 0.1,
                                                   "log_file": str(log)})
     env = {"KB_DB_BUSY_TIMEOUT": str(busy_timeout)}
-    first = workers(**env)
+    first = kb_workers(**env)
     _wait(lambda: (r := kb.get_run(run.id)) is not None and r.progress >= 0.1, 60, "the run is under way")
     holder = sqlite3.connect(kb.settings.home / "index.sqlite", timeout=5)
     holder.execute("BEGIN EXCLUSIVE")
     try:
         time.sleep(1.0)
-        second = workers(**env)  # a worker starting during the lock waits instead of exiting
+        second = kb_workers(**env)  # a worker starting during the lock waits instead of exiting
         time.sleep(lock_seconds - 1.0)  # the analyzer (6 s) finishes while the lock is held
         assert _executions(log)["end"] == {1.0: 1}
         assert second.poll() is None and first.poll() is None
@@ -161,13 +138,13 @@ def test_an_exclusive_sqlite_lock_mid_run_is_waited_out(
 
 
 def test_a_peer_reclaims_the_run_of_a_worker_killed_beside_it_within_one_lease(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
     ids = [queue_store.enqueue(kb.engine, "noop", {"value": float(i), "steps": 25, "step_seconds": 0.1,
                                                    "log_file": str(log)}).id for i in range(3)]
     lease = 6.0
-    pair = [workers(KB_LEASE_SECONDS=str(lease)) for _ in range(2)]
+    pair = [kb_workers(KB_LEASE_SECONDS=str(lease)) for _ in range(2)]
     _wait(lambda: _statuses(kb)["running"] == 2, 60, "both workers hold a run")
     victim = pair[0]
     (held,) = [i for i in ids if (_held_by(kb, i)[0] or "").endswith(f":{victim.pid}")
@@ -185,12 +162,12 @@ def test_a_peer_reclaims_the_run_of_a_worker_killed_beside_it_within_one_lease(
 
 
 def test_a_live_worker_reclaims_a_run_whose_lease_expired_on_another_host(
-        tmp_path: Path, workers: Callable[..., subprocess.Popen[bytes]]) -> None:
+        tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     import datetime as dt
 
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
-    peer = workers(KB_LEASE_SECONDS="3")
+    peer = kb_workers(KB_LEASE_SECONDS="3")
     time.sleep(2.0)  # the worker is up and idle: only its poll loop can notice the expiry
     run = queue_store.enqueue(kb.engine, "noop", {"value": 7.0, "log_file": str(log)}, executor="local")
     gone = queue_store.claim_next(kb.engine, "another-host:4242", run_id=run.id, lease=dt.timedelta(seconds=2))

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]  # the checkout: workers start there,
 @pytest.fixture
 def kb_workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start workers on ``tmp_path/papers`` and ``tmp_path/home`` (keyword arguments: extra environment), each
-    logging to ``tmp_path/worker-N.log``; any still alive at the end is killed."""
+    logging to ``tmp_path/worker-N.log``; any still alive at the end is stopped (SIGTERM, then killed)."""
     started: list[subprocess.Popen[bytes]] = []
 
     def start(**env: str) -> subprocess.Popen[bytes]:
@@ -30,10 +30,14 @@ def kb_workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]
         return proc
 
     yield start
-    for proc in started:
+    for proc in started:  # SIGTERM first: a worker hands its run back and exits; killed if it does not
         if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def wait_until(condition: Callable[[], bool], seconds: float, what: str) -> float:
