@@ -20,6 +20,7 @@ from analyzers.langevin.dynamics import SGLD, ConstraintError, PseudoLangevin, S
 from analyzers.langevin.mass_matrix import constrained_step_ratio, guarded_masses, masses_from_variance
 from analyzers.langevin.model import TABLE_A1, CompactTransformer, ModelConfig, build_model, count_parameters
 from analyzers.langevin.train import TrainingError, TrainingSettings, noam_lr, squared_norm, train_es_ot
+from kb.evidence.subjects import structures
 
 # -- structure ------------------------------------------------------------------------------------------
 
@@ -98,7 +99,7 @@ def test_structure_ideal_bundle_has_helix_packing_and_is_named_for_what_it_is() 
     i, j = np.nonzero(np.triu(contacts))
     assert ((j - i) >= 12).sum() > 30  # helix-helix packing across the bundle
     assert all(contacts[k, k + 4] for k in range(22, 32))  # helical i, i+4 contacts inside helix A2
-    assert "not 2ABD" in contact_map.source
+    assert "no PDB entry" in contact_map.source and structures(contact_map.source) == frozenset()
 
 
 # -- design ---------------------------------------------------------------------------------------------
@@ -451,7 +452,7 @@ def _heavy_atoms_by_residue(path: object) -> list[np.ndarray]:
 
 def test_structure_shipped_1ubi_contact_count_equals_an_independent_computation() -> None:
     contact_map = structure.shipped_contact_map(cutoff=4.5, min_separation=1)
-    assert "1UBI" in contact_map.source and "not 2ABD" in contact_map.source
+    assert "1UBI" in contact_map.source and structures(contact_map.source) == {"1ubi"}  # it names no other
     assert contact_map.length == 76 and contact_map.sequence.startswith("MQIFVKTLTG")
     residues = _heavy_atoms_by_residue(structure.SHIPPED_STRUCTURE)
     assert len(residues) == 76

@@ -20,6 +20,7 @@ from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.registry import get
 from kb.cli import app
+from kb.evidence.subjects import structures
 from kb.evidence.verdicts import unresolved_reason
 
 runner = CliRunner()
@@ -39,7 +40,7 @@ def test_langevin_analyzers_smoke_through_registry_share_the_cache(work_dir: Pat
     assert result.scale.name == "smoke" and len(result.temperatures) == 3
     for artifact in result.artifacts:
         assert (tmp_path / "sweep" / artifact).is_file(), artifact
-    assert "not 2ABD" in result.provenance["structure_source"]
+    assert structures(result.provenance["structure_source"]) == {"1ubi"}
     assert result.max_norm_drift < 1e-8 * result.trained["transformer"]["es"]["squared_norm"]
     assert all(0 <= e <= 1 for e in result.test_error_by_temperature)
     assert set(result.specific_heat_by_temperature) == {"transformer", "ffn"}

