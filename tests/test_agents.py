@@ -9,27 +9,26 @@ so it can act on a tool's error). Evidence comes from the noop analyzer through 
 from __future__ import annotations
 
 import json
-import os
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
-from typer.testing import CliRunner
 
 from kb.agents.ask import ask
 from kb.agents.config import NoChatModel, chat_model
 from kb.agents.drafter import ProposedClaim, draft, review
 from kb.agents.queries import claim_states, layer_slice, model_matches, outcome_at_own_scale
 from kb.agents.tools import ASK_TOOLS, DRAFT_TOOLS, build_tools
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.evidence.verdicts import evaluate
 from kb.settings import Settings
 from schemas import Claim, EvidenceScale
 from tests.helpers.chat import call, scripted, tool_results
+from tests.helpers.cli import run_kb
 from tests.noop_analyzer import Noop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,16 +98,15 @@ def test_chat_model_unknown_provider_is_a_configuration_error() -> None:
 
 def test_cli_ask_without_model_exits_2_with_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
-    result = CliRunner().invoke(app, ["ask", "what is the optimal depth?", "--papers", str(ROOT / "papers"),
-                                      "--home", str(tmp_path / "home")])
-    assert result.exit_code == 2
+    result = run_kb(ROOT / "papers", tmp_path / "home", "ask", "what is the optimal depth?")
+    assert result.returncode == 2
     assert "KB_CHAT_MODEL" in result.stderr and result.stdout == ""
 
 
 def test_cli_ask_with_unusable_model_exits_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("KB_CHAT_MODEL", "nosuchprovider:some-model")
-    result = CliRunner().invoke(app, ["ask", "anything?", "--home", str(tmp_path / "home")])
-    assert result.exit_code == 2 and "nosuchprovider:some-model" in result.stderr
+    result = run_kb(None, tmp_path / "home", "ask", "anything?")
+    assert result.returncode == 2 and "nosuchprovider:some-model" in result.stderr
 
 
 # -- tools ---------------------------------------------------------------------------------------
@@ -359,9 +357,8 @@ Body text stays.
 """
 
 
-def _cli(*args: str, home: Path) -> Any:
-    return CliRunner().invoke(app, [*args, "--papers", str(home.parent / "papers"), "--home", str(home)],
-                              env={**os.environ, "KB_CHAT_MODEL": ""})
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return run_kb(home.parent / "papers", home, *args, env={"KB_CHAT_MODEL": ""})
 
 
 def test_cli_draft_claims_prints_then_accept_writes_only_the_claims_block(tmp_path: Path) -> None:
@@ -373,7 +370,7 @@ def test_cli_draft_claims_prints_then_accept_writes_only_the_claims_block(tmp_pa
         PAPER_TEXT + "\n\n| model | P@L |\n|---|---|\n| ESM-2 650M | 0.43 |\n", encoding="utf-8")
     before = note.read_bytes()
     shown = _cli("draft-claims", "depth", "--json", home=home)
-    assert shown.exit_code == 0, shown.output
+    assert shown.returncode == 0, shown.stdout + shown.stderr
     rows = json.loads(shown.stdout)
     assert "KB_CHAT_MODEL" in shown.stderr and note.read_bytes() == before
     assert [r["status"] for r in rows] == ["drafted", "rejected"]  # the note already quotes the sentence
@@ -382,7 +379,7 @@ def test_cli_draft_claims_prints_then_accept_writes_only_the_claims_block(tmp_pa
     assert row["quote"] == "| ESM-2 650M | 0.43 |" and row["statement"] == "model: ESM-2 650M; P@L: 0.43"
 
     accepted = _cli("draft-claims", "depth", "--accept", row["id"], home=home)
-    assert accepted.exit_code == 0, accepted.output
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
     after = note.read_bytes()
     head, block_end = before.split(b"tags: [plm]")[0], before.index(b"tags: [plm]")
     assert after.startswith(head) and after.endswith(before[block_end:])  # only the claims block grew
@@ -391,7 +388,7 @@ def test_cli_draft_claims_prints_then_accept_writes_only_the_claims_block(tmp_pa
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     assert [c.claim_id for c in kb.claims("depth")] == sorted(["optimal-depth", row["id"]])
     again = _cli("draft-claims", "depth", "--accept", row["id"], home=home)
-    assert again.exit_code == 1 and note.read_bytes() == after
+    assert again.returncode == 1 and note.read_bytes() == after
     assert f"claim '{row['id']}' was rejected: claim '{row['id']}' already quotes this passage" in again.stderr
 
 
@@ -400,15 +397,14 @@ def test_cli_draft_claims_rejects_bad_accept_requests(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "papers", tmp_path / "papers")
     text = tmp_path / "paper.txt"
     text.write_text(PAPER_TEXT, encoding="utf-8")
-    assert _cli("draft-claims", str(text), "--accept-all", home=home).exit_code == 2
-    assert _cli("draft-claims", str(text), "--accept", "x", "--accept-all", home=home).exit_code == 2
+    assert _cli("draft-claims", str(text), "--accept-all", home=home).returncode == 2
+    assert _cli("draft-claims", str(text), "--accept", "x", "--accept-all", home=home).returncode == 2
     missing = _cli("draft-claims", str(tmp_path / "nope.txt"), home=home)
-    assert missing.exit_code == 1 and "no such file" in missing.stderr
-    broken = CliRunner().invoke(app, ["draft-claims", str(text), "--home", str(home)],
-                                env={**os.environ, "KB_CHAT_MODEL": "nosuchprovider:x"})
-    assert broken.exit_code == 2 and "nosuchprovider:x" in broken.stderr
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+    broken = run_kb(None, home, "draft-claims", str(text), env={"KB_CHAT_MODEL": "nosuchprovider:x"})
+    assert broken.returncode == 2 and "nosuchprovider:x" in broken.stderr
     into = _cli("draft-claims", str(text), "--into", "plm-architecture-discussion", "--accept-all", home=home)
-    assert into.exit_code == 0, into.output
+    assert into.returncode == 0, into.stdout + into.stderr
     kb = KnowledgeBase(Settings(papers=tmp_path / "papers", home=home))
     assert any(c.statement.startswith("The optimal depth") for c in kb.claims("plm-architecture-discussion"))
 

@@ -10,13 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
 NOTE = textwrap.dedent("""\
     ---
@@ -30,7 +28,6 @@ NOTE = textwrap.dedent("""\
     ---
     body
     """)
-runner = CliRunner()
 
 
 def _kb(tmp_path: Path) -> KnowledgeBase:
@@ -47,9 +44,9 @@ def _records(home: Path, run_id: str) -> dict[str, dict[str, Any]]:
 
 
 def _cli(kb: KnowledgeBase, *args: str) -> str:
-    result = runner.invoke(app, [*args, "--papers", str(kb.papers_dir), "--home", str(kb.settings.home)])
-    assert result.exit_code == 0, result.output
-    return result.output
+    result = run_kb(kb.papers_dir, kb.settings.home, *args)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
 
 
 def test_cancel_a_queued_run_from_the_cli_records_its_outcome_like_a_cancelled_running_run(
@@ -64,8 +61,7 @@ def test_cancel_a_queued_run_from_the_cli_records_its_outcome_like_a_cancelled_r
     assert record["evidence"] is None
     assert record["run"]["message"] == "cancelled" and record["run"]["finished_at"]
     # Cancelling again changes nothing: the run has ended.
-    assert runner.invoke(app, ["cancel", queued.id, "--papers", str(kb.papers_dir), "--home",
-                               str(kb.settings.home)]).exit_code != 0
+    assert run_kb(kb.papers_dir, kb.settings.home, "cancel", queued.id).returncode != 0
     assert list(_records(kb.settings.home, queued.id)) == ["attempt-0.json"]
 
     # A running run cancelled under its worker: the record its worker writes has the same shape.

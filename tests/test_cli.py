@@ -6,17 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kb.cli import app
+from tests.helpers.cli import run_kb
 
-runner = CliRunner(env={"COLUMNS": "200"})
+WIDE = {"COLUMNS": "200"}
 
 
 def _run(kb_dirs: tuple[Path, Path], *args: str) -> tuple[int, str, str]:
-    papers, home = kb_dirs
-    result = runner.invoke(app, [*args, "--papers", str(papers), "--home", str(home)])
-    return result.exit_code, result.stdout, result.stderr
+    done = run_kb(*kb_dirs, *args, env=WIDE)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_validate_bundled_notes_pass(kb_dirs: tuple[Path, Path]) -> None:
@@ -145,8 +143,8 @@ def test_import_copies_bytes_and_refuses_invalid(kb_dirs: tuple[Path, Path], tmp
 
 
 def test_schema_writes_json_schemas(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["schema", "--out", str(tmp_path / "json"), "--json"])
-    assert result.exit_code == 0
+    result = run_kb(None, None, "schema", "--out", str(tmp_path / "json"), "--json", env=WIDE)
+    assert result.returncode == 0
     rows = json.loads(result.stdout)
     assert {r["id"] for r in rows} >= {"paper_note", "claim", "run", "evidence"}
     note_schema = json.loads((tmp_path / "json" / "paper_note.schema.json").read_text())

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from typer.testing import CliRunner
+from tests.helpers.cli import run_kb
 
-from kb.cli import app
-
-runner = CliRunner()
+WIDE = {"COLUMNS": "200"}
 NOTE = """---
 paper_id: "t:[/]odd"
 title: "The [mask] token and [/] and [bold]bold[/bold] in a title"
@@ -25,14 +23,12 @@ def test_markup_in_notes_is_shown_as_typed(tmp_path: Path) -> None:
     papers, home = tmp_path / "papers", tmp_path / "home"
     papers.mkdir()
     (papers / "odd.md").write_text(NOTE, encoding="utf-8")
-    common = ["--papers", str(papers), "--home", str(home)]
     for args in (["index"], ["list"], ["show", "odd"], ["search", "mask"], ["validate", str(papers)]):
-        result = runner.invoke(app, [*args, *common], env={"COLUMNS": "200"})
-        assert result.exit_code == 0, (args, result.output)
-        assert result.exception is None, (args, result.exception)
+        result = run_kb(papers, home, *args, env=WIDE)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stdout, result.stderr)
         if args[0] in ("list", "show"):
-            assert "[mask]" in result.output and "[/]" in result.output, (args, result.output)
-    shown = runner.invoke(app, ["show", "odd", *common], env={"COLUMNS": "200"})
-    assert "[bold]bold[/bold]" in shown.output and "[red]tag" in shown.output and "A [mask] statement" in shown.output
-    found = runner.invoke(app, ["search", "mask", *common], env={"COLUMNS": "200"})
-    assert "[mask]" in found.output and "1 hit(s) for 'mask'" in found.output
+            assert "[mask]" in result.stdout and "[/]" in result.stdout, (args, result.stdout)
+    shown = run_kb(papers, home, "show", "odd", env=WIDE).stdout
+    assert "[bold]bold[/bold]" in shown and "[red]tag" in shown and "A [mask] statement" in shown
+    found = run_kb(papers, home, "search", "mask", env=WIDE).stdout
+    assert "[mask]" in found and "1 hit(s) for 'mask'" in found

@@ -1,25 +1,24 @@
-"""``kb executors``: the registered executors and the settings each needs, through the real CLI (typer's
-runner), including a lab's executor named only in KB_EXECUTOR_MODULES; each listed variable is one that
-``Settings`` reads."""
+"""``kb executors``: the registered executors and the settings each needs, through the real CLI (in process,
+``tests/helpers/cli.py``), including a lab's executor named only in KB_EXECUTOR_MODULES; each listed variable
+is one that ``Settings`` reads."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from kb.cli import app
 from kb.queue import executors
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
-runner = CliRunner(env={"COLUMNS": "160"})
+WIDE = {"COLUMNS": "160"}
 
 
 def _executors(*args: str) -> str:
-    result = runner.invoke(app, ["executors", *args])
-    assert result.exit_code == 0, result.output
-    return result.output
+    result = run_kb(None, None, "executors", *args, env=WIDE)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_executors_lists_each_executor_with_the_settings_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,9 +55,9 @@ def test_executors_listed_variables_are_the_ones_settings_reads(monkeypatch: pyt
 
 
 def test_executors_unknown_name_is_one_line_and_exit_1() -> None:
-    result = runner.invoke(app, ["executors", "kubernetes"])
-    assert result.exit_code == 1
-    assert "no executor 'kubernetes'; registered: local, ray, slurm" in result.output
+    result = run_kb(None, None, "executors", "kubernetes", env=WIDE)
+    assert result.returncode == 1
+    assert "no executor 'kubernetes'; registered: local, ray, slurm" in result.stderr
 
 
 def test_executor_naming_a_setting_kb_lacks_is_refused_at_registration() -> None:

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
 
-from kb.cli import app as cli_app
+from tests.helpers.cli import run_kb
 
+Done = subprocess.CompletedProcess[str]  # what run_kb returns
 WIDTH = 80
 NOTE_ID = "siji-2026-depth-and-scale-in-protein-models"  # as long as the bundled notes' ids
 STATEMENT = ("The echoed value, which stands in for a number the paper reports in its third table after "
@@ -56,17 +55,16 @@ def note_text() -> str:
 class Cli:
     papers: Path
     home: Path
-    demo: Result
+    demo: Done
 
-    def __call__(self, *args: str) -> Result:
+    def __call__(self, *args: str) -> Done:
         return kb_at_80(*args, "--papers", str(self.papers), "--home", str(self.home))
 
 
-def kb_at_80(*args: str) -> Result:
+def kb_at_80(*args: str) -> Done:
     """The real ``kb`` command line (in this process: each command takes milliseconds, not a Python start-up),
     in an 80-column terminal: rich reads ``COLUMNS`` whenever it lays out."""
-    return CliRunner(env={"COLUMNS": str(WIDTH), "KB_APP_WORKER": "false", "KB_DATABASE_URL": None}).invoke(
-        cli_app, list(args))
+    return run_kb(None, None, *args, env={"COLUMNS": str(WIDTH), "KB_APP_WORKER": "false", "KB_DATABASE_URL": None})
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +74,7 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Cli:
     papers.mkdir()
     (papers / f"{NOTE_ID}.md").write_text(note_text(), encoding="utf-8")
     demo = kb_at_80("demo", "--papers", str(papers), "--home", str(root / "home"))
-    assert demo.exit_code == 0, demo.output
+    assert demo.returncode == 0, demo.stdout + demo.stderr
     return Cli(papers, root / "home", demo)
 
 
@@ -154,7 +152,7 @@ def test_evidence_writes_words_and_rounded_numbers_never_dicts_or_none(cli: Cli)
     shown = {}
     for claim_id, (*_, state) in CLAIMS.items():
         result = cli("evidence", f"{NOTE_ID}#{claim_id}")
-        assert result.exit_code == 0, result.output
+        assert result.returncode == 0, result.stdout + result.stderr
         assert_fits(result.stdout)
         text = shown[claim_id] = result.stdout
         assert "None" not in text and "{'" not in text and "': " not in text, text

@@ -1,4 +1,4 @@
-"""``kb models`` / ``kb probe`` through typer's CliRunner, model loading and import, and bad input, on tiny
+"""``kb models`` / ``kb probe`` in process (``tests/helpers/cli.py``), model loading and import, and bad input, on tiny
 models saved by the tests (no hub access)."""
 
 from __future__ import annotations
@@ -10,15 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
-from typer.testing import CliRunner
 
 from analyzers.base import NotRunnable
 from analyzers.depth.catalog import MODELS, imported_models
 from analyzers.depth.loading import ModelError, hub_reachable, import_model, load_model, resolve_model
 from analyzers.depth.tiny import build_random_esm, build_random_gpt2
-from kb.cli import app
-
-runner = CliRunner()
+from tests.helpers.cli import run_kb
 
 
 @pytest.fixture(autouse=True)
@@ -54,9 +51,9 @@ def _one_line_error(output: str) -> str:
 
 def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path, kb_home: Path) -> None:
     import_model(esm_dir, "my-esm", cache_dir=kb_home / "cache")
-    result = runner.invoke(app, ["models", "list", "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {row["id"]: row for row in json.loads(result.output)}
+    result = run_kb(None, None, "models", "list", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["id"]: row for row in json.loads(result.stdout)}
     esm2 = rows["facebook/esm2_t33_650M_UR50D"]
     assert esm2["supported"] and esm2["num_layers"] == 33 and esm2["width"] == 1280
     assert not rows["EvolutionaryScale/esmc-300m-2024-12"]["supported"]
@@ -76,9 +73,9 @@ def test_models_list_json_names_supported_and_unsupported_models(esm_dir: Path, 
 
 def test_models_pull_offline_fails_at_once_with_how_to_provide_weights() -> None:
     start = time.monotonic()
-    result = runner.invoke(app, ["models", "pull", "facebook/esm2_t6_8M_UR50D"])
-    assert result.exit_code == 1
-    message = _one_line_error(result.output)
+    result = run_kb(None, None, "models", "pull", "facebook/esm2_t6_8M_UR50D")
+    assert result.returncode == 1
+    message = _one_line_error(result.stderr)
     assert "HF_HUB_OFFLINE" in message and "kb models import" in message
     assert time.monotonic() - start < 5
 
@@ -138,8 +135,8 @@ def test_load_model_reads_pickle_checkpoints_weights_only_and_checks_keys(esm_di
 
 
 def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, tmp_path: Path, kb_home: Path) -> None:
-    result = runner.invoke(app, ["models", "import", str(esm_dir), "--name", "tiny-esm"])
-    assert result.exit_code == 0, result.output
+    result = run_kb(None, None, "models", "import", str(esm_dir), "--name", "tiny-esm")
+    assert result.returncode == 0, result.stderr
     entry = imported_models(kb_home / "cache")["tiny-esm"]
     assert Path(entry["path"]).is_relative_to(kb_home / "cache") and entry["weights_format"] == "safetensors"
     with pytest.raises(ModelError, match="unknown model 'tiny-esm'"):  # no cache folder given: no imported names
@@ -150,20 +147,20 @@ def test_models_import_validates_registers_and_is_found_by_name(esm_dir: Path, t
     no_tokenizer.mkdir()
     for name in ("config.json", "model.safetensors"):
         (no_tokenizer / name).write_bytes((esm_dir / name).read_bytes())
-    result = runner.invoke(app, ["models", "import", str(no_tokenizer)])
-    assert result.exit_code == 1 and "tokenizer" in _one_line_error(result.output)
+    result = run_kb(None, None, "models", "import", str(no_tokenizer))
+    assert result.returncode == 1 and "tokenizer" in _one_line_error(result.stderr)
     assert "no-tokenizer" not in imported_models(kb_home / "cache")
-    result = runner.invoke(app, ["models", "import", str(tmp_path / "missing")])
-    assert result.exit_code == 1 and "not a folder" in _one_line_error(result.output)
+    result = run_kb(None, None, "models", "import", str(tmp_path / "missing"))
+    assert result.returncode == 1 and "not a folder" in _one_line_error(result.stderr)
 
 
 def test_probe_cli_two_models_writes_metrics_plots_and_comparison(
     esm_dir: Path, gpt2_dir: Path, fasta: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "runs" / "x"
-    result = runner.invoke(app, ["probe", "--model", str(esm_dir), "--model", str(gpt2_dir), "--fasta", str(fasta),
-                                 "--out", str(out), "--batch-size", "2", "--json"])
-    assert result.exit_code == 0, result.output
+    result = run_kb(None, None, "probe", "--model", str(esm_dir), "--model", str(gpt2_dir), "--fasta", str(fasta),
+                                "--out", str(out), "--batch-size", "2", "--json")
+    assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert set(summary) == {str(esm_dir), str(gpt2_dir), "comparison_plots"}
     assert {"comparison.png", "comparison.svg"} <= {p.name for p in out.iterdir()}
@@ -204,9 +201,9 @@ def test_probe_cli_bad_input_is_one_line_error_and_leaves_output_intact(
     out.mkdir()
     (out / "earlier.json").write_text("{}", encoding="utf-8")
     args = ["probe", "--model", model, "--fasta", str(fasta), "--out", str(out)]
-    result = runner.invoke(app, args + (["--device", "cuda"] if case == "cuda" else []))
-    assert result.exit_code == 1
-    assert expected in _one_line_error(result.output)
+    result = run_kb(None, None, *args, *(["--device", "cuda"] if case == "cuda" else []))
+    assert result.returncode == 1
+    assert expected in _one_line_error(result.stderr)
     assert [p.name for p in out.iterdir()] == ["earlier.json"]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # no partial folder left
 
@@ -249,27 +246,27 @@ def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path
     dplm = build_random_dplm(tmp_path / "dplm", num_layers=2, width=16, num_heads=2)
     saprot = build_random_saprot(tmp_path / "saprot", num_layers=2, width=16, num_heads=2)
     progen, _ = build_random_progen2(tmp_path / "progen2", num_layers=2, width=32, num_heads=8, rotary_dim=2)
-    result = runner.invoke(app, ["models", "import", str(progen), "--name", "tiny-progen2"])  # KB_HOME -> --home
-    assert result.exit_code == 0, result.output
+    result = run_kb(None, None, "models", "import", str(progen), "--name", "tiny-progen2")  # KB_HOME -> --home
+    assert result.returncode == 0, result.stderr
     assert imported_models(kb_home / "cache")["tiny-progen2"]["architecture"] == "ProGenForCausalLM"
     fasta = tmp_path / "seq.fasta"
     fasta.write_text(">a\nMKTAYIAKQRQISF\n>b\nACDEFGHIKLMN\n", encoding="utf-8")
     structures = tmp_path / "3di.fasta"
     structures.write_text(">a\ndddvvvpppqqq##\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")  # either case
     out = tmp_path / "out"
-    result = runner.invoke(app, ["probe", "--model", str(dplm), "--model", str(saprot), "--model", "tiny-progen2",
-                                 "--fasta", str(fasta), "--structure-fasta", str(structures), "--noise-level", "0.7",
-                                 "--out", str(out), "--json", "--home", str(kb_home)])
-    assert result.exit_code == 1 and "takes no structure tokens" in _one_line_error(result.output)
+    result = run_kb(None, None, "probe", "--model", str(dplm), "--model", str(saprot), "--model", "tiny-progen2",
+                                "--fasta", str(fasta), "--structure-fasta", str(structures), "--noise-level", "0.7",
+                                "--out", str(out), "--json", "--home", str(kb_home))
+    assert result.returncode == 1 and "takes no structure tokens" in _one_line_error(result.stderr)
     assert not out.exists()
     for model, options, expected in (
         (str(dplm), ["--noise-level", "0.7"], "diffusion noise level 0.7 (step 350 of 500)"),
         (str(saprot), ["--structure-fasta", str(structures)], "over amino acids"),
         ("tiny-progen2", [], "next-token prediction"),
     ):
-        result = runner.invoke(app, ["probe", "--model", model, "--fasta", str(fasta), *options, "--no-skips",
-                                     "--out", str(out), "--json"])
-        assert result.exit_code == 0, result.output
+        result = run_kb(None, None, "probe", "--model", model, "--fasta", str(fasta), *options, "--no-skips",
+                                    "--out", str(out), "--json")
+        assert result.returncode == 0, result.stderr
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         metrics = json.loads((out / summary[model]["folder"] / "depth_metrics.json").read_text(encoding="utf-8"))
         assert expected in metrics["layers"]["evaluation"]
@@ -277,6 +274,6 @@ def test_probe_cli_family_options_reach_the_probes(tmp_path: Path, kb_home: Path
             assert "3Di structure strings from 3di.fasta" in summary[model]["notes"]
     bad = tmp_path / "bad.fasta"
     bad.write_text(">a\ndddvv\n>b\nDDDVVVPPPQQQ\n", encoding="utf-8")
-    result = runner.invoke(app, ["probe", "--model", str(saprot), "--fasta", str(fasta), "--structure-fasta",
-                                 str(bad), "--out", str(out)])
-    assert result.exit_code == 1 and "has 5 3Di letters for 14 residues" in _one_line_error(result.output)
+    result = run_kb(None, None, "probe", "--model", str(saprot), "--fasta", str(fasta), "--structure-fasta",
+                                str(bad), "--out", str(out))
+    assert result.returncode == 1 and "has 5 3Di letters for 14 residues" in _one_line_error(result.stderr)

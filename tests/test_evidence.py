@@ -20,19 +20,18 @@ import pytest
 import streamlit as st
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
-from typer.testing import CliRunner
 
 from app.widgets import STATE_STYLE
 from kb import __version__
 from kb.agents.queries import claim_states as agent_claim_states
 from kb.agents.tools import build_tools
-from kb.cli import app as cli_app
 from kb.core import KnowledgeBase
 from kb.evidence import claim_states as evidence
 from kb.evidence.claim_states import ClaimState
 from kb.index.database import Evidence
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,19 +135,19 @@ def test_claim_state_library_counts_the_same_states(states_kb: KnowledgeBase) ->
 
 
 def test_claim_state_cli_show_and_evidence_report_the_same_state(states_kb: KnowledgeBase) -> None:
-    runner = CliRunner(env={"COLUMNS": "200"})
-    where = ["--papers", str(states_kb.papers_dir), "--home", str(states_kb.settings.home)]
-    shown = runner.invoke(cli_app, ["show", "states", "--json", *where])
-    assert shown.exit_code == 0, shown.output
-    assert {c["id"]: c["state"] for c in json.loads(shown.output)[0]["claims"]} == EXPECTED
-    table = runner.invoke(cli_app, ["show", "states", *where])
-    assert table.exit_code == 0, table.output
+    where = (states_kb.papers_dir, states_kb.settings.home)
+    wide = {"COLUMNS": "200"}
+    shown = run_kb(*where, "show", "states", "--json", env=wide)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert {c["id"]: c["state"] for c in json.loads(shown.stdout)[0]["claims"]} == EXPECTED
+    table = run_kb(*where, "show", "states", env=wide)
+    assert table.returncode == 0, table.stdout + table.stderr
     for claim, state in EXPECTED.items():  # the table shows each claim's state by its label
-        (line,) = [line for line in table.output.splitlines() if line.startswith(f"{claim} ")]
+        (line,) = [line for line in table.stdout.splitlines() if line.startswith(f"{claim} ")]
         assert f" {evidence.label(state)} " in line, (claim, line)
-        result = runner.invoke(cli_app, ["evidence", f"states#{claim}", *where])
-        assert result.exit_code == 0, result.output
-        assert f"state: {evidence.label(state)}" in result.output, (claim, result.output)
+        result = run_kb(*where, "evidence", f"states#{claim}", env=wide)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert f"state: {evidence.label(state)}" in result.stdout, (claim, result.stdout, result.stderr)
 
 
 def test_claim_state_agents_report_the_same_state(states_kb: KnowledgeBase) -> None:

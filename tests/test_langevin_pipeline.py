@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from typer.testing import CliRunner
 
 from analyzers.base import Cancelled, NotRunnable, RunContext
 from analyzers.langevin.chain_runs import run_temperature, run_temperatures
@@ -19,11 +18,9 @@ from analyzers.langevin.data import make_splits
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.spec import DEFAULT_LADDER
 from analyzers.registry import get
-from kb.cli import app
 from kb.evidence.subjects import structures
 from kb.evidence.verdicts import unresolved_reason
-
-runner = CliRunner()
+from tests.helpers.cli import run_kb
 
 
 @pytest.fixture(scope="module")
@@ -169,32 +166,32 @@ def test_langevin_cuda_without_gpu_is_not_runnable(tmp_path: Path) -> None:
 
 
 def test_cli_langevin_models_lists_table_a1_with_exact_counts() -> None:
-    result = runner.invoke(app, ["langevin", "models", "--json"])
-    assert result.exit_code == 0, result.output
-    rows = {row["name"]: row for row in json.loads(result.output)}
+    result = run_kb(None, None, "langevin", "models", "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
     assert rows["T4-d64"]["parameters"] == 168853 and rows["T1-d26"]["parameters"] == 8107
     assert all(round(row["parameters"] / 1000) == row["paper_thousands"] for row in rows.values())
 
 
 def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    result = runner.invoke(app, ["langevin", "run", "--scale", "smoke", "--out", str(out), "--work-dir", str(work_dir)])
-    assert result.exit_code == 0, result.output
+    result = run_kb(None, None, "langevin", "run", "--scale", "smoke", "--out", str(out), "--work-dir", str(work_dir))
+    assert result.returncode == 0, result.stdout + result.stderr
     for name in ("metrics.json", "provenance.json", "sweep.png", "similarity.png", "attention_vs_contacts.png",
                  "precision_vs_temperature.png", "designed.fasta"):  # fmt: skip
         assert (out / name).is_file(), name
     metrics = json.loads((out / "metrics.json").read_text())
     assert {"sweep", "contacts", "similarity"} <= set(metrics)
     assert not list(tmp_path.glob(".run.*"))  # no staging folder left behind
-    again = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(work_dir)])
-    assert again.exit_code == 1 and "exists" in again.output  # earlier output kept
+    again = run_kb(None, None, "langevin", "run", "--out", str(out), "--work-dir", str(work_dir))
+    assert again.returncode == 1 and "exists" in (again.stdout + again.stderr)  # earlier output kept
 
     # External sequences round-trip: the run's own designed set, fed back, is the same data (same hashes, so
     # the cached training and sampling are reused) and says where it came from.
     fed = tmp_path / "fed"
-    result = runner.invoke(app, ["langevin", "run", "--scale", "smoke", "--out", str(fed), "--work-dir",
-                                 str(work_dir), "--sequences", str(out / "designed.fasta")])  # fmt: skip
-    assert result.exit_code == 0, result.output
+    result = run_kb(None, None, "langevin", "run", "--scale", "smoke", "--out", str(fed), "--work-dir",
+                                str(work_dir), "--sequences", str(out / "designed.fasta"))  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
     first, second = (json.loads((folder / "provenance.json").read_text()) for folder in (out, fed))
     assert second["sequences_hash"] == first["sequences_hash"] and second["data_hash"] == first["data_hash"]
     assert "training:transformer" in second["reused_from_cache"]
@@ -202,10 +199,10 @@ def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path
         "scale"]["data"]  # fmt: skip
     short = tmp_path / "short.txt"
     short.write_text("ACDEFGHIKL\n")
-    result = runner.invoke(app, ["langevin", "run", "--out", str(tmp_path / "bad"), "--work-dir", str(work_dir),
-                                 "--sequences", str(short)])  # fmt: skip
-    assert result.exit_code == 1 and "short.txt: record line 1: 10 residues" in result.output
-    assert "but PDB 1UBI" in result.output
+    result = run_kb(None, None, "langevin", "run", "--out", str(tmp_path / "bad"), "--work-dir", str(work_dir),
+                                "--sequences", str(short))  # fmt: skip
+    assert result.returncode == 1 and "short.txt: record line 1: 10 residues" in (result.stdout + result.stderr)
+    assert "but PDB 1UBI" in (result.stdout + result.stderr)
 
 
 @pytest.mark.parametrize(
@@ -219,9 +216,9 @@ def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path
 )
 def test_cli_langevin_run_bad_input_fails_cleanly(tmp_path: Path, arguments: list[str], message: str) -> None:
     out = tmp_path / "out"
-    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(tmp_path / "w"), *arguments])
-    assert result.exit_code == 1, result.output
-    assert message in result.output
+    result = run_kb(None, None, "langevin", "run", "--out", str(out), "--work-dir", str(tmp_path / "w"), *arguments)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message in (result.stdout + result.stderr)
     assert not out.exists() and not list(tmp_path.glob(".out.*"))
 
 
@@ -229,22 +226,22 @@ def test_cli_langevin_run_chain_not_found_and_unsatisfiable_constraint(work_dir:
     pdb = tmp_path / "one.pdb"
     pdb.write_text("ATOM      1  CA  ALA A   1       0.000   0.000   0.000  1.00  0.00           C\nEND\n")
     out = tmp_path / "out"
-    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--structure", str(pdb), "--chain", "Q"])
-    assert result.exit_code == 1 and "chain 'Q' not found" in result.output and not out.exists()
+    result = run_kb(None, None, "langevin", "run", "--out", str(out), "--structure", str(pdb), "--chain", "Q")
+    assert result.returncode == 1 and "chain 'Q' not found" in (result.stdout + result.stderr) and not out.exists()
     # A huge temperature with the step guard off: SHAKE has no real root (negative discriminant).
-    result = runner.invoke(app, ["langevin", "run", "--out", str(out), "--work-dir", str(work_dir), "--temperatures",
-                                 "30", "--set", "max_step_ratio=1e9", "--set", "include_ffn=false"])  # fmt: skip
-    assert result.exit_code == 1 and "negative discriminant" in result.output, result.output
+    result = run_kb(None, None, "langevin", "run", "--out", str(out), "--work-dir", str(work_dir), "--temperatures",
+                                "30", "--set", "max_step_ratio=1e9", "--set", "include_ffn=false")  # fmt: skip
+    assert result.returncode == 1 and "negative discriminant" in result.stderr, result.stdout + result.stderr
     assert not out.exists()
 
 
 @pytest.mark.slow  # ~55 s of tempering burn-in; the design itself is tested in test_langevin.py
 def test_cli_langevin_design_writes_fasta(tmp_path: Path) -> None:
     out = tmp_path / "seqs.fasta"
-    result = runner.invoke(app, ["langevin", "design", "--n", "60", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    assert out.read_text().count(">") == 60 and "identity" in result.output
-    assert runner.invoke(app, ["langevin", "design", "--n", "60", "--out", str(out)]).exit_code == 1
+    result = run_kb(None, None, "langevin", "design", "--n", "60", "--out", str(out))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert out.read_text().count(">") == 60 and "identity" in (result.stdout + result.stderr)
+    assert run_kb(None, None, "langevin", "design", "--n", "60", "--out", str(out)).returncode == 1
 
 
 def test_ot_start_is_scaled_onto_the_es_sphere() -> None:

@@ -9,20 +9,18 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kb.cli import app
 from kb.notes.files import read_note
 from kb.notes.grounding import QuoteMatcher
+from tests.helpers.cli import run_kb
 from tests.helpers.lookups import RecordedLookups
 
-runner = CliRunner(env={"COLUMNS": "200"})
+WIDE = {"COLUMNS": "200"}
 
 
 def _run(kb_dirs: tuple[Path, Path], *args: str) -> tuple[int, str, str]:
-    papers, home = kb_dirs
-    result = runner.invoke(app, [*args, "--papers", str(papers), "--home", str(home)])
-    return result.exit_code, result.stdout, result.stderr
+    done = run_kb(*kb_dirs, *args, env=WIDE)
+    return done.returncode, done.stdout, done.stderr
 
 
 # -- source files: validate warns, check fails, import copies ----------------------------------------

@@ -10,11 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
@@ -28,14 +27,14 @@ FLOORS = {
                  "abstract": 17, "ligatures": 19},
 }
 
-runner = CliRunner(env={"COLUMNS": "200"})
+WIDE = {"COLUMNS": "200"}
 pytestmark = pytest.mark.skipif(not LME4.exists(), reason="the PDF corpus is missing: benchmarks/data/pdfs/")
 
 
 def _cli(tmp_path: Path, *args: str) -> str:
-    result = runner.invoke(app, [*args, "--papers", str(tmp_path / "papers"), "--home", str(tmp_path / "home")])
-    assert result.exit_code == 0, result.output
-    return result.output
+    result = run_kb(tmp_path / "papers", tmp_path / "home", *args, env=WIDE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
 
 
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:

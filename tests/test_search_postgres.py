@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, text
-from typer.testing import CliRunner
 
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
 pytestmark = pytest.mark.postgres
 ROOT = Path(__file__).resolve().parents[1]
 LME4 = ROOT / "benchmarks" / "data" / "pdfs" / "lme4-lmer.pdf"
-runner = CliRunner(env={"COLUMNS": "200"})
+WIDE = {"COLUMNS": "200"}
 
 # Four pages: words only on page 3, a hyphenated name on page 2, Chinese on page 4; the note's own text names
 # 'depth', which its source repeats on page 1.
@@ -45,9 +44,9 @@ def _library(root: Path) -> Path:
 
 def _cli(papers: Path, home: Path, db: str | None, *args: str) -> str:
     extra = ["--db", db] if db else []
-    result = runner.invoke(app, [*args, "--papers", str(papers), "--home", str(home), *extra])
-    assert result.exit_code == 0, result.output
-    return result.output
+    result = run_kb(papers, home, *args, *extra, env=WIDE)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
 
 
 def _hits(papers: Path, home: Path, db: str | None, query: str) -> list[tuple[str, int | None]]:

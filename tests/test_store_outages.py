@@ -13,7 +13,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from kb.core import KnowledgeBase
 from kb.index.database import Run
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from tests.helpers.cli import run_kb_process
 from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,9 +146,8 @@ def test_outcomes_are_spooled_while_the_store_is_down_and_a_rebuild_says_one_lin
     kb_workers(**env)
     wait_until(lambda: (_row(kb, run.id).progress or 0) >= 0.3, 60, "the run is under way")
     relay.down()
-    rebuild = subprocess.run([sys.executable, "-m", "kb.cli", "index", "--rebuild", "--papers",
-                              str(tmp_path / "papers"), "--home", str(tmp_path / "other-home")],
-                             cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
+    rebuild = run_kb_process(tmp_path / "papers", tmp_path / "other-home", "index", "--rebuild",
+                             env={**os.environ, **env}, cwd=ROOT)
     assert rebuild.returncode == 3, rebuild.stderr
     assert "did not answer" in rebuild.stderr and "Traceback" not in rebuild.stderr, rebuild.stderr
     assert len(rebuild.stderr.strip().splitlines()) <= 3, rebuild.stderr  # one line, wrapped at most

@@ -6,15 +6,14 @@ qualitative claims (a scripted fake chat model) against the offline fallback tha
 from __future__ import annotations
 
 import json
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from kb.agents.tension_finder import PROPOSED_LABEL, propose_tensions
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.tensions import Deciding, Outcome, about, comparable, incomparable_reason, judge, tension_id
@@ -23,6 +22,7 @@ from kb.notes.files import NoteError, read_note
 from kb.settings import Settings
 from schemas import Claim, EvidenceScale, Expectation
 from tests.helpers.chat import call, scripted
+from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED_A = "reading-group-depth-shallow-plms#deeper-worse-past-12"
@@ -233,14 +233,14 @@ def test_verify_tension_refuses_an_unknown_id(kb: KnowledgeBase) -> None:
 
 # -- the CLI on the bundled library ---------------------------------------------------------------------------
 
-def invoke(papers: Path, home: Path, *args: str) -> Any:
-    return CliRunner().invoke(app, [*args, "--papers", str(papers), "--home", str(home)])
+def invoke(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_kb(papers, home, *args)
 
 
 def test_cli_tensions_json_shows_the_bundled_depth_tension(kb_dirs: tuple[Path, Path]) -> None:
     papers, home = kb_dirs
     result = invoke(papers, home, "tensions", "--json")
-    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
     rows = json.loads(result.stdout)
     (row,) = [r for r in rows if {r["a"]["key"], r["b"]["key"]} == {BUNDLED_A, BUNDLED_B}]
     assert row["id"] == tension_id(BUNDLED_A, BUNDLED_B) and row["kind"] == "expectations"
@@ -251,33 +251,33 @@ def test_cli_tensions_json_shows_the_bundled_depth_tension(kb_dirs: tuple[Path, 
     # The two notes' perplexity claims say the same thing: no tension between them.
     assert not [r for r in rows if r["quantity"] == "depth.sweep:deepest_perplexity_rise"]
     plain = invoke(papers, home, "tensions")
-    assert plain.exit_code == 0 and row["id"] in plain.stdout and "deeper is worse past 12 layers" in plain.stdout
+    assert plain.returncode == 0 and row["id"] in plain.stdout and "deeper is worse past 12 layers" in plain.stdout
 
 
 def test_cli_verify_tension_queue_only_and_show_marks_the_claim(kb_dirs: tuple[Path, Path]) -> None:
     papers, home = kb_dirs
     ident = tension_id(BUNDLED_A, BUNDLED_B)
     result = invoke(papers, home, "verify", "--tension", ident, "--queue-only", "--json")
-    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
     (row,) = [json.loads(line) for line in result.stdout.splitlines()]  # JSON Lines: one run queued
     assert row["id"] == BUNDLED_B and row["status"] == "queued" and row["analyzer"] == "depth.sweep"
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     (run,) = kb.runs()
     assert run.claim_key == BUNDLED_B and run.params["depths"] == [6, 12, 24, 36, 48]  # the paper preset
     unknown = invoke(papers, home, "verify", "--tension", "t-nope", "--queue-only")
-    assert unknown.exit_code == 1 and "kb tensions" in unknown.stderr
+    assert unknown.returncode == 1 and "kb tensions" in unknown.stderr
     shown = invoke(papers, home, "show", "reading-group-depth-shallow-plms", "--json")
     claims = {c["id"]: c for c in json.loads(shown.stdout)[0]["claims"]}
     assert claims["deeper-worse-past-12"]["tensions"] == [ident] and claims["perplexity-rises-at-deepest"][
         "tensions"] == []
     text = invoke(papers, home, "show", "reading-group-depth-shallow-plms")
-    assert text.exit_code == 0 and f"tension {ident}" in text.stdout
+    assert text.returncode == 0 and f"tension {ident}" in text.stdout
 
 
 def test_bundled_notes_stay_valid_and_grounded(kb_dirs: tuple[Path, Path]) -> None:
     papers, home = kb_dirs
     result = invoke(papers, home, "validate", str(papers))
-    assert result.exit_code == 0, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
     kb = KnowledgeBase(Settings(papers=papers, home=home))
     for note_id in ("reading-group-depth-shallow-plms", "plm-bert-vs-gpt-comments"):
         from kb.notes.grounding import Grounding, check_note
@@ -330,5 +330,5 @@ def test_fallback_proposes_none(kb_dirs: tuple[Path, Path], monkeypatch: pytest.
     assert proposals.method == "none" and proposals.proposals == [] and "KB_CHAT_MODEL" in (proposals.message or "")
     monkeypatch.delenv("KB_CHAT_MODEL", raising=False)
     result = invoke(papers, home, "tensions", "--propose", "--json")
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert all(not str(row["id"]).startswith("p-") for row in json.loads(result.stdout))

@@ -1,7 +1,7 @@
 """A rebuild that always rebuilds: an index whose pages pass SQLite's integrity check but whose schema revision,
 columns, rows or full-text tables are damaged (or a SQLite file kb never wrote) makes read commands say
 "cannot be read: run `kb index --rebuild`" in one line, and the rebuild moves it aside and builds a new index
-from the notes and the store (real CLI processes, real SQLite files damaged with sqlite3)."""
+from the notes and the store (the real CLI, real SQLite files damaged with sqlite3)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 
 NOTE = ('---\npaper_id: "t:rb"\ntitle: "Folding rebuild"\nclaims:\n  - id: c\n    statement: "s"\n'
         '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 2}\n---\nBody\n')

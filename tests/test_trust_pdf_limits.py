@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kb.papers.pdf_child import read_article_bounded
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 
 
 def _pdf(objects: list[bytes]) -> bytes:

@@ -4,10 +4,7 @@ that must still meet in a tension, and tension ids too long to collide (real CLI
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -16,7 +13,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.evidence.tensions import tension_id
 from kb.settings import Settings
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 
 
 def _claim_note(paper_id: str, quantity: str, op: str, value: float, extra: str = "") -> str:
@@ -113,10 +110,7 @@ def test_the_tension_cap_is_reached_with_a_message(tmp_path: Path) -> None:
     papers.mkdir()
     (papers / "a.md").write_text(_many_claims_note("t:a", range(0, 60)), encoding="utf-8")
     (papers / "b.md").write_text(_many_claims_note("t:b", range(100, 160)), encoding="utf-8")
-    env = {**os.environ, "KB_MAX_TENSION_PAIRS": "1000"}
-    result = subprocess.run([sys.executable, "-m", "kb.cli", "tensions", "--json", "--papers", str(papers),
-                             "--home", str(tmp_path / "home")], capture_output=True, text=True, env=env,
-                            timeout=120)
+    result = run_kb(papers, tmp_path / "home", "tensions", "--json", env={"KB_MAX_TENSION_PAIRS": "1000"})
     assert result.returncode == 0, result.stderr
     assert "KB_MAX_TENSION_PAIRS" in result.stderr and "may be incomplete" in result.stderr
     assert 0 < len(json.loads(result.stdout)) <= 1000  # 3,600 pairs disjoint in all; the cap stopped at 1,000

@@ -1,6 +1,6 @@
 """The artifact store is data: ``kb index --rebuild`` restores a run record only from its own place, checked
 like a note, and judges every verdict again from the metrics; planted, malformed and oversized records are
-each one line naming the record, the rest are restored (real CLI processes, real files in the store)."""
+each one line naming the record, the rest are restored (the real CLI, real files in the store)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, check_record
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 
 NOTE = ('---\npaper_id: "t:store"\ntitle: "Store"\nclaims:\n  - id: c\n    statement: "s"\n'
         '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 5}\n---\n')

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -21,6 +20,7 @@ from kb.notes import locks as note_lock
 from kb.notes.edits import frontmatter_data
 from kb.notes.files import NoteChanged, find_notes, read_note, save_note
 from kb.settings import Settings
+from tests.helpers.cli import run_kb, run_kb_process
 
 NOTE = textwrap.dedent("""\
     ---
@@ -31,11 +31,12 @@ NOTE = textwrap.dedent("""\
     """)
 
 
-def run_kb(papers: Path, home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """The real ``kb`` CLI in its own process, with this worktree's code."""
-    env = {**os.environ, "KB_NOTE_LOCK_TIMEOUT": "5"}
-    return subprocess.run([sys.executable, "-m", "kb.cli", *args, "--papers", str(papers), "--home", str(home)],
-                          capture_output=True, text=True, timeout=timeout, cwd=papers.parent, env=env)
+LOCK_WAIT = {"KB_NOTE_LOCK_TIMEOUT": "5"}  # a lock kb cannot take is given up in seconds, not minutes
+
+
+def kb_cli(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real ``kb`` command line, in this process (``tests/helpers/cli.py``)."""
+    return run_kb(papers, home, *args, env=LOCK_WAIT)
 
 
 def one_line_refusal(result: subprocess.CompletedProcess[str], *needles: str) -> str:
@@ -66,7 +67,7 @@ def test_lock_folder_that_is_a_symlink_is_refused_and_nothing_is_created_at_its_
     outside = tmp_path / "outside"
     outside.mkdir()
     (papers / ".kb-locks").symlink_to(outside)
-    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    result = kb_cli(papers, tmp_path / "home", "set", "n", "analyst=Me")
     one_line_refusal(result, "n.md", ".kb-locks", "symbolic link")
     assert list(outside.iterdir()) == []
     assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
@@ -75,7 +76,7 @@ def test_lock_folder_that_is_a_symlink_is_refused_and_nothing_is_created_at_its_
 def test_lock_folder_that_is_a_dangling_symlink_creates_no_folder(papers: Path, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere" / "locks"
     (papers / ".kb-locks").symlink_to(target)
-    one_line_refusal(run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me"), "symbolic link")
+    one_line_refusal(kb_cli(papers, tmp_path / "home", "set", "n", "analyst=Me"), "symbolic link")
     assert not os.path.lexists(target) and not (tmp_path / "elsewhere").exists()
     assert (papers / "n.md").read_text(encoding="utf-8") == NOTE
 
@@ -97,7 +98,7 @@ def test_a_lock_file_that_is_not_a_plain_file_is_refused(papers: Path, tmp_path:
         os.mkfifo(lock)
     else:
         lock.mkdir()
-    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me", timeout=60)
+    result = kb_cli(papers, tmp_path / "home", "set", "n", "analyst=Me")
     expected = {"fifo": "a FIFO", "folder": "a folder"}.get(kind, "a symbolic link")
     one_line_refusal(result, "n.md", lock.name, expected)
     if kind == "dangling-link":
@@ -111,7 +112,7 @@ def test_a_planted_gitignore_link_in_the_lock_folder_is_never_written_through(pa
     locks = papers / ".kb-locks"
     locks.mkdir()
     (locks / ".gitignore").symlink_to(tmp_path / "planted")
-    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    result = kb_cli(papers, tmp_path / "home", "set", "n", "analyst=Me")
     assert result.returncode == 0, result.stderr
     assert not os.path.lexists(tmp_path / "planted")
     assert frontmatter_data(read_note(papers / "n.md"))["analyst"] == "Me"
@@ -124,7 +125,7 @@ def test_a_sources_folder_that_is_a_symlink_takes_no_source_text(papers: Path, t
     bib = tmp_path / "p.bib"
     bib.write_text("@article{a, title={Planted Sources}, author={Doe, Jane}, year={2024}, "
                    "abstract={Some abstract text.}}\n")
-    result = run_kb(papers, tmp_path / "home", "add", str(bib))
+    result = kb_cli(papers, tmp_path / "home", "add", str(bib))
     assert result.returncode != 0
     assert "symbolic link" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert list(outside.iterdir()) == []
@@ -141,7 +142,7 @@ def _contested(papers: Path, tmp_path: Path) -> KnowledgeBase:
 
 def test_a_second_file_claiming_an_indexed_id_is_refused_naming_both(papers: Path, tmp_path: Path) -> None:
     kb = _contested(papers, tmp_path)
-    result = run_kb(papers, tmp_path / "home", "index")
+    result = kb_cli(papers, tmp_path / "home", "index")
     assert "0/n.md" in result.stderr and "is already used by" in result.stderr
     refusal = next(line for line in result.stderr.splitlines() if "0/n.md" in line)
     assert str(papers / "n.md") in refusal, refusal
@@ -155,7 +156,7 @@ def test_a_second_file_claiming_an_indexed_id_is_refused_naming_both(papers: Pat
 def test_kb_set_refuses_a_contested_id_and_writes_neither_file(papers: Path, tmp_path: Path) -> None:
     _contested(papers, tmp_path)
     before = {p: p.read_bytes() for p in find_notes(papers)}
-    result = run_kb(papers, tmp_path / "home", "set", "n", "analyst=Me")
+    result = kb_cli(papers, tmp_path / "home", "set", "n", "analyst=Me")
     one_line_refusal(result, str(papers / "n.md"), str(papers / "0" / "n.md"), "renamed or removed")
     assert {p: p.read_bytes() for p in find_notes(papers)} == before
 
@@ -222,7 +223,8 @@ def test_edits_beside_a_rename_loop_are_in_the_file_when_reported_updated(papers
         for name in _field_names(prefix, 16):
             if len(out) >= 4 and any(out.values()):
                 break
-            result = run_kb(papers, tmp_path / f"home-{prefix}", "set", "n", f"{name}=v")
+            result = run_kb_process(papers, tmp_path / f"home-{prefix}", "set", "n", f"{name}=v",
+                                    env={**os.environ, **LOCK_WAIT}, cwd=papers.parent)
             out[name] = result.returncode == 0 and "updated" in result.stdout
             if not out[name]:
                 assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, \

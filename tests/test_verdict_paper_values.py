@@ -13,7 +13,7 @@ import pytest
 from kb.core import KnowledgeBase
 from kb.evidence.claim_states import paper_comparisons
 from schemas import Claim
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 from tests.helpers.paper_values import note_page
 
 

@@ -7,17 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from kb.cli import app
 from kb.core import KnowledgeBase
 from kb.index.indexing import bound_claims
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
 
 
 def _verify(papers: Path, home: Path, targets: list[str]) -> list[dict[str, object]]:
-    result = CliRunner().invoke(app, ["verify", *targets, "--json", "--papers", str(papers), "--home", str(home)])
-    assert result.exit_code == 0, result.stdout + result.stderr
+    result = run_kb(papers, home, "verify", *targets, "--json")
+    assert result.returncode == 0, result.stdout + result.stderr
     rows: list[dict[str, object]] = [json.loads(line) for line in result.stdout.splitlines()]  # JSON Lines
     return rows
 

@@ -23,7 +23,7 @@ from kb.core import KnowledgeBase
 from kb.index.database import Evidence, Run
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from tests.helpers.cli import run_kb_process as run_kb
+from tests.helpers.cli import run_kb
 from tests.helpers.workers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
