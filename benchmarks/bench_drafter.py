@@ -51,6 +51,7 @@ from kb.agents.drafter import draft  # noqa: E402
 from kb.agents.eval_set import Score, evaluate, load_eval_set, pair, total  # noqa: E402
 from kb.notes.grounding import normalize_text  # noqa: E402
 from kb.papers.add import read_pdf  # noqa: E402
+from schemas.claim import ClaimKind  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 CLAIMS, RESULTS = ".claims.yaml", ".results.yaml"  # the broader claims (tuning only); the worked results
@@ -122,6 +123,8 @@ class Article:
     extract_s: float
     draft_s: float
     rejected: int = 0  # drafted quotes the drafter's own review rejected (not verbatim, duplicates)
+    drafted_quantitative: int = 0  # drafts with a number (the drafter's worked results, in a PDF's text)
+    matched_quantitative_drafts: int = 0  # of those, the ones paired with a mark
     false_positives: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
 
@@ -161,6 +164,7 @@ def score_article(pdf: Path, marks: str = CLAIMS, model: Any = None) -> Article:
     extracted = time.perf_counter()
     result = draft(text, analyzers={}, model=model)
     quotes = [claim.quote for claim in result.claims]
+    numbered = {i for i, claim in enumerate(result.claims) if claim.kind == ClaimKind.quantitative}
     drafted = time.perf_counter()
     marked = load_marked(pdf.with_name(pdf.stem + marks))
     pairs = pair(quotes, marked, lambda quote, claim: stands_for(quote, claim.quote))
@@ -172,6 +176,7 @@ def score_article(pdf: Path, marks: str = CLAIMS, model: Any = None) -> Article:
         matched_quantitative=sum(marked[i].kind == "quantitative" for i in pairs),
         junk={kind: kinds.count(kind) for kind in JUNK},
         extract_s=extract_s, draft_s=drafted - extracted, rejected=len(result.rejected),
+        drafted_quantitative=len(numbered), matched_quantitative_drafts=len(numbered & set(pairs.values())),
         false_positives=[q for d, q in enumerate(quotes) if d not in set(pairs.values())],
         missed=[f"p{c.page}: {c.quote}" for i, c in enumerate(marked) if i not in pairs])
 
@@ -195,7 +200,11 @@ def overall(articles: list[Article]) -> dict[str, float]:
     marked = sum(a.marked for a in articles)
     matched = sum(a.matched for a in articles)
     quantitative = sum(a.marked_quantitative for a in articles)
+    numbered = sum(a.drafted_quantitative for a in articles)
+    numbered_hits = sum(a.matched_quantitative_drafts for a in articles)
     return {"drafted": drafted, "marked": marked, "matched": matched,
+            "drafted_quantitative": numbered,
+            "precision_quantitative": numbered_hits / numbered if numbered else 1.0,
             "precision": matched / drafted if drafted else 1.0, "recall": matched / marked if marked else 1.0,
             "recall_quantitative": sum(a.matched_quantitative for a in articles) / quantitative
             if quantitative else 1.0,
@@ -218,6 +227,8 @@ def _corpus_report(articles: list[Article], errors: bool) -> None:
     print(f"{'all (micro)':24s} {sum(a.pages for a in articles):5d} {o['drafted']:6d} {o['marked']:6d} "
           f"{o['matched']:4d} {o['precision']:5.2f} {o['recall']:5.2f} {o['heading']:4d} {o['code']:4d} "
           f"{o['reference']:4d} {o['caption']:4d}")
+    print(f"precision of the {o['drafted_quantitative']} drafts with a number (the drafter's worked results): "
+          f"{o['precision_quantitative']:.2f}")
     quantitative = sum(a.marked_quantitative for a in articles)
     recall_quantitative = (f"recall on the {quantitative} quantitative claims: {o['recall_quantitative']:.2f}; "
                            if quantitative else "")
