@@ -118,3 +118,11 @@ def test_worked_results_stay_at_their_measured_precision_and_recall(bench: Modul
         found = bench.overall(bench.run_results(half))
         assert found["precision_quantitative"] >= precision - MARGIN, (half, found)
         assert found["recall"] >= recall - MARGIN, (half, found)
+
+
+def test_a_chat_models_reason_is_kept_with_its_draft() -> None:
+    quote = "We find that the new sampler is 2.7 times faster than the old one on every data set."
+    claim = {"id": "faster", "statement": "The new sampler is 2.7 times faster.", "kind": "quantitative",
+             "quote": quote, "why": "a timing of both samplers on every data set"}
+    (kept,) = draft(ARTICLE, analyzers={}, model=scripted(_drafted([claim], "a1"))).claims
+    assert kept.notes == ["drafted because a timing of both samplers on every data set"]
