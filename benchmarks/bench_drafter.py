@@ -16,7 +16,17 @@ to extract and to draft.
 documents with their labelled claims (matching rule in ``kb.agents.eval_set``), per passage and as micro
 averages over the tuning and the held-out passages.
 
-Run: .venv/bin/python benchmarks/bench_drafter.py [--errors] [--json]
+**Worked results, tuning and held-out halves** (issue 39; ``<name>.results.yaml``, the split in
+``<name>.truth.json``): the sentences (or lines of printed test output) in which an article reports a number it
+obtained itself (an estimate, a test statistic or p-value, a measurement), marked by hand: on the held-out half
+before the drafter was run on it, and no rule was changed while looking at its output. Each article's drafts
+are scored against them with the same matching rule (a draft stands for a marked result when it quotes the same
+sentence: at least ``COVER`` of the result's words, at least ``ON_TOPIC`` of its own words the result's, one to
+one), so precision counts every draft that is not a worked result (a cited work's result, a definition, set-up,
+a finding without a number) as a false positive. ``--model PROVIDER:NAME`` drafts with that chat model (the
+agent, with the same review) instead of the deterministic drafter; the tests run it with a scripted model.
+
+Run: .venv/bin/python benchmarks/bench_drafter.py [--errors] [--json] [--results-only] [--model PROVIDER:NAME]
 """
 
 from __future__ import annotations
@@ -27,7 +37,9 @@ import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -39,8 +51,11 @@ from kb.agents.drafter import draft  # noqa: E402
 from kb.agents.eval_set import Score, evaluate, load_eval_set, pair, total  # noqa: E402
 from kb.notes.grounding import normalize_text  # noqa: E402
 from kb.papers.add import read_pdf  # noqa: E402
+from schemas.claim import ClaimKind  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
+CLAIMS, RESULTS = ".claims.yaml", ".results.yaml"  # the broader claims (tuning only); the worked results
+SPLITS = ("tuning", "held-out")
 COVER = 0.6  # share of a marked claim's words a draft must hold
 ON_TOPIC = 0.4  # share of a draft's words that must be the marked claim's
 JUNK = ("heading", "code", "reference", "caption")
@@ -108,6 +123,8 @@ class Article:
     extract_s: float
     draft_s: float
     rejected: int = 0  # drafted quotes the drafter's own review rejected (not verbatim, duplicates)
+    drafted_quantitative: int = 0  # drafts with a number (the drafter's worked results, in a PDF's text)
+    matched_quantitative_drafts: int = 0  # of those, the ones paired with a mark
     false_positives: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
 
@@ -121,20 +138,35 @@ class Article:
 
 
 def load_marked(path: Path) -> list[Marked]:
-    """The marked claims of one article (``<name>.claims.yaml``)."""
+    """The marked claims (``<name>.claims.yaml``) or worked results (``<name>.results.yaml``) of one article."""
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [Marked(page=int(c["page"]), kind=str(c["kind"]), quote=str(c["quote"])) for c in data["claims"]]
+    marks = data["claims"] if "claims" in data else data["results"] or []
+    return [Marked(page=int(c["page"]), kind=str(c["kind"]), quote=str(c["quote"])) for c in marks]
 
 
-def score_article(pdf: Path) -> Article:
-    """Extract, draft and score one article of the corpus."""
+@lru_cache(maxsize=64)
+def article_text(pdf: Path) -> tuple[str, float]:
+    """The article's text as ``kb add`` stores it, and the seconds it took to extract (read once per run)."""
     start = time.perf_counter()
     text = read_pdf(pdf).text
+    return text, time.perf_counter() - start
+
+
+def split_of(pdf: Path) -> str:
+    """The half an article was dealt to (its truth file's ``split``; the first twelve are all tuning)."""
+    truth = json.loads(pdf.with_name(pdf.stem + ".truth.json").read_text(encoding="utf-8"))
+    return str(truth.get("split", "tuning"))
+
+
+def score_article(pdf: Path, marks: str = CLAIMS, model: Any = None) -> Article:
+    """Extract, draft (with ``model``, a LangChain chat model, when given) and score one article."""
+    text, extract_s = article_text(pdf)
     extracted = time.perf_counter()
-    result = draft(text, analyzers={})
+    result = draft(text, analyzers={}, model=model)
     quotes = [claim.quote for claim in result.claims]
+    numbered = {i for i, claim in enumerate(result.claims) if claim.kind == ClaimKind.quantitative}
     drafted = time.perf_counter()
-    marked = load_marked(pdf.with_name(pdf.stem + ".claims.yaml"))
+    marked = load_marked(pdf.with_name(pdf.stem + marks))
     pairs = pair(quotes, marked, lambda quote, claim: stands_for(quote, claim.quote))
     kinds = [category(q) for q in quotes]
     return Article(
@@ -143,16 +175,23 @@ def score_article(pdf: Path) -> Article:
         marked_quantitative=sum(c.kind == "quantitative" for c in marked),
         matched_quantitative=sum(marked[i].kind == "quantitative" for i in pairs),
         junk={kind: kinds.count(kind) for kind in JUNK},
-        extract_s=extracted - start, draft_s=drafted - extracted, rejected=len(result.rejected),
+        extract_s=extract_s, draft_s=drafted - extracted, rejected=len(result.rejected),
+        drafted_quantitative=len(numbered), matched_quantitative_drafts=len(numbered & set(pairs.values())),
         false_positives=[q for d, q in enumerate(quotes) if d not in set(pairs.values())],
         missed=[f"p{c.page}: {c.quote}" for i, c in enumerate(marked) if i not in pairs])
 
 
-def run_corpus(names: list[str] | None = None) -> list[Article]:
-    """Score every article of the corpus that has marked claims (or those named)."""
-    marks = CORPUS.glob("*.claims.yaml")
-    pdfs = sorted(CORPUS / (p.name.removesuffix(".claims.yaml") + ".pdf") for p in marks)
-    return [score_article(pdf) for pdf in pdfs if names is None or pdf.stem in names]
+def run_corpus(names: list[str] | None = None, marks: str = CLAIMS, split: str | None = None,
+               model: Any = None) -> list[Article]:
+    """Score every article of the corpus that has marks of this kind (or those named, or those of one half)."""
+    pdfs = sorted(CORPUS / (p.name.removesuffix(marks) + ".pdf") for p in CORPUS.glob(f"*{marks}"))
+    return [score_article(pdf, marks, model) for pdf in pdfs
+            if (names is None or pdf.stem in names) and (split is None or split_of(pdf) == split)]
+
+
+def run_results(split: str, names: list[str] | None = None, model: Any = None) -> list[Article]:
+    """The drafts of one half of the corpus scored against its worked results."""
+    return run_corpus(names, RESULTS, split, model)
 
 
 def overall(articles: list[Article]) -> dict[str, float]:
@@ -161,7 +200,11 @@ def overall(articles: list[Article]) -> dict[str, float]:
     marked = sum(a.marked for a in articles)
     matched = sum(a.matched for a in articles)
     quantitative = sum(a.marked_quantitative for a in articles)
+    numbered = sum(a.drafted_quantitative for a in articles)
+    numbered_hits = sum(a.matched_quantitative_drafts for a in articles)
     return {"drafted": drafted, "marked": marked, "matched": matched,
+            "drafted_quantitative": numbered,
+            "precision_quantitative": numbered_hits / numbered if numbered else 1.0,
             "precision": matched / drafted if drafted else 1.0, "recall": matched / marked if marked else 1.0,
             "recall_quantitative": sum(a.matched_quantitative for a in articles) / quantitative
             if quantitative else 1.0,
@@ -184,10 +227,14 @@ def _corpus_report(articles: list[Article], errors: bool) -> None:
     print(f"{'all (micro)':24s} {sum(a.pages for a in articles):5d} {o['drafted']:6d} {o['marked']:6d} "
           f"{o['matched']:4d} {o['precision']:5.2f} {o['recall']:5.2f} {o['heading']:4d} {o['code']:4d} "
           f"{o['reference']:4d} {o['caption']:4d}")
-    print(f"rejected by the drafter's own review: {sum(a.rejected for a in articles)}; "
-          f"recall on the {sum(a.marked_quantitative for a in articles)} quantitative claims: "
-          f"{o['recall_quantitative']:.2f}; match: a draft holds >= {COVER:.0%} of a claim's words and "
-          f">= {ON_TOPIC:.0%} of its words are the claim's, one to one")
+    print(f"precision of the {o['drafted_quantitative']} drafts with a number (the drafter's worked results): "
+          f"{o['precision_quantitative']:.2f}")
+    quantitative = sum(a.marked_quantitative for a in articles)
+    recall_quantitative = (f"recall on the {quantitative} quantitative claims: {o['recall_quantitative']:.2f}; "
+                           if quantitative else "")
+    print(f"rejected by the drafter's own review: {sum(a.rejected for a in articles)}; {recall_quantitative}"
+          f"match: a draft holds >= {COVER:.0%} of a marked sentence's words and >= {ON_TOPIC:.0%} of its words "
+          "are the sentence's, one to one")
     if errors:
         for a in articles:
             for quote in a.false_positives:
@@ -223,15 +270,36 @@ def _eval_set_report(errors: bool) -> None:
                 print(f"FN {name}: {_short(quote)}")
 
 
+def _as_json(articles: list[Article]) -> dict[str, Any]:
+    return {"articles": [asdict(a) | {"precision": a.precision, "recall": a.recall} for a in articles],
+            "overall": overall(articles)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--errors", action="store_true", help="List false positives and missed claims.")
     parser.add_argument("--json", action="store_true", help="Print the real-article results as JSON only.")
+    parser.add_argument("--results-only", action="store_true",
+                        help="Only the worked results of the tuning and held-out halves.")
+    parser.add_argument("--model", help="Draft with this chat model (e.g. openai:gpt-4o-mini), not the rules.")
     args = parser.parse_args()
-    articles = run_corpus()
+    model = None
+    if args.model:
+        from kb.agents.config import chat_model
+
+        model = chat_model(args.model)
+    halves = {split: run_results(split, model=model) for split in SPLITS}
+    articles = [] if args.results_only or model is not None else run_corpus()
     if args.json:
-        print(json.dumps({"articles": [asdict(a) | {"precision": a.precision, "recall": a.recall}
-                                       for a in articles], "overall": overall(articles)}, indent=1))
+        print(json.dumps({"claims": _as_json(articles), **{f"results_{split}": _as_json(found)
+                                                           for split, found in halves.items()}}, indent=1))
+        return
+    drafter = f"the chat model {args.model}" if model is not None else "the deterministic drafter"
+    for split, found in halves.items():
+        print(f"Worked results, {split} half ({len(found)} articles, marked by hand), drafted by {drafter}:")
+        _corpus_report(found, args.errors)
+        print()
+    if not articles:
         return
     print("Real articles (benchmarks/data/pdfs/, claims marked by hand):")
     _corpus_report(articles, args.errors)

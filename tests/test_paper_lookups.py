@@ -19,38 +19,19 @@ import pytest
 
 from kb.notes.files import Note, read_note
 from kb.papers.identifiers import placeholder_doi
+from tests.helpers.article_pdf import BERKELEY, PREPRINT_DOI, PREPRINT_TITLE, make_article_pdf, make_preprint_pdf
 from tests.helpers.cli import run_kb
 from tests.helpers.lookups import RecordedLookups
 from tests.servers import free_port
 
-DOI = "10.1101/2020.12.15.422761"
-TITLE = "Transformer protein language models are unsupervised structure learners"
+DOI, TITLE = PREPRINT_DOI, PREPRINT_TITLE
 RECORD_AUTHORS = ["Roshan Rao", "Joshua Meier", "Tom Sercu", "Sergey Ovchinnikov", "Alexander Rives"]
-BERKELEY = "University of California, Berkeley"
-
-
-def _make_pdf(path: Path, title: str, first_line: str, names: str, place: str) -> Path:
-    """A one-page article: a header line, a large title, a line of names over an institution, an abstract."""
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.add_page()
-    for style, size, height, text in [("", 8, 5, first_line), ("B", 17, 8, title), ("", 11, 6, names),
-                                      ("", 9, 5, place), ("B", 10, 6, "Abstract")]:
-        pdf.set_font("helvetica", style, size=size)
-        pdf.multi_cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("helvetica", size=10)
-    pdf.multi_cell(0, 5, "Unsupervised contact prediction is central to protein structure determination.\n\n"
-                   + "1 Introduction\nAttention maps of protein language models capture contacts. " * 4)
-    pdf.output(str(path))
-    return path
 
 
 @pytest.fixture
 def preprint(tmp_path: Path) -> Path:
     """The bioRxiv preprint's first page: its DOI in the header, three of its five authors over one place."""
-    return _make_pdf(tmp_path / "rao.pdf", TITLE, f"bioRxiv preprint doi: https://doi.org/{DOI}; this version "
-                     "posted December 15, 2020.", "Roshan Rao, Joshua Meier and Alexander Rives", BERKELEY)
+    return make_preprint_pdf(tmp_path / "rao.pdf")
 
 
 def _add(kb_dirs: tuple[Path, Path], *args: str) -> tuple[Note | None, str]:
@@ -153,8 +134,8 @@ def test_an_unreachable_service_leaves_the_layout_saying_why(
 def test_template_dois_are_never_stored_and_two_such_papers_keep_apart(kb_dirs: tuple[Path, Path],
                                                                        tmp_path: Path) -> None:
     header = "Journal of Statistical Software, MMMMMM YYYY, Volume VV, Issue II. doi: 10.18637/jss.v000.i00"
-    first = _make_pdf(tmp_path / "a.pdf", "Sparse Models in R", header, "Ann Smith and Bo Chen", BERKELEY)
-    second = _make_pdf(tmp_path / "b.pdf", "Sparse Models in R", header, "Carla Diaz", "Harvard University")
+    first = make_article_pdf(tmp_path / "a.pdf", "Sparse Models in R", header, "Ann Smith and Bo Chen", BERKELEY)
+    second = make_article_pdf(tmp_path / "b.pdf", "Sparse Models in R", header, "Carla Diaz", "Harvard University")
     one, err = _add(kb_dirs, str(first))
     assert one is not None, err
     assert one.meta.paper_id == "title:sparse-models-in-r" and one.meta.publication

@@ -135,7 +135,11 @@ def changed_fields(note: Note, meta: dict[str, Any]) -> tuple[dict[str, Any], li
 
 
 def fill_from(records: list[Any]) -> None:
-    """Put what an upload or lookup found (``kb.papers.add.PaperRecord``) into the form; saving stores its text."""
+    """Put what an upload or lookup found (``kb.papers.add.PaperRecord``) into the form; saving stores its text,
+    the new note's body gets the abstract (as ``kb add`` writes it) and ``field_sources`` says where each
+    field came from, for the fields still as filled when the note is created (``kept_sources``)."""
+    from kb.papers.add import body_for
+
     record = records[0]
     meta = record.frontmatter()
     load(None)
@@ -144,20 +148,45 @@ def fill_from(records: list[Any]) -> None:
                        "year": pub["year"], "arxiv_id": pub["arxiv_id"] or "", "doi": pub["doi"] or "",
                        "paper_url": urls["paper_url"] or "", "pdf_url": urls["pdf_url"] or "",
                        "status": meta["status"], "decision": meta["decision"],
-                       "institutions": "\n".join(meta["institutions"])}.items():
+                       "institutions": "\n".join(meta["institutions"]), "body": body_for(record)}.items():
         st.session_state[f"fm_{key}"] = value
     st.session_state["fm_authors_base"] = pd.DataFrame(meta["authors"], columns=["name", "affiliation"])
     st.session_state["draft_text"] = record.text.strip()
+    st.session_state["fm__filled"] = {"sources": meta["field_sources"], "values": source_values(meta),
+                                      "abstract": record.abstract}
+    for notice in record.notices:  # a lookup not made and why, a template DOI left out, ...
+        flash("warning", notice)
     more = f" ({len(records) - 1} more entries in the file: add them with `kb add`)" if len(records) > 1 else ""
     flash("success", f"Filled in from the source{more}; its text is stored beside the note when you create it.")
 
 
+def source_values(meta: dict[str, Any]) -> dict[str, Any]:
+    """The values ``field_sources`` speaks for, as a frontmatter holds them (to tell which were edited)."""
+    pub = meta.get("publication") or {}
+    authors = meta.get("authors") or []
+    return {"title": meta.get("title"), "authors": [a.get("name") for a in authors],
+            "affiliations": [a.get("affiliation") for a in authors], "year": pub.get("year"),
+            "venue": pub.get("venue"), "doi": pub.get("doi"), "arxiv_id": pub.get("arxiv_id")}
+
+
+def kept_sources(meta: dict[str, Any], body: str) -> dict[str, str]:
+    """The filled fields' sources that still hold: a field edited after the upload is the user's, not the
+    record's, so its source is dropped (and the abstract's when the body no longer holds it)."""
+    filled = st.session_state.get("fm__filled") or {}
+    now, then = source_values(meta), filled.get("values") or {}
+    abstract = filled.get("abstract")
+    return {name: source for name, source in (filled.get("sources") or {}).items()
+            if (name == "abstract" and abstract and abstract in body) or (name in now and now[name] == then[name])}
+
+
 def import_upload() -> None:
-    """File-uploader callback: read a PDF, BibTeX or CSL-JSON upload into the form."""
+    """File-uploader callback: read a PDF, BibTeX or CSL-JSON upload into the form, as ``kb add FILE`` reads
+    it (a PDF's DOI or arXiv id looked up online: ``kb.papers.lookups.read_paper_file``)."""
     import tempfile
     from pathlib import Path
 
-    from kb.papers.add import AddError, read_file
+    from kb.papers.add import AddError
+    from kb.papers.lookups import read_paper_file
 
     upload = st.session_state.get("add_upload")
     if upload is None:
@@ -166,27 +195,27 @@ def import_upload() -> None:
         path = Path(tmp) / Path(upload.name).name
         path.write_bytes(upload.getvalue())
         try:
-            fill_from(read_file(path))
+            with st.spinner("Reading the file and looking up the identifiers it prints…"):
+                fill_from(read_paper_file(path, kb.settings))
         except AddError as exc:
             flash("error", str(exc).replace(str(path), upload.name))
 
 
 def look_up() -> None:
-    """Button callback: look an arxiv:ID or doi:DOI up online and fill the form."""
+    """Button callback: look an arxiv:ID or doi:DOI up online and fill the form (as ``kb add arxiv:ID``)."""
     from kb.papers.add import AddError
-    from kb.papers.lookups import fetch_arxiv, fetch_crossref
+    from kb.papers.lookups import look_up_identifier
 
     ident = str(st.session_state.get("add_lookup") or "").strip()
-    scheme, _, rest = ident.partition(":")
     try:
-        if scheme.lower() == "arxiv" and rest:
-            fill_from([fetch_arxiv(rest, kb.settings)])
-        elif scheme.lower() == "doi" and rest:
-            fill_from([fetch_crossref(rest, kb.settings)])
-        else:
-            flash("error", f"{ident!r}: give arxiv:ID (e.g. arxiv:2602.21750) or doi:DOI")
+        record = look_up_identifier(ident, kb.settings)
     except AddError as exc:
         flash("error", str(exc))
+        return
+    if record is None:
+        flash("error", f"{ident!r}: give arxiv:ID (e.g. arxiv:2602.21750) or doi:DOI")
+    else:
+        fill_from([record])
 
 
 def accept_drafts(rows: list[dict[str, Any]]) -> None:
@@ -254,6 +283,10 @@ else:
                          "text with its pages) is stored beside the note when you create it")
         f2.text_input("or look up", key="add_lookup", placeholder="arxiv:2602.21750 or doi:10.…")
         f2.button("Look up", key="add_lookup_go", on_click=look_up, icon=":material/search:")
+        filled_sources = (st.session_state.get("fm__filled") or {}).get("sources") or {}
+        if filled_sources:  # as `kb show` and the note page say it: a record online, the PDF's layout, ...
+            st.caption("Where the fields came from: " + " · ".join(
+                f"{name} `{source}`" for name, source in filled_sources.items()))
 
 slots = ErrorSlots()
 # -- frontmatter --------------------------------------------------------------------------------
@@ -416,6 +449,8 @@ meta = build_meta(original)
 meta["claims"] = claims
 if not claims and "claims" not in original:
     meta.pop("claims")
+if note is None and (sources := kept_sources(meta, body)):
+    meta["field_sources"] = sources
 try:
     PaperNote.model_validate(meta)
     errors: dict[tuple[str, ...], list[str]] = {}

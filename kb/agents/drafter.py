@@ -69,6 +69,8 @@ class ProposedClaim(BaseModel):
                                   "value, e.g. {metric: 'late_half_kl_drop_fraction', op: '>=', value: 0.5}.")
     scale: ClaimScale | None = Field(default=None, description="Scale of the paper's setting, e.g. "
                                                                "{parameters: 650000000, data: 'UniRef50'}.")
+    why: str | None = Field(default=None, description="Why this is the paper's own result: the test, estimate or "
+                                                      "measurement its number comes from (or the finding).")
 
 
 class DraftClaim(ProposedClaim):
@@ -126,7 +128,9 @@ For each finding a careful reader would want re-checked, give:
   only parameters describe_analyzer lists;
 - expect: only with an analyzer, and only on a metric that analyzer lists;
 - scale: the model size (parameters) and data the paper's claim is about, when stated.
-Skip set-up details (hyperparameters, training budget, hardware), citations of other work's numbers
+- why: the test, estimate or measurement the claim's number comes from (or what the finding rests on).
+Prefer the paper's own worked results: numbers it obtained, with their test or estimate. Skip set-up details
+(hyperparameters, training budget, hardware, values chosen or defaulted), definitions, other works' results
 unless the paper relies on them, and repeated statements. Answer with the DraftedClaims tool."""
 
 
@@ -171,7 +175,10 @@ def review(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, A
         if same is not None:
             rejected.append(RejectedClaim(claim=claim, reason=f"claim {same!r} already quotes this passage"))
             continue
-        reviewed = DraftClaim.model_validate({**claim.model_dump(), "notes": list(getattr(claim, "notes", []))})
+        notes = list(getattr(claim, "notes", []))
+        if claim.why and not any(note.startswith("drafted because") for note in notes):
+            notes.insert(0, f"drafted because {claim.why}")  # the model's reason, shown as the rules' are
+        reviewed = DraftClaim.model_validate({**claim.model_dump(), "notes": notes})
         strip, why = _binding_problems(claim, analyzers)
         if strip:
             reviewed = reviewed.model_copy(update={**strip, "notes": [*reviewed.notes, *why]})

@@ -23,11 +23,19 @@ a careful reader would skim it for results:
   (2023) - ...'), and the rows of a table whose header names only configuration (epochs, steps,
   learning rate, ...) and no result column (accuracy, P@L, perplexity, ...) are skipped. The cues
   are English and Chinese, the languages of the project's notes;
-- in a paged text, a statement without a quantity is drafted (as a qualitative claim) when it states a
-  finding in words: a comparison ('much faster', 'outperforms', 'very similar'), what results show
-  ('indicate that', 'it can be seen'), significance, an improvement. Elsewhere (notes, abstracts,
-  Markdown) these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures
-  both kinds of text.
+- in a paper's full text (paged, as `kb add` stores a PDF) a quantity is drafted only as a **worked result**
+  (``classify``, ``worked_result``): a test's printed result ('S0 = 1.55, p-value = 0.016', with the test's
+  title), or a statement whose number comes with a test, an estimate or a measurement ('a median downtime of
+  287ms', '2.7 times faster'; money, '1-9x' and 'twice as fast' count too). Ruled out: other works' results (a
+  sentence citing a work and saying nothing of the authors' own), definitions and set-up (a value set, chosen,
+  assumed or defaulted; a confidence or significance level; 'This graph shows'), and the tail of a sentence cut
+  by code or a page. A statement without a number is drafted (as a qualitative claim) when it states a finding in
+  words: a comparison ('much faster', 'outperforms', 'very similar'), what results show ('indicate that', 'it can
+  be seen'), significance, an improvement, under the same exclusions. Elsewhere (notes, abstracts, Markdown)
+  these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures both kinds of
+  text, and the worked results of the real-article corpus's tuning and held-out halves;
+- every draft's notes say why it was drafted ('drafted because it states a worked result: a test result with
+  its number').
 
 Each claim quotes its unit verbatim (whitespace collapsed), so it is grounded by construction. It
 binds no analyzer and writes no expectation (it cannot know which metric a number refers to, and an
@@ -80,7 +88,7 @@ _PROSE_WORD = re.compile(r"^[(\"“‘'\[]*[A-Za-z][a-z]+(?:[-'’][A-Za-z]+)*[)
 class Unit:
     """A sentence, list item or table row of the text, as written (whitespace collapsed)."""
 
-    kind: str  # 'sentence', 'item' or 'row'
+    kind: str  # 'sentence', 'item', 'row' or 'output' (a test's printed result)
     text: str
     header: tuple[str, ...] = ()  # the table's header cells, for rows
 
@@ -95,7 +103,8 @@ def _sentences(paragraph: str) -> list[str]:
     for boundary in _BOUNDARY.finditer(paragraph):
         before = paragraph[start:boundary.start()].rstrip("\"'”’)")
         last_word = re.findall(r"([\w.]+)\.$", before)
-        if last_word and (last_word[0].lower() in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", last_word[0])):
+        if last_word and (last_word[0].lower() in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", last_word[0])) \
+                and not re.search(r"(?:\d|\bper)\s+sec\.$", before):  # '212 lines per sec.' ends a sentence
             continue
         sentences.append(paragraph[start:boundary.start()])
         start = boundary.end()
@@ -153,6 +162,28 @@ def _without_head(line: str, heads: set[str]) -> str | None:
     return line
 
 
+# A line of a statistical test's printed result, as R's print method for tests writes it: the statistic (and its
+# degrees of freedom) with the p-value ('S0 = 1.5511, p-value = 0.01626', 'F = 3.2, df1 = 2, p-value < 2.2e-16').
+_STAT = r"-?\d[\d.]*(?:e[-+]?\d+)?"
+_TEST_LINE = re.compile(rf"^[^=<>]{{1,40}}=\s*{_STAT},(?:\s*[\w.]+\s*=\s*{_STAT},)*\s*p-value\s*[=<>]\s*{_STAT}$")
+_TEST_TITLE = re.compile(r"^data:|\btest\b", re.IGNORECASE)
+
+
+def test_output(lines: list[str], number: int) -> str | None:
+    """The printed result of a statistical test whose statistic line is ``lines[number]``, with the test's
+    title and 'data:' lines above it (so the quote says which test), whitespace collapsed; else None."""
+    if not _TEST_LINE.match(lines[number].strip()):
+        return None
+    start = number
+    for j in range(number - 1, max(-1, number - 5), -1):
+        above = lines[j].strip()
+        if above and not (_TEST_TITLE.search(above) and not _CODE_LINE.search(above)
+                          and not _TERMINAL.search(above) and len(above.split()) <= 10):
+            break
+        start = j
+    return " ".join(" ".join(lines[start:number + 1]).split())
+
+
 def units(text: str) -> list[Unit]:
     """The sentences, list items and table rows of a text, in order (see the module docstring)."""
     found: list[Unit] = []
@@ -192,6 +223,11 @@ def units(text: str) -> list[Unit]:
                 if not _AFTER_REFERENCES.match(stripped):
                     continue
                 in_references = False
+            block = None if in_code else test_output(lines, number)
+            if block is not None:  # printed test output: not prose, but the paper's own worked result
+                flush()
+                found.append(Unit("output", block))
+                continue
             is_row = stripped.startswith("|") and stripped.count("|") >= 2
             if not is_row:
                 header = None
@@ -389,6 +425,62 @@ def is_finding(text: str) -> bool:
     return bool(_FINDING.search(text)) and (bool(_CJK.search(text)) or len(text.split()) >= 6)
 
 
+# -- worked results: the paper's own numbers, with their test or estimate ------------------------------
+
+# Another work's result: a sentence citing a work ('Smith et al. (2019) found', 'as shown in [12]') and not
+# saying that the authors themselves did anything ('we', 'our', 'this paper').
+_CITATION = re.compile(r"\b[A-Z][\w'’-]+(?:,? (?:and|&) [A-Z][\w'’-]+| et al\.?)?,? \(?(?:19|20)\d\d[a-z]?\b\)?|"
+                       r"\[\d+(?:\s*[,–-]\s*\d+)*\]")
+_OWN = re.compile(r"\b(?:we|our|us|this (?:paper|article|study|vignette|work))\b", re.IGNORECASE)
+# A definition or set-up: a value given, chosen or assumed, not obtained.
+_DEFINITION = re.compile(
+    r"\b(?:is|are|was|were) (?:set|fixed|chosen|defined|denoted|initiali[sz]ed|assumed)\b|\bdefaults? to\b|"
+    r"\bby default\b|\bwhere \w+ (?:is|are|denotes)\b|\bdenot(?:e|es|ed|ing)\b|\bargument\b|"
+    r"\bwe (?:set|use|chose|choose|fix|select|assume|consider|considered)\b|\blet \w+ (?:be|denote)\b|"
+    r"\bis defined\b|\bindicates? (?:statistical )?significance\b|\bshould\b|"
+    r"^this (?:graph|figure|plot|table|diagram) (?:shows|depicts|illustrates|gives)\b", re.IGNORECASE)
+# What makes a number a worked result: a test, an estimate, or a measured quantity or comparison.
+_WORKED = (
+    ("a test result", re.compile(r"\bp[- ]?values?\b|\bp\s*[=<>]|significan\w*|\b(?:test|tests|tested)\b|"
+                                 r"\breject\w*|confidence (?:interval|level)|χ\s?2|chi-squared", re.IGNORECASE)),
+    ("an estimate", re.compile(r"\bestimat\w*|\bfitted\b|\b(?:mean|median|average)\b|standard (?:deviation|error)|"
+                               r"\bcoefficients?\b|log-?likelihood|\bcorrelation|\bratios?\b|\bproportion|"
+                               r"\bprobabilit(?:y|ies)\b", re.IGNORECASE)),
+    ("a measured quantity or comparison", re.compile(
+        r"\b(?:faster|slower|times|speed-?ups?|latenc(?:y|ies)|throughput|took|takes|seconds?|sec|ms|bytes|cycles|"
+        r"percent|higher|lower|larger|smaller|fewer|improv\w*|reduc\w*|increas\w*|decreas\w*|outperform\w*|"
+        r"better|worse|orders? of magnitude|accuracy|error|found|observed|measured|achiev\w*)\b|\d\s?%",
+        re.IGNORECASE)),
+)
+
+
+# Quantities the quantity rules do not read, but a result states: money, a time or size glued to its unit, a
+# range of factors, 'twice as fast', 'N times faster', 'orders of magnitude'.
+_LOOSE_QUANTITY = re.compile(
+    r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:ms|sec|µs|us|ns|KB|MB|GB|[x×])(?![\w])|\d+\s?[-–]\s?\d+\s?[×x%]|"
+    r"\b(?:twice|thrice|half) as\b|\b(?:\w+|\d+) times (?:as|more|less|faster|slower|longer|shorter|higher|lower|"
+    r"larger|smaller)\b|\borders? of magnitude\b", re.IGNORECASE)
+# A level chosen for an interval or test ('95% confidence intervals', 'its 5% critical value', '50%, 80% and 95%
+# marginal confidence regions'): set-up, not a result.
+_LEVEL = re.compile(r"(?:\d+(?:\.\d+)?\s?%(?:\s*(?:,|and)\s*)?)+\s*(?:(?!in\b|of\b)[\w-]+\s+){0,2}?"
+                    r"(?:confidence|credible|prediction|critical|significance)\b", re.IGNORECASE)
+_SUMMARISED = re.compile(r"\b(?:than|median|average|mean|faster|slower)\b", re.IGNORECASE)
+
+
+def cited(text: str) -> bool:
+    """Whether a sentence reports another work's result (it cites one and says nothing of the authors' own)."""
+    return bool(_CITATION.search(text)) and not _OWN.search(text)
+
+
+def worked_result(text: str) -> str | None:
+    """Why a sentence holding a quantity is a worked result of the paper ('a test result', 'an estimate', 'a
+    measured quantity or comparison'), or None: a cited work's result, a definition or set-up, or a number
+    with none of these (a count in a description, a setting)."""
+    if cited(text) or _DEFINITION.search(text):
+        return None
+    return next((why for why, cue in _WORKED if cue.search(text)), None)
+
+
 # -- analyzers named by the registry's own words -------------------------------------------------
 
 _STOP = {"the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made", "one",
@@ -449,6 +541,38 @@ def _row_statement(unit: Unit) -> str:
     return " | ".join(c for c in cells if c)
 
 
+def classify(unit: Unit, paged: bool) -> tuple[ClaimKind, str] | None:
+    """Whether a unit is drafted, as which kind, and why (the reason the draft's notes give). In a paper's full
+    text (``paged``: pages as `kb add` stores a PDF) only worked results are drafted: printed test output, and
+    statements whose quantity comes with a test, an estimate or a measurement (``worked_result``), not other
+    works' results, definitions or set-up. Elsewhere (notes, abstracts, Markdown) any statement of a quantity
+    that is not set-up, and table rows with a result column."""
+    if unit.kind == "output":
+        return ClaimKind.quantitative, "a test's printed result (its statistic and p-value)"
+    if unit.kind != "row" and not is_statement(unit.text):
+        return None
+    found = row_values(unit) if unit.kind == "row" else quantities(unit.text)
+    if unit.kind == "row" or not paged:
+        if not found or is_setup(unit, found):
+            return None
+        return ClaimKind.quantitative, ("a row of a results table" if unit.kind == "row" else
+                                        "a quantity (a number with a unit, a decimal, or a compared value)")
+    # The end of a sentence cut by code, a display or a page ('leads to an estimate of 6.7'): its number is
+    # rarely the result's, so it is not drafted as a worked result.
+    fragment = unit.text[:1].islower()
+    found = quantities(_LEVEL.sub(" ", unit.text))  # a confidence or significance level is chosen, not found
+    why = worked_result(unit.text)
+    # A measured time or size compared or summarised ('took longer than 10 seconds', 'a median of 287ms') is a
+    # result even where a budget would be set-up; a number the quantity rules do not read ('1-9x', '$100,000',
+    # 'twice as fast') counts when the sentence is a worked result.
+    setup = bool(found) and is_setup(unit, found) and not _SUMMARISED.search(unit.text)
+    if why is not None and (found or _LOOSE_QUANTITY.search(unit.text)) and not setup and not fragment:
+        return ClaimKind.quantitative, f"a worked result: {why} with its number"
+    if is_finding(unit.text) and not (cited(unit.text) or _DEFINITION.search(unit.text) or setup):
+        return ClaimKind.qualitative, "a finding stated in words (no number to check)"
+    return None
+
+
 def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
                     taken: set[str] | None = None) -> list[dict[str, Any]]:
     """Draft claims (as ``DraftClaim`` fields) from the quantities of a text; see the module docstring."""
@@ -460,23 +584,19 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
     # Findings in words only from a paper's full text as `kb add` stores a PDF (pages separated): there the
     # results are mostly stated in words. In notes, abstracts and Markdown (the labelled protein-model
     # passages) the word cues cost more precision than they add recall (benchmarks/bench_drafter.py).
-    in_words = PAGE_BREAK in text
+    paged = PAGE_BREAK in text
     for unit in units(text):
-        if unit.text in quotes or (unit.kind != "row" and not is_statement(unit.text)):
+        if unit.text in quotes:
             continue
-        found = row_values(unit) if unit.kind == "row" else quantities(unit.text)
-        if found and not is_setup(unit, found):
-            kind = ClaimKind.quantitative
-        elif in_words and unit.kind != "row" and is_finding(unit.text) \
-                and not (found and is_setup(unit, found)):
-            kind = ClaimKind.qualitative
-        else:
+        classified = classify(unit, paged)
+        if classified is None:
             continue
+        kind, why = classified
         quotes.add(unit.text)
         statement = _row_statement(unit) if unit.kind == "row" else unit.text
         context = " ".join([*unit.header, unit.text])
         name = suggest_analyzer(context, vocabulary)
-        notes: list[str] = []
+        notes: list[str] = [f"drafted because it states {why}"]
         if name is not None:
             metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
             notes.append(f"{name} might test this (it shares words with the quote): to have it judged, bind it "

@@ -27,21 +27,15 @@ def add(
     pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With --draft,
     claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
     """
-    from kb.papers.add import AddError, add_paper, read_file
-    from kb.papers.lookups import complete_from_identifiers, fetch_arxiv, fetch_crossref
+    from kb.papers.add import AddError, add_paper
+    from kb.papers.lookups import look_up_identifier, read_paper_file
 
     kb = make_kb(papers, home, db)
-    scheme, _, rest = what.partition(":")
     try:
         with err_console.status(f"looking up {escape(what)}", spinner="dots"):
-            if scheme.lower() == "arxiv" and rest:
-                records = [fetch_arxiv(rest, kb.settings)]
-            elif scheme.lower() == "doi" and rest:
-                records = [fetch_crossref(rest, kb.settings)]
-            else:
-                records = read_file(Path(what))
-                if Path(what).suffix.lower() == ".pdf":  # identifiers first: the record of the DOI it prints
-                    records = [complete_from_identifiers(r, kb.settings) for r in records]
+            # The app's add-a-note page goes through the same two functions (one home for both).
+            record = look_up_identifier(what, kb.settings)
+            records = [record] if record is not None else read_paper_file(Path(what), kb.settings)
     except AddError as exc:
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc

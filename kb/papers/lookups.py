@@ -30,7 +30,7 @@ from typing import Any
 
 from kb import __version__
 from kb.papers import identifiers
-from kb.papers.add import AddError, PaperRecord
+from kb.papers.add import AddError, PaperRecord, read_file
 from kb.settings import Settings
 from schemas.note import FieldSource
 
@@ -301,3 +301,24 @@ def _merged(layout: PaperRecord, online: PaperRecord, settings: Settings) -> Pap
         text=layout.text, origin=layout.origin, abstract=abstract, source=FieldSource.LAYOUT,
         field_sources=sources, notices=notices)
     return merged
+
+
+# -- the one way in: what `kb add` and the app's add-a-note page both call -------------------------------
+
+def look_up_identifier(what: str, settings: Settings) -> PaperRecord | None:
+    """The record of ``arxiv:ID`` (arXiv) or ``doi:DOI`` (Crossref) online; None when ``what`` is neither."""
+    scheme, _, rest = what.strip().partition(":")
+    if scheme.lower() == "arxiv" and rest:
+        return fetch_arxiv(rest, settings)
+    if scheme.lower() == "doi" and rest:
+        return fetch_crossref(rest, settings)
+    return None
+
+
+def read_paper_file(path: Path, settings: Settings) -> list[PaperRecord]:
+    """The papers of a PDF, BibTeX or CSL-JSON file; a PDF's identifiers first: its record is looked up
+    online (``complete_from_identifiers``), each field saying where it came from, the notices why not."""
+    records = read_file(path)
+    if path.suffix.lower() == ".pdf":
+        records = [complete_from_identifiers(record, settings) for record in records]
+    return records

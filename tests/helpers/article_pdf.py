@@ -1,0 +1,36 @@
+"""A one-page article PDF made with fpdf2, for the tests of reading a paper and looking its identifiers up
+(``kb add FILE.pdf`` and the app's upload): a header line, a large title, names over an institution, an
+abstract and an introduction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# The bioRxiv preprint the recorded lookups answer for (tests/fixtures/lookups/*10.1101_2020.12.15.422761*).
+PREPRINT_DOI = "10.1101/2020.12.15.422761"
+PREPRINT_TITLE = "Transformer protein language models are unsupervised structure learners"
+BERKELEY = "University of California, Berkeley"
+
+
+def make_article_pdf(path: Path, title: str, first_line: str, names: str, place: str) -> Path:
+    """A one-page article: a header line, a large title, a line of names over an institution, an abstract."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    for style, size, height, text in [("", 8, 5, first_line), ("B", 17, 8, title), ("", 11, 6, names),
+                                      ("", 9, 5, place), ("B", 10, 6, "Abstract")]:
+        pdf.set_font("helvetica", style, size=size)
+        pdf.multi_cell(0, height, text, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    pdf.multi_cell(0, 5, "Unsupervised contact prediction is central to protein structure determination.\n\n"
+                   + "1 Introduction\nAttention maps of protein language models capture contacts. " * 4)
+    pdf.output(str(path))
+    return path
+
+
+def make_preprint_pdf(path: Path) -> Path:
+    """The bioRxiv preprint's first page: its DOI in the header, three of its five authors over one place."""
+    return make_article_pdf(path, PREPRINT_TITLE, f"bioRxiv preprint doi: https://doi.org/{PREPRINT_DOI}; this "
+                            "version posted December 15, 2020.", "Roshan Rao, Joshua Meier and Alexander Rives",
+                            BERKELEY)
