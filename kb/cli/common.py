@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kb.cli.catalog import app  # noqa: F401 - where the command modules find it (catalog: the commands)
 from kb.display import terminal_json, terminal_text
 from kb.notes.files import NoteError
 from kb.settings import Settings
@@ -29,8 +30,6 @@ if TYPE_CHECKING:  # the facade (SQLAlchemy, Alembic, the analyzers) loads when 
     from analyzers.base import RunContext
     from kb.core import KnowledgeBase
 
-app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
-                  no_args_is_help=True, add_completion=False)
 console = Console()
 err_console = Console(stderr=True)
 
