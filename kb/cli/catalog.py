@@ -95,7 +95,8 @@ class LazyGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:  # Any: typer carries its own click
         declared = analyzer_commands()
         if declared is None:  # a plug-in that cannot say without being imported
-            self._load(PLUGINS)
+            load(PLUGINS)
+            self._take(None)
             declared = {}
         return list(dict.fromkeys([*COMMANDS, *declared, *self.commands]))
 
@@ -106,14 +107,15 @@ class LazyGroup(TyperGroup):
             modules, line = COMMANDS[cmd_name]
             if self.listing:
                 return TyperCommand(name=cmd_name, help=line)
-            self._load(*modules)
-        else:
-            declared = analyzer_commands()
-            if self.listing and declared is not None and cmd_name in declared:
-                return TyperCommand(name=cmd_name, help=declared[cmd_name])
-            # an analyzer package's command, or no command at all: load them all, then click says which
-            self._load(*(() if self.listing else [m for modules, _ in COMMANDS.values() for m in modules]),
-                       PLUGINS)
+            load(*modules)
+            self._take(cmd_name)
+            return self.commands.get(cmd_name)
+        declared = analyzer_commands()
+        if self.listing and declared is not None and cmd_name in declared:
+            return TyperCommand(name=cmd_name, help=declared[cmd_name])
+        # an analyzer package's command, or no command at all: load them all, then click says which
+        load(*(() if self.listing else [m for modules, _ in COMMANDS.values() for m in modules]), PLUGINS)
+        self._take(None)
         return self.commands.get(cmd_name)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
@@ -123,11 +125,20 @@ class LazyGroup(TyperGroup):
         finally:
             self.listing = False
 
-    def _load(self, *modules: str) -> None:
-        """Import ``modules`` and take in the commands they added to ``app`` (typer builds them anew)."""
-        load(*modules)
-        for name, command in typer.main.get_group(app).commands.items():
-            self.commands.setdefault(name, command)
+    def _take(self, name: str | None) -> None:
+        """Build the command ``name`` (None: every command) from what the modules added to ``app``: typer reads
+        each command's signature (~10 ms a command), so only the one that runs is built."""
+        short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+        for info in app.registered_commands:
+            command_name = info.name or typer.main.get_command_name(getattr(info.callback, "__name__", ""))
+            if name in (None, command_name) and command_name not in self.commands:
+                self.commands[command_name] = typer.main.get_command_from_info(
+                    info, pretty_exceptions_short=short, rich_markup_mode=markup)
+        for group in app.registered_groups:
+            if name in (None, group.name) and isinstance(group.name, str) and group.name not in self.commands:
+                self.commands[group.name] = typer.main.get_group_from_info(
+                    group, pretty_exceptions_short=short, rich_markup_mode=markup,
+                    suggest_commands=app.suggest_commands)
 
 
 app = typer.Typer(cls=LazyGroup, help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
