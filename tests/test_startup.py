@@ -52,7 +52,10 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     bib.write_text("@article{a, title = {Depth of PLMs}, author = {Smith, Ann}, year = {2025}}\n", encoding="utf-8")
     where = ["--papers", str(papers), "--home", str(home)]
     assert run_kb(papers, home, "index").returncode == 0  # the index is current: `kb list` needs no Alembic
-    commands = [["--help"], ["list", *where], ["add", str(bib), *where]]
+    # `kb runs` loads kb.cli.runs, whose `evidence` group gets `export` only from kb.cli.bundles: asked for after
+    # it in one process, `kb evidence` must still have it
+    commands = [["--help"], ["list", *where], ["add", str(bib), *where], ["runs", *where],
+                ["evidence", "export", "--help"]]
     done = subprocess.run([sys.executable, "-c", SCRIPT, ",".join(HEAVY + INDEX_LIBRARIES), json.dumps(commands)],
                           cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -61,6 +64,7 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     assert found["--help"] == []
     assert found["list"] == ["sqlalchemy"] and found["add"] == []  # list opens the index: SQLAlchemy only
     assert (papers / "depth-of-plms.md").exists()  # the add ran, so its imports were counted
+    assert "--all" in done.stdout and found["runs"] == found["evidence"] == []  # export's own help
 
 
 # What `kb --help` must not load: the command modules, the packages under them and the analyzer packages.

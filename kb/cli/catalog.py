@@ -13,6 +13,7 @@ declared by the packages (``analyzers.registry.declared_commands``) and added by
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 import typer
@@ -101,15 +102,18 @@ class LazyGroup(TyperGroup):
         return list(dict.fromkeys([*COMMANDS, *declared, *self.commands]))
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        if cmd_name in self.commands:
-            return self.commands[cmd_name]
         if cmd_name in COMMANDS:
             modules, line = COMMANDS[cmd_name]
-            if self.listing:
+            if self.listing and cmd_name not in self.commands:
                 return TyperCommand(name=cmd_name, help=line)
-            load(*modules)
+            if any(f"kb.cli.{module}" not in sys.modules for module in modules):
+                load(*modules)
+                # built before all its modules were in (`kb evidence` by kb.cli.runs, its `export` by bundles)
+                self.commands.pop(cmd_name, None)
             self._take(cmd_name)
             return self.commands.get(cmd_name)
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
         declared = analyzer_commands()
         if self.listing and declared is not None and cmd_name in declared:
             return TyperCommand(name=cmd_name, help=declared[cmd_name])
