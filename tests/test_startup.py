@@ -108,7 +108,9 @@ def test_the_catalogue_is_every_command_with_its_own_help_line(monkeypatch: pyte
     assert declared is not None  # this checkout: the shipped packages say, no plug-in installed
     lines = {name: line for name, (_, line) in catalog.COMMANDS.items()} | declared
     real = {name: _first_paragraph(command.short_help or command.help) for name, command in group.commands.items()}
-    assert {name: " ".join(line.split()) for name, line in lines.items()} == real
+    assert {name: " ".join(line.split()) for name, line in lines.items()} == real, (
+        "a command was added, renamed or its help changed: give it a line in kb/cli/catalog.py COMMANDS (an "
+        "analyzer package's: its commands.json), the first paragraph of its help")
     for name, (modules, _) in catalog.COMMANDS.items():  # each names the module that defines it
         command = group.commands[name]
         parts = getattr(command, "commands", {}).values() or [command]  # a group: where its commands are
