@@ -8,11 +8,17 @@ a hint, and the exit code is non-zero. The commands live by topic in ``notes``, 
 command runs, not before (``catalog``: ``kb --help`` imports none of them).
 """
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from kb.cli.catalog import app
+# Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
+# interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported (here:
+# every kb.cli module is imported after its package).
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+from kb.cli.catalog import app  # after the environment above
 
 __all__ = ["app", "main"]
 

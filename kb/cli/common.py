@@ -3,16 +3,11 @@ JSON, listings and the notes table are printed."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
-
-# Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
-# interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import typer
 from rich import box
