@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import os
 import pkgutil
 import warnings
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from analyzers.base import Analyzer, RunContext
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: `kb --help` reads declared_commands without pydantic (analyzers.base)
     import typer
+
+    from analyzers.base import Analyzer, RunContext
 
 
 class CommandHost(Protocol):
@@ -41,11 +41,14 @@ class CommandHost(Protocol):
 CommandHook = Callable[["typer.Typer", CommandHost], None]
 
 MODULES_VARIABLE = "KB_ANALYZER_MODULES"
+#: An analyzer package's list of the commands its hook adds (name: the first paragraph of its help), so that
+#: `kb --help` lists them without importing the package (tests/test_startup.py checks each against the hook).
+COMMANDS_FILE = "commands.json"
 _REGISTRY: dict[str, type[Analyzer]] = {}  # type: ignore[type-arg]
 _COMMAND_HOOKS: list[CommandHook] = []
 _discovered = False  # packages and plugins are imported once per process; lookups after that are cheap
 _BROKEN: dict[str, str] = {}  # package or plugin -> the error that stopped it from loading
-A = TypeVar("A", bound=type[Analyzer])  # type: ignore[type-arg]
+A = TypeVar("A", bound="type[Analyzer]")  # type: ignore[type-arg]
 H = TypeVar("H", bound=CommandHook)
 
 
@@ -81,6 +84,8 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
             if module.ispkg:
                 package = f"analyzers.{module.name}"
                 _load(package, functools.partial(importlib.import_module, package))
+        from importlib.metadata import entry_points  # ~50 ms: not for `kb --help`
+
         for entry in entry_points(group="kb.analyzers"):
             _load(f"plugin {entry.name}", entry.load)
         # Set by whoever starts kb (an environment variable, never a note): it decides which code runs.
@@ -88,6 +93,37 @@ def load_all() -> dict[str, type[Analyzer]]:  # type: ignore[type-arg]
             _load(f"module {name}", functools.partial(importlib.import_module, name))
         _discovered = True
     return dict(sorted(_REGISTRY.items()))
+
+
+def declared_commands() -> dict[str, str] | None:
+    """The commands the analyzer packages add to ``kb`` (name: first paragraph of its help), read from each
+    package's ``commands.json`` without importing any package; None when that cannot tell them all (a package
+    without the file, an installed plug-in, a module named in ``KB_ANALYZER_MODULES``): then import them
+    (``command_hooks``). A package that adds no command may ship ``{}``."""
+    import analyzers
+
+    if _has_plugins() or named_modules(MODULES_VARIABLE):
+        return None
+    declared: dict[str, str] = {}
+    for module in pkgutil.iter_modules(analyzers.__path__):
+        if module.ispkg:
+            listing = Path(getattr(module.module_finder, "path", ""), module.name, COMMANDS_FILE)
+            try:
+                commands = json.loads(listing.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # no list (or a broken one): the package must be imported to know
+                return None
+            if not isinstance(commands, dict) or not all(isinstance(v, str) for v in commands.values()):
+                return None
+            declared.update(commands)
+    return declared
+
+
+@functools.cache  # every installed distribution's metadata is read (~30 ms): once per process, as load_all does
+def _has_plugins() -> bool:
+    """Whether an installed distribution declares a ``kb.analyzers`` entry point (read without importing it)."""
+    from importlib.metadata import entry_points
+
+    return bool(entry_points(group="kb.analyzers"))
 
 
 def named_modules(variable: str) -> list[str]:

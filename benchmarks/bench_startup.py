@@ -1,20 +1,30 @@
-"""Start-up time of the ``kb`` command: the median wall time of ``kb --help`` and ``kb list`` (on an empty
-notes folder and KB home, so the time is the start-up, not the work), each run as a new process
-(``python -m kb``), the commands interleaved so a change in the machine's load falls on both alike. Prints
-the load average beside the numbers: on a shared machine they mean little without it.
+"""Start-up time of the ``kb`` command: the median wall and CPU time of ``kb --help``, ``kb list`` on an empty
+notes folder and ``kb list`` on the bundled notes (each on an index already built, so the time is the start-up
+and the check that nothing changed, not the indexing), each run as a new process (``python -m kb``), the
+commands interleaved so a change in the machine's load falls on all alike. ``--before REV`` measures that
+commit of this repository too (``git archive`` into a temporary folder, same Python), interleaved with this
+checkout, and prints the ratios. Prints the load average beside the numbers: on a shared machine wall times
+mean little without it; CPU time (user + system of the child) moves less with the load.
+
+Python's bytecode caches are used as an installed kb has them (``PYTHONDONTWRITEBYTECODE`` is dropped for the
+runs measured): without them every start compiles kb's modules from source again.
 
     .venv/bin/python benchmarks/bench_startup.py            # 7 rounds
-    .venv/bin/python benchmarks/bench_startup.py --rounds 15 --json
+    .venv/bin/python benchmarks/bench_startup.py --rounds 15 --before main --json
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -22,46 +32,87 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _seconds(args: list[str], env: dict[str, str]) -> float:
+def _run(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``python -m kb ARGS`` with ``tree`` first on the path."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kb", *args], cwd=ROOT, env=env, check=True,
+    subprocess.run([sys.executable, "-m", "kb", *args], cwd=tree, check=True,
+                   env={**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))},
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(rounds: int) -> dict[str, object]:
-    """Median, lowest and highest seconds of each command over ``rounds`` interleaved runs."""
+def _export(revision: str, into: Path) -> Path:
+    """The tree of ``revision`` (``git archive``: no worktree is registered), with the bundled notes."""
+    archive = subprocess.run(["git", "archive", "--format=tar", revision], cwd=ROOT, check=True,
+                             capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    return {"median_s": round(statistics.median(times), 3), "min_s": round(min(times), 3),
+            "max_s": round(max(times), 3)}
+
+
+def measure(rounds: int, before: str | None = None) -> dict[str, object]:
+    """Median, lowest and highest seconds (wall, CPU) of each command over ``rounds`` interleaved runs."""
     with tempfile.TemporaryDirectory() as tmp:
-        papers, home = Path(tmp) / "papers", Path(tmp) / "home"
-        papers.mkdir()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-        commands = {"kb --help": ["--help"], "kb list": ["list", "--papers", str(papers), "--home", str(home)]}
-        _seconds(commands["kb list"], env)  # the first run builds the index and warms the file cache
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        base = Path(tmp)
+        trees = {"now": ROOT} | ({f"before ({before})": _export(before, base / "before")} if before else {})
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        env.pop("KB_ANALYZER_MODULES", None)  # the commands as a user runs them, with no test plug-in
+        (base / "empty").mkdir()
+        runs: list[tuple[str, Path, list[str]]] = []  # (name, tree, args): each tree its own homes and notes
+        for n, (label, tree) in enumerate(trees.items()):
+            bundled = shutil.copytree(ROOT / "papers", base / f"bundled-{n}")
+            runs += [(f"kb --help | {label}", tree, ["--help"]),
+                     (f"kb list (empty) | {label}", tree,
+                      ["list", "--papers", str(base / "empty"), "--home", str(base / f"home-empty-{n}")]),
+                     (f"kb list (bundled notes) | {label}", tree,
+                      ["list", "--papers", str(bundled), "--home", str(base / f"home-bundled-{n}")])]
+        runs.sort(key=lambda run: run[0])  # the same command of each tree one after the other
+        for _, tree, args in runs:  # the first run builds each index, writes the bytecode, warms the file cache
+            _run(tree, args, env)
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in runs}
+        cpus: dict[str, list[float]] = {name: [] for name, _, _ in runs}
         load_before = os.getloadavg()
         for _ in range(rounds):
-            for name, args in commands.items():
-                times[name].append(_seconds(args, env))
+            for name, tree, args in runs:
+                wall, cpu = _run(tree, args, env)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
         load_after = os.getloadavg()
     return {"rounds": rounds, "cpus": os.cpu_count(), "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in load_after],
-            "commands": {name: {"median_s": round(statistics.median(t), 3), "min_s": round(min(t), 3),
-                                "max_s": round(max(t), 3)} for name, t in times.items()}}
+            "commands": {name: {"wall": _summary(walls[name]), "cpu": _summary(cpus[name])} for name in walls}}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="runs of each command (interleaved)")
+    parser.add_argument("--before", help="a git revision to measure too (e.g. main), interleaved with this one")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
-    result = measure(args.rounds)
+    result = measure(args.rounds, args.before)
     if args.json:
         print(json.dumps(result, indent=2))
         return
     print(f"load average {result['load_average_before']} -> {result['load_average_after']} on "
           f"{result['cpus']} CPUs, {args.rounds} rounds")
-    for name, row in result["commands"].items():  # type: ignore[attr-defined]
-        print(f"{name:<12} median {row['median_s']:.3f} s  (min {row['min_s']:.3f}, max {row['max_s']:.3f})")
+    rows: dict[str, dict[str, dict[str, float]]] = result["commands"]  # type: ignore[assignment]
+    for name, row in rows.items():
+        print(f"{name:<40} wall median {row['wall']['median_s']:.3f} s (min {row['wall']['min_s']:.3f}, max "
+              f"{row['wall']['max_s']:.3f})  cpu median {row['cpu']['median_s']:.3f} s")
+    for name, row in rows.items():
+        if args.before and name.endswith("| now"):
+            old = rows[name.replace("| now", f"| before ({args.before})")]
+            print(f"{name.removesuffix(' | now'):<40} now/before: wall "
+                  f"{row['wall']['median_s'] / old['wall']['median_s']:.2f}, cpu "
+                  f"{row['cpu']['median_s'] / old['cpu']['median_s']:.2f}")
 
 
 if __name__ == "__main__":

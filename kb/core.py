@@ -19,22 +19,17 @@ import uuid
 from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 
 from analyzers import registry
-from analyzers.base import Analyzer
 from analyzers.files import atomic_write_bytes
 from analyzers.overrides import OverrideError, model_error_line, typed_overrides
 from kb.disk import DiskFull, full_path, is_disk_full
 from kb.evidence import claim_states as evidence_mod
-from kb.evidence import estimates
-from kb.evidence import library as library_mod
-from kb.evidence import tensions as tensions_mod
-from kb.evidence.artifact_store import ArtifactStore
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
 from kb.index import links as links_mod
@@ -51,15 +46,21 @@ from kb.notes.bindings import binding_problems
 from kb.notes.files import Note, NoteChanged, NoteError
 from kb.notes.links import Link
 from kb.notes.sources import SourceStatus, SourceText, read_source, vault_of
-from kb.queue import bundles, execution, executors, retry
-from kb.queue import records as queue_records
-from kb.queue import store as queue_store
-from kb.queue.executors import JobConfig
-from kb.queue.executors.ray import RayExecutor
-from kb.queue.executors.slurm import SlurmExecutor
+from kb.queue import retry
 from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
 from schemas.note import PaperNote
+
+if TYPE_CHECKING:  # types only: the queue, executors, bundles, tensions and estimates load in the methods that
+    # use them, so that `kb list` does not pay for them at start-up (benchmarks/bench_startup.py)
+    from analyzers.base import Analyzer
+    from kb.evidence import estimates
+    from kb.evidence import library as library_mod
+    from kb.evidence import tensions as tensions_mod
+    from kb.evidence.artifact_store import ArtifactStore
+    from kb.queue import bundles, execution, executors
+    from kb.queue import records as queue_records
+    from kb.queue.executors import JobConfig
 
 
 class IndexDamaged(Exception):
@@ -435,6 +436,7 @@ class KnowledgeBase:
         status their store record keeps, never queued, each record checked as data and its verdict judged again
         (``kb.queue.records``). Returns the indexing report and what became of the store's records.
         """
+        from kb.queue import records as queue_records
         url = self.settings.resolved_database_url
         if not url.startswith("sqlite:///"):
             held = queue_records.database_contents(self.engine)
@@ -466,6 +468,7 @@ class KnowledgeBase:
 
         A non-empty ``query`` keeps the full-text search hits, best first.
         """
+        from kb.evidence import library as library_mod
         hits = index_mod.search(self.engine, query, limit=100_000, snippets=False) if query and query.strip() else None
         ids = None if hits is None else [hit.paper_id for hit in hits]
         return library_mod.library_rows(self.engine, ids=ids, **filters)
@@ -545,6 +548,8 @@ class KnowledgeBase:
         that order, and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default
         interactive when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
         """
+        from kb.evidence import estimates
+        from kb.queue import store as queue_store
         if priority is None:
             priority = queue_store.INTERACTIVE if targets else queue_store.BULK
         granted = operator_params or {}
@@ -607,11 +612,13 @@ class KnowledgeBase:
     def tensions(self) -> tensions_mod.Tensions:
         """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``'
         rules), within the setting ``max_tension_pairs`` (the result's ``message()`` says when it was reached)."""
+        from kb.evidence import tensions as tensions_mod
         return tensions_mod.find(self.engine, max_pairs=self.settings.max_tension_pairs)
 
     def verify_tension(self, tension_id: str, **options: Any) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue the runs that decide a tension (``kb.evidence.tensions.settle_plan``: the shared binding at the
         preset both claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes them."""
+        from kb.evidence import tensions as tensions_mod
         self.index()
         tension = tensions_mod.get(self.engine, tension_id)
         if tension is None:
@@ -650,14 +657,17 @@ class KnowledgeBase:
     @cached_property
     def job_config(self) -> JobConfig:
         """What every executor, worker and analyzer command gets from these settings (built once)."""
+        from kb.queue.executors import JobConfig
         return JobConfig.from_settings(self.settings)
 
     def executor(self, name: str) -> executors.Executor:
         """The executor registered as ``name`` under this KB's config (``KeyError`` naming the known ones)."""
+        from kb.queue import executors
         return executors.get(name)(self.job_config)
 
     def work_on_ray(self, run_ids: list[str], **init_kwargs: Any) -> dict[str, str]:
         """Execute these queued runs as Ray tasks (``settings.ray_address``, else a local Ray instance)."""
+        from kb.queue.executors.ray import RayExecutor
         ray = self.executor("ray")
         assert isinstance(ray, RayExecutor)
         return ray.run(self.engine, run_ids, **init_kwargs)
@@ -673,6 +683,7 @@ class KnowledgeBase:
 
     def reconcile(self, names: Collection[str | None] | None = None) -> dict[str, str]:
         """Let each executor (or those named) notice runs whose job vanished: resubmitted or failed."""
+        from kb.queue import executors
         outcome: dict[str, str] = {}
         for name, cls in executors.load_all().items():
             if names is None or name in names:
@@ -681,6 +692,7 @@ class KnowledgeBase:
 
     def work_on_slurm(self, run_ids: list[str], poll: float = 3.0) -> dict[str, str]:
         """Submit these runs as Slurm jobs and wait for them to end, resubmitting runs whose job vanished."""
+        from kb.queue.executors.slurm import SlurmExecutor
         slurm_executor = self.executor("slurm")
         assert isinstance(slurm_executor, SlurmExecutor)
         return slurm_executor.run(self.engine, run_ids, poll=poll)
@@ -688,32 +700,41 @@ class KnowledgeBase:
     def work(self, *, once: bool = True, idle_timeout: float | None = None,
              device: str | None = None, stop: execution.Stop | None = None) -> dict[str, int]:
         """Run queued runs in this process until the queue is empty (or forever, as a worker) or ``stop``."""
+        from kb.queue import execution, executors
         return execution.work(self.engine, self.job_config, watched=executors.reconciling(), once=once,
                               idle_timeout=idle_timeout, store=self.store, device=device, stop=stop)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:
         """Runs, newest first (optionally only those with the given ids)."""
+        from kb.queue import store as queue_store
         return queue_store.list_runs(self.engine, status=status, claim_key=claim_key, limit=limit, ids=ids)
 
     def waiting(self) -> dict[str, str]:
         """What waits and why, by run id: a queued run's place and expected start; a running one whose worker
         stopped (``kb.queue.store.waiting_words``)."""
+        from kb.queue import executors
+        from kb.queue import store as queue_store
         return queue_store.waiting_words(self.engine, watched=executors.reconciling())
 
     def worker_alive(self) -> bool:
         """Whether a worker is seen alive: this home's background worker, or one holding a run by a live lease
         (an idle worker elsewhere on a shared index leaves no trace until it takes a run)."""
         from kb.queue import daemon
+        from kb.queue import store as queue_store
 
         return daemon.find_worker(self.settings.home) is not None or queue_store.live_holders(self.engine) > 0
 
     def recover(self) -> list[str]:
         """Re-queue runs whose worker stopped (at once for a dead process on this host); returns their ids."""
+        from kb.queue import executors
+        from kb.queue import store as queue_store
         return queue_store.recover_stale(self.engine, watched=executors.reconciling())
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a queued or running run (and the Slurm job executing it, if any)."""
+        from kb.queue import execution, executors
+        from kb.queue import store as queue_store
         record = queue_store.get_run(self.engine, run_id)
         cancelled = execution.cancel(self.engine, self.store, run_id)  # a queued run's outcome is recorded
         if cancelled and record is not None and record.job_id and record.executor in executors.load_all():
@@ -724,6 +745,7 @@ class KnowledgeBase:
                         with_checkpoints: bool = False) -> bundles.ExportReport:
         """Write the evidence of these runs (or of a claim's runs, or, with neither, of every run with metrics)
         as a bundle at ``out`` (``kb.queue.bundles``)."""
+        from kb.queue import bundles
         chosen = run_ids or bundles.exportable_runs(self.engine, claim_key)
         if not chosen and claim_key is not None:
             raise bundles.BundleRefused(f"claim {claim_key!r} has no evidence with metrics to export")
@@ -732,21 +754,25 @@ class KnowledgeBase:
     def import_evidence(self, bundle: Path) -> bundles.ImportReport:
         """Add a bundle's runs here, every verdict judged by this kb's rule; ``BundleRefused`` (one line, nothing
         imported) for a bundle that fails a check (``kb.queue.bundles``)."""
+        from kb.queue import bundles
         self.index()  # the claims a bundle names are checked against the notes as they are now
         return bundles.import_bundle(self.engine, self.store, bundle, limits=self.settings.bundles,
                                      scratch=self.settings.home / "tmp")
 
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""
+        from kb.queue import store as queue_store
         return queue_store.get_run(self.engine, run_id)
 
     def retry(self, run_id: str, *, device: str | None = None, executor: str | None = None) -> RunRecord:
         """Queue a new run like ``run_id`` (same analyzer, parameters, claim; its device and executor unless
         given); it must have ended."""
+        from kb.queue import store as queue_store
         return queue_store.to_record(queue_store.retry(self.engine, run_id, device=device, executor=executor))
 
     def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
+        from kb.queue import store as queue_store
         return [(evidence_mod.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
                  queue_store.to_record(run) if run is not None else None)
                 for row, run in evidence_mod.evidence_of_analyzer(self.engine, analyzer, limit)]

@@ -36,7 +36,7 @@ FileRole = Literal["record", "texts", "artifact", "checkpoint"]
 class BundleFile(BaseModel):
     """One file of a bundle, with what it is and its checksum."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     path: RelativePath = Field(description="Path inside the bundle, e.g. 'runs/<run id>/files/plot.png'.")
     role: FileRole = Field(description="'record' (the run's outcome record), 'texts' (its text files as one "
@@ -50,7 +50,7 @@ class BundleFile(BaseModel):
 class BundledRun(BaseModel):
     """One run in a bundle: what it verified and its files."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     run_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$", description="The run's id (kept on import).")
     claim_key: str | None = Field(default=None, max_length=2000,
@@ -62,7 +62,7 @@ class BundledRun(BaseModel):
 class BundleManifest(BaseModel):
     """``manifest.json``: what a bundle holds, who wrote it, and the checksum of every file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     schema_version: int = Field(ge=1, description="Bundle format version (BUNDLE_SCHEMA_VERSION when "
                                 "written).")

@@ -51,7 +51,7 @@ class Operator(StrEnum):
 class ClaimSource(BaseModel):
     """The passage of the paper that backs a claim."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     quote: str = Field(min_length=1, description="Verbatim text from the paper that backs the claim.")
     section: str | None = Field(default=None, description="Section, table or figure the quote is from.")
@@ -61,7 +61,7 @@ class ClaimSource(BaseModel):
 class AnalyzerBinding(BaseModel):
     """Which registered analyzer reproduces the claim, and with which parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str = Field(description="Registry name of the analyzer, e.g. 'depth.probe' or 'langevin.sweep'.")
     params: dict[str, Any] = Field(
@@ -91,7 +91,7 @@ class Expectation(BaseModel):
     zone where the verdict is inconclusive instead of a hard pass/fail.
     """
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", populate_by_name=True)
 
     metric: str = Field(description="Dotted path into the analyzer's result, e.g. 'layers.20.kl_to_final'.")
     op: Operator = Field(description="Comparison operator.")
@@ -124,7 +124,7 @@ class Expectation(BaseModel):
 class ClaimScale(BaseModel):
     """The scale a claim was made at, so that small-scale evidence is never mistaken for a replication."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     parameters: float | None = Field(default=None, ge=0, description="Model size in parameters, e.g. 6.5e8.")
     data: str | None = Field(default=None, description="Training/evaluation data, e.g. 'UniRef50'.")
@@ -134,7 +134,7 @@ class ClaimScale(BaseModel):
 class PaperValue(BaseModel):
     """A number the paper (or the note) reports for a claim, shown beside kb's own value of the same metric."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     value: float | list[float] | bool = Field(description="The reported value, or [low, high] for a range.")
     where: str = Field(min_length=1, description="Where the paper or note states it (section, table, figure).")
@@ -147,7 +147,7 @@ class PaperValue(BaseModel):
 class ClaimQuantity(BaseModel):
     """What a claim measures, where its binding does not say it (an unbound claim) or says it in other words."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str = Field(min_length=1, description="The quantity, e.g. 'downstream-gain-from-scale'. Default: "
                       "'<analyzer>:<expect.metric>' from the binding, e.g. 'depth.sweep:best_depth'.")
@@ -163,7 +163,7 @@ def _quantity_from_name(value: Any) -> Any:
 class ClaimSubject(BaseModel):
     """Which models a claim is about; a field left out matches any value when claims are compared."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     family: str | None = Field(default=None, description="Model family, e.g. 'ESM-2', 'ProGen2', 'GPT-like PLM'.")
     objective: str | None = Field(default=None, description="Training objective: 'masked', 'autoregressive', "
@@ -176,7 +176,7 @@ class ClaimSubject(BaseModel):
 class ClaimCondition(BaseModel):
     """Under which conditions a claim holds; a field left out overlaps every value when claims are compared."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     scale: str | None = Field(default=None, description="The analyzer's scale preset the claim is about. Default: "
                               "the binding's `settled_by`, else its `scale`; claims naming different presets are "
@@ -214,7 +214,7 @@ COMPARABLE_RULE = (
 class Claim(BaseModel):
     """One statement of a note, with its source and (optionally) how to re-verify it."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     id: ClaimId = Field(description="Identifier, unique within the note.")
     statement: str = Field(min_length=1, description="The claim, in one sentence.")

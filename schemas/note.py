@@ -79,7 +79,7 @@ class FieldSource(StrEnum):
 class Author(BaseModel):
     """One author and the affiliation given in the note."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     name: str = Field(min_length=1, description="Full name as printed on the paper.")
     affiliation: str | None = Field(default=None, description="Affiliation, 'Unknown' when not known.")
@@ -91,7 +91,7 @@ class Author(BaseModel):
 class Publication(BaseModel):
     """Where and when the paper appeared."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     venue: str | None = Field(default=None, description="Journal, conference or 'arXiv'.")
     year: Year | None = Field(default=None, description="Publication year.")
@@ -102,7 +102,7 @@ class Publication(BaseModel):
 class Urls(BaseModel):
     """Links to the paper, its PDF and its code."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     paper_url: str | None = Field(default=None, description="Landing page of the paper.")
     pdf_url: str | None = Field(default=None, description="Direct PDF link.")
@@ -112,7 +112,7 @@ class Urls(BaseModel):
 class PaperNote(BaseModel):
     """Frontmatter of one paper note. Unknown fields are kept verbatim."""
 
-    model_config = ConfigDict(extra="allow", use_enum_values=False)
+    model_config = ConfigDict(defer_build=True, extra="allow", use_enum_values=False)
 
     paper_id: str = Field(min_length=1, description="Stable paper identifier, e.g. 'arxiv:2602.21750'.")
     title: str = Field(min_length=1, description="Paper title.")

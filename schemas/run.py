@@ -37,7 +37,7 @@ class VerdictKind(StrEnum):
 class EvidenceScale(BaseModel):
     """The scale an analyzer actually ran at (compared with the claim's scale in the verdict)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     name: str = Field(description="Scale preset: 'smoke', 'small', 'paper' or 'custom'.")
     parameters: float | None = Field(default=None, ge=0, description="Parameters of the model(s) probed/trained.")
@@ -48,7 +48,7 @@ class EvidenceScale(BaseModel):
 class Provenance(BaseModel):
     """Everything needed to say how evidence was produced and whether it is still current."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     kb_version: str = Field(description="Version of the plm-kb package.")
     git_commit: str | None = Field(default=None, description="Commit of the kb checkout, when in a git repo.")
@@ -79,7 +79,7 @@ class Provenance(BaseModel):
 class Verdict(BaseModel):
     """The judgement on one claim from one piece of evidence, and why."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     kind: VerdictKind = Field(description="supported, refuted, inconclusive, not_runnable or error.")
     reason: str = Field(description="One or two sentences a reader can check against the numbers.")
@@ -104,7 +104,7 @@ class Verdict(BaseModel):
 class RunRecord(BaseModel):
     """One analyzer run as the queue and the app see it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str = Field(description="Run identifier.")
     claim_key: str | None = Field(default=None, description="'<note id>#<claim id>' the run verifies, if any.")
@@ -134,7 +134,7 @@ class RunRecord(BaseModel):
 class EvidenceRecord(BaseModel):
     """What a succeeded (or not-runnable) run leaves behind for a claim."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str = Field(description="Evidence identifier.")
     run_id: str = Field(description="Run that produced it.")

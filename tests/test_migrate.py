@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
@@ -71,3 +72,39 @@ def test_a_run_has_at_most_one_evidence_row(tmp_path: Path) -> None:
         session.add(Evidence(run_id="r1", analyzer="noop"))
         with pytest.raises(IntegrityError):
             session.commit()
+
+
+def test_at_head_reads_the_revision_with_one_query_and_alembic_decides_the_rest(tmp_path: Path) -> None:
+    """An index at the newest revision is opened without Alembic (``at_head``); any other is handed to it."""
+    from sqlalchemy import text
+
+    from kb.index.migrate import IndexTooNew, at_head, head_revision, upgrade
+
+    assert head_revision() == _head()  # read from the scripts' lines, as Alembic reads them
+    engine = make_engine(f"sqlite:///{tmp_path / 'kb.sqlite'}")
+    assert not at_head(engine)  # a new database: no revision table yet
+    upgrade(engine, "0001")
+    assert not at_head(engine)  # an older index: init_db upgrades it
+    init_db(engine)
+    assert at_head(engine)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '0999_from_the_future'"))
+    assert not at_head(engine)
+    with pytest.raises(IndexTooNew):  # still refused, by Alembic's check
+        init_db(engine)
+
+
+def test_head_revision_is_none_unless_the_scripts_form_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kb.index import migrate
+
+    versions = tmp_path / "versions"
+    versions.mkdir()
+    (versions / "a.py").write_text("revision = 'a'\ndown_revision = None\n", encoding="utf-8")
+    (versions / "b.py").write_text('revision = "b"\ndown_revision = "a"\n', encoding="utf-8")
+    monkeypatch.setattr(migrate, "MIGRATIONS", tmp_path)
+    assert migrate.head_revision() == "b"
+    (versions / "c.py").write_text("revision = 'c'\ndown_revision = 'a'\n", encoding="utf-8")  # two heads
+    assert migrate.head_revision() is None
+    (versions / "c.py").write_text("revision = 'c'\ndown_revision = ('a', 'b')\n", encoding="utf-8")  # a merge
+    assert migrate.head_revision() is None

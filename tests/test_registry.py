@@ -17,7 +17,7 @@ from pydantic import Field
 
 from analyzers import registry
 from analyzers.base import Analyzer, AnalyzerParams, AnalyzerResult, RunContext, metrics_of
-from kb.cli import app
+from kb.cli import app, catalog
 from tests.helpers.cli import run_kb_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +83,7 @@ def test_bundled_claims_bind_registered_analyzers_or_are_reported() -> None:
 
 def test_cli_every_command_is_in_readme() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    catalog.load_everything()  # a command's module loads when it runs: every module, so every command
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
     undocumented = [name for name in commands if f"`kb {name}" not in readme]
     assert undocumented == []
@@ -136,7 +137,9 @@ from analyzers import registry
 analyzers = registry.load_all()
 after_registry = sorted(name.split(".")[0] for name in sys.modules)
 import kb.cli
-typer.main.get_command(kb.cli.app)  # what `kb --help` builds
+from kb.cli import catalog
+catalog.load_everything()  # every command module (each loads when its command runs)
+typer.main.get_command(kb.cli.app)
 print(json.dumps({"analyzers": sorted(analyzers), "broken": registry.broken(), "after_registry": after_registry,
                   "after_cli": sorted(name.split(".")[0] for name in sys.modules)}))
 """

@@ -1,19 +1,33 @@
 """Start-up: ``kb --help``, ``kb list`` and ``kb add`` (a BibTeX file, no drafting) import none of the heavy
-libraries only some commands need (torch, transformers, streamlit, langchain), and ``kb --help`` not even the
-index's (SQLAlchemy, Alembic): run in a fresh process, each command's new ``sys.modules`` are checked
-afterwards. ``benchmarks/bench_startup.py`` measures the time."""
+libraries only some commands need (torch, transformers, streamlit, langchain), ``kb --help`` not even the
+index's (SQLAlchemy, Alembic) nor any command's module, and ``kb list`` on a current index no Alembic: run
+in a fresh process, each command's new ``sys.modules`` are checked afterwards. ``benchmarks/bench_startup.py``
+measures the time."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+import typer.main
+
+from analyzers import registry
+from kb.cli import app, catalog
+from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "transformers", "streamlit", "langchain", "langchain_core", "langchain_community")
 # The index's libraries: `kb --help` opens no index, so it loads neither (half its start-up, measured).
 INDEX_LIBRARIES = ("sqlalchemy", "alembic")
+# What `kb list` never needs (the queue, executors, bundles, tensions, estimates, the analyzer packages): kb.core
+# imports them in the methods that use them.
+NOT_FOR_LIST = ("kb.queue.bundles", "kb.queue.execution", "kb.queue.executors", "kb.queue.store",
+                "kb.evidence.tensions", "kb.evidence.estimates", "analyzers.depth", "analyzers.langevin")
 
 # Runs each command as the `kb` script does (kb.cli.main, exit by SystemExit), one after another in one process:
 # a module a command imports stays in sys.modules, so each command is charged with what appeared during it.
@@ -29,8 +43,9 @@ for args in json.loads(sys.argv[2]):
         kb.cli.main()
     except SystemExit as exc:
         assert exc.code in (0, None), (args, exc.code)
-    new = {name.split(".")[0] for name in set(sys.modules) - before}
-    found[args[0]] = sorted(new & heavy)
+    new = set(sys.modules) - before
+    found[args[0]] = sorted({name.split(".")[0] for name in new} & heavy)
+    found[args[0] + " modules"] = sorted(name for name in new if name.startswith(("kb.", "analyzers.")))
 print(json.dumps(found))
 """
 
@@ -41,12 +56,63 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     bib = tmp_path / "one.bib"
     bib.write_text("@article{a, title = {Depth of PLMs}, author = {Smith, Ann}, year = {2025}}\n", encoding="utf-8")
     where = ["--papers", str(papers), "--home", str(home)]
-    commands = [["--help"], ["list", *where], ["add", str(bib), *where]]
+    assert run_kb(papers, home, "index").returncode == 0  # the index is current: `kb list` needs no Alembic
+    # `kb runs` loads kb.cli.runs, whose `evidence` group gets `export` only from kb.cli.bundles: asked for after
+    # it in one process, `kb evidence` must still have it
+    commands = [["--help"], ["list", *where], ["add", str(bib), *where], ["runs", *where],
+                ["evidence", "export", "--help"]]
     done = subprocess.run([sys.executable, "-c", SCRIPT, ",".join(HEAVY + INDEX_LIBRARIES), json.dumps(commands)],
                           cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["--help"] == []
-    assert set(found["list"]) <= set(INDEX_LIBRARIES) and found["add"] == []  # list opens the index: only those
+    assert found["list"] == ["sqlalchemy"] and found["add"] == []  # list opens the index: SQLAlchemy only
+    assert [name for name in found["list modules"] if name.startswith(NOT_FOR_LIST)] == []
     assert (papers / "depth-of-plms.md").exists()  # the add ran, so its imports were counted
+    assert "--all" in done.stdout and found["runs"] == found["evidence"] == []  # export's own help
+
+
+# What `kb --help` must not load: the command modules, the packages under them and the analyzer packages.
+NOT_FOR_HELP = ("pydantic", "pydantic_settings", "sqlalchemy", "rich.markdown_it", "kb.settings", "kb.display",
+                "kb.notes", "kb.cli.common", "kb.cli.notes", "kb.cli.runs", "kb.cli.plugins", "analyzers.base",
+                "analyzers.depth", "analyzers.langevin", "schemas")
+
+
+def test_help_imports_no_command_module_and_lists_every_command(tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key != registry.MODULES_VARIABLE}  # no plug-in
+    probe = ("import json, sys, runpy; sys.argv = ['kb', '--help']\n"
+             "try: runpy.run_module('kb', run_name='__main__')\nexcept SystemExit: pass\n"
+             "print(json.dumps(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env={**env, "COLUMNS": "200"},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    *page, modules_line = done.stdout.strip().splitlines()
+    modules = set(json.loads(modules_line))
+    assert sorted(name for name in modules if name.startswith(NOT_FOR_HELP)) == []
+    listed = {line.split()[1] for line in page if line.startswith("│ ") and len(line.split()) > 2}
+    assert set(catalog.COMMANDS) | {"probe", "models", "langevin"} <= listed  # the analyzers' commands too
+
+
+def _first_paragraph(text: str | None) -> str:
+    return " ".join(inspect.cleandoc(text or "").split("\n\n")[0].split())
+
+
+def test_the_catalogue_is_every_command_with_its_own_help_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kb --help` lists the catalogue's lines (kb.cli.catalog, analyzers' commands.json) instead of importing
+    the commands: each line must be its command's own help, and every command the modules add must be there."""
+    catalog.load_everything()
+    group = typer.main.get_group(app)  # built anew from what the modules and the hooks added
+    monkeypatch.delenv(registry.MODULES_VARIABLE)  # the tests' noop module (which adds no command) aside
+    declared = registry.declared_commands()
+    assert declared is not None  # this checkout: the shipped packages say, no plug-in installed
+    lines = {name: line for name, (_, line) in catalog.COMMANDS.items()} | declared
+    real = {name: _first_paragraph(command.short_help or command.help) for name, command in group.commands.items()}
+    assert {name: " ".join(line.split()) for name, line in lines.items()} == real, (
+        "a command was added, renamed or its help changed: give it a line in kb/cli/catalog.py COMMANDS (an "
+        "analyzer package's: its commands.json), the first paragraph of its help")
+    for name, (modules, _) in catalog.COMMANDS.items():  # each names the module that defines it
+        command = group.commands[name]
+        parts = getattr(command, "commands", {}).values() or [command]  # a group: where its commands are
+        defined_in = {part.callback.__module__ for part in parts}
+        assert defined_in <= {f"kb.cli.{module}" for module in modules}, (name, defined_in)

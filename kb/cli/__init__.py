@@ -4,27 +4,21 @@ Every listing command takes ``--json`` and then prints a JSON array of objects, 
 (the note id: its file name without extension). Errors go to stderr with the file, line or field and
 a hint, and the exit code is non-zero. The commands live by topic in ``notes``, ``runs``, ``analyze``
 (``kb run``, any analyzer once), ``agents`` and ``serve``; analyzer packages add their own
-(``kb probe``, ``kb langevin``) through the registry.
+(``kb probe``, ``kb langevin``) through the registry (``plugins``). A command's module is imported when the
+command runs, not before (``catalog``: ``kb --help`` imports none of them).
 """
 
+import os
 import sys
 from pathlib import Path
-
-# Each module adds its commands to the app on import, in this order (the order `kb --help` lists them).
-# isort: off
-from kb.cli import notes  # noqa: F401
-from kb.cli import add  # noqa: F401
-from kb.cli import export  # noqa: F401
-from kb.cli import runs  # noqa: F401
-from kb.cli import bundles  # noqa: F401
-from kb.cli import tensions  # noqa: F401
-from kb.cli import analyze  # noqa: F401
-from kb.cli import agents  # noqa: F401
-from kb.cli import serve  # noqa: F401
-# isort: on
 from typing import Any
 
-from kb.cli.common import app
+# Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
+# interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported (here:
+# every kb.cli module is imported after its package).
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+from kb.cli.catalog import app  # after the environment above
 
 __all__ = ["app", "main"]
 
@@ -99,15 +93,3 @@ def _home_in_use() -> Path:
             return Path(arguments[n + 1]).resolve()
     return Settings().home.resolve()
 
-
-def _add_analyzer_commands() -> None:
-    """Commands analyzer packages contribute (``kb probe``, ``kb models``, ``kb langevin``, ...)."""
-    from analyzers import registry
-    from kb.cli.common import AnalyzerCommandHost
-
-    host = AnalyzerCommandHost()
-    for hook in registry.command_hooks():
-        hook(app, host)
-
-
-_add_analyzer_commands()

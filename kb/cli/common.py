@@ -3,16 +3,11 @@ JSON, listings and the notes table are printed."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
-
-# Libraries' own progress bars (transformers' "Writing model shards", huggingface_hub downloads) would
-# interleave with kb's bars, one line per shard: kb shows progress itself. Set before they are imported.
-os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import typer
 from rich import box
@@ -20,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from kb.cli.catalog import app  # noqa: F401 - where the command modules find it (catalog: the commands)
 from kb.display import terminal_json, terminal_text
 from kb.notes.files import NoteError
 from kb.settings import Settings
@@ -29,8 +25,6 @@ if TYPE_CHECKING:  # the facade (SQLAlchemy, Alembic, the analyzers) loads when 
     from analyzers.base import RunContext
     from kb.core import KnowledgeBase
 
-app = typer.Typer(help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
-                  no_args_is_help=True, add_completion=False)
 console = Console()
 err_console = Console(stderr=True)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from kb.index.database import writer_lock
-from kb.index.migrate import upgrade
+from kb.index.migrate import at_head, upgrade
 from kb.index.search import LikeSearch, SearchBackend, SqliteFtsSearch
 from kb.index.search_postgres import PostgresSearch
 
@@ -29,7 +29,9 @@ def init_db(engine: Engine) -> None:
     """Create all tables and the search index (idempotent; safe when several processes start at once)."""
     # Tables come from the Alembic migrations, so a team database created by an older kb is upgraded
     # in place instead of drifting from the models. Two processes starting on a new database would both
-    # create the tables: the migration lock makes the second one wait, then find them there.
+    # create the tables: the migration lock makes the second one wait, then find them there. An index already
+    # at the newest revision (every open but the first) is not handed to Alembic: one query says so.
     with writer_lock(engine, "migrate"):
-        upgrade(engine)
+        if not at_head(engine):
+            upgrade(engine)
         search_backend_for(engine).create(engine)
