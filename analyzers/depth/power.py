@@ -173,7 +173,7 @@ def mean_result(rng: np.random.Generator, size: ProbeSize, yes: bool) -> DepthPr
     values = _skewed(rng, n) + (EFFECT if yes else 0.0)
     rows = {"stable_rank_retention": (_tensor(values), _tensor(np.ones(n)))}
     estimates = dict(probe_estimates(rows, size.layers[-1]))
-    return _member(estimates, size.layers[-1], n)
+    return member(estimates, size.layers[-1], n)
 
 
 def probe_resolved_mean(rng: np.random.Generator, size: ProbeSize, yes: bool) -> bool:
@@ -209,7 +209,7 @@ def probe_resolved_ratio(rng: np.random.Generator, size: ProbeSize, yes: bool) -
     return _resolved_above(float(value), stderr, n, 0.5)  # type: ignore[arg-type]
 
 
-def _member(estimates: dict[str, tuple[Any, Any]], layers: int, sequences: int) -> DepthProbeResult:
+def member(estimates: dict[str, tuple[Any, Any]], layers: int, sequences: int) -> DepthProbeResult:
     """A probe result of one model with ``estimates`` (metric -> (value, standard error over ``sequences``)) as
     ``probe_checks`` reads them; the model learned (accuracy 0.5 against a baseline of 0.1, SE 0.01)."""
     estimates = {**estimates, "baseline_accuracy": (0.5, 0.01)}
@@ -239,7 +239,7 @@ def family_trend(rng: np.random.Generator, size: ProbeSize, yes: bool, factor: f
     slope's interval over t(checkpoints - 2))."""
     ratios, errors = _trend_ratios(rng, size.layers, size.sequences, yes, factor)
     ratio = "late_to_early_skip_effect_ratio"
-    members = [_member({ratio: (r, e)}, layers, size.sequences)
+    members = [member({ratio: (r, e)}, layers, size.sequences)
                for r, e, layers in zip(ratios, errors, size.layers, strict=True)]
     return resolved_above(family_result(members), "depth_inefficiency_trend", 0.0)
 
