@@ -110,11 +110,13 @@ CONFIDENCE = 0.95
 MIN_UNITS = 3
 
 
-def interval_quantile(units: int | None, dof: int | None = None) -> float | None:
+def interval_quantile(units: int | None, dof: int | None = None, comparisons: int = 1) -> float | None:
     """How many standard errors each side of a value its ``CONFIDENCE`` interval spans: the t quantile for
     ``dof`` degrees of freedom (default ``units - 1``), from ``scipy.stats``; None where ``units`` is unknown or
     under ``MIN_UNITS`` (nothing is resolved). The one rule analyzers (a precondition's margin) and
-    ``kb.evidence.verdicts`` (a value's interval) both use."""
+    ``kb.evidence.verdicts`` (a value's interval) both use. ``comparisons``: the number of intervals one decision
+    needs all of (the best of k needs k - 1), each at ``CONFIDENCE`` Bonferroni-corrected so that the decision
+    keeps it."""
     from scipy import stats
 
     if units is None or units < MIN_UNITS:
@@ -122,7 +124,18 @@ def interval_quantile(units: int | None, dof: int | None = None) -> float | None
     freedom = units - 1 if dof is None else dof
     if freedom < 1:
         return None
-    return float(stats.t.ppf(0.5 + CONFIDENCE / 2, freedom))
+    return float(stats.t.ppf(1 - (1 - CONFIDENCE) / (2 * max(comparisons, 1)), freedom))
+
+
+def stderr_interval(value: float, stderr: float | None, units: int | None, dof: int | None = None
+                    ) -> tuple[float, float] | None:
+    """A value's ``CONFIDENCE`` interval from its standard error: value +- ``interval_quantile(units, dof)`` x
+    stderr; None where it resolves nothing (no standard error, or too few units). The one interval
+    ``kb.evidence.verdicts`` reads and the analyzers' power simulations judge by."""
+    quantile = interval_quantile(units, dof)
+    if quantile is None or stderr is None or not math.isfinite(stderr) or not math.isfinite(value):
+        return None
+    return value - quantile * stderr, value + quantile * stderr
 
 
 def too_few_units(units: int | None, source: str) -> str:

@@ -269,15 +269,24 @@ def params_errors(claim: dict[str, Any], analyzers: dict[str, Any]) -> dict[tupl
     return errors
 
 
-def from_draft(draft: Any) -> dict[str, Any]:
+def from_draft(draft: Any, with_proposed_scale: bool = False) -> dict[str, Any]:
     """A drafted claim (kb.agents.drafter.DraftClaim) as a claim dict for the editor: its analyzer binding
-    (name, parameters, scale preset, seeds), expectation and claim scale as drafted."""
+    (name, parameters, scale preset, seeds), expectation and claim scale as drafted (or, ``with_proposed_scale``,
+    the scale proposed from the paper's text for a claim that states none)."""
     claim: dict[str, Any] = {"id": draft.id, "statement": draft.statement, "kind": draft.kind.value,
                              "source": {"quote": draft.quote, **({"section": draft.section} if draft.section else {})}}
     if draft.analyzer is not None:
         claim["analyzer"] = draft.analyzer.model_dump(mode="json", exclude_none=True)
     if draft.expect is not None:
         claim["expect"] = draft.expect.model_dump(mode="json", exclude_defaults=True)
-    if draft.scale is not None:
-        claim["scale"] = draft.scale.model_dump(mode="json", exclude_none=True)
+    scale = draft.scale if draft.scale is not None or not with_proposed_scale else draft.proposed_scale
+    if scale is not None:
+        claim["scale"] = scale.model_dump(mode="json", exclude_none=True)
     return claim
+
+
+def proposed_scale_text(draft: Any) -> str:
+    """The scale proposed from the paper's text for a drafted claim that states none, in words ('' otherwise)."""
+    from kb.agents.scales import scale_text
+
+    return scale_text(draft.proposed_scale) if draft.scale is None and draft.proposed_scale is not None else ""

@@ -164,12 +164,15 @@ def test_jackknife_values_equal_the_pooled_summary_and_every_scalar_gets_an_erro
                  "mean_deletion_accuracy_drop_late_half", "baseline_perplexity"):
         assert estimates[name][0] == pytest.approx(summary[name], rel=1e-6, abs=1e-12), name
         assert math.isfinite(estimates[name][1]) and estimates[name][1] > 0, name
-    checks = probe_checks(0.5, 0.05, estimates)  # a random model learned nothing: the accuracy is given here
+    n = len(SEQUENCES)
+    checks = probe_checks(0.5, 0.05, estimates, n)  # a random model learned nothing: the accuracy is given here
     assert checks["late_half_kl_drop_fraction"].stderr == pytest.approx(estimates["late_half_kl_drop_fraction"][1])
     assert checks["lens_perplexity_by_layer.2"].stderr == pytest.approx(estimates["lens_perplexity_by_layer"][1][2])
     assert checks["stable_rank_ratio"].stderr is None  # pooled over every token at once: no error bar
-    assert checks["late_half_kl_drop_fraction"].preconditions[0].passed is True  # 0.5 beats 0.05 by 2 SE
-    assert probe_checks(0.06, 0.05, estimates)["late_half_kl_drop_fraction"].preconditions[0].passed is False
+    assert checks["late_half_kl_drop_fraction"].preconditions[0].passed is True  # 0.5 beats 0.05 by t(n - 1) SE
+    assert probe_checks(0.06, 0.05, estimates, n)["late_half_kl_drop_fraction"].preconditions[0].passed is False
+    # without the count of sequences the margin has no t quantile: unresolved, not passed (issue 35)
+    assert probe_checks(0.5, 0.05, estimates)["late_half_kl_drop_fraction"].preconditions[0].passed is None
 
 
 def test_family_trend_matches_numpy_weighted_least_squares() -> None:
@@ -186,8 +189,10 @@ def test_family_trend_matches_numpy_weighted_least_squares() -> None:
 
 def test_family_result_inherits_each_checkpoints_learned_precondition() -> None:
     def one(model: str, num_layers: int, ratio: float, learned: bool) -> DepthProbeResult:
-        checks = probe_checks(0.4 if learned else 0.1, 0.2, {"late_to_early_skip_effect_ratio": (ratio, 0.01),
-                                                            "late_half_kl_drop_fraction": (0.5, 0.02)}, 40)
+        accuracy = 0.4 if learned else 0.1
+        checks = probe_checks(accuracy, 0.2, {"late_to_early_skip_effect_ratio": (ratio, 0.01),
+                                              "late_half_kl_drop_fraction": (0.5, 0.02),
+                                              "baseline_accuracy": (accuracy, 0.01)}, 40)
         unset = dict.fromkeys(DepthProbe.metrics)
         unset.pop("late_to_early_skip_effect_ratio_by_model")
         return DepthProbeResult(**{**unset, "late_to_early_skip_effect_ratio": ratio,

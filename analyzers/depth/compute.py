@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, RunContext, interval_quantile, too_few_units
+from analyzers.base import MetricCheck, Precondition, RunContext, interval_quantile, too_few_units
 from analyzers.depth import plots, tiny
 from analyzers.depth.batches import check_lengths, encode
 from analyzers.depth.catalog import MODELS
@@ -181,16 +181,24 @@ POOLED = ("final_layer_erank", "erank_ratio", "stable_rank_ratio")
 FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend")
 
 
-def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None) -> Precondition:
+def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None,
+                         units: int | None = None) -> Precondition:
     """The model learned: its accuracy beats always predicting the most frequent residue of the probed
-    sequences by more than ``Z_RESOLVED`` standard errors across sequences (when known)."""
+    sequences by more than ``interval_quantile(units)`` (t over the ``units`` sequences) standard errors across
+    sequences; with no standard error or fewer than ``MIN_UNITS`` sequences it is unresolved (issue 35: a margin
+    of 2 SE over 8 sequences is a t(7) test at 2, not 2.36)."""
     if accuracy is None or not math.isfinite(accuracy):
         return Precondition(name="learned", passed=None, detail="no masked or next-token accuracy measured")
-    margin = Z_RESOLVED * stderr if stderr is not None and math.isfinite(stderr) else 0.0
+    quantile = interval_quantile(units)
+    if quantile is None or stderr is None or not math.isfinite(stderr):
+        why = "no standard error" if quantile is not None else too_few_units(units, "sequences")
+        return Precondition(name="learned", passed=None, detail=f"accuracy {accuracy:.4f} vs {unigram:.4f}: {why}")
+    margin = quantile * stderr
     beats = accuracy - unigram > margin
     verb = "learned" if beats else "did not learn"
     return Precondition(name="learned", passed=beats, detail=f"the model {verb} beyond the unigram baseline "
-                        f"(accuracy {accuracy:.4f} vs {unigram:.4f}, {Z_RESOLVED:g} SE = {margin:.4f})")
+                        f"(accuracy {accuracy:.4f} vs {unigram:.4f}, t({(units or 0) - 1}) x SE = {margin:.4f} over "
+                        f"{units} sequences)")
 
 
 def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tuple[Any, Any]] | None = None,
@@ -200,7 +208,7 @@ def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tu
     estimates = estimates or {}
     accuracy_error = estimates.get("baseline_accuracy", (None, None))[1]
     learned = learned_precondition(
-        accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None
+        accuracy, unigram, accuracy_error if isinstance(accuracy_error, float) else None, units
     )
     n = "jackknife standard error across the probed sequences"
     checks: dict[str, MetricCheck] = {}

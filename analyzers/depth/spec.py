@@ -262,7 +262,7 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    version = "6"  # standard errors across sequences; lens perplexity, rank, entropy and family-trend metrics
+    version = "7"  # learned over t(n - 1); small and esm2_8m probe 128 sequences (issue 35: power)
     summary = (
         "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     )
@@ -275,8 +275,8 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     expected_seconds = {"smoke": 2.4, "family_smoke": 90.0}
     scales = {
         "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
-        "small": {"model": "builtin:esm-designed-8x128", "max_sequences": 32},
-        "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 32},
+        "small": {"model": "builtin:esm-designed-8x128", "max_sequences": 128},
+        "esm2_8m": {"model": "facebook/esm2_t6_8M_UR50D", "max_sequences": 128},
         "paper": {"model": "facebook/esm2_t33_650M_UR50D", "max_sequences": 128, "device": "cuda"},
         # The 36-layer PLM of the analysis note's rank numbers (ESM-2 3B has 36 layers).
         "esm2_3b": {
@@ -514,7 +514,7 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
 
     name = "depth.sweep"
-    version = "5"  # deepest_perplexity_rise; standard errors of the per-depth probe numbers
+    version = "6"  # learned over sequences, t(n - 1); best depth Bonferroni over k - 1 comparisons (issue 35)
     summary = (
         "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
     )

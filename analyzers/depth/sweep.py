@@ -9,10 +9,11 @@ accumulation (and, on CUDA, bf16 autocast and activation checkpointing), evaluat
 The verdict can fail. A depth is converged only when its validation loss improved by less than
 ``convergence_tolerance`` (relative) over its last ``convergence_window`` evaluations and its masked
 accuracy beats the unigram floor by 0.02; it has learned only when its accuracy beats that floor by more than
-2 binomial standard errors. Every per-depth number rests on its depth's two preconditions, every comparison
-across depths on all of them (``sweep_checks``: "not trained to convergence at this budget: ..."). The best
-depth is resolved only when every other depth is worse by at least 2 standard errors of the paired
-per-sequence NLL difference: the depths that are not form its interval.
+t(n - 1) standard errors over its n validation sequences. Every per-depth number rests on its depth's two
+preconditions, every comparison across depths on all of them (``sweep_checks``: "not trained to convergence at
+this budget: ..."). The best depth is resolved only when every other depth is worse by at least t(n - 1)
+standard errors of the paired per-sequence NLL difference (Bonferroni over the k - 1 comparisons): the depths
+that are not form its interval. ``analyzers/depth/power.py`` measures each check's power.
 
 With ``ctx.checkpoint_dir`` the sweep checkpoints every ``checkpoint_every`` steps and after each depth
 (plain tensors and JSON, written atomically), and a rerun with the same folder resumes where it stopped and
@@ -34,7 +35,6 @@ import transformers
 from transformers import EsmForMaskedLM, EsmTokenizer
 
 from analyzers.base import (
-    Z_RESOLVED,
     MetricCheck,
     NotRunnable,
     Precondition,
@@ -197,14 +197,19 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     per_depth: list[list[Precondition]] = []
     for row, score in zip(rows, scores, strict=True):
         accuracy = sum(score.correct) / sum(score.counts)
-        error = math.sqrt(accuracy * (1 - accuracy) / sum(score.counts))
-        beats = accuracy - unigram > Z_RESOLVED * error
+        # the sequences are the units: masked tokens of one sequence share its difficulty, so a binomial error
+        # over tokens read a model at the baseline as learned one run in sixteen at `paper` (README, Power)
+        error = ratio_stderr([float(c) for c in score.correct], score.counts)
+        quantile = interval_quantile(len(score.counts))
+        margin = quantile * error if quantile is not None and math.isfinite(error) else math.inf
+        beats = accuracy - unigram > margin
         per_depth.append([
             Precondition(name="converged", passed=bool(row["converged"]), detail=f"{row['depth']} layers: "
                          f"{row['convergence']}"),
             Precondition(name="learned", passed=bool(beats), detail=f"{row['depth']} layers "
                          f"{'learned' if beats else 'did not learn'} beyond the unigram baseline (accuracy "
-                         f"{accuracy:.4f} vs {unigram:.4f}, {Z_RESOLVED:g} SE = {Z_RESOLVED * error:.4f})"),
+                         f"{accuracy:.4f} vs {unigram:.4f}, t({len(score.counts) - 1}) x SE over sequences = "
+                         f"{margin:.4f})"),
         ])
     every = []
     for index, kind in enumerate(("converged", "learned")):
@@ -237,11 +242,14 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
     best = order[0]
     paired = len(scores[best].counts)
-    # a depth is told apart from the best by the paired t test over the validation sequences (t(n - 1))
-    needed = interval_quantile(paired) or math.inf
+    # a depth is told apart from the best by the paired t test over the validation sequences (t(n - 1)); the best
+    # of k needs all k - 1 comparisons, each Bonferroni-corrected: uncorrected, a tie is resolved one run in twenty,
+    # the power rule's whole error budget (analyzers/depth/README.md, Power)
+    needed = interval_quantile(paired, comparisons=len(rows) - 1) or math.inf
     tied = [best] + [i for i in order[1:] if not paired_z(scores[best], scores[i]) >= max(MIN_Z, needed)]
     tied_depths = sorted(depths[i] for i in tied)
-    note = (f"depths within {max(MIN_Z, needed):.3g} standard errors (t over {paired} validation sequences) of "
+    note = (f"depths within {max(MIN_Z, needed):.3g} standard errors (t over {paired} validation sequences, "
+            f"Bonferroni over {len(rows) - 1} comparisons) of "
             f"the paired per-sequence NLL difference of the best: {tied_depths}")
     checks["best_depth"] = MetricCheck(interval=(tied_depths[0], tied_depths[-1]), source="sequences",
                                        units=paired, preconditions=every, note=note)

@@ -15,7 +15,15 @@ import streamlit as st
 from pydantic import ValidationError
 
 from app import data
-from app.claims_editor import add_claim, claim_editor, claim_uids, from_draft, load_claims, params_errors
+from app.claims_editor import (
+    add_claim,
+    claim_editor,
+    claim_uids,
+    from_draft,
+    load_claims,
+    params_errors,
+    proposed_scale_text,
+)
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
 from kb.agents.drafter import draft
@@ -423,18 +431,26 @@ with st.container(border=True):
             st.caption(f"{len(result.claims)} claim(s) drafted by the {method}; {len(result.rejected)} rejected.")
             if result.claims:
                 rows = [{"add": True, "id": c.id, "statement": c.statement, "quote": c.quote,
-                         "analyzer": c.analyzer.name if c.analyzer else NONE, "claim": from_draft(c)}
+                         "analyzer": c.analyzer.name if c.analyzer else NONE,
+                         "proposed scale": proposed_scale_text(c), "use scale": False,
+                         "claim": from_draft(c), "claim with scale": from_draft(c, with_proposed_scale=True)}
                         for c in result.claims]
                 edited = st.data_editor(
-                    pd.DataFrame(rows).drop(columns=["claim"]), key="draft_table", hide_index=True,
+                    pd.DataFrame(rows).drop(columns=["claim", "claim with scale"]), key="draft_table", hide_index=True,
                     column_config={
                         "add": st.column_config.CheckboxColumn("Add", width=50),
                         "id": st.column_config.TextColumn("Id", width="small"),
                         "statement": st.column_config.TextColumn("Statement", width="large"),
                         "quote": st.column_config.TextColumn("Quote (verbatim)", width="large", disabled=True),
                         "analyzer": st.column_config.SelectboxColumn("Analyzer", options=[NONE, *analyzers]),
+                        # a claim with no scale is settled by no run: the paper's text proposes one, the user
+                        # accepts it by ticking 'use scale'
+                        "proposed scale": st.column_config.TextColumn("Proposed scale (from the text)",
+                                                                      disabled=True),
+                        "use scale": st.column_config.CheckboxColumn("Use it", width=50),
                     })
-                kept = [{**row, "claim": rows[i]["claim"]} for i, row in enumerate(edited.to_dict("records"))]
+                kept = [{**row, "claim": rows[i]["claim with scale" if row.get("use scale") else "claim"]}
+                        for i, row in enumerate(edited.to_dict("records"))]
                 st.button(f"Add {sum(bool(r['add']) for r in kept)} claim(s) to the note", key="draft_accept",
                           type="primary", on_click=accept_drafts, args=(kept,), icon=":material/playlist_add:")
             for rejected in result.rejected:

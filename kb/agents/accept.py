@@ -118,8 +118,10 @@ class NotAccepted(ValueError):
         super().__init__("; ".join(f"claim {ident!r} {why}" for ident, why in reasons.items()))
 
 
-def accept(kb: KnowledgeBase, note_id: str, result: DraftResult, ids: list[str] | None) -> dict[str, str]:
-    """Write the drafted claims ``ids`` (all kept ones when None) into the note; drafted id -> id written.
+def accept(kb: KnowledgeBase, note_id: str, result: DraftResult, ids: list[str] | None,
+           with_proposed_scale: bool = False) -> dict[str, str]:
+    """Write the drafted claims ``ids`` (all kept ones when None) into the note; drafted id -> id written. A claim
+    that states no scale is written with the scale proposed from the paper's text only ``with_proposed_scale``.
 
     ``NotAccepted`` (naming each bad id and why) before anything is written when an id was not drafted
     or was rejected.
@@ -132,5 +134,5 @@ def accept(kb: KnowledgeBase, note_id: str, result: DraftResult, ids: list[str] 
                for ident in wanted if ident not in kept}
     if reasons:
         raise NotAccepted(reasons)
-    written = kb.add_claims(note_id, [kept[ident].to_claim() for ident in wanted])
+    written = kb.add_claims(note_id, [kept[ident].to_claim(with_proposed_scale) for ident in wanted])
     return {ident: claim.id for ident, claim in zip(wanted, written, strict=True)}

@@ -30,6 +30,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from analyzers import registry
 from kb.agents.config import ENV_VAR
 from kb.agents.fallback import fallback_claims, slug
+from kb.agents.scales import propose_scale
 from kb.agents.tools import DRAFT_TOOLS, build_tools
 from kb.core import KnowledgeBase
 from kb.notes.bindings import binding_problems
@@ -77,12 +78,16 @@ class DraftClaim(ProposedClaim):
     """A reviewed drafted claim, with notes on what the review changed and what is left to do."""
 
     notes: list[str] = Field(default_factory=list, description="What was stripped and why; hints for the reviewer.")
+    proposed_scale: ClaimScale | None = Field(
+        default=None, description="For a claim that states no scale: the one the paper's text names "
+                                  "(``kb.agents.scales``), written into the note only when the user accepts it.")
 
-    def to_claim(self) -> Claim:
-        """The note-ready claim (``schemas.claim.Claim``)."""
+    def to_claim(self, with_proposed_scale: bool = False) -> Claim:
+        """The note-ready claim (``schemas.claim.Claim``); its proposed scale only ``with_proposed_scale``."""
+        scale = self.scale if self.scale is not None or not with_proposed_scale else self.proposed_scale
         return Claim(id=self.id, statement=self.statement, kind=self.kind,
                      source=ClaimSource(quote=self.quote, section=self.section), analyzer=self.analyzer,
-                     expect=self.expect, scale=self.scale)
+                     expect=self.expect, scale=scale)
 
 
 class DraftedClaims(BaseModel):
@@ -282,7 +287,25 @@ def draft(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | Non
         drafted = list(fallback_draft(text, analyzers, {c.id for c in existing}))
         method, message = "fallback", FALLBACK_MESSAGE
     kept, rejected = review(drafted, text, analyzers, existing)
-    return DraftResult(claims=kept, rejected=rejected, method=method, message=message)
+    return DraftResult(claims=with_proposed_scales(kept, text), rejected=rejected, method=method, message=message)
+
+
+def with_proposed_scales(claims: list[DraftClaim], text: str) -> list[DraftClaim]:
+    """Each claim that states no scale gets the one the paper's text names, shown as proposed: a claim without a
+    scale can be settled by no run, and the user accepts the proposal or sets another (issue 35)."""
+    proposal = propose_scale(text)
+    if proposal is None:
+        return claims
+    out = []
+    for claim in claims:
+        if claim.scale is not None:
+            out.append(claim)
+            continue
+        note = (f"proposed scale (the paper's text, not the quote): {proposal.text()} [{proposal.basis}]; a claim "
+                "without a scale is settled by no run: accept it with --with-proposed-scale, or set one with "
+                f"`kb set NOTE claims.{claim.id}.scale.parameters=N --new-field`")
+        out.append(claim.model_copy(update={"proposed_scale": proposal.scale, "notes": [*claim.notes, note]}))
+    return out
 
 
 def draft_claims(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None) -> list[DraftClaim]:

@@ -49,6 +49,9 @@ def draft_claims(
     into: Annotated[str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")] = None,
     fallback: Annotated[bool, typer.Option("--fallback", help="Use the deterministic drafter even if a chat model "
                                                               "is configured.")] = False,
+    with_proposed_scale: Annotated[bool, typer.Option(
+        "--with-proposed-scale", help="Accepted claims that state no scale get the one proposed from the paper's "
+                                      "text (shown in the notes column).")] = False,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Draft claims from a paper's text for review; with --accept, write chosen ones into the note.
@@ -103,7 +106,7 @@ def draft_claims(
     written: dict[str, str] = {}
     if accepting:
         assert target is not None
-        written = _accept(kb, target, result, None if accept_all else list(accept_ids or []))
+        written = _accept(kb, target, result, None if accept_all else list(accept_ids or []), with_proposed_scale)
     if as_json:
         print_json(_draft_rows(result, written, target))
         return
@@ -115,13 +118,13 @@ def draft_claims(
                       + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
 
 
-def _accept(kb: Any, target: str, result: Any, ids: list[str] | None) -> dict[str, str]:
+def _accept(kb: Any, target: str, result: Any, ids: list[str] | None, with_proposed_scale: bool) -> dict[str, str]:
     """Write the chosen drafts (``ids``; None: all kept) into note ``target``: all of them or, naming each refused
     draft and why, none."""
     from kb.agents.accept import NotAccepted, accept
 
     try:
-        return accept(kb, target, result, ids)
+        return accept(kb, target, result, ids, with_proposed_scale)
     except NotAccepted as exc:
         for ident, why in exc.reasons.items():
             err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False, soft_wrap=True)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from analyzers.base import CONFIDENCE, MIN_UNITS, interval_quantile, too_few_units
+from analyzers.base import CONFIDENCE, MIN_UNITS, interval_quantile, stderr_interval, too_few_units
 from kb.evidence.subjects import About, about, subject_difference
 from schemas import Claim, EvidenceScale, Expectation, Operator, Verdict, VerdictKind
 
@@ -160,14 +160,14 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
         low, high = (float(x) for x in check["interval"])
         return MetricStatus(value, low, high, failed, note, units=units, source=source, quantile=stated_quantile())
     if check.get("stderr") is not None and number is not None:
+        interval = stderr_interval(number, float(check["stderr"]), units, check.get("dof"))
         quantile = interval_quantile(units, check.get("dof"))
-        if quantile is None:
+        if interval is None or quantile is None:
             return MetricStatus(value, math.nan, math.nan, [*failed, too_few_units(units, source)], note,
                                 units=units, source=source)
-        half = quantile * float(check["stderr"])
         freedom = check.get("dof") if check.get("dof") is not None else (units or 0) - 1
-        return MetricStatus(value, number - half, number + half, failed, note, units=units, source=source,
-                            quantile=quantile, dof=freedom)
+        return MetricStatus(value, *interval, failed, note, units=units, source=source, quantile=quantile,
+                            dof=freedom)
     if not failed:
         failed.append(f"no uncertainty stated for {path} (no standard error or interval, and not exact by "
                       "construction): a bare number settles nothing")
