@@ -150,6 +150,15 @@ def test_unreadable_page_is_told_from_prose() -> None:
     garbage = " ".join(["J KILM)NPORQTS%UVMPWXOL", "YPZ@[]\\PZXZ@^`_=ab^bZcedgfihj=^lk", "\x86ÿbÿ\x01Iþ"] * 10)
     prose = "Between June 1985 and January 1987, a computer-controlled radiation therapy machine " * 3
     assert unreadable(garbage) and not unreadable(prose)
+    assert unreadable(" ".join(["%)(*+", "]]^[", "1.2.3", "---"] * 10))  # symbols alone: no text to read
+
+
+def test_unreadable_leaves_a_table_of_contents_readable() -> None:
+    """rcpparmadillo-sparse: page 1 is a title, names and a contents list whose leader dots and page numbers
+    outnumber its words; tokens without a letter tell nothing, so the page is read."""
+    contents = "Contents\n" + "\n".join(f"{i}.{j} Sparse matrix class dgCMatrix . . . . . . . . . . . . . {i}"
+                                        for i in range(1, 6) for j in range(1, 6))
+    assert not unreadable("RcppArmadillo: Sparse Matrix Support\nBinxiang Ni\n" + contents)
 
 
 def test_metadata_title_naming_a_file_is_not_the_title() -> None:

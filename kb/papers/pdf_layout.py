@@ -262,8 +262,13 @@ _WORDLIKE = re.compile(r"[(\[“\"']?[A-Za-z][a-z]+[)\]”\"',.;:]?")
 
 
 def unreadable(text: str) -> bool:
-    """Whether a page's text is garbage: under a third of its tokens look like words (prose has over 60 %)."""
-    words = text.split()
+    """Whether a page's text is garbage: under a third of its tokens with a letter look like words (prose
+    has over 60 %). Tokens without a letter (a table of contents' leader dots and page numbers, a table's
+    figures) tell nothing either way, unless nearly all tokens are such (a page of symbols)."""
+    tokens = text.split()
+    words = [w for w in tokens if re.search("[^\\W\\d_]", w)]
+    if len(tokens) >= 20 and len(words) < len(tokens) / 10:
+        return True
     return len(words) >= 20 and sum(bool(_WORDLIKE.fullmatch(w)) for w in words) < len(words) / 3
 
 
