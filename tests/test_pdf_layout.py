@@ -370,3 +370,36 @@ def test_page_segments_a_superscript_opening_a_line_does_not_split_it_at_its_fir
         document.close()
     assert [(s.text, s.marked) for s in segments] == [("Debian and R Projects", "⟨a⟩Debian and R Projects"),
                                                        ("NICTA", "⟨b⟩NICTA")]
+
+
+def test_describe_amsart_title_and_names_in_capitals_and_address_blocks_at_the_end() -> None:
+    """mvtnorm-rnews (amsart): the title is set in the body's size, in capitals, over the names in capitals;
+    the addresses close the paper, one block per author in byline order, each ended by its e-mail line."""
+    segments = [_seg("ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R", 634, 10.9),
+                _seg("TORSTEN HOTHORN, FRANK BRETZ, AND ALAN GENZ", 602, 9),
+                _seg("Introduction", 551, 10.9)] + [_seg("body text of the article", 520 - 20 * i, 10.9)
+                                                    for i in range(12)]
+    end = ("References\nA. Genz. Numerical computation. Journal of Computational Statistics, 1:141–149, 1992.\n"
+           "Friedrich-Alexander-Universität Erlangen-Nürnberg, Institut für Medi-\nzininformatik, Waldstraße 6, "
+           "D-91054 Erlangen\nEmail address: th@example.org\nUniversität Hannover, LG Bioinformatik, Herrenhäuser\n"
+           "Str. 2, D-30419 Hannover\nEmail address: fb@example.org\nDepartment of Mathematics, Washington State "
+           "University, Pullman, WA\n99164-3113 USA\nEmail address: ag@example.org")
+    article = PdfArticle(pages=["ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R\nIntroduction\nbody", end])
+    describe(article, segments)
+    assert article.title == "ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R"
+    assert article.authors == [
+        ("Torsten Hothorn", "Friedrich-Alexander-Universität Erlangen-Nürnberg, Institut für Medizininformatik"),
+        ("Frank Bretz", "Universität Hannover, LG Bioinformatik"),
+        ("Alan Genz", "Department of Mathematics, Washington State University, Pullman")]
+    two_blocks = PdfArticle(pages=["x", end.split("Department of Mathematics")[0]])
+    describe(two_blocks, segments)  # two blocks for three names: which is whose cannot be told
+    assert [a for _, a in two_blocks.authors] == [None, None, None]
+
+
+def test_describe_one_size_page_without_names_in_capitals_has_no_title() -> None:
+    """Capitals alone are no title: a heading in capitals over body text (no line of names) is not taken."""
+    segments = [_seg("SOME NOTES ON THE METHOD", 634, 10.9), _seg("We study the method here in detail.", 602, 10.9)]
+    segments += [_seg("body text of the article", 520 - 20 * i, 10.9) for i in range(12)]
+    article = PdfArticle(pages=["SOME NOTES ON THE METHOD\nbody"])
+    describe(article, segments)
+    assert article.title is None and article.authors == []

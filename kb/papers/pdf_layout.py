@@ -19,6 +19,7 @@ Per-journal differences are rows of the pattern tables, not branches of the code
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -175,6 +176,31 @@ def _place_accents(chars: list[_Char]) -> list[_Char]:
     return kept
 
 
+def _placed_text(textpage: object, text: str) -> str:
+    """A page's text with each TeX spacing accent on the letter under it (``_place_accents``), on the lines
+    that hold one ('Erlangen-N ¨ urnberg' in an address at the end of a paper); other lines as extracted."""
+    if not any(accent in text for accent in _SPACING_ACCENTS):
+        return text
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    raw, matrix = textpage.raw, ctypes.byref(pdfium_c.FS_MATRIX())  # type: ignore[attr-defined]
+    lines, start = [], 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        if any(accent in line for accent in _SPACING_ACCENTS):
+            chars: list[_Char] = []
+            for i in range(start, end):
+                if text[i] != "\r":
+                    left, bottom, right, _top = textpage.get_charbox(i)  # type: ignore[attr-defined]
+                    chars.append((text[i], left, right, bottom, _char_size(raw, i, matrix)))
+            line = "".join(c[0] for c in _place_accents(chars))
+        lines.append(line)
+        start = end + 1
+    return "\n".join(lines)
+
+
 def _page_segments(textpage: object, text: str) -> list[Segment]:
     """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
     segments: list[Segment] = []
@@ -232,7 +258,7 @@ def read_article(path: Path) -> PdfArticle:
         for number, page in enumerate(document):
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
-            pages.append(clean_text(raw_text).strip())
+            pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
             if number == 0 or number == 1 and _is_cover(pages):  # page 2 only after a cover page
                 layouts.append((_page_segments(textpage, raw_text), page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
@@ -340,7 +366,7 @@ _INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|
                           r"Division|Group\b|Unit\b|Lab\b", re.IGNORECASE)
 _NAME_WORD = r"[A-Z][\w'’\-]*\.?"
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
-_NAME_SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
 _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
 
@@ -374,7 +400,9 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
         return
     title_size = max(s.size for s in head)
     body_size = sorted(s.size for s in segments)[len(segments) // 2]
-    if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size
+    if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
+        _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
+        _fill_from_the_end(article)
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
     # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
@@ -391,10 +419,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
                len(block))
     block = block[:cut]
     article.authors = _authors(block)
-    full = "\n".join(article.pages)
-    ends = _end_affiliations(full, [n for n, _ in article.authors])
-    # Page 1 names the institution; the end block adds department and address lines, so it fills gaps only.
-    article.authors = [(name, affiliation or ends.get(name)) for name, affiliation in article.authors]
+    _fill_from_the_end(article)
     if end is not None:
         article.abstract = _abstract(article.pages[at])
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
@@ -464,6 +489,68 @@ def _continues(before: str, line: str) -> bool:
     def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word
         return len(text.split()) <= 3 and "," not in text and not _INSTITUTION.search(text)
     return (bare(before) and bool(_INSTITUTION.search(line))) or (bare(line) and bool(_INSTITUTION.search(before)))
+
+
+def _fill_from_the_end(article: PdfArticle) -> None:
+    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, else
+    (amsart) one address block per author in byline order, each closed by its 'Email address:' line. Page 1
+    names the institution; the end adds department and address lines, so it fills gaps only."""
+    full = "\n".join(article.pages)
+    ends = _end_affiliations(full, [n for n, _ in article.authors])
+    in_order = _address_blocks(full, len(article.authors))
+    article.authors = [(name, affiliation or ends.get(name) or (in_order[i] if in_order else None))
+                       for i, (name, affiliation) in enumerate(article.authors)]
+
+
+_EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _address_blocks(text: str, authors: int) -> list[str] | None:
+    """The institutions of the address blocks at the very end of a paper (amsart: an address, then 'Email
+    address: ...'), one per author in byline order; None unless the paper has exactly as many e-mail lines as
+    authors and the last one ends it.
+    A block's lines run back to the previous e-mail line (the first: to the reference entry before it, which
+    ends in a year); its institution is its text up to the first address part (a street, a postcode)."""
+    mails = list(_EMAIL_LINE.finditer(text))
+    if not authors or len(mails) != authors or text[mails[-1].end():].strip():
+        return None
+    blocks, start = [], None
+    for mail in mails:
+        lines = text[start if start is not None else 0:mail.start()].rstrip("\n").split("\n")
+        if start is None:  # the first block: back to the line before it that ends a reference entry
+            back = next((i for i in range(len(lines) - 1, -1, -1)
+                         if re.search(r"\b(?:19|20)\d\d\.\s*$", lines[i])), -1)
+            lines = lines[back + 1:][-4:]
+        joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
+        parts = [p.strip() for p in joined.split(",")]
+        kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(p), parts))
+        blocks.append(", ".join(p for p in kept if p))
+        start = mail.end()
+    return blocks if all(blocks) else None
+
+
+def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
+    """The title and authors of a page whose title is set in the body's size: (amsart) the lines in capitals
+    at the top of the page ('ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R'; a single small letter, a
+    variable, may stand among them) directly over a line of names in capitals ('TORSTEN HOTHORN, FRANK
+    BRETZ, AND ALAN GENZ')."""
+    ordered = sorted(head, key=lambda s: -s.y)
+    for i, seg in enumerate(ordered):
+        names = _LEAD_SEPARATOR.sub("", seg.text)
+        if not (names.isupper() and _is_name_list(names)):
+            continue
+        title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
+        if title and title == ordered[i - len(title):i] and i == len(title):
+            article.title = " ".join(s.text for s in title)
+            article.authors = _authors([seg])
+        return
+
+
+def _in_capitals(seg: Segment) -> bool:
+    letters = [c for c in seg.text if c.isalpha()]
+    words = seg.text.split()
+    return len(words) >= 3 and sum(c.islower() for c in letters) <= max(1, len(words) // 4) and not (
+        _is_name_list(seg.text))
 
 
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
