@@ -403,3 +403,16 @@ def test_describe_one_size_page_without_names_in_capitals_has_no_title() -> None
     article = PdfArticle(pages=["SOME NOTES ON THE METHOD\nbody"])
     describe(article, segments)
     assert article.title is None and article.authors == []
+
+
+def test_describe_block_ends_at_a_first_section_heading_not_at_an_initial() -> None:
+    """coin-framework has no abstract: its author block ends at '1 Introduction'. A name opening with an
+    initial I ('I. Newton') is no section heading."""
+    segments = [_seg("A Study of Gravitation", 700, 17), _seg("Edmond Halley and", 660, 12),
+                _seg("I. Newton", 648, 12), _seg("Trinity College", 636), _seg("1 Introduction", 600, 12),
+                _seg("Research School", 590), *_BODY]
+    article = PdfArticle(pages=["A Study of Gravitation\nEdmond Halley and\nI. Newton\nTrinity College\n"
+                                "1 Introduction\nbody"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Edmond Halley", "I. Newton"]  # 'and' closing a line
+    assert article.authors[1] == ("I. Newton", "Trinity College")  # not 'Research School', past the heading

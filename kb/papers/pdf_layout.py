@@ -372,8 +372,9 @@ _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after 
 
 
 # What may open a line of names: a byline's 'by', or the 'and' or comma joining it to the names of the line
-# before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²').
-_LEAD_SEPARATOR = re.compile(r"^\s*(?:(?:by|and|AND)\s+|[,&]\s*)")
+# before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close one: the 'and' or
+# comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
+_LEAD_SEPARATOR = re.compile(r"^\s*(?:(?:by|and|AND)\s+|[,&]\s*)|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
 def _is_name_list(text: str) -> bool:
@@ -456,7 +457,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block
 _BLOCK_LINES = 30  # the most lines an author block without an abstract heading is read for
-_SECTION = re.compile(r"^(?:(?:1|I)\.?\s+[A-Z]\w+|Introduction|INTRODUCTION|Contents)\b")
+# A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I. Newton').
+_SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
 
 
 def is_prose(line: str) -> bool:
