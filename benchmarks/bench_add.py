@@ -16,6 +16,11 @@ also told apart by how it is wrong: left empty (kb not sure) or filled with some
 
     .venv/bin/python benchmarks/bench_add.py            # table per article, then per field and half
     .venv/bin/python benchmarks/bench_add.py --json     # the same as JSON
+    .venv/bin/python benchmarks/bench_add.py --half tuning   # only the tuning half (while changing rules)
+    .venv/bin/python benchmarks/bench_add.py --totals        # per field and half, no row per article
+
+While rules change, read only the tuning half (``--half tuning``); the held-out half is read to report, with
+``--totals``, so that no article of it is looked at one by one.
 """
 
 from __future__ import annotations
@@ -88,13 +93,15 @@ def _empty(record: PaperRecord, abstract: str | None) -> dict[str, bool]:
     return empty
 
 
-def run() -> tuple[list[dict[str, Any]], float]:
-    """Score every article of the corpus; the rows and the seconds per page."""
+def run(half: str | None = None) -> tuple[list[dict[str, Any]], float]:
+    """Score every article of the corpus (or of one ``half``); the rows and the seconds per page."""
     from kb.papers.pdf_layout import read_article
 
     rows, seconds, pages = [], 0.0, 0
     for truth_file in sorted(CORPUS.glob("*.truth.json")):
         truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        if half is not None and truth.get("split", "tuning") != half:
+            continue
         pdf = truth_file.with_name(truth_file.name.removesuffix(".truth.json") + ".pdf")
         start = time.perf_counter()
         record = read_pdf(pdf)
@@ -123,9 +130,14 @@ SPLITS = ("tuning", "held-out")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--half", choices=SPLITS, help="read only this half of the corpus")
+    parser.add_argument("--totals", action="store_true", help="per field and half only, no row per article")
     args = parser.parse_args()
-    rows, per_page = run()
-    halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS}
+    rows, per_page = run(args.half)
+    halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
+              if args.half in (None, split)}
+    if args.totals:
+        rows = []
     if args.json:
         print(json.dumps({"articles": rows, "halves": halves, "all": totals(rows), "seconds_per_page": per_page}))
         return
@@ -138,8 +150,7 @@ def main() -> None:
         cells += [("ok" if row[f] else "-" if f in row["left_empty"] else "XX").center(width[f]) for f in FIELDS]
         print(" ".join(cells))
     print("ok: right; XX: a wrong value; -: left empty (kb not sure)")
-    for split in SPLITS:
-        half = halves[split]
+    for split, half in halves.items():
         n = half["n"]
         cells = [f"{split} ({n})".ljust(30), f"whole {half['whole']}".ljust(14)]
         cells += [f"{half['right'][f]}/{n}".center(width[f]) for f in FIELDS]

@@ -16,9 +16,12 @@ from kb.papers.pdf_layout import (
     Segment,
     _abstract,
     _authors,
+    _Char,
     _from_metadata,
+    _place_accents,
     clean_text,
     describe,
+    join_affiliation,
     unreadable,
 )
 from kb.papers.pdf_publication import read_publication
@@ -147,6 +150,15 @@ def test_unreadable_page_is_told_from_prose() -> None:
     garbage = " ".join(["J KILM)NPORQTS%UVMPWXOL", "YPZ@[]\\PZXZ@^`_=ab^bZcedgfihj=^lk", "\x86ÿbÿ\x01Iþ"] * 10)
     prose = "Between June 1985 and January 1987, a computer-controlled radiation therapy machine " * 3
     assert unreadable(garbage) and not unreadable(prose)
+    assert unreadable(" ".join(["%)(*+", "]]^[", "1.2.3", "---"] * 10))  # symbols alone: no text to read
+
+
+def test_unreadable_leaves_a_table_of_contents_readable() -> None:
+    """rcpparmadillo-sparse: page 1 is a title, names and a contents list whose leader dots and page numbers
+    outnumber its words; tokens without a letter tell nothing, so the page is read."""
+    contents = "Contents\n" + "\n".join(f"{i}.{j} Sparse matrix class dgCMatrix . . . . . . . . . . . . . {i}"
+                                        for i in range(1, 6) for j in range(1, 6))
+    assert not unreadable("RcppArmadillo: Sparse Matrix Support\nBinxiang Ni\n" + contents)
 
 
 def test_metadata_title_naming_a_file_is_not_the_title() -> None:
@@ -215,3 +227,192 @@ def test_kb_add_says_which_fields_it_left_empty_and_why(tmp_path: Path) -> None:
     assert "left empty venue" in result.stderr
     note = next((tmp_path / "papers").glob("*.md")).read_text(encoding="utf-8")
     assert 'title: "depth-notes"' in note and "Some results on depth" not in note.split("---")[1]
+
+
+def test_publication_based_on_a_publication_in_a_journal_cites_it_and_the_reference_gives_the_doi() -> None:
+    """A line above the title (surveillance-twinstim): the venue, and the cited version's year and DOI."""
+    page = ("This introduction is based on a\npublication in the Journal of Statistical Software – Meyer, Held, and "
+            "Höhle (2017, Section 3) – which is the suggested reference.\nTitle\n")
+    references = ("References\nMeyer S, Held L, Höhle M (2017). “Spatio-temporal analysis of epidemic phenomena.” "
+                  "Journal of Statistical Software, 77(11), 1–55. doi:10.18637/\njss.v077.i11.\n"
+                  "Other A (2016). “Another paper.” Some Journal, 1(1), 1–2.\n")
+    article = PdfArticle(pages=[page, references])
+    read_publication(article)
+    assert (article.venue, article.year, article.doi) == ("Journal of Statistical Software", 2017,
+                                                          "10.18637/jss.v077.i11")
+    assert _published("based on a publication in the Sun – Smith (2017)").venue is None  # no venue word
+
+
+def test_publication_arxiv_id_from_the_papers_own_abstract_page_link() -> None:
+    """A footer that prints the paper's arXiv address (rcpp-libraries) names its arXiv id."""
+    assert _published("https://arxiv.org/abs/1911.06416 Thirteen Steps | January 11, 2022").arxiv_id == "1911.06416"
+    assert _published("see https://example.org/abs/1911.06416").arxiv_id is None
+
+
+def _chars(text: str, x0: float = 100.0, width: float = 5.0, size: float = 10.0) -> list[_Char]:
+    """Characters side by side, each ``width`` wide, a space as wide as a letter."""
+    return [(c, x0 + i * width, x0 + (i + 1) * width - 0.5, 500.0, size) for i, c in enumerate(text)]
+
+
+def test_tex_accent_goes_on_the_letter_printed_under_it_wherever_the_text_put_it() -> None:
+    """pdfium orders an OT1 accent by its place in the content stream: 'fur Statistik, Universit ¨ ¨at'
+    (coin-framework). Each accent goes on the letter its box sits over; the spaces around it go too."""
+    line = _chars("fur Universitat")
+    u, a = line[1], line[13]
+    accents = [("¨", u[1] + 0.5, u[2] - 0.5, 505.0, 10.0), ("¨", a[1] + 0.5, a[2] - 0.5, 505.0, 10.0)]
+    mixed = line[:12] + [(" ", 160.5, 160.5, 500.0, 0.0), accents[0], (" ", 161.0, 161.0, 500.0, 0.0),
+                         accents[1]] + line[12:]
+    assert "".join(c[0] for c in _place_accents(mixed)) == "für Universität"
+    stray = [("¨", 10.0, 12.0, 505.0, 10.0)]  # over no letter: left where it was
+    assert "".join(c[0] for c in _place_accents(_chars("ab") + stray)) == "ab¨"
+
+
+def test_join_affiliation_continues_a_name_the_column_broke_and_separates_units() -> None:
+    """sandwich-cl ('Texas A&M' / 'International University') and surveillance-twinstim
+    ('Friedrich-Alexander-Universität' / 'Erlangen-Nürnberg'): one institution, not two."""
+    assert join_affiliation(["Texas A&M", "International University"]) == "Texas A&M International University"
+    assert join_affiliation(["Friedrich-Alexander-Universität", "Erlangen-Nürnberg"]) == (
+        "Friedrich-Alexander-Universität Erlangen-Nürnberg")
+    assert join_affiliation(["Department of Statistics", "University of Illinois"]) == (
+        "Department of Statistics, University of Illinois")
+    assert join_affiliation(["Department of Mathematics and", "Computer Science"]) == (
+        "Department of Mathematics and Computer Science")
+    assert join_affiliation(["LIX", "École Polytechnique, France"]) == "LIX, École Polytechnique, France"
+
+
+def test_authors_names_continued_on_lines_opening_with_and_or_a_comma() -> None:
+    """coin-framework: 'Torsten Hothorn¹' ', Kurt Hornik²' ', Mark van de Wiel³' on one line, 'and Achim
+    Zeileis²' under them, numbered blocks below; a line split after its opening mark is one line again."""
+    block = [_seg("Torsten Hothorn⟨1⟩", 638, 12, 163), _seg(", Kurt Hornik⟨2⟩", 636, 12, 254),
+             _seg(", Mark van de Wiel⟨3⟩", 636, 12, 396), _seg("and Achim Zeileis⟨2⟩", 624, 12, 250),
+             _seg("1", 590, 7, 90), _seg("Institut für Medizininformatik", 584, 10, 94),
+             _seg("Waldstraße 6, D-91054 Erlangen", 572, 10, 90),
+             _seg("⟨2⟩Department", 524, 10, 94),
+             _seg("für Statistik und Mathematik, Wirtschaftsuniversität Wien", 524, 10, 94 + 8 * 10 + 4),
+             _seg("⟨3⟩Department of Mathematics, Vrije Universiteit", 464, 10, 94)]
+    block[1].x1, block[2].x0 = 380, 386  # a word's gap between the names of one line
+    assert _authors(block) == [
+        ("Torsten Hothorn", "Institut für Medizininformatik"),
+        ("Kurt Hornik", "Department für Statistik und Mathematik, Wirtschaftsuniversität Wien"),
+        ("Mark van de Wiel", "Department of Mathematics, Vrije Universiteit"),
+        ("Achim Zeileis", "Department für Statistik und Mathematik, Wirtschaftsuniversität Wien")]
+
+
+def test_authors_keep_the_institution_of_a_line_that_lists_contacts_with_semicolons() -> None:
+    """rcpp-introduction: 'ᵃDebian and R Projects; Chicago, IL, USA; edd@debian.org;'."""
+    block = [_seg("Dirk Eddelbuettel⟨a⟩ and James Joseph Balamuta⟨b⟩", 672, 8),
+             _seg("⟨a⟩Debian and R Projects; Chicago, IL, USA; edd@debian.org;", 655, 6),
+             _seg("⟨b⟩Depts of Informatics and Statistics, Univ. of Illinois; balamut2@illinois.edu", 645, 6)]
+    assert _authors(block) == [("Dirk Eddelbuettel", "Debian and R Projects; Chicago, IL, USA"),
+                               ("James Joseph Balamuta", "Depts of Informatics and Statistics, Univ. of Illinois")]
+
+
+_BODY = [_seg("body text of the article set in its usual size", 300 - 12 * i, 10) for i in range(12)]
+
+
+def test_describe_unheaded_abstract_closed_by_a_keyword_line_and_the_block_ended_by_a_gap() -> None:
+    """unix-timesharing: no 'Abstract' heading; the paragraph far under the authors ends at 'Key Words and
+    Phrases'. The gap ends the author block, so the paragraph is no affiliation."""
+    segments = [_seg("The UNIX Time-Sharing System", 640, 24), _seg("Dennis M. Ritchie and Ken Thompson", 612, 14),
+                _seg("Bell Laboratories", 598, 14), _seg("UNIX", 496, 8), _seg("is a general-purpose system", 494),
+                _seg("for the Digital Equipment Corporation PDP-11/40 and 11/45 computers.", 471),
+                _seg("Key Words and Phrases: time-sharing", 344), *_BODY]
+    page = ("The UNIX Time-Sharing System\nDennis M. Ritchie and Ken Thompson\nBell Laboratories\nUNIX is a "
+            "general-purpose system\nfor the Digital Equipment Corporation PDP-11/40 and 11/45 computers.\n"
+            "Key Words and Phrases: time-sharing\n1. Introduction\nbody")
+    article = PdfArticle(pages=[page])
+    describe(article, segments)
+    assert article.authors == [("Dennis M. Ritchie", "Bell Laboratories"), ("Ken Thompson", "Bell Laboratories")]
+    assert article.abstract == ("UNIX is a general-purpose system for the Digital Equipment Corporation "
+                                "PDP-11/40 and 11/45 computers.")
+
+
+def test_describe_unheaded_abstract_set_apart_in_size_or_left_empty_when_it_may_be_the_first_paragraph() -> None:
+    """rcpp-libraries (pinp): the paragraph under the author block is set smaller than the body and ends at
+    'Introduction': the abstract. The same paragraph in the body's size (an R News article's opening) is not."""
+    def read(size: float) -> PdfArticle:
+        prose = "We describe how we extend R with an external C++ code library by using the Rcpp package."
+        segments = [_seg("Thirteen Simple Steps", 715, 22), _seg("Dirk Eddelbuettel⟨1⟩", 673, 8),
+                     _seg("⟨1⟩Department of Statistics, University of Illinois", 655, 6),
+                     _seg(prose, 620, size), _seg("Introduction", 510, 9), *_BODY]
+        page = ("Thirteen Simple Steps\nDirk Eddelbuettel1\n1Department of Statistics, University of Illinois\n"
+                f"{prose}\nIntroduction\nbody")
+        article = PdfArticle(pages=[page])
+        describe(article, segments)
+        assert article.authors == [("Dirk Eddelbuettel", "Department of Statistics, University of Illinois")]
+        return article
+    assert (read(7).abstract or "").startswith("We describe how we extend R")
+    unsure = read(10)
+    assert unsure.abstract is None and "neither closed by a keyword line" in unsure.reasons["abstract"]
+
+
+def test_page_segments_a_superscript_opening_a_line_does_not_split_it_at_its_first_word(tmp_path: Path) -> None:
+    """rcpp-introduction: 'ᵃDebian and R Projects' was cut after 'Debian' (the mark's size taken for the
+    line's), leaving 'and R Projects' as a line of its own. Built here with fpdf, read with pdfium."""
+    import pypdfium2 as pdfium
+    from fpdf import FPDF
+
+    from kb.papers.pdf_layout import _page_segments
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    for x, mark, text in ((50, "a", "Debian and R Projects"), (200, "b", "NICTA")):
+        pdf.set_font("helvetica", size=6)
+        pdf.text(x, 97, mark)
+        pdf.set_font("helvetica", size=10)
+        pdf.text(x + 3.5, 100, text)
+    pdf.output(str(tmp_path / "marks.pdf"))
+    document = pdfium.PdfDocument(tmp_path / "marks.pdf")
+    try:
+        textpage = document[0].get_textpage()
+        segments = _page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
+    finally:
+        document.close()
+    assert [(s.text, s.marked) for s in segments] == [("Debian and R Projects", "⟨a⟩Debian and R Projects"),
+                                                       ("NICTA", "⟨b⟩NICTA")]
+
+
+def test_describe_amsart_title_and_names_in_capitals_and_address_blocks_at_the_end() -> None:
+    """mvtnorm-rnews (amsart): the title is set in the body's size, in capitals, over the names in capitals;
+    the addresses close the paper, one block per author in byline order, each ended by its e-mail line."""
+    segments = [_seg("ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R", 634, 10.9),
+                _seg("TORSTEN HOTHORN, FRANK BRETZ, AND ALAN GENZ", 602, 9),
+                _seg("Introduction", 551, 10.9)] + [_seg("body text of the article", 520 - 20 * i, 10.9)
+                                                    for i in range(12)]
+    end = ("References\nA. Genz. Numerical computation. Journal of Computational Statistics, 1:141–149, 1992.\n"
+           "Friedrich-Alexander-Universität Erlangen-Nürnberg, Institut für Medi-\nzininformatik, Waldstraße 6, "
+           "D-91054 Erlangen\nEmail address: th@example.org\nUniversität Hannover, LG Bioinformatik, Herrenhäuser\n"
+           "Str. 2, D-30419 Hannover\nEmail address: fb@example.org\nDepartment of Mathematics, Washington State "
+           "University, Pullman, WA\n99164-3113 USA\nEmail address: ag@example.org")
+    article = PdfArticle(pages=["ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R\nIntroduction\nbody", end])
+    describe(article, segments)
+    assert article.title == "ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R"
+    assert article.authors == [
+        ("Torsten Hothorn", "Friedrich-Alexander-Universität Erlangen-Nürnberg, Institut für Medizininformatik"),
+        ("Frank Bretz", "Universität Hannover, LG Bioinformatik"),
+        ("Alan Genz", "Department of Mathematics, Washington State University, Pullman")]
+    two_blocks = PdfArticle(pages=["x", end.split("Department of Mathematics")[0]])
+    describe(two_blocks, segments)  # two blocks for three names: which is whose cannot be told
+    assert [a for _, a in two_blocks.authors] == [None, None, None]
+
+
+def test_describe_one_size_page_without_names_in_capitals_has_no_title() -> None:
+    """Capitals alone are no title: a heading in capitals over body text (no line of names) is not taken."""
+    segments = [_seg("SOME NOTES ON THE METHOD", 634, 10.9), _seg("We study the method here in detail.", 602, 10.9)]
+    segments += [_seg("body text of the article", 520 - 20 * i, 10.9) for i in range(12)]
+    article = PdfArticle(pages=["SOME NOTES ON THE METHOD\nbody"])
+    describe(article, segments)
+    assert article.title is None and article.authors == []
+
+
+def test_describe_block_ends_at_a_first_section_heading_not_at_an_initial() -> None:
+    """coin-framework has no abstract: its author block ends at '1 Introduction'. A name opening with an
+    initial I ('I. Newton') is no section heading."""
+    segments = [_seg("A Study of Gravitation", 700, 17), _seg("Edmond Halley and", 660, 12),
+                _seg("I. Newton", 648, 12), _seg("Trinity College", 636), _seg("1 Introduction", 600, 12),
+                _seg("Research School", 590), *_BODY]
+    article = PdfArticle(pages=["A Study of Gravitation\nEdmond Halley and\nI. Newton\nTrinity College\n"
+                                "1 Introduction\nbody"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Edmond Halley", "I. Newton"]  # 'and' closing a line
+    assert article.authors[1] == ("I. Newton", "Trinity College")  # not 'Research School', past the heading

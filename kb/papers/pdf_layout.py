@@ -19,6 +19,7 @@ Per-journal differences are rows of the pattern tables, not branches of the code
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -147,6 +148,59 @@ def _segment(run: list[_Char]) -> Segment | None:
                    clean_text("".join(marked)).strip())
 
 
+def _place_accents(chars: list[_Char]) -> list[_Char]:
+    """A line's characters with each TeX spacing accent put on the letter printed under it (its box's
+    centre inside the letter's), wherever the text order put it ('Universit ¨ ¨at', 'fur ... ¨'); the
+    spaces the extractor set around a moved accent, between letters that touch, go with it."""
+    accents = [c for c in chars if c[0] in _SPACING_ACCENTS]
+    if not accents:
+        return chars
+    placed = [c for c in chars if c[0] not in _SPACING_ACCENTS]
+    for accent in accents:
+        centre = (accent[1] + accent[2]) / 2
+        under = [i for i, c in enumerate(placed) if c[0].isalpha() and c[1] <= centre <= c[2]]
+        if under:
+            i = under[0]
+            letter = unicodedata.normalize("NFC", placed[i][0] + _SPACING_ACCENTS[accent[0]])
+            placed[i] = (letter, *placed[i][1:])
+        else:
+            placed.append(accent)  # no letter under it: kept where the text put it
+    kept: list[_Char] = []
+    for i, c in enumerate(placed):
+        before = kept[-1] if kept else None
+        after = next((n for n in placed[i + 1:] if n[0] != " "), None)
+        if c[0] == " " and (before is None or before[0] == " " or after is not None
+                            and 0 <= after[1] - before[2] < 0.2 * max(before[4], 1.0)):
+            continue  # a space between two letters that touch: the extractor's, around a moved accent
+        kept.append(c)
+    return kept
+
+
+def _placed_text(textpage: object, text: str) -> str:
+    """A page's text with each TeX spacing accent on the letter under it (``_place_accents``), on the lines
+    that hold one ('Erlangen-N ¨ urnberg' in an address at the end of a paper); other lines as extracted."""
+    if not any(accent in text for accent in _SPACING_ACCENTS):
+        return text
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    raw, matrix = textpage.raw, ctypes.byref(pdfium_c.FS_MATRIX())  # type: ignore[attr-defined]
+    lines, start = [], 0
+    for line in text.split("\n"):
+        end = start + len(line)
+        if any(accent in line for accent in _SPACING_ACCENTS):
+            chars: list[_Char] = []
+            for i in range(start, end):
+                if text[i] != "\r":
+                    left, bottom, right, _top = textpage.get_charbox(i)  # type: ignore[attr-defined]
+                    chars.append((text[i], left, right, bottom, _char_size(raw, i, matrix)))
+            line = "".join(c[0] for c in _place_accents(chars))
+        lines.append(line)
+        start = end + 1
+    return "\n".join(lines)
+
+
 def _page_segments(textpage: object, text: str) -> list[Segment]:
     """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
     segments: list[Segment] = []
@@ -154,11 +208,13 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in chars:
+        for char in _place_accents(chars):
             visible = [c for c in run if c[0] != " "]
+            # Another size at a word starts a segment; the run's size is its largest (a superscript that
+            # opens it, 'ᵃDebian Project', is no size of its own).
             if char[0] != " " and visible and (
                     char[1] - visible[-1][2] > _GAP * max(char[4], 1.0)  # a wide gap: another column
-                    or (run[-1][0] == " " and abs(char[4] - visible[0][4]) > 0.5)):  # another size, at a word
+                    or (run[-1][0] == " " and abs(char[4] - max(c[4] for c in visible)) > 0.5)):
                 add(run)
                 run = []
             run.append(char)
@@ -202,7 +258,7 @@ def read_article(path: Path) -> PdfArticle:
         for number, page in enumerate(document):
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
-            pages.append(clean_text(raw_text).strip())
+            pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
             if number == 0 or number == 1 and _is_cover(pages):  # page 2 only after a cover page
                 layouts.append((_page_segments(textpage, raw_text), page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
@@ -232,8 +288,13 @@ _WORDLIKE = re.compile(r"[(\[“\"']?[A-Za-z][a-z]+[)\]”\"',.;:]?")
 
 
 def unreadable(text: str) -> bool:
-    """Whether a page's text is garbage: under a third of its tokens look like words (prose has over 60 %)."""
-    words = text.split()
+    """Whether a page's text is garbage: under a third of its tokens with a letter look like words (prose
+    has over 60 %). Tokens without a letter (a table of contents' leader dots and page numbers, a table's
+    figures) tell nothing either way, unless nearly all tokens are such (a page of symbols)."""
+    tokens = text.split()
+    words = [w for w in tokens if re.search("[^\\W\\d_]", w)]
+    if len(tokens) >= 20 and len(words) < len(tokens) / 10:
+        return True
     return len(words) >= 20 and sum(bool(_WORDLIKE.fullmatch(w)) for w in words) < len(words) / 3
 
 
@@ -291,6 +352,9 @@ def _say_why_empty(article: PdfArticle) -> None:
 # -- page 1: title, authors, affiliations ------------------------------------------------------------
 
 _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
+# The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
+_KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
+                  r"General Terms|Key Words and Phrases|CR Categories|JEL")
 # Lines of an author block that are an address, a date or contact details, not an institution.
 _ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|@|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
                       r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
@@ -302,13 +366,19 @@ _INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|
                           r"Division|Group\b|Unit\b|Lab\b", re.IGNORECASE)
 _NAME_WORD = r"[A-Z][\w'’\-]*\.?"
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
-_NAME_SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+|\s*&\s*")
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
 _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
 
 
+# What may open a line of names: a byline's 'by', or the 'and' or comma joining it to the names of the line
+# before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close one: the 'and' or
+# comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
+_LEAD_SEPARATOR = re.compile(r"^\s*(?:(?:by|and|AND)\s+|[,&]\s*)|(?:\s+(?:and|AND)|\s*[,&])\s*$")
+
+
 def _is_name_list(text: str) -> bool:
-    text = re.sub(r"\(\d+(?:,\d+)*\)", "", text)  # marks in parentheses: 'Wimmer(1,2)'
+    text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))  # marks in parentheses: 'Wimmer(1,2)'
     parts = [p for p in _NAME_SPLIT.split(_MARKS.sub("", text)) if p]
     return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p.strip()) for p in parts)
 
@@ -331,7 +401,9 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
         return
     title_size = max(s.size for s in head)
     body_size = sorted(s.size for s in segments)[len(segments) // 2]
-    if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size
+    if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
+        _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
+        _fill_from_the_end(article)
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
     # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
@@ -341,14 +413,146 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
     article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
     below = [s for s in segments if s.y < min(s.y for s in title_lines) - 0.1]
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
-    block = below[:end] if end is not None else below[:12]
+    # Without an abstract heading the block ends at the first section heading or line of prose.
+    block = below[:end] if end is not None else below[:_BLOCK_LINES]
+    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
+                or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
+               len(block))
+    block = block[:cut]
     article.authors = _authors(block)
-    full = "\n".join(article.pages)
-    ends = _end_affiliations(full, [n for n, _ in article.authors])
-    # Page 1 names the institution; the end block adds department and address lines, so it fills gaps only.
-    article.authors = [(name, affiliation or ends.get(name)) for name, affiliation in article.authors]
+    _fill_from_the_end(article)
     if end is not None:
         article.abstract = _abstract(article.pages[at])
+    elif block and cut < len(below) and not _SECTION.match(below[cut].text):
+        article.abstract = _unheaded_abstract(article.pages[at], block[-1], below[cut:], body_size)
+        if article.abstract is None:
+            article.reasons["abstract"] = ("no 'Abstract' heading, and the prose under the authors is neither "
+                                           "closed by a keyword line nor set apart from the body in size")
+
+
+_KEYWORD_LINE = re.compile(rf"^\s*(?:{_KEYWORD_HEADS})\b|^[^|\n]+(?: \| [^|\n]+){{2,}}$", re.MULTILINE)
+
+
+def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size: float) -> str | None:
+    """The abstract of a page without an 'Abstract' heading: the paragraph under the author block (``last``:
+    its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
+    ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
+    when it is set in a size other than the body's and a section heading closes it. Anything else may be
+    the article's first paragraph."""
+    after = page.find(last.text)
+    start = page.find(prose[0].text[:40], after + len(last.text) if after >= 0 else 0)
+    if start < 0:
+        return None
+    rest = page[start:]
+    section = re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", rest, re.MULTILINE)
+    keywords = _KEYWORD_LINE.search(rest)
+    if keywords and (section is None or keywords.start() < section.start()):
+        stop = keywords.start()
+    elif section and abs(prose[0].size - body_size) > 0.5:
+        stop = section.start()
+    else:
+        return None
+    return " ".join(rest[:stop].split()) or None
+
+
+_BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block
+_BLOCK_LINES = 30  # the most lines an author block without an abstract heading is read for
+# A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I. Newton').
+_SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
+
+
+def is_prose(line: str) -> bool:
+    """A line of running text (an unheaded abstract, a disclaimer), where an author block has ended: eight
+    words or more, two thirds of them in lower case, and no institution named."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", line)
+    return (len(words) >= 8 and sum(w[0].islower() for w in words) >= 2 * len(words) / 3
+            and not _INSTITUTION.search(line))
+
+
+def join_affiliation(lines: list[str]) -> str:
+    """An affiliation's lines as one: lines naming separate units are joined by a comma ('Department of
+    Statistics', 'University of Illinois'); a line the column's width broke off a name continues it with a
+    space: one that opens in lower case or after '&', '-', 'of', 'and', and a short line (three words at
+    most, no comma) without an institution word beside one with it ('Texas A&M' / 'International
+    University', 'Friedrich-Alexander-Universität' / 'Erlangen-Nürnberg')."""
+    joined = ""
+    for before, line in zip([None, *lines], lines, strict=False):
+        if before is None:
+            joined = line
+            continue
+        joined += " " + line if _continues(before, line) else ", " + line
+    return joined
+
+
+def _continues(before: str, line: str) -> bool:
+    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\bof|\band|,)$", before):
+        return True
+
+    def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word
+        return len(text.split()) <= 3 and "," not in text and not _INSTITUTION.search(text)
+    return (bare(before) and bool(_INSTITUTION.search(line))) or (bare(line) and bool(_INSTITUTION.search(before)))
+
+
+def _fill_from_the_end(article: PdfArticle) -> None:
+    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, else
+    (amsart) one address block per author in byline order, each closed by its 'Email address:' line. Page 1
+    names the institution; the end adds department and address lines, so it fills gaps only."""
+    full = "\n".join(article.pages)
+    ends = _end_affiliations(full, [n for n, _ in article.authors])
+    in_order = _address_blocks(full, len(article.authors))
+    article.authors = [(name, affiliation or ends.get(name) or (in_order[i] if in_order else None))
+                       for i, (name, affiliation) in enumerate(article.authors)]
+
+
+_EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)
+
+
+def _address_blocks(text: str, authors: int) -> list[str] | None:
+    """The institutions of the address blocks at the very end of a paper (amsart: an address, then 'Email
+    address: ...'), one per author in byline order; None unless the paper has exactly as many e-mail lines as
+    authors and the last one ends it.
+    A block's lines run back to the previous e-mail line (the first: to the reference entry before it, which
+    ends in a year); its institution is its text up to the first address part (a street, a postcode)."""
+    mails = list(_EMAIL_LINE.finditer(text))
+    if not authors or len(mails) != authors or text[mails[-1].end():].strip():
+        return None
+    blocks, start = [], None
+    for mail in mails:
+        lines = text[start if start is not None else 0:mail.start()].rstrip("\n").split("\n")
+        if start is None:  # the first block: back to the line before it that ends a reference entry
+            back = next((i for i in range(len(lines) - 1, -1, -1)
+                         if re.search(r"\b(?:19|20)\d\d\.\s*$", lines[i])), -1)
+            lines = lines[back + 1:][-4:]
+        joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
+        parts = [p.strip() for p in joined.split(",")]
+        kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(p), parts))
+        blocks.append(", ".join(p for p in kept if p))
+        start = mail.end()
+    return blocks if all(blocks) else None
+
+
+def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
+    """The title and authors of a page whose title is set in the body's size: (amsart) the lines in capitals
+    at the top of the page ('ON MULTIVARIATE t AND GAUSS PROBABILITIES IN R'; a single small letter, a
+    variable, may stand among them) directly over a line of names in capitals ('TORSTEN HOTHORN, FRANK
+    BRETZ, AND ALAN GENZ')."""
+    ordered = sorted(head, key=lambda s: -s.y)
+    for i, seg in enumerate(ordered):
+        names = _LEAD_SEPARATOR.sub("", seg.text)
+        if not (names.isupper() and _is_name_list(names)):
+            continue
+        title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
+        if title and title == ordered[i - len(title):i] and i == len(title):
+            article.title = " ".join(s.text for s in title)
+            article.authors = _authors([seg])
+        return
+
+
+def _in_capitals(seg: Segment) -> bool:
+    letters = [c for c in seg.text if c.isalpha()]
+    words = seg.text.split()
+    return len(words) >= 3 and sum(c.islower() for c in letters) <= max(1, len(words) // 4) and not (
+        _is_name_list(seg.text))
 
 
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
@@ -371,7 +575,7 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     """The names of a name line, each with the keys of the marks after it."""
     marked = seg.marked or seg.text
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
-    protected = re.sub(r"^\s*by\s+", "", protected)  # a byline: 'by A, B and C'
+    protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
@@ -390,12 +594,16 @@ def _name_case(name: str) -> str:
 
 
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
-    """Segments of one line that a letter-spaced name split ('MICHAEL' 'J. FISCHER'), joined again."""
+    """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
+    those closer than a column's gap on one baseline, which a superscript or a change of size at a word
+    split ('Torsten Hothorn¹' ', Kurt Hornik²'; 'Wirtschaftsuniversit' 'ät Wien')."""
     merged: list[Segment] = []
     for seg in block:
         last = merged[-1] if merged else None
-        if (last is not None and abs(last.y - seg.y) < 0.5 and abs(last.size - seg.size) < 0.5
-                and 0 < seg.x0 - last.x1 < 2 * seg.size and last.text.isupper() and seg.text.isupper()):
+        gap = seg.x0 - last.x1 if last is not None else -1.0
+        if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
+                and (0 <= gap < _GAP * seg.size and not (seg.marked or "").startswith(MARK_OPEN)  # a new block
+                     or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}")
         else:
@@ -410,12 +618,12 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     others: list[Segment] = []
     name_size: float | None = None
     for seg in _merge_spaced(block):
-        text = re.sub(r"^\s*by\s+", "", seg.text)
+        text = _LEAD_SEPARATOR.sub("", seg.text)
         if _is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5):
             name_size = seg.size
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
-        elif names and not _SEPARATORS.match(seg.text) and not _ADDRESS.search(seg.text):
-            others.append(seg)
+        elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
+            others.append(kept)
     by_marks = _marked_affiliations(others)
     if by_marks and any(keys for _, _, keys in names):
         found = {name: ", ".join(by_marks[k] for k in keys if k in by_marks) for _, name, keys in names}
@@ -431,7 +639,23 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         targets = [n for _, n in in_row] if shared else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
-    return [(name, ", ".join(lines[name]) or None) for name in dict.fromkeys(n for _, n, _ in names)]
+    return [(name, join_affiliation(lines[name]) or None) for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+def _without_contacts(seg: Segment) -> Segment | None:
+    """An author-block line without its address and contact details: None for a line that is one, and for
+    a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
+    the parts that are none."""
+    if not _ADDRESS.search(seg.text):
+        return seg
+    if ";" not in seg.text:
+        return None
+    parts = [p.strip() for p in (seg.marked or seg.text).split(";")]
+    kept = [p for p in parts if p and not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p))]
+    if not kept:
+        return None
+    marked = "; ".join(kept)
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
 
 
 def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
@@ -451,7 +675,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
         text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
         for key in current if text else []:
             blocks.setdefault(key, []).append(text)
-    return {key: ", ".join(lines) for key, lines in blocks.items()}
+    return {key: join_affiliation(lines) for key, lines in blocks.items()}
 
 
 _END_BLOCK = re.compile(r"^(?:Affiliations?|Addresses?|Authors?['’]? addresses?)\s*:\s*$", re.MULTILINE | re.IGNORECASE)
@@ -476,7 +700,7 @@ def _end_affiliations(text: str, names: list[str]) -> dict[str, str]:
             result[current] = []
         elif current is not None and not _ADDRESS.search(line) and not _is_running_head(line, names):
             result[current].append(line)
-    return {name: ", ".join(parts) for name, parts in result.items() if parts}
+    return {name: join_affiliation(parts) for name, parts in result.items() if parts}
 
 
 def _is_running_head(line: str, names: list[str]) -> bool:
@@ -485,8 +709,7 @@ def _is_running_head(line: str, names: list[str]) -> bool:
 
 
 # Where an abstract ends: the keywords, the classification lines of ACM and IEEE, or the first section.
-_ABSTRACT_END = (r"\n\s*(?:Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
-                 r"General Terms|Key Words and Phrases|CR Categories|JEL)\b|\n\s*(?:1\.?|I\.)?\s*"
+_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*"
                  r"(?:Introduction|INTRODUCTION)\b|\Z")
 # 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...').
 _ABSTRACT_TEXT = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",

@@ -46,6 +46,9 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("version of CITE, published in",
          r"(?:version of|published as) (?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})[a-z]?\)"
          rf"(?:,? (?:published )?in the {_VENUE})?", "group"),
+        ("based on a publication in VENUE – CITE (YEAR)",
+         rf"based on (?:a|the|an) (?:publication|paper|article) (?:published )?in (?:the )?{_VENUE}\W+"
+         r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})", "group"),
         ("corresponds to a paper published in",
          rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
@@ -79,7 +82,8 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
-ARXIV_ID = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
+# An arXiv id as printed: 'arXiv:1004.4240', or the paper's own abstract page ('arxiv.org/abs/1911.06416').
+ARXIV_ID = re.compile(r"(?:arXiv:|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})")
 # Template and placeholder DOIs a class file prints before the journal assigns one: never a paper's.
 _PLACEHOLDER_DOI = re.compile(r"^10\.18637/jss\.v000\.i00$|^10\.\d+/(?:0+|x+|xxx.*|000[.\d]*)$", re.I)
 
