@@ -38,6 +38,7 @@ def _cli(tmp_path: Path, *args: str) -> str:
     return result.stdout + result.stderr
 
 
+@pytest.mark.slow  # reads all 52 articles (~1 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
