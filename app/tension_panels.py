@@ -43,10 +43,12 @@ class Library:
         return tensions_mod.by_claim(self.tensions)
 
 
-def read_library(kb: KnowledgeBase) -> Library:
-    """Claims, tensions and evidence as the index holds them now."""
+def read_library(kb: KnowledgeBase, note_id: str | None = None) -> Library:
+    """Claims, tensions and evidence as the index holds them now; with ``note_id``, only the tensions of that
+    note's claims (what its page shows: other notes' pairs are not examined)."""
     refs = tensions_mod.indexed_claims(kb.engine)
-    found = tensions_mod.find(kb.engine, refs, max_pairs=kb.settings.max_tension_pairs)
+    involving = None if note_id is None else {ref.key for ref in refs if ref.note_id == note_id}
+    found = tensions_mod.find(kb.engine, refs, max_pairs=kb.settings.max_tension_pairs, involving=involving)
     evidence = {key: pair[0] for key, pair in tensions_mod.current_evidence(kb.engine, refs).items()}
     return Library(refs, found, evidence)
 
