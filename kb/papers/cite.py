@@ -88,17 +88,18 @@ def citekeys_in_use(kb: KnowledgeBase) -> dict[str, str]:
     return keys
 
 
-def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str]:
-    """Each note's citation key; a note without one gets one proposed and written into it (only that line).
+def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, Note]:
+    """Each note, with its citation key; a note without one gets one proposed and written into it (only that
+    line). The notes as read (or as written): an export parses each note once here, not again.
 
     Under the notes folder's creation lock, so two exports (or KB homes) never hand out one key twice.
     """
-    keys: dict[str, str] = {}
+    notes: dict[str, Note] = {}
     with creation_lock(kb.papers_dir, timeout=kb.settings.note_lock_timeout):
         kb.index()
         taken = set(citekeys_in_use(kb))
-        # One scan of the folder for every note's path (a scan per key written made 1,000 notes take ~70 s). Under
-        # the creation lock no note appears meanwhile; a note moved since is refused by its edit, never misplaced.
+        # One scan of the folder for every note's path (a scan per key written made the export quadratic). Under the
+        # creation lock no note appears meanwhile; a note moved since is refused by its edit, never misplaced.
         files = kb.note_files()
         for note_id in note_ids:
             note = _read(kb, note_id)
@@ -114,10 +115,10 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str
                     note = _read(kb, note_id)
             if not note.meta.citekey:
                 raise NoteError(note.path, "changes too often to be given a citation key; try the export again")
-            keys[note_id] = note.meta.citekey
+            notes[note_id] = note
             taken.add(note.meta.citekey.casefold())
         kb.index()  # under the lock still: the next export reads these keys from the index
-    return keys
+    return notes
 
 
 def _read(kb: KnowledgeBase, note_id: str) -> Note:
@@ -211,11 +212,11 @@ def csl_item(cite: Citation) -> dict[str, Any]:
 
 def export(kb: KnowledgeBase, note_ids: Sequence[str], fmt: Format) -> str:
     """The notes as one BibTeX file or one CSL-JSON array, in the order given; keys assigned where missing."""
-    keys = assign_citekeys(kb, note_ids)
+    notes = assign_citekeys(kb, note_ids)
     cites = []
     for note_id in note_ids:
-        note = _read(kb, note_id)
-        cites.append(Citation(keys[note_id], note.meta, _abstract(kb, note)))
+        note = notes[note_id]
+        cites.append(Citation(note.meta.citekey or "", note.meta, _abstract(kb, note)))
     # Escaped for a terminal (kb.display): a control character a note holds is written out, never acted on.
     if fmt == "bibtex":
         return terminal_text("\n".join(bibtex_entry(c) for c in cites), block=True)
