@@ -10,9 +10,13 @@ it writes artifacts into ``ctx.out_dir`` and returns a ``Result``. Analyzers reg
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
+import importlib.util
 import json
 import math
+import sys
 from abc import ABC
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -25,6 +29,47 @@ from pydantic_core import PydanticUndefined
 
 from analyzers.files import json_safe
 from schemas.run import EvidenceScale
+
+
+def torch_gpu_build() -> bool:
+    """Whether the installed torch is a CUDA (or ROCm) build, read from its ``version.py`` without importing torch:
+    a CPU build answers at once. False without torch; True when torch is imported already (it answers then)."""
+    spec = importlib.util.find_spec("torch") if "torch" not in sys.modules else None
+    if spec is None:
+        return "torch" in sys.modules
+    folders = list(spec.submodule_search_locations or [])
+    return gpu_build_of(Path(folders[0]) / "version.py") if folders else True
+
+
+def gpu_build_of(version_file: Path) -> bool:
+    """Whether torch's ``version.py`` names a CUDA or ROCm version (``cuda = '12.4'``; a CPU build has
+    ``cuda = None`` and ``hip = None``). True when the file cannot be read as such: torch is asked then."""
+    try:
+        tree = ast.parse(version_file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return True
+    built: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            if isinstance(target, ast.Name) and target.id in ("cuda", "hip"):
+                try:
+                    built[target.id] = ast.literal_eval(node.value)
+                except (TypeError, ValueError):
+                    return True
+    return "cuda" not in built or built.get("cuda") is not None or built.get("hip") is not None
+
+
+@functools.cache
+def cuda_available() -> bool:
+    """``torch.cuda.is_available()``, without importing torch where the build has no GPU support: importing it
+    takes seconds (more under load), which every page showing a CUDA-bound claim's card paid on a CPU machine.
+    Once per process: devices do not come and go under a running process."""
+    if not torch_gpu_build():
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 class GpuNeed(StrEnum):
@@ -486,9 +531,7 @@ class Analyzer(ABC, Generic[P, R]):
         on the hub, a scale too large for the memory here) and call ``super().preflight(params)``.
         """
         if params.device.startswith("cuda"):
-            import torch
-
-            if not torch.cuda.is_available():
+            if not cuda_available():
                 raise NotRunnable(
                     f"device {params.device!r} asked for, but CUDA is not available on this machine"
                 )

@@ -6,7 +6,7 @@ the second is caught by a short ``ttl`` and by ``clear_caches()`` when the app i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -15,6 +15,9 @@ from app.state import get_kb
 from kb.evidence.claim_states import ALL_STATES
 from kb.evidence.library import LibraryRow
 from kb.evidence.where import parse_all
+
+if TYPE_CHECKING:
+    from app.tension_panels import Library
 
 #: Claim-state filters kb.evidence.library applies itself; other states are filtered here.
 CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
@@ -71,7 +74,19 @@ def facets(kb_key: str, generation: int) -> dict[str, Any]:
             "totals": totals, "notes": len(frame), "claims": int(frame["claims"].sum())}
 
 
+@st.cache_resource(ttl=LIBRARY_TTL, show_spinner=False, max_entries=32)
+def claims_across(kb_key: str, generation: int, note_id: str | None = None) -> Library:
+    """Every claim that names a quantity, the tensions among them (``note_id``: only that note's) and their current
+    evidence (``app.tension_panels.read_library``), read once per index generation: finding tensions examines
+    pairs of claims on a quantity, up to hundreds of thousands in a large library, which every render of the
+    Tensions page and of every note's page did. Shared, not copied (thousands of claims): callers only read it."""
+    from app.tension_panels import read_library
+
+    return read_library(get_kb(), note_id)
+
+
 def clear_caches() -> None:
     """Forget cached query results (after the app wrote a note or saw runs finish)."""
     library_frame.clear()
     facets.clear()
+    claims_across.clear()

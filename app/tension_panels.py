@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -22,6 +21,9 @@ from kb.display import code_span, markdown_text
 from kb.evidence import tensions as tensions_mod
 from kb.evidence.claim_states import label
 from kb.evidence.tensions import ClaimRef, Deciding, Tension
+
+if TYPE_CHECKING:
+    import altair as alt
 
 #: Badge colour of each outcome.
 OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "orange"}
@@ -41,10 +43,12 @@ class Library:
         return tensions_mod.by_claim(self.tensions)
 
 
-def read_library(kb: KnowledgeBase) -> Library:
-    """Claims, tensions and evidence as the index holds them now."""
+def read_library(kb: KnowledgeBase, note_id: str | None = None) -> Library:
+    """Claims, tensions and evidence as the index holds them now; with ``note_id``, only the tensions of that
+    note's claims (what its page shows: other notes' pairs are not examined)."""
     refs = tensions_mod.indexed_claims(kb.engine)
-    found = tensions_mod.find(kb.engine, refs, max_pairs=kb.settings.max_tension_pairs)
+    involving = None if note_id is None else {ref.key for ref in refs if ref.note_id == note_id}
+    found = tensions_mod.find(kb.engine, refs, max_pairs=kb.settings.max_tension_pairs, involving=involving)
     evidence = {key: pair[0] for key, pair in tensions_mod.current_evidence(kb.engine, refs).items()}
     return Library(refs, found, evidence)
 
@@ -158,6 +162,7 @@ def quantity_chart(library: Library, quantity: str) -> alt.LayerChart | alt.Face
     claimed, measured = quantity_frame(library, quantity)
     if claimed.empty:
         return None
+    import altair as alt  # here, not at the top: a second or more to import, for a page that may show no chart
     axis = alt.X("low:Q", title=quantity, scale=alt.Scale(zero=False))
     bars = alt.Chart(claimed).mark_bar(height=10, opacity=0.6).encode(
         x=axis, x2="high:Q", y=alt.Y("claim:N", title=None, axis=alt.Axis(labelLimit=420)),

@@ -10,10 +10,12 @@ evidence goes stale. Then it renders the Library page (``app/main.py``) with
     .venv/bin/python benchmarks/bench_app.py --n 10000 --verified 0.1
 
 ``--pages``: every page's time to content (AppTest: the page switched to and rendered) over the bundled notes
-(each note's page, the Library, Runs, Compare, Tensions, Add / edit, Ask), the first render of each page with the
-caches cleared ("cold") and a rerun ("warm"):
+(each note's page, the Library, Runs, Compare, Tensions, Add / edit, Ask), then over ``--pages-n`` generated notes
+(1,000 by default, built as above: claims, runs, stale evidence; a few note pages). Each page is measured in a new
+process that first renders the app's first page, as a freshly started server does: its first visit ("cold": the
+modules only it needs imported, caches cleared) and a rerun ("warm"):
 
-    .venv/bin/python benchmarks/bench_app.py --pages --repeats 2
+    .venv/bin/python benchmarks/bench_app.py --pages --repeats 2 [--pages-n 1000] [--keep FOLDER]
 """
 
 from __future__ import annotations
@@ -174,55 +176,99 @@ def render_times(folder: Path, repeats: int) -> dict[str, list[float]]:
 
 #: The app's pages besides each note's, with the query they open with.
 PAGES = [("library", {}), ("runs", {}), ("compare", {}), ("tensions", {}), ("edit_note", {}), ("ask", {})]
+#: Note pages timed in a generated library: the first, and a few spread over it.
+GENERATED_NOTE_PAGES = 3
 
 
-def page_times(repeats: int) -> dict[str, dict[str, list[float]]]:
-    """Time to content of every page over the bundled notes (a fresh home: indexed, nothing run), cold and warm."""
-    import shutil
+def page_child(folder: Path, page: str, note_id: str | None) -> None:
+    """In a fresh process (a new app server): render the app once (its first page, the Library), then time the
+    first visit of ``page`` ("cold": every module it needs that the Library did not is imported here, caches
+    cleared) and a rerun ("warm"); prints them as JSON."""
+    import json
 
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    os.environ.update(KB_PAPERS=str(folder / "papers"), KB_HOME=str(folder / "home"), KB_APP_WORKER="false")
+    os.environ.pop("KB_DATABASE_URL", None)
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=300).run()
+    _wait_for_index()
+    st.cache_data.clear()
+    if note_id is not None:
+        at.query_params.update({"id": note_id})
+    t0 = time.perf_counter()
+    at.switch_page(f"views/{page}.py").run()
+    cold = time.perf_counter() - t0
+    assert not at.exception, (page, note_id, at.exception)
+    t0 = time.perf_counter()
+    at.run()
+    print(json.dumps({"cold": cold, "warm": time.perf_counter() - t0}))
+
+
+def page_times(folder: Path, notes: list[str], repeats: int) -> dict[str, dict[str, list[float]]]:
+    """Time to content of every page and of the given notes' pages, each measured in its own new process
+    (what a person opening that page first on a freshly started app waits for), ``repeats`` times."""
+    import json
+
+    times: dict[str, dict[str, list[float]]] = {}
+    for page, note_id in [*((page, None) for page, _ in PAGES), *(("note", note) for note in notes)]:
+        name = f"note {note_id}" if note_id is not None else page
+        times[name] = {"cold": [], "warm": []}
+        for _ in range(repeats):
+            command = [sys.executable, __file__, "--page-child", page, "--keep", str(folder)]
+            out = subprocess.run([*command, *(["--id", note_id] if note_id else [])], check=True,
+                                 capture_output=True, text=True).stdout
+            measured = json.loads(out.strip().splitlines()[-1])
+            for kind in ("cold", "warm"):
+                times[name][kind].append(measured[kind])
+    return times
+
+
+def bundled_library(folder: Path) -> list[str]:
+    """The bundled notes copied into ``folder`` and indexed (a fresh home: nothing run); their ids."""
+    import shutil
+
     from kb.core import KnowledgeBase
     from kb.settings import Settings
 
-    folder = Path(tempfile.mkdtemp(prefix="kb-bench-pages-"))
     shutil.copytree(ROOT / "papers", folder / "papers")
     kb = KnowledgeBase(Settings(papers=folder / "papers", home=folder / "home"))
     kb.index()
     notes = [row.id for row in kb.library()]
     kb.engine.dispose()
-    os.environ.update(KB_PAPERS=str(folder / "papers"), KB_HOME=str(folder / "home"), KB_APP_WORKER="false")
-    os.environ.pop("KB_DATABASE_URL", None)
-    from analyzers import registry
-
-    registry.load_all()  # paid once per server process, not per page
-    times: dict[str, dict[str, list[float]]] = {}
-    for page, query in [*PAGES, *(("note", {"id": note}) for note in notes)]:
-        name = f"note {query['id']}" if page == "note" else page
-        times[name] = {"cold": [], "warm": []}
-        for _ in range(repeats):
-            st.cache_data.clear()
-            st.cache_resource.clear()
-            at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=180).run()
-            _wait_for_index()
-            at.query_params.update(query)
-            t0 = time.perf_counter()
-            at.switch_page(f"views/{page}.py").run()
-            times[name]["cold"].append(time.perf_counter() - t0)
-            assert not at.exception, (name, at.exception)
-            t0 = time.perf_counter()
-            at.run()
-            times[name]["warm"].append(time.perf_counter() - t0)
-    shutil.rmtree(folder, ignore_errors=True)
-    return times
+    return notes
 
 
-def print_page_times(times: dict[str, dict[str, list[float]]]) -> None:
+def generated_library(folder: Path, n: int, verified: float, seed: int) -> list[str]:
+    """``n`` generated notes (``build``, in another process; reused when ``folder`` has them), and the ids of
+    the note pages to time: the first note and a few spread over the library."""
+    if not (folder / "papers").is_dir():
+        subprocess.run([sys.executable, __file__, "--build-only", "--keep", str(folder), "--n", str(n),
+                        "--verified", str(verified), "--seed", str(seed)], check=True, capture_output=True)
+    ids = sorted(path.stem for path in (folder / "papers").glob("*.md"))
+    step = max(1, len(ids) // GENERATED_NOTE_PAGES)
+    return ids[::step][:GENERATED_NOTE_PAGES]
+
+
+def print_page_times(title: str, times: dict[str, dict[str, list[float]]]) -> None:
+    print(f"{title} (load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     for name, kinds in times.items():
         cold, warm = statistics.median(kinds["cold"]), statistics.median(kinds["warm"])
         verdict = "OK" if max(cold, warm) < GOAL_SECONDS else "MISS"
-        print(f"{name:<58} cold {cold:7.2f} s  warm {warm:7.2f} s  (goal < {GOAL_SECONDS:g} s: {verdict})")
+        print(f"  {name:<56} cold {cold:7.2f} s  warm {warm:7.2f} s  (goal < {GOAL_SECONDS:g} s: {verdict})")
+
+
+def pages_main(args: argparse.Namespace) -> None:
+    """``--pages``: every page over the bundled notes, then over ``--pages-n`` generated ones."""
+    with tempfile.TemporaryDirectory(prefix="kb-bench-pages-") as tmp:
+        bundled = Path(tmp) / "bundled"
+        notes = bundled_library(bundled)
+        print_page_times("Bundled notes", page_times(bundled, notes, args.repeats))
+        if args.pages_n:
+            generated = args.keep or Path(tmp) / "generated"
+            chosen = generated_library(generated, args.pages_n, args.verified, args.seed)
+            count = len(list((generated / "papers").glob("*.md")))
+            print_page_times(f"{count:,} generated notes", page_times(generated, chosen, args.repeats))
 
 
 def _wait_for_index() -> None:
@@ -242,10 +288,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", type=Path, default=None, help="Build here and keep it (reused when present).")
     parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--pages", action="store_true", help="Every page's time to content over the bundled notes.")
+    parser.add_argument("--page-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--id", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--pages", action="store_true",
+                        help="Every page's time to content over the bundled notes and over --pages-n generated ones.")
+    parser.add_argument("--pages-n", type=int, default=1000, help="Generated notes for --pages (0: bundled only).")
     args = parser.parse_args()
+    if args.page_child:
+        page_child(args.keep, args.page_child, args.id)
+        return
     if args.pages:
-        print_page_times(page_times(args.repeats))
+        pages_main(args)
         return
     if args.build_only:  # the child process: build, print the build times as name=value lines
         for name, value in build(args.keep, args.n, args.verified, args.seed).items():

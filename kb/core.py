@@ -227,17 +227,27 @@ class KnowledgeBase:
 
     # -- notes on disk -------------------------------------------------------------------------
 
-    def note_path(self, note_id: str, *, for_edit: bool = False) -> Path:
+    def note_files(self) -> dict[str, list[Path]]:
+        """Every note file of the notes folder by id, from one scan: what ``note_path(..., files=...)`` looks ids
+        up in when it is asked for many notes (an export), instead of scanning the folder once per note."""
+        files: dict[str, list[Path]] = {}
+        for path in notes_mod.find_notes(self.papers_dir):
+            files.setdefault(path.stem, []).append(path)
+        return files
+
+    def note_path(self, note_id: str, *, for_edit: bool = False, files: dict[str, list[Path]] | None = None) -> Path:
         """Path of the note with this id; the id must name a note inside the notes folder.
 
         Two files claiming one id (``papers/<id>.md`` and ``papers/0/<id>.md``: a shared vault can carry the
         second) leave the id with the note the index holds, never with whichever sorts first; ``for_edit``
-        refuses both until the user renames or removes one, so kb never writes into the wrong file.
+        refuses both until the user renames or removes one, so kb never writes into the wrong file. ``files``:
+        the folder as ``note_files`` found it (one scan for many ids); else the folder is scanned now.
         """
         if not note_id or "/" in note_id or "\\" in note_id or note_id.startswith("."):
             raise NoteError(note_id, "a note id is a file name without '.md' inside the notes folder, "
                             "not a path; run 'kb list' to see the ids")
-        candidates = [p for p in notes_mod.find_notes(self.papers_dir) if p.stem == note_id]
+        candidates = (files.get(note_id, []) if files is not None
+                      else [p for p in notes_mod.find_notes(self.papers_dir) if p.stem == note_id])
         if not candidates:
             raise NoteError(self.papers_dir / f"{note_id}.md",
                             f"no note with id {note_id!r} in {self.papers_dir}; run 'kb list' to see the ids")
@@ -323,7 +333,8 @@ class KnowledgeBase:
 
     def set_fields(self, note_id: str, changes: dict[str, Any], body: str | None = None,
                    new_claims: list[Claim] | None = None, *, expected_hash: str | None = None,
-                   new_fields: bool = True, reindex: bool = True) -> Note:
+                   new_fields: bool = True, reindex: bool = True,
+                   files: dict[str, list[Path]] | None = None) -> Note:
         """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
         ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
@@ -332,9 +343,10 @@ class KnowledgeBase:
         one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
         A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
         have and the schema does not know when it is one typo from a known one (``quality_scroe``).
-        ``reindex=False`` leaves the index to the caller (one pass after many edits, not one per edit).
+        ``reindex=False`` leaves the index to the caller (one pass after many edits, not one per edit); ``files``
+        (``note_files``) finds the note without a folder scan per edit.
         """
-        path = self.note_path(note_id, for_edit=True)
+        path = self.note_path(note_id, for_edit=True, files=files)
         with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
             # Read under the lock: a concurrent edit that landed first is the base this one applies to. The
             # path found before the lock is read (never looked up again): a note moved meanwhile is refused.

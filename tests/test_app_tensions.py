@@ -5,7 +5,9 @@ measurement, the model's proposals apart (none without a model), and a claim's t
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
+import pytest
 import streamlit as st
 
 from kb.evidence.tensions import tension_id
@@ -94,3 +96,32 @@ def test_note_page_sets_unbound_claims_on_a_named_quantity_side_by_side(app_env:
     # 'downstream-gain-from-scale' is named by both blog notes' scaling claims, neither bound to an analyzer.
     assert [list(f["claim"]) for f in frames] == [["plm-architecture-discussion#diminishing-returns-300m"]]
     assert list(frames[0]["evidence"]) == ["none"]
+
+
+def test_tensions_are_found_once_per_index_generation(app_env: AppEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Tensions page and a note's page find tensions once per index generation, not on every render (a
+    large library spends its 200,000-pair budget each time); a note's page only its own claims'; dropped with the
+    other cached queries (as when runs end)."""
+    from app import data
+    from kb.evidence import tensions as tensions_mod
+
+    asked: list[set[str] | None] = []
+    real = tensions_mod.find
+
+    def counted(*args: Any, **kwargs: Any) -> tensions_mod.Tensions:
+        asked.append(kwargs.get("involving"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tensions_mod, "find", counted)
+    at = open_app("tensions")
+    at.run()
+    assert asked == [None] and at.dataframe(key="tensions_table").value["id"].tolist()
+    at.query_params["id"] = "reading-group-depth-shallow-plms"
+    at.switch_page("views/note.py").run()
+    at.run()
+    assert not at.exception and any(f"In tension with {BUNDLED_B}" in b for b in badges(at))
+    assert asked[1:] == [{"reading-group-depth-shallow-plms#deeper-worse-past-12",
+                          "reading-group-depth-shallow-plms#perplexity-rises-at-deepest"}], asked
+    data.clear_caches()
+    at.run()
+    assert len(asked) == 3

@@ -332,3 +332,18 @@ def test_fallback_proposes_none(kb_dirs: tuple[Path, Path], monkeypatch: pytest.
     result = invoke(papers, home, "tensions", "--propose", "--json")
     assert result.returncode == 0, result.stderr
     assert all(not str(row["id"]).startswith("p-") for row in json.loads(result.stdout))
+
+
+def test_find_involving_some_claims_gives_exactly_their_tensions(kb: KnowledgeBase) -> None:
+    """A note's page asks only for its claims' tensions: the same tensions, with the same states, as the whole
+    listing holds for those claims (an evidence split among them too), and none between two other claims."""
+    queued, _ = kb.verify(["wide#range"], operator_params={"value": 26})
+    assert len(queued) == 1 and kb.work() == {"succeeded": 1}
+    everything = tensions_mod.find(kb.engine)
+    assert "evidence" in pairs(everything).values()
+    for keys in ({"shallow#at-most"}, {"wide#range"}, {"upper#above"}, {"restates#also-range", "upper#above"},
+                 {"shallow#own-range"}, set()):
+        mine = tensions_mod.find(kb.engine, involving=keys)
+        expected = [t for t in everything if {t.a.key, t.b.key} & keys]
+        assert pairs(mine) == pairs(expected), keys
+        assert [(t.id, t.state.text) for t in mine] == [(t.id, t.state.text) for t in expected]

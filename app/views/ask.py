@@ -13,7 +13,6 @@ import streamlit as st
 
 from app.state import chat_model, setup, worker
 from app.widgets import empty_state
-from kb.agents.ask import ask
 from kb.display import markdown_body, markdown_text
 
 kb = setup()
@@ -77,6 +76,8 @@ if question:
     with st.chat_message("assistant"):
         with st.status("Reading the library…", expanded=False) as status:
             try:
+                from kb.agents.ask import ask  # LangChain takes seconds to import: paid when a question is asked
+
                 answer = ask(question, kb, model)
                 text, citations = answer.text, [c.model_dump() for c in answer.citations]
                 status.update(label=f"Consulted {len(citations)} source(s)", state="complete")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -199,6 +198,8 @@ if frame.empty:
     st.stop()
 x_title = "relative depth (layer / (layers − 1))" if axis == curves_mod.RELATIVE_DEPTH else axis
 per_layer = axis in curves_mod.LAYER_AXES
+import altair as alt  # noqa: E402 - here: a second or more to import, paid only when there is a plot
+
 y_scale = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
 chart = (
     alt.Chart(frame)

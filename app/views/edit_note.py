@@ -26,7 +26,6 @@ from app.claims_editor import (
 )
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
 from app.state import chat_model, flash, index_keeper, setup, show_flash
-from kb.agents.drafter import draft
 from kb.display import markdown_text
 from kb.notes.edits import frontmatter_data
 from kb.notes.files import Note, NoteChanged, NoteError
@@ -421,6 +420,8 @@ with st.container(border=True):
                 try:
                     # The note's own claims: their quotes are not proposed again and their ids not reused.
                     existing = list(note.meta.claims) if note is not None else []
+                    from kb.agents.drafter import draft  # LangChain takes seconds to import: paid when drafting
+
                     st.session_state["drafts"] = draft(st.session_state["draft_text"], kb, model, existing=existing)
                     status.update(label="Drafted", state="complete")
                 except Exception as exc:  # noqa: BLE001 - a provider error must not break the page

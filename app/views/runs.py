@@ -12,7 +12,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -111,6 +110,8 @@ def curves_panel(run: RunRecord, metrics: dict[str, Any]) -> None:
     chosen = st.selectbox("Curve", list(by_path), key=f"run_curve_{run.id}",
                           help="Every list of numbers the run recorded, against its axis (kb.evidence.curves)")
     one = by_path[chosen or found[0].path]
+    import altair as alt  # here, not at the top: a second or more to import, for the few runs with curves
+
     frame = pd.DataFrame({"x": one.x, "value": one.y})
     chart = (alt.Chart(frame).mark_line(point=True)
              .encode(x=alt.X("x:Q", title=one.axis, axis=alt.Axis(format="~g")),

@@ -6,9 +6,10 @@ The value is a LangChain ``provider:model`` string, e.g. ``openai:gpt-4o-mini``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
+if TYPE_CHECKING:  # seconds to import: paid only where a model is made
+    from langchain_core.language_models import BaseChatModel
 
 ENV_VAR = "KB_CHAT_MODEL"
 

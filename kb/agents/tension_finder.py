@@ -18,14 +18,16 @@ beside the deterministic tensions would read as one of them.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from kb.agents.config import ENV_VAR
 from kb.core import KnowledgeBase
 from schemas import Claim
+
+if TYPE_CHECKING:  # seconds to import: the Tensions page shows this module's label before any model runs
+    from langchain_core.language_models import BaseChatModel
 
 #: Claims shown to the model at most (the oldest keys first): a prompt, not a library dump.
 MAX_CLAIMS = 200

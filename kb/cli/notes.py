@@ -142,6 +142,10 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
         console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
                        "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {restore.restored} "
                       f"run(s), skipped {len(restore.skipped)} store record(s)", highlight=False)
+    if restore is not None and restore.untimed and not as_json:
+        console.print(f"{restore.untimed} restored run(s) have no measured time in their store record (written "
+                      "before kb kept it): their time reads from started to finished, and estimates learn "
+                      "nothing from them", highlight=False)
     counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
     if as_json:
         print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]

@@ -40,7 +40,7 @@ import hashlib
 import json
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -334,12 +334,40 @@ def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
     return {q: members for q, members in groups.items() if len({m.note_id for m in members}) > 1}
 
 
-def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS) -> Tensions:
+def _split_by_evidence(x: ClaimRef, deciding: Deciding, others: list[ClaimRef], budget: _Budget,
+                       found: dict[str, Tension]) -> None:
+    """Add to ``found`` each claim of ``others`` (of another note, comparable) that ``x``'s evidence judges the
+    other way: one supported, the other refuted. ``x``'s own verdict is judged once; when it is neither
+    supported nor refuted no claim can be split from it, and none is examined."""
+    if not deciding.results:
+        return
+    own = evaluate(x.claim, deciding.results, deciding.scale).kind
+    if own not in (VerdictKind.supported, VerdictKind.refuted):
+        return
+    for y in others:
+        if y.note_id == x.note_id or y.claim.expect is None:
+            continue
+        if not budget.take():
+            return
+        if incomparable_reason(x.about, y.about):
+            continue
+        ident = tension_id(x.key, y.key)
+        if ident in found:
+            continue
+        if {own, evaluate(y.claim, deciding.results, deciding.scale).kind} == {VerdictKind.supported,
+                                                                             VerdictKind.refuted}:
+            a, b = _pair(x, y)
+            found[ident] = Tension(ident, "evidence", a, b, split_by=f"{deciding.run_id[:12]} ({x.key})")
+
+
+def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
+         involving: Collection[str] | None = None) -> Tensions:
     """Every tension among the indexed claims (or ``refs``), each with its state, ordered by quantity and id.
 
     Only pairs of claims of different notes are examined, at most ``max_pairs`` of them in all: one note of
     thousands of claims on one quantity costs nothing, and many notes at once stop at the cap, which the
-    result names (``Tensions.message``)."""
+    result names (``Tensions.message``). ``involving``: only the tensions of these claim keys (a note's page),
+    pairs of two other claims not examined."""
     refs = indexed_claims(engine) if refs is None else refs
     groups = _groups(refs)
     in_groups = [ref for members in groups.values() for ref in members]
@@ -348,31 +376,20 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
     budget = _Budget(max_pairs)
     capped: list[str] = []
     for quantity, members in groups.items():
+        mine = members if involving is None else [m for m in members if m.key in involving]
+        if not mine:
+            continue
         for x, y in _disjoint_pairs(members, budget):
             if x.note_id == y.note_id or incomparable_reason(x.about, y.about) is not None:
+                continue
+            if involving is not None and x.key not in involving and y.key not in involving:
                 continue
             a, b = _pair(x, y)
             ident = tension_id(a.key, b.key)
             found[ident] = Tension(ident, "expectations", a, b)
         for x in (m for m in members if m.key in evidence):
-            deciding = evidence[x.key][0]
-            if not deciding.results:
-                continue
-            for y in members:
-                if y.note_id == x.note_id or y.claim.expect is None:
-                    continue
-                if not budget.take():
-                    break
-                if incomparable_reason(x.about, y.about):
-                    continue
-                ident = tension_id(x.key, y.key)
-                if ident in found:
-                    continue
-                kinds = {evaluate(x.claim, deciding.results, deciding.scale).kind,
-                         evaluate(y.claim, deciding.results, deciding.scale).kind}
-                if kinds == {VerdictKind.supported, VerdictKind.refuted}:
-                    a, b = _pair(x, y)
-                    found[ident] = Tension(ident, "evidence", a, b, split_by=f"{deciding.run_id[:12]} ({x.key})")
+            _split_by_evidence(x, evidence[x.key][0], members if involving is None or x.key in involving else mine,
+                               budget, found)
         if budget.left < 0:
             capped.append(quantity)
             break

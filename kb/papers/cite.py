@@ -88,15 +88,19 @@ def citekeys_in_use(kb: KnowledgeBase) -> dict[str, str]:
     return keys
 
 
-def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str]:
-    """Each note's citation key; a note without one gets one proposed and written into it (only that line).
+def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, Note]:
+    """Each note, with its citation key; a note without one gets one proposed and written into it (only that
+    line). The notes as read (or as written): an export parses each note once here, not again.
 
     Under the notes folder's creation lock, so two exports (or KB homes) never hand out one key twice.
     """
-    keys: dict[str, str] = {}
+    notes: dict[str, Note] = {}
     with creation_lock(kb.papers_dir, timeout=kb.settings.note_lock_timeout):
         kb.index()
         taken = set(citekeys_in_use(kb))
+        # One scan of the folder for every note's path (a scan per key written made the export quadratic). Under the
+        # creation lock no note appears meanwhile; a note moved since is refused by its edit, never misplaced.
+        files = kb.note_files()
         for note_id in note_ids:
             note = _read(kb, note_id)
             for _ in range(3):  # an edit that lands between the read and the write: read again, never overwrite
@@ -105,15 +109,16 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, str
                 key = propose_citekey(note.meta, taken)
                 try:
                     note = kb.set_fields(note_id, {"citekey": key}, expected_hash=note.content_hash,
-                                         reindex=False)  # once, below: an index pass per note is quadratic
+                                         reindex=False,  # once, below: an index pass per note is quadratic
+                                         files=files)
                 except NoteChanged:
                     note = _read(kb, note_id)
             if not note.meta.citekey:
                 raise NoteError(note.path, "changes too often to be given a citation key; try the export again")
-            keys[note_id] = note.meta.citekey
+            notes[note_id] = note
             taken.add(note.meta.citekey.casefold())
         kb.index()  # under the lock still: the next export reads these keys from the index
-    return keys
+    return notes
 
 
 def _read(kb: KnowledgeBase, note_id: str) -> Note:
@@ -207,11 +212,11 @@ def csl_item(cite: Citation) -> dict[str, Any]:
 
 def export(kb: KnowledgeBase, note_ids: Sequence[str], fmt: Format) -> str:
     """The notes as one BibTeX file or one CSL-JSON array, in the order given; keys assigned where missing."""
-    keys = assign_citekeys(kb, note_ids)
+    notes = assign_citekeys(kb, note_ids)
     cites = []
     for note_id in note_ids:
-        note = _read(kb, note_id)
-        cites.append(Citation(keys[note_id], note.meta, _abstract(kb, note)))
+        note = notes[note_id]
+        cites.append(Citation(note.meta.citekey or "", note.meta, _abstract(kb, note)))
     # Escaped for a terminal (kb.display): a control character a note holds is written out, never acted on.
     if fmt == "bibtex":
         return terminal_text("\n".join(bibtex_entry(c) for c in cites), block=True)
@@ -223,7 +228,8 @@ def selected_ids(kb: KnowledgeBase, ids: Sequence[str], tag: str | None) -> tupl
     the notes that could not be read, which no export holds (the caller names them)."""
     report = kb.index()
     if ids:
+        files = kb.note_files()
         for note_id in ids:
-            kb.note_path(note_id)  # a NoteError naming the id and 'kb list' when there is no such note
+            kb.note_path(note_id, files=files)  # a NoteError naming the id and 'kb list' when there is none
         return list(dict.fromkeys(ids)), report.errors
     return [paper.id for paper in kb.list_papers(tag=tag)], report.errors

@@ -426,7 +426,7 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     attempt = run.attempts
     holds = retry.retrying(engine, f"reading run {run.id[:12]}",
                            lambda: queue_store.holds(engine, run.id, attempt, status), write=False)
-    written = holds and _keep_outcome(store, run, status, attempt, error=error, evidence=evidence)
+    written = holds and _keep_outcome(store, run, status, attempt, error=error, evidence=evidence, timing=timing)
 
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.
@@ -446,12 +446,13 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
 
 def _keep_outcome(store: ArtifactStore, run: Run, status: RunStatus, attempt: int, *,
-                  error: str | None = None, evidence: Evidence | None = None) -> bool:
+                  error: str | None = None, evidence: Evidence | None = None,
+                  timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """Write an attempt's outcome record to the store, or to the home's spool while the store is down (it goes
     up when the store answers: ``records.flush_spool``); whether it was kept."""
     try:
         records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence,
-                              spool=records.spool_dir(store.home))
+                              spool=records.spool_dir(store.home), timing=timing)
     except records.Spooled as spooled:
         log.warning("run %s: the artifact store %s does not answer; its %s outcome is %s", run.id[:12], store.url,
                     status.value, spooled)

@@ -50,6 +50,10 @@ class StoredRun(BaseModel):
     created_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
     finished_at: dt.datetime | None = None
+    # Its estimate and measured time (migration 0009): records written before kb kept them have neither.
+    expected_seconds: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    actual_seconds: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    stages_json: str | None = Field(default=None, max_length=100_000)
 
 
 class StoredEvidence(BaseModel):
@@ -90,6 +94,14 @@ def _first_error(exc: ValidationError, what: str) -> RecordRefused:
     return RecordRefused(f"{what} field '{where}': {err['msg']}")
 
 
+def _check_stages(stages: Any) -> None:
+    """A run's stage times: a JSON object of stage name -> seconds (finite, not negative)."""
+    if not isinstance(stages, dict) or not all(
+            isinstance(seconds, int | float) and not isinstance(seconds, bool) and 0 <= seconds < float("inf")
+            for seconds in stages.values()):
+        raise RecordRefused("run.stages_json is not a JSON object of stage name -> seconds")
+
+
 def check_record(raw: bytes, key: str | None) -> tuple[StoredRun, StoredEvidence | None, dict[str, Any]]:
     """The run, evidence and parsed record of ``raw``, read from store key ``key`` (None: a legacy record,
     whose path names no run); ``RecordRefused`` with the first thing wrong."""
@@ -112,6 +124,8 @@ def check_record(raw: bytes, key: str | None) -> tuple[StoredRun, StoredEvidence
         if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt != int(match["attempt"]):
             raise RecordRefused(f"it names attempt {attempt!r} but is the file of attempt {match['attempt']}")
     strict_json(run.params_json, "run.params_json")
+    if run.stages_json is not None:
+        _check_stages(strict_json(run.stages_json, "run.stages_json"))
     if record.get("evidence") is None:
         return run, None, record
     try:

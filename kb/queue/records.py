@@ -38,6 +38,7 @@ from kb.evidence.verdicts import evaluate
 from kb.index.database import Evidence, Run, utcnow
 from kb.index.indexing import claim_for_key
 from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, StoredEvidence, StoredRun, check_record, strict_json
+from kb.queue.store import timing_fields
 from schemas import EvidenceScale, RunStatus, Verdict, VerdictKind
 
 #: The record name of kb versions that kept the run as claimed, beside its evidence files.
@@ -53,13 +54,15 @@ def record_key(run_id: str, attempt: int) -> str:
 
 
 def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt: int, error: str | None = None,
-                  evidence: Evidence | None = None, spool: Path | None = None) -> str:
+                  evidence: Evidence | None = None, spool: Path | None = None,
+                  timing: tuple[float, dict[str, float], float | None] | None = None) -> str:
     """Write the final outcome of ``run``'s attempt ``attempt`` to the store (atomic, once); returns its key.
 
-    With ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled``
-    raised."""
+    ``timing``: what the attempt's time was (``kb.queue.store.finish``), kept so a rebuild restores it. With
+    ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled`` raised."""
     fields = run_fields(run)
-    fields.update(status=status.value, error=error, attempts=attempt, finished_at=utcnow().isoformat())
+    fields.update(status=status.value, error=error, attempts=attempt, finished_at=utcnow().isoformat(),
+                  **timing_fields(timing))
     if status is RunStatus.succeeded:
         fields["progress"] = 1.0
     record = {"format": FORMAT, "attempt": attempt, "run": fields,
@@ -172,6 +175,7 @@ class RestoreReport:
 
     restored: int = 0
     skipped: list[str] = field(default_factory=list)
+    untimed: int = 0  # runs restored that ran but whose record keeps no measured time (written before kb kept it)
 
 
 def _read_record(store: ArtifactStore, path: str, key: str | None) -> StoredOutcome:
@@ -301,7 +305,10 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> RestoreReport:
     """
     outcomes, skipped = read_outcomes(store)
     report = RestoreReport(skipped=skipped)
-    report.restored = len(attach_outcomes(engine, outcomes))
+    added = set(attach_outcomes(engine, outcomes))
+    report.restored = len(added)
+    report.untimed = sum(o.run.id in added and o.run.actual_seconds is None and o.run.started_at is not None
+                         for o in outcomes)
     return report
 
 

@@ -275,6 +275,17 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
         return run.status
 
 
+def timing_fields(timing: tuple[float, dict[str, float], float | None] | None) -> dict[str, Any]:
+    """The run columns an attempt's ``timing`` sets (``finish``), as its outcome record keeps them too, so that
+    ``kb index --rebuild`` restores them: ``actual_seconds``, ``stages_json`` and, when given, the estimate."""
+    if timing is None:
+        return {}
+    fields: dict[str, Any] = {"actual_seconds": timing[0], "stages_json": json.dumps(timing[1], sort_keys=True)}
+    if timing[2] is not None:
+        fields["expected_seconds"] = timing[2]
+    return fields
+
+
 def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None = None,
            evidence: Evidence | None = None, attempt: int | None = None,
            timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
@@ -288,11 +299,7 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
     stage it paid is in it; None: keep the estimate it was queued with), kept together (``kb.evidence.estimates``).
     """
     values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
-                              "lease_expires_at": None}
-    if timing is not None:
-        values["actual_seconds"], values["stages_json"] = timing[0], json.dumps(timing[1], sort_keys=True)
-        if timing[2] is not None:
-            values["expected_seconds"] = timing[2]
+                              "lease_expires_at": None, **timing_fields(timing)}
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
     with Session(engine) as session:
