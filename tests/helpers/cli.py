@@ -56,6 +56,10 @@ def run_kb(papers: Path | None, home: Path | None, *args: str, env: Mapping[str,
     """
     import kb.cli
 
+    # kb's rich consoles are built when kb.cli.common is first imported, and rich fixes the COLUMNS it sees
+    # then for good: build them here, outside this call's environment, or one call's width would stay.
+    import kb.cli.common
+
     argv = [*args, *where(papers, home)]
     with CliRunner().isolation(input=stdin, env=env) as (out, err, _), \
             mock.patch.object(kb.cli, "app", _click_app()), mock.patch.object(sys, "argv", ["kb", *argv]):
