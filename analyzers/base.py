@@ -32,8 +32,9 @@ from schemas.run import EvidenceScale
 
 
 def torch_gpu_build() -> bool:
-    """Whether the installed torch is a CUDA (or ROCm) build, read from its ``version.py`` without importing torch:
-    a CPU build answers at once. False without torch; True when torch is imported already (it answers then)."""
+    """Whether the installed torch is a CUDA (or ROCm) build, read from its ``version.py`` without importing
+    torch: a CPU build answers at once. False without torch; True when torch is imported already (it answers
+    then)."""
     spec = importlib.util.find_spec("torch") if "torch" not in sys.modules else None
     if spec is None:
         return "torch" in sys.modules
@@ -129,7 +130,9 @@ class AnalyzerParams(BaseModel):
     def note_fields(cls) -> list[str]:
         """The parameters a note may set, in declaration order: all but the operator's (``operator_only``) and
         the device, which the person running kb chooses per run (``kb verify --device``, a scale preset)."""
-        return [name for name in cls.model_fields if name not in cls.operator_only_fields() and name != "device"]
+        return [
+            name for name in cls.model_fields if name not in cls.operator_only_fields() and name != "device"
+        ]
 
     @classmethod
     def operator_only_fields(cls) -> frozenset[str]:
@@ -143,25 +146,26 @@ class AnalyzerParams(BaseModel):
     seed: int = Field(default=0, description="Random seed.")
 
 
-#: Half-width in standard errors of a large-sample comparison (about 95 % for a normal estimate): what analyzers
-#: use to tie locations (which temperature or depth is best). A value's interval against a claim's threshold uses
-#: the t quantile for its units instead (``interval_quantile``).
+#: Half-width in standard errors of a large-sample comparison (about 95 % for a normal estimate): what
+#: analyzers use to tie locations (which temperature or depth is best). A value's interval against a claim's
+#: threshold uses the t quantile for its units instead (``interval_quantile``).
 Z_RESOLVED = 2.0
 
 #: Two-sided coverage of every interval built from a standard error (``interval_quantile``).
 CONFIDENCE = 0.95
-#: Fewest independent units (sequences, seeds, chains, snapshots, ...) a standard error may rest on: with fewer,
-#: the spread itself is unknown (t(1) = 12.7), so the value is unresolved, whatever its interval would say.
+#: Fewest independent units (sequences, seeds, chains, snapshots, ...) a standard error may rest on: with
+#: fewer, the spread itself is unknown (t(1) = 12.7), so the value is unresolved, whatever its interval would
+#: say.
 MIN_UNITS = 3
 
 
 def interval_quantile(units: int | None, dof: int | None = None, comparisons: int = 1) -> float | None:
     """How many standard errors each side of a value its ``CONFIDENCE`` interval spans: the t quantile for
-    ``dof`` degrees of freedom (default ``units - 1``), from ``scipy.stats``; None where ``units`` is unknown or
-    under ``MIN_UNITS`` (nothing is resolved). The one rule analyzers (a precondition's margin) and
-    ``kb.evidence.verdicts`` (a value's interval) both use. ``comparisons``: the number of intervals one decision
-    needs all of (the best of k needs k - 1), each at ``CONFIDENCE`` Bonferroni-corrected so that the decision
-    keeps it."""
+    ``dof`` degrees of freedom (default ``units - 1``), from ``scipy.stats``; None where ``units`` is unknown
+    or under ``MIN_UNITS`` (nothing is resolved). The one rule analyzers (a precondition's margin) and
+    ``kb.evidence.verdicts`` (a value's interval) both use. ``comparisons``: the number of intervals one
+    decision needs all of (the best of k needs k - 1), each at ``CONFIDENCE`` Bonferroni-corrected so that the
+    decision keeps it."""
     from scipy import stats
 
     if units is None or units < MIN_UNITS:
@@ -226,10 +230,16 @@ class MetricCheck(BaseModel):
     stderr: float | None = Field(default=None, ge=0, description="Standard error of the value.")
     interval: tuple[float, float] | None = Field(default=None, description="[low, high] bounding the value.")
     exact: bool = Field(default=False, description="No uncertainty by construction (a count, a setting).")
-    source: str = Field(default="", description="Where the uncertainty comes from (seeds, snapshots, sequences).")
-    units: int | None = Field(default=None, ge=0, description="How many independent units of ``source`` the "
-                              "standard error rests on; its interval uses the t quantile for ``dof`` (default "
-                              "units - 1) degrees of freedom, and fewer than MIN_UNITS resolve nothing.")
+    source: str = Field(
+        default="", description="Where the uncertainty comes from (seeds, snapshots, sequences)."
+    )
+    units: int | None = Field(
+        default=None,
+        ge=0,
+        description="How many independent units of ``source`` the "
+        "standard error rests on; its interval uses the t quantile for ``dof`` (default "
+        "units - 1) degrees of freedom, and fewer than MIN_UNITS resolve nothing.",
+    )
     dof: int | None = Field(default=None, ge=0, description="Degrees of freedom when not units - 1 (a slope "
                             "over k points: k - 2).")
     note: str = Field(default="", description="How the uncertainty was found, in one line (shown with it).")
@@ -269,11 +279,11 @@ class AnalyzerResult(BaseModel):
     )
     checks: dict[str, MetricCheck] = Field(
         default_factory=dict,
-        description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): its "
-        "uncertainty and the preconditions it rests on. kb.evidence.verdicts decides a claim only when every "
-        "precondition "
-        "of the path (of every prefix of it, and of what it derives from) passed and its interval lies on one "
-        "side of the claim's threshold. Metrics declared exact get their check without the builder writing it.",
+        description="Per metric path (``peak_temperature.transformer``, ``test_error_by_temperature.2``): "
+        "its uncertainty and the preconditions it rests on. kb.evidence.verdicts decides a claim only when "
+        "every precondition of the path (of every prefix of it, and of what it derives from) passed and its "
+        "interval lies on one side of the claim's threshold. Metrics declared exact get their check without "
+        "the builder writing it.",
     )
     untestable: dict[str, str] = Field(
         default_factory=dict,
@@ -415,8 +425,8 @@ class RunContext:
     # ``checkpoint_saved``. None where nobody keeps checkpoints (a plain ``kb run``).
     checkpoint_dir: Path | None = None
     on_checkpoint: Callable[[], None] = lambda: None
-    # Told when the run enters a named stage (``enter_stage``): kb times each stage, weighs its progress bar by
-    # the stages' estimates and stores their durations, so a first-use cost is never read as the run's own.
+    # Told when the run enters a named stage (``enter_stage``): kb times each stage, weighs its progress bar
+    # by the stages' estimates and stores their durations, so a first-use cost is never read as the run's own.
     on_stage: Callable[[str, float], None] = lambda name, until: None
 
     def enter_stage(self, name: str, until: float = 1.0) -> None:
@@ -426,12 +436,15 @@ class RunContext:
         self.on_stage(name, until)
 
     def within(self, start: float, end: float) -> RunContext:
-        """This context with its progress (and stage ends) mapped into ``start``..``end`` of the run's: one part
-        of a run (one model of a family) reports 0..1 and the run's bar moves only forward."""
+        """This context with its progress (and stage ends) mapped into ``start``..``end`` of the run's: one
+        part of a run (one model of a family) reports 0..1 and the run's bar moves only forward."""
         span = end - start
         outer_progress, outer_stage = self.progress, self.on_stage
-        return replace(self, progress=lambda fraction, message: outer_progress(start + span * fraction, message),
-                       on_stage=lambda name, until: outer_stage(name, start + span * until))
+        return replace(
+            self,
+            progress=lambda fraction, message: outer_progress(start + span * fraction, message),
+            on_stage=lambda name, until: outer_stage(name, start + span * until),
+        )
 
     def checkpoint_saved(self) -> None:
         """Say that ``checkpoint_dir`` now holds a complete checkpoint; the worker makes it durable.
@@ -470,12 +483,12 @@ class Analyzer(ABC, Generic[P, R]):
     # Fields besides the seed that say how or where a run happens, not what it measures (cache folders,
     # worker counts): ``scale_name`` keeps a preset's name whatever their values.
     scale_ignored_fields: ClassVar[frozenset[str]] = frozenset()
-    # Seconds a run at each preset took on the reference machine (2 CPU cores, a fresh cache), as measured:
-    # kb orders its queue quick first and says how long each run will take from these, scaled by this
-    # machine's measured speed, until runs of the same preset have been timed here (``kb.evidence.estimates``).
+    # Seconds a run at each preset took on the reference machine (2 CPU cores, a fresh cache), as measured: kb
+    # orders its queue quick first and says how long each run will take from these, scaled by this machine's
+    # measured speed, until runs of the same preset have been timed here (``kb.evidence.estimates``).
     expected_seconds: ClassVar[dict[str, float]] = {}
-    # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say a
-    # claim settled only at that preset would cost (``kb.notes.bindings.settling``).
+    # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say
+    # a claim settled only at that preset would cost (``kb.notes.bindings.settling``).
     gpu_hours: ClassVar[dict[str, float]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -518,10 +531,10 @@ class Analyzer(ABC, Generic[P, R]):
         return frozenset()
 
     def first_use(self, params: P, cache_dir: Path) -> list[tuple[str, float]]:
-        """The one-off costs a run on ``params`` would pay here before its own work, because ``cache_dir`` lacks
-        what they build (a built-in model to train, weights to download): each as (stage name, seconds on the
-        reference machine). The run enters these stages by the same names (``RunContext.enter_stage``); kb adds
-        them to its estimate as their own stages. Default: none."""
+        """The one-off costs a run on ``params`` would pay here before its own work, because ``cache_dir``
+        lacks what they build (a built-in model to train, weights to download): each as (stage name, seconds
+        on the reference machine). The run enters these stages by the same names (``RunContext.enter_stage``);
+        kb adds them to its estimate as their own stages. Default: none."""
         return []
 
     def preflight(self, params: P) -> None:

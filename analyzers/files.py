@@ -207,8 +207,8 @@ def write_unique(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
 
 
 def staging_folder(target: Path, label: str = "partial") -> Path:
-    """A new empty folder beside ``target`` (on its file system, so one rename can put it in ``target``'s place),
-    with the mode a new folder gets under the umask (mkdtemp's 0700 would hide it from the group)."""
+    """A new empty folder beside ``target`` (on its file system, so one rename can put it in ``target``'s
+    place), with the mode a new folder gets under the umask (mkdtemp's 0700 would hide it from the group)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.{label}-"))
     os.chmod(staging, 0o777 & ~_umask())
@@ -229,7 +229,8 @@ def swap_in_folder(staging: Path, target: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_folder(target: Path, label: str = "partial") -> Iterator[Path]:
-    """A staging folder beside ``target`` that replaces it only if the block succeeds (removed if it fails)."""
+    """A staging folder beside ``target`` that replaces it only if the block succeeds (removed if it
+    fails)."""
     staging = staging_folder(target, label)
     try:
         yield staging

@@ -2,11 +2,11 @@
 
 A run must say what it is doing at least every ``RunContext.report_every`` seconds (30 by default): kb's
 displays (``kb demo``, ``kb runs``, the app) show the latest report, with the time left that kb works out
-from the run's progress and its estimate (``kb.evidence.estimates.StagedClock``). A loop of many short iterations
-(training steps, sampler steps, tempering sweeps) calls a ``Reporter`` at every iteration; the reporter
-passes a report on at most three times per interval, so the bound holds for iterations up to two thirds of
-it, and maps the loop's share onto its stage of the run (training from 5 % to 30 %, say), so the fraction
-moves while the stage runs rather than jumping at its end.
+from the run's progress and its estimate (``kb.evidence.estimates.StagedClock``). A loop of many short
+iterations (training steps, sampler steps, tempering sweeps) calls a ``Reporter`` at every iteration; the
+reporter passes a report on at most three times per interval, so the bound holds for iterations up to two
+thirds of it, and maps the loop's share onto its stage of the run (training from 5 % to 30 %, say), so the
+fraction moves while the stage runs rather than jumping at its end.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from analyzers.base import Cancelled
 
-#: The stage of a run's own work (``RunContext.enter_stage``); first-use stages are named by ``first_use_stage``.
+#: The stage of a run's own work (``RunContext.enter_stage``); first-use stages are named by
+#: ``first_use_stage``.
 MAIN_STAGE = "run"
 FIRST_USE = "first use: "
 

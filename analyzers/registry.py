@@ -118,9 +118,11 @@ def declared_commands() -> dict[str, str] | None:
     return declared
 
 
-@functools.cache  # every installed distribution's metadata is read (~30 ms): once per process, as load_all does
+# every installed distribution's metadata is read (~30 ms): once per process, as load_all does
+@functools.cache
 def _has_plugins() -> bool:
-    """Whether an installed distribution declares a ``kb.analyzers`` entry point (read without importing it)."""
+    """Whether an installed distribution declares a ``kb.analyzers`` entry point (read without importing
+    it)."""
     from importlib.metadata import entry_points
 
     return bool(entry_points(group="kb.analyzers"))

@@ -93,25 +93,30 @@ MODELS: dict[str, ModelCard] = {
         ModelCard("hugohrban/progen2-large", "ProGen2", "causal", 32, 2560, 2.7e9, "CodeGenForCausalLM "
                                                                                    "(converted)",
                   True, input_format="progen2", note=_PROGEN_NOTE),
-        ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "EsmForMaskedLM (converted)", True,
+        ModelCard("airkingbd/dplm_150m", "DPLM", "diffusion", 30, 640, 150e6, "EsmForMaskedLM "
+            "(converted)", True,
                   note=_DPLM_NOTE),
-        ModelCard("airkingbd/dplm_650m", "DPLM", "diffusion", 33, 1280, 650e6, "EsmForMaskedLM (converted)", True,
+        ModelCard("airkingbd/dplm_650m", "DPLM", "diffusion", 33, 1280, 650e6, "EsmForMaskedLM "
+            "(converted)", True,
                   note=_DPLM_NOTE),
         ModelCard("airkingbd/dplm_3b", "DPLM", "diffusion", 36, 2560, 3e9, "EsmForMaskedLM (converted)", True,
                   note=_DPLM_NOTE),
         ModelCard("westlake-repl/SaProt_35M_AF2", "SaProt", "masked", 12, 480, 35e6, "EsmForMaskedLM", True,
                   input_format="saprot", note=_SAPROT_NOTE),
-        ModelCard("westlake-repl/SaProt_650M_AF2", "SaProt", "masked", 33, 1280, 650e6, "EsmForMaskedLM", True,
-                  input_format="saprot", note=_SAPROT_NOTE),
+        ModelCard("westlake-repl/SaProt_650M_AF2", "SaProt", "masked", 33, 1280, 650e6, "EsmForMaskedLM",
+                  True, input_format="saprot", note=_SAPROT_NOTE),
         ModelCard("Rostlab/prot_bert", "ProtBERT", "masked", 30, 1024, 420e6, "BertForMaskedLM", True,
                   input_format="spaced",
                   note="post-LN: the residual decomposition is not defined and is reported as such"),
-        ModelCard("biohub/ESMC-300M", "ESM-C", "masked", 30, 960, 300e6, "EsmcForMaskedLM", True, note=_ESMC_NOTE),
+        ModelCard("biohub/ESMC-300M", "ESM-C", "masked", 30, 960, 300e6, "EsmcForMaskedLM", True,
+                  note=_ESMC_NOTE),
         ModelCard("biohub/ESMC-6B", "ESM-C", "masked", 80, 2560, 6e9, "EsmcForMaskedLM", True,
                   note=_ESMC_NOTE + "; ~24 GB in float32, use bfloat16 on a large GPU"),
-        ModelCard("EvolutionaryScale/esmc-300m-2024-12", "ESM-C", "masked", 30, 960, 300e6, "esm package", False,
+        ModelCard("EvolutionaryScale/esmc-300m-2024-12", "ESM-C", "masked", 30, 960, 300e6, "esm "
+            "package", False,
                   _ESMC_WHY),
-        ModelCard("EvolutionaryScale/esmc-600m-2024-12", "ESM-C", "masked", 36, 1152, 600e6, "esm package", False,
+        ModelCard("EvolutionaryScale/esmc-600m-2024-12", "ESM-C", "masked", 36, 1152, 600e6, "esm "
+            "package", False,
                   _ESMC_WHY),
     ]
 }

@@ -236,59 +236,131 @@ def add_models_commands(app: typer.Typer) -> None:
         )
 
 
+# ``kb probe``'s options, named here so the command reads as what it does.
+ModelsOpt = Annotated[
+    list[str],
+    typer.Option(
+        "--model", "-m", help="Hub id, folder, imported or built-in name; repeat to compare models."
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder (replaced atomically).")]
+FastaOpt = Annotated[Path | None, typer.Option(help="FASTA; default: the shipped designed sequences.")]
+DeviceOpt = Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")]
+DtypeOpt = Annotated[str, typer.Option(help="float32, bfloat16 or float16.")]
+BatchSizeOpt = Annotated[int, typer.Option(min=1, help="Sequences per pass.")]
+MaxLengthOpt = Annotated[int | None, typer.Option(min=1, help="Drop sequences longer than this.")]
+MaxSequencesOpt = Annotated[int, typer.Option(min=1, help="Sequences probed.")]
+ReplayTokensOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=0, help="Skip probes: tokens replayed together (default: 1 variant on CPU, 16384 on CUDA)."
+    ),
+]
+SkipsOpt = Annotated[bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")]
+SeedOpt = Annotated[int, typer.Option(help="Seed (masking, built-in training).")]
+NoiseLevelOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Diffusion LMs (DPLM): share of residues masked, t/T at diffusion step t of T=500.",
+    ),
+]
+StructureFastaOpt = Annotated[
+    Path | None, typer.Option(help="SaProt: FASTA of 3Di strings, same record names as the sequences.")
+]
+TrustRemoteCodeOpt = Annotated[bool, typer.Option("--trust-remote-code")]
+SummaryJsonOpt = Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+
+
+def _probe_models(
+    param_sets: list[Any], out: Path, host: CommandHost, home: Path | None, quiet: bool
+) -> tuple[dict[str, Any], dict[str, tuple[str, Any]]]:
+    """Probe each model into its own folder of a staging folder that replaces ``out`` once all are done,
+    with a progress bar per model (none when ``quiet``). Returns the summary written to ``summary.json``
+    and, per model, its folder name and result."""
+    from analyzers.depth import plots
+    from analyzers.depth.compute import probe_one
+    from analyzers.files import json_safe
+
+    summary: dict[str, Any] = {}
+    taken: set[str] = set()
+    with atomic_folder(out) as staging, Progress(
+        TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(), console=err_console, transient=False, disable=quiet,
+    ) as bar:  # fmt: skip
+        results = {}
+        for params in param_sets:
+            slug = _slug(params.model, taken)
+            task = bar.add_task(params.model, total=1.0)
+
+            def progress(fraction: float, message: str, task: Any = task, name: str = params.model) -> None:
+                bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
+
+            context = host.run_context(staging / slug, progress, home=home)
+            result = probe_one(params, context, staging / slug, title=params.model)
+            bar.update(task, completed=1.0, description=f"{params.model}: done")
+            results[params.model] = (slug, result)
+            summary[params.model] = {
+                "folder": slug,
+                **result.model_dump(mode="json", exclude={"layers"}),
+                "artifacts": [f"{slug}/{a}" for a in result.artifacts],
+            }
+            _free_memory()
+        if len(results) > 1:
+            names = plots.write_comparison({m: r.layers for m, (_, r) in results.items()}, staging)
+            summary["comparison_plots"] = names
+        (staging / "summary.json").write_text(json.dumps(json_safe(summary), indent=2), encoding="utf-8")
+    return summary, results
+
+
+def _print_probe_table(out: Path, results: dict[str, tuple[str, Any]]) -> None:
+    """One row per probed model: its depth numbers at a glance."""
+    table = Table(title=f"depth probes -> {out}", header_style="bold cyan")
+    for column in (
+        "model",
+        "layers",
+        "late-half KL share",
+        "late/early skip effect",
+        "erank ratio",
+        "perplexity",
+    ):
+        table.add_column(column)
+    for name, (_, result) in results.items():
+        cells = [
+            result.late_half_kl_drop_fraction,
+            result.late_to_early_skip_effect_ratio,
+            result.erank_ratio,
+            result.baseline_perplexity,
+        ]
+        table.add_row(name, str(result.num_layers), *["" if c is None else f"{c:.3g}" for c in cells])
+    console.print(table)
+
+
 def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
     """``kb probe``: its runs get their cache and offline flag from ``host`` (kb's settings)."""
 
     @app.command("probe")
     def probe(
-        model: Annotated[
-            list[str],
-            typer.Option(
-                "--model", "-m", help="Hub id, folder, imported or built-in name; repeat to compare models."
-            ),
-        ],
-        out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (replaced atomically).")],
-        fasta: Annotated[
-            Path | None, typer.Option(help="FASTA; default: the shipped designed sequences.")
-        ] = None,
-        device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
-        dtype: Annotated[str, typer.Option(help="float32, bfloat16 or float16.")] = "float32",
-        batch_size: Annotated[int, typer.Option(min=1, help="Sequences per pass.")] = 8,
-        max_length: Annotated[
-            int | None, typer.Option(min=1, help="Drop sequences longer than this.")
-        ] = None,
-        max_sequences: Annotated[int, typer.Option(min=1, help="Sequences probed.")] = 16,
-        replay_tokens: Annotated[
-            int | None,
-            typer.Option(
-                min=0,
-                help="Skip probes: tokens replayed together (default: 1 variant on CPU, 16384 on CUDA).",
-            ),
-        ] = None,
-        skips: Annotated[
-            bool, typer.Option("--skips/--no-skips", help="Layer-skip and deletion probes.")
-        ] = True,
-        seed: Annotated[int, typer.Option(help="Seed (masking, built-in training).")] = 0,
-        noise_level: Annotated[
-            float,
-            typer.Option(
-                min=0.0,
-                max=1.0,
-                help="Diffusion LMs (DPLM): share of residues masked, t/T at diffusion step t of T=500.",
-            ),
-        ] = 0.5,
-        structure_fasta: Annotated[
-            Path | None,
-            typer.Option(help="SaProt: FASTA of 3Di strings, same record names as the sequences."),
-        ] = None,
-        trust_remote_code: Annotated[bool, typer.Option("--trust-remote-code")] = False,
-        as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+        model: ModelsOpt,
+        out: OutOpt,
+        fasta: FastaOpt = None,
+        device: DeviceOpt = "cpu",
+        dtype: DtypeOpt = "float32",
+        batch_size: BatchSizeOpt = 8,
+        max_length: MaxLengthOpt = None,
+        max_sequences: MaxSequencesOpt = 16,
+        replay_tokens: ReplayTokensOpt = None,
+        skips: SkipsOpt = True,
+        seed: SeedOpt = 0,
+        noise_level: NoiseLevelOpt = 0.5,
+        structure_fasta: StructureFastaOpt = None,
+        trust_remote_code: TrustRemoteCodeOpt = False,
+        as_json: SummaryJsonOpt = False,
         home: HomeOpt = None,
     ) -> None:
         """Probe one or more PLMs: logit lens, contributions, layer skips and deletion, ranks, attention
         entropy."""
-        from analyzers.depth import plots
-        from analyzers.depth.compute import probe_one
         from analyzers.depth.spec import DepthProbeParams
         from analyzers.files import json_safe
 
@@ -313,60 +385,11 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
                 )
                 for name in model
             ]
-            summary: dict[str, Any] = {}
-            taken: set[str] = set()
-            with atomic_folder(out) as staging, Progress(
-                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                TimeElapsedColumn(), console=err_console, transient=False, disable=as_json,
-            ) as bar:
-                results = {}
-                for params in param_sets:
-                    slug = _slug(params.model, taken)
-                    task = bar.add_task(params.model, total=1.0)
-
-                    def progress(
-                        fraction: float, message: str, task: Any = task, name: str = params.model
-                    ) -> None:
-                        bar.update(task, completed=fraction, description=f"{name}: {message}"[:90])
-
-                    context = host.run_context(staging / slug, progress, home=home)
-                    result = probe_one(params, context, staging / slug, title=params.model)
-                    bar.update(task, completed=1.0, description=f"{params.model}: done")
-                    results[params.model] = (slug, result)
-                    summary[params.model] = {
-                        "folder": slug,
-                        **result.model_dump(mode="json", exclude={"layers"}),
-                        "artifacts": [f"{slug}/{a}" for a in result.artifacts],
-                    }
-                    _free_memory()
-                if len(results) > 1:
-                    names = plots.write_comparison({m: r.layers for m, (_, r) in results.items()}, staging)
-                    summary["comparison_plots"] = names
-                (staging / "summary.json").write_text(
-                    json.dumps(json_safe(summary), indent=2), encoding="utf-8"
-                )
+            summary, results = _probe_models(param_sets, out, host, home, quiet=as_json)
         if as_json:
             sys.stdout.write(json.dumps(json_safe(summary), indent=2) + "\n")
             return
-        table = Table(title=f"depth probes -> {out}", header_style="bold cyan")
-        for column in (
-            "model",
-            "layers",
-            "late-half KL share",
-            "late/early skip effect",
-            "erank ratio",
-            "perplexity",
-        ):
-            table.add_column(column)
-        for name, (_, result) in results.items():
-            cells = [
-                result.late_half_kl_drop_fraction,
-                result.late_to_early_skip_effect_ratio,
-                result.erank_ratio,
-                result.baseline_perplexity,
-            ]
-            table.add_row(name, str(result.num_layers), *["" if c is None else f"{c:.3g}" for c in cells])
-        console.print(table)
+        _print_probe_table(out, results)
 
 
 def _free_memory() -> None:

@@ -184,27 +184,29 @@ FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend"
 def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None,
                          units: int | None = None) -> Precondition:
     """The model learned: its accuracy beats always predicting the most frequent residue of the probed
-    sequences by more than ``interval_quantile(units)`` (t over the ``units`` sequences) standard errors across
-    sequences; with no standard error or fewer than ``MIN_UNITS`` sequences it is unresolved (issue 35: a margin
-    of 2 SE over 8 sequences is a t(7) test at 2, not 2.36)."""
+    sequences by more than ``interval_quantile(units)`` (t over the ``units`` sequences) standard errors
+    across sequences; with no standard error or fewer than ``MIN_UNITS`` sequences it is unresolved (issue 35:
+    a margin of 2 SE over 8 sequences is a t(7) test at 2, not 2.36)."""
     if accuracy is None or not math.isfinite(accuracy):
         return Precondition(name="learned", passed=None, detail="no masked or next-token accuracy measured")
     quantile = interval_quantile(units)
     if quantile is None or stderr is None or not math.isfinite(stderr):
         why = "no standard error" if quantile is not None else too_few_units(units, "sequences")
-        return Precondition(name="learned", passed=None, detail=f"accuracy {accuracy:.4f} vs {unigram:.4f}: {why}")
+        return Precondition(name="learned", passed=None,
+                            detail=f"accuracy {accuracy:.4f} vs {unigram:.4f}: {why}")
     margin = quantile * stderr
     beats = accuracy - unigram > margin
     verb = "learned" if beats else "did not learn"
     return Precondition(name="learned", passed=beats, detail=f"the model {verb} beyond the unigram baseline "
-                        f"(accuracy {accuracy:.4f} vs {unigram:.4f}, t({(units or 0) - 1}) x SE = {margin:.4f} over "
-                        f"{units} sequences)")
+                        f"(accuracy {accuracy:.4f} vs {unigram:.4f}, t({(units or 0) - 1}) x SE = "
+                        f"{margin:.4f} over {units} sequences)")
 
 
 def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tuple[Any, Any]] | None = None,
                  units: int | None = None) -> dict[str, MetricCheck]:
     """Every probe metric rests on the model having learned, and has the jackknife standard error across the
-    ``units`` sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have none."""
+    ``units`` sequences of ``estimates`` (per element for the per-layer lists); the pooled rank metrics have
+    none."""
     estimates = estimates or {}
     accuracy_error = estimates.get("baseline_accuracy", (None, None))[1]
     learned = learned_precondition(
@@ -219,8 +221,9 @@ def probe_checks(accuracy: float | None, unigram: float, estimates: dict[str, tu
         if isinstance(stderr, list):
             checks[name] = MetricCheck(source="sequences", preconditions=[learned], note=n)
             for index, error in enumerate(stderr):
-                checks[f"{name}.{index}"] = MetricCheck(stderr=finite_or_none(error), source="sequences", units=units,
-                                                        note=n)
+                checks[f"{name}.{index}"] = MetricCheck(
+                    stderr=finite_or_none(error), source="sequences", units=units, note=n
+                )
             continue
         note = "pooled over every sequence's tokens: no standard error" if name in POOLED else n
         checks[name] = MetricCheck(stderr=finite_or_none(stderr), source="sequences", units=units,
@@ -282,6 +285,49 @@ def probe_one(params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: s
         )
 
 
+def _model_notes(params: DepthProbeParams, loaded: LoadedModel) -> list[str]:
+    """What the result must say about how this model was probed (post-LN, SaProt without structure,
+    diffusion noise, scaled residuals); a ``ValueError`` for structure tokens a model cannot take."""
+    if params.structure_fasta is not None and loaded.input_format != "saprot":
+        raise ValueError(f"structure_fasta given, but {params.model} takes no structure tokens (SaProt does)")
+    notes = []
+    if not loaded.adapter.pre_ln:
+        notes.append(
+            "post-LN model: the residual decomposition (contributions, sublayer skips) is not defined"
+        )
+    if loaded.input_format == "saprot" and params.structure_fasta is None:
+        notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
+    if loaded.adapter.objective == "diffusion":
+        notes.append(f"diffusion LM probed at noise level {params.noise_level:g} (residues masked with that "
+                     f"probability, diffusion step {round(params.noise_level * 500)} of 500)")
+    if loaded.adapter.residual_scale != 1.0:
+        notes.append(
+            f"residual branches divided by {loaded.adapter.residual_scale:.4g} inside each layer (ESM-C); "
+            "contributions are of the scaled updates the residual stream receives"
+        )
+    return notes
+
+
+def _probe_provenance(
+    params: DepthProbeParams, loaded: LoadedModel, fasta: Path, num_sequences: int
+) -> dict[str, Any]:
+    """The model's provenance with the data, seed and device the probes ran on (a built-in's training too)."""
+    provenance = {
+        **loaded.provenance,
+        "data": str(fasta),
+        "data_hash": file_sha256(fasta),
+        "num_sequences": num_sequences,
+        "seed": params.seed,
+        "python": platform.python_version(),
+        "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
+    }
+    if loaded.resolved.source == "builtin":
+        provenance["training"] = json.loads(
+            (loaded.resolved.folder / "training.json").read_text(encoding="utf-8")
+        )
+    return provenance
+
+
 def _probe_one(
     params: DepthProbeParams, ctx: RunContext, out_dir: Path, title: str, cache: Path
 ) -> DepthProbeResult:
@@ -302,22 +348,7 @@ def _probe_one(
         cache_dir=ctx.cache_dir,
     )
     check_lengths(records, loaded.tokenizer, loaded.input_format, loaded.adapter.max_tokens, params.model)
-    if params.structure_fasta is not None and loaded.input_format != "saprot":
-        raise ValueError(f"structure_fasta given, but {params.model} takes no structure tokens (SaProt does)")
-    if not loaded.adapter.pre_ln:
-        notes.append(
-            "post-LN model: the residual decomposition (contributions, sublayer skips) is not defined"
-        )
-    if loaded.input_format == "saprot" and params.structure_fasta is None:
-        notes.append("SaProt fed residues as '<aa>#' (structure tokens unknown)")
-    if loaded.adapter.objective == "diffusion":
-        notes.append(f"diffusion LM probed at noise level {params.noise_level:g} (residues masked with that "
-                     f"probability, diffusion step {round(params.noise_level * 500)} of 500)")
-    if loaded.adapter.residual_scale != 1.0:
-        notes.append(
-            f"residual branches divided by {loaded.adapter.residual_scale:.4g} inside each layer (ESM-C); "
-            "contributions are of the scaled updates the residual stream receives"
-        )
+    notes += _model_notes(params, loaded)
     options = ProbeOptions(
         top_k=params.top_k, skips=params.skips, sublayer_skips=params.sublayer_skips, future=params.future,
         replay_tokens=params.replay_tokens,
@@ -343,19 +374,7 @@ def _probe_one(
     )
     artifacts = [metrics_path.name, *plots.write_plots(layers, out_dir, title)]
     card = MODELS.get(loaded.resolved.model_id)
-    provenance = {
-        **loaded.provenance,
-        "data": str(fasta),
-        "data_hash": file_sha256(fasta),
-        "num_sequences": len(records),
-        "seed": params.seed,
-        "python": platform.python_version(),
-        "gpu_name": torch.cuda.get_device_name(params.device) if params.device.startswith("cuda") else None,
-    }
-    if loaded.resolved.source == "builtin":
-        provenance["training"] = json.loads(
-            (loaded.resolved.folder / "training.json").read_text(encoding="utf-8")
-        )
+    provenance = _probe_provenance(params, loaded, fasta, len(records))
     parameters = float(loaded.provenance["num_parameters"])
     nan = float("nan")
     ctx.report(1.0, "done")
@@ -363,10 +382,13 @@ def _probe_one(
         model=params.model,
         num_layers=loaded.adapter.num_layers,
         **{name: _metric_value(summary.get(name, nan)) for name in DepthProbe.metrics if name not in FAMILY},
-        checks=probe_checks(summary.get("baseline_accuracy"), unigram_accuracy(records), estimates, len(records)),
+        checks=probe_checks(
+            summary.get("baseline_accuracy"), unigram_accuracy(records), estimates, len(records)
+        ),
         layers=json_safe(layers),
         scale=EvidenceScale(
-            name="custom", parameters=parameters,
+            name="custom",
+            parameters=parameters,
             data=f"{len(records)} sequences from {fasta.name}",
             description=card.family if card else None,
         ),
@@ -386,7 +408,9 @@ def train_first(params: DepthProbeParams, ctx: RunContext) -> RunContext:
     for index, model in enumerate(pending):
         share = ctx.within(0.3 * index / len(pending), 0.3 * (index + 1) / len(pending))
         share.enter_stage(first_use_stage(f"training {model}"))
-        tiny.trained_tiny_esm(model, seed=params.seed, report=share.report, cache=Path(ctx.cache_dir) / "depth")
+        tiny.trained_tiny_esm(
+            model, seed=params.seed, report=share.report, cache=Path(ctx.cache_dir) / "depth"
+        )
     if not pending:
         return ctx
     ctx.enter_stage(MAIN_STAGE)
@@ -394,8 +418,8 @@ def train_first(params: DepthProbeParams, ctx: RunContext) -> RunContext:
 
 
 def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> DepthProbeResult:
-    """``depth.probe``: probe one model (or each of ``models``, one sub-folder each) into ``ctx.out_dir``; each
-    model's report fills its share of the bar, so the bar never moves back at the next model."""
+    """``depth.probe``: probe one model (or each of ``models``, one sub-folder each) into ``ctx.out_dir``;
+    each model's report fills its share of the bar, so the bar never moves back at the next model."""
     ctx = train_first(params, ctx)
     if params.models:
         results = []
@@ -415,8 +439,8 @@ def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> De
 
 
 def family_members(results: list[DepthProbeResult], ratio: str) -> Precondition:
-    """Every checkpoint of a family gives its trend a point: a positive ratio (its log) with a standard error over
-    enough sequences and its own preconditions passed. A member that fails any of these fails the trend's
+    """Every checkpoint of a family gives its trend a point: a positive ratio (its log) with a standard error
+    over enough sequences and its own preconditions passed. A member that fails any of these fails the trend's
     precondition, named, rather than being left out of the slope (issue 35: no silent drops)."""
     bad = []
     for one in results:
@@ -433,7 +457,11 @@ def family_members(results: list[DepthProbeResult], ratio: str) -> Precondition:
         elif failing:
             bad.append(f"{one.model}: " + "; ".join(c.detail or c.name for c in check.preconditions
                                                       if c.passed is not True))
-    detail = ("member left out of the trend: " + "; ".join(bad)) if bad else f"all {len(results)} checkpoints count"
+    detail = (
+        ("member left out of the trend: " + "; ".join(bad))
+        if bad
+        else f"all {len(results)} checkpoints count"
+    )
     return Precondition(name="every member", passed=not bad, detail=detail)
 
 
@@ -452,13 +480,20 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
             checks[f"{name}_by_model.{index}"] = MetricCheck(
                 stderr=own.stderr, source="sequences", units=own.units, preconditions=own.preconditions)
     ratios = [r.late_to_early_skip_effect_ratio for r in results]
-    trend, stderr = family_trend([r.num_layers for r in results], ratios, [r.checks[ratio].stderr for r in results])
+    trend, stderr = family_trend(
+        [r.num_layers for r in results], ratios, [r.checks[ratio].stderr for r in results]
+    )
     points = len(results)
     checks["depth_inefficiency_trend"] = MetricCheck(
-        stderr=stderr, source="checkpoints", units=points, dof=max(points - 2, 0),
-        preconditions=[family_members(results, ratio)], derived_from=[f"{ratio}_by_model"],
-        note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual errors, "
-             "t(checkpoints - 2)")
+        stderr=stderr,
+        source="checkpoints",
+        units=points,
+        dof=max(points - 2, 0),
+        preconditions=[family_members(results, ratio)],
+        derived_from=[f"{ratio}_by_model"],
+        note="weighted least-squares slope over the checkpoints; the larger of the weighted and residual "
+        "errors, t(checkpoints - 2)",
+    )
     parameters = max(r.scale.parameters or 0.0 for r in results)
     return deepest.model_copy(
         update={

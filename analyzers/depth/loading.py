@@ -577,6 +577,79 @@ def _load_converted(folder: Path, architecture: str, config: Any, dtype: torch.d
     return model.to(dtype)
 
 
+def _checked_checkpoint(resolved: ResolvedModel, trust_remote_code: bool) -> tuple[str, str, Any, list[Path]]:
+    """The checkpoint's architecture, the one it loads as, its transformers config and its weight files; a
+    ``ModelError`` for a folder without a config or weights, or an architecture the probes do not support."""
+    folder = resolved.folder
+    if not (folder / "config.json").is_file():
+        raise ModelError(f"{resolved.spec}: {folder} holds no config.json")
+    checkpoint_class = checkpoint_architecture(folder)
+    try:
+        check_supported(checkpoint_class, resolved.spec)
+    except ValueError as error:
+        raise ModelError(str(error)) from error
+    assert checkpoint_class is not None  # check_supported refused None
+    architecture = CONVERTED_ARCHITECTURES.get(checkpoint_class, checkpoint_class)
+    config = _transformers_config(folder, checkpoint_class, trust_remote_code)
+    files = weight_files(folder)
+    if not files:
+        raise ModelError(f"{resolved.spec}: {folder} has no weights (model.safetensors or pytorch_model.bin)")
+    return checkpoint_class, architecture, config, files
+
+
+def _load_weights(
+    resolved: ResolvedModel, checkpoint_class: str, architecture: str, config: Any, safetensors: bool,
+    dtype: str, trust_remote_code: bool, attention: str,
+) -> tuple[Any, Any]:
+    """The model (on the CPU, weight keys checked strictly) and its tokenizer."""
+    folder = resolved.folder
+    from transformers.utils import logging as transformers_logging
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # kb shows its own progress; per-tensor bars are noise
+    try:
+        if checkpoint_class in CONVERTED_ARCHITECTURES:
+            config._attn_implementation = attention
+            loaded = _load_converted(folder, checkpoint_class, config, DTYPES[dtype], resolved.spec)
+        else:
+            loaded, info = _model_class(architecture).from_pretrained(
+                folder,
+                dtype=DTYPES[dtype],
+                attn_implementation=attention,
+                local_files_only=True,
+                trust_remote_code=trust_remote_code,
+                use_safetensors=safetensors,
+                weights_only=True,
+                output_loading_info=True,
+            )
+            problems = {k: v for k, v in info.items()
+                        if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
+            if problems:
+                raise ModelError(f"{resolved.spec}: checkpoint does not match {architecture}: {problems}")
+        tokenizer = load_tokenizer(folder)
+    except OSError as error:
+        raise ModelError(f"{resolved.spec}: cannot load the checkpoint in {folder}: {error}") from error
+    finally:
+        if bars:
+            transformers_logging.enable_progress_bar()
+    # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return loaded, tokenizer
+
+
+def _on_device(loaded: Any, spec: str, device: str, dtype: str) -> Any:
+    """The model moved to ``device`` in eval mode; ``OutOfMemory`` saying what to do when it does not fit."""
+    try:
+        return loaded.to(device).eval()
+    except torch.OutOfMemoryError as error:
+        size = sum(p.numel() * p.element_size() for p in loaded.parameters()) / 2**30
+        raise OutOfMemory(
+            f"{spec} ({size:.1f} GiB of weights in {dtype}) does not fit on {device}: "
+            "use --dtype bfloat16 or a larger GPU"
+        ) from error
+
+
 def load_model(
     model: str | ResolvedModel,
     device: str = "cpu",
@@ -598,59 +671,12 @@ def load_model(
     else:
         resolved = resolve_model(model, allow_download, trust_remote_code, cache_dir)
     folder = resolved.folder
-    if not (folder / "config.json").is_file():
-        raise ModelError(f"{resolved.spec}: {folder} holds no config.json")
-    checkpoint_class = checkpoint_architecture(folder)
-    try:
-        check_supported(checkpoint_class, resolved.spec)
-    except ValueError as error:
-        raise ModelError(str(error)) from error
-    assert checkpoint_class is not None  # check_supported refused None
-    architecture = CONVERTED_ARCHITECTURES.get(checkpoint_class, checkpoint_class)
-    config = _transformers_config(folder, checkpoint_class, trust_remote_code)
-    files = weight_files(folder)
-    if not files:
-        raise ModelError(f"{resolved.spec}: {folder} has no weights (model.safetensors or pytorch_model.bin)")
-    from transformers.utils import logging as transformers_logging
-
-    bars = transformers_logging.is_progress_bar_enabled()
-    transformers_logging.disable_progress_bar()  # kb shows its own progress; per-tensor bars are noise
-    try:
-        if checkpoint_class in CONVERTED_ARCHITECTURES:
-            config._attn_implementation = attention
-            loaded = _load_converted(folder, checkpoint_class, config, DTYPES[dtype], resolved.spec)
-        else:
-            loaded, info = _model_class(architecture).from_pretrained(
-                folder,
-                dtype=DTYPES[dtype],
-                attn_implementation=attention,
-                local_files_only=True,
-                trust_remote_code=trust_remote_code,
-                use_safetensors=files[0].suffix == ".safetensors",
-                weights_only=True,
-                output_loading_info=True,
-            )
-            problems = {k: v for k, v in info.items()
-                        if k in ("missing_keys", "unexpected_keys", "mismatched_keys") and v}
-            if problems:
-                raise ModelError(f"{resolved.spec}: checkpoint does not match {architecture}: {problems}")
-        tokenizer = load_tokenizer(folder)
-    except OSError as error:
-        raise ModelError(f"{resolved.spec}: cannot load the checkpoint in {folder}: {error}") from error
-    finally:
-        if bars:
-            transformers_logging.enable_progress_bar()
-    # GPT-2 tokenizers ship no pad token; padded positions are masked anyway
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    try:
-        loaded = loaded.to(device).eval()
-    except torch.OutOfMemoryError as error:
-        size = sum(p.numel() * p.element_size() for p in loaded.parameters()) / 2**30
-        raise OutOfMemory(
-            f"{resolved.spec} ({size:.1f} GiB of weights in {dtype}) does not fit on {device}: "
-            "use --dtype bfloat16 or a larger GPU"
-        ) from error
+    checkpoint_class, architecture, config, files = _checked_checkpoint(resolved, trust_remote_code)
+    safetensors = files[0].suffix == ".safetensors"
+    loaded, tokenizer = _load_weights(
+        resolved, checkpoint_class, architecture, config, safetensors, dtype, trust_remote_code, attention
+    )
+    loaded = _on_device(loaded, resolved.spec, device, dtype)
     adapter = adapter_for(loaded)
     input_format = input_format_for(tokenizer, architecture)
     if input_format == "saprot":
@@ -668,7 +694,7 @@ def load_model(
         "model_source": resolved.source,
         "model_path": str(folder),
         "weights_hash": weights_hash(folder),
-        "weights_format": "safetensors" if files[0].suffix == ".safetensors" else "pickle (weights_only)",
+        "weights_format": "safetensors" if safetensors else "pickle (weights_only)",
         "architecture": architecture,
         "checkpoint_architecture": checkpoint_class,
         "input_format": input_format,

@@ -47,12 +47,8 @@ def _heatmap(
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
 
 
-def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[str]:
-    """Logit lens, contributions, skip heatmaps and output effects, ranks, entropy, deletion, angular
-    distance; returns the file names written."""
-    written: list[str] = []
-    prefix = f"{title}: " if title else ""
-
+def _plot_logit_lens(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """KL to the output and top-k agreement of the logit lens per residual state."""
     fig, (ax_kl, ax_top) = plt.subplots(1, 2, figsize=(9, 3.5))
     ax_kl.plot(_array(layers["logit_lens_kl"]), marker="o", label="all residues")
     if "logit_lens_kl_masked" in layers:
@@ -65,77 +61,121 @@ def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[
     ax_top.plot(_array(layers["logit_lens_topk"]), marker="s", label="top-k overlap")
     ax_top.set(xlabel="residual state h_l", ylabel="agreement with output", ylim=(0, 1.05))
     ax_top.legend()
-    written += _save(fig, out_dir, "logit_lens")
+    return _save(fig, out_dir, "logit_lens")
 
-    if isinstance(layers.get("contribution"), dict):
-        contribution = layers["contribution"]
-        fig, (ax_norm, ax_cos) = plt.subplots(1, 2, figsize=(9, 3.5))
-        for key, label in (("attn", "||a||/||h||"), ("mlp", "||m||/||h+a||"), ("block", "||a+m||/||h||")):
-            ax_norm.plot(_array(contribution[key]), marker="o", label=label)
-        ax_norm.set(xlabel="layer", ylabel="relative contribution (mean)", title=f"{prefix}contributions")
-        ax_norm.legend()
-        for key, label in (
-            ("cos_attn", "cos(a, h)"),
-            ("cos_mlp", "cos(m, h+a)"),
-            ("cos_res", "cos(h_l+1, h_l)"),
-        ):
-            ax_cos.plot(_array(contribution[key]), marker="o", label=label)
-        ax_cos.set(xlabel="layer", ylabel="cosine", ylim=(-1.05, 1.05))
-        ax_cos.legend()
-        written += _save(fig, out_dir, "contributions")
 
+def _plot_contributions(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Relative norms and cosines of the attention and MLP updates per layer."""
+    if not isinstance(layers.get("contribution"), dict):
+        return []
+    contribution = layers["contribution"]
+    fig, (ax_norm, ax_cos) = plt.subplots(1, 2, figsize=(9, 3.5))
+    for key, label in (("attn", "||a||/||h||"), ("mlp", "||m||/||h+a||"), ("block", "||a+m||/||h||")):
+        ax_norm.plot(_array(contribution[key]), marker="o", label=label)
+    ax_norm.set(xlabel="layer", ylabel="relative contribution (mean)", title=f"{prefix}contributions")
+    ax_norm.legend()
+    for key, label in (
+        ("cos_attn", "cos(a, h)"),
+        ("cos_mlp", "cos(m, h+a)"),
+        ("cos_res", "cos(h_l+1, h_l)"),
+    ):
+        ax_cos.plot(_array(contribution[key]), marker="o", label=label)
+    ax_cos.set(xlabel="layer", ylabel="cosine", ylim=(-1.05, 1.05))
+    ax_cos.legend()
+    return _save(fig, out_dir, "contributions")
+
+
+def _plot_skips(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Skip heatmaps and output effects of each skip variant probed."""
     variants = [(k, t) for k, t in (("skip", "layer skipped"), ("skip_attn", "attention only"),
                                     ("skip_mlp", "MLP only"), ("future", "future effect (pos < t)"))
                 if f"{k}_heatmap" in layers]
-    if variants:
-        fig, axes = plt.subplots(1, len(variants), figsize=(4.2 * len(variants), 3.8), squeeze=False)
-        for ax, (key, label) in zip(axes[0], variants, strict=True):
-            _heatmap(ax, fig, layers[f"{key}_heatmap"], f"{prefix}{label}")
-        written += _save(fig, out_dir, "skip_heatmap")
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        for key, label in variants:
-            ax.plot(_array(layers[f"{key}_output_effect"]), marker="o", label=label)
-        ax.set(
-            xlabel="skipped layer",
-            ylabel="||softmax(z) - softmax(z')||",
-            title=f"{prefix}effect on the output",
-        )
-        ax.legend()
-        written += _save(fig, out_dir, "skip_output_effect")
+    if not variants:
+        return []
+    fig, axes = plt.subplots(1, len(variants), figsize=(4.2 * len(variants), 3.8), squeeze=False)
+    for ax, (key, label) in zip(axes[0], variants, strict=True):
+        _heatmap(ax, fig, layers[f"{key}_heatmap"], f"{prefix}{label}")
+    written = _save(fig, out_dir, "skip_heatmap")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for key, label in variants:
+        ax.plot(_array(layers[f"{key}_output_effect"]), marker="o", label=label)
+    ax.set(
+        xlabel="skipped layer",
+        ylabel="||softmax(z) - softmax(z')||",
+        title=f"{prefix}effect on the output",
+    )
+    ax.legend()
+    return written + _save(fig, out_dir, "skip_output_effect")
 
+
+def _plot_ranks(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Effective and stable rank of the token representations per residual state."""
     fig, ax = plt.subplots(figsize=(5, 3.5))
     ax.plot(_array(layers["erank"]), marker="o", label="effective rank (Roy & Vetterli)")
     ax.plot(_array(layers["stable_rank"]), marker="s", label="stable rank ||X||_F^2/||X||_2^2")
     ax.set(xlabel="residual state h_l", ylabel="rank", title=f"{prefix}ranks of token representations")
     ax.legend()
-    written += _save(fig, out_dir, "ranks")
+    return _save(fig, out_dir, "ranks")
 
-    if layers.get("attention_entropy"):
-        fig, (ax_map, ax_mean) = plt.subplots(1, 2, figsize=(9, 3.5))
-        entropy = np.array(layers["attention_entropy"], dtype=float)  # (layers, heads)
-        image = ax_map.imshow(entropy.T, aspect="auto", cmap="magma", origin="lower", vmin=0, vmax=1)
-        ax_map.set(xlabel="layer", ylabel="head", title=f"{prefix}attention entropy / log(keys)")
-        fig.colorbar(image, ax=ax_map)
-        ax_mean.plot(_array(layers["attention_entropy_mean"]), marker="o")
-        ax_mean.set(xlabel="layer", ylabel="mean normalised entropy", ylim=(0, 1.05))
-        written += _save(fig, out_dir, "attention_entropy")
 
-    if "deletion_perplexity" in layers:
-        fig, (ax_ppl, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
-        ax_ppl.bar(range(layers["num_layers"]), _array(layers["deletion_perplexity"]))
-        ax_ppl.axhline(layers["baseline_perplexity"], color="k", linestyle="--", label="no layer deleted")
-        ax_ppl.set(xlabel="deleted layer", ylabel="perplexity",
-                   title=f"{prefix}layer deletion ({layers['evaluation']})")
-        ax_ppl.legend()
-        ax_acc.bar(range(layers["num_layers"]), _array(layers["deletion_accuracy"]))
-        ax_acc.axhline(layers["baseline_accuracy"], color="k", linestyle="--")
-        ax_acc.set(xlabel="deleted layer", ylabel="accuracy")
-        written += _save(fig, out_dir, "deletion")
+def _plot_attention_entropy(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Normalised attention entropy per layer and head, and its mean per layer."""
+    if not layers.get("attention_entropy"):
+        return []
+    fig, (ax_map, ax_mean) = plt.subplots(1, 2, figsize=(9, 3.5))
+    entropy = np.array(layers["attention_entropy"], dtype=float)  # (layers, heads)
+    image = ax_map.imshow(entropy.T, aspect="auto", cmap="magma", origin="lower", vmin=0, vmax=1)
+    ax_map.set(xlabel="layer", ylabel="head", title=f"{prefix}attention entropy / log(keys)")
+    fig.colorbar(image, ax=ax_map)
+    ax_mean.plot(_array(layers["attention_entropy_mean"]), marker="o")
+    ax_mean.set(xlabel="layer", ylabel="mean normalised entropy", ylim=(0, 1.05))
+    return _save(fig, out_dir, "attention_entropy")
 
-    if layers.get("angular_distance"):
-        fig, ax = plt.subplots(figsize=(4.8, 4))
-        _heatmap(ax, fig, layers["angular_distance"], f"{prefix}angular distance", "state h_m", "state h_l")
-        written += _save(fig, out_dir, "angular_distance")
+
+def _plot_deletion(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Perplexity and accuracy with each layer deleted."""
+    if "deletion_perplexity" not in layers:
+        return []
+    fig, (ax_ppl, ax_acc) = plt.subplots(1, 2, figsize=(9, 3.5))
+    ax_ppl.bar(range(layers["num_layers"]), _array(layers["deletion_perplexity"]))
+    ax_ppl.axhline(layers["baseline_perplexity"], color="k", linestyle="--", label="no layer deleted")
+    ax_ppl.set(xlabel="deleted layer", ylabel="perplexity",
+               title=f"{prefix}layer deletion ({layers['evaluation']})")
+    ax_ppl.legend()
+    ax_acc.bar(range(layers["num_layers"]), _array(layers["deletion_accuracy"]))
+    ax_acc.axhline(layers["baseline_accuracy"], color="k", linestyle="--")
+    ax_acc.set(xlabel="deleted layer", ylabel="accuracy")
+    return _save(fig, out_dir, "deletion")
+
+
+def _plot_angular_distance(layers: dict[str, Any], out_dir: Path, prefix: str) -> list[str]:
+    """Angular distance between every two residual states."""
+    if not layers.get("angular_distance"):
+        return []
+    fig, ax = plt.subplots(figsize=(4.8, 4))
+    _heatmap(ax, fig, layers["angular_distance"], f"{prefix}angular distance", "state h_m", "state h_l")
+    return _save(fig, out_dir, "angular_distance")
+
+
+#: The figures ``write_plots`` draws, in order; each draws nothing where the probes measured nothing.
+_PLOTS = (
+    _plot_logit_lens,
+    _plot_contributions,
+    _plot_skips,
+    _plot_ranks,
+    _plot_attention_entropy,
+    _plot_deletion,
+    _plot_angular_distance,
+)
+
+
+def write_plots(layers: dict[str, Any], out_dir: Path, title: str = "") -> list[str]:
+    """Logit lens, contributions, skip heatmaps and output effects, ranks, entropy, deletion, angular
+    distance; returns the file names written."""
+    prefix = f"{title}: " if title else ""
+    written: list[str] = []
+    for plot in _PLOTS:
+        written += plot(layers, out_dir, prefix)
     return written
 
 

@@ -299,7 +299,8 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
 
     def first_use(self, params: DepthProbeParams, cache_dir: Path) -> list[tuple[str, float]]:
-        """Training each built-in model the run probes that ``cache_dir`` does not hold yet (``untrained``)."""
+        """Training each built-in model the run probes that ``cache_dir`` does not hold yet
+        (``untrained``)."""
         return [(first_use_stage(f"training {model}"), TRAIN_SECONDS[model])
                 for model in untrained(params, cache_dir)]
 
@@ -550,10 +551,10 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
             "sublayer_skips": True,
         },
     }
-    # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from
-    # the preset's size (h100_sweep_seconds): 5 depths x 198,365 steps x 1.7 s = 1.7e6 s, about 20 days
-    # (gpu_hours: the same figure in hours, so every surface quotes one cost). Where past runs of it were timed,
-    # kb.evidence.estimates uses those instead.
+    # 'paper' runs on CUDA only, so there is no 2-core time to measure: its estimate is one H100's, from the
+    # preset's size (h100_sweep_seconds): 5 depths x 198,365 steps x 1.7 s = 1.7e6 s, about 20 days
+    # (gpu_hours: the same figure in hours, so every surface quotes one cost). Where past runs of it were
+    # timed, kb.evidence.estimates uses those instead.
     expected_seconds = {"paper": h100_sweep_seconds(scales["paper"])}
     gpu_hours = {"paper": float(round(h100_sweep_seconds(scales["paper"]) / 3600))}
 

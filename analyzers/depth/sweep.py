@@ -27,6 +27,7 @@ import json
 import math
 import platform
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -153,11 +154,18 @@ def inefficiency_trend(depths: list[int], ratios: list[float | None]) -> float |
 
 
 def trend_members(depths: list[int], ratios: list[float | None]) -> Precondition:
-    """Every depth gives the trend a point: a finite, positive late/early ratio (its log). A depth whose ratio is
-    missing or not positive fails it, named, rather than being left out of the slope."""
-    bad = [f"{d} layers ({'no ratio' if r is None or not math.isfinite(r) else f'ratio {r:.3g}: log undefined'})"
-           for d, r in zip(depths, ratios, strict=True) if r is None or not math.isfinite(r) or r <= 0]
-    detail = ("member left out of the trend: " + "; ".join(bad)) if bad else f"all {len(depths)} depths have a ratio"
+    """Every depth gives the trend a point: a finite, positive late/early ratio (its log). A depth whose ratio
+    is missing or not positive fails it, named, rather than being left out of the slope."""
+    bad = [
+        f"{d} layers ({'no ratio' if r is None or not math.isfinite(r) else f'ratio {r:.3g}: log undefined'})"
+        for d, r in zip(depths, ratios, strict=True)
+        if r is None or not math.isfinite(r) or r <= 0
+    ]
+    detail = (
+        ("member left out of the trend: " + "; ".join(bad))
+        if bad
+        else f"all {len(depths)} depths have a ratio"
+    )
     return Precondition(name="every member", passed=not bad, detail=detail)
 
 
@@ -222,9 +230,12 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
         log_error = ratio_stderr(score.nll_sums, score.counts)
         validation = len(score.counts)
         checks[f"val_perplexity_by_depth.{index}"] = MetricCheck(
-            stderr=row["val_perplexity"] * log_error if math.isfinite(log_error) else None, source="sequences",
-            units=validation, preconditions=conditions,
-            note="ratio-estimator standard error over validation sequences")
+            stderr=row["val_perplexity"] * log_error if math.isfinite(log_error) else None,
+            source="sequences",
+            units=validation,
+            preconditions=conditions,
+            note="ratio-estimator standard error over validation sequences",
+        )
         accuracy_error = ratio_stderr([float(c) for c in score.correct], score.counts)
         checks[f"masked_accuracy_by_depth.{index}"] = MetricCheck(
             stderr=accuracy_error if math.isfinite(accuracy_error) else None, source="sequences",
@@ -242,9 +253,9 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
     best = order[0]
     paired = len(scores[best].counts)
-    # a depth is told apart from the best by the paired t test over the validation sequences (t(n - 1)); the best
-    # of k needs all k - 1 comparisons, each Bonferroni-corrected: uncorrected, a tie is resolved one run in twenty,
-    # the power rule's whole error budget (analyzers/depth/README.md, Power)
+    # a depth is told apart from the best by the paired t test over the validation sequences (t(n - 1)); the
+    # best of k needs all k - 1 comparisons, each Bonferroni-corrected: uncorrected, a tie is resolved one run
+    # in twenty, the power rule's whole error budget (analyzers/depth/README.md, Power)
     needed = interval_quantile(paired, comparisons=len(rows) - 1) or math.inf
     tied = [best] + [i for i in order[1:] if not paired_z(scores[best], scores[i]) >= max(MIN_Z, needed)]
     tied_depths = sorted(depths[i] for i in tied)
@@ -254,8 +265,13 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     checks["best_depth"] = MetricCheck(interval=(tied_depths[0], tied_depths[-1]), source="sequences",
                                        units=paired, preconditions=every, note=note)
     interior = [min(depths) < d < max(depths) for d in tied_depths]
-    checks["best_depth_is_interior"] = MetricCheck(interval=truth_interval(all(interior), not any(interior)),
-                                                   source="sequences", units=paired, preconditions=every, note=note)
+    checks["best_depth_is_interior"] = MetricCheck(
+        interval=truth_interval(all(interior), not any(interior)),
+        source="sequences",
+        units=paired,
+        preconditions=every,
+        note=note,
+    )
     checks["deepest_perplexity_rise"] = MetricCheck(
         stderr=deepest_rise(scores)[1], source="sequences", units=len(scores[-1].counts), preconditions=every,
         derived_from=["val_perplexity_by_depth"],
@@ -422,17 +438,7 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
     unigram = unigram_accuracy(val)
     resume = ctx.checkpoint_dir
     if resume is not None:
-        resume.mkdir(parents=True, exist_ok=True)
-        fingerprint = _fingerprint(params, corpus)
-        marker = resume / "sweep.json"
-        if (
-            marker.is_file()
-            and json.loads(marker.read_text(encoding="utf-8")).get("fingerprint") != fingerprint
-        ):
-            notes.append("checkpoints of a sweep with other parameters were found and discarded")
-            for old in resume.glob("depth-*"):
-                shutil.rmtree(old)
-        atomic_write_bytes(marker, json.dumps({"fingerprint": fingerprint}).encode("utf-8"))
+        notes += _prepare_resume(resume, _fingerprint(params, corpus))
     rows: list[dict[str, Any]] = []
     scores: list[TokenScores] = []
     share = 1.0 / len(params.depths)
@@ -455,75 +461,98 @@ def run_sweep(params: DepthSweepParams, ctx: RunContext, scale_name: str) -> Dep
             save_esm_tokenizer(target)
             del model
             report(0.85, f"val perplexity {final.perplexity:.3f}; probing")
-            loaded = load_model(ResolvedModel(f"sweep-depth-{depth}", target, "trained"), params.device)
-            layers = probe_model(
-                loaded,
-                [r for r in val if len(r.sequence) <= params.max_residues][: params.probe_sequences],
-                ProbeOptions(sublayer_skips=params.sublayer_skips),
-                params.probe_batch_size,
-                0.15,
-                params.seed,
-                lambda f, m: report(0.85 + 0.15 * f, m),
-            )
-            layers.pop("notes", None)
-            estimates = probe_estimates(layers.pop("per_sequence"), depth)
-            width, intermediate = shape
-            converged, why, improvement = convergence(
-                curves["val_loss"],
-                final.accuracy,
-                unigram,
-                params.convergence_window,
-                params.convergence_tolerance,
-            )
-            parameters = count_parameters(depth, width, width // params.head_size, intermediate)
-            tail = curves["train_loss"][-max(1, len(curves["train_loss"]) // 10) :]
-            row = json_safe(
-                {
-                    "depth": depth,
-                    "width": width,
-                    "heads": width // params.head_size,
-                    "intermediate": intermediate,
-                    "parameters": parameters,
-                    "tokens_per_parameter": curves["tokens_seen"] / parameters,
-                    "train_loss": sum(tail) / len(tail),
-                    "val_perplexity": final.perplexity,
-                    "masked_accuracy": final.accuracy,
-                    "converged": converged,
-                    "convergence": why,
-                    "val_loss_improvement": improvement,
-                    "curves": curves,
-                    "scores": {"nll_sums": final.nll_sums, "correct": final.correct, "counts": final.counts},
-                    **summarize(layers),
-                    "layers": layers,
-                    "weights_hash": loaded.provenance["weights_hash"],
-                    "probe_stderr": {name: error for name, (_, error) in estimates.items()},
-                }
-            )
+            row = _probe_depth(params, target, val, unigram, depth, shape, curves, final, report)
             if folder is not None:
-                _copy_folder_atomic(target, folder / "model")
-                atomic_write_bytes(folder / "done.json", json.dumps(row).encode("utf-8"))
-                for old in folder.glob("state-*.safetensors"):
-                    old.unlink()
-                (folder / MaskedLMTrainer.STATE).unlink(missing_ok=True)
+                _keep_depth(folder, target, row)
                 ctx.checkpoint_saved()
         rows.append(row)
         scores.append(TokenScores(**row["scores"]))
     return _result(params, ctx, scale_name, corpus, rows, scores, unigram, steps, val, notes)
 
 
-def _result(
-    params: DepthSweepParams, ctx: RunContext, scale_name: str, corpus: Path, rows: list[dict[str, Any]],
-    scores: list[TokenScores], unigram: float, steps: int, val: list[Record], notes: list[str],
-) -> DepthSweepResult:
-    """The verdict across depths, files and the typed result."""
+def _prepare_resume(resume: Path, fingerprint: str) -> list[str]:
+    """Mark the checkpoint folder with this sweep's fingerprint, discarding the depths a sweep with other
+    parameters left there; the note saying so, if it did."""
+    resume.mkdir(parents=True, exist_ok=True)
+    marker = resume / "sweep.json"
+    notes = []
+    if marker.is_file() and json.loads(marker.read_text(encoding="utf-8")).get("fingerprint") != fingerprint:
+        notes.append("checkpoints of a sweep with other parameters were found and discarded")
+        for old in resume.glob("depth-*"):
+            shutil.rmtree(old)
+    atomic_write_bytes(marker, json.dumps({"fingerprint": fingerprint}).encode("utf-8"))
+    return notes
 
-    def column(key: str) -> list[float | None]:
-        return [finite_or_none(row.get(key)) for row in rows]
 
-    parameters = [row["parameters"] for row in rows]
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
-    best, runner_up = order[0], order[1]
-    z = paired_z(scores[best], scores[runner_up])
+def _probe_depth(
+    params: DepthSweepParams, target: Path, val: list[Record], unigram: float, depth: int,
+    shape: tuple[int, int], curves: dict[str, Any], final: TokenScores, report: Callable[[float, str], None],
+) -> dict[str, Any]:
+    """Probe the model trained at ``depth`` (saved in ``target``) and judge its convergence: its row of the
+    sweep (sizes, training, validation scores, probe numbers and their standard errors)."""
+    loaded = load_model(ResolvedModel(f"sweep-depth-{depth}", target, "trained"), params.device)
+    layers = probe_model(
+        loaded,
+        [r for r in val if len(r.sequence) <= params.max_residues][: params.probe_sequences],
+        ProbeOptions(sublayer_skips=params.sublayer_skips),
+        params.probe_batch_size,
+        0.15,
+        params.seed,
+        lambda f, m: report(0.85 + 0.15 * f, m),
+    )
+    layers.pop("notes", None)
+    estimates = probe_estimates(layers.pop("per_sequence"), depth)
+    width, intermediate = shape
+    converged, why, improvement = convergence(
+        curves["val_loss"],
+        final.accuracy,
+        unigram,
+        params.convergence_window,
+        params.convergence_tolerance,
+    )
+    parameters = count_parameters(depth, width, width // params.head_size, intermediate)
+    tail = curves["train_loss"][-max(1, len(curves["train_loss"]) // 10) :]
+    row: dict[str, Any] = json_safe(
+        {
+            "depth": depth,
+            "width": width,
+            "heads": width // params.head_size,
+            "intermediate": intermediate,
+            "parameters": parameters,
+            "tokens_per_parameter": curves["tokens_seen"] / parameters,
+            "train_loss": sum(tail) / len(tail),
+            "val_perplexity": final.perplexity,
+            "masked_accuracy": final.accuracy,
+            "converged": converged,
+            "convergence": why,
+            "val_loss_improvement": improvement,
+            "curves": curves,
+            "scores": {"nll_sums": final.nll_sums, "correct": final.correct, "counts": final.counts},
+            **summarize(layers),
+            "layers": layers,
+            "weights_hash": loaded.provenance["weights_hash"],
+            "probe_stderr": {name: error for name, (_, error) in estimates.items()},
+        }
+    )
+    return row
+
+
+def _keep_depth(folder: Path, target: Path, row: dict[str, Any]) -> None:
+    """Checkpoint a finished depth: its model and row, in place of its training state."""
+    _copy_folder_atomic(target, folder / "model")
+    atomic_write_bytes(folder / "done.json", json.dumps(row).encode("utf-8"))
+    for old in folder.glob("state-*.safetensors"):
+        old.unlink()
+    (folder / MaskedLMTrainer.STATE).unlink(missing_ok=True)
+
+
+def _column(rows: list[dict[str, Any]], key: str) -> list[float | None]:
+    """One metric across depths, non-finite values as None."""
+    return [finite_or_none(row.get(key)) for row in rows]
+
+
+def _learning_curves(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each depth's learning curves for the result: the training loss averaged down, the validation loss."""
     curves = []
     for row in rows:
         train, block = _downsample(row["curves"]["train_loss"])
@@ -535,6 +564,19 @@ def _result(
                 "val_loss": row["curves"]["val_loss"],
             }
         )
+    return curves
+
+
+def _sweep_summary(
+    params: DepthSweepParams, rows: list[dict[str, Any]], scores: list[TokenScores], unigram: float,
+    steps: int,
+) -> dict[str, Any]:
+    """The result's numbers across depths: sizes, training, perplexities, the depth probes per depth, the best
+    depth and how surely it beats the runner-up, and the trend of the late layers' use with depth."""
+    parameters = [row["parameters"] for row in rows]
+    order = sorted(range(len(rows)), key=lambda i: rows[i]["val_perplexity"])
+    best, runner_up = order[0], order[1]
+    z = paired_z(scores[best], scores[runner_up])
     summary: dict[str, Any] = {
         "depths": params.depths,
         "widths_by_depth": [row["width"] for row in rows],
@@ -545,8 +587,8 @@ def _result(
         "steps": steps,
         "tokens_per_parameter_by_depth": [row["tokens_per_parameter"] for row in rows],
         "train_loss_by_depth": [row["train_loss"] for row in rows],
-        "learning_curves_by_depth": curves,
-        "val_loss_improvement_by_depth": column("val_loss_improvement"),
+        "learning_curves_by_depth": _learning_curves(rows),
+        "val_loss_improvement_by_depth": _column(rows, "val_loss_improvement"),
         "converged_by_depth": [row["converged"] for row in rows],
         "convergence_by_depth": [row["convergence"] for row in rows],
         "unigram_accuracy": unigram,
@@ -556,26 +598,26 @@ def _result(
         "masked_accuracy_by_depth": [row["masked_accuracy"] for row in rows],
         "best_depth": rows[best]["depth"],
         "best_depth_is_interior": min(params.depths) < rows[best]["depth"] < max(params.depths),
-        "late_half_kl_drop_fraction_by_depth": column("late_half_kl_drop_fraction"),
-        "late_to_early_skip_effect_ratio_by_depth": column("late_to_early_skip_effect_ratio"),
-        "late_half_effect_on_later_layers_by_depth": column("late_half_effect_on_later_layers"),
-        "erank_ratio_by_depth": column("erank_ratio"),
-        "stable_rank_ratio_by_depth": column("stable_rank_ratio"),
-        "attention_entropy_last_over_first_by_depth": column("attention_entropy_last_over_first"),
+        "late_half_kl_drop_fraction_by_depth": _column(rows, "late_half_kl_drop_fraction"),
+        "late_to_early_skip_effect_ratio_by_depth": _column(rows, "late_to_early_skip_effect_ratio"),
+        "late_half_effect_on_later_layers_by_depth": _column(rows, "late_half_effect_on_later_layers"),
+        "erank_ratio_by_depth": _column(rows, "erank_ratio"),
+        "stable_rank_ratio_by_depth": _column(rows, "stable_rank_ratio"),
+        "attention_entropy_last_over_first_by_depth": _column(rows, "attention_entropy_last_over_first"),
     }
     summary["depth_inefficiency_trend"] = inefficiency_trend(
         params.depths, summary["late_to_early_skip_effect_ratio_by_depth"]
     )
     summary["deepest_perplexity_rise"] = deepest_rise(scores)[0]
-    # While one depth is still learning, comparing depths measures how fast each optimises at this budget, not
-    # what depth is worth (the best depth moved from 2 to 8 between 400 and 1,600 steps in issue 13): every
-    # comparison rests on every depth's convergence.
-    checks = sweep_checks(
-        params.depths, rows, scores, unigram, summary["late_to_early_skip_effect_ratio_by_depth"]
-    )
+    return summary
+
+
+def _write_sweep_files(
+    out_dir: Path, summary: dict[str, Any], checks: dict[str, Any], rows: list[dict[str, Any]]
+) -> list[str]:
+    """``sweep_metrics.json``, ``curves.json`` and the plots; the artifacts' names, checkpoints included."""
     per_depth_layers = {row["depth"]: row["layers"] for row in rows}
-    solved = {row["depth"]: (row["width"], row["intermediate"]) for row in rows}
-    metrics_path = ctx.out_dir / "sweep_metrics.json"
+    metrics_path = out_dir / "sweep_metrics.json"
     slim = [{k: v for k, v in row.items() if k not in ("layers", "curves", "scores")} for row in rows]
     metrics_path.write_text(
         json.dumps(
@@ -592,14 +634,33 @@ def _result(
         ),
         encoding="utf-8",
     )
-    curves_path = ctx.out_dir / "curves.json"
+    curves_path = out_dir / "curves.json"
     curves_path.write_text(json.dumps({row["depth"]: row["curves"] for row in rows}), encoding="utf-8")
     artifacts = [metrics_path.name, curves_path.name]
-    artifacts += plots.write_sweep_plots(summary, per_depth_layers, ctx.out_dir)
-    artifacts += write_learning_curves(rows, summary["convergence_rule"], ctx.out_dir)
-    artifacts += sorted(str(p.relative_to(ctx.out_dir)) for p in (ctx.out_dir / "checkpoints").rglob("*")
-                        if p.is_file())
+    artifacts += plots.write_sweep_plots(summary, per_depth_layers, out_dir)
+    artifacts += write_learning_curves(rows, summary["convergence_rule"], out_dir)
+    artifacts += sorted(
+        str(p.relative_to(out_dir)) for p in (out_dir / "checkpoints").rglob("*") if p.is_file()
+    )
+    return artifacts
+
+
+def _result(
+    params: DepthSweepParams, ctx: RunContext, scale_name: str, corpus: Path, rows: list[dict[str, Any]],
+    scores: list[TokenScores], unigram: float, steps: int, val: list[Record], notes: list[str],
+) -> DepthSweepResult:
+    """The verdict across depths, files and the typed result."""
+    summary = _sweep_summary(params, rows, scores, unigram, steps)
+    # While one depth is still learning, comparing depths measures how fast each optimises at this budget, not
+    # what depth is worth (the best depth moved from 2 to 8 between 400 and 1,600 steps in issue 13): every
+    # comparison rests on every depth's convergence.
+    checks = sweep_checks(
+        params.depths, rows, scores, unigram, summary["late_to_early_skip_effect_ratio_by_depth"]
+    )
+    artifacts = _write_sweep_files(ctx.out_dir, summary, checks, rows)
     ctx.report(1.0, "done")
+    parameters = summary["parameters_by_depth"]
+    solved = {row["depth"]: (row["width"], row["intermediate"]) for row in rows}
     return DepthSweepResult(
         **summary,
         checks=checks,

@@ -290,57 +290,68 @@ def _worker(task: TemperatureTask, queue: Any, stop: Any) -> dict[str, Any]:
     )  # fmt: skip
 
 
-def run_temperatures(
-    tasks: list[TemperatureTask],
-    workers: int,
-    report: Callable[[float, str], None],
-    on_checkpoint: Callable[[], None] = lambda: None,
-    batched: bool = False,
-    step_capture: str = "auto",
+class _StepTally:
+    """The steps each task has done, reported as one fraction of all tasks' steps with the last message."""
+
+    def __init__(self, tasks: list[TemperatureTask], report: Callable[[float, str], None]) -> None:
+        self.total = sum(t.settings.steps for t in tasks) or 1
+        self.done: dict[int, int] = {}
+        self.latest = "sampling"  # the last step a worker announced: what the periodic report repeats
+        self.report = report
+
+    def note(self, index: int, steps: int, message: str) -> None:
+        """Task ``index`` has done ``steps`` steps."""
+        self.done[index] = steps
+        self.latest = message
+        self.report(sum(self.done.values()) / self.total, message)
+
+    def repeat(self) -> None:
+        """Report again (where the report is how a cancel gets in)."""
+        self.report(sum(self.done.values()) / self.total, self.latest)
+
+
+def _run_batched(
+    tasks: list[TemperatureTask], tally: _StepTally, on_checkpoint: Callable[[], None], step_capture: str
 ) -> list[dict[str, Any]]:
-    """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
-    ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
-    after every checkpoint a task wrote. ``batched``: every start and temperature of each model run as
-    replicas of one batch in this process (``run_replicas``; for a GPU), its step run as ``step_capture``
-    says (``integrator``). Returns the records in task order."""
-    total = sum(t.settings.steps for t in tasks) or 1
-    done: dict[int, int] = {}
-    latest = ["sampling"]  # the last step a worker announced: what the periodic report repeats
+    """Every chain of the experiment in one loop, each model's chains in one batched step."""
+    groups: dict[str, list[TemperatureTask]] = {}
+    for task in tasks:
+        groups.setdefault(task.name.split("@")[0], []).append(task)
+    shapes = []  # 'transformer: 10 chains (2 start(s) x 5 temperatures)'
+    for name, members in groups.items():
+        starts = len({task.name for task in members})
+        shapes.append(f"{name}: {len(members)} chains ({starts} start(s) x {len(members) // starts} "
+                      "temperatures)")  # fmt: skip
 
-    def note(index: int, steps: int, message: str) -> None:
-        done[index] = steps
-        latest[0] = message
-        report(sum(done.values()) / total, message)
+    def batch_progress(done_steps: int, steps: int) -> None:
+        for index in range(len(tasks)):
+            tally.done[index] = done_steps
+        tally.report(
+            sum(tally.done.values()) / tally.total, f"{'; '.join(shapes)}, step {done_steps}/{steps}"
+        )
 
-    if batched:  # every chain of the experiment in one loop, each model's chains in one batched step
+    return run_chain_groups(tasks, batch_progress, on_checkpoint=on_checkpoint, step_capture=step_capture)
 
-        groups: dict[str, list[TemperatureTask]] = {}
-        for task in tasks:
-            groups.setdefault(task.name.split("@")[0], []).append(task)
-        shapes = []  # 'transformer: 10 chains (2 start(s) x 5 temperatures)'
-        for name, members in groups.items():
-            starts = len({task.name for task in members})
-            shapes.append(f"{name}: {len(members)} chains ({starts} start(s) x {len(members) // starts} "
-                          "temperatures)")  # fmt: skip
 
-        def batch_progress(done_steps: int, steps: int) -> None:
-            for index in range(len(tasks)):
-                done[index] = done_steps
-            report(sum(done.values()) / total, f"{'; '.join(shapes)}, step {done_steps}/{steps}")
+def _run_serial(
+    tasks: list[TemperatureTask], tally: _StepTally, on_checkpoint: Callable[[], None]
+) -> list[dict[str, Any]]:
+    """Every task in turn in this process."""
+    results = []
+    for index, task in enumerate(tasks):
 
-        return run_chain_groups(tasks, batch_progress, on_checkpoint=on_checkpoint, step_capture=step_capture)
+        def progress(done_steps: int, steps: int, index: int = index, task: TemperatureTask = task) -> None:
+            tally.note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
 
-    if workers <= 1 or len(tasks) <= 1:
-        results = []
-        for index, task in enumerate(tasks):
+        results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
+    return results
 
-            def progress(
-                done_steps: int, steps: int, index: int = index, task: TemperatureTask = task
-            ) -> None:
-                note(index, done_steps, f"{task.name} T={task.temperature:g}: step {done_steps}/{steps}")
 
-            results.append(run_temperature(task, progress, on_checkpoint=on_checkpoint))
-        return results
+def _run_in_processes(
+    tasks: list[TemperatureTask], workers: int, tally: _StepTally, on_checkpoint: Callable[[], None]
+) -> list[dict[str, Any]]:
+    """The tasks in ``workers`` spawned processes, their steps and checkpoints relayed through a queue; an
+    error or a cancel here stops them all."""
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         queue, stop = manager.Queue(), manager.Event()
@@ -357,12 +368,12 @@ def run_temperatures(
                             on_checkpoint()
                             continue
                         name, temperature, steps, count = message
-                        note(
+                        tally.note(
                             index_of[(name, temperature)],
                             steps,
                             f"{name} T={temperature:g}: step {steps}/{count}",
                         )
-                    report(sum(done.values()) / total, latest[0])
+                    tally.repeat()
                     for future in finished:
                         future.result()  # re-raise a worker's error here
             except BaseException:
@@ -371,3 +382,24 @@ def run_temperatures(
                     future.cancel()
                 raise
             return [future.result() for future in sorted(futures, key=lambda future: futures[future])]
+
+
+def run_temperatures(
+    tasks: list[TemperatureTask],
+    workers: int,
+    report: Callable[[float, str], None],
+    on_checkpoint: Callable[[], None] = lambda: None,
+    batched: bool = False,
+    step_capture: str = "auto",
+) -> list[dict[str, Any]]:
+    """Run every task (in ``workers`` processes when > 1); ``report(fraction, message)`` may raise
+    ``Cancelled``, which checkpoints and stops the workers. ``on_checkpoint()`` is called in this process
+    after every checkpoint a task wrote. ``batched``: every start and temperature of each model run as
+    replicas of one batch in this process (``run_replicas``; for a GPU), its step run as ``step_capture``
+    says (``integrator``). Returns the records in task order."""
+    tally = _StepTally(tasks, report)
+    if batched:
+        return _run_batched(tasks, tally, on_checkpoint, step_capture)
+    if workers <= 1 or len(tasks) <= 1:
+        return _run_serial(tasks, tally, on_checkpoint)
+    return _run_in_processes(tasks, workers, tally, on_checkpoint)

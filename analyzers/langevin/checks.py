@@ -16,8 +16,8 @@ Uncertainties, per temperature:
 Preconditions: the model *learned* (its lowest sampled test error beats always predicting the most frequent
 residue by more than ``Z_RESOLVED`` standard errors), the temperature *equilibrated* (split-R-hat over the
 chains from each start below 1.1 with enough draws, no drift across the averaging window) and is *thermalized*
-(the kinetic temperature of every coordinate pooled within 20 % of T by its t interval, no leading noise direction
-resolved off: three outcomes, at T, off T, unresolved). A metric read off the whole
+(the kinetic temperature of every coordinate pooled within 20 % of T by its t interval, no leading noise
+direction resolved off: three outcomes, at T, off T, unresolved). A metric read off the whole
 curve (a minimum's location, a peak, a jump) rests on every temperature.
 """
 
@@ -27,7 +27,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from analyzers.base import Z_RESOLVED, MetricCheck, Precondition, interval_quantile, too_few_units, truth_interval
+from analyzers.base import (
+    Z_RESOLVED,
+    MetricCheck,
+    Precondition,
+    interval_quantile,
+    too_few_units,
+    truth_interval,
+)
 from analyzers.langevin.convergence import MIN_BULK_ESS, RHAT_LIMIT
 from analyzers.langevin.thermostat import TOLERANCE as THERMOSTAT_TOLERANCE
 
@@ -85,21 +92,22 @@ def interior_check(
 
 
 def gap_stderr_bound(error: float, baseline: float, sequences: int) -> float:
-    """An upper bound on the standard error, from the test set's own sampling, of the difference between two mean
-    per-sequence error rates measured on the same ``sequences`` test sequences (a model's and the baseline's): a
-    per-sequence error in [0, 1] with mean p has variance at most p (1 - p) (Bhatia-Davis), and the difference
-    of two such means at most (sd_a + sd_b)^2 / n whatever their pairing (Cauchy-Schwarz). A bound, so the check
-    is conservative: it says 'learned' only where the test set cannot have made the gap."""
+    """An upper bound on the standard error, from the test set's own sampling, of the difference between two
+    mean per-sequence error rates measured on the same ``sequences`` test sequences (a model's and the
+    baseline's): a per-sequence error in [0, 1] with mean p has variance at most p (1 - p) (Bhatia-Davis), and
+    the difference of two such means at most (sd_a + sd_b)^2 / n whatever their pairing (Cauchy-Schwarz). A
+    bound, so the check is conservative: it says 'learned' only where the test set cannot have made the
+    gap."""
     spread = math.sqrt(max(error * (1 - error), 0.0)) + math.sqrt(max(baseline * (1 - baseline), 0.0))
     return spread / math.sqrt(sequences)
 
 
 def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None], baseline: float,
             test_sequences: int | None = None) -> Precondition:
-    """Did the model learn beyond predicting the most frequent residue? Its lowest sampled test error must beat
-    that baseline by more than the t margin (``interval_quantile`` over the test sequences) of the test set's
-    sampling error (``gap_stderr_bound``) and the chain's snapshot error together; unresolved where the test
-    set's size is not known or under ``MIN_UNITS``. The margin is shown."""
+    """Did the model learn beyond predicting the most frequent residue? Its lowest sampled test error must
+    beat that baseline by more than the t margin (``interval_quantile`` over the test sequences) of the test
+    set's sampling error (``gap_stderr_bound``) and the chain's snapshot error together; unresolved where the
+    test set's size is not known or under ``MIN_UNITS``. The margin is shown."""
     best = min(range(len(errors)), key=lambda i: errors[i])
     quantile = interval_quantile(test_sequences)
     if quantile is None or test_sequences is None:
@@ -110,18 +118,23 @@ def learned(name: str, errors: Sequence[float], stderrs: Sequence[float | None],
     margin = quantile * error
     passed = baseline - errors[best] > margin
     what = "learned beyond" if passed else "did not learn beyond"
-    return Precondition(name="learned", passed=bool(passed), detail=(
-        f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f}); a gap of "
-        f"{baseline - errors[best]:.4f} against a margin of {margin:.4f}: t({test_sequences - 1}) × the test set's "
-        f"sampling error over {test_sequences} sequences and the snapshots'"))
+    return Precondition(
+        name="learned",
+        passed=bool(passed),
+        detail=(
+            f"{name} {what} the majority-residue baseline ({errors[best]:.4f} vs {baseline:.4f}); a gap of "
+            f"{baseline - errors[best]:.4f} against a margin of {margin:.4f}: t({test_sequences - 1}) × the "
+            f"test set's sampling error over {test_sequences} sequences and the snapshots'"
+        ),
+    )
 
 
 def thermostat_state(thermostat: dict[str, Any] | None) -> str:
     """'at T', 'off T' or 'unresolved' (``thermostat.thermostat_report``'s ``state``): at T when the kinetic
-    temperature of every coordinate pooled lies within 20 % of T by its t interval and no leading noise direction
-    is resolved off; off T when either is resolved off; else unresolved (no kinetic readings, fewer than three
-    blocks, or an interval across a bound). A report without a ``state`` (written before the pooled estimate)
-    is read by its old rule."""
+    temperature of every coordinate pooled lies within 20 % of T by its t interval and no leading noise
+    direction is resolved off; off T when either is resolved off; else unresolved (no kinetic readings, fewer
+    than three blocks, or an interval across a bound). A report without a ``state`` (written before the pooled
+    estimate) is read by its old rule."""
     thermostat = thermostat or {}
     if "state" in thermostat:
         return str(thermostat["state"])
@@ -142,8 +155,10 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
     if state == "unresolved":
         equilibrated = None
     ess = convergence.get("ess", math.nan)
-    detail = (f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, bulk ESS {ess:.3g} vs "
-              f"{MIN_BULK_ESS}, {draws} draws per chain; loss drift {row.get('loss_drift', math.nan):.3g})")
+    detail = (
+        f"{name} at T={temperature:g}: {state} (split-R-hat {rhat:.3g} vs {RHAT_LIMIT}, bulk ESS {ess:.3g} "
+        f"vs {MIN_BULK_ESS}, {draws} draws per chain; loss drift {row.get('loss_drift', math.nan):.3g})"
+    )
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
     heat = f"{name} at T={temperature:g}: {at} ({_kinetic_detail(thermostat, temperature)})"
@@ -187,8 +202,8 @@ def sweep_checks(
     references: dict[str, dict[str, list[float]]], baseline: float, both_equilibrated: int,
     test_sequences: int | None = None,
 ) -> dict[str, MetricCheck]:
-    """The checks of every sweep metric path (see the module docstring); ``test_sequences``: the test split's size
-    (the 'learned' precondition's sampling error)."""
+    """The checks of every sweep metric path (see the module docstring); ``test_sequences``: the test split's
+    size (the 'learned' precondition's sampling error)."""
     checks: dict[str, MetricCheck] = {}
     facts: dict[str, dict[str, Any]] = {}
     for name, rows in rows_by_model.items():
@@ -212,16 +227,25 @@ def sweep_checks(
         checks[f"best_test_error_minus_es_by_model.{name}"] = MetricCheck(
             stderr=math.hypot(minimum, es_error) if minimum is not None and es_error is not None else None,
             source="ES seeds (the fewer of them and the snapshots)",
-            units=min(len(es), int(rows_by_model[name][best]["snapshots_averaged"])), preconditions=[*rests, spread],
-            note="snapshot standard error of the lowest error and the ES references' standard error across seeds",
+            units=min(len(es), int(rows_by_model[name][best]["snapshots_averaged"])),
+            preconditions=[*rests, spread],
+            note="snapshot standard error of the lowest error and the ES references' standard error "
+            "across seeds",
         )
         checks[f"peak_temperature.{name}"] = _peak_check(temperatures, rows_by_model[name], rests)
     transformer = facts["transformer"]
-    checks["test_error_by_temperature"] = MetricCheck(source="snapshots", preconditions=[transformer["learned"]])
-    for index, (error, conditions) in enumerate(zip(transformer["stderrs"], transformer["per_t"], strict=True)):
+    checks["test_error_by_temperature"] = MetricCheck(
+        source="snapshots", preconditions=[transformer["learned"]]
+    )
+    for index, (error, conditions) in enumerate(
+        zip(transformer["stderrs"], transformer["per_t"], strict=True)
+    ):
         checks[f"test_error_by_temperature.{index}"] = MetricCheck(
-            stderr=error, source="snapshots", units=int(rows_by_model["transformer"][index]["snapshots_averaged"]),
-            preconditions=conditions)
+            stderr=error,
+            source="snapshots",
+            units=int(rows_by_model["transformer"][index]["snapshots_averaged"]),
+            preconditions=conditions,
+        )
     for metric in ("test_error_min_is_interior", "best_test_error_minus_es"):
         checks[metric] = checks[f"{metric}_by_model.transformer"]
     for metric in (
@@ -272,8 +296,12 @@ def _ratio_check(rows_by_model: dict[str, list[dict[str, Any]]], kind: str,
     """Relative standard error of ffn-over-transformer ratios: the peak C's (heat) or the largest loss rise's
     (jump) relative errors added in quadrature."""
     relative = []
-    draws = [int(ess) for rows in rows_by_model.values() for row in rows
-             if isinstance(ess := (row.get("convergence") or {}).get("ess"), float | int) and math.isfinite(ess)]
+    draws = [
+        int(ess)
+        for rows in rows_by_model.values()
+        for row in rows
+        if isinstance(ess := (row.get("convergence") or {}).get("ess"), float | int) and math.isfinite(ess)
+    ]
     for name in ("ffn", "transformer"):
         rows = rows_by_model[name]
         if kind == "heat":
@@ -346,8 +374,9 @@ def contacts_checks(
     ):
         checks[curve_name] = MetricCheck(source="pairs", preconditions=[model, chance(curve_name)])
         for index, (value, conditions) in enumerate(zip(values, per_t, strict=True)):
-            checks[f"{curve_name}.{index}"] = MetricCheck(stderr=binomial_stderr(value, pairs), source="pairs",
-                                                          units=pairs, preconditions=conditions)
+            checks[f"{curve_name}.{index}"] = MetricCheck(
+                stderr=binomial_stderr(value, pairs), source="pairs", units=pairs, preconditions=conditions
+            )
         contact_tied = tied_with_best(values, [binomial_stderr(v, pairs) for v in values], lowest=False)
         ratios = [temperatures[c] / temperatures[e] for c in contact_tied for e in error_tied]
         shown = ", ".join(f"{temperatures[i]:g}" for i in error_tied)
@@ -394,9 +423,12 @@ def similarity_checks(
         best = min(range(len(errors)), key=lambda i: errors[i])
         tied = tied_with_best(errors, stderrs)
         resolved = Precondition(
-            name="resolved", passed=len(tied) == 1,
-            detail=f"{name}: the lowest test error ties at T = {', '.join(f'{temperatures[i]:g}' for i in tied)}"
-                   f" (q is read at T={temperatures[best]:g})")
+            name="resolved",
+            passed=len(tied) == 1,
+            detail=f"{name}: the lowest test error ties at T = "
+                   f"{', '.join(f'{temperatures[i]:g}' for i in tied)}"
+            f" (q is read at T={temperatures[best]:g})",
+        )
         rests = [learned(name, errors, stderrs, baseline, test_sequences), resolved,
                  *temperature_conditions(name, rows[best])]
         rests_by_model[name] = rests
@@ -405,7 +437,9 @@ def similarity_checks(
         for layer, values in q_by_model.get(name, {}).items():
             error = float(values.std()) / math.sqrt(count - 1) if count > 1 and len(values) > 1 else None
             layer_errors[name][layer] = error
-            checks[f"mean_q_by_layer.{name}.{layer}"] = MetricCheck(stderr=error, source="snapshots", units=count)
+            checks[f"mean_q_by_layer.{name}.{layer}"] = MetricCheck(
+                stderr=error, source="snapshots", units=count
+            )
         norm = [e for layer, e in layer_errors[name].items() if is_normalization(layer)]
         checks[f"normalization_mean_q.{name}"] = MetricCheck(stderr=_mean_stderr(norm), source="snapshots",
                                                              units=count, preconditions=rests)
@@ -416,8 +450,11 @@ def similarity_checks(
     norm_error = _mean_stderr([e for layer, e in by_layer.items() if is_normalization(layer)])
     other_error = _mean_stderr([e for layer, e in by_layer.items() if not is_normalization(layer)])
     checks["normalization_q_minus_other_q"] = MetricCheck(
-        stderr=math.hypot(norm_error, other_error) if norm_error is not None and other_error is not None else None,
-        source="snapshots", units=snapshots.get("transformer"),
+        stderr=math.hypot(norm_error, other_error)
+        if norm_error is not None and other_error is not None
+        else None,
+        source="snapshots",
+        units=snapshots.get("transformer"),
         derived_from=["normalization_mean_q.transformer", "mean_q_by_layer.transformer"],
     )
     return checks

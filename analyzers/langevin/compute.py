@@ -164,52 +164,67 @@ def reference_errors(run: Any) -> dict[str, list[float]]:
             for start in ("ES", "OT")}  # fmt: skip
 
 
+def _model_curves(
+    experiment: Experiment, name: str, rows: list[dict[str, Any]], temperatures: list[float]
+) -> dict[str, Any]:
+    """One model's curves over the temperatures (sampled from the first start), its heat-capacity peak and
+    the test error from every start."""
+    params = experiment.params
+    heat = [row["specific_heat"] for row in rows]
+    return {
+        "temperatures": temperatures,
+        "mean_loss": [row["mean_loss"] for row in rows],
+        "specific_heat": heat,
+        "train_error": [row["train_error"] for row in rows],
+        "validation_error": [row["validation_error"] for row in rows],
+        "test_error": [row["test_error"] for row in rows],
+        "test_error_std": [row["test_error_std"] for row in rows],
+        "peak_temperature": temperatures[_equilibrium_peak(heat, [row["equilibrated"] for row in rows])],
+        "norm_drift": max(row["norm_drift"] for row in rows),
+        "equilibrated": [row["equilibrated"] for row in rows],
+        "state": [row["convergence"]["state"] for row in rows],
+        "test_error_by_start": {
+            begin: [temperature_summary(r, params.burn_in_fraction)["test_error"] for r in records]
+            for begin, records in experiment.models[name].records.items()
+        },
+        "loss_drift": [row["loss_drift"] for row in rows],
+        "thermostat": [row["thermostat"] for row in rows],
+    }
+
+
+def _ffn_over_transformer(curves: dict[str, dict[str, Any]]) -> tuple[float | None, float | None, list[int]]:
+    """The FFN's heat-capacity peakedness and largest loss jump over the transformer's (None without an
+    FFN; the peak ratio NaN below three temperatures where both equilibrated), and those temperatures."""
+    transformer = curves["transformer"]
+    if "ffn" not in curves:
+        return None, None, []
+    # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat
+    # capacity.
+    both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
+                                             strict=True)) if a and b]  # fmt: skip
+    ratio = math.nan  # not computable: "inconclusive" for a claim, never a number from drifting losses
+    if len(both) >= 3:
+        ratio = analysis.peakedness(
+            [curves["ffn"]["specific_heat"][i] for i in both]
+        ) / analysis.peakedness([transformer["specific_heat"][i] for i in both])
+    jump = _largest_jump(curves["ffn"]["mean_loss"]) / _largest_jump(transformer["mean_loss"])
+    return ratio, jump, both
+
+
 def sweep_result(experiment: Experiment, out_dir: Path, scale_name: str) -> SweepResult:
     """Loss / C / errors vs T for every model (sampled from the first start), with the sweep figure, the ES/OT
     reference error bars and the tests that decide which metrics can be vouched for."""
     params = experiment.params
     start = params.sample_from[0]
     temperatures = list(params.temperatures)
-    curves = {}
     rows_by_model = {name: _summaries(experiment, name, start) for name in experiment.models}
-    for name in experiment.models:
-        rows = rows_by_model[name]
-        heat = [row["specific_heat"] for row in rows]
-        curves[name] = {
-            "temperatures": temperatures,
-            "mean_loss": [row["mean_loss"] for row in rows],
-            "specific_heat": heat,
-            "train_error": [row["train_error"] for row in rows],
-            "validation_error": [row["validation_error"] for row in rows],
-            "test_error": [row["test_error"] for row in rows],
-            "test_error_std": [row["test_error_std"] for row in rows],
-            "peak_temperature": temperatures[_equilibrium_peak(heat, [row["equilibrated"] for row in rows])],
-            "norm_drift": max(row["norm_drift"] for row in rows),
-            "equilibrated": [row["equilibrated"] for row in rows],
-            "state": [row["convergence"]["state"] for row in rows],
-            "test_error_by_start": {
-                begin: [temperature_summary(r, params.burn_in_fraction)["test_error"] for r in records]
-                for begin, records in experiment.models[name].records.items()
-            },
-            "loss_drift": [row["loss_drift"] for row in rows],
-            "thermostat": [row["thermostat"] for row in rows],
-        }
+    curves = {
+        name: _model_curves(experiment, name, rows, temperatures) for name, rows in rows_by_model.items()
+    }
     references = {name: reference_errors(run) for name, run in experiment.models.items()}
     transformer = curves["transformer"]
     errors = transformer["test_error"]
-    ratio = jump = None
-    both: list[int] = []
-    if "ffn" in curves:
-        # Only temperatures where both models equilibrated: a drifting loss says nothing about the heat
-        # capacity.
-        both = [i for i, (a, b) in enumerate(zip(curves["ffn"]["equilibrated"], transformer["equilibrated"],
-                                                 strict=True)) if a and b]  # fmt: skip
-        ratio = math.nan  # not computable: "inconclusive" for a claim, never a number from drifting losses
-        if len(both) >= 3:
-            ratio = analysis.peakedness(
-                [curves["ffn"]["specific_heat"][i] for i in both]
-            ) / analysis.peakedness([transformer["specific_heat"][i] for i in both])
-        jump = _largest_jump(curves["ffn"]["mean_loss"]) / _largest_jump(transformer["mean_loss"])
+    ratio, jump, both = _ffn_over_transformer(curves)
     validation = transformer["validation_error"]
     selected = (
         temperatures[int(np.nanargmin(validation))] if not all(map(math.isnan, validation)) else math.nan
@@ -352,6 +367,20 @@ def contact_untestable(
     return untestable
 
 
+def _contacts_rule(params: Any, num_contacts: int) -> str:
+    """How the contact metrics are read, for the result: P@L, the tolerant precision, chance and the block."""
+    block = ("the best-matching one (tolerant metric)" if params.attention_layer is None
+             else f"block {params.attention_layer}")
+    return (
+        f"P@L (Sect. III.3): the top L={num_contacts} pairs with |i-j| >= {params.p_at_l_min_separation}; "
+        f"tolerant: the top L pairs with |i-j| > {params.tolerance_min_separation}, a hit when within "
+        f"Delta={params.tolerance_delta} (both indices) of a true contact with |i-j| > the same separation; "
+        "attention symmetrized, averaged over the test sequences and the snapshots after burn-in; chance: "
+        f"contact labels shuffled among pairs of the same separation ({params.chance_permutations} shuffles, "
+        f"one-sided p, Bonferroni over temperatures); the block is {block}"
+    )
+
+
 def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> ContactsResult:
     """Attention vs contacts per temperature (best block) and for the ES / OT weights, each against the one
     chance rule, with figures."""
@@ -394,8 +423,10 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
     return ContactsResult(
         chance_by_temperature=chance,
         trained_chance=trained_chance,
-        checks=checks.contacts_checks(temperatures, rows, p_at_l, tolerant, len(contacts), untestable, trained,
-                                      baseline_error(experiment), trained_errors, len(experiment.splits.test)),
+        checks=checks.contacts_checks(
+            temperatures, rows, p_at_l, tolerant, len(contacts), untestable, trained,
+            baseline_error(experiment), trained_errors, len(experiment.splits.test),
+        ),  # fmt: skip
         scale=_scale(experiment, scale_name),
         temperatures=temperatures,
         p_at_l_by_temperature=p_at_l,
@@ -409,24 +440,7 @@ def contacts_result(experiment: Experiment, out_dir: Path, scale_name: str) -> C
         ot_minus_es_tolerance_precision=trained["OT"]["tolerance_precision"]
         - trained["ES"]["tolerance_precision"],
         ot_minus_es_p_at_l=trained["OT"]["p_at_l"] - trained["ES"]["p_at_l"],
-        rule=(
-            f"P@L (Sect. III.3): the top L={len(contacts)} pairs with |i-j| >= "
-            f"{params.p_at_l_min_separation}; "
-            "tolerant: the top L "
-            f"pairs with |i-j| > {params.tolerance_min_separation}, a hit when within "
-            f"Delta={params.tolerance_delta} "
-            "(both indices) of a true contact with |i-j| > the same separation; attention symmetrized, "
-            "averaged over the test sequences and the snapshots after burn-in; chance: contact labels "
-            "shuffled among pairs of the "
-            f"same separation ({params.chance_permutations} shuffles, one-sided p, Bonferroni over "
-            f"temperatures); the "
-            "block is "
-            + (
-                "the best-matching one (tolerant metric)"
-                if params.attention_layer is None
-                else f"block {params.attention_layer}"
-            )
-        ),
+        rule=_contacts_rule(params, len(contacts)),
         provenance=experiment.provenance,
         notes=list(NOTES),
         artifacts=["attention_vs_contacts.png", "precision_vs_temperature.png", "mean_attention.npy"],

@@ -24,9 +24,9 @@ per starting point (ES and OT weights): R-hat >= 1.1 says the chains from the tw
 * ``unresolved``: too few draws for R-hat to say anything (fewer than ``MIN_DRAWS_PER_CHAIN`` per chain or
   ``MIN_DRAWS`` in all), or R-hat below its limit on fewer than ``MIN_BULK_ESS`` effective draws (bulk ESS).
 
-The gate reads ArviZ's rank-normalized split-R-hat and bulk ESS (``arviz_diagnostics``); :func:`split_rhat` and
-:func:`effective_sample_size` are this module's own implementations of the same formulas, kept for each chain's
-own R-hat and checked against ArviZ on the same draws (tests/test_langevin_equilibrated.py).
+The gate reads ArviZ's rank-normalized split-R-hat and bulk ESS (``arviz_diagnostics``); :func:`split_rhat`
+and :func:`effective_sample_size` are this module's own implementations of the same formulas, kept for each
+chain's own R-hat and checked against ArviZ on the same draws (tests/test_langevin_equilibrated.py).
 
 Only ``equilibrated`` is an equilibrium average; the others say which test a longer run must pass.
 
@@ -49,8 +49,9 @@ import torch
 
 RHAT_LIMIT = 1.1  # Vehtari et al. 2021 recommend 1.01 for final results; issue 12 asks for 1.1
 #: Fewest effective draws (bulk ESS over all chains) an equilibrium average may rest on: at 50 a mean's Monte
-#: Carlo error is 0.14 of the loss sd and a specific heat's (a variance's) relative error sqrt(2 / 49) = 0.2, so a
-#: heat-capacity peak twice its neighbours is told apart; 10 effective draws of 48 (issue 35) are not enough.
+#: Carlo error is 0.14 of the loss sd and a specific heat's (a variance's) relative error sqrt(2 / 49) = 0.2,
+#: so a heat-capacity peak twice its neighbours is told apart; 10 effective draws of 48 (issue 35) are not
+#: enough.
 MIN_BULK_ESS = 25
 MIN_DRAWS_PER_CHAIN = 24  # see the module docstring: R-hat's false alarm on stationary chains <= 5 %
 MIN_DRAWS = 48  # in all chains together
@@ -156,9 +157,10 @@ def enough_draws(chains: Sequence[Sequence[float]] | np.ndarray) -> bool:
 
 
 def arviz_diagnostics(chains: Sequence[Sequence[float]] | np.ndarray) -> tuple[float, float]:
-    """``(rank-normalized split-R-hat, bulk ESS)`` of (chains, draws) by ArviZ (``arviz.rhat``, ``arviz.ess``): the
-    numbers the equilibration gate reads. ArviZ's R-hat needs two chains: one chain's R-hat (of its two halves) is
-    ``split_rhat``, the same formula (tests check it equals ArviZ's on the same draws)."""
+    """``(rank-normalized split-R-hat, bulk ESS)`` of (chains, draws) by ArviZ (``arviz.rhat``,
+    ``arviz.ess``): the numbers the equilibration gate reads. ArviZ's R-hat needs two chains: one chain's
+    R-hat (of its two halves) is ``split_rhat``, the same formula (tests check it equals ArviZ's on the same
+    draws)."""
     import warnings
 
     with warnings.catch_warnings():
@@ -176,9 +178,10 @@ def arviz_diagnostics(chains: Sequence[Sequence[float]] | np.ndarray) -> tuple[f
 
 def chain_state(chains: Sequence[Sequence[float]] | np.ndarray,
                 diagnostics: tuple[float, float] | None = None) -> tuple[str, list[float]]:
-    """The state of (chains, draws) (see the module docstring) and each chain's own split-R-hat; ``diagnostics``:
-    ``arviz_diagnostics`` of the chains when already computed. Equilibrated needs R-hat below ``RHAT_LIMIT`` and
-    a bulk ESS of at least ``MIN_BULK_ESS``; R-hat below its limit on fewer effective draws is unresolved."""
+    """The state of (chains, draws) (see the module docstring) and each chain's own split-R-hat;
+    ``diagnostics``: ``arviz_diagnostics`` of the chains when already computed. Equilibrated needs R-hat below
+    ``RHAT_LIMIT`` and a bulk ESS of at least ``MIN_BULK_ESS``; R-hat below its limit on fewer effective draws
+    is unresolved."""
     array = _as_chains(chains)
     alone = [split_rhat(chain) for chain in array]
     if not enough_draws(array):

@@ -317,6 +317,170 @@ def default_chains(num_samples: int) -> int:
     return int(min(max(64, -(-num_samples // 3)), 4096))
 
 
+def _checked_inputs(
+    contacts: np.ndarray,
+    composition: np.ndarray,
+    temperatures: list[float] | tuple[float, ...],
+    num_samples: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ladder sorted high to low, the contact map made symmetric without its diagonal, and the
+    composition as ids; a clear error on a ladder, a map or a sample count that cannot be run."""
+    ladder = np.sort(np.asarray(temperatures, dtype=np.float64))[::-1]  # high to low
+    if len(ladder) < 2 or not (ladder > 0).all():
+        raise ValueError(f"need at least two positive tempering temperatures, got {list(temperatures)}")
+    contacts = np.asarray(contacts, dtype=bool)
+    contacts = (contacts | contacts.T) & ~np.eye(len(contacts), dtype=bool)
+    composition = np.asarray(composition, dtype=np.int64)
+    length = len(composition)
+    if contacts.shape != (length, length):
+        raise ValueError(f"contact map {contacts.shape} does not match the composition length {length}")
+    if num_samples < 1:
+        raise ValueError("num_samples must be >= 1")
+    return ladder, contacts, composition
+
+
+class _TemperingChains:
+    """The state of one tempering run: the chains' sequences, energies and levels, the tempering weights,
+    the tallies per level and the samples collected so far. ``simulated_tempering`` drives it sweep by
+    sweep; every random number is drawn from ``rng`` in the order the run has always drawn them."""
+
+    def __init__(
+        self,
+        contacts: np.ndarray,
+        interactions: np.ndarray,
+        composition: np.ndarray,
+        ladder: np.ndarray,
+        chains: int,
+        rng: np.random.Generator,
+    ) -> None:
+        self.contacts, self.interactions, self.ladder, self.rng = contacts, interactions, ladder, rng
+        self.length, self.levels, self.chains = len(composition), len(ladder), chains
+        self.betas = 1.0 / ladder  # ascending
+        self.sequences = np.stack([rng.permutation(composition) for _ in range(chains)])  # (C, L)
+        self.fields = LocalFields(self.sequences, contacts, interactions)
+        self.energies = energy(contacts, interactions, self.sequences)  # (C,)
+        self.level = np.arange(chains) % self.levels  # spread the chains over the ladder
+        levels = self.levels
+        self.correction = np.zeros(levels)
+        self.log_weights = np.zeros(levels)  # -ln Z_k + const, set during burn-in
+        self.mean_energy = np.array([self.energies[self.level == k].mean() for k in range(levels)])
+        self.energy_sum, self.energy_count = np.zeros(levels), np.zeros(levels)
+        self.accepted, self.tried = np.zeros(levels), np.zeros(levels)
+        self.visits = np.zeros(levels, dtype=np.int64)
+        self.temp_accepted = self.temp_tried = 0
+        self.last_sample = np.full((chains, self.length), -1, dtype=np.int64)
+        self.samples: list[np.ndarray] = []
+        self.sample_energies: list[np.ndarray] = []
+        self.sample_chains: list[np.ndarray] = []
+        self.consecutive_same: list[float] = []
+        self.collected = 0
+
+    def swap_sweep(self) -> tuple[np.ndarray, np.ndarray]:
+        """L swap attempts per chain, all chains at once; random numbers drawn per sweep. Returns the
+        accepted and tried swaps per chain."""
+        length, chains = self.length, self.chains
+        firsts = self.rng.integers(0, length, (length, chains))
+        seconds = (firsts + self.rng.integers(1, length, (length, chains))) % length  # a different site
+        # accept when delta < threshold
+        thresholds = np.log(self.rng.random((length, chains))) / -self.betas[self.level]
+        return self.fields.sweep(self.sequences, self.energies, firsts, seconds, thresholds)
+
+    def adapt_weights(self, sweep: int, adapt_rate: float) -> None:
+        """One burn-in update of the level means and the tempering weights.
+
+        The level means follow the chains as they equilibrate (moving average); the weights follow the
+        means by thermodynamic integration, ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>, and an
+        occupancy feedback (Wang-Landau-like) corrects what the integration misses where the chains drift.
+        The weights adapt during burn-in only, then stay fixed: with weights that keep following the
+        occupancy, chains stuck deep in a valley at the lowest level drive its weight down and push the
+        others out, so the lowest level keeps only its deepest chains (measured on 1UBI: its mean energy
+        sat 10 units below the level 3 % hotter, whatever the ladder's end). Fixed weights give the joint
+        chain a fixed stationary distribution: at each level, that level's Boltzmann distribution.
+        """
+        levels, betas, mean_energy = self.levels, self.betas, self.mean_energy
+        occupied = np.bincount(self.level, minlength=levels)
+        per_level = np.bincount(self.level, weights=self.energies, minlength=levels)
+        seen = occupied > 0
+        mean_energy[seen] += adapt_rate * (per_level[seen] / occupied[seen] - mean_energy[seen])
+        feedback = max(adapt_rate, 1.0 / (1.0 + sweep / 10.0))  # strong while the weights are far off
+        self.correction -= feedback * np.log((occupied + 1.0) / (occupied.mean() + 1.0))
+        steps = (betas[1:] - betas[:-1]) * 0.5 * (mean_energy[1:] + mean_energy[:-1])
+        self.log_weights = np.concatenate([[0.0], np.cumsum(steps)]) + self.correction  # -ln Z_k + const
+
+    def move_temperatures(self) -> None:
+        """One temperature move per chain: up or down one level, Metropolis with the tempering weights."""
+        level, betas, log_weights = self.level, self.betas, self.log_weights
+        proposal = level + self.rng.choice((-1, 1), self.chains)
+        inside = (proposal >= 0) & (proposal < self.levels)
+        target = np.clip(proposal, 0, self.levels - 1)
+        log_ratio = -(betas[target] - betas[level]) * self.energies + log_weights[target] - log_weights[level]
+        move = inside & (np.log(self.rng.random(self.chains)) < log_ratio)
+        self.temp_tried += int(inside.sum())
+        self.temp_accepted += int(move.sum())
+        self.level = np.where(move, target, level)
+
+    def refresh(self) -> None:
+        """Fields and energies from scratch: bounds the float32 round-off of the local updates."""
+        self.fields.fields = self.fields.compute(self.sequences)
+        self.energies = energy(self.contacts, self.interactions, self.sequences)
+
+    def tally(self, level_before: np.ndarray, accepted_chain: np.ndarray, tried_chain: np.ndarray) -> None:
+        """Count a sampling sweep's swap acceptance (at the level each chain swapped at), energies and
+        visits per level."""
+        levels, level = self.levels, self.level
+        self.accepted += np.bincount(level_before, weights=accepted_chain, minlength=levels)
+        self.tried += np.bincount(level_before, weights=tried_chain, minlength=levels)
+        self.energy_sum += np.bincount(level, weights=self.energies, minlength=levels)
+        self.energy_count += np.bincount(level, minlength=levels)
+        self.visits += np.bincount(level, minlength=levels)
+
+    def collect(self, num_samples: int) -> None:
+        """Keep every chain now at the lowest level, up to ``num_samples`` in all.
+
+        A sample is every chain at the lowest level at a fixed tick: the joint stationary distribution,
+        given the level, is that level's Boltzmann distribution. Any rule that looks at a chain's history
+        (sample on arrival, after a climb, after a hold) selects chains that came down recently and carry
+        the energy of the level above (measured: 1.6 to 7.7 energy units above the level's mean on 1UBI).
+        """
+        take = np.arange(self.chains)[self.level == self.levels - 1][: num_samples - self.collected]
+        if not take.size:
+            return
+        sequences = self.sequences
+        previous = self.last_sample[take]
+        known = previous[:, 0] >= 0
+        if known.any():
+            self.consecutive_same.extend((previous[known] == sequences[take][known]).mean(axis=1).tolist())
+        self.samples.append(sequences[take].copy())
+        self.sample_energies.append(self.energies[take].copy())
+        self.sample_chains.append(take)
+        self.last_sample[take] = sequences[take]
+        self.collected += take.size
+
+    def report(self, num_samples: int, sweeps: int) -> TemperingReport:
+        """The run's samples and diagnostics after ``sweeps`` sweeps."""
+        sampled = np.concatenate(self.samples)[:num_samples]
+        energy_count = self.energy_count
+        mean_energy = np.where(energy_count > 0, self.energy_sum / np.maximum(energy_count, 1), np.nan)
+        consecutive = self.consecutive_same
+        return TemperingReport(
+            sequences=sampled,
+            temperatures=self.ladder.tolist(),
+            acceptance_swap=(self.accepted / np.maximum(self.tried, 1)).tolist(),
+            acceptance_temperature=self.temp_accepted / max(self.temp_tried, 1),
+            mean_energy=mean_energy.tolist(),
+            visits=self.visits.tolist(),
+            mean_pairwise_identity=mean_pairwise_identity(sampled),
+            site_entropy=mean_site_entropy(sampled),
+            consecutive_identity=float(np.mean(consecutive)) if consecutive else float("nan"),
+            sample_energies=np.concatenate(self.sample_energies)[:num_samples],
+            sample_chains=np.concatenate(self.sample_chains)[:num_samples],
+            num_chains=self.chains,
+            swaps_attempted=int(sweeps * self.length * self.chains),
+            sweeps=sweeps,
+            log_weights=self.log_weights.tolist(),
+        )
+
+
 def simulated_tempering(
     contacts: np.ndarray,
     interactions: np.ndarray,
@@ -339,128 +503,36 @@ def simulated_tempering(
     ``burn_in_sweeps``; then every ``sweeps_between`` sweeps each chain at the lowest temperature is sampled.
     ``progress(fraction, message)`` is called every few sweeps (it may raise to cancel).
     """
-    ladder = np.sort(np.asarray(temperatures, dtype=np.float64))[::-1]  # high to low
-    if len(ladder) < 2 or not (ladder > 0).all():
-        raise ValueError(f"need at least two positive tempering temperatures, got {list(temperatures)}")
-    contacts = np.asarray(contacts, dtype=bool)
-    contacts = (contacts | contacts.T) & ~np.eye(len(contacts), dtype=bool)
-    composition = np.asarray(composition, dtype=np.int64)
-    length = len(composition)
-    if contacts.shape != (length, length):
-        raise ValueError(f"contact map {contacts.shape} does not match the composition length {length}")
-    if num_samples < 1:
-        raise ValueError("num_samples must be >= 1")
-    levels = len(ladder)
+    ladder, contacts, composition = _checked_inputs(contacts, composition, temperatures, num_samples)
     chains = num_chains or default_chains(num_samples)
-    rng = np.random.default_rng(seed)
-    betas = 1.0 / ladder  # ascending
-    sequences = np.stack([rng.permutation(composition) for _ in range(chains)])  # (C, L)
-    fields = LocalFields(sequences, contacts, interactions)
-    energies = energy(contacts, interactions, sequences)  # (C,)
-    level = np.arange(chains) % levels  # spread the chains over the ladder
-    correction = np.zeros(levels)
-    log_weights = np.zeros(levels)  # -ln Z_k + const, set during burn-in
-    mean_energy = np.array([energies[level == k].mean() for k in range(levels)])
-    energy_sum, energy_count = np.zeros(levels), np.zeros(levels)
-    accepted, tried = np.zeros(levels), np.zeros(levels)
-    visits = np.zeros(levels, dtype=np.int64)
-    temp_accepted = temp_tried = 0
-    last_sample = np.full((chains, length), -1, dtype=np.int64)
-    samples: list[np.ndarray] = []
-    sample_energies: list[np.ndarray] = []
-    sample_chains: list[np.ndarray] = []
-    consecutive_same: list[float] = []
-    rows = np.arange(chains)
-    sweep = collected = 0
-    while collected < num_samples:
+    run = _TemperingChains(contacts, interactions, composition, ladder, chains, np.random.default_rng(seed))
+    sweep = 0
+    while run.collected < num_samples:
         if sweep >= max_sweeps:
             raise RuntimeError(
-                f"simulated tempering collected {collected} of {num_samples} samples in {max_sweeps} sweeps; "
-                "lower sweeps_between, or add chains"
+                f"simulated tempering collected {run.collected} of {num_samples} samples in {max_sweeps} "
+                "sweeps; lower sweeps_between, or add chains"
             )
-        # One sweep: L swap attempts per chain, all chains at once; random numbers drawn per sweep.
-        firsts = rng.integers(0, length, (length, chains))
-        seconds = (firsts + rng.integers(1, length, (length, chains))) % length  # a different site
-        thresholds = np.log(rng.random((length, chains))) / -betas[level]  # accept when delta < threshold
-        accepted_chain, tried_chain = fields.sweep(sequences, energies, firsts, seconds, thresholds)
-        # The level means follow the chains as they equilibrate (moving average); the weights follow the
-        # means by thermodynamic integration, ln Z_{k+1} - ln Z_k ~ -(beta_{k+1} - beta_k) <E>, and an
-        # occupancy feedback (Wang-Landau-like) corrects what the integration misses where the chains drift.
-        # The weights adapt during burn-in only, then stay fixed: with weights that keep following the
-        # occupancy, chains stuck deep in a valley at the lowest level drive its weight down and push the
-        # others out, so the lowest level keeps only its deepest chains (measured on 1UBI: its mean energy
-        # sat 10 units below the level 3 % hotter, whatever the ladder's end). Fixed weights give the joint
-        # chain a fixed stationary distribution: at each level, that level's Boltzmann distribution.
+        accepted_chain, tried_chain = run.swap_sweep()
         if sweep < burn_in_sweeps:
-            occupied = np.bincount(level, minlength=levels)
-            per_level = np.bincount(level, weights=energies, minlength=levels)
-            seen = occupied > 0
-            mean_energy[seen] += adapt_rate * (per_level[seen] / occupied[seen] - mean_energy[seen])
-            feedback = max(adapt_rate, 1.0 / (1.0 + sweep / 10.0))  # strong while the weights are far off
-            correction -= feedback * np.log((occupied + 1.0) / (occupied.mean() + 1.0))
-            steps = (betas[1:] - betas[:-1]) * 0.5 * (mean_energy[1:] + mean_energy[:-1])
-            log_weights = np.concatenate([[0.0], np.cumsum(steps)]) + correction  # -ln Z_k + const
-        level_before = level
+            run.adapt_weights(sweep, adapt_rate)
+        level_before = run.level
         if sweep >= burn_in_sweeps // 4:  # first quarter of burn-in: relax at fixed temperatures
-            proposal = level + rng.choice((-1, 1), chains)
-            inside = (proposal >= 0) & (proposal < levels)
-            target = np.clip(proposal, 0, levels - 1)
-            log_ratio = -(betas[target] - betas[level]) * energies + log_weights[target] - log_weights[level]
-            move = inside & (np.log(rng.random(chains)) < log_ratio)
-            temp_tried += int(inside.sum())
-            temp_accepted += int(move.sum())
-            level = np.where(move, target, level)
+            run.move_temperatures()
         sweep += 1
-        if sweep % 50 == 0:  # refresh fields and energies from scratch: bounds float32 round-off
-            fields.fields = fields.compute(sequences)
-            energies = energy(contacts, interactions, sequences)
+        if sweep % 50 == 0:
+            run.refresh()
         if progress is not None and sweep % 10 == 0:
             # Burn-in counts for half the share, so the fraction moves before the first sample is kept.
-            share = 0.5 * min(1.0, sweep / max(burn_in_sweeps, 1)) + 0.5 * collected / num_samples
+            share = 0.5 * min(1.0, sweep / max(burn_in_sweeps, 1)) + 0.5 * run.collected / num_samples
             phase = "burn-in" if sweep <= burn_in_sweeps else "sampling"
-            progress(share, f"tempering sweep {sweep} ({phase}): {collected}/{num_samples} sequences")
+            progress(share, f"tempering sweep {sweep} ({phase}): {run.collected}/{num_samples} sequences")
         if sweep <= burn_in_sweeps:
             continue
-        accepted += np.bincount(level_before, weights=accepted_chain, minlength=levels)
-        tried += np.bincount(level_before, weights=tried_chain, minlength=levels)
-        energy_sum += np.bincount(level, weights=energies, minlength=levels)
-        energy_count += np.bincount(level, minlength=levels)
-        visits += np.bincount(level, minlength=levels)
-        if (sweep - burn_in_sweeps) % sweeps_between:
-            continue
-        # A sample is every chain at the lowest level at a fixed tick: the joint stationary distribution,
-        # given the level, is that level's Boltzmann distribution. Any rule that looks at a chain's history
-        # (sample on arrival, after a climb, after a hold) selects chains that came down recently and carry
-        # the energy of the level above (measured: 1.6 to 7.7 energy units above the level's mean on 1UBI).
-        take = rows[level == levels - 1][: num_samples - collected]
-        if take.size:
-            previous = last_sample[take]
-            known = previous[:, 0] >= 0
-            if known.any():
-                consecutive_same.extend((previous[known] == sequences[take][known]).mean(axis=1).tolist())
-            samples.append(sequences[take].copy())
-            sample_energies.append(energies[take].copy())
-            sample_chains.append(take)
-            last_sample[take] = sequences[take]
-            collected += take.size
-    sampled = np.concatenate(samples)[:num_samples]
-    return TemperingReport(
-        sequences=sampled,
-        temperatures=ladder.tolist(),
-        acceptance_swap=(accepted / np.maximum(tried, 1)).tolist(),
-        acceptance_temperature=temp_accepted / max(temp_tried, 1),
-        mean_energy=np.where(energy_count > 0, energy_sum / np.maximum(energy_count, 1), np.nan).tolist(),
-        visits=visits.tolist(),
-        mean_pairwise_identity=mean_pairwise_identity(sampled),
-        site_entropy=mean_site_entropy(sampled),
-        consecutive_identity=float(np.mean(consecutive_same)) if consecutive_same else float("nan"),
-        sample_energies=np.concatenate(sample_energies)[:num_samples],
-        sample_chains=np.concatenate(sample_chains)[:num_samples],
-        num_chains=chains,
-        swaps_attempted=int(sweep * length * chains),
-        sweeps=sweep,
-        log_weights=log_weights.tolist(),
-    )
+        run.tally(level_before, accepted_chain, tried_chain)
+        if (sweep - burn_in_sweeps) % sweeps_between == 0:
+            run.collect(num_samples)
+    return run.report(num_samples, sweep)
 
 
 def mean_site_entropy(sequences: np.ndarray) -> float:

@@ -1,20 +1,20 @@
-"""How often the thermostat check says yes to a correct sampler and no to a wrong one, at each preset's size, from
-chains whose answer is known in closed form (issue 35's power rule: >= 0.95 both ways).
+"""How often the thermostat check says yes to a correct sampler and no to a wrong one, at each preset's size,
+from chains whose answer is known in closed form (issue 35's power rule: >= 0.95 both ways).
 
-A free momentum under the pseudo-Langevin thermostat is an exact Ornstein-Uhlenbeck chain: each step keeps a share
-``a`` of p and adds Gaussian noise, p' = a p + b xi, so over k steps p_{t+k} = a^k p_t + sqrt(v (1 - a^2k)) xi
-with stationary variance v = b^2 / (1 - a^2). A correct thermostat has a = c1 = sqrt(1 - m1^2) and v = T (unit
-mass, x = S^-1 p). The sum of squares S of d such coordinates is then exactly a scaled noncentral chi-square
-chain: S_{t+k} / (v (1 - a^2k)) ~ chi2'(d, a^2k S_t / (v (1 - a^2k))). So the pooled reading of 44,245 or
-168,853 coordinates costs one draw per reading, and the whole check (``thermostat.thermostat_report``) runs on
-the readings a run of that preset would record (every ``KINETIC_EVERY`` steps after burn-in, one block per
-snapshot, three single directions beside the pooled sum).
+A free momentum under the pseudo-Langevin thermostat is an exact Ornstein-Uhlenbeck chain: each step keeps a
+share ``a`` of p and adds Gaussian noise, p' = a p + b xi, so over k steps p_{t+k} = a^k p_t + sqrt(v (1 -
+a^2k)) xi with stationary variance v = b^2 / (1 - a^2). A correct thermostat has a = c1 = sqrt(1 - m1^2) and v
+= T (unit mass, x = S^-1 p). The sum of squares S of d such coordinates is then exactly a scaled noncentral
+chi-square chain: S_{t+k} / (v (1 - a^2k)) ~ chi2'(d, a^2k S_t / (v (1 - a^2k))). So the pooled reading of
+44,245 or 168,853 coordinates costs one draw per reading, and the whole check
+(``thermostat.thermostat_report``) runs on the readings a run of that preset would record (every
+``KINETIC_EVERY`` steps after burn-in, one block per snapshot, three single directions beside the pooled sum).
 
-Known answers: ``correct`` (v = T, a = c1); ``hot`` / ``cold`` (the noise set for 1.3 T or 0.7 T); ``friction``
-(the noise set for m1 but the friction applied with m1' = m1 / sqrt(1.3), so v = (m1 / m1')^2 T = 1.3 T; and
-m1 / sqrt(0.7): 0.7 T); and the average at T with the three leading noise directions at 3 T or 16 T (what the
-pooled estimate cannot see: only the directions' veto can). ``python -m analyzers.langevin.power`` prints the
-table the README shows.
+Known answers: ``correct`` (v = T, a = c1); ``hot`` / ``cold`` (the noise set for 1.3 T or 0.7 T);
+``friction`` (the noise set for m1 but the friction applied with m1' = m1 / sqrt(1.3), so v = (m1 / m1')^2 T =
+1.3 T; and m1 / sqrt(0.7): 0.7 T); and the average at T with the three leading noise directions at 3 T or 16 T
+(what the pooled estimate cannot see: only the directions' veto can). ``python -m analyzers.langevin.power``
+prints the table the README shows.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from analyzers.langevin.thermostat import KINETIC_EVERY, thermostat_report
 
 @dataclass(frozen=True)
 class Size:
-    """What a preset's run gives the thermostat check: coordinates (parameters), steps after burn-in, steps per
-    snapshot (one block each) and the friction m1."""
+    """What a preset's run gives the thermostat check: coordinates (parameters), steps after burn-in, steps
+    per snapshot (one block each) and the friction m1."""
 
     name: str
     coordinates: int
@@ -58,18 +58,24 @@ def thermostats(m1: float = 0.1) -> list[Thermostat]:
         Thermostat("noise for 0.7 T", 0.7),
         Thermostat("friction m1 / sqrt(1.3)", 1.3, m1 / math.sqrt(1.3)),
         Thermostat("friction m1 / sqrt(0.7)", 0.7, m1 / math.sqrt(0.7)),
-        # the average at T, three noise directions hot (per-weight masses with a large share r: 16 T at r = 0.01
-        # on `small`'s transformer, thermostat.py)
+        # the average at T, three noise directions hot (per-weight masses with a large share r: 16 T at r =
+        # 0.01 on `small`'s transformer, thermostat.py)
         Thermostat("3 directions at 3 T", 1.0, direction_over_t=3.0),
         Thermostat("3 directions at 16 T", 1.0, direction_over_t=16.0),
     ]
 
 
 def ou_sum_readings(
-    rng: np.random.Generator, trials: int, readings: int, freedom: int, keep: float, variance: float, every: int
+    rng: np.random.Generator,
+    trials: int,
+    readings: int,
+    freedom: int,
+    keep: float,
+    variance: float,
+    every: int,
 ) -> np.ndarray:
-    """(trials, readings) of sum_i x_i^2 / freedom over ``freedom`` exact OU coordinates started stationary, read
-    every ``every`` steps, each step keeping ``keep`` of x (stationary variance ``variance``)."""
+    """(trials, readings) of sum_i x_i^2 / freedom over ``freedom`` exact OU coordinates started stationary,
+    read every ``every`` steps, each step keeping ``keep`` of x (stationary variance ``variance``)."""
     retained = keep ** (2 * every)
     scale = variance * (1.0 - retained)
     total = variance * rng.chisquare(freedom, size=trials)
@@ -95,7 +101,9 @@ def simulated_records(rng: np.random.Generator, size: Size, thermostat: Thermost
     # the mean over n coordinates of x_i^2, as a run records it (dof / n of the sum's mean on the sphere)
     pooled *= freedom / size.coordinates
     along = (thermostat.direction_over_t or thermostat.variance_over_t) * temperature
-    single = [ou_sum_readings(rng, trials, readings, 1, keep, along, KINETIC_EVERY) for _ in range(directions)]
+    single = [
+        ou_sum_readings(rng, trials, readings, 1, keep, along, KINETIC_EVERY) for _ in range(directions)
+    ]
     columns = np.stack([pooled, *single], axis=-1)  # (trials, readings, 1 + k)
     blocks = readings // per_block
     means = columns[:, : blocks * per_block].reshape(trials, blocks, per_block, -1).mean(2)
@@ -126,12 +134,14 @@ def state_rates(size: Size, thermostat: Thermostat, trials: int, seed: int = 0) 
         "at T": states.count("at T") / trials,
         "off T": states.count("off T") / trials,
         "unresolved": states.count("unresolved") / trials,
-        "stderr_over_t": float(np.mean([r["kinetic_temperature_mean_standard_error"] for r in reports])) / temperature,
+        "stderr_over_t": float(np.mean([r["kinetic_temperature_mean_standard_error"] for r in reports]))
+        / temperature,
         "blocks": reports[0]["kinetic_units"],
     }
 
 
-#: The presets' sizes for the thermostat check (the transformer's parameters; the feed-forward net's are close)
+#: The presets' sizes for the thermostat check (the transformer's parameters; the feed-forward net's are
+#: close)
 SIZES = [
     Size("smoke", 1_069, 20, 10),
     Size("small", 44_245, 750, 150),
@@ -151,5 +161,8 @@ def power_table(trials: int = 200, sizes: list[Size] | None = None) -> list[dict
 
 if __name__ == "__main__":
     for row in power_table():
-        print(f"{row['preset']:6} {row['thermostat']:26} blocks {row['blocks']:4}  SE/T {row['stderr_over_t']:.4f}  "
-              f"at T {row['at T']:.2f}  off T {row['off T']:.2f}  unresolved {row['unresolved']:.2f}")
+        print(
+            f"{row['preset']:6} {row['thermostat']:26} blocks {row['blocks']:4}  SE/T "
+            f"{row['stderr_over_t']:.4f}  "
+            f"at T {row['at T']:.2f}  off T {row['off T']:.2f}  unresolved {row['unresolved']:.2f}"
+        )

@@ -390,9 +390,9 @@ SMALL: dict[str, Any] = {
     "variance_batches": 20,
     "variance_every": 750,
     "snapshot_every": 150,
-    # 50 draws of the loss per chain after burn-in: 'equilibrated' (R-hat < 1.1 and bulk ESS >= 25 over the two
-    # starts) then passes 1.00 of the time on independent draws, against 0.90 with 25 (energy_every 30; the
-    # README's power table); 50 more full training losses per chain cost about 1/6 more sampling time
+    # 50 draws of the loss per chain after burn-in: 'equilibrated' (R-hat < 1.1 and bulk ESS >= 25 over the
+    # two starts) then passes 1.00 of the time on independent draws, against 0.90 with 25 (energy_every 30;
+    # the README's power table); 50 more full training losses per chain cost about 1/6 more sampling time
     "energy_every": 15,
     "weights_every": 75,
     "checkpoint_every": 500,
@@ -670,12 +670,13 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
 
     name = "langevin.sweep"
     summary = (
-        "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature (transformer vs FFN)."
+        "Loss, specific heat and train/validation/test error vs pseudo-Langevin temperature "
+        "(transformer vs FFN)."
     )
     # 9: the thermostat check pools every coordinate (power both ways); small's energy every 15 steps
     version = "9"
-    # rough: 36 chains x 200,000 steps at the analyzer loop's 675 chain-steps/s measured on one H100 (issue 37) is
-    # 3 hours, plus 12 reference trainings and the design
+    # rough: 36 chains x 200,000 steps at the analyzer loop's 675 chain-steps/s measured on one H100 (issue
+    # 37) is 3 hours, plus 12 reference trainings and the design
     gpu_hours = {"paper": 4.0}
     Params = SweepParams
     Result = SweepResult

@@ -22,10 +22,10 @@ at its ES weights, exactly; 578 of its 44,245 directions are above 6). Hence:
   is a mass matrix with those directions in it (``mass_matrix.noise_covariance_mass``): no cap on r;
 * :func:`directional_kinetic_temperature` measures T_u from the momenta, for the report.
 
-Whether the sampler is at T at all is read from every coordinate pooled (equipartition, :func:`thermostat_report`):
-its analytic standard error at a correct thermostat (:func:`equipartition_stderr`) is 0.0035 T at the `small`
-preset, where one direction's is 0.73 T, so the pooled check resolves a 20 % deviation both ways at every
-preset that answers a claim, and the directions only veto a grossly hot one.
+Whether the sampler is at T at all is read from every coordinate pooled (equipartition,
+:func:`thermostat_report`): its analytic standard error at a correct thermostat (:func:`equipartition_stderr`)
+is 0.0035 T at the `small` preset, where one direction's is 0.73 T, so the pooled check resolves a 20 %
+deviation both ways at every preset that answers a claim, and the directions only veto a grossly hot one.
 
 What a sampling run records for that report lives here too: :func:`noise_setup` (the share r to use and the
 leading noise directions, once per start), :func:`accumulate_kinetic` / :func:`kinetic_values_batch` (the
@@ -146,17 +146,17 @@ def close_kinetic_block(records: dict[str, Any]) -> None:
 
 def squared_momentum_correlation(m1: float) -> float:
     """Correlation of a free momentum's square p_i^2 from one step to the next: the thermostat keeps c1 =
-    sqrt(1 - m1^2) of p per step, so p^2 keeps c1^2 = 1 - m1^2 (an integrated autocorrelation time of (2 - m1^2)
-    / m1^2 steps, 199 at the authors' m1 = 0.1). A force does not shorten it much: for an underdamped harmonic
-    mode p^2 = E (1 + cos 2 omega t), whose slow part (the energy, half the variance) relaxes at half p^2's rate,
-    which gives the same integrated time."""
+    sqrt(1 - m1^2) of p per step, so p^2 keeps c1^2 = 1 - m1^2 (an integrated autocorrelation time of (2 -
+    m1^2) / m1^2 steps, 199 at the authors' m1 = 0.1). A force does not shorten it much: for an underdamped
+    harmonic mode p^2 = E (1 + cos 2 omega t), whose slow part (the energy, half the variance) relaxes at half
+    p^2's rate, which gives the same integrated time."""
     return 1.0 - m1 * m1
 
 
 def mean_variance_factor(readings: int, every: int, m1: float) -> float:
     """Var(mean of R readings) / Var(one reading) for R readings of p_i^2, ``every`` steps apart, whose lag-k
-    correlation is rho^k (rho = squared_momentum_correlation^every): sum over i, j of rho^|i - j| / R^2, exactly
-    (R (1 + rho) / (1 - rho) - 2 rho (1 - rho^R) / (1 - rho)^2) / R^2."""
+    correlation is rho^k (rho = squared_momentum_correlation^every): sum over i, j of rho^|i - j| / R^2,
+    exactly (R (1 + rho) / (1 - rho) - 2 rho (1 - rho^R) / (1 - rho)^2) / R^2."""
     if readings < 1:
         return math.nan
     rho = squared_momentum_correlation(m1) ** every
@@ -167,25 +167,27 @@ def mean_variance_factor(readings: int, every: int, m1: float) -> float:
 
 
 def equipartition_stderr(readings: int, every: int, m1: float, freedom: int) -> float:
-    """Analytic standard error of T_kin / T, the mean over ``freedom`` degrees of freedom of x_i^2 / T (x = S^-1
-    p), averaged over R readings ``every`` steps apart, at a correct thermostat: at each reading sum x_i^2 / T is
-    chi-square with ``freedom`` degrees of freedom (x is isotropic Gaussian on the tangent space), so one
-    reading's T_kin / T has variance 2 / freedom, and R correlated readings sqrt(2 mean_variance_factor /
-    freedom). One direction is ``freedom`` = 1."""
+    """Analytic standard error of T_kin / T, the mean over ``freedom`` degrees of freedom of x_i^2 / T (x =
+    S^-1 p), averaged over R readings ``every`` steps apart, at a correct thermostat: at each reading sum
+    x_i^2 / T is chi-square with ``freedom`` degrees of freedom (x is isotropic Gaussian on the tangent
+    space), so one reading's T_kin / T has variance 2 / freedom, and R correlated readings sqrt(2
+    mean_variance_factor / freedom). One direction is ``freedom`` = 1."""
     return math.sqrt(2.0 * mean_variance_factor(readings, every, m1) / max(freedom, 1))
 
 
 def block_stderr(blocks: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Standard error of each column's weighted mean over its blocks (B, c), from their own spread: with at least
-    ``ESS_BLOCKS`` blocks the sd over ArviZ's bulk ESS of the block means (their autocorrelation counted); with
-    fewer, batch means (each block one draw). NaN with fewer than two blocks."""
+    """Standard error of each column's weighted mean over its blocks (B, c), from their own spread: with at
+    least ``ESS_BLOCKS`` blocks the sd over ArviZ's bulk ESS of the block means (their autocorrelation
+    counted); with fewer, batch means (each block one draw). NaN with fewer than two blocks."""
     from analyzers.langevin.convergence import arviz_diagnostics
 
     count = len(blocks)
     if count < 2:
         return np.full(blocks.shape[1], math.nan)
     mean = weights @ blocks / weights.sum()
-    batch = np.sqrt((weights[:, None] ** 2 * (blocks - mean) ** 2).sum(0) / weights.sum() ** 2 * count / (count - 1))
+    batch = np.sqrt(
+        (weights[:, None] ** 2 * (blocks - mean) ** 2).sum(0) / weights.sum() ** 2 * count / (count - 1)
+    )
     if count < ESS_BLOCKS:
         return np.asarray(batch, dtype=float)
     spread = blocks.std(axis=0, ddof=1)
@@ -196,9 +198,9 @@ def block_stderr(blocks: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def interval_state(mean: float, error: float, units: int) -> tuple[str, list[float]]:
     """'at T', 'off T' or 'unresolved' for a kinetic temperature / T of ``mean`` with standard error ``error``
-    over ``units`` blocks: its interval (the t quantile for the units, ``analyzers.base.interval_quantile``) inside
-    [1 - TOLERANCE, 1 + TOLERANCE] is at T, wholly outside it off T, else unresolved (and so is anything on
-    fewer than ``MIN_UNITS`` blocks)."""
+    over ``units`` blocks: its interval (the t quantile for the units, ``analyzers.base.interval_quantile``)
+    inside [1 - TOLERANCE, 1 + TOLERANCE] is at T, wholly outside it off T, else unresolved (and so is
+    anything on fewer than ``MIN_UNITS`` blocks)."""
     from analyzers.base import interval_quantile
 
     quantile = interval_quantile(units)
@@ -243,20 +245,20 @@ def thermostat_report(
     """Is the sampler at T? The kinetic temperature of every coordinate pooled (equipartition), and along the
     leading minibatch-noise directions, after burn-in, each with its standard error and interval.
 
-    The decision rests on the pooled estimate: T_kin = sum_i x_i^2 / dof (x = S^-1 p, S S^T = M; dof = n - 1 on
-    the constrained sampler's sphere, where p is M-orthogonal to w), read every ``KINETIC_EVERY`` steps and
+    The decision rests on the pooled estimate: T_kin = sum_i x_i^2 / dof (x = S^-1 p, S S^T = M; dof = n - 1
+    on the constrained sampler's sphere, where p is M-orthogonal to w), read every ``KINETIC_EVERY`` steps and
     averaged per block (one per snapshot). Its standard error is the larger of the analytic one at a correct
     thermostat (``equipartition_stderr``: relative sqrt(2 tau / (dof N)) for N steps, 0.0035 at ``small``) and
     the blocks' own spread (``block_stderr``), over the blocks as units (t quantile). ``state``: at T when the
     pooled interval lies within 20 % of T and no direction is resolved off; off T when either is resolved off;
     else unresolved.
 
-    The directions' readings (``kinetic_temperature_directions``) can only veto: one direction has one degree of
-    freedom, SE sqrt(2 tau / N) at T (the error under 'this direction is at T', which a hot direction's own
-    spread would hide), read as a chi-square (``direction_state``), which resolves 20 % only past ~100,000 steps
-    after burn-in (the `paper` preset); at
-    `small` they flag a direction only when it is grossly hot (a 16 T or 80 T direction, which per-weight masses
-    with a large r give) and otherwise read unresolved without holding the state back."""
+    The directions' readings (``kinetic_temperature_directions``) can only veto: one direction has one degree
+    of freedom, SE sqrt(2 tau / N) at T (the error under 'this direction is at T', which a hot direction's own
+    spread would hide), read as a chi-square (``direction_state``), which resolves 20 % only past ~100,000
+    steps after burn-in (the `paper` preset); at
+    `small` they flag a direction only when it is grossly hot (a 16 T or 80 T direction, which per-weight
+    masses with a large r give) and otherwise read unresolved without holding the state back."""
     report: dict[str, Any] = {
         "noise": records.get("noise", settings.noise),
         "r_requested": settings.r,
@@ -283,8 +285,8 @@ def thermostat_report(
     analytic = np.asarray(
         [equipartition_stderr(readings, KINETIC_EVERY, settings.m1, freedom) if freedom else math.nan]
         + [equipartition_stderr(readings, KINETIC_EVERY, settings.m1, 1)] * (blocks.shape[1] - 1))
-    # the pooled estimate: the larger of the two (NaN only where both are); a direction: its error at T, a test
-    # of 'this direction is at T' (a hot direction's own spread grows with it, which would hide it)
+    # the pooled estimate: the larger of the two (NaN only where both are); a direction: its error at T, a
+    # test of 'this direction is at T' (a hot direction's own spread grows with it, which would hide it)
     error = np.concatenate([np.fmax(analytic[:1], empirical[:1]), analytic[1:]])
     units = len(blocks)
     pooled_state, pooled_interval = interval_state(float(mean[0]), float(error[0]), units)

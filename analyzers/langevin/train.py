@@ -223,6 +223,87 @@ class Reference:
     metrics: dict[str, dict[str, float]]
 
 
+def _train_to_norm(
+    model: nn.Module, trainer: Trainer, settings: TrainingSettings, seed: int, target: float,
+    report: Callable[[str], None], progress: Callable[[float], None], check_every: int,
+) -> tuple[dict[str, torch.Tensor], int, float]:
+    """Train until |w|^2 crosses ``target``: the weights at the first step past it (on the CPU), that step
+    and the norm there. The norm is read every ``check_every`` steps (at most ``eval_every``); each step's
+    weights wait on the device until then."""
+    side = squared_norm(model) < target
+    weights = model.state_dict()  # views of the weights: the steps update them in place
+    names, tensors = list(weights), list(weights.values())
+    block = max(1, min(check_every, settings.eval_every))
+    # each step's weights until the read
+    kept = [[torch.empty_like(t) for t in tensors] for _ in range(block)]
+    while trainer.step_count < settings.max_steps:
+        first = trainer.step_count
+        norms = []
+        for slot in range(min(block, settings.max_steps - first)):
+            trainer.step()
+            progress(trainer.step_count / settings.max_steps)
+            norms.append(squared_norm_tensor(model))
+            torch._foreach_copy_(kept[slot], tensors)
+        for slot, norm in enumerate(torch.stack(norms).tolist()):  # one read for the block
+            step = first + slot + 1
+            if (norm < target) != side:
+                es_state = {name: t.cpu().clone() for name, t in zip(names, kept[slot], strict=True)}
+                return es_state, step, norm
+            if step % settings.eval_every == 0:
+                report(f"reference run (seed {seed}): step {step}, |w|^2 {norm:.2f} -> {target:.2f}")
+    raise TrainingError(
+        f"the squared weight norm never reached the ES target {target:.2f} in {settings.max_steps} steps "
+        f"(it is {squared_norm(model):.2f}): the norm constraint cannot be satisfied; raise max_steps, "
+        "or the ensemble's patience, or give a reachable norm target"
+    )
+
+
+def _train_to_saturation(
+    model: nn.Module, trainer: Trainer, splits: Splits, settings: TrainingSettings, es_step: int,
+    report: Callable[[str], None], progress: Callable[[float], None],
+) -> tuple[bool, list[dict[str, float]]]:
+    """Over-train from the ES step, evaluating every ``eval_every`` steps, until the training loss and error
+    stop improving (or ``ot_max_steps``): whether they saturated, and the evaluations."""
+    trace: list[dict[str, float]] = []
+    history: list[tuple[float, float]] = []
+    while settings.eval_every * len(history) < settings.ot_max_steps:  # evaluations at es_step + k eval_every
+        while trainer.step_count < es_step + settings.eval_every * (len(history) + 1):
+            trainer.step()
+            progress((trainer.step_count - es_step) / settings.ot_max_steps)
+        train_loss, train_error = evaluate(model, splits.train)
+        trace.append({"step": trainer.step_count, "train_loss": train_loss, "train_error": train_error,
+                      "squared_norm": squared_norm(model)})  # fmt: skip
+        history.append((train_loss, train_error))
+        report(
+            f"over-training: step {trainer.step_count}, train loss {train_loss:.4f}, error {train_error:.4f}"
+        )
+        if len(history) > settings.saturation_window:
+            old_loss, old_error = history[-1 - settings.saturation_window]
+            relative = (old_loss - train_loss) / max(abs(old_loss), 1e-12)
+            if relative < settings.saturation_tolerance and abs(old_error - train_error) < 0.005:
+                return True, trace
+    return False, trace
+
+
+def _reference_metrics(
+    model: nn.Module, splits: Splits, states: dict[str, dict[str, torch.Tensor]]
+) -> dict[str, dict[str, float]]:
+    """Per named weight state: |w|^2 and the loss and error on every non-empty split (loads each state)."""
+    metrics: dict[str, dict[str, float]] = {}
+    for name, state in states.items():
+        model.load_state_dict(state)
+        metrics[name] = {"squared_norm": squared_norm(model)}
+        for split_name, split in (
+            ("train", splits.train),
+            ("validation", splits.validation),
+            ("test", splits.test),
+        ):
+            if len(split):
+                loss, error = evaluate(model, split)
+                metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
+    return metrics
+
+
 def _reference_run(
     make_model: Callable[[int], nn.Module],
     splits: Splits,
@@ -245,70 +326,13 @@ def _reference_run(
     """
     model = make_model(seed)
     trainer = Trainer(model, splits.train, settings, seed)
-    side = squared_norm(model) < target
-    trace: list[dict[str, float]] = []
-    es_state: dict[str, torch.Tensor] | None = None
-    weights = model.state_dict()  # views of the weights: the steps update them in place
-    names, tensors = list(weights), list(weights.values())
-    block = max(1, min(check_every, settings.eval_every))
-    # each step's weights until the read
-    kept = [[torch.empty_like(t) for t in tensors] for _ in range(block)]
-    es_step, es_norm = 0, math.nan
-    while es_state is None and trainer.step_count < settings.max_steps:
-        first = trainer.step_count
-        norms = []
-        for slot in range(min(block, settings.max_steps - first)):
-            trainer.step()
-            progress[0](trainer.step_count / settings.max_steps)
-            norms.append(squared_norm_tensor(model))
-            torch._foreach_copy_(kept[slot], tensors)
-        for slot, norm in enumerate(torch.stack(norms).tolist()):  # one read for the block
-            step = first + slot + 1
-            if (norm < target) != side:
-                es_state = {name: t.cpu().clone() for name, t in zip(names, kept[slot], strict=True)}
-                es_step, es_norm = step, norm
-                break
-            if step % settings.eval_every == 0:
-                report(f"reference run (seed {seed}): step {step}, |w|^2 {norm:.2f} -> {target:.2f}")
-    if es_state is None:
-        raise TrainingError(
-            f"the squared weight norm never reached the ES target {target:.2f} in {settings.max_steps} steps "
-            f"(it is {squared_norm(model):.2f}): the norm constraint cannot be satisfied; raise max_steps, "
-            "or the ensemble's patience, or give a reachable norm target"
-        )
+    es_state, es_step, es_norm = _train_to_norm(model, trainer, settings, seed, target, report, progress[0],
+                                                check_every)
     report(f"ES weights at step {es_step}: |w|^2 = {es_norm:.2f} (target {target:.2f})")
-    saturated, history = False, list[tuple[float, float]]()
-    while settings.eval_every * len(history) < settings.ot_max_steps:  # evaluations at es_step + k eval_every
-        while trainer.step_count < es_step + settings.eval_every * (len(history) + 1):
-            trainer.step()
-            progress[1]((trainer.step_count - es_step) / settings.ot_max_steps)
-        train_loss, train_error = evaluate(model, splits.train)
-        trace.append({"step": trainer.step_count, "train_loss": train_loss, "train_error": train_error,
-                      "squared_norm": squared_norm(model)})  # fmt: skip
-        history.append((train_loss, train_error))
-        report(
-            f"over-training: step {trainer.step_count}, train loss {train_loss:.4f}, error {train_error:.4f}"
-        )
-        if len(history) > settings.saturation_window:
-            old_loss, old_error = history[-1 - settings.saturation_window]
-            relative = (old_loss - train_loss) / max(abs(old_loss), 1e-12)
-            if relative < settings.saturation_tolerance and abs(old_error - train_error) < 0.005:
-                saturated = True
-                break
+    saturated, trace = _train_to_saturation(model, trainer, splits, settings, es_step, report, progress[1])
     ot_state = _state(model)
     report(f"OT weights at step {trainer.step_count} (saturated: {saturated})")
-    metrics: dict[str, dict[str, float]] = {}
-    for name, state in (("es", es_state), ("ot", ot_state)):
-        model.load_state_dict(state)
-        metrics[name] = {"squared_norm": squared_norm(model)}
-        for split_name, split in (
-            ("train", splits.train),
-            ("validation", splits.validation),
-            ("test", splits.test),
-        ):
-            if len(split):
-                loss, error = evaluate(model, split)
-                metrics[name][f"{split_name}_loss"], metrics[name][f"{split_name}_error"] = loss, error
+    metrics = _reference_metrics(model, splits, {"es": es_state, "ot": ot_state})
     return Reference(es_state, ot_state, es_step, trainer.step_count, saturated, trace, metrics)
 
 

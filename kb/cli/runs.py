@@ -15,6 +15,7 @@ from rich.panel import Panel
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
     TaskID,
     TaskProgressColumn,
     TextColumn,
@@ -60,14 +61,26 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
     """List registered analyzers (scales, GPU need, how many metrics); name one for its metrics."""
     from kb.core import KnowledgeBase
     registered = KnowledgeBase.analyzers()
-    rows: list[dict[str, Any]] = [{"id": key, "summary": cls.summary, "version": cls.version, "metrics": cls.metrics,
-             "scales": sorted(cls.scales), "gpu": cls.resources.gpu.value, "memory_gb": cls.resources.memory_gb}
-            for key, cls in registered.items() if name is None or key == name]
+    rows: list[dict[str, Any]] = [
+        {
+            "id": key,
+            "summary": cls.summary,
+            "version": cls.version,
+            "metrics": cls.metrics,
+            "scales": sorted(cls.scales),
+            "gpu": cls.resources.gpu.value,
+            "memory_gb": cls.resources.memory_gb,
+        }
+        for key, cls in registered.items()
+        if name is None or key == name
+    ]
     from analyzers import registry
 
     for package, error in registry.broken().items():
-        err_console.print(f"[bold red]broken[/]: analyzer package {esc(package)} failed to load: {esc(error)}",
-                          highlight=False)
+        err_console.print(
+            f"[bold red]broken[/]: analyzer package {esc(package)} failed to load: {esc(error)}",
+            highlight=False,
+        )
     if name is not None and not rows:
         _no_such("analyzer", name, registered)
     if as_json:
@@ -82,8 +95,16 @@ def analyzers(name: Annotated[str | None, typer.Argument(help="One analyzer: its
             console.print(f"[bold]{esc(metric)}[/]")
             console.print(Padding(esc(description), (0, 0, 0, 4)))
         return
-    listing = Listing(f"{len(rows)} analyzer(s)", [Col("name"), Col("gpu"), Col("metrics"),
-                                                   Col("scales", ratio=2), Col("summary", ratio=3, min_width=100)])
+    listing = Listing(
+        f"{len(rows)} analyzer(s)",
+        [
+            Col("name"),
+            Col("gpu"),
+            Col("metrics"),
+            Col("scales", ratio=2),
+            Col("summary", ratio=3, min_width=100),
+        ],
+    )
     for row in rows:
         listing.add(name=esc(row["id"]), gpu=row["gpu"], metrics=str(len(row["metrics"])),
                     scales=esc(", ".join(row["scales"])), summary=esc(row["summary"]))
@@ -143,26 +164,29 @@ def verify(
     targets: Annotated[list[str] | None, typer.Argument(help="Claim keys (note#claim) or note ids.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every claim bound to an analyzer.")] = False,
     stale: Annotated[bool, typer.Option("--stale", help="Only claims without current evidence.")] = False,
-    tension: Annotated[str | None, typer.Option("--tension", help="A tension's id (`kb tensions`): queue the runs "
-                                                "that decide it.")] = None,
-    rerun: Annotated[list[str] | None, typer.Option("--rerun", help="A run's id (`kb runs`, `kb evidence CLAIM`): "
-                                                    "run it again here with the same parameters, e.g. evidence "
-                                                    "imported from another machine (repeatable).")] = None,
+    tension: Annotated[str | None, typer.Option("--tension", help="A tension's id (`kb tensions`): queue the "
+                                                "runs that decide it.")] = None,
+    rerun: Annotated[list[str] | None, typer.Option("--rerun", help="A run's id (`kb runs`, `kb evidence "
+                                                    "CLAIM`): run it again here with the same parameters, "
+                                                    "e.g. evidence imported from another machine "
+                                                    "(repeatable).")] = None,
     device: Annotated[str, typer.Option(help="cpu, cuda or cuda:N.")] = "cpu",
-    executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): " + "; ".join(
+    executor: Annotated[str, typer.Option(help="Where the runs execute (the registered executors): "
+                                          + "; ".join(
         # Help is rich markup: escaped, or 'plm-kb[ray]' loses its '[ray]' as a style tag.
-        f"{name}: {escape(cls.description)}" for name, cls in executors.load_all().items()) + ".")] = "local",
+        f"{name}: {escape(cls.description)}" for name, cls in executors.load_all().items())
+                                          + ".")] = "local",
     ray_address: Annotated[str | None, setting_option("ray_address", "--ray-address")] = None,
-    run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is empty.")] = True,
+    run: Annotated[bool, typer.Option("--run/--queue-only", help="Also run the queue here until it is "
+                                      "empty.")] = True,
     grants: Annotated[list[str] | None, typer.Option("--set", help="Parameter key=value for every run whose "
                                                      "analyzer takes it, including what a note may not set "
-                                                     "(trust_remote_code=true, work_dir=..., fasta=...); checked "
-                                                     "before anything is queued.")] = None,
+                                                     "(trust_remote_code=true, work_dir=..., fasta=...); "
+                                                     "checked before anything is queued.")] = None,
     papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
     offline: OfflineOpt = None, cache_dir: CacheDirOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Queue re-verification of claims (and, by default, run the queue here, with progress)."""
-    from analyzers.overrides import OverrideError, split_pairs
     if not targets and not all_ and not stale and not tension and not rerun:
         err_console.print("[red]error[/]: name claims or notes, or pass --all, --stale, --tension or --rerun")
         raise typer.Exit(2)
@@ -174,21 +198,16 @@ def verify(
     except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
         err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
-    try:
-        if rerun:
-            queued, skipped = _rerun(kb, rerun, device, executor)
-        elif tension is not None:
-            queued, skipped = kb.verify_tension(tension, device=device, executor=executor,
-                                                operator_params=split_pairs(grants or []))
-        else:
-            queued, skipped = kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
-                                        executor=executor, operator_params=split_pairs(grants or []))
-    except NoteError as exc:
-        fail(exc)
-        return
-    except OverrideError as exc:  # nothing was queued
-        err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    queued, skipped = _queue_verification(
+        kb,
+        targets,
+        stale=stale,
+        tension=tension,
+        rerun=rerun,
+        device=device,
+        executor=executor,
+        grants=grants,
+    )
     for key, reason in skipped:
         err_console.print(f"[yellow]skipped[/] {esc(key)}: {esc(reason)}", highlight=False)
     if not as_json:
@@ -209,12 +228,45 @@ def verify(
         for record in queued:
             if record.id in waiting and not as_json:
                 console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
+    _report_verification(kb, queued, told, as_json=as_json)
+
+
+def _queue_verification(kb: KnowledgeBase, targets: list[str] | None, *, stale: bool, tension: str | None,
+                        rerun: list[str] | None, device: str, executor: str,
+                        grants: list[str] | None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+    """Queue what ``kb verify`` was asked for: reruns, a tension's runs, or the claims named (or all, or the
+    stale ones); the runs queued and the claims skipped with why. Bad input exits with one line, nothing
+    queued."""
+    from analyzers.overrides import OverrideError, split_pairs
+
+    try:
+        if rerun:
+            return _rerun(kb, rerun, device, executor)
+        if tension is not None:
+            return kb.verify_tension(tension, device=device, executor=executor,
+                                     operator_params=split_pairs(grants or []))
+        return kb.verify(list(targets) if targets else None, stale_only=stale, device=device,
+                         executor=executor, operator_params=split_pairs(grants or []))
+    except NoteError as exc:
+        fail(exc)
+    except OverrideError as exc:  # nothing was queued
+        err_console.print(f"[red]error[/]: {esc(exc)}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+def _report_verification(
+    kb: KnowledgeBase, queued: list[RunRecord], told: set[str], *, as_json: bool
+) -> None:
+    """The queued runs' verdicts in the queue's order: a table, or (``--json``) one line for each run whose
+    verdict was not printed as it landed; exit 1 when a run failed."""
     records = kb.runs(ids=[r.id for r in queued], limit=len(queued) or 1)
     verdicts = kb.run_verdicts([r.id for r in records])
     rows = [verdict_row(kb, record, verdicts.get(record.id)) for record in records]
     order = {r.id: n for n, r in enumerate(queued)}  # the queue's order, as planned
     rows.sort(key=lambda row: order[row["run"]])
-    if as_json:  # the runs not judged here (queued for a worker, handed to Slurm): their status, one line each
+    if (
+        as_json
+    ):  # the runs not judged here (queued for a worker, handed to Slurm): their status, one line each
         for row in rows:
             if row["run"] not in told:
                 print_json_line(row)
@@ -226,12 +278,15 @@ def verify(
 
 def verdict_row(kb: KnowledgeBase, record: RunRecord, verdict: Verdict | None) -> dict[str, Any]:
     """What became of one run, as the verdict table, the lines printed as verdicts land and ``--json`` say it:
-    the claim's state (``kb.evidence.claim_states``' rule), the value and its spread, the evidence's scale, why."""
+    the claim's state (``kb.evidence.claim_states``' rule), the value and its spread, the evidence's scale,
+    why."""
     from kb.evidence.claim_states import verdict_state
 
     state = verdict_state(verdict)
     found = kb.claim(record.claim_key) if record.claim_key else None
-    scale = verdict.evidence_scale.model_dump(exclude_none=True) if verdict and verdict.evidence_scale else None
+    scale = (
+        verdict.evidence_scale.model_dump(exclude_none=True) if verdict and verdict.evidence_scale else None
+    )
     return {"id": record.claim_key, "run": record.id, "analyzer": record.analyzer,
             "status": record.status.value,
             "verdict": verdict.kind.value if verdict else None, "state": state.value if state else None,
@@ -242,8 +297,8 @@ def verdict_row(kb: KnowledgeBase, record: RunRecord, verdict: Verdict | None) -
 
 
 def print_verdict(row: dict[str, Any], verdict: Verdict | None, *, as_json: bool) -> None:
-    """One verdict the moment it lands: a JSON Lines record on stdout (``--json``), else one line: the claim, its
-    state, the value against what was expected, the evidence's scale and why."""
+    """One verdict the moment it lands: a JSON Lines record on stdout (``--json``), else one line: the claim,
+    its state, the value against what was expected, the evidence's scale and why."""
     if as_json:
         print_json_line(row)
         return
@@ -262,9 +317,101 @@ def print_verdict(row: dict[str, Any], verdict: Verdict | None, *, as_json: bool
 ENDED = {"succeeded", "failed", "cancelled"}
 
 
-def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] | None = None, *,
-          quiet: bool = False, poll: float = 0.5, on_end: Callable[[RunRecord, Verdict | None], None] | None = None,
-          json_lines: bool = False) -> None:
+class _RunBars:
+    """What ``watch`` keeps from one poll of the runs to the next: a bar per run, the verdicts of the runs
+    that succeeded (asked once each), the runs ``on_end`` was told of and, where stderr is no terminal, the
+    status and time of the last line printed per run."""
+
+    def __init__(self, kb: KnowledgeBase, ids: list[str] | None, *, quiet: bool,
+                 on_end: Callable[[RunRecord, Verdict | None], None] | None) -> None:
+        self.kb, self.ids, self.quiet, self.on_end = kb, ids, quiet, on_end
+        self.plain = not err_console.is_terminal
+        self.every = kb.settings.progress_interval / 2
+        self.narrow = (
+            err_console.width < 100
+        )  # the label is then the claim's own id, so that its message fits too
+        self.printed: dict[
+            str, tuple[str, float]
+        ] = {}  # run id -> (status shown, when its last line was printed)
+        self.tasks: dict[str, TaskID] = {}
+        self.verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
+        self.ended: set[str] = set()  # runs on_end was called for
+
+    def columns(self) -> tuple[ProgressColumn, ...]:
+        """The bars' columns. At 80 columns the bar, percentage, status and clock take ~45; the claim and the
+        message share the rest, each cut to one line (a bar that wraps would redraw as many lines)."""
+        return (
+            TextColumn(
+                "{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")
+            ),
+            BarColumn(bar_width=8 if self.narrow else 16),
+            TaskProgressColumn(),
+            TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
+            TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis")),
+            TimeElapsedColumn(),
+        )
+
+    def poll(self) -> list[RunRecord]:
+        """The runs watched (every active one, and those shown, if no ids), with the verdicts newly in."""
+        kb = self.kb
+        records = kb.runs(ids=self.ids, limit=10_000) if self.ids is not None else [
+            r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in self.tasks]
+        succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in self.verdicts]
+        self.verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
+        return records
+
+    def judged(self, records: list[RunRecord], final: bool = False) -> None:
+        """Tell ``on_end`` of each run that ended, once."""
+        for (
+            record
+        ) in records:  # a run that succeeded is told once its verdict is in (its evidence is written)
+            if self.on_end is not None and record.id not in self.ended and record.status.value in ENDED and (
+                    final or record.status.value != "succeeded" or record.id in self.verdicts):
+                self.ended.add(record.id)
+                self.on_end(record, self.verdicts.get(record.id))
+
+    def label(self, record: RunRecord) -> str:
+        """The run's label: its id and claim. A long key is cut at its start: the claim's own id tells the
+        bars apart (a note's claims share its note id)."""
+        name = record.claim_key or record.analyzer
+        name = name.rsplit("#", 1)[-1] if self.narrow else name
+        room = max(16, err_console.width - 56)  # what the bar, status and clock leave
+        name = name if len(name) <= room else "…" + name[1 - room:]
+        return f"[dim]{record.id[:8]}[/] {esc(name)}"
+
+    def show(self, bars: Progress, record: RunRecord) -> None:
+        """Bring the run's bar up to date; without a terminal, print its line when due."""
+        if record.id not in self.tasks:
+            self.tasks[record.id] = bars.add_task("", total=1.0, status="", label=self.label(record))
+        verdict = self.verdicts.get(record.id)
+        message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
+                   else record.error or record.message or "").splitlines()
+        shown = run_status(record.status.value, verdict)
+        bars.update(self.tasks[record.id], completed=record.progress, status=shown,
+                    description=esc(message[0][:80]) if message else "")
+        last = self.printed.get(record.id)
+        now = time.monotonic()
+        if self.plain and not self.quiet and (last is None or last[0] != shown
+                                              or (shown == "running" and now - last[1] >= self.every)):
+            # The claim once per status; the refreshes of a running run name it by run id alone.
+            about = (
+                f" {esc(record.claim_key or record.analyzer)}:" if last is None or last[0] != shown else ""
+            )
+            self.printed[record.id] = (shown, now)
+            err_console.print(f"{record.id[:8]}{about} {shown} {record.progress:.0%}"
+                              + (f" · {esc(message[0])}" if message else ""), highlight=False)
+
+
+def watch(
+    kb: KnowledgeBase,
+    ids: list[str] | None,
+    work: Callable[[], object] | None = None,
+    *,
+    quiet: bool = False,
+    poll: float = 0.5,
+    on_end: Callable[[RunRecord, Verdict | None], None] | None = None,
+    json_lines: bool = False,
+) -> None:
     """One progress bar per run, refreshed from the database until the runs end (all active runs if no ids).
 
     ``work`` (a local worker or the Ray executor) runs in a thread meanwhile: the bars show what the
@@ -275,9 +422,6 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
     failed, was cancelled or judged nothing). ``json_lines``: stdout carries JSON Lines, so the bars leave it
     alone (rich would otherwise route stdout through the bars' console, stderr).
     """
-    plain = not err_console.is_terminal
-    every = kb.settings.progress_interval / 2
-    printed: dict[str, tuple[str, float]] = {}  # run id -> (status shown, when its last line was printed)
     failure: list[BaseException] = []
 
     def guarded() -> None:
@@ -287,64 +431,25 @@ def watch(kb: KnowledgeBase, ids: list[str] | None, work: Callable[[], object] |
             failure.append(exc)
 
     thread = threading.Thread(target=guarded, daemon=True)
-    # At 80 columns the bar, percentage, status and clock take ~45; the claim and the message share the rest,
-    # each cut to one line (a bar that wraps would redraw as many lines).
-    message_column = [TextColumn("{task.description}", table_column=Column(ratio=2, no_wrap=True, overflow="ellipsis"))]
-    narrow = err_console.width < 100  # the label is then the claim's own id, so that its message fits too
-    columns = (TextColumn("{task.fields[label]}", table_column=Column(ratio=3, no_wrap=True, overflow="ellipsis")),
-               BarColumn(bar_width=8 if narrow else 16), TaskProgressColumn(),
-               TextColumn("[bold]{task.fields[status]}", table_column=Column(no_wrap=True)),
-               *message_column, TimeElapsedColumn())
-    ended: set[str] = set()  # runs on_end was called for
-
-    def judged(records: list[RunRecord], final: bool = False) -> None:
-        for record in records:  # a run that succeeded is told once its verdict is in (its evidence is written)
-            if on_end is not None and record.id not in ended and record.status.value in ENDED and (
-                    final or record.status.value != "succeeded" or record.id in verdicts):
-                ended.add(record.id)
-                on_end(record, verdicts.get(record.id))
-
-    with Progress(*columns, console=err_console, disable=quiet, expand=True, redirect_stdout=not json_lines) as bars:
-        tasks: dict[str, TaskID] = {}
-        verdicts: dict[str, Verdict | None] = {}  # of runs that ended, asked once each
+    state = _RunBars(kb, ids, quiet=quiet, on_end=on_end)
+    columns = state.columns()
+    with Progress(
+        *columns, console=err_console, disable=quiet, expand=True, redirect_stdout=not json_lines
+    ) as bars:
         thread.start()
         while True:
-            records = kb.runs(ids=ids, limit=10_000) if ids is not None else [
-                r for r in kb.runs(limit=10_000) if r.status.value not in ENDED or r.id in tasks]
-            succeeded = [r.id for r in records if r.status.value == "succeeded" and r.id not in verdicts]
-            verdicts.update(kb.run_verdicts(succeeded) if succeeded else {})
-            judged(sorted(records, key=lambda r: r.created_at))
-            for record in sorted(records, key=lambda r: r.created_at):  # in queue order: the next to run on top
-                if record.id not in tasks:
-                    # A long key is cut at its start: the claim's own id tells the bars apart (a note's
-                    # claims share its note id).
-                    name = record.claim_key or record.analyzer
-                    name = name.rsplit("#", 1)[-1] if narrow else name
-                    room = max(16, err_console.width - 56)  # what the bar, status and clock leave
-                    name = name if len(name) <= room else "…" + name[1 - room:]
-                    label = f"[dim]{record.id[:8]}[/] {esc(name)}"
-                    tasks[record.id] = bars.add_task("", total=1.0, status="", label=label)
-                verdict = verdicts.get(record.id)
-                message = (verdict.reason if verdict is not None and verdict.kind.value == "not_runnable"
-                           else record.error or record.message or "").splitlines()
-                shown = run_status(record.status.value, verdict)
-                bars.update(tasks[record.id], completed=record.progress, status=shown,
-                            description=esc(message[0][:80]) if message else "")
-                last = printed.get(record.id)
-                now = time.monotonic()
-                if plain and not quiet and (last is None or last[0] != shown
-                                            or (shown == "running" and now - last[1] >= every)):
-                    # The claim once per status; the refreshes of a running run name it by run id alone.
-                    about = f" {esc(record.claim_key or record.analyzer)}:" if last is None or last[0] != shown else ""
-                    printed[record.id] = (shown, now)
-                    err_console.print(f"{record.id[:8]}{about} {shown} {record.progress:.0%}"
-                                      + (f" · {esc(message[0])}" if message else ""), highlight=False)
+            records = state.poll()
+            state.judged(sorted(records, key=lambda r: r.created_at))
+            for record in sorted(
+                records, key=lambda r: r.created_at
+            ):  # in queue order: the next to run on top
+                state.show(bars, record)
             if all(r.status.value in ENDED for r in records) and not thread.is_alive():
                 break
             if not thread.is_alive() and work is not None:  # runs left for other workers: stop watching
                 break
             time.sleep(poll)
-        judged(records, final=True)  # a run that succeeded without evidence (no claim) is told now
+        state.judged(records, final=True)  # a run that succeeded without evidence (no claim) is told now
     thread.join()
     if failure:
         raise failure[0]
@@ -366,8 +471,15 @@ def verdict_table(rows: list[dict[str, Any]]) -> None:
     """Claims with their state and why, one line each (the claim key folds where the console is narrow)."""
     # At 80 columns a claim key (up to ~80 characters) needs the width: the reason shows from 100 columns on
     # ('kb evidence CLAIM' has it whole).
-    listing = Listing("verdicts", [Col("claim", fold=True), Col("analyzer", min_width=140), Col("state"),
-                                   Col("why", ratio=1, min_width=100)])  # the reason takes what the claim leaves
+    listing = Listing(
+        "verdicts",
+        [
+            Col("claim", fold=True),
+            Col("analyzer", min_width=140),
+            Col("state"),
+            Col("why", ratio=1, min_width=100),
+        ],
+    )  # the reason takes what the claim leaves
     for row in rows:
         listing.add(claim=esc(row["id"]), analyzer=esc(row["analyzer"]), state=_state_cell(row),
                     why=esc(row["reason"] or ""))
@@ -378,14 +490,35 @@ def verdict_table(rows: list[dict[str, Any]]) -> None:
 @app.command()
 def worker(
     forever: Annotated[bool, typer.Option("--forever", help="Keep polling for new runs.")] = False,
-    device: Annotated[str | None, typer.Option("--device", help="Take only runs asking for this device kind "
-                                               "(cuda: a GPU machine serving a shared index).")] = None,
-    stop: Annotated[bool, typer.Option("--stop", help="Stop this KB home's background worker (the app's) and "
-                                       "exit; a run it held is re-queued at once.")] = False,
-    no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit at once (code 3) when the index does not answer "
-                                          "at start, instead of waiting for it as a running worker does.")] = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, artifact_store: ArtifactStoreOpt = None,
-    offline: OfflineOpt = None, cache_dir: CacheDirOpt = None,
+    device: Annotated[
+        str | None,
+        typer.Option(
+            "--device",
+            help="Take only runs asking for this device kind (cuda: a GPU machine serving a shared index).",
+        ),
+    ] = None,
+    stop: Annotated[
+        bool,
+        typer.Option(
+            "--stop",
+            help="Stop this KB home's background worker (the app's) and "
+            "exit; a run it held is re-queued at once.",
+        ),
+    ] = False,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help="Exit at once (code 3) when the index does not answer "
+            "at start, instead of waiting for it as a running worker does.",
+        ),
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    artifact_store: ArtifactStoreOpt = None,
+    offline: OfflineOpt = None,
+    cache_dir: CacheDirOpt = None,
 ) -> None:
     """Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr."""
     import logging
@@ -438,10 +571,17 @@ def _wait_for_index(kb: KnowledgeBase) -> None:
 
 
 @app.command("runs")
-def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succeeded, failed, cancelled.")] = None,
-          limit: Annotated[int, typer.Option(help="Most recent N.")] = 50,
-          follow: Annotated[bool, typer.Option("--watch", help="Live progress of queued and running runs.")] = False,
-          papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def runs_(
+    status: Annotated[str | None, typer.Option(help="queued, running, succeeded, failed, cancelled.")] = None,
+    limit: Annotated[int, typer.Option(help="Most recent N.")] = 50,
+    follow: Annotated[
+        bool, typer.Option("--watch", help="Live progress of queued and running runs.")
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
     from kb.evidence.claim_states import label, verdict_state
     kb = make_kb(papers, home, db)
@@ -452,9 +592,17 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
     states = {run_id: verdict_state(verdict) for run_id, verdict in verdicts.items()}
     waiting = kb.waiting()
     if as_json:
-        print_json([{**r.model_dump(mode="json"), "shown_status": run_status(r.status.value, verdicts.get(r.id)),
-                     "verdict": (state.value if (state := states.get(r.id)) else None),
-                     "waiting": waiting.get(r.id)} for r in records])
+        print_json(
+            [
+                {
+                    **r.model_dump(mode="json"),
+                    "shown_status": run_status(r.status.value, verdicts.get(r.id)),
+                    "verdict": (state.value if (state := states.get(r.id)) else None),
+                    "waiting": waiting.get(r.id),
+                }
+                for r in records
+            ]
+        )
         return
     # One column says what became of a run: the verdict of one that succeeded, else its status (never
     # "succeeded" for a run that could not execute), so the claim key keeps the width at 80 columns.
@@ -475,17 +623,26 @@ def runs_(status: Annotated[str | None, typer.Option(help="queued, running, succ
             outcome = f"{shown} {r.progress:.0%}"
         else:
             outcome = shown
-        listing.add(id=r.id[:8], claim=esc(r.claim_key or ""), analyzer=esc(r.analyzer),
-                    **{"status / verdict": esc(outcome)}, message=esc(message.splitlines()[0]) if message else "")
+        listing.add(
+            id=r.id[:8],
+            claim=esc(r.claim_key or ""),
+            analyzer=esc(r.analyzer),
+            **{"status / verdict": esc(outcome)},
+            message=esc(message.splitlines()[0]) if message else "",
+        )
     console.print(listing.table)
     if "message" not in {c.name for c in listing.columns}:  # narrow: what each running run is doing, below
         for r in records:
-            said = " · ".join(filter(None, [waiting.get(r.id), r.message if r.status.value == "running" else None]))
+            said = " · ".join(
+                filter(None, [waiting.get(r.id), r.message if r.status.value == "running" else None])
+            )
             if said:
                 console.print(f"[dim]{r.id[:8]}[/] {esc(said.splitlines()[0])}", highlight=False)
     if any(r.status.value == "queued" for r in records) and not kb.worker_alive():
-        console.print("no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the "
-                      "app)", highlight=False)
+        console.print(
+            "no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the app)",
+            highlight=False,
+        )
 
 
 @app.command()
@@ -501,7 +658,8 @@ def cancel(run_id: Annotated[str, typer.Argument(help="Run id.")],
 
 def _rerun(kb: KnowledgeBase, run_ids: list[str], device: str, executor: str,
            ) -> tuple[list[RunRecord], list[tuple[str, str]]]:
-    """Queue each run again here (``kb verify --rerun``); a run that is unknown or has not ended is skipped."""
+    """Queue each run again here (``kb verify --rerun``); a run that is unknown or has not ended is
+    skipped."""
     queued: list[RunRecord] = []
     skipped: list[tuple[str, str]] = []
     for run_id in run_ids:
@@ -528,10 +686,21 @@ app.add_typer(evidence_app, name="evidence")
 
 
 @evidence_app.command("show")
-def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
-             papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def evidence(
+    claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id>#<claim id>'.")],
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """The claim, then its evidence, newest first: verdict and why, scale, provenance, staleness."""
-    from kb.evidence.claim_states import label, latest_results, paper_comparisons, paper_values_left_out, verdict_state
+    from kb.evidence.claim_states import (
+        label,
+        latest_results,
+        paper_comparisons,
+        paper_values_left_out,
+        verdict_state,
+    )
     from kb.evidence.verdicts import describe
     kb = make_kb(papers, home, db)
     kb.index()
@@ -544,8 +713,18 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
     claim, grounding = found
     if as_json:  # the paper's values beside kb's latest evidence (its seeds together), on every record
         paper = [c.record() for c in paper_comparisons(claim, latest_results(kb.engine, claim_key))]
-        print_json([{**r.model_dump(mode="json"), "id": claim_key, "evidence_id": r.id, "paper_vs_kb": paper,
-                     "state": (state.value if (state := verdict_state(r.verdict)) else None)} for r in records])
+        print_json(
+            [
+                {
+                    **r.model_dump(mode="json"),
+                    "id": claim_key,
+                    "evidence_id": r.id,
+                    "paper_vs_kb": paper,
+                    "state": (state.value if (state := verdict_state(r.verdict)) else None),
+                }
+                for r in records
+            ]
+        )
         return
     status = kb.claim_states(claim_key.split("#", 1)[0]).get(claim_key)
     about = [f"[bold]{escape(claim.statement)}[/]",
@@ -554,8 +733,10 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
     if claim.source is not None:
         about.append(f"[dim]“{escape(claim.source.quote)}”[/]  (quote: {grounding or 'not checked'})")
     if claim.analyzer is not None:
-        about.append(f"[bold]analyzer[/]: {esc(claim.analyzer.name)} at {esc(claim.analyzer.scale or 'its default')} "
-                     "scale" + (f", seeds {', '.join(map(str, claim.analyzer.seeds))}" if claim.analyzer.seeds else ""))
+        about.append(
+            f"[bold]analyzer[/]: {esc(claim.analyzer.name)} at {esc(claim.analyzer.scale or 'its default')} "
+            "scale" + (f", seeds {', '.join(map(str, claim.analyzer.seeds))}" if claim.analyzer.seeds else "")
+        )
     else:
         about.append("[bold]analyzer[/]: none bound, so nothing can re-verify this claim")
     # What the claim itself states, from the note: never 'None' because a verdict did not repeat it.
@@ -572,8 +753,12 @@ def evidence(claim_key: Annotated[str, typer.Argument(help="Claim key: '<note id
         console.print(f"no evidence for {esc(claim_key)} yet: run 'kb verify {esc(claim_key)}'")
         return
     for i, r in enumerate(records):
-        console.print(Panel("\n".join(_evidence_lines(r, expects)),
-                            title=("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else "")))
+        console.print(
+            Panel(
+                "\n".join(_evidence_lines(r, expects)),
+                title=("latest" if i == 0 else "earlier") + (" [yellow](stale)[/]" if r.stale else ""),
+            )
+        )
 
 
 def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
@@ -584,17 +769,23 @@ def _evidence_lines(record: EvidenceRecord, expects: str) -> list[str]:
     lines = [f"[bold]verdict[/]: {esc(label(state.value)) if state else 'none drawn'}"
              + (f" — {esc(v.reason)}" if v else " (the run was made before the claim was indexed)")]
     if v is not None and v.kind.value != "not_runnable":
-        lines.append(f"[bold]expected[/]: {esc(v.expected or expects)}   [bold]observed[/]: {esc(observed_text(v))}")
+        lines.append(
+            f"[bold]expected[/]: {esc(v.expected or expects)}   [bold]observed[/]: {esc(observed_text(v))}"
+        )
     scale = v.evidence_scale.model_dump(exclude_none=True) if v and v.evidence_scale else None
     lines.append(f"[bold]evidence scale[/]: {esc(scale_text(scale) if scale else 'not recorded')}"
                  + (" [dim](a smaller-scale proxy)[/]" if v and v.proxy else ""))
     prov = record.provenance
     when = f"{record.created_at:%Y-%m-%d %H:%M}"
-    lines.append(f"[bold]run[/]: {esc(record.run_id)}   [bold]device[/]: {esc(prov.device if prov else '-')}   "
-                 f"[bold]when[/]: {when}" + (f"   [bold]took[/]: {prov.wall_seconds:.1f} s"
-                                             if prov and prov.wall_seconds is not None else ""))
+    lines.append(
+        f"[bold]run[/]: {esc(record.run_id)}   [bold]device[/]: {esc(prov.device if prov else '-')}   "
+        f"[bold]when[/]: {when}"
+        + (f"   [bold]took[/]: {prov.wall_seconds:.1f} s" if prov and prov.wall_seconds is not None else "")
+    )
     if (origin := evidence_origin(prov)) is not None:
-        lines.append(f"[bold]made elsewhere[/]: {esc(origin)} (re-run it here: kb verify --rerun {esc(record.run_id)})")
+        lines.append(
+            f"[bold]made elsewhere[/]: {esc(origin)} (re-run it here: kb verify --rerun {esc(record.run_id)})"
+        )
     if record.stale:
         lines.append(f"[yellow]stale[/]: {esc(record.stale_reason)}")
     lines += _files_lines(record.artifacts)

@@ -109,8 +109,11 @@ def prepare_note(path: Path, papers_dir: Path | None = None, *, max_bytes: int =
     try:
         str(path).encode("utf-8")
     except UnicodeEncodeError:
-        raise NoteError(path, "the file name is not valid UTF-8, so kb can neither store nor show it: rename the "
-                        "file (letters, digits and dashes are safe)") from None
+        raise NoteError(
+            path,
+            "the file name is not valid UTF-8, so kb can neither store nor show it: rename the "
+            "file (letters, digits and dashes are safe)",
+        ) from None
     try:
         st = path.stat()
         note = read_note(path, max_bytes=max_bytes, limits=limits)
@@ -136,8 +139,11 @@ def note_failure(path: Path, exc: Exception) -> NoteError:
     if isinstance(exc, OSError):
         return NoteError(path, f"cannot read the note: {exc.strerror or exc}")
     reason = (str(exc).splitlines() or [""])[0]
-    return NoteError(path, f"cannot handle this note ({type(exc).__name__}: {reason}); the other notes are not "
-                     "affected: fix the note, or report it as a kb bug if it looks valid")
+    return NoteError(
+        path,
+        f"cannot handle this note ({type(exc).__name__}: {reason}); the other notes are not "
+        "affected: fix the note, or report it as a kb bug if it looks valid",
+    )
 
 
 def _unstorable_column(rows: NoteRows) -> str | None:
@@ -154,8 +160,9 @@ def _unstorable_column(rows: NoteRows) -> str | None:
 
 
 class _CrossNoteRules:
-    """The rules across notes, applied in sorted path order by `kb validate` and `kb index` alike: one note per
-    id (its file name) and one note per ``paper_id``; the later file is refused, naming the earlier one."""
+    """The rules across notes, applied in sorted path order by `kb validate` and `kb index` alike: one note
+    per id (its file name) and one note per ``paper_id``; the later file is refused, naming the earlier
+    one."""
 
     def __init__(self) -> None:
         self.ids: dict[str, Path] = {}
@@ -165,23 +172,30 @@ class _CrossNoteRules:
         earlier = self.ids.setdefault(path.stem, path)
         if earlier == path:
             return None
-        return NoteError(path, f"note id {path.stem!r} is already used by {earlier}, which keeps it; rename or "
-                         "remove one of the two files")
+        return NoteError(
+            path,
+            f"note id {path.stem!r} is already used by {earlier}, which keeps it; rename or "
+            "remove one of the two files",
+        )
 
     def take_paper_id(self, path: Path, paper_id: str, note: Note | None = None) -> NoteError | None:
         earlier = self.paper_ids.setdefault(paper_id, path)
         if earlier == path:
             return None
-        return NoteError(path, f"paper_id {paper_id!r} is already used by {earlier}; expected one note per paper: "
-                         "change this note's paper_id or remove one of the notes",
-                         line=field_line(note, "paper_id") if note is not None else None, field="paper_id")
+        return NoteError(
+            path,
+            f"paper_id {paper_id!r} is already used by {earlier}; expected one note per paper: "
+            "change this note's paper_id or remove one of the notes",
+            line=field_line(note, "paper_id") if note is not None else None,
+            field="paper_id",
+        )
 
 
 def validate_notes(paths: Sequence[Path], papers_dir: Path | None = None, *, max_bytes: int = 5_000_000,
                    max_source_bytes: int = DEFAULT_MAX_SOURCE_BYTES, limits: NoteLimits | None = None,
                    ) -> tuple[list[Note], list[NoteError]]:
-    """`kb validate`: notes (files, or folders searched like the notes folder) through :func:`prepare_note` and
-    the rules across notes, exactly as `kb index` applies them; returns the valid notes and the errors."""
+    """`kb validate`: notes (files, or folders searched like the notes folder) through :func:`prepare_note`
+    and the rules across notes, exactly as `kb index` applies them; returns the valid notes and the errors."""
     files: list[Path] = []
     seen: set[str] = set()
     for given in paths:
@@ -255,7 +269,9 @@ def _rows_for(
         claim_texts.append(claim.statement)
         if claim.source is not None:
             claim_texts.append(claim.source.quote)
-    doc = SearchDoc(note.id, meta.title, " ".join(tags), note.body, "\n".join(claim_texts), source_text.text or "")
+    doc = SearchDoc(
+        note.id, meta.title, " ".join(tags), note.body, "\n".join(claim_texts), source_text.text or ""
+    )
     return paper, tag_rows, claim_rows, doc
 
 
@@ -288,14 +304,10 @@ def index_notes(
                             max_source_bytes=max_source_bytes, limits=limits)
 
 
-def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, int], None] | None,
-                 max_bytes: int, max_source_bytes: int, limits: NoteLimits | None = None) -> IndexReport:
-    backend = search_backend_for(engine)
-    report = IndexReport()
-    now = dt.datetime.now(dt.UTC)
-
+def _stored_notes(engine: Engine) -> dict[str, _Stored]:
+    """Every indexed note's row, by note id: what it was indexed from (path, stat, hash, source)."""
     with engine.connect() as conn:
-        stored = {
+        return {
             r[0]: _Stored(*r[1:])
             for r in conn.execute(
                 sa_select(
@@ -311,97 +323,134 @@ def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, i
             )
         }
 
-    paths = find_notes(Path(papers_dir)) if Path(papers_dir).is_dir() else []
-    # Notes already indexed claim their id and paper_id first: a newcomer (``papers/0/<id>.md``, which sorts
-    # before ``papers/<id>.md``, or any file copying a paper_id) is the one refused, whatever its name.
-    paths.sort(key=lambda p: (p.stem not in stored or stored[p.stem].path != str(p), p))
-    total = len(paths)
-    rules = _CrossNoteRules()
-    to_delete: list[str] = []  # ids whose rows go (changed, invalid)
-    touch: list[dict[str, Any]] = []  # same content, new stat/path
-    papers: list[dict[str, Any]] = []
-    tags: list[dict[str, Any]] = []
-    claims: list[dict[str, Any]] = []
-    docs: list[SearchDoc] = []
 
-    def drop_stored(note_id: str) -> None:
-        if note_id in stored:
-            to_delete.append(note_id)
-            report.removed.append(note_id)
+class _NoteIndexer:
+    """One indexing run over the notes folder: which notes are unchanged, touched (same content, new stat or
+    path), parsed anew, invalid or gone, and the rows to write for them in one transaction at the end."""
 
-    def visit(path: Path, note_id: str) -> None:
+    def __init__(self, stored: dict[str, _Stored], papers_dir: Path, *, max_bytes: int, max_source_bytes: int,
+                 limits: NoteLimits | None) -> None:
+        self.stored, self.papers_dir, self.limits = stored, papers_dir, limits
+        self.max_bytes, self.max_source_bytes = max_bytes, max_source_bytes
+        self.now = dt.datetime.now(dt.UTC)
+        self.report = IndexReport()
+        self.rules = _CrossNoteRules()
+        self.to_delete: list[str] = []  # ids whose rows go (changed, invalid)
+        self.touch: list[dict[str, Any]] = []  # same content, new stat/path
+        self.papers: list[dict[str, Any]] = []
+        self.tags: list[dict[str, Any]] = []
+        self.claims: list[dict[str, Any]] = []
+        self.docs: list[SearchDoc] = []
+
+    def add(self, path: Path) -> None:
+        """Index one note; its error, and its stored rows gone, when it is invalid."""
+        if (error := self.rules.take_id(path)) is not None:
+            self.report.errors.append(error)
+            return
+        try:
+            self.visit(path, path.stem)
+        except Exception as exc:  # noqa: BLE001 - isolation: one note's failure must not stop the others
+            self.report.errors.append(note_failure(path, exc))
+            self.drop_stored(path.stem)
+
+    def drop_stored(self, note_id: str) -> None:
+        if note_id in self.stored:
+            self.to_delete.append(note_id)
+            self.report.removed.append(note_id)
+
+    def unchanged(self, path: Path, old: _Stored, st: os.stat_result) -> bool:
+        """Whether the note is as indexed: the same stat and path, or the same content (then its new stat and
+        path are kept). Raises when its paper_id is taken."""
+        if old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+            if (error := self.rules.take_paper_id(path, old.paper_id)) is not None:
+                raise error
+            return True
+        if st.st_size > self.max_bytes:
+            return False
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return False
+        if hashlib.sha256(raw).hexdigest() != old.content_hash:
+            return False
+        if (error := self.rules.take_paper_id(path, old.paper_id)) is not None:
+            raise error
+        self.touch.append(
+            {"pid": path.stem, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size}
+        )
+        return True
+
+    def visit(self, path: Path, note_id: str) -> None:
         """Index one note, or raise its error; the lists grow only once nothing can fail."""
-        old = stored.get(note_id)
+        old = self.stored.get(note_id)
         st = path.stat()
         if old is not None and old.source_changed():
             old = _Stored(old.path, old.paper_id, "", -1, -1, None, None)  # force a re-parse
-        if old is not None and old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
-            if (error := rules.take_paper_id(path, old.paper_id)) is not None:
-                raise error
-            report.unchanged.append(note_id)
+        if old is not None and self.unchanged(path, old, st):
+            self.report.unchanged.append(note_id)
             return
-        if old is not None and st.st_size <= max_bytes:
-            try:
-                raw = path.read_bytes()
-            except OSError:
-                raw = None
-            if raw is not None and hashlib.sha256(raw).hexdigest() == old.content_hash:
-                if (error := rules.take_paper_id(path, old.paper_id)) is not None:
-                    raise error
-                touch.append({"pid": note_id, "path": str(path), "mtime_ns": st.st_mtime_ns, "size": st.st_size})
-                report.unchanged.append(note_id)
-                return
-        note, rows = prepare_note(path, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
-                                  now=now, limits=limits)
-        if (error := rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
+        note, rows = prepare_note(path, self.papers_dir, max_bytes=self.max_bytes,
+                                  max_source_bytes=self.max_source_bytes, now=self.now, limits=self.limits)
+        if (error := self.rules.take_paper_id(path, note.meta.paper_id, note)) is not None:
             raise error
-        papers.append(rows.paper)
-        tags.extend(rows.tags)
-        claims.extend(rows.claims)
-        docs.append(rows.doc)
+        self.papers.append(rows.paper)
+        self.tags.extend(rows.tags)
+        self.claims.extend(rows.claims)
+        self.docs.append(rows.doc)
         if old is None:
-            report.added.append(note_id)
+            self.report.added.append(note_id)
         else:
-            to_delete.append(note_id)
-            report.updated.append(note_id)
+            self.to_delete.append(note_id)
+            self.report.updated.append(note_id)
 
-    for done, path in enumerate(paths, start=1):
-        if progress is not None:
-            progress(done, total)
-        if (error := rules.take_id(path)) is not None:
-            report.errors.append(error)
-            continue
-        try:
-            visit(path, path.stem)
-        except Exception as exc:  # noqa: BLE001 - isolation: one note's failure must not stop the others
-            report.errors.append(note_failure(path, exc))
-            drop_stored(path.stem)
-    seen_ids = set(rules.ids)
+    def remove_missing(self) -> None:
+        """Indexed notes no file holds any more leave the index."""
+        seen_ids = set(self.rules.ids)
+        for note_id in self.stored:
+            if note_id not in seen_ids:
+                self.to_delete.append(note_id)
+                self.report.removed.append(note_id)
 
-    for note_id in stored:
-        if note_id not in seen_ids:
-            to_delete.append(note_id)
-            report.removed.append(note_id)
-
-    if to_delete or touch or papers:
+    def write(self, engine: Engine) -> None:
+        """All the run's deletes, updates and inserts, search rows included, in one transaction."""
+        if not (self.to_delete or self.touch or self.papers):
+            return
+        backend = search_backend_for(engine)
         with engine.begin() as conn:
-            _delete_ids(conn, to_delete)
-            backend.remove_many(conn, to_delete)
-            if touch:
+            _delete_ids(conn, self.to_delete)
+            backend.remove_many(conn, self.to_delete)
+            if self.touch:
                 conn.execute(
                     update(Paper)
                     .where(col(Paper.id) == bindparam("pid"))
                     .values(path=bindparam("path"), mtime_ns=bindparam("mtime_ns"), size=bindparam("size")),
-                    touch,
+                    self.touch,
                 )
-            if papers:
-                conn.execute(insert(Paper), papers)
-            if tags:
-                conn.execute(insert(Tag), tags)
-            if claims:
-                conn.execute(insert(ClaimRow), claims)
-            backend.index_many(conn, docs)
-    return report
+            if self.papers:
+                conn.execute(insert(Paper), self.papers)
+            if self.tags:
+                conn.execute(insert(Tag), self.tags)
+            if self.claims:
+                conn.execute(insert(ClaimRow), self.claims)
+            backend.index_many(conn, self.docs)
+
+
+def _index_notes(engine: Engine, papers_dir: Path, *, progress: Callable[[int, int], None] | None,
+                 max_bytes: int, max_source_bytes: int, limits: NoteLimits | None = None) -> IndexReport:
+    stored = _stored_notes(engine)
+    indexer = _NoteIndexer(stored, papers_dir, max_bytes=max_bytes, max_source_bytes=max_source_bytes,
+                           limits=limits)
+    paths = find_notes(Path(papers_dir)) if Path(papers_dir).is_dir() else []
+    # Notes already indexed claim their id and paper_id first: a newcomer (``papers/0/<id>.md``, which sorts
+    # before ``papers/<id>.md``, or any file copying a paper_id) is the one refused, whatever its name.
+    paths.sort(key=lambda p: (p.stem not in stored or stored[p.stem].path != str(p), p))
+    for done, path in enumerate(paths, start=1):
+        if progress is not None:
+            progress(done, len(paths))
+        indexer.add(path)
+    indexer.remove_missing()
+    indexer.write(engine)
+    return indexer.report
 
 
 
@@ -479,7 +528,8 @@ def claims_for(engine: Engine, note_id: str) -> list[ClaimRow]:
 
 
 def search(engine: Engine, query: str, limit: int = 20, *, snippets: bool = True) -> list[SearchHit]:
-    """Full-text search over titles, tags, bodies and claims; best first (``snippets=False``: ids and scores)."""
+    """Full-text search over titles, tags, bodies and claims; best first (``snippets=False``: ids and
+    scores)."""
     return search_backend_for(engine).search(query, limit, snippets=snippets)
 
 

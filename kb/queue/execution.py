@@ -64,7 +64,8 @@ def worker_id() -> str:
 
 @functools.cache
 def git_commit() -> str | None:
-    """The commit of the kb checkout (provenance of its evidence and bundles), or None outside a git checkout."""
+    """The commit of the kb checkout (provenance of its evidence and bundles), or None outside a git
+    checkout."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
                              cwd=Path(__file__).resolve().parent)
@@ -97,7 +98,8 @@ def _gpu_name(device: str) -> str | None:
 
 
 class _GpuClock:
-    """Seconds the run held the GPU (analyzer time, synchronized) and its peak memory; nothing on a CPU run."""
+    """Seconds the run held the GPU (analyzer time, synchronized) and its peak memory; nothing on a CPU
+    run."""
 
     def __init__(self, device: str) -> None:
         self.device = device if device.startswith("cuda") else None
@@ -136,9 +138,9 @@ def _cuda_available() -> bool:
 
 
 class Stop:
-    """A request to stop a worker (SIGTERM, SIGINT): it takes no more runs, lets the running one reach its next
-    checkpoint or end within ``grace`` seconds, stores what finished and hands the rest back to the queue, so a
-    peer takes it at once. A second signal shortens the grace to nothing."""
+    """A request to stop a worker (SIGTERM, SIGINT): it takes no more runs, lets the running one reach its
+    next checkpoint or end within ``grace`` seconds, stores what finished and hands the rest back to the
+    queue, so a peer takes it at once. A second signal shortens the grace to nothing."""
 
     def __init__(self, grace: float = 30.0) -> None:
         self.grace = grace
@@ -153,8 +155,12 @@ class Stop:
             return
         self.at = time.monotonic()
         self.requested.set()
-        log.warning("%s: taking no more runs; the running one has %.0f s to reach its next checkpoint or end, "
-                    "then goes back to the queue", why, self.grace)
+        log.warning(
+            "%s: taking no more runs; the running one has %.0f s to reach its next checkpoint or end, "
+            "then goes back to the queue",
+            why,
+            self.grace,
+        )
 
     def overdue(self) -> bool:
         """Whether the grace period of a request is over."""
@@ -179,7 +185,13 @@ class _Heartbeat(threading.Thread):
                  lease: dt.timedelta = queue_store.LEASE, reclaimer: Reclaimer | None = None,
                  stop: Stop | None = None) -> None:
         super().__init__(daemon=True, name=f"heartbeat-{run_id[:8]}")
-        self.engine, self.run_id, self.interval, self.attempt, self.lease = engine, run_id, interval, attempt, lease
+        self.engine, self.run_id, self.interval, self.attempt, self.lease = (
+            engine,
+            run_id,
+            interval,
+            attempt,
+            lease,
+        )
         self.reclaimer, self.stop = reclaimer, stop
         self.progress: tuple[float, str] | None = None
         self.cancelled = threading.Event()
@@ -215,7 +227,9 @@ class _Heartbeat(threading.Thread):
             if retry.is_transient(exc):
                 tracker.failed(f"renewing the lease of run {self.run_id[:12]}", exc)
             else:
-                log.warning("run %s: heartbeat failed (%s); retrying", self.run_id[:12], str(exc).splitlines()[0])
+                log.warning(
+                    "run %s: heartbeat failed (%s); retrying", self.run_id[:12], str(exc).splitlines()[0]
+                )
             return
         tracker.answered()
         if self.reclaimer is not None:  # a worker busy with a long run still frees its dead peers' runs
@@ -233,9 +247,9 @@ def execute(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = 
     its outcome (in the store, then in the database).
 
     The analyzer works in staging folders under ``home`` (default: the config's KB home; a Slurm job's own on
-    its node), named by run and attempt; its files then go to ``store`` (default: the config's store). A checkpoint left
-    in the store by an earlier attempt of this run (a killed or preempted job) is restored into
-    ``ctx.checkpoint_dir`` first; a store that cannot be reached then fails the run with the reason.
+    its node), named by run and attempt; its files then go to ``store`` (default: the config's store). A
+    checkpoint left in the store by an earlier attempt of this run (a killed or preempted job) is restored
+    into ``ctx.checkpoint_dir`` first; a store that cannot be reached then fails the run with the reason.
     Whatever happens, the heartbeat thread stops and the staging folders go before this returns. With
     ``stop`` requested, the analyzer stops at its next checkpoint (or progress report past the grace period)
     and the run goes back to the queue (``RunStatus.queued``); a result that is in is stored first.
@@ -249,142 +263,197 @@ def execute(engine: Engine, config: JobConfig, run: Run, *, home: Path | None = 
     try:
         folders = [_staging_dir(home, run, "run"), _staging_dir(home, run, "ckpt")]
         beat.folders = folders
-        return _attempt(engine, config, home, run, store, beat, folders[0], folders[1])
+        return _Attempt(engine, config, home, run, store, beat, folders[0], folders[1])()
     finally:
         beat.stopped.set()
         beat.join(timeout=heartbeat_interval + 1)
         _clean(*folders)
 
 
-def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: ArtifactStore, beat: _Heartbeat,
-             staging: Path, checkpoints: Path) -> RunStatus:
-    started = utcnow()
-    wall0 = time.perf_counter()
-    params: dict[str, Any] = json.loads(run.params_json)
-    log_lines: list[str] = [f"{utcnow().isoformat()} attempt {run.attempts} on {socket.gethostname()}"
-                            + (f" (Slurm job {os.environ['SLURM_JOB_ID']})" if "SLURM_JOB_ID" in os.environ else "")]
+class _Attempt:
+    """One attempt at a claimed run: restore its checkpoints, run its analyzer in ``staging`` and record the
+    outcome. It keeps what the analyzer's callbacks share while it runs: the attempt's log lines, the timed
+    stages behind the progress bar and the time left, and whether a checkpoint reached the store after a stop
+    was requested."""
 
-    # The run's stages, timed; their estimate asked for at the first progress report (a run that never reports,
-    # like most quick ones, pays nothing for it). The bar and the time left every surface shows come from it.
-    clock = estimates.StagedClock()
-    asked: list[float | None] = []  # the estimate at the run's start, once asked for
+    def __init__(self, engine: Engine, config: JobConfig, home: Path, run: Run, store: ArtifactStore,
+                 beat: _Heartbeat, staging: Path, checkpoints: Path) -> None:
+        self.engine, self.config, self.home, self.run, self.store = engine, config, home, run, store
+        self.beat, self.staging, self.checkpoints = beat, staging, checkpoints
+        self.started = utcnow()
+        self.wall0 = time.perf_counter()
+        self.params: dict[str, Any] = json.loads(run.params_json)
+        slurm_job = f" (Slurm job {os.environ['SLURM_JOB_ID']})" if "SLURM_JOB_ID" in os.environ else ""
+        self.log_lines = [
+            f"{utcnow().isoformat()} attempt {run.attempts} on {socket.gethostname()}{slurm_job}"
+        ]
+        # The run's stages, timed; their estimate asked for at the first progress report (a run that never
+        # reports, like most quick ones, pays nothing for it). The bar and the time left every surface shows
+        # come from it.
+        self.clock = estimates.StagedClock()
+        self.asked: list[float | None] = []  # the estimate at the run's start, once asked for
+        self.checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
+        self.gpu = _GpuClock(run.device or "cpu")
 
-    def progress(fraction: float, message: str) -> None:
-        elapsed = time.perf_counter() - wall0
-        if not asked:
-            asked.append(None)
+    def progress(self, fraction: float, message: str) -> None:
+        """The analyzer's progress report: relayed by the heartbeat with the time left, and logged."""
+        elapsed = time.perf_counter() - self.wall0
+        if not self.asked:
+            self.asked.append(None)
             with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
-                analyzer = registry.get(run.analyzer)
-                found = estimates.estimate(engine, analyzer, analyzer.params_for(params),
-                                           cache_dir=config.cache_for(home))
-                clock.expect(found)
-                asked[0] = found.seconds
-        shown, left = clock.update(fraction, elapsed)
-        beat.progress = (shown, estimates.with_left(message, left))
-        log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
+                analyzer = registry.get(self.run.analyzer)
+                found = estimates.estimate(self.engine, analyzer, analyzer.params_for(self.params),
+                                           cache_dir=self.config.cache_for(self.home))
+                self.clock.expect(found)
+                self.asked[0] = found.seconds
+        shown, left = self.clock.update(fraction, elapsed)
+        self.beat.progress = (shown, estimates.with_left(message, left))
+        self.log_lines.append(f"{utcnow().isoformat()} {fraction:5.1%} {message}")
 
-    def on_stage(name: str, until: float) -> None:
-        clock.enter(name, until, time.perf_counter() - wall0)
-        log_lines.append(f"{utcnow().isoformat()} stage: {name}")
+    def on_stage(self, name: str, until: float) -> None:
+        """The analyzer entered a stage that lasts until ``until`` of the progress."""
+        self.clock.enter(name, until, time.perf_counter() - self.wall0)
+        self.log_lines.append(f"{utcnow().isoformat()} stage: {name}")
 
-    def timing() -> tuple[float, dict[str, float], float | None]:
-        elapsed = time.perf_counter() - wall0
-        return elapsed, clock.durations(elapsed), asked[0] if asked else None
+    def timing(self) -> tuple[float, dict[str, float], float | None]:
+        """Seconds so far, seconds per stage, and the estimate asked for at the start (None if never)."""
+        elapsed = time.perf_counter() - self.wall0
+        return elapsed, self.clock.durations(elapsed), self.asked[0] if self.asked else None
 
-    gpu = _GpuClock(run.device or "cpu")
-    try:
+    def on_checkpoint(self) -> None:
+        """The analyzer wrote a checkpoint: push it to the store."""
+        # The log so far travels with the checkpoint: the attempt that resumes from it keeps it (log.txt).
+        atomic_write_bytes(self.checkpoints / ATTEMPT_LOG, ("\n".join(self.log_lines) + "\n").encode())
+        _push(self.store, self.run.id, self.checkpoints)
+        if self.beat.stop is not None and self.beat.stop.requested.is_set():
+            self.checkpointed.set()
+
+    def stop_now(self) -> bool:
+        """Whether the analyzer should stop: cancelled, or a stop requested and checkpointed (or overdue)."""
+        stop = self.beat.stop
+        return self.beat.cancelled.is_set() or (stop is not None and stop.requested.is_set()
+                                                and (self.checkpointed.is_set() or stop.overdue()))
+
+    def restore_checkpoints(self) -> None:
+        """Bring back what an earlier attempt checkpointed to the store, and the lines it logged."""
+        run, checkpoints = self.run, self.checkpoints
         try:
-            restored = store.pull_checkpoints(run.id, checkpoints)
+            restored = self.store.pull_checkpoints(run.id, checkpoints)
         except Exception as exc:  # an unreachable store fails this run, not the worker
-            raise StoreUnreachable(f"could not restore the run's checkpoints from the artifact store {store.url} "
-                                   f"({type(exc).__name__}: {exc}); retry the run once the store answers") from exc
+            raise StoreUnreachable(
+                f"could not restore the run's checkpoints from the artifact store {self.store.url} "
+                f"({type(exc).__name__}: {exc}); retry the run once the store answers"
+            ) from exc
         earlier = checkpoints / ATTEMPT_LOG
-        if earlier.is_file():  # what the earlier attempts logged, up to their last checkpoint (not the analyzer's)
-            log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
+        if earlier.is_file():  # the earlier attempts' log, up to their last checkpoint (not the analyzer's)
+            self.log_lines[:0] = earlier.read_text(encoding="utf-8").splitlines()
             earlier.unlink()
             restored -= 1
         if restored:
-            log_lines.append(f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt")
-        analyzer = registry.get(run.analyzer)
-        validated = analyzer.params_for(params)
-        analyzer.preflight(validated)
-        checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
+            self.log_lines.append(
+                f"{utcnow().isoformat()} restored {restored} checkpoint file(s) of an earlier attempt"
+            )
 
-        def on_checkpoint() -> None:
-            # The log so far travels with the checkpoint: the attempt that resumes from it keeps it (log.txt).
-            atomic_write_bytes(checkpoints / ATTEMPT_LOG, ("\n".join(log_lines) + "\n").encode())
-            _push(store, run.id, checkpoints)
-            if beat.stop is not None and beat.stop.requested.is_set():
-                checkpointed.set()
-
-        def stop_now() -> bool:
-            stop = beat.stop
-            return beat.cancelled.is_set() or (stop is not None and stop.requested.is_set()
-                                               and (checkpointed.is_set() or stop.overdue()))
-
-        ctx = config.run_context(staging, progress, home=home, is_cancelled=stop_now, checkpoint_dir=checkpoints,
-                                 on_checkpoint=on_checkpoint, on_stage=on_stage)
-        beat.analyzing.set()
+    def analyze(self) -> tuple[AnalyzerResult | None, str | None]:
+        """Run the analyzer; its result, or None and the reason it could not run."""
         try:
-            with gpu:
-                result: AnalyzerResult | None = analyzer.run(validated, ctx)
-        finally:
-            beat.analyzing.clear()
-        not_runnable: str | None = None
-    except NotRunnable as exc:
-        result, not_runnable = None, str(exc)
-    except Cancelled:
-        if not beat.cancelled.is_set() and beat.stop is not None and beat.stop.requested.is_set():
-            return _hand_back(engine, run.id, run.attempts, checkpointed=checkpointed.is_set())
-        return _conclude_cancelled(engine, store, run)
-    except Exception as exc:  # noqa: BLE001 - any analyzer failure becomes a failed run, never lost evidence
-        if is_disk_full(exc):
-            error = _out_of_room(exc, run, staging, checkpoints)
-        else:
-            error = str(exc) if isinstance(exc, StoreUnreachable) else \
-                f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        _conclude(engine, store, run, RunStatus.failed, error=error, timing=timing())
-        return RunStatus.failed
+            self.restore_checkpoints()
+            analyzer = registry.get(self.run.analyzer)
+            validated = analyzer.params_for(self.params)
+            analyzer.preflight(validated)
+            ctx = self.config.run_context(
+                self.staging, self.progress, home=self.home, is_cancelled=self.stop_now,
+                checkpoint_dir=self.checkpoints, on_checkpoint=self.on_checkpoint, on_stage=self.on_stage,
+            )  # fmt: skip
+            self.beat.analyzing.set()
+            try:
+                with self.gpu:
+                    result: AnalyzerResult | None = analyzer.run(validated, ctx)
+            finally:
+                self.beat.analyzing.clear()
+        except NotRunnable as exc:
+            return None, str(exc)
+        return result, None
 
-    if beat.cancelled.is_set():
-        return _conclude_cancelled(engine, store, run)
-    if not_runnable is None and not isinstance(result, AnalyzerResult):
-        # No result, whatever files it left (a metrics.json of its own, JSON or not): nothing is evidence.
-        error = (f"invalid result: analyzer {run.analyzer} returned {type(result).__name__}, not its result "
-                 f"({registry.get(run.analyzer).Result.__name__}); nothing it wrote was kept as evidence")
-        log.error("run %s: %s", run.id[:12], error)
-        _clean(staging)
-        _conclude(engine, store, run, RunStatus.failed, error=error)
-        return RunStatus.failed
-    try:
-        evidence = _evidence(engine, run, store, staging, params=params, result=result, not_runnable=not_runnable,
-                             log_lines=log_lines, gpu=gpu, started=started, wall0=wall0)
-        recorded = _conclude(engine, store, run, RunStatus.succeeded, evidence=evidence, timing=timing())
-    except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, provenance, storage) ends the run
-        error = _out_of_room(exc, run, staging, checkpoints) if is_disk_full(exc) else \
-            f"after the analyzer returned: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
-        log.error("run %s: %s", run.id[:12], error.splitlines()[0])
-        _conclude(engine, store, run, RunStatus.failed, error=error)
-        return RunStatus.failed
-    if not recorded:
-        # Cancelled while its files were stored, or lost to another attempt: either way its files are no
-        # evidence. A cancel by its user is recorded as such (the rebuild restores it cancelled).
-        _best_effort(f"removing the files of run {run.id[:12]}", _drop_unreferenced, engine, store,
-                     json.loads(evidence.artifacts_json))
-        if retry.retrying(engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id),
-                          write=False):
+    def __call__(self) -> RunStatus:
+        """Run the attempt to its outcome: succeeded, failed, cancelled, or handed back (queued)."""
+        engine, run, store = self.engine, self.run, self.store
+        try:
+            result, not_runnable = self.analyze()
+        except Cancelled:
+            beat = self.beat
+            if not beat.cancelled.is_set() and beat.stop is not None and beat.stop.requested.is_set():
+                return _hand_back(engine, run.id, run.attempts, checkpointed=self.checkpointed.is_set())
             return _conclude_cancelled(engine, store, run)
-        log.warning("run %s: finished here but attempt %d no longer holds it; its result is not recorded twice",
-                    run.id[:12], run.attempts)
-        return RunStatus.cancelled
-    return RunStatus.succeeded
+        except Exception as exc:  # noqa: BLE001 - an analyzer failure fails the run, never loses evidence
+            if is_disk_full(exc):
+                error = _out_of_room(exc, run, self.staging, self.checkpoints)
+            else:
+                error = (
+                    str(exc)
+                    if isinstance(exc, StoreUnreachable)
+                    else f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+                )
+            _conclude(engine, store, run, RunStatus.failed, error=error, timing=self.timing())
+            return RunStatus.failed
+        if self.beat.cancelled.is_set():
+            return _conclude_cancelled(engine, store, run)
+        if not_runnable is None and not isinstance(result, AnalyzerResult):
+            # No result, whatever files it left (a metrics.json of its own, JSON or not): nothing is evidence.
+            error = (
+                f"invalid result: analyzer {run.analyzer} returned {type(result).__name__}, not its result "
+                f"({registry.get(run.analyzer).Result.__name__}); nothing it wrote was kept as evidence"
+            )
+            log.error("run %s: %s", run.id[:12], error)
+            _clean(self.staging)
+            _conclude(engine, store, run, RunStatus.failed, error=error)
+            return RunStatus.failed
+        return self.record(result, not_runnable)
+
+    def record(self, result: AnalyzerResult | None, not_runnable: str | None) -> RunStatus:
+        """Store the run's files and record its evidence, if this attempt still holds the run."""
+        engine, run, store = self.engine, self.run, self.store
+        try:
+            evidence = _evidence(engine, run, store, self.staging, params=self.params, result=result,
+                                 not_runnable=not_runnable, log_lines=self.log_lines, gpu=self.gpu,
+                                 started=self.started, wall0=self.wall0)
+            recorded = _conclude(
+                engine, store, run, RunStatus.succeeded, evidence=evidence, timing=self.timing()
+            )
+        except Exception as exc:  # noqa: BLE001 - a failure after the analyzer (verdict, storage) ends it
+            error = (
+                _out_of_room(exc, run, self.staging, self.checkpoints)
+                if is_disk_full(exc)
+                else f"after the analyzer returned: {type(exc).__name__}: "
+                     f"{exc}\n{traceback.format_exc(limit=8)}"
+            )
+            log.error("run %s: %s", run.id[:12], error.splitlines()[0])
+            _conclude(engine, store, run, RunStatus.failed, error=error)
+            return RunStatus.failed
+        if not recorded:
+            # Cancelled while its files were stored, or lost to another attempt: either way its files are no
+            # evidence. A cancel by its user is recorded as such (the rebuild restores it cancelled).
+            _best_effort(f"removing the files of run {run.id[:12]}", _drop_unreferenced, engine, store,
+                         json.loads(evidence.artifacts_json))
+            if retry.retrying(
+                engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id), write=False
+            ):
+                return _conclude_cancelled(engine, store, run)
+            log.warning("run %s: finished here but attempt %d no longer holds it; its result is not recorded "
+                        "twice", run.id[:12], run.attempts)
+            return RunStatus.cancelled
+        return RunStatus.succeeded
 
 
 def _drop_unreferenced(engine: Engine, store: ArtifactStore, keys: list[str]) -> None:
     """Remove the stored files of a run that left no evidence, except those other evidence refers to (a key is
     content-addressed: an identical file of another run is the same object)."""
     with Session(engine) as session:
-        kept = {key for listed in session.exec(select(Evidence.artifacts_json)).all() for key in json.loads(listed)}
+        kept = {
+            key
+            for listed in session.exec(select(Evidence.artifacts_json)).all()
+            for key in json.loads(listed)
+        }
     for key in keys:
         if key not in kept:
             store.remove(key)
@@ -436,11 +505,17 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
 
     recorded = retry.retrying(engine, f"recording the outcome of run {run.id[:12]}", finish)
     if not recorded and written:
-        _best_effort(f"taking back the record of run {run.id[:12]}", records.remove_outcome, store, run.id, attempt,
-                     records.spool_dir(store.home))
+        _best_effort(
+            f"taking back the record of run {run.id[:12]}",
+            records.remove_outcome,
+            store,
+            run.id,
+            attempt,
+            records.spool_dir(store.home),
+        )
     if recorded and status is not RunStatus.failed:
-        # Done (or cancelled by its user): the evidence keeps what it needs. A failed run keeps its checkpoints
-        # for a retry; a lost one for the attempt that took it over.
+        # Done (or cancelled by its user): the evidence keeps what it needs. A failed run keeps its
+        # checkpoints for a retry; a lost one for the attempt that took it over.
         _best_effort(f"dropping the checkpoints of run {run.id[:12]}", store.drop_checkpoints, run.id)
     return recorded
 
@@ -454,11 +529,21 @@ def _keep_outcome(store: ArtifactStore, run: Run, status: RunStatus, attempt: in
         records.write_outcome(store, run, status, attempt=attempt, error=error, evidence=evidence,
                               spool=records.spool_dir(store.home), timing=timing)
     except records.Spooled as spooled:
-        log.warning("run %s: the artifact store %s does not answer; its %s outcome is %s", run.id[:12], store.url,
-                    status.value, spooled)
-    except Exception as exc:  # noqa: BLE001 - the spool itself failed (a full disk): the index has the outcome
-        log.warning("run %s: could not keep its %s outcome (%s: %s); the index has it", run.id[:12],
-                    status.value, type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
+        log.warning(
+            "run %s: the artifact store %s does not answer; its %s outcome is %s",
+            run.id[:12],
+            store.url,
+            status.value,
+            spooled,
+        )
+    except Exception as exc:  # noqa: BLE001 - the spool failed (a full disk): the index has the outcome
+        log.warning(
+            "run %s: could not keep its %s outcome (%s: %s); the index has it",
+            run.id[:12],
+            status.value,
+            type(exc).__name__,
+            str(exc).splitlines()[0] if str(exc) else "",
+        )
         return False
     return True
 
@@ -489,8 +574,9 @@ def cancel(engine: Engine, store: ArtifactStore, run_id: str) -> bool:
 
 def _conclude_cancelled(engine: Engine, store: ArtifactStore, run: Run) -> RunStatus:
     """The analyzer stopped because its run was cancelled (recorded as such) or lost (nothing recorded)."""
-    cancelled = retry.retrying(engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id),
-                               write=False)
+    cancelled = retry.retrying(
+        engine, f"reading run {run.id[:12]}", lambda: _cancelled_by_user(engine, run.id), write=False
+    )
     if cancelled:
         _conclude(engine, store, run, RunStatus.cancelled)
     return RunStatus.cancelled
@@ -511,21 +597,35 @@ def _evidence(engine: Engine, run: Run, store: ArtifactStore, staging: Path, *, 
     # strict JSON, every metric checked: a value of the wrong type fails the run here ("invalid result: ...")
     metrics = result_record(result) if result is not None else {}
     if result is not None:
-        (staging / "metrics.json").write_text(json.dumps(metrics, indent=2, allow_nan=False), encoding="utf-8")
+        (staging / "metrics.json").write_text(
+            json.dumps(metrics, indent=2, allow_nan=False), encoding="utf-8"
+        )
     artifacts = store.put_tree(staging)
     analyzer_version = getattr(registry.load_all().get(run.analyzer), "version", "1")
     gpu_reading = gpu.reading() if result is not None else {}
     recorded: dict[str, Any] = {
-        "kb_version": __version__, "git_commit": git_commit(), "analyzer": run.analyzer,
-        "analyzer_version": analyzer_version, "gpu_seconds": gpu_reading.get("gpu_seconds"),
-        "params_hash": queue_store.params_hash(params), "python": platform.python_version(), "packages": _packages(),
-        "device": run.device or "cpu", "gpu_name": _gpu_name(run.device or "cpu"), "seed": params.get("seed"),
-        "host": socket.gethostname(), "scheduler_job_id": os.environ.get("SLURM_JOB_ID"),
-        "started_at": started, "finished_at": utcnow(), "wall_seconds": time.perf_counter() - wall0,
+        "kb_version": __version__,
+        "git_commit": git_commit(),
+        "analyzer": run.analyzer,
+        "analyzer_version": analyzer_version,
+        "gpu_seconds": gpu_reading.get("gpu_seconds"),
+        "params_hash": queue_store.params_hash(params),
+        "python": platform.python_version(),
+        "packages": _packages(),
+        "device": run.device or "cpu",
+        "gpu_name": _gpu_name(run.device or "cpu"),
+        "seed": params.get("seed"),
+        "host": socket.gethostname(),
+        "scheduler_job_id": os.environ.get("SLURM_JOB_ID"),
+        "started_at": started,
+        "finished_at": utcnow(),
+        "wall_seconds": time.perf_counter() - wall0,
     }
     # What the analyzer knows first-hand (the device it really used, weight and data hashes) wins.
     analyzer_said = result.provenance if result is not None else {}
-    recorded.update({k: v for k, v in analyzer_said.items() if k in Provenance.model_fields and v is not None})
+    recorded.update(
+        {k: v for k, v in analyzer_said.items() if k in Provenance.model_fields and v is not None}
+    )
     extra = {k: v for k, v in analyzer_said.items() if k not in Provenance.model_fields}
     if "gpu_peak_memory_gb" in gpu_reading:
         extra["gpu_peak_memory_gb"] = gpu_reading["gpu_peak_memory_gb"]
@@ -534,11 +634,18 @@ def _evidence(engine: Engine, run: Run, store: ArtifactStore, staging: Path, *, 
     verdict = retry.retrying(engine, f"judging run {run.id[:12]}",
                              lambda: _verdict(engine, run, metrics, result, not_runnable), write=False)
     return Evidence(
-        run_id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, metrics_json=json.dumps(metrics, default=str),
-        artifacts_json=json.dumps(artifacts), provenance_json=provenance.model_dump_json(),
+        run_id=run.id,
+        claim_key=run.claim_key,
+        analyzer=run.analyzer,
+        metrics_json=json.dumps(metrics, default=str),
+        artifacts_json=json.dumps(artifacts),
+        provenance_json=provenance.model_dump_json(),
         verdict_json=verdict.model_dump_json() if verdict else None,
         verdict_kind=verdict.kind.value if verdict else None,
-        group_id=run.group_id, binding_hash=run.binding_hash, analyzer_version=analyzer_version, kb_version=__version__,
+        group_id=run.group_id,
+        binding_hash=run.binding_hash,
+        analyzer_version=analyzer_version,
+        kb_version=__version__,
     )
 
 
@@ -579,8 +686,10 @@ def _sweep_staging(engine: Engine, home: Path) -> None:
             continue
         # Folders of older kb versions carry an 8-character id prefix and no attempt.
         attempt = int(parts[2][1:]) if parts[2][:1] == "a" and parts[2][1:].isdigit() else None
-        holder = next((r for r in running if r.id == parts[1] or (len(parts[1]) == 8 and r.id.startswith(parts[1]))),
-                      None)
+        holder = next(
+            (r for r in running if r.id == parts[1] or (len(parts[1]) == 8 and r.id.startswith(parts[1]))),
+            None,
+        )
         alive = holder is not None and (attempt is None or holder.attempts == attempt) \
             and not queue_store.lease_dead(holder, now=now)
         if not alive:
@@ -599,7 +708,9 @@ def sweep_uploads(engine: Engine, store: ArtifactStore) -> int:
     if not pending:
         return 0
     with Session(engine) as session:
-        running = {run.id: run for run in session.exec(select(Run).where(Run.status == RunStatus.running.value))}
+        running = {
+            run.id: run for run in session.exec(select(Run).where(Run.status == RunStatus.running.value))
+        }
     now = queue_store.database_time(engine)
     aborted = 0
     for key, upload_id, started in pending:
@@ -636,7 +747,9 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
     results = [m for m in earlier if m] + [metrics]  # a not-runnable sibling left no metrics
     verdict = evaluate(claim, results, scale)
     if len(results) < total:
-        verdict = verdict.model_copy(update={"reason": f"{verdict.reason} ({len(results)} of {total} seeds so far)"})
+        verdict = verdict.model_copy(
+            update={"reason": f"{verdict.reason} ({len(results)} of {total} seeds so far)"}
+        )
     return verdict
 
 
@@ -644,8 +757,11 @@ def _verdict(engine: Engine, run: Run, metrics: dict[str, Any], result: Analyzer
 RECLAIM_EVERY = 1.0
 
 
-def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *, home: Path | None = None) -> str:
-    """Claim run ``run_id`` for ``holder`` (e.g. 'ray:<worker>') and execute it: what every executor's job does.
+def execute_by_id(
+    engine: Engine, config: JobConfig, run_id: str, holder: str, *, home: Path | None = None
+) -> str:
+    """Claim run ``run_id`` for ``holder`` (e.g. 'ray:<worker>') and execute it: what every executor's job
+    does.
 
     Returns the final status, or 'skipped' when the run was no longer queued (cancelled, or taken by another
     worker meanwhile): a run never executes twice.
@@ -656,9 +772,19 @@ def execute_by_id(engine: Engine, config: JobConfig, run_id: str, holder: str, *
     return execute(engine, config, run, home=home).value
 
 
-def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bool = True, poll: float = 1.0,
-         idle_timeout: float | None = None, heartbeat_interval: float = 2.0, store: ArtifactStore | None = None,
-         device: str | None = None, stop: Stop | None = None) -> dict[str, int]:
+def work(
+    engine: Engine,
+    config: JobConfig,
+    *,
+    watched: frozenset[str],
+    once: bool = True,
+    poll: float = 1.0,
+    idle_timeout: float | None = None,
+    heartbeat_interval: float = 2.0,
+    store: ArtifactStore | None = None,
+    device: str | None = None,
+    stop: Stop | None = None,
+) -> dict[str, int]:
     """Process queued runs under ``config``. ``once``: stop when the queue is empty. Returns counts per final
     status. ``watched``: the executors that watch their own runs (``kb.queue.executors.reconciling``), whose
     runs this worker never reclaims.
@@ -682,8 +808,12 @@ def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bo
     while stop is None or not stop.requested.is_set():
         reclaimer.maybe()
         # A claim of an empty queue only reads: it must not end an outage of writes (a SQLite lock).
-        run = retry.retrying(engine, "claiming a run",
-                             lambda: queue_store.claim_next(engine, me, device=device, lease=lease), write=False)
+        run = retry.retrying(
+            engine,
+            "claiming a run",
+            lambda: queue_store.claim_next(engine, me, device=device, lease=lease),
+            write=False,
+        )
         if run is None:
             if once or (idle_timeout is not None and time.monotonic() - idle_since > idle_timeout):
                 return counts
@@ -695,8 +825,16 @@ def work(engine: Engine, config: JobConfig, *, watched: frozenset[str], once: bo
         if lane is not None:
             lane.start()
         try:
-            _work_one(engine, config, run, store, counts, heartbeat_interval=heartbeat_interval, reclaimer=reclaimer,
-                      stop=stop)
+            _work_one(
+                engine,
+                config,
+                run,
+                store,
+                counts,
+                heartbeat_interval=heartbeat_interval,
+                reclaimer=reclaimer,
+                stop=stop,
+            )
         finally:
             if lane is not None:
                 lane.done.set()
@@ -725,13 +863,24 @@ def _work_one(engine: Engine, config: JobConfig, run: Run, store: ArtifactStore,
 
 
 class ShortLane(threading.Thread):
-    """The second lane of a worker that holds a long run: it takes short interactive runs (a person's verify of
-    one claim, ``queue_store.is_short``) one at a time beside it, so hours of bulk work never keep a person
+    """The second lane of a worker that holds a long run: it takes short interactive runs (a person's verify
+    of one claim, ``queue_store.is_short``) one at a time beside it, so hours of bulk work never keep a person
     waiting. It ends with the long run (after the short run it holds, if any), or at a stop."""
 
-    def __init__(self, engine: Engine, config: JobConfig, store: ArtifactStore, me: str, *, device: str | None,
-                 poll: float, counts: dict[str, int], stop: Stop | None, heartbeat_interval: float,
-                 reclaimer: Reclaimer) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        config: JobConfig,
+        store: ArtifactStore,
+        me: str,
+        *,
+        device: str | None,
+        poll: float,
+        counts: dict[str, int],
+        stop: Stop | None,
+        heartbeat_interval: float,
+        reclaimer: Reclaimer,
+    ) -> None:
         super().__init__(daemon=True, name="short-lane")
         self.engine, self.config, self.store, self.me, self.device = engine, config, store, me, device
         self.poll, self.counts, self.stop, self.reclaimer = poll, counts, stop, reclaimer
@@ -741,8 +890,9 @@ class ShortLane(threading.Thread):
     def run(self) -> None:
         while not self.done.is_set() and (self.stop is None or not self.stop.requested.is_set()):
             try:
-                run = queue_store.claim_next(self.engine, self.me, device=self.device, lease=self.config.lease,
-                                             short_only=True)
+                run = queue_store.claim_next(
+                    self.engine, self.me, device=self.device, lease=self.config.lease, short_only=True
+                )
             except Exception as exc:  # noqa: BLE001 - an outage: the main lane rides it out and logs it
                 if not retry.is_transient(exc):
                     log.warning("short lane: %s: %s", type(exc).__name__, str(exc).splitlines()[0])
@@ -806,7 +956,9 @@ class Reclaimer:
         released = retry.retrying(self.engine, "reclaiming runs of stopped workers", once, write=False) \
             if patient else once()
         if patient and records.spool_dir(self.store.home).is_dir():  # outcomes kept while the store was down
-            _best_effort("uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home)
+            _best_effort(
+                "uploading spooled outcomes", records.flush_spool, self.engine, self.store, self.store.home
+            )
         if released:  # what the dead attempts left: their uploads in the store
             _best_effort("sweeping unfinished uploads", sweep_uploads, self.engine, self.store)
         for run_id, status in released.items():
