@@ -199,9 +199,9 @@ def ratio_stderr(numerators: list[float], counts: list[int]) -> float:
     )
 
 
-def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[TokenScores], unigram: float,
-                 ratios: list[float | None]) -> dict[str, MetricCheck]:
-    """Every sweep metric path's uncertainty and preconditions (module docstring)."""
+def _depth_preconditions(rows: list[dict[str, Any]], scores: list[TokenScores],
+                         unigram: float) -> list[list[Precondition]]:
+    """Each depth's *converged* and *learned* (against the most frequent residue, t over its sequences)."""
     per_depth: list[list[Precondition]] = []
     for row, score in zip(rows, scores, strict=True):
         accuracy = sum(score.correct) / sum(score.counts)
@@ -219,6 +219,13 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
                          f"{accuracy:.4f} vs {unigram:.4f}, t({len(score.counts) - 1}) x SE over sequences = "
                          f"{margin:.4f})"),
         ])
+    return per_depth
+
+
+def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[TokenScores], unigram: float,
+                 ratios: list[float | None]) -> dict[str, MetricCheck]:
+    """Every sweep metric path's uncertainty and preconditions (module docstring)."""
+    per_depth = _depth_preconditions(rows, scores, unigram)
     every = []
     for index, kind in enumerate(("converged", "learned")):
         bad = [conditions[index] for conditions in per_depth if not conditions[index].passed]
