@@ -150,14 +150,16 @@ BUILTINS: dict[str, TinyRecipe] = {
 }
 
 
-#: Seconds training each built-in takes on the reference machine (2 CPU cores, idle): its first-use stage
-#: (``DepthProbe.first_use``), paid once per cache folder.
+#: Seconds training each built-in takes on the reference machine (``kb.evidence.estimates``: the 2-core
+#: machine without contention): its first-use stage (``DepthProbe.first_use``), paid once per cache folder.
 TRAIN_SECONDS: dict[str, float] = {
-    # 70 s for 4x64 on the 2-core machine under a load of ~3 (2-4x slower than idle), half of it for 2x64
-    "builtin:esm-designed-2x64": 10.0,
-    "builtin:esm-designed-4x64": 20.0,
-    "builtin:esm-designed-8x64": 40.0,
-    "builtin:esm-designed-8x128": 300.0,  # three times the steps, twice the batch, twice the width of 8x64
+    # 4x64: about 3,000 times the speed probe, timed between two probes in fresh processes under loads of
+    # 14-20 (benchmarks/bench_costs.py; 4 rounds, 2,529-3,215), times the probe's reference 0.011 s; the
+    # others scaled by their layers (a tiny model's step is mostly per-layer work)
+    "builtin:esm-designed-2x64": 16.5,
+    "builtin:esm-designed-4x64": 33.0,
+    "builtin:esm-designed-8x64": 66.0,
+    "builtin:esm-designed-8x128": 500.0,  # three times the steps, twice the batch, twice the width of 8x64
 }
 
 

@@ -38,7 +38,7 @@ def run_analyzer(
     from analyzers import registry
     from analyzers.base import Cancelled, InvalidResult, NotRunnable, result_record
     from analyzers.overrides import model_error_line, split_pairs, typed_overrides
-    from kb.evidence.estimates import StagedClock, estimate, with_left
+    from kb.evidence.estimates import StagedClock, estimate, load_libraries, missing_libraries, with_left
     from kb.evidence.verdicts import unresolved_reason
 
     analyzers = registry.load_all()
@@ -74,6 +74,7 @@ def run_analyzer(
             # moving back; the time left from each stage's own pace (as the worker shows it).
             clock = StagedClock()
             clock.expect(estimate(kb.engine, analyzer, params, cache_dir=kb.settings.resolved_cache_dir))
+            load_libraries(missing_libraries(analyzer), clock, lambda: time.perf_counter() - started)
 
             def progress(fraction: float, message: str) -> None:
                 shown, left = clock.update(fraction, time.perf_counter() - started)

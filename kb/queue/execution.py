@@ -268,6 +268,7 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
     # like most quick ones, pays nothing for it). The bar and the time left every surface shows come from it.
     clock = estimates.StagedClock()
     asked: list[float | None] = []  # the estimate at the run's start, once asked for
+    loads: list[str] = []  # the libraries this process lacked at the run's start: first-use stages it pays
 
     def progress(fraction: float, message: str) -> None:
         elapsed = time.perf_counter() - wall0
@@ -276,7 +277,7 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
             with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
                 analyzer = registry.get(run.analyzer)
                 found = estimates.estimate(engine, analyzer, analyzer.params_for(params),
-                                           cache_dir=config.cache_for(home))
+                                           cache_dir=config.cache_for(home), loading=loads)
                 clock.expect(found)
                 asked[0] = found.seconds
         shown, left = clock.update(fraction, elapsed)
@@ -308,6 +309,8 @@ def _attempt(engine: Engine, config: JobConfig, home: Path, run: Run, store: Art
         analyzer = registry.get(run.analyzer)
         validated = analyzer.params_for(params)
         analyzer.preflight(validated)
+        loads[:] = estimates.missing_libraries(analyzer)
+        estimates.load_libraries(loads, clock, lambda: time.perf_counter() - wall0)
         checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
 
         def on_checkpoint() -> None:
