@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,11 +56,15 @@ def one_round() -> dict[str, float]:
     from analyzers.base import RunContext
     from analyzers.depth import tiny
 
-    cache = Path(tempfile.mkdtemp(prefix="kb-bench-costs-"))
-    timed(f"training {MODEL}", lambda: tiny.trained_tiny_esm(MODEL, 0, cache=cache / "depth"))
-    probe = registry.get("depth.probe")
-    params = probe.params_for(scale="smoke")
-    timed("depth.probe smoke", lambda: probe.run(params, RunContext(Path(tempfile.mkdtemp()), cache_dir=cache)))
+    work = Path(tempfile.mkdtemp(prefix="kb-bench-costs-"))
+    (work / "out").mkdir()
+    try:
+        timed(f"training {MODEL}", lambda: tiny.trained_tiny_esm(MODEL, 0, cache=work / "cache" / "depth"))
+        probe = registry.get("depth.probe")
+        params = probe.params_for(scale="smoke")
+        timed("depth.probe smoke", lambda: probe.run(params, RunContext(work / "out", cache_dir=work / "cache")))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return multiples
 
 
