@@ -154,7 +154,7 @@ BUILTINS: dict[str, TinyRecipe] = {
 #: machine without contention): its first-use stage (``DepthProbe.first_use``), paid once per cache folder.
 TRAIN_SECONDS: dict[str, float] = {
     # 4x64: about 3,000 times the speed probe, timed between two probes in fresh processes under loads of
-    # 14-20 (benchmarks/bench_costs.py; 4 rounds, 2,529-3,215), times the probe's reference 0.011 s; the
+    # 4-20 (benchmarks/bench_costs.py; 5 rounds, 2,529-3,215), times the probe's reference 0.011 s; the
     # others scaled by their layers (a tiny model's step is mostly per-layer work)
     "builtin:esm-designed-2x64": 16.5,
     "builtin:esm-designed-4x64": 33.0,
