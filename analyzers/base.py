@@ -487,6 +487,10 @@ class Analyzer(ABC, Generic[P, R]):
     # orders its queue quick first and says how long each run will take from these, scaled by this machine's
     # measured speed, until runs of the same preset have been timed here (``kb.evidence.estimates``).
     expected_seconds: ClassVar[dict[str, float]] = {}
+    # The heavy libraries its compute imports (keys of ``analyzers.progress.LIBRARIES``): whoever runs it
+    # loads those its process lacks first, each as a first-use stage, so an estimate can count them and a
+    # run's own time (what the estimates learn from) leaves them out.
+    libraries: ClassVar[tuple[str, ...]] = ()
     # Rough GPU hours a run at each GPU preset takes on one H100-class GPU: what ``kb verify`` and the app say
     # a claim settled only at that preset would cost (``kb.notes.bindings.settling``).
     gpu_hours: ClassVar[dict[str, float]] = {}

@@ -23,6 +23,24 @@ MAIN_STAGE = "run"
 FIRST_USE = "first use: "
 
 
+#: The heavy libraries analyzers import (``Analyzer.libraries``): the module whose import loads each, and the
+#: seconds that import takes in a fresh process on the reference machine (the speed probe's unit, see
+#: ``kb.evidence.estimates``). The first run in a process that needs one loads it as a first-use stage of its
+#: own (``loading_stage``), so its time is never read as the run's own.
+LIBRARIES: dict[str, tuple[str, float]] = {
+    # about 290, 550 and 90 times the probe, timed between two probes in fresh processes under loads of 4-20
+    # (benchmarks/bench_costs.py, medians of 3 rounds), times its reference 0.011 s
+    "torch": ("torch", 3.2),
+    "transformers": ("transformers.modeling_utils", 6.0),
+    "matplotlib": ("matplotlib.pyplot", 1.0),
+}
+
+
+def loading_stage(library: str) -> str:
+    """The first-use stage of importing ``library`` (a key of ``LIBRARIES``): 'first use: loading torch'."""
+    return first_use_stage(f"loading {library}")
+
+
 def first_use_stage(what: str) -> str:
     """The name of a one-off stage: 'first use: training builtin:esm-designed-4x64'."""
     return FIRST_USE + what

@@ -13,6 +13,7 @@ this machine's runs) and the cache holds the models, and it runs and reports the
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -75,14 +76,15 @@ def main() -> None:
     shutil.copytree(ROOT / "papers", papers)
     kb = KnowledgeBase(Settings(papers=papers, home=args.keep or work / "home"))
     kb.index()
-    print(f"machine slowness against the reference machine: {machine_slowness():.2f}x")
     try:
         for round_number in range(1, args.rounds + 1):
             runs, dropped = plan_quick(kb, args.quick)
-            print(f"round {round_number}: {len(runs)} quick run(s); left out: {len(dropped)}")
+            print(f"round {round_number}: {len(runs)} quick run(s); left out: {len(dropped)}; load average "
+                  f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, speed probe {machine_slowness():.1f}x "
+                  "the reference machine's time")
             started = time.perf_counter()
             kb.work()
-            print(f"  ran in {time.perf_counter() - started:.1f} s")
+            print(f"  ran in {time.perf_counter() - started:.1f} s; load average now {os.getloadavg()[0]:.1f}")
             ratios = report(kb, runs)
             if ratios:
                 inside = sum(1 / GOAL_RATIO <= r <= GOAL_RATIO for r in ratios)

@@ -56,7 +56,7 @@ def test_estimate_is_the_median_of_earlier_runs_of_the_same_parameters(tmp_path:
     _insert(engine, "depth.probe", smoke.model_dump(mode="json"), 500.0, status=RunStatus.failed)
     # an older run, timed from started to finished (before runs kept their actual time)
     _insert(engine, "depth.probe", smoke.model_dump(mode="json"), 20.0, stored=False)
-    found = estimate(engine, probe, smoke)
+    found = estimate(engine, probe, smoke, loading=())
     assert found.seconds == statistics.median([12.0, 30.0, 18.0, 20.0]) == 19.0
     assert found.basis == "measured here, 4 runs"
     assert found.stages == ((MAIN_STAGE, 19.0),)
@@ -68,16 +68,16 @@ def test_a_runs_first_use_stages_are_left_out_of_its_history(tmp_path: Path) -> 
     smoke = probe.params_for(scale="smoke").model_dump(mode="json")
     _insert(engine, "depth.probe", smoke, 50.0, stages={first_use_stage(f"training {MODEL}"): 41.0,
                                                         MAIN_STAGE: 9.0})
-    assert estimate(engine, probe, probe.params_for(scale="smoke")).seconds == 9.0
+    assert estimate(engine, probe, probe.params_for(scale="smoke"), loading=()).seconds == 9.0
 
 
 def test_without_history_the_declared_time_is_scaled_by_this_machines_speed(tmp_path: Path) -> None:
     engine = _engine(tmp_path)
     probe = registry.get("depth.probe")
-    found = estimate(engine, probe, probe.params_for(scale="smoke"))
+    found = estimate(engine, probe, probe.params_for(scale="smoke"), loading=())
     assert found.seconds == probe.expected_seconds["smoke"] * machine_slowness()
     assert "'smoke' preset" in found.basis
-    custom = estimate(engine, probe, probe.params_for({"max_sequences": 3}))
+    custom = estimate(engine, probe, probe.params_for({"max_sequences": 3}), loading=())
     assert custom.seconds is None and "no run of depth.probe" in custom.basis
 
 
@@ -86,7 +86,7 @@ def test_training_a_built_in_model_is_a_first_use_stage_until_the_cache_holds_it
     probe = registry.get("depth.probe")
     params = probe.params_for(scale="smoke")
     cache = tmp_path / "cache"
-    fresh = estimate(engine, probe, params, cache_dir=cache)
+    fresh = estimate(engine, probe, params, cache_dir=cache, loading=())
     training = TRAIN_SECONDS[MODEL] * machine_slowness()
     own = probe.expected_seconds["smoke"] * machine_slowness()
     assert fresh.stages == ((first_use_stage(f"training {MODEL}"), training), (MAIN_STAGE, own))
@@ -100,7 +100,7 @@ def test_training_a_built_in_model_is_a_first_use_stage_until_the_cache_holds_it
     trained = builtin_folder(MODEL, params.seed, cache / "depth")
     trained.mkdir(parents=True)
     (trained / "training.json").write_text("{}", encoding="utf-8")
-    assert estimate(engine, probe, params, cache_dir=cache).stages == ((MAIN_STAGE, own),)
+    assert estimate(engine, probe, params, cache_dir=cache, loading=()).stages == ((MAIN_STAGE, own),)
 
 
 def test_the_staged_bar_never_moves_back_and_the_time_left_follows_each_stages_pace() -> None:
@@ -125,8 +125,9 @@ def test_the_staged_bar_never_moves_back_and_the_time_left_follows_each_stages_p
     bar, left = clock.update(0.0, elapsed=80.5)
     bars.append(bar)
     assert bar == training / (training + own)
-    # the later stage's estimate scaled by how the done stage went against its own (80 s for 40 s: 2x)
-    assert left is not None and abs(left - (2 * own - 0.5)) < 1e-9
+    # the later stage's estimate scaled by how the done stage went against its own (80 s for 40 s: 2x), the
+    # estimate counted as a tenth of the run's planned 50 s at its own pace: (80 + 5) / (40 + 5)
+    assert left is not None and abs(left - (85 / 45 * own - 0.5)) < 1e-9
     for fraction, elapsed in ((0.5, 85.0), (0.65, 88.0), (1.0, 92.0)):
         bars.append(clock.update(fraction, elapsed)[0])
     assert bars == sorted(bars) and bars[-1] == 1.0

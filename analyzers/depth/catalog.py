@@ -155,14 +155,16 @@ BUILTINS: dict[str, TinyRecipe] = {
 }
 
 
-#: Seconds training each built-in takes on the reference machine (2 CPU cores, idle): its first-use stage
-#: (``DepthProbe.first_use``), paid once per cache folder.
+#: Seconds training each built-in takes on the reference machine (``kb.evidence.estimates``: the 2-core
+#: machine without contention): its first-use stage (``DepthProbe.first_use``), paid once per cache folder.
 TRAIN_SECONDS: dict[str, float] = {
-    # 70 s for 4x64 on the 2-core machine under a load of ~3 (2-4x slower than idle), half of it for 2x64
-    "builtin:esm-designed-2x64": 10.0,
-    "builtin:esm-designed-4x64": 20.0,
-    "builtin:esm-designed-8x64": 40.0,
-    "builtin:esm-designed-8x128": 300.0,  # three times the steps, twice the batch, twice the width of 8x64
+    # 4x64: about 3,000 times the speed probe, timed between two probes in fresh processes under loads of
+    # 4-20 (benchmarks/bench_costs.py; 5 rounds, 2,529-3,215), times the probe's reference 0.011 s; 2x64 and
+    # 8x64 as they took against 4x64 in benchmarks/bench_estimates.py (0.47x and 1.55-1.9x, idle and loaded)
+    "builtin:esm-designed-2x64": 15.5,
+    "builtin:esm-designed-4x64": 33.0,
+    "builtin:esm-designed-8x64": 56.0,
+    "builtin:esm-designed-8x128": 500.0,  # three times the steps, twice the batch, twice the width of 8x64
 }
 
 

@@ -491,6 +491,7 @@ def _run(params: LangevinParams, ctx: RunContext, models: list[str] | None) -> E
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     experiment = run_experiment(params, lambda fraction, message: ctx.report(fraction, message), models, ctx)
     ctx.report(0.95, "analysing the samples: chance tests, error bars, plots")  # what the last stretch does
+    ctx.enter_stage("analysis")
     return experiment
 
 

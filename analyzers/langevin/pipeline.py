@@ -408,6 +408,8 @@ def _run_experiment(
     # Each long stage reports through a Reporter: at least every ctx.report_every seconds, its fraction
     # moving.
     designing = Reporter(report, ctx.report_every, 0.0, 0.05, ctx.is_cancelled)
+    # Each stage named with where it ends on the bar: kb times it and reads the time left from its own rate.
+    ctx.enter_stage("design", 0.05)
     started = time.perf_counter()
     sequences, design_summary, cached = _cached_design(
         params, contact_map, work, lambda fraction, message: designing(fraction, 1.0, message))
@@ -424,7 +426,10 @@ def _run_experiment(
     configs = {
         k: v for k, v in model_configs(params, contact_map.length).items() if models is None or k in models
     }
+    ctx.enter_stage("training", 0.3)
     runs = _train_models(configs, splits, params, device, work, report, ctx, reused, measured)
+    report(0.3, f"trained {len(runs)} model(s); preparing the samplers")
+    ctx.enter_stage("sampling", 0.95)
     tasks = _sampling_tasks(runs, splits, params, device, work, in_progress, report, reused, measured)
     done_before = sum(1 for t in tasks if _is_done(t.finished_path) or _is_done(t.checkpoint))
     if done_before:

@@ -685,6 +685,7 @@ class LangevinSweep(Analyzer[SweepParams, SweepResult]):
     scales = SCALES
     scale_ignored_fields = RUN_SETUP_FIELDS
     expected_seconds = EXPECTED_SECONDS
+    libraries = ("torch", "matplotlib")
     cached_stages = pipeline_stages
 
 
@@ -705,6 +706,7 @@ class LangevinContacts(Analyzer[ContactsParams, ContactsResult]):
     scales = _contacts_scales()
     scale_ignored_fields = RUN_SETUP_FIELDS
     expected_seconds = EXPECTED_SECONDS
+    libraries = ("torch", "matplotlib")
     cached_stages = pipeline_stages
 
 
@@ -724,6 +726,7 @@ class LangevinSimilarity(Analyzer[SimilarityParams, SimilarityResult]):
     scales = SCALES
     scale_ignored_fields = RUN_SETUP_FIELDS
     expected_seconds = EXPECTED_SECONDS
+    libraries = ("torch", "matplotlib")
     cached_stages = pipeline_stages
 
 
@@ -811,6 +814,7 @@ class LangevinDesign(Analyzer[DesignParams, DesignResult]):
     Params = DesignParams
     Result = DesignResult
     compute = "analyzers.langevin.compute:design"
+    libraries = ("torch",)
     resources = Resources(gpu=GpuNeed.none, memory_gb=1.0)
     scales: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"num_sequences": 600},

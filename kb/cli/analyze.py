@@ -55,7 +55,7 @@ def _run_with_bar(name: str, analyzer: Any, params: Any, out_dir: Path, home: Pa
     """Run the analyzer into ``out_dir`` under a progress bar; its result. Not runnable here exits 3, a cancel
     130."""
     from analyzers.base import Cancelled, NotRunnable
-    from kb.evidence.estimates import StagedClock, estimate, with_left
+    from kb.evidence.estimates import StagedClock, estimate, load_libraries, missing_libraries, with_left
 
     try:
         analyzer.preflight(params)
@@ -69,6 +69,7 @@ def _run_with_bar(name: str, analyzer: Any, params: Any, out_dir: Path, home: Pa
             # moving back; the time left from each stage's own pace (as the worker shows it).
             clock = StagedClock()
             clock.expect(estimate(kb.engine, analyzer, params, cache_dir=kb.settings.resolved_cache_dir))
+            load_libraries(missing_libraries(analyzer), clock, lambda: time.perf_counter() - started)
 
             def progress(fraction: float, message: str) -> None:
                 shown, left = clock.update(fraction, time.perf_counter() - started)

@@ -1,15 +1,17 @@
 """How long a run will take, before and while it runs: the one rule the queue's order and every display use.
 
-Before a run: the median duration of earlier runs of the same analyzer on the same parameters (any seed)
-in this index (what this machine really took), else the analyzer's ``expected_seconds`` for the preset
-(measured on the reference machine, 2 CPU cores) scaled by this machine's speed (a 0.3-second calibration,
-once per process), else unknown. A run that cannot execute here (``preflight`` says why: no GPU) answers at
-once. ``kb.core`` queues the runs of one ``verify`` quick ones first by this estimate, so the first verdicts
-come in minutes; the demo prints it for each run before it starts. While a run works, ``with_left`` appends
-the "about N min left" every surface shows.
+Before a run: the median duration of earlier runs of the same analyzer on the same parameters (any seed) in
+this index (what this machine really took), else the analyzer's ``expected_seconds`` for the preset (the
+reference machine's seconds) scaled by this machine's speed now (a short probe of small single-threaded work,
+measured again each minute in a long-lived process), else unknown. A run that cannot execute here
+(``preflight`` says why: no GPU) answers at once. ``kb.core`` queues the runs of one ``verify`` quick ones
+first by this estimate, so the first verdicts come in minutes; the demo prints it for each run before it
+starts. While a run works, ``with_left`` appends the "about N min left" every surface shows.
 
-First-use costs (training a built-in model, a download into the cache: ``Analyzer.first_use``) are stages of
-their own: added to the estimate while the cache lacks what they build, and left out of the history, since
+First-use costs (training a built-in model, a download into the cache: ``Analyzer.first_use``; loading a heavy
+library the process lacks: ``Analyzer.libraries``) are stages of their own: added to the estimate while the
+cache or the process lacks what they build (their median here once paid, else their declared time scaled by
+the speed), and left out of the run's own history, since
 a run stores each stage's duration (``Run.stages_json``) beside its estimate and its actual time. While a
 run works, ``StagedClock`` turns its stages into one bar weighted by their estimates, which never moves back,
 and a time left from each stage's own measured pace.
@@ -18,10 +20,12 @@ and a time left from each stage's own measured pace.
 from __future__ import annotations
 
 import datetime as dt
-import functools
+import importlib
 import json
 import statistics
+import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,12 +33,16 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from analyzers.base import Analyzer, AnalyzerParams, NotRunnable
-from analyzers.progress import MAIN_STAGE, duration_text, is_first_use
+from analyzers.progress import LIBRARIES, MAIN_STAGE, duration_text, is_first_use, loading_stage
 from kb.index.database import Run
 from schemas import RunStatus
 
-#: Seconds ``calibration_seconds`` took on the reference machine (the project's 2-core machine, best of 5).
-REFERENCE_CALIBRATION_SECONDS = 0.045
+#: Seconds ``calibration_seconds`` takes on the reference machine: the project's 2-core machine without
+#: contention (one probe round's CPU time there, median of 20, measured under load: what it costs when not
+#: kept waiting). The unit of every declared time: each is its cost measured as a multiple of the probe's
+#: time, the two interleaved, times this (``benchmarks/bench_costs.py``), so the unit cancels out of an
+#: estimate made that way: the declared multiple times the probe's time now.
+REFERENCE_CALIBRATION_SECONDS = 0.011
 #: Earlier runs of the same analyzer and preset whose median is the estimate.
 HISTORY = 5
 
@@ -91,25 +99,42 @@ class RunEstimate:
         return f"about {duration_text(self.seconds)} (first use, once: {once}; then {duration_text(own)}: {self.basis})"
 
 
-def calibration_seconds() -> float:
-    """Best of 6 timings of a fixed small float32 workload (matrix products, as the analyzers do)."""
+def calibration_seconds(rounds: int = 5) -> float:
+    """The median of ``rounds`` timings of a fixed small single-threaded workload: interpreter steps and small
+    array products, what the analyzers' tiny models and imports mostly are. (A large multi-threaded matrix
+    product, as before, measured its BLAS threads' contention: 80-100x slower than idle under a load of 15
+    while the analyzers' work was 17-50x slower.) The median: under changing load the best is the luckiest
+    moment, not the machine the run will get."""
     import numpy as np
 
-    matrix = np.random.default_rng(0).standard_normal((384, 384), dtype=np.float32)
-    best = float("inf")
-    for _ in range(6):  # the first round warms the BLAS threads up; best of all: the least disturbed
+    matrix = np.random.default_rng(0).standard_normal((48, 48))
+    timings = []
+    for _ in range(rounds):
         start = time.perf_counter()
+        total = 0
+        for step in range(10_000):
+            total += step % 7
         product = matrix
-        for _ in range(20):
+        for _ in range(150):
             product = np.tanh(product @ matrix * 0.05)
-        best = min(best, time.perf_counter() - start)
-    return best
+        timings.append(time.perf_counter() - start)
+    return statistics.median(timings)
 
 
-@functools.cache
+#: Seconds a measured speed holds: a long-lived process (a worker, the demo) measures again after this, so the
+#: estimate a run gets at its start follows the machine's load as it changes.
+SLOWNESS_HOLDS = 60.0
+_measured: list[tuple[float, float]] = []  # (monotonic time, slowness) of the latest measurement
+
+
 def machine_slowness() -> float:
-    """How many times slower than the reference machine this one is now (below 1: faster); measured once."""
-    return min(20.0, max(0.25, calibration_seconds() / REFERENCE_CALIBRATION_SECONDS))
+    """How many times slower than the reference machine this one is now (below 1: faster): measured at most
+    once every ``SLOWNESS_HOLDS`` seconds in a process."""
+    now = time.monotonic()
+    if not _measured or now - _measured[-1][0] > SLOWNESS_HOLDS:
+        slowness = min(50.0, max(0.25, calibration_seconds() / REFERENCE_CALIBRATION_SECONDS))
+        _measured[:] = [(now, slowness)]
+    return _measured[-1][1]
 
 
 def _history_key(params: AnalyzerParams) -> str:
@@ -154,22 +179,65 @@ def own_seconds(run: Run) -> float | None:
     return (run.finished_at - run.started_at) / dt.timedelta(seconds=1)
 
 
+def missing_libraries(analyzer: Analyzer) -> list[str]:  # type: ignore[type-arg]
+    """The heavy libraries ``analyzer`` needs (``Analyzer.libraries``) that this process has not loaded yet."""
+    return [name for name in analyzer.libraries if LIBRARIES[name][0] not in sys.modules]
+
+
+def load_libraries(libraries: Sequence[str], clock: StagedClock, elapsed: Callable[[], float]) -> None:
+    """Import ``libraries`` (``missing_libraries``), each timed as its own first-use stage on ``clock``, then
+    go back to the run's start: what the worker and ``kb run`` do before an analyzer's own code."""
+    for name in libraries:
+        clock.enter(loading_stage(name), 0.0, elapsed())
+        importlib.import_module(LIBRARIES[name][0])
+    if libraries:
+        clock.enter(MAIN_STAGE, 1.0, elapsed(), implicit=True)
+
+
+def past_stage_seconds(engine: Engine, stage: str) -> list[float]:
+    """Seconds the stage ``stage`` (a first-use one: loading a library, training a built-in model) took in the
+    latest runs here that paid it, of any analyzer, newest first (up to ``HISTORY``)."""
+    found: list[float] = []
+    with Session(engine) as session:
+        rows = session.exec(select(Run.stages_json).where(Run.status == RunStatus.succeeded.value,
+                                                          col(Run.stages_json).contains(json.dumps(stage),
+                                                                                        autoescape=True))
+                            .order_by(col(Run.finished_at).desc()).limit(HISTORY)).all()
+    for text in rows:
+        seconds = json.loads(text or "{}").get(stage)
+        if isinstance(seconds, int | float):
+            found.append(float(seconds))
+    return found
+
+
+def first_use_estimate(engine: Engine, stage: str, reference: float) -> float:
+    """Seconds a first-use stage should take here: the median of this machine's past ones, else ``reference``
+    (seconds on the reference machine) scaled by this machine's measured speed."""
+    past = past_stage_seconds(engine, stage)
+    return statistics.median(past) if past else reference * machine_slowness()
+
+
 def estimate(engine: Engine, analyzer: Analyzer, params: AnalyzerParams,  # type: ignore[type-arg]
-             scale: str | None = None, cache_dir: Path | None = None) -> RunEstimate:
+             scale: str | None = None, cache_dir: Path | None = None,
+             loading: Sequence[str] | None = None) -> RunEstimate:
     """How long a run of ``analyzer`` on ``params`` should take on this machine (see the module docstring).
 
     ``scale``: the preset the parameters started from (a claim's bound scale, which its own parameters may
     change a little); default the preset they equal, if any. ``cache_dir``: the analyzers' cache the run will
-    use, whose gaps are first-use stages (None: none counted).
+    use, whose gaps are first-use stages (None: none counted). ``loading``: the libraries the run's process
+    has to load first (default: those this process lacks, ``missing_libraries``).
     """
     scale = scale or analyzer.scale_name(params)
     try:
         analyzer.preflight(params)
     except NotRunnable as exc:
         return RunEstimate(0.0, "preflight", scale, not_runnable=str(exc))
-    first: list[tuple[str, float | None]] = []
+    loads = missing_libraries(analyzer) if loading is None else loading
+    first: list[tuple[str, float | None]] = [
+        (loading_stage(name), first_use_estimate(engine, loading_stage(name), LIBRARIES[name][1])) for name in loads]
     if cache_dir is not None:
-        first = [(name, seconds * machine_slowness()) for name, seconds in analyzer.first_use(params, cache_dir)]
+        first += [(name, first_use_estimate(engine, name, seconds))
+                  for name, seconds in analyzer.first_use(params, cache_dir)]
     past = past_durations(engine, analyzer, params)
     own: float | None
     if past:
@@ -209,19 +277,27 @@ def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list
     return marked
 
 
-def time_left(elapsed: float, fraction: float, expected: float | None) -> float | None:
-    """Seconds a running run has left, from its progress and its estimate (None: no way to tell).
+#: How much the estimate counts in a run's time left, as a share of the work done at the estimated rate: the
+#: first tenth of a stage is read half from the estimate, and the measured rate takes over as the stage moves on.
+PRIOR_SHARE = 0.1
 
-    Early on the estimate counts most (a first report of 1 % says little); as the run moves on, its own
-    pace takes over. A run past its estimate with little progress is judged by its pace alone.
+
+def time_left(elapsed: float, fraction: float, expected: float | None) -> float | None:
+    """Seconds a running run (or stage) has left, from its progress and its estimate (None: no way to tell).
+
+    The rate is the run's own measured rate with the estimate counted as ``PRIOR_SHARE`` of the work already
+    done at the estimated rate: (fraction + k) / (elapsed + k * expected). So early on (a first report of 1 %
+    says little) the estimate counts most, the measured rate takes over as the run moves, and the time left
+    falls as fast as the run really works (a weight of ``fraction`` on each, as before, gave (1 - fraction) *
+    expected whatever the time spent: a slow run's time left stood still). Before any measurable progress,
+    the estimate less the time spent; past it, unknown.
     """
-    by_pace = elapsed * (1 - fraction) / fraction if fraction >= 0.01 and elapsed >= 1 else None
-    by_estimate = expected - elapsed if expected is not None and expected > elapsed else None
-    if by_pace is None:
-        return by_estimate
-    if by_estimate is None:
-        return by_pace
-    return fraction * by_pace + (1 - fraction) * by_estimate
+    if fraction < 0.01 or elapsed < 1:
+        return expected - elapsed if expected is not None and expected > elapsed else None
+    if expected is None or expected <= 0:
+        return elapsed * (1 - fraction) / fraction
+    rate = (fraction + PRIOR_SHARE) / (elapsed + PRIOR_SHARE * expected)
+    return (1 - fraction) / rate
 
 
 def with_left(message: str, left: float | None) -> str:
@@ -245,11 +321,13 @@ class _Stage:
 class StagedClock:
     """One run's progress over its stages (``RunContext.enter_stage``), for the bar and the time left.
 
-    The bar: each stage weighs its estimate (``RunEstimate.stages``; a stage without one, its share of the
-    analyzer's own fraction); done stages count whole, the current one by its share done, and the bar never
-    moves back. The time left: the current stage's by its own pace (``time_left``: its estimate early, its
-    measured rate as it moves), plus the estimates of the stages still to come, scaled by how the stages done so
-    far compared with theirs. A run that names no stages is one stage, ``MAIN_STAGE``, over its whole fraction.
+    Each stage weighs the seconds it should take: a first-use stage its own estimate (``RunEstimate.stages``);
+    a stage of the run's own work (``MAIN_STAGE``, or the analyzer's own names: design, training, sampling)
+    the share of the run's own estimate that its span of the analyzer's fraction declares. The bar: done stages
+    count whole, the current one by its share done, and it never moves back. The time left: the current stage's
+    from its own measured rate (``time_left``: its estimate early, its rate as it moves), plus the stages still
+    to come, scaled by how the stages done so far went against their estimates. A run that names no stages is
+    one stage, ``MAIN_STAGE``, over its whole fraction.
     """
 
     def __init__(self) -> None:
@@ -266,17 +344,48 @@ class StagedClock:
         if not estimate.stages and estimate.seconds is not None:
             self.expected, self.planned = {MAIN_STAGE: estimate.seconds}, [MAIN_STAGE]
 
-    def enter(self, name: str, until: float, elapsed: float) -> None:
-        """The analyzer entered stage ``name`` (ending at its fraction ``until``) ``elapsed`` seconds in."""
+    def enter(self, name: str, until: float, elapsed: float, *, implicit: bool = False) -> None:
+        """The analyzer entered stage ``name`` (ending at its fraction ``until``) ``elapsed`` seconds in;
+        ``implicit``: back to the run's start before it names a stage (after loading its libraries)."""
         self.stages[-1].ended = elapsed
-        self.stages.append(_Stage(name, elapsed, self.fraction, until))
+        self.stages.append(_Stage(name, elapsed, self.fraction, until, implicit=implicit))
 
     def _local(self, stage: _Stage) -> float:
         span = stage.until - stage.start
         return 0.0 if span <= 0 else min(1.0, max(0.0, (self.fraction - stage.start) / span))
 
+    def _own_span(self) -> tuple[float, float]:
+        """Where the run's own work lies on the analyzer's fraction: from its first named own stage to 1."""
+        for stage in self.stages:
+            if not stage.implicit and not is_first_use(stage.name):
+                return stage.start, 1.0 - stage.start
+        return 0.0, 1.0
+
+    def _own_share(self, start: float, until: float) -> float | None:
+        """Seconds the part ``start``..``until`` of the analyzer's fraction should take, by the run's own estimate."""
+        own = self.expected.get(MAIN_STAGE)
+        origin, span = self._own_span()
+        if own is None:
+            return None if until > start else 0.0
+        return own * max(0.0, min(until, 1.0) - max(start, origin)) / span if span > 0 else 0.0
+
     def _weight(self, stage: _Stage) -> float | None:
-        return self.expected.get(stage.name)
+        if is_first_use(stage.name):
+            return self.expected.get(stage.name)
+        if stage.implicit:  # the whole run while it names no stage
+            return self.expected.get(MAIN_STAGE)
+        return self._own_share(stage.start, stage.until)
+
+    def _to_come(self, current: _Stage) -> list[float | None]:
+        """The estimates of what the run has still to do after its current stage."""
+        if current.implicit:  # a run that names no stage: one stage (a planned first use was done meanwhile)
+            return []
+        entered = {stage.name for stage in self.stages}
+        if is_first_use(current.name):
+            after = self.planned[self.planned.index(current.name) + 1:] if current.name in self.planned else []
+            first = [self.expected.get(name) for name in after if is_first_use(name) and name not in entered]
+            return [*first, self.expected.get(MAIN_STAGE)]
+        return [self._own_share(current.until, 1.0)]
 
     def update(self, fraction: float, elapsed: float) -> tuple[float, float | None]:
         """The bar's fraction and the seconds left after the analyzer reported ``fraction``."""
@@ -284,31 +393,30 @@ class StagedClock:
         current = self.stages[-1]
         done = [stage for stage in self.stages[:-1] if not stage.implicit]  # the start before a named stage: none
         local = self._local(current)
-        entered = {stage.name for stage in [*done, current]}
-        # Stages planned after the current one: one planned before it but never entered (a model another run
-        # trained meanwhile) is skipped, so the bar still reaches its end.
-        after = self.planned[self.planned.index(current.name) + 1:] if current.name in self.planned else self.planned
-        to_come = [name for name in after if name not in entered]
-        weights = [self._weight(s) for s in [*done, current]] + [self.expected.get(n) for n in to_come]
-        if weights and all(w is not None and w > 0 for w in weights):
-            finished = sum(self._weight(s) or 0.0 for s in done)
-            total = sum(w or 0.0 for w in weights)
-            bar = (finished + (self._weight(current) or 0.0) * local) / total
+        weights = [self._weight(stage) for stage in done]
+        present, later = self._weight(current), self._to_come(current)
+        known = [w for w in [*weights, present, *later] if w is not None]
+        if len(known) == len(weights) + 1 + len(later) and sum(known) > 0:
+            finished = sum(w or 0.0 for w in weights)
+            bar = (finished + (present or 0.0) * local) / sum(known)
         else:  # no estimate for some stage: the analyzer's own fraction
             bar = fraction
         self.shown = max(self.shown, min(1.0, bar))
-        return self.shown, self._left(current, done, local, elapsed, to_come)
+        return self.shown, self._left(current, done, local, elapsed, later)
 
     def _left(self, current: _Stage, done: list[_Stage], local: float, elapsed: float,
-              to_come: list[str]) -> float | None:
-        timed = [(s.ended - s.began, self.expected[s.name]) for s in done
-                 if s.ended is not None and self.expected.get(s.name)]
+              later: list[float | None]) -> float | None:
+        # How the stages done so far went against their estimates, the estimate itself counted as PRIOR_SHARE of
+        # the run at its own pace (one quick first stage does not rescale the rest alone), within bounds.
+        timed = [(s.ended - s.began, w) for s in done if s.ended is not None and (w := self._weight(s))]
+        planned = sum(w for w in [*(w for _, w in timed), self._weight(current), *later] if w)
+        prior = PRIOR_SHARE * planned
         pace = 1.0
-        if timed:  # how the stages done so far went against their estimates, within bounds
-            pace = min(4.0, max(0.25, sum(a for a, _ in timed) / sum(e or 1.0 for _, e in timed)))
+        if timed and prior + sum(w for _, w in timed) > 0:
+            pace = (sum(a for a, _ in timed) + prior) / (sum(w for _, w in timed) + prior)
+            pace = min(4.0, max(0.25, pace))
         expected = self._weight(current)
         left = time_left(elapsed - current.began, local, None if expected is None else expected * pace)
-        later = [self.expected.get(name) for name in to_come]
         if left is None or any(seconds is None for seconds in later):
             return None
         return left + sum((seconds or 0.0) * pace for seconds in later)

@@ -292,6 +292,7 @@ class _Attempt:
         # come from it.
         self.clock = estimates.StagedClock()
         self.asked: list[float | None] = []  # the estimate at the run's start, once asked for
+        self.loads: list[str] = []  # the libraries this process lacked at the run's start: first-use stages
         self.checkpointed = threading.Event()  # a checkpoint reached the store after a stop was requested
         self.gpu = _GpuClock(run.device or "cpu")
 
@@ -303,7 +304,7 @@ class _Attempt:
             with contextlib.suppress(Exception):  # an estimate only words the messages: it never fails a run
                 analyzer = registry.get(self.run.analyzer)
                 found = estimates.estimate(self.engine, analyzer, analyzer.params_for(self.params),
-                                           cache_dir=self.config.cache_for(self.home))
+                                           cache_dir=self.config.cache_for(self.home), loading=self.loads)
                 self.clock.expect(found)
                 self.asked[0] = found.seconds
         shown, left = self.clock.update(fraction, elapsed)
@@ -361,6 +362,8 @@ class _Attempt:
             analyzer = registry.get(self.run.analyzer)
             validated = analyzer.params_for(self.params)
             analyzer.preflight(validated)
+            self.loads[:] = estimates.missing_libraries(analyzer)
+            estimates.load_libraries(self.loads, self.clock, lambda: time.perf_counter() - self.wall0)
             ctx = self.config.run_context(
                 self.staging, self.progress, home=self.home, is_cancelled=self.stop_now,
                 checkpoint_dir=self.checkpoints, on_checkpoint=self.on_checkpoint, on_stage=self.on_stage,
