@@ -35,6 +35,11 @@ register_for_subprocesses()
 # No test reaches the internet: 'kb add FILE.pdf' reads the layout alone unless a test serves recorded answers
 # on loopback and turns lookups on (tests/test_paper_lookups.py); set here so processes the tests start agree.
 os.environ["KB_LOOKUPS"] = "false"
+# pytest-xdist's workers start with COLUMNS=80 and LINES=24 (execnet's defaults), which a serial run lacks, and
+# rich fixes a COLUMNS it sees when kb's consoles are built: drop them, so that every run lays out alike and a
+# test sets the width it needs per call (tests/helpers/cli.py's ``env``).
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 # The tests start hundreds of ``kb`` processes. Where PYTHONDONTWRITEBYTECODE is set (as on these machines), each
 # would compile kb from source (~8 % of a ``kb list``): write the project's bytecode once here, which Python then
 # reads whatever that variable says (compileall writes it regardless; up-to-date files are only checked).
