@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -296,28 +296,41 @@ def run(analyzer: Any, params: Any, ctx: Any) -> Result:
 
 
 @pytest.fixture
-def throwaway_package(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A new analyzer package under analyzers/ (removed again afterwards); yields its analyzer's name."""
-    import shutil
-    import uuid
+def throwaway_package(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[str, Path]:
+    """A new analyzer package under ``analyzers/`` of a checkout of its own; yields its analyzer's name and that
+    checkout's root.
+
+    The checkout links to this one's folders, with a real ``analyzers/`` folder of links to its packages beside
+    the new one. Tests running at the same time in other processes (pytest-xdist) discover packages by listing
+    this checkout's ``analyzers/``, so a package written there would be theirs too.
+    """
+    import analyzers
 
     package = f"throwaway_{uuid.uuid4().hex[:8]}"
-    folder = ROOT / "analyzers" / package
+    root = tmp_path / "checkout"
+    root.mkdir()
+    for name in ("kb", "schemas", "app", "tests"):
+        (root / name).symlink_to(ROOT / name)
+    (root / "analyzers").mkdir()
+    for entry in (ROOT / "analyzers").iterdir():
+        if entry.name != "__pycache__":
+            (root / "analyzers" / entry.name).symlink_to(entry)
+    folder = root / "analyzers" / package
     folder.mkdir()
     name = f"{package}.double"
-    try:
-        (folder / "__init__.py").write_text(f"from analyzers.{package} import spec  # noqa: F401\n")
-        (folder / "spec.py").write_text(THROWAWAY_SPEC.replace("NAME", name).replace("PACKAGE", package))
-        (folder / "compute.py").write_text(THROWAWAY_COMPUTE.replace("PACKAGE", package))
-        # This process discovers packages once: look again, and forget the package when the test ends.
-        monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-        monkeypatch.setattr(registry, "_discovered", False)
-        yield name
-    finally:
-        shutil.rmtree(folder)
+    (folder / "__init__.py").write_text(f"from analyzers.{package} import spec  # noqa: F401\n")
+    (folder / "spec.py").write_text(THROWAWAY_SPEC.replace("NAME", name).replace("PACKAGE", package))
+    (folder / "compute.py").write_text(THROWAWAY_COMPUTE.replace("PACKAGE", package))
+    # This process finds the package through the analyzers package's path, looks for packages again, and
+    # forgets it when the test ends; a kb process started in the checkout finds it as a user's would.
+    monkeypatch.setattr(analyzers, "__path__", [*analyzers.__path__, str(root / "analyzers")])
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_discovered", False)
+    return name, root
 
 
-def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: str, tmp_path: Path) -> None:
+def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: tuple[str, Path],
+                                                             tmp_path: Path) -> None:
     """Adding one package under analyzers/ is all it takes: the CLI, `kb run`, the agents' tools and the app's
     claims editor find it, and no file outside the package changes."""
     from streamlit.testing.v1 import AppTest
@@ -326,16 +339,17 @@ def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: 
     from kb.core import KnowledgeBase
     from kb.settings import Settings
 
-    name = throwaway_package
+    name, checkout = throwaway_package
     before = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True,
                             text=True, cwd=ROOT, check=True).stdout.splitlines()
     # A kb process of its own, started after the package was written, discovers it as a user's would.
-    listed_by_kb = run_kb_process(None, None, "analyzers", "--json", cwd=ROOT)
+    listed_by_kb = run_kb_process(None, None, "analyzers", "--json", cwd=checkout)
     assert listed_by_kb.returncode == 0, listed_by_kb.stderr
     listed = json.loads(listed_by_kb.stdout)
     assert name in {row["id"] for row in listed}
     out = tmp_path / "out"
-    done = run_kb_process(None, tmp_path / "home", "run", name, "--scale", "smoke", "--out", str(out), cwd=ROOT)
+    done = run_kb_process(None, tmp_path / "home", "run", name, "--scale", "smoke", "--out", str(out),
+                          cwd=checkout)
     assert done.returncode == 0, done.stderr
     assert json.loads((out / "metrics.json").read_text())["doubled"] == 6.0
 
@@ -357,4 +371,4 @@ def test_registry_a_new_analyzer_package_is_found_everywhere(throwaway_package: 
         del os.environ["KB_PAPERS"], os.environ["KB_HOME"]
     after = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], capture_output=True,
                            text=True, cwd=ROOT, check=True).stdout.splitlines()
-    assert sorted(set(after) - set(before)) == [], "only the new package may change"
+    assert sorted(set(after) - set(before)) == [], "nothing in this checkout changes: the package is all it takes"

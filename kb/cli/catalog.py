@@ -118,7 +118,10 @@ class LazyGroup(TyperGroup):
         if self.listing and declared is not None and cmd_name in declared:
             return TyperCommand(name=cmd_name, help=declared[cmd_name])
         # an analyzer package's command, or no command at all: load them all, then click says which
-        load(*(() if self.listing else [m for modules, _ in COMMANDS.values() for m in modules]), PLUGINS)
+        if self.listing:
+            load(PLUGINS)
+        else:
+            load_everything()
         self._take(None)
         return self.commands.get(cmd_name)
 

@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from analyzers import registry
-from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, result_record
+from analyzers.base import AnalyzerResult, Cancelled, NotRunnable, cuda_available, result_record
 from analyzers.files import atomic_write_bytes
 from kb import __version__
 from kb.disk import disk_full_message, full_path, is_disk_full
@@ -130,9 +130,7 @@ class _GpuClock:
 
 def _cuda_available() -> bool:
     try:
-        import torch
-
-        return bool(torch.cuda.is_available())
+        return cuda_available()  # the one CUDA question (a CPU build answers without importing torch)
     except Exception:  # noqa: BLE001 - provenance must never fail a run
         return False
 
