@@ -187,6 +187,25 @@ def stderr_interval(value: float, stderr: float | None, units: int | None, dof: 
     return value - quantile * stderr, value + quantile * stderr
 
 
+def extreme_interval(parts: list[tuple[float, float | None, int | None]], largest: bool = False
+                     ) -> tuple[float, float] | None:
+    """The ``CONFIDENCE`` interval of the smallest (``largest``) of several values, each ``(value, stderr,
+    units)``: every part's interval Bonferroni-corrected over the parts so that all hold at once, then the
+    smallest (largest) low and high. "Every part above t" is resolved only where every part's low is past t;
+    one part whose high is below t refutes it, at ``CONFIDENCE`` whichever part it is. None where any part
+    resolves nothing: a part is never left out."""
+    bounds = []
+    for value, stderr, units in parts:
+        quantile = interval_quantile(units, comparisons=len(parts))
+        if quantile is None or stderr is None or not math.isfinite(stderr) or not math.isfinite(value):
+            return None
+        bounds.append((value - quantile * stderr, value + quantile * stderr))
+    if not bounds:
+        return None
+    pick = max if largest else min
+    return pick(low for low, _ in bounds), pick(high for _, high in bounds)
+
+
 def too_few_units(units: int | None, source: str) -> str:
     """Why a standard error over ``units`` of ``source`` resolves nothing, in one line."""
     what = source or "units"

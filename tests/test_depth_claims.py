@@ -165,9 +165,11 @@ def sweep_record(perplexities: list[float], converged: list[bool], spread: float
     rows = [{"depth": d, "converged": ok, "convergence": "flat" if ok else "validation loss still falling",
              "val_perplexity": math.exp(s.loss)} for d, ok, s in zip(depths, converged, scores, strict=True)]
     found = sweep_checks(depths, rows, scores, 0.1, [None] * len(depths))
-    from analyzers.depth.sweep import deepest_rise
+    from analyzers.depth.sweep import deepest_rise, fall_and_rise
+    parts = fall_and_rise(scores)
     return {"depths": depths, "val_perplexity_by_depth": [r["val_perplexity"] for r in rows],
             "deepest_perplexity_rise": deepest_rise(scores)[0],
+            "perplexity_fall_and_rise": None if parts is None else min(parts[0], parts[2]),
             "checks": {k: v.model_dump() for k, v in found.items()}}
 
 
@@ -177,6 +179,11 @@ def sweep_record(perplexities: list[float], converged: list[bool], spread: float
     ([12.3, 9.8, 8.2, 8.6, 8.3], [True] * 5, "refuted", "fails"),
     ([12.3, 9.8, 8.5, 8.2, 8.7], [True, True, True, True, False], "inconclusive", "not trained to convergence"),
     ([12.3, 9.8, 8.5, 8.2, 8.21], [True] * 5, "inconclusive", "straddles"),  # a rise within noise
+    # perplexity rising at every depth: the last step rises, but nothing fell (the sign of the last step alone
+    # read supported)
+    ([8.0, 8.2, 8.4, 8.6, 8.7], [True] * 5, "refuted", "fails"),
+    ([8.3, 9.8, 8.5, 8.2, 8.7], [True] * 5, "inconclusive", "straddles"),  # a fall within noise
+    ([12.3, 8.2], [True] * 2, "inconclusive", "three depths"),  # no next deepest between the two
 ])
 def test_matrix_perplexity_rises_at_48(perplexities: list[float], converged: list[bool], kind: str,
                                        words: str) -> None:
@@ -188,10 +195,12 @@ def test_matrix_perplexity_rises_at_48(perplexities: list[float], converged: lis
 def test_paper_values_sit_beside_kbs_value_and_interval_across_seeds() -> None:
     claim = claim_of(ANALYSIS, "perplexity-rises-at-48")
     seeds = [sweep_record([12.3, 9.8, 8.5, 8.2, 8.7 + shift], [True] * 5) for shift in (0.0, 0.1, -0.1)]
-    first, table = paper_comparisons(claim, seeds)
-    assert first.metric == "deepest_perplexity_rise" and first.paper.value == 0.5
+    first, rise, table = paper_comparisons(claim, seeds)
+    assert first.metric == "perplexity_fall_and_rise" and first.paper.value == 0.5
     assert first.kb is not None and first.kb.seeds == 3
-    assert first.kb.mean == pytest.approx(sum(s["deepest_perplexity_rise"] for s in seeds) / 3)
+    assert first.kb.mean == pytest.approx(sum(s["perplexity_fall_and_rise"] for s in seeds) / 3)
+    assert rise.metric == "deepest_perplexity_rise" and rise.kb is not None
+    assert rise.kb.mean == pytest.approx(first.kb.mean)  # the rise (0.5) is the smaller part here
     assert first.kb.low is not None and first.kb.high is not None and first.kb.low < first.kb.mean < first.kb.high
     assert "paper 0.5" in first.text() and "over 3 seeds" in first.text() and "[" in first.text()
     assert table.metric == "val_perplexity_by_depth" and table.paper.value == [12.3, 9.8, 8.5, 8.2, 8.7]
@@ -208,7 +217,7 @@ def test_kb_evidence_says_where_a_claim_is_settled_and_the_papers_values(kb_dirs
     assert "settled: settled only at 'paper'" in text
     # one figure for the cost, the estimate's (not a rounder 500 beside it)
     assert "about 475 GPU-hours" in text and "500 GPU-hours" not in text
-    assert "paper vs kb: deepest_perplexity_rise: paper 0.5" in text and "kb: not run yet" in text
+    assert "paper vs kb: perplexity_fall_and_rise: paper 0.5" in text and "kb: not run yet" in text
 
 
 def _thresholds(value: Any) -> list[float]:

@@ -42,6 +42,14 @@ def test_the_sweeps_best_depth_has_power_both_ways_at_small() -> None:
     assert passed >= 0.95 and failed >= 0.95, (passed, failed)
 
 
+@pytest.mark.parametrize("missing", ["rise", "fall"])
+def test_the_fall_and_rise_has_power_both_ways_at_small(missing: str) -> None:
+    # both parts must be resolved above 0: a monotone curve (no rise) or a flat start (no fall) fails it
+    trial = power.SWEEP_CHECKS[f"fall and rise resolved (no {missing})"][0]
+    passed, failed = power.rates(trial, SMALL_SWEEP, trials=20, seed=5)
+    assert passed >= 0.95 and failed >= 0.95, (missing, passed, failed)
+
+
 def test_the_smoke_probe_cannot_pass_a_medium_effect_and_says_so_by_failing() -> None:
     # 8 sequences: a 0.05 gap over the baseline is below what t(7) resolves, so smoke reads 'not learned'
     smoke = next(size for size in power.PROBE_SIZES if size.name == "smoke")

@@ -249,7 +249,7 @@ def test_cli_tensions_json_shows_the_bundled_depth_tension(kb_dirs: tuple[Path, 
     assert row["b"]["quote"] == "PLM (ESM-style) | 24-36 | ~36 层" and row["b"]["accepts"] == "[24, 36]"
     assert row["settle"] == {"claim": BUNDLED_B, "scale": "paper", "why_not": None}
     # The two notes' perplexity claims say the same thing: no tension between them.
-    assert not [r for r in rows if r["quantity"] == "depth.sweep:deepest_perplexity_rise"]
+    assert not [r for r in rows if r["quantity"] == "depth.sweep:perplexity_fall_and_rise"]
     plain = invoke(papers, home, "tensions")
     assert plain.returncode == 0 and row["id"] in plain.stdout and "deeper is worse past 12 layers" in plain.stdout
 

@@ -14,8 +14,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
-from analyzers.base import MIN_UNITS, interval_quantile, result_record
+from analyzers.base import MIN_UNITS, extreme_interval, interval_quantile, result_record
 from analyzers.depth.compute import family_result, probe_checks
 from analyzers.depth.spec import DepthProbe, DepthProbeResult
 from analyzers.depth.sweep import sweep_checks
@@ -232,3 +233,26 @@ def test_property_adding_a_contradicting_member_never_leaves_the_claim_supported
     ratios: list[float | None] = [0.8, 0.4, 0.2, None if extra is None else max(extra, 0.8) if extra else 0.0]
     verdict = evaluate(TREND, [family(ratios, [0.01, 0.01, 0.01, error])], SCALE)
     assert verdict.kind is not VerdictKind.supported, verdict.reason
+
+
+def test_the_interval_of_the_smaller_of_parts_is_their_simultaneous_intervals_smaller_ends() -> None:
+    # independent computation: each part +- t(n - 1) at 1 - 0.05 / (2 x parts) (Bonferroni), from scipy directly
+    q = stats.t.ppf(1 - 0.05 / 4, 39)
+    low, high = extreme_interval([(4.1, 0.3, 40), (0.5, 0.1, 40)])  # type: ignore[misc]
+    assert low == pytest.approx(0.5 - q * 0.1) and high == pytest.approx(min(4.1 + q * 0.3, 0.5 + q * 0.1))
+    low, high = extreme_interval([(0.9, 0.02, 40), (0.7, 0.05, 40)], largest=True)  # type: ignore[misc]
+    assert low == pytest.approx(max(0.9 - q * 0.02, 0.7 - q * 0.05)) and high == pytest.approx(0.9 + q * 0.02)
+    # a part that resolves nothing is never left out: the whole is unresolved
+    assert extreme_interval([(4.1, 0.3, 40), (0.5, None, 40)]) is None
+    assert extreme_interval([(4.1, 0.3, 40), (0.5, 0.1, 2)]) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=st.lists(st.tuples(st.floats(-5, 5), st.floats(0.001, 2)), min_size=1, max_size=6))
+def test_property_the_smaller_is_above_zero_exactly_when_every_part_is(parts: list[tuple[float, float]]) -> None:
+    q = interval_quantile(30, comparisons=len(parts))
+    assert q is not None
+    interval = extreme_interval([(v, e, 30) for v, e in parts])
+    assert interval is not None
+    assert (interval[0] > 0) is all(v - q * e > 0 for v, e in parts)
+    assert (interval[1] < 0) is any(v + q * e < 0 for v, e in parts)

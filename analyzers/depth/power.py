@@ -6,9 +6,10 @@ Every trial builds synthetic per-sequence numbers with a known answer and runs t
 builders: ``uncertainty.probe_estimates`` (the jackknife over sequences), ``compute.probe_checks`` (the
 probe's *learned* precondition), ``compute.family_result`` (a family's trend and its *every member*
 precondition), ``sweep.convergence`` (*converged*), ``sweep.sweep_checks`` (the sweep's *learned*, the best
-depth, the deepest depth's perplexity rise and the trend across depths). A value is *resolved* when its
-interval (``analyzers.base.stderr_interval``, the one ``kb.evidence.verdicts`` reads) lies wholly past the
-claim's threshold; the test checks that ``kb.evidence.verdicts.evaluate`` decides the same on these records.
+depth, the deepest depth's perplexity rise, the fall and rise, and the trend across depths). A value is
+*resolved* when its interval (``analyzers.base.stderr_interval``, the one ``kb.evidence.verdicts`` reads) lies
+wholly past the claim's threshold; the test checks that ``kb.evidence.verdicts.evaluate`` decides the same on
+these records.
 
 Known answers (stated here, shown in the README's table):
 
@@ -29,7 +30,8 @@ Known answers (stated here, shown in the README's table):
   window (no), each evaluation off the curve by ``CURVE_JITTER`` (relative).
 - *best depth resolved*: the best depth's per-sequence NLL below the runner-up's by ``EFFECT`` sd of their
   paired difference (yes) or tied with it (no); *deepest perplexity rise*: the deepest depth's NLL above the
-  next one's by ``EFFECT`` paired sd (yes) or equal (no).
+  next one's by ``EFFECT`` paired sd (yes) or equal (no); *fall and rise*: the shallowest and the deepest
+  depth's NLL each ``EFFECT`` paired sd above the next deepest's (yes), or one of the two equal to it (no).
 
 ``python -m analyzers.depth.power`` prints the table the README shows.
 """
@@ -355,6 +357,19 @@ def sweep_deepest_rise(rng: np.random.Generator, size: SweepSize, yes: bool) -> 
     return _resolved_above(rise, check.stderr, check.units, 0.0, check.dof)
 
 
+def sweep_fall_and_rise(rng: np.random.Generator, size: SweepSize, yes: bool, missing: str = "rise") -> bool:
+    """``perplexity_fall_and_rise`` resolved above 0: the shallowest and the deepest depth's NLL each above
+    the
+    next deepest's by ``EFFECT`` paired sd (yes), or one of them (``missing``) equal to it (no)."""
+    nll = [2.5] * len(size.depths)
+    step = EFFECT * PAIRED_SD
+    nll[0] += step if yes or missing != "fall" else 0.0
+    nll[-1] += step if yes or missing != "rise" else 0.0
+    scores, unigram = _scores(rng, size, nll, [LEARNED_GAP] * len(nll))
+    check = _sweep_checks(scores, unigram, size.depths)["perplexity_fall_and_rise"]
+    return check.interval is not None and check.interval[0] > 0.0
+
+
 def sweep_trend(rng: np.random.Generator, size: SweepSize, yes: bool, factor: float = TREND_FACTOR) -> bool:
     """The sweep's ``depth_inefficiency_trend`` (residual standard error over depths, t(depths - 2)) above
     0."""
@@ -402,6 +417,14 @@ SWEEP_CHECKS: dict[str, tuple[Trial, str, str]] = {
     "learned": (sweep_learned, f"gap {LEARNED_GAP}", "gap 0"),
     "best depth resolved": (sweep_best_depth, f"runner-up {EFFECT} paired sd worse", "tied"),
     "deepest perplexity rise resolved": (sweep_deepest_rise, f"rise {EFFECT} paired sd", "no rise"),
+    **{
+        f"fall and rise resolved (no {missing})": (
+            partial(sweep_fall_and_rise, missing=missing),
+            f"fall and rise {EFFECT} paired sd each",
+            f"no {missing}",
+        )
+        for missing in ("rise", "fall")
+    },
     **{
         f"trend resolved ({factor:g}x)": (
             partial(sweep_trend, factor=factor),

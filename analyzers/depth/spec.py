@@ -481,6 +481,11 @@ class DepthSweepResult(AnalyzerResult):
         None, uncertainty="sequences", rests_on=TRAINED,
         description="val perplexity of the deepest depth minus the next deepest (> 0: rises again)",
     )
+    perplexity_fall_and_rise: float | None = metric(
+        None, uncertainty="sequences", rests_on=TRAINED,
+        description="the smaller of the val perplexity's fall (shallowest minus next deepest) and its rise "
+        "(deepest minus next deepest); > 0: falls, then rises again at the deepest depth",
+    )
     depth_inefficiency_trend: float | None = metric(
         uncertainty="sequences",
         rests_on=TRAINED,
@@ -519,7 +524,9 @@ class DepthSweep(Analyzer[DepthSweepParams, DepthSweepResult]):
     """Masked PLMs of several depths at one parameter budget: perplexity and probes per depth."""
 
     name = "depth.sweep"
-    version = "6"  # learned over sequences, t(n - 1); best depth Bonferroni over k - 1 comparisons (issue 35)
+    # 6: learned over sequences, t(n - 1); best depth Bonferroni over k - 1 comparisons (issue 35); 7: the
+    # perplexity's fall and rise, paired
+    version = "7"
     summary = (
         "Train masked PLMs of several depths at a fixed parameter budget; perplexity and probes per depth."
     )

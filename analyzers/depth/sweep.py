@@ -40,6 +40,7 @@ from analyzers.base import (
     NotRunnable,
     Precondition,
     RunContext,
+    extreme_interval,
     interval_quantile,
     truth_interval,
 )
@@ -283,6 +284,7 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
         stderr=deepest_rise(scores)[1], source="sequences", units=len(scores[-1].counts), preconditions=every,
         derived_from=["val_perplexity_by_depth"],
         note="paired jackknife over the validation sequences (same positions)")
+    checks["perplexity_fall_and_rise"] = fall_and_rise_check(scores, every)
     points = sum(1 for r in ratios if r is not None and math.isfinite(r) and r > 0)
     checks["depth_inefficiency_trend"] = MetricCheck(
         stderr=trend_stderr(depths, ratios), source="depths", units=points, dof=max(points - 2, 0),
@@ -292,19 +294,57 @@ def sweep_checks(depths: list[int], rows: list[dict[str, Any]], scores: list[Tok
     return checks
 
 
-def deepest_rise(scores: list[TokenScores]) -> tuple[float, float | None]:
-    """``(rise, stderr)``: validation perplexity of the deepest model minus that of the next deepest, with the
-    paired delete-one-sequence jackknife standard error (both scored on the same sequences and positions)."""
+def perplexity_difference(upper: TokenScores, lower: TokenScores) -> tuple[float, float | None]:
+    """``(difference, stderr)``: validation perplexity of ``upper`` minus that of ``lower``, with the paired
+    delete-one-sequence jackknife standard error (both scored on the same sequences and positions)."""
     rows = {
         name: (
             torch.tensor(score.nll_sums, dtype=torch.float64),
             torch.tensor(score.counts, dtype=torch.float64),
         )
-        for name, score in (("deepest", scores[-1]), ("next", scores[-2]))
+        for name, score in (("upper", upper), ("lower", lower))
     }
     full, left_out = replicate_means(rows)
-    value, error = jackknife(lambda m: m["deepest"].exp() - m["next"].exp(), full, left_out)
+    value, error = jackknife(lambda m: m["upper"].exp() - m["lower"].exp(), full, left_out)
     return float(value), (float(error) if math.isfinite(float(error)) else None)
+
+
+def deepest_rise(scores: list[TokenScores]) -> tuple[float, float | None]:
+    """The deepest depth's validation perplexity minus the next deepest's (``perplexity_difference``)."""
+    return perplexity_difference(scores[-1], scores[-2])
+
+
+def fall_and_rise(scores: list[TokenScores]) -> tuple[float, float | None, float, float | None] | None:
+    """``(fall, its stderr, rise, its stderr)`` of the validation perplexity, both against the next deepest
+    depth: the shallowest minus it (the fall) and the deepest minus it (the rise). None under three depths,
+    where the shallowest is the next deepest."""
+    if len(scores) < 3:
+        return None
+    return (*perplexity_difference(scores[0], scores[-2]), *perplexity_difference(scores[-1], scores[-2]))
+
+
+def fall_and_rise_check(scores: list[TokenScores], every: list[Precondition]) -> MetricCheck:
+    """``perplexity_fall_and_rise``'s check: the interval of the smaller of the fall and the rise from their
+    simultaneous intervals (``extreme_interval``), so that both must be resolved above 0 to settle "falls
+    and rises again", and either resolved below 0 refutes it."""
+    parts = fall_and_rise(scores)
+    units = len(scores[-1].counts)
+    if parts is None:
+        return MetricCheck(source="sequences", units=units, preconditions=[*every, Precondition(
+            name="three depths", passed=False, detail="a fall and a rise need at least three depths")])
+    fall, fall_error, rise, rise_error = parts
+    interval = extreme_interval([(fall, fall_error, units), (rise, rise_error, units)])
+    return MetricCheck(
+        interval=interval, source="sequences", units=units, preconditions=every,
+        derived_from=["val_perplexity_by_depth"],
+        note=(f"the fall (shallowest minus next deepest) {fall:.4g} +- {_error(fall_error)} and the rise "
+              f"(deepest minus next deepest) {rise:.4g} +- {_error(rise_error)} (paired jackknife over "
+              f"{units} validation sequences), intervals Bonferroni-corrected over the two"),
+    )
+
+
+def _error(stderr: float | None) -> str:
+    return "no standard error" if stderr is None else f"{stderr:.2g}"
 
 
 def corpus_path(fasta: str | None, ctx: RunContext) -> Path:
@@ -616,6 +656,8 @@ def _sweep_summary(
         params.depths, summary["late_to_early_skip_effect_ratio_by_depth"]
     )
     summary["deepest_perplexity_rise"] = deepest_rise(scores)[0]
+    parts = fall_and_rise(scores)
+    summary["perplexity_fall_and_rise"] = None if parts is None else min(parts[0], parts[2])
     return summary
 
 

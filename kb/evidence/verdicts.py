@@ -142,13 +142,14 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
         if path == metric or path.startswith(f"{metric}."):
             failed.append(why)
     number = _number(value)
+    checks = result.get("checks")
+    # a failed precondition says why a value is missing (too few depths, a member that failed), so it leads
+    failed += [] if checks is None else _failed_preconditions(checks, path, set())
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         failed.append(f"no value ({value!r}): not computable in this run")
-    checks = result.get("checks")
     if checks is None:  # made before the contract: each value a point, as the rule then read it
         point = number if number is not None else math.nan
         return MetricStatus(value, point, point, failed, exact=True)
-    failed += _failed_preconditions(checks, path, set())
     exact = any(isinstance(checks.get(prefix), dict) and checks[prefix].get("exact") for prefix in _prefixes(path))
     check = checks.get(path) if isinstance(checks.get(path), dict) else {}
     note = check.get("note") or ""
