@@ -488,6 +488,23 @@ def test_design_read_sequences_round_trip_and_one_line_errors(tmp_path: Path) ->
         design.read_sequences(tmp_path / "missing.fasta", 12)
 
 
+def test_design_read_sequences_reads_the_authors_file_format(tmp_path: Path) -> None:
+    # The authors' designed set (attentionSampling data/sequences_t=127.dat, README: Data) is not shipped:
+    # a user fetches it and passes it as --sequences. Its format: no header, one 86-residue sequence per
+    # line, CRLF line ends, each line a permutation of ACBP's residues. Stand-ins in that format, made here.
+    rng = np.random.default_rng(0)
+    native = np.array(list(structure.ACBP_SEQUENCE))
+    lines = ["".join(rng.permutation(native)) for _ in range(4)]
+    path = tmp_path / "sequences_t=127.dat"
+    path.write_bytes("".join(line + "\r\n" for line in lines).encode("ascii"))
+    read = design.read_sequences(path, len(structure.ACBP_SEQUENCE), "2ABD")
+    assert read.shape == (4, 86)
+    assert [design.decode(ids) for ids in read] == lines  # no '\r' left in a record, none dropped
+    assert (np.sort(read, axis=1) == np.sort(design.encode(structure.ACBP_SEQUENCE))).all()
+    with pytest.raises(ValueError, match=r"record line 1: 86 residues, but 1UBI has 76"):
+        design.read_sequences(path, 76, "1UBI")  # the wrong structure is refused in one line
+
+
 def test_design_site_entropy_by_brute_force() -> None:
     sequences = np.array([[0, 1], [0, 2], [0, 1], [0, 3]])
     brute = np.mean([0.0, -(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25))])
