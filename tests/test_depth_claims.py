@@ -97,11 +97,6 @@ def probe_record(values: dict[str, Any], errors: dict[str, float], accuracy: flo
 
 
 @pytest.mark.parametrize(("claim_id", "value", "error", "accuracy", "kind", "words"), [
-    ("late-layers-refine", 0.80, 0.02, 0.5, "supported", "meets"),
-    ("late-layers-refine", 0.20, 0.02, 0.5, "refuted", "fails"),
-    ("late-layers-refine", 0.62, 0.05, 0.5, "inconclusive", "straddles"),  # within the claim's 0.1 band
-    ("late-layers-refine", 0.80, 0.02, 0.19, "inconclusive", "did not learn"),  # a model at its unigram baseline
-    ("late-layers-refine", 0.80, math.nan, 0.5, "inconclusive", "no uncertainty"),  # a bare number settles nothing
     ("stable-rank-retained-45pct", 0.46, 0.01, 0.5, "supported", "meets"),
     ("stable-rank-retained-45pct", 0.90, 0.02, 0.5, "refuted", "fails"),
     ("stable-rank-retained-45pct", 0.53, 0.02, 0.5, "inconclusive", "straddles"),  # [0.49, 0.57] crosses 0.55
@@ -114,21 +109,70 @@ def probe_record(values: dict[str, Any], errors: dict[str, float], accuracy: flo
 ])
 def test_matrix_depth_probe_claims(claim_id: str, value: float, error: float, accuracy: float, kind: str,
                                    words: str) -> None:
-    note = CURSE if claim_id == "late-layers-refine" else ANALYSIS
-    claim = claim_of(note, claim_id)
+    claim = claim_of(ANALYSIS, claim_id)
     assert claim.expect is not None
     record = probe_record({claim.expect.metric: value}, {claim.expect.metric: error}, accuracy)
     verdict = evaluate(claim, [record], own_scale(claim))
     assert verdict.kind.value == kind and words in verdict.reason, verdict.reason
 
 
+def six_plms(values: list[dict[str, float]], errors: float = 0.02, learned: list[bool] | None = None,
+             scale: EvidenceScale = PAPER_SCALE) -> dict[str, Any]:
+    """A family record over one checkpoint per member (``values``: its metrics, each with ``errors``), through
+    the real ``probe_checks`` and ``family_result``."""
+    members = []
+    for index, own in enumerate(values):
+        own = {"late_to_early_skip_effect_ratio": 0.5, **own}
+        ok = learned is None or learned[index]
+        record = probe_record(own, {k: (math.nan if math.isnan(v) else errors) for k, v in own.items()},
+                              0.5 if ok else 0.2)
+        members.append(DepthProbeResult.model_validate({**record, "model": f"plm{index}", "scale": scale}))
+    return result_record(family_result(members))
+
+
+SHARES = [0.80, 0.75, 0.85, 0.70, 0.78, 0.82]
+DEPENDENCE = [0.6, 0.7, 0.5, 0.65, 0.55, 0.6]
+
+
+@pytest.mark.parametrize(("claim_id", "metric", "values", "error", "learned", "kind", "words"), [
+    ("late-layers-refine", "late_half_kl_drop_fraction", SHARES, 0.02, None, "supported", "meets"),
+    # one model of six whose late half makes only a fifth of the KL drop: "in PLMs" does not hold
+    ("late-layers-refine", "late_half_kl_drop_fraction", [*SHARES[:5], 0.20], 0.02, None, "refuted", "fails"),
+    ("late-layers-refine", "late_half_kl_drop_fraction", [0.62] * 6, 0.05, None, "inconclusive", "straddles"),
+    ("late-layers-refine", "late_half_kl_drop_fraction", SHARES, 0.02, [True] * 5 + [False], "inconclusive",
+     "did not learn"),
+    # a member with no standard error is named, never left out of the bound
+    ("late-layers-refine", "late_half_kl_drop_fraction", SHARES, math.nan, None, "inconclusive",
+     "member left out"),
+    ("late-layers-depend-less", "late_to_early_dependence_ratio", DEPENDENCE, 0.03, None, "supported", "meets"),
+    ("late-layers-depend-less", "late_to_early_dependence_ratio", [*DEPENDENCE[:5], 1.6], 0.03, None, "refuted",
+     "fails"),
+    ("late-layers-depend-less", "late_to_early_dependence_ratio", [*DEPENDENCE[:5], 0.97], 0.03, None,
+     "inconclusive", "straddles"),
+])
+def test_matrix_late_layer_claims_hold_in_every_plm(claim_id: str, metric: str, values: list[float], error: float,
+                                                    learned: list[bool] | None, kind: str, words: str) -> None:
+    claim = claim_of(CURSE, claim_id)
+    record = six_plms([{metric: v} for v in values], error, learned)
+    verdict = evaluate(claim, [record], own_scale(claim))
+    assert verdict.kind.value == kind and words in verdict.reason, verdict.reason
+
+
+def test_a_family_member_without_the_metric_fails_the_bound_naming_it() -> None:
+    claim = claim_of(CURSE, "late-layers-depend-less")
+    values = [{"late_to_early_dependence_ratio": v} for v in DEPENDENCE[:5]] + [{}]
+    verdict = evaluate(claim, [six_plms(values, 0.03)], own_scale(claim))
+    assert verdict.kind is VerdictKind.inconclusive and "plm5: no late_to_early_dependence_ratio" in verdict.reason
+
+
 def test_matrix_a_depth_probe_claim_at_its_smoke_proxy_never_settles() -> None:
     claim = claim_of(CURSE, "late-layers-refine")
-    verdict = evaluate(claim, [probe_record({"late_half_kl_drop_fraction": 0.8}, {"late_half_kl_drop_fraction": 0.01})],
-                       EvidenceScale(name="smoke", parameters=2e5))
+    smoke = EvidenceScale(name="family_smoke", parameters=2e5)
+    verdict = evaluate(claim, [six_plms([{"late_half_kl_drop_fraction": v} for v in SHARES[:3]], 0.01, scale=smoke)],
+                       smoke)
     assert verdict.proxy and verdict.kind is VerdictKind.inconclusive
     line = reason_line(claim, verdict.reason, "consistent_proxy")
-    assert "settled only at 'paper'" in line and "GPU-hours" in line and "\n" not in line
+    assert "settled only at 'six_plms'" in line and "GPU-hours" in line and "\n" not in line
 
 
 def family(ratios: list[float], learned: list[bool], error: float = 0.01) -> dict[str, Any]:

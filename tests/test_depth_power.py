@@ -50,6 +50,14 @@ def test_the_fall_and_rise_has_power_both_ways_at_small(missing: str) -> None:
     assert passed >= 0.95 and failed >= 0.95, (missing, passed, failed)
 
 
+def test_every_model_of_six_plms_has_power_both_ways() -> None:
+    # the smallest of six members' shares, each interval Bonferroni-corrected over the six: one model at the
+    # threshold keeps "in every PLM" unsettled
+    six = next(size for size in power.PROBE_SIZES if size.name == "six_plms")
+    passed, failed = power.rates(power.family_bound, six, trials=20, seed=6)
+    assert passed >= 0.95 and failed >= 0.95, (passed, failed)
+
+
 def test_the_smoke_probe_cannot_pass_a_medium_effect_and_says_so_by_failing() -> None:
     # 8 sequences: a 0.05 gap over the baseline is below what t(7) resolves, so smoke reads 'not learned'
     smoke = next(size for size in power.PROBE_SIZES if size.name == "smoke")

@@ -175,6 +175,23 @@ def test_jackknife_values_equal_the_pooled_summary_and_every_scalar_gets_an_erro
     assert probe_checks(0.5, 0.05, estimates)["late_half_kl_drop_fraction"].preconditions[0].passed is None
 
 
+def test_the_dependence_ratio_is_late_over_early_layers_mean_dependence_on_earlier_ones(
+        probed: tuple[dict, dict]) -> None:
+    # written out from the definition over the pooled heatmap (skipped layer s x affected layer l): each target
+    # layer's mean over the layers before it, then the late half's mean over the early half's (layer 0 has none)
+    layers, estimates = probed
+    heat = np.array(layers["skip_heatmap"], dtype=float)
+    count = heat.shape[0]
+
+    def dependence(targets: range) -> float:
+        return float(np.mean([np.mean([heat[s][target] for s in range(target)]) for target in targets if target]))
+
+    expected = dependence(range(count // 2, count)) / dependence(range(count // 2))
+    value, error = estimates["late_to_early_dependence_ratio"]
+    assert value == pytest.approx(expected, rel=1e-6)
+    assert math.isfinite(error) and error > 0
+
+
 def test_family_trend_matches_numpy_weighted_least_squares() -> None:
     layers, ratios, errors = [6, 12, 30, 33], [0.5, 0.35, 0.2, 0.21], [0.02, 0.03, 0.01, 0.015]
     trend, stderr = family_trend(layers, ratios, errors)

@@ -22,7 +22,14 @@ from typing import Any
 
 import torch
 
-from analyzers.base import MetricCheck, Precondition, RunContext, interval_quantile, too_few_units
+from analyzers.base import (
+    MetricCheck,
+    Precondition,
+    RunContext,
+    extreme_interval,
+    interval_quantile,
+    too_few_units,
+)
 from analyzers.depth import plots, tiny
 from analyzers.depth.batches import check_lengths, encode
 from analyzers.depth.catalog import MODELS
@@ -178,7 +185,11 @@ def summarize(layers: dict[str, Any]) -> dict[str, float]:
 #: their per-sequence counterparts (``stable_rank_retention``, ``erank_retention_by_layer``) have one.
 POOLED = ("final_layer_erank", "erank_ratio", "stable_rank_ratio")
 #: Metrics of a family run (several checkpoints): their checks are made by ``family_result``.
-FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend")
+FAMILY = ("late_to_early_skip_effect_ratio_by_model", "depth_inefficiency_trend",
+          "late_half_kl_drop_fraction_min_over_models", "late_to_early_dependence_ratio_max_over_models")
+#: Family metrics over every checkpoint: the per-checkpoint metric, and whether the bound is the largest.
+EVERY_MODEL = {"late_half_kl_drop_fraction_min_over_models": ("late_half_kl_drop_fraction", False),
+               "late_to_early_dependence_ratio_max_over_models": ("late_to_early_dependence_ratio", True)}
 
 
 def learned_precondition(accuracy: float | None, unigram: float, stderr: float | None = None,
@@ -438,31 +449,53 @@ def probe(analyzer: DepthProbe, params: DepthProbeParams, ctx: RunContext) -> De
     return result
 
 
-def family_members(results: list[DepthProbeResult], ratio: str) -> Precondition:
-    """Every checkpoint of a family gives its trend a point: a positive ratio (its log) with a standard error
-    over enough sequences and its own preconditions passed. A member that fails any of these fails the trend's
-    precondition, named, rather than being left out of the slope (issue 35: no silent drops)."""
+def family_members(results: list[DepthProbeResult], metric: str, positive: bool = True,
+                   use: str = "the trend") -> Precondition:
+    """Every checkpoint of a family gives ``use`` a value of ``metric`` (positive where its log is taken) with
+    a standard error over enough sequences and its own preconditions passed. A member that fails any of these
+    fails the precondition, named, rather than being left out (issue 35: no silent drops)."""
     bad = []
     for one in results:
-        value, check = getattr(one, ratio), one.checks.get(ratio) or MetricCheck()
+        value, check = getattr(one, metric), one.checks.get(metric) or MetricCheck()
         failing = [c for c in check.preconditions if c.passed is not True]
         if value is None or not math.isfinite(value):
-            bad.append(f"{one.model}: no ratio")
-        elif value <= 0:
+            bad.append(f"{one.model}: no {metric}")
+        elif positive and value <= 0:
             bad.append(f"{one.model}: ratio {value:.3g}, log undefined")
         elif check.stderr is None or not math.isfinite(check.stderr) or check.stderr <= 0:
-            bad.append(f"{one.model}: ratio {value:.3g} has no standard error")
+            bad.append(f"{one.model}: {metric} {value:.3g} has no standard error")
         elif interval_quantile(check.units) is None:
             bad.append(f"{one.model}: {too_few_units(check.units, check.source)}")
         elif failing:
-            bad.append(f"{one.model}: " + "; ".join(c.detail or c.name for c in check.preconditions
-                                                      if c.passed is not True))
+            bad.append(f"{one.model}: " + "; ".join(c.detail or c.name for c in failing))
     detail = (
-        ("member left out of the trend: " + "; ".join(bad))
+        (f"member left out of {use}: " + "; ".join(bad))
         if bad
         else f"all {len(results)} checkpoints count"
     )
     return Precondition(name="every member", passed=not bad, detail=detail)
+
+
+def every_model_bounds(results: list[DepthProbeResult]) -> tuple[dict[str, Any], dict[str, MetricCheck]]:
+    """The family's bounds over every checkpoint (``EVERY_MODEL``): the smallest (largest) member's value and
+    the interval of that bound from all members' intervals (``extreme_interval``, Bonferroni over the
+    members), so "in every model" is settled only when every member is resolved past the threshold, and one
+    member resolved on the other side refutes it. A member without a value or standard error, or whose model
+    did not learn, fails the bound's *every member* precondition, named."""
+    values: dict[str, Any] = {}
+    checks: dict[str, MetricCheck] = {}
+    for name, (metric, largest) in EVERY_MODEL.items():
+        word = "largest" if largest else "smallest"
+        members = family_members(results, metric, positive=False, use=f"the {word} over every model")
+        parts = [(getattr(r, metric), r.checks[metric].stderr, r.checks[metric].units) for r in results]
+        values[name] = (max if largest else min)(v for v, _, _ in parts) if members.passed else None
+        checks[name] = MetricCheck(
+            interval=extreme_interval(parts, largest=largest) if members.passed else None,
+            source="sequences", units=min(u or 0 for _, _, u in parts) if members.passed else None,
+            preconditions=[members], derived_from=[f"{metric}_by_model"],
+            note=f"the {word} of {len(results)} checkpoints' {metric}; each member's jackknife interval, "
+            "Bonferroni-corrected over the members")
+    return values, checks
 
 
 def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
@@ -470,15 +503,18 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
     ratio and KL share (with their standard errors and learned preconditions) and the trend against depth."""
     deepest = max(results, key=lambda r: r.num_layers)
     ratio, share = "late_to_early_skip_effect_ratio", "late_half_kl_drop_fraction"
+    dependence = "late_to_early_dependence_ratio"
     checks = dict(deepest.checks)
     learned = [p for r in results for p in r.checks[ratio].preconditions]
-    for name in (ratio, share):
+    for name in (ratio, share, dependence):
         checks[f"{name}_by_model"] = MetricCheck(source="sequences", preconditions=learned,
                                                  note="each checkpoint's jackknife standard error")
         for index, one in enumerate(results):
-            own = one.checks[name]
+            own = one.checks.get(name) or MetricCheck(preconditions=learned)
             checks[f"{name}_by_model.{index}"] = MetricCheck(
                 stderr=own.stderr, source="sequences", units=own.units, preconditions=own.preconditions)
+    bounds, bound_checks = every_model_bounds(results)
+    checks |= bound_checks
     ratios = [r.late_to_early_skip_effect_ratio for r in results]
     trend, stderr = family_trend(
         [r.num_layers for r in results], ratios, [r.checks[ratio].stderr for r in results]
@@ -501,6 +537,8 @@ def family_result(results: list[DepthProbeResult]) -> DepthProbeResult:
             "num_layers_by_model": [r.num_layers for r in results],
             f"{ratio}_by_model": ratios,
             f"{share}_by_model": [r.late_half_kl_drop_fraction for r in results],
+            f"{dependence}_by_model": [r.late_to_early_dependence_ratio for r in results],
+            **bounds,
             "depth_inefficiency_trend": trend,
             "checks": checks,
             "layers_by_model": {r.model: r.layers for r in results},

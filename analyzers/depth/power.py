@@ -23,6 +23,8 @@ Known answers (stated here, shown in the README's table):
   from a skewed (gamma) distribution with sd 1, mean ``EFFECT`` sd past the threshold (yes) or at it (no).
 - *resolved*, a ratio of means (``late_half_kl_drop_fraction``): per-sequence logit-lens KL curves whose
   late-half share has influence sd 1 around the population share, ``EFFECT`` past 0.5 (yes) or at 0.5 (no).
+- *every model* (a family's smallest late-half share, ``late_half_kl_drop_fraction_min_over_models``): every
+  checkpoint's share ``EFFECT`` sd past 0.5 (yes), or all but one, which sits at 0.5 (no).
 - *trend* (a family's checkpoints or a sweep's depths): each model's late/early ratio falls by
   ``TREND_FACTOR`` per doubling of depth (yes) or not at all (no), each model off the line by
   ``MODEL_SCATTER`` in log ratio, with its own relative standard error from its sequences.
@@ -121,6 +123,7 @@ PROBE_SIZES = [
     _probe("esm2_3b", (36,)),
     _probe("family_smoke", (2, 4, 8), answers=False),
     _probe("esm2_family", (6, 12, 30, 33, 36, 48)),
+    _probe("six_plms", (33, 36, 27, 33, 33, 30)),
 ]
 #: The paper sweep's UniRef50 sequences are longer (mean ~300 residues, 45 masked); the others are designed.
 SWEEP_SIZES = [
@@ -205,20 +208,41 @@ def resolved_above(result: DepthProbeResult, metric: str, threshold: float) -> b
 LENS_SCALE_SD = 0.5  # log-normal spread of each sequence's KL scale
 
 
-def probe_resolved_ratio(rng: np.random.Generator, size: ProbeSize, yes: bool) -> bool:
-    """The logit lens's late-half share of the KL drop (a ratio of means) resolved above 0.5."""
-    n, layers = size.sequences, size.layers[-1]
-    scale = rng.lognormal(0.0, LENS_SCALE_SD, n)
+def _share_estimates(rng: np.random.Generator, sequences: int, layers: int, share: float) -> tuple[Any, Any]:
+    """``(value, stderr)`` of ``late_half_kl_drop_fraction`` (``probe_estimates``' jackknife) over
+    per-sequence logit-lens KL curves whose late-half share is ``share`` in the population (influence sd 1 x
+    0.1)."""
+    scale = rng.lognormal(0.0, LENS_SCALE_SD, sequences)
     # influence of sequence i on the ratio: scale_i (share_i - share) / E[scale]; its sd is 1 with this spread
     spread = 1.0 / math.exp(LENS_SCALE_SD**2 / 2)
-    share = 0.5 + (EFFECT if yes else 0.0) * 0.1
-    shares = share + 0.1 * spread * rng.normal(0.0, 1.0, n)
+    shares = share + 0.1 * spread * rng.normal(0.0, 1.0, sequences)
     depth = np.linspace(0.0, 1.0, layers + 1)
     kl = scale[:, None] * np.clip(1.0 - depth[None, :], 0.0, None)  # a straight fall to 0 at the last layer
     kl[:, layers // 2] = scale * shares
     rows = {"logit_lens_kl": (_tensor(kl), _tensor(np.ones_like(kl)))}
-    value, stderr = probe_estimates(rows, layers)["late_half_kl_drop_fraction"]
-    return _resolved_above(float(value), stderr, n, 0.5)  # type: ignore[arg-type]
+    return probe_estimates(rows, layers)["late_half_kl_drop_fraction"]
+
+
+def probe_resolved_ratio(rng: np.random.Generator, size: ProbeSize, yes: bool) -> bool:
+    """The logit lens's late-half share of the KL drop (a ratio of means) resolved above 0.5."""
+    share = 0.5 + (EFFECT if yes else 0.0) * 0.1
+    value, stderr = _share_estimates(rng, size.sequences, size.layers[-1], share)
+    return _resolved_above(float(value), stderr, size.sequences, 0.5)
+
+
+def family_bound(rng: np.random.Generator, size: ProbeSize, yes: bool) -> bool:
+    """A family's ``late_half_kl_drop_fraction_min_over_models`` (every member's interval, Bonferroni over the
+    members) resolved above 0.5: every checkpoint's share ``EFFECT`` sd past 0.5 (yes), or all but the last
+    (no: one model at the threshold)."""
+    members = []
+    for index, layers in enumerate(size.layers):
+        past = yes or index < len(size.layers) - 1
+        share = _share_estimates(rng, size.sequences, layers, 0.5 + (EFFECT if past else 0.0) * 0.1)
+        estimates = {"late_half_kl_drop_fraction": share, "late_to_early_skip_effect_ratio": (0.5, 0.01)}
+        members.append(member(estimates, layers, size.sequences))
+    check = family_result(members).checks["late_half_kl_drop_fraction_min_over_models"]
+    passed = all(c.passed is True for c in check.preconditions)
+    return passed and check.interval is not None and check.interval[0] > 0.5
 
 
 def member(estimates: dict[str, tuple[Any, Any]], layers: int, sequences: int) -> DepthProbeResult:
@@ -398,12 +422,16 @@ PROBE_CHECKS: dict[str, tuple[Trial, str, str]] = {
     ),
 }
 FAMILY_CHECKS: dict[str, tuple[Trial, str, str]] = {
-    f"trend resolved ({factor:g}x)": (
-        partial(family_trend, factor=factor),
-        f"ratio / {factor:g} per doubling",
-        "flat",
-    )
-    for factor in (TREND_FACTOR, 2.0)
+    "every model resolved (smallest share)": (
+        family_bound, f"every model {EFFECT} sd past", "one model at the threshold"),
+    **{
+        f"trend resolved ({factor:g}x)": (
+            partial(family_trend, factor=factor),
+            f"ratio / {factor:g} per doubling",
+            "flat",
+        )
+        for factor in (TREND_FACTOR, 2.0)
+    },
 }
 SWEEP_CHECKS: dict[str, tuple[Trial, str, str]] = {
     **{

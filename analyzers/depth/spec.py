@@ -54,10 +54,15 @@ SMALL_SWEEP: dict[str, Any] = {
 }
 
 
-#: The ``depth.probe`` family presets: checkpoints of one family at several depths (``models``).
+#: The ``depth.probe`` family presets: checkpoints of one family at several depths (``models``), and one
+#: checkpoint of each of six PLM families across the three objectives (the curse-of-depth paper's v1 probes
+#: six PLMs; the note names ESM-2, ProtGPT2, DPLM and SaProt, and kb adds ProGen2 and ProtBERT, the other
+#: families its adapters load, at sizes near 650M).
 FAMILY_SMOKE = ("builtin:esm-designed-2x64", "builtin:esm-designed-4x64", "builtin:esm-designed-8x64")
 ESM2_FAMILY = ("facebook/esm2_t6_8M_UR50D", "facebook/esm2_t12_35M_UR50D", "facebook/esm2_t30_150M_UR50D",
                "facebook/esm2_t33_650M_UR50D", "facebook/esm2_t36_3B_UR50D", "facebook/esm2_t48_15B_UR50D")
+SIX_PLMS = ("facebook/esm2_t33_650M_UR50D", "nferruz/ProtGPT2", "hugohrban/progen2-base",
+            "airkingbd/dplm_650m", "westlake-repl/SaProt_650M_AF2", "Rostlab/prot_bert")
 
 #: What a probe's numbers rest on (the model beats the unigram baseline), and a sweep's per-depth numbers.
 LEARNED = ("learned",)
@@ -186,6 +191,12 @@ class DepthProbeResult(AnalyzerResult):
     stable_rank_ratio: float | None = metric(
         uncertainty="sequences", rests_on=LEARNED,
         description="stable rank(h_L) / stable rank(h_0)")
+    late_to_early_dependence_ratio: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="how much a late-half layer's computation depends on the layers before it, over the same "
+        "for an early-half layer: a layer l's dependence is the mean over s < l of ||D_l - D'_l|| / ||D_l|| "
+        "when layer s is skipped; < 1: later layers depend less on earlier computations"
+    )
     attention_entropy_last_over_first: float | None = metric(
         uncertainty="sequences", rests_on=LEARNED,
         description="mean normalised attention entropy of the last layer / the first"
@@ -248,6 +259,20 @@ class DepthProbeResult(AnalyzerResult):
         None, uncertainty="sequences", rests_on=LEARNED,
         description="family run: -slope of log(late/early skip ratio) over log2(layers); > 0: effect grows",
     )
+    late_to_early_dependence_ratio_by_model: list[float | None] = Field(
+        default_factory=list,
+        description="Family run: each checkpoint's late/early dependence ratio (checks per element).",
+    )
+    late_half_kl_drop_fraction_min_over_models: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="family run: the smallest checkpoint's late-half KL drop share (every model's late half "
+        "makes at least this share); its interval from every member's, none left out",
+    )
+    late_to_early_dependence_ratio_max_over_models: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="family run: the largest checkpoint's late/early dependence ratio (< 1: in every model "
+        "the later layers depend less on earlier computations); its interval from every member's",
+    )
     layers: dict[str, Any] = Field(
         description="Per-layer lists (logit lens, contributions, ranks, skips, ...); a "
         "family run: those of its deepest checkpoint."
@@ -262,7 +287,9 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     """Logit lens, residual contributions, layer skips, deletion, ranks and attention entropy of one PLM."""
 
     name = "depth.probe"
-    version = "7"  # learned over t(n - 1); small and esm2_8m probe 128 sequences (issue 35: power)
+    # 7: learned over t(n - 1); small and esm2_8m probe 128 sequences (issue 35: power); 8: the late/early
+    # dependence ratio and the family's every-model bounds
+    version = "8"
     summary = (
         "Curse-of-depth probes of a PLM: logit lens, contributions, layer skips and deletion, ranks, entropy."
     )
@@ -298,9 +325,11 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
             "device": "cuda",
             "dtype": "bfloat16",
         },
+        "six_plms": {"models": list(SIX_PLMS), "max_sequences": 128, "device": "cuda", "dtype": "bfloat16"},
     }
-    # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer).
-    gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0}
+    # Rough GPU hours per run on one H100-class GPU (skip probes dominate: one replay per layer and sublayer);
+    # six_plms: six models of 0.4-0.8B, each about a `paper` run.
+    gpu_hours = {"paper": 0.2, "esm2_3b": 0.5, "esm2_family": 3.0, "six_plms": 1.2}
 
     def first_use(self, params: DepthProbeParams, cache_dir: Path) -> list[tuple[str, float]]:
         """Training each built-in model the run probes that ``cache_dir`` does not hold yet

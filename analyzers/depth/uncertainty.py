@@ -86,6 +86,17 @@ def _later_layers(heatmap: torch.Tensor, rows: slice) -> torch.Tensor:
     return heatmap[:, mask].nanmean(-1)
 
 
+def _dependence_on_earlier(heatmap: torch.Tensor, targets: slice) -> torch.Tensor:
+    """Mean over the layers ``l`` in ``targets`` (those with an earlier layer) of each one's dependence on the
+    layers before it: the mean over ``s < l`` of ``heatmap[:, s, l]`` (skip layer s, change in layer l's
+    computation). Every target counts once, whatever its number of earlier layers. ``heatmap``: ``(R, L,
+    L)``."""
+    num_layers = heatmap.shape[-1]
+    earlier = torch.ones(num_layers, num_layers, dtype=torch.bool).triu(1)  # [s, l]: s < l
+    per_target = heatmap.masked_fill(~earlier, math.nan).nanmean(-2)  # (R, L); layer 0: NaN, no earlier layer
+    return per_target[:, targets].nanmean(-1)
+
+
 def statistics(num_layers: int) -> dict[str, Statistic]:
     """Every probe metric as a function of per-layer means (module docstring); only those whose measurements
     were made apply (``applicable``)."""
@@ -108,6 +119,9 @@ def statistics(num_layers: int) -> dict[str, Statistic]:
         "late_to_early_skip_effect_ratio": lambda m: effect(m, late) / effect(m, early),
         "early_half_effect_on_later_layers": lambda m: _later_layers(m["skip_heatmap"], early),
         "late_half_effect_on_later_layers": lambda m: _later_layers(m["skip_heatmap"], late),
+        "late_to_early_dependence_ratio": lambda m: (
+            _dependence_on_earlier(m["skip_heatmap"], late) / _dependence_on_earlier(m["skip_heatmap"], early)
+        ),
         "attention_entropy_last_over_first": lambda m: entropy(m)[:, -1] / entropy(m)[:, 0],
         "attention_entropy_by_layer": entropy,
         "attention_entropy_depth_slope": lambda m: slope_over_depth(entropy(m)),
@@ -135,6 +149,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "late_to_early_skip_effect_ratio": ("skip_output_effect",),
     "early_half_effect_on_later_layers": ("skip_heatmap",),
     "late_half_effect_on_later_layers": ("skip_heatmap",),
+    "late_to_early_dependence_ratio": ("skip_heatmap",),
     "attention_entropy_last_over_first": ("attention_entropy",),
     "attention_entropy_by_layer": ("attention_entropy",),
     "attention_entropy_depth_slope": ("attention_entropy",),
