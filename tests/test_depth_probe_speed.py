@@ -38,7 +38,8 @@ BATCHES = (("MKTAYIAKQRQISFVKSHFSRQ", "ACDEFGHIKLMNPQ", "GSHMLEDPVRRW"), ("MSTNP
 # (contribution sums, entropies) sums at most a few thousand same-signed terms per entry.
 FLOAT32 = ("logit_lens", "lens_nll", "angular_distance")
 RANKS = ("sequence_erank", "sequence_stable_rank", "erank", "stable_rank")
-RANK_RATIOS = ("sequence_erank_relative", "stable_rank_retention")  # a rank over a rank: twice the error
+# a rank over a rank: twice the error
+RANK_RATIOS = ("sequence_erank_relative", "sequence_stable_rank_relative", "stable_rank_retention")
 FLOAT64_SUM_TERMS = 4096
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "esm2": lambda folder: build_random_esm(folder, num_layers=4, width=32, num_heads=4, seed=0),

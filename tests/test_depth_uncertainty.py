@@ -110,15 +110,18 @@ def test_baseline_accuracy_and_lens_perplexity_errors_match_a_hand_jackknife(
 def test_stable_rank_retention_and_rank_collapse_match_numpy_svd_per_sequence(probed: tuple[dict, dict],
                                                                               runs: list[dict]) -> None:
     _, estimates = probed
-    retention, slopes = [], []
+    retention, slopes, stable_slopes = [], [], []
     for run in runs:
         real = run["batch"].real[0]
         singular = [np.linalg.svd(h[0][real].double().numpy(), compute_uv=False) for h in run["states"]]
-        stable = [float((s**2).sum() / (s**2).max()) for s in singular]
+        stable = np.array([float((s**2).sum() / (s**2).max()) for s in singular])
         erank = np.array([math.exp(-(p := s / s.sum())[p > 0].dot(np.log(p[p > 0]))) for s in singular])
         retention.append(stable[-1] / stable[0])
-        slopes.append(np.polyfit(np.linspace(0, 1, len(erank)), erank / erank[0], 1)[0])
-    for name, values in (("stable_rank_retention", retention), ("rank_collapse_slope", slopes)):
+        depth = np.linspace(0, 1, len(erank))
+        slopes.append(np.polyfit(depth, erank / erank[0], 1)[0])
+        stable_slopes.append(np.polyfit(depth, stable / stable[0], 1)[0])
+    for name, values in (("stable_rank_retention", retention), ("rank_collapse_slope", slopes),
+                         ("stable_rank_collapse_slope", stable_slopes)):
         value, error = estimates[name]
         assert value == pytest.approx(np.mean(values), rel=1e-6)
         assert error == pytest.approx(np.std(values, ddof=1) / math.sqrt(len(values)), rel=1e-5)

@@ -400,6 +400,9 @@ def sequence_ranks(acc: ProbeAccumulator, record: CleanRecord, real: torch.Tenso
     acc.add_rows("sequence_erank", erank_by_state, ones)
     acc.add_rows("sequence_erank_relative", erank_by_state / erank_by_state[:, :1].clamp_min(EPS), ones)
     acc.add_rows(
+        "sequence_stable_rank_relative", stable_by_state / stable_by_state[:, :1].clamp_min(EPS), ones
+    )
+    acc.add_rows(
         "stable_rank_retention", stable_by_state[:, -1] / stable_by_state[:, 0].clamp_min(EPS), ones[:, 0]
     )
 

@@ -233,6 +233,15 @@ class DepthProbeResult(AnalyzerResult):
         None, uncertainty="sequences", rests_on=LEARNED,
         description="slope of erank(h_l)/erank(h_0) over relative depth; < 0: rank collapse",
     )
+    stable_rank_retention_by_layer: list[float | None] | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="stable rank(h_l) / stable rank(h_0) per sequence and state, mean over sequences",
+    )
+    stable_rank_collapse_slope: float | None = metric(
+        None, uncertainty="sequences", rests_on=LEARNED,
+        description="slope of stable rank(h_l)/stable rank(h_0) over relative depth (the analysis note's "
+        "rank_eff = ||X||_F^2 / ||X||_2^2); < 0: rank collapse",
+    )
     attention_entropy_by_layer: list[float | None] | None = metric(
         None, uncertainty="sequences", rests_on=LEARNED,
         description="attention entropy / log(keys) per layer, mean over heads",

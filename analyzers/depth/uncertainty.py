@@ -137,6 +137,8 @@ def statistics(num_layers: int) -> dict[str, Statistic]:
         "stable_rank_retention": lambda m: m["stable_rank_retention"],
         "erank_retention_by_layer": lambda m: m["sequence_erank_relative"],
         "rank_collapse_slope": lambda m: slope_over_depth(m["sequence_erank_relative"]),
+        "stable_rank_retention_by_layer": lambda m: m["sequence_stable_rank_relative"],
+        "stable_rank_collapse_slope": lambda m: slope_over_depth(m["sequence_stable_rank_relative"]),
     }
 
 
@@ -161,6 +163,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "stable_rank_retention": ("stable_rank_retention",),
     "erank_retention_by_layer": ("sequence_erank_relative",),
     "rank_collapse_slope": ("sequence_erank_relative",),
+    "stable_rank_retention_by_layer": ("sequence_stable_rank_relative",),
+    "stable_rank_collapse_slope": ("sequence_stable_rank_relative",),
 }
 
 
