@@ -61,7 +61,8 @@ def test_every_bundled_binding_names_a_real_metric_and_preset_or_says_what_would
     if not found.runnable_here:  # settled elsewhere: the text says where, why not here and roughly what it costs
         assert found.gpu_hours is not None and f"'{found.preset}'" in found.text() and "GPU-hours" in found.text()
     if claim.scale is not None and (claim.scale.parameters or 0) > 1e8:  # a claim about a large PLM
-        assert found.preset not in ("smoke", "small", "family_smoke"), f"{claim.id}: a proxy cannot settle it"
+        proxies = ("smoke", "small", "family_smoke", "plms_smoke")
+        assert found.preset not in proxies, f"{claim.id}: a proxy cannot settle it"
 
 
 def test_a_settled_by_preset_the_analyzer_lacks_is_a_binding_problem() -> None:
@@ -167,7 +168,7 @@ def test_a_family_member_without_the_metric_fails_the_bound_naming_it() -> None:
 
 def test_matrix_a_depth_probe_claim_at_its_smoke_proxy_never_settles() -> None:
     claim = claim_of(CURSE, "late-layers-refine")
-    smoke = EvidenceScale(name="family_smoke", parameters=2e5)
+    smoke = EvidenceScale(name="plms_smoke", parameters=2e5)
     verdict = evaluate(claim, [six_plms([{"late_half_kl_drop_fraction": v} for v in SHARES[:3]], 0.01, scale=smoke)],
                        smoke)
     assert verdict.proxy and verdict.kind is VerdictKind.inconclusive

@@ -122,6 +122,7 @@ PROBE_SIZES = [
     _probe("paper", (33,)),
     _probe("esm2_3b", (36,)),
     _probe("family_smoke", (2, 4, 8), answers=False),
+    _probe("plms_smoke", (4, 8), answers=False),
     _probe("esm2_family", (6, 12, 30, 33, 36, 48)),
     _probe("six_plms", (33, 36, 27, 33, 33, 30)),
 ]

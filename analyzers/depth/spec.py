@@ -195,7 +195,8 @@ class DepthProbeResult(AnalyzerResult):
         None, uncertainty="sequences", rests_on=LEARNED,
         description="how much a late-half layer's computation depends on the layers before it, over the same "
         "for an early-half layer: a layer l's dependence is the mean over s < l of ||D_l - D'_l|| / ||D_l|| "
-        "when layer s is skipped; < 1: later layers depend less on earlier computations"
+        "when layer s is skipped; < 1: later layers depend less on earlier computations (4+ layers: below, "
+        "no early layer has an earlier one)"
     )
     attention_entropy_last_over_first: float | None = metric(
         uncertainty="sequences", rests_on=LEARNED,
@@ -311,7 +312,8 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
     # loads of 4-20 (benchmarks/bench_costs.py; 5 rounds, 650-1,240); family_smoke (three models, 16
     # sequences) 4.5 smokes, as its run stage took against the smoke runs' beside it in
     # benchmarks/bench_estimates.py (3.7 near idle, 4.9 under a load of 8-13)
-    expected_seconds = {"smoke": 11.0, "family_smoke": 50.0}
+    # plms_smoke: two of family_smoke's three models, the larger two (about 0.8 of its time, by layers)
+    expected_seconds = {"smoke": 11.0, "family_smoke": 50.0, "plms_smoke": 40.0}
     libraries = ("torch", "transformers", "matplotlib")
     scales = {
         "smoke": {"model": DEFAULT_MODEL, "max_sequences": 8},
@@ -328,6 +330,9 @@ class DepthProbe(Analyzer[DepthProbeParams, DepthProbeResult]):
         # One family across depths: tiny built-ins here, the ESM-2 checkpoints 8M..15B (6..48 layers) on a GPU
         # (15B in bf16: ~30 GB of weights, one 80 GB GPU).
         "family_smoke": {"models": list(FAMILY_SMOKE), "max_sequences": 16},
+        # six_plms' stand-in here: the built-ins with an early half that has a layer after the first (4+
+        # layers), so the late/early dependence ratio is defined for every member
+        "plms_smoke": {"models": list(FAMILY_SMOKE[1:]), "max_sequences": 16},
         "esm2_family": {
             "models": list(ESM2_FAMILY),
             "max_sequences": 128,
