@@ -238,8 +238,9 @@ def _corpus_report(articles: list[Article], errors: bool) -> None:
           f"{o['reference']:4d} {o['caption']:4d}")
     print(f"precision of the {o['drafted_quantitative']} drafts with a number (the drafter's worked results): "
           f"{o['precision_quantitative']:.2f}")
-    print(f"page: {sum(a.matched_on_page for a in articles)} of the {o['matched']} matched drafts name the marked "
-          f"claim's page ({o['page_agreement']:.2f})")
+    on_page = sum(a.matched_on_page for a in articles)
+    print(f"page: {on_page} of the {o['matched']} matched drafts name the marked claim's page "
+          f"({o['page_agreement']:.2f})")
     quantitative = sum(a.marked_quantitative for a in articles)
     recall_quantitative = (f"recall on the {quantitative} quantitative claims: {o['recall_quantitative']:.2f}; "
                            if quantitative else "")
@@ -293,7 +294,8 @@ def main() -> None:
     parser.add_argument("--results-only", action="store_true",
                         help="Only the worked results of the tuning and held-out halves.")
     parser.add_argument("--model", help="Draft with this chat model (e.g. openai:gpt-4o-mini), not the rules.")
-    parser.add_argument("--split", choices=SPLITS, help="Only this half's worked results (tune on 'tuning' only).")
+    parser.add_argument("--split", choices=SPLITS,
+                        help="Only this half's worked results (tune on 'tuning' only).")
     args = parser.parse_args()
     model = None
     if args.model:

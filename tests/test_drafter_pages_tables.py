@@ -1,7 +1,7 @@
 """Drafts carry their page, and tables printed as text are read (issue 39): in a paged text (a PDF's text as
-`kb add` stores it) every drafted claim names the PDF page its quote starts on, in its source, in `kb draft-claims`
-and its --json, whoever drafted it; a table printed as text (a label and numbers per row under a line of column
-names) drafts its worked rows as single results, by the drafter's rules."""
+`kb add` stores it) every drafted claim names the PDF page its quote starts on, in its source, in
+`kb draft-claims` and its --json, whoever drafted it; a table printed as text (a label and numbers per row
+under a line of column names) drafts its worked rows as single results, by the drafter's rules."""
 
 from __future__ import annotations
 
@@ -102,7 +102,8 @@ def test_a_table_of_tested_hypotheses_drafts_its_most_significant_row() -> None:
     (claim,) = result.claims
     assert (claim.quote, claim.page, claim.kind, claim.section) == (
         "high - low == 0 1.1888 0.4432 2.682 0.0227 *", 2, ClaimKind.quantitative, "table")
-    assert claim.statement == "high - low == 0: 1.1888 0.4432 2.682 0.0227 (Estimate Std. Error t value Pr(>|t|))"
+    assert claim.statement == \
+        "high - low == 0: 1.1888 0.4432 2.682 0.0227 (Estimate Std. Error t value Pr(>|t|))"
     assert claim.notes[0] == ("drafted because it states a test result: the hypothesis of a printed test table "
                               "rejected most clearly")
 
@@ -127,7 +128,8 @@ def test_a_fit_statistic_row_under_column_names_is_drafted_and_its_numbers_named
     assert row.page == 2 and row.notes[0].endswith("an estimate: a fitted model's statistic in a printed table")
     assert not any(q.startswith("Df") for q in drafted)  # degrees of freedom: set by the model, not estimated
     # the lead-in sentence stays a sentence: the column names were taken off its end, not glued to it
-    assert "The differences become obvious when the full likelihood is considered:" in {u.text for u in units(text)}
+    lead_in = "The differences become obvious when the full likelihood is considered:"
+    assert lead_in in {u.text for u in units(text)}
 
 
 @pytest.mark.parametrize("text", [

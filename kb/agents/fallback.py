@@ -34,6 +34,10 @@ a careful reader would skim it for results:
   be seen'), significance, an improvement, under the same exclusions. Elsewhere (notes, abstracts, Markdown)
   these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures both kinds of
   text, and the worked results of the real-article corpus's tuning and held-out halves;
+- a table printed as text in a paper's full text (rows of a label and numbers under a line of column names,
+  read by ``kb.agents.text_tables``) is one unit; ``table_results`` drafts its worked rows: the hypothesis of a
+  table of tests rejected most clearly, and rows naming a fitted model's statistic ('logLik');
+- in a paged text every unit, and so every draft, names the PDF page its quote starts on (``source.page``);
 - every draft's notes say why it was drafted ('drafted because it states a worked result: a test result with
   its number').
 
@@ -213,7 +217,8 @@ class _Cutter:
         if self.paragraph:
             starts = list(itertools.accumulate((len(line) + 1 for line, _ in self.paragraph[:-1]), initial=0))
             for at, sentence in sentences_at("\n".join(line for line, _ in self.paragraph)):
-                self.found.append(Unit("sentence", sentence, page=self.paragraph[bisect_right(starts, at) - 1][1]))
+                page = self.paragraph[bisect_right(starts, at) - 1][1]  # of the line the sentence starts in
+                self.found.append(Unit("sentence", sentence, page=page))
             self.paragraph.clear()
         if self.table:
             # header: the line of column names directly above the first row, when there is one
@@ -221,7 +226,7 @@ class _Cutter:
             self.table.clear()
 
     def table_row(self, stripped: str, above: str) -> bool:
-        """Read a line as a row of a table printed as text (in a paged text), its header being the line above."""
+        """Read a line as a row of a table printed as text (in a paged text), its header the line above."""
         if not self.paged or self.in_code or text_tables.parse_row(stripped) is None:
             return False
         if not self.table:
@@ -634,8 +639,8 @@ def classify(unit: Unit, paged: bool) -> tuple[ClaimKind, str] | None:
 _P_COLUMN = re.compile(r"\bPr\s*\(\s*>|\bp[- ]?values?\b|\bP\s*>\s*\|", re.IGNORECASE)
 # A row that states the hypothesis it tests, as R prints linear hypotheses ('long - short == 0').
 _HYPOTHESIS = re.compile(r"\s(?:==|<=|>=)\s*[-−]?\d")
-# A row label naming a statistic of a fitted model ('logLik', 'AIC', 'deviance'): an estimate the paper obtained,
-# where a label naming a data set's average or count ('average # of terms') describes its data.
+# A row label naming a statistic of a fitted model ('logLik', 'AIC', 'deviance'): an estimate the paper
+# obtained, where a label naming a data set's average or count ('average # of terms') describes its data.
 _FIT_STATISTIC = re.compile(r"\blog-?lik(?:elihood)?\b|\b(?:AIC|BIC|deviance|R-?squared|R2)\b", re.IGNORECASE)
 
 
@@ -674,7 +679,8 @@ def _candidates(unit: Unit, paged: bool) -> list[tuple[str, str, ClaimKind, str]
     """What a unit drafts, as (quote, statement, kind, why): a table printed as text its worked rows, another
     unit itself when ``classify`` drafts it."""
     if unit.kind == "table":
-        return [(quote, statement, ClaimKind.quantitative, why) for quote, statement, why in table_results(unit)]
+        return [(quote, statement, ClaimKind.quantitative, why)
+                for quote, statement, why in table_results(unit)]
     classified = classify(unit, paged)
     if classified is None:
         return []

@@ -1,4 +1,4 @@
-"""Tables printed as text, as a PDF's text holds them: rows of a label and numbers under a line of column names.
+"""Tables printed as text, as a PDF's text holds them: rows of a label and numbers under column names.
 
 A paper prints its own results in such tables: a test's table (R's ``summary`` of a model or of simultaneous
 tests: 'long - short == 0 1.1888 0.4432 2.682 0.0227 *' under 'Estimate Std. Error t value Pr(>|t|)') or a
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 # A cell of a printed table: a number as R and papers print it (signed, with thousands separators, a decimal
 # part, an exponent, a percent sign), a bound ('<2e-16', '< 2.2e-16' once joined) or a missing value.
-_CELL = re.compile(r"^[<>≤≥]?[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:e[-+−]?\d+)?%?$|^(?:NA|NaN|Inf|-Inf)$")
-# What R prints after a test's p-value: its significance code (the legend 'Signif. codes: 0 ‘***’ 0.001 ...').
+_CELL = re.compile(r"^[<>≤≥]?[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:e[-+−]?\d+)?%?$")
+_MISSING = ("NA", "NaN", "Inf", "-Inf")
+# What R prints after a test's p-value: its significance code (legend: 'Signif. codes: 0 ‘***’ 0.001 ...').
 _CODE = re.compile(r"^(?:\*{1,3}|\.)$")
 _RELATIONS = ("==", "<=", ">=", "=", "<", ">")
 MAX_LABEL_WORDS = 8  # a row's label names a term or a comparison ('long - short == 0'), not a sentence
@@ -24,7 +25,7 @@ MAX_HEADER_WORDS = 12
 
 
 def _is_cell(token: str) -> bool:
-    return any(ch.isdigit() for ch in token) and bool(_CELL.match(token)) or token in ("NA", "NaN", "Inf", "-Inf")
+    return token in _MISSING or (any(ch.isdigit() for ch in token) and bool(_CELL.match(token)))
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ class TextRow:
 
 
 def parse_row(line: str) -> TextRow | None:
-    """The row a line is (a label of a few words, then at least two numbers and nothing else but a significance
-    code), or None: prose, a formula, a heading, a date ('February 10, 2023'), R's printed vectors ('[1] 1 2')."""
+    """The row a line is (a label of a few words, then at least two numbers and nothing else but a
+    significance code), or None: prose, a formula, a heading, a date ('February 10, 2023'), R's printed
+    vectors ('[1] 1 2')."""
     tokens = re.sub(r"([<>≤≥])\s+(?=\d)", r"\1", " ".join(line.split())).split(" ")
     code = tokens.pop() if len(tokens) > 3 and _CODE.match(tokens[-1]) else ""
     first = next((i for i, token in enumerate(tokens) if _is_cell(token)), None)
