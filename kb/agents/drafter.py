@@ -202,21 +202,31 @@ def review(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, A
 
 def with_pages(claims: list[DraftClaim], text: str) -> list[DraftClaim]:
     """Each claim with the PDF page its quote starts on, in a text with pages (``PAGE_BREAK``, as `kb add`
-    stores a PDF): a page the drafter gave stands when the quote is on it (or runs over from it); another is
-    corrected, saying so."""
+    stores a PDF): a page the drafter gave stands when the quote is on it (or runs over from it to the next);
+    another is corrected, saying so; a claim without one gets ``QuoteMatcher.start_page``."""
     if PAGE_BREAK not in text:
         return claims
-    matcher = QuoteMatcher(text)  # the text's pages normalized once for every quote
+    pages = text.split(PAGE_BREAK)
+    normalized: dict[int, str] = {}  # the pages drafts name, normalized once (not the whole text: seconds)
+
+    def page_text(number: int) -> str:
+        if number not in normalized:
+            normalized[number] = normalize_text(pages[number - 1]) if 1 <= number <= len(pages) else ""
+        return normalized[number]
+
+    matcher: QuoteMatcher | None = None
     out = []
     for claim in claims:
-        found = matcher.pages(claim.quote) if claim.page is not None else None
-        if claim.page is not None and (not found or claim.page in found):
-            out.append(claim)
+        quote, page = normalize_text(claim.quote), claim.page
+        if page is not None and (quote in page_text(page) or (
+                quote in f"{page_text(page)} {page_text(page + 1)}" and quote not in page_text(page + 1))):
+            out.append(claim)  # on its page, or running over from it to the next
             continue
-        page = matcher.start_page(claim.quote)
-        notes = claim.notes if claim.page is None or page is None else \
-            [*claim.notes, f"page {claim.page} corrected to {page}: the quote is not on page {claim.page}"]
-        out.append(claim.model_copy(update={"page": page, "notes": notes}))
+        matcher = matcher or QuoteMatcher(text)  # the text's pages normalized once for every other quote
+        start = matcher.start_page(claim.quote)
+        notes = claim.notes if page is None or start is None else \
+            [*claim.notes, f"page {page} corrected to {start}: the quote is not on page {page}"]
+        out.append(claim.model_copy(update={"page": start, "notes": notes}))
     return out
 
 

@@ -19,6 +19,7 @@ _CELL = re.compile(r"^[<>≤≥]?[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?
 _MISSING = ("NA", "NaN", "Inf", "-Inf")
 # What R prints after a test's p-value: its significance code (legend: 'Signif. codes: 0 ‘***’ 0.001 ...').
 _CODE = re.compile(r"^(?:\*{1,3}|\.)$")
+_ROW_END = re.compile(r"(?:\d%?|NA|NaN|Inf|\*|\s\.)\s*$")  # a row ends with a number, a missing value or a code
 _RELATIONS = ("==", "<=", ">=", "=", "<", ">")
 MAX_LABEL_WORDS = 8  # a row's label names a term or a comparison ('long - short == 0'), not a sentence
 MAX_HEADER_WORDS = 12
@@ -51,6 +52,8 @@ def parse_row(line: str) -> TextRow | None:
     """The row a line is (a label of a few words, then at least two numbers and nothing else but a
     significance code), or None: prose, a formula, a heading, a date ('February 10, 2023'), R's printed
     vectors ('[1] 1 2')."""
+    if not _ROW_END.search(line):
+        return None  # most lines of a paper: ruled out before they are taken apart
     tokens = re.sub(r"([<>≤≥])\s+(?=\d)", r"\1", " ".join(line.split())).split(" ")
     code = tokens.pop() if len(tokens) > 3 and _CODE.match(tokens[-1]) else ""
     first = next((i for i, token in enumerate(tokens) if _is_cell(token)), None)
