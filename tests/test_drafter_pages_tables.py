@@ -177,3 +177,9 @@ def test_cli_draft_claims_prints_and_writes_the_page(tmp_path: Path) -> None:
     table = run_kb(papers, home, "draft-claims", str(text), env={"KB_CHAT_MODEL": "", "COLUMNS": "400"})
     assert table.returncode == 0, table.stderr
     assert "on the largest data set. (p. 3)" in table.stdout
+
+
+def test_outside_a_paged_text_no_table_is_read_as_text_rows() -> None:
+    note = "ML-Pois Quasi-Pois NB\nlogLik -17972 NA -12171\n"  # a note's text: its tables are Markdown's
+    assert units(note) == [] and draft(note, analyzers={}).claims == []  # a heading and a non-prose line
+    assert [u.kind for u in units(PAGE_BREAK.join(["p\n", note]))] == ["table"]
