@@ -270,11 +270,13 @@ def params_errors(claim: dict[str, Any], analyzers: dict[str, Any]) -> dict[tupl
 
 
 def from_draft(draft: Any, with_proposed_scale: bool = False) -> dict[str, Any]:
-    """A drafted claim (kb.agents.drafter.DraftClaim) as a claim dict for the editor: its analyzer binding
-    (name, parameters, scale preset, seeds), expectation and claim scale as drafted (or, ``with_proposed_scale``,
-    the scale proposed from the paper's text for a claim that states none)."""
+    """A drafted claim (kb.agents.drafter.DraftClaim) as a claim dict for the editor: its quote and page, its
+    analyzer binding (name, parameters, scale preset, seeds), expectation and claim scale as drafted (or,
+    ``with_proposed_scale``, the scale proposed from the paper's text for a claim that states none)."""
+    source = {"quote": draft.quote, **({"section": draft.section} if draft.section else {}),
+              **({"page": draft.page} if draft.page is not None else {})}  # the PDF page the quote starts on
     claim: dict[str, Any] = {"id": draft.id, "statement": draft.statement, "kind": draft.kind.value,
-                             "source": {"quote": draft.quote, **({"section": draft.section} if draft.section else {})}}
+                             "source": source}
     if draft.analyzer is not None:
         claim["analyzer"] = draft.analyzer.model_dump(mode="json", exclude_none=True)
     if draft.expect is not None:

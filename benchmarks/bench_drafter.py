@@ -26,7 +26,11 @@ one), so precision counts every draft that is not a worked result (a cited work'
 a finding without a number) as a false positive. ``--model PROVIDER:NAME`` drafts with that chat model (the
 agent, with the same review) instead of the deterministic drafter; the tests run it with a scripted model.
 
-Run: .venv/bin/python benchmarks/bench_drafter.py [--errors] [--json] [--results-only] [--model PROVIDER:NAME]
+Each draft names the PDF page its quote starts on (the claim's ``source.page``); every report says how many of
+the matched drafts name the marked claim's page.
+
+Run: .venv/bin/python benchmarks/bench_drafter.py [--errors] [--json] [--results-only] [--split tuning|held-out]
+     [--model PROVIDER:NAME]
 """
 
 from __future__ import annotations
@@ -125,6 +129,7 @@ class Article:
     rejected: int = 0  # drafted quotes the drafter's own review rejected (not verbatim, duplicates)
     drafted_quantitative: int = 0  # drafts with a number (the drafter's worked results, in a PDF's text)
     matched_quantitative_drafts: int = 0  # of those, the ones paired with a mark
+    matched_on_page: int = 0  # paired drafts whose page (the claim's source.page) is the mark's
     false_positives: list[str] = field(default_factory=list)
     missed: list[str] = field(default_factory=list)
 
@@ -164,6 +169,7 @@ def score_article(pdf: Path, marks: str = CLAIMS, model: Any = None) -> Article:
     extracted = time.perf_counter()
     result = draft(text, analyzers={}, model=model)
     quotes = [claim.quote for claim in result.claims]
+    pages = [claim.page for claim in result.claims]
     numbered = {i for i, claim in enumerate(result.claims) if claim.kind == ClaimKind.quantitative}
     drafted = time.perf_counter()
     marked = load_marked(pdf.with_name(pdf.stem + marks))
@@ -177,6 +183,7 @@ def score_article(pdf: Path, marks: str = CLAIMS, model: Any = None) -> Article:
         junk={kind: kinds.count(kind) for kind in JUNK},
         extract_s=extract_s, draft_s=drafted - extracted, rejected=len(result.rejected),
         drafted_quantitative=len(numbered), matched_quantitative_drafts=len(numbered & set(pairs.values())),
+        matched_on_page=sum(pages[d] == marked[i].page for i, d in pairs.items()),
         false_positives=[q for d, q in enumerate(quotes) if d not in set(pairs.values())],
         missed=[f"p{c.page}: {c.quote}" for i, c in enumerate(marked) if i not in pairs])
 
@@ -202,7 +209,9 @@ def overall(articles: list[Article]) -> dict[str, float]:
     quantitative = sum(a.marked_quantitative for a in articles)
     numbered = sum(a.drafted_quantitative for a in articles)
     numbered_hits = sum(a.matched_quantitative_drafts for a in articles)
+    on_page = sum(a.matched_on_page for a in articles)
     return {"drafted": drafted, "marked": marked, "matched": matched,
+            "page_agreement": on_page / matched if matched else 1.0,
             "drafted_quantitative": numbered,
             "precision_quantitative": numbered_hits / numbered if numbered else 1.0,
             "precision": matched / drafted if drafted else 1.0, "recall": matched / marked if marked else 1.0,
@@ -229,6 +238,9 @@ def _corpus_report(articles: list[Article], errors: bool) -> None:
           f"{o['reference']:4d} {o['caption']:4d}")
     print(f"precision of the {o['drafted_quantitative']} drafts with a number (the drafter's worked results): "
           f"{o['precision_quantitative']:.2f}")
+    on_page = sum(a.matched_on_page for a in articles)
+    print(f"page: {on_page} of the {o['matched']} matched drafts name the marked claim's page "
+          f"({o['page_agreement']:.2f})")
     quantitative = sum(a.marked_quantitative for a in articles)
     recall_quantitative = (f"recall on the {quantitative} quantitative claims: {o['recall_quantitative']:.2f}; "
                            if quantitative else "")
@@ -282,14 +294,16 @@ def main() -> None:
     parser.add_argument("--results-only", action="store_true",
                         help="Only the worked results of the tuning and held-out halves.")
     parser.add_argument("--model", help="Draft with this chat model (e.g. openai:gpt-4o-mini), not the rules.")
+    parser.add_argument("--split", choices=SPLITS,
+                        help="Only this half's worked results (tune on 'tuning' only).")
     args = parser.parse_args()
     model = None
     if args.model:
         from kb.agents.config import chat_model
 
         model = chat_model(args.model)
-    halves = {split: run_results(split, model=model) for split in SPLITS}
-    articles = [] if args.results_only or model is not None else run_corpus()
+    halves = {split: run_results(split, model=model) for split in SPLITS if args.split in (None, split)}
+    articles = [] if args.results_only or args.split or model is not None else run_corpus()
     if args.json:
         print(json.dumps({"claims": _as_json(articles), **{f"results_{split}": _as_json(found)
                                                            for split, found in halves.items()}}, indent=1))

@@ -22,9 +22,14 @@ from tests.helpers.chat import call, scripted
 CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "pdfs"
 # Measured by benchmarks/bench_drafter.py when the rules were tuned on the tuning half (2026-11-28): recall, and the
 # precision of the drafts with a number (the drafter's worked results). A change may not lower them by more than
-# the margin; the held-out half's were measured once, after the rules were frozen.
-FLOORS = {"tuning": (0.47, 0.72), "held-out": (0.48, 0.53)}
+# the margin; the held-out half's were measured once, after the rules were frozen. Since rows of tables printed
+# as text are drafted (tuned on the tuning half only): tuning 0.47/0.72 -> 0.50/0.81, held-out unchanged.
+FLOORS = {"tuning": (0.50, 0.81), "held-out": (0.48, 0.53)}
 MARGIN = 0.03
+# Matched drafts naming the marked result's page, measured then: tuning 43 of 44 (a sentence over a page break
+# starts on the page before the marked part), held-out 69 of 73 (matches between two similar sentences on
+# different pages, each draft's page its own quote's).
+PAGE_AGREEMENT = {"tuning": 0.97, "held-out": 0.94}
 SMALL = CORPUS / "lmtest-intro.pdf"  # 5 pages, held-out, eight worked results (seven printed or stated tests)
 
 ARTICLE = PAGE_BREAK.join([
@@ -118,6 +123,7 @@ def test_worked_results_stay_at_their_measured_precision_and_recall(bench: Modul
         found = bench.overall(bench.run_results(half))
         assert found["precision_quantitative"] >= precision - MARGIN, (half, found)
         assert found["recall"] >= recall - MARGIN, (half, found)
+        assert found["page_agreement"] >= PAGE_AGREEMENT[half], (half, found)
 
 
 def test_a_chat_models_reason_is_kept_with_its_draft() -> None:

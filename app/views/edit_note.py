@@ -431,7 +431,7 @@ with st.container(border=True):
             method = "chat-model agent" if result.method == "agent" else "deterministic fallback (no chat model)"
             st.caption(f"{len(result.claims)} claim(s) drafted by the {method}; {len(result.rejected)} rejected.")
             if result.claims:
-                rows = [{"add": True, "id": c.id, "statement": c.statement, "quote": c.quote,
+                rows = [{"add": True, "id": c.id, "statement": c.statement, "quote": c.quote, "page": c.page,
                          "analyzer": c.analyzer.name if c.analyzer else NONE,
                          "proposed scale": proposed_scale_text(c), "use scale": False,
                          "claim": from_draft(c), "claim with scale": from_draft(c, with_proposed_scale=True)}
@@ -443,6 +443,8 @@ with st.container(border=True):
                         "id": st.column_config.TextColumn("Id", width="small"),
                         "statement": st.column_config.TextColumn("Statement", width="large"),
                         "quote": st.column_config.TextColumn("Quote (verbatim)", width="large", disabled=True),
+                        "page": st.column_config.NumberColumn("Page", help="The PDF page the quote starts on",
+                                                              width="small", format="%d", disabled=True),
                         "analyzer": st.column_config.SelectboxColumn("Analyzer", options=[NONE, *analyzers]),
                         # a claim with no scale is settled by no run: the paper's text proposes one, the user
                         # accepts it by ticking 'use scale'

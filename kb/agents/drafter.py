@@ -34,7 +34,7 @@ from kb.agents.scales import propose_scale
 from kb.agents.tools import DRAFT_TOOLS, build_tools
 from kb.core import KnowledgeBase
 from kb.notes.bindings import binding_problems
-from kb.notes.grounding import check_quote, normalize_text
+from kb.notes.grounding import PAGE_BREAK, QuoteMatcher, check_quote, normalize_text
 from schemas.claim import AnalyzerBinding, Claim, ClaimKind, ClaimScale, ClaimSource, Expectation
 
 
@@ -62,6 +62,8 @@ class ProposedClaim(BaseModel):
                             description="'quantitative' when the claim states a number, else 'qualitative'.")
     quote: str = Field(min_length=1, description="VERBATIM text copied from the paper that backs the claim.")
     section: str | None = Field(default=None, description="Section, table or figure of the quote, if known.")
+    page: int | None = Field(default=None, ge=1, description="The PDF page the quote starts on (1-based); the "
+                                                             "review sets it from the text's pages.")
     analyzer: Annotated[AnalyzerBinding | None, BeforeValidator(_as_binding)] = Field(
         default=None, description="An analyzer from list_analyzers that could re-verify the claim: its name, "
                                   "parameters (only those it lists) and a scale preset; null when none fits.")
@@ -86,7 +88,8 @@ class DraftClaim(ProposedClaim):
         """The note-ready claim (``schemas.claim.Claim``); its proposed scale only ``with_proposed_scale``."""
         scale = self.scale if self.scale is not None or not with_proposed_scale else self.proposed_scale
         return Claim(id=self.id, statement=self.statement, kind=self.kind,
-                     source=ClaimSource(quote=self.quote, section=self.section), analyzer=self.analyzer,
+                     source=ClaimSource(quote=self.quote, section=self.section, page=self.page),
+                     analyzer=self.analyzer,
                      expect=self.expect, scale=scale)
 
 
@@ -194,7 +197,37 @@ def review(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, A
         taken.add(reviewed.id)
         quoted[quote] = reviewed.id
         kept.append(reviewed)
-    return kept, rejected
+    return with_pages(kept, text), rejected
+
+
+def with_pages(claims: list[DraftClaim], text: str) -> list[DraftClaim]:
+    """Each claim with the PDF page its quote starts on, in a text with pages (``PAGE_BREAK``, as `kb add`
+    stores a PDF): a page the drafter gave stands when the quote is on it (or runs over from it to the next);
+    another is corrected, saying so; a claim without one gets ``QuoteMatcher.start_page``."""
+    if PAGE_BREAK not in text:
+        return claims
+    pages = text.split(PAGE_BREAK)
+    normalized: dict[int, str] = {}  # the pages drafts name, normalized once (not the whole text: seconds)
+
+    def page_text(number: int) -> str:
+        if number not in normalized:
+            normalized[number] = normalize_text(pages[number - 1]) if 1 <= number <= len(pages) else ""
+        return normalized[number]
+
+    matcher: QuoteMatcher | None = None
+    out = []
+    for claim in claims:
+        quote, page = normalize_text(claim.quote), claim.page
+        if page is not None and (quote in page_text(page) or (
+                quote in f"{page_text(page)} {page_text(page + 1)}" and quote not in page_text(page + 1))):
+            out.append(claim)  # on its page, or running over from it to the next
+            continue
+        matcher = matcher or QuoteMatcher(text)  # the text's pages normalized once for every other quote
+        start = matcher.start_page(claim.quote)
+        notes = claim.notes if page is None or start is None else \
+            [*claim.notes, f"page {page} corrected to {start}: the quote is not on page {page}"]
+        out.append(claim.model_copy(update={"page": start, "notes": notes}))
+    return out
 
 
 def problems(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, Any]) -> list[str]:

@@ -34,6 +34,10 @@ a careful reader would skim it for results:
   be seen'), significance, an improvement, under the same exclusions. Elsewhere (notes, abstracts, Markdown)
   these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures both kinds of
   text, and the worked results of the real-article corpus's tuning and held-out halves;
+- a table printed as text in a paper's full text (rows of a label and numbers under a line of column names,
+  read by ``kb.agents.text_tables``) is one unit; ``table_results`` drafts its worked rows: the hypothesis of a
+  table of tests rejected most clearly, and rows naming a fitted model's statistic ('logLik');
+- in a paged text every unit, and so every draft, names the PDF page its quote starts on (``source.page``);
 - every draft's notes say why it was drafted ('drafted because it states a worked result: a test result with
   its number').
 
@@ -46,12 +50,15 @@ suggest it, with its metrics and scales.
 
 from __future__ import annotations
 
+import itertools
 import re
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from analyzers.files import unique_name
+from kb.agents import text_tables
 from kb.notes.grounding import PAGE_BREAK
 from schemas.claim import ClaimKind, ClaimScale
 
@@ -88,9 +95,10 @@ _PROSE_WORD = re.compile(r"^[(\"“‘'\[]*[A-Za-z][a-z]+(?:[-'’][A-Za-z]+)*[)
 class Unit:
     """A sentence, list item or table row of the text, as written (whitespace collapsed)."""
 
-    kind: str  # 'sentence', 'item', 'row' or 'output' (a test's printed result)
+    kind: str  # 'sentence', 'item', 'row', 'output' (a test's printed result) or 'table' (one printed as text)
     text: str
     header: tuple[str, ...] = ()  # the table's header cells, for rows
+    page: int | None = None  # the PDF page the unit starts on (1-based), in a paged text
 
 
 def _cells(row: str) -> list[str]:
@@ -99,6 +107,12 @@ def _cells(row: str) -> list[str]:
 
 def _sentences(paragraph: str) -> list[str]:
     """Split prose into sentences, not at abbreviations such as 'Fig.' or 'et al.'."""
+    return [sentence for _, sentence in sentences_at(paragraph)]
+
+
+def sentences_at(paragraph: str) -> list[tuple[int, str]]:
+    """The sentences of a paragraph (whitespace collapsed), each with the offset it starts at in the paragraph
+    (which tells the page a sentence of a paragraph running over a page break starts on)."""
     sentences, start = [], 0
     for boundary in _BOUNDARY.finditer(paragraph):
         before = paragraph[start:boundary.start()].rstrip("\"'”’)")
@@ -106,10 +120,10 @@ def _sentences(paragraph: str) -> list[str]:
         if last_word and (last_word[0].lower() in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", last_word[0])) \
                 and not re.search(r"(?:\d|\bper)\s+sec\.$", before):  # '212 lines per sec.' ends a sentence
             continue
-        sentences.append(paragraph[start:boundary.start()])
+        sentences.append((start, paragraph[start:boundary.start()]))
         start = boundary.end()
-    sentences.append(paragraph[start:])
-    return [" ".join(s.split()) for s in sentences if s.strip() and not _BARE_NUMBER.match(s)]
+    sentences.append((start, paragraph[start:]))
+    return [(at, " ".join(s.split())) for at, s in sentences if s.strip() and not _BARE_NUMBER.match(s)]
 
 
 def _is_heading(line: str) -> bool:
@@ -184,21 +198,108 @@ def test_output(lines: list[str], number: int) -> str | None:
     return " ".join(" ".join(lines[start:number + 1]).split())
 
 
+class _Cutter:
+    """Cuts a text into units line by line (``units``): the paragraph being read, the table being read, the
+    page, and whether the lines are code or a reference list."""
+
+    def __init__(self, paged: bool) -> None:
+        self.found: list[Unit] = []
+        self.paged = paged  # pages as `kb add` stores a PDF: units say their page, tables printed as text count
+        self.page: int | None = None
+        self.paragraph: list[tuple[str, int | None]] = []  # its lines, each with its page
+        self.header: tuple[str, ...] | None = None  # of the Markdown table being read
+        self.table: list[str] = []  # the rows of a table printed as text (``kb.agents.text_tables``)
+        self.table_header: list[str] = []  # and its header line
+        self.in_code = self.in_references = False
+
+    def flush(self) -> None:
+        """End the paragraph (its sentences become units, each on the page it starts on) and the table."""
+        if self.paragraph:
+            starts = list(itertools.accumulate((len(line) + 1 for line, _ in self.paragraph[:-1]), initial=0))
+            for at, sentence in sentences_at("\n".join(line for line, _ in self.paragraph)):
+                page = self.paragraph[bisect_right(starts, at) - 1][1]  # of the line the sentence starts in
+                self.found.append(Unit("sentence", sentence, page=page))
+            self.paragraph.clear()
+        if self.table:
+            # header: the line of column names directly above the first row, when there is one
+            self.found.append(Unit("table", "\n".join(self.table), tuple(self.table_header), self.page))
+            self.table.clear()
+
+    def table_row(self, stripped: str, above: str) -> bool:
+        """Read a line as a row of a table printed as text (in a paged text), its header the line above."""
+        if not self.paged or self.in_code or text_tables.parse_row(stripped) is None:
+            return False
+        if not self.table:
+            header = text_tables.is_header(above) and text_tables.parse_row(above) is None
+            if header and self.paragraph and self.paragraph[-1][0] == above:
+                self.paragraph.pop()  # the column names were read as the end of the paragraph before
+            self.flush()
+            self.table_header = [above] if header else []
+        self.table.append(stripped)
+        return True
+
+    def line(self, lines: list[str], number: int, stripped: str) -> None:
+        """Read one line of a page (its running head already dropped)."""
+        if stripped.startswith("```"):
+            self.flush()
+            self.in_code = not self.in_code
+            return
+        if _REFERENCES_HEADING.match(stripped):
+            self.flush()
+            self.in_references = True
+            return
+        if self.in_references:
+            if not _AFTER_REFERENCES.match(stripped):
+                return
+            self.in_references = False
+        block = None if self.in_code else test_output(lines, number)
+        if block is not None:  # printed test output: not prose, but the paper's own worked result
+            self.flush()
+            self.found.append(Unit("output", block, page=self.page))
+            return
+        if self.table_row(stripped, lines[number - 1].strip() if number else ""):
+            return
+        if self.table:
+            self.flush()
+        self.text_line(stripped)
+
+    def text_line(self, stripped: str) -> None:
+        """Read a line that is no test output nor a row of a table printed as text."""
+        is_row = stripped.startswith("|") and stripped.count("|") >= 2
+        if not is_row:
+            self.header = None
+        if self.in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped) \
+                or _CODE_LINE.search(stripped) or not (is_row or is_prose(stripped)):
+            self.flush()
+            return
+        if is_row:
+            self.flush()
+            if self.header is None:
+                self.header = tuple(_cells(stripped))
+            elif not set(stripped) <= set("|-: "):
+                self.found.append(Unit("row", stripped, self.header, self.page))
+            return
+        item = _LIST_ITEM.match(stripped)
+        if item:
+            self.flush()
+            self.found.extend(Unit("item", s, page=self.page) for s in _sentences(item.group("body")))
+        elif _is_heading(stripped) and (not self.paragraph or _TERMINAL.search(self.paragraph[-1][0])
+                                        or _NUMBERED_HEADING.match(stripped)):
+            self.flush()  # a heading between paragraphs that a PDF does not separate by blank lines
+        else:
+            if _CAPTION_START.match(stripped):
+                self.flush()  # a caption is its own unit, not the end of the sentence before it
+            self.paragraph.append((stripped, self.page))
+
+
 def units(text: str) -> list[Unit]:
-    """The sentences, list items and table rows of a text, in order (see the module docstring)."""
-    found: list[Unit] = []
-    paragraph: list[str] = []
-    header: tuple[str, ...] | None = None
-    in_code = in_references = False
-
-    def flush() -> None:
-        if paragraph:
-            found.extend(Unit("sentence", s) for s in _sentences("\n".join(paragraph)))
-            paragraph.clear()
-
+    """The sentences, list items and table rows of a text, in order (see the module docstring); in a paged text
+    each unit says the page it starts on, and a table printed as text is one unit."""
     pages = text.split(PAGE_BREAK)
+    cutter = _Cutter(paged=len(pages) > 1)
     heads = running_heads(pages) if len(pages) >= 3 else set()
-    for page in pages:
+    for page_number, page in enumerate(pages, start=1):
+        cutter.page = page_number if len(pages) > 1 else None
         lines = page.splitlines()
         edges = {i for i, line in enumerate(lines) if line.strip()}
         edges = {min(edges), max(edges)} if edges else set()
@@ -207,54 +308,15 @@ def units(text: str) -> list[Unit]:
             if number in edges and len(pages) > 1:
                 kept = _without_head(stripped, heads)
                 if kept != stripped:
-                    flush()  # a sentence running on past a dropped head is no longer one quote
+                    cutter.flush()  # a sentence running on past a dropped head is no longer one quote
                     if kept is None:
                         continue
-                    stripped = line = kept
-            if stripped.startswith("```"):
-                flush()
-                in_code = not in_code
-                continue
-            if _REFERENCES_HEADING.match(stripped):
-                flush()
-                in_references = True
-                continue
-            if in_references:
-                if not _AFTER_REFERENCES.match(stripped):
-                    continue
-                in_references = False
-            block = None if in_code else test_output(lines, number)
-            if block is not None:  # printed test output: not prose, but the paper's own worked result
-                flush()
-                found.append(Unit("output", block))
-                continue
-            is_row = stripped.startswith("|") and stripped.count("|") >= 2
-            if not is_row:
-                header = None
-            if in_code or not stripped or stripped.startswith("#") or _REFERENCE.match(stripped) \
-                    or _CODE_LINE.search(stripped) or not (is_row or is_prose(stripped)):
-                flush()
-                continue
-            if is_row:
-                flush()
-                if header is None:
-                    header = tuple(_cells(stripped))
-                elif not set(stripped) <= set("|-: "):
-                    found.append(Unit("row", stripped, header))
-                continue
-            item = _LIST_ITEM.match(line)
-            if item:
-                flush()
-                found.extend(Unit("item", s) for s in _sentences(item.group("body")))
-            elif _is_heading(stripped) and (not paragraph or _TERMINAL.search(paragraph[-1])
-                                            or _NUMBERED_HEADING.match(stripped)):
-                flush()  # a heading between paragraphs that a PDF does not separate by blank lines
-            else:
-                if _CAPTION_START.match(stripped):
-                    flush()  # a caption is its own unit, not the end of the sentence before it
-                paragraph.append(stripped)
-    flush()
-    return found
+                    stripped = kept
+            cutter.line(lines, number, stripped)
+        if cutter.table:
+            cutter.flush()  # a table ends with its page
+    cutter.flush()
+    return cutter.found
 
 
 # -- quantities ----------------------------------------------------------------------------------
@@ -573,9 +635,63 @@ def classify(unit: Unit, paged: bool) -> tuple[ClaimKind, str] | None:
     return None
 
 
+# A test's table: a column of p-values ('Pr(>|t|)', 'Pr(>Chisq)', 'p-value', 'P>|z|').
+_P_COLUMN = re.compile(r"\bPr\s*\(\s*>|\bp[- ]?values?\b|\bP\s*>\s*\|", re.IGNORECASE)
+# A row that states the hypothesis it tests, as R prints linear hypotheses ('long - short == 0').
+_HYPOTHESIS = re.compile(r"\s(?:==|<=|>=)\s*[-−]?\d")
+# A row label naming a statistic of a fitted model ('logLik', 'AIC', 'deviance'): an estimate the paper
+# obtained, where a label naming a data set's average or count ('average # of terms') describes its data.
+_FIT_STATISTIC = re.compile(r"\blog-?lik(?:elihood)?\b|\b(?:AIC|BIC|deviance|R-?squared|R2)\b", re.IGNORECASE)
+
+
+def table_results(unit: Unit) -> list[tuple[str, str, str]]:
+    """The worked results of a table printed as text (a ``units`` unit of kind 'table'), as (quote, statement,
+    why). A table of tests of stated hypotheses (a p-value column, rows such as 'long - short == 0') gives the
+    one row whose test rejects most clearly (``text_tables.most_significant``): the authors chose those
+    hypotheses, and the table is read for its strongest result, not row by row. A model's table of
+    coefficients gives none (every term is tested there, and the paper states its findings about them in
+    prose). Another table under a line of column names gives the rows whose label names a statistic of a
+    fitted model ('logLik'). A row's quote is its line, with the header line above it when it is the first
+    row (so the quote says what its numbers are); its statement pairs the numbers with the column names when
+    they line up."""
+    header = unit.header[0] if unit.header else ""
+    rows = [row for row in map(text_tables.parse_row, unit.text.split("\n")) if row is not None]
+    rows = [row for row in rows if not row.label.startswith("$")]  # R's str() output ('$ coef : num [1:2] ...')
+    chosen: list[tuple[text_tables.TextRow, str]] = []
+    if _P_COLUMN.search(header):
+        best = text_tables.most_significant([row for row in rows if _HYPOTHESIS.search(row.label)])
+        if best is not None:
+            chosen = [(best, "a test result: the hypothesis of a printed test table rejected most clearly")]
+    elif header:  # a row under no line of column names says too little to check (a typeset table's tail)
+        chosen = [(row, "an estimate: a fitted model's statistic in a printed table") for row in rows
+                  if _FIT_STATISTIC.search(row.label)]
+    found = []
+    for row, why in chosen:
+        quote = f"{header} {row.line}" if header and row is rows[0] else row.line
+        columns = header.split()
+        said = "; ".join(f"{column} {cell}" for column, cell in zip(columns, row.cells, strict=True)) \
+            if len(columns) == len(row.cells) else " ".join(row.cells) + (f" ({header})" if header else "")
+        found.append((quote, f"{row.label}: {said}", why))
+    return found
+
+
+def _candidates(unit: Unit, paged: bool) -> list[tuple[str, str, ClaimKind, str]]:
+    """What a unit drafts, as (quote, statement, kind, why): a table printed as text its worked rows, another
+    unit itself when ``classify`` drafts it."""
+    if unit.kind == "table":
+        return [(quote, statement, ClaimKind.quantitative, why)
+                for quote, statement, why in table_results(unit)]
+    classified = classify(unit, paged)
+    if classified is None:
+        return []
+    statement = _row_statement(unit) if unit.kind == "row" else unit.text
+    return [(unit.text, statement, *classified)]
+
+
 def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
                     taken: set[str] | None = None) -> list[dict[str, Any]]:
-    """Draft claims (as ``DraftClaim`` fields) from the quantities of a text; see the module docstring."""
+    """Draft claims (as ``DraftClaim`` fields) from the quantities of a text; see the module docstring. In a
+    paged text each claim's source names the page its quote starts on."""
     vocabulary = analyzer_vocabulary(analyzers or {})
     scales = {name: sorted(getattr(cls, "scales", {}) or {}) for name, cls in (analyzers or {}).items()}
     taken = set(taken or ())
@@ -586,25 +702,21 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
     # passages) the word cues cost more precision than they add recall (benchmarks/bench_drafter.py).
     paged = PAGE_BREAK in text
     for unit in units(text):
-        if unit.text in quotes:
-            continue
-        classified = classify(unit, paged)
-        if classified is None:
-            continue
-        kind, why = classified
-        quotes.add(unit.text)
-        statement = _row_statement(unit) if unit.kind == "row" else unit.text
-        context = " ".join([*unit.header, unit.text])
-        name = suggest_analyzer(context, vocabulary)
-        notes: list[str] = [f"drafted because it states {why}"]
-        if name is not None:
-            metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
-            notes.append(f"{name} might test this (it shares words with the quote): to have it judged, bind it "
-                         f"with an expectation on one of its metrics ({metrics}); scales: {', '.join(scales[name])}")
-        sizes = model_sizes(unit.text)
-        drafted.append({
-            "id": slug(statement, taken), "statement": statement, "kind": kind,
-            "quote": unit.text, "section": "table" if unit.kind == "row" else None,
-            "scale": ClaimScale(parameters=max(sizes)) if sizes else None, "notes": notes,
-        })
+        for quote, statement, kind, why in _candidates(unit, paged):
+            if quote in quotes:
+                continue
+            quotes.add(quote)
+            name = suggest_analyzer(" ".join([*unit.header, quote]), vocabulary)
+            notes: list[str] = [f"drafted because it states {why}"]
+            if name is not None:
+                metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
+                notes.append(f"{name} might test this (it shares words with the quote): to have it judged, bind "
+                             f"it with an expectation on one of its metrics ({metrics}); scales: "
+                             f"{', '.join(scales[name])}")
+            sizes = model_sizes(quote)
+            drafted.append({
+                "id": slug(statement, taken), "statement": statement, "kind": kind, "quote": quote,
+                "section": "table" if unit.kind in ("row", "table") else None, "page": unit.page,
+                "scale": ClaimScale(parameters=max(sizes)) if sizes else None, "notes": notes,
+            })
     return drafted

@@ -161,8 +161,9 @@ def _print_drafts(result: Any, written: dict[str, str]) -> None:
         if c.expect is not None:
             binding += f"\n{c.expect.metric} {c.expect.op.value} {c.expect.value}"
         ident = c.id + (f"\n[green]accepted as {written[c.id]}[/]" if c.id in written else "")
-        said = escape(c.statement) if normalize_text(c.statement) == normalize_text(c.quote) else \
-            f"{escape(c.statement)}\n[dim]“{escape(c.quote)}”[/]"
+        page = "" if c.page is None else f" (p. {c.page})"  # the PDF page the quote starts on
+        said = escape(c.statement) + page if normalize_text(c.statement) == normalize_text(c.quote) else \
+            f"{escape(c.statement)}\n[dim]“{escape(c.quote)}”{page}[/]"
         table.add_row(ident, c.kind.value, said, escape(binding), escape("\n".join(c.notes)))
     console.print(table)
     for r in result.rejected:

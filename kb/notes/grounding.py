@@ -166,6 +166,24 @@ class QuoteMatcher:
         found = self._pages.find(needle, self._allowance(), resume=next_page)
         return None if found is None else [bisect.bisect_right(self._page_starts, at) for at in found]
 
+    def start_page(self, quote: str) -> int | None:
+        """The 1-based page a quote starts on: the first page it occurs on whole or, for a quote running over a
+        page break, the page of its longest opening found on one page; None without pages, when the quote is
+        not in the text, or when the budget is spent."""
+        found = self.pages(quote)
+        if found or found is None or len(self._page_starts) < 2 or not self.contains(quote):
+            return found[0] if found else None
+        words = normalize_text(quote).split(" ")
+        low, high, page = 1, len(words) - 1, None
+        while low <= high:  # an opening found on one page has every shorter opening found there too
+            middle = (low + high) // 2
+            at = self.pages(" ".join(words[:middle]))
+            if at:
+                page, low = at[0], middle + 1
+            else:
+                high = middle - 1
+        return page
+
     def ground(self, quote: str, claim_page: int | None) -> tuple[Grounding, str]:
         """Status and reason of a claim's quote, judged by the page the claim cites."""
         found = self.contains(quote)
