@@ -102,7 +102,8 @@ def params_form(uid: str, analyzer_cls: Any, scale: str | None, original_params:
 
     A parameter the note already wrote stays written, even when it equals the default.
     """
-    # Only what a note may set: the operator's parameters (a FASTA path, trusting remote code) are not offered.
+    # Only what a note may set: the operator's parameters (a FASTA path, trusting remote code) are not
+    # offered.
     fields = {n: analyzer_cls.Params.model_fields[n] for n in analyzer_cls.Params.note_fields()
               if n not in HIDDEN_PARAMS}
     params: dict[str, Any] = {}
@@ -130,35 +131,67 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
 
     title = st.session_state.get(f"c_{uid}_id") or "new claim"
     statement = st.session_state.get(f"c_{uid}_statement") or ""
-    label = f"{position + 1}. {title}" + (f" — {statement[:70]}{'…' if len(statement) > 70 else ''}" if statement
-                                          else "")
-    with st.expander(label, expanded=st.session_state.get(f"c_{uid}__open", False), icon=":material/checklist:"):
+    label = f"{position + 1}. {title}" + (
+        f" — {statement[:70]}{'…' if len(statement) > 70 else ''}" if statement else ""
+    )
+    with st.expander(
+        label, expanded=st.session_state.get(f"c_{uid}__open", False), icon=":material/checklist:"
+    ):
         top = st.columns([2, 1, 1], vertical_alignment="bottom")
-        top[0].text_input("Claim id", key=f"c_{uid}_id", persist_state=PERSIST, placeholder="e.g. optimal-depth",
-                          help="Lower-case letters, digits, '-', '_' or '.'; unique within the note")
+        top[0].text_input(
+            "Claim id",
+            key=f"c_{uid}_id",
+            persist_state=PERSIST,
+            placeholder="e.g. optimal-depth",
+            help="Lower-case letters, digits, '-', '_' or '.'; unique within the note",
+        )
         top[1].selectbox("Kind", ["quantitative", "qualitative"], key=f"c_{uid}_kind", persist_state=PERSIST)
-        top[2].button("Remove", key=f"c_{uid}_remove", icon=":material/delete:", on_click=_remove, args=(uid,),
-                      type="tertiary")
+        top[2].button(
+            "Remove",
+            key=f"c_{uid}_remove",
+            icon=":material/delete:",
+            on_click=_remove,
+            args=(uid,),
+            type="tertiary",
+        )
         slot("id")
         st.text_area("Statement", key=f"c_{uid}_statement", persist_state=PERSIST, height=68,
                      placeholder="The claim in one sentence, in your words")
         slot("statement")
         quote_col, section_col = st.columns([3, 1])
-        quote_col.text_area("Source quote", key=f"c_{uid}_quote", persist_state=PERSIST, height=68,
-                            help="Verbatim text from the paper that backs the claim (checked against source_file)")
+        quote_col.text_area(
+            "Source quote",
+            key=f"c_{uid}_quote",
+            persist_state=PERSIST,
+            height=68,
+            help="Verbatim text from the paper that backs the claim (checked against source_file)",
+        )
         section_col.text_input("Section", key=f"c_{uid}_section", persist_state=PERSIST,
                                placeholder="Abstract, Table 2…")
         slot("source")
 
         original_name = (original.get("analyzer") or {}).get("name")
-        names = [NONE, *analyzers] + ([original_name] if original_name and original_name not in analyzers else [])
+        names = [NONE, *analyzers] + (
+            [original_name] if original_name and original_name not in analyzers else []
+        )
         if st.session_state.get(f"c_{uid}_analyzer") not in names:
             st.session_state[f"c_{uid}_analyzer"] = NONE
         a_col, s_col, seed_col = st.columns([2, 1, 1])
-        name = a_col.selectbox("Analyzer", names, key=f"c_{uid}_analyzer", persist_state=PERSIST,
-                               format_func=lambda n: n if n == NONE else (
-                                   f"{n} — {analyzers[n].summary}"[:90] if n in analyzers else f"{n} (not registered)"),
-                               help="The registered analyzer that can re-verify this claim") or NONE
+        name = (
+            a_col.selectbox(
+                "Analyzer",
+                names,
+                key=f"c_{uid}_analyzer",
+                persist_state=PERSIST,
+                format_func=lambda n: (
+                    n
+                    if n == NONE
+                    else (f"{n} — {analyzers[n].summary}"[:90] if n in analyzers else f"{n} (not registered)")
+                ),
+                help="The registered analyzer that can re-verify this claim",
+            )
+            or NONE
+        )
         binding: dict[str, Any] | None = None
         metrics: dict[str, str] = {}
         if name != NONE and name not in analyzers:
@@ -175,16 +208,28 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
             # A binding the note already has keeps its scale (or none); a new one starts at the smoke preset.
             init_value(scale_key, (original_binding.get("scale") or NONE) if same else
                        ("smoke" if "smoke" in analyzer_cls.scales else NONE))
-            scale = s_col.selectbox("Scale preset", scales, key=scale_key, persist_state=PERSIST,
-                                    help="Named parameter presets of the analyzer (smoke runs on a laptop CPU)")
-            seed_col.text_input("Seeds", key=f"c_{uid}_seeds", persist_state=PERSIST, placeholder="e.g. 0, 1, 2",
-                                help="One run per seed; the verdict uses the mean and the spread")
+            scale = s_col.selectbox(
+                "Scale preset",
+                scales,
+                key=scale_key,
+                persist_state=PERSIST,
+                help="Named parameter presets of the analyzer (smoke runs on a laptop CPU)",
+            )
+            seed_col.text_input(
+                "Seeds",
+                key=f"c_{uid}_seeds",
+                persist_state=PERSIST,
+                placeholder="e.g. 0, 1, 2",
+                help="One run per seed; the verdict uses the mean and the spread",
+            )
             with st.container(border=True):
                 st.caption(f"Parameters of `{name}` (defaults from the "
                            f"{'`' + scale + '` preset' if scale != NONE else 'analyzer'})")
                 params = params_form(uid, analyzer_cls, None if scale == NONE else scale,
                                      original_binding.get("params") or {} if same else {}, slots, position)
-            seeds_raw = [s.strip() for s in st.session_state.get(f"c_{uid}_seeds", "").split(",") if s.strip()]
+            seeds_raw = [
+                s.strip() for s in st.session_state.get(f"c_{uid}_seeds", "").split(",") if s.strip()
+            ]
             seeds: list[Any] = [int(s) if s.lstrip("-").isdigit() else s for s in seeds_raw]
             binding = overlay(original_binding if same else {}, {"name": name}, ["name"])
             binding = overlay(binding, {"scale": None if scale == NONE else scale, "params": params,
@@ -199,32 +244,53 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
             original_expect = original.get("expect") or {}
             metric_key = f"c_{uid}_metric_{name}"
             known_metric = original_expect.get("metric") in metrics
-            init_value(metric_key, original_expect.get("metric") if known_metric
-                       else (OTHER_METRIC if original_expect.get("metric") or not metrics else next(iter(metrics))))
+            init_value(
+                metric_key,
+                original_expect.get("metric")
+                if known_metric
+                else (OTHER_METRIC if original_expect.get("metric") or not metrics else next(iter(metrics))),
+            )
             if metrics:
-                choice = m_col.selectbox("Metric", [*metrics, OTHER_METRIC], key=metric_key, persist_state=PERSIST,
-                                         format_func=lambda m: m if m == OTHER_METRIC else f"{m}",
-                                         help="\n\n".join(f"**{k}**: {v}" for k, v in metrics.items()))
+                choice = m_col.selectbox(
+                    "Metric",
+                    [*metrics, OTHER_METRIC],
+                    key=metric_key,
+                    persist_state=PERSIST,
+                    format_func=lambda m: m if m == OTHER_METRIC else f"{m}",
+                    help="\n\n".join(f"**{k}**: {v}" for k, v in metrics.items()),
+                )
             else:
                 choice = OTHER_METRIC
             if choice == OTHER_METRIC:
                 init_value(f"c_{uid}_metric_path", original_expect.get("metric", ""))
-                metric = m_col.text_input("Metric path", key=f"c_{uid}_metric_path", persist_state=PERSIST,
-                                          placeholder="dotted path into the result, e.g. layers.20.kl_to_final")
+                metric = m_col.text_input(
+                    "Metric path",
+                    key=f"c_{uid}_metric_path",
+                    persist_state=PERSIST,
+                    placeholder="dotted path into the result, e.g. layers.20.kl_to_final",
+                )
             else:
                 metric = choice
                 m_col.caption(metrics.get(metric, ""))
-            op = op_col.selectbox("Operator", [o.value for o in Operator], key=f"c_{uid}_op", persist_state=PERSIST)
+            op = op_col.selectbox(
+                "Operator", [o.value for o in Operator], key=f"c_{uid}_op", persist_state=PERSIST
+            )
             raw_value = v_col.text_input("Value", key=f"c_{uid}_value", persist_state=PERSIST,
                                          help="A number; 'low, high' for between; true/false for a flag")
             t_col, r_col, b_col = st.columns(3)
-            tolerance = t_col.number_input("Tolerance (approx)", key=f"c_{uid}_tolerance", persist_state=PERSIST,
-                                           format="%g", step=None)
+            tolerance = t_col.number_input(
+                "Tolerance (approx)", key=f"c_{uid}_tolerance", persist_state=PERSIST, format="%g", step=None
+            )
             rel_tolerance = r_col.number_input("Relative tolerance", key=f"c_{uid}_rel_tolerance",
                                                persist_state=PERSIST, format="%g", step=None)
-            band = b_col.number_input("Inconclusive band", key=f"c_{uid}_band", persist_state=PERSIST, format="%g",
-                                      step=None,
-                                      help="Margin around the threshold where the verdict is inconclusive")
+            band = b_col.number_input(
+                "Inconclusive band",
+                key=f"c_{uid}_band",
+                persist_state=PERSIST,
+                format="%g",
+                step=None,
+                help="Margin around the threshold where the verdict is inconclusive",
+            )
             expect = overlay(original_expect, {
                 "metric": metric, "op": op, "value": _parse_value(raw_value, op), "tolerance": tolerance,
                 "rel_tolerance": rel_tolerance, "inconclusive_band": band,
@@ -247,10 +313,18 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
         "id": st.session_state.get(f"c_{uid}_id", "").strip(),
         "statement": st.session_state.get(f"c_{uid}_statement", "").strip(),
         "kind": st.session_state.get(f"c_{uid}_kind"),
-        "source": overlay(original.get("source"), {"quote": st.session_state.get(f"c_{uid}_quote", "").strip(),
-                                                    "section": st.session_state.get(f"c_{uid}_section", "").strip()},
-                          ["quote", "section"]) or None,
-        "analyzer": binding, "expect": expect, "scale": scale_dict or None,
+        "source": overlay(
+            original.get("source"),
+            {
+                "quote": st.session_state.get(f"c_{uid}_quote", "").strip(),
+                "section": st.session_state.get(f"c_{uid}_section", "").strip(),
+            },
+            ["quote", "section"],
+        )
+        or None,
+        "analyzer": binding,
+        "expect": expect,
+        "scale": scale_dict or None,
     }
     if values["source"] is not None and "quote" not in values["source"]:
         values["source"] = None if set(values["source"]) <= {"section"} else values["source"]
@@ -288,7 +362,10 @@ def from_draft(draft: Any, with_proposed_scale: bool = False) -> dict[str, Any]:
 
 
 def proposed_scale_text(draft: Any) -> str:
-    """The scale proposed from the paper's text for a drafted claim that states none, in words ('' otherwise)."""
+    """The scale proposed from the paper's text for a drafted claim that states none, in words (''
+    otherwise)."""
     from kb.agents.scales import scale_text
 
-    return scale_text(draft.proposed_scale) if draft.scale is None and draft.proposed_scale is not None else ""
+    return (
+        scale_text(draft.proposed_scale) if draft.scale is None and draft.proposed_scale is not None else ""
+    )

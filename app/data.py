@@ -47,7 +47,11 @@ def library_frame(kb_key: str, generation: int, query: str, tag: str | None, dec
                       where=parse_all(where))
     if wanted and flags is None:
         rows = [row for row in rows if _matches(row, wanted)]
-    columns = ["id", "title", "year", "decision", "status", "quality", "tags", "claims", *ALL_STATES, "ungrounded"]
+    columns = [
+        "id", "title", "year", "decision", "status", "quality", "tags", "claims",
+        *ALL_STATES,
+        "ungrounded",
+    ]
     frame = pd.DataFrame.from_records([row.as_dict() for row in rows], columns=columns)
     for column in ("claims", *ALL_STATES, "ungrounded"):
         frame[column] = frame[column].astype("int32")
@@ -76,10 +80,11 @@ def facets(kb_key: str, generation: int) -> dict[str, Any]:
 
 @st.cache_resource(ttl=LIBRARY_TTL, show_spinner=False, max_entries=32)
 def claims_across(kb_key: str, generation: int, note_id: str | None = None) -> Library:
-    """Every claim that names a quantity, the tensions among them (``note_id``: only that note's) and their current
-    evidence (``app.tension_panels.read_library``), read once per index generation: finding tensions examines
-    pairs of claims on a quantity, up to hundreds of thousands in a large library, which every render of the
-    Tensions page and of every note's page did. Shared, not copied (thousands of claims): callers only read it."""
+    """Every claim that names a quantity, the tensions among them (``note_id``: only that note's) and their
+    current evidence (``app.tension_panels.read_library``), read once per index generation: finding tensions
+    examines pairs of claims on a quantity, up to hundreds of thousands in a large library, which every render
+    of the Tensions page and of every note's page did. Shared, not copied (thousands of claims): callers only
+    read it."""
     from app.tension_panels import read_library
 
     return read_library(get_kb(), note_id)

@@ -1,12 +1,12 @@
 """The two halves of a claim on the Note page: the claim with its source, and its latest evidence.
 
-Left: statement, the claim's state (``kb.evidence.claim_states``'s rule, as every surface shows it), source quote
-and whether the source text backs it, the analyzer binding and the expectation. Right, at a glance as labelled
-fields (``glance_fields``): the verdict with the observed value against the expected, the claim's scale against
-the evidence's, what would settle the claim and its one cost; then why (the verdict's reason, once), caveats,
-files, provenance and the history of earlier runs.
-Below both, across the card: the plots, large enough to read. Caveats that every verified claim of a
-note shares are shown once, above the claims (``shared_caveats``), not on each claim.
+Left: statement, the claim's state (``kb.evidence.claim_states``'s rule, as every surface shows it), source
+quote and whether the source text backs it, the analyzer binding and the expectation. Right, at a glance as
+labelled fields (``glance_fields``): the verdict with the observed value against the expected, the claim's
+scale against the evidence's, what would settle the claim and its one cost; then why (the verdict's reason,
+once), caveats, files, provenance and the history of earlier runs. Below both, across the card: the plots,
+large enough to read. Caveats that every verified claim of a note shares are shown once, above the claims
+(``shared_caveats``), not on each claim.
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ from kb.core import KnowledgeBase
 from kb.display import claim_scale_text, code_span, evidence_origin, markdown_text, observed_text
 from kb.display import scale_text as display_scale_text
 from kb.evidence.artifact_store import ArtifactStore
-from kb.evidence.claim_states import ClaimStatus, label, paper_comparisons, paper_values_left_out, verdict_state
+from kb.evidence.claim_states import (
+    ClaimStatus,
+    label,
+    paper_comparisons,
+    paper_values_left_out,
+    verdict_state,
+)
 from kb.evidence.verdicts import describe
 from kb.notes.bindings import reason_line, settling
 from kb.notes.grounding import GroundingResult
@@ -47,8 +53,9 @@ def claim_panel(claim: Claim, status: ClaimStatus, grounding: GroundingResult | 
         state_badge(status.state.value, help=markdown_text(why))
     st.markdown(markdown_text(claim.statement))
     if claim.source is not None:
-        where = ", ".join(x for x in (claim.source.section, f"p. {claim.source.page}" if claim.source.page else None)
-                          if x)
+        where = ", ".join(
+            x for x in (claim.source.section, f"p. {claim.source.page}" if claim.source.page else None) if x
+        )
         st.caption("Source quote" + (f" · {markdown_text(where)}" if where else ""))
         st.markdown("\n".join(f"> {markdown_text(line)}" if line.strip() else ">"
                               for line in claim.source.quote.splitlines()))
@@ -78,9 +85,9 @@ def _field(label_text: str) -> None:
 
 
 def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: Collection[str]) -> None:
-    """The card at a glance, as labelled fields: the verdict (observed against expected), the claim's scale against
-    the evidence's, what would settle the claim (and whether it runs here), and its one cost. Each said once: the
-    reason below says why, the claim's side says what it states."""
+    """The card at a glance, as labelled fields: the verdict (observed against expected), the claim's scale
+    against the evidence's, what would settle the claim (and whether it runs here), and its one cost. Each
+    said once: the reason below says why, the claim's side says what it states."""
     verdict = latest.verdict if latest is not None else None
     verdict_col, scale_col = st.columns(2)
     with verdict_col:
@@ -98,7 +105,9 @@ def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: 
         scale = verdict.evidence_scale if verdict is not None else None
         evidence_scale = (display_scale_text(scale.model_dump(exclude_none=True)) if scale
                           else "not recorded" if latest is not None else "no evidence yet")
-        st.markdown(f"claim: {markdown_text(claim_scale_text(claim))} · evidence: {markdown_text(evidence_scale)}")
+        st.markdown(
+            f"claim: {markdown_text(claim_scale_text(claim))} · evidence: {markdown_text(evidence_scale)}"
+        )
         if verdict is not None and verdict.proxy:
             st.badge("evidence smaller than the claim", color="gray", icon=":material/compress:")
     if claim.analyzer is None or claim.analyzer.name not in known_analyzers:
@@ -108,7 +117,9 @@ def glance_fields(claim: Claim, latest: EvidenceRecord | None, known_analyzers: 
     with settle_col:
         _field("Settled by")
         what = f" ({found.what})" if found.what else ""
-        preset = f"{code_span(found.preset)}{markdown_text(what)}" if found.preset else "its default parameters"
+        preset = (
+            f"{code_span(found.preset)}{markdown_text(what)}" if found.preset else "its default parameters"
+        )
         st.markdown(f"{code_span(found.analyzer or claim.analyzer.name)} at {preset}")
         with st.container(horizontal=True, gap="small"):
             if found.runnable_here:
@@ -162,9 +173,9 @@ def shared_caveats_panel(caveats: list[str], claims: int) -> None:
 
 def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str,
                    results: list[dict[str, Any]] | None = None, shared: Collection[str] = ()) -> None:
-    """The latest evidence of a claim beside its history; ``results``: one per seed of the latest evidence (for
-    the paper's values beside kb's; default the latest evidence's own); ``shared``: caveats the note shows
-    once for all its claims (only the others are listed here). Plots: ``evidence_plots``."""
+    """The latest evidence of a claim beside its history; ``results``: one per seed of the latest evidence
+    (for the paper's values beside kb's; default the latest evidence's own); ``shared``: caveats the note
+    shows once for all its claims (only the others are listed here). Plots: ``evidence_plots``."""
     comparisons = paper_comparisons(claim, results if results is not None else
                                     [evidence[0].metrics] if evidence else None)
     if comparisons:
@@ -194,10 +205,13 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         if caveat not in shared:
             st.caption(f":orange[:material/warning:] {markdown_text(caveat)}")
     if repeated := sum(c in shared for c in dict.fromkeys(caveats)):
-        st.caption(f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
-                   "results, shown once above the claims")
+        st.caption(
+            f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
+            "results, shown once above the claims"
+        )
     show_files(store, latest.artifacts, key=f"art_{key}")
-    if (origin := evidence_origin(latest.provenance)) is not None:  # imported: say where and on what it was made
+    # imported: say where and on what it was made
+    if (origin := evidence_origin(latest.provenance)) is not None:
         st.caption(f":material/flight_land: Made elsewhere: {markdown_text(origin)}; re-run it here with "
                    f"{code_span(f'kb verify --rerun {latest.run_id}')}")
     with st.expander("Provenance", icon=":material/fingerprint:"):
@@ -209,33 +223,45 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
     if earlier:
         with st.expander(f"History · {len(earlier)} earlier run(s)", icon=":material/history:"):
             st.dataframe(
-                [{
-                    "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
-                    "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
-                    "observed": observed_text(r.verdict) if r.verdict else "—",
-                    "seed": r.provenance.seed if r.provenance else None,
-                    "device": r.provenance.device if r.provenance else None,
-                    "scale": r.verdict.evidence_scale.name if r.verdict and r.verdict.evidence_scale else None,
-                    "stale": r.stale_reason or "",
-                    "run": r.run_id,
-                } for r in earlier],
-                key=f"hist_{key}", hide_index=True,
-                column_config={"run": st.column_config.TextColumn(width="small"),
-                               "stale": st.column_config.TextColumn(width="medium")},
+                [
+                    {
+                        "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
+                        "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
+                        "observed": observed_text(r.verdict) if r.verdict else "—",
+                        "seed": r.provenance.seed if r.provenance else None,
+                        "device": r.provenance.device if r.provenance else None,
+                        "scale": r.verdict.evidence_scale.name
+                        if r.verdict and r.verdict.evidence_scale
+                        else None,
+                        "stale": r.stale_reason or "",
+                        "run": r.run_id,
+                    }
+                    for r in earlier
+                ],
+                key=f"hist_{key}",
+                hide_index=True,
+                column_config={
+                    "run": st.column_config.TextColumn(width="small"),
+                    "stale": st.column_config.TextColumn(width="medium"),
+                },
             )
     if not any(a.endswith("metrics.json") for a in latest.artifacts):
         with st.expander("All metrics", icon=":material/data_object:"):
-            st.json({k: v for k, v in latest.metrics.items() if k not in ("artifacts", "provenance", "notes")},
-                    expanded=1)
+            st.json(
+                {k: v for k, v in latest.metrics.items() if k not in ("artifacts", "provenance", "notes")},
+                expanded=1,
+            )
 
 
 def evidence_plots(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:
-    """The plots of a claim's latest evidence, across the whole card (a plot at half a card's width could not be
-    read): the plot of the claim's own metric first, each at its own size up to the card's width."""
+    """The plots of a claim's latest evidence, across the whole card (a plot at half a card's width could not
+    be read): the plot of the claim's own metric first, each at its own size up to the card's width."""
     if not evidence:
         return
     latest = evidence[0]
     metric = claim.expect.metric if claim.expect else None
     analyzer_cls = KnowledgeBase.analyzers().get(latest.analyzer)
-    described = (analyzer_cls.metrics.get(metric.split(".")[0]) if analyzer_cls is not None and metric else None)
+    described = (
+        analyzer_cls.metrics.get(metric.split(".")[0]) if analyzer_cls is not None and metric else None
+    )
     show_plots(store, latest.artifacts, key=f"art_{key}", metric=metric, metric_description=described)

@@ -1,5 +1,5 @@
-"""Entry point: ``kb app`` (or ``streamlit run app/main.py``). Thin pages live in app/views/ (not pages/, which
-Streamlit would also list on its own)."""
+"""Entry point: ``kb app`` (or ``streamlit run app/main.py``). Thin pages live in app/views/ (not pages/,
+which Streamlit would also list on its own)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ PAGES = {
     ],
     "Verification": [
         st.Page("views/runs.py", title="Runs", icon=":material/play_circle:", url_path="runs"),
-        st.Page("views/compare.py", title="Compare", icon=":material/stacked_line_chart:", url_path="compare"),
+        st.Page(
+            "views/compare.py", title="Compare", icon=":material/stacked_line_chart:", url_path="compare"
+        ),
         st.Page("views/tensions.py", title="Tensions", icon=":material/balance:", url_path="tensions"),
     ],
     "Assistant": [
@@ -37,7 +39,8 @@ PAGES = {
     ],
 }
 page = st.navigation(PAGES)
-# Pages that show verdicts rerun when runs end (the Library's counts, a note's claims), wherever they were queued.
+# Pages that show verdicts rerun when runs end (the Library's counts, a note's claims), wherever they were
+# queued.
 status_panel(rerun_on_change=page.url_path in ("", "home", "library", "note"))
 try:
     page.run()

@@ -19,7 +19,9 @@ POLL_SECONDS = 3
 def active_runs() -> list[RunRecord]:
     """Queued and running runs, running first."""
     kb = get_kb()
-    return kb.runs(status=RunStatus.running.value, limit=500) + kb.runs(status=RunStatus.queued.value, limit=500)
+    return kb.runs(status=RunStatus.running.value, limit=500) + kb.runs(
+        status=RunStatus.queued.value, limit=500
+    )
 
 
 def keep_worker_alive(active: list[RunRecord]) -> None:
@@ -54,8 +56,12 @@ def _status(rerun_on_change: bool) -> None:
         st.session_state["_status_seen"] = {"active": active_ids, "generation": keeper.generation}
         if rerun_on_change:
             st.rerun()
-    elif active_ids - seen["active"]:  # queued since the page rendered (by `kb demo`, the CLI): watch them end too
-        st.session_state["_status_seen"] = {"active": seen["active"] | active_ids, "generation": seen["generation"]}
+    # queued since the page rendered (by `kb demo`, the CLI): watch them end too
+    elif active_ids - seen["active"]:
+        st.session_state["_status_seen"] = {
+            "active": seen["active"] | active_ids,
+            "generation": seen["generation"],
+        }
 
     info = worker().status()
     running = sum(r.status is RunStatus.running for r in active)

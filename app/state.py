@@ -135,7 +135,8 @@ class WorkerHandle:
         return daemon.find_worker(self.settings.home)
 
     def ensure(self) -> daemon.WorkerInfo | None:
-        """A live worker, started when none is alive; None when the settings say the app must not start one."""
+        """A live worker, started when none is alive; None when the settings say the app must not start
+        one."""
         if not self.settings.app_worker:
             return self.status()
         info, started = daemon.ensure_worker(self.settings)

@@ -20,8 +20,8 @@ from kb.evidence.artifact_store import ArtifactStore
 from kb.evidence.claim_states import label, verdict_state
 from schemas import EvidenceRecord, Provenance, RunStatus
 
-#: Colour, icon and label of each claim state (``kb.evidence.claim_states``: states and their labels) and of grounding
-#: problems. Proxies differ from each other and from a settled verdict in colour and icon both.
+#: Colour, icon and label of each claim state (``kb.evidence.claim_states``: states and their labels) and of
+#: grounding problems. Proxies differ from each other and from a settled verdict in colour and icon both.
 STATE_STYLE: dict[str, tuple[str, str, str]] = {
     "supported": ("green", ":material/check_circle:", label("supported")),
     "refuted": ("red", ":material/cancel:", label("refuted")),
@@ -45,8 +45,10 @@ STATE_CSS: dict[str, str] = {
 STATE_HELP: dict[str, str] = {
     "supported": "the latest evidence supports the claim at the claim's own scale",
     "refuted": "the latest evidence contradicts the claim at the claim's own scale",
-    "consistent_proxy": "a smaller-scale proxy agrees with the claim; it cannot settle a claim about larger models",
-    "at_odds_proxy": "a smaller-scale proxy disagrees with the claim; it cannot settle a claim about larger models",
+    "consistent_proxy": "a smaller-scale proxy agrees with the claim; it cannot settle a claim about "
+    "larger models",
+    "at_odds_proxy": "a smaller-scale proxy disagrees with the claim; it cannot settle a claim about "
+    "larger models",
     "inconclusive": "inside the tolerance band or the seed spread, or the metric could not be trusted",
     "not_runnable": "the analyzer cannot run here (and says why)",
     "error": "the analyzer ran but the verdict could not be drawn",
@@ -93,8 +95,12 @@ def verdict_badges(record: EvidenceRecord) -> None:
     else:
         state_badge(state.value, help=STATE_HELP.get(state.value))
         if verdict.proxy and state.value == "inconclusive":  # a proxy that leans neither way: say it is one
-            st.badge("small-scale proxy", color="gray", icon=":material/compress:",
-                     help="The evidence was made at a smaller scale than the claim: it cannot settle the claim.")
+            st.badge(
+                "small-scale proxy",
+                color="gray",
+                icon=":material/compress:",
+                help="The evidence was made at a smaller scale than the claim: it cannot settle the claim.",
+            )
     if record.stale:
         st.badge(f"stale: {record.stale_reason}", color="yellow", icon=":material/schedule:")
 
@@ -138,12 +144,17 @@ def _run_path(artifact: str) -> Path:
 
 
 _WORD = re.compile(r"[a-z]+")
-_STOPWORDS = frozenset({"the", "of", "vs", "by", "and", "over", "in", "to", "at", "with", "when", "is", "per", "or",
-                        "on", "for", "than", "its", "from", "made", "true", "false"})
+_STOPWORDS = frozenset(
+    {
+        "the", "of", "vs", "by", "and", "over", "in", "to", "at", "with", "when", "is", "per", "or", "on",
+        "for", "than", "its", "from", "made", "true", "false",
+    }
+)
 
 
 def _words(text: str) -> set[str]:
-    """Content words of a metric path, a description or a plot's file name, singular (``ranks`` -> ``rank``)."""
+    """Content words of a metric path, a description or a plot's file name, singular (``ranks`` ->
+    ``rank``)."""
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w
             for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in _STOPWORDS}
 
@@ -176,12 +187,17 @@ def _full_width_dialog(path: Path, title: str) -> None:
 
 
 def _plot(path: Path, title: str, key: str, caption: str | None = None) -> None:
-    """One plot at its own size up to the width it is given (never blown up past its pixels), and a button that
-    shows it as wide as the window."""
+    """One plot at its own size up to the width it is given (never blown up past its pixels), and a button
+    that shows it as wide as the window."""
     st.image(str(path), caption=caption, width="content")
     # A key fit for a CSS class (Streamlit marks the button's container with it): claim keys hold a '#'.
-    if st.button("Full width", key=re.sub(r"[^A-Za-z0-9_-]", "_", f"{key}_wide"), icon=":material/open_in_full:",
-                 type="tertiary", help="Show this plot as wide as the window"):
+    if st.button(
+        "Full width",
+        key=re.sub(r"[^A-Za-z0-9_-]", "_", f"{key}_wide"),
+        icon=":material/open_in_full:",
+        type="tertiary",
+        help="Show this plot as wide as the window",
+    ):
         _full_width_dialog(path, title)
 
 
@@ -208,7 +224,8 @@ def show_plots(store: ArtifactStore, artifacts: list[str], key: str, metric: str
 def show_files(store: ArtifactStore, artifacts: list[str], key: str) -> None:
     """The files among ``artifacts`` other than plots: text files the analyzer wrote at the top of its output
     (log, metrics) in expanders, the rest in one table, and which ones the artifact store lacks."""
-    local = {a: store.local_path(a) for a in artifacts}  # a remote store downloads each file once, into its cache
+    # a remote store downloads each file once, into its cache
+    local = {a: store.local_path(a) for a in artifacts}
     present = {a: p for a, p in local.items() if p is not None}
     # Files the analyzer wrote at the top of its output (log, metrics) open inline; the rest (checkpoints,
     # per-model folders) go into one table, so a sweep's dozens of files do not bury the verdict.
@@ -229,7 +246,10 @@ def show_files(store: ArtifactStore, artifacts: list[str], key: str) -> None:
                           for a in others], hide_index=True, key=f"{key}_files")
     missing = [a for a, p in local.items() if p is None]
     if missing:
-        st.caption(f"{len(missing)} artifact file(s) missing from the artifact store {store.url}: {', '.join(missing)}")
+        st.caption(
+            f"{len(missing)} artifact file(s) missing from the artifact store {store.url}: "
+            f"{', '.join(missing)}"
+        )
 
 
 def empty_state(message: str, icon: str = ":material/info:") -> None:

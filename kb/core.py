@@ -1,8 +1,8 @@
 """The one object the CLI, the app and the tests drive: a knowledge base on disk plus its index.
 
 ``KnowledgeBase`` ties the settings (notes folder, KB home, database URL) to the notes on disk
-(``kb.notes.files``) and the index (``kb.index.indexing``). Front ends stay thin: they call these methods and render
-what comes back.
+(``kb.notes.files``) and the index (``kb.index.indexing``). Front ends stay thin: they call these methods and
+render what comes back.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ from kb.settings import Settings
 from schemas import EXPORTED_MODELS, Claim, EvidenceRecord, RunRecord, Verdict
 from schemas.note import PaperNote
 
-if TYPE_CHECKING:  # types only: the queue, executors, bundles, tensions and estimates load in the methods that
+# types only: the queue, executors, bundles, tensions and estimates load in the methods that
+if TYPE_CHECKING:
     # use them, so that `kb list` does not pay for them at start-up (benchmarks/bench_startup.py)
     from analyzers.base import Analyzer
     from kb.evidence import estimates
@@ -69,8 +70,10 @@ class IndexDamaged(Exception):
     def __init__(self, url: str, error: Exception) -> None:
         self.url = url
         reason = str(getattr(error, "orig", error)).splitlines()[0]
-        super().__init__(f"the index {url} cannot be read ({reason}): run `kb index --rebuild` to rebuild it from "
-                         "the notes and re-attach the evidence stored under the KB home (nothing is lost)")
+        super().__init__(
+            f"the index {url} cannot be read ({reason}): run `kb index --rebuild` to rebuild it from "
+            "the notes and re-attach the evidence stored under the KB home (nothing is lost)"
+        )
 
 
 class IndexUnavailable(Exception):
@@ -80,13 +83,16 @@ class IndexUnavailable(Exception):
     def __init__(self, url: str, error: BaseException) -> None:
         self.url = url
         reason = str(getattr(error, "orig", error)).strip().splitlines()[0]
-        super().__init__(f"the index {url} is not answering just now ({reason}): another process holds it or the "
-                         "server is down; try again in a moment (nothing is damaged, do not rebuild it)")
+        super().__init__(
+            f"the index {url} is not answering just now ({reason}): another process holds it or the "
+            "server is down; try again in a moment (nothing is damaged, do not rebuild it)"
+        )
 
 
 def _readable_copy(database: Path, wal: Path) -> Path:
     """A copy of a read-only home's index and its write-ahead log in a private temporary folder (removed when
-    the process ends), so that SQLite applies the log when it reads: what the index holds, as its writer left it."""
+    the process ends), so that SQLite applies the log when it reads: what the index holds, as its writer left
+    it."""
     folder = Path(tempfile.mkdtemp(prefix="kb-read-only-index-"))
     atexit.register(shutil.rmtree, folder, True)
     copy = folder / database.name
@@ -96,13 +102,16 @@ def _readable_copy(database: Path, wal: Path) -> Path:
 
 
 def _writable_in(papers_dir: Path, path: Path) -> Path:
-    """``path`` if writing it writes inside the notes folder. A note that is a link to a file outside (a shared
-    vault can carry such a link) is read like any note, but kb does not write through it: an edit would land
-    outside the folder the person running kb chose."""
+    """``path`` if writing it writes inside the notes folder. A note that is a link to a file outside (a
+    shared vault can carry such a link) is read like any note, but kb does not write through it: an edit would
+    land outside the folder the person running kb chose."""
     target, root = Path(os.path.realpath(path)), Path(os.path.realpath(papers_dir))
     if not target.is_relative_to(root):
-        raise NoteError(path, f"is a link to {target}, outside the notes folder {root}; kb reads it but does not "
-                        "write through it: replace the link with the file itself to edit it")
+        raise NoteError(
+            path,
+            f"is a link to {target}, outside the notes folder {root}; kb reads it but does not "
+            "write through it: replace the link with the file itself to edit it",
+        )
     return path
 
 
@@ -124,8 +133,8 @@ def _writes_fail_for_room(folder: Path) -> bool:
 
 
 def index_error(url: str, exc: BaseException) -> Exception:
-    """What an error opening or reading the index means: a full disk (``DiskFull``), a transient lock or outage
-    (``IndexUnavailable``), or damage (``IndexDamaged``, the only one that asks for a rebuild)."""
+    """What an error opening or reading the index means: a full disk (``DiskFull``), a transient lock or
+    outage (``IndexUnavailable``), or damage (``IndexDamaged``, the only one that asks for a rebuild)."""
     database = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
     if is_disk_full(exc):
         return DiskFull(full_path(exc, database.parent if database else Path(".")))
@@ -174,8 +183,8 @@ class KnowledgeBase:
             database = self.settings.home.resolve() / "index.sqlite"
             wal = database.with_name(database.name + "-wal")
             if wal.is_file() and wal.stat().st_size > 0:
-                # Writes not yet checkpointed into the file live in its write-ahead log, which SQLite reads only
-                # where it may write the log's index (-shm): read a private copy of both instead.
+                # Writes not yet checkpointed into the file live in its write-ahead log, which SQLite reads
+                # only where it may write the log's index (-shm): read a private copy of both instead.
                 engine = make_engine(f"sqlite:///file:{_readable_copy(database, wal)}?mode=ro&uri=true")
             else:
                 engine = make_engine(f"sqlite:///file:{database}?mode=ro&immutable=1&uri=true")
@@ -197,9 +206,9 @@ class KnowledgeBase:
 
         Sound: SQLite's integrity check passes, the schema revision is present and one this kb knows, every
         table and column kb reads is there and every row's JSON reads back (``kb.index.checks``), and the
-        full-text tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back write, so
-        it needs a writable index). A full disk (``DiskFull``) or a lock (``IndexUnavailable``) is raised,
-        never reported as damage.
+        full-text tables pass FTS5's own check (which the first does not look into; it runs as a rolled-back
+        write, so it needs a writable index). A full disk (``DiskFull``) or a lock (``IndexUnavailable``) is
+        raised, never reported as damage.
         """
         url = self.settings.resolved_database_url
         database = Path(url.removeprefix("sqlite:///"))
@@ -228,14 +237,17 @@ class KnowledgeBase:
     # -- notes on disk -------------------------------------------------------------------------
 
     def note_files(self) -> dict[str, list[Path]]:
-        """Every note file of the notes folder by id, from one scan: what ``note_path(..., files=...)`` looks ids
-        up in when it is asked for many notes (an export), instead of scanning the folder once per note."""
+        """Every note file of the notes folder by id, from one scan: what ``note_path(..., files=...)`` looks
+        ids up in when it is asked for many notes (an export), instead of scanning the folder once per
+        note."""
         files: dict[str, list[Path]] = {}
         for path in notes_mod.find_notes(self.papers_dir):
             files.setdefault(path.stem, []).append(path)
         return files
 
-    def note_path(self, note_id: str, *, for_edit: bool = False, files: dict[str, list[Path]] | None = None) -> Path:
+    def note_path(
+        self, note_id: str, *, for_edit: bool = False, files: dict[str, list[Path]] | None = None
+    ) -> Path:
         """Path of the note with this id; the id must name a note inside the notes folder.
 
         Two files claiming one id (``papers/<id>.md`` and ``papers/0/<id>.md``: a shared vault can carry the
@@ -287,9 +299,11 @@ class KnowledgeBase:
                                         limits=self.settings.note_limits)
 
     def read_source(self, note: Note) -> SourceText:
-        """The note's ``source_file`` text, read only inside the vault (``kb.notes.sources``): the notes folder,
-        or the note's own folder for a note outside it; at most ``max_source_bytes``."""
-        return read_source(note, vault_of(note.path, self.papers_dir), max_bytes=self.settings.max_source_bytes)
+        """The note's ``source_file`` text, read only inside the vault (``kb.notes.sources``): the notes
+        folder, or the note's own folder for a note outside it; at most ``max_source_bytes``."""
+        return read_source(
+            note, vault_of(note.path, self.papers_dir), max_bytes=self.settings.max_source_bytes
+        )
 
     def new_note(self, meta: dict[str, Any], body: str | Callable[[str], str], *,
                  same_paper: Callable[[PaperNote], bool] | None = None) -> Note:
@@ -324,7 +338,9 @@ class KnowledgeBase:
                                    limits=self.settings.note_limits)
         with self._creating():
             self._check_paper_id_free(note.meta.paper_id)
-            copy = source_files.plan_source_copy(note, self.papers_dir, max_bytes=self.settings.max_source_bytes)
+            copy = source_files.plan_source_copy(
+                note, self.papers_dir, max_bytes=self.settings.max_source_bytes
+            )
             imported = notes_mod.import_note(src, self.papers_dir)
         if copy is not None:
             source_files.copy_source(*copy)
@@ -337,13 +353,13 @@ class KnowledgeBase:
                    files: dict[str, list[Path]] | None = None) -> Note:
         """Change frontmatter fields of one note in place, touching only the bytes of the changed values.
 
-        ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line
-        endings); ``new_claims`` are appended to the claims block with the existing claims' bytes kept.
-        One validated, atomic write for all of it, under the note's lock, so concurrent edits never lose
-        one another. ``expected_hash`` (an editor's copy) refuses the edit if the file changed since.
-        A ``paper_id`` another note uses is refused. ``new_fields=False`` refuses a field the note does not
-        have and the schema does not know when it is one typo from a known one (``quality_scroe``).
-        ``reindex=False`` leaves the index to the caller (one pass after many edits, not one per edit); ``files``
+        ``body``, when given, replaces the Markdown after the frontmatter (in the file's own line endings);
+        ``new_claims`` are appended to the claims block with the existing claims' bytes kept. One validated,
+        atomic write for all of it, under the note's lock, so concurrent edits never lose one another.
+        ``expected_hash`` (an editor's copy) refuses the edit if the file changed since. A ``paper_id``
+        another note uses is refused. ``new_fields=False`` refuses a field the note does not have and the
+        schema does not know when it is one typo from a known one (``quality_scroe``). ``reindex=False``
+        leaves the index to the caller (one pass after many edits, not one per edit); ``files``
         (``note_files``) finds the note without a folder scan per edit.
         """
         path = self.note_path(note_id, for_edit=True, files=files)
@@ -352,8 +368,11 @@ class KnowledgeBase:
             # path found before the lock is read (never looked up again): a note moved meanwhile is refused.
             note = base = self._read_path(path)
             if expected_hash is not None and note.content_hash != expected_hash:
-                raise NoteChanged(note.path, "changed on disk since you opened it (another edit landed first): "
-                                  "reload the note and apply your change again; nothing was written")
+                raise NoteChanged(
+                    note.path,
+                    "changed on disk since you opened it (another edit landed first): "
+                    "reload the note and apply your change again; nothing was written",
+                )
             if "paper_id" in changes and changes["paper_id"] != note.meta.paper_id:
                 self._check_paper_id_free(changes["paper_id"])
             if not new_fields:
@@ -372,19 +391,22 @@ class KnowledgeBase:
         return note
 
     def note_lock(self, note_id: str) -> contextlib.AbstractContextManager[Path]:
-        """The note's own lock (``kb.notes.locks``): one writer of the note at a time, whatever its KB home."""
+        """The note's own lock (``kb.notes.locks``): one writer of the note at a time, whatever its KB
+        home."""
         return note_lock_mod.note_lock(self.note_path(note_id, for_edit=True),
                                        timeout=self.settings.note_lock_timeout)
 
     def add_claims(self, note_id: str, claims: list[Claim]) -> list[Claim]:
-        """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically, re-index.
+        """Append claims to a note's ``claims:`` block (ids made unique in the note), write atomically,
+        re-index.
 
         Only the claims block changes; existing claims keep their bytes; under the note's lock, like every
         edit. Returns the claims as written.
         """
         path = self.note_path(note_id, for_edit=True)
         with note_lock_mod.note_lock(path, timeout=self.settings.note_lock_timeout):
-            note = self._read_path(path)  # under the lock: claims or fields another writer just added are kept
+            # under the lock: claims or fields another writer just added are kept
+            note = self._read_path(path)
             written = note_edits.unique_ids(claims, [c.id for c in note.meta.claims])
             notes_mod.save_note(note_edits.append_claims(note, written), base=note.raw, inode=note.inode)
         self.index()
@@ -443,9 +465,9 @@ class KnowledgeBase:
         """Re-create the index from the notes and re-attach every run's evidence kept in the artifact store.
 
         A SQLite index that passes its integrity check (``index_health``) is kept and brought up to date; a
-        damaged one is moved aside (``index.sqlite.damaged-<time>``), never deleted. A server database
-        is filled only when it is empty (a new one the operator created). Runs come back with the final
-        status their store record keeps, never queued, each record checked as data and its verdict judged again
+        damaged one is moved aside (``index.sqlite.damaged-<time>``), never deleted. A server database is
+        filled only when it is empty (a new one the operator created). Runs come back with the final status
+        their store record keeps, never queued, each record checked as data and its verdict judged again
         (``kb.queue.records``). Returns the indexing report and what became of the store's records.
         """
         from kb.queue import records as queue_records
@@ -453,9 +475,12 @@ class KnowledgeBase:
         if not url.startswith("sqlite:///"):
             held = queue_records.database_contents(self.engine)
             if held:
-                raise NoteError(url, f"--rebuild fills an empty server database, and this one holds {held}: drop "
-                                "and create the database (or point --db at an empty one), then run "
-                                "`kb index --rebuild` again")
+                raise NoteError(
+                    url,
+                    f"--rebuild fills an empty server database, and this one holds {held}: drop "
+                    "and create the database (or point --db at an empty one), then run "
+                    "`kb index --rebuild` again",
+                )
             report = self.index(progress=progress)
             return report, queue_records.reattach_evidence(self.engine, self.store)
         database = Path(url.removeprefix("sqlite:///"))
@@ -476,12 +501,18 @@ class KnowledgeBase:
         return index_mod.list_papers(self.engine, **filters)
 
     def library(self, *, query: str | None = None, **filters: Any) -> list[library_mod.LibraryRow]:
-        """Library rows (claim states, grounding counts) matching ``kb.evidence.library.library_rows`` filters.
+        """Library rows (claim states, grounding counts) matching ``kb.evidence.library.library_rows``
+        filters.
 
         A non-empty ``query`` keeps the full-text search hits, best first.
         """
         from kb.evidence import library as library_mod
-        hits = index_mod.search(self.engine, query, limit=100_000, snippets=False) if query and query.strip() else None
+
+        hits = (
+            index_mod.search(self.engine, query, limit=100_000, snippets=False)
+            if query and query.strip()
+            else None
+        )
         ids = None if hits is None else [hit.paper_id for hit in hits]
         return library_mod.library_rows(self.engine, ids=ids, **filters)
 
@@ -494,7 +525,8 @@ class KnowledgeBase:
         return index_mod.claims_for(self.engine, note_id)
 
     def backlinks(self, note_id: str) -> list[links_mod.Backlink]:
-        """The notes whose bodies link to this note or one of its claims (``[[note-id]]``, ``[[note-id#claim]]``)."""
+        """The notes whose bodies link to this note or one of its claims (``[[note-id]]``,
+        ``[[note-id#claim]]``)."""
         return links_mod.backlinks(self.engine, note_id)
 
     def link_targets(self, links: list[Link]) -> dict[str, str | None]:
@@ -534,15 +566,22 @@ class KnowledgeBase:
     def _not_bound(self, target: str) -> NoteError:
         """Why ``target`` names nothing ``verify`` can run: a claim (or a note's claims) without an analyzer
         binding, told how to bind one; else no such claim or note."""
-        bind = ("bind it by adding under the claim in the note `analyzer: {name: ANALYZER, params: {...}}` and "
-                "`expect: {metric: METRIC, op: '>', value: ...}` (`kb analyzers` lists them and their metrics; "
-                "`kb draft-claims NOTE` proposes bindings; the app's claim editor sets them)")
+        bind = (
+            "bind it by adding under the claim in the note `analyzer: {name: ANALYZER, params: {...}}` and "
+            "`expect: {metric: METRIC, op: '>', value: ...}` (`kb analyzers` lists them and their metrics; "
+            "`kb draft-claims NOTE` proposes bindings; the app's claim editor sets them)"
+        )
         if "#" in target and self.claim(target) is not None:
-            return NoteError(target, f"this claim has no analyzer binding, so nothing can re-verify it: {bind}")
+            return NoteError(
+                target, f"this claim has no analyzer binding, so nothing can re-verify it: {bind}"
+            )
         if "#" not in target and self.claims(target):
             return NoteError(target, f"none of this note's claims has an analyzer binding: {bind}")
-        return NoteError(target, "no claim bound to an analyzer has this key ('<note id>#<claim id>'), and no note "
-                         "with such claims has this id; run 'kb show NOTE' to see its claims")
+        return NoteError(
+            target,
+            "no claim bound to an analyzer has this key ('<note id>#<claim id>'), and no note "
+            "with such claims has this id; run 'kb show NOTE' to see its claims",
+        )
 
     def verify(self, targets: list[str] | None = None, *, stale_only: bool = False, device: str = "cpu",
                executor: str = "local", operator_params: dict[str, Any] | None = None,
@@ -550,15 +589,15 @@ class KnowledgeBase:
                priority: int | None = None) -> tuple[list[RunRecord], list[tuple[str, str]]]:
         """Queue runs for each targeted claim (one per seed when the binding lists seeds), quick ones first.
 
-        ``operator_params`` are parameters of the person running kb (``kb verify --set``, as typed or
-        already typed): they may set what a note may not (remote code, folders), and apply to every queued
-        run whose analyzer takes them; the run's parameters record them. Each one is checked before anything
-        is queued: a key no targeted claim's analyzer takes, or a value its field cannot hold, raises
-        ``OverrideError`` (one line). Runs are queued in the order of their estimated duration
-        (``kb.evidence.estimates``), so the first verdicts come early. ``presets`` runs a claim (by key) at another
-        scale preset than its binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in
-        that order, and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default
-        interactive when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
+        ``operator_params`` are parameters of the person running kb (``kb verify --set``, as typed or already
+        typed): they may set what a note may not (remote code, folders), and apply to every queued run whose
+        analyzer takes them; the run's parameters record them. Each one is checked before anything is queued:
+        a key no targeted claim's analyzer takes, or a value its field cannot hold, raises ``OverrideError``
+        (one line). Runs are queued in the order of their estimated duration (``kb.evidence.estimates``), so
+        the first verdicts come early. ``presets`` runs a claim (by key) at another scale preset than its
+        binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in that order,
+        and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default interactive
+        when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
         """
         from kb.evidence import estimates
         from kb.queue import store as queue_store
@@ -587,26 +626,36 @@ class KnowledgeBase:
             try:
                 analyzer = registry.get(binding.name)
                 mine = typed.get(analyzer.name, {})
-                overrides = [{**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
-                             for s in seeds]
+                overrides = [
+                    {**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
+                    for s in seeds
+                ]
                 params = [analyzer.params_for(o, scale=scale) for o in overrides]
             except ValidationError as exc:
                 where = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
-                if where in granted:  # the operator's value, fine alone, breaks a rule with the note's: say so
-                    raise OverrideError(f"--set {where}: {key}: {model_error_line(exc, overrides[0])}") from None
+                # the operator's value, fine alone, breaks a rule with the note's: say so
+                if where in granted:
+                    raise OverrideError(
+                        f"--set {where}: {key}: {model_error_line(exc, overrides[0])}"
+                    ) from None
                 skipped.append((key, model_error_line(exc, overrides[0])))
                 continue
             except (KeyError, ValueError) as exc:
                 skipped.append((key, str(exc).strip('"')))
                 continue
-            estimate = estimates.estimate(self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir)
+            estimate = estimates.estimate(
+                self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir
+            )
             planned.append((estimate, key, claim, analyzer, params))
-        # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps this order
-        # by the runs' own times, and a worker stores each run's estimate at its start, first-use stages in it);
-        # of equal estimates, the run building the most cached stages first, so the runs after it
-        # that reuse them are marked so (``estimates.sharing``) and sort after every run that has an estimate.
+        # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps
+        # this order by the runs' own times, and a worker stores each run's estimate at its start, first-use
+        # stages in it); of equal estimates, the run building the most cached stages first, so the runs after
+        # it that reuse them are marked so (``estimates.sharing``) and sort after every run that has an
+        # estimate.
         planned.sort(key=lambda plan: (plan[0].sort_key, -len(plan[3].cached_stages(plan[4][0]))))
-        marked = estimates.sharing([(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned])
+        marked = estimates.sharing(
+            [(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned]
+        )
         planned = [(estimate, key, claim, analyzer, params)
                    for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
         planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
@@ -614,28 +663,43 @@ class KnowledgeBase:
         for estimate, key, claim, analyzer, params in planned:
             group = uuid.uuid4().hex if len(params) > 1 else None
             for validated in params:
-                run = queue_store.enqueue(self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                                          device=device, executor=executor, group_id=group, binding=binding_hash(claim),
-                                          priority=priority, expected_seconds=estimate.own_seconds)
+                run = queue_store.enqueue(
+                    self.engine,
+                    analyzer.name,
+                    validated.model_dump(mode="json"),
+                    claim_key=key,
+                    device=device,
+                    executor=executor,
+                    group_id=group,
+                    binding=binding_hash(claim),
+                    priority=priority,
+                    expected_seconds=estimate.own_seconds,
+                )
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
         return queued, skipped
 
     def tensions(self) -> tensions_mod.Tensions:
         """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``'
-        rules), within the setting ``max_tension_pairs`` (the result's ``message()`` says when it was reached)."""
+        rules), within the setting ``max_tension_pairs`` (the result's ``message()`` says when it was
+        reached)."""
         from kb.evidence import tensions as tensions_mod
         return tensions_mod.find(self.engine, max_pairs=self.settings.max_tension_pairs)
 
-    def verify_tension(self, tension_id: str, **options: Any) -> tuple[list[RunRecord], list[tuple[str, str]]]:
-        """Queue the runs that decide a tension (``kb.evidence.tensions.settle_plan``: the shared binding at the
-        preset both claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes them."""
+    def verify_tension(
+        self, tension_id: str, **options: Any
+    ) -> tuple[list[RunRecord], list[tuple[str, str]]]:
+        """Queue the runs that decide a tension (``kb.evidence.tensions.settle_plan``: the shared binding at
+        the preset both claims name, or the one the bolder claim needs); ``options`` as ``verify`` takes
+        them."""
         from kb.evidence import tensions as tensions_mod
         self.index()
         tension = tensions_mod.get(self.engine, tension_id)
         if tension is None:
-            raise NoteError(tension_id, "no tension has this id among the indexed claims; run `kb tensions` to see "
-                            "the ids")
+            raise NoteError(
+                tension_id,
+                "no tension has this id among the indexed claims; run `kb tensions` to see the ids",
+            )
         plan = tensions_mod.settle_plan(tension)
         if plan.claim_key is None:
             raise NoteError(tension_id, f"kb cannot settle this tension: {plan.why_not}")
@@ -755,8 +819,8 @@ class KnowledgeBase:
 
     def export_evidence(self, out: Path, run_ids: list[str] | None = None, *, claim_key: str | None = None,
                         with_checkpoints: bool = False) -> bundles.ExportReport:
-        """Write the evidence of these runs (or of a claim's runs, or, with neither, of every run with metrics)
-        as a bundle at ``out`` (``kb.queue.bundles``)."""
+        """Write the evidence of these runs (or of a claim's runs, or, with neither, of every run with
+        metrics) as a bundle at ``out`` (``kb.queue.bundles``)."""
         from kb.queue import bundles
         chosen = run_ids or bundles.exportable_runs(self.engine, claim_key)
         if not chosen and claim_key is not None:
@@ -764,8 +828,8 @@ class KnowledgeBase:
         return bundles.export_bundle(self.engine, self.store, chosen, out, with_checkpoints=with_checkpoints)
 
     def import_evidence(self, bundle: Path) -> bundles.ImportReport:
-        """Add a bundle's runs here, every verdict judged by this kb's rule; ``BundleRefused`` (one line, nothing
-        imported) for a bundle that fails a check (``kb.queue.bundles``)."""
+        """Add a bundle's runs here, every verdict judged by this kb's rule; ``BundleRefused`` (one line,
+        nothing imported) for a bundle that fails a check (``kb.queue.bundles``)."""
         from kb.queue import bundles
         self.index()  # the claims a bundle names are checked against the notes as they are now
         return bundles.import_bundle(self.engine, self.store, bundle, limits=self.settings.bundles,
@@ -782,7 +846,9 @@ class KnowledgeBase:
         from kb.queue import store as queue_store
         return queue_store.to_record(queue_store.retry(self.engine, run_id, device=device, executor=executor))
 
-    def analyzer_evidence(self, analyzer: str, limit: int = 200) -> list[tuple[EvidenceRecord, RunRecord | None]]:
+    def analyzer_evidence(
+        self, analyzer: str, limit: int = 200
+    ) -> list[tuple[EvidenceRecord, RunRecord | None]]:
         """Evidence an analyzer produced (any claim, or none), newest first, each with the run behind it."""
         from kb.queue import store as queue_store
         return [(evidence_mod.evidence_record(row, (row.stale_reason or "superseded") if row.stale else None),
@@ -806,8 +872,8 @@ class KnowledgeBase:
         return evidence_mod.metrics_of_runs(self.engine, run_ids)
 
     def claim_states(self, note_id: str | None = None) -> dict[str, evidence_mod.ClaimStatus]:
-        """The state of every indexed claim (or of one note's claims) by claim key: ``kb.evidence.claim_states``'s
-        rule."""
+        """The state of every indexed claim (or of one note's claims) by claim key:
+        ``kb.evidence.claim_states``'s rule."""
         return evidence_mod.claim_states(self.engine, note_id)
 
     # -- schemas -------------------------------------------------------------------------------
@@ -827,7 +893,8 @@ class KnowledgeBase:
 
 
 def _check_field_names(note: Note, changes: dict[str, Any]) -> None:
-    """Refuse a field new to the note and unknown to the schema, at any depth, that is a typo of a known one."""
+    """Refuse a field new to the note and unknown to the schema, at any depth, that is a typo of a known
+    one."""
     data = note_edits.frontmatter_data(note)
     for key in changes:
         if (miss := field_names.near_miss(data, key)) is not None:

@@ -1,5 +1,5 @@
-"""A full disk is not damage: tell ENOSPC (and SQLite's "database or disk is full") apart from everything else,
-and say it in one line, naming where and how much room is left.
+"""A full disk is not damage: tell ENOSPC (and SQLite's "database or disk is full") apart from everything
+else, and say it in one line, naming where and how much room is left.
 
 Every surface that can hit a full disk (the index, the artifact store, a run's staging folder) asks
 ``is_disk_full`` and words it with ``disk_full_message``, so a full disk never reads as a damaged index.
@@ -30,8 +30,10 @@ def _chain(exc: BaseException) -> list[BaseException]:
 
 def is_disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it wraps) says the disk or the quota is full."""
-    return any((isinstance(e, OSError) and e.errno in _CODES) or _SQLITE_FULL in str(e) or isinstance(e, DiskFull)
-               for e in _chain(exc))
+    return any(
+        (isinstance(e, OSError) and e.errno in _CODES) or _SQLITE_FULL in str(e) or isinstance(e, DiskFull)
+        for e in _chain(exc)
+    )
 
 
 def full_path(exc: BaseException, default: Path) -> Path:
@@ -65,5 +67,7 @@ class DiskFull(Exception):
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        super().__init__(f"{disk_full_message(self.path)}: free some space (or move the KB home with --home) and "
-                         "run the command again; nothing already written was lost or damaged")
+        super().__init__(
+            f"{disk_full_message(self.path)}: free some space (or move the KB home with --home) and "
+            "run the command again; nothing already written was lost or damaged"
+        )

@@ -19,7 +19,8 @@ NOT_RUNNABLE = "not runnable"
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts colour, title and hyperlink
 # sequences; C1's 0x9b is a one-byte CSI), DEL, the bidirectional overrides that reorder what is shown
-# ("Trojan source"), and lone surrogates (a file name's bytes that are not UTF-8), which no terminal can print.
+# ("Trojan source"), and lone surrogates (a file name's bytes that are not UTF-8), which no terminal can
+# print.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _KEPT_IN_BLOCKS = "\n\t"  # a note's body keeps its lines and tabs
@@ -38,7 +39,9 @@ def terminal_text(value: object, *, block: bool = False) -> str:
     so text can neither restyle the terminal nor break a one-line message. ``block``: text shown as a block (a
     note's body) keeps its newlines and tabs."""
     text = value if isinstance(value, str) else str(value)
-    return _UNSAFE.sub(lambda m: m.group() if block and m.group() in _KEPT_IN_BLOCKS else _visible(m.group()), text)
+    return _UNSAFE.sub(
+        lambda m: m.group() if block and m.group() in _KEPT_IN_BLOCKS else _visible(m.group()), text
+    )
 
 
 #: What makes Markdown text a link, an image, code, HTML, maths or a Streamlit colour (``:red[...]``): the
@@ -53,7 +56,9 @@ def markdown_text(value: object, *, brackets: bool = True) -> str:
     HTML or maths escaped: a name like ``[x](https://...)`` or ``![x](...)`` shows as written, never a link.
     ``brackets=False`` leaves ``[`` and ``]`` to the caller (``st.badge`` escapes them itself)."""
     text = value if isinstance(value, str) else str(value)
-    escaped = _MARKDOWN.sub(lambda m: m.group() if not brackets and m.group() in "[]" else f"\\{m.group()}", text)
+    escaped = _MARKDOWN.sub(
+        lambda m: m.group() if not brackets and m.group() in "[]" else f"\\{m.group()}", text
+    )
     return _no_autolinks(escaped)
 
 
@@ -89,7 +94,8 @@ def terminal_json(data: Any, *, indent: int | None = 2) -> str:
     :func:`terminal_text` escapes are written as JSON ``\\u`` escapes (the same data, nothing a terminal acts
     on, and a file name's non-UTF-8 bytes as the surrogates Python reads them as). ``indent=None``: one line
     (a JSON Lines record)."""
-    # Strict JSON (no NaN or Infinity, which JSON has not): a value a note or a record made non-finite is null.
+    # Strict JSON (no NaN or Infinity, which JSON has not): a value a note or a record made non-finite is
+    # null.
     text = json.dumps(json_safe(data), ensure_ascii=False, indent=indent, default=str, allow_nan=False)
     # json already escapes C0 controls inside strings: one met here is the layout's own newline.
     return _UNSAFE.sub(lambda m: m.group() if m.group() < " " else f"\\u{ord(m.group()):04x}", text)
@@ -139,8 +145,8 @@ def claim_scale_text(claim: Claim, *, bold_name: bool = False) -> str:
     """The scale a claim is about, as the note states it now ('650M parameters · UniRef50', 'not stated').
 
     The one way every surface says a claim's scale (the claim's own side and the side that compares it with
-    the evidence's scale, in the app and ``kb evidence``), read from the claim, never from a verdict, which may
-    not repeat it (a run that could not execute records none).
+    the evidence's scale, in the app and ``kb evidence``), read from the claim, never from a verdict, which
+    may not repeat it (a run that could not execute records none).
     """
     return scale_text(claim.scale.model_dump(exclude_none=True) if claim.scale else None, bold_name=bold_name)
 
@@ -159,8 +165,8 @@ def run_status(status: str, verdict: Verdict | None) -> str:
 
 
 def body_within(body: str, limit: int, path: object) -> tuple[str, str | None]:
-    """The part of a note's Markdown body to render, at most ``limit`` characters cut at a line end, and a line
-    saying what is left out and where to read it all (None when the whole body fits).
+    """The part of a note's Markdown body to render, at most ``limit`` characters cut at a line end, and a
+    line saying what is left out and where to read it all (None when the whole body fits).
 
     Rendering Markdown costs far more than its length (a 2 MB table took ``kb show`` a minute and 2 GB), so
     the CLI and the app render within the same budget (the setting ``max_rendered_body``).
@@ -168,14 +174,16 @@ def body_within(body: str, limit: int, path: object) -> tuple[str, str | None]:
     if len(body) <= limit:
         return body, None
     cut = body.rfind("\n", 0, limit) + 1 or limit
-    return body[:cut], (f"… {len(body) - cut:,} more characters of the body are not shown (rendering stops at "
-                        f"{limit:,}: setting max_rendered_body); the whole note is in {path}")
+    return body[:cut], (
+        f"… {len(body) - cut:,} more characters of the body are not shown (rendering stops at "
+        f"{limit:,}: setting max_rendered_body); the whole note is in {path}"
+    )
 
 
 def evidence_origin(provenance: Provenance | None) -> str | None:
-    """Where and on what imported evidence was made ("regenerated on NVIDIA H100 80GB (host gpu7) on 2026-11-28
-    by kb 0.9.0 (commit 1a2b3c4d5e6f); imported from lab.tar.gz on 2026-11-29"), or None for evidence made here:
-    the one wording the CLI and the app show."""
+    """Where and on what imported evidence was made ("regenerated on NVIDIA H100 80GB (host gpu7) on
+    2026-11-28 by kb 0.9.0 (commit 1a2b3c4d5e6f); imported from lab.tar.gz on 2026-11-29"), or None for
+    evidence made here: the one wording the CLI and the app show."""
     if provenance is None or provenance.imported_from is None:
         return None
     device = provenance.gpu_name or provenance.device

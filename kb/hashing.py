@@ -1,8 +1,8 @@
 """What a claim's evidence is about, as hashes: the parameters of a run and the binding a note writes.
 
-Kept apart from the queue (``kb.queue.store``) and the index (``kb.index.indexing``) because both need them: the index
-records each claim's binding hash, a run records the hash it was queued under, and evidence whose hash
-no longer matches its claim's is stale (``kb.evidence.claim_states.stale_reason``).
+Kept apart from the queue (``kb.queue.store``) and the index (``kb.index.indexing``) because both need them:
+the index records each claim's binding hash, a run records the hash it was queued under, and evidence whose
+hash no longer matches its claim's is stale (``kb.evidence.claim_states.stale_reason``).
 """
 
 from __future__ import annotations

@@ -39,13 +39,23 @@ class NoteLimits:
 class SlurmSettings(BaseModel):
     """How the operator's runs are submitted to Slurm (env: ``KB_SLURM__PARTITION`` and so on)."""
 
-    partition: str | None = Field(default=None, description="Partition (queue); default: the cluster's default.")
-    account: str | None = Field(default=None, description="Account to charge, where the cluster asks for one.")
-    time_minutes: int = Field(default=240, ge=1, description="Time limit per job; a run cut off by it resumes "
-                              "from its last checkpoint in the next attempt.")
+    partition: str | None = Field(
+        default=None, description="Partition (queue); default: the cluster's default."
+    )
+    account: str | None = Field(
+        default=None, description="Account to charge, where the cluster asks for one."
+    )
+    time_minutes: int = Field(
+        default=240,
+        ge=1,
+        description="Time limit per job; a run cut off by it resumes "
+        "from its last checkpoint in the next attempt.",
+    )
     mem_gb: float = Field(default=32.0, gt=0, description="Host memory per job.")
     cpus_per_task: int = Field(default=4, ge=1, description="CPU cores per job (data loading, tokenization).")
-    gpus_per_job: int = Field(default=1, ge=0, description="GPUs per job for runs on CUDA (CPU runs ask for none).")
+    gpus_per_job: int = Field(
+        default=1, ge=0, description="GPUs per job for runs on CUDA (CPU runs ask for none)."
+    )
     extra_sbatch: dict[str, str] = Field(default_factory=dict, description="More sbatch options, e.g. "
                                          "{'qos': 'high', 'constraint': 'a100'}.")
     folder: Path | None = Field(default=None, description="submitit's job files, on a filesystem the compute "
@@ -56,13 +66,16 @@ class SlurmSettings(BaseModel):
 
 
 class BundleSettings(BaseModel):
-    """Bounds on an evidence bundle `kb evidence import` reads (KB_BUNDLES__...): a bundle comes from elsewhere,
-    so what it may cost to check is fixed here, never by the bundle."""
+    """Bounds on an evidence bundle `kb evidence import` reads (KB_BUNDLES__...): a bundle comes from
+    elsewhere, so what it may cost to check is fixed here, never by the bundle."""
 
     max_file_bytes: int = Field(default=64_000_000, ge=1, description="Largest file in a bundle, in bytes "
                                 "(KB_BUNDLES__MAX_FILE_BYTES): a figure or a metrics file is well under it.")
-    max_total_bytes: int = Field(default=512_000_000, ge=1, description="Largest bundle, all files together, in "
-                                 "bytes (KB_BUNDLES__MAX_TOTAL_BYTES).")
+    max_total_bytes: int = Field(
+        default=512_000_000,
+        ge=1,
+        description="Largest bundle, all files together, in bytes (KB_BUNDLES__MAX_TOTAL_BYTES).",
+    )
     max_files: int = Field(default=10_000, ge=2, description="Most files (and folders) in a bundle "
                            "(KB_BUNDLES__MAX_FILES).")
 
@@ -78,7 +91,8 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy URL; default: SQLite file 'index.sqlite' under the KB home."
     )
     artifact_store: str | None = Field(
-        default=None, description="fsspec URL of the evidence files (plots, metrics, checkpoints): default the KB "
+        default=None,
+        description="fsspec URL of the evidence files (plots, metrics, checkpoints): default the KB "
         "home itself; a shared folder or s3://bucket/prefix where workers run on other machines.",
     )
     slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm "
@@ -86,32 +100,51 @@ class Settings(BaseSettings):
     ray_address: str | None = Field(default=None, description="Ray cluster the 'ray' executor submits to "
                                     "(KB_RAY_ADDRESS, --ray-address); default: a local Ray instance.")
     max_note_bytes: int = Field(default=5_000_000, description="Notes larger than this are rejected.")
-    bundles: BundleSettings = Field(default_factory=BundleSettings, description="Bounds on the evidence bundles "
-                                    "`kb evidence import` reads (KB_BUNDLES__MAX_FILE_BYTES, ...).")
+    bundles: BundleSettings = Field(
+        default_factory=BundleSettings,
+        description="Bounds on the evidence bundles "
+        "`kb evidence import` reads (KB_BUNDLES__MAX_FILE_BYTES, ...).",
+    )
     max_seeds_per_claim: int = Field(
-        default=DEFAULT_MAX_SEEDS, ge=1, description="Seeds one claim may list (KB_MAX_SEEDS_PER_CLAIM); each is a "
+        default=DEFAULT_MAX_SEEDS,
+        ge=1,
+        description="Seeds one claim may list (KB_MAX_SEEDS_PER_CLAIM); each is a "
         "run: a note listing more is invalid, naming the claim's 'analyzer.seeds'.",
     )
     max_note_integer: int = Field(
-        default=DEFAULT_MAX_NOTE_INTEGER, ge=1, description="Largest whole number a note may give an analyzer "
-        "parameter (KB_MAX_NOTE_INTEGER): steps, sizes, budgets past it are refused at validate, naming the bound; "
+        default=DEFAULT_MAX_NOTE_INTEGER,
+        ge=1,
+        description="Largest whole number a note may give an analyzer "
+        "parameter (KB_MAX_NOTE_INTEGER): steps, sizes, budgets past it are refused at validate, naming "
+        "the bound; "
         "the person running kb sets larger ones with --set.",
     )
     max_note_threads: int | None = Field(
-        default=None, ge=1, description="Most threads, workers or processes a note may ask for (KB_MAX_NOTE_THREADS); "
+        default=None,
+        ge=1,
+        description="Most threads, workers or processes a note may ask for (KB_MAX_NOTE_THREADS); "
         "default: this machine's CPU cores.",
     )
     max_rendered_body: int = Field(
-        default=50_000, ge=1_000, description="Characters of a note's Markdown body that 'kb show' and the app "
-        "render (KB_MAX_RENDERED_BODY): rendering costs grow with tables; the rest is left out, saying where it is.",
+        default=50_000,
+        ge=1_000,
+        description="Characters of a note's Markdown body that 'kb show' and the app "
+        "render (KB_MAX_RENDERED_BODY): rendering costs grow with tables; the rest is left out, saying "
+        "where it is.",
     )
     max_source_bytes: int = Field(
-        default=20_000_000, ge=1, description="Largest source text (a note's source_file) kb reads, in bytes "
-        "(KB_MAX_SOURCE_BYTES): a paper's full text is well under it; a larger file is refused, never read whole.",
+        default=20_000_000,
+        ge=1,
+        description="Largest source text (a note's source_file) kb reads, in bytes "
+        "(KB_MAX_SOURCE_BYTES): a paper's full text is well under it; a larger file is refused, never "
+        "read whole.",
     )
     max_tension_pairs: int = Field(
-        default=200_000, ge=1_000, description="Pairs of claims of different notes on one quantity that finding "
-        "tensions examines in all (KB_MAX_TENSION_PAIRS); past it the listing stops and says which quantities "
+        default=200_000,
+        ge=1_000,
+        description="Pairs of claims of different notes on one quantity that finding "
+        "tensions examines in all (KB_MAX_TENSION_PAIRS); past it the listing stops and says which "
+        "quantities "
         "may be incomplete, so a shared note of thousands of claims cannot stall every command.",
     )
     note_lock_timeout: float = Field(
@@ -119,26 +152,35 @@ class Settings(BaseSettings):
         "(any KB home) before giving up with a message, nothing written (KB_NOTE_LOCK_TIMEOUT).",
     )
     offline: bool = Field(
-        default=False, description="No network here (KB_OFFLINE=1): analyzers fail fast where they would download "
+        default=False,
+        description="No network here (KB_OFFLINE=1): analyzers fail fast where they would download "
         "weights or structures, saying what to provide instead.",
     )
     cache_dir: Path | None = Field(
-        default=None, description="Folder where analyzers keep what outlives a run (downloaded structures and "
-        "weights, trained reference models, designed sequences; KB_CACHE_DIR): default <KB home>/cache; a node-local "
+        default=None,
+        description="Folder where analyzers keep what outlives a run (downloaded structures and "
+        "weights, trained reference models, designed sequences; KB_CACHE_DIR): default <KB home>/cache; "
+        "a node-local "
         "disk on a worker whose KB home is shared.",
     )
     progress_interval: float = Field(
-        default=30.0, gt=0, description="Longest a running run goes without a progress line, in seconds "
+        default=30.0,
+        gt=0,
+        description="Longest a running run goes without a progress line, in seconds "
         "(KB_PROGRESS_INTERVAL): analyzers report at least this often, with the time left, and 'kb demo' / "
-        "'kb verify' print each running run's progress at least this often where the output is not a terminal.",
+        "'kb verify' print each running run's progress at least this often where the output is not a "
+        "terminal.",
     )
     chat_model: str | None = Field(
         default=None, description="LangChain 'provider:model' the agents use (KB_CHAT_MODEL), e.g. "
         "'openai:gpt-4o-mini'; none: the agents' offline fallbacks.",
     )
     lease_seconds: float = Field(
-        default=60.0, gt=0, description="How long a worker's claim on a run holds without a heartbeat (every 2 s) "
-        "renewing it; then any live worker reclaims the run (KB_LEASE_SECONDS). Longer than any database outage "
+        default=60.0,
+        gt=0,
+        description="How long a worker's claim on a run holds without a heartbeat (every 2 s) "
+        "renewing it; then any live worker reclaims the run (KB_LEASE_SECONDS). Longer than any database "
+        "outage "
         "a worker should ride out unnoticed.",
     )
     short_lane: bool = Field(
@@ -146,7 +188,9 @@ class Settings(BaseSettings):
         "interactive runs (a verify of one claim), on machines with 2 or more cores (KB_SHORT_LANE).",
     )
     stop_grace_seconds: float = Field(
-        default=30.0, ge=0, description="After SIGTERM or SIGINT, how long a worker waits for its running run to "
+        default=30.0,
+        ge=0,
+        description="After SIGTERM or SIGINT, how long a worker waits for its running run to "
         "reach its next checkpoint or end before it hands the run back to the queue (KB_STOP_GRACE_SECONDS).",
     )
     db_busy_timeout: float = Field(
@@ -154,12 +198,14 @@ class Settings(BaseSettings):
         "worker logs an outage and retries (KB_DB_BUSY_TIMEOUT).",
     )
     app_worker: bool = Field(
-        default=True, description="The app starts a background 'kb worker --forever' for queued runs when none "
+        default=True,
+        description="The app starts a background 'kb worker --forever' for queued runs when none "
         "is alive; turn off (KB_APP_WORKER=false) where workers run elsewhere, e.g. on a cluster.",
     )
     arxiv_api_url: str = Field(
         default="https://export.arxiv.org/api/query",
-        description="arXiv API query endpoint 'kb add arxiv:ID' asks (KB_ARXIV_API_URL; a mirror or a test server).",
+        description="arXiv API query endpoint 'kb add arxiv:ID' asks (KB_ARXIV_API_URL; a mirror or a "
+        "test server).",
     )
     crossref_api_url: str = Field(
         default="https://api.crossref.org",
@@ -167,19 +213,24 @@ class Settings(BaseSettings):
     )
     openalex_api_url: str = Field(
         default="https://api.openalex.org",
-        description="OpenAlex API base a PDF's DOI is looked up at ('/works/doi:<doi>') for author institutions "
+        description="OpenAlex API base a PDF's DOI is looked up at ('/works/doi:<doi>') for author "
+        "institutions "
         "(KB_OPENALEX_API_URL).",
     )
     lookup_timeout: float = Field(
-        default=8.0, gt=0, description="Seconds an online lookup (arXiv, Crossref, OpenAlex) may take before kb "
-        "gives up.",
+        default=8.0,
+        gt=0,
+        description="Seconds an online lookup (arXiv, Crossref, OpenAlex) may take before kb gives up.",
     )
     lookup_max_wait: float = Field(
-        default=10.0, ge=0, description="Longest a lookup waits when a service says 'too many requests' (HTTP "
+        default=10.0,
+        ge=0,
+        description="Longest a lookup waits when a service says 'too many requests' (HTTP "
         "429/503 with Retry-After) before asking once more (KB_LOOKUP_MAX_WAIT); a longer wait gives up.",
     )
     contact_email: str | None = Field(
-        default=None, description="Your e-mail, sent in the User-Agent of lookups (KB_CONTACT_EMAIL): Crossref and "
+        default=None,
+        description="Your e-mail, sent in the User-Agent of lookups (KB_CONTACT_EMAIL): Crossref and "
         "OpenAlex serve such 'polite' requests from a faster pool and write to you rather than block you.",
     )
     lookups: bool = Field(

@@ -33,8 +33,12 @@ def citation_links(citations: list[dict[str, Any]], key: str) -> None:
         for citation in citations:
             kind, ident = citation["kind"], citation["id"]
             if kind == "run":
-                st.page_link("views/runs.py", label=f"run {markdown_text(ident[:8])}", icon=":material/play_circle:",
-                             query_params={"run": ident})
+                st.page_link(
+                    "views/runs.py",
+                    label=f"run {markdown_text(ident[:8])}",
+                    icon=":material/play_circle:",
+                    query_params={"run": ident},
+                )
             elif kind == "claim":
                 st.page_link("views/note.py", label=markdown_text(ident), icon=":material/checklist:",
                              query_params={"id": ident.split("#", 1)[0]})
@@ -47,15 +51,19 @@ st.title("Ask")
 model, why_not = chat_model()
 if model is None:
     st.warning(why_not or "No chat model is configured.", icon=":material/key_off:")
-    st.caption("Everything else in kb works without a model: the Library, notes and evidence, re-verification, "
-               "and the deterministic claim drafter on **Add / edit note**.")
+    st.caption(
+        "Everything else in kb works without a model: the Library, notes and evidence, re-verification, "
+        "and the deterministic claim drafter on **Add / edit note**."
+    )
     st.chat_input("Configure KB_CHAT_MODEL to ask questions", key="ask_input", disabled=True)
     st.stop()
 
 history: list[dict[str, Any]] = st.session_state["chat"]
+model_name = getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__
 with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-    st.caption(f"Model: `{getattr(model, 'model_name', None) or getattr(model, 'model', None) or type(model).__name__}`"
-               " · answers come only from the library and its evidence, with their sources")
+    st.caption(
+        f"Model: `{model_name}` · answers come only from the library and its evidence, with their sources"
+    )
     if history:
         st.button("Clear", key="ask_clear", icon=":material/delete_sweep:", type="tertiary",
                   on_click=lambda: st.session_state.update(chat=[]))
@@ -76,7 +84,8 @@ if question:
     with st.chat_message("assistant"):
         with st.status("Reading the library…", expanded=False) as status:
             try:
-                from kb.agents.ask import ask  # LangChain takes seconds to import: paid when a question is asked
+                # LangChain takes seconds to import: paid when a question is asked
+                from kb.agents.ask import ask
 
                 answer = ask(question, kb, model)
                 text, citations = answer.text, [c.model_dump() for c in answer.citations]
@@ -84,8 +93,8 @@ if question:
             except Exception as exc:  # noqa: BLE001 - a provider failure is shown, the page stays usable
                 text, citations = f"The agent failed: {type(exc).__name__}: {exc}", []
                 status.update(label="Failed", state="error")
-        # The answer repeats what notes say (and a note may be written to steer the model): shown as text where
-        # it would make the browser fetch or follow anything, like a note's body.
+        # The answer repeats what notes say (and a note may be written to steer the model): shown as text
+        # where it would make the browser fetch or follow anything, like a note's body.
         st.markdown(markdown_body(text) if text else "_(no answer)_")
         citation_links(citations, key=str(len(history)))
     history.append({"role": "assistant", "content": text, "citations": citations})

@@ -1,8 +1,8 @@
 """Compare: the same probe across models on one plot (e.g. logit-lens KL per layer of several ESM-2 sizes).
 
-Generic over analyzers: pick an analyzer, one or more list metrics found in its evidence (dotted paths
-such as ``layers.logit_lens_kl``), and the run parameter that names each curve (e.g. ``model``). The x axis
-is one the chosen metrics have (``kb.evidence.curves``): a per-layer list has the relative depth (layer / (layers - 1)),
+Generic over analyzers: pick an analyzer, one or more list metrics found in its evidence (dotted paths such as
+``layers.logit_lens_kl``), and the run parameter that names each curve (e.g. ``model``). The x axis is one the
+chosen metrics have (``kb.evidence.curves``): a per-layer list has the relative depth (layer / (layers - 1)),
 so models of different depth line up, and the layer; a per-temperature list has the temperature, and so on.
 """
 
@@ -97,9 +97,19 @@ def curves(pairs: list[tuple[EvidenceRecord, RunRecord | None]], paths: list[str
             for position, (x, value) in enumerate(zip(xs, values, strict=True)):
                 if value is None:
                     continue
-                rows.append({"curve": label, "position": position, "x": x, "value": float(value), "metric": path,
-                             "run": record.run_id[:8], "points": len(values), "scale": scale or "",
-                             "when": record.created_at.strftime("%Y-%m-%d %H:%M")})
+                rows.append(
+                    {
+                        "curve": label,
+                        "position": position,
+                        "x": x,
+                        "value": float(value),
+                        "metric": path,
+                        "run": record.run_id[:8],
+                        "points": len(values),
+                        "scale": scale or "",
+                        "when": record.created_at.strftime("%Y-%m-%d %H:%M"),
+                    }
+                )
     return pd.DataFrame(rows), left_out
 
 
@@ -140,8 +150,12 @@ default_path = next((p for p in ordered_paths if "kl" in p.lower()), ordered_pat
 paths = c2.multiselect("List metric(s)", ordered_paths, default=[default_path], key="cmp_metrics",
                        format_func=lambda p: f"{p} ({runs_label(path_runs[p])})")
 # The x axes on offer: those every chosen metric has, as its newest run reports it (kb.evidence.curves).
-axes_of = {path: list(curves_mod.axes(next(r.metrics for r, _ in pairs if path in list_metric_paths(r.metrics)),
-                                      path)) for path in paths}
+axes_of = {
+    path: list(
+        curves_mod.axes(next(r.metrics for r, _ in pairs if path in list_metric_paths(r.metrics)), path)
+    )
+    for path in paths
+}
 axis_options = [a for a in (axes_of[paths[0]] if paths else []) if all(a in axes_of[p] for p in paths)]
 
 varying = varying_params(pairs)
@@ -151,9 +165,14 @@ label_key = c3.selectbox("One curve per", label_options, key="cmp_label",
                          help="The run parameter that tells the curves apart (e.g. the model)")
 if st.session_state.get("cmp_x") not in axis_options:  # metrics along another axis: start from their first
     st.session_state.pop("cmp_x", None)
-x_axis = c4.segmented_control("x axis", axis_options, default=axis_options[0] if axis_options else None, key="cmp_x",
-                              help="The axes the chosen metrics have: a per-layer metric the relative depth "
-                                   "and the layer, a per-temperature one the temperature")
+x_axis = c4.segmented_control(
+    "x axis",
+    axis_options,
+    default=axis_options[0] if axis_options else None,
+    key="cmp_x",
+    help="The axes the chosen metrics have: a per-layer metric the relative depth "
+    "and the layer, a per-temperature one the temperature",
+)
 log_y = c5.toggle("log y", key="cmp_log")
 
 labelled: dict[str, tuple[EvidenceRecord, RunRecord | None]] = {}
@@ -168,14 +187,23 @@ for record, run in pairs:  # newest first: the first run per label is its latest
         labelled[name] = (record, run)
 # Keyed by the labelling: another "One curve per" names other curves, so the choice starts afresh (a kept
 # choice of names that no longer exist would empty the plot).
-chosen = st.multiselect("Runs", list(labelled), default=list(labelled)[:8], key=f"cmp_runs_{label_key}",
-                        help="The latest run per label; older runs of the same label are left out (listed below)")
+chosen = st.multiselect(
+    "Runs",
+    list(labelled),
+    default=list(labelled)[:8],
+    key=f"cmp_runs_{label_key}",
+    help="The latest run per label; older runs of the same label are left out (listed below)",
+)
 if not paths or not chosen:
     empty_state("Pick at least one metric and one run.", icon=":material/touch_app:")
     st.stop()
 if not axis_options:
-    empty_state("These metrics share no axis (" + "; ".join(f"{p}: {', '.join(a)}" for p, a in axes_of.items())
-                + "): pick metrics along one axis.", icon=":material/info:")
+    empty_state(
+        "These metrics share no axis ("
+        + "; ".join(f"{p}: {', '.join(a)}" for p, a in axes_of.items())
+        + "): pick metrics along one axis.",
+        icon=":material/info:",
+    )
     st.stop()
 axis = x_axis or axis_options[0]
 frame, missing = curves([labelled[c] for c in chosen], paths, label_key, axis)
@@ -186,8 +214,11 @@ not_chosen = [{"curve": name, "run": pair[0].run_id[:8], "metric": "(all)", "why
 def report_left_out(rows: list[dict[str, str]]) -> None:
     """Never drop a run silently: what is not on the plot, and why."""
     if rows:
-        with st.expander(f"Left out of the plot: {len(rows)} run/metric pair(s), and why", icon=":material/info:",
-                         expanded=bool(missing)):
+        with st.expander(
+            f"Left out of the plot: {len(rows)} run/metric pair(s), and why",
+            icon=":material/info:",
+            expanded=bool(missing),
+        ):
             st.dataframe(pd.DataFrame(rows), key="cmp_left_out", hide_index=True,
                          column_config={"why": st.column_config.TextColumn("why", width="large")})
 
@@ -207,9 +238,16 @@ chart = (
     .encode(
         x=alt.X("x:Q", title=x_title),
         y=alt.Y("value:Q", title=paths[0] if len(paths) == 1 else "value", scale=y_scale),
-        color=alt.Color("curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=500)),
-        tooltip=["curve", "metric", alt.Tooltip("x:Q", title=axis, format=".4g"),
-                 alt.Tooltip("value:Q", format=".4g"), "points", "scale", "run", "when"],
+        color=alt.Color(
+            "curve:N", title=label_key, legend=alt.Legend(orient="bottom", columns=2, labelLimit=500)
+        ),
+        tooltip=[
+            "curve",
+            "metric",
+            alt.Tooltip("x:Q", title=axis, format=".4g"),
+            alt.Tooltip("value:Q", format=".4g"),
+            "points", "scale", "run", "when",
+        ],
     )
     .properties(height=420)
     .interactive()
@@ -225,8 +263,14 @@ first_last = "layer" if per_layer else "point"
 st.dataframe(summary.reset_index(), key="cmp_table", hide_index=True,
              column_config={"first": st.column_config.NumberColumn(f"first {first_last}", format="%.4g"),
                             "last": st.column_config.NumberColumn(f"last {first_last}", format="%.4g")})
-st.download_button("Download the curves (CSV)", frame.to_csv(index=False), file_name=f"{analyzer}-compare.csv",
-                   key="cmp_download", icon=":material/download:", mime="text/csv")
+st.download_button(
+    "Download the curves (CSV)",
+    frame.to_csv(index=False),
+    file_name=f"{analyzer}-compare.csv",
+    key="cmp_download",
+    icon=":material/download:",
+    mime="text/csv",
+)
 st.caption(f"Parameters in these runs: {', '.join(varying) or 'all identical'} · "
            f"{len(frame)} points")
 report_left_out(missing + superseded + not_chosen)

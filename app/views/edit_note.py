@@ -70,8 +70,12 @@ def load(note: Note | None) -> None:
     }.items():
         st.session_state[f"fm_{key}"] = value
     st.session_state["fm_authors_base"] = pd.DataFrame(
-        [{"name": a.get("name", ""), "affiliation": a.get("affiliation") or ""} for a in meta.get("authors") or []],
-        columns=["name", "affiliation"])
+        [
+            {"name": a.get("name", ""), "affiliation": a.get("affiliation") or ""}
+            for a in meta.get("authors") or []
+        ],
+        columns=["name", "affiliation"],
+    )
     load_claims(list(meta.get("claims") or []))
     st.session_state["drafts"] = None
     st.session_state["fm_attempted"] = False
@@ -106,15 +110,21 @@ def build_meta(original: dict[str, Any]) -> dict[str, Any]:
                    ["paper_url", "pdf_url", "code_url"])
     status, decision = st.session_state.get("fm_status"), st.session_state.get("fm_decision")
     values = {
-        "paper_id": text("fm_paper_id"), "title": text("fm_title"), "authors": authors(original.get("authors") or []),
+        "paper_id": text("fm_paper_id"),
+        "title": text("fm_title"),
+        "authors": authors(original.get("authors") or []),
         "institutions": [line.strip() for line in text("fm_institutions").splitlines() if line.strip()],
         "publication": pub or None,
-        "urls": urls or None, "direction": text("fm_direction"), "topic": text("fm_topic"),
+        "urls": urls or None,
+        "direction": text("fm_direction"),
+        "topic": text("fm_topic"),
         "tags": [t.strip() for t in st.session_state.get("fm_tags") or [] if t.strip()],
         "journal_tier": st.session_state.get("fm_journal_tier"),
         "quality_score": st.session_state.get("fm_quality_score"),
-        "status": None if status == NONE else status, "decision": None if decision == NONE else decision,
-        "analyst": text("fm_analyst"), "source_file": text("fm_source_file"),
+        "status": None if status == NONE else status,
+        "decision": None if decision == NONE else decision,
+        "analyst": text("fm_analyst"),
+        "source_file": text("fm_source_file"),
     }
     for date_field in ("decision_date", "analysis_date"):
         value = st.session_state.get(f"fm_{date_field}")
@@ -130,21 +140,27 @@ def changed_fields(note: Note, meta: dict[str, Any]) -> tuple[dict[str, Any], li
     claims to append when the only change to the claims is new ones at the end (kept byte-exact)."""
     new = PaperNote.model_validate(meta)
     old = note.meta
-    changes = {name: meta.get(name) for name in PaperNote.model_fields if getattr(new, name) != getattr(old, name)}
+    changes = {
+        name: meta.get(name) for name in PaperNote.model_fields if getattr(new, name) != getattr(old, name)
+    }
     for name in set(new.extra_fields) | set(old.extra_fields):
         if new.extra_fields.get(name) != old.extra_fields.get(name):
             changes[name] = meta.get(name)
     appended: list[Claim] = []
-    if "claims" in changes and len(new.claims) > len(old.claims) and new.claims[:len(old.claims)] == old.claims:
+    if (
+        "claims" in changes
+        and len(new.claims) > len(old.claims)
+        and new.claims[: len(old.claims)] == old.claims
+    ):
         appended = new.claims[len(old.claims):]
         del changes["claims"]
     return changes, appended
 
 
 def fill_from(records: list[Any]) -> None:
-    """Put what an upload or lookup found (``kb.papers.add.PaperRecord``) into the form; saving stores its text,
-    the new note's body gets the abstract (as ``kb add`` writes it) and ``field_sources`` says where each
-    field came from, for the fields still as filled when the note is created (``kept_sources``)."""
+    """Put what an upload or lookup found (``kb.papers.add.PaperRecord``) into the form; saving stores its
+    text, the new note's body gets the abstract (as ``kb add`` writes it) and ``field_sources`` says where
+    each field came from, for the fields still as filled when the note is created (``kept_sources``)."""
     from kb.papers.add import body_for
 
     record = records[0]
@@ -163,8 +179,12 @@ def fill_from(records: list[Any]) -> None:
                                       "abstract": record.abstract}
     for notice in record.notices:  # a lookup not made and why, a template DOI left out, ...
         flash("warning", notice)
-    more = f" ({len(records) - 1} more entries in the file: add them with `kb add`)" if len(records) > 1 else ""
-    flash("success", f"Filled in from the source{more}; its text is stored beside the note when you create it.")
+    more = (
+        f" ({len(records) - 1} more entries in the file: add them with `kb add`)" if len(records) > 1 else ""
+    )
+    flash(
+        "success", f"Filled in from the source{more}; its text is stored beside the note when you create it."
+    )
 
 
 def source_values(meta: dict[str, Any]) -> dict[str, Any]:
@@ -182,8 +202,11 @@ def kept_sources(meta: dict[str, Any], body: str) -> dict[str, str]:
     filled = st.session_state.get("fm__filled") or {}
     now, then = source_values(meta), filled.get("values") or {}
     abstract = filled.get("abstract")
-    return {name: source for name, source in (filled.get("sources") or {}).items()
-            if (name == "abstract" and abstract and abstract in body) or (name in now and now[name] == then[name])}
+    return {
+        name: source
+        for name, source in (filled.get("sources") or {}).items()
+        if (name == "abstract" and abstract and abstract in body) or (name in now and now[name] == then[name])
+    }
 
 
 def import_upload() -> None:
@@ -238,8 +261,9 @@ def accept_drafts(rows: list[dict[str, Any]]) -> None:
         if row.get("analyzer") and row["analyzer"] != NONE:
             drafted = claim.get("analyzer") or {}
             # The drafted binding (parameters, scale) stands while the reviewer keeps its analyzer.
-            claim["analyzer"] = drafted if drafted.get("name") == row["analyzer"] else {"name": row["analyzer"],
-                                                                                      "params": {}}
+            claim["analyzer"] = (
+                drafted if drafted.get("name") == row["analyzer"] else {"name": row["analyzer"], "params": {}}
+            )
         else:
             claim.pop("analyzer", None)
             claim.pop("expect", None)  # an expectation names the metric of the analyzer just dropped
@@ -278,16 +302,25 @@ if note:
         st.page_link("views/note.py", label="Back to the note", icon=":material/arrow_back:",
                      query_params={"id": note.id})
         st.page_link("views/edit_note.py", label="Start a new note instead", icon=":material/note_add:")
-    st.caption(f"`{note.path}` · saving rewrites only the fields you change; everything else stays byte for byte")
+    st.caption(
+        f"`{note.path}` · saving rewrites only the fields you change; everything else stays byte for byte"
+    )
 else:
     st.title("Add a note")
-    st.caption("Every field is checked against the note schema as you type; nothing is written until it is valid.")
+    st.caption(
+        "Every field is checked against the note schema as you type; nothing is written until it is valid."
+    )
     with st.container(border=True):
         st.markdown("#### :material/upload_file: Start from the paper")
         f1, f2 = st.columns([3, 2])
-        f1.file_uploader("PDF, BibTeX or Zotero CSL-JSON", type=["pdf", "bib", "json"], key="add_upload",
-                         on_change=import_upload, help="Fills the fields below; the paper's text (a PDF's full "
-                         "text with its pages) is stored beside the note when you create it")
+        f1.file_uploader(
+            "PDF, BibTeX or Zotero CSL-JSON",
+            type=["pdf", "bib", "json"],
+            key="add_upload",
+            on_change=import_upload,
+            help="Fills the fields below; the paper's text (a PDF's full "
+            "text with its pages) is stored beside the note when you create it",
+        )
         f2.text_input("or look up", key="add_lookup", placeholder="arxiv:2602.21750 or doi:10.…")
         f2.button("Look up", key="add_lookup_go", on_click=look_up, icon=":material/search:")
         filled_sources = (st.session_state.get("fm__filled") or {}).get("sources") or {}
@@ -349,7 +382,9 @@ with st.container(border=True):
         st.selectbox("Status", [NONE, *(s.value for s in Status)], key="fm_status", persist_state="session")
         slots.slot("status")
     with r3:
-        st.selectbox("Decision", [NONE, *(d.value for d in Decision)], key="fm_decision", persist_state="session")
+        st.selectbox(
+            "Decision", [NONE, *(d.value for d in Decision)], key="fm_decision", persist_state="session"
+        )
         slots.slot("decision")
     with r4:
         st.number_input("Quality", key="fm_quality_score", step=1, persist_state="session", help="1 to 5")
@@ -379,7 +414,9 @@ with st.container(border=True):
         st.text_area("Institutions (one per line)", key="fm_institutions", persist_state="session", height=80)
     unknown = {k: v for k, v in original.items() if k not in PaperNote.model_fields}
     if unknown:
-        with st.expander(f"{len(unknown)} field(s) kb does not know (kept as written)", icon=":material/lock:"):
+        with st.expander(
+            f"{len(unknown)} field(s) kb does not know (kept as written)", icon=":material/lock:"
+        ):
             st.json(unknown)
 
 # -- body ---------------------------------------------------------------------------------------
@@ -398,38 +435,55 @@ with st.container(border=True):
 # -- claims -------------------------------------------------------------------------------------
 with st.container(border=True):
     st.markdown("#### :material/checklist: Claims")
-    st.caption("Checkable statements. Bind an analyzer from the registry and an expectation, and kb re-verifies "
-               "the claim; quotes are checked against the source text.")
+    st.caption(
+        "Checkable statements. Bind an analyzer from the registry and an expectation, and kb re-verifies "
+        "the claim; quotes are checked against the source text."
+    )
     slots.slot("claims")
     # Keyed and tracked: its open state survives reruns that shift the page above it (a flash message
     # appearing or going), or the drafted claims would be hidden in a collapsed expander.
-    with st.expander("Draft claims from the paper's text", icon=":material/auto_awesome:", key="draft_expander",
-                     on_change="rerun"):
+    with st.expander(
+        "Draft claims from the paper's text",
+        icon=":material/auto_awesome:",
+        key="draft_expander",
+        on_change="rerun",
+    ):
         model, why_not = chat_model()
-        st.caption("With a chat model (KB_CHAT_MODEL) an agent drafts the claims; without one, a deterministic "
-                   "drafter turns explicit numbers into quantitative claims. Quotes not found verbatim in the "
-                   "text are rejected. Nothing is added until you accept it.")
+        st.caption(
+            "With a chat model (KB_CHAT_MODEL) an agent drafts the claims; without one, a deterministic "
+            "drafter turns explicit numbers into quantitative claims. Quotes not found verbatim in the "
+            "text are rejected. Nothing is added until you accept it."
+        )
         source_text = ""
         if note is not None:  # only inside the notes folder, size-capped, regular files only
             source_text = kb.read_source(note).text or ""
         init_value("draft_text", source_text)
-        st.text_area("Paper text", key="draft_text", height=160, placeholder="Paste the abstract or full text")
+        st.text_area(
+            "Paper text", key="draft_text", height=160, placeholder="Paste the abstract or full text"
+        )
         if st.button("Draft claims", key="draft_go", icon=":material/auto_awesome:",
                      disabled=not st.session_state.get("draft_text", "").strip()):
             with st.status("Drafting claims…", expanded=False) as status:
                 try:
                     # The note's own claims: their quotes are not proposed again and their ids not reused.
                     existing = list(note.meta.claims) if note is not None else []
-                    from kb.agents.drafter import draft  # LangChain takes seconds to import: paid when drafting
+                    # LangChain takes seconds to import: paid when drafting
+                    from kb.agents.drafter import draft
 
-                    st.session_state["drafts"] = draft(st.session_state["draft_text"], kb, model, existing=existing)
+                    st.session_state["drafts"] = draft(
+                        st.session_state["draft_text"], kb, model, existing=existing
+                    )
                     status.update(label="Drafted", state="complete")
                 except Exception as exc:  # noqa: BLE001 - a provider error must not break the page
                     status.update(label=f"Drafting failed: {exc}", state="error")
         result = st.session_state.get("drafts")
         if result is not None:
-            method = "chat-model agent" if result.method == "agent" else "deterministic fallback (no chat model)"
-            st.caption(f"{len(result.claims)} claim(s) drafted by the {method}; {len(result.rejected)} rejected.")
+            method = (
+                "chat-model agent" if result.method == "agent" else "deterministic fallback (no chat model)"
+            )
+            st.caption(
+                f"{len(result.claims)} claim(s) drafted by the {method}; {len(result.rejected)} rejected."
+            )
             if result.claims:
                 rows = [{"add": True, "id": c.id, "statement": c.statement, "quote": c.quote, "page": c.page,
                          "analyzer": c.analyzer.name if c.analyzer else NONE,
@@ -437,25 +491,42 @@ with st.container(border=True):
                          "claim": from_draft(c), "claim with scale": from_draft(c, with_proposed_scale=True)}
                         for c in result.claims]
                 edited = st.data_editor(
-                    pd.DataFrame(rows).drop(columns=["claim", "claim with scale"]), key="draft_table", hide_index=True,
+                    pd.DataFrame(rows).drop(columns=["claim", "claim with scale"]),
+                    key="draft_table",
+                    hide_index=True,
                     column_config={
                         "add": st.column_config.CheckboxColumn("Add", width=50),
                         "id": st.column_config.TextColumn("Id", width="small"),
                         "statement": st.column_config.TextColumn("Statement", width="large"),
-                        "quote": st.column_config.TextColumn("Quote (verbatim)", width="large", disabled=True),
-                        "page": st.column_config.NumberColumn("Page", help="The PDF page the quote starts on",
-                                                              width="small", format="%d", disabled=True),
+                        "quote": st.column_config.TextColumn(
+                            "Quote (verbatim)", width="large", disabled=True
+                        ),
+                        "page": st.column_config.NumberColumn(
+                            "Page",
+                            help="The PDF page the quote starts on",
+                            width="small",
+                            format="%d",
+                            disabled=True,
+                        ),
                         "analyzer": st.column_config.SelectboxColumn("Analyzer", options=[NONE, *analyzers]),
                         # a claim with no scale is settled by no run: the paper's text proposes one, the user
                         # accepts it by ticking 'use scale'
-                        "proposed scale": st.column_config.TextColumn("Proposed scale (from the text)",
-                                                                      disabled=True),
+                        "proposed scale": st.column_config.TextColumn(
+                            "Proposed scale (from the text)", disabled=True
+                        ),
                         "use scale": st.column_config.CheckboxColumn("Use it", width=50),
-                    })
+                    },
+                )
                 kept = [{**row, "claim": rows[i]["claim with scale" if row.get("use scale") else "claim"]}
                         for i, row in enumerate(edited.to_dict("records"))]
-                st.button(f"Add {sum(bool(r['add']) for r in kept)} claim(s) to the note", key="draft_accept",
-                          type="primary", on_click=accept_drafts, args=(kept,), icon=":material/playlist_add:")
+                st.button(
+                    f"Add {sum(bool(r['add']) for r in kept)} claim(s) to the note",
+                    key="draft_accept",
+                    type="primary",
+                    on_click=accept_drafts,
+                    args=(kept,),
+                    icon=":material/playlist_add:",
+                )
             for rejected in result.rejected:
                 st.caption(f":violet[:material/link_off:] rejected `{rejected.claim.id}`: {rejected.reason}")
         if why_not:
@@ -491,7 +562,9 @@ if clicked:
     if errors:
         if not touched:
             slots.show(errors)
-        st.error(f"Nothing was written: fix the {len(errors)} field(s) marked above.", icon=":material/block:")
+        st.error(
+            f"Nothing was written: fix the {len(errors)} field(s) marked above.", icon=":material/block:"
+        )
         st.stop()
     pasted = str(st.session_state.get("draft_text") or "")
     has_source = bool(meta.get("source_file")) or (note is not None and bool(note.meta.source_file))
@@ -510,15 +583,23 @@ if clicked:
                 if not changes and not appended and not body_changed:
                     st.info("Nothing changed: nothing was written.", icon=":material/info:")
                     st.stop()
-                saved = kb.set_fields(note.id, changes, body=body if body_changed else None, new_claims=appended,
-                                      expected_hash=st.session_state.get("edit_hash"))
+                saved = kb.set_fields(
+                    note.id,
+                    changes,
+                    body=body if body_changed else None,
+                    new_claims=appended,
+                    expected_hash=st.session_state.get("edit_hash"),
+                )
                 st.session_state["edit_hash"] = saved.content_hash
     except NoteError as exc:
         if stored is not None:
             (kb.papers_dir / stored).unlink(missing_ok=True)
         if exc.field and (exc.field,) in slots.slots:
             slots.slots[(exc.field,)].caption(field_error(exc.message))
-        st.error(markdown_text(f"Nothing was written: {exc.message if exc.field else exc}"), icon=":material/block:")
+        st.error(
+            markdown_text(f"Nothing was written: {exc.message if exc.field else exc}"),
+            icon=":material/block:",
+        )
         if isinstance(exc, NoteChanged):
             st.button("Reload the note (drops the changes made here)", key="edit_reload",
                       icon=":material/refresh:", on_click=_reload)

@@ -38,7 +38,8 @@ NOTABLE = ["refuted", "error", "at_odds_proxy", "stale", "supported", "consisten
 #: Column widths (px): they add up to the table's width in a 1400 px window with the sidebar open (930 px,
 #: of which the row-selection column takes 32), so nothing scrolls sideways; wider windows share out the rest.
 WIDTHS = {"note": 290, "states": 190, "year": 48, "decision": 74, "status": 74, "quality": 34, "tags": 140}
-#: Rows tall enough for four wrapped lines: a long title and its id (Streamlit wraps text only in rows over 4 rem).
+#: Rows tall enough for four wrapped lines: a long title and its id (Streamlit wraps text only in rows over 4
+#: rem).
 ROW_HEIGHT = 84
 #: The header: every claim state with its count, verdicts first, then what needs doing, then grounding.
 HEADER_ROWS = [["supported", "refuted", "consistent_proxy", "at_odds_proxy"],
@@ -93,16 +94,23 @@ with st.sidebar:
                        format_func=lambda t: t if t == ANY else f"{t} ({facets['tag_counts'][t]})")
     decision = st.selectbox("Decision", [ANY, *(d.value for d in Decision)], key="lib_decision",
                             persist_state="session")
-    status = st.selectbox("Status", [ANY, *(s.value for s in Status)], key="lib_status", persist_state="session")
+    status = st.selectbox(
+        "Status", [ANY, *(s.value for s in Status)], key="lib_status", persist_state="session"
+    )
     min_quality = st.slider("Minimum quality", 0, 5, 0, key="lib_min_quality", persist_state="session",
                             help="0 shows every note")
     year = st.selectbox("Year", [ANY, *facets["years"]], key="lib_year", persist_state="session")
     states = st.multiselect(
-        "Has claims that are", data.PROBLEM_OPTIONS, key="lib_states", persist_state="session", placeholder="any state",
+        "Has claims that are",
+        data.PROBLEM_OPTIONS,
+        key="lib_states",
+        persist_state="session",
+        placeholder="any state",
         format_func=lambda s: STATE_STYLE[s][2],
         help="Keep notes with at least one claim in any of these states. 'ungrounded': the claim's quote "
-             "is not in the note's source text. 'not run': bound to an analyzer, never run. 'no analyzer': "
-             "nothing can re-verify the claim.")
+        "is not in the note's source text. 'not run': bound to an analyzer, never run. 'no analyzer': "
+        "nothing can re-verify the claim.",
+    )
 
 st.title("Library")
 report = keeper.last_report
@@ -112,13 +120,15 @@ if report is not None and report.errors:
         for error in report.errors[:50]:
             st.text(str(error))
 totals = facets["totals"]
-# Every state with its count, zeros included: "0 supported" next to "8 inconclusive" is the news. Each
-# metric is as wide as its label (a column grid cut "Consistent (proxy)" short), the rows wrap on narrow screens.
+# Every state with its count, zeros included: "0 supported" next to "8 inconclusive" is the news. Each metric
+# is as wide as its label (a column grid cut "Consistent (proxy)" short), the rows wrap on narrow screens.
 for row_number, states_in_row in enumerate(HEADER_ROWS):
     with st.container(horizontal=True, gap="medium", key=f"lib_header_{row_number}"):
         if row_number == 0:
             st.metric("Notes", f"{facets['notes']:,}", width="content")
-            st.metric("Claims", f"{facets['claims']:,}", width="content", help="Every claim, in exactly one state")
+            st.metric(
+                "Claims", f"{facets['claims']:,}", width="content", help="Every claim, in exactly one state"
+            )
         for state in states_in_row:
             colour, icon, label = STATE_STYLE[state]
             st.metric(f":{colour}[{icon} {label.capitalize()}]", f"{totals[state]:,}", help=STATE_HELP[state],
@@ -127,23 +137,33 @@ for row_number, states_in_row in enumerate(HEADER_ROWS):
 search_col, sort_col, order_col = st.columns([6, 2, 1], vertical_alignment="bottom")
 query = search_col.text_input("Search", key="lib_search", persist_state="session", icon=":material/search:",
                               placeholder="Full text: titles, tags, bodies, claims")
-sort = sort_col.selectbox("Sort by", ["id", "title", "year", "quality"], key="lib_sort", persist_state="session",
-                          disabled=bool(query.strip()), help="Search results are ordered by relevance")
+sort = sort_col.selectbox(
+    "Sort by",
+    ["id", "title", "year", "quality"],
+    key="lib_sort",
+    persist_state="session",
+    disabled=bool(query.strip()),
+    help="Search results are ordered by relevance",
+)
 descending = order_col.toggle("Desc.", key="lib_desc", persist_state="session")
 
-# The saved query: kept in the URL (?where=...), so a view can be bookmarked and shared; one grammar with
-# `kb list --where` (kb.evidence.where), conditions separated by ';'.
-# An address whose query differs from the one this page last wrote (a bookmark, a link) sets the box; an address
-# without one (back from a note) keeps the box and gets the query back.
+# The saved query: kept in the URL (?where=...), so a view can be bookmarked and shared; one grammar with `kb
+# list --where` (kb.evidence.where), conditions separated by ';'. An address whose query differs from the one
+# this page last wrote (a bookmark, a link) sets the box; an address without one (back from a note) keeps the
+# box and gets the query back.
 url_where = st.query_params.get("where", "")
 if "lib_where" not in st.session_state or (url_where and url_where != st.session_state.get("lib_where_url")):
     st.session_state["lib_where"] = url_where
-where = st.text_input("Where", key="lib_where", icon=":material/filter_alt:",
-                      placeholder="quality_score>=4; decision=ACCEPT; state=refuted",
-                      help="Conditions FIELD OP VALUE separated by ';', all must hold: any frontmatter field (dotted "
-                           "for nested ones: publication.year), tags, state (a claim's) or a claim state's count "
-                           "(refuted>=1); OP one of = != > >= < <= ~ (contains). The same as `kb list --where`; "
-                           "the address bar keeps it.")
+where = st.text_input(
+    "Where",
+    key="lib_where",
+    icon=":material/filter_alt:",
+    placeholder="quality_score>=4; decision=ACCEPT; state=refuted",
+    help="Conditions FIELD OP VALUE separated by ';', all must hold: any frontmatter field (dotted "
+    "for nested ones: publication.year), tags, state (a claim's) or a claim state's count "
+    "(refuted>=1); OP one of = != > >= < <= ~ (contains). The same as `kb list --where`; "
+    "the address bar keeps it.",
+)
 st.session_state["lib_where_url"] = where.strip()
 if where.strip():
     st.query_params["where"] = where.strip()
@@ -152,14 +172,24 @@ elif "where" in st.query_params:
 
 try:
     frame = data.library_frame(
-        key, keeper.generation, query.strip(), None if tag == ANY else tag, None if decision == ANY else decision,
-        None if status == ANY else status, min_quality or None, None if year == ANY else year,
-        tuple(sorted(states)), sort, descending, tuple(split_where(where)),
+        key,
+        keeper.generation,
+        query.strip(),
+        None if tag == ANY else tag,
+        None if decision == ANY else decision,
+        None if status == ANY else status,
+        min_quality or None,
+        None if year == ANY else year,
+        tuple(sorted(states)),
+        sort,
+        descending,
+        tuple(split_where(where)),
     )
 except WhereError as exc:  # a condition kb cannot read, or a field no note has: one line, the page stays
     st.error(markdown_text(f"Where {exc}"), icon=":material/filter_alt_off:")
     st.stop()
-except (QueryError, SearchIndexDamaged) as exc:  # a query kb cannot run, or a damaged index: say so, keep the page
+# a query kb cannot run, or a damaged index: say so, keep the page
+except (QueryError, SearchIndexDamaged) as exc:
     st.error(markdown_text(exc), icon=":material/search_off:")
     st.stop()
 if frame.empty:
@@ -193,18 +223,32 @@ else:
     with st.container(horizontal=True, gap="small", key="lib_export", vertical_alignment="center"):
         st.caption(f"Cite these {len(chosen):,} note(s):", width="content")
         for fmt, label, suffix, mime in EXPORTS:
-            st.download_button(label, data=functools.partial(citations, chosen, fmt), file_name=f"kb-citations{suffix}",
-                               mime=mime, key=f"lib_export_{fmt}", on_click="ignore", icon=":material/download:",
-                               help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
-                                    "one gets it written into its 'citekey' field")
+            st.download_button(
+                label,
+                data=functools.partial(citations, chosen, fmt),
+                file_name=f"kb-citations{suffix}",
+                mime=mime,
+                key=f"lib_export_{fmt}",
+                on_click="ignore",
+                icon=":material/download:",
+                help=f"{label} with each note's citation key (kb export --{fmt}); a note without "
+                "one gets it written into its 'citekey' field",
+            )
 
 column_config = {
-    "note": st.column_config.TextColumn("Note", width=WIDTHS["note"], help="The title, whole, then the note's id"),
-    "states": st.column_config.TextColumn("Claims", width=WIDTHS["states"],
-                                          help="How many claims, and how many are in each state (the most notable "
-                                               "state's colour); 'What the claim states mean' below"),
+    "note": st.column_config.TextColumn(
+        "Note", width=WIDTHS["note"], help="The title, whole, then the note's id"
+    ),
+    "states": st.column_config.TextColumn(
+        "Claims",
+        width=WIDTHS["states"],
+        help="How many claims, and how many are in each state (the most notable "
+        "state's colour); 'What the claim states mean' below",
+    ),
     "year": st.column_config.NumberColumn("Year", format="%d", width=WIDTHS["year"]),
-    "quality": st.column_config.NumberColumn("Q", format="%d", width=WIDTHS["quality"], help="Quality score, 1 to 5"),
+    "quality": st.column_config.NumberColumn(
+        "Q", format="%d", width=WIDTHS["quality"], help="Quality score, 1 to 5"
+    ),
     "decision": st.column_config.TextColumn("Decision", width=WIDTHS["decision"]),
     "status": st.column_config.TextColumn("Status", width=WIDTHS["status"]),
     "tags": st.column_config.TextColumn("Tags", width=WIDTHS["tags"]),

@@ -45,7 +45,8 @@ EXECUTORS = {cls.label: name for name, cls in executors.load_all().items()}
 
 
 def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
-    """Queue verification runs and make sure a worker (or the chosen executor) will take them (button callback)."""
+    """Queue verification runs and make sure a worker (or the chosen executor) will take them (button
+    callback)."""
     executor = EXECUTORS.get(st.session_state.get("reverify_executor") or "", "local")
     device = st.session_state.get("reverify_device") or "cpu"
     try:
@@ -91,8 +92,8 @@ def reconcile_now(every: float = 10.0) -> None:
 
 @st.fragment(run_every=LIVE_SECONDS)
 def live_progress(note_id: str, shown: frozenset[str]) -> None:
-    """Progress of this note's runs; reruns the page as soon as one of those it ``shown`` ends, so each verdict
-    lands when its run does, not when the last one does."""
+    """Progress of this note's runs; reruns the page as soon as one of those it ``shown`` ends, so each
+    verdict lands when its run does, not when the last one does."""
     runs = note_runs(note_id)
     if not runs or shown - {r.id for r in runs}:
         data.clear_caches()
@@ -116,10 +117,10 @@ def note_url(note_id: str, claim_id: str | None = None) -> str:
 
 
 def _code_as_markdown(code: str, fenced: bool, unindented: bool) -> str:
-    """Code of the body as Markdown that shows it as written. A code span is rewritten on one line with a fence
-    its content cannot close (``code_span``); an unindented fenced block is kept as written (it is a top-level
-    block to any Markdown reader); an indented one (in a list item) is escaped like text, since there the reader
-    may end the block with its container and read what follows as Markdown."""
+    """Code of the body as Markdown that shows it as written. A code span is rewritten on one line with a
+    fence its content cannot close (``code_span``); an unindented fenced block is kept as written (it is a
+    top-level block to any Markdown reader); an indented one (in a list item) is escaped like text, since
+    there the reader may end the block with its container and read what follows as Markdown."""
     if fenced:
         return code if unindented else markdown_body(code)
     run = len(code) - len(code.lstrip("`"))
@@ -130,9 +131,10 @@ def _code_as_markdown(code: str, fenced: bool, unindented: bool) -> str:
 
 
 def body_with_links(body: str, targets: dict[str, str | None]) -> str:
-    """The body as safe Markdown with each link to a note or claim as a link to its page (its label, the note's
-    title or the claim's statement; an unknown target stays as written, marked unknown). Text goes through
-    ``markdown_body``; code (spans, fenced blocks) shows as written, where an escape would show a backslash."""
+    """The body as safe Markdown with each link to a note or claim as a link to its page (its label, the
+    note's title or the claim's statement; an unknown target stays as written, marked unknown). Text goes
+    through ``markdown_body``; code (spans, fenced blocks) shows as written, where an escape would show a
+    backslash."""
     pieces: list[tuple[int, int, Link | bool]] = [(link.start, link.end, link) for link in find_links(body)]
     pieces = sorted(pieces + [(start, end, fenced) for start, end, fenced in code_ranges(body)],
                     key=lambda piece: piece[0])
@@ -142,10 +144,14 @@ def body_with_links(body: str, targets: dict[str, str | None]) -> str:
         if not isinstance(what, Link):
             out.append(_code_as_markdown(body[start:end], what, body[start] in "`~"))
         elif (resolved := targets.get(what.target)) is None:
-            out.append(f"{markdown_body(body[start:end])} :gray[(unknown {'claim' if what.claim_id else 'note'})]")
+            out.append(
+                f"{markdown_body(body[start:end])} :gray[(unknown {'claim' if what.claim_id else 'note'})]"
+            )
         else:
             icon = ":material/fact_check:" if what.claim_id else ":material/description:"
-            out.append(f"[{icon} {markdown_text(what.label or resolved)}]({note_url(what.note_id, what.claim_id)})")
+            out.append(
+                f"[{icon} {markdown_text(what.label or resolved)}]({note_url(what.note_id, what.claim_id)})"
+            )
         done = end
     return "".join([*out, markdown_body(body[done:])])
 
@@ -156,7 +162,9 @@ def backlinks_row(note_id: str) -> None:
     if not backlinks:
         return
     with st.container(horizontal=True, gap="small", vertical_alignment="center", key="note_backlinks"):
-        st.caption(f":material/link: Linked from {len({b.note_id for b in backlinks})} note(s):", width="content")
+        st.caption(
+            f":material/link: Linked from {len({b.note_id for b in backlinks})} note(s):", width="content"
+        )
         for source_id in dict.fromkeys(b.note_id for b in backlinks):
             back = [b for b in backlinks if b.note_id == source_id]
             claims = sorted({b.claim_id for b in back if b.claim_id})
@@ -196,9 +204,15 @@ def header(note: Note) -> None:
         ids.append(f"[arXiv\\:{markdown_text(pub.arxiv_id)}](https://arxiv.org/abs/{quote(pub.arxiv_id)})")
     if pub and pub.doi:
         ids.append(f"[doi\\:{markdown_text(pub.doi)}](https://doi.org/{quote(pub.doi)})")
-    links = [(label, url) for label, url in (
-        ("Paper", meta.urls.paper_url if meta.urls else None), ("PDF", meta.urls.pdf_url if meta.urls else None),
-        ("Code", meta.urls.code_url if meta.urls else None)) if url]
+    links = [
+        (label, url)
+        for label, url in (
+            ("Paper", meta.urls.paper_url if meta.urls else None),
+            ("PDF", meta.urls.pdf_url if meta.urls else None),
+            ("Code", meta.urls.code_url if meta.urls else None),
+        )
+        if url
+    ]
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         st.markdown(" · ".join(ids))
         for label, url in links:
@@ -254,20 +268,41 @@ in_flight = note_runs(note_id)
 running_claims = {r.claim_key for r in in_flight}
 
 with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-    st.button(f"Re-verify all {len(bound)} claims" if len(bound) > 1 else "Re-verify", key="reverify_note",
-              type="primary", icon=":material/replay:",
-              disabled=not bound or bool(in_flight), on_click=queue_runs, args=(kb, [note_id], f"note {note_id}"),
-              help="Queue a run for every claim bound to an analyzer; a background worker runs them")
-    st.segmented_control("Run on", list(EXECUTORS), key="reverify_executor", default="This machine",
-                         label_visibility="collapsed", help="Where re-verification runs: " + "; ".join(
-                             f"{label}: {executors.get(name).description}" for label, name in EXECUTORS.items()))
-    st.segmented_control("Device", ["cpu", "cuda"], key="reverify_device", default="cpu",
-                         label_visibility="collapsed", help="Device the runs ask for (a Slurm job on cuda gets a GPU)")
-    st.page_link("views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id})
+    st.button(
+        f"Re-verify all {len(bound)} claims" if len(bound) > 1 else "Re-verify",
+        key="reverify_note",
+        type="primary",
+        icon=":material/replay:",
+        disabled=not bound or bool(in_flight),
+        on_click=queue_runs,
+        args=(kb, [note_id], f"note {note_id}"),
+        help="Queue a run for every claim bound to an analyzer; a background worker runs them",
+    )
+    st.segmented_control(
+        "Run on",
+        list(EXECUTORS),
+        key="reverify_executor",
+        default="This machine",
+        label_visibility="collapsed",
+        help="Where re-verification runs: "
+        + "; ".join(f"{label}: {executors.get(name).description}" for label, name in EXECUTORS.items()),
+    )
+    st.segmented_control(
+        "Device",
+        ["cpu", "cuda"],
+        key="reverify_device",
+        default="cpu",
+        label_visibility="collapsed",
+        help="Device the runs ask for (a Slurm job on cuda gets a GPU)",
+    )
+    st.page_link(
+        "views/edit_note.py", label="Edit note", icon=":material/edit:", query_params={"id": note_id}
+    )
     st.page_link("views/runs.py", label="Runs", icon=":material/play_circle:")
 
 indexed = kb.claim_states(note_id)  # the one claim-state rule, as the Library, CLI and agents apply it
-status = {c.id: indexed.get(f"{note_id}#{c.id}")  # a claim the index has not caught up with has no evidence yet
+# a claim the index has not caught up with has no evidence yet
+status = {c.id: indexed.get(f"{note_id}#{c.id}")
           or ClaimStatus(ClaimState.unverified if c.analyzer else ClaimState.unbound) for c in claims}
 states = Counter(s.state.value for s in status.values())  # every claim counted, those without an analyzer too
 
@@ -282,14 +317,17 @@ with tab_claims:
                     "propose them from the source text).", icon=":material/checklist:")
     else:
         if linked_claim and linked_claim not in {c.id for c in claims}:
-            st.warning(markdown_text(f"This note has no claim {linked_claim!r} (the link that led here names it)."),
-                       icon=":material/link_off:")
+            st.warning(
+                markdown_text(f"This note has no claim {linked_claim!r} (the link that led here names it)."),
+                icon=":material/link_off:",
+            )
         with st.container(horizontal=True, gap="small"):
             for state in STATE_STYLE:
                 if states.get(state):
                     state_badge(state, states[state])
         grounding = {r.claim_id: r for r in check_note(note, source)}
-        # Other notes' claims on the same quantities, and the tensions (kb.evidence.tensions): once per index generation
+        # Other notes' claims on the same quantities, and the tensions (kb.evidence.tensions): once per index
+        # generation
         across = data.claims_across(settings_key(kb.settings), index_keeper().generation, note_id)
         # Caveats every verified claim repeats (one run's, or one analyzer's) are said once, here.
         ran = with_results([evidence[c.id][0] for c in claims if evidence[c.id]])
@@ -310,10 +348,16 @@ with tab_claims:
                                   on_click=queue_runs, args=(kb, [claim_key], f"claim {claim.id}"))
                 with right:
                     active_runs_panel([r for r in in_flight if r.claim_key == claim_key])
-                    evidence_panel(kb.store, claim, evidence[claim.id], key=claim_key,
-                                   results=latest_results(kb.engine, claim_key) if claim.paper_values else None,
-                                   shared=shared)
-                evidence_plots(kb.store, claim, evidence[claim.id], key=claim_key)  # across the card, readable
+                    evidence_panel(
+                        kb.store,
+                        claim,
+                        evidence[claim.id],
+                        key=claim_key,
+                        results=latest_results(kb.engine, claim_key) if claim.paper_values else None,
+                        shared=shared,
+                    )
+                # across the card, readable
+                evidence_plots(kb.store, claim, evidence[claim.id], key=claim_key)
                 others_panel(across, claim_key)  # its tensions; other notes' claims on the same quantity
 
 with tab_note:

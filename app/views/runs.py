@@ -1,5 +1,6 @@
-"""Runs: the queue with live progress, chosen metric columns, sorting and filtering by a metric (as MLflow's run
-table does); a run's parameters, log, estimate against its actual time, and the curves it recorded; cancel, retry.
+"""Runs: the queue with live progress, chosen metric columns, sorting and filtering by a metric (as MLflow's
+run table does); a run's parameters, log, estimate against its actual time, and the curves it recorded;
+cancel, retry.
 
 The table and the selected run's details live in a fragment that reruns every two seconds, so
 progress moves without reloading the page. Runs are executed by a worker (the app's background one, or a
@@ -101,24 +102,35 @@ def metric_options(runs: list[RunRecord], metrics: dict[str, dict[str, Any]]) ->
 
 
 def curves_panel(run: RunRecord, metrics: dict[str, Any]) -> None:
-    """Every series the run recorded (per step, layer, temperature, depth), one chosen at a time, with its axis
-    in plain numbers."""
+    """Every series the run recorded (per step, layer, temperature, depth), one chosen at a time, with its
+    axis in plain numbers."""
     found = curves.series(metrics)
     if not found:
         return
     by_path = {one.path: one for one in found}
-    chosen = st.selectbox("Curve", list(by_path), key=f"run_curve_{run.id}",
-                          help="Every list of numbers the run recorded, against its axis (kb.evidence.curves)")
+    chosen = st.selectbox(
+        "Curve",
+        list(by_path),
+        key=f"run_curve_{run.id}",
+        help="Every list of numbers the run recorded, against its axis (kb.evidence.curves)",
+    )
     one = by_path[chosen or found[0].path]
     import altair as alt  # here, not at the top: a second or more to import, for the few runs with curves
 
     frame = pd.DataFrame({"x": one.x, "value": one.y})
-    chart = (alt.Chart(frame).mark_line(point=True)
-             .encode(x=alt.X("x:Q", title=one.axis, axis=alt.Axis(format="~g")),
-                     y=alt.Y("value:Q", title=one.path, scale=alt.Scale(zero=False), axis=alt.Axis(format="~g")),
-                     tooltip=[alt.Tooltip("x:Q", title=one.axis, format=".4~g"),
-                              alt.Tooltip("value:Q", title=one.path, format=".4~g")])
-             .properties(height=260))
+    chart = (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("x:Q", title=one.axis, axis=alt.Axis(format="~g")),
+            y=alt.Y("value:Q", title=one.path, scale=alt.Scale(zero=False), axis=alt.Axis(format="~g")),
+            tooltip=[
+                alt.Tooltip("x:Q", title=one.axis, format=".4~g"),
+                alt.Tooltip("value:Q", title=one.path, format=".4~g"),
+            ],
+        )
+        .properties(height=260)
+    )
     st.altair_chart(chart, key=f"run_curve_chart_{run.id}")
 
 
@@ -178,7 +190,9 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
                 st.badge(run.device, color="gray", icon=":material/memory:")
                 if run.job_id:
                     job_state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
-                    st.badge(f"Slurm job {run.job_id}: {job_state.lower()}", color="blue", icon=":material/dns:")
+                    st.badge(
+                        f"Slurm job {run.job_id}: {job_state.lower()}", color="blue", icon=":material/dns:"
+                    )
                 if run.attempts > 1:
                     st.badge(f"attempt {run.attempts}", color="orange", icon=":material/restart_alt:")
         with actions, st.container(horizontal=True, gap="small", horizontal_alignment="right"):
@@ -247,7 +261,8 @@ TOOK = "took (s)"
 
 def table(runs: list[RunRecord], verdicts: dict[str, Verdict | None], statuses_shown: dict[str, str],
           metrics: dict[str, dict[str, Any]], view: View) -> pd.DataFrame:
-    """One row per run: status, verdict, claim, analyzer, progress, message, time, the chosen metrics; sorted."""
+    """One row per run: status, verdict, claim, analyzer, progress, message, time, the chosen metrics;
+    sorted."""
     jobs = scheduler_states(tuple(r.job_id for r in runs if r.job_id))
 
     def message(run: RunRecord) -> str:
@@ -274,19 +289,23 @@ def table(runs: list[RunRecord], verdicts: dict[str, Verdict | None], statuses_s
 
 
 def column_config(frame: pd.DataFrame, metrics: list[str]) -> dict[str, Any]:
-    """Widths that keep the table within a 1400 px window beside the sidebar with two metric columns (the browser
-    test measures it); each metric past two takes its room from the claim and the message."""
+    """Widths that keep the table within a 1400 px window beside the sidebar with two metric columns (the
+    browser test measures it); each metric past two takes its room from the claim and the message."""
     squeeze = 45 * max(0, len(metrics) - 2)
     config: dict[str, Any] = {
         "status": st.column_config.TextColumn("Status", width=95),
-        "verdict": st.column_config.TextColumn("Verdict", width=105, help="What the run's evidence says of its claim"),
+        "verdict": st.column_config.TextColumn(
+            "Verdict", width=105, help="What the run's evidence says of its claim"
+        ),
         "claim": st.column_config.TextColumn("Claim", width=max(110, 180 - squeeze // 2)),
         "analyzer": st.column_config.TextColumn("Analyzer", width=105),
-        "progress": st.column_config.ProgressColumn("Progress", min_value=0.0, max_value=1.0, format="percent",
-                                                    width=80),
+        "progress": st.column_config.ProgressColumn(
+            "Progress", min_value=0.0, max_value=1.0, format="percent", width=80
+        ),
         "message": st.column_config.TextColumn("Message", width=max(90, 165 - squeeze // 2)),
-        TOOK: st.column_config.NumberColumn("Took (s)", format="%.1f", width=70,
-                                            help="Seconds the run worked (first-use stages included)"),
+        TOOK: st.column_config.NumberColumn(
+            "Took (s)", format="%.1f", width=70, help="Seconds the run worked (first-use stages included)"
+        ),
         "queued": st.column_config.TextColumn("Queued", width=90),
         "device": st.column_config.TextColumn("Device", width=55),
         "job": st.column_config.TextColumn("Slurm job", width=110, help="Job id and the scheduler's state"),
@@ -302,7 +321,9 @@ def queue(view: View) -> None:
     runs = kb.runs(limit=500)
     verdicts = kb.run_verdicts([r.id for r in runs if r.status is RunStatus.succeeded])
     statuses_shown = {r.id: shown_status(r, verdicts.get(r.id)) for r in runs}
-    counts = {s: sum(v == s for v in statuses_shown.values()) for s in [*(s.value for s in RunStatus), NOT_RUNNABLE]}
+    counts = {
+        s: sum(v == s for v in statuses_shown.values()) for s in [*(s.value for s in RunStatus), NOT_RUNNABLE]
+    }
     with st.container(horizontal=True, gap="small"):
         for status, count in counts.items():
             if status == NOT_RUNNABLE:
@@ -330,11 +351,19 @@ def queue(view: View) -> None:
         order.append("job")
     nonce = st.session_state.get("runs_table_nonce", 0)
     verdict_css = {label(state): css for state, css in STATE_CSS.items()}
-    styled = (frame.style.map(lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"])
-              .map(lambda v: f"color: {verdict_css.get(v, '#000')}; font-weight: 600", subset=["verdict"]))
+    styled = frame.style.map(
+        lambda v: f"color: {STATUS_CSS.get(v, '#000')}; font-weight: 600", subset=["status"]
+    ).map(lambda v: f"color: {verdict_css.get(v, '#000')}; font-weight: 600", subset=["verdict"])
     selection = st.dataframe(
-        styled, key=f"runs_table_{nonce}", hide_index=True, on_select="rerun", selection_mode="single-row",
-        height=min(38 + 35 * len(frame), 420), column_order=order, column_config=column_config(frame, view.metrics))
+        styled,
+        key=f"runs_table_{nonce}",
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        height=min(38 + 35 * len(frame), 420),
+        column_order=order,
+        column_config=column_config(frame, view.metrics),
+    )
     rows = selection.selection.rows if selection else []
     if rows:
         st.session_state["run_id"] = frame.iloc[rows[0]]["id"]
@@ -344,7 +373,10 @@ def queue(view: View) -> None:
     if chosen is None:
         st.caption("Select a run to see its parameters, log, curves, and to cancel or retry it.")
         return
-    details(chosen, verdicts.get(chosen.id) if chosen.id in verdicts else kb.run_verdicts([chosen.id]).get(chosen.id))
+    details(
+        chosen,
+        verdicts.get(chosen.id) if chosen.id in verdicts else kb.run_verdicts([chosen.id]).get(chosen.id),
+    )
 
 
 show_flash()
@@ -373,7 +405,9 @@ analyzer_choice = f2.selectbox("Analyzer", ["(any)", *kb.analyzers()], key="runs
 claim_filter = f3.text_input("Claim contains", key="runs_claim", persist_state="session",
                              placeholder="note id or claim id")
 every_run = kb.runs(limit=500)
-options = metric_options(every_run, kb.run_metrics([r.id for r in every_run if r.status is RunStatus.succeeded]))
+options = metric_options(
+    every_run, kb.run_metrics([r.id for r in every_run if r.status is RunStatus.succeeded])
+)
 m1, m2, m3, m4 = st.columns([3, 2, 1.3, 2], vertical_alignment="bottom")
 chosen_metrics = m1.multiselect("Metric columns", options, default=options[:2], key="runs_metrics",
                                 placeholder="no metric yet" if not options else "choose metrics")
@@ -387,5 +421,14 @@ if condition_text.strip():
         condition = curves.parse_condition(condition_text)
     except curves.BadCondition as exc:
         st.warning(str(exc), icon=":material/filter_alt_off:")
-queue(View(statuses, None if analyzer_choice == "(any)" else analyzer_choice, claim_filter.strip(), chosen_metrics,
-           sort or NEWEST, descending, condition))
+queue(
+    View(
+        statuses,
+        None if analyzer_choice == "(any)" else analyzer_choice,
+        claim_filter.strip(),
+        chosen_metrics,
+        sort or NEWEST,
+        descending,
+        condition,
+    )
+)

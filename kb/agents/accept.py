@@ -71,7 +71,8 @@ class DraftSource:
 
 
 def draft_source(kb: KnowledgeBase, note_or_file: str) -> DraftSource:
-    """A text file, or a note's ``source_file`` (its body when it has none); ``NoteError`` when neither exists."""
+    """A text file, or a note's ``source_file`` (its body when it has none); ``NoteError`` when neither
+    exists."""
     path = Path(note_or_file)
     if path.is_file():
         try:
@@ -92,11 +93,19 @@ def draft_source(kb: KnowledgeBase, note_or_file: str) -> DraftSource:
     if source.text is not None:
         return DraftSource(source.text, f"note-{note.id}", note.id)
     why = f"its {source.problem}" if source.problem else "it names no source_file"
-    return DraftSource(note.body, f"note-{note.id}", note.id, (f"drafting from the body of note {note.id!r}: {why}",))
+    return DraftSource(
+        note.body, f"note-{note.id}", note.id, (f"drafting from the body of note {note.id!r}: {why}",)
+    )
 
 
-def draft_or_recall(kb: KnowledgeBase, source: DraftSource, model: BaseChatModel | None, existing: list[Claim],
-                    *, recall: bool) -> tuple[DraftResult, bool]:
+def draft_or_recall(
+    kb: KnowledgeBase,
+    source: DraftSource,
+    model: BaseChatModel | None,
+    existing: list[Claim],
+    *,
+    recall: bool,
+) -> tuple[DraftResult, bool]:
     """The remembered draft of this text when ``recall`` (re-reviewed against ``existing``), else a new one.
 
     Returns the draft and whether it was recalled. A new draft is remembered for a later accept.
@@ -104,7 +113,9 @@ def draft_or_recall(kb: KnowledgeBase, source: DraftSource, model: BaseChatModel
     remembered = load_draft(kb.settings.home, source.key, source.text) if recall else None
     if remembered is not None:
         still, now_rejected = review(remembered.claims, source.text, existing=existing)  # e.g. accepted since
-        return remembered.model_copy(update={"claims": still, "rejected": [*remembered.rejected, *now_rejected]}), True
+        return remembered.model_copy(
+            update={"claims": still, "rejected": [*remembered.rejected, *now_rejected]}
+        ), True
     result = draft(source.text, kb, model, existing=existing)
     save_draft(kb.settings.home, source.key, source.text, result)
     return result, False
@@ -120,8 +131,9 @@ class NotAccepted(ValueError):
 
 def accept(kb: KnowledgeBase, note_id: str, result: DraftResult, ids: list[str] | None,
            with_proposed_scale: bool = False) -> dict[str, str]:
-    """Write the drafted claims ``ids`` (all kept ones when None) into the note; drafted id -> id written. A claim
-    that states no scale is written with the scale proposed from the paper's text only ``with_proposed_scale``.
+    """Write the drafted claims ``ids`` (all kept ones when None) into the note; drafted id -> id written. A
+    claim that states no scale is written with the scale proposed from the paper's text only
+    ``with_proposed_scale``.
 
     ``NotAccepted`` (naming each bad id and why) before anything is written when an id was not drafted
     or was rejected.

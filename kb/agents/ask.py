@@ -103,7 +103,8 @@ def ask(question: str, kb: KnowledgeBase, model: BaseChatModel | None, *,
     try:
         state: dict[str, Any] = agent.invoke({"messages": messages}, {"recursion_limit": MAX_STEPS})  # type: ignore[call-overload]
     except GraphRecursionError as exc:
-        raise AskError(f"the model did not finish answering within {MAX_STEPS} steps; ask a narrower question") \
-            from exc
+        raise AskError(
+            f"the model did not finish answering within {MAX_STEPS} steps; ask a narrower question"
+        ) from exc
     text = _final_text(state["messages"])
     return Answer(text=text, citations=box.cited(text), tool_calls=_tool_calls(state["messages"]))

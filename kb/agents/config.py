@@ -37,8 +37,8 @@ CLIENT_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def chat_model(spec: str | None) -> BaseChatModel:
-    """The chat model ``spec`` names (``Settings.chat_model``, i.e. KB_CHAT_MODEL); raises ``NoChatModel`` with
-    setup instructions when there is none."""
+    """The chat model ``spec`` names (``Settings.chat_model``, i.e. KB_CHAT_MODEL); raises ``NoChatModel``
+    with setup instructions when there is none."""
     spec = (spec or "").strip()
     if not spec:
         raise NoChatModel(NO_MODEL_MESSAGE)
@@ -48,6 +48,8 @@ def chat_model(spec: str | None) -> BaseChatModel:
     try:
         return init_chat_model(spec, **CLIENT_SETTINGS.get(provider, {}))
     except Exception as exc:  # a missing provider package, an unknown provider, a missing API key, ...
-        raise NoChatModel(f"cannot create the chat model {spec!r} named by {ENV_VAR}: {type(exc).__name__}: {exc}. "
-                          "Install the provider's package (e.g. pip install 'plm-kb[openai]') and set its API key, "
-                          f"or unset {ENV_VAR}.") from exc
+        raise NoChatModel(
+            f"cannot create the chat model {spec!r} named by {ENV_VAR}: {type(exc).__name__}: {exc}. "
+            "Install the provider's package (e.g. pip install 'plm-kb[openai]') and set its API key, "
+            f"or unset {ENV_VAR}."
+        ) from exc

@@ -1,4 +1,5 @@
-"""Draft claims from a paper's text: a LangChain agent when a chat model is given, else a deterministic fallback.
+"""Draft claims from a paper's text: a LangChain agent when a chat model is given, else a deterministic
+fallback.
 
 Whoever drafts, every claim goes through ``review`` before a person sees it:
 
@@ -62,27 +63,39 @@ class ProposedClaim(BaseModel):
                             description="'quantitative' when the claim states a number, else 'qualitative'.")
     quote: str = Field(min_length=1, description="VERBATIM text copied from the paper that backs the claim.")
     section: str | None = Field(default=None, description="Section, table or figure of the quote, if known.")
-    page: int | None = Field(default=None, ge=1, description="The PDF page the quote starts on (1-based); the "
-                                                             "review sets it from the text's pages.")
+    page: int | None = Field(
+        default=None,
+        ge=1,
+        description="The PDF page the quote starts on (1-based); the review sets it from the text's pages.",
+    )
     analyzer: Annotated[AnalyzerBinding | None, BeforeValidator(_as_binding)] = Field(
         default=None, description="An analyzer from list_analyzers that could re-verify the claim: its name, "
                                   "parameters (only those it lists) and a scale preset; null when none fits.")
     expect: Expectation | None = Field(
-        default=None, description="What the analyzer's result must show: one of ITS metrics, an operator and a "
-                                  "value, e.g. {metric: 'late_half_kl_drop_fraction', op: '>=', value: 0.5}.")
+        default=None,
+        description="What the analyzer's result must show: one of ITS metrics, an operator and a "
+        "value, e.g. {metric: 'late_half_kl_drop_fraction', op: '>=', value: 0.5}.",
+    )
     scale: ClaimScale | None = Field(default=None, description="Scale of the paper's setting, e.g. "
                                                                "{parameters: 650000000, data: 'UniRef50'}.")
-    why: str | None = Field(default=None, description="Why this is the paper's own result: the test, estimate or "
-                                                      "measurement its number comes from (or the finding).")
+    why: str | None = Field(
+        default=None,
+        description="Why this is the paper's own result: the test, estimate or "
+        "measurement its number comes from (or the finding).",
+    )
 
 
 class DraftClaim(ProposedClaim):
     """A reviewed drafted claim, with notes on what the review changed and what is left to do."""
 
-    notes: list[str] = Field(default_factory=list, description="What was stripped and why; hints for the reviewer.")
+    notes: list[str] = Field(
+        default_factory=list, description="What was stripped and why; hints for the reviewer."
+    )
     proposed_scale: ClaimScale | None = Field(
-        default=None, description="For a claim that states no scale: the one the paper's text names "
-                                  "(``kb.agents.scales``), written into the note only when the user accepts it.")
+        default=None,
+        description="For a claim that states no scale: the one the paper's text names "
+        "(``kb.agents.scales``), written into the note only when the user accepts it.",
+    )
 
     def to_claim(self, with_proposed_scale: bool = False) -> Claim:
         """The note-ready claim (``schemas.claim.Claim``); its proposed scale only ``with_proposed_scale``."""
@@ -110,19 +123,27 @@ class DraftResult(BaseModel):
     """Kept and rejected drafted claims, which drafter produced them, and what the user should know."""
 
     claims: list[DraftClaim] = Field(default_factory=list, description="Claims to review, accept or edit.")
-    rejected: list[RejectedClaim] = Field(default_factory=list, description="Claims not kept, with the reason.")
-    method: Literal["agent", "fallback"] = Field(description="'agent' (chat model) or 'fallback' (deterministic).")
-    message: str | None = Field(default=None, description="What the user should know (e.g. no model configured).")
+    rejected: list[RejectedClaim] = Field(
+        default_factory=list, description="Claims not kept, with the reason."
+    )
+    method: Literal["agent", "fallback"] = Field(
+        description="'agent' (chat model) or 'fallback' (deterministic)."
+    )
+    message: str | None = Field(
+        default=None, description="What the user should know (e.g. no model configured)."
+    )
 
 
 class DraftError(RuntimeError):
     """The agent could not produce a draft (the model kept failing, or the provider failed)."""
 
 
-FALLBACK_MESSAGE = ("no chat model: drafted by the deterministic fallback, which finds quantitative claims in "
-                    "explicit numbers and tables (and, in a PDF's full text, findings stated in words; no "
-                    "expectations). Set "
-                    f"{ENV_VAR} (e.g. '{ENV_VAR}=openai:gpt-4o-mini') for full drafts by the agent.")
+FALLBACK_MESSAGE = (
+    "no chat model: drafted by the deterministic fallback, which finds quantitative claims in "
+    "explicit numbers and tables (and, in a PDF's full text, findings stated in words; no "
+    "expectations). Set "
+    f"{ENV_VAR} (e.g. '{ENV_VAR}=openai:gpt-4o-mini') for full drafts by the agent."
+)
 
 SYSTEM_PROMPT = """\
 You draft checkable claims from a protein-language-model paper for a knowledge base of paper notes.
@@ -159,8 +180,10 @@ def _binding_problems(claim: ProposedClaim, analyzers: Mapping[str, Any]) -> tup
             why.append(f"{detail}; expectation removed")
     elif claim.expect is not None:
         strip["expect"] = None
-        why.append(f"expectation on {claim.expect.metric!r} removed: an expectation needs an analyzer whose metric "
-                   "it tests")
+        why.append(
+            f"expectation on {claim.expect.metric!r} removed: an expectation needs an analyzer whose metric "
+            "it tests"
+        )
     return strip, why
 
 
@@ -176,8 +199,13 @@ def review(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str, A
     for claim in claims:
         quote = normalize_text(claim.quote)
         if not quote or not check_quote(claim.quote, text):
-            rejected.append(RejectedClaim(claim=claim, reason="the quote does not occur verbatim in the text (checked "
-                                                              "up to case, whitespace, dashes and quote marks)"))
+            rejected.append(
+                RejectedClaim(
+                    claim=claim,
+                    reason="the quote does not occur verbatim in the text (checked "
+                    "up to case, whitespace, dashes and quote marks)",
+                )
+            )
             continue
         same = next((ident for q, ident in quoted.items() if q in quote or quote in q), None)
         if same is not None:
@@ -235,7 +263,9 @@ def problems(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str,
     found = []
     for claim in claims:
         if not check_quote(claim.quote, text):
-            found.append(f"claim {claim.id!r}: the quote is not in the text; call find_quote and copy the exact words")
+            found.append(
+                f"claim {claim.id!r}: the quote is not in the text; call find_quote and copy the exact words"
+            )
         found += [f"claim {claim.id!r}: {why}" for why in _binding_problems(claim, analyzers)[1]]
     return found
 
@@ -243,7 +273,8 @@ def problems(claims: Iterable[ProposedClaim], text: str, analyzers: Mapping[str,
 # -- the agent --------------------------------------------------------------------------------------
 
 def _checked_schema(check: Callable[[DraftedClaims], None]) -> type[DraftedClaims]:
-    """``DraftedClaims`` whose validation also runs ``check`` (so the agent sees review problems as errors)."""
+    """``DraftedClaims`` whose validation also runs ``check`` (so the agent sees review problems as
+    errors)."""
 
     class Checked(DraftedClaims):
         model_config = ConfigDict(title="DraftedClaims")
@@ -284,8 +315,10 @@ def agent_draft(text: str, model: BaseChatModel, kb: KnowledgeBase | None = None
     agent = create_agent(model, tools, system_prompt=SYSTEM_PROMPT,
                          response_format=ToolStrategy(_checked_schema(check)))
     try:
-        state: dict[str, Any] = agent.invoke({"messages": [{"role": "user", "content": f"Paper text:\n\n{text}"}]},
-                                             {"recursion_limit": recursion_limit})
+        state: dict[str, Any] = agent.invoke(
+            {"messages": [{"role": "user", "content": f"Paper text:\n\n{text}"}]},
+            {"recursion_limit": recursion_limit},
+        )
     except GraphRecursionError as exc:
         raise DraftError(f"the model gave no valid draft within {recursion_limit} steps") from exc
     response = state.get("structured_response")
@@ -320,12 +353,14 @@ def draft(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | Non
         drafted = list(fallback_draft(text, analyzers, {c.id for c in existing}))
         method, message = "fallback", FALLBACK_MESSAGE
     kept, rejected = review(drafted, text, analyzers, existing)
-    return DraftResult(claims=with_proposed_scales(kept, text), rejected=rejected, method=method, message=message)
+    return DraftResult(
+        claims=with_proposed_scales(kept, text), rejected=rejected, method=method, message=message
+    )
 
 
 def with_proposed_scales(claims: list[DraftClaim], text: str) -> list[DraftClaim]:
-    """Each claim that states no scale gets the one the paper's text names, shown as proposed: a claim without a
-    scale can be settled by no run, and the user accepts the proposal or sets another (issue 35)."""
+    """Each claim that states no scale gets the one the paper's text names, shown as proposed: a claim without
+    a scale can be settled by no run, and the user accepts the proposal or sets another (issue 35)."""
     proposal = propose_scale(text)
     if proposal is None:
         return claims
@@ -334,13 +369,18 @@ def with_proposed_scales(claims: list[DraftClaim], text: str) -> list[DraftClaim
         if claim.scale is not None:
             out.append(claim)
             continue
-        note = (f"proposed scale (the paper's text, not the quote): {proposal.text()} [{proposal.basis}]; a claim "
-                "without a scale is settled by no run: accept it with --with-proposed-scale, or set one with "
-                f"`kb set NOTE claims.{claim.id}.scale.parameters=N --new-field`")
+        note = (
+            f"proposed scale (the paper's text, not the quote): {proposal.text()} [{proposal.basis}]; a "
+            "claim "
+            "without a scale is settled by no run: accept it with --with-proposed-scale, or set one with "
+            f"`kb set NOTE claims.{claim.id}.scale.parameters=N --new-field`"
+        )
         out.append(claim.model_copy(update={"proposed_scale": proposal.scale, "notes": [*claim.notes, note]}))
     return out
 
 
-def draft_claims(text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None) -> list[DraftClaim]:
+def draft_claims(
+    text: str, kb: KnowledgeBase | None = None, model: BaseChatModel | None = None
+) -> list[DraftClaim]:
     """The kept drafted claims only (see ``draft`` for the rejected ones and the message)."""
     return draft(text, kb, model).claims

@@ -28,15 +28,15 @@ a careful reader would skim it for results:
   title), or a statement whose number comes with a test, an estimate or a measurement ('a median downtime of
   287ms', '2.7 times faster'; money, '1-9x' and 'twice as fast' count too). Ruled out: other works' results (a
   sentence citing a work and saying nothing of the authors' own), definitions and set-up (a value set, chosen,
-  assumed or defaulted; a confidence or significance level; 'This graph shows'), and the tail of a sentence cut
-  by code or a page. A statement without a number is drafted (as a qualitative claim) when it states a finding in
-  words: a comparison ('much faster', 'outperforms', 'very similar'), what results show ('indicate that', 'it can
-  be seen'), significance, an improvement, under the same exclusions. Elsewhere (notes, abstracts, Markdown)
-  these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py`` measures both kinds of
-  text, and the worked results of the real-article corpus's tuning and held-out halves;
+  assumed or defaulted; a confidence or significance level; 'This graph shows'), and the tail of a sentence
+  cut by code or a page. A statement without a number is drafted (as a qualitative claim) when it states a
+  finding in words: a comparison ('much faster', 'outperforms', 'very similar'), what results show ('indicate
+  that', 'it can be seen'), significance, an improvement, under the same exclusions. Elsewhere (notes,
+  abstracts, Markdown) these cues cost more precision than they add recall; ``benchmarks/bench_drafter.py``
+  measures both kinds of text, and the worked results of the real-article corpus's tuning and held-out halves;
 - a table printed as text in a paper's full text (rows of a label and numbers under a line of column names,
-  read by ``kb.agents.text_tables``) is one unit; ``table_results`` drafts its worked rows: the hypothesis of a
-  table of tests rejected most clearly, and rows naming a fitted model's statistic ('logLik');
+  read by ``kb.agents.text_tables``) is one unit; ``table_results`` drafts its worked rows: the hypothesis of
+  a table of tests rejected most clearly, and rows naming a fitted model's statistic ('logLik');
 - in a paged text every unit, and so every draft, names the PDF page its quote starts on (``source.page``);
 - every draft's notes say why it was drafted ('drafted because it states a worked result: a test result with
   its number').
@@ -70,8 +70,10 @@ _SECTION_NUMBER = re.compile(r"^(?:[IVX]+|[A-Z]|\d+)(?:\.\d+)*\.?\s+\S|^(?:Appen
 _TERMINAL = re.compile(r"[.!?:;。！？：；)\]\"”]$")
 _URL = re.compile(r"(?:https?://|www\.)\S+|\b[\w.-]+\.(?:com|org|io|net)/\S*")
 # Words after which a period does not end a sentence ('Fig. 4', 'et al. (2021)', 'cf. Table A1').
-_ABBREVIATIONS = {"fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf", "e.g", "i.e", "al", "vs", "approx",
-                  "no", "vol", "pp", "tab", "app", "ca", "resp", "st", "dr", "mr", "ms", "prof", "etc", "incl"}
+_ABBREVIATIONS = {
+    "fig", "figs", "eq", "eqs", "sect", "sec", "ref", "refs", "cf", "e.g", "i.e", "al", "vs", "approx", "no",
+    "vol", "pp", "tab", "app", "ca", "resp", "st", "dr", "mr", "ms", "prof", "etc", "incl",
+}
 # Lines of code and its printed output in a paper (R's prompt '> ' or 'R> ' and continuation '+ ', an
 # assignment '<-', a matrix row '[1,]'): never a finding, and their numbers would read as results.
 _CODE_LINE = re.compile(r"^(?:R?>|\+)\s|<-|^\s*\[\d*,\d*\]|^\s*\[\d+\]\s")
@@ -80,8 +82,9 @@ _BARE_NUMBER = re.compile(r"^[\d.\s]+$")
 # A sentence ends at '.', '!' or '?' before a capital (not at the dots of an ellipsis: 'i = 1, . . . , n').
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"'”’)]*\s+(?=[^\sa-z.,])|(?<=[。！？])")
 # A paper's reference list runs from its heading to the end, an appendix or the authors' addresses.
-_REFERENCES_HEADING = re.compile(r"^(?:[\dIVX]+\.?\s+)?(?:References|Bibliography|Literature Cited|参考文献)$",
-                                 re.IGNORECASE)
+_REFERENCES_HEADING = re.compile(
+    r"^(?:[\dIVX]+\.?\s+)?(?:References|Bibliography|Literature Cited|参考文献)$", re.IGNORECASE
+)
 _AFTER_REFERENCES = re.compile(r"^(?:Appendix\b|Affiliations?:?$|Supplementary\b|"
                                r"[A-H]\.(?:\d+\.?)?\s+[A-Z][\w-]*(?: [^,.]*)?$)")  # not 'A. Zeileis.'
 _NUMBERED_HEADING = re.compile(r"^\d+(?:\.\d+)*\.?\s+[A-Z]")
@@ -95,7 +98,8 @@ _PROSE_WORD = re.compile(r"^[(\"“‘'\[]*[A-Za-z][a-z]+(?:[-'’][A-Za-z]+)*[)
 class Unit:
     """A sentence, list item or table row of the text, as written (whitespace collapsed)."""
 
-    kind: str  # 'sentence', 'item', 'row', 'output' (a test's printed result) or 'table' (one printed as text)
+    # 'sentence', 'item', 'row', 'output' (a test's printed result) or 'table' (one printed as text)
+    kind: str
     text: str
     header: tuple[str, ...] = ()  # the table's header cells, for rows
     page: int | None = None  # the PDF page the unit starts on (1-based), in a paged text
@@ -129,7 +133,9 @@ def sentences_at(paragraph: str) -> list[tuple[int, str]]:
 def _is_heading(line: str) -> bool:
     """A line that titles what follows: no closing punctuation, and short or numbered like a section."""
     stripped = line.strip()
-    return not _TERMINAL.search(stripped) and (len(stripped.split()) <= 8 or bool(_SECTION_NUMBER.match(stripped)))
+    return not _TERMINAL.search(stripped) and (
+        len(stripped.split()) <= 8 or bool(_SECTION_NUMBER.match(stripped))
+    )
 
 
 def is_prose(line: str) -> bool:
@@ -176,10 +182,13 @@ def _without_head(line: str, heads: set[str]) -> str | None:
     return line
 
 
-# A line of a statistical test's printed result, as R's print method for tests writes it: the statistic (and its
-# degrees of freedom) with the p-value ('S0 = 1.5511, p-value = 0.01626', 'F = 3.2, df1 = 2, p-value < 2.2e-16').
+# A line of a statistical test's printed result, as R's print method for tests writes it: the statistic (and
+# its degrees of freedom) with the p-value ('S0 = 1.5511, p-value = 0.01626', 'F = 3.2, df1 = 2, p-value <
+# 2.2e-16').
 _STAT = r"-?\d[\d.]*(?:e[-+]?\d+)?"
-_TEST_LINE = re.compile(rf"^[^=<>]{{1,40}}=\s*{_STAT},(?:\s*[\w.]+\s*=\s*{_STAT},)*\s*p-value\s*[=<>]\s*{_STAT}$")
+_TEST_LINE = re.compile(
+    rf"^[^=<>]{{1,40}}=\s*{_STAT},(?:\s*[\w.]+\s*=\s*{_STAT},)*\s*p-value\s*[=<>]\s*{_STAT}$"
+)
 _TEST_TITLE = re.compile(r"^data:|\btest\b", re.IGNORECASE)
 
 
@@ -204,7 +213,8 @@ class _Cutter:
 
     def __init__(self, paged: bool) -> None:
         self.found: list[Unit] = []
-        self.paged = paged  # pages as `kb add` stores a PDF: units say their page, tables printed as text count
+        # pages as `kb add` stores a PDF: units say their page, tables printed as text count
+        self.paged = paged
         self.page: int | None = None
         self.paragraph: list[tuple[str, int | None]] = []  # its lines, each with its page
         self.header: tuple[str, ...] | None = None  # of the Markdown table being read
@@ -293,8 +303,8 @@ class _Cutter:
 
 
 def units(text: str) -> list[Unit]:
-    """The sentences, list items and table rows of a text, in order (see the module docstring); in a paged text
-    each unit says the page it starts on, and a table printed as text is one unit."""
+    """The sentences, list items and table rows of a text, in order (see the module docstring); in a paged
+    text each unit says the page it starts on, and a table printed as text is one unit."""
     pages = text.split(PAGE_BREAK)
     cutter = _Cutter(paged=len(pages) > 1)
     heads = running_heads(pages) if len(pages) >= 3 else set()
@@ -325,8 +335,10 @@ _NUM = r"\d+(?:,\d{3})*(?:\.\d+)?"
 _NUMBER = re.compile(rf"(?<![\w.,/:\-])(?<![\w]-)(?P<num>{_NUM})(?P<after>\S*)")
 # What may follow a number directly and still make it a quantity (not an identifier such as 2abd or A100).
 _SUFFIX = re.compile(r"^(?:%|[KkMBG]|[x×]|层|倍|个|nm|Å|th|st|nd|rd|s)?(?:[^\w]|$)")
-_SIZE = re.compile(rf"(?<![\w.])(?P<num>{_NUM})\s?(?P<unit>[MB]|million|billion)\b(?!\s+(?:sequences|tokens|steps))",
-                   re.IGNORECASE)
+_SIZE = re.compile(
+    rf"(?<![\w.])(?P<num>{_NUM})\s?(?P<unit>[MB]|million|billion)\b(?!\s+(?:sequences|tokens|steps))",
+    re.IGNORECASE,
+)
 _UNIT_AFTER = re.compile(
     r"^\s*(?:%|percent\b|percentage points?\b|pp\b|[KMB]\b|×|x\b|-?fold\b|times\b|Å|nm\b|nats?\b|bits?\b|"
     r"layers?\b|blocks?\b|heads?\b|層|层|倍|parameters?\b|params\b|residues?\b|sequences?\b|tokens?\b|proteins?\b|"
@@ -352,9 +364,11 @@ class Quantity:
     budget: bool
 
 
-_BUDGET_AFTER = re.compile(r"^\S*\s*(?:[KMB]\b|million|billion|steps?|updates?|iterations?|epochs?|days?|hours?|"
-                           r"minutes?|seconds?|GPUs?|TPUs?|cores|GB|sequences?|tokens?|parameters?|params)\b",
-                           re.IGNORECASE)
+_BUDGET_AFTER = re.compile(
+    r"^\S*\s*(?:[KMB]\b|million|billion|steps?|updates?|iterations?|epochs?|days?|hours?|"
+    r"minutes?|seconds?|GPUs?|TPUs?|cores|GB|sequences?|tokens?|parameters?|params)\b",
+    re.IGNORECASE,
+)
 _BUDGET_BEFORE = re.compile(r"\b(?:batch size|learning rate|lr|warm-?up|dropout(?: rate)?|seed|weight decay)"
                             r"(?: of)?\s*[=:]?\s*$", re.IGNORECASE)
 
@@ -407,10 +421,15 @@ _RESULT = re.compile(
     r"error|loss|kl|entropy|rank|diminish\w*|returns|optimal|best|worst|peaked?|ranges?|significant\w*)\b|"
     r"下降|上升|提升|降低|提高|最佳|最优|优于|达到|维持|减少|增加", re.IGNORECASE)
 # 'Noci et al. (2023) - The Curse of Depth ...': an entry of a reading list, not a finding.
-_BIBLIOGRAPHIC = re.compile(r"^[A-Z][\w'\-]+(?: (?:et al\.|and [A-Z][\w'\-]+))?,? \(?(?:19|20)\d\d[a-z]?\)?\W")
+_BIBLIOGRAPHIC = re.compile(
+    r"^[A-Z][\w'\-]+(?: (?:et al\.|and [A-Z][\w'\-]+))?,? \(?(?:19|20)\d\d[a-z]?\)?\W"
+)
 _ENUMERATION = re.compile(r"\d+(?:\s*,\s*\d+){2,}")
-_CAPTION = re.compile(r"^(?:Table|Figure|Fig\.)\s*[A-Z]?\d+\w*[.:]?\s+(?:reports?|shows?|summari[sz]es|lists?|"
-                      r"presents?|gives?|compares?|describes?|depicts?|illustrates?)\b", re.IGNORECASE)
+_CAPTION = re.compile(
+    r"^(?:Table|Figure|Fig\.)\s*[A-Z]?\d+\w*[.:]?\s+(?:reports?|shows?|summari[sz]es|lists?|"
+    r"presents?|gives?|compares?|describes?|depicts?|illustrates?)\b",
+    re.IGNORECASE,
+)
 _CHANGE = re.compile(r"\b(?:improv\w*|increas\w*|decreas\w*|drops?|falls?|rises?|reach\w*|outperform\w*|"
                      r"better|worse|higher|lower|exceed\w*)\b", re.IGNORECASE)
 _RESULT_HEADER = re.compile(r"P@L|top-?L|\b(?:acc\w*|precision|recall|perplexity|ppl|error|loss|auc\w*|f1|"
@@ -491,8 +510,10 @@ def is_finding(text: str) -> bool:
 
 # Another work's result: a sentence citing a work ('Smith et al. (2019) found', 'as shown in [12]') and not
 # saying that the authors themselves did anything ('we', 'our', 'this paper').
-_CITATION = re.compile(r"\b[A-Z][\w'’-]+(?:,? (?:and|&) [A-Z][\w'’-]+| et al\.?)?,? \(?(?:19|20)\d\d[a-z]?\b\)?|"
-                       r"\[\d+(?:\s*[,–-]\s*\d+)*\]")
+_CITATION = re.compile(
+    r"\b[A-Z][\w'’-]+(?:,? (?:and|&) [A-Z][\w'’-]+| et al\.?)?,? \(?(?:19|20)\d\d[a-z]?\b\)?|"
+    r"\[\d+(?:\s*[,–-]\s*\d+)*\]"
+)
 _OWN = re.compile(r"\b(?:we|our|us|this (?:paper|article|study|vignette|work))\b", re.IGNORECASE)
 # A definition or set-up: a value given, chosen or assumed, not obtained.
 _DEFINITION = re.compile(
@@ -503,16 +524,32 @@ _DEFINITION = re.compile(
     r"^this (?:graph|figure|plot|table|diagram) (?:shows|depicts|illustrates|gives)\b", re.IGNORECASE)
 # What makes a number a worked result: a test, an estimate, or a measured quantity or comparison.
 _WORKED = (
-    ("a test result", re.compile(r"\bp[- ]?values?\b|\bp\s*[=<>]|significan\w*|\b(?:test|tests|tested)\b|"
-                                 r"\breject\w*|confidence (?:interval|level)|χ\s?2|chi-squared", re.IGNORECASE)),
-    ("an estimate", re.compile(r"\bestimat\w*|\bfitted\b|\b(?:mean|median|average)\b|standard (?:deviation|error)|"
-                               r"\bcoefficients?\b|log-?likelihood|\bcorrelation|\bratios?\b|\bproportion|"
-                               r"\bprobabilit(?:y|ies)\b", re.IGNORECASE)),
-    ("a measured quantity or comparison", re.compile(
-        r"\b(?:faster|slower|times|speed-?ups?|latenc(?:y|ies)|throughput|took|takes|seconds?|sec|ms|bytes|cycles|"
-        r"percent|higher|lower|larger|smaller|fewer|improv\w*|reduc\w*|increas\w*|decreas\w*|outperform\w*|"
-        r"better|worse|orders? of magnitude|accuracy|error|found|observed|measured|achiev\w*)\b|\d\s?%",
-        re.IGNORECASE)),
+    (
+        "a test result",
+        re.compile(
+            r"\bp[- ]?values?\b|\bp\s*[=<>]|significan\w*|\b(?:test|tests|tested)\b|"
+            r"\breject\w*|confidence (?:interval|level)|χ\s?2|chi-squared",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "an estimate",
+        re.compile(
+            r"\bestimat\w*|\bfitted\b|\b(?:mean|median|average)\b|standard (?:deviation|error)|"
+            r"\bcoefficients?\b|log-?likelihood|\bcorrelation|\bratios?\b|\bproportion|"
+            r"\bprobabilit(?:y|ies)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "a measured quantity or comparison",
+        re.compile(
+            r"\b(?:faster|slower|times|speed-?ups?|latenc(?:y|ies)|throughput|took|takes|seconds?|sec|ms|bytes|cycles|"
+            r"percent|higher|lower|larger|smaller|fewer|improv\w*|reduc\w*|increas\w*|decreas\w*|outperform\w*|"
+            r"better|worse|orders? of magnitude|accuracy|error|found|observed|measured|achiev\w*)\b|\d\s?%",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 
@@ -520,17 +557,21 @@ _WORKED = (
 # range of factors, 'twice as fast', 'N times faster', 'orders of magnitude'.
 _LOOSE_QUANTITY = re.compile(
     r"\$\s?\d[\d,.]*|\d[\d,.]*\s?(?:ms|sec|µs|us|ns|KB|MB|GB|[x×])(?![\w])|\d+\s?[-–]\s?\d+\s?[×x%]|"
-    r"\b(?:twice|thrice|half) as\b|\b(?:\w+|\d+) times (?:as|more|less|faster|slower|longer|shorter|higher|lower|"
-    r"larger|smaller)\b|\borders? of magnitude\b", re.IGNORECASE)
-# A level chosen for an interval or test ('95% confidence intervals', 'its 5% critical value', '50%, 80% and 95%
-# marginal confidence regions'): set-up, not a result.
+    r"\b(?:twice|thrice|half) as\b|\b(?:\w+|\d+) times "
+    r"(?:as|more|less|faster|slower|longer|shorter|higher|lower|"
+    r"larger|smaller)\b|\borders? of magnitude\b",
+    re.IGNORECASE,
+)
+# A level chosen for an interval or test ('95% confidence intervals', 'its 5% critical value', '50%, 80% and
+# 95% marginal confidence regions'): set-up, not a result.
 _LEVEL = re.compile(r"(?:\d+(?:\.\d+)?\s?%(?:\s*(?:,|and)\s*)?)+\s*(?:(?!in\b|of\b)[\w-]+\s+){0,2}?"
                     r"(?:confidence|credible|prediction|critical|significance)\b", re.IGNORECASE)
 _SUMMARISED = re.compile(r"\b(?:than|median|average|mean|faster|slower)\b", re.IGNORECASE)
 
 
 def cited(text: str) -> bool:
-    """Whether a sentence reports another work's result (it cites one and says nothing of the authors' own)."""
+    """Whether a sentence reports another work's result (it cites one and says nothing of the authors'
+    own)."""
     return bool(_CITATION.search(text)) and not _OWN.search(text)
 
 
@@ -545,11 +586,13 @@ def worked_result(text: str) -> str | None:
 
 # -- analyzers named by the registry's own words -------------------------------------------------
 
-_STOP = {"the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made", "one",
-         "two", "per", "its", "are", "was", "were", "has", "have", "can", "may", "not", "but", "all", "any", "via",
-         "use", "used", "which", "what", "where", "then", "model", "models", "value", "values", "parameter",
-         "parameters", "mean", "fraction", "true", "returns", "result", "results", "number", "half", "over",
-         "protein", "plm", "plms"}
+_STOP = {
+    "the", "and", "for", "with", "from", "that", "this", "when", "each", "into", "their", "than", "made",
+    "one", "two", "per", "its", "are", "was", "were", "has", "have", "can", "may", "not", "but", "all", "any",
+    "via", "use", "used", "which", "what", "where", "then", "model", "models", "value", "values", "parameter",
+    "parameters", "mean", "fraction", "true", "returns", "result", "results", "number", "half", "over",
+    "protein", "plm", "plms",
+}
 
 
 def _words(text: str) -> set[str]:
@@ -580,8 +623,10 @@ def suggest_analyzer(sentence: str, vocabulary: Mapping[str, set[str]]) -> str |
 
 # -- the drafter -----------------------------------------------------------------------------------
 
-_SLUG_STOP = {"the", "a", "an", "of", "and", "in", "on", "to", "with", "is", "are", "was", "were", "we", "for", "by",
-              "at", "that", "this", "from", "as", "it", "its", "our"}
+_SLUG_STOP = {
+    "the", "a", "an", "of", "and", "in", "on", "to", "with", "is", "are", "was", "were", "we", "for", "by",
+    "at", "that", "this", "from", "as", "it", "its", "our",
+}
 
 
 def slug(text: str, taken: set[str]) -> str:
@@ -604,11 +649,11 @@ def _row_statement(unit: Unit) -> str:
 
 
 def classify(unit: Unit, paged: bool) -> tuple[ClaimKind, str] | None:
-    """Whether a unit is drafted, as which kind, and why (the reason the draft's notes give). In a paper's full
-    text (``paged``: pages as `kb add` stores a PDF) only worked results are drafted: printed test output, and
-    statements whose quantity comes with a test, an estimate or a measurement (``worked_result``), not other
-    works' results, definitions or set-up. Elsewhere (notes, abstracts, Markdown) any statement of a quantity
-    that is not set-up, and table rows with a result column."""
+    """Whether a unit is drafted, as which kind, and why (the reason the draft's notes give). In a paper's
+    full text (``paged``: pages as `kb add` stores a PDF) only worked results are drafted: printed test
+    output, and statements whose quantity comes with a test, an estimate or a measurement (``worked_result``),
+    not other works' results, definitions or set-up. Elsewhere (notes, abstracts, Markdown) any statement of a
+    quantity that is not set-up, and table rows with a result column."""
     if unit.kind == "output":
         return ClaimKind.quantitative, "a test's printed result (its statistic and p-value)"
     if unit.kind != "row" and not is_statement(unit.text):
@@ -656,7 +701,8 @@ def table_results(unit: Unit) -> list[tuple[str, str, str]]:
     they line up."""
     header = unit.header[0] if unit.header else ""
     rows = [row for row in map(text_tables.parse_row, unit.text.split("\n")) if row is not None]
-    rows = [row for row in rows if not row.label.startswith("$")]  # R's str() output ('$ coef : num [1:2] ...')
+    # R's str() output ('$ coef : num [1:2] ...')
+    rows = [row for row in rows if not row.label.startswith("$")]
     chosen: list[tuple[text_tables.TextRow, str]] = []
     if _P_COLUMN.search(header):
         best = text_tables.most_significant([row for row in rows if _HYPOTHESIS.search(row.label)])
@@ -710,9 +756,11 @@ def fallback_claims(text: str, analyzers: Mapping[str, Any] | None = None,
             notes: list[str] = [f"drafted because it states {why}"]
             if name is not None:
                 metrics = ", ".join(getattr(analyzers[name], "metrics", {}) or {}) if analyzers else ""
-                notes.append(f"{name} might test this (it shares words with the quote): to have it judged, bind "
-                             f"it with an expectation on one of its metrics ({metrics}); scales: "
-                             f"{', '.join(scales[name])}")
+                notes.append(
+                    f"{name} might test this (it shares words with the quote): to have it judged, bind "
+                    f"it with an expectation on one of its metrics ({metrics}); scales: "
+                    f"{', '.join(scales[name])}"
+                )
             sizes = model_sizes(quote)
             drafted.append({
                 "id": slug(statement, taken), "statement": statement, "kind": kind, "quote": quote,

@@ -1,4 +1,5 @@
-"""Read-only questions the agents ask of the index: claims with their states, evidence by model, metric slices.
+"""Read-only questions the agents ask of the index: claims with their states, evidence by model, metric
+slices.
 
 ``claim_states`` is the per-claim counterpart of ``kb.evidence.library`` (which counts states per note): each
 claim with its state (``kb.evidence.claim_states.claim_state``, the rule every surface shares), the latest
@@ -35,7 +36,8 @@ class ClaimState:
     statement: str
     kind: str
     analyzer: str | None
-    state: str  # a kb.evidence.claim_states.ClaimState value: supported, refuted, consistent_proxy, at_odds_proxy, ...
+    # a kb.evidence.claim_states.ClaimState value: supported, refuted, consistent_proxy, at_odds_proxy, ...
+    state: str
     verdict: str | None = None
     reason: str | None = None
     outcome_at_evidence_scale: str | None = None  # supported/refuted/inconclusive before the proxy rule
@@ -53,24 +55,34 @@ class ClaimState:
 
 
 def outcome_at_own_scale(claim: Claim, verdict: Verdict) -> str | None:
-    """What the verdict would be if the evidence's scale were the claim's (None without an observed value): the
-    way a proxy leaned (``kb.evidence.verdicts.proxy_outcome``, read off the interval the rule judged), else its
-    kind."""
+    """What the verdict would be if the evidence's scale were the claim's (None without an observed value):
+    the way a proxy leaned (``kb.evidence.verdicts.proxy_outcome``, read off the interval the rule judged),
+    else its kind."""
     if claim.expect is None or verdict.observed is None or isinstance(verdict.observed, list):
         return verdict.kind.value if not verdict.proxy else None
     if not verdict.proxy:
         return verdict.kind.value
     leaning = verdicts.proxy_outcome(verdict)
-    return {"consistent": "supported", "at_odds": "refuted"}.get(leaning or "", VerdictKind.inconclusive.value)
+    return {"consistent": "supported", "at_odds": "refuted"}.get(
+        leaning or "", VerdictKind.inconclusive.value
+    )
 
 
 def _words_match(words: list[str], haystack: str) -> int:
     return sum(word in haystack for word in words)
 
 
-def claim_states(kb: KnowledgeBase, *, query: str | None = None, note_id: str | None = None,
-                 states: list[str] | None = None, outcome: str | None = None, evidence_scale: str | None = None,
-                 analyzer: str | None = None, limit: int = 50) -> list[ClaimState]:
+def claim_states(
+    kb: KnowledgeBase,
+    *,
+    query: str | None = None,
+    note_id: str | None = None,
+    states: list[str] | None = None,
+    outcome: str | None = None,
+    evidence_scale: str | None = None,
+    analyzer: str | None = None,
+    limit: int = 50,
+) -> list[ClaimState]:
     """Claims with their states, filtered; with a query, best matches first (see ``ClaimState``).
 
     ``query`` keeps claims sharing at least one word with their statement, quote, note title, analyzer
@@ -112,9 +124,17 @@ def claim_states(kb: KnowledgeBase, *, query: str | None = None, note_id: str | 
 
 def _state(row: ClaimRow, claim: Claim, evidence: evidence_mod.LatestEvidence | None) -> ClaimState:
     status = evidence_mod.claim_state(evidence, bound=row.analyzer is not None, binding_hash=row.binding_hash)
-    state = ClaimState(claim_key=row.key, note_id=row.paper_id, statement=row.statement, kind=row.kind,
-                       analyzer=row.analyzer, state=status.state.value, stale_reason=status.stale_reason,
-                       claim_parameters=claim.scale.parameters if claim.scale else None, grounding=row.grounding)
+    state = ClaimState(
+        claim_key=row.key,
+        note_id=row.paper_id,
+        statement=row.statement,
+        kind=row.kind,
+        analyzer=row.analyzer,
+        state=status.state.value,
+        stale_reason=status.stale_reason,
+        claim_parameters=claim.scale.parameters if claim.scale else None,
+        grounding=row.grounding,
+    )
     if evidence is None:
         return state
     state.run_id = evidence.run_id
@@ -153,7 +173,8 @@ def _name_tokens(text: str) -> str:
 
 
 def model_matches(query: str, model_id: str) -> bool:
-    """Whether every word of ``query`` ('ESM-2 650M') occurs in a model id ('facebook/esm2_t33_650M_UR50D')."""
+    """Whether every word of ``query`` ('ESM-2 650M') occurs in a model id
+    ('facebook/esm2_t33_650M_UR50D')."""
     words = [_name_tokens(w) for w in re.split(r"[\s/_\-]+", query) if _name_tokens(w)]
     target = _name_tokens(model_id)
     return bool(words) and all(w in target for w in words)
@@ -162,7 +183,9 @@ def model_matches(query: str, model_id: str) -> bool:
 def _model_of(evidence: Evidence) -> str | None:
     provenance = json.loads(evidence.provenance_json or "{}")
     metrics = json.loads(evidence.metrics_json or "{}")
-    found = provenance.get("model_id") or metrics.get("model") or metrics.get("provenance", {}).get("model_id")
+    found = (
+        provenance.get("model_id") or metrics.get("model") or metrics.get("provenance", {}).get("model_id")
+    )
     return str(found) if found else None
 
 
@@ -183,13 +206,22 @@ def find_evidence(kb: KnowledgeBase, *, model: str | None = None, analyzer: str 
             metrics = json.loads(evidence.metrics_json or "{}")
             verdict = Verdict.model_validate_json(evidence.verdict_json) if evidence.verdict_json else None
             scale = metrics.get("scale") if isinstance(metrics.get("scale"), dict) else {}
-            hits.append(EvidenceHit(
-                run_id=evidence.run_id, claim_key=evidence.claim_key, analyzer=evidence.analyzer, model=model_id,
-                scale=scale.get("name"), parameters=scale.get("parameters"),
-                verdict=verdict.kind.value if verdict else None, stale=evidence.stale,
-                created_at=evidence.created_at.isoformat(timespec="seconds"),
-                metrics=sorted(k for k in metrics if k not in ("scale", "artifacts", "provenance", "notes")),
-            ))
+            hits.append(
+                EvidenceHit(
+                    run_id=evidence.run_id,
+                    claim_key=evidence.claim_key,
+                    analyzer=evidence.analyzer,
+                    model=model_id,
+                    scale=scale.get("name"),
+                    parameters=scale.get("parameters"),
+                    verdict=verdict.kind.value if verdict else None,
+                    stale=evidence.stale,
+                    created_at=evidence.created_at.isoformat(timespec="seconds"),
+                    metrics=sorted(
+                        k for k in metrics if k not in ("scale", "artifacts", "provenance", "notes")
+                    ),
+                )
+            )
             if len(hits) >= limit:
                 break
     return hits
@@ -226,7 +258,10 @@ def summarize_metrics(metrics: dict[str, Any], max_list: int = 8) -> dict[str, A
         if isinstance(value, list) and len(value) > max_list:
             summary[key] = f"list of {len(value)} (read with metric='{key}' or layer=N)"
         elif isinstance(value, dict) and len(json.dumps(value, default=str)) > 400:
-            shapes = {k: (f"list of {len(v)}" if isinstance(v, list) else type(v).__name__) for k, v in value.items()}
+            shapes = {
+                k: (f"list of {len(v)}" if isinstance(v, list) else type(v).__name__)
+                for k, v in value.items()
+            }
             summary[key] = {"(nested)": shapes}
         else:
             summary[key] = value

@@ -1,12 +1,12 @@
 """A scale proposed for a drafted claim that states none, read from the paper's own text (issue 35).
 
-A claim without a scale can be settled by no run ('at <preset> only: the claim states no scale'), and a quote rarely
-repeats the model size the paper is about. So the drafter (rule-based or agent) proposes one from the whole text:
-the model size the text names most often ('650M', '3B parameters', '46 B'; ``fallback.model_sizes``), the data set it
-names most often (UniRef50, UniProt, Pfam, CATH, PDB ids, ...) and the layer counts it states ('36 layers', '6, 12,
-24, 36 and 48 layers', '36层'). Ties go to the first named. The proposal is shown beside the claim, with what it was
-read from and what else the text names; it enters the note only when the user accepts it
-(``--with-proposed-scale``) or sets it (``kb set``).
+A claim without a scale can be settled by no run ('at <preset> only: the claim states no scale'), and a quote
+rarely repeats the model size the paper is about. So the drafter (rule-based or agent) proposes one from the
+whole text: the model size the text names most often ('650M', '3B parameters', '46 B';
+``fallback.model_sizes``), the data set it names most often (UniRef50, UniProt, Pfam, CATH, PDB ids, ...) and
+the layer counts it states ('36 layers', '6, 12, 24, 36 and 48 layers', '36层'). Ties go to the first named.
+The proposal is shown beside the claim, with what it was read from and what else the text names; it enters the
+note only when the user accepts it (``--with-proposed-scale``) or sets it (``kb set``).
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def _size(parameters: float) -> str:
 
 
 def _layer_counts(found: str) -> str:
-    """'36层', '36-layer' and '36 layers' as one key, '36 layers'; '6, 12, 24, 36 and 48 layers' as '6, 12, 24, 36,
-    48 layers'."""
+    """'36层', '36-layer' and '36 layers' as one key, '36 layers'; '6, 12, 24, 36 and 48 layers' as
+    '6, 12, 24, 36, 48 layers'."""
     return ", ".join(re.findall(r"\d+", found)) + " layers"
 
 
@@ -68,7 +68,8 @@ def _counted(found: list[str]) -> tuple[str | None, str]:
 
 
 def propose_scale(text: str) -> ProposedScale | None:
-    """The scale the text is about, by the module's rule; None when it names no model size, data set or layers."""
+    """The scale the text is about, by the module's rule; None when it names no model size, data set or
+    layers."""
     sizes = [_size(size) for size in model_sizes(text)]
     data = [re.sub(r"\s+", " ", m.group(0)) for m in _DATASET.finditer(text)]
     layers = [_layer_counts(m.group(0)) for m in _LAYERS.finditer(text)]

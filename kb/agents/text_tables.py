@@ -2,10 +2,10 @@
 
 A paper prints its own results in such tables: a test's table (R's ``summary`` of a model or of simultaneous
 tests: 'long - short == 0 1.1888 0.4432 2.682 0.0227 *' under 'Estimate Std. Error t value Pr(>|t|)') or a
-comparison of fits ('logLik -17972 NA -12171 -12090 -12091' under the models' names). The deterministic drafter
-(``kb.agents.fallback``) reads each such table as one unit and decides with its own rules which rows are worked
-results; this module only reads the layout: which lines are rows, which line is their header, a row's cells,
-the significance code R prints after a test's p-value, and the p-value itself.
+comparison of fits ('logLik -17972 NA -12171 -12090 -12091' under the models' names). The deterministic
+drafter (``kb.agents.fallback``) reads each such table as one unit and decides with its own rules which rows
+are worked results; this module only reads the layout: which lines are rows, which line is their header, a
+row's cells, the significance code R prints after a test's p-value, and the p-value itself.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ _CELL = re.compile(r"^[<>≤≥]?[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?
 _MISSING = ("NA", "NaN", "Inf", "-Inf")
 # What R prints after a test's p-value: its significance code (legend: 'Signif. codes: 0 ‘***’ 0.001 ...').
 _CODE = re.compile(r"^(?:\*{1,3}|\.)$")
-_ROW_END = re.compile(r"(?:\d%?|NA|NaN|Inf|\*|\s\.)\s*$")  # a row ends with a number, a missing value or a code
+# a row ends with a number, a missing value or a code
+_ROW_END = re.compile(r"(?:\d%?|NA|NaN|Inf|\*|\s\.)\s*$")
 _RELATIONS = ("==", "<=", ">=", "=", "<", ">")
 MAX_LABEL_WORDS = 8  # a row's label names a term or a comparison ('long - short == 0'), not a sentence
 MAX_HEADER_WORDS = 12
@@ -80,7 +81,7 @@ def is_header(line: str) -> bool:
 
 
 def most_significant(rows: list[TextRow]) -> TextRow | None:
-    """The row of a test's table whose test rejects most clearly: the smallest exactly printed p-value among the
-    rows R marks with a significance code (None when no row has one)."""
+    """The row of a test's table whose test rejects most clearly: the smallest exactly printed p-value among
+    the rows R marks with a significance code (None when no row has one)."""
     marked = [(p, i) for i, row in enumerate(rows) if row.code and (p := row.p_value()) is not None]
     return rows[min(marked)[1]] if marked else None

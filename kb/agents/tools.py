@@ -33,10 +33,13 @@ from kb.notes.files import NoteError
 from kb.notes.grounding import check_quote, normalize_text
 
 CitationKind = Literal["note", "claim", "run"]
-ClaimStateName = Literal["supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable",
-                         "error", "stale", "unverified", "unbound"]
+ClaimStateName = Literal[
+    "supported", "refuted", "consistent_proxy", "at_odds_proxy", "inconclusive", "not_runnable", "error",
+    "stale", "unverified", "unbound",
+]
 MAX_BODY_CHARS = 4000
-# About 4k tokens: list_analyzers (every metric with its description, 6 analyzers) is the longest answer, ~12k.
+# About 4k tokens: list_analyzers (every metric with its description, 6 analyzers) is the longest answer,
+# ~12k.
 MAX_RESULT_CHARS = 16000
 CLAIM_KEY = r"^[^#\s]+#[^#\s]+$"
 assert set(ClaimStateName.__args__) == {s.value for s in ClaimState}  # type: ignore[attr-defined]
@@ -55,28 +58,39 @@ class Citation(BaseModel):
 class SearchNotesArgs(BaseModel):
     """Arguments of search_notes."""
 
-    query: str = Field(min_length=1, description="Keywords to search titles, tags, note bodies and claims for.")
+    query: str = Field(
+        min_length=1, description="Keywords to search titles, tags, note bodies and claims for."
+    )
     limit: int = Field(default=5, ge=1, le=20, description="Most results to return (1-20).")
 
 
 class ReadNoteArgs(BaseModel):
     """Arguments of read_note."""
 
-    note_id: str = Field(min_length=1, description="Note id as returned by search_notes (file name without .md).")
+    note_id: str = Field(
+        min_length=1, description="Note id as returned by search_notes (file name without .md)."
+    )
 
 
 class ListClaimsArgs(BaseModel):
     """Arguments of list_claims. Every filter is optional; combine them."""
 
-    query: str | None = Field(default=None, description="Topic words; a claim matches any of them as written, so "
-                                                        "add variants: 'depth deep deeper layers'.")
+    query: str | None = Field(
+        default=None,
+        description="Topic words; a claim matches any of them as written, so "
+        "add variants: 'depth deep deeper layers'.",
+    )
     note_id: str | None = Field(default=None, description="Only claims of this note.")
     state: list[ClaimStateName] | None = Field(default=None, description="Only claims in these states.")
     outcome: Literal["supported", "refuted", "inconclusive"] | None = Field(
-        default=None, description="Only claims whose latest evidence came out this way AT ITS OWN SCALE (small-scale "
-                                  "evidence is a proxy: its verdict stays inconclusive, but its outcome is kept).")
-    evidence_scale: str | None = Field(default=None, description="Only evidence made at this scale preset: 'smoke', "
-                                                                 "'small', 'paper' or 'custom'.")
+        default=None,
+        description="Only claims whose latest evidence came out this way AT ITS OWN SCALE (small-scale "
+        "evidence is a proxy: its verdict stays inconclusive, but its outcome is kept).",
+    )
+    evidence_scale: str | None = Field(
+        default=None,
+        description="Only evidence made at this scale preset: 'smoke', 'small', 'paper' or 'custom'.",
+    )
     analyzer: str | None = Field(default=None, description="Only claims bound to this analyzer.")
     limit: int = Field(default=20, ge=1, le=100, description="Most claims to return (1-100).")
 
@@ -106,17 +120,29 @@ class DescribeAnalyzerArgs(BaseModel):
 class ReadEvidenceArgs(BaseModel):
     """Arguments of read_evidence: a claim key or a run id, and optionally which part of the metrics."""
 
-    claim_key: str | None = Field(default=None, pattern=CLAIM_KEY, description="Claim key '<note id>#<claim id>'.")
-    run_id: str | None = Field(default=None, min_length=1, description="Run id (from find_evidence or list_claims).")
-    metric: str | None = Field(default=None, description="Dotted path into the metrics, e.g. 'layers.kl_to_final'.")
-    layer: int | None = Field(default=None, ge=0, description="Layer index: the value of every per-layer list there.")
+    claim_key: str | None = Field(
+        default=None, pattern=CLAIM_KEY, description="Claim key '<note id>#<claim id>'."
+    )
+    run_id: str | None = Field(
+        default=None, min_length=1, description="Run id (from find_evidence or list_claims)."
+    )
+    metric: str | None = Field(
+        default=None, description="Dotted path into the metrics, e.g. 'layers.kl_to_final'."
+    )
+    layer: int | None = Field(
+        default=None, ge=0, description="Layer index: the value of every per-layer list there."
+    )
 
 
 class FindEvidenceArgs(BaseModel):
     """Arguments of find_evidence. Give at least one filter."""
 
-    model: str | None = Field(default=None, description="Words of a model's name, e.g. 'ESM-2 650M' or 'esm2_t33'.")
-    analyzer: str | None = Field(default=None, description="Registry name of the analyzer, e.g. 'depth.probe'.")
+    model: str | None = Field(
+        default=None, description="Words of a model's name, e.g. 'ESM-2 650M' or 'esm2_t33'."
+    )
+    analyzer: str | None = Field(
+        default=None, description="Registry name of the analyzer, e.g. 'depth.probe'."
+    )
     claim_key: str | None = Field(default=None, pattern=CLAIM_KEY, description="Only evidence of this claim.")
     limit: int = Field(default=10, ge=1, le=50, description="Most records to return (1-50).")
 
@@ -137,7 +163,11 @@ class FindQuoteArgs(BaseModel):
 def _validation_message(exc: ValidationError | Any) -> str:
     if isinstance(exc, ValidationError):
         parts = [f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()]
-        return "error: invalid tool arguments: " + "; ".join(parts) + ". Fix the arguments and call the tool again."
+        return (
+            "error: invalid tool arguments: "
+            + "; ".join(parts)
+            + ". Fix the arguments and call the tool again."
+        )
     return f"error: invalid tool arguments: {exc}. Fix the arguments and call the tool again."
 
 
@@ -217,7 +247,8 @@ class ToolBox:
 
     @tool(ReadNoteArgs)
     def read_note(self, note_id: str) -> str:
-        """Read one paper note: title, year, status, decision, body (truncated) and every claim with its state.
+        """Read one paper note: title, year, status, decision, body (truncated) and every claim with its
+        state.
 
         Each claim has its claim key '<note id>#<claim id>', statement, kind, source quote, analyzer and
         expectation, and its state (supported, refuted, inconclusive, stale, unverified, unbound, ...).
@@ -245,17 +276,25 @@ class ToolBox:
                        "body": body, "claims": claims})
 
     @tool(ListClaimsArgs)
-    def list_claims(self, query: str | None = None, note_id: str | None = None, state: list[str] | None = None,
-                    outcome: str | None = None, evidence_scale: str | None = None, analyzer: str | None = None,
-                    limit: int = 20) -> str:
+    def list_claims(
+        self,
+        query: str | None = None,
+        note_id: str | None = None,
+        state: list[str] | None = None,
+        outcome: str | None = None,
+        evidence_scale: str | None = None,
+        analyzer: str | None = None,
+        limit: int = 20,
+    ) -> str:
         """List claims across the whole library with their verification state, filtered.
 
         Use it for questions like "which claims about depth are refuted at small scale?" (query='depth deep
-        deeper layers', outcome='refuted', evidence_scale='smoke' or 'small') or "what is stale?" (state=['stale']).
-        Each claim has: claim_key, note_id, statement, analyzer, state (consistent_proxy / at_odds_proxy: a
-        smaller-scale proxy leaning for / against the claim without settling it), verdict and reason, proxy (true when
-        the evidence was made at a smaller scale than the claim, so its verdict cannot settle the claim),
-        outcome_at_evidence_scale, evidence_scale, evidence_parameters, claim_parameters, run_id.
+        deeper layers', outcome='refuted', evidence_scale='smoke' or 'small') or "what is stale?"
+        (state=['stale']). Each claim has: claim_key, note_id, statement, analyzer, state (consistent_proxy /
+        at_odds_proxy: a smaller-scale proxy leaning for / against the claim without settling it), verdict and
+        reason, proxy (true when the evidence was made at a smaller scale than the claim, so its verdict
+        cannot settle the claim), outcome_at_evidence_scale, evidence_scale, evidence_parameters,
+        claim_parameters, run_id.
         """
         found = queries.claim_states(self.kb, query=query, note_id=note_id, states=state, outcome=outcome,
                                      evidence_scale=evidence_scale, analyzer=analyzer, limit=limit)
@@ -296,8 +335,13 @@ class ToolBox:
         return _dumps([tensions_mod.record(t) for t in found])
 
     @tool(FindEvidenceArgs)
-    def find_evidence(self, model: str | None = None, analyzer: str | None = None, claim_key: str | None = None,
-                      limit: int = 10) -> str:
+    def find_evidence(
+        self,
+        model: str | None = None,
+        analyzer: str | None = None,
+        claim_key: str | None = None,
+        limit: int = 10,
+    ) -> str:
         """Find evidence (results of finished runs), newest first, by model name, analyzer and/or claim.
 
         Use it for questions about a model ("what does the evidence say about layer 20 of ESM-2 650M?":
@@ -307,14 +351,24 @@ class ToolBox:
         """
         if not (model or analyzer or claim_key):
             return "error: give at least one of model, analyzer or claim_key"
-        hits = queries.find_evidence(self.kb, model=model, analyzer=analyzer, claim_key=claim_key, limit=limit)
+        hits = queries.find_evidence(
+            self.kb, model=model, analyzer=analyzer, claim_key=claim_key, limit=limit
+        )
         if not hits:
-            return "no evidence matches; list_analyzers shows what could produce some, queue_verification queues it"
+            return (
+                "no evidence matches; list_analyzers shows what could produce some, "
+                "queue_verification queues it"
+            )
         return _dumps([hit.as_dict() for hit in hits])
 
     @tool(ReadEvidenceArgs)
-    def read_evidence(self, claim_key: str | None = None, run_id: str | None = None, metric: str | None = None,
-                      layer: int | None = None) -> str:
+    def read_evidence(
+        self,
+        claim_key: str | None = None,
+        run_id: str | None = None,
+        metric: str | None = None,
+        layer: int | None = None,
+    ) -> str:
         """Read the evidence of a claim (newest first, at most 3 records) or of one run: verdict and numbers.
 
         Each record has the run id, analyzer, verdict (supported / refuted / inconclusive / not_runnable /
@@ -342,15 +396,21 @@ class ToolBox:
                             record.provenance)]
                 self.cite("claim", row.claim_key or "")
             else:  # evidence of a run made for no claim (e.g. 'kb probe'): no verdict
-                records = [(row.run_id, json.loads(row.metrics_json), None, row.stale, row.stale_reason, None)]
+                records = [
+                    (row.run_id, json.loads(row.metrics_json), None, row.stale, row.stale_reason, None)
+                ]
         out = []
         for run, metrics, verdict, stale, stale_reason, provenance in records:
             self.cite("run", run, metrics.get("model") or (provenance.analyzer if provenance else None))
             entry: dict[str, Any] = {
-                "run_id": run, "verdict": verdict.kind.value if verdict else None,
-                "reason": verdict.reason if verdict else None, "proxy": verdict.proxy if verdict else None,
-                "scale": metrics.get("scale"), "model": provenance.model_id if provenance else metrics.get("model"),
-                "stale": stale, "stale_reason": stale_reason,
+                "run_id": run,
+                "verdict": verdict.kind.value if verdict else None,
+                "reason": verdict.reason if verdict else None,
+                "proxy": verdict.proxy if verdict else None,
+                "scale": metrics.get("scale"),
+                "model": provenance.model_id if provenance else metrics.get("model"),
+                "stale": stale,
+                "stale_reason": stale_reason,
             }
             if metric:
                 try:
@@ -391,7 +451,9 @@ class ToolBox:
         params = {}
         for field_name, info in cls.Params.model_fields.items():
             if field_name not in ("device", "seed"):
-                kind = getattr(info.annotation, "__name__", None) or str(info.annotation).replace("typing.", "")
+                kind = getattr(info.annotation, "__name__", None) or str(info.annotation).replace(
+                    "typing.", ""
+                )
                 params[field_name] = {"type": kind, "default": info.get_default(call_default_factory=True),
                                       "description": info.description}
         return _dumps({"name": name, "summary": getattr(cls, "summary", ""), "metrics": dict(cls.metrics),
@@ -413,8 +475,14 @@ class ToolBox:
         self.cite("claim", claim_key)
         for run in queued:
             self.cite("run", run.id, run.analyzer)
-        return _dumps({"queued": [{"run_id": r.id, "analyzer": r.analyzer, "status": r.status.value} for r in queued],
-                       "skipped": [{"claim_key": k, "reason": why} for k, why in skipped]})
+        return _dumps(
+            {
+                "queued": [
+                    {"run_id": r.id, "analyzer": r.analyzer, "status": r.status.value} for r in queued
+                ],
+                "skipped": [{"claim_key": k, "reason": why} for k, why in skipped],
+            }
+        )
 
     # -- drafting ------------------------------------------------------------------------------------
 
@@ -443,7 +511,9 @@ def _closest(quote: str, text: str, count: int = 3) -> list[str]:
     from kb.agents.fallback import units
 
     words = set(normalize_text(quote).split())
-    scored = sorted(((len(words & set(normalize_text(u.text).split())), u.text) for u in units(text)), reverse=True)
+    scored = sorted(
+        ((len(words & set(normalize_text(u.text).split())), u.text) for u in units(text)), reverse=True
+    )
     return [sentence for score, sentence in scored[:count] if score]
 
 
@@ -463,9 +533,16 @@ def _guarded(name: str, func: Callable[..., str], box: ToolBox) -> Callable[...,
     return call
 
 
-def build_tools(kb: KnowledgeBase, names: list[str] | tuple[str, ...] | None = None, *, text: str | None = None,
-                allow_queue: bool = True, on_call: Callable[[str, dict[str, Any]], None] | None = None) -> ToolBox:
-    """The tool registry bound to ``kb`` (all tools, or those named); ``text`` is the paper being drafted from."""
+def build_tools(
+    kb: KnowledgeBase,
+    names: list[str] | tuple[str, ...] | None = None,
+    *,
+    text: str | None = None,
+    allow_queue: bool = True,
+    on_call: Callable[[str, dict[str, Any]], None] | None = None,
+) -> ToolBox:
+    """The tool registry bound to ``kb`` (all tools, or those named); ``text`` is the paper being drafted
+    from."""
     box = ToolBox(kb, text=text, allow_queue=allow_queue, on_call=on_call)
     for name, args in TOOL_ARGS.items():
         if names is not None and name not in names:

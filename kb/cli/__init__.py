@@ -60,24 +60,34 @@ def _machine_failure(exc: Exception) -> None:
             full = exc if isinstance(exc, DiskFull) else DiskFull(full_path(exc, _home_in_use()))
             err_console.print(f"[bold red]error[/]: {esc(full)}", soft_wrap=True)
             raise SystemExit(4) from None
-        if isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES) or "readonly database" in text:
-            err_console.print(f"[bold red]error[/]: cannot write ({esc(text.splitlines()[0])}): this command writes "
-                              "to the KB home, which is read-only here; read-only commands (list, show, search) "
-                              "still work", soft_wrap=True)
+        if (
+            isinstance(exc, OSError)
+            and exc.errno in (errno.EROFS, errno.EACCES)
+            or "readonly database" in text
+        ):
+            err_console.print(
+                f"[bold red]error[/]: cannot write ({esc(text.splitlines()[0])}): this command writes "
+                "to the KB home, which is read-only here; read-only commands (list, show, search) "
+                "still work",
+                soft_wrap=True,
+            )
             raise SystemExit(5) from None
         if "no such column" in text or "no such table" in text:  # a table or column of the index was dropped
             _index_unreadable(err_console, esc, text)
         return
-    if isinstance(exc, ValidationError | json.JSONDecodeError):  # a row of the index no longer holds what kb wrote
+    # a row of the index no longer holds what kb wrote
+    if isinstance(exc, ValidationError | json.JSONDecodeError):
         _index_unreadable(err_console, esc, str(exc))
 
 
 def _index_unreadable(console: Any, esc: Any, reason: str) -> None:
     """One line for an index whose tables or rows kb cannot read back, and the way out; exit 3."""
     first = (reason.strip().splitlines() or ["unreadable"])[0]
-    console.print(f"[bold red]error[/]: the index cannot be read ({esc(first)}): run `kb index --rebuild` to "
-                  "rebuild it from the notes and re-attach the evidence stored under the KB home (nothing is lost)",
-                  soft_wrap=True)
+    console.print(
+        f"[bold red]error[/]: the index cannot be read ({esc(first)}): run `kb index --rebuild` to "
+        "rebuild it from the notes and re-attach the evidence stored under the KB home (nothing is lost)",
+        soft_wrap=True,
+    )
     raise SystemExit(3) from None
 
 

@@ -8,7 +8,18 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from kb.cli.common import DbOpt, HomeOpt, JsonOpt, PapersOpt, app, console, err_console, fail, make_kb, print_json
+from kb.cli.common import (
+    DbOpt,
+    HomeOpt,
+    JsonOpt,
+    PapersOpt,
+    app,
+    console,
+    err_console,
+    fail,
+    make_kb,
+    print_json,
+)
 from kb.notes.files import NoteError
 
 
@@ -16,10 +27,17 @@ from kb.notes.files import NoteError
 def add(
     what: Annotated[str, typer.Argument(help="arxiv:ID, doi:DOI, or a .pdf, .bib or Zotero CSL .json file.")],
     tag: Annotated[list[str] | None, typer.Option(help="Tag (repeatable).")] = None,
-    draft: Annotated[bool, typer.Option("--draft/--no-draft", help="Draft claims from the stored source text "
-                                                                   "for review (nothing is written into the note).")
-                     ] = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    draft: Annotated[
+        bool,
+        typer.Option(
+            "--draft/--no-draft",
+            help="Draft claims from the stored source text for review (nothing is written into the note).",
+        ),
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Add a paper: fill the note's frontmatter and store its source text beside it.
 
@@ -56,11 +74,24 @@ def add(
                               f"different title or DOI); this one is {escape(note.meta.paper_id)!r}",
                               highlight=False, soft_wrap=True)
     if as_json:
-        print_json([{"id": n.id, "path": str(n.path), "paper_id": n.meta.paper_id, "source_file": n.meta.source_file}
-                    for n in added])
+        print_json(
+            [
+                {
+                    "id": n.id,
+                    "path": str(n.path),
+                    "paper_id": n.meta.paper_id,
+                    "source_file": n.meta.source_file,
+                }
+                for n in added
+            ]
+        )
     else:
         for note in added:
-            source = f" (source: {escape(note.meta.source_file)})" if note.meta.source_file else " (no source text)"
+            source = (
+                f" (source: {escape(note.meta.source_file)})"
+                if note.meta.source_file
+                else " (no source text)"
+            )
             console.print(f"[green]added[/] {escape(str(note.path))}{source}", highlight=False)
         for reasons in unread:  # a field kb was not sure of is left empty: say which, and why
             for name, reason in reasons.items():
@@ -79,5 +110,14 @@ def _offer_claims(note_id: str, papers: Path | None, home: Path | None, db: str 
 
     console.print(f"[bold]drafted claims for {escape(note_id)}[/] (accept with: kb draft-claims "
                   f"{escape(note_id)} --accept ID)", highlight=False)
-    draft_claims(note_id, accept_ids=None, accept_all=False, into=None, fallback=False, papers=papers, home=home,
-                 db=db, as_json=False)
+    draft_claims(
+        note_id,
+        accept_ids=None,
+        accept_all=False,
+        into=None,
+        fallback=False,
+        papers=papers,
+        home=home,
+        db=db,
+        as_json=False,
+    )

@@ -27,32 +27,54 @@ from kb.notes.files import NoteError
 
 @contextmanager
 def _chat_model_failures(*known: type[Exception]) -> Iterator[None]:
-    """Errors of an agent run as one clear line and exit 1: ``known`` ones as they are, any other as the provider's."""
+    """Errors of an agent run as one clear line and exit 1: ``known`` ones as they are, any other as the
+    provider's."""
     try:
         yield
     except known as exc:
         err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
         raise typer.Exit(1) from exc
     except Exception as exc:  # the provider failed: network, authentication, quota, ...
-        err_console.print(f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
-                          "(check the network, the provider's API key and KB_CHAT_MODEL)",
-                          highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error[/]: the chat model failed: {type(exc).__name__}: {escape(str(exc))} "
+            "(check the network, the provider's API key and KB_CHAT_MODEL)",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(1) from exc
 
 
 @app.command("draft-claims")
 def draft_claims(
-    note_or_file: Annotated[str, typer.Argument(help="Note id (drafts from its source_file), or a text file.")],
-    accept_ids: Annotated[list[str] | None, typer.Option(
-        "--accept", help="Write this drafted claim id into the note (repeat for more).")] = None,
-    accept_all: Annotated[bool, typer.Option("--accept-all", help="Write every kept claim into the note.")] = False,
-    into: Annotated[str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")] = None,
-    fallback: Annotated[bool, typer.Option("--fallback", help="Use the deterministic drafter even if a chat model "
-                                                              "is configured.")] = False,
-    with_proposed_scale: Annotated[bool, typer.Option(
-        "--with-proposed-scale", help="Accepted claims that state no scale get the one proposed from the paper's "
-                                      "text (shown in the notes column).")] = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    note_or_file: Annotated[
+        str, typer.Argument(help="Note id (drafts from its source_file), or a text file.")
+    ],
+    accept_ids: Annotated[
+        list[str] | None,
+        typer.Option("--accept", help="Write this drafted claim id into the note (repeat for more)."),
+    ] = None,
+    accept_all: Annotated[
+        bool, typer.Option("--accept-all", help="Write every kept claim into the note.")
+    ] = False,
+    into: Annotated[
+        str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")
+    ] = None,
+    fallback: Annotated[
+        bool,
+        typer.Option("--fallback", help="Use the deterministic drafter even if a chat model is configured."),
+    ] = False,
+    with_proposed_scale: Annotated[
+        bool,
+        typer.Option(
+            "--with-proposed-scale",
+            help="Accepted claims that state no scale get the one proposed from the paper's "
+            "text (shown in the notes column).",
+        ),
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Draft claims from a paper's text for review; with --accept, write chosen ones into the note.
 
@@ -75,7 +97,9 @@ def draft_claims(
         fail(exc)
         return
     if into is not None and source.note_id is not None:
-        err_console.print("[bold red]error[/]: --into is for drafting from a file; a note's claims go into it")
+        err_console.print(
+            "[bold red]error[/]: --into is for drafting from a file; a note's claims go into it"
+        )
         raise typer.Exit(2)
     target = into or source.note_id
     accepting = bool(accept_ids) or accept_all
@@ -106,7 +130,9 @@ def draft_claims(
     written: dict[str, str] = {}
     if accepting:
         assert target is not None
-        written = _accept(kb, target, result, None if accept_all else list(accept_ids or []), with_proposed_scale)
+        written = _accept(
+            kb, target, result, None if accept_all else list(accept_ids or []), with_proposed_scale
+        )
     if as_json:
         print_json(_draft_rows(result, written, target))
         return
@@ -118,16 +144,20 @@ def draft_claims(
                       + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
 
 
-def _accept(kb: Any, target: str, result: Any, ids: list[str] | None, with_proposed_scale: bool) -> dict[str, str]:
-    """Write the chosen drafts (``ids``; None: all kept) into note ``target``: all of them or, naming each refused
-    draft and why, none."""
+def _accept(
+    kb: Any, target: str, result: Any, ids: list[str] | None, with_proposed_scale: bool
+) -> dict[str, str]:
+    """Write the chosen drafts (``ids``; None: all kept) into note ``target``: all of them or, naming each
+    refused draft and why, none."""
     from kb.agents.accept import NotAccepted, accept
 
     try:
         return accept(kb, target, result, ids, with_proposed_scale)
     except NotAccepted as exc:
         for ident, why in exc.reasons.items():
-            err_console.print(f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[bold red]error[/]: claim {ident!r} {escape(why)}", highlight=False, soft_wrap=True
+            )
         err_console.print("Nothing was written.")
         raise typer.Exit(1) from exc
     except NoteError as exc:
@@ -135,7 +165,8 @@ def _accept(kb: Any, target: str, result: Any, ids: list[str] | None, with_propo
 
 
 def _draft_rows(result: Any, written: dict[str, str], target: str | None) -> list[dict[str, Any]]:
-    """The drafts as JSON rows: drafted or accepted (with the id written), then the rejected with their reason."""
+    """The drafts as JSON rows: drafted or accepted (with the id written), then the rejected with their
+    reason."""
     rows: list[dict[str, Any]] = []
     for c in result.claims:
         row = {**c.model_dump(mode="json", exclude_none=True), "status": "drafted", "method": result.method}
@@ -151,8 +182,11 @@ def _print_drafts(result: Any, written: dict[str, str]) -> None:
     """The drafts as a table (user text escaped), then each rejected draft with its reason."""
     from kb.notes.grounding import normalize_text
 
-    table = Table(title=f"{len(result.claims)} claim(s) drafted ({result.method}), {len(result.rejected)} rejected",
-                  header_style="bold cyan", show_lines=True)
+    table = Table(
+        title=f"{len(result.claims)} claim(s) drafted ({result.method}), {len(result.rejected)} rejected",
+        header_style="bold cyan",
+        show_lines=True,
+    )
     for column in ("id", "kind", "statement / quote", "analyzer / expectation", "notes"):
         table.add_column(column, overflow="fold")
     for c in result.claims:
@@ -167,14 +201,21 @@ def _print_drafts(result: Any, written: dict[str, str]) -> None:
         table.add_row(ident, c.kind.value, said, escape(binding), escape("\n".join(c.notes)))
     console.print(table)
     for r in result.rejected:
-        console.print(f"[red]rejected[/] {r.claim.id}: {escape(r.reason)}\n  [dim]“{escape(r.claim.quote)}”[/]",
-                      highlight=False)
+        console.print(
+            f"[red]rejected[/] {r.claim.id}: {escape(r.reason)}\n  [dim]“{escape(r.claim.quote)}”[/]",
+            highlight=False,
+        )
 
 
 @app.command()
-def ask(question: Annotated[str, typer.Argument(help="A question about the notes, their claims and evidence.")],
-        no_queue: Annotated[bool, typer.Option("--no-queue", help="Do not let the agent queue runs.")] = False,
-        papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the notes, their claims and evidence.")],
+    no_queue: Annotated[bool, typer.Option("--no-queue", help="Do not let the agent queue runs.")] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Answer from the library and its evidence only, citing the notes, claims and runs the agent used.
 
     Needs a chat model (KB_CHAT_MODEL, e.g. openai:gpt-4o-mini); exits 2 with setup help without one.
@@ -207,5 +248,7 @@ def ask(question: Annotated[str, typer.Argument(help="A question about the notes
     if answer.citations:
         console.print("[bold]sources[/]")
     for c in answer.citations:
-        console.print(f"  [dim]{c.kind}[/] {escape(c.id)}" + (f"  [dim]{escape(c.label)}[/]" if c.label else ""),
-                      highlight=False)
+        console.print(
+            f"  [dim]{c.kind}[/] {escape(c.id)}" + (f"  [dim]{escape(c.label)}[/]" if c.label else ""),
+            highlight=False,
+        )

@@ -20,49 +20,93 @@ import typer
 import typer.main
 from typer.core import TyperCommand, TyperGroup
 
-# name: (the kb.cli modules that define it, the first paragraph of its help), in the order `kb --help` lists them.
+# name: (the kb.cli modules that define it, the first paragraph of its help), in the order `kb --help` lists
+# them.
 COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
-    "validate": (("notes",), "Validate notes against the schemas; exit 1 when any is invalid (with --strict, "
-                 "when any has a warning)."),
+    "validate": (
+        ("notes",),
+        "Validate notes against the schemas; exit 1 when any is invalid (with --strict, "
+        "when any has a warning).",
+    ),
     "index": (("notes",), "Index the notes folder into the database (incremental)."),
-    "list": (("notes",), "List indexed notes, filtered and sorted (indexes first, so the list is current); notes "
-             "that could not be read are named after it."),
+    "list": (
+        ("notes",),
+        "List indexed notes, filtered and sorted (indexes first, so the list is current); notes "
+        "that could not be read are named after it.",
+    ),
     "show": (("notes",), "Show one note: frontmatter, claims and body."),
-    "search": (("notes",), "Full-text search over titles, tags, bodies, claim statements and source texts (with "
-               "the page)."),
+    "search": (
+        ("notes",),
+        "Full-text search over titles, tags, bodies, claim statements and source texts (with the page).",
+    ),
     "set": (("notes",), "Change frontmatter fields of a note; only those fields' lines change in the file."),
-    "new": (("notes",), "Create a note from flags (or a template); it is validated before anything is written."),
+    "new": (
+        ("notes",),
+        "Create a note from flags (or a template); it is validated before anything is written.",
+    ),
     "import": (("notes",), "Validate a note and copy it unchanged into the notes folder (never overwrites)."),
-    "schema": (("notes",), "Write the JSON Schema of every model (notes, claims, runs, evidence) for editors."),
-    "check": (("notes",), "Check claims' quotes and numbers, and the note's title, id and year, against its "
-              "source text."),
+    "schema": (
+        ("notes",),
+        "Write the JSON Schema of every model (notes, claims, runs, evidence) for editors.",
+    ),
+    "check": (
+        ("notes",),
+        "Check claims' quotes and numbers, and the note's title, id and year, against its source text.",
+    ),
     "add": (("add",), "Add a paper: fill the note's frontmatter and store its source text beside it."),
-    "export": (("export",), "Export notes as citations with stable keys; 'kb add FILE.bib' reads them back into "
-               "the same fields."),
-    "analyzers": (("runs",), "List registered analyzers (scales, GPU need, how many metrics); name one for its "
-                  "metrics."),
-    "executors": (("runs",), "List the registered executors (where runs execute: `kb verify --executor NAME`) "
-                  "and what each needs."),
-    "verify": (("runs",), "Queue re-verification of claims (and, by default, run the queue here, with "
-               "progress)."),
-    "worker": (("runs",), "Run queued runs (re-queues runs abandoned by dead workers first); logs each run to "
-               "stderr."),
-    "runs": (("runs",), "List runs, newest first, with progress (``--watch``: follow active runs live until "
-             "they end)."),
+    "export": (
+        ("export",),
+        "Export notes as citations with stable keys; 'kb add FILE.bib' reads them back into the same fields.",
+    ),
+    "analyzers": (
+        ("runs",),
+        "List registered analyzers (scales, GPU need, how many metrics); name one for its metrics.",
+    ),
+    "executors": (
+        ("runs",),
+        "List the registered executors (where runs execute: `kb verify --executor NAME`) "
+        "and what each needs.",
+    ),
+    "verify": (
+        ("runs",),
+        "Queue re-verification of claims (and, by default, run the queue here, with progress).",
+    ),
+    "worker": (
+        ("runs",),
+        "Run queued runs (re-queues runs abandoned by dead workers first); logs each run to stderr.",
+    ),
+    "runs": (
+        ("runs",),
+        "List runs, newest first, with progress (``--watch``: follow active runs live until they end).",
+    ),
     "cancel": (("runs",), "Cancel a queued or running run."),
     # `kb evidence export|import` are added to runs' evidence group by bundles
-    "evidence": (("runs", "bundles"), "kb evidence CLAIM: a claim's evidence. kb evidence export|import: "
-                 "evidence bundles between KB homes."),
-    "tensions": (("tensions",), "Claims of different notes that cannot both hold, with both quotes, the evidence "
-                 "on each side and the state."),
-    "run": (("analyze",), "Run one analyzer here on a scale preset and overrides; write its files and "
-            "metrics.json to --out."),
-    "draft-claims": (("agents",), "Draft claims from a paper's text for review; with --accept, write chosen "
-                     "ones into the note."),
-    "ask": (("agents",), "Answer from the library and its evidence only, citing the notes, claims and runs the "
-            "agent used."),
-    "demo": (("serve",), "The main job on embedded defaults: index the bundled notes, re-verify their claims, "
-             "print it all."),
+    "evidence": (
+        ("runs", "bundles"),
+        "kb evidence CLAIM: a claim's evidence. kb evidence export|import: "
+        "evidence bundles between KB homes.",
+    ),
+    "tensions": (
+        ("tensions",),
+        "Claims of different notes that cannot both hold, with both quotes, the evidence "
+        "on each side and the state.",
+    ),
+    "run": (
+        ("analyze",),
+        "Run one analyzer here on a scale preset and overrides; write its files and metrics.json to --out.",
+    ),
+    "draft-claims": (
+        ("agents",),
+        "Draft claims from a paper's text for review; with --accept, write chosen ones into the note.",
+    ),
+    "ask": (
+        ("agents",),
+        "Answer from the library and its evidence only, citing the notes, claims and runs the agent used.",
+    ),
+    "demo": (
+        ("serve",),
+        "The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all.",
+    ),
     "app": (("serve",), "Start the Streamlit app (streamlit run app/main.py) over this knowledge base."),
 }
 PLUGINS = "plugins"  # the module whose import adds the analyzer packages' commands (kb.cli.plugins)
@@ -133,8 +177,8 @@ class LazyGroup(TyperGroup):
             self.listing = False
 
     def _take(self, name: str | None) -> None:
-        """Build the command ``name`` (None: every command) from what the modules added to ``app``: typer reads
-        each command's signature (~10 ms a command), so only the one that runs is built."""
+        """Build the command ``name`` (None: every command) from what the modules added to ``app``: typer
+        reads each command's signature (~10 ms a command), so only the one that runs is built."""
         short, markup = app.pretty_exceptions_short, app.rich_markup_mode
         for info in app.registered_commands:
             command_name = info.name or typer.main.get_command_name(getattr(info.callback, "__name__", ""))
@@ -148,8 +192,12 @@ class LazyGroup(TyperGroup):
                     suggest_commands=app.suggest_commands)
 
 
-app = typer.Typer(cls=LazyGroup, help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
-                  no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    cls=LazyGroup,
+    help="kb: a knowledge base of PLM paper notes whose claims re-verify themselves.",
+    no_args_is_help=True,
+    add_completion=False,
+)
 
 
 @app.callback()

@@ -38,7 +38,8 @@ def setting_option(field: str, *flags: str) -> Any:
     """A typer option for one ``Settings`` field: its flags, its environment variable (``KB_<FIELD>``) and the
     field's own description as help, so the flag, the variable and the setting cannot drift apart."""
     return typer.Option(*flags, envvar=f"KB_{field.upper()}", show_envvar=True,
-                        help=escape(Settings.model_fields[field].description or ""))  # rich markup: keep [brackets]
+                        # rich markup: keep [brackets]
+                        help=escape(Settings.model_fields[field].description or ""))
 
 
 # What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`).
@@ -50,7 +51,8 @@ CacheDirOpt = Annotated[Path | None, setting_option("cache_dir", "--cache-dir")]
 def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: Any) -> KnowledgeBase:
     """The knowledge base the common options name (unset options fall back to the environment and defaults).
 
-    ``settings``: more ``Settings`` fields from options (``artifact_store``, ``offline``); None leaves one unset.
+    ``settings``: more ``Settings`` fields from options (``artifact_store``, ``offline``); None leaves one
+    unset.
     """
     from kb.core import KnowledgeBase
 
@@ -65,12 +67,13 @@ def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: 
 
 
 class AnalyzerCommandHost:
-    """What kb hands the commands of analyzer packages (``analyzers.registry.CommandHost``): run contexts built
-    from the one ``JobConfig`` of the settings, as the worker's runs get them."""
+    """What kb hands the commands of analyzer packages (``analyzers.registry.CommandHost``): run contexts
+    built from the one ``JobConfig`` of the settings, as the worker's runs get them."""
 
     def run_context(self, out_dir: Path, progress: Callable[[float, str], None] | None = None, *,
                     home: Path | None = None) -> RunContext:
-        """The context of a run under the settings (``home``: the command's ``--home``, else the environment's)."""
+        """The context of a run under the settings (``home``: the command's ``--home``, else the
+        environment's)."""
         return make_kb(None, home, None).job_config.run_context(out_dir, progress)
 
 
@@ -88,8 +91,12 @@ def fail(errors: list[NoteError] | NoteError, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
-StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 1 when a note could not be read (each is named "
-                                        "after the list either way).")]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict", help="Exit 1 when a note could not be read (each is named after the list either way)."
+    ),
+]
 
 
 def name_unreadable(errors: list[NoteError], *, strict: bool) -> None:
@@ -111,7 +118,8 @@ def print_json(data: Any) -> None:
 
 
 def print_json_line(data: Any) -> None:
-    """Print ``data`` as one line of JSON on stdout, at once (a JSON Lines stream a script reads as it comes)."""
+    """Print ``data`` as one line of JSON on stdout, at once (a JSON Lines stream a script reads as it
+    comes)."""
     sys.stdout.write(terminal_json(data, indent=None) + "\n")
     sys.stdout.flush()
 
@@ -139,11 +147,21 @@ class Listing:
     def __init__(self, title: str | None, columns: list[Col], width: int | None = None) -> None:
         width = width or console.width
         self.columns = [c for c in columns if width >= c.min_width]
-        self.table = Table(title=title, header_style="bold cyan", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
-                           expand=any(c.ratio for c in self.columns), title_justify="left", collapse_padding=True)
+        self.table = Table(
+            title=title,
+            header_style="bold cyan",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            show_edge=False,
+            expand=any(c.ratio for c in self.columns),
+            title_justify="left",
+            collapse_padding=True,
+        )
         for col in self.columns:
             if col.ratio is None:  # as wide as its content; an id folds only where the console is narrower
-                self.table.add_column(col.name, no_wrap=not col.fold, overflow="fold" if col.fold else "ellipsis")
+                self.table.add_column(
+                    col.name, no_wrap=not col.fold, overflow="fold" if col.fold else "ellipsis"
+                )
             else:
                 self.table.add_column(col.name, ratio=col.ratio, overflow="fold" if col.fold else "ellipsis",
                                       no_wrap=not col.fold)

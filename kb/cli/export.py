@@ -14,15 +14,20 @@ from kb.notes.files import NoteError
 
 @app.command()
 def export(
-    ids: Annotated[list[str] | None, typer.Argument(help="Note ids (default: every note, or those with --tag).")
-                   ] = None,
+    ids: Annotated[
+        list[str] | None, typer.Argument(help="Note ids (default: every note, or those with --tag).")
+    ] = None,
     bibtex: Annotated[bool, typer.Option("--bibtex", help="Write BibTeX (.bib).")] = False,
-    csl_json: Annotated[bool, typer.Option("--csl-json", help="Write CSL-JSON (Zotero, pandoc, citeproc).")
-                        ] = False,
+    csl_json: Annotated[
+        bool, typer.Option("--csl-json", help="Write CSL-JSON (Zotero, pandoc, citeproc).")
+    ] = False,
     tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
-    out: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
-                   ] = None,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
+    out: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
+    ] = None,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
 ) -> None:
     """Export notes as citations with stable keys; 'kb add FILE.bib' reads them back into the same fields.
 
@@ -42,7 +47,9 @@ def export(
     try:
         chosen, unreadable = selected_ids(kb, ids or [], tag)
         for error in unreadable:  # after the export's own errors would be too late: say it first, then export
-            err_console.print(f"[yellow]warning[/]: not exported: {esc(error)}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[yellow]warning[/]: not exported: {esc(error)}", highlight=False, soft_wrap=True
+            )
         text = export_notes(kb, chosen, "bibtex" if bibtex else "csl-json")
     except NoteError as exc:
         fail(exc)
@@ -56,7 +63,13 @@ def export(
     try:
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
-        err_console.print(f"[bold red]error[/]: cannot write {esc(out)} ({esc(exc.strerror or exc)}); give another "
-                          "--output path", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[bold red]error[/]: cannot write {esc(out)} ({esc(exc.strerror or exc)}); give another "
+            "--output path",
+            highlight=False,
+            soft_wrap=True,
+        )
         raise typer.Exit(1) from None
-    console.print(f"wrote {len(chosen)} entr{'y' if len(chosen) == 1 else 'ies'} to {esc(out)}", highlight=False)
+    console.print(
+        f"wrote {len(chosen)} entr{'y' if len(chosen) == 1 else 'ies'} to {esc(out)}", highlight=False
+    )

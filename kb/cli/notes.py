@@ -48,33 +48,56 @@ if TYPE_CHECKING:  # types only: the core loads when a command runs (start-up)
 
 @app.command()
 def validate(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Notes or folders (default: the notes folder).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too (a missing source text, a "
-                                         "link to a note or claim that does not exist).")] = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Notes or folders (default: the notes folder).")
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit 1 on warnings too (a missing source text, a "
+            "link to a note or claim that does not exist).",
+        ),
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Validate notes against the schemas; exit 1 when any is invalid (with --strict, when any has a warning)."""
+    """Validate notes against the schemas; exit 1 when any is invalid (with --strict, when any has a
+    warning)."""
     kb = make_kb(papers, home, db)
     valid, errors = kb.validate(list(paths) if paths else None)
     if as_json:
-        print_json([{"id": n.id, "path": str(n.path), "valid": True} for n in valid]
-                    + [{"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)} for e in errors])
+        print_json(
+            [{"id": n.id, "path": str(n.path), "valid": True} for n in valid]
+            + [
+                {"id": Path(e.path).stem, "path": str(e.path), "valid": False, "error": str(e)}
+                for e in errors
+            ]
+        )
     else:
         for note in valid:
             console.print(f"[green]ok[/]    {esc(note.path)}  ({len(note.meta.claims)} claims)",
                           highlight=False)
     warnings = 0
-    for note in valid:  # a missing source text is a warning here, an error in 'kb check' (refused ones: errors)
+    # a missing source text is a warning here, an error in 'kb check' (refused ones: errors)
+    for note in valid:
         if (problem := kb.read_source(note).problem) is not None:
             err_console.print(f"[yellow]warning[/]: {esc(note.path)}: {esc(problem)}",
                               highlight=False, soft_wrap=True)
         for miss in field_names.near_miss_fields(note.meta):  # kept as an extra field: only this says so
-            err_console.print(f"[yellow]warning[/]: {esc(note.path)}: field {esc(miss.key)} is not one kb knows: "
-                              f"did you mean `{esc(miss.known)}`? (kept as written; rename it with a text editor)",
-                              highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[yellow]warning[/]: {esc(note.path)}: field {esc(miss.key)} is not one kb knows: "
+                f"did you mean `{esc(miss.known)}`? (kept as written; rename it with a text editor)",
+                highlight=False,
+                soft_wrap=True,
+            )
             warnings += 1
     for note, line, why in _unknown_links(kb, valid):
-        err_console.print(f"[yellow]warning[/]: {esc(note.path)}:{line}: {esc(why)}", highlight=False, soft_wrap=True)
+        err_console.print(
+            f"[yellow]warning[/]: {esc(note.path)}:{line}: {esc(why)}", highlight=False, soft_wrap=True
+        )
         warnings += 1
     if errors:
         fail(errors)
@@ -109,16 +132,30 @@ def _unknown_links(kb: KnowledgeBase, notes: list[Note]) -> list[tuple[Note, int
                 claims[note_id] = _AnyClaim()
         return claims[note_id]
 
-    return [(note, line, f"[[{link.target}]]: {why} (links are resolved by note id: the file name without .md)")
-            for note in notes for link, line, why in unknown_links(note, claims_of)]
+    return [
+        (note, line, f"[[{link.target}]]: {why} (links are resolved by note id: the file name without .md)")
+        for note in notes
+        for link, line, why in unknown_links(note, claims_of)
+    ]
 
 
 @app.command()
-def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
-          rebuild: Annotated[bool, typer.Option("--rebuild", help="Re-create the index from the notes and "
-                                                "re-attach the evidence kept in the store (an index that fails its "
-                                                "integrity check is moved aside, never deleted; a healthy one is "
-                                                "kept).")] = False) -> None:
+def index(
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="Re-create the index from the notes and "
+            "re-attach the evidence kept in the store (an index that fails its "
+            "integrity check is moved aside, never deleted; a healthy one is "
+            "kept).",
+        ),
+    ] = False,
+) -> None:
     """Index the notes folder into the database (incremental)."""
     from kb.queue.records import StoreUnreadable
     kb = make_kb(papers, home, db)
@@ -139,17 +176,30 @@ def index(papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_j
     for line in restore.skipped if restore is not None else []:  # one line per refused store record
         err_console.print(f"[yellow]skipped[/] store record {esc(line)}", highlight=False, soft_wrap=True)
     if restore is not None and not as_json:
-        console.print(("the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
-                       "date" if kept else "rebuilt the index") + f"; re-attached the evidence of {restore.restored} "
-                      f"run(s), skipped {len(restore.skipped)} store record(s)", highlight=False)
+        console.print(
+            (
+                "the index passed its integrity check: kept it (nothing moved aside) and brought it up to "
+                "date"
+                if kept
+                else "rebuilt the index"
+            )
+            + f"; re-attached the evidence of {restore.restored} "
+            f"run(s), skipped {len(restore.skipped)} store record(s)",
+            highlight=False,
+        )
     if restore is not None and restore.untimed and not as_json:
-        console.print(f"{restore.untimed} restored run(s) have no measured time in their store record (written "
-                      "before kb kept it): their time reads from started to finished, and estimates learn "
-                      "nothing from them", highlight=False)
+        console.print(
+            f"{restore.untimed} restored run(s) have no measured time in their store record (written "
+            "before kb kept it): their time reads from started to finished, and estimates learn "
+            "nothing from them",
+            highlight=False,
+        )
     counts = {k: len(getattr(report, k)) for k in ("added", "updated", "unchanged", "removed")}
     if as_json:
-        print_json([{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
-                    + [{"id": Path(e.path).stem, "change": "invalid", "error": str(e)} for e in report.errors])
+        print_json(
+            [{"id": i, "change": k} for k in ("added", "updated", "removed") for i in getattr(report, k)]
+            + [{"id": Path(e.path).stem, "change": "invalid", "error": str(e)} for e in report.errors]
+        )
     else:
         console.print(", ".join(f"{v} {k}" for k, v in counts.items()) + f", {len(report.errors)} invalid")
     if report.errors:
@@ -165,23 +215,42 @@ def list_notes(
     year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
     sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
     desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
-    where: Annotated[list[str] | None, typer.Option("--where", help="FIELD OP VALUE (repeatable, all must hold): "
-                                                 "any frontmatter field, dotted for nested ones, tags, state (a "
-                                                 "claim's) or a claim state's count; OP one of = != > >= < <= ~ "
-                                                 "(contains), e.g. \"quality_score>=4\".")] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            help="FIELD OP VALUE (repeatable, all must hold): "
+            "any frontmatter field, dotted for nested ones, tags, state (a "
+            "claim's) or a claim state's count; OP one of = != > >= < <= ~ "
+            '(contains), e.g. "quality_score>=4".',
+        ),
+    ] = None,
     strict: StrictOpt = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not be
-    read are named after it."""
+    """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not
+    be read are named after it."""
     from kb.core import paper_summary
     kb = make_kb(papers, home, db)
     if sort not in {"id", "title", "year", "quality"}:
         err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
         raise typer.Exit(2)
     report = kb.index()
-    rows = [paper_summary(p) for p in kb.list_papers(tag=tag, decision=decision, status=status,
-                                               min_quality=min_quality, year=year, sort=sort, descending=desc)]
+    rows = [
+        paper_summary(p)
+        for p in kb.list_papers(
+            tag=tag,
+            decision=decision,
+            status=status,
+            min_quality=min_quality,
+            year=year,
+            sort=sort,
+            descending=desc,
+        )
+    ]
     if where:
         from kb.evidence import where as where_mod
 
@@ -192,7 +261,8 @@ def list_notes(
             raise typer.Exit(2) from None
         rows = [row for row in rows if row["id"] in kept]
     if as_json:
-        # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in left out.
+        # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in
+        # left out.
         states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
         print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
     else:
@@ -218,29 +288,62 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     states = kb.claim_states(note_id)
     state_of = {c.id: states[key].state.value if (key := f"{note_id}#{c.id}") in states else None
                 for c in note.meta.claims}
-    in_tension = tensions_by_claim(kb.tensions())  # kb.evidence.tensions: the claims of other notes it cannot hold with
+    # kb.evidence.tensions: the claims of other notes it cannot hold with
+    in_tension = tensions_by_claim(kb.tensions())
     tension_ids = {c.id: [t.id for t in in_tension.get(f"{note_id}#{c.id}", [])] for c in note.meta.claims}
     # Evidence made elsewhere (`kb evidence import`) says where and on what, beside the state it gives.
-    origin = {c.id: evidence_origin(found[0].provenance) if (found := kb.evidence(f"{note_id}#{c.id}")) else None
-              for c in note.meta.claims}
-    claims = [{**c.model_dump(mode="json", exclude_none=True), "state": state_of[c.id], "tensions": tension_ids[c.id],
-               "made_elsewhere": origin[c.id]} for c in note.meta.claims]
+    origin = {
+        c.id: evidence_origin(found[0].provenance) if (found := kb.evidence(f"{note_id}#{c.id}")) else None
+        for c in note.meta.claims
+    }
+    claims = [
+        {
+            **c.model_dump(mode="json", exclude_none=True),
+            "state": state_of[c.id],
+            "tensions": tension_ids[c.id],
+            "made_elsewhere": origin[c.id],
+        }
+        for c in note.meta.claims
+    ]
     links = find_links(note.body)
     targets = kb.link_targets(links)
     backlinks = kb.backlinks(note_id)
     first_line = body_first_line(note)  # a link's line in the file, as an editor shows it
     if as_json:
-        print_json([{"id": note.id, "path": str(note.path), "frontmatter": meta, "claims": claims, "body": note.body,
-                     "links": [{"target": link.target, "note": link.note_id, "claim": link.claim_id,
-                                "label": link.label, "line": first_line + link.line - 1,
-                                "resolved": targets[link.target]} for link in links],
-                     "backlinks": [{"note": b.note_id, "title": b.title, "claim": b.claim_id} for b in backlinks]}])
+        print_json(
+            [
+                {
+                    "id": note.id,
+                    "path": str(note.path),
+                    "frontmatter": meta,
+                    "claims": claims,
+                    "body": note.body,
+                    "links": [
+                        {
+                            "target": link.target,
+                            "note": link.note_id,
+                            "claim": link.claim_id,
+                            "label": link.label,
+                            "line": first_line + link.line - 1,
+                            "resolved": targets[link.target],
+                        }
+                        for link in links
+                    ],
+                    "backlinks": [
+                        {"note": b.note_id, "title": b.title, "claim": b.claim_id} for b in backlinks
+                    ],
+                }
+            ]
+        )
         return
     header = Table.grid(padding=(0, 2))
     for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
         value = note.meta.year if key == "year" else meta.get(key)
-        header.add_row(f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or "")))
-    if note.meta.field_sources:  # where 'kb add' took each field from (a record online, the PDF's layout, ...)
+        header.add_row(
+            f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or ""))
+        )
+    # where 'kb add' took each field from (a record online, the PDF's layout, ...)
+    if note.meta.field_sources:
         sources = ", ".join(f"{name}: {source.value}" for name, source in note.meta.field_sources.items())
         header.add_row("[bold]sources[/]", esc(sources))
     for key, value in note.meta.extra_fields.items():
@@ -253,10 +356,14 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         state = state_of[claim.id]
         marks = "".join(f"\n[magenta]tension {esc(t)}[/]" for t in tension_ids[claim.id])
         marks += f"\n[cyan]{esc(origin[claim.id])}[/]" if origin[claim.id] else ""
-        claim_table.add(id=esc(claim.id), state=(esc(label(state)) if state else "not indexed") + marks,
-                        kind=claim.kind.value,
-                        analyzer=esc(claim.analyzer.name) if claim.analyzer else "",
-                        expect=esc(describe(claim.expect)) if claim.expect else "", statement=esc(claim.statement))
+        claim_table.add(
+            id=esc(claim.id),
+            state=(esc(label(state)) if state else "not indexed") + marks,
+            kind=claim.kind.value,
+            analyzer=esc(claim.analyzer.name) if claim.analyzer else "",
+            expect=esc(describe(claim.expect)) if claim.expect else "",
+            statement=esc(claim.statement),
+        )
     console.print(claim_table.table)
     shown, left_out = body_within(note.body, kb.settings.max_rendered_body, note.path)
     from rich.markdown import Markdown  # markdown-it loads only for the command that renders a body
@@ -269,7 +376,9 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
         console.print(f"[bold]Linked from[/] ({len(backlinks)})", highlight=False)
         for back in backlinks:
             which = f" (claim {esc(back.claim_id)})" if back.claim_id else ""
-            console.print(f"  {esc(back.title)} [dim]{esc(back.note_id)}[/]{which}", highlight=False, soft_wrap=True)
+            console.print(
+                f"  {esc(back.title)} [dim]{esc(back.note_id)}[/]{which}", highlight=False, soft_wrap=True
+            )
 
 
 def _links_resolved(body: str, targets: dict[str, str | None]) -> str:
@@ -278,7 +387,8 @@ def _links_resolved(body: str, targets: dict[str, str | None]) -> str:
     for link in reversed(find_links(body)):  # from the end, so earlier offsets stay right
         resolved = targets.get(link.target)
         if resolved is None:
-            text = f"{markdown_text(body[link.start:link.end])} *(unknown {'claim' if link.claim_id else 'note'})*"
+            unknown = "claim" if link.claim_id else "note"
+            text = f"{markdown_text(body[link.start : link.end])} *(unknown {unknown})*"
         else:
             text = f"*{markdown_text(link.label or resolved)}* (→ {markdown_text(link.target)})"
         body = body[:link.start] + text + body[link.end:]
@@ -286,9 +396,15 @@ def _links_resolved(body: str, targets: dict[str, str | None]) -> str:
 
 
 @app.command()
-def search(query: Annotated[str, typer.Argument(help="Words to search for.")],
-           limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20, strict: StrictOpt = False,
-           papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def search(
+    query: Annotated[str, typer.Argument(help="Words to search for.")],
+    limit: Annotated[int, typer.Option(help="Maximum hits.")] = 20,
+    strict: StrictOpt = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
     """Full-text search over titles, tags, bodies, claim statements and source texts (with the page)."""
     from kb.index.search import QueryError
     kb = make_kb(papers, home, db)
@@ -322,28 +438,42 @@ def _highlight(snippet: str) -> str:
 
 
 def _split_assignments(assignments: list[str]) -> list[tuple[str, str]]:
-    """FIELD=VALUE pairs as typed; ``kb.notes.edits.coerce_value`` turns each VALUE into what the field holds."""
+    """FIELD=VALUE pairs as typed; ``kb.notes.edits.coerce_value`` turns each VALUE into what the field
+    holds."""
     pairs = []
     for item in assignments:
         field, sep, raw = item.partition("=")
         if not sep or not field.strip():
-            err_console.print(f"[red]error[/]: expected FIELD=VALUE, got {esc(repr(item))} (e.g. status=reviewed)")
+            err_console.print(
+                f"[red]error[/]: expected FIELD=VALUE, got {esc(repr(item))} (e.g. status=reviewed)"
+            )
             raise typer.Exit(2)
         pairs.append((field.strip(), raw))
     return pairs
 
 
 @app.command("set")
-def set_fields(note_id: Annotated[str, typer.Argument(help="Note id.")],
-               assignments: Annotated[list[str], typer.Argument(help="FIELD=VALUE pairs, e.g. quality_score=5.")],
-               new_field: Annotated[bool, typer.Option("--new-field", help="Add a field the note does not have even "
-                                                       "where its name is one typo from a known one.")] = False,
-               papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None) -> None:
+def set_fields(
+    note_id: Annotated[str, typer.Argument(help="Note id.")],
+    assignments: Annotated[list[str], typer.Argument(help="FIELD=VALUE pairs, e.g. quality_score=5.")],
+    new_field: Annotated[
+        bool,
+        typer.Option(
+            "--new-field",
+            help="Add a field the note does not have even where its name is one typo from a known one.",
+        ),
+    ] = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+) -> None:
     """Change frontmatter fields of a note; only those fields' lines change in the file."""
     kb = make_kb(papers, home, db)
     try:
         note = kb.read(note_id)
-        changes = {field: note_edits.coerce_value(note, field, raw) for field, raw in _split_assignments(assignments)}
+        changes = {
+            field: note_edits.coerce_value(note, field, raw) for field, raw in _split_assignments(assignments)
+        }
         note = kb.set_fields(note_id, changes, new_fields=new_field)
     except NoteError as exc:
         fail(exc)
@@ -407,8 +537,10 @@ def import_(src: Annotated[Path, typer.Argument(help="A note written elsewhere."
 
 
 @app.command()
-def schema(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json"),
-           as_json: JsonOpt = False) -> None:
+def schema(
+    out: Annotated[Path, typer.Option(help="Folder for the JSON Schema files.")] = Path("schemas/json"),
+    as_json: JsonOpt = False,
+) -> None:
     """Write the JSON Schema of every model (notes, claims, runs, evidence) for editors."""
     from kb.core import KnowledgeBase
     written = KnowledgeBase.export_schemas(out)
@@ -421,9 +553,16 @@ def schema(out: Annotated[Path, typer.Option(help="Folder for the JSON Schema fi
 
 @app.command()
 def check(
-    targets: Annotated[list[str], typer.Argument(help="Note ids or note files (e.g. a note written elsewhere).")],
-    source: Annotated[Path | None, typer.Option(help="Source text (default: the note's source_file).")] = None,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    targets: Annotated[
+        list[str], typer.Argument(help="Note ids or note files (e.g. a note written elsewhere).")
+    ],
+    source: Annotated[
+        Path | None, typer.Option(help="Source text (default: the note's source_file).")
+    ] = None,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """Check claims' quotes and numbers, and the note's title, id and year, against its source text.
 
@@ -464,8 +603,12 @@ def check(
         for column in ("claim", "grounding", "reason", "disagreement"):
             table.add_column(column, overflow="fold")
         for row in rows:
-            table.add_row(esc(row["id"]), f"[{colour[row['grounding']]}]{row['grounding']}[/]", esc(row["reason"]),
-                          f"[red]{esc(row['disagreement'])}[/]" if row["disagreement"] and row["claim"] else "")
+            table.add_row(
+                esc(row["id"]),
+                f"[{colour[row['grounding']]}]{row['grounding']}[/]",
+                esc(row["reason"]),
+                f"[red]{esc(row['disagreement'])}[/]" if row["disagreement"] and row["claim"] else "",
+            )
         console.print(table)
     for problem in missing_source:
         err_console.print(f"[bold red]error[/]: {esc(problem)}", highlight=False, soft_wrap=True)

@@ -1,4 +1,5 @@
-"""The main jobs: ``kb demo`` (index, re-verify stale claims, print verdicts) and ``kb app`` (the Streamlit app)."""
+"""The main jobs: ``kb demo`` (index, re-verify stale claims, print verdicts) and ``kb app`` (the Streamlit
+app)."""
 
 from __future__ import annotations
 
@@ -36,11 +37,21 @@ if TYPE_CHECKING:  # types only: the modules behind them load when a command run
 
 @app.command()
 def demo(
-    verify_claims: Annotated[bool, typer.Option("--verify/--no-verify", help="Also re-verify stale claims.")] = True,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Stream one JSON object per verdict (JSON Lines) on "
-                                          "stdout as each lands, then one per claim not re-run; the rest goes "
-                                          "to stderr.")] = False,
+    verify_claims: Annotated[
+        bool, typer.Option("--verify/--no-verify", help="Also re-verify stale claims.")
+    ] = True,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Stream one JSON object per verdict (JSON Lines) on "
+            "stdout as each lands, then one per claim not re-run; the rest goes "
+            "to stderr.",
+        ),
+    ] = False,
 ) -> None:
     """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
     from kb.core import paper_summary
@@ -56,8 +67,10 @@ def demo(
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     out.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
-    listing = Listing(f"{len(claims)} claim(s)", [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100),
-                                                  Col("statement", ratio=1)])
+    listing = Listing(
+        f"{len(claims)} claim(s)",
+        [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100), Col("statement", ratio=1)],
+    )
     for note_id, claim in claims:
         listing.add(claim=esc(f"{note_id}#{claim.claim_id}"), analyzer=esc(claim.analyzer or "-"),
                     statement=esc(claim.statement))
@@ -94,7 +107,8 @@ def demo(
 
 
 def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:
-    """Every bound claim's row of the demo's verdict table: its state now, its latest evidence's verdict, why."""
+    """Every bound claim's row of the demo's verdict table: its state now, its latest evidence's verdict,
+    why."""
     verdicts: list[dict[str, Any]] = []
     states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
     for key in kb.claim_keys():
@@ -104,8 +118,17 @@ def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[st
         found = kb.claim(key)
         stated = found[0] if found else None
         if key in not_runnable and not evidence:
-            verdicts.append({"id": key, "run": None, "analyzer": "-", "status": state, "state": state,
-                             "verdict": "not_runnable", "reason": reason_line(stated, not_runnable[key], state)})
+            verdicts.append(
+                {
+                    "id": key,
+                    "run": None,
+                    "analyzer": "-",
+                    "status": state,
+                    "state": state,
+                    "verdict": "not_runnable",
+                    "reason": reason_line(stated, not_runnable[key], state),
+                }
+            )
             continue
         reason = (f"{states[key].stale_reason}; " if key in states and states[key].stale_reason
                   else "") + (verdict.reason if verdict else "")
@@ -137,8 +160,10 @@ def _print_plan(kb: KnowledgeBase, queued: list[RunRecord]) -> None:
     err_console.print(f"in all about {duration_text(total)}" + (f", plus {unknown} run(s) without an estimate"
                                                                   if unknown else "")
                       + "; results are kept, so a rerun takes seconds", highlight=False)
-    err_console.print("open the app now, in another terminal: [bold].venv/bin/kb app[/] (http://localhost:8501) "
-                      "shows each verdict as it arrives, and the runs' progress on its Runs page")
+    err_console.print(
+        "open the app now, in another terminal: [bold].venv/bin/kb app[/] (http://localhost:8501) "
+        "shows each verdict as it arrives, and the runs' progress on its Runs page"
+    )
 
 
 @app.command("app")
@@ -199,8 +224,9 @@ def run_app(
 
 
 def _port_taken(host: str, port: int) -> str | None:
-    """Why the app cannot listen on ``host:port``, or None where nothing answers there: kb's app already running
-    (a Streamlit server answers its health check, ``/_stcore/health``), or another program holding the port."""
+    """Why the app cannot listen on ``host:port``, or None where nothing answers there: kb's app already
+    running (a Streamlit server answers its health check, ``/_stcore/health``), or another program holding the
+    port."""
     import socket
     import urllib.request
 

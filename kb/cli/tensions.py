@@ -1,6 +1,6 @@
-"""``kb tensions``: claims of different notes that cannot both hold, with both quotes, each side's evidence and
-how the evidence stands (``kb.evidence.tensions``); ``--propose`` asks the agents for candidate tensions between
-qualitative claims, listed apart and marked as proposed by the model."""
+"""``kb tensions``: claims of different notes that cannot both hold, with both quotes, each side's evidence
+and how the evidence stands (``kb.evidence.tensions``); ``--propose`` asks the agents for candidate tensions
+between qualitative claims, listed apart and marked as proposed by the model."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "re
 
 
 def _side(row: dict[str, Any]) -> str:
-    """One side of a tension: its key, what it expects and its state, then its quote and where it is from (each
-    piece escaped for the terminal; the line breaks are the listing's own)."""
+    """One side of a tension: its key, what it expects and its state, then its quote and where it is from
+    (each piece escaped for the terminal; the line breaks are the listing's own)."""
     from kb.evidence.claim_states import label
     where = ", ".join(str(x) for x in (row["section"], f"p. {row['page']}" if row["page"] else None) if x)
     evidence = row["evidence"]
@@ -41,7 +41,8 @@ def _side(row: dict[str, Any]) -> str:
 
 
 def print_tensions(rows: list[dict[str, Any]]) -> None:
-    """Each tension (``kb.evidence.tensions.record``) as a block: id and state, quantity and why, then both sides."""
+    """Each tension (``kb.evidence.tensions.record``) as a block: id and state, quantity and why, then both
+    sides."""
     console.print(f"[bold]{len(rows)} tension(s) between notes[/]", highlight=False)
     for row in rows:
         colour = OUTCOME_COLOURS.get(row["state"], "white")
@@ -54,13 +55,23 @@ def print_tensions(rows: list[dict[str, Any]]) -> None:
 
 @app.command()
 def tensions(
-    propose: Annotated[bool, typer.Option("--propose", help="Also ask the chat model (KB_CHAT_MODEL) for candidate "
-                                          "tensions between qualitative claims; listed apart, marked 'proposed by "
-                                          "the model'. Without a model none are proposed.")] = False,
+    propose: Annotated[
+        bool,
+        typer.Option(
+            "--propose",
+            help="Also ask the chat model (KB_CHAT_MODEL) for candidate "
+            "tensions between qualitative claims; listed apart, marked 'proposed by "
+            "the model'. Without a model none are proposed.",
+        ),
+    ] = False,
     strict: StrictOpt = False,
-    papers: PapersOpt = None, home: HomeOpt = None, db: DbOpt = None, as_json: JsonOpt = False,
+    papers: PapersOpt = None,
+    home: HomeOpt = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the state."""
+    """Claims of different notes that cannot both hold, with both quotes, the evidence on each side and the
+    state."""
     from kb.evidence import tensions as tensions_mod
     kb = make_kb(papers, home, db)
     report = kb.index()
@@ -92,8 +103,10 @@ def tensions(
 
 def _print_proposals(proposals: Any) -> None:
     """The chat model's candidate tensions, apart from kb's own (not checked by kb)."""
-    console.print(f"\n[bold]Proposed by the model[/] ({proposals.method}): {len(proposals.proposals)} "
-                  "candidate(s), not checked by kb" + (f" · {esc(proposals.message)}" if proposals.message else ""))
+    console.print(
+        f"\n[bold]Proposed by the model[/] ({proposals.method}): {len(proposals.proposals)} "
+        "candidate(s), not checked by kb" + (f" · {esc(proposals.message)}" if proposals.message else "")
+    )
     for proposal in proposals.proposals:
         console.print(f"- {esc(proposal.a)} ↔ {esc(proposal.b)}: {esc(proposal.why)}\n"
                       f"  A “{esc(proposal.a_quote)}”\n  B “{esc(proposal.b_quote)}”", highlight=False)

@@ -47,8 +47,16 @@ def store_transient(exc: BaseException) -> bool:
     a wrong argument or a full local disk)."""
     from kb.disk import is_disk_full
 
-    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError | NotADirectoryError | ValueError
-                  | KeyError | TypeError):
+    if isinstance(
+        exc,
+        FileNotFoundError
+        | PermissionError
+        | IsADirectoryError
+        | NotADirectoryError
+        | ValueError
+        | KeyError
+        | TypeError,
+    ):
         return False
     return not is_disk_full(exc)
 
@@ -85,8 +93,9 @@ class ArtifactStore:
         return f"ArtifactStore({self.url!r})"
 
     def retrying(self, what: str, operation: Callable[[], T]) -> T:
-        """``operation()`` on a remote store, tried ``STORE_TRIES`` times with a doubling wait while it fails on
-        what may be an outage; the last error is raised. A folder store is tried once (its errors are a disk's)."""
+        """``operation()`` on a remote store, tried ``STORE_TRIES`` times with a doubling wait while it fails
+        on what may be an outage; the last error is raised. A folder store is tried once (its errors are a
+        disk's)."""
         if self.is_local:
             return operation()
         delay = STORE_FIRST_DELAY
@@ -98,8 +107,10 @@ class ArtifactStore:
                     raise
                 if attempt == 1:
                     reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    log.warning("artifact store %s unavailable while %s (%s); retrying (%.1f s doubling, %d tries)",
-                                self.url, what, reason, STORE_FIRST_DELAY, STORE_TRIES)
+                    log.warning(
+                        "artifact store %s unavailable while %s (%s); retrying (%.1f s doubling, %d tries)",
+                        self.url, what, reason, STORE_FIRST_DELAY, STORE_TRIES,
+                    )
                 time.sleep(delay)
                 delay *= 2
                 self.fs.invalidate_cache()
@@ -129,7 +140,8 @@ class ArtifactStore:
         return keys
 
     def put_file(self, local: Path, key: str, *, move: bool = False) -> None:
-        """Write ``local`` at ``key`` atomically, unless ``key`` exists (content-addressed keys never change)."""
+        """Write ``local`` at ``key`` atomically, unless ``key`` exists (content-addressed keys never
+        change)."""
         target = self._path(key)
         if self.retrying(f"checking {key}", lambda: self.fs.exists(target)):
             return
@@ -148,7 +160,8 @@ class ArtifactStore:
             self.retrying(f"uploading {key}", lambda: self.fs.put_file(str(local), target))
 
     def remove(self, key: str) -> None:
-        """Delete ``key`` if it is there (a run's outcome record written by an attempt that lost its lease)."""
+        """Delete ``key`` if it is there (a run's outcome record written by an attempt that lost its
+        lease)."""
         target = self._path(key)
 
         def remove() -> None:
@@ -166,7 +179,8 @@ class ArtifactStore:
         return bool(self.fs.exists(self._path(key)))
 
     def local_path(self, key: str) -> Path | None:
-        """A local file with the contents of ``key`` (downloaded once into the read cache), or None if absent."""
+        """A local file with the contents of ``key`` (downloaded once into the read cache), or None if
+        absent."""
         if self.is_local:
             path = Path(self._path(key))
             return path if path.is_file() else None
@@ -223,7 +237,8 @@ class ArtifactStore:
         return pushed
 
     def pull_checkpoints(self, run_id: str, folder: Path) -> int:
-        """Download ``checkpoints/<run_id>/`` into ``folder``; returns the number of files (0: start fresh)."""
+        """Download ``checkpoints/<run_id>/`` into ``folder``; returns the number of files (0: start
+        fresh)."""
         return self.retrying(f"restoring the checkpoints of run {run_id[:12]}",
                              lambda: self._pull_checkpoints(run_id, folder))
 
@@ -269,8 +284,15 @@ class ArtifactStore:
     def abort_upload(self, key: str, upload_id: str) -> None:
         """Abort an unfinished multipart upload of ``key`` (its parts are freed; no object appears)."""
         bucket, _, _ = self.root.partition("/")
-        self.retrying(f"aborting the upload of {key}", lambda: self.fs.call_s3(
-            "abort_multipart_upload", Bucket=bucket, Key=self._path(key).partition("/")[2], UploadId=upload_id))
+        self.retrying(
+            f"aborting the upload of {key}",
+            lambda: self.fs.call_s3(
+                "abort_multipart_upload",
+                Bucket=bucket,
+                Key=self._path(key).partition("/")[2],
+                UploadId=upload_id,
+            ),
+        )
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

@@ -9,8 +9,8 @@ evidence (the newest row; older rows are history):
   of another version, another kb version, the note's binding changed): ``stale``;
 - the evidence carries no verdict (its run was made before the claim was indexed, so nothing judged
   it): ``inconclusive``, since evidence that was never tested against the claim settles nothing;
-- a small-scale proxy (evidence at a smaller scale than the claim's, ``kb.evidence.verdicts``) never settles the
-  claim, but says which way it leans: ``consistent_proxy`` (it would have supported the claim) or
+- a small-scale proxy (evidence at a smaller scale than the claim's, ``kb.evidence.verdicts``) never settles
+  the claim, but says which way it leans: ``consistent_proxy`` (it would have supported the claim) or
   ``at_odds_proxy`` (it would have refuted it);
 - otherwise the verdict's kind: ``supported``, ``refuted``, ``inconclusive``, ``not_runnable``
   or ``error``.
@@ -161,7 +161,8 @@ def verdict_state(verdict: Verdict | None) -> ClaimState | None:
 
 @lru_cache(maxsize=4096)
 def _proxy_leaning(verdict_json: str) -> str | None:
-    """'consistent' / 'at_odds' for a stored proxy verdict, else None (the Library asks per claim per render)."""
+    """'consistent' / 'at_odds' for a stored proxy verdict, else None (the Library asks per claim per
+    render)."""
     if '"proxy":true' not in verdict_json:  # the compact JSON pydantic writes: skip parsing non-proxies
         return None
     return proxy_outcome(Verdict.model_validate_json(verdict_json))
@@ -189,7 +190,8 @@ class LatestEvidence:
     kb_version: str | None
     binding_hash: str | None
     provenance_json: str  # read only for evidence older than the version columns
-    verdict_json: str | None  # read for inconclusive verdicts (a proxy?), for every verdict with ``with_verdict``
+    # read for inconclusive verdicts (a proxy?), for every verdict with ``with_verdict``
+    verdict_json: str | None
 
 
 def latest_evidence(session: Session, claim_keys: list[str] | None = None, *,
@@ -204,12 +206,27 @@ def latest_evidence(session: Session, claim_keys: list[str] | None = None, *,
                           else col(Evidence.claim_key).in_(claim_keys))
     joined = newest.group_by(col(Evidence.claim_key)).subquery()
     legacy = case((col(Evidence.analyzer_version).is_(None), col(Evidence.provenance_json)), else_="{}")
-    verdict = col(Evidence.verdict_json) if with_verdict else case(
-        (col(Evidence.verdict_kind) == VerdictKind.inconclusive.value, col(Evidence.verdict_json)), else_=null())
-    stmt = sa_select(col(Evidence.claim_key), col(Evidence.run_id), col(Evidence.verdict_kind), col(Evidence.stale),
-                     col(Evidence.stale_reason), col(Evidence.analyzer), col(Evidence.analyzer_version),
-                     col(Evidence.kb_version), col(Evidence.binding_hash), legacy, verdict,
-                     ).join(joined, col(Evidence.id) == joined.c.newest)
+    verdict = (
+        col(Evidence.verdict_json)
+        if with_verdict
+        else case(
+            (col(Evidence.verdict_kind) == VerdictKind.inconclusive.value, col(Evidence.verdict_json)),
+            else_=null(),
+        )
+    )
+    stmt = sa_select(
+        col(Evidence.claim_key),
+        col(Evidence.run_id),
+        col(Evidence.verdict_kind),
+        col(Evidence.stale),
+        col(Evidence.stale_reason),
+        col(Evidence.analyzer),
+        col(Evidence.analyzer_version),
+        col(Evidence.kb_version),
+        col(Evidence.binding_hash),
+        legacy,
+        verdict,
+    ).join(joined, col(Evidence.id) == joined.c.newest)
     return {row[0]: LatestEvidence(*row) for row in session.execute(stmt)}
 
 
@@ -263,7 +280,9 @@ def staleness(engine: Engine, claim_key: str) -> str | None:
     return stale_reason(evidence[0], _claim_binding_hash(engine, claim_key))
 
 
-def evidence_of_analyzer(engine: Engine, analyzer: str, limit: int = 200) -> list[tuple[Evidence, Run | None]]:
+def evidence_of_analyzer(
+    engine: Engine, analyzer: str, limit: int = 200
+) -> list[tuple[Evidence, Run | None]]:
     """Evidence an analyzer produced (for any claim, or none), newest first, each with its run."""
     with Session(engine) as session:
         rows = session.exec(select(Evidence).where(Evidence.analyzer == analyzer)
@@ -334,8 +353,8 @@ def metrics_of_runs(engine: Engine, run_ids: list[str]) -> dict[str, dict[str, A
 
 @dataclass(frozen=True)
 class PaperComparison:
-    """One value the paper reports for a claim beside kb's value of the same metric (mean and interval over the
-    latest evidence's seeds, or why it settles nothing)."""
+    """One value the paper reports for a claim beside kb's value of the same metric (mean and interval over
+    the latest evidence's seeds, or why it settles nothing)."""
 
     metric: str
     paper: PaperValue
@@ -343,9 +362,10 @@ class PaperComparison:
 
     @property
     def reproduces(self) -> bool | None:
-        """Whether kb's interval contains the paper's value (overlaps a reported range; for true/false: kb resolved
-        the same value), or None where kb's value settles nothing (no interval, a failed precondition). Separate
-        from the verdict on the claim's threshold: a claim can hold while kb misses the paper's number."""
+        """Whether kb's interval contains the paper's value (overlaps a reported range; for true/false: kb
+        resolved the same value), or None where kb's value settles nothing (no interval, a failed
+        precondition). Separate from the verdict on the claim's threshold: a claim can hold while kb misses
+        the paper's number."""
         kb = self.kb
         if kb is None or kb.mean is None or kb.failed or kb.low is None or kb.high is None:
             return None
@@ -365,18 +385,36 @@ class PaperComparison:
         if found:
             return f"reproduces the paper's {paper}"
         assert self.kb is not None and self.kb.mean is not None
-        return f"does not: kb {self.kb.mean:.4g} [{self.kb.low:.4g}, {self.kb.high:.4g}] excludes the paper's {paper}"
+        return (
+            f"does not: kb {self.kb.mean:.4g} [{self.kb.low:.4g}, {self.kb.high:.4g}] excludes the "
+            f"paper's {paper}"
+        )
 
     def record(self) -> dict[str, Any]:
-        """As ``--json`` prints it: the paper's value, kb's mean and interval, and whether kb reproduces it."""
+        """As ``--json`` prints it: the paper's value, kb's mean and interval, and whether kb reproduces
+        it."""
         kb = self.kb
-        return {"metric": self.metric, "paper": self.paper.value, "where": self.paper.where,
-                "kb": None if kb is None else {"mean": kb.mean, "low": kb.low, "high": kb.high, "seeds": kb.seeds,
-                                               "basis": kb.basis, "settles_nothing": kb.failed},
-                "reproduces": self.reproduces, "text": self.comparison()}
+        return {
+            "metric": self.metric,
+            "paper": self.paper.value,
+            "where": self.paper.where,
+            "kb": None
+            if kb is None
+            else {
+                "mean": kb.mean,
+                "low": kb.low,
+                "high": kb.high,
+                "seeds": kb.seeds,
+                "basis": kb.basis,
+                "settles_nothing": kb.failed,
+            },
+            "reproduces": self.reproduces,
+            "text": self.comparison(),
+        }
 
     def text(self) -> str:
-        """One line: 'paper 0.45 (where) · kb 0.41 [0.35, 0.47] over 3 seeds · reproduces the paper's 0.45'."""
+        """One line: 'paper 0.45 (where) · kb 0.41 [0.35, 0.47] over 3 seeds · reproduces the paper's
+        0.45'."""
         return f"{self._values()} · {self.comparison()}" if self.kb is not None else self._values()
 
     def _values(self) -> str:
@@ -385,8 +423,11 @@ class PaperComparison:
             return f"{self.metric}: {paper} · kb: not run yet"
         if self.kb.mean is None:
             return f"{self.metric}: {paper} · kb: no value ({self.kb.failed})"
-        interval = (f" [{self.kb.low:.4g}, {self.kb.high:.4g}]" if self.kb.low is not None and self.kb.high is not None
-                    and self.kb.low < self.kb.high else "")
+        interval = (
+            f" [{self.kb.low:.4g}, {self.kb.high:.4g}]"
+            if self.kb.low is not None and self.kb.high is not None and self.kb.low < self.kb.high
+            else ""
+        )
         seeds = f" over {self.kb.seeds} seeds" if self.kb.seeds > 1 else ""
         caveat = f" (settles nothing: {self.kb.failed})" if self.kb.failed else ""
         return f"{self.metric}: {paper} · kb {self.kb.mean:.4g}{interval}{seeds}{caveat}"
@@ -397,21 +438,24 @@ SHOWN_PAPER_VALUES = 20
 
 
 def paper_values_left_out(claim: Claim) -> str | None:
-    """The line saying how many of the claim's paper values a listing leaves out, or None when all are shown."""
+    """The line saying how many of the claim's paper values a listing leaves out, or None when all are
+    shown."""
     left = len(claim.paper_values or []) - SHOWN_PAPER_VALUES
     return f"… and {left:,} more paper value(s), not listed (all are in the note)" if left > 0 else None
 
 
 def paper_comparisons(claim: Claim, results: list[dict[str, Any]] | None) -> list[PaperComparison]:
-    """The paper's reported values of a claim beside kb's, from one result per seed of its latest evidence: the
-    first ``SHOWN_PAPER_VALUES`` of them (``paper_values_left_out`` says how many more there are)."""
+    """The paper's reported values of a claim beside kb's, from one result per seed of its latest evidence:
+    the first ``SHOWN_PAPER_VALUES`` of them (``paper_values_left_out`` says how many more there are)."""
     default = claim.expect.metric if claim.expect is not None else None
     found = []
     for reported in (claim.paper_values or [])[:SHOWN_PAPER_VALUES]:
         metric = reported.metric or default
         if metric is None:
             continue
-        found.append(PaperComparison(metric, reported, value_across_seeds(results, metric) if results else None))
+        found.append(
+            PaperComparison(metric, reported, value_across_seeds(results, metric) if results else None)
+        )
     return found
 
 

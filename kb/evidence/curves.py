@@ -1,11 +1,11 @@
 """What a list metric of an analyzer's result is plotted against: its axes, read from the result itself.
 
-A result holds lists along different axes: per layer (``layers.logit_lens_kl``, ``attention_entropy_by_layer``),
-per temperature (``test_error_by_temperature`` beside the ``temperatures`` it was sampled at), per trained depth
-(``val_perplexity_by_depth`` beside ``depths``), per model. Analyzers name them consistently (``layers.*``,
-``*_by_<axis>`` with the axis values under ``<axis>s``), so the axes of a list follow from its path and the
-result it sits in, with no table per analyzer. Compare offers a metric only the axes it has: a per-temperature
-metric is never drawn against layer depth.
+A result holds lists along different axes: per layer (``layers.logit_lens_kl``,
+``attention_entropy_by_layer``), per temperature (``test_error_by_temperature`` beside the ``temperatures`` it
+was sampled at), per trained depth (``val_perplexity_by_depth`` beside ``depths``), per model. Analyzers name
+them consistently (``layers.*``, ``*_by_<axis>`` with the axis values under ``<axis>s``), so the axes of a
+list follow from its path and the result it sits in, with no table per analyzer. Compare offers a metric only
+the axes it has: a per-temperature metric is never drawn against layer depth.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import Any
 RELATIVE_DEPTH = "relative depth"
 LAYER = "layer"
 INDEX = "index"
-#: Axes of a per-layer list: depth relative to the model's (models of different depth line up), then the layer.
+#: Axes of a per-layer list: depth relative to the model's (models of different depth line up), then the
+#: layer.
 LAYER_AXES = (RELATIVE_DEPTH, LAYER)
 
 
@@ -42,7 +43,8 @@ def _per_layer(parts: list[str]) -> bool:
 
 
 def _coordinates(metrics: dict[str, Any], parts: list[str], key: str, length: int) -> list[float] | None:
-    """The numeric list named ``key`` of ``length`` items in the dict holding the metric or any dict above it."""
+    """The numeric list named ``key`` of ``length`` items in the dict holding the metric or any dict above
+    it."""
     scopes = [metrics]
     for part in parts[:-1]:
         inner = scopes[-1].get(part) if isinstance(scopes[-1], dict) else None
@@ -84,7 +86,8 @@ def axes(metrics: dict[str, Any], path: str) -> dict[str, list[float]]:
         values = _coordinates(metrics, parts, f"{word}s", length)
         if values is not None:
             found.setdefault(word, values)
-    if words and not found:  # in a dict named for another axis ('test_errors_by_model.transformer'): the result's
+    # in a dict named for another axis ('test_errors_by_model.transformer'): the result's
+    if words and not found:
         for key, value in metrics.items():
             if key.endswith("s") and _axis_word(key) is None and key != parts[-1] and _numbers(value) \
                     and len(value) == length and None not in value:
@@ -134,8 +137,8 @@ class Series:
 
 
 def series(metrics: dict[str, Any]) -> list[Series]:
-    """Every numeric list of a result (per step, layer, temperature, depth...) with its best axis: what a run's
-    page plots. Lists of one item are left out (a point is no curve)."""
+    """Every numeric list of a result (per step, layer, temperature, depth...) with its best axis: what a
+    run's page plots. Lists of one item are left out (a point is no curve)."""
     found = []
     for path, length in list_metric_paths(metrics).items():
         if length < 2:
@@ -163,8 +166,10 @@ def parse_condition(text: str) -> tuple[str, str, float]:
     """'value > 2' -> ('value', '>', 2.0); ``BadCondition`` saying the form otherwise."""
     found = _CONDITION.match(text)
     if found is None:
-        raise BadCondition(f"{text.strip()!r} is not a metric filter: write METRIC OP NUMBER, e.g. 'value > 2' "
-                           f"(OP one of {' '.join(o for o in OPERATORS if o != '=')})")
+        raise BadCondition(
+            f"{text.strip()!r} is not a metric filter: write METRIC OP NUMBER, e.g. 'value > 2' "
+            f"(OP one of {' '.join(o for o in OPERATORS if o != '=')})"
+        )
     try:
         number = float(found.group(3))
     except ValueError:

@@ -56,7 +56,8 @@ class RunEstimate:
     scale: str = "custom"  # the preset the parameters are (``Analyzer.scale_name``)
     not_runnable: str | None = None  # why the run cannot execute here (it ends at once with that verdict)
     shares_work: bool = False  # an earlier run of the same plan builds the cached stages this one reuses
-    # (stage, seconds) in the order the run works through them: first-use stages, then MAIN_STAGE (its own work)
+    # (stage, seconds) in the order the run works through them: first-use stages, then MAIN_STAGE (its own
+    # work)
     stages: tuple[tuple[str, float | None], ...] = field(default=())
 
     @property
@@ -66,8 +67,8 @@ class RunEstimate:
 
     @property
     def own_seconds(self) -> float | None:
-        """Seconds of the run's own work, first-use stages left out: what orders the queue, since whichever run of
-        a plan starts first pays a first-use stage the runs after it share."""
+        """Seconds of the run's own work, first-use stages left out: what orders the queue, since whichever
+        run of a plan starts first pays a first-use stage the runs after it share."""
         if self.seconds is None:
             return None
         own = [seconds for name, seconds in self.stages if not is_first_use(name)]
@@ -94,9 +95,14 @@ class RunEstimate:
         first = [(name, seconds) for name, seconds in self.stages if is_first_use(name) and seconds]
         if not first:
             return f"about {duration_text(self.seconds)} ({self.basis})"
-        once = "; ".join(f"{name.removeprefix('first use: ')} ~{duration_text(seconds)}" for name, seconds in first)
+        once = "; ".join(
+            f"{name.removeprefix('first use: ')} ~{duration_text(seconds)}" for name, seconds in first
+        )
         own = self.seconds - self.first_use_seconds
-        return f"about {duration_text(self.seconds)} (first use, once: {once}; then {duration_text(own)}: {self.basis})"
+        return (
+            f"about {duration_text(self.seconds)} (first use, once: {once}; then "
+            f"{duration_text(own)}: {self.basis})"
+        )
 
 
 def calibration_seconds(rounds: int = 5) -> float:
@@ -169,8 +175,8 @@ def past_durations(engine: Engine, analyzer: Analyzer,  # type: ignore[type-arg]
 
 
 def own_seconds(run: Run) -> float | None:
-    """Seconds a finished run spent on its own work: its measured time less its first-use stages (what the same
-    run takes again here); runs from before kb stored times, from started to finished."""
+    """Seconds a finished run spent on its own work: its measured time less its first-use stages (what the
+    same run takes again here); runs from before kb stored times, from started to finished."""
     if run.actual_seconds is not None:
         stages: dict[str, float] = json.loads(run.stages_json) if run.stages_json else {}
         return max(0.0, run.actual_seconds - sum(v for k, v in stages.items() if is_first_use(k)))
@@ -180,7 +186,8 @@ def own_seconds(run: Run) -> float | None:
 
 
 def missing_libraries(analyzer: Analyzer) -> list[str]:  # type: ignore[type-arg]
-    """The heavy libraries ``analyzer`` needs (``Analyzer.libraries``) that this process has not loaded yet."""
+    """The heavy libraries ``analyzer`` needs (``Analyzer.libraries``) that this process has not loaded
+    yet."""
     return [name for name in analyzer.libraries if LIBRARIES[name][0] not in sys.modules]
 
 
@@ -234,7 +241,9 @@ def estimate(engine: Engine, analyzer: Analyzer, params: AnalyzerParams,  # type
         return RunEstimate(0.0, "preflight", scale, not_runnable=str(exc))
     loads = missing_libraries(analyzer) if loading is None else loading
     first: list[tuple[str, float | None]] = [
-        (loading_stage(name), first_use_estimate(engine, loading_stage(name), LIBRARIES[name][1])) for name in loads]
+        (loading_stage(name), first_use_estimate(engine, loading_stage(name), LIBRARIES[name][1]))
+        for name in loads
+    ]
     if cache_dir is not None:
         first += [(name, first_use_estimate(engine, name, seconds))
                   for name, seconds in analyzer.first_use(params, cache_dir)]
@@ -265,8 +274,13 @@ def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list
             kept = tuple((name, seconds) for name, seconds in found.stages if name not in paid)
             left = [seconds for _, seconds in kept]
             # The stages left, summed (not the total less what is paid: that leaves a rounding residue).
-            own = None if found.seconds is None else sum(s for s in left if s is not None) if None not in left \
+            own = (
+                None
+                if found.seconds is None
+                else sum(s for s in left if s is not None)
+                if None not in left
                 else found.seconds - sum(seconds or 0.0 for name, seconds in found.stages if name in paid)
+            )
             found = RunEstimate(own, found.basis, found.scale, found.not_runnable, stages=kept)
         paid |= {name for name, _ in found.stages if is_first_use(name)}
         stages = analyzer.cached_stages(params)
@@ -278,7 +292,8 @@ def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list
 
 
 #: How much the estimate counts in a run's time left, as a share of the work done at the estimated rate: the
-#: first tenth of a stage is read half from the estimate, and the measured rate takes over as the stage moves on.
+#: first tenth of a stage is read half from the estimate, and the measured rate takes over as the stage moves
+#: on.
 PRIOR_SHARE = 0.1
 
 
@@ -301,7 +316,8 @@ def time_left(elapsed: float, fraction: float, expected: float | None) -> float 
 
 
 def with_left(message: str, left: float | None) -> str:
-    """``message`` with 'about N left' appended (unchanged when unknown, or when it says its own time left)."""
+    """``message`` with 'about N left' appended (unchanged when unknown, or when it says its own time
+    left)."""
     if left is None or " left" in message:  # an analyzer that says its own time left knows it best
         return message
     said = f"about {duration_text(left)} left"
@@ -315,7 +331,8 @@ class _Stage:
     start: float  # the run's reported fraction when the stage began
     until: float  # the fraction at which the analyzer said the stage ends
     ended: float | None = None
-    implicit: bool = False  # the run's start before it named a stage (imports, setup): weighs nothing on the bar
+    # the run's start before it named a stage (imports, setup): weighs nothing on the bar
+    implicit: bool = False
 
 
 class StagedClock:
@@ -323,11 +340,11 @@ class StagedClock:
 
     Each stage weighs the seconds it should take: a first-use stage its own estimate (``RunEstimate.stages``);
     a stage of the run's own work (``MAIN_STAGE``, or the analyzer's own names: design, training, sampling)
-    the share of the run's own estimate that its span of the analyzer's fraction declares. The bar: done stages
-    count whole, the current one by its share done, and it never moves back. The time left: the current stage's
-    from its own measured rate (``time_left``: its estimate early, its rate as it moves), plus the stages still
-    to come, scaled by how the stages done so far went against their estimates. A run that names no stages is
-    one stage, ``MAIN_STAGE``, over its whole fraction.
+    the share of the run's own estimate that its span of the analyzer's fraction declares. The bar: done
+    stages count whole, the current one by its share done, and it never moves back. The time left: the current
+    stage's from its own measured rate (``time_left``: its estimate early, its rate as it moves), plus the
+    stages still to come, scaled by how the stages done so far went against their estimates. A run that names
+    no stages is one stage, ``MAIN_STAGE``, over its whole fraction.
     """
 
     def __init__(self) -> None:
@@ -362,7 +379,8 @@ class StagedClock:
         return 0.0, 1.0
 
     def _own_share(self, start: float, until: float) -> float | None:
-        """Seconds the part ``start``..``until`` of the analyzer's fraction should take, by the run's own estimate."""
+        """Seconds the part ``start``..``until`` of the analyzer's fraction should take, by the run's own
+        estimate."""
         own = self.expected.get(MAIN_STAGE)
         origin, span = self._own_span()
         if own is None:
@@ -382,7 +400,9 @@ class StagedClock:
             return []
         entered = {stage.name for stage in self.stages}
         if is_first_use(current.name):
-            after = self.planned[self.planned.index(current.name) + 1:] if current.name in self.planned else []
+            after = (
+                self.planned[self.planned.index(current.name) + 1 :] if current.name in self.planned else []
+            )
             first = [self.expected.get(name) for name in after if is_first_use(name) and name not in entered]
             return [*first, self.expected.get(MAIN_STAGE)]
         return [self._own_share(current.until, 1.0)]
@@ -391,7 +411,8 @@ class StagedClock:
         """The bar's fraction and the seconds left after the analyzer reported ``fraction``."""
         self.fraction = fraction
         current = self.stages[-1]
-        done = [stage for stage in self.stages[:-1] if not stage.implicit]  # the start before a named stage: none
+        # the start before a named stage: none
+        done = [stage for stage in self.stages[:-1] if not stage.implicit]
         local = self._local(current)
         weights = [self._weight(stage) for stage in done]
         present, later = self._weight(current), self._to_come(current)
@@ -406,8 +427,8 @@ class StagedClock:
 
     def _left(self, current: _Stage, done: list[_Stage], local: float, elapsed: float,
               later: list[float | None]) -> float | None:
-        # How the stages done so far went against their estimates, the estimate itself counted as PRIOR_SHARE of
-        # the run at its own pace (one quick first stage does not rescale the rest alone), within bounds.
+        # How the stages done so far went against their estimates, the estimate itself counted as PRIOR_SHARE
+        # of the run at its own pace (one quick first stage does not rescale the rest alone), within bounds.
         timed = [(s.ended - s.began, w) for s in done if s.ended is not None and (w := self._weight(s))]
         planned = sum(w for w in [*(w for _, w in timed), self._weight(current), *later] if w)
         prior = PRIOR_SHARE * planned

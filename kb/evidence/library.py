@@ -50,9 +50,16 @@ class LibraryRow:
     def as_dict(self) -> dict[str, Any]:
         """Flat, table-ready form: one column per state."""
         return {
-            "id": self.id, "title": self.title, "year": self.year, "status": self.status, "decision": self.decision,
-            "quality": self.quality, "tags": ", ".join(self.tags), "claims": self.claims,
-            **{state: self.states[state] for state in ALL_STATES}, "ungrounded": self.ungrounded,
+            "id": self.id,
+            "title": self.title,
+            "year": self.year,
+            "status": self.status,
+            "decision": self.decision,
+            "quality": self.quality,
+            "tags": ", ".join(self.tags),
+            "claims": self.claims,
+            **{state: self.states[state] for state in ALL_STATES},
+            "ungrounded": self.ungrounded,
         }
 
 
@@ -93,7 +100,9 @@ def library_rows(
         row.claims += 1
         row.ungrounded += grounding == "not_found"
         row.no_source += grounding == "no_source"
-        row.states[claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state.value] += 1
+        row.states[
+            claim_state(latest.get(key), bound=analyzer is not None, binding_hash=binding).state.value
+        ] += 1
     if flags:
         rows = [row for row in rows if row.flags() & set(flags)]
     if where:
@@ -112,8 +121,18 @@ def _where(engine: Engine, rows: list[LibraryRow], conditions: list[where_mod.Co
 
 
 def _paper_rows(engine: Engine, **filters: Any) -> list[LibraryRow]:
-    stmt = filter_papers(sa_select(col(Paper.id), col(Paper.title), col(Paper.year), col(Paper.status),
-                                   col(Paper.decision), col(Paper.quality_score), col(Paper.tags_text)), **filters)
+    stmt = filter_papers(
+        sa_select(
+            col(Paper.id),
+            col(Paper.title),
+            col(Paper.year),
+            col(Paper.status),
+            col(Paper.decision),
+            col(Paper.quality_score),
+            col(Paper.tags_text),
+        ),
+        **filters,
+    )
     with Session(engine) as session:
         return [LibraryRow(id=i, title=t, year=y, status=s, decision=d, quality=q, tags=decode_tags(tags))
                 for i, t, y, s, d, q, tags in session.execute(stmt).all()]

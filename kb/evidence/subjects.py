@@ -1,6 +1,6 @@
 """What a claim is about (its quantity, subject and condition, defaults read from its binding and scale), and
-when two subjects differ: the comparability rule that tensions compare claims by and that verdicts hold a run's
-own scale to (a run on another subject is a proxy).
+when two subjects differ: the comparability rule that tensions compare claims by and that verdicts hold a
+run's own scale to (a run on another subject is a proxy).
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ class About:
 
 
 def about(claim: Claim) -> About:
-    """What ``claim`` is about: its own ``quantity`` / ``subject`` / ``condition``, else the defaults read from its
-    binding (``analyzer:metric``; the preset ``settled_by``, else ``scale``) and its ``scale`` (size, data)."""
+    """What ``claim`` is about: its own ``quantity`` / ``subject`` / ``condition``, else the defaults read
+    from its binding (``analyzer:metric``; the preset ``settled_by``, else ``scale``) and its ``scale`` (size,
+    data)."""
     binding, expect, scale = claim.analyzer, claim.expect, claim.scale
     quantity = claim.quantity.name if claim.quantity is not None else None
     if quantity is None and binding is not None and expect is not None:
@@ -63,14 +64,16 @@ def structures(data: str | None) -> frozenset[str]:
 
 
 def subject_difference(a: About, b: About) -> str | None:
-    """Why two subjects differ in size (beyond ``SIZE_FACTOR``) or in the structure their data names (both name PDB
-    entries, none shared), or None: the part of the comparability rule that a run's own scale can be held to
-    (``kb.evidence.verdicts`` asks it of evidence against its claim)."""
+    """Why two subjects differ in size (beyond ``SIZE_FACTOR``) or in the structure their data names (both
+    name PDB entries, none shared), or None: the part of the comparability rule that a run's own scale can be
+    held to (``kb.evidence.verdicts`` asks it of evidence against its claim)."""
     if a.parameters is not None and b.parameters is not None:
         small, large = sorted((a.parameters, b.parameters))
         if large > small * SIZE_FACTOR or (small == 0 and large > 0):
             return f"different sizes ({a.parameters:.3g} / {b.parameters:.3g} parameters)"
     mine, theirs = structures(a.data), structures(b.data)
     if mine and theirs and not mine & theirs:
-        return f"different structures ({', '.join(sorted(mine)).upper()} / {', '.join(sorted(theirs)).upper()})"
+        return (
+            f"different structures ({', '.join(sorted(mine)).upper()} / {', '.join(sorted(theirs)).upper()})"
+        )
     return None

@@ -1,6 +1,7 @@
 """Saved queries over notes: the one grammar of ``kb list --where`` and the app Library's filter box.
 
-A condition is ``FIELD OP VALUE``, e.g. ``quality_score>=4``, ``decision=ACCEPT``, ``publication.venue~arXiv``:
+A condition is ``FIELD OP VALUE``, e.g. ``quality_score>=4``, ``decision=ACCEPT``,
+``publication.venue~arXiv``:
 
 * FIELD: any frontmatter field, dotted for nested ones (``publication.year``; through a list, any item:
   ``authors.name~Rives``); ``tags`` (any tag); ``state`` (any claim's state: ``state=refuted``); a claim
@@ -67,7 +68,8 @@ def parse_all(texts: Iterable[str]) -> list[Condition]:
 
 
 def split(box: str) -> list[str]:
-    """The conditions of one line of text, as the app's filter box (and its URL) holds them: ``;``-separated."""
+    """The conditions of one line of text, as the app's filter box (and its URL) holds them:
+    ``;``-separated."""
     return [part.strip() for part in box.split(";") if part.strip()]
 
 
@@ -93,7 +95,8 @@ def _data_fields(data: Any, prefix: str = "") -> Iterator[str]:
 
 
 def check_fields(conditions: list[Condition], metas: Iterable[Mapping[str, Any]]) -> None:
-    """``WhereError`` for the first condition whose field kb does not know and no note has, with the closest."""
+    """``WhereError`` for the first condition whose field kb does not know and no note has, with the
+    closest."""
     unknown = [c for c in conditions if c.field not in SPECIAL]
     if not unknown:
         return
@@ -103,9 +106,11 @@ def check_fields(conditions: list[Condition], metas: Iterable[Mapping[str, Any]]
     for condition in unknown:
         if condition.field not in known:
             near = difflib.get_close_matches(condition.field, sorted(known), n=1)
-            raise WhereError(f"{condition.text()!r}: no note has a field {condition.field!r}"
-                             + (f"; did you mean `{near[0]}`?" if near else "")
-                             + " (frontmatter fields, dotted for nested ones, tags, state, claims or a claim state)")
+            raise WhereError(
+                f"{condition.text()!r}: no note has a field {condition.field!r}"
+                + (f"; did you mean `{near[0]}`?" if near else "")
+                + " (frontmatter fields, dotted for nested ones, tags, state, claims or a claim state)"
+            )
 
 
 def _values(data: Any, parts: list[str]) -> list[Any]:
@@ -143,10 +148,12 @@ def _meets(actual: Any, op: str, wanted: str) -> bool:
             ">": left > right, ">=": left >= right, "~": wanted.casefold() in str(actual).casefold()}[op]
 
 
-def matches(condition: Condition, meta: Mapping[str, Any], tags: list[str], states: Mapping[str, int]) -> bool:
-    """Whether one note meets the condition: ``meta`` its frontmatter as JSON data, ``states`` its claims counted
-    by state. A field with many values (tags, a list) meets ``!=`` when none equals the value, the others
-    when any does."""
+def matches(
+    condition: Condition, meta: Mapping[str, Any], tags: list[str], states: Mapping[str, int]
+) -> bool:
+    """Whether one note meets the condition: ``meta`` its frontmatter as JSON data, ``states`` its claims
+    counted by state. A field with many values (tags, a list) meets ``!=`` when none equals the value, the
+    others when any does."""
     if condition.field == "tags":
         values: list[Any] = list(tags)
     elif condition.field == "state":  # a state by its value or by its label ('not run', 'no analyzer')

@@ -63,8 +63,14 @@ def schema_problem(conn: Connection) -> str | None:
     if verdict != ["ok"]:
         return "; ".join(map(str, verdict[:3]))
     tables = {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "alembic_version" not in tables or conn.exec_driver_sql("SELECT count(*) FROM alembic_version").scalar() != 1:
-        return "it has no schema revision (no alembic_version row): it is not an index kb wrote, or it was damaged"
+    if (
+        "alembic_version" not in tables
+        or conn.exec_driver_sql("SELECT count(*) FROM alembic_version").scalar() != 1
+    ):
+        return (
+            "it has no schema revision (no alembic_version row): it is not an index kb wrote, or it "
+            "was damaged"
+        )
     if (newer := unknown_revision(conn)) is not None:
         return newer
     for model in (Paper, Tag, ClaimRow, Run, Evidence):
@@ -84,7 +90,8 @@ def _rows(conn: Connection, table: str, column: str, key: str) -> Iterator[tuple
 
 
 def row_problem(conn: Connection) -> str | None:
-    """The first row kb would fail to read back (its JSON not what kb wrote), named by table, key and column."""
+    """The first row kb would fail to read back (its JSON not what kb wrote), named by table, key and
+    column."""
     for model, column, parse in _JSON_COLUMNS:
         key = "key" if model is ClaimRow else "id"
         for row_key, text in _rows(conn, _table(model), column, key):

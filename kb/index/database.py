@@ -90,7 +90,8 @@ class Run(SQLModel, table=True):
     job_id: str | None = None  # the scheduler's job id (Slurm) while the run is executed as a job
     attempts: int = 0  # times a worker or job claimed the run; bounded, so a run that kills its worker ends
     priority: int = 0  # 0: a person waits on it; 2: bulk work (kb.queue.store.INTERACTIVE, BULK)
-    expected_seconds: float | None = None  # its estimate when queued (kb.evidence.estimates): short runs go first
+    # its estimate when queued (kb.evidence.estimates): short runs go first
+    expected_seconds: float | None = None
     actual_seconds: float | None = None  # seconds its last attempt worked, first-use stages included
     stages_json: str | None = None  # {stage: seconds} of that attempt (kb.evidence.estimates.StagedClock)
     status: str = Field(default="queued", index=True)

@@ -55,7 +55,9 @@ def link_targets(engine: Engine, links: Sequence[Link]) -> dict[str, str | None]
     found: dict[str, str | None] = {target: None for target in note_ids | claim_keys}
     with Session(engine) as session:
         if note_ids:
-            for note_id, title in session.exec(select(Paper.id, Paper.title).where(col(Paper.id).in_(note_ids))):
+            for note_id, title in session.exec(
+                select(Paper.id, Paper.title).where(col(Paper.id).in_(note_ids))
+            ):
                 found[note_id] = title
         if claim_keys:
             for key, statement in session.exec(select(ClaimRow.key, ClaimRow.statement)

@@ -23,16 +23,20 @@ if TYPE_CHECKING:  # types only: Alembic is imported where it is used
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # A script's own revision and the one it follows, as Alembic writes them (`revision = '0009t'`).
-_REVISION_LINE = re.compile(r"""^(revision|down_revision)\s*=\s*(?:['"]([^'"]+)['"]|None)\s*$""", re.MULTILINE)
+_REVISION_LINE = re.compile(
+    r"""^(revision|down_revision)\s*=\s*(?:['"]([^'"]+)['"]|None)\s*$""", re.MULTILINE
+)
 
 
 class IndexTooNew(Exception):
     """The database was written by a newer kb: its schema revision is not one this kb knows."""
 
     def __init__(self, url: str, revision: str) -> None:
-        super().__init__(f"the index {url} was written by a newer kb (schema revision {revision!r}, unknown to "
-                         "this one): upgrade kb, or use another index (--home or --db); `kb index --rebuild` "
-                         "moves this one aside and rebuilds it from the notes")
+        super().__init__(
+            f"the index {url} was written by a newer kb (schema revision {revision!r}, unknown to "
+            "this one): upgrade kb, or use another index (--home or --db); `kb index --rebuild` "
+            "moves this one aside and rebuilds it from the notes"
+        )
 
 
 def head_revision() -> str | None:
@@ -91,7 +95,8 @@ def _refuse_unknown(connection: Connection, config: Config) -> None:
 
 
 def unknown_revision(connection: Connection) -> str | None:
-    """The database's schema revision when these migrations do not know it (a newer kb wrote it), else None."""
+    """The database's schema revision when these migrations do not know it (a newer kb wrote it), else
+    None."""
     try:
         _refuse_unknown(connection, alembic_config(connection))
     except IndexTooNew as exc:

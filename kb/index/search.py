@@ -1,16 +1,16 @@
 """Full-text search over indexed papers.
 
-:class:`SqliteFtsSearch` keeps an FTS5 table (``paper_fts``) beside the paper rows and ranks with
-bm25 (title weighted highest). Chinese, Japanese and Korean text has no spaces between words, so a word
-tokenizer makes each run of CJK characters one token and finds almost no words inside it: a second
-table (``paper_fts_cjk``) holds the same text with every CJK run written as its overlapping character
-bigrams ("梯度消失" -> "梯度 度消 消失"). Any CJK substring of two or more characters is then a phrase of
-consecutive bigrams, found through the index and ranked with bm25 like English words; queries without
-CJK characters use ``paper_fts`` as before. :class:`LikeSearch` is the fallback for other databases: it scans the
-paper and claim tables with case-insensitive LIKE. User queries are never passed to FTS5 as syntax:
-each term is quoted, and the last term is a prefix match. A query kb cannot search (not valid Unicode text,
-more than ``MAX_QUERY_TERMS`` words) is a ``QueryError``; a full-text table that cannot be read (dropped,
-corrupted) is a ``SearchIndexDamaged``: one line each, saying what to do.
+:class:`SqliteFtsSearch` keeps an FTS5 table (``paper_fts``) beside the paper rows and ranks with bm25 (title
+weighted highest). Chinese, Japanese and Korean text has no spaces between words, so a word tokenizer makes
+each run of CJK characters one token and finds almost no words inside it: a second table (``paper_fts_cjk``)
+holds the same text with every CJK run written as its overlapping character bigrams ("梯度消失" ->
+"梯度 度消 消失"). Any CJK substring of two or more characters is then a phrase of consecutive bigrams,
+found through the index and ranked with bm25 like English words; queries without CJK characters use
+``paper_fts`` as before. :class:`LikeSearch` is the fallback for other databases: it scans the paper and
+claim tables with case-insensitive LIKE. User queries are never passed to FTS5 as syntax: each term is
+quoted, and the last term is a prefix match. A query kb cannot search (not valid Unicode text, more than
+``MAX_QUERY_TERMS`` words) is a ``QueryError``; a full-text table that cannot be read (dropped, corrupted) is
+a ``SearchIndexDamaged``: one line each, saying what to do.
 
 A note's source text (its ``source_file``: an abstract, or a PDF's full text with pages separated by form
 feeds) is searched too, one row per page in ``paper_fts_source`` (and its bigram twin
@@ -47,8 +47,8 @@ _CREATE_CJK = (
 )
 _BM25_CJK = f"bm25({CJK_TABLE}, 0.0, 10.0, 4.0, 1.0, 2.0)"
 _CJK = re.compile(f"[{CJK_CLASS}]+")
-# SQLite refuses an expression more than 1,000 levels deep, and every term is one more condition; a search is a
-# few words, so a pasted page is refused with a message instead of failing inside SQLite.
+# SQLite refuses an expression more than 1,000 levels deep, and every term is one more condition; a search is
+# a few words, so a pasted page is refused with a message instead of failing inside SQLite.
 MAX_QUERY_TERMS = 100
 
 
@@ -69,8 +69,10 @@ class SearchIndexDamaged(Exception):
 
     def __init__(self, error: Exception | str) -> None:
         reason = str(getattr(error, "orig", error)).splitlines()[0] if str(error) else "missing"
-        super().__init__(f"the search index is damaged: run `kb index --rebuild` (it re-creates the index from "
-                         f"the notes; nothing is lost); its full-text tables: {reason}")
+        super().__init__(
+            f"the search index is damaged: run `kb index --rebuild` (it re-creates the index from "
+            f"the notes; nothing is lost); its full-text tables: {reason}"
+        )
 
 
 def check_query(query: str) -> None:
@@ -107,7 +109,9 @@ def fts_damage(conn: Connection) -> str | None:
         except DatabaseError as exc:
             if not _fts_damage(exc) and "integrity" not in str(exc).lower():
                 raise
-            return f"the full-text table {table} is damaged ({str(getattr(exc, 'orig', exc)).splitlines()[0]})"
+            return (
+                f"the full-text table {table} is damaged ({str(getattr(exc, 'orig', exc)).splitlines()[0]})"
+            )
     return None
 
 
@@ -205,7 +209,10 @@ class SqliteFtsSearch:
 
     def create(self, engine: Engine) -> None:
         with engine.begin() as conn:
-            if not _table_exists(conn, FTS_TABLE) and conn.exec_driver_sql("SELECT count(*) FROM paper").scalar():
+            if (
+                not _table_exists(conn, FTS_TABLE)
+                and conn.exec_driver_sql("SELECT count(*) FROM paper").scalar()
+            ):
                 # The word table went while papers are indexed: an empty new one would silently find nothing.
                 # Left missing, every search says the index is damaged; `kb index --rebuild` re-creates it.
                 return
@@ -215,12 +222,25 @@ class SqliteFtsSearch:
             new_cjk = not _table_exists(conn, CJK_TABLE)
             conn.exec_driver_sql(_CREATE_CJK)
             if new_cjk:  # an index made before the CJK table existed: fill it from the word table once
-                rows = [(rowid, pid, cjk_tokens(t or ""), cjk_tokens(g or ""), cjk_tokens(b or ""), cjk_tokens(c or ""))
-                        for rowid, pid, t, g, b, c in conn.exec_driver_sql(
-                            f"SELECT rowid, paper_id, title, tags, body, claims FROM {FTS_TABLE}")]
+                rows = [
+                    (
+                        rowid,
+                        pid,
+                        cjk_tokens(t or ""),
+                        cjk_tokens(g or ""),
+                        cjk_tokens(b or ""),
+                        cjk_tokens(c or ""),
+                    )
+                    for rowid, pid, t, g, b, c in conn.exec_driver_sql(
+                        f"SELECT rowid, paper_id, title, tags, body, claims FROM {FTS_TABLE}"
+                    )
+                ]
                 if rows:
-                    conn.exec_driver_sql(f"INSERT INTO {CJK_TABLE} (rowid, paper_id, title, tags, body, claims) "
-                                         "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    conn.exec_driver_sql(
+                        f"INSERT INTO {CJK_TABLE} (rowid, paper_id, title, tags, body, claims) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        rows,
+                    )
 
     def index_many(self, conn: Connection, docs: Sequence[SearchDoc]) -> None:
         if not docs:
@@ -251,8 +271,9 @@ class SqliteFtsSearch:
             conn.exec_driver_sql(f"INSERT INTO {SOURCE_TABLE} (paper_id, page, text) VALUES (?, ?, ?)", pages)
             cjk_pages = [(pid, number, cjk_tokens(page)) for pid, number, page in pages if has_cjk(page)]
             if cjk_pages:
-                conn.exec_driver_sql(f"INSERT INTO {SOURCE_CJK_TABLE} (paper_id, page, text) VALUES (?, ?, ?)",
-                                     cjk_pages)
+                conn.exec_driver_sql(
+                    f"INSERT INTO {SOURCE_CJK_TABLE} (paper_id, page, text) VALUES (?, ?, ?)", cjk_pages
+                )
 
     def remove_many(self, conn: Connection, paper_ids: Iterable[str]) -> None:
         wanted = set(paper_ids)
@@ -292,12 +313,18 @@ class SqliteFtsSearch:
         else:
             hits = self._search_words(query, limit, snippets=snippets)
             if len(hits) < limit:
-                hits += self._substring_hits(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
+                hits += self._substring_hits(
+                    query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets
+                )
         if len(hits) < limit:
-            hits += self._search_sources(query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets)
+            hits += self._search_sources(
+                query, limit - len(hits), {h.paper_id for h in hits}, snippets=snippets
+            )
         return hits
 
-    def _search_sources(self, query: str, limit: int, exclude: set[str], *, snippets: bool) -> list[SearchHit]:
+    def _search_sources(
+        self, query: str, limit: int, exclude: set[str], *, snippets: bool
+    ) -> list[SearchHit]:
         """Notes whose source text holds the query, each at its best page (bm25), after the notes' own hits.
 
         Words go through the page index; CJK text through the bigram pages, then checked as substrings; a
@@ -321,8 +348,12 @@ class SqliteFtsSearch:
                     continue
                 page_text = ""
                 if snippets or exact:
-                    page_text = conn.exec_driver_sql(f"SELECT text FROM {SOURCE_TABLE} WHERE paper_id = ? AND page = ?",
-                                                     (pid, page)).scalar() or ""
+                    page_text = (
+                        conn.exec_driver_sql(
+                            f"SELECT text FROM {SOURCE_TABLE} WHERE paper_id = ? AND page = ?", (pid, page)
+                        ).scalar()
+                        or ""
+                    )
                 if exact and not _contains((page_text,), terms):
                     continue
                 snippet = ""
@@ -364,9 +395,12 @@ class SqliteFtsSearch:
             hits.append(SearchHit(paper_id, -float(rank), make_snippet((body, claims, title), terms)))
         return hits
 
-    def _substring_hits(self, query: str, limit: int, exclude: set[str], *, snippets: bool) -> list[SearchHit]:
+    def _substring_hits(
+        self, query: str, limit: int, exclude: set[str], *, snippets: bool
+    ) -> list[SearchHit]:
         """Notes that contain every query term inside a word ('SM' in 'ESM2'), which the word index cannot
-        see; ranked after the word hits. A scan, so it runs only when the word index found fewer than asked."""
+        see; ranked after the word hits. A scan, so it runs only when the word index found fewer than
+        asked."""
         terms = [t.lower() for t in query_terms(query)]
         if not terms or limit <= 0:
             return []
@@ -376,8 +410,11 @@ class SqliteFtsSearch:
         with self.engine.connect() as conn:
             rows = conn.execute(sql, {**{f"t{i}": t for i, t in enumerate(terms)},
                                       "limit": limit + len(exclude)}).all()
-        return [SearchHit(pid, -1e9, substring_snippet((b or "", c or "", t or ""), terms) if snippets else "")
-                for pid, t, b, c in rows if pid not in exclude][:limit]
+        return [
+            SearchHit(pid, -1e9, substring_snippet((b or "", c or "", t or ""), terms) if snippets else "")
+            for pid, t, b, c in rows
+            if pid not in exclude
+        ][:limit]
 
     def _search_cjk(self, query: str, limit: int, *, snippets: bool) -> list[SearchHit]:
         """Candidates from the bigram index (ranked by bm25), kept when they contain every query term."""

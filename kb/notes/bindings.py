@@ -43,9 +43,9 @@ class Bound(Protocol):
 def binding_problems(claim: Bound, *, limits: NoteLimits | None = None,
                      analyzers: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
     """Problems of one claim's binding as (field relative to the claim, what is wrong and what is allowed):
-    the one binding check, which notes, the drafter, the app and ``kb verify`` all ask. ``limits``: what a note
-    may ask of this machine (the operator's settings; default ``NoteLimits()``); ``analyzers``: the registry's
-    by default."""
+    the one binding check, which notes, the drafter, the app and ``kb verify`` all ask. ``limits``: what a
+    note may ask of this machine (the operator's settings; default ``NoteLimits()``); ``analyzers``: the
+    registry's by default."""
     from analyzers import registry
 
     binding = claim.analyzer
@@ -58,7 +58,9 @@ def binding_problems(claim: Bound, *, limits: NoteLimits | None = None,
                                    "(setting max_seeds_per_claim, KB_MAX_SEEDS_PER_CLAIM); list fewer seeds")]
     analyzers = registry.load_all() if analyzers is None else analyzers
     if binding.name not in analyzers:
-        return [("analyzer.name", f"unknown analyzer {binding.name!r}; known: {', '.join(sorted(analyzers))}")]
+        return [
+            ("analyzer.name", f"unknown analyzer {binding.name!r}; known: {', '.join(sorted(analyzers))}")
+        ]
     analyzer = analyzers[binding.name]()
     problems: list[tuple[str, str]] = []
     if binding.scale is not None and binding.scale not in analyzer.scales:
@@ -74,8 +76,13 @@ def binding_problems(claim: Bound, *, limits: NoteLimits | None = None,
     if claim.expect is not None:
         fields = set(analyzer.Result.model_fields)
         if not _known_metric(claim.expect.metric, analyzer.metrics, fields):
-            problems.append(("expect.metric", f"{binding.name} does not produce {claim.expect.metric!r}; its "
-                                              f"metrics: {', '.join(sorted(analyzer.metrics) or sorted(fields))}"))
+            problems.append(
+                (
+                    "expect.metric",
+                    f"{binding.name} does not produce {claim.expect.metric!r}; its "
+                    f"metrics: {', '.join(sorted(analyzer.metrics) or sorted(fields))}",
+                )
+            )
     return problems
 
 
@@ -83,22 +90,26 @@ _THREAD_FIELDS = frozenset({"threads", "num_threads", "workers", "num_workers", 
 
 
 def resource_problems(params: dict[str, Any], limits: NoteLimits) -> dict[str, str]:
-    """What a note asks of the machine beyond what the operator allows (``limits``), by parameter: more threads
-    than ``limits.threads``, a device (the operator's choice: ``kb verify --device``), whole numbers past
-    ``limits.max_integer``. The person running kb sets larger values with ``--set`` or the settings."""
+    """What a note asks of the machine beyond what the operator allows (``limits``), by parameter: more
+    threads than ``limits.threads``, a device (the operator's choice: ``kb verify --device``), whole numbers
+    past ``limits.max_integer``. The person running kb sets larger values with ``--set`` or the settings."""
     found: dict[str, str] = {}
     for name, value in params.items():
         if name == "device":
-            found[name] = ("the device is chosen by the person running kb (kb verify --device, a scale preset), "
-                           "never by a note: remove it")
+            found[name] = (
+                "the device is chosen by the person running kb (kb verify --device, a scale preset), "
+                "never by a note: remove it"
+            )
         elif isinstance(value, bool) or not isinstance(value, int):
             continue
         elif name in _THREAD_FIELDS and value > limits.threads:
             found[name] = (f"{value:,} is more than the {limits.threads} a note may ask for here (setting "
                            "max_note_threads, KB_MAX_NOTE_THREADS; default: this machine's CPU cores)")
         elif abs(value) > limits.max_integer:
-            found[name] = (f"{value:,} is over the {limits.max_integer:,} a note may set (setting max_note_integer, "
-                           f"KB_MAX_NOTE_INTEGER); the person running kb can set more with --set {name}=...")
+            found[name] = (
+                f"{value:,} is over the {limits.max_integer:,} a note may set (setting max_note_integer, "
+                f"KB_MAX_NOTE_INTEGER); the person running kb can set more with --set {name}=..."
+            )
     return found
 
 
@@ -143,11 +154,15 @@ class Settling:
 
     def cost_text(self) -> str | None:
         """The one figure of what a run at ``preset`` costs: 'about 475 GPU-hours on one H100-class GPU'."""
-        return None if self.gpu_hours is None else f"about {_hours(self.gpu_hours)} GPU-hours on one H100-class GPU"
+        return (
+            None
+            if self.gpu_hours is None
+            else f"about {_hours(self.gpu_hours)} GPU-hours on one H100-class GPU"
+        )
 
     def text(self) -> str:
-        """One line: where the claim is settled and, if not here, what that takes (the cost said once: not again
-        when the reason it cannot run here already names the same figure)."""
+        """One line: where the claim is settled and, if not here, what that takes (the cost said once: not
+        again when the reason it cannot run here already names the same figure)."""
         if self.analyzer is None:
             return "no analyzer measures this claim: only its quote is checked against the source"
         if self.preset is None:  # bound without a scale: the analyzer's default parameters decide
@@ -169,8 +184,8 @@ _SHOWN = ("model", "models", "depths", "parameter_budget", "device")
 
 
 def settling(claim: Claim) -> Settling:
-    """Where ``claim`` is settled: its binding's ``settled_by`` preset, else its bound scale; whether this machine
-    can run it (the analyzer's own ``preflight``) and the analyzer's rough GPU hours for it."""
+    """Where ``claim`` is settled: its binding's ``settled_by`` preset, else its bound scale; whether this
+    machine can run it (the analyzer's own ``preflight``) and the analyzer's rough GPU hours for it."""
     from analyzers import registry
     from analyzers.base import NotRunnable
 
@@ -189,7 +204,9 @@ def settling(claim: Claim) -> Settling:
                         binding.name)
     except ValueError as exc:  # parameters the analyzer refuses: said by ``binding_problems``
         return Settling(preset, binding.scale, False, str(exc).splitlines()[0], None, what, binding.name)
-    return Settling(preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what, binding.name)
+    return Settling(
+        preset, binding.scale, True, None, analyzer.gpu_hours.get(preset or ""), what, binding.name
+    )
 
 
 def _hours(hours: float) -> str:
@@ -207,11 +224,13 @@ def _short(value: Any) -> str:
 _SETTLED = {"supported", "refuted"}
 
 
-def reason_line(claim: Claim | None, reason: str | None, state: str | None, *, with_settling: bool = True) -> str:
-    """A claim's reason in one line, as the demo's verdict table and the app's claim cards show it: the verdict's
-    reason (its interval beside the claim's threshold, the metric path not repeated inside the threshold), then,
-    for a claim that what ran here does not settle, where it would be settled and what that costs (unless
-    ``with_settling`` is False: the claim card shows those as fields of their own)."""
+def reason_line(
+    claim: Claim | None, reason: str | None, state: str | None, *, with_settling: bool = True
+) -> str:
+    """A claim's reason in one line, as the demo's verdict table and the app's claim cards show it: the
+    verdict's reason (its interval beside the claim's threshold, the metric path not repeated inside the
+    threshold), then, for a claim that what ran here does not settle, where it would be settled and what that
+    costs (unless ``with_settling`` is False: the claim card shows those as fields of their own)."""
     text = " ".join((reason or "").split())
     if claim is not None and claim.expect is not None:
         text = text.replace(f"'{claim.expect.metric} ", "'")

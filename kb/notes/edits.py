@@ -37,7 +37,8 @@ from schemas.note import PaperNote
 
 # A top-level key starts in column 0; indented lines, comments and '- ' items belong to the key above.
 _TOP_KEY = re.compile(
-    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
+    r"""^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|"""
+    r"""(?P<plain>[^\s#'"\-?:|>!&*%@`{}\[\],][^#]*?))[ \t]*:(?:[ \t]|\r?\n|$)"""
 )
 # A double-quoted scalar after 'key:' or '- ' tells us the user's quoting style.
 _DQ_SCALAR = re.compile(r"""(?:^[ \t]*|:[ \t]+|-[ \t]+)\"""", re.MULTILINE)
@@ -82,7 +83,8 @@ def _set_path(container: Any, parts: list[str], value: Any, path: Path, dotted: 
 
 
 def _resolve_ids(data: Any, parts: list[str]) -> list[str]:
-    """Dotted parts with list items named by id turned into indexes: claims.late-layers.expect -> claims.2.expect."""
+    """Dotted parts with list items named by id turned into indexes: claims.late-layers.expect ->
+    claims.2.expect."""
     resolved, node = [], data
     for part in parts:
         if isinstance(node, list) and not part.isdigit():
@@ -185,7 +187,9 @@ def coerce_value(note: Note, dotted: str, raw: str) -> Any:
     for part in parts:
         current = _child(current, part)
     info = PaperNote.model_fields.get(parts[0]) if len(parts) == 1 else None
-    if isinstance(current, str) or (current is None and info is not None and info.annotation in (str, str | None)):
+    if isinstance(current, str) or (
+        current is None and info is not None and info.annotation in (str, str | None)
+    ):
         return raw
     if not raw.strip():
         return None
@@ -302,7 +306,9 @@ def _edit_list_in_place(lines: list[str], span: tuple[int, int], old: list[Any],
     start, end = span
     if lines[start].split(":", 1)[1].split("#", 1)[0].strip():
         return None  # 'key: [...]' written inline
-    dashes = [i for i in range(start + 1, end) if lines[i].lstrip().startswith("- ") or lines[i].strip() == "-"]
+    dashes = [
+        i for i in range(start + 1, end) if lines[i].lstrip().startswith("- ") or lines[i].strip() == "-"
+    ]
     if not dashes:
         return None
     indent = len(lines[dashes[0]]) - len(lines[dashes[0]].lstrip())

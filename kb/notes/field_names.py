@@ -76,15 +76,26 @@ def _near(part: str, model: type[BaseModel] | None, present: list[str]) -> str |
 
 
 def near_miss(data: dict[str, Any], dotted: str) -> NearMiss | None:
-    """The first part of ``dotted`` that the note lacks, the schema does not know, and that is a typo of a known
-    name at its depth; ``data``: the note's frontmatter as plain data (``kb.notes.edits.frontmatter_data``)."""
+    """The first part of ``dotted`` that the note lacks, the schema does not know, and that is a typo of a
+    known name at its depth; ``data``: the note's frontmatter as plain data
+    (``kb.notes.edits.frontmatter_data``)."""
     model: type[BaseModel] | None = PaperNote
     node: Any = data
     walked: list[str] = []
     for part in dotted.split("."):
         if isinstance(node, list):  # an item by index, or a claim by its id; its model is the list's
-            index = int(part) if part.isdigit() else next(
-                (i for i, item in enumerate(node) if isinstance(item, dict) and str(item.get("id")) == part), None)
+            index = (
+                int(part)
+                if part.isdigit()
+                else next(
+                    (
+                        i
+                        for i, item in enumerate(node)
+                        if isinstance(item, dict) and str(item.get("id")) == part
+                    ),
+                    None,
+                )
+            )
             node = node[index] if index is not None and index < len(node) else None
             walked.append(part)
             continue
@@ -100,7 +111,8 @@ def near_miss(data: dict[str, Any], dotted: str) -> NearMiss | None:
 
 def near_miss_fields(meta: BaseModel, prefix: str = "") -> list[NearMiss]:
     """Every extra key of a validated frontmatter (at any depth) that is a typo of a field of its model: kept
-    verbatim by the schema, so only this says that ``publication.yeer`` was meant to be ``publication.year``."""
+    verbatim by the schema, so only this says that ``publication.yeer`` was meant to be
+    ``publication.year``."""
     found = []
     fields = type(meta).model_fields
     for key in meta.model_extra or {}:

@@ -64,7 +64,9 @@ _FENCE = "---"
 class NoteError(Exception):
     """Bad note: carries path, line (1-based, optional), field (optional) and a hint of what to do."""
 
-    def __init__(self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, path: Path | str, message: str, *, line: int | None = None, field: str | None = None
+    ) -> None:
         self.path = Path(path)
         self.message = message
         self.line = line
@@ -134,11 +136,19 @@ _UTF16_BOMS = {b"\xff\xfe": "UTF-16 little-endian", b"\xfe\xff": "UTF-16 big-end
 def _decode(raw: bytes, path: Path) -> tuple[bool, str]:
     for mark, name in _UTF16_BOMS.items():
         if raw.startswith(mark):
-            raise NoteError(path, f"the file is {name} text (it starts with the byte-order mark 0x{mark.hex()}); "
-                            "kb reads UTF-8: re-save it as UTF-8", line=1)
+            raise NoteError(
+                path,
+                f"the file is {name} text (it starts with the byte-order mark 0x{mark.hex()}); "
+                "kb reads UTF-8: re-save it as UTF-8",
+                line=1,
+            )
     if raw[:64].count(b"\x00") >= 8:
-        raise NoteError(path, "the file has NUL bytes between its characters, as UTF-16 text does; kb reads UTF-8: "
-                        "re-save it as UTF-8", line=1)
+        raise NoteError(
+            path,
+            "the file has NUL bytes between its characters, as UTF-16 text does; kb reads UTF-8: "
+            "re-save it as UTF-8",
+            line=1,
+        )
     bom = raw.startswith(BOM)
     data = raw[len(BOM) :] if bom else raw
     try:
@@ -184,8 +194,8 @@ MAX_YAML_DEPTH = 64
 
 
 def _check_expansion(root: Node | None, path: Path) -> None:
-    """Refuse YAML whose aliases add more than ``MAX_YAML_VALUES`` values to those written out, that nests past
-    ``MAX_YAML_DEPTH``, or that holds an integer too long for Python to read (a 5,000-digit number).
+    """Refuse YAML whose aliases add more than ``MAX_YAML_VALUES`` values to those written out, that nests
+    past ``MAX_YAML_DEPTH``, or that holds an integer too long for Python to read (a 5,000-digit number).
 
     Only what aliases add counts: a long note written out in full (10,000 claims) is no bomb. Sizes are
     memoized per node, so an alias bomb costs as much to check as it has nodes, not as it expands.
@@ -198,26 +208,39 @@ def _check_expansion(root: Node | None, path: Path) -> None:
     def size(node: Node, depth: int, loc: tuple[Any, ...]) -> int:
         line = node.start_mark.line + 2 if node.start_mark is not None else None
         if depth > MAX_YAML_DEPTH:
-            raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter "
-                            "is flat 'key: value' lines with a few nested lists", line=line)
+            raise NoteError(
+                path,
+                f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter "
+                "is flat 'key: value' lines with a few nested lists",
+                line=line,
+            )
         key = id(node)
         if key in sizes:
             return sizes[key]
         if key in open_nodes:
-            raise NoteError(path, "a YAML alias refers to itself (a recursive structure); remove the alias", line=line)
+            raise NoteError(
+                path, "a YAML alias refers to itself (a recursive structure); remove the alias", line=line
+            )
         open_nodes.add(key)
         children: list[tuple[tuple[Any, ...], Node]] = []
         if isinstance(node, MappingNode):
             for name, value in node.value:
-                children += [(loc, name), ((*loc, str(name.value) if isinstance(name, ScalarNode) else "?"), value)]
+                children += [
+                    (loc, name),
+                    ((*loc, str(name.value) if isinstance(name, ScalarNode) else "?"), value),
+                ]
         elif isinstance(node, SequenceNode):
             children = [((*loc, i), child) for i, child in enumerate(node.value)]
         elif node.tag == "tag:yaml.org,2002:int" and max_digits:
             digits = sum(char.isdigit() for char in str(node.value))
             if digits > max_digits and not str(node.value).lstrip("+-").startswith(("0x", "0o", "0b")):
-                raise NoteError(path, f"a number of {digits:,} digits, more than the {max_digits:,} kb reads; "
-                                "put it in quotes to keep it as text", line=line,
-                                field=".".join(map(str, loc)) or None)
+                raise NoteError(
+                    path,
+                    f"a number of {digits:,} digits, more than the {max_digits:,} kb reads; "
+                    "put it in quotes to keep it as text",
+                    line=line,
+                    field=".".join(map(str, loc)) or None,
+                )
         total = 1
         for child_loc, child in children:
             total += size(child, depth + 1, child_loc)
@@ -300,20 +323,32 @@ def load_yaml(text: str, path: Path) -> Any:
     # Python objects (unknown tags come back as TaggedScalar etc.).
     yaml = YAML(typ="rt")
     if _nesting_too_deep(text):
-        raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
-                        "flat 'key: value' lines with a few nested lists")
+        raise NoteError(
+            path,
+            f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
+            "flat 'key: value' lines with a few nested lists",
+        )
     try:
         root = yaml.compose(text)
         _check_expansion(root, path)
-        # Built from the nodes just checked: parsing the text a second time would double the cost of a long note.
+        # Built from the nodes just checked: parsing the text a second time would double the cost of a long
+        # note.
         return yaml.constructor.construct_document(root) if root is not None else None
     except RecursionError:
-        raise NoteError(path, f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
-                        "flat 'key: value' lines with a few nested lists") from None
+        raise NoteError(
+            path,
+            f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter is "
+            "flat 'key: value' lines with a few nested lists",
+        ) from None
     except ValueError as exc:  # values YAML parses but Python cannot hold, e.g. the date 2026-02-30
         line, field = _impossible_date(text)
-        raise NoteError(path, f"invalid value: {exc} (a date and time must exist, e.g. 2026-02-28T23:59:00; put "
-                        "it in quotes to keep it as text)", line=line, field=field) from None
+        raise NoteError(
+            path,
+            f"invalid value: {exc} (a date and time must exist, e.g. 2026-02-28T23:59:00; put "
+            "it in quotes to keep it as text)",
+            line=line,
+            field=field,
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         # +2: the mark is 0-based inside the frontmatter, and line 1 of the file is the '---' fence.
@@ -428,7 +463,8 @@ _TAGGED: dict[type, str] = {bytes: "a !!binary value (bytes)", AbstractSet: "a !
 
 def _not_plain_data(data: Any) -> tuple[tuple[Any, ...], str] | None:
     """The place and kind of the first value YAML tags made into something other than plain data (``!!binary``
-    bytes, a ``!!set``), which the index cannot store as JSON nor a terminal show as text; None when all is plain."""
+    bytes, a ``!!set``), which the index cannot store as JSON nor a terminal show as text; None when all is
+    plain."""
     stack: list[tuple[tuple[Any, ...], Any]] = [((), data)]
     while stack:
         loc, value = stack.pop()
@@ -448,7 +484,8 @@ def _validate(data: Any, path: Path, limits: NoteLimits | None = None) -> PaperN
     if not isinstance(data, dict):
         raise NoteError(
             path,
-            f"frontmatter is a YAML {type(plain_data(data)).__name__}, expected a mapping of 'key: value' lines",
+            f"frontmatter is a YAML {type(plain_data(data)).__name__}, expected a mapping of 'key: "
+            "value' lines",
             line=2,
         )
     _check_claim_ids(data, path)
@@ -456,14 +493,23 @@ def _validate(data: Any, path: Path, limits: NoteLimits | None = None) -> PaperN
     unencodable = _unencodable_text(plain)
     if unencodable is not None:
         name = ".".join(str(p) for p in unencodable)
-        raise NoteError(path, "text that is not valid Unicode (a lone surrogate such as \\ud800, which no file "
-                        "or database can store); remove the escape", line=_line_of(data, unencodable), field=name)
+        raise NoteError(
+            path,
+            "text that is not valid Unicode (a lone surrogate such as \\ud800, which no file "
+            "or database can store); remove the escape",
+            line=_line_of(data, unencodable),
+            field=name,
+        )
     odd = _not_plain_data(plain)
     if odd is not None:
         loc, what = odd
-        raise NoteError(path, f"{what}: a note's frontmatter holds text, numbers, dates, true/false, lists and "
-                        "mappings, which kb can store and show; write the value as one of those",
-                        line=_line_of(data, loc), field=".".join(str(p) for p in loc) or None)
+        raise NoteError(
+            path,
+            f"{what}: a note's frontmatter holds text, numbers, dates, true/false, lists and "
+            "mappings, which kb can store and show; write the value as one of those",
+            line=_line_of(data, loc),
+            field=".".join(str(p) for p in loc) or None,
+        )
     try:
         meta = PaperNote.model_validate(plain)
     except ValidationError as exc:
@@ -483,7 +529,8 @@ def _validate(data: Any, path: Path, limits: NoteLimits | None = None) -> PaperN
 
 
 def _check_bindings(meta: PaperNote, data: Any, path: Path, limits: NoteLimits | None) -> None:
-    """Each claim's analyzer binding against the registry (``kb.notes.bindings``): the first problem, located."""
+    """Each claim's analyzer binding against the registry (``kb.notes.bindings``): the first problem,
+    located."""
     from kb.notes.bindings import binding_problems
 
     for i, claim in enumerate(meta.claims):
@@ -532,7 +579,9 @@ def read_note(path: Path, *, max_bytes: int = 5_000_000, limits: NoteLimits | No
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise NoteError(path, f"file is {size} bytes, over the limit of {max_bytes} bytes (max_note_bytes)")
+            raise NoteError(
+                path, f"file is {size} bytes, over the limit of {max_bytes} bytes (max_note_bytes)"
+            )
         with path.open("rb") as fh:
             opened = os.fstat(fh.fileno())
             raw = fh.read(max_bytes + 1)  # +1: catches a file that grew after stat
@@ -592,7 +641,9 @@ def slugify(title: str) -> str:
         if _CJK_CHAR.match(char):
             kept.append(char)
         else:
-            kept.append(unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode("ascii").lower() or "-")
+            kept.append(
+                unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode("ascii").lower() or "-"
+            )
     slug = re.sub(f"[^a-z0-9{CJK_CLASS}]+", "-", "".join(kept)).strip("-")
     if len(slug) > 80:
         # Cut at a word boundary when there is one, so names stay readable.
@@ -681,7 +732,9 @@ def dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
     yaml.allow_unicode = True
     yaml.default_flow_style = False
     # ruamel writes None as an empty value; the seed spells it 'null'.
-    yaml.representer.add_representer(type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    yaml.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null")
+    )
     stream = StringIO()
     yaml.dump(_prepare(mapping, quote), stream)
     return stream.getvalue()

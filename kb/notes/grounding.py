@@ -33,7 +33,9 @@ from kb.notes.files import Note
 from kb.notes.sources import SourceText, read_source
 
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
-_QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201b\u2032"} | {ord(c): '"' for c in "\u201c\u201d\u201f\u2033"}
+_QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201b\u2032"} | {
+    ord(c): '"' for c in "\u201c\u201d\u201f\u2033"
+}
 
 
 class Grounding(StrEnum):
@@ -91,7 +93,9 @@ class _Finder:
         self._lookups = 0
         self._starts: dict[str, array[int]] | None = None
 
-    def find(self, needle: str, allowance: int, resume: Callable[[int], int] | None = None) -> list[int] | None:
+    def find(
+        self, needle: str, allowance: int, resume: Callable[[int], int] | None = None
+    ) -> list[int] | None:
         """Start offsets of ``needle`` (the first only without ``resume``, which gives where to look on after
         a hit), or None when finding them would cost more than ``allowance``."""
         words = needle.split(" ")
@@ -104,7 +108,9 @@ class _Finder:
                     places = self._starts[match.group()] = array("q")
                 places.append(match.start())
         if self._starts is not None and len(words) >= 3:
-            count, i = min((len(self._starts.get(word, ())), i) for i, word in enumerate(words[1:-1], start=1))
+            count, i = min(
+                (len(self._starts.get(word, ())), i) for i, word in enumerate(words[1:-1], start=1)
+            )
             if count * _STEP_COST <= min(len(self.text), allowance):
                 self.work += count * _STEP_COST
                 offset = len(" ".join(words[:i])) + 1
@@ -154,21 +160,24 @@ class QuoteMatcher:
         return None if found is None else bool(found)
 
     def pages(self, quote: str) -> list[int] | None:
-        """The 1-based pages the quote occurs on (empty without pages or when it spans two; None: not checked)."""
+        """The 1-based pages the quote occurs on (empty without pages or when it spans two; None: not
+        checked)."""
         needle = normalize_text(quote)
         if len(self._page_starts) < 2 or not needle:
             return []
 
         def next_page(at: int) -> int:
             following = bisect.bisect_right(self._page_starts, at)
-            return self._page_starts[following] if following < len(self._page_starts) else len(self._pages.text)
+            return (
+                self._page_starts[following] if following < len(self._page_starts) else len(self._pages.text)
+            )
 
         found = self._pages.find(needle, self._allowance(), resume=next_page)
         return None if found is None else [bisect.bisect_right(self._page_starts, at) for at in found]
 
     def start_page(self, quote: str) -> int | None:
-        """The 1-based page a quote starts on: the first page it occurs on whole or, for a quote running over a
-        page break, the page of its longest opening found on one page; None without pages, when the quote is
+        """The 1-based page a quote starts on: the first page it occurs on whole or, for a quote running over
+        a page break, the page of its longest opening found on one page; None without pages, when the quote is
         not in the text, or when the budget is spent."""
         found = self.pages(quote)
         if found or found is None or len(self._page_starts) < 2 or not self.contains(quote):
@@ -189,10 +198,15 @@ class QuoteMatcher:
         found = self.contains(quote)
         pages = self.pages(quote) if found else []
         if found is None or pages is None:
-            return Grounding.not_found, ("not checked: this note's quotes used up the matching budget against its "
-                                         "large source; quote at least three words, or split the note")
+            return Grounding.not_found, (
+                "not checked: this note's quotes used up the matching budget against its "
+                "large source; quote at least three words, or split the note"
+            )
         if not found:
-            return Grounding.not_found, "the quote does not occur in the source text: the source may not back it"
+            return (
+                Grounding.not_found,
+                "the quote does not occur in the source text: the source may not back it",
+            )
         if not pages:
             return Grounding.grounded, "quote found in the source text"
         where = ", ".join(map(str, pages))
@@ -244,8 +258,10 @@ class Disagreement:
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
 _ARXIV = re.compile(r"\b\d{4}\.\d{4,5}\b")
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_WORDS = [
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+]
 
 
 def numbers_in(text: str) -> set[str]:
@@ -259,10 +275,11 @@ def numbers_in(text: str) -> set[str]:
 
 _TOKEN = re.compile(r"(?P<num>(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?)|(?P<word>[^\W\d_]+)|(?P<other>\w+)"
                     r"|(?P<stop>[.;:!?()\[\]])")  # 'stop': a clause ends; numbers' neighbours stay inside it
-_STOPWORDS = frozenset("""a an the of in on at to for with by from and or as is are was were be been being than
-that this these those it its we our they their which who whom into onto over under per about up down
+# a word list reads best as words
+_STOPWORDS = frozenset("""a an the of in on at to for with by from and or as is are was were be been being
+than that this these those it its we our they their which who whom into onto over under per about up down
 has have had do does did not no nor but so such each all any both more most less least very can may
-between within across after before during above below while whereas only also just""".split())  # noqa: SIM905 (a word list reads best as words)
+between within across after before during above below while whereas only also just""".split())  # noqa: SIM905
 _WINDOW = 4  # tokens either side of a number that say what it is about
 
 
@@ -297,7 +314,9 @@ def _number_contexts(text: str) -> dict[str, set[str]]:
     return contexts
 
 
-def _unbacked(claimed: dict[str, set[str]], stated: dict[str, set[str]]) -> tuple[list[str], dict[str, set[str]]]:
+def _unbacked(
+    claimed: dict[str, set[str]], stated: dict[str, set[str]]
+) -> tuple[list[str], dict[str, set[str]]]:
     missing = sorted((n for n in claimed if n not in stated), key=float)
     elsewhere = {number: words for number, words in claimed.items()
                  if number in stated and words and not words & stated[number]}
@@ -313,7 +332,9 @@ def disagreements(note: Note, source: str | SourceText | None = None) -> list[Di
     meta, source = note.meta, normalize_text(source_text)
     found: list[Disagreement] = []
     if normalize_text(meta.title) not in source:
-        found.append(Disagreement("title", meta.title, "the source text does not contain the note's title", "warning"))
+        found.append(
+            Disagreement("title", meta.title, "the source text does not contain the note's title", "warning")
+        )
     ids_in_source = set(_ARXIV.findall(source_text))
     note_ids = set(_ARXIV.findall(" ".join(filter(None, [meta.paper_id, meta.publication.arxiv_id
                                                           if meta.publication else None]))))

@@ -23,7 +23,8 @@ _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 @dataclass(frozen=True)
 class Link:
-    """One link in a body: its target, optional label, where it is (offsets into the body, 1-based body line)."""
+    """One link in a body: its target, optional label, where it is (offsets into the body, 1-based body
+    line)."""
 
     note_id: str
     claim_id: str | None
@@ -50,8 +51,13 @@ def _fenced_blocks(body: str) -> tuple[list[tuple[int, int]], list[tuple[int, in
         if fence is None and match and not (match.group(1)[0] == "`" and "`" in line[match.end():]):
             texts.append((text_start, offset))
             fence, block_start = match.group(1), offset
-        elif fence is not None and match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) \
-                and not line[match.end():].strip():
+        elif (
+            fence is not None
+            and match
+            and match.group(1)[0] == fence[0]
+            and len(match.group(1)) >= len(fence)
+            and not line[match.end() :].strip()
+        ):
             blocks.append((block_start, offset + len(line)))
             fence, text_start = None, offset + len(line)
         offset += len(line)
@@ -69,8 +75,9 @@ def _code_spans(body: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         runs = list(re.finditer(r"`+", paragraph.group()))
         i = 0
         while i < len(runs):
-            closing = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(runs[i].group())),
-                           None)
+            closing = next(
+                (j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(runs[i].group())), None
+            )
             if closing is None:
                 i += 1
                 continue
@@ -118,5 +125,7 @@ def unknown_links(note: Note, claims_of: Callable[[str], set[str] | None]) -> li
         if claims is None:
             found.append((link, first + link.line - 1, f"no note with id {link.note_id!r}"))
         elif link.claim_id is not None and link.claim_id not in claims:
-            found.append((link, first + link.line - 1, f"note {link.note_id!r} has no claim {link.claim_id!r}"))
+            found.append(
+                (link, first + link.line - 1, f"note {link.note_id!r} has no claim {link.claim_id!r}")
+            )
     return found

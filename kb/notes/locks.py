@@ -46,7 +46,8 @@ _POLL_SECONDS = 0.02  # how often a waiting writer tries again: short next to an
 
 
 def lock_path(note_path: Path) -> Path:
-    """The lock file of the note at ``note_path`` (which need not exist yet): the same for every path to it."""
+    """The lock file of the note at ``note_path`` (which need not exist yet): the same for every path to
+    it."""
     real = Path(os.path.realpath(note_path))
     digest = hashlib.sha256(os.fsencode(real.name)).hexdigest()[:32]
     return real.parent / LOCK_DIR / f"{digest}.lock"
@@ -131,8 +132,11 @@ def _open_lock_file(note_path: Path, lock: Path) -> int:
     except NoteError:
         raise
     except OSError as exc:
-        raise NoteError(note_path, f"cannot take the note's lock {lock}: {exc.strerror or exc}; the note's folder "
-                        "must be writable to edit the note; nothing was written") from None
+        raise NoteError(
+            note_path,
+            f"cannot take the note's lock {lock}: {exc.strerror or exc}; the note's folder "
+            "must be writable to edit the note; nothing was written",
+        ) from None
 
 
 @contextlib.contextmanager
@@ -154,9 +158,12 @@ def note_lock(note_path: Path, *, timeout: float) -> Iterator[Path]:
                     raise NoteError(note_path, f"cannot lock {lock}: {exc.strerror or exc}; nothing was "
                                     "written") from None
             if time.monotonic() >= deadline:
-                raise NoteError(note_path, f"another kb process has been writing this note for over {timeout:g} s "
-                                f"(it holds {lock}); try again when it has finished (KB_NOTE_LOCK_TIMEOUT "
-                                "sets the wait); nothing was written")
+                raise NoteError(
+                    note_path,
+                    f"another kb process has been writing this note for over {timeout:g} s "
+                    f"(it holds {lock}); try again when it has finished (KB_NOTE_LOCK_TIMEOUT "
+                    "sets the wait); nothing was written",
+                )
             time.sleep(_POLL_SECONDS)
         try:
             yield lock

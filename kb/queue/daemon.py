@@ -46,13 +46,17 @@ class WorkerInfo:
     started_at: str  # ISO 8601, UTC
     log_path: Path
     command: list[str]
-    foreground: bool = False  # a command working the queue in a terminal (``kb demo``): it ends with that command
+    # a command working the queue in a terminal (``kb demo``): it ends with that command
+    foreground: bool = False
 
     def words(self) -> str:
         """What this worker is, and what closing the app does to it, as the app says it."""
         if self.foreground:
-            return (f"`{command_name(self.command)}` works the queue in a terminal (pid {self.pid}): its runs stop "
-                    "when that command ends; closing this tab does not stop them")
+            return (
+                f"`{command_name(self.command)}` works the queue in a terminal (pid {self.pid}): its "
+                "runs stop "
+                "when that command ends; closing this tab does not stop them"
+            )
         return (f"background worker (pid {self.pid}): runs survive closing the tab and restarting the app")
 
     def runner(self) -> str:
@@ -189,9 +193,16 @@ def ensure_worker(settings: Settings, python: str | None = None) -> tuple[Worker
 
 
 def _write_pidfile(home: Path, info: WorkerInfo) -> None:
-    """Record ``info`` as the worker of ``home`` (what ``_read_pidfile`` reads back); the caller holds the lock."""
-    record = {"pid": info.pid, "host": info.host, "started_at": info.started_at, "log_path": str(info.log_path),
-              "command": info.command, "foreground": info.foreground}
+    """Record ``info`` as the worker of ``home`` (what ``_read_pidfile`` reads back); the caller holds the
+    lock."""
+    record = {
+        "pid": info.pid,
+        "host": info.host,
+        "started_at": info.started_at,
+        "log_path": str(info.log_path),
+        "command": info.command,
+        "foreground": info.foreground,
+    }
     atomic_write_bytes(pidfile_path(home), (json.dumps(record, indent=2) + "\n").encode())
 
 
@@ -210,10 +221,17 @@ def registered_worker(home: Path) -> Iterator[bool]:
         if find_worker(home) is not None:
             recorded = False
         else:
-            _write_pidfile(home, WorkerInfo(pid=pid, host=socket.gethostname(),
-                                            started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                                            log_path=Path("the terminal it runs in"),
-                                            command=_cmdline(pid) or [sys.executable, *sys.argv], foreground=True))
+            _write_pidfile(
+                home,
+                WorkerInfo(
+                    pid=pid,
+                    host=socket.gethostname(),
+                    started_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                    log_path=Path("the terminal it runs in"),
+                    command=_cmdline(pid) or [sys.executable, *sys.argv],
+                    foreground=True,
+                ),
+            )
             recorded = True
     try:
         yield recorded

@@ -496,7 +496,9 @@ def _conclude(engine: Engine, store: ArtifactStore, run: Run, status: RunStatus,
     attempt = run.attempts
     holds = retry.retrying(engine, f"reading run {run.id[:12]}",
                            lambda: queue_store.holds(engine, run.id, attempt, status), write=False)
-    written = holds and _keep_outcome(store, run, status, attempt, error=error, evidence=evidence, timing=timing)
+    written = holds and _keep_outcome(
+        store, run, status, attempt, error=error, evidence=evidence, timing=timing
+    )
 
     def finish() -> bool:
         # A fresh evidence row per try: a try whose commit failed leaves its row object spent.

@@ -60,14 +60,17 @@ class IndexIdentity:
         return cls(engine, path, _inode(path) if path else None, _revision(engine))
 
     def changed(self) -> str | None:
-        """What happened to the index since the last look: None (nothing), 'replaced' (the engine was
-        disposed of, so the next connection opens the new file), 'deleted' or 'migrated' (the worker must stop);
-        each logged in one line, once."""
+        """What happened to the index since the last look: None (nothing), 'replaced' (the engine was disposed
+        of, so the next connection opens the new file), 'deleted' or 'migrated' (the worker must stop); each
+        logged in one line, once."""
         if self.path is not None:
             now = _inode(self.path)
             if now is None:
-                log.warning("the index %s was deleted under this worker; it stops (start it again once the index "
-                            "is back: `kb index`)", self.path)
+                log.warning(
+                    "the index %s was deleted under this worker; it stops (start it again once the index "
+                    "is back: `kb index`)",
+                    self.path,
+                )
                 return "deleted"
             if self.inode is not None and now != self.inode:
                 log.warning("the index %s was replaced under this worker (another file now has its name); "

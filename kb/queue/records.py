@@ -1,11 +1,11 @@
 """A run's outcome kept in the artifact store, so that the index (a cache) can be rebuilt without re-running.
 
-Once a run's outcome is final (succeeded, which includes "not runnable here", failed or cancelled) the
-worker writes one JSON record at ``runs/<run id>/attempt-<n>.json``: the run as it ended and, for a
-result, its evidence. The record is written before the outcome is committed to the database, and
-removed again when the database refuses it (another attempt holds the run), so a record names an
-outcome, never a mere claim. ``kb index --rebuild`` reads them back (``reattach_evidence``), each checked as data
-first (``kb.queue.record_checks``: its path, size and schema); a refused record is skipped and named, and no
+Once a run's outcome is final (succeeded, which includes "not runnable here", failed or cancelled) the worker
+writes one JSON record at ``runs/<run id>/attempt-<n>.json``: the run as it ended and, for a result, its
+evidence. The record is written before the outcome is committed to the database, and removed again when the
+database refuses it (another attempt holds the run), so a record names an outcome, never a mere claim. ``kb
+index --rebuild`` reads them back (``reattach_evidence``), each checked as data first
+(``kb.queue.record_checks``: its path, size and schema); a refused record is skipped and named, and no
 record's verdict is taken as it is: each is judged again from its metrics by kb's own rule. A record the store
 cannot take (it is down past its retries) is spooled under ``<KB home>/spool/`` and uploaded when the store
 answers again (``flush_spool``), if the database still holds that attempt's outcome.
@@ -37,7 +37,14 @@ from kb.evidence.artifact_store import STORE_TRIES, ArtifactStore, store_transie
 from kb.evidence.verdicts import evaluate
 from kb.index.database import Evidence, Run, utcnow
 from kb.index.indexing import claim_for_key
-from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, StoredEvidence, StoredRun, check_record, strict_json
+from kb.queue.record_checks import (
+    MAX_RECORD_BYTES,
+    RecordRefused,
+    StoredEvidence,
+    StoredRun,
+    check_record,
+    strict_json,
+)
 from kb.queue.store import timing_fields
 from schemas import EvidenceScale, RunStatus, Verdict, VerdictKind
 
@@ -53,13 +60,22 @@ def record_key(run_id: str, attempt: int) -> str:
     return f"runs/{run_id}/attempt-{attempt}.json"
 
 
-def write_outcome(store: ArtifactStore, run: Run, status: RunStatus, *, attempt: int, error: str | None = None,
-                  evidence: Evidence | None = None, spool: Path | None = None,
-                  timing: tuple[float, dict[str, float], float | None] | None = None) -> str:
+def write_outcome(
+    store: ArtifactStore,
+    run: Run,
+    status: RunStatus,
+    *,
+    attempt: int,
+    error: str | None = None,
+    evidence: Evidence | None = None,
+    spool: Path | None = None,
+    timing: tuple[float, dict[str, float], float | None] | None = None,
+) -> str:
     """Write the final outcome of ``run``'s attempt ``attempt`` to the store (atomic, once); returns its key.
 
     ``timing``: what the attempt's time was (``kb.queue.store.finish``), kept so a rebuild restores it. With
-    ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled`` raised."""
+    ``spool`` (a KB home's ``spool_dir``) a record the store does not take is kept there and ``Spooled``
+    raised."""
     fields = run_fields(run)
     fields.update(status=status.value, error=error, attempts=attempt, finished_at=utcnow().isoformat(),
                   **timing_fields(timing))
@@ -150,12 +166,15 @@ def remove_outcome(store: ArtifactStore, run_id: str, attempt: int, spool: Path 
 
 
 class StoreUnreadable(Exception):
-    """The artifact store did not answer a rebuild's reads, after its retries: nothing was restored from it."""
+    """The artifact store did not answer a rebuild's reads, after its retries: nothing was restored from
+    it."""
 
     def __init__(self, url: str, exc: BaseException) -> None:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        super().__init__(f"the artifact store {url} did not answer ({reason}) after {STORE_TRIES} tries: the notes "
-                         "are indexed but no run was restored from it; run `kb index --rebuild` again once it answers")
+        super().__init__(
+            f"the artifact store {url} did not answer ({reason}) after {STORE_TRIES} tries: the notes "
+            "are indexed but no run was restored from it; run `kb index --rebuild` again once it answers"
+        )
 
 
 @dataclass
@@ -166,7 +185,8 @@ class StoredOutcome:
     run: StoredRun
     evidence: StoredEvidence | None
     verdict_json: str | None  # kept only to read the evidence scale; the verdict itself is judged again
-    scale: EvidenceScale | None = None  # the scale the analyzer reported, when carried apart (an evidence bundle)
+    # the scale the analyzer reported, when carried apart (an evidence bundle)
+    scale: EvidenceScale | None = None
 
 
 @dataclass
@@ -175,7 +195,8 @@ class RestoreReport:
 
     restored: int = 0
     skipped: list[str] = field(default_factory=list)
-    untimed: int = 0  # runs restored that ran but whose record keeps no measured time (written before kb kept it)
+    # runs restored that ran but whose record keeps no measured time (written before kb kept it)
+    untimed: int = 0
 
 
 def _read_record(store: ArtifactStore, path: str, key: str | None) -> StoredOutcome:
@@ -197,8 +218,8 @@ def read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]]
     """One checked record per run in the store (its latest attempt's outcome, else a legacy record), and one
     line per record refused: its store key and why (``kb.queue.record_checks``).
 
-    Each read is retried while the store is down (``ArtifactStore.retrying``); ``StoreUnreadable`` when it does
-    not come back (an outage is never mistaken for a bad record)."""
+    Each read is retried while the store is down (``ArtifactStore.retrying``); ``StoreUnreadable`` when it
+    does not come back (an outage is never mistaken for a bad record)."""
     try:
         return _read_outcomes(store)
     except Exception as exc:
@@ -225,9 +246,12 @@ def _read_outcomes(store: ArtifactStore) -> tuple[list[StoredOutcome], list[str]
 def _checked_records(store: ArtifactStore, what: str, pattern: str, skipped: list[str], *,
                      keyed: bool) -> Iterator[StoredOutcome]:
     """The records under ``pattern`` that pass their checks (``keyed``: their path must name their run and
-    attempt); one line in ``skipped`` for each refused. A store outage is raised, never taken for a bad record."""
+    attempt); one line in ``skipped`` for each refused. A store outage is raised, never taken for a bad
+    record."""
     prefix = f"{store.root}/".lstrip("/")
-    for path in store.retrying(f"listing the {what}", lambda: sorted(store.fs.glob(f"{store.root}/{pattern}"))):
+    for path in store.retrying(
+        f"listing the {what}", lambda: sorted(store.fs.glob(f"{store.root}/{pattern}"))
+    ):
         key = str(path).lstrip("/").removeprefix(prefix)
         try:
             yield _read_record(store, path, key if keyed else None)
@@ -270,9 +294,10 @@ def _stored_kind(verdict_json: str | None) -> str | None:
 
 
 def _judge_restored(session: Session, engine: Engine, restored: list[tuple[Evidence, StoredOutcome]]) -> None:
-    """Judge each restored piece of evidence from its metrics with kb's own rule (``kb.evidence.verdicts.evaluate``):
-    a record's verdict is never taken as it is, so a planted record cannot make a claim read "supported"
-    with a reason of its own. A seed of a group is judged on the group's metrics landed up to it."""
+    """Judge each restored piece of evidence from its metrics with kb's own rule
+    (``kb.evidence.verdicts.evaluate``): a record's verdict is never taken as it is, so a planted record
+    cannot make a claim read "supported" with a reason of its own. A seed of a group is judged on the group's
+    metrics landed up to it."""
     for row, outcome in restored:
         if row.claim_key is None:
             continue
@@ -291,7 +316,9 @@ def _judge_restored(session: Session, engine: Engine, restored: list[tuple[Evide
                 group = session.exec(select(Evidence).where(Evidence.group_id == row.group_id)
                                      .where(col(Evidence.created_at) <= row.created_at)).all()
                 results = [m for m in (json.loads(e.metrics_json) for e in group) if m]
-            verdict = evaluate(claim, results or [metrics], outcome.scale or _evidence_scale(outcome.verdict_json))
+            verdict = evaluate(
+                claim, results or [metrics], outcome.scale or _evidence_scale(outcome.verdict_json)
+            )
         row.verdict_json = verdict.model_dump_json() if verdict else None
         row.verdict_kind = verdict.kind.value if verdict else None
         session.add(row)
@@ -313,9 +340,9 @@ def reattach_evidence(engine: Engine, store: ArtifactStore) -> RestoreReport:
 
 
 def attach_outcomes(engine: Engine, outcomes: list[StoredOutcome]) -> list[str]:
-    """Add the runs and evidence of checked records that the index lacks, in one transaction; returns the ids of
-    the runs added. Each verdict is judged again from the metrics; per claim, the newest evidence is current and
-    the older is history, as when the runs first landed."""
+    """Add the runs and evidence of checked records that the index lacks, in one transaction; returns the ids
+    of the runs added. Each verdict is judged again from the metrics; per claim, the newest evidence is
+    current and the older is history, as when the runs first landed."""
     def landed(outcome: StoredOutcome) -> str:
         created = outcome.evidence.created_at if outcome.evidence is not None else None
         return str(created or outcome.run.finished_at)
@@ -344,7 +371,9 @@ def attach_outcomes(engine: Engine, outcomes: list[StoredOutcome]) -> list[str]:
 
 def _mark_superseded(session: Session) -> None:
     """Per claim, every piece of evidence older than the newest (outside its seed group) becomes history."""
-    claims = session.exec(select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()).all()
+    claims = session.exec(
+        select(Evidence.claim_key).where(col(Evidence.claim_key).is_not(None)).distinct()
+    ).all()
     for claim_key in claims:
         rows = session.exec(select(Evidence).where(Evidence.claim_key == claim_key)
                             .order_by(col(Evidence.created_at).desc())).all()

@@ -32,8 +32,10 @@ FIRST_DELAY, MAX_DELAY = 0.5, 30.0
 SLOW_SECONDS = 5.0
 # What an OperationalError says when the database is unreachable or locked, rather than when a query is
 # wrong ("no such table" is an OperationalError on SQLite too, and retrying it would hang a worker).
-_TRANSIENT = ("locked", "busy", "connection", "could not connect", "server closed", "terminating",
-              "the database system is", "timeout", "timed out", "ssl syscall", "broken pipe", "no route to host")
+_TRANSIENT = (
+    "locked", "busy", "connection", "could not connect", "server closed", "terminating",
+    "the database system is", "timeout", "timed out", "ssl syscall", "broken pipe", "no route to host",
+)
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -67,7 +69,9 @@ class Outage:
                 self.needs_write = self.needs_write and write
                 return
             self.down_since, self.needs_write = time.monotonic(), write
-        reason = str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = (
+            str(getattr(exc, "orig", exc)).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        )
         log.warning("database %s unavailable while %s (%s); waiting and retrying (%.1f s doubling to %.0f s)",
                     self.name, what, reason, FIRST_DELAY, MAX_DELAY)
 
@@ -104,7 +108,8 @@ def outage(engine: Engine) -> Outage:
 
 def retrying(engine: Engine, what: str, operation: Callable[[], T], *, write: bool = True,
              max_delay: float = MAX_DELAY) -> T:
-    """``operation()``, tried again after 0.5 s, 1 s, 2 s ... (at most ``max_delay``) while the database is out.
+    """``operation()``, tried again after 0.5 s, 1 s, 2 s ... (at most ``max_delay``) while the database is
+    out.
 
     Errors that are not outages are raised at once. There is no limit on the number of tries: a worker
     that gives up on a result its analyzer computed would throw away hours of GPU time. ``write=False``

@@ -31,8 +31,12 @@ if TYPE_CHECKING:
     from kb.queue.executors.base import JobConfig
 
 # Scheduler states that mean the job is still alive (queued, starting, running or being requeued).
-ALIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED",
-                          "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED"})
+ALIVE_STATES = frozenset(
+    {
+        "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED",
+        "REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED",
+    }
+)
 
 
 def sbatch_parameters(settings: SlurmSettings, device: str) -> dict[str, Any]:
@@ -128,7 +132,9 @@ def slurm_available() -> str | None:
     if shutil.which("sbatch") is None or shutil.which("squeue") is None:
         return "sbatch/squeue are not on PATH (run kb on a Slurm login node)"
     try:
-        out = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=15, check=False)
+        out = subprocess.run(
+            ["squeue", "-h", "-o", "%i"], capture_output=True, text=True, timeout=15, check=False
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"squeue failed: {exc}"
     return None if out.returncode == 0 else f"squeue failed: {out.stderr.strip()}"
@@ -144,7 +150,11 @@ def reconcile(engine: Engine, config: JobConfig) -> dict[str, str]:
     """
     active = [r for r in queue_store.list_runs(engine, limit=10_000)
               if r.executor == "slurm" and r.job_id and r.status.value in ("queued", "running")]
-    alive = {job for job, state in job_states([r.job_id for r in active if r.job_id]).items() if state in ALIVE_STATES}
+    alive = {
+        job
+        for job, state in job_states([r.job_id for r in active if r.job_id]).items()
+        if state in ALIVE_STATES
+    }
     outcome: dict[str, str] = {}
     for record in active:
         if record.job_id in alive:

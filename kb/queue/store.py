@@ -36,7 +36,8 @@ from schemas import RunRecord, RunStatus
 
 #: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).
 LEASE = dt.timedelta(seconds=60)
-#: Runs claimed before leases existed (no ``lease_expires_at``) are abandoned once their heartbeat is this old.
+#: Runs claimed before leases existed (no ``lease_expires_at``) are abandoned once their heartbeat is this
+#: old.
 STALE_AFTER = LEASE
 #: A run that killed its worker this many times fails instead of being re-queued once more.
 MAX_ATTEMPTS = 3
@@ -130,7 +131,8 @@ def _in_order(rows: list[Any]) -> list[Any]:
 
 def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None,
                lease: dt.timedelta = LEASE, short_only: bool = False) -> Run | None:
-    """Atomically take the next queued run (``order_key``), or ``run_id``, for this worker; None when none is left.
+    """Atomically take the next queued run (``order_key``), or ``run_id``, for this worker; None when none is
+    left.
 
     The run comes back with its new attempt number in ``attempts`` (the fencing token of every later
     write) and a lease of ``lease``. Without ``run_id`` only runs for the local executor are taken (a
@@ -146,7 +148,9 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
         else:
             query = _local_queued(engine, device)
             if short_only:
-                query = query.where(col(Run.priority) <= INTERACTIVE, col(Run.expected_seconds) <= SHORT_SECONDS)
+                query = query.where(
+                    col(Run.priority) <= INTERACTIVE, col(Run.expected_seconds) <= SHORT_SECONDS
+                )
             rows = _in_order(list(session.exec(query).all()))
         session.rollback()
         for candidate in rows:
@@ -173,7 +177,8 @@ def _short(priority: int | None, expected: float | None) -> bool:
 
 
 def is_short(run: Run) -> bool:
-    """Whether ``run`` is one the second lane takes: interactive and expected to be short (``SHORT_SECONDS``)."""
+    """Whether ``run`` is one the second lane takes: interactive and expected to be short
+    (``SHORT_SECONDS``)."""
     return _short(run.priority, run.expected_seconds)
 
 
@@ -212,8 +217,8 @@ ORPHANED = "its worker stopped; waiting for a worker to take it over"
 
 def waiting_words(engine: Engine, *, watched: frozenset[str]) -> dict[str, str]:
     """What every surface (``kb runs``, ``kb verify``, the app) says of a run that waits, by run id: a queued
-    run's place in line and expected start, and ``ORPHANED`` for a running run whose worker is gone (``watched``:
-    the executors that watch their own runs, ``kb.queue.executors.reconciling``)."""
+    run's place in line and expected start, and ``ORPHANED`` for a running run whose worker is gone
+    (``watched``: the executors that watch their own runs, ``kb.queue.executors.reconciling``)."""
     from analyzers.progress import duration_text
 
     words = {}
@@ -234,7 +239,9 @@ def live_holders(engine: Engine) -> int:
     """How many running runs a live worker holds (its lease unexpired by the database's clock)."""
     with Session(engine) as session:
         rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
-    return sum(1 for run, now in rows if (moment := _aware(now)) is not None and not lease_dead(run, now=moment))
+    return sum(
+        1 for run, now in rows if (moment := _aware(now)) is not None and not lease_dead(run, now=moment)
+    )
 
 
 def holds(engine: Engine, run_id: str, attempt: int, status: RunStatus) -> bool:
@@ -242,7 +249,11 @@ def holds(engine: Engine, run_id: str, attempt: int, status: RunStatus) -> bool:
     fence a worker reads before it writes the outcome's record."""
     with Session(engine) as session:
         row = session.get(Run, run_id)
-        return row is not None and row.attempts == attempt and row.status in (RunStatus.running.value, status.value)
+        return (
+            row is not None
+            and row.attempts == attempt
+            and row.status in (RunStatus.running.value, status.value)
+        )
 
 
 #: What ``heartbeat`` answers when another worker now holds the run (it was reclaimed and taken again).
@@ -276,11 +287,15 @@ def heartbeat(engine: Engine, run_id: str, progress: float | None = None, messag
 
 
 def timing_fields(timing: tuple[float, dict[str, float], float | None] | None) -> dict[str, Any]:
-    """The run columns an attempt's ``timing`` sets (``finish``), as its outcome record keeps them too, so that
-    ``kb index --rebuild`` restores them: ``actual_seconds``, ``stages_json`` and, when given, the estimate."""
+    """The run columns an attempt's ``timing`` sets (``finish``), as its outcome record keeps them too, so
+    that ``kb index --rebuild`` restores them: ``actual_seconds``, ``stages_json`` and, when given, the
+    estimate."""
     if timing is None:
         return {}
-    fields: dict[str, Any] = {"actual_seconds": timing[0], "stages_json": json.dumps(timing[1], sort_keys=True)}
+    fields: dict[str, Any] = {
+        "actual_seconds": timing[0],
+        "stages_json": json.dumps(timing[1], sort_keys=True),
+    }
     if timing[2] is not None:
         fields["expected_seconds"] = timing[2]
     return fields
@@ -291,12 +306,12 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
            timing: tuple[float, dict[str, float], float | None] | None = None) -> bool:
     """End a run (and add its evidence) in one transaction; a cancelled run stays cancelled.
 
-    With ``attempt`` the run ends only if that attempt still holds it (a worker whose run was reclaimed
-    and taken by another never records a second result), and the call is idempotent: when this attempt
-    already recorded ``status`` (a retry after a commit whose answer the connection lost) it answers
-    True again without writing. Returns whether the outcome is recorded. ``timing``: the seconds the attempt
-    worked, each of its stages took, and its estimate when it started (the cache as it found it: a first-use
-    stage it paid is in it; None: keep the estimate it was queued with), kept together (``kb.evidence.estimates``).
+    With ``attempt`` the run ends only if that attempt still holds it (a worker whose run was reclaimed and
+    taken by another never records a second result), and the call is idempotent: when this attempt already
+    recorded ``status`` (a retry after a commit whose answer the connection lost) it answers True again
+    without writing. Returns whether the outcome is recorded. ``timing``: the seconds the attempt worked, each
+    of its stages took, and its estimate when it started (the cache as it found it: a first-use stage it paid
+    is in it; None: keep the estimate it was queued with), kept together (``kb.evidence.estimates``).
     """
     values: dict[str, Any] = {"status": status.value, "error": error, "finished_at": db_now(engine),
                               "lease_expires_at": None, **timing_fields(timing)}
@@ -325,7 +340,9 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
 
 def _mark_superseded(session: Session, claim_key: str, run_id: str, group_id: str | None) -> None:
     """Older evidence of the claim stays as history but is no longer current (seeds of one group stay)."""
-    for old in session.exec(select(Evidence).where(Evidence.claim_key == claim_key, col(Evidence.stale).is_(False))):
+    for old in session.exec(
+        select(Evidence).where(Evidence.claim_key == claim_key, col(Evidence.stale).is_(False))
+    ):
         if group_id is not None and old.group_id == group_id:
             continue
         old.stale = True
@@ -353,11 +370,20 @@ def release(engine: Engine, run_id: str, attempt: int, why: str, *, if_expired: 
     """
     now = db_now(engine)
     if attempt >= MAX_ATTEMPTS and not voluntary:
-        values: dict[str, Any] = {"status": RunStatus.failed.value, "finished_at": now, "lease_expires_at": None,
-                                  "error": f"gave up after {attempt} attempts: {why}"}
+        values: dict[str, Any] = {
+            "status": RunStatus.failed.value,
+            "finished_at": now,
+            "lease_expires_at": None,
+            "error": f"gave up after {attempt} attempts: {why}",
+        }
     else:
-        values = {"status": RunStatus.queued.value, "worker_id": None, "job_id": None, "lease_expires_at": None,
-                  "message": f"re-queued: {why}"[:500]}
+        values = {
+            "status": RunStatus.queued.value,
+            "worker_id": None,
+            "job_id": None,
+            "lease_expires_at": None,
+            "message": f"re-queued: {why}"[:500],
+        }
     with Session(engine) as session:
         result = session.exec(  # type: ignore[call-overload]
             update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
@@ -429,13 +455,14 @@ def lease_dead(run: Run, *, now: dt.datetime, stale_after: dt.timedelta | None =
 
 def reclaim(engine: Engine, *, watched: frozenset[str], expired: bool = True,
             stale_after: dt.timedelta | None = None) -> dict[str, RunStatus]:
-    """Release the runs whose worker is gone (see ``lease_dead``): re-queued, or failed past the attempt limit.
+    """Release the runs whose worker is gone (see ``lease_dead``): re-queued, or failed past the attempt
+    limit.
 
-    Cheap enough for every poll of every worker: one indexed read of the running runs. ``expired=False``
-    only releases runs whose worker process on this host is gone (a worker that just lived through an
-    outage must not take runs whose holders could not renew their lease either). Runs of an executor that
-    ``reconciles`` (Slurm), named in ``watched``, are left to it: it asks the scheduler. Returns the new status
-    per released run.
+    Cheap enough for every poll of every worker: one indexed read of the running runs. ``expired=False`` only
+    releases runs whose worker process on this host is gone (a worker that just lived through an outage must
+    not take runs whose holders could not renew their lease either). Runs of an executor that ``reconciles``
+    (Slurm), named in ``watched``, are left to it: it asks the scheduler. Returns the new status per released
+    run.
     """
     with Session(engine) as session:
         rows = session.exec(select(Run, db_now(engine)).where(Run.status == RunStatus.running.value)).all()
@@ -459,7 +486,9 @@ def reclaim(engine: Engine, *, watched: frozenset[str], expired: bool = True,
     return released
 
 
-def recover_stale(engine: Engine, *, watched: frozenset[str], stale_after: dt.timedelta | None = None) -> list[str]:
+def recover_stale(
+    engine: Engine, *, watched: frozenset[str], stale_after: dt.timedelta | None = None
+) -> list[str]:
     """Runs left 'running' by a dead worker, re-queued (or failed past the attempt limit); returns their ids.
     ``watched``: the executors that watch their own runs (``kb.queue.executors.reconciling``)."""
     return list(reclaim(engine, watched=watched, stale_after=stale_after))
@@ -502,17 +531,38 @@ def retry(engine: Engine, run_id: str, *, device: str | None = None, executor: s
     params = json.loads(run.params_json)
     if device is not None and "device" in params:
         params["device"] = device
-    return enqueue(engine, run.analyzer, params, claim_key=run.claim_key, device=device or run.device or "cpu",
-                   executor=executor or run.executor or "local", binding=run.binding_hash,
-                   expected_seconds=run.expected_seconds)
+    return enqueue(
+        engine,
+        run.analyzer,
+        params,
+        claim_key=run.claim_key,
+        device=device or run.device or "cpu",
+        executor=executor or run.executor or "local",
+        binding=run.binding_hash,
+        expected_seconds=run.expected_seconds,
+    )
 
 
 def to_record(run: Run) -> RunRecord:
     """The public model of a run row."""
-    return RunRecord(id=run.id, claim_key=run.claim_key, analyzer=run.analyzer, params=json.loads(run.params_json),
-                     device=run.device or "cpu", executor=run.executor or "local", job_id=run.job_id,
-                     attempts=run.attempts or 0, priority=run.priority or 0, expected_seconds=run.expected_seconds,
-                     actual_seconds=run.actual_seconds,
-                     stages=json.loads(run.stages_json) if run.stages_json else {}, status=RunStatus(run.status),
-                     progress=run.progress, message=run.message, error=run.error, created_at=run.created_at,
-                     started_at=run.started_at, finished_at=run.finished_at)
+    return RunRecord(
+        id=run.id,
+        claim_key=run.claim_key,
+        analyzer=run.analyzer,
+        params=json.loads(run.params_json),
+        device=run.device or "cpu",
+        executor=run.executor or "local",
+        job_id=run.job_id,
+        attempts=run.attempts or 0,
+        priority=run.priority or 0,
+        expected_seconds=run.expected_seconds,
+        actual_seconds=run.actual_seconds,
+        stages=json.loads(run.stages_json) if run.stages_json else {},
+        status=RunStatus(run.status),
+        progress=run.progress,
+        message=run.message,
+        error=run.error,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )

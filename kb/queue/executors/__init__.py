@@ -1,4 +1,5 @@
-"""The one registry of executors: where queued runs execute. The CLI, the app and the README list them from here.
+"""The one registry of executors: where queued runs execute. The CLI, the app and the README list them from
+here.
 
 Executors are plug-ins, registered like analyzers (``analyzers.registry``): the built-ins ``local``,
 ``ray`` and ``slurm`` register themselves with ``@register`` in this package; ``load_all()`` adds any
@@ -56,7 +57,9 @@ def load_all() -> dict[str, type[Executor]]:
     for name in named_modules(MODULES_VARIABLE):
         if name not in _loaded:
             _loaded.add(name)
-            load_guarded(f"module {name}", functools.partial(importlib.import_module, name), _BROKEN, "executor")
+            load_guarded(
+                f"module {name}", functools.partial(importlib.import_module, name), _BROKEN, "executor"
+            )
     return dict(sorted(_REGISTRY.items(), key=lambda item: (item[1].__module__ not in BUILT_INS, item[0])))
 
 

@@ -32,12 +32,16 @@ class JobConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    home: Path = Field(description="KB home of the machine that queued the runs (absolute): staging, caches and, "
-                       "without an artifact store, the evidence files.")
+    home: Path = Field(
+        description="KB home of the machine that queued the runs (absolute): staging, caches and, "
+        "without an artifact store, the evidence files."
+    )
     database_url: str = Field(description="The index every worker and job claims runs from (SQLAlchemy URL).")
     artifact_store: str = Field(description="fsspec URL where every run's files go, wherever it runs: the "
                                 "configured store, else the KB home (which remote workers must then share).")
-    offline: bool = Field(default=False, description="No network: analyzers fail fast where they would download.")
+    offline: bool = Field(
+        default=False, description="No network: analyzers fail fast where they would download."
+    )
     cache_dir: Path | None = Field(default=None, description="Analyzers' cache (weights, structures); None: "
                                    "<home of the executing machine>/cache.")
     progress_interval: float = Field(default=30.0, gt=0, description="Longest a run goes without a progress "
@@ -45,23 +49,39 @@ class JobConfig(BaseModel):
     lease_seconds: float = Field(default=60.0, gt=0, description="How long a claim holds a run without a "
                                  "heartbeat renewing it.")
     db_busy_timeout: float = Field(default=30.0, gt=0, description="Seconds a SQLite write waits for a lock.")
-    short_lane: bool = Field(default=True, description="A second lane takes short interactive runs beside a long "
-                             "one (2 or more cores).")
-    stop_grace_seconds: float = Field(default=30.0, ge=0, description="After SIGTERM/SIGINT, how long the running "
-                                      "run may take to reach its next checkpoint or end before it is handed back.")
-    slurm: SlurmSettings = Field(default_factory=SlurmSettings, description="How runs are submitted to Slurm.")
+    short_lane: bool = Field(
+        default=True,
+        description="A second lane takes short interactive runs beside a long one (2 or more cores).",
+    )
+    stop_grace_seconds: float = Field(
+        default=30.0,
+        ge=0,
+        description="After SIGTERM/SIGINT, how long the running "
+        "run may take to reach its next checkpoint or end before it is handed back.",
+    )
+    slurm: SlurmSettings = Field(
+        default_factory=SlurmSettings, description="How runs are submitted to Slurm."
+    )
     ray_address: str | None = Field(default=None, description="Ray cluster to submit to; None: a local Ray.")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> JobConfig:
         """The config of these settings (relative paths resolved here, where the operator typed them)."""
         home = settings.home.resolve()
-        return cls(home=home, database_url=settings.resolved_database_url,
-                   artifact_store=settings.artifact_store or str(home), offline=settings.offline,
-                   cache_dir=settings.cache_dir.resolve() if settings.cache_dir is not None else None,
-                   progress_interval=settings.progress_interval, lease_seconds=settings.lease_seconds,
-                   db_busy_timeout=settings.db_busy_timeout, slurm=settings.slurm, ray_address=settings.ray_address,
-                   short_lane=settings.short_lane, stop_grace_seconds=settings.stop_grace_seconds)
+        return cls(
+            home=home,
+            database_url=settings.resolved_database_url,
+            artifact_store=settings.artifact_store or str(home),
+            offline=settings.offline,
+            cache_dir=settings.cache_dir.resolve() if settings.cache_dir is not None else None,
+            progress_interval=settings.progress_interval,
+            lease_seconds=settings.lease_seconds,
+            db_busy_timeout=settings.db_busy_timeout,
+            slurm=settings.slurm,
+            ray_address=settings.ray_address,
+            short_lane=settings.short_lane,
+            stop_grace_seconds=settings.stop_grace_seconds,
+        )
 
     @property
     def lease(self) -> dt.timedelta:

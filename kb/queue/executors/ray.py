@@ -65,23 +65,29 @@ class RayExecutor(Executor):
 
     name = "ray"
     label = "Ray"
-    description = ("one Ray task per run (`--ray-address`, `KB_RAY_ADDRESS`; a local Ray instance by default), "
-                   "a GPU when the run asks for CUDA; install `plm-kb[ray]`")
+    description = (
+        "one Ray task per run (`--ray-address`, `KB_RAY_ADDRESS`; a local Ray instance by default), "
+        "a GPU when the run asks for CUDA; install `plm-kb[ray]`"
+    )
     settings = ("ray_address",)
 
     def check(self) -> None:
         """Ray workers are other processes: they cannot share an in-memory SQLite database."""
         super().check()
         if self.config.database_url.startswith("sqlite:///:memory:"):
-            raise ExecutorUnavailable("Ray workers cannot share an in-memory SQLite database; use a file or a "
-                                      "server URL")
+            raise ExecutorUnavailable(
+                "Ray workers cannot share an in-memory SQLite database; use a file or a server URL"
+            )
 
     def run(self, engine: Engine, run_ids: list[str], **init_kwargs: Any) -> dict[str, str]:
         """Execute the runs as Ray tasks and wait for them; returns the status per run."""
         self.check()
         from kb.queue import store as queue_store
 
-        devices = {r.id: r.device or "cpu" for r in queue_store.list_runs(engine, ids=run_ids, limit=len(run_ids) or 1)}
+        devices = {
+            r.id: r.device or "cpu"
+            for r in queue_store.list_runs(engine, ids=run_ids, limit=len(run_ids) or 1)
+        }
         return run_on_ray(self.config, run_ids, devices=devices, **init_kwargs)
 
     def submit(self, engine: Engine, run_ids: list[str]) -> dict[str, str]:

@@ -20,8 +20,10 @@ class SlurmExecutor(Executor):
 
     name = "slurm"
     label = "Slurm"
-    description = ("one Slurm job per run (submitit; a GPU when the run asks for CUDA; `KB_SLURM__PARTITION`, "
-                   "...), resubmitted from its last checkpoint after preemption; install `plm-kb[slurm]`")
+    description = (
+        "one Slurm job per run (submitit; a GPU when the run asks for CUDA; `KB_SLURM__PARTITION`, "
+        "...), resubmitted from its last checkpoint after preemption; install `plm-kb[slurm]`"
+    )
     needs_shared_database = True
     reconciles = True
     settings = ("slurm",)

@@ -2,8 +2,8 @@
 
 ``priority``: 0 for what a person waits on (``kb verify`` of named claims, the app's re-verify), 2 for bulk
 work (``kb demo``, ``kb verify --all``); waiting lowers it (kb.queue.store.order_key). ``expected_seconds``:
-the run's estimate (kb.evidence.estimates) when it was queued, or none. Runs queued before this revision keep their
-order among themselves (priority 0, no estimate).
+the run's estimate (kb.evidence.estimates) when it was queued, or none. Runs queued before this revision keep
+their order among themselves (priority 0, no estimate).
 
 Revision ID: 0008q
 Revises: 0007s

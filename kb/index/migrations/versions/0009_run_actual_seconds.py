@@ -1,9 +1,10 @@
 """runs keep their actual time beside their estimate: ``actual_seconds`` and ``stages_json``
 
-``actual_seconds``: the seconds the run's last attempt worked (first-use stages included), ``stages_json``: the
-seconds of each of its stages (``{"first use: training builtin:...": 41.2, "run": 6.3}``). Estimates take the
-median of earlier runs' own time, first-use stages left out (kb.evidence.estimates); ``expected_seconds`` stays
-the estimate. Runs finished before this revision have neither: their time is read from started to finished.
+``actual_seconds``: the seconds the run's last attempt worked (first-use stages included), ``stages_json``:
+the seconds of each of its stages (``{"first use: training builtin:...": 41.2, "run": 6.3}``). Estimates take
+the median of earlier runs' own time, first-use stages left out (kb.evidence.estimates); ``expected_seconds``
+stays the estimate. Runs finished before this revision have neither: their time is read from started to
+finished.
 
 Revision ID: 0009t
 Revises: 0008q
