@@ -125,3 +125,34 @@ def test_tensions_are_found_once_per_index_generation(app_env: AppEnv, monkeypat
     data.clear_caches()
     at.run()
     assert len(asked) == 3
+
+
+def test_tensions_page_pages_through_a_generated_librarys_tensions(app_env: AppEnv) -> None:
+    """Beside the bundled notes, a generated vault with real runs: the table shows find's tensions a page at a time,
+    in its order and with its states; the chosen tension's quantity is plotted with a bounded number of claims,
+    its own two first."""
+    from app.tension_panels import MAX_PLOTTED
+    from app.views.tensions import PAGE_SIZE
+    from kb.evidence import tensions as tensions_mod
+    from tests.helpers.tension_vault import run_some, write_vault
+
+    write_vault(app_env.papers, notes=30, seed=11)
+    kb = app_env.kb
+    refs, _ = run_some(kb)
+    found = tensions_mod.find(kb.engine)
+    listed = [(t.id, t.state.text) for t in found]
+    assert len(listed) > PAGE_SIZE  # more than a page: the rest are a page away
+    chosen = next(t for t in found if t.quantity == "noop:value")
+    st.cache_resource.clear()
+    at = open_app("tensions", id=chosen.id)
+    table = at.dataframe(key="tensions_table").value
+    assert list(zip(table["id"], table["state"], strict=True)) == listed[:PAGE_SIZE]
+    assert any(f"**{len(listed):,}** tension(s) · showing 1–{PAGE_SIZE}" in c.value for c in at.caption)
+    plotted = sum(1 for r in refs if r.about.quantity == "noop:value" and r.accepts is not None)
+    assert plotted > MAX_PLOTTED and at.selectbox(key="tension_quantity").value == "noop:value"
+    assert any(f"{MAX_PLOTTED} of the {plotted} claims on this quantity are drawn (the chosen tension’s first"
+               in c.value for c in at.caption)
+    at.get("pagination")[0].set_value(2).run()  # type: ignore[attr-defined]
+    assert not at.exception
+    table = at.dataframe(key="tensions_table").value
+    assert list(zip(table["id"], table["state"], strict=True)) == listed[PAGE_SIZE:2 * PAGE_SIZE]

@@ -17,7 +17,7 @@ from kb.evidence import tensions as tensions_mod
 from kb.evidence.verdicts import evaluate, verdict_inputs
 from kb.settings import Settings
 from schemas import Claim, EvidenceScale
-from tests.helpers.tension_vault import RUN_VALUES, brute_force, found, within_cap, write_vault
+from tests.helpers.tension_vault import brute_force, found, run_some, within_cap, write_vault
 
 Vault = tuple[KnowledgeBase, list[tensions_mod.ClaimRef], dict[str, tensions_mod.Deciding]]
 
@@ -26,15 +26,7 @@ def _vault(folder: Path, *, notes: int, seed: int, lower_bounds_only: bool = Fal
     """A generated vault, indexed, with a run of one bound claim at each of ``RUN_VALUES``."""
     write_vault(folder / "papers", notes=notes, seed=seed, lower_bounds_only=lower_bounds_only)
     kb = KnowledgeBase(Settings(papers=folder / "papers", home=folder / "home"))
-    kb.index()
-    refs = tensions_mod.indexed_claims(kb.engine)
-    bound = [r.key for r in refs if r.claim.analyzer is not None and r.claim.analyzer.scale != "slow"]
-    for i, value in enumerate(RUN_VALUES):
-        queued, skipped = kb.verify([bound[7 * i]], operator_params={"value": value})
-        assert queued and not skipped
-    assert kb.work() == {"succeeded": len(RUN_VALUES)}
-    evidence = {key: pair[0] for key, pair in tensions_mod.current_evidence(kb.engine, refs).items()}
-    return kb, refs, evidence
+    return kb, *run_some(kb)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kb.evidence.tensions import ClaimRef, Deciding, Tension, incomparable_reason, state_of, tension_id
+from kb.core import KnowledgeBase
+from kb.evidence.tensions import (
+    ClaimRef,
+    Deciding,
+    Tension,
+    current_evidence,
+    incomparable_reason,
+    indexed_claims,
+    state_of,
+    tension_id,
+)
 from kb.evidence.verdicts import evaluate
 from schemas import VerdictKind
 
@@ -71,6 +81,19 @@ def write_vault(papers: Path, *, notes: int, seed: int, lower_bounds_only: bool 
         claims = [_claim(rng, i, lower_bounds_only) for i in range(rng.randint(1, 4))]
         front = {"paper_id": f"gen:{n}", "title": f"Generated note {n}", "claims": claims}
         (papers / f"gen-{n:03d}.md").write_text(f"---\n{json.dumps(front, indent=1)}\n---\nbody\n", encoding="utf-8")
+
+
+def run_some(kb: KnowledgeBase) -> tuple[list[ClaimRef], dict[str, Deciding]]:
+    """Index the vault and run one bound claim (at the default preset) at each of ``RUN_VALUES`` through the real
+    queue; the indexed claims and each one's current evidence."""
+    kb.index()
+    refs = indexed_claims(kb.engine)
+    bound = [r.key for r in refs if r.claim.analyzer is not None and r.claim.analyzer.scale != "slow"]
+    for i, value in enumerate(RUN_VALUES):
+        queued, skipped = kb.verify([bound[7 * i]], operator_params={"value": value})
+        assert queued and not skipped
+    assert kb.work() == {"succeeded": len(RUN_VALUES)}
+    return refs, {key: pair[0] for key, pair in current_evidence(kb.engine, refs).items()}
 
 
 @dataclass(frozen=True)
