@@ -126,8 +126,9 @@ def _finite(values: list[float]) -> list[float]:
 
 
 #: Claims a quantity's plot draws at most (one row each: thousands of claims on a quantity would be a plot
-#: thousands of rows tall that no one reads).
-MAX_PLOTTED = 40
+#: thousands of rows tall that no one reads), and each row's height in pixels.
+MAX_PLOTTED = 30
+ROW_PX = 26
 
 
 def plotted(library: Library, quantity: str, first: Collection[str] = ()) -> tuple[list[ClaimRef], int]:
@@ -190,7 +191,7 @@ def quantity_chart(library: Library, quantity: str,
             x="low:Q", x2="high:Q", y=alt.Y("claim:N"), tooltip=["claim", "value", "low", "high"]))
         layers.append(alt.Chart(measured).mark_point(filled=True, size=80, color="black").encode(
             x="value:Q", y=alt.Y("claim:N")))
-    chart = alt.layer(*layers).properties(height=max(120, 40 * (len(claimed) + len(measured))))
+    chart = alt.layer(*layers).properties(height=max(120, ROW_PX * (len(claimed) + len(measured))))
     return chart, len(refs), total
 
 
@@ -200,7 +201,10 @@ def others_panel(library: Library, claim_key: str) -> None:
     for tension in library.by_claim.get(claim_key, []):
         other = tension.b if tension.a.key == claim_key else tension.a
         colour = OUTCOME_COLOURS.get(tension.state.outcome.value, "gray")
-        shown = markdown_text(f"In tension with {other.key}: {tension.state.text}", brackets=False)
+        # Without the command that settles it: in a badge it is raw backticks cut off mid-id, and the link
+        # under the badge opens the tension with its Settle button.
+        state = tension.state.text.partition("; run `kb verify --tension")[0]
+        shown = markdown_text(f"In tension with {other.key}: {state}", brackets=False)
         st.badge(shown, color=colour, icon=":material/balance:")  # type: ignore[arg-type]
         st.page_link("views/tensions.py", label=f"Tension {tension.id}", icon=":material/balance:",
                      query_params={"id": tension.id})

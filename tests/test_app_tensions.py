@@ -87,6 +87,9 @@ def test_note_page_shows_the_claims_tension_and_the_other_notes_on_its_quantity(
         [BUNDLED_B], ["siji-2026-analysis-note-arxiv-2502-00001#perplexity-rises-at-48"]]
     assert list(frames[0]["comparable"]) == ["yes"] and list(frames[1]["comparable"]) == ["yes"]
     assert sum("In tension with" in b for b in badges(at)) == 1  # the agreeing perplexity claims are in none
+    # The badge gives the state without the command (raw backticks, cut off): the link under it settles it.
+    (badge,) = [b for b in badges(at) if "In tension with" in b]
+    assert "no current evidence yet at 'paper'" in badge and "kb verify" not in badge
 
 
 def test_note_page_sets_unbound_claims_on_a_named_quantity_side_by_side(app_env: AppEnv) -> None:

@@ -69,12 +69,16 @@ else:
         page = st.pagination(num_pages, key="tensions_page", max_visible_pages=7) if num_pages > 1 else 1
     start = (page - 1) * PAGE_SIZE
     shown = tensions[start:start + PAGE_SIZE]
-    info_col.caption(f"**{len(tensions):,}** tension(s) · showing {start + 1:,}–{start + len(shown):,} · "
-                     "select a row to see it side by side")
+    where = f" · showing {start + 1:,}–{start + len(shown):,}" if num_pages > 1 else ""
+    info_col.caption(f"**{len(tensions):,}** tension(s){where} · select a row to see it side by side")
     frame = tensions_frame(shown)
+    # The id (a 64-digit hash) last and the claim keys (note and claim ids, often 60 characters) narrow, full
+    # in the side-by-side view below: at full width they pushed the values and the state out of view.
+    narrow = {name: st.column_config.TextColumn(name, width="medium") for name in ("A", "B")}
     event = st.dataframe(frame, key="tensions_table", hide_index=True, on_select="rerun",
-                         selection_mode="single-row",
-                         column_config={"state": st.column_config.TextColumn("state", width="large")})
+                         selection_mode="single-row", column_order=[*frame.columns[1:], "id"],
+                         column_config={"state": st.column_config.TextColumn("state", width="large"),
+                                        "id": st.column_config.TextColumn("id", width="small"), **narrow})
     picked = list(event.selection.rows) if event is not None else []  # type: ignore[union-attr]
     wanted = str(frame.iloc[picked[0]]["id"]) if picked else st.query_params.get("id")
     chosen = next((t for t in tensions if t.id == wanted), tensions[0])

@@ -375,6 +375,7 @@ class _KindsOn:
 #: The verdict kind that splits a claim from one supported (refuted) on the same record.
 _OPPOSITE = {VerdictKind.supported: VerdictKind.refuted, VerdictKind.refuted: VerdictKind.supported}
 
+
 class _Pool:
     """The claims one evidence record may split from its own claim (those stating an expectation), grouped by
     ``verdict_inputs`` (claims of one group get one verdict kind on any record), with how many each note has:
