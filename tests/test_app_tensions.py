@@ -155,7 +155,9 @@ def test_tensions_page_pages_through_a_generated_librarys_tensions(app_env: AppE
     assert plotted > MAX_PLOTTED and at.selectbox(key="tension_quantity").value == "noop:value"
     assert any(f"{MAX_PLOTTED} of the {plotted} claims on this quantity are drawn (the chosen tension’s first"
                in c.value for c in at.caption)
+    del at.query_params["id"]
     at.get("pagination")[0].set_value(2).run()  # type: ignore[attr-defined]
     assert not at.exception
     table = at.dataframe(key="tensions_table").value
     assert list(zip(table["id"], table["state"], strict=True)) == listed[PAGE_SIZE:2 * PAGE_SIZE]
+    assert any(c.value.startswith(f"`{listed[PAGE_SIZE][0]}`") for c in at.caption)  # its first, side by side

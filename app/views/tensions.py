@@ -81,7 +81,7 @@ else:
                                         "id": st.column_config.TextColumn("id", width="small"), **narrow})
     picked = list(event.selection.rows) if event is not None else []  # type: ignore[union-attr]
     wanted = str(frame.iloc[picked[0]]["id"]) if picked else st.query_params.get("id")
-    chosen = next((t for t in tensions if t.id == wanted), tensions[0])
+    chosen = next((t for t in tensions if t.id == wanted), shown[0])  # none chosen: the page's first
     with st.container(border=True, key="tension_detail"):
         tension_detail(chosen)
         plan = tensions_mod.settle_plan(chosen)
