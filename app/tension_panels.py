@@ -9,6 +9,7 @@ only renders.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -124,11 +125,24 @@ def _finite(values: list[float]) -> list[float]:
     return [v for v in values if math.isfinite(v)]
 
 
-def quantity_frame(library: Library, quantity: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every note's claimed value or range of one quantity (open ends drawn to the plot's edge), and kb's
-    measurements (each claim's current evidence: mean and interval across seeds)."""
+#: Claims a quantity's plot draws at most (one row each: thousands of claims on a quantity would be a plot
+#: thousands of rows tall that no one reads), and each row's height in pixels.
+MAX_PLOTTED = 30
+ROW_PX = 26
+
+
+def plotted(library: Library, quantity: str, first: Collection[str] = ()) -> tuple[list[ClaimRef], int]:
+    """The claims of one quantity that state a numeric range which its plot draws: ``first`` (the chosen
+    tension's) then the others by key, at most ``MAX_PLOTTED``; and how many there are in all."""
     refs = [r for r in library.refs if r.about.quantity == quantity and r.accepts is not None
             and r.accepts.value is None]
+    ordered = sorted(refs, key=lambda r: (r.key not in first, r.key))
+    return ordered[:MAX_PLOTTED], len(refs)
+
+
+def quantity_frame(library: Library, refs: list[ClaimRef]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The claimed value or range of each of ``refs`` (open ends drawn to the plot's edge), and kb's
+    measurements (each claim's current evidence: mean and interval across seeds)."""
     measured: list[dict[str, Any]] = []
     seen: set[str] = set()
     for ref in refs:
@@ -157,11 +171,14 @@ def quantity_frame(library: Library, quantity: str) -> tuple[pd.DataFrame, pd.Da
         measured, columns=["claim", "value", "low", "high"])
 
 
-def quantity_chart(library: Library, quantity: str) -> alt.LayerChart | alt.FacetChart | None:
-    """Claimed ranges as bars, kb's measurements as points with error bars, on one axis (None: nothing numeric)."""
-    claimed, measured = quantity_frame(library, quantity)
+def quantity_chart(library: Library, quantity: str,
+                   first: Collection[str] = ()) -> tuple[alt.LayerChart | alt.FacetChart | None, int, int]:
+    """Claimed ranges as bars, kb's measurements of them as points with error bars, on one axis (None: nothing
+    numeric), for the claims ``plotted`` draws; with how many it draws and how many there are."""
+    refs, total = plotted(library, quantity, first)
+    claimed, measured = quantity_frame(library, refs)
     if claimed.empty:
-        return None
+        return None, 0, total
     import altair as alt  # here, not at the top: a second or more to import, for a page that may show no chart
     axis = alt.X("low:Q", title=quantity, scale=alt.Scale(zero=False))
     bars = alt.Chart(claimed).mark_bar(height=10, opacity=0.6).encode(
@@ -174,7 +191,8 @@ def quantity_chart(library: Library, quantity: str) -> alt.LayerChart | alt.Face
             x="low:Q", x2="high:Q", y=alt.Y("claim:N"), tooltip=["claim", "value", "low", "high"]))
         layers.append(alt.Chart(measured).mark_point(filled=True, size=80, color="black").encode(
             x="value:Q", y=alt.Y("claim:N")))
-    return alt.layer(*layers).properties(height=max(120, 40 * (len(claimed) + len(measured))))
+    chart = alt.layer(*layers).properties(height=max(120, ROW_PX * (len(claimed) + len(measured))))
+    return chart, len(refs), total
 
 
 def others_panel(library: Library, claim_key: str) -> None:
@@ -183,7 +201,10 @@ def others_panel(library: Library, claim_key: str) -> None:
     for tension in library.by_claim.get(claim_key, []):
         other = tension.b if tension.a.key == claim_key else tension.a
         colour = OUTCOME_COLOURS.get(tension.state.outcome.value, "gray")
-        shown = markdown_text(f"In tension with {other.key}: {tension.state.text}", brackets=False)
+        # Without the command that settles it: in a badge it is raw backticks cut off mid-id, and the link
+        # under the badge opens the tension with its Settle button.
+        state = tension.state.text.partition("; run `kb verify --tension")[0]
+        shown = markdown_text(f"In tension with {other.key}: {state}", brackets=False)
         st.badge(shown, color=colour, icon=":material/balance:")  # type: ignore[arg-type]
         st.page_link("views/tensions.py", label=f"Tension {tension.id}", icon=":material/balance:",
                      query_params={"id": tension.id})

@@ -87,6 +87,9 @@ def test_note_page_shows_the_claims_tension_and_the_other_notes_on_its_quantity(
         [BUNDLED_B], ["siji-2026-analysis-note-arxiv-2502-00001#perplexity-rises-at-48"]]
     assert list(frames[0]["comparable"]) == ["yes"] and list(frames[1]["comparable"]) == ["yes"]
     assert sum("In tension with" in b for b in badges(at)) == 1  # the agreeing perplexity claims are in none
+    # The badge gives the state without the command (raw backticks, cut off): the link under it settles it.
+    (badge,) = [b for b in badges(at) if "In tension with" in b]
+    assert "no current evidence yet at 'paper'" in badge and "kb verify" not in badge
 
 
 def test_note_page_sets_unbound_claims_on_a_named_quantity_side_by_side(app_env: AppEnv) -> None:
@@ -125,3 +128,36 @@ def test_tensions_are_found_once_per_index_generation(app_env: AppEnv, monkeypat
     data.clear_caches()
     at.run()
     assert len(asked) == 3
+
+
+def test_tensions_page_pages_through_a_generated_librarys_tensions(app_env: AppEnv) -> None:
+    """Beside the bundled notes, a generated vault with real runs: the table shows find's tensions a page at a time,
+    in its order and with its states; the chosen tension's quantity is plotted with a bounded number of claims,
+    its own two first."""
+    from app.tension_panels import MAX_PLOTTED
+    from app.views.tensions import PAGE_SIZE
+    from kb.evidence import tensions as tensions_mod
+    from tests.helpers.tension_vault import run_some, write_vault
+
+    write_vault(app_env.papers, notes=30, seed=11)
+    kb = app_env.kb
+    refs, _ = run_some(kb)
+    found = tensions_mod.find(kb.engine)
+    listed = [(t.id, t.state.text) for t in found]
+    assert len(listed) > PAGE_SIZE  # more than a page: the rest are a page away
+    chosen = next(t for t in found if t.quantity == "noop:value")
+    st.cache_resource.clear()
+    at = open_app("tensions", id=chosen.id)
+    table = at.dataframe(key="tensions_table").value
+    assert list(zip(table["id"], table["state"], strict=True)) == listed[:PAGE_SIZE]
+    assert any(f"**{len(listed):,}** tension(s) · showing 1–{PAGE_SIZE}" in c.value for c in at.caption)
+    plotted = sum(1 for r in refs if r.about.quantity == "noop:value" and r.accepts is not None)
+    assert plotted > MAX_PLOTTED and at.selectbox(key="tension_quantity").value == "noop:value"
+    assert any(f"{MAX_PLOTTED} of the {plotted} claims on this quantity are drawn (the chosen tension’s first"
+               in c.value for c in at.caption)
+    del at.query_params["id"]
+    at.get("pagination")[0].set_value(2).run()  # type: ignore[attr-defined]
+    assert not at.exception
+    table = at.dataframe(key="tensions_table").value
+    assert list(zip(table["id"], table["state"], strict=True)) == listed[PAGE_SIZE:2 * PAGE_SIZE]
+    assert any(c.value.startswith(f"`{listed[PAGE_SIZE][0]}`") for c in at.caption)  # its first, side by side

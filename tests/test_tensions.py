@@ -60,7 +60,7 @@ def test_about_defaults_come_from_the_binding_and_the_claims_scale() -> None:
 @pytest.mark.parametrize(("a", "b", "why"), [
     ({}, {}, None),
     ({"subject": {"family": "ESM-2"}}, {"subject": {"family": "esm-2 "}}, None),  # case and spaces do not count
-    ({"subject": {"family": "ESM-2"}}, {"subject": {"family": "ProGen2"}}, "different familys"),
+    ({"subject": {"family": "ESM-2"}}, {"subject": {"family": "ProGen2"}}, "different families"),
     ({"subject": {"family": "ESM-2"}}, {}, None),  # a field one claim leaves open constrains nothing
     ({"subject": {"objective": "masked"}}, {"subject": {"objective": "autoregressive"}}, "different objectives"),
     ({"scale": {"parameters": 6.5e8}}, {"scale": {"parameters": 7e8}}, None),

@@ -22,6 +22,7 @@ from kb.notes.files import NoteError
 
 kb = setup()
 PROPOSALS_KEY = "tension_proposals"  # this page's own: the model's last proposals (kb.agents.tension_finder)
+PAGE_SIZE = 100  # tensions per page of the table
 
 
 def settle(kb: KnowledgeBase, tension_id: str) -> None:
@@ -60,13 +61,27 @@ chosen: tensions_mod.Tension | None = None
 if not tensions:
     empty_state("No tensions: no two notes make comparable claims that cannot both hold.", icon=":material/balance:")
 else:
-    frame = tensions_frame(tensions)
+    # One page of rows at a time: a large library has tens of thousands of tensions, and each row's value is
+    # read from its deciding evidence; the rest are a page away (the chosen one is found among all of them).
+    num_pages = -(-len(tensions) // PAGE_SIZE)
+    info_col, pager_col = st.columns([3, 2], vertical_alignment="center")
+    with pager_col:
+        page = st.pagination(num_pages, key="tensions_page", max_visible_pages=7) if num_pages > 1 else 1
+    start = (page - 1) * PAGE_SIZE
+    shown = tensions[start:start + PAGE_SIZE]
+    where = f" · showing {start + 1:,}–{start + len(shown):,}" if num_pages > 1 else ""
+    info_col.caption(f"**{len(tensions):,}** tension(s){where} · select a row to see it side by side")
+    frame = tensions_frame(shown)
+    # The id (a 64-digit hash) last and the claim keys (note and claim ids, often 60 characters) narrow, full
+    # in the side-by-side view below: at full width they pushed the values and the state out of view.
+    narrow = {name: st.column_config.TextColumn(name, width="medium") for name in ("A", "B")}
     event = st.dataframe(frame, key="tensions_table", hide_index=True, on_select="rerun",
-                         selection_mode="single-row",
-                         column_config={"state": st.column_config.TextColumn("state", width="large")})
+                         selection_mode="single-row", column_order=[*frame.columns[1:], "id"],
+                         column_config={"state": st.column_config.TextColumn("state", width="large"),
+                                        "id": st.column_config.TextColumn("id", width="small"), **narrow})
     picked = list(event.selection.rows) if event is not None else []  # type: ignore[union-attr]
     wanted = str(frame.iloc[picked[0]]["id"]) if picked else st.query_params.get("id")
-    chosen = next((t for t in tensions if t.id == wanted), tensions[0])
+    chosen = next((t for t in tensions if t.id == wanted), shown[0])  # none chosen: the page's first
     with st.container(border=True, key="tension_detail"):
         tension_detail(chosen)
         plan = tensions_mod.settle_plan(chosen)
@@ -83,11 +98,14 @@ if not quantities:
 else:
     default = chosen.quantity if chosen is not None and chosen.quantity in quantities else quantities[0]
     quantity = st.selectbox("Quantity", quantities, index=quantities.index(default), key="tension_quantity")
-    chart = quantity_chart(library, quantity)
+    first = [chosen.a.key, chosen.b.key] if chosen is not None and chosen.quantity == quantity else []
+    chart, drawn, total = quantity_chart(library, quantity, first=first)
     if chart is not None:
         st.altair_chart(chart, key="tension_quantity_chart", width="stretch")
+        some = (f" {drawn:,} of the {total:,} claims on this quantity are drawn ("
+                f"{'the chosen tension’s first, then ' if first else ''}by key)." if drawn < total else "")
         st.caption("Bars: the values each note's claim accepts (an open end runs to the edge). Black: kb's "
-                   "measurement, with its interval across seeds.")
+                   f"measurement, with its interval across seeds.{some}")
 
 st.subheader(f"Between qualitative claims: {PROPOSED_LABEL}")
 st.caption("Claims without an expectation cannot be compared by kb's rule. A chat model may propose candidate "

@@ -39,11 +39,11 @@ import bisect
 import hashlib
 import json
 import unicodedata
-from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator
+from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from sqlalchemy import select as sa_select
@@ -60,7 +60,15 @@ from kb.evidence.claim_states import (
     verdict_state,
 )
 from kb.evidence.subjects import About, about, subject_difference
-from kb.evidence.verdicts import Accepted, SeedValue, accepted, describe, evaluate, value_across_seeds
+from kb.evidence.verdicts import (
+    Accepted,
+    SeedValue,
+    accepted,
+    describe,
+    evaluate,
+    value_across_seeds,
+    verdict_inputs,
+)
 from kb.index.database import ClaimRow, Evidence
 from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 
@@ -68,6 +76,11 @@ from schemas import Claim, EvidenceScale, Verdict, VerdictKind
 def _norm(text: str | None) -> str | None:
     # NFKC first: a fullwidth or other look-alike spelling of a quantity ('ｄｅｐｔｈ') is the same quantity.
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split()) if text is not None else None
+
+
+#: How a reason names each field that two claims state differently ('different families (ESM-2 / ProGen2)').
+_PLURALS = {"unit": "units", "family": "families", "objective": "objectives", "data": "data",
+            "preset": "scale presets"}
 
 
 def incomparable_reason(a: About, b: About) -> str | None:
@@ -79,7 +92,7 @@ def incomparable_reason(a: About, b: About) -> str | None:
     for name in ("unit", "family", "objective", "data", "preset"):
         mine, theirs = getattr(a, name), getattr(b, name)
         if mine is not None and theirs is not None and _norm(mine) != _norm(theirs):
-            what = "scale presets" if name == "preset" else f"{name}s" if name != "data" else "data"
+            what = _PLURALS[name]
             return f"different {what} ({mine} / {theirs})"
     different = subject_difference(a, b)
     if different is not None:
@@ -115,6 +128,11 @@ class ClaimRef:
     def expects(self) -> str:
         """The expectation written out ('best_depth in [24, 36]'), or '' for a claim that states none."""
         return describe(self.claim.expect) if self.claim.expect is not None else ""
+
+    @cached_property
+    def verdict_inputs(self) -> tuple[str, float | None, str | None]:
+        """What ``evaluate`` decides this claim's verdict kind on (``kb.evidence.verdicts.verdict_inputs``)."""
+        return verdict_inputs(self.claim)
 
 
 def indexed_claims(engine: Engine) -> list[ClaimRef]:
@@ -334,30 +352,91 @@ def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
     return {q: members for q, members in groups.items() if len({m.note_id for m in members}) > 1}
 
 
-def _split_by_evidence(x: ClaimRef, deciding: Deciding, others: list[ClaimRef], budget: _Budget,
+_Inputs = tuple[str, float | None, str | None]  # kb.evidence.verdicts.verdict_inputs
+
+
+class _KindsOn:
+    """The verdict kind of each claim judged on one evidence record (``evaluate``), each distinct
+    ``verdict_inputs`` judged once: one record splitting a thousand claims that share an expectation is one
+    evaluation, not a thousand (what made the Tensions page of a large library take seconds)."""
+
+    def __init__(self, deciding: Deciding) -> None:
+        self.deciding = deciding
+        self.known: dict[_Inputs, VerdictKind] = {}
+
+    def __call__(self, ref: ClaimRef) -> VerdictKind:
+        inputs = ref.verdict_inputs
+        kind = self.known.get(inputs)
+        if kind is None:
+            kind = self.known[inputs] = evaluate(ref.claim, self.deciding.results, self.deciding.scale).kind
+        return kind
+
+
+#: The verdict kind that splits a claim from one supported (refuted) on the same record.
+_OPPOSITE = {VerdictKind.supported: VerdictKind.refuted, VerdictKind.refuted: VerdictKind.supported}
+
+
+class _Pool:
+    """The claims one evidence record may split from its own claim (those stating an expectation), grouped by
+    ``verdict_inputs`` (claims of one group get one verdict kind on any record), with how many each note has:
+    what ``_split_by_evidence`` needs to count a claim's pairs and visit only the ones its record splits."""
+
+    def __init__(self, refs: list[ClaimRef]) -> None:
+        self.refs = refs
+        self.classes: dict[_Inputs, list[ClaimRef]] = defaultdict(list)
+        self.per_note: Counter[str] = Counter()
+        for ref in refs:
+            if ref.claim.expect is not None:
+                self.classes[ref.verdict_inputs].append(ref)
+                self.per_note[ref.note_id] += 1
+        self.with_expect = sum(self.per_note.values())
+
+    def pairs_of(self, x: ClaimRef) -> int:
+        """How many pairs ``x`` makes with the pool's claims of other notes (each counts against the budget)."""
+        return self.with_expect - self.per_note[x.note_id]
+
+
+def _split_by_evidence(x: ClaimRef, deciding: Deciding, pool: _Pool, budget: _Budget,
                        found: dict[str, Tension]) -> None:
-    """Add to ``found`` each claim of ``others`` (of another note, comparable) that ``x``'s evidence judges the
-    other way: one supported, the other refuted. ``x``'s own verdict is judged once; when it is neither
-    supported nor refuted no claim can be split from it, and none is examined."""
+    """Add to ``found`` each claim of ``pool`` (of another note, comparable) that ``x``'s evidence judges the
+    other way: one supported, the other refuted. Each of ``x``'s pairs counts against ``budget``; the verdict
+    kinds come from ``_KindsOn`` (an evaluation per distinct expectation, not per pair). When the budget covers
+    all of them, they are counted at once and only the groups of the opposite kind are visited; when it runs
+    out among them, they are examined one by one in order, so the cap stops at the same pair either way."""
     if not deciding.results:
         return
-    own = evaluate(x.claim, deciding.results, deciding.scale).kind
-    if own not in (VerdictKind.supported, VerdictKind.refuted):
+    kinds = _KindsOn(deciding)
+    opposite = _OPPOSITE.get(kinds(x))
+    if opposite is None:  # neither supported nor refuted: no claim can be split from it, none is examined
         return
-    for y in others:
-        if y.note_id == x.note_id or y.claim.expect is None:
-            continue
-        if not budget.take():
-            return
+    if budget.left < pool.pairs_of(x):
+        candidates = _one_by_one(x, pool, budget, kinds, opposite)
+    else:
+        budget.left -= pool.pairs_of(x)
+        candidates = [y for members in pool.classes.values() if kinds(members[0]) is opposite for y in members
+                      if y.note_id != x.note_id]
+    for y in candidates:
         if incomparable_reason(x.about, y.about):
             continue
         ident = tension_id(x.key, y.key)
-        if ident in found:
-            continue
-        if {own, evaluate(y.claim, deciding.results, deciding.scale).kind} == {VerdictKind.supported,
-                                                                             VerdictKind.refuted}:
+        if ident not in found:
             a, b = _pair(x, y)
             found[ident] = Tension(ident, "evidence", a, b, split_by=f"{deciding.run_id[:12]} ({x.key})")
+
+
+def _one_by_one(x: ClaimRef, pool: _Pool, budget: _Budget, kinds: _KindsOn,
+                opposite: VerdictKind) -> list[ClaimRef]:
+    """The claims of ``pool`` that ``x``'s record judges ``opposite``, among the pairs the budget still covers
+    (in the pool's order, the order the cap has always counted them in)."""
+    split = []
+    for y in pool.refs:
+        if y.note_id == x.note_id or y.claim.expect is None:
+            continue
+        if not budget.take():
+            break
+        if kinds(y) is opposite:
+            split.append(y)
+    return split
 
 
 def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int = DEFAULT_MAX_PAIRS,
@@ -387,19 +466,24 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
             a, b = _pair(x, y)
             ident = tension_id(a.key, b.key)
             found[ident] = Tension(ident, "expectations", a, b)
-        for x in (m for m in members if m.key in evidence):
-            _split_by_evidence(x, evidence[x.key][0], members if involving is None or x.key in involving else mine,
-                               budget, found)
+        deciders = [m for m in members if m.key in evidence]
+        if deciders:
+            everyone = _Pool(members)
+            own = everyone if involving is None else _Pool(mine)  # a note's page: only pairs with its claims
+            for x in deciders:
+                pool = everyone if involving is None or x.key in involving else own
+                _split_by_evidence(x, evidence[x.key][0], pool, budget, found)
         if budget.left < 0:
             capped.append(quantity)
             break
     tensions = Tensions(sorted(found.values(), key=lambda t: (t.quantity, t.id)))
     tensions.capped, tensions.max_pairs = capped, max_pairs
+    evaluator = _EvaluatedOnce()
     for tension in tensions:
         for ref in (tension.a, tension.b):
             if ref.key in evidence:
                 tension.evidence[ref.key], tension.statuses[ref.key] = evidence[ref.key]
-        tension.state = state_of(tension)
+        tension.state = state_of(tension, evaluator)
     return tensions
 
 
@@ -420,14 +504,41 @@ def settle_plan(tension: Tension) -> SettlePlan:
     return SettlePlan(runner.key, preset)
 
 
-def judge(a: Claim, b: Claim, deciding: Deciding) -> TensionState:
-    """The state one evidence record gives a tension: both claims judged on it by ``kb.evidence.verdicts.evaluate``."""
+#: How a claim is judged on a deciding record: ``kb.evidence.verdicts.evaluate`` on its results and scale.
+Evaluator = Callable[[Claim, Deciding], Verdict]
+
+
+def evaluate_on(claim: Claim, deciding: Deciding) -> Verdict:
+    """``claim``'s verdict on one deciding record (``kb.evidence.verdicts.evaluate``, the one rule)."""
+    return evaluate(claim, deciding.results, deciding.scale)
+
+
+class _EvaluatedOnce:
+    """``evaluate_on`` remembered per claim and record for one listing: ``find`` judges every tension it returns,
+    tens of thousands in a large library, whose claims and deciding records recur; each pair is evaluated once.
+    The verdicts are shared between tensions, so they are read, never changed."""
+
+    def __init__(self) -> None:
+        # Keyed by identity; the claim and the record are kept in the value, so no id is reused while it lives.
+        self.known: dict[tuple[int, int], tuple[Claim, Deciding, Verdict]] = {}
+
+    def __call__(self, claim: Claim, deciding: Deciding) -> Verdict:
+        key = (id(claim), id(deciding))
+        hit = self.known.get(key)
+        if hit is None:
+            hit = self.known[key] = (claim, deciding, evaluate_on(claim, deciding))
+        return hit[2]
+
+
+def judge(a: Claim, b: Claim, deciding: Deciding, evaluator: Evaluator = evaluate_on) -> TensionState:
+    """The state one evidence record gives a tension: both claims judged on it by ``kb.evidence.verdicts.evaluate``
+    (through ``evaluator``: ``find`` remembers each claim's verdict on each record)."""
     if deciding.verdict is not None and deciding.verdict.kind is VerdictKind.not_runnable:
         return TensionState(Outcome.open, f"open: the deciding run is not runnable here ({deciding.verdict.reason})",
                             deciding)
     if not deciding.results:
         return TensionState(Outcome.open, "open: the deciding evidence holds no results", deciding)
-    va, vb = evaluate(a, deciding.results, deciding.scale), evaluate(b, deciding.results, deciding.scale)
+    va, vb = evaluator(a, deciding), evaluator(b, deciding)
     kinds = (va.kind, vb.kind)
     supported, refuted = VerdictKind.supported, VerdictKind.refuted
     if kinds == (supported, refuted):
@@ -446,8 +557,8 @@ def judge(a: Claim, b: Claim, deciding: Deciding) -> TensionState:
     return TensionState(outcome, text, deciding, (va, vb))
 
 
-def state_of(tension: Tension) -> TensionState:
-    """A tension's state from its claims' current evidence (the module's rule)."""
+def state_of(tension: Tension, evaluator: Evaluator = evaluate_on) -> TensionState:
+    """A tension's state from its claims' current evidence (the module's rule; ``evaluator`` as ``judge``'s)."""
     plan = settle_plan(tension)
     if plan.why_not is not None:
         return TensionState(Outcome.open, f"open: {plan.why_not}")
@@ -462,12 +573,12 @@ def state_of(tension: Tension) -> TensionState:
     blocked = [d for d in candidates if d.preset in (None, "unknown") and d.verdict is not None
                and d.verdict.kind is VerdictKind.not_runnable]
     if not at_preset and blocked:
-        return judge(tension.a.claim, tension.b.claim, blocked[0])
+        return judge(tension.a.claim, tension.b.claim, blocked[0], evaluator)
     if not at_preset:  # evidence at another preset (a smoke run) never decides what the plan's preset settles
         elsewhere = ", ".join(sorted({repr(d.preset or "unknown") for d in candidates}))
         return TensionState(Outcome.open, f"open: no evidence{where} (only at {elsewhere}, which does not decide "
                                           f"it); run `kb verify --tension {tension.id}`")
-    return judge(tension.a.claim, tension.b.claim, at_preset[0])
+    return judge(tension.a.claim, tension.b.claim, at_preset[0], evaluator)
 
 
 def by_claim(tensions: Iterable[Tension]) -> dict[str, list[Tension]]:

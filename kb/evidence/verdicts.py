@@ -334,6 +334,17 @@ def evaluate(
                    claim)
 
 
+def verdict_inputs(claim: Claim) -> tuple[str, float | None, str | None]:
+    """Everything of ``claim`` that ``evaluate`` decides its verdict's kind on: the whole expectation (written
+    with ``repr``, so 2 and 2.0 or true and 1 stay apart) and the subject's size and data (``proxy_reason``).
+    Two claims with equal inputs get the same kind on the same evidence (only the reason's wording can differ),
+    so a caller judging thousands of claims on one record (``kb.evidence.tensions``) evaluates each distinct
+    input once. A new field ``evaluate`` reads must be added here (tests/test_verdict_inputs.py checks it)."""
+    subject = about(claim)
+    expect = repr(claim.expect.model_dump()) if claim.expect is not None else ""
+    return expect, subject.parameters, subject.data
+
+
 @dataclass(frozen=True)
 class SeedMean:
     """One metric over a claim's seeds: their mean, sd, the interval the rule reads (module docstring) and what it
