@@ -1,6 +1,7 @@
-"""What the app shows of claims across notes (``kb.evidence.tensions``): the Tensions table, one tension side by side, a
-quantity's plot (every note's claimed value or range against kb's measurement with its error bar), and, on the
-Note page, each claim's tensions and the other notes' claims on the same quantity with their evidence.
+"""What the app shows of claims across notes (``kb.evidence.tensions``): the Tensions table, one tension side
+by side, a quantity's plot (every note's claimed value or range against kb's measurement with its error bar),
+and, on the Note page, each claim's tensions and the other notes' claims on the same quantity with their
+evidence.
 
 Every rule (what is comparable, what is a tension, how it stands) is ``kb.evidence.tensions``'; this module
 only renders.
@@ -32,7 +33,8 @@ OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "re
 
 @dataclass
 class Library:
-    """The claims that name a quantity, the tensions among them and each claim's current evidence (one read)."""
+    """The claims that name a quantity, the tensions among them and each claim's current evidence (one
+    read)."""
 
     refs: list[ClaimRef]
     tensions: list[Tension]
@@ -63,8 +65,8 @@ def _interval(value: Any) -> str:
 
 
 def tensions_frame(tensions: list[Tension]) -> pd.DataFrame:
-    """The Tensions table: quantity, both claims with the values they accept, kb's value on the deciding evidence
-    with its interval, and the state."""
+    """The Tensions table: quantity, both claims with the values they accept, kb's value on the deciding
+    evidence with its interval, and the state."""
     rows = []
     for tension in tensions:
         metric = tension.a.claim.expect.metric if tension.a.claim.expect is not None else ""
@@ -85,7 +87,9 @@ def _side(tension: Tension, ref: ClaimRef, which: str) -> None:
                  query_params={"id": ref.note_id})
     st.markdown(markdown_text(ref.claim.statement))
     if record["quote"]:
-        where = ", ".join(str(x) for x in (record["section"], f"p. {record['page']}" if record["page"] else None) if x)
+        where = ", ".join(
+            str(x) for x in (record["section"], f"p. {record['page']}" if record["page"] else None) if x
+        )
         st.caption("Source quote" + (f" · {markdown_text(where)}" if where else ""))
         st.markdown("\n".join(f"> {markdown_text(line)}" if line.strip() else ">"
                               for line in str(record["quote"]).splitlines()))
@@ -103,7 +107,8 @@ def _side(tension: Tension, ref: ClaimRef, which: str) -> None:
 
 
 def tension_detail(tension: Tension) -> None:
-    """One tension: both claims side by side with quotes, pages and evidence, then the state and what decided it."""
+    """One tension: both claims side by side with quotes, pages and evidence, then the state and what decided
+    it."""
     colour = OUTCOME_COLOURS.get(tension.state.outcome.value, "gray")
     st.badge(tension.state.text, color=colour, icon=":material/balance:")  # type: ignore[arg-type]
     st.caption(f"{code_span(tension.id)} · {tension.kind}: {markdown_text(tension.why)}")
@@ -154,12 +159,20 @@ def quantity_frame(library: Library, refs: list[ClaimRef]) -> tuple[pd.DataFrame
         if value is not None and value.mean is not None:
             low = value.low if value.low is not None else value.mean
             high = value.high if value.high is not None else value.mean
-            measured.append({"claim": f"kb: run {deciding.run_id[:8]} ({deciding.preset})", "value": value.mean,
-                             "low": low, "high": high})
+            measured.append(
+                {
+                    "claim": f"kb: run {deciding.run_id[:8]} ({deciding.preset})",
+                    "value": value.mean,
+                    "low": low,
+                    "high": high,
+                }
+            )
     ends = _finite([x for r in refs if r.accepts for x in (r.accepts.low, r.accepts.high)]
                    + [x for m in measured for x in (m["low"], m["high"])])
     span = (max(ends) - min(ends)) if ends else 1.0
-    edge_low, edge_high = (min(ends) - 0.25 * (span or 1.0), max(ends) + 0.25 * (span or 1.0)) if ends else (0, 1)
+    edge_low, edge_high = (
+        (min(ends) - 0.25 * (span or 1.0), max(ends) + 0.25 * (span or 1.0)) if ends else (0, 1)
+    )
     claimed = []
     for ref in refs:
         assert ref.accepts is not None
@@ -179,7 +192,8 @@ def quantity_chart(library: Library, quantity: str,
     claimed, measured = quantity_frame(library, refs)
     if claimed.empty:
         return None, 0, total
-    import altair as alt  # here, not at the top: a second or more to import, for a page that may show no chart
+    # here, not at the top: a second or more to import, for a page that may show no chart
+    import altair as alt
     axis = alt.X("low:Q", title=quantity, scale=alt.Scale(zero=False))
     bars = alt.Chart(claimed).mark_bar(height=10, opacity=0.6).encode(
         x=axis, x2="high:Q", y=alt.Y("claim:N", title=None, axis=alt.Axis(labelLimit=420)),

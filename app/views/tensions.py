@@ -50,8 +50,10 @@ def propose(kb: KnowledgeBase) -> None:
 
 show_flash()
 st.title("Tensions")
-st.caption("Claims of different notes about the same quantity, subject and conditions whose expectations cannot "
-           "both hold, or that one piece of evidence splits. Settle one by running what decides it.")
+st.caption(
+    "Claims of different notes about the same quantity, subject and conditions whose expectations cannot "
+    "both hold, or that one piece of evidence splits. Settle one by running what decides it."
+)
 index_first()  # a first visit before the background index ran would read an empty index
 library = data.claims_across(settings_key(kb.settings), index_keeper().generation)
 tensions = library.tensions
@@ -59,7 +61,9 @@ if isinstance(tensions, tensions_mod.Tensions) and (capped := tensions.message()
     st.warning(markdown_text(capped), icon=":material/warning:")
 chosen: tensions_mod.Tension | None = None
 if not tensions:
-    empty_state("No tensions: no two notes make comparable claims that cannot both hold.", icon=":material/balance:")
+    empty_state(
+        "No tensions: no two notes make comparable claims that cannot both hold.", icon=":material/balance:"
+    )
 else:
     # One page of rows at a time: a large library has tens of thousands of tensions, and each row's value is
     # read from its deciding evidence; the rest are a page away (the chosen one is found among all of them).
@@ -85,10 +89,19 @@ else:
     with st.container(border=True, key="tension_detail"):
         tension_detail(chosen)
         plan = tensions_mod.settle_plan(chosen)
-        st.button("Settle: queue the runs that decide it", key="settle_tension", type="primary",
-                  icon=":material/gavel:", on_click=settle, args=(kb, chosen.id), disabled=plan.why_not is not None,
-                  help=markdown_text(plan.why_not) if plan.why_not else f"Runs {code_span(plan.claim_key)}'s "
-                  f"analyzer at {code_span(plan.preset)}, then both claims are judged on the same evidence")
+        st.button(
+            "Settle: queue the runs that decide it",
+            key="settle_tension",
+            type="primary",
+            icon=":material/gavel:",
+            on_click=settle,
+            args=(kb, chosen.id),
+            disabled=plan.why_not is not None,
+            help=markdown_text(plan.why_not)
+            if plan.why_not
+            else f"Runs {code_span(plan.claim_key)}'s "
+            f"analyzer at {code_span(plan.preset)}, then both claims are judged on the same evidence",
+        )
 
 st.subheader("A quantity across notes")
 quantities = sorted({r.about.quantity for r in library.refs
@@ -108,10 +121,17 @@ else:
                    f"measurement, with its interval across seeds.{some}")
 
 st.subheader(f"Between qualitative claims: {PROPOSED_LABEL}")
-st.caption("Claims without an expectation cannot be compared by kb's rule. A chat model may propose candidate "
-           "pairs, cited with both quotes; they are not kb's findings and are never listed above.")
-st.button("Propose candidate tensions", key="propose_tensions", icon=":material/psychology:", on_click=propose,
-          args=(kb,))
+st.caption(
+    "Claims without an expectation cannot be compared by kb's rule. A chat model may propose candidate "
+    "pairs, cited with both quotes; they are not kb's findings and are never listed above."
+)
+st.button(
+    "Propose candidate tensions",
+    key="propose_tensions",
+    icon=":material/psychology:",
+    on_click=propose,
+    args=(kb,),
+)
 proposals: Proposals | None = st.session_state.get(PROPOSALS_KEY)
 if proposals is not None:
     if proposals.message:

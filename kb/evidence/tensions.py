@@ -15,22 +15,22 @@ intersect). A field only one claim states constrains nothing: the other claim is
 
 **Tension** (``find``): two comparable claims of different notes such that
 
-- their expectations cannot both hold: the values each accepts (``kb.evidence.verdicts.accepted``: an interval with open
-  or closed ends, or one exact value) do not intersect (disjoint ranges, opposite directions, ``==`` on
-  different values): kind ``expectations``; or
+- their expectations cannot both hold: the values each accepts (``kb.evidence.verdicts.accepted``: an interval
+  with open or closed ends, or one exact value) do not intersect (disjoint ranges, opposite directions, ``==``
+  on different values): kind ``expectations``; or
 - one current evidence record of either claim supports one and refutes the other, each judged by
   ``kb.evidence.verdicts.evaluate`` on that record's results: kind ``evidence``.
 
-A tension's id is ``t-`` and 10 hex digits of the SHA-256 of its two claim keys in sorted order (claim A is the
-first): stable while the keys are, whatever else the notes change.
+A tension's id is ``t-`` and 10 hex digits of the SHA-256 of its two claim keys in sorted order (claim A is
+the first): stable while the keys are, whatever else the notes change.
 
 **State** (``judge``): the deciding evidence is the newest current evidence of either claim at the settling
 preset (``settle_plan``: the preset both claims name, or the one the bolder claim, the one accepting fewer
 values, needs); evidence at any other preset decides nothing ("open: no evidence at 'paper'"), and only where
 neither claim names a preset does the newest evidence at any scale decide. Both claims are judged on it by
-``kb.evidence.verdicts.evaluate`` (never a second verdict rule): supported / refuted reads "settled for A", refuted /
-supported "settled for B", refuted / refuted "both wrong", anything else "open: " and why (a proxy, an interval
-straddling a threshold, a run not runnable here, no evidence yet).
+``kb.evidence.verdicts.evaluate`` (never a second verdict rule): supported / refuted reads "settled for A",
+refuted / supported "settled for B", refuted / refuted "both wrong", anything else "open: " and why (a proxy,
+an interval straddling a threshold, a run not runnable here, no evidence yet).
 """
 
 from __future__ import annotations
@@ -97,7 +97,11 @@ def incomparable_reason(a: About, b: About) -> str | None:
     different = subject_difference(a, b)
     if different is not None:
         return different
-    if a.budget is not None and b.budget is not None and (a.budget[1] < b.budget[0] or b.budget[1] < a.budget[0]):
+    if (
+        a.budget is not None
+        and b.budget is not None
+        and (a.budget[1] < b.budget[0] or b.budget[1] < a.budget[0])
+    ):
         return f"budgets that do not overlap ({_range(a.budget)} / {_range(b.budget)})"
     return None
 
@@ -115,7 +119,8 @@ def _range(values: tuple[float, float]) -> str:
 
 @dataclass(frozen=True)
 class ClaimRef:
-    """One indexed claim with what it is about and the values its expectation accepts (None: it states none)."""
+    """One indexed claim with what it is about and the values its expectation accepts (None: it states
+    none)."""
 
     key: str
     note_id: str
@@ -131,7 +136,8 @@ class ClaimRef:
 
     @cached_property
     def verdict_inputs(self) -> tuple[str, float | None, str | None]:
-        """What ``evaluate`` decides this claim's verdict kind on (``kb.evidence.verdicts.verdict_inputs``)."""
+        """What ``evaluate`` decides this claim's verdict kind on
+        (``kb.evidence.verdicts.verdict_inputs``)."""
         return verdict_inputs(self.claim)
 
 
@@ -150,8 +156,9 @@ def indexed_claims(engine: Engine) -> list[ClaimRef]:
 
 @lru_cache(maxsize=200_000)
 def _parsed(claim_json: str) -> tuple[Claim, About, Accepted | None]:
-    """A claim as the index stores it, with what it is about and accepts: kept by its JSON between listings (the
-    app lists on every render), so only claims that changed are parsed again. Callers must not mutate them."""
+    """A claim as the index stores it, with what it is about and accepts: kept by its JSON between listings
+    (the app lists on every render), so only claims that changed are parsed again. Callers must not mutate
+    them."""
     claim = Claim.model_validate_json(claim_json)
     return claim, about(claim), accepted(claim.expect) if claim.expect is not None else None
 
@@ -184,16 +191,20 @@ def current_evidence(engine: Engine, refs: Iterable[ClaimRef]) -> dict[str, tupl
         latest = latest_evidence(session, list(by_key), with_verdict=True)
         current = {key: row for key, row in latest.items()
                    if stale_reason(row, by_key[key].binding_hash) is None and row.verdict_json}
-        rows = session.execute(sa_select(col(Evidence.run_id), col(Evidence.id), col(Evidence.metrics_json),
-                                         col(Evidence.group_id))
-                               .where(col(Evidence.run_id).in_([row.run_id for row in current.values()]))).all()
+        rows = session.execute(
+            sa_select(
+                col(Evidence.run_id), col(Evidence.id), col(Evidence.metrics_json), col(Evidence.group_id)
+            ).where(col(Evidence.run_id).in_([row.run_id for row in current.values()]))
+        ).all()
     stored = {run_id: (ident, metrics, group) for run_id, ident, metrics, group in rows}
     found = {}
     for key, row in current.items():
         ident, metrics, group = stored[row.run_id]
         results = group_results(engine, group)[0] if group else [json.loads(metrics)]
         verdict = Verdict.model_validate_json(row.verdict_json or "{}")
-        status = claim_state(row, bound=by_key[key].claim.analyzer is not None, binding_hash=by_key[key].binding_hash)
+        status = claim_state(
+            row, bound=by_key[key].claim.analyzer is not None, binding_hash=by_key[key].binding_hash
+        )
         found[key] = (Deciding(key, row.run_id, int(ident), [r for r in results if r], verdict.evidence_scale,
                                verdict), status)
     return found
@@ -240,7 +251,8 @@ class SettlePlan:
 
 @dataclass
 class Tension:
-    """Two comparable claims of different notes that cannot both hold (``kind``), and how the evidence stands."""
+    """Two comparable claims of different notes that cannot both hold (``kind``), and how the evidence
+    stands."""
 
     id: str
     kind: str  # 'expectations' (no value satisfies both) or 'evidence' (one record splits them)
@@ -248,7 +260,8 @@ class Tension:
     b: ClaimRef
     split_by: str | None = None  # kind 'evidence': the run whose evidence splits the claims
     state: TensionState = UNJUDGED
-    statuses: dict[str, ClaimStatus] = field(default_factory=dict)  # each side's claim state (kb.evidence.claim_states)
+    # each side's claim state (kb.evidence.claim_states)
+    statuses: dict[str, ClaimStatus] = field(default_factory=dict)
     evidence: dict[str, Deciding] = field(default_factory=dict)  # each side's latest current evidence
 
     @property
@@ -295,8 +308,10 @@ class Tensions(list["Tension"]):
         """One line saying the listing is incomplete and why, or None when every pair was examined."""
         if not self.capped:
             return None
-        return (f"stopped after examining {self.max_pairs:,} pairs of claims (setting max_tension_pairs, "
-                f"KB_MAX_TENSION_PAIRS): the tensions on {', '.join(sorted(self.capped)[:5])} may be incomplete")
+        return (
+            f"stopped after examining {self.max_pairs:,} pairs of claims (setting max_tension_pairs, "
+            f"KB_MAX_TENSION_PAIRS): the tensions on {', '.join(sorted(self.capped)[:5])} may be incomplete"
+        )
 
 
 class _Budget:
@@ -311,9 +326,10 @@ class _Budget:
 
 
 def _disjoint_pairs(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[ClaimRef, ClaimRef]]:
-    """Pairs of claims of different notes in the group whose accepted values do not intersect: output-sensitive
-    (a sort and a bisect per claim), so a quantity thousands of notes claim does not cost a comparison per pair;
-    each pair examined counts against ``budget``, and the enumeration stops when it is spent."""
+    """Pairs of claims of different notes in the group whose accepted values do not intersect:
+    output-sensitive (a sort and a bisect per claim), so a quantity thousands of notes claim does not cost a
+    comparison per pair; each pair examined counts against ``budget``, and the enumeration stops when it is
+    spent."""
     numeric = sorted((r for r in group if r.accepts is not None and r.accepts.value is None),
                      key=lambda r: r.accepts.low if r.accepts is not None else 0.0)
     lows = [r.accepts.low for r in numeric if r.accepts is not None]
@@ -392,7 +408,8 @@ class _Pool:
         self.with_expect = sum(self.per_note.values())
 
     def pairs_of(self, x: ClaimRef) -> int:
-        """How many pairs ``x`` makes with the pool's claims of other notes (each counts against the budget)."""
+        """How many pairs ``x`` makes with the pool's claims of other notes (each counts against the
+        budget)."""
         return self.with_expect - self.per_note[x.note_id]
 
 
@@ -400,9 +417,10 @@ def _split_by_evidence(x: ClaimRef, deciding: Deciding, pool: _Pool, budget: _Bu
                        found: dict[str, Tension]) -> None:
     """Add to ``found`` each claim of ``pool`` (of another note, comparable) that ``x``'s evidence judges the
     other way: one supported, the other refuted. Each of ``x``'s pairs counts against ``budget``; the verdict
-    kinds come from ``_KindsOn`` (an evaluation per distinct expectation, not per pair). When the budget covers
-    all of them, they are counted at once and only the groups of the opposite kind are visited; when it runs
-    out among them, they are examined one by one in order, so the cap stops at the same pair either way."""
+    kinds come from ``_KindsOn`` (an evaluation per distinct expectation, not per pair). When the budget
+    covers all of them, they are counted at once and only the groups of the opposite kind are visited; when it
+    runs out among them, they are examined one by one in order, so the cap stops at the same pair either
+    way."""
     if not deciding.results:
         return
     kinds = _KindsOn(deciding)
@@ -498,7 +516,9 @@ def settle_plan(tension: Tension) -> SettlePlan:
     ranked = sorted((tension.a, tension.b), key=lambda r: (r.accepts.width() if r.accepts else float("inf")))
     bound = [r for r in ranked if r.claim.analyzer is not None]
     if not bound:
-        return SettlePlan(None, None, "neither claim is bound to an analyzer, so kb cannot measure the quantity")
+        return SettlePlan(
+            None, None, "neither claim is bound to an analyzer, so kb cannot measure the quantity"
+        )
     runner = bound[0]
     preset = ranked[0].about.preset or ranked[1].about.preset
     return SettlePlan(runner.key, preset)
@@ -514,12 +534,13 @@ def evaluate_on(claim: Claim, deciding: Deciding) -> Verdict:
 
 
 class _EvaluatedOnce:
-    """``evaluate_on`` remembered per claim and record for one listing: ``find`` judges every tension it returns,
-    tens of thousands in a large library, whose claims and deciding records recur; each pair is evaluated once.
-    The verdicts are shared between tensions, so they are read, never changed."""
+    """``evaluate_on`` remembered per claim and record for one listing: ``find`` judges every tension it
+    returns, tens of thousands in a large library, whose claims and deciding records recur; each pair is
+    evaluated once. The verdicts are shared between tensions, so they are read, never changed."""
 
     def __init__(self) -> None:
-        # Keyed by identity; the claim and the record are kept in the value, so no id is reused while it lives.
+        # Keyed by identity; the claim and the record are kept in the value, so no id is reused while it
+        # lives.
         self.known: dict[tuple[int, int], tuple[Claim, Deciding, Verdict]] = {}
 
     def __call__(self, claim: Claim, deciding: Deciding) -> Verdict:
@@ -531,11 +552,13 @@ class _EvaluatedOnce:
 
 
 def judge(a: Claim, b: Claim, deciding: Deciding, evaluator: Evaluator = evaluate_on) -> TensionState:
-    """The state one evidence record gives a tension: both claims judged on it by ``kb.evidence.verdicts.evaluate``
-    (through ``evaluator``: ``find`` remembers each claim's verdict on each record)."""
+    """The state one evidence record gives a tension: both claims judged on it by
+    ``kb.evidence.verdicts.evaluate`` (through ``evaluator``: ``find`` remembers each claim's verdict on each
+    record)."""
     if deciding.verdict is not None and deciding.verdict.kind is VerdictKind.not_runnable:
-        return TensionState(Outcome.open, f"open: the deciding run is not runnable here ({deciding.verdict.reason})",
-                            deciding)
+        return TensionState(
+            Outcome.open, f"open: the deciding run is not runnable here ({deciding.verdict.reason})", deciding
+        )
     if not deciding.results:
         return TensionState(Outcome.open, "open: the deciding evidence holds no results", deciding)
     va, vb = evaluator(a, deciding), evaluator(b, deciding)
@@ -548,17 +571,24 @@ def judge(a: Claim, b: Claim, deciding: Deciding, evaluator: Evaluator = evaluat
     elif kinds == (refuted, refuted):
         outcome, text = Outcome.both_wrong, OUTCOME_LABELS["both_wrong"]
     elif kinds == (supported, supported):
-        outcome, text = Outcome.open, "open: the evidence supports both claims, so it does not decide between them"
+        outcome, text = (
+            Outcome.open,
+            "open: the evidence supports both claims, so it does not decide between them",
+        )
     else:
         side, verdict = ("A", va) if va.kind not in (supported, refuted) else ("B", vb)
         state = verdict_state(verdict)
-        outcome, text = Outcome.open, f"open: {side} reads {label(state.value if state else verdict.kind.value)} " \
-                                      f"on the deciding evidence ({verdict.reason})"
+        outcome, text = (
+            Outcome.open,
+            f"open: {side} reads {label(state.value if state else verdict.kind.value)} "
+            f"on the deciding evidence ({verdict.reason})",
+        )
     return TensionState(outcome, text, deciding, (va, vb))
 
 
 def state_of(tension: Tension, evaluator: Evaluator = evaluate_on) -> TensionState:
-    """A tension's state from its claims' current evidence (the module's rule; ``evaluator`` as ``judge``'s)."""
+    """A tension's state from its claims' current evidence (the module's rule; ``evaluator`` as
+    ``judge``'s)."""
     plan = settle_plan(tension)
     if plan.why_not is not None:
         return TensionState(Outcome.open, f"open: {plan.why_not}")
@@ -576,8 +606,11 @@ def state_of(tension: Tension, evaluator: Evaluator = evaluate_on) -> TensionSta
         return judge(tension.a.claim, tension.b.claim, blocked[0], evaluator)
     if not at_preset:  # evidence at another preset (a smoke run) never decides what the plan's preset settles
         elsewhere = ", ".join(sorted({repr(d.preset or "unknown") for d in candidates}))
-        return TensionState(Outcome.open, f"open: no evidence{where} (only at {elsewhere}, which does not decide "
-                                          f"it); run `kb verify --tension {tension.id}`")
+        return TensionState(
+            Outcome.open,
+            f"open: no evidence{where} (only at {elsewhere}, which does not decide "
+            f"it); run `kb verify --tension {tension.id}`",
+        )
     return judge(tension.a.claim, tension.b.claim, at_preset[0], evaluator)
 
 
@@ -591,8 +624,8 @@ def by_claim(tensions: Iterable[Tension]) -> dict[str, list[Tension]]:
 
 
 def same_quantity(refs: list[ClaimRef], key: str) -> list[tuple[ClaimRef, str | None]]:
-    """The other notes' claims on the same quantity as claim ``key``, each with why it is not comparable (None:
-    it is), comparable ones first."""
+    """The other notes' claims on the same quantity as claim ``key``, each with why it is not comparable
+    (None: it is), comparable ones first."""
     mine = next((r for r in refs if r.key == key), None)
     if mine is None:
         return []
@@ -606,16 +639,22 @@ def measured(deciding: Deciding | None, metric: str) -> SeedValue | None:
     return value_across_seeds(deciding.results, metric) if deciding is not None and deciding.results else None
 
 
-# -- what the CLI prints and the app shows --------------------------------------------------------------------
+# -- what the CLI prints and the app shows
+# --------------------------------------------------------------------
 
 def _evidence_record(deciding: Deciding | None, status: ClaimStatus | None) -> dict[str, Any] | None:
     if deciding is None:
         return None
     verdict = deciding.verdict
-    return {"run": deciding.run_id, "claim": deciding.claim_key, "scale": deciding.preset,
-            "state": status.state.value if status else None,
-            "verdict": verdict.kind.value if verdict else None, "observed": verdict.observed if verdict else None,
-            "reason": verdict.reason if verdict else None}
+    return {
+        "run": deciding.run_id,
+        "claim": deciding.claim_key,
+        "scale": deciding.preset,
+        "state": status.state.value if status else None,
+        "verdict": verdict.kind.value if verdict else None,
+        "observed": verdict.observed if verdict else None,
+        "reason": verdict.reason if verdict else None,
+    }
 
 
 def side_record(tension: Tension, ref: ClaimRef) -> dict[str, Any]:

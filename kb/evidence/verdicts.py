@@ -3,26 +3,26 @@
 The one rule, for every metric of every analyzer: a claim is decided only when
 
 (a) every precondition its metric rests on passed: those the result's ``checks`` state for the metric's path,
-    for every prefix of it (``peak_temperature`` for ``peak_temperature.transformer``), and for every metric it
-    was ``derived_from``, transitively (learned beyond the baseline, equilibrated, converged, beats chance, a
-    value at all); and
+    for every prefix of it (``peak_temperature`` for ``peak_temperature.transformer``), and for every metric
+    it was ``derived_from``, transitively (learned beyond the baseline, equilibrated, converged, beats chance,
+    a value at all); and
 (b) the value's interval lies entirely on one side of the claim's own threshold (for ``between`` and
-    ``approx``: entirely inside or entirely outside). From a standard error the interval is value +- q SE with q
-    the t quantile (``analyzers.base.interval_quantile``, 95 %) for the units the error rests on (the check's
-    ``units`` of its ``source``: sequences, snapshots, pairs; ``dof`` where not units - 1); an error over fewer
-    than ``MIN_UNITS`` units, or that states no count, resolves nothing. An analyzer may state the interval
-    itself; a value with no uncertainty has none only where it is ``exact`` by construction, else it decides
-    nothing. The claim's ``inconclusive_band`` widens the interval.
+    ``approx``: entirely inside or entirely outside). From a standard error the interval is value +- q SE with
+    q the t quantile (``analyzers.base.interval_quantile``, 95 %) for the units the error rests on (the
+    check's ``units`` of its ``source``: sequences, snapshots, pairs; ``dof`` where not units - 1); an error
+    over fewer than ``MIN_UNITS`` units, or that states no count, resolves nothing. An analyzer may state the
+    interval itself; a value with no uncertainty has none only where it is ``exact`` by construction, else it
+    decides nothing. The claim's ``inconclusive_band`` widens the interval.
 
 Otherwise the verdict is inconclusive, and its reason says which precondition failed and by how much, or that
 the interval [lo, hi] straddles the threshold. Repeated seeds give several results (``combine_seeds``): the
 verdict is taken on their mean, with the interval mean +- t(n - 1) SE, SE the larger of the between-seed
-standard error of the mean (sd / sqrt(n)) and the pooled within-seed one (sqrt(sum SE_i^2) / n), so neither the
-seeds' spread nor each seed's own noise is left out; fewer than ``MIN_UNITS`` seeds resolve nothing. A true/false
-metric over seeds is decided only when every seed resolved it and all agree. Evidence stored before ``checks``
-existed is read as the rule then read it: each value as a point, its ``untestable`` entries as failed
-preconditions. Evidence made at a smaller scale than the claim's is a proxy: it is reported (consistent or at
-odds) but never settles the claim either way.
+standard error of the mean (sd / sqrt(n)) and the pooled within-seed one (sqrt(sum SE_i^2) / n), so neither
+the seeds' spread nor each seed's own noise is left out; fewer than ``MIN_UNITS`` seeds resolve nothing. A
+true/false metric over seeds is decided only when every seed resolved it and all agree. Evidence stored before
+``checks`` existed is read as the rule then read it: each value as a point, its ``untestable`` entries as
+failed preconditions. Evidence made at a smaller scale than the claim's is a proxy: it is reported (consistent
+or at odds) but never settles the claim either way.
 """
 
 from __future__ import annotations
@@ -119,7 +119,9 @@ def _failed_preconditions(checks: dict[str, Any], path: str, seen: set[str]) -> 
             if condition.get("passed") is not True:
                 state = "unresolved" if condition.get("passed") is None else "failed"
                 detail = condition.get("detail") or ""
-                reasons.append(f"{condition.get('name', 'precondition')} {state}" + (f": {detail}" if detail else ""))
+                reasons.append(
+                    f"{condition.get('name', 'precondition')} {state}" + (f": {detail}" if detail else "")
+                )
         for parent in check.get("derived_from") or []:
             reasons += [f"{why} (from {parent})" for why in _failed_preconditions(checks, parent, seen)]
     return reasons
@@ -135,10 +137,12 @@ def _number(value: Any) -> float | None:
 
 
 def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
-    """What one result says about the value at ``path``: the value, its interval and what fails (see module doc)."""
+    """What one result says about the value at ``path``: the value, its interval and what fails (see module
+    doc)."""
     value = resolve_metric(result, path)
     failed: list[str] = []
-    for metric, why in (result.get("untestable") or {}).items():  # evidence from before ``checks``, and any analyzer
+    # evidence from before ``checks``, and any analyzer
+    for metric, why in (result.get("untestable") or {}).items():
         if path == metric or path.startswith(f"{metric}."):
             failed.append(why)
     number = _number(value)
@@ -150,7 +154,9 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
     if checks is None:  # made before the contract: each value a point, as the rule then read it
         point = number if number is not None else math.nan
         return MetricStatus(value, point, point, failed, exact=True)
-    exact = any(isinstance(checks.get(prefix), dict) and checks[prefix].get("exact") for prefix in _prefixes(path))
+    exact = any(
+        isinstance(checks.get(prefix), dict) and checks[prefix].get("exact") for prefix in _prefixes(path)
+    )
     check = checks.get(path) if isinstance(checks.get(path), dict) else {}
     note = check.get("note") or ""
     if exact:
@@ -159,7 +165,9 @@ def metric_status(result: dict[str, Any], path: str) -> MetricStatus:
     units, source = check.get("units"), check.get("source") or ""
     if check.get("interval") is not None:
         low, high = (float(x) for x in check["interval"])
-        return MetricStatus(value, low, high, failed, note, units=units, source=source, quantile=stated_quantile())
+        return MetricStatus(
+            value, low, high, failed, note, units=units, source=source, quantile=stated_quantile()
+        )
     if check.get("stderr") is not None and number is not None:
         interval = stderr_interval(number, float(check["stderr"]), units, check.get("dof"))
         quantile = interval_quantile(units, check.get("dof"))
@@ -220,7 +228,8 @@ class Accepted:
         return self.contains(low) and other.contains(low)
 
     def width(self) -> float:
-        """How many values it accepts (infinite for an open side; 0 for one value): the narrower claim is bolder."""
+        """How many values it accepts (infinite for an open side; 0 for one value): the narrower claim is
+        bolder."""
         return 0.0 if self.value is not None else self.high - self.low
 
     def text(self) -> str:
@@ -233,7 +242,9 @@ class Accepted:
             return f"{'≤' if self.high_closed else '<'} {self.high:g}"
         if math.isinf(self.high):
             return f"{'≥' if self.low_closed else '>'} {self.low:g}"
-        return f"{'[' if self.low_closed else '('}{self.low:g}, {self.high:g}{']' if self.high_closed else ')'}"
+        return (
+            f"{'[' if self.low_closed else '('}{self.low:g}, {self.high:g}{']' if self.high_closed else ')'}"
+        )
 
 
 def accepted(expect: Expectation) -> Accepted:
@@ -272,7 +283,8 @@ def decide(expect: Expectation, low: float, high: float) -> bool | None:
 
 
 def _threshold_type_matches(expect: Expectation, value: Any) -> bool:
-    """A true/false threshold takes a true/false value, text takes text, a number a number (not true/false)."""
+    """A true/false threshold takes a true/false value, text takes text, a number a number (not
+    true/false)."""
     if isinstance(expect.value, bool):
         return isinstance(value, bool)
     if isinstance(expect.value, str):
@@ -285,12 +297,15 @@ def evaluate(
     results: list[dict[str, Any]],
     evidence_scale: EvidenceScale | None = None,
 ) -> Verdict:
-    """Verdict of one claim given one result per seed (at least one); see the module docstring for the rule."""
+    """Verdict of one claim given one result per seed (at least one); see the module docstring for the
+    rule."""
     claim_scale = claim.scale.model_dump(exclude_none=True) if claim.scale else None
     common: dict[str, Any] = {"evidence_scale": evidence_scale, "claim_scale": claim_scale}
     expect = claim.expect
     if expect is None:
-        return Verdict(kind=VerdictKind.inconclusive, reason="the claim states no expectation to test", **common)
+        return Verdict(
+            kind=VerdictKind.inconclusive, reason="the claim states no expectation to test", **common
+        )
     common["expected"] = describe(expect)
     path = expect.metric
     try:
@@ -300,18 +315,28 @@ def evaluate(
     common["proxy"] = proxy_reason(claim, evidence_scale) is not None
     values = [s.value for s in statuses]
     for status in statuses:
-        if status.failed:  # a number whose preconditions fail decides nothing, whichever side of the threshold
+        # a number whose preconditions fail decides nothing, whichever side of the threshold
+        if status.failed:
             return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {status.failed[0]}", **common)
     for value in values:
         if not _threshold_type_matches(expect, value):
-            return Verdict(kind=VerdictKind.inconclusive, reason=f"{path} = {value!r} is not comparable with "
-                           f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided", **common)
+            return Verdict(
+                kind=VerdictKind.inconclusive,
+                reason=f"{path} = {value!r} is not comparable with "
+                f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided",
+                **common,
+            )
     if isinstance(expect.value, str):
         return _text_verdict(expect, statuses, common, claim)
     combined = combine_seeds([float(v) for v in values], statuses, boolean=isinstance(expect.value, bool))
     if combined.failed:
-        return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {combined.failed}", observed=combined.mean,
-                       spread=combined.sd or None, **common)
+        return Verdict(
+            kind=VerdictKind.inconclusive,
+            reason=f"{path}: {combined.failed}",
+            observed=combined.mean,
+            spread=combined.sd or None,
+            **common,
+        )
     band = expect.inconclusive_band
     low, high = combined.low - band, combined.high + band
     shown = _shown(expect, combined.mean)
@@ -324,9 +349,15 @@ def evaluate(
         reason = f"{path} = {shown}: its interval{interval}{basis} straddles the threshold of " \
                  f"'{describe(expect)}'{note}"
     elif outcome:
-        kind, reason = VerdictKind.supported, f"{path} = {shown}{interval}{basis} meets '{describe(expect)}'{note}"
+        kind, reason = (
+            VerdictKind.supported,
+            f"{path} = {shown}{interval}{basis} meets '{describe(expect)}'{note}",
+        )
     else:
-        kind, reason = VerdictKind.refuted, f"{path} = {shown}{interval}{basis} fails '{describe(expect)}'{note}"
+        kind, reason = (
+            VerdictKind.refuted,
+            f"{path} = {shown}{interval}{basis} fails '{describe(expect)}'{note}",
+        )
     observed: Any = combined.mean
     if isinstance(expect.value, bool):
         observed = values[0] if len({bool(v) for v in values}) == 1 else values
@@ -337,9 +368,10 @@ def evaluate(
 def verdict_inputs(claim: Claim) -> tuple[str, float | None, str | None]:
     """Everything of ``claim`` that ``evaluate`` decides its verdict's kind on: the whole expectation (written
     with ``repr``, so 2 and 2.0 or true and 1 stay apart) and the subject's size and data (``proxy_reason``).
-    Two claims with equal inputs get the same kind on the same evidence (only the reason's wording can differ),
-    so a caller judging thousands of claims on one record (``kb.evidence.tensions``) evaluates each distinct
-    input once. A new field ``evaluate`` reads must be added here (tests/test_verdict_inputs.py checks it)."""
+    Two claims with equal inputs get the same kind on the same evidence (only the reason's wording can
+    differ), so a caller judging thousands of claims on one record (``kb.evidence.tensions``) evaluates each
+    distinct input once. A new field ``evaluate`` reads must be added here (tests/test_verdict_inputs.py
+    checks it)."""
     subject = about(claim)
     expect = repr(claim.expect.model_dump()) if claim.expect is not None else ""
     return expect, subject.parameters, subject.data
@@ -347,8 +379,8 @@ def verdict_inputs(claim: Claim) -> tuple[str, float | None, str | None]:
 
 @dataclass(frozen=True)
 class SeedMean:
-    """One metric over a claim's seeds: their mean, sd, the interval the rule reads (module docstring) and what it
-    rests on in words, or why it is unresolved (``failed``)."""
+    """One metric over a claim's seeds: their mean, sd, the interval the rule reads (module docstring) and
+    what it rests on in words, or why it is unresolved (``failed``)."""
 
     mean: float
     sd: float
@@ -359,10 +391,10 @@ class SeedMean:
 
 
 def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean: bool = False) -> SeedMean:
-    """The seeds' mean and its interval: mean +- t(n - 1) SE, SE the larger of the between-seed standard error of
-    the mean and the pooled within-seed one (each side); one seed keeps its own interval; fewer than
-    ``MIN_UNITS`` seeds are unresolved. ``boolean``: a true/false metric, decided only when every seed resolved it
-    and all agree."""
+    """The seeds' mean and its interval: mean +- t(n - 1) SE, SE the larger of the between-seed standard error
+    of the mean and the pooled within-seed one (each side); one seed keeps its own interval; fewer than
+    ``MIN_UNITS`` seeds are unresolved. ``boolean``: a true/false metric, decided only when every seed
+    resolved it and all agree."""
     count = len(numbers)
     mean = statistics.fmean(numbers)
     sd = statistics.stdev(numbers) if count > 1 else 0.0
@@ -374,15 +406,23 @@ def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean
     if boolean:
         unresolved = [i for i, s in enumerate(statuses) if s.low != s.high]
         if unresolved:
-            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seed {unresolved[0] + 1} of {count} did not "
-                            "resolve it: a true/false metric is decided only when every seed resolves it")
+            return SeedMean(
+                mean, sd, math.nan, math.nan,
+                failed=f"seed {unresolved[0] + 1} of {count} did not "
+                "resolve it: a true/false metric is decided only when every seed resolves it",
+            )
         if len({bool(x) for x in numbers}) > 1:
-            return SeedMean(mean, sd, math.nan, math.nan, failed=f"seeds disagree: {[bool(x) for x in numbers]!r}")
+            return SeedMean(
+                mean, sd, math.nan, math.nan, failed=f"seeds disagree: {[bool(x) for x in numbers]!r}"
+            )
         return SeedMean(mean, 0.0, numbers[0], numbers[0], f"{count} seeds, unanimous")
     quantile = interval_quantile(count)
     if quantile is None:
-        return SeedMean(mean, sd, math.nan, math.nan, failed=f"only {count} seeds, fewer than {MIN_UNITS}: the "
-                        "spread between seeds is unknown, so their mean is unresolved; add seeds")
+        return SeedMean(
+            mean, sd, math.nan, math.nan,
+            failed=f"only {count} seeds, fewer than {MIN_UNITS}: the "
+            "spread between seeds is unknown, so their mean is unresolved; add seeds",
+        )
     between = sd / math.sqrt(count)
     errors = [s.standard_errors(x) for x, s in zip(numbers, statuses, strict=True)]
     below = math.sqrt(sum(b * b for b, _ in errors)) / count
@@ -396,7 +436,8 @@ def combine_seeds(numbers: list[float], statuses: list[MetricStatus], *, boolean
 
 @dataclass
 class SeedValue:
-    """kb's value of one metric path across a claim's seeds: mean, interval, and why it settles nothing (if so)."""
+    """kb's value of one metric path across a claim's seeds: mean, interval, and why it settles nothing (if
+    so)."""
 
     mean: float | None
     low: float | None
@@ -407,7 +448,8 @@ class SeedValue:
 
 
 def value_across_seeds(results: list[dict[str, Any]], path: str) -> SeedValue:
-    """kb's value at ``path`` over one result per seed, with the interval the verdict rule would use (no band)."""
+    """kb's value at ``path`` over one result per seed, with the interval the verdict rule would use (no
+    band)."""
     try:
         statuses = [metric_status(r, path) for r in results]
     except MetricMissing as exc:
@@ -435,8 +477,12 @@ def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dic
     """Text compared with '==': settled only where each value is exact (no interval can bound text)."""
     values = [s.value for s in statuses]
     if not all(s.exact for s in statuses):
-        return Verdict(kind=VerdictKind.inconclusive, reason=f"{expect.metric} = {values[0]!r} is text that is not "
-                       "exact by construction: nothing decided", **common)
+        return Verdict(
+            kind=VerdictKind.inconclusive,
+            reason=f"{expect.metric} = {values[0]!r} is text that is not "
+            "exact by construction: nothing decided",
+            **common,
+        )
     agree = [v == expect.value for v in values]
     observed = values[0] if len(set(map(str, values))) == 1 else values
     if all(agree):
@@ -449,8 +495,8 @@ def _text_verdict(expect: Expectation, statuses: list[MetricStatus], common: dic
 
 
 def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
-    """Why the value at ``path`` of one result cannot settle a claim (a failed precondition, no uncertainty), or
-    None when it can: what ``kb run`` prints beside a metric."""
+    """Why the value at ``path`` of one result cannot settle a claim (a failed precondition, no uncertainty),
+    or None when it can: what ``kb run`` prints beside a metric."""
     try:
         status = metric_status(result, path)
     except MetricMissing as exc:
@@ -459,13 +505,14 @@ def unresolved_reason(result: dict[str, Any], path: str) -> str | None:
 
 
 def proxy_reason(claim: Claim, evidence_scale: EvidenceScale | None) -> str | None:
-    """Why evidence at ``evidence_scale`` is only a proxy of the claim's setting, or None when it is the claim's own:
+    """Why evidence at ``evidence_scale`` is only a proxy of the claim's setting, or None when it is the
+    claim's own:
 
-    - the evidence ran a model of a stated size and the claim states none ("at 'small' only: the claim states no
-      scale"): no run can settle a claim that does not say which models it is about;
-    - the claim states a size and the evidence none, or the sizes differ beyond the factor tensions allow, or the
-      data name different structures (``kb.evidence.subjects.subject_difference``, the rule tensions compare
-      claims by).
+    - the evidence ran a model of a stated size and the claim states none ("at 'small' only: the claim states
+      no scale"): no run can settle a claim that does not say which models it is about;
+    - the claim states a size and the evidence none, or the sizes differ beyond the factor tensions allow, or
+      the data name different structures (``kb.evidence.subjects.subject_difference``, the rule tensions
+      compare claims by).
     Evidence with no scale at all (stored before scales existed) is read as before: no proxy."""
 
     if evidence_scale is None:
@@ -474,8 +521,10 @@ def proxy_reason(claim: Claim, evidence_scale: EvidenceScale | None) -> str | No
     theirs = About(quantity=None, parameters=evidence_scale.parameters, data=evidence_scale.data)
     if mine.parameters is None and theirs.parameters is not None:
         where = f"claims.{claim.id}.scale.parameters=N"
-        return (f"at '{evidence_scale.name}' only: the claim states no scale (set one with `kb set NOTE {where} "
-                "--new-field`)")
+        return (
+            f"at '{evidence_scale.name}' only: the claim states no scale (set one with `kb set NOTE {where} "
+            "--new-field`)"
+        )
     if mine.parameters is not None and theirs.parameters is None:
         return f"at an unknown size versus {mine.parameters:.3g} parameters in the claim"
     different = subject_difference(mine, theirs)
@@ -485,7 +534,8 @@ def proxy_reason(claim: Claim, evidence_scale: EvidenceScale | None) -> str | No
 
 
 def _scaled(verdict: Verdict, claim: Claim) -> Verdict:
-    """A proxy decides nothing about the claim's own setting: supported/refuted become inconclusive, with why."""
+    """A proxy decides nothing about the claim's own setting: supported/refuted become inconclusive, with
+    why."""
     if verdict.proxy and verdict.kind in (VerdictKind.supported, VerdictKind.refuted):
         why = proxy_reason(claim, verdict.evidence_scale) or "at another scale"
         consistent = verdict.kind is VerdictKind.supported
