@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
-_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
+# A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
+_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?"
+                r"(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
                 r"Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|[A-Z][a-z]+(?:teenth|tieth|th)) )?")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
 _STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|[Rr]eprinted|appear)"
@@ -60,7 +62,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
          rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
-        ("submitted to", rf"(?:[Ss]ubmitted|[Ss]ubmission) to (?:the )?{_VENUE}", "none"),
+        # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
+        # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
+        ("submitted to", rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
+                         rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
         ("arXiv stamp",
          rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
@@ -80,6 +85,10 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
                          r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
                          r"Notes)\b")
+# The words that make a name with a publisher's word in it a periodical's or a meeting's ('Journal of the
+# Association for Computing Machinery'); a field's name does not ('Association for Computing Machinery').
+_PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|News|"
+                         r"Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
 # An arXiv id as printed: 'arXiv:1004.4240', or the paper's own abstract page ('arxiv.org/abs/1911.06416').
@@ -101,7 +110,7 @@ def _venue(name: str | None) -> str | None:
     if not name:
         return None
     name = VENUE_NAMES.get(name.casefold(), name)
-    if _PUBLISHER.search(name) and not _VENUE_WORD.search(name):
+    if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
     words = name.split()
     acronym = len(words) == 1 and re.fullmatch(r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*", name) is not None
@@ -112,7 +121,7 @@ def _venue(name: str | None) -> str | None:
 
 
 def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
-    if rule == "group" and "year" in groups:
+    if "year" in groups:  # a year the statement itself names ('Proceedings of the 2015 ...')
         return int(groups["year"])
     if rule == "group" and "yy" in groups:
         return int(groups["yy"]) + (1900 if int(groups["yy"]) >= 50 else 2000)
@@ -131,13 +140,15 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     first = _flat("\n".join(article.pages[:read]))
     full = "\n".join(article.pages)
     references = _references(full)
-    for _, pattern, rule in PUBLICATION_PATTERNS:
+    for name, pattern, rule in PUBLICATION_PATTERNS:
         for match in pattern.finditer(first):
             groups = {k: v for k, v in match.groupdict().items() if v}
             venue = _venue(groups.get("venue"))
-            if "venue" in groups and venue is None:
-                continue  # a publisher or a common word: not this statement
             year = _year(groups, rule, first[match.end():])
+            if "venue" in groups and venue is None:
+                if name == "Copyright line":  # '© 2018 Association for Computing Machinery': the year it states
+                    article.year = article.year or year
+                continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
                 article.venue = venue
                 article.year = article.year or year
