@@ -416,3 +416,151 @@ def test_describe_block_ends_at_a_first_section_heading_not_at_an_initial() -> N
     describe(article, segments)
     assert [name for name, _ in article.authors] == ["Edmond Halley", "I. Newton"]  # 'and' closing a line
     assert article.authors[1] == ("I. Newton", "Trinity College")  # not 'Research School', past the heading
+
+
+# -- round 3: the genres the tuning half lacked (USENIX covers, arXiv preprints, elsarticle, ACM grids, LNCS,
+#    R News); each rule on a constructed example here, on its real article in test_real_pdfs.py
+
+
+def test_describe_a_running_footer_is_never_an_author() -> None:
+    """usenix-spartan: pdfium lists the footer 'USENIX Association' first; the footer band is no author."""
+    segments = [_seg("USENIX Association", 26, 8.5, 72),
+                _seg("Spartan: A Distributed Array Framework", 689, 14.3),
+                _seg("Chien-Chin Huang⟨†⟩", 663, 12), _seg(", Qi Chen⟨*⟩", 663, 12, 250),
+                _seg("⟨†⟩New York University,", 625, 12), _seg("⟨*⟩Peking University", 625, 12, 260),
+                _seg("Abstract", 600, 12), *_BODY]
+    article = PdfArticle(pages=["Spartan\nAbstract\nApplication programmers in domains.\n1 Introduction"])
+    describe(article, segments, height=792)
+    assert article.authors == [("Chien-Chin Huang", "New York University"), ("Qi Chen", "Peking University")]
+    describe(without_height := PdfArticle(pages=article.pages), segments)  # no page height: no band known
+    assert without_height.authors[0][0] == "USENIX Association"  # what the footer did before the rule
+
+
+def test_publication_a_proceedings_name_opening_with_its_year_and_the_copyright_year_of_a_publisher() -> None:
+    cover = _published("This paper is included in the Proceedings of the\n2015 USENIX Annual Technical "
+                       "Conference (USENIC ATC ’15).\nJuly 8–10, 2015 • Santa Clara, CA, USA")
+    assert (cover.venue, cover.year) == ("USENIX Annual Technical Conference", 2015)
+    acm = _published("Conference acronym ’XX, June 03–05, 2018, Woodstock, NY\n"
+                     "© 2018 Association for Computing Machinery.\nACM ISBN 978-1-4503-XXXX-X/18/06")
+    assert (acm.venue, acm.year) == (None, 2018)  # a publisher with a field's name is no venue; its year is
+    flp = _published("Journal of the Association for Computing Machinery, Vol. 32, No. 2, April 1985")
+    assert flp.venue == "Journal of the Association for Computing Machinery"  # a periodical's name is one
+
+
+def test_publication_submitted_to_only_of_the_paper_itself() -> None:
+    prose = _published("the climate simulation data submitted to the Earth System Grid by many groups")
+    assert prose.venue is None
+    footer = _published("Submitted to International Conference on LATEX-Hacks, please do not distribute.")
+    assert (footer.venue, footer.year) == ("International Conference on LATEX-Hacks", None)
+
+
+def test_authors_institution_before_its_address_after_commas_and_an_at_sign_between_spaces() -> None:
+    """elsarticle: each name over 'Institution, street, postcode city, country'; the institution stays, the
+    address goes, and a line of e-mail addresses goes whole ('{dtao001, chen}@cs.ucr.edu')."""
+    block = [_seg("Jos Migchielsen⟨1,∗⟩", 660, 12),
+             _seg("Elsevier B.V., Radarweg 29, 1043 NX Amsterdam", 648),
+             _seg("CV Radhakrishnan⟨2⟩", 636, 12), _seg("{cvr, jos}@sayahna.org", 626),
+             _seg("Sayahna Foundations, JWRA 34, Jagathy, Trivandrum 695014, India", 616),
+             _seg("Sam Tobin-Hochstadt", 600, 12), _seg("PLT @ Northeastern University", 590)]
+    assert _authors(block) == [("Jos Migchielsen", "Elsevier B.V."),
+                               ("CV Radhakrishnan", "Sayahna Foundations"),
+                               ("Sam Tobin-Hochstadt", "PLT @ Northeastern University")]
+    street_first = [_seg("Ada Lovelace", 660, 12), _seg("12 Main Street, University of Somewhere", 648)]
+    assert _authors(street_first) == [("Ada Lovelace", None)]  # an address first: nothing to keep
+
+
+def test_authors_symbol_marks_after_commas_link_names_to_blocks() -> None:
+    """An IEEE byline: 'Dingwen Tao,∗ Sheng Di,† Zizhong Chen,∗' / 'and Franck Cappello†‡', each mark after
+    the comma that follows its name, over '∗University ...', '†Argonne ...', '‡University of Illinois'."""
+    block = [_seg("Dingwen Tao,∗ Sheng Di,† Zizhong Chen,∗", 647, 10, 168),
+             _seg("and Franck Cappello†‡", 647, 10, 351),
+             _seg("∗University of California, Riverside, CA, USA", 637),
+             _seg("{dtao001, chen}@cs.ucr.edu", 626), _seg("†Argonne National Laboratory, IL, USA", 616),
+             _seg("‡University of Illinois, IL, USA", 596)]
+    assert _authors(block) == [
+        ("Dingwen Tao", "University of California, Riverside, CA, USA"),
+        ("Sheng Di", "Argonne National Laboratory, IL, USA"),
+        ("Zizhong Chen", "University of California, Riverside, CA, USA"),
+        ("Franck Cappello", "Argonne National Laboratory, IL, USA, University of Illinois, IL, USA")]
+
+
+def test_authors_grid_stacked_names_share_their_block_and_lines_go_to_the_name_above_in_their_column(
+) -> None:
+    """acmart's grid: 'Ben Trovato' over 'G.K.M. Tobin' over their one block; beside them names whose
+    baselines sit a little lower than Tobin's, each over its own block; a teaser caption ends the block."""
+    segments = [_seg("The Name of the Title Is Hope", 692, 17.2, 190),
+                _seg("Ben Trovato⟨∗⟩", 672.5, 12, 110), _seg("G.K.M. Tobin⟨∗⟩", 658.5, 12, 108),
+                _seg("trovato@corporation.com", 644, 10, 90), _seg("Institute for Clarity", 620.5, 10, 90),
+                _seg("Lars Thørväld", 672.3, 12, 272), _seg("The Thørväld Group", 658.3, 10, 264),
+                _seg("Valerie Béranger", 669.8, 12, 430), _seg("Inria Paris", 658.3, 10, 430),
+                _seg("Figure 1: Seattle Mariners at Spring Training, 2010.", 330, 9, 203),
+                _seg("ABSTRACT", 315, 10.9, 54), *_BODY]
+    article = PdfArticle(pages=["The Name of the Title Is Hope\nABSTRACT\nA clear document.\n1 INTRODUCTION"])
+    describe(article, segments, height=792)
+    assert article.authors == [("Ben Trovato", "Institute for Clarity"),
+                               ("G.K.M. Tobin", "Institute for Clarity"),
+                               ("Lars Thørväld", "The Thørväld Group"), ("Valerie Béranger", "Inria Paris")]
+    apart = [_seg("Ada Lovelace", 672, 12), _seg("Analytical Society", 660), _seg("Alan Turing", 640, 12),
+             _seg("University of Manchester", 628)]
+    assert _authors(apart)[0] == ("Ada Lovelace", "Analytical Society")  # a line between: no sharing
+
+
+def test_segment_a_raised_capital_inside_a_word_is_the_words() -> None:
+    """LaTeX's logo sets its A smaller and raised between L and TEX (llncsconf-accepted's title): part of the
+    word, not a mark; a raised mark after a word, or opening an institution, still is one."""
+    from kb.papers.pdf_layout import _segment
+
+    def chars(spec: list[tuple[str, float, float]]) -> list[_Char]:  # (text, size, baseline), 6 pt a char
+        out: list[_Char] = []
+        for text, size, bottom in spec:
+            out += [(c, 6.0 * len(out), 6.0 * len(out) + 5, bottom, size) for c in text]
+        return out
+
+    logo = _segment(chars([("Package for L", 14, 100), ("A", 10, 103), ("TEX", 14, 100)]))
+    assert logo is not None and (logo.text, logo.marked) == ("Package for LATEX", "Package for LATEX")
+    mark = _segment(chars([("Ada Lovelace", 14, 100), ("A", 10, 104), (" and", 14, 100)]))
+    assert mark is not None and mark.marked == "Ada Lovelace⟨A⟩ and"  # at a word's end: a mark
+    opening = _segment(chars([("a", 8, 104), ("Debian Project", 12, 100)]))
+    assert opening is not None and opening.marked == "⟨a⟩Debian Project"
+
+
+def test_describe_address_signed_by_the_authors_name_at_the_end() -> None:
+    """R News: 'by Gregor Gorjanc' on page 1, and at the end the name alone on a line, the institution under
+    it and the e-mail line closing the block; without the closing e-mail line it is no address block."""
+    segments = [_seg("Working with Unknown Values", 700, 17), _seg("by Gregor Gorjanc", 660, 12),
+                _seg("Introduction", 620, 12), *_BODY]
+    end = ("Bibliography\nG. R. Warnes. gdata, 2006.\nGregor Gorjanc\nUniversity of Ljubljana, Slovenia\n"
+           "gregor.gorjanc@bfro.uni-lj.si\n3")
+    article = PdfArticle(pages=["Working with Unknown Values\nby Gregor Gorjanc\nIntroduction\nbody", end])
+    describe(article, segments)
+    assert article.authors == [("Gregor Gorjanc", "University of Ljubljana, Slovenia")]
+    unsigned = PdfArticle(pages=[article.pages[0], end.replace("gregor.gorjanc@bfro.uni-lj.si\n", "")])
+    describe(unsigned, segments)
+    assert unsigned.authors == [("Gregor Gorjanc", None)]
+
+
+def test_publication_published_as_cite_resolved_in_a_reference_list_with_initials_first() -> None:
+    """R News references open with initials and end with the year ('G. Gorjanc. ... R News, 7(1):24–26,
+    2007.')."""
+    page = ("Working with Unknown Values\nThis vignette has been published as Gorjanc (2007).\nIntroduction\n"
+            "References\nG. Gorjanc. Working with unknown values: the\ngdata package. R News, 7(1):24–26, "
+            "2007. URL\nhttp://CRAN.R-project.org/doc/Rnews/Rnews_2007-1.pdf.\nG. R. Warnes. gdata: "
+            "Various R programming tools, 2006. URL http://cran.r-project.org/.")
+    article = _published(page)
+    assert (article.venue, article.year) == ("R News", 2007)
+    other_year = _published(page.replace("(2007)", "(2009)"))
+    assert other_year.venue is None  # no entry by Gorjanc in 2009: nothing resolved
+
+
+def test_margins_a_series_line_in_small_type_above_the_first_body_line() -> None:
+    """AMS's 'Contemporary Mathematics' sits at 0.87 of the page's height, below the top tenth, in 6 pt type
+    above the 12 pt title: a header all the same, and a book series' name is a venue."""
+    from kb.papers.pdf_layout import _margins
+
+    segments = [_seg("Contemporary Mathematics", 692.5, 6, 127),
+                _seg("Introduction to tropical geometry", 578, 12),
+                _seg("Diane Maclagan", 552, 10.9), *[_seg("body text", 500 - 12 * i, 10) for i in range(8)]]
+    margins = _margins(segments, 792)
+    assert "Contemporary Mathematics" in margins and "Diane Maclagan" not in margins
+    assert _published("Introduction", margins).venue == "Contemporary Mathematics"
+    assert _published("Introduction", ["Some Running Head"]).venue is None

@@ -329,8 +329,15 @@ _MARGIN = 0.1  # the running header and footer: the top and bottom tenth of a pa
 
 def _margins(segments: list[Segment], height: float) -> list[str]:
     """Page 1's running header and footer, each column of it read top to bottom as one line (a journal's
-    name stacked in its footer: 'Communications' / 'of' / 'the ACM')."""
+    name stacked in its footer: 'Communications' / 'of' / 'the ACM'), and any small type above the page's
+    first line of body-sized text."""
     band = [s for s in segments if s.y < _MARGIN * height or s.y > (1 - _MARGIN) * height]
+    # A header set in small type above the page's first line of body-sized text, however far down the page's
+    # top margin puts it (AMS's series line: 'Contemporary Mathematics').
+    if segments:
+        body = sorted(s.size for s in segments)[len(segments) // 2]
+        first = max((s.y for s in segments if s.size >= body - 0.5), default=height)
+        band += [s for s in segments if s.y > first and s.size < body - 0.5 and s not in band]
     columns: dict[int, list[Segment]] = {}
     for seg in band:
         key = next((k for k in columns if abs(k - seg.x0) < 3), round(seg.x0))
@@ -619,8 +626,8 @@ _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|(?<=[a-z])(?P<num>\d(?:,\d)*)|"
-                             r"(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
+_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                             r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
 # A symbol set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'): it is that name's mark.
 _MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+)")
 _SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
@@ -639,7 +646,8 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
-        keys = [k for g in ("sup", "par", "num", "sym") if match and match.group(g) for k in _keys(match.group(g))]
+        keys = [k for g in ("sup", "par", "num", "sym") if match and match.group(g)
+                for k in _keys(match.group(g))]
         name = _MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
         if name:
             parts.append((_name_case(name), keys))
@@ -711,7 +719,8 @@ def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Seg
     """Names stacked in one column with no line between them ('Ben Trovato' over 'G.K.M. Tobin', then their
     one block) share the block under the lowest of them: a name left without lines takes those of the name
     directly under it in its column."""
-    for seg, name, _ in sorted(names, key=lambda n: n[0].y):  # bottom up: a stack of three passes its block up
+    # Bottom up: a stack of three passes its block up.
+    for seg, name, _ in sorted(names, key=lambda n: n[0].y):
         if lines[name]:
             continue
         under = [(s, n) for s, n, _ in names if s.y < seg.y and s.x0 < seg.x1 and seg.x0 < s.x1]

@@ -64,8 +64,9 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
         # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
         # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
-        ("submitted to", rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
-                         rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
+        ("submitted to",
+         rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
+         rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
         ("arXiv stamp",
          rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
@@ -87,8 +88,8 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"Notes)\b")
 # The words that make a name with a publisher's word in it a periodical's or a meeting's ('Journal of the
 # Association for Computing Machinery'); a field's name does not ('Association for Computing Machinery').
-_PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|News|"
-                         r"Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
+_PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
+                         r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
 # An arXiv id as printed: 'arXiv:1004.4240', or the paper's own abstract page ('arxiv.org/abs/1911.06416').
@@ -130,8 +131,11 @@ def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
 
 
 # A journal's name in a running header or footer ('Communications of the ACM', 'Journal of the ...').
+# A book series' name there too, as AMS and Springer print it ('Contemporary Mathematics', 'Lecture Notes in
+# Computer Science', 'Advances in ...', 'Studies in ...').
 _MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|"
-                           r"Letters)(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
+                           r"Letters|Contemporary|Lecture Notes|Advances|Studies)"
+                           r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
 
 
 def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
@@ -146,7 +150,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
             venue = _venue(groups.get("venue"))
             year = _year(groups, rule, first[match.end():])
             if "venue" in groups and venue is None:
-                if name == "Copyright line":  # '© 2018 Association for Computing Machinery': the year it states
+                # '© 2018 Association for Computing Machinery': no venue, but the year it states
+                if name == "Copyright line":
                     article.year = article.year or year
                 continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
@@ -212,7 +217,27 @@ def _cited(references: str, cite: str, year: str, note: str) -> str | None:
     key = re.compile(rf"^{re.escape(surname)}\b[^\n]{{0,120}}?\({year}{suffix.group(1) if suffix else ''}\)",
                      re.MULTILINE)
     match = key.search(references)
-    return _entry_at(references, match.start()) if match else None
+    if match:
+        return _entry_at(references, match.start())
+    return _initials_entry(references, surname, year + (suffix.group(1) if suffix else ""))
+
+
+# An entry that opens with the initials before the family name ('G. Gorjanc. Working with ...', R News and
+# The R Journal), and the next such opening, which ends it.
+_INITIALS = r"(?:[A-Z]\.[ -]?)+ ?"
+_INITIALS_START = re.compile(rf"\n(?={_INITIALS}[A-Z][\w'’-]+[.,])")
+
+
+def _initials_entry(references: str, surname: str, year: str) -> str | None:
+    """The entry by ``surname`` in ``year`` where entries open with initials and print the year at their end
+    ('G. Gorjanc. Working with unknown values: the gdata package. R News, 7(1):24–26, 2007.')."""
+    for match in re.finditer(rf"^{_INITIALS}{re.escape(surname)}\b", references, re.MULTILINE):
+        rest = references[match.start():]
+        following = _INITIALS_START.search(rest, 1)
+        entry = rest[:following.start() if following else 400]
+        if re.search(rf"\b{year}\b", entry):
+            return entry
+    return None
 
 
 def _titled(references: str, title: str) -> str | None:
@@ -235,7 +260,9 @@ def _from_reference(article: PdfArticle, entry: str | None) -> None:
     if not entry:
         return
     flat = _flat(entry)
-    venue = re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+    venue = (re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+             # or a name followed by volume(issue):pages ('. R News, 7(1):24–26, 2007.')
+             or re.search(r"\.\s+([A-Z][^,.”]*?),\s*\d+\s*\(\d+\)\s*:\s*\d", flat))
     if venue and article.venue is None:
         article.venue = _venue(venue.group(1))
     year = re.search(r"\((\d{4})[a-z]?\)|, (\d{4})\.", flat)
