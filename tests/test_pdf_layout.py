@@ -564,3 +564,53 @@ def test_margins_a_series_line_in_small_type_above_the_first_body_line() -> None
     assert "Contemporary Mathematics" in margins and "Diane Maclagan" not in margins
     assert _published("Introduction", margins).venue == "Contemporary Mathematics"
     assert _published("Introduction", ["Some Running Head"]).venue is None
+
+
+# -- round 3, second batch: rules from the five articles added to check the first batch's
+
+
+def test_publication_old_style_arxiv_id_in_the_stamp_gives_the_id_and_the_year() -> None:
+    stamp = _published("FROM DOMINOES TO HEXAGONS\narXiv:math/0405482v2 [math.CO] 12 Sep 2016")
+    assert (stamp.arxiv_id, stamp.year, stamp.venue) == ("math/0405482", 2016, None)
+    new = _published("arXiv:1703.00983v1 [cs.DB] 2 Mar 2017")
+    assert (new.arxiv_id, new.year) == ("1703.00983", 2017)
+
+
+def test_publication_a_meeting_named_after_its_year_in_the_running_footer() -> None:
+    footer = ["USENIX Association", "2013 USENIX Annual Technical Conference (USENIX ATC ’13) 49"]
+    assert (_published("TAO", footer).venue, _published("TAO", footer).year) == (
+        "USENIX Annual Technical Conference", 2013)
+    assert _published("TAO", ["2013 Annual Report of the Department 49"]).venue is None  # no meeting named
+
+
+def test_describe_amsart_title_in_capitals_with_a_title_words_line_and_its_run_in_abstract() -> None:
+    """dominoes-hexagons: 'FROM DOMINOES TO HEXAGONS' is shaped like a line of names in capitals; its
+    function words ('TO', 'FROM') make it the title, and the name line under it the authors. The abstract is
+    run in ('Abstract. There is ...'); the address at the end follows a reference that ends in its pages."""
+    segments = [_seg("FROM DOMINOES TO HEXAGONS", 678, 12), _seg("DYLAN P. THURSTON", 648, 10),
+                _seg("Abstract. There is a natural generalization of domino tilings.", 617, 10),
+                _seg("1. Introduction", 523, 12)] + [_seg("body text of the article", 500 - 14 * i, 12)
+                                                      for i in range(12)]
+    page = ("FROM DOMINOES TO HEXAGONS\nDYLAN P. THURSTON\nAbstract. There is a natural generalization of "
+            "domino tilings.\n1. Introduction\nbody")
+    end = ("References\n[Thu90] W. Thurston, Conway’s tiling groups, Amer. Math. Monthly 97 (1990), no. 8, "
+           "757–773.\nDepartment of Mathematics, Indiana University, Bloomington, 831 E. Third St., Bloom-\n"
+           "ington, Indiana 47405, USA\nE-mail address: dpthurst@indiana.edu")
+    article = PdfArticle(pages=[page, end])
+    describe(article, segments)
+    assert article.title == "FROM DOMINOES TO HEXAGONS"
+    assert article.authors == [("Dylan P. Thurston",
+                                "Department of Mathematics, Indiana University, Bloomington")]
+    assert article.abstract == "There is a natural generalization of domino tilings."
+
+
+def test_authors_question_mark_glyphs_are_marks_and_a_marked_segment_opens_its_own_block() -> None:
+    """usenix-cops-eiger: '⋆' without a Unicode map comes out '?': 'Wyatt Lloyd?' over '?Princeton
+    University,'; 'Intel Labs,' and '‡Carnegie Mellon University' share a baseline but are two blocks."""
+    block = [_seg("Wyatt Lloyd⟨?⟩", 640, 12, 90), _seg(", Michael Kaminsky⟨†⟩", 640, 12, 280),
+             _seg(", and David G. Andersen⟨‡⟩", 641, 12, 388),
+             _seg("?Princeton University,", 623, 10, 171), _seg("†", 628, 9, 270),
+             _seg("Intel Labs,", 624, 10, 275), _seg("‡Carnegie Mellon University", 623, 10, 370)]
+    block[5].x1 = 319  # 'Intel Labs,' ends 4 pt before '‡Carnegie': one line, two blocks
+    assert _authors(block) == [("Wyatt Lloyd", "Princeton University"), ("Michael Kaminsky", "Intel Labs"),
+                               ("David G. Andersen", "Carnegie Mellon University")]

@@ -401,10 +401,11 @@ _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a tit
 _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
 
 
-# What may open a line of names: a byline's 'by', or the 'and' or comma joining it to the names of the line
-# before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close one: the 'and' or
-# comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
-_LEAD_SEPARATOR = re.compile(r"^\s*(?:(?:by|and|AND)\s+|[,&]\s*)|(?:\s+(?:and|AND)|\s*[,&])\s*$")
+# What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
+# names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
+# one: the 'and' or comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
+_LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|and|AND)\s+)"
+                             r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
 def _is_name_list(text: str) -> bool:
@@ -417,7 +418,8 @@ def _is_name_list(text: str) -> bool:
 
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
 # journal's header ('2015 IEEE Symposium on Security and Privacy'), a preprint notice.
-_NOT_TITLE = re.compile(r"arXiv:\d{4}\.\d{4,5}|^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
+_NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
+                        r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
                         r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of ")
 
@@ -438,6 +440,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
         _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
         _fill_from_the_end(article)
+        if article.title:  # amsart's 'Abstract.' run in, as on any page
+            article.abstract = _abstract(article.pages[at])
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
     # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
@@ -571,12 +575,17 @@ def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
 _EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)
 
 
+# The end of a reference entry: a year or pages and a full stop ('..., 1992.', '... 97 (1990), 757–773.').
+_REFERENCE_END = re.compile(r"\d\.\s*$")
+
+
 def _address_blocks(text: str, authors: int) -> list[str] | None:
     """The institutions of the address blocks at the very end of a paper (amsart: an address, then 'Email
     address: ...'), one per author in byline order; None unless the paper has exactly as many e-mail lines as
     authors and the last one ends it.
     A block's lines run back to the previous e-mail line (the first: to the reference entry before it, which
-    ends in a year); its institution is its text up to the first address part (a street, a postcode)."""
+    ends in a year or its pages and a full stop); its institution is its text up to the first address part
+    (a street, a postcode)."""
     mails = list(_EMAIL_LINE.finditer(text))
     if not authors or len(mails) != authors or text[mails[-1].end():].strip():
         return None
@@ -585,7 +594,7 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
         lines = text[start if start is not None else 0:mail.start()].rstrip("\n").split("\n")
         if start is None:  # the first block: back to the line before it that ends a reference entry
             back = next((i for i in range(len(lines) - 1, -1, -1)
-                         if re.search(r"\b(?:19|20)\d\d\.\s*$", lines[i])), -1)
+                         if _REFERENCE_END.search(lines[i])), -1)
             lines = lines[back + 1:][-4:]
         joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
         parts = [p.strip() for p in joined.split(",")]
@@ -593,6 +602,10 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
         blocks.append(", ".join(p for p in kept if p))
         start = mail.end()
     return blocks if all(blocks) else None
+
+
+# Words of a title, never of a line of names, when both are set in capitals ('FROM DOMINOES TO HEXAGONS').
+_TITLE_WORDS = re.compile(r"\b(?:TO|FROM|OF|THE|IN|ON|FOR|WITH|AN?|IS|ARE|VIA|INTO)\b")
 
 
 def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
@@ -603,7 +616,7 @@ def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
     ordered = sorted(head, key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         names = _LEAD_SEPARATOR.sub("", seg.text)
-        if not (names.isupper() and _is_name_list(names)):
+        if not (names.isupper() and _is_name_list(names)) or _TITLE_WORDS.search(names):
             continue
         title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
         if title and title == ordered[i - len(title):i] and i == len(title):
@@ -616,15 +629,18 @@ def _in_capitals(seg: Segment) -> bool:
     letters = [c for c in seg.text if c.isalpha()]
     words = seg.text.split()
     return len(words) >= 3 and sum(c.islower() for c in letters) <= max(1, len(words) // 4) and not (
-        _is_name_list(seg.text))
+        _is_name_list(seg.text) and not _TITLE_WORDS.search(seg.text))
 
 
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
-# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)').
-_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#]")
+# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
+# map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
+# superscript or opening an institution.
+_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#?]")
 _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
-_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*|"
+_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
+                           r"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z]))\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
                              r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
@@ -661,6 +677,10 @@ def _name_case(name: str) -> str:
     return " ".join(w.capitalize() if len(w.rstrip(".")) > 1 else w for w in name.split())
 
 
+# A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}|[*∗†‡§¶?]+(?=[A-Z]))")
+
+
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -670,7 +690,7 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         last = merged[-1] if merged else None
         gap = seg.x0 - last.x1 if last is not None else -1.0
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < _GAP * seg.size and not (seg.marked or "").startswith(MARK_OPEN)  # a new block
+                and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kb.papers import identifiers
+
 if TYPE_CHECKING:
     from kb.papers.pdf_layout import PdfArticle
 
@@ -68,8 +70,8 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
          rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
-        ("arXiv stamp",
-         rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
+        ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
+                        rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
@@ -92,8 +94,9 @@ _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
-# An arXiv id as printed: 'arXiv:1004.4240', or the paper's own abstract page ('arxiv.org/abs/1911.06416').
-ARXIV_ID = re.compile(r"(?:arXiv:|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})")
+# An arXiv id as printed: 'arXiv:1004.4240', 'arXiv:math/0405482v2' (the old style), or the paper's own
+# abstract page ('arxiv.org/abs/1911.06416'): the one rule of kb.papers.identifiers.
+ARXIV_ID = identifiers.ARXIV_IN_TEXT
 # Template and placeholder DOIs a class file prints before the journal assigns one: never a paper's.
 _PLACEHOLDER_DOI = re.compile(r"^10\.18637/jss\.v000\.i00$|^10\.\d+/(?:0+|x+|xxx.*|000[.\d]*)$", re.I)
 
@@ -179,8 +182,15 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     article.arxiv_id = arxiv.group(1) if arxiv else None
 
 
+# A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
+# Conference (USENIX ATC ’13)  49'): the year is the meeting's.
+_MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
+_MEETING = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)$")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
-    """A journal named in page 1's header or footer, with a year printed in the same band."""
+    """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
+    named after its year there."""
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
@@ -189,6 +199,12 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
             years = [int(y.group()) for text in margins for y in _YEAR.finditer(text)]
             article.year = article.year or (years[0] if years else None)
             return
+    for line in margins:
+        for meeting in _MARGIN_MEETING.finditer(line):
+            venue = _venue(meeting.group("venue"))
+            if venue is not None and _MEETING.search(venue):
+                article.venue, article.year = venue, article.year or int(meeting.group("year"))
+                return
 
 
 def _doi_text(raw: str) -> str:
