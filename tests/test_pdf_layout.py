@@ -614,3 +614,23 @@ def test_authors_question_mark_glyphs_are_marks_and_a_marked_segment_opens_its_o
     block[5].x1 = 319  # 'Intel Labs,' ends 4 pt before '‡Carnegie': one line, two blocks
     assert _authors(block) == [("Wyatt Lloyd", "Princeton University"), ("Michael Kaminsky", "Intel Labs"),
                                ("David G. Andersen", "Carnegie Mellon University")]
+
+
+def test_authors_blocks_side_by_side_continue_in_their_column_and_a_marked_line_is_no_name() -> None:
+    """lockless-reclamation (IEEE grid): '¹University of Toronto' and '²IBM Beaverton' open two blocks on one
+    line, set in the names' size ('²IBM Beaverton' reads like a name, but a name carries its mark after it);
+    the lines under each continue the block above them in their column."""
+    block = [_seg("Thomas E. Hart⟨1∗⟩", 619, 12, 143), _seg(", Paul E. McKenney⟨2⟩", 617, 12, 300),
+             _seg("⟨1⟩University of Toronto", 589, 12, 182), _seg("⟨2⟩IBM Beaverton", 591, 12, 360),
+             _seg("Dept. of Computer Science", 575, 12, 166), _seg("Linux Technology Center", 575, 12, 334)]
+    for seg, x1 in zip(block[2:], (285, 434, 297, 456), strict=True):  # the widths the page sets them in
+        seg.x1 = x1
+    assert _authors(block) == [("Thomas E. Hart", "University of Toronto, Dept. of Computer Science"),
+                               ("Paul E. McKenney", "IBM Beaverton Linux Technology Center")]
+    # Blocks one under another (warp): each line continues the block just opened, whatever its column.
+    stacked = [_seg("Robert Escriva⟨†⟩", 616, 12, 185), _seg(", Bernard Wong⟨‡⟩", 614, 12, 261),
+               _seg("†", 605, 9, 181), _seg("Computer Science Department, Cornell University", 599, 12, 189),
+               _seg("‡", 590, 9, 155), _seg("Cheriton School of Computer Science, Waterloo", 585, 12, 163)]
+    stacked[2].x1, stacked[4].x1 = 185, 159
+    assert _authors(stacked) == [("Robert Escriva", "Computer Science Department, Cornell University"),
+                                 ("Bernard Wong", "Cheriton School of Computer Science, Waterloo")]

@@ -19,12 +19,12 @@ from tests.helpers.cli import run_kb
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right per field in each half of the corpus (50 tuning articles, 19 held-out), as benchmarks/bench_add.py
+# Right per field in each half of the corpus (51 tuning articles, 19 held-out), as benchmarks/bench_add.py
 # measured it: a change may not lower one. The held-out half's floors are measurements, never a target to tune
 # against.
 FLOORS = {
-    "tuning": {"title": 50, "authors": 50, "affiliations": 50, "year": 50, "venue": 49, "doi": 50,
-               "arxiv_id": 50, "abstract": 50, "ligatures": 50},
+    "tuning": {"title": 51, "authors": 51, "affiliations": 51, "year": 51, "venue": 50, "doi": 51,
+               "arxiv_id": 51, "abstract": 51, "ligatures": 51},
     "held-out": {"title": 15, "authors": 15, "affiliations": 8, "year": 16, "venue": 15, "doi": 18, "arxiv_id": 19,
                  "abstract": 17, "ligatures": 19},
 }
@@ -48,11 +48,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 69 articles (~1.5 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 70 articles (~1.5 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 69
+    assert len(rows) >= 70
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)

@@ -707,7 +707,9 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     name_size: float | None = None
     for seg in _merge_spaced(block):
         text = _LEAD_SEPARATOR.sub("", seg.text)
-        if _is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5):
+        # A line opening with a superscript opens an affiliation block: names carry their marks after them.
+        if (_is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5)
+                and not (seg.marked or "").startswith(MARK_OPEN)):
             name_size = seg.size
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
         elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
@@ -788,18 +790,27 @@ def _before_address(seg: Segment) -> Segment | None:
 
 def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     """Affiliation blocks by their mark ('a', '1', '†'): a line that starts with a mark (or a line of the
-    mark alone) opens a block, and the lines after it without a mark continue it."""
+    mark alone) opens a block, and the lines after it without a mark continue it; where blocks stand side by
+    side ('¹University of Toronto   ²IBM Beaverton' over 'Dept. of Computer Science   Linux Technology
+    Center'), a line continues the block opened above it in its column."""
     blocks: dict[str, list[str]] = {}
     current: list[str] = []
+    opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
     for seg in others:
         marked = seg.marked or seg.text
         if _BARE_MARK.match(seg.text) or _BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = _keys(seg.text)
+            opened.append((seg, current))
             continue
         lead = _LEADING_MARK.match(marked)
         if lead:
             current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
+            opened.append((seg, current))
             marked = marked[lead.end():]
+        elif opened and any(o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
+                            for o, _ in opened):  # the last block opened beside another: go by column
+            column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
+            current = min(column, key=lambda ok: ok[0].y)[1] if column else current
         text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
         for key in current if text else []:
             blocks.setdefault(key, []).append(text)
