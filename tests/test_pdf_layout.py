@@ -416,3 +416,221 @@ def test_describe_block_ends_at_a_first_section_heading_not_at_an_initial() -> N
     describe(article, segments)
     assert [name for name, _ in article.authors] == ["Edmond Halley", "I. Newton"]  # 'and' closing a line
     assert article.authors[1] == ("I. Newton", "Trinity College")  # not 'Research School', past the heading
+
+
+# -- round 3: the genres the tuning half lacked (USENIX covers, arXiv preprints, elsarticle, ACM grids, LNCS,
+#    R News); each rule on a constructed example here, on its real article in test_real_pdfs.py
+
+
+def test_describe_a_running_footer_is_never_an_author() -> None:
+    """usenix-spartan: pdfium lists the footer 'USENIX Association' first; the footer band is no author."""
+    segments = [_seg("USENIX Association", 26, 8.5, 72),
+                _seg("Spartan: A Distributed Array Framework", 689, 14.3),
+                _seg("Chien-Chin Huang⟨†⟩", 663, 12), _seg(", Qi Chen⟨*⟩", 663, 12, 250),
+                _seg("⟨†⟩New York University,", 625, 12), _seg("⟨*⟩Peking University", 625, 12, 260),
+                _seg("Abstract", 600, 12), *_BODY]
+    article = PdfArticle(pages=["Spartan\nAbstract\nApplication programmers in domains.\n1 Introduction"])
+    describe(article, segments, height=792)
+    assert article.authors == [("Chien-Chin Huang", "New York University"), ("Qi Chen", "Peking University")]
+    describe(without_height := PdfArticle(pages=article.pages), segments)  # no page height: no band known
+    assert without_height.authors[0][0] == "USENIX Association"  # what the footer did before the rule
+
+
+def test_publication_a_proceedings_name_opening_with_its_year_and_the_copyright_year_of_a_publisher() -> None:
+    cover = _published("This paper is included in the Proceedings of the\n2015 USENIX Annual Technical "
+                       "Conference (USENIC ATC ’15).\nJuly 8–10, 2015 • Santa Clara, CA, USA")
+    assert (cover.venue, cover.year) == ("USENIX Annual Technical Conference", 2015)
+    acm = _published("Conference acronym ’XX, June 03–05, 2018, Woodstock, NY\n"
+                     "© 2018 Association for Computing Machinery.\nACM ISBN 978-1-4503-XXXX-X/18/06")
+    assert (acm.venue, acm.year) == (None, 2018)  # a publisher with a field's name is no venue; its year is
+    flp = _published("Journal of the Association for Computing Machinery, Vol. 32, No. 2, April 1985")
+    assert flp.venue == "Journal of the Association for Computing Machinery"  # a periodical's name is one
+
+
+def test_publication_submitted_to_only_of_the_paper_itself() -> None:
+    prose = _published("the climate simulation data submitted to the Earth System Grid by many groups")
+    assert prose.venue is None
+    footer = _published("Submitted to International Conference on LATEX-Hacks, please do not distribute.")
+    assert (footer.venue, footer.year) == ("International Conference on LATEX-Hacks", None)
+
+
+def test_authors_institution_before_its_address_after_commas_and_an_at_sign_between_spaces() -> None:
+    """elsarticle: each name over 'Institution, street, postcode city, country'; the institution stays, the
+    address goes, and a line of e-mail addresses goes whole ('{dtao001, chen}@cs.ucr.edu')."""
+    block = [_seg("Jos Migchielsen⟨1,∗⟩", 660, 12),
+             _seg("Elsevier B.V., Radarweg 29, 1043 NX Amsterdam", 648),
+             _seg("CV Radhakrishnan⟨2⟩", 636, 12), _seg("{cvr, jos}@sayahna.org", 626),
+             _seg("Sayahna Foundations, JWRA 34, Jagathy, Trivandrum 695014, India", 616),
+             _seg("Sam Tobin-Hochstadt", 600, 12), _seg("PLT @ Northeastern University", 590)]
+    assert _authors(block) == [("Jos Migchielsen", "Elsevier B.V."),
+                               ("CV Radhakrishnan", "Sayahna Foundations"),
+                               ("Sam Tobin-Hochstadt", "PLT @ Northeastern University")]
+    street_first = [_seg("Ada Lovelace", 660, 12), _seg("12 Main Street, University of Somewhere", 648)]
+    assert _authors(street_first) == [("Ada Lovelace", None)]  # an address first: nothing to keep
+
+
+def test_authors_symbol_marks_after_commas_link_names_to_blocks() -> None:
+    """An IEEE byline: 'Dingwen Tao,∗ Sheng Di,† Zizhong Chen,∗' / 'and Franck Cappello†‡', each mark after
+    the comma that follows its name, over '∗University ...', '†Argonne ...', '‡University of Illinois'."""
+    block = [_seg("Dingwen Tao,∗ Sheng Di,† Zizhong Chen,∗", 647, 10, 168),
+             _seg("and Franck Cappello†‡", 647, 10, 351),
+             _seg("∗University of California, Riverside, CA, USA", 637),
+             _seg("{dtao001, chen}@cs.ucr.edu", 626), _seg("†Argonne National Laboratory, IL, USA", 616),
+             _seg("‡University of Illinois, IL, USA", 596)]
+    assert _authors(block) == [
+        ("Dingwen Tao", "University of California, Riverside, CA, USA"),
+        ("Sheng Di", "Argonne National Laboratory, IL, USA"),
+        ("Zizhong Chen", "University of California, Riverside, CA, USA"),
+        ("Franck Cappello", "Argonne National Laboratory, IL, USA, University of Illinois, IL, USA")]
+
+
+def test_authors_grid_stacked_names_share_their_block_and_lines_go_to_the_name_above_in_their_column(
+) -> None:
+    """acmart's grid: 'Ben Trovato' over 'G.K.M. Tobin' over their one block; beside them names whose
+    baselines sit a little lower than Tobin's, each over its own block; a teaser caption ends the block."""
+    segments = [_seg("The Name of the Title Is Hope", 692, 17.2, 190),
+                _seg("Ben Trovato⟨∗⟩", 672.5, 12, 110), _seg("G.K.M. Tobin⟨∗⟩", 658.5, 12, 108),
+                _seg("trovato@corporation.com", 644, 10, 90), _seg("Institute for Clarity", 620.5, 10, 90),
+                _seg("Lars Thørväld", 672.3, 12, 272), _seg("The Thørväld Group", 658.3, 10, 264),
+                _seg("Valerie Béranger", 669.8, 12, 430), _seg("Inria Paris", 658.3, 10, 430),
+                _seg("Figure 1: Seattle Mariners at Spring Training, 2010.", 330, 9, 203),
+                _seg("ABSTRACT", 315, 10.9, 54), *_BODY]
+    article = PdfArticle(pages=["The Name of the Title Is Hope\nABSTRACT\nA clear document.\n1 INTRODUCTION"])
+    describe(article, segments, height=792)
+    assert article.authors == [("Ben Trovato", "Institute for Clarity"),
+                               ("G.K.M. Tobin", "Institute for Clarity"),
+                               ("Lars Thørväld", "The Thørväld Group"), ("Valerie Béranger", "Inria Paris")]
+    apart = [_seg("Ada Lovelace", 672, 12), _seg("Analytical Society", 660), _seg("Alan Turing", 640, 12),
+             _seg("University of Manchester", 628)]
+    assert _authors(apart)[0] == ("Ada Lovelace", "Analytical Society")  # a line between: no sharing
+
+
+def test_segment_a_raised_capital_inside_a_word_is_the_words() -> None:
+    """LaTeX's logo sets its A smaller and raised between L and TEX (llncsconf-accepted's title): part of the
+    word, not a mark; a raised mark after a word, or opening an institution, still is one."""
+    from kb.papers.pdf_layout import _segment
+
+    def chars(spec: list[tuple[str, float, float]]) -> list[_Char]:  # (text, size, baseline), 6 pt a char
+        out: list[_Char] = []
+        for text, size, bottom in spec:
+            out += [(c, 6.0 * len(out), 6.0 * len(out) + 5, bottom, size) for c in text]
+        return out
+
+    logo = _segment(chars([("Package for L", 14, 100), ("A", 10, 103), ("TEX", 14, 100)]))
+    assert logo is not None and (logo.text, logo.marked) == ("Package for LATEX", "Package for LATEX")
+    mark = _segment(chars([("Ada Lovelace", 14, 100), ("A", 10, 104), (" and", 14, 100)]))
+    assert mark is not None and mark.marked == "Ada Lovelace⟨A⟩ and"  # at a word's end: a mark
+    opening = _segment(chars([("a", 8, 104), ("Debian Project", 12, 100)]))
+    assert opening is not None and opening.marked == "⟨a⟩Debian Project"
+
+
+def test_describe_address_signed_by_the_authors_name_at_the_end() -> None:
+    """R News: 'by Gregor Gorjanc' on page 1, and at the end the name alone on a line, the institution under
+    it and the e-mail line closing the block; without the closing e-mail line it is no address block."""
+    segments = [_seg("Working with Unknown Values", 700, 17), _seg("by Gregor Gorjanc", 660, 12),
+                _seg("Introduction", 620, 12), *_BODY]
+    end = ("Bibliography\nG. R. Warnes. gdata, 2006.\nGregor Gorjanc\nUniversity of Ljubljana, Slovenia\n"
+           "gregor.gorjanc@bfro.uni-lj.si\n3")
+    article = PdfArticle(pages=["Working with Unknown Values\nby Gregor Gorjanc\nIntroduction\nbody", end])
+    describe(article, segments)
+    assert article.authors == [("Gregor Gorjanc", "University of Ljubljana, Slovenia")]
+    unsigned = PdfArticle(pages=[article.pages[0], end.replace("gregor.gorjanc@bfro.uni-lj.si\n", "")])
+    describe(unsigned, segments)
+    assert unsigned.authors == [("Gregor Gorjanc", None)]
+
+
+def test_publication_published_as_cite_resolved_in_a_reference_list_with_initials_first() -> None:
+    """R News references open with initials and end with the year ('G. Gorjanc. ... R News, 7(1):24–26,
+    2007.')."""
+    page = ("Working with Unknown Values\nThis vignette has been published as Gorjanc (2007).\nIntroduction\n"
+            "References\nG. Gorjanc. Working with unknown values: the\ngdata package. R News, 7(1):24–26, "
+            "2007. URL\nhttp://CRAN.R-project.org/doc/Rnews/Rnews_2007-1.pdf.\nG. R. Warnes. gdata: "
+            "Various R programming tools, 2006. URL http://cran.r-project.org/.")
+    article = _published(page)
+    assert (article.venue, article.year) == ("R News", 2007)
+    other_year = _published(page.replace("(2007)", "(2009)"))
+    assert other_year.venue is None  # no entry by Gorjanc in 2009: nothing resolved
+
+
+def test_margins_a_series_line_in_small_type_above_the_first_body_line() -> None:
+    """AMS's 'Contemporary Mathematics' sits at 0.87 of the page's height, below the top tenth, in 6 pt type
+    above the 12 pt title: a header all the same, and a book series' name is a venue."""
+    from kb.papers.pdf_layout import _margins
+
+    segments = [_seg("Contemporary Mathematics", 692.5, 6, 127),
+                _seg("Introduction to tropical geometry", 578, 12),
+                _seg("Diane Maclagan", 552, 10.9), *[_seg("body text", 500 - 12 * i, 10) for i in range(8)]]
+    margins = _margins(segments, 792)
+    assert "Contemporary Mathematics" in margins and "Diane Maclagan" not in margins
+    assert _published("Introduction", margins).venue == "Contemporary Mathematics"
+    assert _published("Introduction", ["Some Running Head"]).venue is None
+
+
+# -- round 3, second batch: rules from the five articles added to check the first batch's
+
+
+def test_publication_old_style_arxiv_id_in_the_stamp_gives_the_id_and_the_year() -> None:
+    stamp = _published("FROM DOMINOES TO HEXAGONS\narXiv:math/0405482v2 [math.CO] 12 Sep 2016")
+    assert (stamp.arxiv_id, stamp.year, stamp.venue) == ("math/0405482", 2016, None)
+    new = _published("arXiv:1703.00983v1 [cs.DB] 2 Mar 2017")
+    assert (new.arxiv_id, new.year) == ("1703.00983", 2017)
+
+
+def test_publication_a_meeting_named_after_its_year_in_the_running_footer() -> None:
+    footer = ["USENIX Association", "2013 USENIX Annual Technical Conference (USENIX ATC ’13) 49"]
+    assert (_published("TAO", footer).venue, _published("TAO", footer).year) == (
+        "USENIX Annual Technical Conference", 2013)
+    assert _published("TAO", ["2013 Annual Report of the Department 49"]).venue is None  # no meeting named
+
+
+def test_describe_amsart_title_in_capitals_with_a_title_words_line_and_its_run_in_abstract() -> None:
+    """dominoes-hexagons: 'FROM DOMINOES TO HEXAGONS' is shaped like a line of names in capitals; its
+    function words ('TO', 'FROM') make it the title, and the name line under it the authors. The abstract is
+    run in ('Abstract. There is ...'); the address at the end follows a reference that ends in its pages."""
+    segments = [_seg("FROM DOMINOES TO HEXAGONS", 678, 12), _seg("DYLAN P. THURSTON", 648, 10),
+                _seg("Abstract. There is a natural generalization of domino tilings.", 617, 10),
+                _seg("1. Introduction", 523, 12)] + [_seg("body text of the article", 500 - 14 * i, 12)
+                                                      for i in range(12)]
+    page = ("FROM DOMINOES TO HEXAGONS\nDYLAN P. THURSTON\nAbstract. There is a natural generalization of "
+            "domino tilings.\n1. Introduction\nbody")
+    end = ("References\n[Thu90] W. Thurston, Conway’s tiling groups, Amer. Math. Monthly 97 (1990), no. 8, "
+           "757–773.\nDepartment of Mathematics, Indiana University, Bloomington, 831 E. Third St., Bloom-\n"
+           "ington, Indiana 47405, USA\nE-mail address: dpthurst@indiana.edu")
+    article = PdfArticle(pages=[page, end])
+    describe(article, segments)
+    assert article.title == "FROM DOMINOES TO HEXAGONS"
+    assert article.authors == [("Dylan P. Thurston",
+                                "Department of Mathematics, Indiana University, Bloomington")]
+    assert article.abstract == "There is a natural generalization of domino tilings."
+
+
+def test_authors_question_mark_glyphs_are_marks_and_a_marked_segment_opens_its_own_block() -> None:
+    """usenix-cops-eiger: '⋆' without a Unicode map comes out '?': 'Wyatt Lloyd?' over '?Princeton
+    University,'; 'Intel Labs,' and '‡Carnegie Mellon University' share a baseline but are two blocks."""
+    block = [_seg("Wyatt Lloyd⟨?⟩", 640, 12, 90), _seg(", Michael Kaminsky⟨†⟩", 640, 12, 280),
+             _seg(", and David G. Andersen⟨‡⟩", 641, 12, 388),
+             _seg("?Princeton University,", 623, 10, 171), _seg("†", 628, 9, 270),
+             _seg("Intel Labs,", 624, 10, 275), _seg("‡Carnegie Mellon University", 623, 10, 370)]
+    block[5].x1 = 319  # 'Intel Labs,' ends 4 pt before '‡Carnegie': one line, two blocks
+    assert _authors(block) == [("Wyatt Lloyd", "Princeton University"), ("Michael Kaminsky", "Intel Labs"),
+                               ("David G. Andersen", "Carnegie Mellon University")]
+
+
+def test_authors_blocks_side_by_side_continue_in_their_column_and_a_marked_line_is_no_name() -> None:
+    """lockless-reclamation (IEEE grid): '¹University of Toronto' and '²IBM Beaverton' open two blocks on one
+    line, set in the names' size ('²IBM Beaverton' reads like a name, but a name carries its mark after it);
+    the lines under each continue the block above them in their column."""
+    block = [_seg("Thomas E. Hart⟨1∗⟩", 619, 12, 143), _seg(", Paul E. McKenney⟨2⟩", 617, 12, 300),
+             _seg("⟨1⟩University of Toronto", 589, 12, 182), _seg("⟨2⟩IBM Beaverton", 591, 12, 360),
+             _seg("Dept. of Computer Science", 575, 12, 166), _seg("Linux Technology Center", 575, 12, 334)]
+    for seg, x1 in zip(block[2:], (285, 434, 297, 456), strict=True):  # the widths the page sets them in
+        seg.x1 = x1
+    assert _authors(block) == [("Thomas E. Hart", "University of Toronto, Dept. of Computer Science"),
+                               ("Paul E. McKenney", "IBM Beaverton Linux Technology Center")]
+    # Blocks one under another (warp): each line continues the block just opened, whatever its column.
+    stacked = [_seg("Robert Escriva⟨†⟩", 616, 12, 185), _seg(", Bernard Wong⟨‡⟩", 614, 12, 261),
+               _seg("†", 605, 9, 181), _seg("Computer Science Department, Cornell University", 599, 12, 189),
+               _seg("‡", 590, 9, 155), _seg("Cheriton School of Computer Science, Waterloo", 585, 12, 163)]
+    stacked[2].x1, stacked[4].x1 = 185, 159
+    assert _authors(stacked) == [("Robert Escriva", "Computer Science Department, Cornell University"),
+                                 ("Bernard Wong", "Cheriton School of Computer Science, Waterloo")]

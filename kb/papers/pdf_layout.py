@@ -127,9 +127,9 @@ def _segment(run: list[_Char]) -> Segment | None:
     def is_super(c: _Char) -> bool:
         return c[4] < _SUPERSCRIPT_SIZE * size and c[3] > base + _SUPERSCRIPT_RAISE * size
 
+    flags = _inside_words([c[0] != " " and is_super(c) for c in run], [c[0] for c in run])
     plain, marked, inside = [], [], False
-    for c in run:
-        up = c[0] != " " and is_super(c)
+    for c, up in zip(run, flags, strict=True):
         if up != inside:
             marked.append(MARK_OPEN if up else MARK_CLOSE)
             inside = up
@@ -146,6 +146,25 @@ def _segment(run: list[_Char]) -> Segment | None:
     body = [c for c in visible if not is_super(c)]
     return Segment(text, max(c[4] for c in body), body[0][1], max(c[2] for c in body), min(c[3] for c in body),
                    clean_text("".join(marked)).strip())
+
+
+def _inside_words(up: list[bool], chars: list[str]) -> list[bool]:
+    """Superscript flags, with a raised run of capitals set between two letters cleared: a logo's letter
+    ('L' 'A' 'TEX': LaTeX), part of its word; a mark stands at a word's end or opens a line."""
+    flags = list(up)
+    i = 0
+    while i < len(flags):
+        if not flags[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(flags) and flags[j]:
+            j += 1
+        if (i > 0 and j < len(chars) and chars[i - 1].isalpha() and chars[j].isalpha()
+                and all(c.isupper() for c in chars[i:j])):
+            flags[i:j] = [False] * (j - i)
+        i = j
+    return flags
 
 
 def _place_accents(chars: list[_Char]) -> list[_Char]:
@@ -269,7 +288,7 @@ def read_article(path: Path) -> PdfArticle:
         article.reasons = {f: UNREADABLE for f in ("title", "authors", "abstract", "venue", "year")}
     elif pages and pages[0]:
         at = 1 if _is_cover(pages) else 0  # a cover page (USENIX's) before the article's own first page
-        describe(article, layouts[at][0], at)
+        describe(article, layouts[at][0], at, height=layouts[at][1])
         read_publication(article, _margins(*layouts[0]), read=at + 1)
     _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
@@ -305,10 +324,20 @@ def _is_cover(pages: list[str]) -> bool:
     return bool(re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE))
 
 
+_MARGIN = 0.1  # the running header and footer: the top and bottom tenth of a page
+
+
 def _margins(segments: list[Segment], height: float) -> list[str]:
     """Page 1's running header and footer, each column of it read top to bottom as one line (a journal's
-    name stacked in its footer: 'Communications' / 'of' / 'the ACM')."""
-    band = [s for s in segments if s.y < 0.1 * height or s.y > 0.9 * height]
+    name stacked in its footer: 'Communications' / 'of' / 'the ACM'), and any small type above the page's
+    first line of body-sized text."""
+    band = [s for s in segments if s.y < _MARGIN * height or s.y > (1 - _MARGIN) * height]
+    # A header set in small type above the page's first line of body-sized text, however far down the page's
+    # top margin puts it (AMS's series line: 'Contemporary Mathematics').
+    if segments:
+        body = sorted(s.size for s in segments)[len(segments) // 2]
+        first = max((s.y for s in segments if s.size >= body - 0.5), default=height)
+        band += [s for s in segments if s.y > first and s.size < body - 0.5 and s not in band]
     columns: dict[int, list[Segment]] = {}
     for seg in band:
         key = next((k for k in columns if abs(k - seg.x0) < 3), round(seg.x0))
@@ -356,43 +385,50 @@ _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
                   r"General Terms|Key Words and Phrases|CR Categories|JEL")
 # Lines of an author block that are an address, a date or contact details, not an institution.
-_ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|@|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
+# An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
+_ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
                       r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
                       r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
                       r"September|October|November|December)\b", re.IGNORECASE)
 _INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
                           r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
-                          r"Division|Group\b|Unit\b|Lab\b", re.IGNORECASE)
-_NAME_WORD = r"[A-Z][\w'’\-]*\.?"
+                          r"Division|Group\b|Unit\b|Lab\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
+_NAME_WORD = r"(?:[A-Z]\.){2,}|[A-Z][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
 _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
 
 
-# What may open a line of names: a byline's 'by', or the 'and' or comma joining it to the names of the line
-# before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close one: the 'and' or
-# comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
-_LEAD_SEPARATOR = re.compile(r"^\s*(?:(?:by|and|AND)\s+|[,&]\s*)|(?:\s+(?:and|AND)|\s*[,&])\s*$")
+# What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
+# names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
+# one: the 'and' or comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
+_LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|and|AND)\s+)"
+                             r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
 def _is_name_list(text: str) -> bool:
+    text = _MARK_AFTER_COMMA.sub(r"\1,", text)
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))  # marks in parentheses: 'Wimmer(1,2)'
-    parts = [p for p in _NAME_SPLIT.split(_MARKS.sub("", text)) if p]
-    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p.strip()) for p in parts)
+    parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
+    parts = [p for p in parts if p]
+    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) for p in parts)
 
 
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
 # journal's header ('2015 IEEE Symposium on Security and Privacy'), a preprint notice.
-_NOT_TITLE = re.compile(r"arXiv:\d{4}\.\d{4,5}|^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
+_NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
+                        r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
                         r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of ")
 
 
-def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
+def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
     """Fill in title, authors and abstract from the segments of the article's first page (``at``: its index,
-    1 after a cover page) and the full text."""
+    1 after a cover page; ``height``: the page's) and the full text. A running footer (the bottom tenth of
+    the page: 'USENIX Association  2015 USENIX Annual Technical Conference') is never part of the author
+    block, wherever the extractor puts it in its line order."""
     if not segments:
         return
     top = max(s.y for s in segments)
@@ -404,6 +440,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
         _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
         _fill_from_the_end(article)
+        if article.title:  # amsart's 'Abstract.' run in, as on any page
+            article.abstract = _abstract(article.pages[at])
         return
     title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
     # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
@@ -411,11 +449,13 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0) -> None:
     title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
                           and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
     article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
-    below = [s for s in segments if s.y < min(s.y for s in title_lines) - 0.1]
+    floor = _MARGIN * height if height else float("-inf")
+    below = [s for s in segments if floor < s.y < min(s.y for s in title_lines) - 0.1]
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:end] if end is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
+                or _CAPTION.match(s.text)
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
@@ -461,6 +501,10 @@ _BLOCK_LINES = 30  # the most lines an author block without an abstract heading 
 _SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
 
 
+# A figure's or table's caption: a teaser figure between the authors and the abstract ends the author block.
+_CAPTION = re.compile(r"^(?:Figure|Fig\.|Table)\s+\d+[.:]")
+
+
 def is_prose(line: str) -> bool:
     """A line of running text (an unheaded abstract, a disclaimer), where an author block has ended: eight
     words or more, two thirds of them in lower case, and no institution named."""
@@ -498,13 +542,41 @@ def _fill_from_the_end(article: PdfArticle) -> None:
     (amsart) one address block per author in byline order, each closed by its 'Email address:' line. Page 1
     names the institution; the end adds department and address lines, so it fills gaps only."""
     full = "\n".join(article.pages)
-    ends = _end_affiliations(full, [n for n, _ in article.authors])
+    names = [n for n, _ in article.authors]
+    ends = _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
-    article.authors = [(name, affiliation or ends.get(name) or (in_order[i] if in_order else None))
-                       for i, (name, affiliation) in enumerate(article.authors)]
+    signed = _signed_blocks("\n".join(article.pages[-2:]), names)
+    article.authors = [(name, affiliation or ends.get(name) or (in_order[i] if in_order else None)
+                        or signed.get(name)) for i, (name, affiliation) in enumerate(article.authors)]
+
+
+def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
+    """The address blocks that sign an article at its end without a heading (R News, The R Journal): an
+    author's full name alone on a line, the institution's lines under it, closed by an e-mail or web address
+    line. A block without such a closing line, or without an institution word, is not one."""
+    lines = [line.strip() for line in text.splitlines()]
+    found: dict[str, str] = {}
+    for name in names:
+        at = [i for i, line in enumerate(lines) if _MARKS.sub("", line).strip() == name]
+        if not at:
+            continue
+        block: list[str] = []
+        for line in lines[at[-1] + 1:at[-1] + 6]:
+            if _CONTACT.search(line) or not line or line == PAGE_BREAK or line in names:
+                break
+            block.append(line)
+        closed = at[-1] + 1 + len(block) < len(lines) and _CONTACT.search(lines[at[-1] + 1 + len(block)])
+        institution = list(itertools.takewhile(lambda line: not _ADDRESS.search(line), block))
+        if closed and institution and _INSTITUTION.search(" ".join(institution)):
+            found[name] = join_affiliation(institution)
+    return found
 
 
 _EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)
+
+
+# The end of a reference entry: a year or pages and a full stop ('..., 1992.', '... 97 (1990), 757–773.').
+_REFERENCE_END = re.compile(r"\d\.\s*$")
 
 
 def _address_blocks(text: str, authors: int) -> list[str] | None:
@@ -512,7 +584,8 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
     address: ...'), one per author in byline order; None unless the paper has exactly as many e-mail lines as
     authors and the last one ends it.
     A block's lines run back to the previous e-mail line (the first: to the reference entry before it, which
-    ends in a year); its institution is its text up to the first address part (a street, a postcode)."""
+    ends in a year or its pages and a full stop); its institution is its text up to the first address part
+    (a street, a postcode)."""
     mails = list(_EMAIL_LINE.finditer(text))
     if not authors or len(mails) != authors or text[mails[-1].end():].strip():
         return None
@@ -521,7 +594,7 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
         lines = text[start if start is not None else 0:mail.start()].rstrip("\n").split("\n")
         if start is None:  # the first block: back to the line before it that ends a reference entry
             back = next((i for i in range(len(lines) - 1, -1, -1)
-                         if re.search(r"\b(?:19|20)\d\d\.\s*$", lines[i])), -1)
+                         if _REFERENCE_END.search(lines[i])), -1)
             lines = lines[back + 1:][-4:]
         joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
         parts = [p.strip() for p in joined.split(",")]
@@ -529,6 +602,10 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
         blocks.append(", ".join(p for p in kept if p))
         start = mail.end()
     return blocks if all(blocks) else None
+
+
+# Words of a title, never of a line of names, when both are set in capitals ('FROM DOMINOES TO HEXAGONS').
+_TITLE_WORDS = re.compile(r"\b(?:TO|FROM|OF|THE|IN|ON|FOR|WITH|AN?|IS|ARE|VIA|INTO)\b")
 
 
 def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
@@ -539,7 +616,7 @@ def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
     ordered = sorted(head, key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         names = _LEAD_SEPARATOR.sub("", seg.text)
-        if not (names.isupper() and _is_name_list(names)):
+        if not (names.isupper() and _is_name_list(names)) or _TITLE_WORDS.search(names):
             continue
         title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
         if title and title == ordered[i - len(title):i] and i == len(title):
@@ -552,18 +629,23 @@ def _in_capitals(seg: Segment) -> bool:
     letters = [c for c in seg.text if c.isalpha()]
     words = seg.text.split()
     return len(words) >= 3 and sum(c.islower() for c in letters) <= max(1, len(words) // 4) and not (
-        _is_name_list(seg.text))
+        _is_name_list(seg.text) and not _TITLE_WORDS.search(seg.text))
 
 
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
-# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)').
-_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#]")
+# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
+# map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
+# superscript or opening an institution.
+_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#?]")
 _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
-_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|(?P<sym>[*∗†‡§¶]+)\s*|"
+_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
+                           r"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z]))\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|(?<=[a-z])(?P<num>\d(?:,\d)*))+"
-                             r"[\s∗*†‡§¶]*$")
+_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                             r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
+# A symbol set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'): it is that name's mark.
+_MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+)")
 _SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
 
 
@@ -576,10 +658,12 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     marked = seg.marked or seg.text
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
+    protected = _MARK_AFTER_COMMA.sub(r"\1,", protected)
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
-        keys = [k for g in ("sup", "par", "num") if match and match.group(g) for k in _keys(match.group(g))]
+        keys = [k for g in ("sup", "par", "num", "sym") if match and match.group(g)
+                for k in _keys(match.group(g))]
         name = _MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
         if name:
             parts.append((_name_case(name), keys))
@@ -593,6 +677,10 @@ def _name_case(name: str) -> str:
     return " ".join(w.capitalize() if len(w.rstrip(".")) > 1 else w for w in name.split())
 
 
+# A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}|[*∗†‡§¶?]+(?=[A-Z]))")
+
+
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -602,7 +690,7 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         last = merged[-1] if merged else None
         gap = seg.x0 - last.x1 if last is not None else -1.0
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < _GAP * seg.size and not (seg.marked or "").startswith(MARK_OPEN)  # a new block
+                and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}")
@@ -619,7 +707,9 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     name_size: float | None = None
     for seg in _merge_spaced(block):
         text = _LEAD_SEPARATOR.sub("", seg.text)
-        if _is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5):
+        # A line opening with a superscript opens an affiliation block: names carry their marks after them.
+        if (_is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5)
+                and not (seg.marked or "").startswith(MARK_OPEN)):
             name_size = seg.size
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
         elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
@@ -633,23 +723,49 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         above = [(s, n) for s, n, _ in names if s.y > seg.y]
         if not above or _BARE_MARK.match(seg.text):
             continue
-        row = min(s.y for s, _ in above)  # the nearest row of names above, then the nearest column in it
-        in_row = [(s, n) for s, n in above if abs(s.y - row) < s.size / 2]
+        # The names above it in its column (a grid's rows need not share a baseline), else all above; of
+        # those the nearest row, then the nearest column in it.
+        pool = [(s, n) for s, n in above if s.x0 < seg.x1 and seg.x0 < s.x1] or above
+        row = min(s.y for s, _ in pool)
+        in_row = [(s, n) for s, n in pool if abs(s.y - row) < s.size / 2]
         shared = len({id(s) for s, _ in in_row}) == 1  # one line 'A, B and C': its affiliation is theirs
         targets = [n for _, n in in_row] if shared else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
+    _share_stacked(names, others, lines)
     return [(name, join_affiliation(lines[name]) or None) for name in dict.fromkeys(n for _, n, _ in names)]
 
 
+def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                   lines: dict[str, list[str]]) -> None:
+    """Names stacked in one column with no line between them ('Ben Trovato' over 'G.K.M. Tobin', then their
+    one block) share the block under the lowest of them: a name left without lines takes those of the name
+    directly under it in its column."""
+    # Bottom up: a stack of three passes its block up.
+    for seg, name, _ in sorted(names, key=lambda n: n[0].y):
+        if lines[name]:
+            continue
+        under = [(s, n) for s, n, _ in names if s.y < seg.y and s.x0 < seg.x1 and seg.x0 < s.x1]
+        if not under:
+            continue
+        below, below_name = max(under, key=lambda sn: sn[0].y)
+        between = [o for o in others if below.y < o.y < seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
+        if not between and seg.y - below.y < 2 * seg.size:
+            lines[name] = list(lines[below_name])
+
+
+_CONTACT = re.compile(r"\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|\bTel(?:ephone)?\b|\bFax\b", re.IGNORECASE)
+
+
 def _without_contacts(seg: Segment) -> Segment | None:
-    """An author-block line without its address and contact details: None for a line that is one, and for
+    """An author-block line without its address and contact details: None for a line that is one; for
     a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
-    the parts that are none."""
+    the parts that are none; and for an institution followed by its address after commas ('Elsevier B.V.,
+    Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts before the first address part."""
     if not _ADDRESS.search(seg.text):
         return seg
     if ";" not in seg.text:
-        return None
+        return _before_address(seg)
     parts = [p.strip() for p in (seg.marked or seg.text).split(";")]
     kept = [p for p in parts if p and not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p))]
     if not kept:
@@ -658,20 +774,43 @@ def _without_contacts(seg: Segment) -> Segment | None:
     return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
 
 
+def _before_address(seg: Segment) -> Segment | None:
+    """The comma-separated parts of a line up to its first address part, when the line holds no contact
+    details and its first part names an institution; else None."""
+    marked = seg.marked or seg.text
+    if _CONTACT.search(seg.text):
+        return None
+    parts = marked.split(",")
+    kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    if not kept or not _INSTITUTION.search(kept[0]):
+        return None
+    marked = ",".join(kept).strip()
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+
+
 def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     """Affiliation blocks by their mark ('a', '1', '†'): a line that starts with a mark (or a line of the
-    mark alone) opens a block, and the lines after it without a mark continue it."""
+    mark alone) opens a block, and the lines after it without a mark continue it; where blocks stand side by
+    side ('¹University of Toronto   ²IBM Beaverton' over 'Dept. of Computer Science   Linux Technology
+    Center'), a line continues the block opened above it in its column."""
     blocks: dict[str, list[str]] = {}
     current: list[str] = []
+    opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
     for seg in others:
         marked = seg.marked or seg.text
         if _BARE_MARK.match(seg.text) or _BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = _keys(seg.text)
+            opened.append((seg, current))
             continue
         lead = _LEADING_MARK.match(marked)
         if lead:
             current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
+            opened.append((seg, current))
             marked = marked[lead.end():]
+        elif opened and any(o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
+                            for o, _ in opened):  # the last block opened beside another: go by column
+            column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
+            current = min(column, key=lambda ok: ok[0].y)[1] if column else current
         text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
         for key in current if text else []:
             blocks.setdefault(key, []).append(text)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from kb.papers import identifiers
+
 if TYPE_CHECKING:
     from kb.papers.pdf_layout import PdfArticle
 
@@ -23,7 +25,9 @@ if TYPE_CHECKING:
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
-_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
+# A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
+_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?"
+                r"(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
                 r"Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|[A-Z][a-z]+(?:teenth|tieth|th)) )?")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
 _STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|[Rr]eprinted|appear)"
@@ -60,10 +64,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
          rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
-        ("submitted to", rf"(?:[Ss]ubmitted|[Ss]ubmission) to (?:the )?{_VENUE}", "none"),
+        # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
+        # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
+        ("submitted to",
+         rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
+         rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
-        ("arXiv stamp",
-         rf"arXiv:\d{{4}}\.\d{{4,5}}(?:v\d+)? ?\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
+        ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
+                        rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
@@ -80,10 +88,15 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
                          r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
                          r"Notes)\b")
+# The words that make a name with a publisher's word in it a periodical's or a meeting's ('Journal of the
+# Association for Computing Machinery'); a field's name does not ('Association for Computing Machinery').
+_PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
+                         r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
-# An arXiv id as printed: 'arXiv:1004.4240', or the paper's own abstract page ('arxiv.org/abs/1911.06416').
-ARXIV_ID = re.compile(r"(?:arXiv:|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5})")
+# An arXiv id as printed: 'arXiv:1004.4240', 'arXiv:math/0405482v2' (the old style), or the paper's own
+# abstract page ('arxiv.org/abs/1911.06416'): the one rule of kb.papers.identifiers.
+ARXIV_ID = identifiers.ARXIV_IN_TEXT
 # Template and placeholder DOIs a class file prints before the journal assigns one: never a paper's.
 _PLACEHOLDER_DOI = re.compile(r"^10\.18637/jss\.v000\.i00$|^10\.\d+/(?:0+|x+|xxx.*|000[.\d]*)$", re.I)
 
@@ -101,7 +114,7 @@ def _venue(name: str | None) -> str | None:
     if not name:
         return None
     name = VENUE_NAMES.get(name.casefold(), name)
-    if _PUBLISHER.search(name) and not _VENUE_WORD.search(name):
+    if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
     words = name.split()
     acronym = len(words) == 1 and re.fullmatch(r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*", name) is not None
@@ -112,7 +125,7 @@ def _venue(name: str | None) -> str | None:
 
 
 def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
-    if rule == "group" and "year" in groups:
+    if "year" in groups:  # a year the statement itself names ('Proceedings of the 2015 ...')
         return int(groups["year"])
     if rule == "group" and "yy" in groups:
         return int(groups["yy"]) + (1900 if int(groups["yy"]) >= 50 else 2000)
@@ -121,8 +134,11 @@ def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
 
 
 # A journal's name in a running header or footer ('Communications of the ACM', 'Journal of the ...').
+# A book series' name there too, as AMS and Springer print it ('Contemporary Mathematics', 'Lecture Notes in
+# Computer Science', 'Advances in ...', 'Studies in ...').
 _MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|"
-                           r"Letters)(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
+                           r"Letters|Contemporary|Lecture Notes|Advances|Studies)"
+                           r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
 
 
 def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
@@ -131,13 +147,16 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     first = _flat("\n".join(article.pages[:read]))
     full = "\n".join(article.pages)
     references = _references(full)
-    for _, pattern, rule in PUBLICATION_PATTERNS:
+    for name, pattern, rule in PUBLICATION_PATTERNS:
         for match in pattern.finditer(first):
             groups = {k: v for k, v in match.groupdict().items() if v}
             venue = _venue(groups.get("venue"))
-            if "venue" in groups and venue is None:
-                continue  # a publisher or a common word: not this statement
             year = _year(groups, rule, first[match.end():])
+            if "venue" in groups and venue is None:
+                # '© 2018 Association for Computing Machinery': no venue, but the year it states
+                if name == "Copyright line":
+                    article.year = article.year or year
+                continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
                 article.venue = venue
                 article.year = article.year or year
@@ -163,8 +182,15 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     article.arxiv_id = arxiv.group(1) if arxiv else None
 
 
+# A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
+# Conference (USENIX ATC ’13)  49'): the year is the meeting's.
+_MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
+_MEETING = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)$")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
-    """A journal named in page 1's header or footer, with a year printed in the same band."""
+    """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
+    named after its year there."""
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
@@ -173,6 +199,12 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
             years = [int(y.group()) for text in margins for y in _YEAR.finditer(text)]
             article.year = article.year or (years[0] if years else None)
             return
+    for line in margins:
+        for meeting in _MARGIN_MEETING.finditer(line):
+            venue = _venue(meeting.group("venue"))
+            if venue is not None and _MEETING.search(venue):
+                article.venue, article.year = venue, article.year or int(meeting.group("year"))
+                return
 
 
 def _doi_text(raw: str) -> str:
@@ -201,7 +233,27 @@ def _cited(references: str, cite: str, year: str, note: str) -> str | None:
     key = re.compile(rf"^{re.escape(surname)}\b[^\n]{{0,120}}?\({year}{suffix.group(1) if suffix else ''}\)",
                      re.MULTILINE)
     match = key.search(references)
-    return _entry_at(references, match.start()) if match else None
+    if match:
+        return _entry_at(references, match.start())
+    return _initials_entry(references, surname, year + (suffix.group(1) if suffix else ""))
+
+
+# An entry that opens with the initials before the family name ('G. Gorjanc. Working with ...', R News and
+# The R Journal), and the next such opening, which ends it.
+_INITIALS = r"(?:[A-Z]\.[ -]?)+ ?"
+_INITIALS_START = re.compile(rf"\n(?={_INITIALS}[A-Z][\w'’-]+[.,])")
+
+
+def _initials_entry(references: str, surname: str, year: str) -> str | None:
+    """The entry by ``surname`` in ``year`` where entries open with initials and print the year at their end
+    ('G. Gorjanc. Working with unknown values: the gdata package. R News, 7(1):24–26, 2007.')."""
+    for match in re.finditer(rf"^{_INITIALS}{re.escape(surname)}\b", references, re.MULTILINE):
+        rest = references[match.start():]
+        following = _INITIALS_START.search(rest, 1)
+        entry = rest[:following.start() if following else 400]
+        if re.search(rf"\b{year}\b", entry):
+            return entry
+    return None
 
 
 def _titled(references: str, title: str) -> str | None:
@@ -224,7 +276,9 @@ def _from_reference(article: PdfArticle, entry: str | None) -> None:
     if not entry:
         return
     flat = _flat(entry)
-    venue = re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+    venue = (re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+             # or a name followed by volume(issue):pages ('. R News, 7(1):24–26, 2007.')
+             or re.search(r"\.\s+([A-Z][^,.”]*?),\s*\d+\s*\(\d+\)\s*:\s*\d", flat))
     if venue and article.venue is None:
         article.venue = _venue(venue.group(1))
     year = re.search(r"\((\d{4})[a-z]?\)|, (\d{4})\.", flat)
