@@ -1,4 +1,5 @@
-"""Adding a paper: what a PDF, a BibTeX file or a Zotero (CSL-JSON) export says about it, and writing the note.
+"""Adding a paper: what a PDF, a BibTeX file or a Zotero (CSL-JSON) export says about it, and writing the
+note.
 
 Each reader returns a ``PaperRecord``: the metadata (title, authors with affiliations where known, year,
 venue, ids, urls) and the source text (the abstract, or a PDF's full text with pages separated by a
@@ -23,7 +24,9 @@ from analyzers.files import write_unique
 from kb.core import KnowledgeBase
 from kb.notes import files as notes_mod
 from kb.notes.files import Note, NoteError
-from kb.notes.grounding import PAGE_BREAK  # between a PDF's pages in a stored source text (as pdftotext writes it)
+
+# between a PDF's pages in a stored source text (as pdftotext writes it)
+from kb.notes.grounding import PAGE_BREAK
 from kb.papers import identifiers
 from kb.papers.bibtex import NameParts, decode_text, note_family, read_names
 from kb.papers.cite import citekeys_in_use
@@ -57,13 +60,17 @@ class PaperRecord:
     # Fields kb left empty (or, for the title, filled with the file's name) because it was not sure, and why.
     unread: dict[str, str] = field(default_factory=dict)
     abstract: str | None = None  # written into a new note's body under its own heading
-    source: FieldSource = FieldSource.LAYOUT  # where the fields came from, unless field_sources says otherwise
+    # where the fields came from, unless field_sources says otherwise
+    source: FieldSource = FieldSource.LAYOUT
     field_sources: dict[str, FieldSource] = field(default_factory=dict)  # per field, where it differs
-    notices: list[str] = field(default_factory=list)  # one line each for the person adding (a dropped DOI, ...)
+    # one line each for the person adding (a dropped DOI, ...)
+    notices: list[str] = field(default_factory=list)
     # Per author, the family name when the printed name alone does not tell it (kb.papers.bibtex.note_family).
     families: list[str | None] = field(default_factory=list)
-    citekey: str | None = None  # the key the entry had in its file (BibTeX key, CSL id), kept when valid and free
-    tags: list[str] = field(default_factory=list)  # the entry's keywords (what kb export writes a note's tags as)
+    # the key the entry had in its file (BibTeX key, CSL id), kept when valid and free
+    citekey: str | None = None
+    # the entry's keywords (what kb export writes a note's tags as)
+    tags: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # What a BibTeX entry, a Zotero export or a PDF's metadata holds is data from elsewhere: NUL and other
@@ -87,9 +94,16 @@ class PaperRecord:
 
     def sources(self) -> dict[str, FieldSource]:
         """Where each field that has a value came from (the note's ``field_sources``)."""
-        values = {"title": self.title, "authors": self.authors, "affiliations": any(a for _, a in self.authors),
-                  "year": self.year, "venue": self.venue, "doi": self.doi, "arxiv_id": self.arxiv_id,
-                  "abstract": self.abstract}
+        values = {
+            "title": self.title,
+            "authors": self.authors,
+            "affiliations": any(a for _, a in self.authors),
+            "year": self.year,
+            "venue": self.venue,
+            "doi": self.doi,
+            "arxiv_id": self.arxiv_id,
+            "abstract": self.abstract,
+        }
         return {name: self.field_sources.get(name, self.source) for name, value in values.items() if value}
 
     @property
@@ -107,11 +121,19 @@ class PaperRecord:
         meta: dict[str, Any] = {
             "paper_id": self.paper_id,
             "title": self.title,
-            "authors": [{"name": n, "affiliation": a or "Unknown", **({"family": f} if f else {})}
-                        for (n, a), f in zip(self.authors, [*self.families, *[None] * len(self.authors)],
-                                             strict=False)],
+            "authors": [
+                {"name": n, "affiliation": a or "Unknown", **({"family": f} if f else {})}
+                for (n, a), f in zip(
+                    self.authors, [*self.families, *[None] * len(self.authors)], strict=False
+                )
+            ],
             "institutions": institutions,
-            "publication": {"venue": self.venue, "year": self.year, "arxiv_id": self.arxiv_id, "doi": self.doi},
+            "publication": {
+                "venue": self.venue,
+                "year": self.year,
+                "arxiv_id": self.arxiv_id,
+                "doi": self.doi,
+            },
             "urls": {"paper_url": self.paper_url, "pdf_url": self.pdf_url, "code_url": None},
             "tags": list(self.tags),
             "status": "inbox",
@@ -138,15 +160,28 @@ def read_pdf(path: Path) -> PaperRecord:
     try:
         article = read_article_bounded(path)  # in a child process: a hostile PDF costs one line, not kb
     except (OSError, ValueError) as exc:
-        raise AddError(f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead") from None
+        raise AddError(
+            f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead"
+        ) from None
     if not any(article.pages):
-        raise AddError(f"{path}: the PDF has no extractable text (a scan?); give the BibTeX entry or an arXiv id")
+        raise AddError(
+            f"{path}: the PDF has no extractable text (a scan?); give the BibTeX entry or an arXiv id"
+        )
     unread = dict(article.reasons)
     if article.title is None:  # a note needs a title: the file's name stands in, and says so
         unread["title"] = f"{unread.get('title', 'no title found')}; the file's name stands in"
-    return PaperRecord(title=article.title or path.stem, authors=article.authors, year=article.year,
-                       venue=article.venue, arxiv_id=article.arxiv_id, doi=article.doi, abstract=article.abstract,
-                       text=PAGE_BREAK.join(article.pages) + "\n", unread=unread, source=FieldSource.LAYOUT)
+    return PaperRecord(
+        title=article.title or path.stem,
+        authors=article.authors,
+        year=article.year,
+        venue=article.venue,
+        arxiv_id=article.arxiv_id,
+        doi=article.doi,
+        abstract=article.abstract,
+        text=PAGE_BREAK.join(article.pages) + "\n",
+        unread=unread,
+        source=FieldSource.LAYOUT,
+    )
 
 
 def _names(parts: list[NameParts]) -> tuple[list[tuple[str, str | None]], list[str | None]]:
@@ -155,7 +190,8 @@ def _names(parts: list[NameParts]) -> tuple[list[tuple[str, str | None]], list[s
 
 
 # After @string macros are expanded: a field is at most an abstract (a few thousand characters), and a file at
-# most a few times its own length (journal names, months). A file of doubling macros expands past both at once.
+# most a few times its own length (journal names, months). A file of doubling macros expands past both at
+# once.
 MAX_BIB_FIELD_CHARS = 100_000
 MAX_BIB_EXPANSION = 16  # times the file's length, and at least MAX_BIB_FIELD_CHARS * 10 in all
 
@@ -185,8 +221,10 @@ def _expanded_fields(path: Path, text: str) -> list[dict[str, str]]:
                 raise AddError(f"{path}: {where}: the @string macro {value.name!r} refers to itself; "
                                "write the value out")
             if value.name not in database.strings:
-                raise AddError(f"{path}: {where}: uses the @string macro {value.name!r}, which the file never "
-                               "defines; define it or write the value in braces")
+                raise AddError(
+                    f"{path}: {where}: uses the @string macro {value.name!r}, which the file never "
+                    "defines; define it or write the value in braces"
+                )
             sizes[value.name] = size(database.strings[value.name], where, (*open_names, value.name))
         return sizes[value.name]
 
@@ -198,14 +236,20 @@ def _expanded_fields(path: Path, text: str) -> list[dict[str, str]]:
             try:
                 length = size(value, where)
             except RecursionError:
-                raise AddError(f"{path}: {where}: its @string macros nest too deeply; write the value out") from None
+                raise AddError(
+                    f"{path}: {where}: its @string macros nest too deeply; write the value out"
+                ) from None
             total += length
             if length > MAX_BIB_FIELD_CHARS:
-                raise AddError(f"{path}: {where}: its @string macros expand it to {length:,} characters, over "
-                               f"the {MAX_BIB_FIELD_CHARS:,} kb accepts; write the value out")
+                raise AddError(
+                    f"{path}: {where}: its @string macros expand it to {length:,} characters, over "
+                    f"the {MAX_BIB_FIELD_CHARS:,} kb accepts; write the value out"
+                )
             if total > file_cap:
-                raise AddError(f"{path}: {where}: @string macros expand the file past {file_cap:,} characters "
-                               f"({MAX_BIB_EXPANSION} times its length); write the values out")
+                raise AddError(
+                    f"{path}: {where}: @string macros expand the file past {file_cap:,} characters "
+                    f"({MAX_BIB_EXPANSION} times its length); write the values out"
+                )
     return [{key: as_text(value) for key, value in entry.items()} for entry in database.entries]
 
 
@@ -220,22 +264,36 @@ def read_bibtex(path: Path) -> list[PaperRecord]:
         def get(key: str, e: dict[str, str] = entry) -> str | None:
             return decode_text(e.get(key, "")) or None
 
-        def verbatim(key: str, e: dict[str, str] = entry) -> str | None:  # an identifier or URL: braces only go
+        # an identifier or URL: braces only go
+        def verbatim(key: str, e: dict[str, str] = entry) -> str | None:
             return re.sub(r"[{}\s]", "", e.get(key, "")) or None
 
         title = get("title")
         if title is None:
             raise AddError(f"{path}: entry {entry.get('ID', '?')!r} has no title; add 'title = {{...}}'")
-        eprint = verbatim("eprint") if (get("archiveprefix") or "").lower() == "arxiv" or get("eprint") else None
+        eprint = (
+            verbatim("eprint") if (get("archiveprefix") or "").lower() == "arxiv" or get("eprint") else None
+        )
         year = get("year")
         authors, families = _names(read_names(entry.get("author", "")))
-        records.append(PaperRecord(
-            title=title, authors=authors, families=families,
-            year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
-            venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
-            arxiv_id=eprint, doi=verbatim("doi"), paper_url=verbatim("url"), text=(get("abstract") or "") + "\n",
-            abstract=get("abstract"), origin=(path, f"entry {entry.get('ID', '?')!r}"), source=FieldSource.BIBTEX,
-            citekey=entry.get("ID"), tags=re.split(r"\s*[,;]\s*", get("keywords") or "")))
+        records.append(
+            PaperRecord(
+                title=title,
+                authors=authors,
+                families=families,
+                year=int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None,
+                venue=get("journal") or get("booktitle") or ("arXiv" if eprint else None),
+                arxiv_id=eprint,
+                doi=verbatim("doi"),
+                paper_url=verbatim("url"),
+                text=(get("abstract") or "") + "\n",
+                abstract=get("abstract"),
+                origin=(path, f"entry {entry.get('ID', '?')!r}"),
+                source=FieldSource.BIBTEX,
+                citekey=entry.get("ID"),
+                tags=re.split(r"\s*[,;]\s*", get("keywords") or ""),
+            )
+        )
     if not records:
         raise AddError(f"{path}: no BibTeX entries found (expected '@article{{key, title = {{...}}, ...}}')")
     return records
@@ -251,25 +309,33 @@ def _csl_text(value: Any) -> str | None:
 def _csl_year(issued: Any) -> int | None:
     """The year of a CSL date ({"date-parts": [[2023, 3, 17]]}); None when it gives none kb can read."""
     parts = issued.get("date-parts") if isinstance(issued, dict) else None
-    first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0] else [None]
+    first = (
+        parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0] else [None]
+    )
     year = _csl_text(first[0])
     return int(year) if year and re.fullmatch(r"[0-9]{1,9}", year) else None
 
 
 def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
-    """One CSL-JSON item as a record; an item that is not shaped as Zotero writes them is one line naming it."""
+    """One CSL-JSON item as a record; an item that is not shaped as Zotero writes them is one line naming
+    it."""
     redo = "export from Zotero as 'CSL JSON' (File > Export Library)"
     if not isinstance(item, dict) or not _csl_text(item.get("title")):
-        raise AddError(f"{path}: item {i} has no 'title'; expected CSL-JSON items with title and author: {redo}")
+        raise AddError(
+            f"{path}: item {i} has no 'title'; expected CSL-JSON items with title and author: {redo}"
+        )
     names = item.get("author") or []
     if not isinstance(names, list) or not all(isinstance(a, dict) for a in names):
-        raise AddError(f"{path}: item {i}: 'author' is not a list of names ({{\"family\": ..., \"given\": ...}}); "
-                       f"{redo}")
+        raise AddError(
+            f'{path}: item {i}: \'author\' is not a list of names ({{"family": ..., "given": ...}}); {redo}'
+        )
     authors, families = [], []
     for a in names:
-        parts = NameParts(*(_csl_text(a.get(key)) or "" for key in ("given", "non-dropping-particle", "family",
-                                                                      "suffix")))
-        if particle := _csl_text(a.get("dropping-particle")):  # 'de' in 'Jean de La Fontaine', as CSL splits it
+        parts = NameParts(
+            *(_csl_text(a.get(key)) or "" for key in ("given", "non-dropping-particle", "family", "suffix"))
+        )
+        # 'de' in 'Jean de La Fontaine', as CSL splits it
+        if particle := _csl_text(a.get("dropping-particle")):
             parts = NameParts(parts.given, f"{particle} {parts.particle}".strip(), parts.family, parts.suffix)
         name = parts.printed if parts.family else _csl_text(a.get("literal")) or parts.given
         affiliation = a.get("affiliation")
@@ -284,12 +350,21 @@ def _csl_record(path: Path, i: int, item: Any) -> PaperRecord:
         re.fullmatch(r"arXiv:(\d{4}\.\d{4,5}(?:v\d+)?)", _csl_text(item.get("number")) or "")
     key = _csl_text(item.get("citation-key")) or _csl_text(item.get("id"))
     return PaperRecord(
-        title=str(_csl_text(item["title"])), authors=authors, families=families, year=_csl_year(item.get("issued")),
+        title=str(_csl_text(item["title"])),
+        authors=authors,
+        families=families,
+        year=_csl_year(item.get("issued")),
         venue=_csl_text(item.get("container-title")) or ("arXiv" if arxiv else None),
-        arxiv_id=arxiv.group(1) if arxiv else None, doi=_csl_text(item.get("DOI")), paper_url=url,
-        text=(_csl_text(item.get("abstract")) or "") + "\n", abstract=_csl_text(item.get("abstract")),
-        origin=(path, f"item {i}"), source=FieldSource.ZOTERO, citekey=key,
-        tags=re.split(r"\s*[,;]\s*", _csl_text(item.get("keyword")) or ""))
+        arxiv_id=arxiv.group(1) if arxiv else None,
+        doi=_csl_text(item.get("DOI")),
+        paper_url=url,
+        text=(_csl_text(item.get("abstract")) or "") + "\n",
+        abstract=_csl_text(item.get("abstract")),
+        origin=(path, f"item {i}"),
+        source=FieldSource.ZOTERO,
+        citekey=key,
+        tags=re.split(r"\s*[,;]\s*", _csl_text(item.get("keyword")) or ""),
+    )
 
 
 def read_csl_json(path: Path) -> list[PaperRecord]:
@@ -341,7 +416,8 @@ def _write_source(folder: Path, stem: str, text: str) -> Path:
 
 
 def store_source_text(papers_dir: Path, title: str, text: str) -> str:
-    """Write a source text (pasted or uploaded) under ``sources/`` beside the notes; its ``source_file`` value."""
+    """Write a source text (pasted or uploaded) under ``sources/`` beside the notes; its ``source_file``
+    value."""
     written = _write_source(papers_dir / "sources", notes_mod.slugify(title or "source"), text)
     return written.relative_to(papers_dir).as_posix()
 
@@ -402,5 +478,7 @@ def add_paper(kb: KnowledgeBase, record: PaperRecord, extra: dict[str, Any] | No
         if isinstance(exc, NoteError) and record.origin is not None and not exc.path.exists():
             # Refused before it had a file: name where the data came from, which is where to fix it.
             file, entry = record.origin
-            raise NoteError(file, f"{entry}: {exc.message}; fix it there and add again", field=exc.field) from None
+            raise NoteError(
+                file, f"{entry}: {exc.message}; fix it there and add again", field=exc.field
+            ) from None
         raise

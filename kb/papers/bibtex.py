@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# BibTeX's special characters and how a field writes them; everything else is written as UTF-8 (biber, biblatex
-# and Zotero read it), so a name like "Höppe" stays readable in the file.
+# BibTeX's special characters and how a field writes them; everything else is written as UTF-8 (biber,
+# biblatex and Zotero read it), so a name like "Höppe" stays readable in the file.
 _ESCAPES = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
             "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _ESCAPE = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
@@ -72,9 +72,9 @@ def _lower_word(word: str) -> bool:
 
 
 def split_name(name: str, family: str | None = None) -> NameParts:
-    """A printed name in its parts; ``family`` (a note's ``family`` field, particle included) when given decides
-    where the family name starts, otherwise the last word is the family name with the lower-case words before it
-    as its particle."""
+    """A printed name in its parts; ``family`` (a note's ``family`` field, particle included) when given
+    decides where the family name starts, otherwise the last word is the family name with the lower-case words
+    before it as its particle."""
     rest, _, suffix = name.rpartition(",") if "," in name and "," not in (family or "") else ("", "", "")
     rest, suffix = (rest, suffix.strip()) if rest else (name, "")
     rest = rest.strip()
@@ -111,8 +111,8 @@ def read_name(bibtex: str) -> NameParts:
 
 
 def read_names(field: str) -> list[NameParts]:
-    """The names of a BibTeX ``author`` field, split at each ' and ' outside braces ('{Barnes and Noble}' is one
-    name); 'others' ('A and others') is not a person and is left out."""
+    """The names of a BibTeX ``author`` field, split at each ' and ' outside braces ('{Barnes and Noble}' is
+    one name); 'others' ('A and others') is not a person and is left out."""
     names, depth, start = [], 0, 0
     text = re.sub(r"\s+", " ", field)
     for match in re.finditer(r"[{}]|\s+and\s+", text, flags=re.IGNORECASE):

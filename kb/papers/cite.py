@@ -34,7 +34,9 @@ Format = Literal["bibtex", "csl-json"]
 # A source text this short and of one page is an abstract (what 'kb add' stores from a .bib, Zotero, arXiv or
 # Crossref); a PDF's full text is not exported as one.
 MAX_ABSTRACT_CHARS = 5_000
-_SMALL_WORDS = {"a", "an", "the", "on", "of", "in", "for", "and", "to", "from", "with", "is", "are", "do", "does"}
+_SMALL_WORDS = {
+    "a", "an", "the", "on", "of", "in", "for", "and", "to", "from", "with", "is", "are", "do", "does",
+}
 
 
 class CiteError(ValueError):
@@ -75,15 +77,18 @@ def propose_citekey(meta: PaperNote, taken: set[str]) -> str:
 
 
 def citekeys_in_use(kb: KnowledgeBase) -> dict[str, str]:
-    """Every indexed note's citation key (case-folded) -> the note's id; two notes with one key is an error."""
+    """Every indexed note's citation key (case-folded) -> the note's id; two notes with one key is an
+    error."""
     keys: dict[str, str] = {}
     for paper in kb.list_papers():
         key = json.loads(paper.meta_json).get("citekey")
         if not key:
             continue
         if (other := keys.get(key.casefold())) is not None:
-            raise CiteError(f"notes {other!r} and {paper.id!r} both have citekey {key!r}: citation keys are unique "
-                            "in the library; change one of them (kb set NOTE citekey=NEWKEY)")
+            raise CiteError(
+                f"notes {other!r} and {paper.id!r} both have citekey {key!r}: citation keys are unique "
+                "in the library; change one of them (kb set NOTE citekey=NEWKEY)"
+            )
         keys[key.casefold()] = paper.id
     return keys
 
@@ -98,12 +103,14 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, Not
     with creation_lock(kb.papers_dir, timeout=kb.settings.note_lock_timeout):
         kb.index()
         taken = set(citekeys_in_use(kb))
-        # One scan of the folder for every note's path (a scan per key written made the export quadratic). Under the
-        # creation lock no note appears meanwhile; a note moved since is refused by its edit, never misplaced.
+        # One scan of the folder for every note's path (a scan per key written made the export quadratic).
+        # Under the creation lock no note appears meanwhile; a note moved since is refused by its edit, never
+        # misplaced.
         files = kb.note_files()
         for note_id in note_ids:
             note = _read(kb, note_id)
-            for _ in range(3):  # an edit that lands between the read and the write: read again, never overwrite
+            # an edit that lands between the read and the write: read again, never overwrite
+            for _ in range(3):
                 if note.meta.citekey:
                     break
                 key = propose_citekey(note.meta, taken)
@@ -114,7 +121,9 @@ def assign_citekeys(kb: KnowledgeBase, note_ids: Sequence[str]) -> dict[str, Not
                 except NoteChanged:
                     note = _read(kb, note_id)
             if not note.meta.citekey:
-                raise NoteError(note.path, "changes too often to be given a citation key; try the export again")
+                raise NoteError(
+                    note.path, "changes too often to be given a citation key; try the export again"
+                )
             notes[note_id] = note
             taken.add(note.meta.citekey.casefold())
         kb.index()  # under the lock still: the next export reads these keys from the index
@@ -172,7 +181,8 @@ def _verbatim(value: str) -> str:
 def bibtex_entry(cite: Citation) -> str:
     """One BibTeX entry: @article with the venue as journal, @misc for a preprint (eprint, archivePrefix)."""
     journal = cite.venue if cite.venue and cite.venue.lower() != "arxiv" else None
-    fields: list[tuple[str, str]] = [("title", "{" + encode_text(cite.meta.title) + "}")]  # {{...}} keeps its case
+    # {{...}} keeps its case
+    fields: list[tuple[str, str]] = [("title", "{" + encode_text(cite.meta.title) + "}")]
     if cite.meta.authors:
         fields.append(("author", " and ".join(bibtex_name(p) for p in author_parts(cite.meta))))
     fields += [("year", str(cite.meta.year))] if cite.meta.year else []

@@ -11,21 +11,27 @@ import re
 
 # A DOI: '10.' + a registrant code of digits + '/' + a suffix of anything printable but space and quotes.
 DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
-# In running text or a URL: 'doi:10...', 'https://doi.org/10...', or a bare '10.1234/...' (trailing punctuation
-# is the sentence's, not the DOI's).
+# In running text or a URL: 'doi:10...', 'https://doi.org/10...', or a bare '10.1234/...' (trailing
+# punctuation is the sentence's, not the DOI's).
 DOI_IN_TEXT = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>]+[^\s\"'<>.,;:)\]])")
 # arXiv ids: new style '2602.21750' (optionally 'v2'), old style 'hep-th/9901001'.
 ARXIV_SHAPE = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
-ARXIV_IN_TEXT = re.compile(r"(?:arXiv:\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})"
-                           r"(?:v\d+)?", re.IGNORECASE)
+ARXIV_IN_TEXT = re.compile(
+    r"(?:arXiv:\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})"
+    r"(?:v\d+)?",
+    re.IGNORECASE,
+)
 
 # How a template's DOI gives itself away; each row names the sign, which is the reason kb reports.
-_PLACEHOLDER_SIGNS: list[tuple[str, re.Pattern[str]]] = [(reason, re.compile(pattern)) for reason, pattern in [
-    ("its numbers are all zeros (a journal template's)", r"^10\.\d+/(?=.*\d)[^1-9]*$"),
-    ("it has X's where numbers go (a template's)", r"(?i)^10\.\S*?(?:^|[^a-z])x{2,}(?:[^a-z]|$)"),
-    ("it is under Crossref's test prefix 10.5555", r"^10\.5555/"),
-    ("it is the DOI handbook's example", r"(?i)^10\.1000/(?:xyz|182$)"),
-]]
+_PLACEHOLDER_SIGNS: list[tuple[str, re.Pattern[str]]] = [
+    (reason, re.compile(pattern))
+    for reason, pattern in [
+        ("its numbers are all zeros (a journal template's)", r"^10\.\d+/(?=.*\d)[^1-9]*$"),
+        ("it has X's where numbers go (a template's)", r"(?i)^10\.\S*?(?:^|[^a-z])x{2,}(?:[^a-z]|$)"),
+        ("it is under Crossref's test prefix 10.5555", r"^10\.5555/"),
+        ("it is the DOI handbook's example", r"(?i)^10\.1000/(?:xyz|182$)"),
+    ]
+]
 
 
 def normalize_doi(value: str) -> str:
@@ -42,7 +48,8 @@ def same_doi(first: str | None, second: str | None) -> bool:
 
 
 def placeholder_doi(doi: str) -> str | None:
-    """Why ``doi`` is a template's placeholder or not a DOI at all (a reason to report), or None for a real one."""
+    """Why ``doi`` is a template's placeholder or not a DOI at all (a reason to report), or None for a real
+    one."""
     doi = normalize_doi(doi)
     if not DOI_SHAPE.match(doi):
         return "it is not shaped as a DOI (10.<digits>/<suffix>)"
@@ -56,5 +63,6 @@ def dois_in(text: str) -> list[str]:
 
 
 def arxiv_ids_in(text: str) -> list[str]:
-    """The arXiv ids ``text`` names ('arXiv:2602.21750v1', 'arxiv.org/abs/...'), without version, each once."""
+    """The arXiv ids ``text`` names ('arXiv:2602.21750v1', 'arxiv.org/abs/...'), without version, each
+    once."""
     return list(dict.fromkeys(m.group(1) for m in ARXIV_IN_TEXT.finditer(text)))

@@ -79,15 +79,21 @@ def _get(url: str, service: str, settings: Settings, accept: str) -> bytes:
             break
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
-                raise AddError(f"{service} does not know this paper (HTTP 404 from {url}); check the id") from None
+                raise AddError(
+                    f"{service} does not know this paper (HTTP 404 from {url}); check the id"
+                ) from None
             if exc.code in (429, 503):
                 wait = _retry_after(exc.headers.get("Retry-After"))
                 if attempt == 0 and wait <= settings.lookup_max_wait:
                     time.sleep(wait)  # the service said when it would answer again; ask once more then
                     continue
-                raise AddError(f"{service} asks kb to slow down (HTTP {exc.code}, retry after {wait:g} s): try "
-                               f"again later, or {_OFFLINE_HINT}") from None
-            raise AddError(f"{service} answered HTTP {exc.code} ({url}): try again later, or {_OFFLINE_HINT}") from None
+                raise AddError(
+                    f"{service} asks kb to slow down (HTTP {exc.code}, retry after {wait:g} s): try "
+                    f"again later, or {_OFFLINE_HINT}"
+                ) from None
+            raise AddError(
+                f"{service} answered HTTP {exc.code} ({url}): try again later, or {_OFFLINE_HINT}"
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise LookupUnreachable(f"{service} is unreachable ({reason}): {_OFFLINE_HINT}") from None
@@ -108,24 +114,41 @@ def parse_arxiv_atom(data: bytes, arxiv_id: str) -> PaperRecord:
     try:
         feed = ET.fromstring(data)
     except ET.ParseError as exc:
-        raise AddError(f"arXiv answered something that is not an Atom feed ({exc}); {_OFFLINE_HINT}") from None
+        raise AddError(
+            f"arXiv answered something that is not an Atom feed ({exc}); {_OFFLINE_HINT}"
+        ) from None
     entry = feed.find("atom:entry", _ATOM)
     title = _clean(entry.findtext("atom:title", "", _ATOM)) if entry is not None else ""
     if entry is None or title == "Error" or not entry.findtext("atom:id", "", _ATOM):
         raise AddError(f"arXiv has no paper {arxiv_id!r}; check the id (e.g. arxiv:2602.21750)")
-    authors = [(_clean(a.findtext("atom:name", "", _ATOM)), _clean(a.findtext("arxiv:affiliation", "", _ATOM)) or None)
-               for a in entry.findall("atom:author", _ATOM)]
+    authors = [
+        (
+            _clean(a.findtext("atom:name", "", _ATOM)),
+            _clean(a.findtext("arxiv:affiliation", "", _ATOM)) or None,
+        )
+        for a in entry.findall("atom:author", _ATOM)
+    ]
     published = entry.findtext("atom:published", "", _ATOM)
-    pdf = next((link.get("href") for link in entry.findall("atom:link", _ATOM) if link.get("title") == "pdf"), None)
+    pdf = next(
+        (link.get("href") for link in entry.findall("atom:link", _ATOM) if link.get("title") == "pdf"), None
+    )
     abstract = _clean(entry.findtext("atom:summary", "", _ATOM))
     doi = _clean(entry.findtext("arxiv:doi", "", _ATOM)) or None
     journal = _clean(entry.findtext("arxiv:journal_ref", "", _ATOM)) or None
     header = f"{title}\n\narXiv:{arxiv_id}\n\nAbstract\n"
-    return PaperRecord(title=title, authors=[(n, a) for n, a in authors if n],
-                       year=int(published[:4]) if published[:4].isdigit() else None, venue=journal or "arXiv",
-                       arxiv_id=arxiv_id, doi=doi, paper_url=f"https://arxiv.org/abs/{arxiv_id}",
-                       pdf_url=pdf.replace("http://", "https://") if pdf else None, text=f"{header}{abstract}\n",
-                       abstract=abstract or None, source=FieldSource.ARXIV)
+    return PaperRecord(
+        title=title,
+        authors=[(n, a) for n, a in authors if n],
+        year=int(published[:4]) if published[:4].isdigit() else None,
+        venue=journal or "arXiv",
+        arxiv_id=arxiv_id,
+        doi=doi,
+        paper_url=f"https://arxiv.org/abs/{arxiv_id}",
+        pdf_url=pdf.replace("http://", "https://") if pdf else None,
+        text=f"{header}{abstract}\n",
+        abstract=abstract or None,
+        source=FieldSource.ARXIV,
+    )
 
 
 def fetch_arxiv(arxiv_id: str, settings: Settings) -> PaperRecord:
@@ -141,18 +164,22 @@ def fetch_arxiv(arxiv_id: str, settings: Settings) -> PaperRecord:
 
 def _jats_text(abstract: str) -> str:
     """Crossref abstracts are JATS XML ('<jats:p>...</jats:p>'): keep the text, one paragraph a line."""
-    text = re.sub(r"<jats:title>.*?</jats:title>", "", abstract, flags=re.DOTALL)  # the word 'Abstract' itself
+    # the word 'Abstract' itself
+    text = re.sub(r"<jats:title>.*?</jats:title>", "", abstract, flags=re.DOTALL)
     text = re.sub(r"</jats:p>\s*", "\n", text)
     text = re.sub(r"<[^>]+>", "", text)
     return "\n".join(_clean(html.unescape(line)) for line in text.splitlines() if line.strip())
 
 
 def parse_crossref(data: bytes, doi: str) -> PaperRecord:
-    """The record of a Crossref ``/works/<doi>`` answer (title, authors, affiliations, venue, year, abstract)."""
+    """The record of a Crossref ``/works/<doi>`` answer (title, authors, affiliations, venue, year,
+    abstract)."""
     try:
         message: dict[str, Any] = json.loads(data)["message"]
     except (ValueError, KeyError, TypeError) as exc:
-        raise AddError(f"Crossref answered something that is not a work record ({exc}); {_OFFLINE_HINT}") from None
+        raise AddError(
+            f"Crossref answered something that is not a work record ({exc}); {_OFFLINE_HINT}"
+        ) from None
     title = _clean((message.get("title") or [""])[0])
     if not title:
         raise AddError(f"Crossref has no title for DOI {doi!r}; {_OFFLINE_HINT}")
@@ -170,9 +197,17 @@ def parse_crossref(data: bytes, doi: str) -> PaperRecord:
         else "") or None
     abstract = _jats_text(message.get("abstract") or "")
     text = f"{title}\n\nAbstract\n{abstract}\n" if abstract else ""
-    return PaperRecord(title=title, authors=authors, year=parts[0] if parts and parts[0] else None, venue=venue,
-                       doi=message.get("DOI") or doi, paper_url=message.get("URL") or f"https://doi.org/{doi}",
-                       text=text, abstract=" ".join(abstract.splitlines()) or None, source=FieldSource.CROSSREF)
+    return PaperRecord(
+        title=title,
+        authors=authors,
+        year=parts[0] if parts and parts[0] else None,
+        venue=venue,
+        doi=message.get("DOI") or doi,
+        paper_url=message.get("URL") or f"https://doi.org/{doi}",
+        text=text,
+        abstract=" ".join(abstract.splitlines()) or None,
+        source=FieldSource.CROSSREF,
+    )
 
 
 def fetch_crossref(doi: str, settings: Settings) -> PaperRecord:
@@ -196,7 +231,11 @@ def parse_openalex_authors(data: bytes) -> list[tuple[str, str | None]]:
     authors: list[tuple[str, str | None]] = []
     for authorship in work.get("authorships") or []:
         name = _clean((authorship.get("author") or {}).get("display_name"))
-        places = [_clean(i.get("display_name")) for i in authorship.get("institutions") or [] if i.get("display_name")]
+        places = [
+            _clean(i.get("display_name"))
+            for i in authorship.get("institutions") or []
+            if i.get("display_name")
+        ]
         places = places or [_clean(raw) for raw in authorship.get("raw_affiliation_strings") or [] if raw]
         if name:
             authors.append((name, "; ".join(dict.fromkeys(places)) or None))
@@ -210,7 +249,9 @@ def fetch_openalex_authors(doi: str, settings: Settings) -> list[tuple[str, str 
 
 
 def _surname(name: str) -> str:
-    words = re.findall(r"\w+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().casefold())
+    words = re.findall(
+        r"\w+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().casefold()
+    )
     return words[-1] if words else ""
 
 
@@ -244,7 +285,9 @@ def _record_for(layout: PaperRecord, settings: Settings) -> tuple[PaperRecord | 
             continue
         if _on_the_page(record.title, opening):
             return record, None
-        reasons.append(f"{label} {ident} is another work's (its title {record.title!r} is not on the first pages)")
+        reasons.append(
+            f"{label} {ident} is another work's (its title {record.title!r} is not on the first pages)"
+        )
     return None, "; ".join(reasons)
 
 

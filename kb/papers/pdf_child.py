@@ -2,9 +2,9 @@
 
 A PDF comes from anywhere (a shared folder, a download). The PDF library is native code: a cyclic page tree
 can recurse until it crashes, and a 2 MB file can inflate to gigabytes. ``read_article_bounded`` runs
-``kb.papers.pdf_layout.read_article`` in a fresh Python process whose address space (``RLIMIT_AS``) and CPU time
-(``RLIMIT_CPU``) are capped, and waits at most ``timeout`` seconds; whatever goes wrong there (a crash, the
-memory or time limit, an exception) comes back as a ``ValueError`` of one line, and kb goes on.
+``kb.papers.pdf_layout.read_article`` in a fresh Python process whose address space (``RLIMIT_AS``) and CPU
+time (``RLIMIT_CPU``) are capped, and waits at most ``timeout`` seconds; whatever goes wrong there (a crash,
+the memory or time limit, an exception) comes back as a ``ValueError`` of one line, and kb goes on.
 
 Run as ``python -m kb.papers.pdf_child PATH``: prints the article as JSON on stdout.
 """
@@ -34,9 +34,11 @@ def _limits(memory: int, seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
 
-def read_article_bounded(path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: float = PDF_TIMEOUT) -> PdfArticle:
-    """``read_article(path)`` in a child process within ``memory`` bytes and ``timeout`` seconds; ``ValueError``
-    (one line) when the PDF cannot be read, crashes the reader or passes a limit."""
+def read_article_bounded(
+    path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: float = PDF_TIMEOUT
+) -> PdfArticle:
+    """``read_article(path)`` in a child process within ``memory`` bytes and ``timeout`` seconds;
+    ``ValueError`` (one line) when the PDF cannot be read, crashes the reader or passes a limit."""
     try:
         done = subprocess.run([sys.executable, "-m", "kb.papers.pdf_child", str(path)], capture_output=True,
                               timeout=timeout, preexec_fn=lambda: _limits(memory, timeout), check=False)
@@ -55,8 +57,10 @@ def read_article_bounded(path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: f
     if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
         raise ValueError(f"reading it took over {timeout:g} s of CPU, the limit for one PDF")
     if done.returncode < 0:  # SIGABRT: the library's allocation failed inside the memory limit
-        raise ValueError(f"the PDF reader crashed on it (signal {signal.Signals(-done.returncode).name}) within "
-                         f"the {memory / 1e9:.1f} GB a PDF may use")
+        raise ValueError(
+            f"the PDF reader crashed on it (signal {signal.Signals(-done.returncode).name}) within "
+            f"the {memory / 1e9:.1f} GB a PDF may use"
+        )
     last = (stderr.strip().splitlines() or ["no message"])[-1][:200]
     raise ValueError(f"the PDF reader failed on it ({last})")
 

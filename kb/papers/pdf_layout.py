@@ -62,7 +62,8 @@ def clean_text(text: str) -> str:
 class Segment:
     """A run of text on one line of a page, in one font size, with no wide gap inside."""
 
-    text: str  # without its superscripts (footnote and affiliation marks: 'Eddelbuettel', not 'Eddelbuettela')
+    # without its superscripts (footnote and affiliation marks: 'Eddelbuettel', not 'Eddelbuettela')
+    text: str
     size: float  # font size in points
     x0: float
     x1: float
@@ -144,8 +145,14 @@ def _segment(run: list[_Char]) -> Segment | None:
         return Segment(text, size, visible[0][1], max(c[2] for c in visible), base,
                        MARK_OPEN + text + MARK_CLOSE)
     body = [c for c in visible if not is_super(c)]
-    return Segment(text, max(c[4] for c in body), body[0][1], max(c[2] for c in body), min(c[3] for c in body),
-                   clean_text("".join(marked)).strip())
+    return Segment(
+        text,
+        max(c[4] for c in body),
+        body[0][1],
+        max(c[2] for c in body),
+        min(c[3] for c in body),
+        clean_text("".join(marked)).strip(),
+    )
 
 
 def _inside_words(up: list[bool], chars: list[str]) -> list[bool]:
@@ -321,7 +328,9 @@ def _is_cover(pages: list[str]) -> bool:
     """A cover page: page 1 has no abstract, page 2 opens with the article (an abstract near its top)."""
     if len(pages) < 2 or _ABSTRACT_TEXT.search(pages[0]):
         return False
-    return bool(re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE))
+    return bool(
+        re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE)
+    )
 
 
 _MARGIN = 0.1  # the running header and footer: the top and bottom tenth of a page
@@ -346,8 +355,11 @@ def _margins(segments: list[Segment], height: float) -> list[str]:
 
 
 # A document-information title that names a file or a template, not the article.
-_JUNK_TITLE = re.compile(r"^(?:Microsoft (?:Word|PowerPoint) - |Untitled\b)|\.(?:docx?|tex|dvi|pdf|rtf|ps|indd)$"
-                         r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$", re.IGNORECASE)
+_JUNK_TITLE = re.compile(
+    r"^(?:Microsoft (?:Word|PowerPoint) - |Untitled\b)|\.(?:docx?|tex|dvi|pdf|rtf|ps|indd)$"
+    r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$",
+    re.IGNORECASE,
+)
 
 
 def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
@@ -356,7 +368,9 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
     title = metadata.get("Title", "").strip()
     if article.title is None and title and "title" not in article.reasons:
         if _JUNK_TITLE.search(title):
-            article.reasons["title"] = f"the layout shows no title and the document's title is a file's ({title!r})"
+            article.reasons["title"] = (
+                f"the layout shows no title and the document's title is a file's ({title!r})"
+            )
         else:
             article.title = title
     if not article.authors and metadata.get("Author") and "authors" not in article.reasons:
@@ -366,11 +380,13 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
 
 def _say_why_empty(article: PdfArticle) -> None:
     """A reason for each field left empty that no step has explained."""
-    defaults = {"title": "no line on page 1 is set larger than its body text, and the document has no title",
-                "authors": "no line of names between the title and the abstract",
-                "venue": "page 1 states no publication (no journal line, no 'published in', no permission block)",
-                "year": "page 1 states no year of publication",
-                "abstract": "no 'Abstract' heading on the article's first page"}
+    defaults = {
+        "title": "no line on page 1 is set larger than its body text, and the document has no title",
+        "authors": "no line of names between the title and the abstract",
+        "venue": "page 1 states no publication (no journal line, no 'published in', no permission block)",
+        "year": "page 1 states no year of publication",
+        "abstract": "no 'Abstract' heading on the article's first page",
+    }
     for name, reason in defaults.items():
         if not getattr(article, name) and name not in article.reasons:
             article.reasons[name] = reason
@@ -386,10 +402,13 @@ _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and
                   r"General Terms|Key Words and Phrases|CR Categories|JEL")
 # Lines of an author block that are an address, a date or contact details, not an institution.
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
-_ADDRESS = re.compile(r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
-                      r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
-                      r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
-                      r"September|October|November|December)\b", re.IGNORECASE)
+_ADDRESS = re.compile(
+    r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
+    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
+    r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b",
+    re.IGNORECASE,
+)
 _INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
                           r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
@@ -410,7 +429,8 @@ _LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|and|AND)\
 
 def _is_name_list(text: str) -> bool:
     text = _MARK_AFTER_COMMA.sub(r"\1,", text)
-    text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))  # marks in parentheses: 'Wimmer(1,2)'
+    # marks in parentheses: 'Wimmer(1,2)'
+    text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
     parts = [p for p in parts if p]
     return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) for p in parts)
@@ -466,8 +486,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
         article.abstract = _unheaded_abstract(article.pages[at], block[-1], below[cut:], body_size)
         if article.abstract is None:
-            article.reasons["abstract"] = ("no 'Abstract' heading, and the prose under the authors is neither "
-                                           "closed by a keyword line nor set apart from the body in size")
+            article.reasons["abstract"] = (
+                "no 'Abstract' heading, and the prose under the authors is neither "
+                "closed by a keyword line nor set apart from the body in size"
+            )
 
 
 _KEYWORD_LINE = re.compile(rf"^\s*(?:{_KEYWORD_HEADS})\b|^[^|\n]+(?: \| [^|\n]+){{2,}}$", re.MULTILINE)
@@ -497,7 +519,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block
 _BLOCK_LINES = 30  # the most lines an author block without an abstract heading is read for
-# A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I. Newton').
+# A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I.
+# Newton').
 _SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
 
 
@@ -534,7 +557,10 @@ def _continues(before: str, line: str) -> bool:
 
     def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word
         return len(text.split()) <= 3 and "," not in text and not _INSTITUTION.search(text)
-    return (bare(before) and bool(_INSTITUTION.search(line))) or (bare(line) and bool(_INSTITUTION.search(before)))
+
+    return (bare(before) and bool(_INSTITUTION.search(line))) or (
+        bare(line) and bool(_INSTITUTION.search(before))
+    )
 
 
 def _fill_from_the_end(article: PdfArticle) -> None:
@@ -729,7 +755,11 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         row = min(s.y for s, _ in pool)
         in_row = [(s, n) for s, n in pool if abs(s.y - row) < s.size / 2]
         shared = len({id(s) for s, _ in in_row}) == 1  # one line 'A, B and C': its affiliation is theirs
-        targets = [n for _, n in in_row] if shared else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
+        targets = (
+            [n for _, n in in_row]
+            if shared
+            else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
+        )
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
@@ -817,7 +847,9 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
 
 
-_END_BLOCK = re.compile(r"^(?:Affiliations?|Addresses?|Authors?['’]? addresses?)\s*:\s*$", re.MULTILINE | re.IGNORECASE)
+_END_BLOCK = re.compile(
+    r"^(?:Affiliations?|Addresses?|Authors?['’]? addresses?)\s*:\s*$", re.MULTILINE | re.IGNORECASE
+)
 
 
 def _end_affiliations(text: str, names: list[str]) -> dict[str, str]:
@@ -851,8 +883,10 @@ def _is_running_head(line: str, names: list[str]) -> bool:
 _ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*"
                  r"(?:Introduction|INTRODUCTION)\b|\Z")
 # 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...').
-_ABSTRACT_TEXT = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",
-                            re.DOTALL | re.MULTILINE)
+_ABSTRACT_TEXT = re.compile(
+    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",
+    re.DOTALL | re.MULTILINE,
+)
 
 
 def _abstract(first_page: str) -> str | None:

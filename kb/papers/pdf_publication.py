@@ -93,7 +93,9 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
 _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
                          r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
-_DOI = re.compile(r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I)
+_DOI = re.compile(
+    r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I
+)
 # An arXiv id as printed: 'arXiv:1004.4240', 'arXiv:math/0405482v2' (the old style), or the paper's own
 # abstract page ('arxiv.org/abs/1911.06416'): the one rule of kb.papers.identifiers.
 ARXIV_ID = identifiers.ARXIV_IN_TEXT
@@ -265,7 +267,9 @@ def _titled(references: str, title: str) -> str | None:
         return None
     before = flat[max(0, match.start() - 60):match.start()]
     after = flat[match.end():match.end() + 300]
-    following = re.search(r"\. (?=[A-Z][\w'’\-]+,? (?:[A-Z]{1,3}[,( ]|[A-Z]\.))|(?<=\d\.) (?=[A-Z]\. [A-Z])", after)
+    following = re.search(
+        r"\. (?=[A-Z][\w'’\-]+,? (?:[A-Z]{1,3}[,( ]|[A-Z]\.))|(?<=\d\.) (?=[A-Z]\. [A-Z])", after
+    )
     year = re.search(r"\((\d{4})[a-z]?\)\.\W*$", before)
     return (f"({year.group(1)}). " if year else "") + "“" + match.group() + after[:following.start() + 1
                                                                                     if following else None]
