@@ -61,15 +61,29 @@ def _pg_start(data: Path, log: Path, port: int) -> None:
                    check=True, capture_output=True)
 
 
-def restart_postgres(url: str, down_seconds: float = 2.0) -> None:
-    """Stop the test cluster behind ``url`` (fast shutdown: every client's connection is cut, as in a real
-    restart), leave it down for ``down_seconds``, and start it again on the same port."""
+def _cluster(url: str) -> tuple[Path, Path, int]:
     prefix = url.rsplit("/", 1)[0]
-    data, log, port = next(v for k, v in _CLUSTERS.items() if k.rsplit("/", 1)[0] == prefix)
+    return next(v for k, v in _CLUSTERS.items() if k.rsplit("/", 1)[0] == prefix)
+
+
+def stop_postgres(url: str) -> None:
+    """Stop the test cluster behind ``url`` (fast shutdown: every client's connection is cut, as in a real
+    restart); ``start_postgres`` starts it again on the same port."""
+    data, _, _ = _cluster(url)
     subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
                    check=True, capture_output=True)
+
+
+def start_postgres(url: str) -> None:
+    """Start the test cluster behind ``url`` that ``stop_postgres`` stopped, on its port."""
+    _pg_start(*_cluster(url))
+
+
+def restart_postgres(url: str, down_seconds: float = 2.0) -> None:
+    """Stop the test cluster behind ``url``, leave it down for ``down_seconds``, and start it again."""
+    stop_postgres(url)
     time.sleep(down_seconds)
-    _pg_start(data, log, port)
+    start_postgres(url)
 
 
 @contextlib.contextmanager

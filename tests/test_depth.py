@@ -3,6 +3,7 @@ loaded here (no hub access)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -304,15 +305,24 @@ def test_probe_future_effect_matches_manual_gpt2_forward(gpt2_dir: Path) -> None
     assert layers["future_heatmap"][skipped][skipped] == pytest.approx(0.0, abs=1e-6)  # measured only at >= t
 
 
+@functools.cache
+def _naive_probe(folder: Path) -> dict:
+    """The naive full passes of the model in ``folder``, on ``_batch``: the reference both replay settings are
+    compared with, computed once per model (it does not depend on the replay setting)."""
+    loaded = load_model(str(folder))
+    return _probe(loaded, _batch(loaded), naive=True)
+
+
 @pytest.mark.parametrize("which", ["esm", "gpt2"])
 @pytest.mark.parametrize("replay_tokens", [0, 10_000])
 def test_probe_prefix_reuse_equals_naive_full_passes(
     which: str, replay_tokens: int, esm_dir: Path, gpt2_dir: Path
 ) -> None:
-    loaded = load_model(str(esm_dir if which == "esm" else gpt2_dir))
+    folder = esm_dir if which == "esm" else gpt2_dir
+    loaded = load_model(str(folder))
     batch = _batch(loaded)  # three lengths: padding inside the batch
     fast = _probe(loaded, batch, replay_tokens=replay_tokens)
-    slow = _probe(loaded, batch, naive=True)
+    slow = _naive_probe(folder)
     compared = [k for k in fast if k.startswith(("skip", "future", "deletion"))]
     assert len(compared) >= (12 if which == "gpt2" else 11)
     for key in compared:

@@ -85,8 +85,9 @@ def test_a_run_that_reaches_no_checkpoint_is_handed_back_when_the_grace_period_e
         tmp_path: Path, kb_workers: Callable[..., subprocess.Popen[bytes]]) -> None:
     kb = _kb(tmp_path)
     log = tmp_path / "executions.log"
-    # One step of 12 s: no progress report and no checkpoint until it ends.
-    run = queue_store.enqueue(kb.engine, "noop", {"value": 2.0, "steps": 1, "step_seconds": 12.0,
+    # One step of 6 s: no progress report and no checkpoint until it ends. The worker is stopped as the step
+    # starts, so its 1 s grace ends about 5 s before the step would; the new worker then sleeps the whole step.
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 2.0, "steps": 1, "step_seconds": 6.0,
                                                   "log_file": str(log)})
     first = kb_workers(KB_STOP_GRACE_SECONDS="1")
     wait_until(lambda: log.exists() and "start 2.0" in log.read_text(), 60, "the run started")

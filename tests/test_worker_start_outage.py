@@ -7,8 +7,6 @@ import collections
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,8 @@ from sqlalchemy import create_engine, text
 from kb.core import KnowledgeBase
 from kb.queue import store as queue_store
 from kb.settings import Settings
-from tests.servers import restart_postgres
+from tests.helpers.workers import wait_until
+from tests.servers import start_postgres, stop_postgres
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,19 +41,25 @@ def test_a_worker_started_during_an_outage_waits_and_no_wait_exits_3(tmp_path: P
     log = tmp_path / "executions.log"
     queue_store.enqueue(kb.engine, "noop", {"value": 1.0, "log_file": str(log)})
     kb.engine.dispose()
-    outage = threading.Thread(target=restart_postgres, args=(pg_url, 25.0))
-    outage.start()
-    deadline = time.monotonic() + 30
-    while _answers(pg_database) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    command = [sys.executable, "-m", "kb.cli", "worker", "--papers", str(tmp_path / "papers"), "--home",
-               str(tmp_path / "home")]
-    env = {**os.environ, "KB_DATABASE_URL": pg_database}
-    waiting = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    at_once = subprocess.run([*command, "--no-wait"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-    assert outage.is_alive(), "the server was down all along (a slower machine needs a longer outage)"
-    outage.join()
-    out, err = waiting.communicate(timeout=120)
+    # The server stays down until both workers have met the outage (the waiting one said so, --no-wait exited),
+    # however long this machine takes to start them, and then comes back: no fixed outage to outlast start-up.
+    stop_postgres(pg_url)
+    said = tmp_path / "waiting.err"
+    try:
+        command = [sys.executable, "-m", "kb.cli", "worker", "--papers", str(tmp_path / "papers"), "--home",
+                   str(tmp_path / "home")]
+        env = {**os.environ, "KB_DATABASE_URL": pg_database}
+        with said.open("w") as stderr:
+            waiting = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        at_once = subprocess.run([*command, "--no-wait"], cwd=ROOT, env=env, capture_output=True, text=True,
+                                 timeout=60)
+        wait_until(lambda: "unavailable while starting the worker" in said.read_text(), 60,
+                   "the waiting worker met the outage")
+        assert not _answers(pg_database), "the server was down all along"
+    finally:
+        start_postgres(pg_url)
+    out, _ = waiting.communicate(timeout=120)
+    err = said.read_text()
     assert at_once.returncode == 3 and "not answering just now" in at_once.stderr, at_once.stderr
     assert waiting.returncode == 0, err
     assert "unavailable while starting the worker" in err and "answers again after" in err, err
