@@ -659,25 +659,26 @@ class KnowledgeBase:
         planned = [(estimate, key, claim, analyzer, params)
                    for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
         planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
+        return self._enqueue(planned, device, executor, priority), skipped
+
+    def _enqueue(self, planned: list[tuple[Any, str, Claim, Analyzer, list[Any]]],  # type: ignore[type-arg]
+                 device: str, executor: str, priority: int) -> list[RunRecord]:
+        """Queue each planned claim's runs in the plan's order (a claim's seeds as one group), each with its
+        estimate."""
+        from kb.queue import store as queue_store
+
         queued = []
         for estimate, key, claim, analyzer, params in planned:
             group = uuid.uuid4().hex if len(params) > 1 else None
             for validated in params:
                 run = queue_store.enqueue(
-                    self.engine,
-                    analyzer.name,
-                    validated.model_dump(mode="json"),
-                    claim_key=key,
-                    device=device,
-                    executor=executor,
-                    group_id=group,
-                    binding=binding_hash(claim),
-                    priority=priority,
-                    expected_seconds=estimate.own_seconds,
+                    self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
+                    device=device, executor=executor, group_id=group, binding=binding_hash(claim),
+                    priority=priority, expected_seconds=estimate.own_seconds,
                 )
                 queued.append(queue_store.to_record(run))
                 self.run_estimates[run.id] = estimate
-        return queued, skipped
+        return queued
 
     def tensions(self) -> tensions_mod.Tensions:
         """Claims of different notes that cannot both hold, each with its state (``kb.evidence.tensions``'

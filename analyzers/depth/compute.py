@@ -458,12 +458,13 @@ def family_members(results: list[DepthProbeResult], metric: str, positive: bool 
     for one in results:
         value, check = getattr(one, metric), one.checks.get(metric) or MetricCheck()
         failing = [c for c in check.preconditions if c.passed is not True]
+        what = "ratio" if positive else metric  # the trend's logs are of a ratio
         if value is None or not math.isfinite(value):
-            bad.append(f"{one.model}: no {metric}")
+            bad.append(f"{one.model}: no {what}")
         elif positive and value <= 0:
             bad.append(f"{one.model}: ratio {value:.3g}, log undefined")
         elif check.stderr is None or not math.isfinite(check.stderr) or check.stderr <= 0:
-            bad.append(f"{one.model}: {metric} {value:.3g} has no standard error")
+            bad.append(f"{one.model}: {what} {value:.3g} has no standard error")
         elif interval_quantile(check.units) is None:
             bad.append(f"{one.model}: {too_few_units(check.units, check.source)}")
         elif failing:

@@ -44,33 +44,33 @@ def _chat_model_failures(*known: type[Exception]) -> Iterator[None]:
         raise typer.Exit(1) from exc
 
 
+# draft-claims' options, named once so its signature reads at a glance
+AcceptOpt = Annotated[
+    list[str] | None,
+    typer.Option("--accept", help="Write this drafted claim id into the note (repeat for more)."),
+]
+AcceptAllOpt = Annotated[bool, typer.Option("--accept-all", help="Write every kept claim into the note.")]
+IntoOpt = Annotated[
+    str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")
+]
+FallbackOpt = Annotated[
+    bool, typer.Option("--fallback", help="Use the deterministic drafter even if a chat model is configured.")
+]
+ProposedScaleOpt = Annotated[bool, typer.Option(
+    "--with-proposed-scale", help="Accepted claims that state no scale get the one proposed from the paper's "
+    "text (shown in the notes column).")]
+
+
 @app.command("draft-claims")
 def draft_claims(
     note_or_file: Annotated[
         str, typer.Argument(help="Note id (drafts from its source_file), or a text file.")
     ],
-    accept_ids: Annotated[
-        list[str] | None,
-        typer.Option("--accept", help="Write this drafted claim id into the note (repeat for more)."),
-    ] = None,
-    accept_all: Annotated[
-        bool, typer.Option("--accept-all", help="Write every kept claim into the note.")
-    ] = False,
-    into: Annotated[
-        str | None, typer.Option("--into", help="Note to write accepted claims into (FILE input).")
-    ] = None,
-    fallback: Annotated[
-        bool,
-        typer.Option("--fallback", help="Use the deterministic drafter even if a chat model is configured."),
-    ] = False,
-    with_proposed_scale: Annotated[
-        bool,
-        typer.Option(
-            "--with-proposed-scale",
-            help="Accepted claims that state no scale get the one proposed from the paper's "
-            "text (shown in the notes column).",
-        ),
-    ] = False,
+    accept_ids: AcceptOpt = None,
+    accept_all: AcceptAllOpt = False,
+    into: IntoOpt = None,
+    fallback: FallbackOpt = False,
+    with_proposed_scale: ProposedScaleOpt = False,
     papers: PapersOpt = None,
     home: HomeOpt = None,
     db: DbOpt = None,

@@ -308,47 +308,10 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
     links = find_links(note.body)
     targets = kb.link_targets(links)
     backlinks = kb.backlinks(note_id)
-    first_line = body_first_line(note)  # a link's line in the file, as an editor shows it
     if as_json:
-        print_json(
-            [
-                {
-                    "id": note.id,
-                    "path": str(note.path),
-                    "frontmatter": meta,
-                    "claims": claims,
-                    "body": note.body,
-                    "links": [
-                        {
-                            "target": link.target,
-                            "note": link.note_id,
-                            "claim": link.claim_id,
-                            "label": link.label,
-                            "line": first_line + link.line - 1,
-                            "resolved": targets[link.target],
-                        }
-                        for link in links
-                    ],
-                    "backlinks": [
-                        {"note": b.note_id, "title": b.title, "claim": b.claim_id} for b in backlinks
-                    ],
-                }
-            ]
-        )
+        print_json([_note_json(note, meta, claims, links, targets, backlinks)])
         return
-    header = Table.grid(padding=(0, 2))
-    for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
-        value = note.meta.year if key == "year" else meta.get(key)
-        header.add_row(
-            f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or ""))
-        )
-    # where 'kb add' took each field from (a record online, the PDF's layout, ...)
-    if note.meta.field_sources:
-        sources = ", ".join(f"{name}: {source.value}" for name, source in note.meta.field_sources.items())
-        header.add_row("[bold]sources[/]", esc(sources))
-    for key, value in note.meta.extra_fields.items():
-        header.add_row(f"[dim]{esc(key)}[/]", esc(value))
-    console.print(Panel(header, title=esc(note.meta.title), subtitle=esc(note.path)))
+    console.print(_header_panel(note, meta))
     claim_table = Listing(f"{len(claims)} claim(s)", [
         Col("id", fold=True), Col("state"), Col("kind", min_width=120), Col("analyzer", min_width=100),
         Col("expect", ratio=2, min_width=120), Col("statement", ratio=3)])
@@ -379,6 +342,50 @@ def show(note_id: Annotated[str, typer.Argument(help="Note id (file name without
             console.print(
                 f"  {esc(back.title)} [dim]{esc(back.note_id)}[/]{which}", highlight=False, soft_wrap=True
             )
+
+
+def _note_json(note: Note, meta: dict[str, Any], claims: list[dict[str, Any]], links: list[Any],
+               targets: dict[str, str | None], backlinks: list[Any]) -> dict[str, Any]:
+    """`kb show --json`'s object: the frontmatter, claims with their states, the body, links and backlinks."""
+    first_line = body_first_line(note)  # a link's line in the file, as an editor shows it
+    return {
+        "id": note.id,
+        "path": str(note.path),
+        "frontmatter": meta,
+        "claims": claims,
+        "body": note.body,
+        "links": [
+            {
+                "target": link.target,
+                "note": link.note_id,
+                "claim": link.claim_id,
+                "label": link.label,
+                "line": first_line + link.line - 1,
+                "resolved": targets[link.target],
+            }
+            for link in links
+        ],
+        "backlinks": [
+            {"note": b.note_id, "title": b.title, "claim": b.claim_id} for b in backlinks
+        ],
+    }
+
+
+def _header_panel(note: Note, meta: dict[str, Any]) -> Panel:
+    """The note's fields that say what it is, where 'kb add' took them from, and the user's own fields."""
+    header = Table.grid(padding=(0, 2))
+    for key in ("paper_id", "year", "decision", "status", "quality_score", "journal_tier", "tags"):
+        value = note.meta.year if key == "year" else meta.get(key)
+        header.add_row(
+            f"[bold]{esc(key)}[/]", esc(", ".join(value) if isinstance(value, list) else str(value or ""))
+        )
+    # where 'kb add' took each field from (a record online, the PDF's layout, ...)
+    if note.meta.field_sources:
+        sources = ", ".join(f"{name}: {source.value}" for name, source in note.meta.field_sources.items())
+        header.add_row("[bold]sources[/]", esc(sources))
+    for key, value in note.meta.extra_fields.items():
+        header.add_row(f"[dim]{esc(key)}[/]", esc(value))
+    return Panel(header, title=esc(note.meta.title), subtitle=esc(note.path))
 
 
 def _links_resolved(body: str, targets: dict[str, str | None]) -> str:
