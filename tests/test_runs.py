@@ -20,6 +20,7 @@ from kb.index.database import Run
 from kb.queue import execution
 from kb.queue import store as queue_store
 from kb.settings import Settings
+from schemas import RunStatus
 from tests.helpers.queue_kb import NOTE, queue_kb
 
 
@@ -91,6 +92,20 @@ def test_two_workers_never_take_the_same_run(tmp_path: Path) -> None:
         t.join()
     assert sorted(taken["a"] + taken["b"]) == sorted(ids)
     assert not set(taken["a"]) & set(taken["b"])
+
+
+def test_a_run_that_reported_no_progress_does_not_say_started_once_it_succeeded(tmp_path: Path) -> None:
+    # the Runs table showed "started" beside every finished run of an analyzer that reports no progress
+    kb = queue_kb(tmp_path)
+    silent, talking = (queue_store.enqueue(kb.engine, "noop", {}).id for _ in range(2))
+    for run_id in (silent, talking):
+        assert queue_store.claim_next(kb.engine, "w", run_id) is not None
+    queue_store.heartbeat(kb.engine, talking, 0.5, message="halfway", attempt=1)
+    for run_id in (silent, talking):
+        assert queue_store.finish(kb.engine, run_id, RunStatus.succeeded, attempt=1)
+    with Session(kb.engine) as session:
+        messages = {run_id: session.get(Run, run_id).message for run_id in (silent, talking)}  # type: ignore[union-attr]
+    assert messages == {silent: queue_store.FINISHED_SILENTLY, talking: "halfway"}
 
 
 def test_cancel_stops_running_analyzer(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import os
 import socket
 from typing import Any
 
-from sqlalchemy import func, literal, or_, type_coerce, update
+from sqlalchemy import case, func, literal, or_, type_coerce, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import Interval
@@ -43,6 +43,8 @@ STALE_AFTER = LEASE
 MAX_ATTEMPTS = 3
 #: The statuses a run ends in: its record in the artifact store is written once it has one of them.
 FINAL = frozenset({RunStatus.succeeded, RunStatus.failed, RunStatus.cancelled})
+#: A run's message when a worker takes it, and a succeeded run's when it never reported progress.
+STARTED, FINISHED_SILENTLY = "started", "finished (it reported no progress)"
 
 
 def db_now(engine: Engine, plus: dt.timedelta | None = None) -> ColumnElement[dt.datetime]:
@@ -160,7 +162,7 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
                 .values(status=RunStatus.running.value, worker_id=worker_id, started_at=now, heartbeat_at=now,
-                        lease_expires_at=db_now(engine, lease), progress=0.0, message="started",
+                        lease_expires_at=db_now(engine, lease), progress=0.0, message=STARTED,
                         attempts=attempts + 1)
             )
             session.commit()
@@ -317,6 +319,8 @@ def finish(engine: Engine, run_id: str, status: RunStatus, *, error: str | None 
                               "lease_expires_at": None, **timing_fields(timing)}
     if status is RunStatus.succeeded:
         values["progress"] = 1.0
+        # a run that never reported progress would keep saying "started" in the Runs table once done
+        values["message"] = case((col(Run.message) == STARTED, FINISHED_SILENTLY), else_=col(Run.message))
     with Session(engine) as session:
         query = update(Run).where(col(Run.id) == run_id)
         if attempt is not None:
