@@ -41,6 +41,8 @@ def test_verify_bundled_depth_claims_leaves_a_verdict_for_each(kb_dirs: tuple[Pa
 
 
 @pytest.mark.slow
+# every bound claim, two family probes among them: past the 600 s default once beside a full suite on 2 cores
+@pytest.mark.timeout(1200)
 def test_verify_all_bundled_notes_leaves_a_verdict_for_every_bound_claim(kb_dirs: tuple[Path, Path],
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     papers, home = kb_dirs

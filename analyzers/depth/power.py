@@ -126,6 +126,8 @@ PROBE_SIZES = [
     _probe("esm2_family", (6, 12, 30, 33, 36, 48)),
     _probe("six_plms", (33, 36, 27, 33, 33, 30)),
 ]
+#: Presets of one checkpoint per PLM family (similar depths), for claims about every model, not about depth.
+ACROSS_FAMILIES = ("six_plms", "plms_smoke")
 #: The paper sweep's UniRef50 sequences are longer (mean ~300 residues, 45 masked); the others are designed.
 SWEEP_SIZES = [
     _sweep("smoke", (2, 4, 8), answers=False),
@@ -480,7 +482,14 @@ def power_table(trials: int = 400, seed: int = 0) -> list[dict[str, Any]]:
         (
             "depth.probe",
             {"learned": PROBE_CHECKS["learned"], **FAMILY_CHECKS},
-            [s for s in PROBE_SIZES if len(s.layers) > 1],
+            [s for s in PROBE_SIZES if len(s.layers) > 1 and s.name not in ACROSS_FAMILIES],
+        ),
+        # one checkpoint per PLM family, at similar depths: no depth trend to test, only the every-model bound
+        (
+            "depth.probe",
+            {"learned": PROBE_CHECKS["learned"], "every model resolved (smallest share)": FAMILY_CHECKS[
+                "every model resolved (smallest share)"]},
+            [s for s in PROBE_SIZES if s.name in ACROSS_FAMILIES],
         ),
         ("depth.sweep", SWEEP_CHECKS, SWEEP_SIZES),
     ]
