@@ -160,3 +160,34 @@ def test_a_real_langevin_smoke_run_names_its_stages_and_its_bar_and_time_left_mo
     assert moved and all(left is not None for left in moved)
     took = clock.durations(time.perf_counter() - started)
     assert set(took) == {MAIN_STAGE, "design", "training", "sampling", "analysis"}
+
+
+def test_learned_stage_times_weigh_the_stages_where_the_declared_fractions_mislead() -> None:
+    # training declared as a quarter of the bar takes 70 % of the time here: the earlier runs' stage times say
+    # so, and the bar follows the clock and the time left is the true one at every report; weighed by the
+    # declared fractions instead, the bar lags the clock by over 0.3 and the time left reaches twice the truth
+    spans = {"design": (0.0, 0.05, 60.0), "training": (0.05, 0.3, 2800.0), "sampling": (0.3, 0.95, 1080.0),
+             "analysis": (0.95, 1.0, 60.0)}
+    total = sum(seconds for _, _, seconds in spans.values())
+    learned = tuple((name, seconds) for name, (_, _, seconds) in spans.items())
+    clock, declared = StagedClock(), StagedClock()
+    clock.expect(RunEstimate(total, "test", stages=((MAIN_STAGE, total),), own_stages=learned))
+    declared.expect(RunEstimate(total, "test", stages=((MAIN_STAGE, total),)))
+    for elapsed, bar, left in _langevin_like(clock, spans):
+        assert bar == pytest.approx(elapsed / total, abs=1e-9)
+        assert left == pytest.approx(total - elapsed, rel=1e-9, abs=1e-6)
+    seen = _langevin_like(declared, spans)
+    assert max(elapsed / total - bar for elapsed, bar, _ in seen) > 0.3
+    assert max(left / (total - elapsed) for elapsed, _, left in seen if left is not None and elapsed < total) > 2
+
+
+def test_a_stage_the_earlier_runs_did_not_name_falls_back_to_the_declared_fractions() -> None:
+    # an analyzer whose stages changed since the runs the estimate learned from: its new stage has no
+    # learned time, so once it is entered every stage is weighed by the declared fractions, as without history
+    spans = {"design": (0.0, 0.5, 100.0), "polishing": (0.5, 1.0, 100.0)}
+    clock, declared = StagedClock(), StagedClock()
+    clock.expect(RunEstimate(200.0, "test", stages=((MAIN_STAGE, 200.0),),
+                             own_stages=(("design", 20.0), ("training", 180.0))))
+    declared.expect(RunEstimate(200.0, "test", stages=((MAIN_STAGE, 200.0),)))
+    once_entered = [report for report in _langevin_like(clock, spans) if report[0] > 100.0]
+    assert once_entered == [report for report in _langevin_like(declared, spans) if report[0] > 100.0]

@@ -71,6 +71,23 @@ def test_a_runs_first_use_stages_are_left_out_of_its_history(tmp_path: Path) -> 
     assert estimate(engine, probe, probe.params_for(scale="smoke"), loading=()).seconds == 9.0
 
 
+def test_a_learned_estimate_splits_the_runs_own_time_by_its_stored_stage_times(tmp_path: Path) -> None:
+    engine = _engine(tmp_path)
+    probe = registry.get("depth.probe")
+    smoke = probe.params_for(scale="smoke")
+    params = smoke.model_dump(mode="json")
+    training = first_use_stage(f"training {MODEL}")
+    for design, sampling in ((10.0, 50.0), (30.0, 70.0), (20.0, 90.0)):
+        _insert(engine, "depth.probe", params, 2.0 + design + sampling + 40.0,
+                stages={MAIN_STAGE: 2.0, "design": design, "sampling": sampling, training: 40.0})
+    found = estimate(engine, probe, smoke, loading=())
+    assert found.own_stages == (("design", 20.0), ("sampling", 70.0))  # each stage's median; first use out
+    assert found.seconds == statistics.median([62.0, 102.0, 112.0])
+    # a run that stored other stages (an older version of the analyzer): no split, the fractions weigh them
+    _insert(engine, "depth.probe", params, 100.0, stages={MAIN_STAGE: 100.0})
+    assert estimate(engine, probe, smoke, loading=()).own_stages == ()
+
+
 def test_without_history_the_declared_time_is_scaled_by_this_machines_speed(tmp_path: Path) -> None:
     engine = _engine(tmp_path)
     probe = registry.get("depth.probe")

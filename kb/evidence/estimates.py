@@ -14,7 +14,9 @@ cache or the process lacks what they build (their median here once paid, else th
 the speed), and left out of the run's own history, since
 a run stores each stage's duration (``Run.stages_json``) beside its estimate and its actual time. While a
 run works, ``StagedClock`` turns its stages into one bar weighted by their estimates, which never moves back,
-and a time left from each stage's own measured pace.
+and a time left from each stage's own measured pace. A stage of the run's own work (design, training) is
+weighed by its median time in the past runs the estimate comes from (``RunEstimate.own_stages``), else by the
+share of the progress fraction the analyzer declares for it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class RunEstimate:
     # (stage, seconds) in the order the run works through them: first-use stages, then MAIN_STAGE (its own
     # work)
     stages: tuple[tuple[str, float | None], ...] = field(default=())
+    # The run's own work split by the stages it names (design, training, ...): the median seconds of each in
+    # the past runs the estimate is measured from, when they stored their stage times. A stage's weight on the
+    # bar and in the time left comes from here, not from the share of the progress fraction the analyzer
+    # declares for it, which need not match its time on this machine.
+    own_stages: tuple[tuple[str, float], ...] = field(default=())
 
     @property
     def first_use_seconds(self) -> float:
@@ -149,12 +156,13 @@ def _history_key(params: AnalyzerParams) -> str:
     return json.dumps({**kept, "device": params.device.split(":")[0]}, sort_keys=True, default=str)
 
 
-def past_durations(engine: Engine, analyzer: Analyzer,  # type: ignore[type-arg]
-                   params: AnalyzerParams) -> list[float]:
-    """Seconds the latest succeeded runs of this analyzer on these parameters (any seed) took here, newest
-    first."""
+def past_runs(engine: Engine, analyzer: Analyzer,  # type: ignore[type-arg]
+              params: AnalyzerParams) -> list[tuple[float, dict[str, float]]]:
+    """The latest succeeded runs of this analyzer on these parameters (any seed) here, newest first: each
+    one's own seconds (``own_seconds``) and the seconds of each of its own stages it stored (first-use ones
+    left out; empty for runs from before kb stored stage times)."""
     wanted = _history_key(params)
-    found: list[float] = []
+    found: list[tuple[float, dict[str, float]]] = []
     with Session(engine) as session:
         rows = session.exec(select(Run).where(Run.analyzer == analyzer.name,
                                               Run.status == RunStatus.succeeded.value)
@@ -168,10 +176,22 @@ def past_durations(engine: Engine, analyzer: Analyzer,  # type: ignore[type-arg]
         except ValueError:  # parameters of an older version of the analyzer
             continue
         if _history_key(earlier) == wanted:
-            found.append(seconds)
+            stages: dict[str, float] = json.loads(run.stages_json) if run.stages_json else {}
+            found.append((seconds, {name: float(value) for name, value in stages.items()
+                                    if not is_first_use(name)}))
             if len(found) == HISTORY:
                 break
     return found
+
+
+def stage_medians(past: Sequence[dict[str, float]]) -> tuple[tuple[str, float], ...]:
+    """The median seconds of each named stage of the run's own work over ``past`` runs' stored stage times,
+    when every one of them named the same stages (a run that names none, or an analyzer whose stages changed
+    between versions, gives none: the declared fractions weigh the stages then)."""
+    named = [{name: s for name, s in stages.items() if name != MAIN_STAGE} for stages in past]
+    if not named or not named[0] or any(stages.keys() != named[0].keys() for stages in named):
+        return ()
+    return tuple((name, statistics.median(stages[name] for stages in named)) for name in named[0])
 
 
 def own_seconds(run: Run) -> float | None:
@@ -247,10 +267,13 @@ def estimate(engine: Engine, analyzer: Analyzer, params: AnalyzerParams,  # type
     if cache_dir is not None:
         first += [(name, first_use_estimate(engine, name, seconds))
                   for name, seconds in analyzer.first_use(params, cache_dir)]
-    past = past_durations(engine, analyzer, params)
+    past = past_runs(engine, analyzer, params)
     own: float | None
+    split: tuple[tuple[str, float], ...] = ()
     if past:
-        own, basis = statistics.median(past), f"measured here, {len(past)} run{'s' if len(past) > 1 else ''}"
+        own, basis = (statistics.median(s for s, _ in past),
+                      f"measured here, {len(past)} run{'s' if len(past) > 1 else ''}")
+        split = stage_medians([stages for _, stages in past])
     elif (expected := analyzer.expected_seconds.get(scale)) is not None:
         own = expected * machine_slowness()
         basis = f"'{scale}' preset, {machine_slowness():.1f}x the reference machine's time"
@@ -258,7 +281,7 @@ def estimate(engine: Engine, analyzer: Analyzer, params: AnalyzerParams,  # type
         own, basis = None, f"no run of {analyzer.name} at '{scale}' timed here yet"
     stages = (*first, (MAIN_STAGE, own))
     total = None if own is None else own + sum(seconds or 0.0 for _, seconds in first)
-    return RunEstimate(total, basis, scale, stages=stages)
+    return RunEstimate(total, basis, scale, stages=stages, own_stages=split)
 
 
 def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list[RunEstimate]:  # type: ignore[type-arg]
@@ -281,7 +304,8 @@ def sharing(planned: list[tuple[Analyzer, AnalyzerParams, RunEstimate]]) -> list
                 if None not in left
                 else found.seconds - sum(seconds or 0.0 for name, seconds in found.stages if name in paid)
             )
-            found = RunEstimate(own, found.basis, found.scale, found.not_runnable, stages=kept)
+            found = RunEstimate(own, found.basis, found.scale, found.not_runnable, stages=kept,
+                                own_stages=found.own_stages)
         paid |= {name for name, _ in found.stages if is_first_use(name)}
         stages = analyzer.cached_stages(params)
         if stages and stages <= built and found.not_runnable is None:
@@ -353,10 +377,12 @@ class StagedClock:
         self.fraction = 0.0  # the analyzer's latest
         self.shown = 0.0  # the bar's latest: never lower than before
         self.planned: list[str] = []
+        self.split: dict[str, float] = {}  # the estimate's own stages, learned (``RunEstimate.own_stages``)
 
     def expect(self, estimate: RunEstimate) -> None:
         """Weigh the stages by ``estimate`` (asked for lazily: a run that never reports pays nothing)."""
         self.expected = dict(estimate.stages)
+        self.split = dict(estimate.own_stages)
         self.planned = [name for name, _ in estimate.stages]
         if not estimate.stages and estimate.seconds is not None:
             self.expected, self.planned = {MAIN_STAGE: estimate.seconds}, [MAIN_STAGE]
@@ -387,11 +413,18 @@ class StagedClock:
             return None if until > start else 0.0
         return own * max(0.0, min(until, 1.0) - max(start, origin)) / span if span > 0 else 0.0
 
+    def _learned(self) -> bool:
+        """Whether learned stage times weigh the run's own stages: each one it has named so far has one."""
+        named = [s.name for s in self.stages if not s.implicit and not is_first_use(s.name)]
+        return bool(self.split) and all(name in self.split for name in named)
+
     def _weight(self, stage: _Stage) -> float | None:
         if is_first_use(stage.name):
             return self.expected.get(stage.name)
         if stage.implicit:  # the whole run while it names no stage
             return self.expected.get(MAIN_STAGE)
+        if self._learned():
+            return self.split[stage.name]
         return self._own_share(stage.start, stage.until)
 
     def _to_come(self, current: _Stage) -> list[float | None]:
@@ -405,6 +438,8 @@ class StagedClock:
             )
             first = [self.expected.get(name) for name in after if is_first_use(name) and name not in entered]
             return [*first, self.expected.get(MAIN_STAGE)]
+        if self._learned():  # the named stages past runs went through that this one has not entered yet
+            return [seconds for name, seconds in self.split.items() if name not in entered]
         return [self._own_share(current.until, 1.0)]
 
     def update(self, fraction: float, elapsed: float) -> tuple[float, float | None]:
