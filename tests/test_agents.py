@@ -290,6 +290,26 @@ def test_draft_agent_rejects_a_hallucinated_quote_after_one_repair(shared_kb: Kn
     assert "'invented': the quote is not in the text" in seen["s1"]
 
 
+def test_find_quote_says_the_page_a_quote_starts_on_and_the_pages_of_the_closest(
+        shared_kb: KnowledgeBase) -> None:
+    from kb.agents.tools import ToolBox
+
+    pages = ["Title page. We probe six protein language models.",
+             "Methods. The optimal depth is at least 24 layers for models with 650M parameters. It ends",
+             "here on the third page. Later layers mainly refine the output distribution."]
+    box = ToolBox(shared_kb, text="\f".join(pages))
+    assert box.find_quote("The optimal depth is at least 24 layers").startswith("found on page 2: ")
+    assert box.find_quote("It ends here on the third page").startswith("found on page 2: ")  # runs over
+    assert box.find_quote("mainly refine the output").startswith("found on page 3: ")
+    missed = box.find_quote("Later layers refine the output logits.")
+    assert missed.startswith("not found")
+    closest = json.loads(missed.split(": ", 1)[1])
+    assert closest[0] == {"page": 3, "text": "Later layers mainly refine the output distribution."}
+    # a text without pages (a note's body, a pasted abstract): found, with no page to give
+    assert ToolBox(shared_kb, text=" ".join(pages)).find_quote("mainly refine the output") \
+        .startswith("found: ")
+
+
 def test_draft_agent_fixes_a_quote_when_told(shared_kb: KnowledgeBase) -> None:
     def fix(messages: list[BaseMessage]) -> AIMessage:
         assert "'invented'" in tool_results(messages)["s1"]

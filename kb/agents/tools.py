@@ -30,7 +30,7 @@ from kb.evidence.claim_states import ClaimState
 from kb.evidence.verdicts import MetricMissing, resolve_metric
 from kb.index.indexing import claim_for_key
 from kb.notes.files import NoteError
-from kb.notes.grounding import check_quote, normalize_text
+from kb.notes.grounding import QuoteMatcher, check_quote, normalize_text
 
 CitationKind = Literal["note", "claim", "run"]
 ClaimStateName = Literal[
@@ -207,6 +207,7 @@ class ToolBox:
     citations: list[Citation] = field(default_factory=list)
     candidates: list[Citation] = field(default_factory=list)
     tools: dict[str, BaseTool] = field(default_factory=dict)
+    matcher: QuoteMatcher | None = field(default=None, repr=False)  # ``text`` prepared for quotes, once
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def cite(self, kind: CitationKind, ident: str, label: str | None = None) -> None:
@@ -490,13 +491,17 @@ class ToolBox:
     def find_quote(self, quote: str) -> str:
         """Check that a quote occurs verbatim in the paper's text before you use it in a claim.
 
-        Returns 'found' with the sentence around it, or 'not found' with the closest sentences, whose exact
-        words you should copy instead. Claims whose quote is not in the text are rejected.
+        Returns 'found' with the PDF page it starts on (when the text has pages) and the sentence around it,
+        or 'not found' with the closest sentences and their pages, whose exact words you should copy instead.
+        Give a claim the page its quote starts on. Claims whose quote is not in the text are rejected.
         """
         if self.text is None:
             return "error: there is no paper text in this session"
         if check_quote(quote, self.text):
-            return "found: " + _around(quote, self.text)
+            if self.matcher is None:  # the text's pages normalized once for every call of the session
+                self.matcher = QuoteMatcher(self.text)
+            page = self.matcher.start_page(quote)
+            return f"found{'' if page is None else f' on page {page}'}: " + _around(quote, self.text)
         return "not found. Closest passages (copy one verbatim): " + _dumps(_closest(quote, self.text))
 
 
@@ -506,15 +511,18 @@ def _around(quote: str, text: str, width: int = 200) -> str:
     return flat[max(0, at - width // 2): at + len(needle) + width // 2]
 
 
-def _closest(quote: str, text: str, count: int = 3) -> list[str]:
-    """The sentences of the text sharing the most words with the quote."""
+def _closest(quote: str, text: str, count: int = 3) -> list[str | dict[str, Any]]:
+    """The sentences of the text sharing the most words with the quote; in a text with pages, each with the
+    page it starts on."""
     from kb.agents.fallback import units
 
     words = set(normalize_text(quote).split())
     scored = sorted(
-        ((len(words & set(normalize_text(u.text).split())), u.text) for u in units(text)), reverse=True
+        ((len(words & set(normalize_text(u.text).split())), i, u) for i, u in enumerate(units(text))),
+        key=lambda found: (-found[0], found[1]),
     )
-    return [sentence for score, sentence in scored[:count] if score]
+    return [unit.text if unit.page is None else {"page": unit.page, "text": unit.text}
+            for score, _, unit in scored[:count] if score]
 
 
 def _guarded(name: str, func: Callable[..., str], box: ToolBox) -> Callable[..., str]:
