@@ -4,7 +4,8 @@ Each test counts executions from the analyzer's own side (the noop analyzer's ``
 and an 'end' line per execution), not only from kb's tables: a PostgreSQL restart under two workers, an
 exclusive SQLite lock mid-run, kill -9 of a worker beside a live peer, a lease that expires on another
 host, a worker that lost its lease, the artifact store unreachable when a run starts, and a rebuild of a
-lost index from the store (SQLite and an empty PostgreSQL database with an S3 store).
+lost index from the store (SQLite and an empty PostgreSQL database with an S3 store), and a claim whose
+commit went through while the answer was lost.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError
 from sqlmodel import Session, select
 
@@ -76,6 +79,57 @@ def _held_by(kb: KnowledgeBase, run_id: str) -> tuple[str | None, int]:
         row = session.get(Run, run_id)
         assert row is not None
         return row.worker_id, row.attempts
+
+
+def test_a_claim_whose_answer_the_connection_lost_is_run_once_by_the_worker_that_made_it(
+        tmp_path: Path) -> None:
+    # A restart can cut the connection after the database committed a claim and before the worker heard so
+    # (seen in a parallel suite: one run stayed 'running', held by a live worker that never ran it). The
+    # worker's retry must find the run it holds and run it, once, not leave it behind for another.
+    kb = _kb(tmp_path)
+    log = tmp_path / "executions.log"
+    ids = [queue_store.enqueue(kb.engine, "noop", {"value": float(i), "log_file": str(log)}).id for i in range(3)]
+    claimed: list[bool] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE RUN SET ATTEMPTS") and "worker_id" in statement:
+            claimed.append(True)
+
+    def answer_lost(session: Session) -> None:
+        if claimed and len(claimed) == 1:  # the first claim only, once it is committed
+            claimed.append(False)
+            raise OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+
+    event.listen(Engine, "after_cursor_execute", seen)  # the worker opens its own engine
+    event.listen(Session, "after_commit", answer_lost)
+    try:
+        assert kb.work(once=True) == {"succeeded": 3}
+    finally:
+        event.remove(Session, "after_commit", answer_lost)
+        event.remove(Engine, "after_cursor_execute", seen)
+    assert claimed[:2] == [True, False], "the fault was injected after a committed claim"
+    assert {run.id: run.status for run in kb.runs(limit=10)} == dict.fromkeys(ids, RunStatus.succeeded)
+    executions = _executions(log)
+    assert executions["start"] == executions["end"] == {float(i): 1 for i in range(3)}, executions
+
+
+def test_a_claim_in_doubt_for_another_run_than_the_one_asked_for_is_handed_back(tmp_path: Path) -> None:
+    # a Slurm job or Ray task claims its own run by id: a claim in doubt for another run goes back to the queue
+    kb = _kb(tmp_path)
+    first, second = (queue_store.enqueue(kb.engine, "noop", {"value": v}).id for v in (1.0, 2.0))
+
+    def answer_lost(session: Session) -> None:
+        event.remove(Session, "after_commit", answer_lost)
+        raise OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+
+    event.listen(Session, "after_commit", answer_lost)
+    with pytest.raises(OperationalError):
+        queue_store.claim_next(kb.engine, "w:1", first)
+    assert _held_by(kb, first) == ("w:1", 1)  # the claim went through
+    taken = queue_store.claim_next(kb.engine, "w:1", second)
+    assert taken is not None and taken.id == second
+    back = queue_store.get_run(kb.engine, first)
+    assert back is not None and back.status is RunStatus.queued and _held_by(kb, first)[0] is None
 
 
 @pytest.mark.postgres

@@ -6,7 +6,9 @@ also counts the attempt and gives the run a lease (``lease_expires_at``). The wo
 with each heartbeat. Every running worker reclaims runs whose lease expired (``reclaim``), and at once
 those whose worker process on this host is gone. Each attempt has a number, and every later write of
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
-reclaimed and taken by another can no longer record anything (fencing). The rule that fails a run
+reclaimed and taken by another can no longer record anything (fencing). A claim whose commit the
+connection lost (a database restart) is in doubt: the thread that made it asks the database first on its
+next claim, and takes the run if the claim went through (``claim_next``). The rule that fails a run
 after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
 (claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock.
 Evidence is only ever added, never overwritten: a failed run leaves earlier evidence intact.
@@ -21,6 +23,7 @@ import datetime as dt
 import json
 import os
 import socket
+import threading
 from typing import Any
 
 from sqlalchemy import case, func, literal, or_, type_coerce, update
@@ -131,6 +134,11 @@ def _in_order(rows: list[Any]) -> list[Any]:
     return sorted(rows, key=lambda r: order_key(r[2] or 0, r[3], _aware(r[4]) or now, now))
 
 
+#: The claim each thread made whose answer its connection lost: (run id, attempt). Per thread, because a
+#: worker's two lanes claim under one worker id, and each must take back only what it claimed itself.
+_in_doubt = threading.local()
+
+
 def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, device: str | None = None,
                lease: dt.timedelta = LEASE, short_only: bool = False) -> Run | None:
     """Atomically take the next queued run (``order_key``), or ``run_id``, for this worker; None when none is
@@ -142,7 +150,14 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
     device kind ('cuda' takes 'cuda:1' too). ``short_only``: only interactive runs expected to be short
     (the second lane beside a long run). Two workers that pick the same run race on one conditional
     UPDATE; the loser takes its next candidate.
+
+    A claim whose commit raised (the connection cut by a restart) may have gone through: the database holds
+    the run for this worker, whose live process would keep anyone from reclaiming it, and the worker would
+    never run it. So the thread's next call (the retry of ``kb.queue.retry``) first reads that run and takes
+    it when the claim did go through (``_claimed_in_doubt``).
     """
+    if (doubted := _claimed_in_doubt(engine, worker_id, run_id)) is not None:
+        return doubted
     with Session(engine) as session:
         if run_id is not None:
             rows = session.exec(select(Run.id, Run.attempts).where(Run.id == run_id,
@@ -158,6 +173,7 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
         for candidate in rows:
             candidate_id, attempts = candidate[0], candidate[1]
             now = db_now(engine)
+            _in_doubt.claim = (candidate_id, attempts + 1)  # until this thread learns the claim's outcome
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
@@ -168,10 +184,30 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
             session.commit()
             if taken.rowcount == 1:
                 run = session.get(Run, candidate_id)
+                _in_doubt.claim = None
                 if run is not None and run.attempts == attempts + 1:
                     return run
+            _in_doubt.claim = None
             # Another worker won the race for this run: try the next one.
     return None
+
+
+def _claimed_in_doubt(engine: Engine, worker_id: str, run_id: str | None) -> Run | None:
+    """The run this thread's last claim took, when that claim's commit raised yet went through; None when it
+    did not (or there is none in doubt). A claim in doubt for another run than ``run_id`` is handed back."""
+    doubted: tuple[str, int] | None = getattr(_in_doubt, "claim", None)
+    if doubted is None:
+        return None
+    with Session(engine) as session:
+        run = session.get(Run, doubted[0])
+    _in_doubt.claim = None  # its outcome is known now (a read that raises leaves it in doubt)
+    ours = (RunStatus.running.value, worker_id, doubted[1])
+    if run is None or (run.status, run.worker_id, run.attempts) != ours:
+        return None
+    if run_id is not None and run_id != run.id:
+        release(engine, run.id, doubted[1], "the answer to its claim was lost", voluntary=True)
+        return None
+    return run
 
 
 def _short(priority: int | None, expected: float | None) -> bool:
