@@ -27,7 +27,7 @@ from sqlmodel import Session, col, select
 from kb.hashing import binding_hash
 from kb.index import listing
 from kb.index.database import ClaimRow, Paper, Tag, writer_lock
-from kb.index.listing import STORED_COLUMNS, SortKey, StoredNote, decode_tags, encode_tags, paper_filter
+from kb.index.listing import STORED_COLUMNS, SortKey, StoredNote, encode_tags, paper_filter
 from kb.index.opening import init_db, search_backend_for
 from kb.index.search import SearchDoc, SearchHit
 from kb.notes.files import Note, NoteError, field_line, find_notes, read_note
@@ -35,10 +35,6 @@ from kb.notes.grounding import check_note
 from kb.notes.sources import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
 from kb.settings import NoteLimits
 from schemas import Claim
-
-# Re-exported: the listing's rules have their home in kb.index.listing (no SQLAlchemy there).
-__all__ = ["IndexReport", "SortKey", "decode_tags", "encode_tags", "filter_papers", "index_notes",
-           "list_papers"]
 
 
 @dataclass
