@@ -37,7 +37,7 @@ SCRIPT = """
 import json, sys
 heavy = set(sys.argv[1].split(","))
 found = {}
-for args in json.loads(sys.argv[2]):
+for name, args in json.loads(sys.argv[2]):
     before = set(sys.modules)
     sys.argv = ["kb", *args]
     try:
@@ -46,8 +46,8 @@ for args in json.loads(sys.argv[2]):
     except SystemExit as exc:
         assert exc.code in (0, None), (args, exc.code)
     new = set(sys.modules) - before
-    found[args[0]] = sorted({name.split(".")[0] for name in new} & heavy)
-    found[args[0] + " modules"] = sorted(name for name in new if name.startswith(("kb.", "analyzers.")))
+    found[name] = sorted({module.split(".")[0] for module in new} & heavy)
+    found[name + " modules"] = sorted(module for module in new if module.startswith(("kb.", "analyzers.")))
 print(json.dumps(found))
 """
 
@@ -61,8 +61,9 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     assert run_kb(papers, home, "index").returncode == 0  # the index is current: `kb list` reads it as is
     # `kb runs` loads kb.cli.runs, whose `evidence` group gets `export` only from kb.cli.bundles: asked for after
     # it in one process, `kb evidence` must still have it
-    commands = [["--help"], ["list", *where], ["add", str(bib), *where], ["runs", *where],
-                ["evidence", "export", "--help"]]
+    commands = [["--help", ["--help"]], ["list", ["list", *where]], ["add --help", ["add", "--help"]],
+                ["add", ["add", str(bib), *where]], ["runs", ["runs", *where]],
+                ["evidence", ["evidence", "export", "--help"]]]
     done = subprocess.run([sys.executable, "-c", SCRIPT, ",".join(HEAVY + INDEX_LIBRARIES), json.dumps(commands)],
                           cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -71,6 +72,8 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     assert found["--help"] == []
     assert found["list"] == []  # list reads the current index with sqlite3
     assert found["add"] == ["sqlalchemy"]  # add indexes the note it writes (the index at head: no Alembic)
+    assert found["add --help"] == [] and [name for name in found["add --help modules"]
+                                          if name.startswith(("kb.settings", "kb.notes.files", "kb.core"))] == []
     assert [name for name in found["list modules"] if name.startswith(NOT_FOR_LIST)] == []
     assert "kb.core" not in found["list modules"] and "kb.settings" not in found["list modules"]
     assert (papers / "depth-of-plms.md").exists()  # the add ran, so its imports were counted
