@@ -1,7 +1,8 @@
-"""Start-up time of the ``kb`` command: the median wall and CPU time of ``kb --help``, ``kb list`` on an empty
-notes folder and ``kb list`` on the bundled notes (each on an index already built, so the time is the start-up
-and the check that nothing changed, not the indexing), each run as a new process (``python -m kb``), the
-commands interleaved so a change in the machine's load falls on all alike. ``--before REV`` measures that
+"""Start-up time of the ``kb`` command: the median wall and CPU time of ``kb --help``, ``kb add --help``,
+``kb list`` on an empty notes folder, on the bundled notes and on 1,000 generated notes (each on an index
+already built, so the time is the start-up and the check that nothing changed, not the indexing), each run as
+a new process (``python -m kb``), the commands interleaved so a change in the machine's load falls on all
+alike. ``--before REV`` measures that
 commit of this repository too (``git archive`` into a temporary folder, same Python), interleaved with this
 checkout, and prints the ratios. Prints the load average beside the numbers: on a shared machine wall times
 mean little without it; CPU time (user + system of the child) moves less with the load.
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+GENERATED = 1000  # notes in the generated library
 
 
 def _run(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -53,6 +55,17 @@ def _export(revision: str, into: Path) -> Path:
     return into
 
 
+def _generated_notes(folder: Path, count: int) -> Path:
+    """``count`` small valid notes (title, year, quality, tags, body) in ``folder``: a library of some size."""
+    folder.mkdir()
+    for n in range(count):
+        (folder / f"generated-{n:04d}.md").write_text(
+            f'---\npaper_id: "bench:{n}"\ntitle: "Generated note {n}"\npublication: {{year: {2000 + n % 27}}}\n'
+            f'quality_score: {1 + n % 5}\ntags: ["bench", "group-{n % 10}"]\n---\n\nNote {n}.\n',
+            encoding="utf-8")
+    return folder
+
+
 def _summary(times: list[float]) -> dict[str, float]:
     return {"median_s": round(statistics.median(times), 3), "min_s": round(min(times), 3),
             "max_s": round(max(times), 3)}
@@ -69,7 +82,11 @@ def measure(rounds: int, before: str | None = None) -> dict[str, object]:
         runs: list[tuple[str, Path, list[str]]] = []  # (name, tree, args): each tree its own homes and notes
         for n, (label, tree) in enumerate(trees.items()):
             bundled = shutil.copytree(ROOT / "papers", base / f"bundled-{n}")
+            generated = _generated_notes(base / f"generated-{n}", GENERATED)
             runs += [(f"kb --help | {label}", tree, ["--help"]),
+                     (f"kb add --help | {label}", tree, ["add", "--help"]),
+                     (f"kb list ({GENERATED:,} notes) | {label}", tree,
+                      ["list", "--papers", str(generated), "--home", str(base / f"home-generated-{n}")]),
                      (f"kb list (empty) | {label}", tree,
                       ["list", "--papers", str(base / "empty"), "--home", str(base / f"home-empty-{n}")]),
                      (f"kb list (bundled notes) | {label}", tree,

@@ -33,6 +33,7 @@ from kb.evidence import claim_states as evidence_mod
 from kb.hashing import binding_hash
 from kb.index import indexing as index_mod
 from kb.index import links as links_mod
+from kb.index import listing as listing_mod
 from kb.index.checks import row_problem, schema_problem
 from kb.index.database import ClaimRow, Paper, make_engine
 from kb.index.indexing import claim_for_key
@@ -914,16 +915,6 @@ def _with_body(note: Note, body: str) -> Note:
 
 
 def paper_summary(paper: Paper) -> dict[str, Any]:
-    """A JSON-ready summary of an indexed paper, as listing commands print it."""
-    return {
-        "id": paper.id,
-        "paper_id": paper.paper_id,
-        "title": paper.title,
-        "year": paper.year,
-        "status": paper.status,
-        "decision": paper.decision,
-        "quality_score": paper.quality_score,
-        "journal_tier": paper.journal_tier,
-        "tags": index_mod.decode_tags(paper.tags_text),
-        "path": paper.path,
-    }
+    """A JSON-ready summary of an indexed paper, as listing commands print it (``kb.index.listing.summary``,
+    which ``kb list`` on a current index builds from the same columns without the ORM)."""
+    return listing_mod.summary([getattr(paper, column) for column in listing_mod.SUMMARY_COLUMNS])

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analyzers.files import json_safe
-from schemas import Claim, Provenance, Verdict, VerdictKind
+
+if TYPE_CHECKING:  # types only: the schemas (pydantic) load where a value is shown, not for `kb list`
+    from schemas import Claim, Provenance, Verdict
 
 #: What a run that ended without executing (its analyzer raised ``NotRunnable``) shows as its status.
 NOT_RUNNABLE = "not runnable"
@@ -161,6 +163,8 @@ def observed_text(verdict: Verdict) -> str:
 
 def run_status(status: str, verdict: Verdict | None) -> str:
     """A run's status as a reader needs it: a run whose analyzer could not execute here did not succeed."""
+    from schemas import VerdictKind
+
     return NOT_RUNNABLE if verdict is not None and verdict.kind is VerdictKind.not_runnable else status
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from kb.locations import DEFAULT_HOME, DEFAULT_PAPERS, index_file
+
 #: Runs one claim may queue, one per seed: the default of the setting ``max_seeds_per_claim``. A verdict on a
 #: mean needs a handful of seeds; thousands would only fill the queue.
 DEFAULT_MAX_SEEDS = 10
@@ -85,8 +87,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="KB_", env_nested_delimiter="__", extra="ignore")
 
-    papers: Path = Field(default=Path("papers"), description="Folder of paper notes (Markdown + YAML).")
-    home: Path = Field(default=Path(".kb"), description="Folder for the SQLite index and evidence files.")
+    papers: Path = Field(default=DEFAULT_PAPERS, description="Folder of paper notes (Markdown + YAML).")
+    home: Path = Field(default=DEFAULT_HOME, description="Folder for the SQLite index and evidence files.")
     database_url: str | None = Field(
         default=None, description="SQLAlchemy URL; default: SQLite file 'index.sqlite' under the KB home."
     )
@@ -254,4 +256,4 @@ class Settings(BaseSettings):
         """The database URL to use, defaulting to SQLite under the KB home."""
         if self.database_url:
             return self.database_url
-        return f"sqlite:///{(self.home / 'index.sqlite').resolve()}"
+        return f"sqlite:///{index_file(self.home)}"

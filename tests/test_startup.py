@@ -1,8 +1,8 @@
 """Start-up: ``kb --help``, ``kb list`` and ``kb add`` (a BibTeX file, no drafting) import none of the heavy
 libraries only some commands need (torch, transformers, streamlit, langchain), ``kb --help`` not even the
-index's (SQLAlchemy, Alembic) nor any command's module, and ``kb list`` on a current index no Alembic: run
-in a fresh process, each command's new ``sys.modules`` are checked afterwards. ``benchmarks/bench_startup.py``
-measures the time."""
+index's (SQLAlchemy, Alembic) nor any command's module, and ``kb list`` on a current SQLite index neither
+(it reads the index with ``sqlite3``), yet prints what the full path prints: run in a fresh process, each
+command's new ``sys.modules`` are checked afterwards. ``benchmarks/bench_startup.py`` measures the time."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
 
 from analyzers import registry
 from kb.cli import app, catalog
+from kb.cli import listing as listing_cli
 from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +37,7 @@ SCRIPT = """
 import json, sys
 heavy = set(sys.argv[1].split(","))
 found = {}
-for args in json.loads(sys.argv[2]):
+for name, args in json.loads(sys.argv[2]):
     before = set(sys.modules)
     sys.argv = ["kb", *args]
     try:
@@ -44,8 +46,8 @@ for args in json.loads(sys.argv[2]):
     except SystemExit as exc:
         assert exc.code in (0, None), (args, exc.code)
     new = set(sys.modules) - before
-    found[args[0]] = sorted({name.split(".")[0] for name in new} & heavy)
-    found[args[0] + " modules"] = sorted(name for name in new if name.startswith(("kb.", "analyzers.")))
+    found[name] = sorted({module.split(".")[0] for module in new} & heavy)
+    found[name + " modules"] = sorted(module for module in new if module.startswith(("kb.", "analyzers.")))
 print(json.dumps(found))
 """
 
@@ -56,21 +58,56 @@ def test_help_list_and_add_import_no_heavy_library(tmp_path: Path) -> None:
     bib = tmp_path / "one.bib"
     bib.write_text("@article{a, title = {Depth of PLMs}, author = {Smith, Ann}, year = {2025}}\n", encoding="utf-8")
     where = ["--papers", str(papers), "--home", str(home)]
-    assert run_kb(papers, home, "index").returncode == 0  # the index is current: `kb list` needs no Alembic
+    assert run_kb(papers, home, "index").returncode == 0  # the index is current: `kb list` reads it as is
     # `kb runs` loads kb.cli.runs, whose `evidence` group gets `export` only from kb.cli.bundles: asked for after
     # it in one process, `kb evidence` must still have it
-    commands = [["--help"], ["list", *where], ["add", str(bib), *where], ["runs", *where],
-                ["evidence", "export", "--help"]]
+    commands = [["--help", ["--help"]], ["list", ["list", *where]], ["add --help", ["add", "--help"]],
+                ["add", ["add", str(bib), *where]], ["runs", ["runs", *where]],
+                ["evidence", ["evidence", "export", "--help"]]]
     done = subprocess.run([sys.executable, "-c", SCRIPT, ",".join(HEAVY + INDEX_LIBRARIES), json.dumps(commands)],
                           cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["--help"] == []
-    assert found["list"] == ["sqlalchemy"] and found["add"] == []  # list opens the index: SQLAlchemy only
+    assert found["list"] == []  # list reads the current index with sqlite3
+    assert found["add"] == ["sqlalchemy"]  # add indexes the note it writes (the index at head: no Alembic)
+    assert found["add --help"] == [] and [name for name in found["add --help modules"]
+                                          if name.startswith(("kb.settings", "kb.notes.files", "kb.core"))] == []
     assert [name for name in found["list modules"] if name.startswith(NOT_FOR_LIST)] == []
+    assert "kb.core" not in found["list modules"] and "kb.settings" not in found["list modules"]
     assert (papers / "depth-of-plms.md").exists()  # the add ran, so its imports were counted
     assert "--all" in done.stdout and found["runs"] == found["evidence"] == []  # export's own help
+
+
+def test_list_on_a_current_index_prints_what_the_full_path_prints(
+    kb_dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kb list` answers from a current SQLite index with sqlite3 (``kb.index.listing.current_listing``); the
+    same command given the index's URL (``--db``) takes the full path (settings, SQLAlchemy, indexing): both
+    must print the same table and JSON-free listing for every filter and sort."""
+    papers, home = kb_dirs
+    answers: list[bool] = []  # per fast-path call: did it answer (the index current)?
+
+    def spy(*args: Any, **kwargs: Any) -> list[dict[str, Any]] | None:
+        rows = real(*args, **kwargs)
+        answers.append(rows is not None)
+        return rows
+
+    real = listing_cli.current_listing
+    monkeypatch.setattr(listing_cli, "current_listing", spy)
+    assert run_kb(papers, home, "index").returncode == 0
+    url = f"sqlite:///{(home / 'index.sqlite').resolve()}"
+    cases = [[], ["--tag", "LANGEVIN"], ["--sort", "year", "--desc"], ["--sort", "quality"], ["--min-quality", "3"],
+             ["--year", "2026", "--sort", "title"], ["--decision", "accept"], ["--status", "no-such-status"]]
+    for args in cases:
+        fast = run_kb(papers, home, "list", *args, env={"COLUMNS": "200"})
+        full = run_kb(papers, home, "list", *args, "--db", url, env={"COLUMNS": "200"})
+        assert fast.returncode == full.returncode == 0, (args, fast.stderr, full.stderr)
+        assert fast.stdout == full.stdout and fast.stderr == full.stderr == "", args
+    assert answers == [True] * len(cases)  # each plain run was the fast path; each --db run did not ask it
+    shown = run_kb(papers, home, "list", "--tag", "LANGEVIN", env={"COLUMNS": "200"}).stdout
+    assert "1 note(s)" in shown and "sampling-intermediate-temperatures-langevin" in shown  # filters apply
 
 
 # What `kb --help` must not load: the command modules, the packages under them and the analyzer packages.

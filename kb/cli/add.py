@@ -20,7 +20,6 @@ from kb.cli.common import (
     make_kb,
     print_json,
 )
-from kb.notes.files import NoteError
 
 
 @app.command()
@@ -45,6 +44,7 @@ def add(
     pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With --draft,
     claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
     """
+    from kb.notes.files import NoteError  # here: `kb add --help` needs neither the schemas nor the settings
     from kb.papers.add import AddError, add_paper
     from kb.papers.lookups import look_up_identifier, read_paper_file
 

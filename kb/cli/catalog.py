@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "index": (("notes",), "Index the notes folder into the database (incremental)."),
     "list": (
-        ("notes",),
+        ("listing",),
         "List indexed notes, filtered and sorted (indexes first, so the list is current); notes "
         "that could not be read are named after it.",
     ),

@@ -17,13 +17,13 @@ from rich.table import Table
 
 from kb.cli.catalog import app  # noqa: F401 - where the command modules find it (catalog: the commands)
 from kb.display import terminal_json, terminal_text
-from kb.notes.files import NoteError
-from kb.settings import Settings
 
-if TYPE_CHECKING:  # the facade (SQLAlchemy, Alembic, the analyzers) loads when a command opens a KB, so
-    # that 'kb --help' starts without it (benchmarks/bench_startup.py)
+if TYPE_CHECKING:  # the facade (SQLAlchemy, Alembic, the analyzers), the notes' reader and the settings
+    # (pydantic, pydantic-settings) load when a command uses them, so that 'kb --help' and 'kb list' on a
+    # current index start without them (benchmarks/bench_startup.py)
     from analyzers.base import RunContext
     from kb.core import KnowledgeBase
+    from kb.notes.files import NoteError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -37,15 +37,33 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 def setting_option(field: str, *flags: str) -> Any:
     """A typer option for one ``Settings`` field: its flags, its environment variable (``KB_<FIELD>``) and the
     field's own description as help, so the flag, the variable and the setting cannot drift apart."""
+    from kb.settings import Settings
+
     return typer.Option(*flags, envvar=f"KB_{field.upper()}", show_envvar=True,
                         # rich markup: keep [brackets]
                         help=escape(Settings.model_fields[field].description or ""))
 
 
-# What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`).
-ArtifactStoreOpt = Annotated[str | None, setting_option("artifact_store", "--artifact-store")]
-OfflineOpt = Annotated[bool | None, setting_option("offline", "--offline/--online")]
-CacheDirOpt = Annotated[Path | None, setting_option("cache_dir", "--cache-dir")]
+# What a worker on another machine needs besides --papers, --home and --db (`kb worker`, `kb verify`): built
+# when a command module imports one (``__getattr__``), since reading the settings' descriptions loads
+# pydantic-settings, which `kb list` does not need.
+_SETTING_OPTIONS: dict[str, Callable[[], Any]] = {
+    "ArtifactStoreOpt": lambda: Annotated[str | None, setting_option("artifact_store", "--artifact-store")],
+    "OfflineOpt": lambda: Annotated[bool | None, setting_option("offline", "--offline/--online")],
+    "CacheDirOpt": lambda: Annotated[Path | None, setting_option("cache_dir", "--cache-dir")],
+}
+if TYPE_CHECKING:
+    ArtifactStoreOpt = Annotated[str | None, typer.Option()]
+    OfflineOpt = Annotated[bool | None, typer.Option()]
+    CacheDirOpt = Annotated[Path | None, typer.Option()]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SETTING_OPTIONS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    option = _SETTING_OPTIONS[name]()
+    globals()[name] = option  # built once
+    return option
 
 
 def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: Any) -> KnowledgeBase:
@@ -55,6 +73,7 @@ def make_kb(papers: Path | None, home: Path | None, db: str | None, **settings: 
     unset.
     """
     from kb.core import KnowledgeBase
+    from kb.settings import Settings
 
     overrides: dict[str, Any] = {key: value for key, value in settings.items() if value is not None}
     if papers is not None:

@@ -1,4 +1,5 @@
-"""Commands over the notes: validate, index, list, show, search, set, new, import, check, schema."""
+"""Commands over the notes: validate, index, show, search, set, new, import, check, schema (``kb list``:
+``kb.cli.listing``)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,6 @@ from kb.cli.common import (
     fail,
     make_kb,
     name_unreadable,
-    papers_table,
     print_json,
 )
 from kb.display import body_within, evidence_origin, markdown_text, terminal_text
@@ -204,70 +204,6 @@ def index(
         console.print(", ".join(f"{v} {k}" for k, v in counts.items()) + f", {len(report.errors)} invalid")
     if report.errors:
         fail(report.errors)
-
-
-@app.command("list")
-def list_notes(
-    tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
-    decision: Annotated[str | None, typer.Option(help="ACCEPT, REJECT, MAYBE or PENDING.")] = None,
-    status: Annotated[str | None, typer.Option(help="Workflow status, e.g. analyzed.")] = None,
-    min_quality: Annotated[int | None, typer.Option(help="Minimum quality_score.")] = None,
-    year: Annotated[int | None, typer.Option(help="Publication year.")] = None,
-    sort: Annotated[str, typer.Option(help="id, title, year or quality.")] = "id",
-    desc: Annotated[bool, typer.Option("--desc", help="Sort descending.")] = False,
-    where: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--where",
-            help="FIELD OP VALUE (repeatable, all must hold): "
-            "any frontmatter field, dotted for nested ones, tags, state (a "
-            "claim's) or a claim state's count; OP one of = != > >= < <= ~ "
-            '(contains), e.g. "quality_score>=4".',
-        ),
-    ] = None,
-    strict: StrictOpt = False,
-    papers: PapersOpt = None,
-    home: HomeOpt = None,
-    db: DbOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """List indexed notes, filtered and sorted (indexes first, so the list is current); notes that could not
-    be read are named after it."""
-    from kb.core import paper_summary
-    kb = make_kb(papers, home, db)
-    if sort not in {"id", "title", "year", "quality"}:
-        err_console.print(f"[red]error[/]: --sort must be one of id, title, year, quality (got {sort!r})")
-        raise typer.Exit(2)
-    report = kb.index()
-    rows = [
-        paper_summary(p)
-        for p in kb.list_papers(
-            tag=tag,
-            decision=decision,
-            status=status,
-            min_quality=min_quality,
-            year=year,
-            sort=sort,
-            descending=desc,
-        )
-    ]
-    if where:
-        from kb.evidence import where as where_mod
-
-        try:
-            kept = {row.id for row in kb.library(where=where_mod.parse_all(where))}
-        except where_mod.WhereError as exc:
-            err_console.print(f"[bold red]error[/]: --where {esc(exc)}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from None
-        rows = [row for row in rows if row["id"] in kept]
-    if as_json:
-        # Each note's claims counted by state (kb.evidence.claim_states's rule), the states no claim is in
-        # left out.
-        states = {row.id: {k: v for k, v in row.states.items() if v} for row in kb.library()}
-        print_json([{**row, "claim_states": states.get(row["id"], {})} for row in rows])
-    else:
-        console.print(papers_table(rows, f"{len(rows)} note(s)"))
-    name_unreadable(report.errors, strict=strict)
 
 
 @app.command()

@@ -21,7 +21,8 @@ from sqlmodel import Session, col
 from kb.evidence import where as where_mod
 from kb.evidence.claim_states import ALL_STATES, claim_state, latest_evidence
 from kb.index.database import ClaimRow, Paper
-from kb.index.indexing import SortKey, decode_tags, filter_papers
+from kb.index.indexing import filter_papers
+from kb.index.listing import SortKey, decode_tags
 
 Flag = Literal["refuted", "stale", "ungrounded", "unverified"]
 

@@ -18,14 +18,16 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, update
+from sqlalchemy import Connection, Engine, bindparam, delete, insert, text, update
 from sqlalchemy import select as sa_select
 from sqlmodel import Session, col, select
 
 from kb.hashing import binding_hash
+from kb.index import listing
 from kb.index.database import ClaimRow, Paper, Tag, writer_lock
+from kb.index.listing import STORED_COLUMNS, SortKey, StoredNote, encode_tags, paper_filter
 from kb.index.opening import init_db, search_backend_for
 from kb.index.search import SearchDoc, SearchHit
 from kb.notes.files import Note, NoteError, field_line, find_notes, read_note
@@ -33,8 +35,6 @@ from kb.notes.grounding import check_note
 from kb.notes.sources import DEFAULT_MAX_SOURCE_BYTES, SourceStatus, SourceText, read_source, vault_of
 from kb.settings import NoteLimits
 from schemas import Claim
-
-SortKey = Literal["id", "title", "year", "quality"]
 
 
 @dataclass
@@ -50,41 +50,6 @@ class IndexReport:
     @property
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed)
-
-
-@dataclass(frozen=True)
-class _Stored:
-    path: str
-    paper_id: str
-    content_hash: str
-    mtime_ns: int
-    size: int
-    source_path: str | None
-    source_mtime_ns: int | None
-
-    def source_changed(self) -> bool:
-        """Whether the source text the claims were checked against changed (or appeared, or went)."""
-        if self.source_path is None:
-            return False
-        return _mtime_ns(Path(self.source_path)) != self.source_mtime_ns
-
-
-def _mtime_ns(path: Path | None) -> int | None:
-    try:
-        return path.stat().st_mtime_ns if path is not None else None
-    except OSError:
-        return None
-
-
-def encode_tags(tags: Sequence[str]) -> str:
-    """A note's tags as the ``tags_text`` column holds them: a JSON array, so a tag with a space ("protein
-    design") stays one tag (the search index gets the words; ``Tag`` rows serve the tag filter)."""
-    return json.dumps(list(tags), ensure_ascii=False)
-
-
-def decode_tags(tags_text: str | None) -> list[str]:
-    """The tags of an indexed paper, in the note's order, from its ``tags_text`` column."""
-    return [str(tag) for tag in json.loads(tags_text)] if tags_text else []
 
 
 @dataclass(frozen=True)
@@ -246,7 +211,7 @@ def _rows_for(
         "mtime_ns": mtime_ns,
         "size": size,
         "source_path": str(source) if source is not None else None,
-        "source_mtime_ns": _mtime_ns(source),
+        "source_mtime_ns": listing.mtime_ns(source),
         "indexed_at": now,
     }
     tag_rows = [{"paper_id": note.id, "tag": t} for t in tags]
@@ -304,32 +269,19 @@ def index_notes(
                             max_source_bytes=max_source_bytes, limits=limits)
 
 
-def _stored_notes(engine: Engine) -> dict[str, _Stored]:
+def _stored_notes(engine: Engine) -> dict[str, StoredNote]:
     """Every indexed note's row, by note id: what it was indexed from (path, stat, hash, source)."""
     with engine.connect() as conn:
-        return {
-            r[0]: _Stored(*r[1:])
-            for r in conn.execute(
-                sa_select(
-                    col(Paper.id),
-                    col(Paper.path),
-                    col(Paper.paper_id),
-                    col(Paper.content_hash),
-                    col(Paper.mtime_ns),
-                    col(Paper.size),
-                    col(Paper.source_path),
-                    col(Paper.source_mtime_ns),
-                )
-            )
-        }
+        return {r[0]: StoredNote(*r[1:])
+                for r in conn.execute(sa_select(*(col(getattr(Paper, name)) for name in STORED_COLUMNS)))}
 
 
 class _NoteIndexer:
     """One indexing run over the notes folder: which notes are unchanged, touched (same content, new stat or
     path), parsed anew, invalid or gone, and the rows to write for them in one transaction at the end."""
 
-    def __init__(self, stored: dict[str, _Stored], papers_dir: Path, *, max_bytes: int, max_source_bytes: int,
-                 limits: NoteLimits | None) -> None:
+    def __init__(self, stored: dict[str, StoredNote], papers_dir: Path, *, max_bytes: int,
+                 max_source_bytes: int, limits: NoteLimits | None) -> None:
         self.stored, self.papers_dir, self.limits = stored, papers_dir, limits
         self.max_bytes, self.max_source_bytes = max_bytes, max_source_bytes
         self.now = dt.datetime.now(dt.UTC)
@@ -358,10 +310,10 @@ class _NoteIndexer:
             self.to_delete.append(note_id)
             self.report.removed.append(note_id)
 
-    def unchanged(self, path: Path, old: _Stored, st: os.stat_result) -> bool:
+    def unchanged(self, path: Path, old: StoredNote, st: os.stat_result) -> bool:
         """Whether the note is as indexed: the same stat and path, or the same content (then its new stat and
         path are kept). Raises when its paper_id is taken."""
-        if old.path == str(path) and old.mtime_ns == st.st_mtime_ns and old.size == st.st_size:
+        if old.unchanged_on_disk(path, st):
             if (error := self.rules.take_paper_id(path, old.paper_id)) is not None:
                 raise error
             return True
@@ -385,7 +337,7 @@ class _NoteIndexer:
         old = self.stored.get(note_id)
         st = path.stat()
         if old is not None and old.source_changed():
-            old = _Stored(old.path, old.paper_id, "", -1, -1, None, None)  # force a re-parse
+            old = StoredNote(old.path, old.paper_id, "", -1, -1, None, None)  # force a re-parse
         if old is not None and self.unchanged(path, old, st):
             self.report.unchanged.append(note_id)
             return
@@ -468,23 +420,13 @@ def filter_papers(
     sort: SortKey = "id",
     descending: bool = False,
 ) -> Any:
-    """Add the Library's filters and sort order (ties broken by id) to a select over ``Paper``."""
-    if tag is not None:
-        # Tags match whatever their case: 'ESM2' finds notes tagged esm2.
-        stmt = stmt.where(col(Paper.id).in_(select(Tag.paper_id).where(func.lower(Tag.tag) == tag.lower())))
-    if decision is not None:
-        stmt = stmt.where(col(Paper.decision) == str(decision).upper())
-    if status is not None:
-        stmt = stmt.where(col(Paper.status) == str(status))
-    if min_quality is not None:
-        stmt = stmt.where(col(Paper.quality_score) >= min_quality)
-    if year is not None:
-        stmt = stmt.where(col(Paper.year) == year)
-    columns = {"id": Paper.id, "title": Paper.title, "year": Paper.year, "quality": Paper.quality_score}
-    if sort not in columns:
-        raise ValueError(f"sort must be one of {sorted(columns)}, got {sort!r}")
-    key = col(columns[sort])
-    return stmt.order_by(key.desc().nulls_last() if descending else key.asc().nulls_last(), col(Paper.id))
+    """Add the Library's filters and sort order (ties broken by id) to a select over ``Paper``: the SQL of
+    ``kb.index.listing.paper_filter``, the one rule ``kb list`` also runs without SQLAlchemy."""
+    rule = paper_filter(tag=tag, decision=decision, status=status, min_quality=min_quality, year=year,
+                        sort=sort, descending=descending)
+    if rule.where:
+        stmt = stmt.where(text(rule.where).bindparams(**rule.params))
+    return stmt.order_by(text(rule.order_by))
 
 
 def list_papers(engine: Engine, *, limit: int | None = None, **filters: Any) -> list[Paper]:

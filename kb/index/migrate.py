@@ -14,8 +14,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import DBAPIError
-
 if TYPE_CHECKING:  # types only: Alembic is imported where it is used
     from alembic.config import Config
     from sqlalchemy import Connection
@@ -57,6 +55,9 @@ def head_revision() -> str | None:
 def at_head(engine: Engine) -> bool:
     """Whether the database holds exactly this kb's newest revision: one query, no Alembic. False on a new
     database, an older one, a newer kb's, or any error reading it (then ``upgrade`` says what is wrong)."""
+    # imported here: `head_revision` alone (kb.index.listing) needs no SQLAlchemy
+    from sqlalchemy.exc import DBAPIError
+
     head = head_revision()
     if head is None:
         return False

@@ -36,6 +36,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
 from analyzers.files import atomic_write_bytes, replace_unmoved, write_unique
+from kb.notes.folder import find_notes
 from kb.settings import NoteLimits
 from schemas.note import PaperNote
 
@@ -742,17 +743,6 @@ def dump_yaml(mapping: dict[str, Any], *, quote: bool) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # Finding and checking many notes
-
-
-def find_notes(papers_dir: Path) -> list[Path]:
-    """All ``*.md`` files under ``papers_dir`` (recursively, hidden folders skipped), sorted."""
-    papers_dir = Path(papers_dir)
-    found = []
-    for p in papers_dir.rglob("*.md"):
-        rel = p.relative_to(papers_dir).parts
-        if p.is_file() and not any(part.startswith(".") for part in rel):
-            found.append(p)
-    return sorted(found)
 
 
 def validate_paths(paths: list[Path], *, max_bytes: int = 5_000_000) -> tuple[list[Note], list[NoteError]]:
