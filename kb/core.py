@@ -598,7 +598,10 @@ class KnowledgeBase:
         the first verdicts come early. ``presets`` runs a claim (by key) at another scale preset than its
         binding's (``verify_tension``: the preset that settles it). Returns the queued runs, in that order,
         and the claims skipped, with why. ``priority``: the queue's (``kb.queue.store``); default interactive
-        when claims are named (a person waits on them), bulk for every claim (``--all``, the demo).
+        when claims are named (a person waits on them), bulk for every claim (``--all``, the demo). A claim
+        whose same runs are queued or running already joins them (``queue_store.in_flight``, listed first and
+        in ``joined_runs``; a queued one takes this priority when it is more urgent) instead of queueing
+        the same work twice.
         """
         from kb.evidence import estimates
         from kb.queue import store as queue_store
@@ -613,6 +616,7 @@ class KnowledgeBase:
             bindings = [(key, claim) for key, claim in bindings if self.staleness(key) is not None]
         planned: list[tuple[estimates.RunEstimate, str, Claim, Analyzer, list[Any]]] = []  # type: ignore[type-arg]
         skipped: list[tuple[str, str]] = []
+        joined: list[RunRecord] = []
         for key, claim in bindings:
             binding = claim.analyzer
             assert binding is not None
@@ -647,6 +651,13 @@ class KnowledgeBase:
             estimate = estimates.estimate(
                 self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir
             )
+            dumped = [p.model_dump(mode="json") for p in params]
+            if (same := queue_store.in_flight(self.engine, key, dumped, device=device, executor=executor)):
+                joined += same  # the same work is queued or running: wait on it, never do it twice
+                queue_store.hasten(self.engine, [r.id for r in same], priority)
+                self.joined_runs.update(r.id for r in same)
+                self.run_estimates.update((r.id, estimate) for r in same)
+                continue
             planned.append((estimate, key, claim, analyzer, params))
         # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps
         # this order by the runs' own times, and a worker stores each run's estimate at its start, first-use
@@ -660,7 +671,7 @@ class KnowledgeBase:
         planned = [(estimate, key, claim, analyzer, params)
                    for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
         planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
-        return self._enqueue(planned, device, executor, priority), skipped
+        return [*joined, *self._enqueue(planned, device, executor, priority)], skipped
 
     def _enqueue(self, planned: list[tuple[Any, str, Claim, Analyzer, list[Any]]],  # type: ignore[type-arg]
                  device: str, executor: str, priority: int) -> list[RunRecord]:
@@ -712,6 +723,11 @@ class KnowledgeBase:
     def run_estimates(self) -> dict[str, estimates.RunEstimate]:
         """The estimate each run this object queued was ordered by, by run id (what the demo prints)."""
         return {}
+
+    @cached_property
+    def joined_runs(self) -> set[str]:
+        """The runs ``verify`` returned that were queued or running already (``queue_store.in_flight``)."""
+        return set()
 
     @staticmethod
     def _operator_params(granted: dict[str, Any], analyzer_names: set[str]) -> dict[str, dict[str, Any]]:

@@ -80,11 +80,17 @@ def test_the_queue_serves_interactive_then_short_then_old(tmp_path: Path) -> Non
 
 def test_verify_queues_named_claims_as_interactive_and_all_as_bulk(tmp_path: Path) -> None:
     kb = _home(tmp_path)
-    named, _ = kb.verify([CLAIM])
     every, _ = kb.verify(None)
-    assert [r.priority for r in named] == [queue_store.INTERACTIVE]
     assert [r.priority for r in every] == [queue_store.BULK]
+    named, _ = kb.verify([CLAIM])  # the same work, now named: it joins the bulk run and hastens it
+    assert [r.id for r in named] == [r.id for r in every] and named[0].id in kb.joined_runs
+    hastened = kb.get_run(named[0].id)
+    assert hastened is not None and hastened.priority == queue_store.INTERACTIVE
+    kb.cancel(named[0].id)
+    named, _ = kb.verify([CLAIM])
+    assert [r.priority for r in named] == [queue_store.INTERACTIVE] and named[0].id not in kb.joined_runs
     assert named[0].expected_seconds is not None and named[0].expected_seconds < queue_store.SHORT_SECONDS
+    queue_store.enqueue(kb.engine, "noop", {"value": 1.0}, priority=queue_store.BULK)  # a second in line
     listing = run_kb(kb.settings.papers, kb.settings.home, "runs")
     assert "#1 in line" in listing.stdout and "#2 in line" in listing.stdout, listing.stdout
     assert "no worker is alive" in listing.stdout, listing.stdout

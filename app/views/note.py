@@ -74,7 +74,9 @@ def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
     info = worker().ensure()
     where = (f"{info.runner()} runs them" if info is not None
              else "no worker is running here: start one with `kb worker --forever`")
-    flash("success", f"Queued {len(queued)} run(s) for {what}; {where}.")
+    joined = sum(record.id in kb.joined_runs for record in queued)
+    already = f" ({joined} already queued or running: joined, not queued twice)" if joined else ""
+    flash("success", f"Queued {len(queued) - joined} run(s) for {what}{already}; {where}.")
 
 
 def note_runs(note_id: str) -> list[RunRecord]:

@@ -58,7 +58,8 @@ def sbatch_parameters(settings: SlurmSettings, device: str) -> dict[str, Any]:
 
 
 def submit(engine: Engine, config: JobConfig, run_ids: list[str]) -> dict[str, str]:
-    """Submit one Slurm job per run; records each job id on its run and returns them by run id.
+    """Submit one Slurm job per queued run that has none; records each job id on its run and returns them by
+    run id.
 
     Each job carries ``config`` (index, store, offline, caches, lease): it needs nothing else from here.
     """
@@ -73,8 +74,8 @@ def submit(engine: Engine, config: JobConfig, run_ids: list[str]) -> dict[str, s
     submitted: dict[str, str] = {}
     for run_id in run_ids:
         record = queue_store.get_run(engine, run_id)
-        if record is None:
-            continue
+        if record is None or record.status is not RunStatus.queued or record.job_id is not None:
+            continue  # gone, taken, or a job holds it already (a request that joined it): one job per run
         executor.update_parameters(**sbatch_parameters(settings, record.device or "cpu"))
         job = executor.submit(run_job, config, run_id)
         queue_store.set_job(engine, run_id, str(job.job_id))

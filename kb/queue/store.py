@@ -105,7 +105,7 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
     ``binding_hash`` at queueing time, so the evidence can tell when the note's binding changed.
     ``priority`` and ``expected_seconds`` (its estimate) place it in the queue (``order_key``).
     """
-    run = Run(analyzer=analyzer, params_json=json.dumps(params, sort_keys=True, default=str),
+    run = Run(analyzer=analyzer, params_json=params_text(params),
               claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
               group_id=group_id, binding_hash=binding, priority=priority, expected_seconds=expected_seconds)
     run.created_at = db_now(engine)  # type: ignore[assignment]  # the queue's clock orders and ages runs
@@ -114,6 +114,43 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
         session.commit()
         session.refresh(run)
     return run
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """A run's parameters as the runs table keeps them (keys sorted): equal parameters, equal text."""
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def in_flight(engine: Engine, claim_key: str, params: list[dict[str, Any]], *, device: str,
+              executor: str) -> list[RunRecord] | None:
+    """The queued or running runs of ``claim_key`` that already do what queueing ``params`` (one run each) on
+    ``device`` with ``executor`` would do, one per parameter set; None when a set has none. A second request
+    for the same work (two people pressing Re-verify, ``kb verify`` beside the app's worker, a demo started
+    again) joins it rather than doing it twice."""
+    wanted = [params_text(p) for p in params]
+    same_executor = col(Run.executor) == executor
+    if executor == "local":  # runs queued before runs named their executor are local ones
+        same_executor = or_(same_executor, col(Run.executor).is_(None))
+    with Session(engine) as session:
+        rows = session.exec(select(Run).where(
+            Run.claim_key == claim_key, col(Run.params_json).in_(wanted), Run.device == device,
+            col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]),
+            same_executor,
+        ).order_by(col(Run.created_at))).all()
+    first: dict[str, Run] = {}
+    for row in rows:
+        first.setdefault(row.params_json, row)
+    return [to_record(first[text]) for text in wanted] if all(text in first for text in wanted) else None
+
+
+def hasten(engine: Engine, run_ids: list[str], priority: int) -> None:
+    """Give the queued runs among ``run_ids`` ``priority`` where it is more urgent than theirs (a person now
+    waits on a run the demo queued in bulk)."""
+    with Session(engine) as session:
+        session.exec(update(Run).where(  # type: ignore[call-overload]
+            col(Run.id).in_(run_ids), col(Run.status) == RunStatus.queued.value, col(Run.priority) > priority,
+        ).values(priority=priority))
+        session.commit()
 
 
 def _local_queued(engine: Engine, device: str | None = None) -> Any:
