@@ -621,33 +621,11 @@ class KnowledgeBase:
             binding = claim.analyzer
             assert binding is not None
             scale = (presets or {}).get(key, binding.scale)
-            seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
-            # Notes like this are invalid at index time, but an older index, or a setting changed since, may
-            # still hold one: the binding is checked again by the one rule before anything is queued.
-            if found := binding_problems(claim, limits=self.settings.note_limits):
-                field, why = found[0]
-                skipped.append((key, f"{field}: {why}"))
+            found = self._run_params(key, claim, scale, device, typed.get(binding.name, {}), granted)
+            if isinstance(found, str):
+                skipped.append((key, found))
                 continue
-            try:
-                analyzer = registry.get(binding.name)
-                mine = typed.get(analyzer.name, {})
-                overrides = [
-                    {**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
-                    for s in seeds
-                ]
-                params = [analyzer.params_for(o, scale=scale) for o in overrides]
-            except ValidationError as exc:
-                where = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
-                # the operator's value, fine alone, breaks a rule with the note's: say so
-                if where in granted:
-                    raise OverrideError(
-                        f"--set {where}: {key}: {model_error_line(exc, overrides[0])}"
-                    ) from None
-                skipped.append((key, model_error_line(exc, overrides[0])))
-                continue
-            except (KeyError, ValueError) as exc:
-                skipped.append((key, str(exc).strip('"')))
-                continue
+            analyzer, params = found
             estimate = estimates.estimate(
                 self.engine, analyzer, params[0], scale, self.settings.resolved_cache_dir
             )
@@ -672,6 +650,33 @@ class KnowledgeBase:
                    for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
         planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
         return [*joined, *self._enqueue(planned, device, executor, priority)], skipped
+
+    def _run_params(self, key: str, claim: Claim, scale: str | None, device: str, mine: dict[str, Any],
+                    granted: dict[str, Any]) -> tuple[Analyzer, list[Any]] | str:  # type: ignore[type-arg]
+        """The analyzer of ``claim``'s binding and the validated parameters of each of its runs (one per seed)
+        at ``scale`` on ``device`` with the operator's ``mine``; or why the claim is skipped. An operator's
+        value that breaks a rule together with the note's raises ``OverrideError``."""
+        binding = claim.analyzer
+        assert binding is not None
+        # Notes like this are invalid at index time, but an older index, or a setting changed since, may
+        # still hold one: the binding is checked again by the one rule before anything is queued.
+        if found := binding_problems(claim, limits=self.settings.note_limits):
+            field, why = found[0]
+            return f"{field}: {why}"
+        seeds: list[int | None] = list(binding.seeds) if binding.seeds else [None]
+        overrides = [{**binding.params, **mine, "device": device, **({} if s is None else {"seed": s})}
+                     for s in seeds]
+        try:
+            analyzer = registry.get(binding.name)
+            return analyzer, [analyzer.params_for(o, scale=scale) for o in overrides]
+        except ValidationError as exc:
+            where = str(exc.errors()[0]["loc"][0]) if exc.errors()[0]["loc"] else ""
+            # the operator's value, fine alone, breaks a rule with the note's: say so
+            if where in granted:
+                raise OverrideError(f"--set {where}: {key}: {model_error_line(exc, overrides[0])}") from None
+            return model_error_line(exc, overrides[0])
+        except (KeyError, ValueError) as exc:
+            return str(exc).strip('"')
 
     def _enqueue(self, planned: list[tuple[Any, str, Claim, Analyzer, list[Any]]],  # type: ignore[type-arg]
                  device: str, executor: str, priority: int) -> list[RunRecord]:
