@@ -634,3 +634,122 @@ def test_authors_blocks_side_by_side_continue_in_their_column_and_a_marked_line_
     stacked[2].x1, stacked[4].x1 = 185, 159
     assert _authors(stacked) == [("Robert Escriva", "Computer Science Department, Cornell University"),
                                  ("Bernard Wong", "Cheriton School of Computer Science, Waterloo")]
+
+
+# -- round 4 (issue 39): Word-made pages, bitmap fonts, journal citation lines, grouped and stated
+# affiliations. Each rule on a constructed example; the tuning article that showed it is read in
+# tests/test_real_pdfs.py.
+
+def test_sized_line_gives_a_bitmap_fonts_glyphs_the_size_their_letters_show() -> None:
+    """predicate-dispatching: its Type 3 fonts report 0.24 pt for every glyph, title and body alike, so the
+    title was no larger than the body and each gap split a word. Capitals and ascenders stand 0.69 of the
+    size; a line without them goes by its x-height letters (0.43)."""
+    from kb.papers.pdf_layout import sized_line
+
+    title: list[_Char] = [(c, 10.0 * i, 10.0 * i + 9, 600, 0.24) for i, c in enumerate("Pred")]
+    assert {c[4] for c in sized_line(title, [9.66, 6.48, 6.48, 9.66])} == {14.0}  # 'P' and 'd': 9.66 / 0.69
+    body: list[_Char] = [(c, 5.0 * i, 5.0 * i + 4, 500, 0.24) for i, c in enumerate("one")]
+    assert {c[4] for c in sized_line(body, [4.3, 4.3, 4.3])} == {10.0}
+    sized: list[_Char] = [("A", 0, 9, 600, 12.0)]
+    assert sized_line(sized, [8.3]) == sized  # a font that reports its size keeps it
+
+
+def test_describe_a_drop_capital_is_never_the_title_and_a_capitalised_byline_is_read() -> None:
+    """shannon-communication: the 'T' opening 'THE recent development' is the page's largest type; 'By C. E.
+    SHANNON' is a byline, its 'By' no part of the name."""
+    segments = [_seg("Reprinted with corrections from The Bell System Technical Journal,", 760, 9),
+                _seg("A Mathematical Theory of Communication", 700, 17),
+                _seg("By C. E. SHANNON", 680, 12), _seg("T", 640, 30, 60),
+                _seg("INTRODUCTION", 650, 10)] + _BODY
+    article = PdfArticle(pages=["A Mathematical Theory of Communication\nBy C. E. SHANNON\nINTRODUCTION"])
+    describe(article, segments)
+    assert article.title == "A Mathematical Theory of Communication"
+    assert article.authors == [("C. E. Shannon", None)]
+
+
+def test_describe_reads_an_author_block_drawn_after_the_body_top_to_bottom() -> None:
+    """hidden-hand (Word-made): pdfium lists the abstract and the body first, the title and names last; the
+    names between the title and the abstract heading are still the author block."""
+    segments = [_seg("Abstract— Since the 18th century, economists have recognized", 600, 9),
+                *_BODY, _seg("How the Hidden Hand Shapes the Market", 700, 24),
+                _seg("Ken Birman, Danny Dolev", 646, 11)]
+    article = PdfArticle(pages=["Abstract— Since the 18th century, economists have recognized.\nI. INTRODUCTION"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Ken Birman", "Danny Dolev"]
+    assert article.abstract == "Since the 18th century, economists have recognized."
+
+
+def test_clean_text_a_lone_carriage_return_before_a_letter_is_ot1s_fl() -> None:
+    assert clean_text("are more \rexible than\r\ncoercions") == "are more flexible than\ncoercions"
+
+
+@pytest.mark.parametrize(("page", "venue", "year"), [
+    ("Reprinted with corrections from The Bell System Technical Journal,\nVol. 27, pp. 379–423, 623–656, "
+     "July, October, 1948.", "The Bell System Technical Journal", 1948),
+    ("This paper appears in ECOOP '98, the 12th European Conference on Object-Oriented Programming, Brussels, "
+     "Belgium, July 20-24, 1998, pp. 186-211.", "ECOOP", 1998),
+    ("LISP AND SYMBOLIC COMPUTATION: An International Journal, 4, 223-242, 1991\n© 1991 Kluwer Academic "
+     "Publishers", "LISP AND SYMBOLIC COMPUTATION", 1991),
+    ("Higher-Order and Symbolic Computation, 13, 11–49, 2000\n°c 2000 Kluwer Academic Publishers.",
+     "Higher-Order and Symbolic Computation", 2000),
+    ("ABSTRACT: In this note, we prove this theorem. © 2003 Wiley Periodicals, Inc. Random Struct.\nAlg., 22: "
+     "60 – 65, 2002\n1. INTRODUCTION", "Random Struct. Alg.", 2002),
+])
+def test_publication_reprints_appearances_and_journal_citation_lines(page: str, venue: str, year: int) -> None:
+    """A reprint's 'with corrections', 'appears in' with the meeting's two-digit year, and a journal's citation
+    line (JOURNAL, VOLUME: PAGES, YEAR) in its header or after the abstract; an abbreviated name keeps its
+    last period, and a publisher's name before it ('Wiley Periodicals, Inc.') is no part of it."""
+    article = _published(page)
+    assert (article.venue, article.year) == (venue, year)
+
+
+def test_publication_a_meeting_named_after_its_ordinal_ending_a_running_header() -> None:
+    """byzantine-commit: the IEEE CS header names the meeting, commas inside; its year is in the footer."""
+    article = _published("A Byzantine Fault Tolerant Distributed Commit Protocol", margins=[
+        "0-7695-2985-2/07 $25.00 © 2007 IEEE", "Third IEEE International Symposium on Dependable, "
+        "Autonomic and Secure Computing"])
+    assert article.venue == "IEEE International Symposium on Dependable, Autonomic and Secure Computing"
+    assert _published("x", margins=["Third Edition of the Handbook"]).venue is None  # no meeting named
+
+
+def test_authors_superscript_after_a_comma_and_an_institution_before_its_address_in_a_semicolon_part() -> None:
+    """Wiley (jl-elementary-proof): 'Sanjoy Dasgupta,¹ Anupam Gupta²' over '¹' / 'AT&T Labs Research, Room
+    A277, Florham Park, New Jersey 07932; e-mail:'; a semicolon part is read like a line, and 'Labs' names an
+    institution."""
+    block = [_seg("Sanjoy Dasgupta,⟨1⟩ Anupam Gupta⟨2⟩", 547, 11), _seg("1", 541, 7),
+             _seg("AT&T Labs Research, Room A277, Florham Park, New Jersey 07932; e-mail:", 535),
+             _seg("dasgupta@research.att.com", 523), _seg("2", 518, 7),
+             _seg("Lucent Bell Labs, Room 2C-355, 600 Mountain Avenue, Murray Hill,", 511)]
+    assert _authors(block) == [("Sanjoy Dasgupta", "AT&T Labs Research"), ("Anupam Gupta", "Lucent Bell Labs")]
+    mails = [_seg("Michael Ernst, Craig Kaplan", 617), _seg("University of Washington", 586),
+             _seg("fmernst;csk@cs.washington.edu", 564)]  # an e-mail list's user names are no institution
+    assert _authors(mails) == [("Michael Ernst", "University of Washington"),
+                               ("Craig Kaplan", "University of Washington")]
+
+
+def test_authors_grouped_by_affiliation_on_one_line_each() -> None:
+    """JACoW: 'A. N. Author†, H. Coauthor, Name of Institute, City, Country' then 'P. Contributor¹, CERN,
+    1211 Geneva 23, Switzerland': the names open the line, their institution follows (to an address)."""
+    block = [_seg("A. N. Author⟨†⟩ , H. Coauthor, Name of Institute or Affiliation, City, Country", 684, 12),
+             _seg("P. Contributor⟨1⟩ , CERN, 1211 Geneva 23, Switzerland", 670, 12),
+             _seg("1", 660, 8), _seg("also at Name of Secondary Institute, City, Country", 654, 12)]
+    assert _authors(block) == [("A. N. Author", "Name of Institute or Affiliation, City, Country"),
+                               ("H. Coauthor", "Name of Institute or Affiliation, City, Country"),
+                               ("P. Contributor", "CERN")]
+
+
+def test_stated_affiliations_from_a_footnote_in_prose() -> None:
+    """hidden-hand (IEEE style): 'A and B are with the ...; C is at Cornell on leave from ...; D is at IDA in
+    Washington'. Each clause to its end; a name is the author whose surname ends it."""
+    from kb.papers.pdf_layout import _stated_affiliations
+
+    note = ("Birman and Van Renesse are with the Department of Computer Science,\nCornell University, Ithaca NY "
+            "14850; Dolev is at Cornell on leave from the Hebrew University, Jerusalem, Israel.; Chandersekaran "
+            "is at IDA in Washington, DC. J. Smith is with Google (e-mail: js@google.com).")
+    names = ["Ken Birman", "Coimbatore Chandersekaran", "Danny Dolev", "Robbert van Renesse", "Jane Smith",
+             "Ada Lovelace"]
+    assert _stated_affiliations(note, names) == {
+        "Ken Birman": "Department of Computer Science, Cornell University", "Danny Dolev": "Cornell",
+        "Robbert van Renesse": "Department of Computer Science, Cornell University",
+        "Coimbatore Chandersekaran": "IDA", "Jane Smith": "Google"}
+    assert _stated_affiliations("This work is with the support of NSF.", names) == {}
