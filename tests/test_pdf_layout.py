@@ -753,3 +753,76 @@ def test_stated_affiliations_from_a_footnote_in_prose() -> None:
         "Robbert van Renesse": "Department of Computer Science, Cornell University",
         "Coimbatore Chandersekaran": "IDA", "Jane Smith": "Google"}
     assert _stated_affiliations("This work is with the support of NSF.", names) == {}
+
+
+# Round 4's second batch, a check of the rules above: what it showed was missing, each on a constructed example.
+
+def test_describe_capitals_title_under_a_smaller_header_that_states_the_publication() -> None:
+    """thurston-proof-progress (AMS): 'APPEARED IN BULLETIN OF THE' / 'AMERICAN MATHEMATICAL SOCIETY' /
+    'Volume 30, ...' in small type over the title and name in capitals: the statement is no title, the
+    society's name in capitals no line of names, and the header set smaller than the title stands above it."""
+    header = ["APPEARED IN BULLETIN OF THE", "AMERICAN MATHEMATICAL SOCIETY",
+              "Volume 30, Number 2, April 1994, Pages 161-177"]
+    segments = [_seg(text, 702 - 7 * i, 6) for i, text in enumerate(header)]
+    segments += [_seg("ON PROOF AND PROGRESS IN MATHEMATICS", 616), _seg("WILLIAM P. THURSTON", 584, 8)]
+    segments += [_seg("This essay on the nature of proof and progress in mathematics was", 570 - 12 * i)
+                 for i in range(12)]
+    article = PdfArticle(pages=["\n".join(header) + "\nON PROOF AND PROGRESS IN MATHEMATICS"])
+    describe(article, segments)
+    assert (article.title, article.authors) == ("ON PROOF AND PROGRESS IN MATHEMATICS",
+                                                [("William P. Thurston", None)])
+    read_publication(article)
+    assert (article.venue, article.year) == ("BULLETIN OF THE AMERICAN MATHEMATICAL SOCIETY", 1994)
+
+
+def test_metadata_title_that_is_an_arxiv_stamp_is_not_the_title() -> None:
+    article = PdfArticle(pages=["x"])
+    _from_metadata(article, {"Title": "arXiv:math/9404236v1  [math.HO]  1 Apr 1994"})
+    assert article.title is None and "arXiv:math/9404236v1" in article.reasons["title"]
+
+
+def test_publication_elsevier_header_and_the_article_citing_itself_in_its_footer() -> None:
+    """level-ancestor: 'Theoretical Computer Science 321 (2004) 5 – 12'. gamification-education (APA footer):
+    'Lee, J. J. & Hammer, J. (2011). TITLE. Academic Exchange Quarterly, 15(2).'; another title's citation
+    gives nothing."""
+    tcs = _published("Theoretical Computer Science 321 (2004) 5 – 12\nwww.elsevier.com/locate/tcs")
+    assert (tcs.venue, tcs.year, tcs.volume) == ("Theoretical Computer Science", 2004, "321")
+    footer = ("Gamification in Education: What, How, Why Bother?\nJoey J. Lee\nLee, J. J. & Hammer, J. (2011). "
+              "Gamification in Education: What, How,\nWhy Bother? Academic Exchange Quarterly, 15(2). 1")
+    for title, venue in (("Gamification in Education: What, How, Why Bother?", "Academic Exchange Quarterly"),
+                         ("Gamification at Work", None)):
+        article = PdfArticle(pages=[footer], title=title)
+        read_publication(article)
+        assert (article.venue, article.year) == (venue, 2011 if venue else None)
+
+
+def test_clean_text_a_brace_inside_a_word_without_its_closing_one_is_ot1s_en_dash() -> None:
+    assert clean_text("Okapi at TREC{3, see {sears,brewer}@cs and \\code{x}") == (
+        "Okapi at TREC–3, see {sears,brewer}@cs and \\code{x}")
+
+
+def test_authors_one_column_block_under_a_row_of_names_is_everyones_and_a_street_is_no_name() -> None:
+    """okapi-trec3: five names set apart on two rows over one centred block; the block goes to every name,
+    not only to the one above its centre, and 'Northampton Square' in it is an address, not a name."""
+    block = [_seg("S E Robertson", 663, 12, 117), _seg("S Walker", 663, 12, 225), _seg("S Jones", 663, 12, 304),
+             _seg("M Gatford", 649, 12, 279), _seg("Centre for Interactive Systems Research", 626, 12, 204),
+             _seg("City University", 598, 12, 268), _seg("Northampton Square", 584, 12, 252)]
+    for seg, x1 in zip(block, (190, 270, 341, 333, 408, 345, 359), strict=True):
+        seg.x1 = x1
+    shared = "Centre for Interactive Systems Research, City University"
+    assert _authors(block) == [(name, shared) for name in ("S E Robertson", "S Walker", "S Jones", "M Gatford")]
+    apart = [_seg("Ada Lovelace", 663, 12, 100), _seg("Alan Turing", 663, 12, 300),
+             _seg("University of London", 640, 10, 100), _seg("University of Manchester", 640, 10, 300)]
+    assert _authors(apart) == [("Ada Lovelace", "University of London"),
+                               ("Alan Turing", "University of Manchester")]  # blocks side by side: one each
+
+
+def test_unheaded_abstract_is_never_a_labelled_note() -> None:
+    from kb.papers.pdf_layout import _unheaded_abstract
+
+    page = "Okapi\nCity University\nAdvisers: E Michael Keen (University of Wales)\n1 Introduction\nText"
+    note = [_seg("Advisers: E Michael Keen (University of Wales)", 505, 9)]
+    assert _unheaded_abstract(page, _seg("City University", 598, 12), note, 10.0) is None
+    prose = [_seg("We present a simple algorithm for the problem", 505, 9)]
+    page = page.replace("Advisers: E Michael Keen (University of Wales)", prose[0].text)
+    assert _unheaded_abstract(page, _seg("City University", 598, 12), prose, 10.0) == prose[0].text

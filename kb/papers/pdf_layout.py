@@ -40,6 +40,9 @@ _COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
 # OT1's fl sits at 0x0d, the carriage return: pdfium ends its lines with '\r\n', so a lone one before a
 # letter ('more \rexible') is the ligature of a font without a Unicode map.
 _OT1_FL = re.compile("\r(?=[a-z])")
+# OT1's en dash sits at '{': a font whose Unicode map gives the code's ASCII prints 'TREC{3'; a brace between
+# two word characters that no closing brace follows in its word is that dash.
+_OT1_EN_DASH = re.compile(r"(?<=\w)\{(?=\w)(?![^\s}]*\})")
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 
 
@@ -54,6 +57,7 @@ def clean_text(text: str) -> str:
     """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing accents put
     on their letters, line ends as ``\\n``."""
     text = _OT1_FL.sub("fl", _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n"))).translate(_FONT_CODES)
+    text = _OT1_EN_DASH.sub("–", text)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if any(accent in text for accent in _SPACING_ACCENTS):
         text = _TEX_ACCENT.sub(lambda m: unicodedata.normalize(
@@ -389,7 +393,7 @@ def _margins(segments: list[Segment], height: float) -> list[str]:
 # A document-information title that names a file or a template, not the article.
 _JUNK_TITLE = re.compile(
     r"^(?:Microsoft (?:Word|PowerPoint) - |Untitled\b)|\.(?:docx?|tex|dvi|pdf|rtf|ps|indd)$"
-    r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$",
+    r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$|^arXiv:",  # or an arXiv stamp
     re.IGNORECASE,
 )
 
@@ -436,8 +440,8 @@ _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
 _ADDRESS = re.compile(
     r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
-    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
-    r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
+    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
+    r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b",
     re.IGNORECASE,
 )
@@ -465,7 +469,11 @@ def _is_name_list(text: str) -> bool:
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
     parts = [p for p in parts if p]
-    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) for p in parts)
+    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) and not _STREET.search(p)
+                                                                 for p in parts)
+
+
+_STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
@@ -473,7 +481,9 @@ def _is_name_list(text: str) -> bool:
 _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
-                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of ")
+                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of |"
+                        # a publication statement, in capitals too ('APPEARED IN BULLETIN OF THE')
+                        r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
 
 
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
@@ -546,6 +556,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it. Anything else may be
     the article's first paragraph."""
+    if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
+        return None
     after = page.find(last.text)
     start = page.find(prose[0].text[:40], after + len(last.text) if after >= 0 else 0)
     if start < 0:
@@ -716,7 +728,11 @@ def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
         if not (names.isupper() and _is_name_list(names)) or _TITLE_WORDS.search(names):
             continue
         title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
-        if title and title == ordered[i - len(title):i] and i == len(title):
+        if not title:  # no title above it: a header's name in capitals ('AMERICAN MATHEMATICAL SOCIETY')
+            continue
+        # Above the title only a header set smaller than it ('Volume 30, Number 2, April 1994').
+        above = ordered[:i - len(title)]
+        if all(s.size < title[0].size - 0.5 for s in above):
             article.title = " ".join(s.text for s in title)
             article.authors = _authors([seg])
         return
@@ -825,6 +841,7 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
+    _share_one_block(names, others, lines)
     return [(name, grouped.get(name) or join_affiliation(lines[name]) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
 
@@ -869,6 +886,23 @@ def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | Non
     names = _name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
     place = itertools.takewhile(lambda p: not _ADDRESS.search(p), parts[count:])
     return names, ", ".join(re.sub(r"⟨[^⟩]*⟩", "", p) for p in place)
+
+
+def _share_one_block(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                     lines: dict[str, list[str]]) -> None:
+    """One column of affiliation lines under a row of names set apart (okapi-trec3: 'S E Robertson   S Walker
+    S Jones ...' over 'Centre for Interactive Systems Research' / 'City University'), with no two lines side
+    by side and every line under the lowest name, is the block of every name: not of the one it centres on."""
+    placed = [o for o in others if not _BARE_MARK.match(o.text)]
+    rows = [(a, b) for (a, _, _), (b, _, _) in itertools.combinations(names, 2)
+            if a is not b and abs(a.y - b.y) < a.size / 2]
+    if not placed or not rows or any(o.y > min(s.y for s, _, _ in names) for o in placed):
+        return
+    if any(abs(a.y - b.y) < a.size / 2 for a, b in itertools.combinations(placed, 2)):
+        return  # lines side by side: a block per column
+    block = [_MARKS.sub("", o.text).strip() for o in sorted(placed, key=lambda o: -o.y)]
+    for name in lines:
+        lines[name] = list(block)
 
 
 def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Segment],

@@ -69,6 +69,9 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
          rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?, (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
          rf"\d+ ?[–-] ?\d+, (?:{_MONTH} )?(?P<year>(?:19|20)\d\d)\b", "group"),
+        # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
+        ("journal header: JOURNAL VOLUME (YEAR) PAGES",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \((?P<year>(?:19|20)\d\d)\) \d+ ?[–-] ?\d+\b", "group"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         ("permission block: ACRONYM'YY, MONTH",
@@ -129,6 +132,9 @@ def _venue(name: str | None) -> str | None:
     name += "." if abbreviated and name else ""
     if not name:
         return None
+    # A statement in capitals read as part of the name ('APPEARED IN BULLETIN OF THE ...'): the name follows.
+    name = re.sub(r"^(?:(?:TO )?APPEAR(?:S|ED)?|PUBLISHED|REPRINTED|ACCEPTED) (?:IN|FROM|AT|BY) (?:THE )?",
+                  "", name)
     name = VENUE_NAMES.get(name.casefold(), name)
     if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
@@ -186,6 +192,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 titled = _titled(references, article.title) if article.title else None
                 _from_reference(article, cited or titled)
             break
+    if article.venue is None and article.title:
+        _self_cited(article, first)
     if article.venue is None:
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
@@ -197,6 +205,20 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         article.doi = None
     arxiv = ARXIV_ID.search(first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+def _self_cited(article: PdfArticle, first: str) -> None:
+    """Venue and year from page 1 citing the article itself, as APA styles it in a footer ('Lee, J. J. &
+    Hammer, J. (2011). TITLE. Academic Exchange Quarterly, 15(2).')."""
+    assert article.title is not None
+    title = r"\W+".join(map(re.escape, re.findall(r"\w+", article.title)))
+    cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL},? (?P<volume>\d+)"
+                      r"(?:\((?P<issue>\d+)\))?", first, re.IGNORECASE)
+    venue = _venue(cited.group("venue")) if cited else None
+    if cited and venue:
+        article.venue, article.year = venue, article.year or int(cited.group("year"))
+        article.volume = article.volume or cited.group("volume")
+        article.issue = article.issue or cited.group("issue")
 
 
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
