@@ -826,3 +826,64 @@ def test_unheaded_abstract_is_never_a_labelled_note() -> None:
     prose = [_seg("We present a simple algorithm for the problem", 505, 9)]
     page = page.replace("Advisers: E Michael Keen (University of Wales)", prose[0].text)
     assert _unheaded_abstract(page, _seg("City University", 598, 12), prose, 10.0) == prose[0].text
+
+
+# Round 4's third batch, read with the rules above before these were made from it.
+
+def test_authors_marks_that_open_the_next_segment_or_stand_alone_beside_a_name_are_that_names() -> None:
+    """omega-crash-recovery (Elsevier 2009): 'Cristian Martín' '⟨a⟩, Mikel Larrea' '⟨a⟩,∗, Ernesto Jiménez'
+    and a raised 'b' on its own: each mark is the name's before it; 'Departamento' and 'Universidad' name
+    institutions."""
+    block = [_seg("Cristian Martín", 536, 10.6, 50), _seg("⟨a⟩, Mikel Larrea", 535, 10.6, 131),
+             _seg("⟨a⟩,∗, Ernesto Jiménez", 534, 10.6, 205), _seg("b", 540, 8, 300), _seg("a", 522, 4.8, 50),
+             _seg("Departamento de Arquitectura, Universidad del País Vasco, Paseo 1, 20018 San Sebastián",
+                  518, 6.4, 54),
+             _seg("b", 513, 4.8, 50), _seg("Universidad Politécnica de Madrid, 28031 Madrid, Spain", 510, 6.4, 54)]
+    for seg, x1 in zip(block[:4], (124, 198, 298, 304.5), strict=True):
+        seg.x1 = x1
+    assert _authors(block) == [
+        ("Cristian Martín", "Departamento de Arquitectura, Universidad del País Vasco"),
+        ("Mikel Larrea", "Departamento de Arquitectura, Universidad del País Vasco"),
+        ("Ernesto Jiménez", "Universidad Politécnica de Madrid")]
+    # Beside an institution, a raised mark opens the next block (usenix-cops-eiger): it is joined to no line.
+    cops = [_seg("Wyatt Lloyd⟨?⟩", 640, 12, 90), _seg("?Princeton University,", 623, 10, 171),
+            _seg("†", 628, 9, 270), _seg("Intel Labs,", 624, 10, 275)]
+    cops[1].x1 = 265.6
+    assert _authors(cops) == [("Wyatt Lloyd", "Princeton University")]
+
+
+def test_describe_elseviers_box_heads_end_the_author_block_and_its_abstract_is_the_prose_under_them() -> None:
+    segments = [_seg("Implementing the Omega failure detector", 574, 13.5),
+                _seg("Cristian Martín⟨a⟩", 536, 10.6), _seg("a", 522, 4.8, 50),
+                _seg("Universidad del País Vasco", 518, 6.4, 54),
+                _seg("article", 484, 8, 50), _seg("info", 484, 8, 113), _seg("abstract", 484, 8, 208),
+                _seg("Article history:", 463, 6.4), _seg("Keywords:", 420, 6.4),
+                _seg("Unreliable failure detectors are mechanisms providing information about", 463, 7, 208),
+                *_BODY]
+    page = ("Implementing the Omega failure detector\nCristian Martín a\na Universidad del País Vasco\n"
+            "article info abstract\nArticle history:\nKeywords:\nUnreliable failure detectors are mechanisms "
+            "providing information about process failures.\n1. Introduction\nText")
+    article = PdfArticle(pages=[page])
+    describe(article, segments)
+    assert article.authors == [("Cristian Martín", "Universidad del País Vasco")]
+    assert article.abstract is not None and article.abstract.startswith("Unreliable failure detectors")
+
+
+def test_read_article_reads_a_free_text_stamp_on_page_one_as_a_publication_statement(tmp_path: Path) -> None:
+    """stasis-storage: 'To appear in OSDI 2006' is a free-text annotation added to the finished PDF; pdfium's
+    text page leaves it out. Built here with fpdf, read with pdfium."""
+    from fpdf import FPDF
+
+    from kb.papers.pdf_layout import read_article
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=20)
+    pdf.text(40, 40, "Stasis: Flexible Transactional Storage")
+    pdf.set_font("helvetica", size=10)
+    pdf.text(40, 60, "Russell Sears and Eric Brewer")
+    pdf.free_text_annotation("To appear in OSDI 2006", x=150, y=10, w=50, h=8)
+    pdf.output(str(tmp_path / "stamped.pdf"))
+    article = read_article(tmp_path / "stamped.pdf")
+    assert "To appear" not in article.pages[0]  # the page's own text is left as printed
+    assert (article.venue, article.year) == ("OSDI", 2006)

@@ -19,13 +19,14 @@ from tests.helpers.cli import run_kb
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right per field in each half of the corpus (67 tuning articles, 19 held-out), as benchmarks/bench_add.py
+# Right per field in each half of the corpus (70 tuning articles, 19 held-out), as benchmarks/bench_add.py
 # measured it: a change may not lower one. The held-out half's floors are measurements, never a target to tune
 # against. (Of the tuning half, functional-reactive-animation has no readable text: its fields stay empty;
-# level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'.)
+# level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'; consistent-hashing's names and
+# abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one.)
 FLOORS = {
-    "tuning": {"title": 65, "authors": 65, "affiliations": 65, "year": 66, "venue": 65, "doi": 67,
-               "arxiv_id": 67, "abstract": 66, "ligatures": 66},
+    "tuning": {"title": 68, "authors": 67, "affiliations": 67, "year": 69, "venue": 68, "doi": 70,
+               "arxiv_id": 70, "abstract": 67, "ligatures": 69},
     "held-out": {"title": 15, "authors": 17, "affiliations": 12, "year": 16, "venue": 15, "doi": 18,
                  "arxiv_id": 19, "abstract": 17, "ligatures": 19},
 }
@@ -49,11 +50,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 86 articles (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 89 articles (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 86
+    assert len(rows) >= 89
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -93,12 +94,13 @@ def _comes_in_whole(name: str) -> None:
 # (organizing-programs, strachey-fundamental), JACoW's names grouped by affiliation (jacow-a4). The second
 # batch's: an APA footer citing the article itself (gamification-education); an AMS header stating the
 # publication in capitals over a title in capitals (thurston-proof-progress); OT1's en dash at '{' and one
-# block under a row of names (okapi-trec3).
+# block under a row of names (okapi-trec3). The third batch's: Elsevier's 2009 boxes and marks that open the
+# next name's segment (omega-crash-recovery).
 @pytest.mark.parametrize("name", [
     "jl-elementary-proof", "hidden-hand", "byzantine-commit", "gamification-education",
     *(pytest.param(name, marks=pytest.mark.slow) for name in (
         "predicate-dispatching", "shannon-communication", "organizing-programs", "strachey-fundamental",
-        "jacow-a4", "thurston-proof-progress", "okapi-trec3")),
+        "jacow-a4", "thurston-proof-progress", "okapi-trec3", "omega-crash-recovery")),
 ])
 def test_real_pdf_of_a_round_four_genre_comes_in_whole(name: str) -> None:
     _comes_in_whole(name)

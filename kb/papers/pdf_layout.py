@@ -317,7 +317,9 @@ def read_article(path: Path) -> PdfArticle:
     try:
         pages: list[str] = []
         layouts: list[tuple[list[Segment], float]] = []  # pages 1 and 2: segments and the page's height
+        stamps: list[str] = []  # page 1's free-text annotations
         for number, page in enumerate(document):
+            stamps += free_text(page) if number == 0 else []
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
             pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
@@ -332,7 +334,7 @@ def read_article(path: Path) -> PdfArticle:
     elif pages and pages[0]:
         at = 1 if _is_cover(pages) else 0  # a cover page (USENIX's) before the article's own first page
         describe(article, layouts[at][0], at, height=layouts[at][1])
-        read_publication(article, _margins(*layouts[0]), read=at + 1)
+        read_publication(article, _margins(*layouts[0]), read=at + 1, stamps=stamps)
     _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
         arxiv = ARXIV_ID.search(pages[0])
@@ -342,6 +344,30 @@ def read_article(path: Path) -> PdfArticle:
         article.doi = doi.group(1) if doi else None
     _say_why_empty(article)
     return article
+
+
+def free_text(page: object) -> list[str]:
+    """The texts of a page's free-text annotations: a stamp added to a finished PDF ('To appear in OSDI
+    2006' in a box at the top of page 1), which pdfium's text page leaves out."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    raw = page.raw  # type: ignore[attr-defined]
+    texts = []
+    for index in range(pdfium_c.FPDFPage_GetAnnotCount(raw)):
+        annot = pdfium_c.FPDFPage_GetAnnot(raw, index)
+        try:
+            if pdfium_c.FPDFAnnot_GetSubtype(annot) != pdfium_c.FPDF_ANNOT_FREETEXT:
+                continue
+            size = pdfium_c.FPDFAnnot_GetStringValue(annot, b"Contents", None, 0)
+            buffer = ctypes.create_string_buffer(size)
+            pdfium_c.FPDFAnnot_GetStringValue(
+                annot, b"Contents", ctypes.cast(buffer, ctypes.POINTER(pdfium_c.FPDF_WCHAR)), size)
+            texts.append(buffer.raw[:max(size - 2, 0)].decode("utf-16-le", errors="replace").strip())
+        finally:
+            pdfium_c.FPDFPage_CloseAnnot(annot)
+    return [text for text in texts if text]
 
 
 UNREADABLE = ("page 1 has no readable text (bitmap Type 3 fonts without a Unicode map, or a scan without a "
@@ -433,6 +459,9 @@ def _say_why_empty(article: PdfArticle) -> None:
 # -- page 1: title, authors, affiliations ------------------------------------------------------------
 
 _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
+# Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
+# 'a b s t r a c t'): they end the author block.
+_BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
                   r"General Terms|Key Words and Phrases|CR Categories|JEL")
@@ -445,7 +474,9 @@ _ADDRESS = re.compile(
     r"September|October|November|December)\b",
     re.IGNORECASE,
 )
-_INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|Laborator|Center|Centre|"
+# (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela')
+_INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
+                          r"Facult|Escuela|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
                           r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
                           r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
@@ -520,7 +551,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:end] if end is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
-                or _CAPTION.match(s.text)
+                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
@@ -529,6 +560,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     if end is not None:
         article.abstract = _abstract(article.pages[at])
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
+        if _BOX_HEAD.match(below[cut].text):  # the abstract's box: its prose starts under the heads
+            cut = next((i for i in range(cut, len(below)) if is_prose(below[i].text)), cut)
         article.abstract = _unheaded_abstract(article.pages[at], block[-1], below[cut:], body_size)
         if article.abstract is None:
             article.reasons["abstract"] = (
@@ -792,7 +825,8 @@ def _name_case(name: str) -> str:
 
 
 # A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
-_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}|[*∗†‡§¶?]+(?=[A-Z]))")
+# A superscript followed by a comma closes the name before it ('Cristian Martín' '⟨a⟩, Mikel Larrea').
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
@@ -803,6 +837,14 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
     for seg in block:
         last = merged[-1] if merged else None
         gap = seg.x0 - last.x1 if last is not None else -1.0
+        # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
+        # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
+        if (last is not None and _BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
+                and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
+                and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
+            merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
+                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}")
+            continue
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):

@@ -163,11 +163,14 @@ _MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Pr
                            r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
 
 
-def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
+def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1,
+                     stamps: list[str] | None = None) -> None:
     """Venue, year, volume, issue, DOI and arXiv id from the statements of the first ``read`` pages (two
-    after a cover page), page 1's running header and footer (``margins``), and the reference list."""
+    after a cover page) and of page 1's free-text annotations (``stamps``: 'To appear in OSDI 2006'), page
+    1's running header and footer (``margins``), and the reference list."""
     # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
-    first = _flat(re.split(_REFERENCES_HEAD, "\n".join(article.pages[:read]), maxsplit=1)[0])
+    pages = "\n".join([*(stamps or []), *article.pages[:read]])
+    first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
     full = "\n".join(article.pages)
     references = _references(full)
     for name, pattern, rule in PUBLICATION_PATTERNS:
