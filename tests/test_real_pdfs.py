@@ -19,13 +19,15 @@ from tests.helpers.cli import run_kb
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right per field in each half of the corpus (51 tuning articles, 19 held-out), as benchmarks/bench_add.py
+# Right per field in each half of the corpus (70 tuning articles, 19 held-out), as benchmarks/bench_add.py
 # measured it: a change may not lower one. The held-out half's floors are measurements, never a target to tune
-# against.
+# against. (Of the tuning half, functional-reactive-animation has no readable text: its fields stay empty;
+# level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'; consistent-hashing's names and
+# abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one.)
 FLOORS = {
-    "tuning": {"title": 51, "authors": 51, "affiliations": 51, "year": 51, "venue": 50, "doi": 51,
-               "arxiv_id": 51, "abstract": 51, "ligatures": 51},
-    "held-out": {"title": 15, "authors": 17, "affiliations": 12, "year": 16, "venue": 15, "doi": 18,
+    "tuning": {"title": 68, "authors": 67, "affiliations": 67, "year": 69, "venue": 68, "doi": 70,
+               "arxiv_id": 70, "abstract": 67, "ligatures": 69},
+    "held-out": {"title": 15, "authors": 17, "affiliations": 13, "year": 17, "venue": 16, "doi": 18,
                  "arxiv_id": 19, "abstract": 17, "ligatures": 19},
 }
 
@@ -48,11 +50,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 70 articles (~1.5 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 89 articles (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 70
+    assert len(rows) >= 89
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -66,6 +68,11 @@ def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
 @pytest.mark.parametrize("name", ["elsarticle-authorgroup", "acmart-sigconf", "llncsconf-accepted",
                                   "gdata-unknown"])
 def test_real_pdf_of_a_genre_comes_in_whole(name: str) -> None:
+    _comes_in_whole(name)
+
+
+def _comes_in_whole(name: str) -> None:
+    """Every field of the tuning article ``name`` is right against its truth file."""
     from kb.papers.add import read_pdf
     from kb.papers.pdf_layout import read_article
 
@@ -75,6 +82,39 @@ def test_real_pdf_of_a_genre_comes_in_whole(name: str) -> None:
     record = read_pdf(CORPUS / f"{name}.pdf")
     right = bench_add.score(record, truth, read_article(CORPUS / f"{name}.pdf").abstract)
     assert all(right.values()), {field: ok for field, ok in right.items() if not ok}
+
+
+# Round 4's tuning articles, each the real article a rule was made from (tests/test_pdf_layout.py holds each
+# rule's constructed example): a Wiley journal's superscripts after commas, its semicolon address parts and
+# citation line (jl-elementary-proof); a Word-made page whose title block is drawn after the body, with
+# affiliations stated in a footnote's prose (hidden-hand); an IEEE CS header naming the meeting by its ordinal
+# (byzantine-commit). The longer ones are read by default only through the slow test above and here, slow:
+# bitmap (Type 3) fonts sized by their letters and OT1's fl (predicate-dispatching), a drop capital, a 'By'
+# byline and 'Reprinted with corrections from' (shannon-communication), Kluwer journal headers
+# (organizing-programs, strachey-fundamental), JACoW's names grouped by affiliation (jacow-a4). The second
+# batch's: an APA footer citing the article itself (gamification-education); an AMS header stating the
+# publication in capitals over a title in capitals (thurston-proof-progress); OT1's en dash at '{' and one
+# block under a row of names (okapi-trec3). The third batch's: Elsevier's 2009 boxes and marks that open the
+# next name's segment (omega-crash-recovery).
+@pytest.mark.parametrize("name", [
+    "jl-elementary-proof", "hidden-hand", "byzantine-commit", "gamification-education",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "predicate-dispatching", "shannon-communication", "organizing-programs", "strachey-fundamental",
+        "jacow-a4", "thurston-proof-progress", "okapi-trec3", "omega-crash-recovery")),
+])
+def test_real_pdf_of_a_round_four_genre_comes_in_whole(name: str) -> None:
+    _comes_in_whole(name)
+
+
+def test_real_pdf_with_a_bitmap_font_page_leaves_its_fields_empty_with_the_reason() -> None:
+    """functional-reactive-animation: dvips's Type 3 fonts without a Unicode map give control codes; no field
+    is filled from them, and each says why (the title falls back to the file's name, saying so)."""
+    from kb.papers.add import read_pdf
+
+    record = read_pdf(CORPUS / "functional-reactive-animation.pdf")
+    assert record.title == "functional-reactive-animation" and not record.authors
+    assert (record.venue, record.year) == (None, None)
+    assert all("no readable text" in record.unread[f] for f in ("title", "authors", "venue", "year"))
 
 
 def test_real_pdf_note_has_affiliations_from_page_one_and_the_journal(tmp_path: Path) -> None:

@@ -37,6 +37,12 @@ _FONT_CODES = str.maketrans({"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "
                              # (a capital after it is a compound's own hyphen: 'Time-Sharing', see clean_text)
                              "\ufffe": ""})
 _COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
+# OT1's fl sits at 0x0d, the carriage return: pdfium ends its lines with '\r\n', so a lone one before a
+# letter ('more \rexible') is the ligature of a font without a Unicode map.
+_OT1_FL = re.compile("\r(?=[a-z])")
+# OT1's en dash sits at '{': a font whose Unicode map gives the code's ASCII prints 'TREC{3'; a brace between
+# two word characters that no closing brace follows in its word is that dash.
+_OT1_EN_DASH = re.compile(r"(?<=\w)\{(?=\w)(?![^\s}]*\})")
 _LIGATURES = re.compile("[\ufb00-\ufb06]")
 
 
@@ -50,7 +56,8 @@ _TEX_ACCENT = re.compile(r"([¨´ˆ˜ˇ])([A-Za-z])|(?<=[A-Za-z])(`)([aeiou])")
 def clean_text(text: str) -> str:
     """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing accents put
     on their letters, line ends as ``\\n``."""
-    text = _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n")).translate(_FONT_CODES)
+    text = _OT1_FL.sub("fl", _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n"))).translate(_FONT_CODES)
+    text = _OT1_EN_DASH.sub("–", text)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if any(accent in text for accent in _SPACING_ACCENTS):
         text = _TEX_ACCENT.sub(lambda m: unicodedata.normalize(
@@ -115,6 +122,32 @@ def _char_size(raw: object, index: int, matrix: object) -> float:
 
 
 _Char = tuple[str, float, float, float, float]  # (char, x0, x1, bottom, size)
+
+# A font size under this is none a reader sees: a Type 3 (bitmap) font scales its glyphs, not its text, and
+# pdfium reports its size as a fraction of a point for every glyph, title and body alike.
+_NO_SIZE = 2.0
+# How tall a font's letters stand, in its size: capitals, digits and ascenders, and the x-height's letters.
+_TALL_LETTERS, _TALL = frozenset("bdhklABCDEFGHIKLMNOPRSTUVWXYZ"), 0.69
+_SHORT_LETTERS, _SHORT = frozenset("acemnorsuvwxz"), 0.43
+
+
+def sized_line(chars: list[_Char], heights: list[float]) -> list[_Char]:
+    """A line's characters, those whose font reports no size (``_NO_SIZE``) given the size their printed
+    letters show (``heights``: each character's box height): the median height of the line's capitals and
+    ascenders over the share of the size they stand, else of its x-height letters. One size for the line,
+    so that its words are not split apart by their letters' heights."""
+    unsized = [i for i, c in enumerate(chars) if c[4] < _NO_SIZE]
+    if not unsized:
+        return chars
+    size = None
+    for letters, share in ((_TALL_LETTERS, _TALL), (_SHORT_LETTERS, _SHORT)):
+        tall = sorted(heights[i] for i in unsized if chars[i][0] in letters and heights[i] > 0)
+        if tall:
+            size = tall[len(tall) // 2] / share
+            break
+    if size is None:
+        return chars
+    return [(c[0], c[1], c[2], c[3], round(size, 1)) if i in set(unsized) else c for i, c in enumerate(chars)]
 
 
 def _segment(run: list[_Char]) -> Segment | None:
@@ -231,10 +264,11 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
     segments: list[Segment] = []
     chars: list[_Char] = []
+    heights: list[float] = []
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in _place_accents(chars):
+        for char in _place_accents(sized_line(chars, heights)):
             visible = [c for c in run if c[0] != " "]
             # Another size at a word starts a segment; the run's size is its largest (a superscript that
             # opens it, 'ᵃDebian Project', is no size of its own).
@@ -246,6 +280,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
             run.append(char)
         add(run)
         chars.clear()
+        heights.clear()
 
     def add(run: list[_Char]) -> None:
         segment = _segment(run)
@@ -259,13 +294,14 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     raw = textpage.raw  # type: ignore[attr-defined]
     matrix = ctypes.byref(pdfium_c.FS_MATRIX())
     for i, ch in enumerate(text):
-        if ch in "\r\n":
+        if ch == "\n" or ch == "\r" and not _OT1_FL.match(text, i):
             flush()
             continue
-        left, bottom, right, _top = textpage.get_charbox(i)  # type: ignore[attr-defined]
+        left, bottom, right, top = textpage.get_charbox(i)  # type: ignore[attr-defined]
         if ch == " " and chars and chars[-1][0] == " ":
             continue
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
+        heights.append(top - bottom)
     flush()
     return segments
 
@@ -281,7 +317,9 @@ def read_article(path: Path) -> PdfArticle:
     try:
         pages: list[str] = []
         layouts: list[tuple[list[Segment], float]] = []  # pages 1 and 2: segments and the page's height
+        stamps: list[str] = []  # page 1's free-text annotations
         for number, page in enumerate(document):
+            stamps += free_text(page) if number == 0 else []
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
             pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
@@ -296,7 +334,7 @@ def read_article(path: Path) -> PdfArticle:
     elif pages and pages[0]:
         at = 1 if _is_cover(pages) else 0  # a cover page (USENIX's) before the article's own first page
         describe(article, layouts[at][0], at, height=layouts[at][1])
-        read_publication(article, _margins(*layouts[0]), read=at + 1)
+        read_publication(article, _margins(*layouts[0]), read=at + 1, stamps=stamps)
     _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
         arxiv = ARXIV_ID.search(pages[0])
@@ -306,6 +344,30 @@ def read_article(path: Path) -> PdfArticle:
         article.doi = doi.group(1) if doi else None
     _say_why_empty(article)
     return article
+
+
+def free_text(page: object) -> list[str]:
+    """The texts of a page's free-text annotations: a stamp added to a finished PDF ('To appear in OSDI
+    2006' in a box at the top of page 1), which pdfium's text page leaves out."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    raw = page.raw  # type: ignore[attr-defined]
+    texts = []
+    for index in range(pdfium_c.FPDFPage_GetAnnotCount(raw)):
+        annot = pdfium_c.FPDFPage_GetAnnot(raw, index)
+        try:
+            if pdfium_c.FPDFAnnot_GetSubtype(annot) != pdfium_c.FPDF_ANNOT_FREETEXT:
+                continue
+            size = pdfium_c.FPDFAnnot_GetStringValue(annot, b"Contents", None, 0)
+            buffer = ctypes.create_string_buffer(size)
+            pdfium_c.FPDFAnnot_GetStringValue(
+                annot, b"Contents", ctypes.cast(buffer, ctypes.POINTER(pdfium_c.FPDF_WCHAR)), size)
+            texts.append(buffer.raw[:max(size - 2, 0)].decode("utf-16-le", errors="replace").strip())
+        finally:
+            pdfium_c.FPDFPage_CloseAnnot(annot)
+    return [text for text in texts if text]
 
 
 UNREADABLE = ("page 1 has no readable text (bitmap Type 3 fonts without a Unicode map, or a scan without a "
@@ -357,7 +419,7 @@ def _margins(segments: list[Segment], height: float) -> list[str]:
 # A document-information title that names a file or a template, not the article.
 _JUNK_TITLE = re.compile(
     r"^(?:Microsoft (?:Word|PowerPoint) - |Untitled\b)|\.(?:docx?|tex|dvi|pdf|rtf|ps|indd)$"
-    r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$",
+    r"|^[\w./\\-]+$|^(?:Title|Document\d*|untitled)$|^arXiv:",  # or an arXiv stamp
     re.IGNORECASE,
 )
 
@@ -397,6 +459,9 @@ def _say_why_empty(article: PdfArticle) -> None:
 # -- page 1: title, authors, affiliations ------------------------------------------------------------
 
 _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
+# Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
+# 'a b s t r a c t'): they end the author block.
+_BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
                   r"General Terms|Key Words and Phrases|CR Categories|JEL")
@@ -404,15 +469,17 @@ _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
 _ADDRESS = re.compile(
     r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
-    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|"
-    r"Ave\.|Avenue|Road|P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
+    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
+    r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b",
     re.IGNORECASE,
 )
-_INSTITUTION = re.compile(r"Universit|Institut|College|School|Department|Dept\.|Laborator|Center|Centre|"
+# (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela')
+_INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
+                          r"Facult|Escuela|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
                           r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
-                          r"Division|Group\b|Unit\b|Lab\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
+                          r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
 _NAME_WORD = r"(?:[A-Z]\.){2,}|[A-Z][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
@@ -423,7 +490,7 @@ _MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
 # names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
 # one: the 'and' or comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
-_LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|and|AND)\s+)"
+_LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
                              r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
@@ -433,7 +500,11 @@ def _is_name_list(text: str) -> bool:
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
     parts = [p for p in parts if p]
-    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) for p in parts)
+    return bool(parts) and not _INSTITUTION.search(text) and all(_NAME.match(p) and not _STREET.search(p)
+                                                                 for p in parts)
+
+
+_STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
@@ -441,7 +512,9 @@ def _is_name_list(text: str) -> bool:
 _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
-                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of ")
+                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of |"
+                        # a publication statement, in capitals too ('APPEARED IN BULLETIN OF THE')
+                        r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
 
 
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
@@ -452,7 +525,9 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     if not segments:
         return
     top = max(s.y for s in segments)
-    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text)]
+    # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
+    # development ...') is set larger than any line of the page.
+    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1]
     if not head:
         return
     title_size = max(s.size for s in head)
@@ -470,12 +545,13 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                           and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
     article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
     floor = _MARGIN * height if height else float("-inf")
-    below = [s for s in segments if floor < s.y < min(s.y for s in title_lines) - 0.1]
+    below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
+             if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:end] if end is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
-                or _CAPTION.match(s.text)
+                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
@@ -484,12 +560,24 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     if end is not None:
         article.abstract = _abstract(article.pages[at])
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
+        if _BOX_HEAD.match(below[cut].text):  # the abstract's box: its prose starts under the heads
+            cut = next((i for i in range(cut, len(below)) if is_prose(below[i].text)), cut)
         article.abstract = _unheaded_abstract(article.pages[at], block[-1], below[cut:], body_size)
         if article.abstract is None:
             article.reasons["abstract"] = (
                 "no 'Abstract' heading, and the prose under the authors is neither "
                 "closed by a keyword line nor set apart from the body in size"
             )
+
+
+def _below_title(segments: list[Segment], floor: float, under: float) -> list[Segment]:
+    """The segments under the title, in the PDF's text order; top to bottom where that order draws lines
+    above the abstract heading after it (a Word-made PDF may draw its title block after the body)."""
+    below = [s for s in segments if floor < s.y < under]
+    end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
+    if end is not None and any(s.y > below[end].y + below[end].size for s in below[end + 1:]):
+        return sorted(below, key=lambda s: (-round(s.y), s.x0))
+    return below
 
 
 _KEYWORD_LINE = re.compile(rf"^\s*(?:{_KEYWORD_HEADS})\b|^[^|\n]+(?: \| [^|\n]+){{2,}}$", re.MULTILINE)
@@ -501,6 +589,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it. Anything else may be
     the article's first paragraph."""
+    if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
+        return None
     after = page.find(last.text)
     start = page.find(prose[0].text[:40], after + len(last.text) if after >= 0 else 0)
     if start < 0:
@@ -572,8 +662,34 @@ def _fill_from_the_end(article: PdfArticle) -> None:
     ends = _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
-    article.authors = [(name, affiliation or ends.get(name) or (in_order[i] if in_order else None)
-                        or signed.get(name)) for i, (name, affiliation) in enumerate(article.authors)]
+    stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
+                        or (in_order[i] if in_order else None) or signed.get(name))
+                       for i, (name, affiliation) in enumerate(article.authors)]
+
+
+# A footnote that says in prose where authors work (IEEE's style): 'Birman and Van Renesse are with the
+# Department of Computer Science, Cornell University, Ithaca NY 14850; Dolev is at Cornell on leave from
+# ...'. The institution runs to a clause's end: a semicolon, a parenthesis ('(e-mail: ...)'), a sentence's
+# end, 'on leave' or 'in' and a place.
+_NAME_RUN = r"[A-Z][\w'’-]*\.?(?: [A-Z][\w'’-]*\.?)*"
+_STATED = re.compile(rf"(?P<who>{_NAME_RUN}(?:(?:,? and|,) {_NAME_RUN})*) (?:is|are) (?:now )?(?:with|at) "
+                     r"(?:the )?(?P<where>[^;()]+?)(?=\s*(?:[;(]|\.\s|\.?$| on leave\b| in [A-Z]))")
+
+
+def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution as a footnote states it in prose (``_STATED``): the clause's parts up to
+    the first address part; a name is the author whose surname ends it."""
+    found: dict[str, str] = {}
+    for match in _STATED.finditer(" ".join(page.split())):
+        parts = [p.strip() for p in match.group("where").split(",")]
+        where = ", ".join(itertools.takewhile(lambda p: not _ADDRESS.search(p), parts)).strip(" .")
+        for who in re.split(r",? and |, ", match.group("who")):
+            surname = who.split()[-1].casefold()
+            for name in names:
+                if name.split()[-1].casefold() == surname and where:
+                    found.setdefault(name, where)
+    return found
 
 
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
@@ -645,7 +761,11 @@ def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
         if not (names.isupper() and _is_name_list(names)) or _TITLE_WORDS.search(names):
             continue
         title = list(itertools.takewhile(_in_capitals, reversed(ordered[:i])))[::-1]
-        if title and title == ordered[i - len(title):i] and i == len(title):
+        if not title:  # no title above it: a header's name in capitals ('AMERICAN MATHEMATICAL SOCIETY')
+            continue
+        # Above the title only a header set smaller than it ('Volume 30, Number 2, April 1994').
+        above = ordered[:i - len(title)]
+        if all(s.size < title[0].size - 0.5 for s in above):
             article.title = " ".join(s.text for s in title)
             article.authors = _authors([seg])
         return
@@ -670,8 +790,9 @@ _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
                              r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
-# A symbol set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'): it is that name's mark.
-_MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+)")
+# A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
+# 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
+_MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+|⟨[^⟩]*⟩)")
 _SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
 
 
@@ -704,7 +825,8 @@ def _name_case(name: str) -> str:
 
 
 # A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
-_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}|[*∗†‡§¶?]+(?=[A-Z]))")
+# A superscript followed by a comma closes the name before it ('Cristian Martín' '⟨a⟩, Mikel Larrea').
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
@@ -715,6 +837,14 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
     for seg in block:
         last = merged[-1] if merged else None
         gap = seg.x0 - last.x1 if last is not None else -1.0
+        # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
+        # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
+        if (last is not None and _BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
+                and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
+                and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
+            merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
+                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}")
+            continue
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
@@ -728,22 +858,12 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
 def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     """Names (the block's name-like segments) with their affiliations: the blocks their marks point at,
     where names carry marks and the affiliation lines start with them; else the lines under each name."""
-    names: list[tuple[Segment, str, list[str]]] = []
-    others: list[Segment] = []
-    name_size: float | None = None
-    for seg in _merge_spaced(block):
-        text = _LEAD_SEPARATOR.sub("", seg.text)
-        # A line opening with a superscript opens an affiliation block: names carry their marks after them.
-        if (_is_name_list(text) and (name_size is None or abs(seg.size - name_size) < 0.5)
-                and not (seg.marked or "").startswith(MARK_OPEN)):
-            name_size = seg.size
-            names += [(seg, name, keys) for name, keys in _name_parts(seg)]
-        elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
-            others.append(kept)
+    names, others, grouped = _name_lines(block)
     by_marks = _marked_affiliations(others)
     if by_marks and any(keys for _, _, keys in names):
         found = {name: ", ".join(by_marks[k] for k in keys if k in by_marks) for _, name, keys in names}
-        return [(name, found[name] or None) for name in dict.fromkeys(n for _, n, _ in names)]
+        return [(name, grouped.get(name) or found[name] or None)
+                for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
     for seg in others:
         above = [(s, n) for s, n, _ in names if s.y > seg.y]
@@ -763,7 +883,68 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         for name in targets:
             lines[name].append(_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
-    return [(name, join_affiliation(lines[name]) or None) for name in dict.fromkeys(n for _, n, _ in names)]
+    _share_one_block(names, others, lines)
+    return [(name, grouped.get(name) or join_affiliation(lines[name]) or None)
+            for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str]]], list[Segment],
+                                                  dict[str, str]]:
+    """The block's names (each with its line and the keys of its marks), its other lines (contacts left
+    out), and the institution of each name printed on its own line after the names ('A, B, Institute')."""
+    names: list[tuple[Segment, str, list[str]]] = []
+    others: list[Segment] = []
+    grouped: dict[str, str] = {}
+    name_size: float | None = None
+    for seg in _merge_spaced(block):
+        text = _LEAD_SEPARATOR.sub("", seg.text)
+        same_size = name_size is None or abs(seg.size - name_size) < 0.5
+        # A line opening with a superscript opens an affiliation block: names carry their marks after them.
+        if _is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
+            name_size = seg.size
+            names += [(seg, name, keys) for name, keys in _name_parts(seg)]
+        elif same_size and (group := _grouped_line(seg)) is not None:
+            name_size = seg.size
+            names += [(seg, name, keys) for name, keys in group[0]]
+            grouped.update((name, group[1]) for name, _ in group[0])
+        elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
+            others.append(kept)
+    return names, others, grouped
+
+
+def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
+    """Names grouped by affiliation on one line, their institution after them (JACoW, IEEE: 'A. N. Author†,
+    H. Coauthor, Name of Institute, City, Country'): the names with their marks' keys, and the institution
+    with its place, up to an address part. None unless names open the line and an institution follows."""
+    marked = re.sub(r"⟨[^⟩]*⟩", lambda m: m.group().replace(",", ";"), seg.marked or seg.text)
+    parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", _LEAD_SEPARATOR.sub("", marked)) if p]
+    count = len(list(itertools.takewhile(
+        lambda p: bool(_NAME.match(_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", p)).strip()))
+        and not _INSTITUTION.search(p), parts)))
+    # an institution's word, or its acronym ('CERN, 1211 Geneva 23, Switzerland')
+    if not count or count == len(parts) or not (_INSTITUTION.search(parts[count])
+                                                or re.fullmatch(r"[A-Z][A-Z\d&-]+", parts[count])):
+        return None
+    names = _name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
+    place = itertools.takewhile(lambda p: not _ADDRESS.search(p), parts[count:])
+    return names, ", ".join(re.sub(r"⟨[^⟩]*⟩", "", p) for p in place)
+
+
+def _share_one_block(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                     lines: dict[str, list[str]]) -> None:
+    """One column of affiliation lines under a row of names set apart (okapi-trec3: 'S E Robertson   S Walker
+    S Jones ...' over 'Centre for Interactive Systems Research' / 'City University'), with no two lines side
+    by side and every line under the lowest name, is the block of every name: not of the one it centres on."""
+    placed = [o for o in others if not _BARE_MARK.match(o.text)]
+    rows = [(a, b) for (a, _, _), (b, _, _) in itertools.combinations(names, 2)
+            if a is not b and abs(a.y - b.y) < a.size / 2]
+    if not placed or not rows or any(o.y > min(s.y for s, _, _ in names) for o in placed):
+        return
+    if any(abs(a.y - b.y) < a.size / 2 for a, b in itertools.combinations(placed, 2)):
+        return  # lines side by side: a block per column
+    block = [_MARKS.sub("", o.text).strip() for o in sorted(placed, key=lambda o: -o.y)]
+    for name in lines:
+        lines[name] = list(block)
 
 
 def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
@@ -797,7 +978,11 @@ def _without_contacts(seg: Segment) -> Segment | None:
     if ";" not in seg.text:
         return _before_address(seg)
     parts = [p.strip() for p in (seg.marked or seg.text).split(";")]
-    kept = [p for p in parts if p and not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p))]
+    # A part with an address is read like a line of its own: its institution before the address after commas
+    # ('AT&T Labs Research, Room A277, Florham Park, New Jersey 07932; e-mail:').
+    read = [p if not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)) else _institution_part(p) for p in parts]
+    # A lower-case word alone is a user name of an e-mail list ('{mernst;csk;chambers}@cs.washington.edu').
+    kept = [p for p in read if p and not re.fullmatch(r"[a-z\d._{}-]+", re.sub(r"⟨[^⟩]*⟩", "", p))]
     if not kept:
         return None
     marked = "; ".join(kept)
@@ -807,15 +992,24 @@ def _without_contacts(seg: Segment) -> Segment | None:
 def _before_address(seg: Segment) -> Segment | None:
     """The comma-separated parts of a line up to its first address part, when the line holds no contact
     details and its first part names an institution; else None."""
-    marked = seg.marked or seg.text
     if _CONTACT.search(seg.text):
         return None
-    parts = marked.split(",")
+    marked = _institution_part(seg.marked or seg.text)
+    if not marked:
+        return None
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+
+
+def _institution_part(text: str) -> str | None:
+    """The comma-separated parts of ``text`` up to its first address part, when its first part names an
+    institution and none is contact details; else None."""
+    if _CONTACT.search(text):
+        return None
+    parts = text.split(",")
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
     if not kept or not _INSTITUTION.search(kept[0]):
         return None
-    marked = ",".join(kept).strip()
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+    return ",".join(kept).strip()
 
 
 def _marked_affiliations(others: list[Segment]) -> dict[str, str]:

@@ -26,11 +26,17 @@ _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
-_PROCEEDINGS = (r"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?"
-                r"(?:\d+(?:st|nd|rd|th) |(?:First|Second|Third|Fourth|"
-                r"Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|[A-Z][a-z]+(?:teenth|tieth|th)) )?")
+_ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
+            r"[A-Z][a-z]+(?:teenth|tieth|th))")
+_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?(?:{_ORDINAL} )?"
+# A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
+# from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
+# 'Random').
+_JOURNAL = (r"(?<![\w,] )(?<![\w,])(?P<venue>[A-Z][\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
-_STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|[Rr]eprinted|appear)"
+# A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
+_STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|"
+              r"[Rr]eprinted(?: with (?:corrections|revisions|permission))?|[Aa]ppears?)"
               r"(?: online)? (?:in|at|by|from) ")
 # How articles state where they appeared; each row names its groups (venue, year, yy: a two-digit year,
 # volume, issue, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list) and where its
@@ -58,8 +64,16 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
          rf"{_VENUE},? Vol(?:\.|ume)? ?(?P<volume>\d+),? (?:No\.|Number|Issue) ?(?P<issue>\d+),? "
          rf"(?:{_MONTH} )?(?P<year>\d{{4}})", "group"),
+        # A journal's citation line in its header or after the abstract: 'LISP AND SYMBOLIC COMPUTATION: An
+        # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
+        ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
+         rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?, (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
+         rf"\d+ ?[–-] ?\d+, (?:{_MONTH} )?(?P<year>(?:19|20)\d\d)\b", "group"),
+        # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
+        ("journal header: JOURNAL VOLUME (YEAR) PAGES",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \((?P<year>(?:19|20)\d\d)\) \d+ ?[–-] ?\d+\b", "group"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
-         rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}", "near"),
+         rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         ("permission block: ACRONYM'YY, MONTH",
          rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
@@ -112,9 +126,15 @@ def _venue(name: str | None) -> str | None:
     """The venue a statement names, or None for a publisher, a society or a word that names nothing."""
     if not name:
         return None
+    # An abbreviated name's last period ends its abbreviation ('Random Struct. Alg.'), not a sentence.
+    abbreviated = re.search(r"\b[A-Z][a-z]{1,5}\. (?:[A-Z][a-z]*\.? )*[A-Z][a-z]{1,5}\.$", name.strip(" ,"))
     name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{_MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    name += "." if abbreviated and name else ""
     if not name:
         return None
+    # A statement in capitals read as part of the name ('APPEARED IN BULLETIN OF THE ...'): the name follows.
+    name = re.sub(r"^(?:(?:TO )?APPEAR(?:S|ED)?|PUBLISHED|REPRINTED|ACCEPTED) (?:IN|FROM|AT|BY) (?:THE )?",
+                  "", name)
     name = VENUE_NAMES.get(name.casefold(), name)
     if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
@@ -129,7 +149,7 @@ def _venue(name: str | None) -> str | None:
 def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
     if "year" in groups:  # a year the statement itself names ('Proceedings of the 2015 ...')
         return int(groups["year"])
-    if rule == "group" and "yy" in groups:
+    if "yy" in groups:  # the meeting's own two-digit year ('ECOOP '98')
         return int(groups["yy"]) + (1900 if int(groups["yy"]) >= 50 else 2000)
     near = _YEAR.search(after[:YEAR_WINDOW]) if rule == "near" else None
     return int(near.group()) if near else None
@@ -143,10 +163,14 @@ _MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Pr
                            r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
 
 
-def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1) -> None:
+def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1,
+                     stamps: list[str] | None = None) -> None:
     """Venue, year, volume, issue, DOI and arXiv id from the statements of the first ``read`` pages (two
-    after a cover page), page 1's running header and footer (``margins``), and the reference list."""
-    first = _flat("\n".join(article.pages[:read]))
+    after a cover page) and of page 1's free-text annotations (``stamps``: 'To appear in OSDI 2006'), page
+    1's running header and footer (``margins``), and the reference list."""
+    # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
+    pages = "\n".join([*(stamps or []), *article.pages[:read]])
+    first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
     full = "\n".join(article.pages)
     references = _references(full)
     for name, pattern, rule in PUBLICATION_PATTERNS:
@@ -171,6 +195,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 titled = _titled(references, article.title) if article.title else None
                 _from_reference(article, cited or titled)
             break
+    if article.venue is None and article.title:
+        _self_cited(article, first)
     if article.venue is None:
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
@@ -184,15 +210,36 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     article.arxiv_id = arxiv.group(1) if arxiv else None
 
 
+def _self_cited(article: PdfArticle, first: str) -> None:
+    """Venue and year from page 1 citing the article itself, as APA styles it in a footer ('Lee, J. J. &
+    Hammer, J. (2011). TITLE. Academic Exchange Quarterly, 15(2).')."""
+    assert article.title is not None
+    title = r"\W+".join(map(re.escape, re.findall(r"\w+", article.title)))
+    cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL},? (?P<volume>\d+)"
+                      r"(?:\((?P<issue>\d+)\))?", first, re.IGNORECASE)
+    venue = _venue(cited.group("venue")) if cited else None
+    if cited and venue:
+        article.venue, article.year = venue, article.year or int(cited.group("year"))
+        article.volume = article.volume or cited.group("volume")
+        article.issue = article.issue or cited.group("issue")
+
+
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
 # Conference (USENIX ATC ’13)  49'): the year is the meeting's.
 _MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
 _MEETING = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)$")
+_MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")
+
+
+# A meeting named after its ordinal, ending a running header ('Third IEEE International Symposium on
+# Dependable, Autonomic and Secure Computing'): commas may stand inside the name.
+_MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL} (?P<venue>(?:[A-Z][\w&-]*,?|of|and|in|for|the|on)"
+                                     r"(?: (?:[A-Z][\w&-]*,?|of|and|in|for|the|on))*)\s*$")
 
 
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
-    named after its year there."""
+    named after its year there, or after its ordinal at a header's end."""
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
@@ -207,14 +254,23 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
             if venue is not None and _MEETING.search(venue):
                 article.venue, article.year = venue, article.year or int(meeting.group("year"))
                 return
+    for line in margins:
+        ordinal = _MARGIN_ORDINAL_MEETING.search(line)
+        venue = _venue(ordinal.group("venue").rstrip(",")) if ordinal else None
+        if venue is not None and _MEETING_WORD.search(venue):
+            article.venue = venue
+            return
 
 
 def _doi_text(raw: str) -> str:
     return re.sub(r"\s+", "", raw).rstrip(".,;)/")
 
 
+_REFERENCES_HEAD = re.compile(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", re.MULTILINE)
+
+
 def _references(full: str) -> str:
-    heads = list(re.finditer(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", full, re.MULTILINE))
+    heads = list(_REFERENCES_HEAD.finditer(full))
     return full[heads[-1].end():] if heads else ""
 
 
