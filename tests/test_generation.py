@@ -93,3 +93,25 @@ def test_an_index_from_before_generations_has_none(tmp_path: Path) -> None:
     init_db(engine)
     assert isinstance(read_generation(engine), int)
     engine.dispose()
+
+
+def test_a_long_transaction_on_postgresql_holds_no_other_writer_back(tmp_path: Path, pg_database: str) -> None:
+    """PostgreSQL bumps the counter when a transaction commits, not when it writes: a re-index whose transaction
+    is still open (here, an uncommitted claim update) does not make a worker's commit of new evidence wait for
+    it, and each commit moves the generation once, whatever it wrote."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name in ("a", "b"):
+        (papers / f"{name}.md").write_text(noop_note(f"test:{name}", name), encoding="utf-8")
+    kb = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home", database_url=pg_database))
+    kb.index()
+    before = read_generation(kb.engine)
+    with kb.engine.connect() as long, kb.engine.connect() as short:
+        long.execute(text("UPDATE claim SET statement = 'long' WHERE key = 'a#value-above-two'"))
+        short.execute(text("SET lock_timeout = '3s'"))  # a wait on the long transaction fails, never hangs
+        short.execute(text("UPDATE claim SET statement = 'x' WHERE key = 'b#value-above-two'"))
+        short.execute(text("UPDATE paper SET title = 'x' WHERE id = 'b'"))
+        short.commit()
+        after_short = read_generation(kb.engine)
+        long.commit()
+    assert before is not None and after_short == before + 1 and read_generation(kb.engine) == before + 2
