@@ -1,7 +1,10 @@
 """Cached queries the pages render from (``st.cache_data``), keyed by knowledge base and index generation.
 
-Results change when the index changes (``IndexKeeper.generation``) or when runs finish (evidence);
-the second is caught by a short ``ttl`` and by ``clear_caches()`` when the app itself sees runs end.
+Every result here is computed from the notes' rows and the evidence in the index, and the index's generation
+(``app.state.generation``: database triggers bump it with every write to them, by any process) changes with
+them: a page passes the generation it read, so a run finished by a ``kb worker`` or a ``kb verify`` in a
+terminal shows at the next render, never after a time-to-live. Entries of past generations are never asked
+for again; ``max_entries`` drops them.
 """
 
 from __future__ import annotations
@@ -23,15 +26,14 @@ if TYPE_CHECKING:
 CORE_FLAGS = {"refuted", "stale", "ungrounded", "unverified"}
 PROBLEM_OPTIONS = ["refuted", "at_odds_proxy", "stale", "ungrounded", "unverified", "error", "inconclusive",
                    "not_runnable", "consistent_proxy", "supported", "unbound"]
-LIBRARY_TTL = 30
 
 
 def _matches(row: LibraryRow, wanted: set[str]) -> bool:
     return any(row.ungrounded if state == "ungrounded" else row.states[state] for state in wanted)
 
 
-@st.cache_data(ttl=LIBRARY_TTL, show_spinner=False, max_entries=64)
-def library_frame(kb_key: str, generation: int, query: str, tag: str | None, decision: str | None,
+@st.cache_data(show_spinner=False, max_entries=64)
+def library_frame(kb_key: str, generation: int | str, query: str, tag: str | None, decision: str | None,
                   status: str | None, min_quality: int | None, year: int | None, states: tuple[str, ...],
                   sort: str, descending: bool, where: tuple[str, ...] = ()) -> pd.DataFrame:
     """The Library table for these filters: one row per note, claim-state counts as columns.
@@ -60,13 +62,13 @@ def library_frame(kb_key: str, generation: int, query: str, tag: str | None, dec
     return frame
 
 
-def unfiltered(kb_key: str, generation: int) -> pd.DataFrame:
+def unfiltered(kb_key: str, generation: int | str) -> pd.DataFrame:
     """The whole library, as the Library page shows it with no filter (shares its cache entry)."""
     return library_frame(kb_key, generation, "", None, None, None, None, None, (), "id", False)
 
 
-@st.cache_data(ttl=LIBRARY_TTL, show_spinner=False)
-def facets(kb_key: str, generation: int) -> dict[str, Any]:
+@st.cache_data(show_spinner=False, max_entries=16)
+def facets(kb_key: str, generation: int | str) -> dict[str, Any]:
     """Filter choices over the whole library: tags (most used first), years, totals per claim state."""
     frame = unfiltered(kb_key, generation)
     tags = frame["tags"].str.split(", ").explode()
@@ -78,8 +80,8 @@ def facets(kb_key: str, generation: int) -> dict[str, Any]:
             "totals": totals, "notes": len(frame), "claims": int(frame["claims"].sum())}
 
 
-@st.cache_resource(ttl=LIBRARY_TTL, show_spinner=False, max_entries=32)
-def claims_across(kb_key: str, generation: int, note_id: str | None = None) -> Library:
+@st.cache_resource(show_spinner=False, max_entries=32)
+def claims_across(kb_key: str, generation: int | str, note_id: str | None = None) -> Library:
     """Every claim that names a quantity, the tensions among them (``note_id``: only that note's) and their
     current evidence (``app.tension_panels.read_library``), read once per index generation: finding tensions
     examines pairs of claims on a quantity, up to hundreds of thousands in a large library, which every render
@@ -91,7 +93,8 @@ def claims_across(kb_key: str, generation: int, note_id: str | None = None) -> L
 
 
 def clear_caches() -> None:
-    """Forget cached query results (after the app wrote a note or saw runs finish)."""
+    """Forget every cached query result (the generation key makes this unneeded for freshness; it frees
+    memory and makes a test's next render compute again)."""
     library_frame.clear()
     facets.clear()
     claims_across.clear()

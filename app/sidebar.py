@@ -1,16 +1,16 @@
 """The sidebar every page shares: the background worker, the run queue and the index, kept live.
 
-A fragment polls the run table and the index keeper every few seconds (only the fragment reruns);
-when runs finish or a background re-index changes the library, cached queries are dropped and pages
-that list verdicts are rerun, so the user sees the new state without reloading.
+A fragment polls the run table and the index's generation every few seconds (only the fragment reruns);
+when runs finish or the generation moves (evidence or notes written by any process: this app's re-index, a
+``kb worker``, a ``kb verify`` in a terminal), pages that list verdicts are rerun, so the user sees the new
+state without reloading (cached queries are keyed on the generation: ``app.data``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from app import data
-from app.state import get_kb, index_keeper, worker
+from app.state import generation, get_kb, index_keeper, worker
 from schemas import RunRecord, RunStatus
 
 POLL_SECONDS = 3
@@ -37,7 +37,7 @@ def keep_worker_alive(active: list[RunRecord]) -> None:
 def status_panel(rerun_on_change: bool) -> None:
     """Render the live status fragment in the sidebar."""
     st.session_state["_status_seen"] = {
-        "active": {r.id for r in active_runs()}, "generation": index_keeper().generation,
+        "active": {r.id for r in active_runs()}, "generation": generation(),
     }
     with st.sidebar:
         _status(rerun_on_change)
@@ -48,12 +48,12 @@ def _status(rerun_on_change: bool) -> None:
     active = active_runs()
     keep_worker_alive(active)
     keeper = index_keeper()
-    seen = st.session_state["_status_seen"] or {"active": set(), "generation": keeper.generation}
+    now = generation()
+    seen = st.session_state["_status_seen"] or {"active": set(), "generation": now}
     active_ids = {r.id for r in active}
     finished = seen["active"] - active_ids
-    if finished or keeper.generation != seen["generation"]:
-        data.clear_caches()
-        st.session_state["_status_seen"] = {"active": active_ids, "generation": keeper.generation}
+    if finished or now != seen["generation"]:
+        st.session_state["_status_seen"] = {"active": active_ids, "generation": now}
         if rerun_on_change:
             st.rerun()
     # queued since the page rendered (by `kb demo`, the CLI): watch them end too

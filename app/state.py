@@ -34,7 +34,7 @@ SESSION_DEFAULTS: dict[str, Any] = {
     "edit_claims": [],  # edit page: uids of the claims in the claims editor, in order
     "fm_attempted": False,  # edit page: a save was tried (errors show even on untouched fields)
     "runs_table_nonce": 0,  # Runs page: bumped to clear the table's row selection after a retry
-    "_status_seen": None,  # sidebar: runs in flight and index generation at the last full render
+    "_status_seen": None,  # sidebar: runs in flight and the index's generation at the last full render
 }
 
 
@@ -64,14 +64,13 @@ def get_kb() -> KnowledgeBase:
 class IndexKeeper:
     """Re-indexes the notes folder in a background thread, at most every ``min_interval`` seconds.
 
-    ``generation`` grows whenever a re-index changed something (cache keys use it). ``lock`` is held
-    while indexing; the app holds it around its own writes, which index too.
+    ``lock`` is held while indexing; the app holds it around its own writes, which index too. What a
+    re-index changed reaches cached results through the index's generation (``generation``).
     """
 
     kb: KnowledgeBase
     min_interval: float = 15.0
     lock: threading.Lock = field(default_factory=threading.Lock)
-    generation: int = 0
     last_started: float = float("-inf")
     last_report: IndexReport | None = None
     error: str | None = None
@@ -91,10 +90,6 @@ class IndexKeeper:
         self.thread = threading.Thread(target=self._run, name="kb-index", daemon=True)
         self.thread.start()
 
-    def mark_changed(self) -> None:
-        """The app itself changed the index (wrote a note): cached queries keyed on the generation expire."""
-        self.generation += 1
-
     def _run(self) -> None:
         try:
             with self.lock:
@@ -108,9 +103,20 @@ class IndexKeeper:
 
     def _record(self, report: IndexReport) -> IndexReport:
         self.last_report = report
-        if report.changed:
-            self.generation += 1
         return report
+
+
+#: Seconds a cached result lives over an index that has no generation (an older one opened read-only).
+UNKEYED_TTL = 30
+
+
+def generation() -> int | str:
+    """What every cached query is keyed on besides the knowledge base: the index's generation
+    (``kb.index.generation``), which any process's write to the notes' rows or to the evidence changes, so a
+    run that a ``kb worker`` or a ``kb verify`` in a terminal finished shows at the next render. An index
+    without one (older, read-only) is keyed on the current ``UNKEYED_TTL``-second period instead."""
+    found = get_kb().generation()
+    return found if found is not None else f"period {int(time.time() // UNKEYED_TTL)}"
 
 
 @st.cache_resource(show_spinner=False)

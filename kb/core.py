@@ -36,6 +36,7 @@ from kb.index import links as links_mod
 from kb.index import listing as listing_mod
 from kb.index.checks import row_problem, schema_problem
 from kb.index.database import ClaimRow, Paper, make_engine
+from kb.index.generation import read_generation
 from kb.index.indexing import claim_for_key
 from kb.index.opening import init_db
 from kb.index.search import fts_damage
@@ -802,6 +803,12 @@ class KnowledgeBase:
         from kb.queue import execution, executors
         return execution.work(self.engine, self.job_config, watched=executors.reconciling(), once=once,
                               idle_timeout=idle_timeout, store=self.store, device=device, stop=stop)
+
+    def generation(self) -> int | None:
+        """The index's generation (``kb.index.generation``): it changes with every write to the notes' rows
+        or to the evidence, by any process; what a surface keys its cached results on. None: an older index
+        opened read-only, which has none."""
+        return read_generation(self.engine)
 
     def runs(self, status: str | None = None, claim_key: str | None = None, limit: int = 100,
              ids: list[str] | None = None) -> list[RunRecord]:

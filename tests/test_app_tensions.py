@@ -161,3 +161,36 @@ def test_tensions_page_pages_through_a_generated_librarys_tensions(app_env: AppE
     table = at.dataframe(key="tensions_table").value
     assert list(zip(table["id"], table["state"], strict=True)) == listed[PAGE_SIZE:2 * PAGE_SIZE]
     assert any(c.value.startswith(f"`{listed[PAGE_SIZE][0]}`") for c in at.caption)  # its first, side by side
+
+
+@pytest.mark.parametrize("database", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def test_pages_show_a_run_finished_elsewhere_at_the_next_rerun(app_env: AppEnv, database: str,
+                                                              request: pytest.FixtureRequest,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run finished through the real store by another KnowledgeBase (its own engine and connections, as a
+    ``kb verify`` in a terminal has) shows at the app's next rerun on the Tensions and Library pages: their
+    cached results are keyed on the index's generation, which the finished run's evidence moved (before, they
+    stayed as cached for up to 30 s, and a new browser session read the stale entry)."""
+    if database == "postgresql":  # the app and the test's KnowledgeBase read KB_DATABASE_URL
+        monkeypatch.setenv("KB_DATABASE_URL", request.getfixturevalue("pg_database"))
+    (app_env.papers / "range.md").write_text(RANGE_NOTE, encoding="utf-8")
+    (app_env.papers / "low.md").write_text(LOW_NOTE, encoding="utf-8")
+    app_env.kb.index()
+    ident = tension_id("range#range", "low#low")
+    at = open_app("tensions", id=ident)
+    assert at.dataframe(key="tensions_table").value.set_index("id").loc[ident]["state"].startswith(
+        "open: no current evidence yet")
+    at.switch_page("views/library.py").run()
+    before = at.dataframe(key="lib_table").value.set_index("id")
+    assert before.loc["range", "supported"] == 0 and before.loc["low", "refuted"] == 0
+
+    elsewhere = app_env.kb  # another engine: nothing of it is shared with the app's
+    queued, _ = elsewhere.verify_tension(ident)
+    assert len(queued) == 1 and elsewhere.work() == {"succeeded": 1}
+
+    at.run()
+    after = at.dataframe(key="lib_table").value.set_index("id")
+    assert after.loc["range", "supported"] == 1 and after.loc["low", "refuted"] == 0  # only the bolder ran
+    at.switch_page("views/tensions.py").run()
+    assert not at.exception
+    assert at.dataframe(key="tensions_table").value.set_index("id").loc[ident]["state"] == "settled for B"

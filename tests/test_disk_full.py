@@ -67,13 +67,14 @@ def kb_cli(papers: Path, home: Path, *args: str) -> subprocess.CompletedProcess[
 
 
 def fill(home: Path) -> Path:
-    """Fill the disk holding ``home`` to the last byte."""
+    """Fill the disk holding ``home`` to the last byte. Unbuffered: a buffered file keeps the bytes of the last,
+    partial write and fails again when closed, which happened whenever the free space was not a multiple of the
+    chunk (an index two pages larger made it so)."""
     filler = home / "filler.bin"
-    with filler.open("wb") as handle:
+    with filler.open("wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
         except OSError as exc:
             assert is_disk_full(exc)
     return filler

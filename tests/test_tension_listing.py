@@ -54,6 +54,32 @@ def test_find_gives_exactly_the_full_computations_tensions(mixed: Vault) -> None
     assert any("scale presets" in w for w in why_not) and any("families" in w for w in why_not)
 
 
+def test_settle_plans_and_ids_are_those_a_sort_gives(mixed: Vault) -> None:
+    """``settle_plan`` ranks a tension's claims as a stable sort by width does (the bolder first, A on a tie),
+    and an id is the SHA-256 of the two keys in sorted order: both are written without a sort per tension, which
+    the brute force shares, so they are checked here against the sorts themselves."""
+    import hashlib
+    import math
+
+    kb, _, _ = mixed
+    listed = tensions_mod.find(kb.engine, max_pairs=10**9)
+    ranks = set()
+    for tension in listed:
+        def width(ref: tensions_mod.ClaimRef) -> float:
+            return ref.accepts.width() if ref.accepts is not None else math.inf
+
+        ranked = sorted((tension.a, tension.b), key=width)
+        bound = [r for r in ranked if r.claim.analyzer is not None]
+        preset = ranked[0].about.preset or ranked[1].about.preset
+        plan = tensions_mod.settle_plan(tension)
+        assert (plan.claim_key, plan.preset) == ((bound[0].key, preset) if bound else (None, None)), tension.id
+        ranks.add((width(tension.a) > width(tension.b), width(tension.a) == width(tension.b)))
+        keys = "|".join(sorted((tension.a.key, tension.b.key)))
+        assert tension.id == "t-" + hashlib.sha256(keys.encode()).hexdigest()
+        assert tensions_mod.tension_id(tension.b.key, tension.a.key) == tension.id
+    assert ranks == {(True, False), (False, True), (False, False)}  # B bolder, a tie, A bolder: all three
+
+
 def test_a_notes_tensions_are_the_full_listings_of_its_claims(mixed: Vault) -> None:
     kb, refs, _ = mixed
     everything = [found(t) for t in tensions_mod.find(kb.engine, max_pairs=10**9)]

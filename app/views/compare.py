@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.state import setup
+from app.state import generation, setup
 from app.widgets import empty_state
 from kb.display import format_count
 from kb.evidence import curves as curves_mod
@@ -25,9 +25,11 @@ from schemas import EvidenceRecord, RunRecord
 kb = setup()
 
 
-@st.cache_data(ttl=10, show_spinner=False)
-def evidence_of(kb_home: str, analyzer: str) -> list[tuple[EvidenceRecord, RunRecord | None]]:
-    """Evidence of one analyzer, newest first (``kb_home`` keys the cache)."""
+@st.cache_data(show_spinner=False, max_entries=64)
+def evidence_of(kb_home: str, index_generation: int | str,
+                analyzer: str) -> list[tuple[EvidenceRecord, RunRecord | None]]:
+    """Evidence of one analyzer, newest first (``kb_home`` and the index's generation key the cache: a run
+    any process finishes shows at the next render)."""
     return kb.analyzer_evidence(analyzer, limit=300)
 
 
@@ -132,7 +134,8 @@ def runs_label(n: int) -> str:
 
 
 home = str(kb.settings.home)
-comparable = {name: evidence_of(home, name) for name in kb.analyzers()}
+now = generation()
+comparable = {name: evidence_of(home, now, name) for name in kb.analyzers()}
 comparable = {name: pairs for name, pairs in comparable.items() if list_paths(pairs)}
 if not comparable:
     empty_state("No per-layer evidence yet. Verify claims bound to an analyzer that reports per-layer lists "

@@ -25,7 +25,7 @@ from app.claims_editor import (
     proposed_scale_text,
 )
 from app.forms import NONE, ErrorSlots, errors_of, field_error, init_value, jsonable, overlay, reset_values
-from app.state import chat_model, flash, index_keeper, setup, show_flash
+from app.state import chat_model, flash, generation, index_keeper, setup, show_flash
 from kb.display import markdown_text
 from kb.notes.edits import frontmatter_data
 from kb.notes.files import Note, NoteChanged, NoteError
@@ -371,7 +371,7 @@ with st.container(border=True):
 with st.container(border=True):
     st.markdown("#### :material/bookmark: Reading")
     known_tags = data.facets(f"{kb.settings.papers.resolve()}|{kb.settings.home.resolve()}|"
-                             f"{kb.settings.database_url or ''}", index_keeper().generation)["tags"]
+                             f"{kb.settings.database_url or ''}", generation())["tags"]
     tag_options = list(dict.fromkeys([*st.session_state.get("fm_tags", []), *known_tags]))
     r1, r2, r3, r4, r5 = st.columns([3, 2, 2, 1.2, 1.2])
     with r1:
@@ -604,7 +604,6 @@ if clicked:
             st.button("Reload the note (drops the changes made here)", key="edit_reload",
                       icon=":material/refresh:", on_click=_reload)
         st.stop()
-    index_keeper().mark_changed()
     data.clear_caches()
     if note is None:
         load(None)

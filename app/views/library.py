@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import data
-from app.state import index_first, index_keeper, settings_key, setup, show_flash
+from app.state import generation, index_first, index_keeper, settings_key, setup, show_flash
 from app.widgets import STATE_CSS, STATE_HELP, STATE_STYLE, empty_state
 from kb.display import markdown_text
 from kb.evidence.claim_states import ALL_STATES
@@ -84,7 +84,7 @@ def style_states(frame: pd.DataFrame) -> pd.io.formats.style.Styler:
 
 
 show_flash()
-facets = data.facets(key, keeper.generation)
+facets = data.facets(key, generation())
 if facets["notes"] == 0 and index_first():
     st.rerun()
 
@@ -173,7 +173,7 @@ elif "where" in st.query_params:
 try:
     frame = data.library_frame(
         key,
-        keeper.generation,
+        generation(),
         query.strip(),
         None if tag == ANY else tag,
         None if decision == ANY else decision,

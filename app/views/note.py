@@ -23,7 +23,7 @@ from app.evidence import (
     with_results,
 )
 from app.sidebar import active_runs
-from app.state import flash, index_keeper, settings_key, setup, show_flash, worker
+from app.state import flash, generation, index_keeper, settings_key, setup, show_flash, worker
 from app.tension_panels import others_panel
 from app.widgets import STATE_STYLE, empty_state, state_badge
 from kb.core import KnowledgeBase
@@ -239,7 +239,7 @@ if not note_id:
     st.title("Note")
     empty_state("No note chosen. Open one from the **Library** (select a row), or pick it here.",
                 icon=":material/description:")
-    ids = data.unfiltered(settings_key(kb.settings), index_keeper().generation)["id"].tolist()
+    ids = data.unfiltered(settings_key(kb.settings), generation())["id"].tolist()
     choice = st.selectbox("Note", ids, index=None, key="note_pick", placeholder="Type to find a note id")
     if choice:
         st.session_state["note_id"] = choice
@@ -330,7 +330,7 @@ with tab_claims:
         grounding = {r.claim_id: r for r in check_note(note, source)}
         # Other notes' claims on the same quantities, and the tensions (kb.evidence.tensions): once per index
         # generation
-        across = data.claims_across(settings_key(kb.settings), index_keeper().generation, note_id)
+        across = data.claims_across(settings_key(kb.settings), generation(), note_id)
         # Caveats every verified claim repeats (one run's, or one analyzer's) are said once, here.
         ran = with_results([evidence[c.id][0] for c in claims if evidence[c.id]])
         shared = shared_caveats(ran)

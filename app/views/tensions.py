@@ -11,7 +11,17 @@ from __future__ import annotations
 import streamlit as st
 
 from app import data
-from app.state import chat_model, flash, index_first, index_keeper, settings_key, setup, show_flash, worker
+from app.state import (
+    chat_model,
+    flash,
+    generation,
+    index_first,
+    index_keeper,
+    settings_key,
+    setup,
+    show_flash,
+    worker,
+)
 from app.tension_panels import quantity_chart, tension_detail, tensions_frame
 from app.widgets import empty_state
 from kb.agents.tension_finder import PROPOSED_LABEL, Proposals, propose_tensions
@@ -55,7 +65,7 @@ st.caption(
     "both hold, or that one piece of evidence splits. Settle one by running what decides it."
 )
 index_first()  # a first visit before the background index ran would read an empty index
-library = data.claims_across(settings_key(kb.settings), index_keeper().generation)
+library = data.claims_across(settings_key(kb.settings), generation())
 tensions = library.tensions
 if isinstance(tensions, tensions_mod.Tensions) and (capped := tensions.message()) is not None:
     st.warning(markdown_text(capped), icon=":material/warning:")

@@ -38,6 +38,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import math
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator
@@ -140,6 +141,12 @@ class ClaimRef:
         (``kb.evidence.verdicts.verdict_inputs``)."""
         return verdict_inputs(self.claim)
 
+    @cached_property
+    def width(self) -> float:
+        """How many values the claim accepts (``Accepted.width``; infinite when it states no expectation):
+        of a tension's two claims, the narrower is the bolder (``settle_plan``)."""
+        return self.accepts.width() if self.accepts is not None else math.inf
+
 
 def indexed_claims(engine: Engine) -> list[ClaimRef]:
     """Every indexed claim that names a quantity (its binding's metric, or a named one), in key order."""
@@ -160,7 +167,14 @@ def _parsed(claim_json: str) -> tuple[Claim, About, Accepted | None]:
     (the app lists on every render), so only claims that changed are parsed again. Callers must not mutate
     them."""
     claim = Claim.model_validate_json(claim_json)
-    return claim, about(claim), accepted(claim.expect) if claim.expect is not None else None
+    return claim, _interned(about(claim)), accepted(claim.expect) if claim.expect is not None else None
+
+
+@lru_cache(maxsize=200_000)
+def _interned(found: About) -> About:
+    """The first ``About`` equal to ``found``: claims about the same subject share one object, so ``find``
+    remembers whether two subjects compare by identity (``_Comparable``)."""
+    return found
 
 
 # -- evidence ------------------------------------------------------------------------------------------------
@@ -226,7 +240,7 @@ OUTCOME_LABELS = {"settled_a": "settled for A", "settled_b": "settled for B", "b
                   "open": "open"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one object each, not two (see ``Tension``)
 class TensionState:
     """A tension's outcome, in words, with the evidence that decided it and both verdicts on it."""
 
@@ -240,7 +254,7 @@ class TensionState:
 UNJUDGED = TensionState(Outcome.open, "open: not judged yet")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SettlePlan:
     """What ``kb verify --tension`` queues: the claim whose binding runs, at which preset (or why nothing)."""
 
@@ -249,7 +263,10 @@ class SettlePlan:
     why_not: str | None = None
 
 
-@dataclass
+#: Slots (no ``__dict__`` beside each object): a large library lists tens of thousands of tensions, and every
+#: object the collector tracks made its full collections, over every object of the process, a third of the
+#: listing's time.
+@dataclass(slots=True)
 class Tension:
     """Two comparable claims of different notes that cannot both hold (``kind``), and how the evidence
     stands."""
@@ -286,7 +303,7 @@ class Tension:
 def tension_id(key_a: str, key_b: str) -> str:
     """The stable id of the tension between two claims (order does not matter): the whole SHA-256, since a
     shortened one (40 bits) let a note be written whose tension collides with another's and hides it."""
-    first, second = sorted((key_a, key_b))
+    first, second = (key_a, key_b) if key_a <= key_b else (key_b, key_a)
     return "t-" + hashlib.sha256(f"{first}|{second}".encode()).hexdigest()
 
 
@@ -368,6 +385,23 @@ def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
     return {q: members for q, members in groups.items() if len({m.note_id for m in members}) > 1}
 
 
+class _Comparable:
+    """Whether two claims compare (``incomparable_reason`` is None), asked once per pair of subjects in one
+    listing: tens of thousands of pairs share a few hundred subjects (``_interned``), and the rule, which
+    reads sizes and the structures a data description names, was most of the listing's time. Keyed by the
+    subjects' identity, which the claims hold for as long as the listing lasts."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[int, int], bool] = {}
+
+    def __call__(self, x: ClaimRef, y: ClaimRef) -> bool:
+        key = (id(x.about), id(y.about))
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = incomparable_reason(x.about, y.about) is None
+        return found
+
+
 _Inputs = tuple[str, float | None, str | None]  # kb.evidence.verdicts.verdict_inputs
 
 
@@ -414,7 +448,7 @@ class _Pool:
 
 
 def _split_by_evidence(x: ClaimRef, deciding: Deciding, pool: _Pool, budget: _Budget,
-                       found: dict[str, Tension]) -> None:
+                       found: dict[str, Tension], comparable: _Comparable) -> None:
     """Add to ``found`` each claim of ``pool`` (of another note, comparable) that ``x``'s evidence judges the
     other way: one supported, the other refuted. Each of ``x``'s pairs counts against ``budget``; the verdict
     kinds come from ``_KindsOn`` (an evaluation per distinct expectation, not per pair). When the budget
@@ -434,7 +468,7 @@ def _split_by_evidence(x: ClaimRef, deciding: Deciding, pool: _Pool, budget: _Bu
         candidates = [y for members in pool.classes.values() if kinds(members[0]) is opposite for y in members
                       if y.note_id != x.note_id]
     for y in candidates:
-        if incomparable_reason(x.about, y.about):
+        if not comparable(x, y):
             continue
         ident = tension_id(x.key, y.key)
         if ident not in found:
@@ -471,13 +505,14 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
     evidence = current_evidence(engine, in_groups)
     found: dict[str, Tension] = {}
     budget = _Budget(max_pairs)
+    comparable = _Comparable()
     capped: list[str] = []
     for quantity, members in groups.items():
         mine = members if involving is None else [m for m in members if m.key in involving]
         if not mine:
             continue
         for x, y in _disjoint_pairs(members, budget):
-            if x.note_id == y.note_id or incomparable_reason(x.about, y.about) is not None:
+            if x.note_id == y.note_id or not comparable(x, y):
                 continue
             if involving is not None and x.key not in involving and y.key not in involving:
                 continue
@@ -490,7 +525,7 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
             own = everyone if involving is None else _Pool(mine)  # a note's page: only pairs with its claims
             for x in deciders:
                 pool = everyone if involving is None or x.key in involving else own
-                _split_by_evidence(x, evidence[x.key][0], pool, budget, found)
+                _split_by_evidence(x, evidence[x.key][0], pool, budget, found, comparable)
         if budget.left < 0:
             capped.append(quantity)
             break
@@ -513,7 +548,9 @@ def get(engine: Engine, ident: str) -> Tension | None:
 def settle_plan(tension: Tension) -> SettlePlan:
     """The runs that decide a tension: the shared binding at the preset both claims name, or at the preset the
     bolder claim (the one accepting the narrower range; A on a tie) needs, run for a claim bound to it."""
-    ranked = sorted((tension.a, tension.b), key=lambda r: (r.accepts.width() if r.accepts else float("inf")))
+    a, b = tension.a, tension.b
+    # What a stable sort by width gives (A on a tie, and when a width is NaN), without a sort per tension.
+    ranked = (b, a) if b.width < a.width else (a, b)
     bound = [r for r in ranked if r.claim.analyzer is not None]
     if not bound:
         return SettlePlan(
@@ -586,12 +623,19 @@ def judge(a: Claim, b: Claim, deciding: Deciding, evaluator: Evaluator = evaluat
     return TensionState(outcome, text, deciding, (va, vb))
 
 
+@lru_cache(maxsize=64)
+def _open_because(why_not: str) -> TensionState:
+    """The state of every tension kb cannot settle for one reason (``SettlePlan.why_not``): one shared object,
+    not one per tension (tens of thousands between unbound claims; frozen, so sharing it is safe)."""
+    return TensionState(Outcome.open, f"open: {why_not}")
+
+
 def state_of(tension: Tension, evaluator: Evaluator = evaluate_on) -> TensionState:
     """A tension's state from its claims' current evidence (the module's rule; ``evaluator`` as
     ``judge``'s)."""
     plan = settle_plan(tension)
     if plan.why_not is not None:
-        return TensionState(Outcome.open, f"open: {plan.why_not}")
+        return _open_because(plan.why_not)
     candidates = sorted(tension.evidence.values(), key=lambda d: d.evidence_id, reverse=True)
     where = f" at '{plan.preset}'" if plan.preset else ""
     if not candidates:

@@ -127,6 +127,14 @@ class Evidence(SQLModel, table=True):
     created_at: dt.datetime = Field(default_factory=utcnow)
 
 
+class Generation(SQLModel, table=True):
+    """One row (id 1) whose ``value`` database triggers bump on every write to ``paper``, ``claim`` and
+    ``evidence`` (migration 0010g): what cached results are keyed on (``kb.index.generation``)."""
+
+    id: int = Field(primary_key=True)
+    value: int = Field(sa_type=BigInteger)
+
+
 def make_engine(url: str, *, busy_timeout: float = 30.0) -> Engine:
     """Create an engine; for SQLite: parent folder, WAL, foreign keys, a busy timeout (seconds)."""
     parsed = make_url(url)
