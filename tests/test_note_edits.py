@@ -135,7 +135,7 @@ from kb.settings import Settings
 papers, home, who, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 kb = KnowledgeBase(Settings(papers=papers, home=home))
 for i in range(n):
-    kb.set_fields("n", {f"{who}_{i}": i})
+    kb.set_fields("n", {f"{who}_{i}": i}, reindex=False)  # the note's lock and write are the point, not the index
 """
 
 
