@@ -36,6 +36,7 @@ from kb.notes.files import (
     NoteError,
     ParsedYaml,
     dump_yaml,
+    forget_yaml,
     parse_note,
     parse_yaml,
     plain_data,
@@ -257,7 +258,7 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
         fm = _set_one(fm, key, value, parts.newline, note.path)
     raw = parts.join(fm)
     try:
-        return parse_note(raw, note.path)
+        edited = parse_note(raw, note.path)
     except NoteError as exc:
         names = ", ".join(f"'{k}'" for k in changes)
         raise NoteError(
@@ -266,6 +267,9 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
             line=exc.line,
             field=exc.field or next(iter(changes), None),
         ) from None
+    if fm != parts.frontmatter:
+        forget_yaml(parts.frontmatter)
+    return edited
 
 
 # -- lists edited item by item, and claims ---------------------------------------------------------

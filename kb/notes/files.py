@@ -50,6 +50,7 @@ __all__ = [
     "dump_yaml",
     "field_line",
     "find_notes",
+    "forget_yaml",
     "import_note",
     "load_yaml",
     "parse_note",
@@ -404,24 +405,40 @@ class _ParseCache:
             while self._chars > self.max_chars:
                 self._chars -= len(self._kept.popitem(last=False)[0][0])
 
+    def forget(self, key: tuple[str, int, int, int]) -> None:
+        with self._lock:
+            if self._kept.pop(key, None) is not None:
+                self._chars -= len(key[0])
+
 
 # Parsing the frontmatter is nearly all the cost of reading a note (ruamel's parser is pure Python), and one
 # edit reads the same text several times: the command's own read, the re-read under the note's lock, the
 # field-name check, the edit, the index reading the result back. Kept by text (and the limits the checks
 # apply), a parse is made once for all of them: a hit is the same parse by construction. Only successes are
 # kept. Bounded by text, since the nodes take ~80 times the text's memory: 2M characters, ~160 MB at most.
-_PARSES = _ParseCache(max_chars=2_000_000)
+PARSE_CACHE = _ParseCache(max_chars=2_000_000)
 
 
 def parse_yaml(text: str, path: Path) -> ParsedYaml:
     """The frontmatter ``text`` parsed and checked as ``load_yaml`` does, shared with every other reader of
     the same text in this process (read-only: see ``ParsedYaml``); raises ``NoteError`` naming ``path``."""
-    key = (text, MAX_YAML_VALUES, MAX_YAML_DEPTH, sys.get_int_max_str_digits())
-    parsed = _PARSES.get(key)
+    key = _parse_key(text)
+    parsed = PARSE_CACHE.get(key)
     if parsed is None:
         parsed = ParsedYaml(text, *_compose(text, path))
-        _PARSES.put(key, parsed)
+        PARSE_CACHE.put(key, parsed)
     return parsed
+
+
+def forget_yaml(text: str) -> None:
+    """Drop the parse of a frontmatter an edit has replaced (the file no longer holds it), so a bulk edit
+    (the first export keying every note) keeps the parses the index reads back next, not the old ones."""
+    PARSE_CACHE.forget(_parse_key(text))
+
+
+def _parse_key(text: str) -> tuple[str, int, int, int]:
+    """What a parse depends on: the text, and the limits its checks apply."""
+    return text, MAX_YAML_VALUES, MAX_YAML_DEPTH, sys.get_int_max_str_digits()
 
 
 def load_yaml(text: str, path: Path) -> Any:
