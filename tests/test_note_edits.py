@@ -127,22 +127,30 @@ def test_an_editor_working_from_an_old_copy_is_told_it_changed_on_disk(kb: Knowl
     assert note_edits.frontmatter_data(kb.read("n"))["analyst"] == "Jones"
 
 
+# Edits as fast as they go, in their own process; the two editors start together (each writes a ready file,
+# then waits for the other's) after their imports, so that all their edits contend for the note.
 EDITOR = """
-import sys
+import sys, time
 from pathlib import Path
 from kb.core import KnowledgeBase
 from kb.settings import Settings
 papers, home, who, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ready, other = Path(sys.argv[5]), Path(sys.argv[6])
 kb = KnowledgeBase(Settings(papers=papers, home=home))
+ready.touch()
+while not other.exists():
+    time.sleep(0.005)
 for i in range(n):
     kb.set_fields("n", {f"{who}_{i}": i}, reindex=False)  # the note's lock and write are the point, not the index
 """
 
 
-def test_concurrent_edits_lose_nothing(kb: KnowledgeBase) -> None:
-    runs = 50
+def test_concurrent_edits_lose_nothing(kb: KnowledgeBase, tmp_path: Path) -> None:
+    runs = 20  # each: started together, the two loops contend for all of their edits (50 did, staggered)
+    ready = {"a": tmp_path / "ready-a", "b": tmp_path / "ready-b"}
     editors = [subprocess.Popen([sys.executable, "-c", EDITOR, str(kb.papers_dir), str(kb.settings.home), who,
-                                 str(runs)], stderr=subprocess.PIPE, text=True) for who in ("a", "b")]
+                                 str(runs), str(ready[who]), str(ready["b" if who == "a" else "a"])],
+                                stderr=subprocess.PIPE, text=True) for who in ("a", "b")]
     for editor in editors:
         _, err = editor.communicate(timeout=300)
         assert editor.returncode == 0, err
