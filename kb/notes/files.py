@@ -9,7 +9,9 @@ files, and it keeps them exactly as the user wrote them:
 * every write is atomic (temporary file in the same folder + ``os.replace``) and new files never
   overwrite existing ones;
 * every problem is a ``NoteError`` that names the file, the line and the field, and says what is
-  expected.
+  expected;
+* a frontmatter text is parsed once in a process (``parse_yaml``): an edit's reads, its node walk, its
+  check and the index reading the result back share that parse (shared, so read-only).
 """
 
 from __future__ import annotations
