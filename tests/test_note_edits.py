@@ -16,6 +16,8 @@ from kb.core import KnowledgeBase
 from kb.notes import edits as note_edits
 from kb.notes.files import NoteError
 from kb.settings import Settings
+from tests.helpers.cli import run_kb
+from tests.helpers.parses import record_parses
 
 NOTE = textwrap.dedent("""\
     ---
@@ -125,22 +127,30 @@ def test_an_editor_working_from_an_old_copy_is_told_it_changed_on_disk(kb: Knowl
     assert note_edits.frontmatter_data(kb.read("n"))["analyst"] == "Jones"
 
 
+# Edits as fast as they go, in their own process; the two editors start together (each writes a ready file,
+# then waits for the other's) after their imports, so that all their edits contend for the note.
 EDITOR = """
-import sys
+import sys, time
 from pathlib import Path
 from kb.core import KnowledgeBase
 from kb.settings import Settings
 papers, home, who, n = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+ready, other = Path(sys.argv[5]), Path(sys.argv[6])
 kb = KnowledgeBase(Settings(papers=papers, home=home))
+ready.touch()
+while not other.exists():
+    time.sleep(0.005)
 for i in range(n):
-    kb.set_fields("n", {f"{who}_{i}": i})
+    kb.set_fields("n", {f"{who}_{i}": i}, reindex=False)  # the note's lock and write are the point, not the index
 """
 
 
-def test_concurrent_edits_lose_nothing(kb: KnowledgeBase) -> None:
-    runs = 50
+def test_concurrent_edits_lose_nothing(kb: KnowledgeBase, tmp_path: Path) -> None:
+    runs = 20  # each: started together, the two loops contend for all of their edits (50 did, staggered)
+    ready = {"a": tmp_path / "ready-a", "b": tmp_path / "ready-b"}
     editors = [subprocess.Popen([sys.executable, "-c", EDITOR, str(kb.papers_dir), str(kb.settings.home), who,
-                                 str(runs)], stderr=subprocess.PIPE, text=True) for who in ("a", "b")]
+                                 str(runs), str(ready[who]), str(ready["b" if who == "a" else "a"])],
+                                stderr=subprocess.PIPE, text=True) for who in ("a", "b")]
     for editor in editors:
         _, err = editor.communicate(timeout=300)
         assert editor.returncode == 0, err
@@ -148,3 +158,33 @@ def test_concurrent_edits_lose_nothing(kb: KnowledgeBase) -> None:
     missing = [f"{who}_{i}" for who in ("a", "b") for i in range(runs) if fields.get(f"{who}_{i}") != i]
     assert missing == [], f"{len(missing)} of {2 * runs} updates lost"
     assert os.stat(kb.papers_dir / "n.md").st_mode & 0o777 == 0o664
+
+
+def test_an_edit_parses_the_note_once_and_each_result_once(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    """Issue 40: ``kb set`` parsed a note's YAML about five times per field (the command's read, the read
+    under the lock, the edit's own parse, its walk to the value, the result's check and its validation).
+    Now the note once, and each change's result once: that parse checks the round trip and is the one the
+    validation, the field-name check and the index then use."""
+    path = kb.papers_dir / "n.md"
+    # A text no earlier test in this process parsed (parses are shared by text).
+    path.write_text(NOTE.replace("Edit me", f"Edit me {tmp_path.name}"), encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
+    parsed = record_parses(monkeypatch)
+    result = run_kb(kb.papers_dir, kb.settings.home, "set", "n", "publication.year=2027")
+    assert result.returncode == 0, result.stderr
+    after = path.read_text(encoding="utf-8")
+    assert after == before.replace("year: 2026  #", "year: 2027  #")
+    assert parsed == [_fm(before), _fm(after)]
+
+    parsed.clear()  # two fields, one of them new: the note once, then each change's result once
+    result = run_kb(kb.papers_dir, kb.settings.home, "set", "n", "analyst=Jones", "reviewer=Ada")
+    assert result.returncode == 0, result.stderr
+    final = path.read_text(encoding="utf-8")
+    assert final.count("\n") == after.count("\n") + 1 and "analyst: Jones\n" in final
+    assert parsed == [_fm(after.replace("analyst: Smith", "analyst: Jones")), _fm(final)]
+
+
+def _fm(text: str) -> str:
+    """A note's frontmatter text, as it is parsed."""
+    return text.split("---\n", 2)[1]

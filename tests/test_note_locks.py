@@ -60,19 +60,39 @@ def papers(tmp_path: Path) -> Path:
     return papers
 
 
+# `kb set` in a loop (the real CLI, run in this process: ``tests/helpers/cli.py``), in its own process and KB
+# home. Both loops start together (each writes a ready file, then waits for the other's), after their imports
+# and their index, so that their edits interleave rather than follow one another.
+SET_CLI_LOOP = """
+import sys, time
+from pathlib import Path
+from tests.helpers.cli import run_kb
+papers, home, ready, other = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
+assert run_kb(papers, home, "index").returncode == 0
+ready.touch()
+while not other.exists():
+    time.sleep(0.005)
+for name in sys.argv[5:]:
+    result = run_kb(papers, home, "set", "n", f"{name}=1")
+    if result.returncode != 0 or "updated" not in result.stdout:
+        sys.exit(result.stderr or result.stdout)
+"""
+
+
 def test_set_from_two_kb_homes_loses_no_edit(papers: Path, tmp_path: Path) -> None:
-    homes = [tmp_path / "home-a", tmp_path / "home-b"]  # a CLI in one folder, the app started in another
-
-    # 24 edits, 12 from each home, 8 at a time: without the note's own lock 10-15 of them were lost (25-30 of 50
-    # kept in the measurement that found it); more edits cost suite time and prove nothing more.
+    """Two processes in two KB homes (a CLI in one folder, the app started in another), each 12 ``kb set``
+    edits of one note as fast as they go, started together: every edit is in the note. Without the note's own
+    lock, 24 ``kb set`` processes 8 at a time lost 10-15 edits; two loops contend for all of their edits, and
+    without it they are refused ("changed on disk") or lost."""
+    homes = [tmp_path / "home-a", tmp_path / "home-b"]
     fields = field_names("edit", 24)
-
-    def edit(n: int) -> subprocess.CompletedProcess[str]:
-        return kb_elsewhere(papers, homes[n % 2], "set", "n", f"{fields[n]}=1")
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(edit, range(24)))
-    assert all(r.returncode == 0 and "updated" in r.stdout for r in results), [r.stderr for r in results]
+    ready = [tmp_path / "ready-a", tmp_path / "ready-b"]
+    loops = [subprocess.Popen([sys.executable, "-c", SET_CLI_LOOP, str(papers), str(home), str(ready[i]),
+                               str(ready[1 - i]), *fields[i::2]], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i, home in enumerate(homes)]
+    for loop in loops:
+        _, err = loop.communicate(timeout=300)
+        assert loop.returncode == 0, err
     data = note_edits.frontmatter_data(KnowledgeBase(Settings(papers=papers, home=homes[0])).read("n"))
     assert sorted(k for k in data if k.startswith("edit_")) == sorted(fields)
     text = (papers / "n.md").read_text(encoding="utf-8")

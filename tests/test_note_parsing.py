@@ -11,6 +11,7 @@ import pytest
 
 from kb.notes.files import NoteError, parse_note
 from tests.helpers.cli import run_kb
+from tests.helpers.parses import record_parses
 
 GOOD = '---\npaper_id: "t:good"\ntitle: "A good note about trigrams"\ntags: [esm2]\n---\nBody.\n'
 
@@ -78,3 +79,33 @@ def test_every_other_note_is_indexed_listed_and_searchable(tmp_path: Path) -> No
     validated = run_kb(papers, home, "validate", str(papers))
     assert validated.returncode == 1 and "Traceback" not in validated.stderr
     assert validated.stderr.count("error") >= len(BAD)
+
+
+def test_a_frontmatter_is_parsed_once_per_text_and_the_kept_parses_stay_bounded(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Parses are shared by text (issue 40): the same text read from any note, by any reader, is one parse;
+    a failed parse is never kept (each reader gets its own error, naming its file); the kept parses hold at
+    most ``max_chars`` of text, least recently used dropped first; an edit's old text is forgotten."""
+    from kb.notes import files
+
+    monkeypatch.setattr(files.PARSE_CACHE, "max_chars", 1000)
+    parsed = record_parses(monkeypatch)
+    texts = [f"title: 'kept {tmp_path.name[:20]} {n:02d}'\npaper_id: 'p:{n:02d}'\n".ljust(99, "#") + "\n"
+             for n in range(16)]  # 100 characters each: ten fit in 1,000
+    first = files.parse_yaml(texts[0], tmp_path / "a.md")
+    assert files.parse_yaml(texts[0], tmp_path / "b.md") is first and parsed == [texts[0]]
+    assert files.plain_data(first.data)["paper_id"] == "p:00"
+    for path in ("a.md", "b.md"):
+        with pytest.raises(files.NoteError, match=f"{path}.*malformed YAML"):
+            files.parse_yaml("title: [unclosed\n", tmp_path / path)
+    assert parsed.count("title: [unclosed\n") == 2
+    parsed.clear()
+    for text in texts:
+        files.parse_yaml(text, tmp_path / "a.md")
+    files.parse_yaml(texts[-1], tmp_path / "a.md")
+    assert parsed == texts[1:]  # texts[0] was still kept; the last is kept
+    parsed.clear()
+    files.parse_yaml(texts[0], tmp_path / "a.md")  # dropped by now: the oldest
+    files.forget_yaml(texts[-1])
+    files.parse_yaml(texts[-1], tmp_path / "a.md")
+    assert parsed == [texts[0], texts[-1]]

@@ -1,16 +1,19 @@
 """A shared vault (a git clone, a synced folder) cannot make kb write outside it, take over a note's id, or
 lose an edit to a rename: real symlinks (dangling ones too), FIFOs, a planted second file claiming an id,
-and notes renamed in a loop beside real ``kb set`` processes."""
+and a note renamed at each step of an edit in turn."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import subprocess
+import sys
 import textwrap
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,9 +21,9 @@ from analyzers.files import replace_unmoved
 from kb.core import KnowledgeBase
 from kb.notes import locks as note_lock
 from kb.notes.edits import frontmatter_data
-from kb.notes.files import NoteChanged, find_notes, read_note, save_note
+from kb.notes.files import NoteChanged, NoteError, find_notes, read_note, save_note
 from kb.settings import Settings
-from tests.helpers.cli import run_kb, run_kb_process
+from tests.helpers.cli import run_kb
 
 NOTE = textwrap.dedent("""\
     ---
@@ -200,53 +203,103 @@ def _field_names(prefix: str, count: int) -> list[str]:
     return [f"{prefix}_{hashlib.sha256(f'{prefix}{n}'.encode()).hexdigest()[:10]}" for n in range(count)]
 
 
-def test_edits_beside_a_rename_loop_are_in_the_file_when_reported_updated(papers: Path, tmp_path: Path) -> None:
-    """A note moved back and forth between two folders (a sync client, ``git mv``) while two ``kb set``
-    processes edit it: every edit that printed "updated" is in the one note left; the others refused."""
+# Python's audit hooks cannot be removed: one, installed by the first test that needs it, calls whatever
+# handler a test sets here (none between tests: it returns at once).
+_AUDIT_HANDLER: list[Callable[[str, tuple[Any, ...]], None] | None] = [None]
+_AUDIT_INSTALLED: list[bool] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    handler = _AUDIT_HANDLER[0]
+    if handler is not None:
+        handler(event, args)
+
+
+def _names_a_path_in(folder: str, args: tuple[Any, ...]) -> bool:
+    return any(isinstance(a, str | bytes | os.PathLike) and folder in os.fsdecode(a) for a in args)
+
+
+def _raced_at_step(papers: Path, step: int, edit: Callable[[], bool],
+                   race: Callable[[], None]) -> tuple[bool, bool]:
+    """Run ``edit`` with ``race`` run just before the ``step``-th of its file-system steps in the notes folder:
+    each audit event naming a path in it (a scan, an open, the temporary file, its mode and owner, its
+    removal) and each ``flock``. Whether ``race`` ran (not when the edit has fewer steps), and what ``edit``
+    returned."""
+    if not _AUDIT_INSTALLED:
+        sys.addaudithook(_audit)
+        _AUDIT_INSTALLED.append(True)
+    seen, ran, thread, folder = [0], [False], threading.get_ident(), str(papers)
+
+    def handler(event: str, args: tuple[Any, ...]) -> None:
+        if ran[0] or threading.get_ident() != thread:
+            return  # the race's own steps are not counted
+        if event == "fcntl.flock" or _names_a_path_in(folder, args):
+            seen[0] += 1
+            if seen[0] == step:
+                ran[0] = True
+                race()
+
+    _AUDIT_HANDLER[0] = handler
+    try:
+        result = edit()
+    finally:
+        _AUDIT_HANDLER[0] = None
+    return ran[0], result
+
+
+def test_an_edit_raced_by_a_rename_at_each_of_its_steps_lands_in_the_note_or_is_refused(
+        papers: Path, tmp_path: Path) -> None:
+    """A note moved between two folders (a sync client, ``git mv``) at each step of an edit in turn: before
+    every scan, open, lock, write of the temporary file, change of its mode and the swap. Moved away; and
+    moved away, edited there from another KB home (its own lock: the note's folder changed) and moved back.
+    Every edit that returned is in the one note left (the other home's too); the others refused with a
+    ``NoteError`` (one line in the CLI). Each step is hit on purpose, where a rename loop timed against two
+    ``kb set`` processes hit a machine-dependent few of them (~100 s under load)."""
     (papers / "moved").mkdir()
     places = [papers / "n.md", papers / "moved" / "n.md"]
-    stop = threading.Event()
+    mine = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home"))
+    other = KnowledgeBase(Settings(papers=papers, home=tmp_path / "home-other"))
+    names = iter(_field_names("x", 400))
+    outcomes: dict[str, list[bool]] = {"moved": [], "moved, edited, moved back": []}
+    landed: list[str] = []
 
-    def rename_loop() -> None:
-        where = 0
-        while not stop.is_set():
-            try:
-                os.rename(places[where], places[1 - where])
-                where = 1 - where
-            except FileNotFoundError:
-                where = 1 - where
-            time.sleep(0.003)
+    def move() -> None:
+        here = next(p for p in places if p.exists())
+        os.rename(here, places[1 - places.index(here)])
 
-    def editor(prefix: str, out: dict[str, bool]) -> None:
-        # Four edits each, more (up to 16) until one lands: how many the loop refuses depends on the machine's
-        # timing, and a run where every edit was refused would check nothing.
-        for name in _field_names(prefix, 16):
-            if len(out) >= 4 and any(out.values()):
+    def move_edit_move_back() -> None:
+        move()
+        name = next(names)
+        other.set_fields("n", {name: "w"}, reindex=False)  # raises if refused: nothing else moves meanwhile
+        landed.append(name)
+        move()
+
+    def edit(name: str) -> bool:
+        try:
+            mine.set_fields("n", {name: "v"}, new_fields=False, reindex=False)
+        except NoteError as exc:
+            assert "\n" not in str(exc), exc
+            return False
+        landed.append(name)
+        return True
+
+    for kind, race in (("moved", move), ("moved, edited, moved back", move_edit_move_back)):
+        for step in range(1, 200):
+            ran, updated = _raced_at_step(papers, step, functools.partial(edit, next(names)), race)
+            outcomes[kind].append(updated)
+            notes = find_notes(papers)
+            assert [p.relative_to(papers) for p in notes] in ([Path("n.md")], [Path("moved/n.md")])
+            text = notes[0].read_text(encoding="utf-8")
+            data = frontmatter_data(read_note(notes[0]))
+            assert [n for n in landed if n not in data] == [], (kind, step)
+            assert data["title"] == "Vault note" and "# kept byte for byte" in text
+            notes[0].write_text(NOTE, encoding="utf-8")  # each step starts from the small note
+            landed.clear()
+            if not ran:
                 break
-            result = run_kb_process(papers, tmp_path / f"home-{prefix}", "set", "n", f"{name}=v",
-                                    env={**os.environ, **LOCK_WAIT}, cwd=papers.parent)
-            out[name] = result.returncode == 0 and "updated" in result.stdout
-            if not out[name]:
-                assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, \
-                    result.stderr
-
-    results: dict[str, dict[str, bool]] = {"xa": {}, "xb": {}}
-    mover = threading.Thread(target=rename_loop)
-    editors = [threading.Thread(target=editor, args=(p, results[p])) for p in results]
-    mover.start()
-    for t in editors:
-        t.start()
-    for t in editors:
-        t.join()
-    stop.set()
-    mover.join()
-    notes = [p for p in places if p.exists()]
-    assert len(notes) == 1 and [p.name for p in find_notes(papers)] == ["n.md"]
-    data = frontmatter_data(read_note(notes[0]))
-    updated = [name for r in results.values() for name, ok in r.items() if ok]
-    assert updated, results  # the loop must not refuse everything, or the test shows nothing
-    assert [name for name in updated if name not in data] == []
-    assert data["title"] == "Vault note" and "# kept byte for byte" in notes[0].read_text(encoding="utf-8")
+        assert len(outcomes[kind]) > 10, outcomes  # every step of an edit was raced, the last run unraced
+    for kind, seen in outcomes.items():  # power both ways: some raced edits land, some are refused
+        assert True in seen and False in seen, (kind, seen)
 
 
 def test_app_edit_form_refuses_a_contested_id(papers: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -31,7 +31,17 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.scalarstring import PlainScalarString, ScalarString
 
 from analyzers.files import unique_name
-from kb.notes.files import Note, NoteError, dump_yaml, load_yaml, parse_note, plain_data, split_note
+from kb.notes.files import (
+    Note,
+    NoteError,
+    ParsedYaml,
+    dump_yaml,
+    forget_yaml,
+    parse_note,
+    parse_yaml,
+    plain_data,
+    split_note,
+)
 from schemas.claim import Claim
 from schemas.note import PaperNote
 
@@ -105,9 +115,9 @@ def _child(node: Any, part: str) -> Any:
     return None
 
 
-def _scalar_node(fm: str, parts: list[str]) -> ScalarNode | None:
+def _scalar_node(parsed: ParsedYaml, parts: list[str]) -> ScalarNode | None:
     """The YAML scalar node at a dotted path of the frontmatter, or None (absent, or not a scalar)."""
-    node: Node | None = YAML(typ="rt").compose(fm)
+    node: Node | None = parsed.root
     for part in parts:
         if isinstance(node, MappingNode):
             node = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == part), None)
@@ -147,15 +157,14 @@ def _plain_is_safe(value: str, in_flow: bool) -> bool:
         return False
 
 
-def _replace_scalar(fm: str, parts: list[str], value: Any, path: Path) -> str | None:
+def _replace_scalar(parsed: ParsedYaml, parts: list[str], value: Any, path: Path) -> str | None:
     """The frontmatter with one existing scalar's bytes replaced by ``value``; None when that is not possible.
 
     Everything else (comments on the same and other lines, flow maps, number and date styles) keeps its bytes.
+    The edited text is parsed once, to check it reads back as ``value``; that parse is the one the note's
+    validation then uses (``parse_yaml`` keeps it).
     """
-    try:
-        node = _scalar_node(fm, parts)
-    except YAMLError:
-        return None
+    fm, node = parsed.text, _scalar_node(parsed, parts)
     if node is None or node.start_mark is None or node.end_mark is None:
         return None
     rendered = _render_scalar(value, node, in_flow=_in_flow(fm, node.start_mark.index))
@@ -163,7 +172,7 @@ def _replace_scalar(fm: str, parts: list[str], value: Any, path: Path) -> str | 
         return None
     start, end = node.start_mark.index, node.end_mark.index
     edited = fm[:start] + rendered + fm[end:]
-    data = plain_data(load_yaml(edited, path))
+    data = plain_data(parse_yaml(edited, path).data)
     current: Any = data
     for part in parts:
         current = _child(current, part)
@@ -200,9 +209,12 @@ def coerce_value(note: Note, dotted: str, raw: str) -> Any:
 
 
 def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
-    data = load_yaml(fm, path)
+    """The frontmatter with one (dotted) field set; parsed once here (``parse_yaml``: the note's read, or the
+    previous change's check, already did), and its result once, to check it or to validate it."""
+    parsed = parse_yaml(fm, path)
+    data = parsed.data
     parts = _resolve_ids(plain_data(data), key.split("."))
-    in_place = _replace_scalar(fm, parts, value, path)
+    in_place = _replace_scalar(parsed, parts, value, path)
     if in_place is not None:
         return in_place
     top = parts[0]
@@ -212,7 +224,7 @@ def _set_one(fm: str, key: str, value: Any, newline: str, path: Path) -> str:
     spans = _top_spans(lines)
     if top in spans and isinstance(current, list) and isinstance(new_value, list) and new_value:
         edited = _edit_list_in_place(lines, spans[top], current, new_value, newline)
-        if edited is not None and plain_data(load_yaml(edited, path)).get(top) == new_value:
+        if edited is not None and plain_data(parse_yaml(edited, path).data).get(top) == new_value:
             return edited
     if top in spans:
         start, end = spans[top]
@@ -246,7 +258,7 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
         fm = _set_one(fm, key, value, parts.newline, note.path)
     raw = parts.join(fm)
     try:
-        return parse_note(raw, note.path)
+        edited = parse_note(raw, note.path)
     except NoteError as exc:
         names = ", ".join(f"'{k}'" for k in changes)
         raise NoteError(
@@ -255,6 +267,9 @@ def set_fields(note: Note, changes: dict[str, object]) -> Note:
             line=exc.line,
             field=exc.field or next(iter(changes), None),
         ) from None
+    if fm != parts.frontmatter:
+        forget_yaml(parts.frontmatter)
+    return edited
 
 
 # -- lists edited item by item, and claims ---------------------------------------------------------
@@ -380,5 +395,5 @@ def append_claims(note: Note, claims: list[Claim]) -> Note:
 
 def frontmatter_data(note: Note) -> dict[str, Any]:
     """The note's frontmatter as plain data, as written: key order, ints as ints, explicit nulls."""
-    data = plain_data(load_yaml(note.frontmatter_text, note.path))
+    data = plain_data(parse_yaml(note.frontmatter_text, note.path).data)
     return data if isinstance(data, dict) else {}

@@ -9,7 +9,9 @@ files, and it keeps them exactly as the user wrote them:
 * every write is atomic (temporary file in the same folder + ``os.replace``) and new files never
   overwrite existing ones;
 * every problem is a ``NoteError`` that names the file, the line and the field, and says what is
-  expected.
+  expected;
+* a frontmatter text is parsed once in a process (``parse_yaml``): an edit's reads, its node walk, its
+  check and the index reading the result back share that parse (shared, so read-only).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import hashlib
 import os
 import re
 import sys
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
@@ -44,13 +48,16 @@ __all__ = [
     "Note",
     "NoteChanged",
     "NoteError",
+    "ParsedYaml",
     "create_note",
     "dump_yaml",
     "field_line",
     "find_notes",
+    "forget_yaml",
     "import_note",
     "load_yaml",
     "parse_note",
+    "parse_yaml",
     "plain_data",
     "read_note",
     "render_new_note",
@@ -319,7 +326,9 @@ def _nesting_too_deep(text: str) -> bool:
     return False
 
 
-def load_yaml(text: str, path: Path) -> Any:
+def _compose(text: str, path: Path) -> tuple[Node | None, Any]:
+    """The frontmatter's YAML composed into nodes, checked (expansion, depth, number sizes) and built into
+    round-trip data; raises ``NoteError``."""
     # Round-trip mode keeps line/column info (.lc) for error messages and never builds arbitrary
     # Python objects (unknown tags come back as TaggedScalar etc.).
     yaml = YAML(typ="rt")
@@ -334,7 +343,7 @@ def load_yaml(text: str, path: Path) -> Any:
         _check_expansion(root, path)
         # Built from the nodes just checked: parsing the text a second time would double the cost of a long
         # note.
-        return yaml.constructor.construct_document(root) if root is not None else None
+        return root, (yaml.constructor.construct_document(root) if root is not None else None)
     except RecursionError:
         raise NoteError(
             path,
@@ -360,6 +369,85 @@ def load_yaml(text: str, path: Path) -> Any:
         ) from None
     except YAMLError as exc:
         raise NoteError(path, f"malformed YAML: {exc}") from None
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedYaml:
+    """A frontmatter parsed once: its composed nodes (where each value sits in ``text``, for byte-minimal
+    edits) and the round-trip data built from them. Shared by every reader of the same text (``parse_yaml``):
+    read it, never modify it (``plain_data`` makes a copy to change)."""
+
+    text: str
+    root: Node | None
+    data: Any
+
+
+class _ParseCache:
+    """Parses kept by text, least recently used dropped first, bounded by the text they hold."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._kept: OrderedDict[tuple[str, int, int, int], ParsedYaml] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()  # the app's sessions read notes from several threads
+
+    def get(self, key: tuple[str, int, int, int]) -> ParsedYaml | None:
+        with self._lock:
+            hit = self._kept.get(key)
+            if hit is not None:
+                self._kept.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple[str, int, int, int], parsed: ParsedYaml) -> None:
+        if len(key[0]) > self.max_chars // 8:
+            return  # one long note must not push out every other
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = parsed
+                self._chars += len(key[0])
+            while self._chars > self.max_chars:
+                self._chars -= len(self._kept.popitem(last=False)[0][0])
+
+    def forget(self, key: tuple[str, int, int, int]) -> None:
+        with self._lock:
+            if self._kept.pop(key, None) is not None:
+                self._chars -= len(key[0])
+
+
+# Parsing the frontmatter is nearly all the cost of reading a note (ruamel's parser is pure Python), and one
+# edit reads the same text several times: the command's own read, the re-read under the note's lock, the
+# field-name check, the edit, the index reading the result back. Kept by text (and the limits the checks
+# apply), a parse is made once for all of them: a hit is the same parse by construction. Only successes are
+# kept. Bounded by text, since the nodes take ~80 times the text's memory: 2M characters, ~160 MB at most.
+PARSE_CACHE = _ParseCache(max_chars=2_000_000)
+
+
+def parse_yaml(text: str, path: Path) -> ParsedYaml:
+    """The frontmatter ``text`` parsed and checked as ``load_yaml`` does, shared with every other reader of
+    the same text in this process (read-only: see ``ParsedYaml``); raises ``NoteError`` naming ``path``."""
+    key = _parse_key(text)
+    parsed = PARSE_CACHE.get(key)
+    if parsed is None:
+        parsed = ParsedYaml(text, *_compose(text, path))
+        PARSE_CACHE.put(key, parsed)
+    return parsed
+
+
+def forget_yaml(text: str) -> None:
+    """Drop the parse of a frontmatter an edit has replaced (the file no longer holds it), so a bulk edit
+    (the first export keying every note) keeps the parses the index reads back next, not the old ones."""
+    PARSE_CACHE.forget(_parse_key(text))
+
+
+def _parse_key(text: str) -> tuple[str, int, int, int]:
+    """What a parse depends on: the text, and the limits its checks apply."""
+    return text, MAX_YAML_VALUES, MAX_YAML_DEPTH, sys.get_int_max_str_digits()
+
+
+def load_yaml(text: str, path: Path) -> Any:
+    """The frontmatter ``text`` as round-trip data of the caller's own (a fresh parse, free to modify);
+    raises ``NoteError`` naming ``path``."""
+    return _compose(text, path)[1]
 
 
 def plain_data(value: Any) -> Any:
@@ -403,7 +491,7 @@ def _line_of(data: Any, loc: tuple[Any, ...]) -> int | None:
 
 def field_line(note: Note, *loc: str | int) -> int | None:
     """1-based file line of a frontmatter field of a parsed note, e.g. ``field_line(note, "source_file")``."""
-    return _line_of(load_yaml(note.frontmatter_text, note.path), loc)
+    return _line_of(parse_yaml(note.frontmatter_text, note.path).data, loc)
 
 
 def _expected(field: str) -> str:
@@ -555,7 +643,7 @@ def parse_note(raw: bytes, path: Path, *, limits: NoteLimits | None = None) -> N
     parts = split_note(raw, path)
     try:
         try:
-            data = load_yaml(parts.frontmatter, path)
+            data = parse_yaml(parts.frontmatter, path).data
         except NoteError as exc:
             if exc.message.startswith("malformed YAML"):
                 # The first '---' after the opening one closes the frontmatter. When the real closing line was
@@ -771,7 +859,7 @@ def validate_paths(paths: list[Path], *, max_bytes: int = 5_000_000) -> tuple[li
         pid = note.meta.paper_id
         if pid in by_id:
             parts = split_note(note.raw, f)
-            line = _line_of(load_yaml(parts.frontmatter, f), ("paper_id",))
+            line = _line_of(parse_yaml(parts.frontmatter, f).data, ("paper_id",))
             errors.append(
                 NoteError(
                     f,
