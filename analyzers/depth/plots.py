@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
+from analyzers.figures import save_png
 from analyzers.ticks import plain_ticks
 
 
@@ -24,10 +25,9 @@ def _save(fig: Any, out_dir: Path, stem: str) -> list[str]:
         if "relative" not in ax.get_xlabel() and ax.get_xscale() == "linear":
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     plain_ticks(fig)
-    fig.tight_layout()
     names = [f"{stem}.png", f"{stem}.svg"]
-    fig.savefig(out_dir / names[0], dpi=110)
-    fig.savefig(out_dir / names[1])
+    save_png(fig, out_dir / names[0], dpi=110)
+    fig.savefig(out_dir / names[1])  # the SVG keeps the PNG's layout
     plt.close(fig)
     return names
 

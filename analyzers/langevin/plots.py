@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from analyzers.figures import save_png
 from analyzers.ticks import plain_ticks
 
 
@@ -76,8 +77,7 @@ def plot_sweep(
     axes[0, 0].legend()
     axes[0, 2].legend(fontsize=6, loc="upper left")
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)
 
 
@@ -99,8 +99,7 @@ def plot_similarity(path: Path, histograms: dict[str, dict[str, np.ndarray]], ti
         axis.set_title(f"{model} ({title})")
         axis.legend(fontsize=6, ncol=2)
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)
 
 
@@ -118,8 +117,7 @@ def plot_attention(path: Path, attention: np.ndarray, contacts: np.ndarray, titl
         axis.set_xlabel("j")
         axis.set_ylabel("i")
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)
 
 
@@ -144,8 +142,7 @@ def plot_precision(
     axis.set_ylabel("precision")
     axis.legend(fontsize=7)
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)
 
 
@@ -161,6 +158,5 @@ def plot_design(path: Path, summary: dict[str, Any]) -> None:
     axes[1].set_xlabel("design temperature")
     axes[1].set_ylabel("swap acceptance")
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from analyzers.base import AnalyzerResult
+from analyzers.figures import save_png
 from analyzers.langevin.checks import thermostat_state
 from analyzers.langevin.convergence import RHAT_LIMIT, chain_diagnostics
 from analyzers.ticks import plain_ticks
@@ -126,6 +127,5 @@ def plot_sampler_diagnostics(
         axis.set_xlabel("T")
         axis.legend(fontsize=6)
     plain_ticks(figure)
-    figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    save_png(figure, path, dpi=90)
     plt.close(figure)
