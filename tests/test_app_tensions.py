@@ -48,7 +48,10 @@ def test_tensions_page_lists_the_bundled_tension_and_queues_its_deciding_run(app
     assert "deeper is worse past 12 layers" in text and "PLM (ESM-style) | 24-36" in text  # both quotes
     assert at.selectbox(key="tension_quantity").value == "depth.sweep:best_depth"
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart")  # the quantity's plot is drawn
-    at.button(key="settle_tension").click().run()
+    # the deciding run (the sweep at 'paper') cannot run here: offered, but not as the primary action
+    settle = at.button(key="settle_tension")
+    assert settle.proto.type == "secondary" and "cannot run on this machine" in settle.help
+    settle.click().run()
     assert not at.exception
     (run,) = app_env.kb.runs()
     assert run.claim_key == BUNDLED_B and run.status.value == "queued"  # the bolder claim at the paper preset
@@ -66,6 +69,7 @@ def test_tensions_page_shows_a_settled_tension_and_kbs_value(app_env: AppEnv) ->
     row = at.dataframe(key="tensions_table").value.set_index("id").loc[tension_id("low#low", "range#range")]
     assert row["state"] == "settled for B" and row["kb's value"] == "30"  # exact by construction: no interval
     assert any("settled for B" in b for b in badges(at))
+    assert at.button(key="settle_tension").proto.type == "primary"  # noop runs here
     assert at.selectbox(key="tension_quantity").value == "noop:value"
 
 

@@ -28,6 +28,7 @@ from kb.agents.tension_finder import PROPOSED_LABEL, Proposals, propose_tensions
 from kb.core import KnowledgeBase
 from kb.display import code_span, markdown_text
 from kb.evidence import tensions as tensions_mod
+from kb.notes.bindings import settling
 from kb.notes.files import NoteError
 
 kb = setup()
@@ -99,10 +100,18 @@ else:
     with st.container(border=True, key="tension_detail"):
         tension_detail(chosen)
         plan = tensions_mod.settle_plan(chosen)
+        found = kb.claim(plan.claim_key) if plan.claim_key else None
+        settles = settling(found[0], plan.preset) if found is not None else None
+        # The primary action only when it can end here: a run this machine cannot execute is still worth
+        # queueing (a GPU worker on the shared index takes it), but it is not what a person should do first.
+        here = settles is None or settles.runnable_here
+        cannot = "" if here or settles is None else (
+            f" It cannot run on this machine ({settles.why_not}): a GPU worker on the shared index takes it."
+        )
         st.button(
             "Settle: queue the runs that decide it",
             key="settle_tension",
-            type="primary",
+            type="primary" if here else "secondary",
             icon=":material/gavel:",
             on_click=settle,
             args=(kb, chosen.id),
@@ -110,7 +119,8 @@ else:
             help=markdown_text(plan.why_not)
             if plan.why_not
             else f"Runs {code_span(plan.claim_key)}'s "
-            f"analyzer at {code_span(plan.preset)}, then both claims are judged on the same evidence",
+            f"analyzer at {code_span(plan.preset)}, then both claims are judged on the same evidence."
+            + markdown_text(cannot),
         )
 
 st.subheader("A quantity across notes")

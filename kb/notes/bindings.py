@@ -183,9 +183,10 @@ class Settling:
 _SHOWN = ("model", "models", "depths", "parameter_budget", "device")
 
 
-def settling(claim: Claim) -> Settling:
-    """Where ``claim`` is settled: its binding's ``settled_by`` preset, else its bound scale; whether this
-    machine can run it (the analyzer's own ``preflight``) and the analyzer's rough GPU hours for it."""
+def settling(claim: Claim, preset: str | None = None) -> Settling:
+    """Where ``claim`` is settled: ``preset`` when given (the one a tension's plan names), else its binding's
+    ``settled_by`` preset, else its bound scale; whether this machine can run it (the analyzer's own
+    ``preflight``) and the analyzer's rough GPU hours for it."""
     from analyzers import registry
     from analyzers.base import NotRunnable
 
@@ -194,7 +195,7 @@ def settling(claim: Claim) -> Settling:
     if binding is None or binding.name not in analyzers:
         return Settling(None, None, runnable_here=False)
     analyzer = analyzers[binding.name]()
-    preset = binding.settled_by or binding.scale
+    preset = preset or binding.settled_by or binding.scale
     shown = analyzer.scales.get(preset or "", {})
     what = ", ".join(f"{key} {_short(shown[key])}" for key in _SHOWN if key in shown)
     try:
