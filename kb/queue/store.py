@@ -219,12 +219,10 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                         attempts=attempts + 1)
             )
             session.commit()
-            if taken.rowcount == 1:
-                run = session.get(Run, candidate_id)
-                _in_doubt.claim = None
-                if run is not None and run.attempts == attempts + 1:
-                    return run
-            _in_doubt.claim = None
+            run = session.get(Run, candidate_id) if taken.rowcount == 1 else None
+            _in_doubt.claim = None  # the claim's outcome is known: taken, or won by another worker
+            if run is not None and run.attempts == attempts + 1:
+                return run
             # Another worker won the race for this run: try the next one.
     return None
 
