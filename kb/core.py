@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 from sqlalchemy.engine import Engine
@@ -153,6 +153,18 @@ def _check_index(engine: Engine, database: Path) -> None:
             conn.exec_driver_sql("SELECT count(*) FROM paper")
     except DatabaseError as exc:
         raise index_error(str(database), exc) from None
+
+
+class _Plan(NamedTuple):
+    """One claim's runs as ``verify`` plans them: its estimate, its analyzer and each seed's parameters, both
+    validated (what the estimates read) and dumped to JSON (what the queue stores and compares)."""
+
+    estimate: estimates.RunEstimate
+    key: str
+    claim: Claim
+    analyzer: Analyzer  # type: ignore[type-arg]
+    params: list[Any]
+    dumped: list[dict[str, Any]]
 
 
 class KnowledgeBase:
@@ -615,7 +627,7 @@ class KnowledgeBase:
         typed = self._operator_params(granted, {c.analyzer.name for _, c in bindings if c.analyzer})
         if stale_only:
             bindings = [(key, claim) for key, claim in bindings if self.staleness(key) is not None]
-        planned: list[tuple[estimates.RunEstimate, str, Claim, Analyzer, list[Any]]] = []  # type: ignore[type-arg]
+        planned: list[_Plan] = []
         skipped: list[tuple[str, str]] = []
         joined: list[RunRecord] = []
         for key, claim in bindings:
@@ -637,19 +649,17 @@ class KnowledgeBase:
                 self.joined_runs.update(r.id for r in same)
                 self.run_estimates.update((r.id, estimate) for r in same)
                 continue
-            planned.append((estimate, key, claim, analyzer, params))
+            planned.append(_Plan(estimate, key, claim, analyzer, params, dumped))
         # Quick first (by their own time: the first run needing a first-use stage pays it, the queue keeps
         # this order by the runs' own times, and a worker stores each run's estimate at its start, first-use
         # stages in it); of equal estimates, the run building the most cached stages first, so the runs after
         # it that reuse them are marked so (``estimates.sharing``) and sort after every run that has an
         # estimate.
-        planned.sort(key=lambda plan: (plan[0].sort_key, -len(plan[3].cached_stages(plan[4][0]))))
-        marked = estimates.sharing(
-            [(analyzer, params[0], estimate) for estimate, _, _, analyzer, params in planned]
-        )
-        planned = [(estimate, key, claim, analyzer, params)
-                   for estimate, (_, key, claim, analyzer, params) in zip(marked, planned, strict=True)]
-        planned.sort(key=lambda plan: plan[0].sort_key)  # stable: equal estimates keep the claims' order
+        planned.sort(key=lambda plan: (plan.estimate.sort_key,
+                                       -len(plan.analyzer.cached_stages(plan.params[0]))))
+        marked = estimates.sharing([(plan.analyzer, plan.params[0], plan.estimate) for plan in planned])
+        planned = [plan._replace(estimate=estimate) for estimate, plan in zip(marked, planned, strict=True)]
+        planned.sort(key=lambda plan: plan.estimate.sort_key)  # stable: equal estimates keep claim order
         return [*joined, *self._enqueue(planned, device, executor, priority)], skipped
 
     def _run_params(self, key: str, claim: Claim, scale: str | None, device: str, mine: dict[str, Any],
@@ -679,23 +689,22 @@ class KnowledgeBase:
         except (KeyError, ValueError) as exc:
             return str(exc).strip('"')
 
-    def _enqueue(self, planned: list[tuple[Any, str, Claim, Analyzer, list[Any]]],  # type: ignore[type-arg]
-                 device: str, executor: str, priority: int) -> list[RunRecord]:
+    def _enqueue(self, planned: list[_Plan], device: str, executor: str, priority: int) -> list[RunRecord]:
         """Queue each planned claim's runs in the plan's order (a claim's seeds as one group), each with its
         estimate."""
         from kb.queue import store as queue_store
 
         queued = []
-        for estimate, key, claim, analyzer, params in planned:
-            group = uuid.uuid4().hex if len(params) > 1 else None
-            for validated in params:
+        for plan in planned:
+            group = uuid.uuid4().hex if len(plan.dumped) > 1 else None
+            for dumped in plan.dumped:
                 run = queue_store.enqueue(
-                    self.engine, analyzer.name, validated.model_dump(mode="json"), claim_key=key,
-                    device=device, executor=executor, group_id=group, binding=binding_hash(claim),
-                    priority=priority, expected_seconds=estimate.own_seconds,
+                    self.engine, plan.analyzer.name, dumped, claim_key=plan.key,
+                    device=device, executor=executor, group_id=group, binding=binding_hash(plan.claim),
+                    priority=priority, expected_seconds=plan.estimate.own_seconds,
                 )
                 queued.append(queue_store.to_record(run))
-                self.run_estimates[run.id] = estimate
+                self.run_estimates[run.id] = plan.estimate
         return queued
 
     def tensions(self) -> tensions_mod.Tensions:
@@ -734,6 +743,15 @@ class KnowledgeBase:
     def joined_runs(self) -> set[str]:
         """The runs ``verify`` returned that were queued or running already (``queue_store.in_flight``)."""
         return set()
+
+    def queued_message(self, queued: list[RunRecord], what: str = "") -> str:
+        """What ``verify``'s caller says it did: 'queued N run(s) [for WHAT]', and how many of ``queued``
+        joined the same work already in flight rather than queueing it twice (the CLI and the app)."""
+        joined = sum(record.id in self.joined_runs for record in queued)
+        said = f"queued {len(queued) - joined} run(s)" + (f" for {what}" if what else "")
+        if joined:
+            said += f"; joined {joined} already queued or running (the same work, not queued twice)"
+        return said
 
     @staticmethod
     def _operator_params(granted: dict[str, Any], analyzer_names: set[str]) -> dict[str, dict[str, Any]]:

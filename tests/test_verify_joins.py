@@ -38,6 +38,10 @@ def test_a_running_run_is_joined_too(tmp_path: Path) -> None:
     assert taken is not None and taken.id == first.id
     (again,), _ = kb.verify([KEY])
     assert again.id == first.id and again.status is RunStatus.running
+    # what the CLI prints and the app flashes, from one place
+    assert kb.queued_message([again], "the claim") == (
+        "queued 0 run(s) for the claim; joined 1 already queued or running (the same work, not queued twice)")
+    assert kb.queued_message(kb.verify([KEY], device="cuda")[0]) == "queued 1 run(s)"
 
 
 def test_the_cli_says_it_joined_the_queued_run(tmp_path: Path) -> None:

@@ -74,9 +74,8 @@ def queue_runs(kb: KnowledgeBase, targets: list[str], what: str) -> None:
     info = worker().ensure()
     where = (f"{info.runner()} runs them" if info is not None
              else "no worker is running here: start one with `kb worker --forever`")
-    joined = sum(record.id in kb.joined_runs for record in queued)
-    already = f" ({joined} already queued or running: joined, not queued twice)" if joined else ""
-    flash("success", f"Queued {len(queued) - joined} run(s) for {what}{already}; {where}.")
+    said = kb.queued_message(queued, what)
+    flash("success", f"{said[:1].upper()}{said[1:]}; {where}.")
 
 
 def note_runs(note_id: str) -> list[RunRecord]:

@@ -211,10 +211,7 @@ def verify(
     for key, reason in skipped:
         err_console.print(f"[yellow]skipped[/] {esc(key)}: {esc(reason)}", highlight=False)
     if not as_json:
-        joined = sum(record.id in kb.joined_runs for record in queued)
-        console.print(f"queued {len(queued) - joined} run(s)"
-                      + (f"; joined {joined} already queued or running (the same work, not queued twice)"
-                         if joined else ""))
+        console.print(kb.queued_message(queued))
     told: set[str] = set()  # runs whose verdict line was printed as it landed
 
     def landed(record: RunRecord, verdict: Verdict | None) -> None:
