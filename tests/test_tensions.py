@@ -347,3 +347,23 @@ def test_find_involving_some_claims_gives_exactly_their_tensions(kb: KnowledgeBa
         expected = [t for t in everything if {t.a.key, t.b.key} & keys]
         assert pairs(mine) == pairs(expected), keys
         assert [(t.id, t.state.text) for t in mine] == [(t.id, t.state.text) for t in expected]
+
+
+def test_cli_tensions_counts_every_state_and_lists_the_first_limit(tmp_path: Path) -> None:
+    """Tens of thousands of tensions are counted by state, and only ``--limit`` of them drawn in full."""
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    for name, values in (("a", (1, 2, 3)), ("b", (10, 20))):
+        claims = "".join(f"  - id: c{v}\n    statement: s\n    kind: qualitative\n    quantity: q\n"
+                         f"    expect: {{metric: value, op: '==', value: {v}}}\n" for v in values)
+        (papers / f"{name}.md").write_text(f"---\npaper_id: {name}\ntitle: {name}\nclaims:\n{claims}---\n",
+                                           encoding="utf-8")
+    every = json.loads(run_kb(papers, tmp_path / "home", "tensions", "--json").stdout)
+    assert len(every) == 6  # each of a's three values against each of b's two
+    shown = run_kb(papers, tmp_path / "home", "tensions", "--limit", "2")
+    assert shown.returncode == 0, shown.stderr
+    assert "6 tension(s) between notes: 6 open" in shown.stdout
+    assert [row["id"] in shown.stdout for row in every] == [True, True, False, False, False, False]
+    assert "the first 2 shown; --limit 0: all of them" in " ".join(shown.stdout.split())
+    whole = run_kb(papers, tmp_path / "home", "tensions", "--limit", "0")
+    assert all(row["id"] in whole.stdout for row in every) and "the first" not in whole.stdout

@@ -55,7 +55,6 @@ def demo(
 ) -> None:
     """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
     from kb.core import paper_summary
-    from kb.evidence import tensions as tensions_mod
     from kb.evidence.claim_states import ALL_STATES, label
     from kb.queue import daemon
     kb = make_kb(papers, home, db)
@@ -103,7 +102,7 @@ def demo(
     counts = Counter(status.state.value for status in kb.claim_states().values())
     console.print(f"{sum(counts.values())} claims: " + " · ".join(
         f"{counts[state]} {label(state)}" for state in ALL_STATES if counts[state]), highlight=False)
-    print_tensions([tensions_mod.record(t) for t in kb.tensions()])  # where notes disagree, and how it stands
+    print_tensions(kb.tensions())  # where notes disagree, and how it stands
 
 
 def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:

@@ -4,7 +4,9 @@ between qualitative claims, listed apart and marked as proposed by the model."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -23,6 +25,9 @@ from kb.cli.common import (
     print_json,
 )
 
+if TYPE_CHECKING:
+    from kb.evidence.tensions import Tension
+
 #: Colours of the outcomes in the listing.
 OUTCOME_COLOURS = {"settled_a": "green", "settled_b": "green", "both_wrong": "red", "open": "yellow"}
 
@@ -40,16 +45,25 @@ def _side(row: dict[str, Any]) -> str:
     return head + "\n    " + esc(f"“{row['quote']}”" + (f" ({where})" if where else ""))
 
 
-def print_tensions(rows: list[dict[str, Any]]) -> None:
-    """Each tension (``kb.evidence.tensions.record``) as a block: id and state, quantity and why, then both
-    sides."""
-    console.print(f"[bold]{len(rows)} tension(s) between notes[/]", highlight=False)
-    for row in rows:
+def print_tensions(found: Sequence[Tension], limit: int = 0) -> None:
+    """How many tensions there are in each state, then the first ``limit`` (0: all) as blocks
+    (``kb.evidence.tensions.record``): id and state, quantity and why, then both sides. A large library has
+    tens of thousands, which no one reads in a terminal, and drawing them takes rich a minute."""
+    from kb.evidence.tensions import record
+    states = Counter(tension.state.outcome.value for tension in found)
+    counts = ", ".join(f"[{OUTCOME_COLOURS.get(state, 'white')}]{n:,} {esc(state.replace('_', ' '))}[/]"
+                       for state, n in sorted(states.items()))
+    console.print(f"[bold]{len(found):,} tension(s) between notes[/]" + (f": {counts}" if found else ""),
+                  highlight=False)
+    shown = [record(tension) for tension in (found[:limit] if limit else found)]
+    for row in shown:
         colour = OUTCOME_COLOURS.get(row["state"], "white")
         console.print(f"\n[bold]{esc(row['id'])}[/] · [{colour}]{esc(row['state_text'])}[/]\n"
                       f"  {esc(row['quantity'])} ({esc(row['kind'])}: {esc(row['why'])})\n"
                       f"  A {_side(row['a'])}\n  B {_side(row['b'])}", highlight=False, soft_wrap=True)
-    if rows:
+    if len(shown) < len(found):
+        console.print(f"\n[dim]the first {len(shown):,} shown; --limit 0: all of them[/]", highlight=False)
+    if found:
         console.print("\n[dim]kb verify --tension ID: queue the runs that decide one; --json: everything[/]")
 
 
@@ -64,6 +78,11 @@ def tensions(
             "the model'. Without a model none are proposed.",
         ),
     ] = False,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", min=0, help="Tensions listed in full (0: all); the count of each state "
+                     "covers every one, and --json lists every one."),
+    ] = 50,
     strict: StrictOpt = False,
     papers: PapersOpt = None,
     home: HomeOpt = None,
@@ -78,7 +97,6 @@ def tensions(
     found = kb.tensions()
     if (capped := found.message()) is not None:
         err_console.print(f"[yellow]warning[/]: {esc(capped)}", highlight=False, soft_wrap=True)
-    rows = [tensions_mod.record(t) for t in found]
     proposals = None
     if propose:
         from kb.agents.config import NoChatModel, chat_model
@@ -90,12 +108,12 @@ def tensions(
             model = None
         proposals = propose_tensions(kb, model)
     if as_json:
-        out: list[dict[str, Any]] = rows
+        out = [tensions_mod.record(t) for t in found]
         if proposals is not None:
-            out = rows + [{**p.model_dump(mode="json"), "id": p.id} for p in proposals.proposals]
+            out += [{**p.model_dump(mode="json"), "id": p.id} for p in proposals.proposals]
         print_json(out)
     else:
-        print_tensions(rows)
+        print_tensions(found, limit)
         if proposals is not None:
             _print_proposals(proposals)
     name_unreadable(report.errors, strict=strict)
