@@ -9,6 +9,7 @@ loaded from, so fields the editor does not know (and untouched ones) come back e
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any, Final
 
 import streamlit as st
@@ -137,178 +138,204 @@ def claim_editor(uid: str, position: int, analyzers: dict[str, Any], slots: Erro
     with st.expander(
         label, expanded=st.session_state.get(f"c_{uid}__open", False), icon=":material/checklist:"
     ):
-        top = st.columns([2, 1, 1], vertical_alignment="bottom")
-        top[0].text_input(
-            "Claim id",
-            key=f"c_{uid}_id",
-            persist_state=PERSIST,
-            placeholder="e.g. optimal-depth",
-            help="Lower-case letters, digits, '-', '_' or '.'; unique within the note",
-        )
-        top[1].selectbox("Kind", ["quantitative", "qualitative"], key=f"c_{uid}_kind", persist_state=PERSIST)
-        top[2].button(
-            "Remove",
-            key=f"c_{uid}_remove",
-            icon=":material/delete:",
-            on_click=_remove,
-            args=(uid,),
-            type="tertiary",
-        )
-        slot("id")
-        st.text_area("Statement", key=f"c_{uid}_statement", persist_state=PERSIST, height=68,
-                     placeholder="The claim in one sentence, in your words")
-        slot("statement")
-        quote_col, section_col = st.columns([3, 1])
-        quote_col.text_area(
-            "Source quote",
-            key=f"c_{uid}_quote",
-            persist_state=PERSIST,
-            height=68,
-            help="Verbatim text from the paper that backs the claim (checked against source_file)",
-        )
-        section_col.text_input("Section", key=f"c_{uid}_section", persist_state=PERSIST,
-                               placeholder="Abstract, Table 2…")
-        slot("source")
-
-        original_name = (original.get("analyzer") or {}).get("name")
-        names = [NONE, *analyzers] + (
-            [original_name] if original_name and original_name not in analyzers else []
-        )
-        if st.session_state.get(f"c_{uid}_analyzer") not in names:
-            st.session_state[f"c_{uid}_analyzer"] = NONE
-        a_col, s_col, seed_col = st.columns([2, 1, 1])
-        name = (
-            a_col.selectbox(
-                "Analyzer",
-                names,
-                key=f"c_{uid}_analyzer",
-                persist_state=PERSIST,
-                format_func=lambda n: (
-                    n
-                    if n == NONE
-                    else (f"{n} — {analyzers[n].summary}"[:90] if n in analyzers else f"{n} (not registered)")
-                ),
-                help="The registered analyzer that can re-verify this claim",
-            )
-            or NONE
-        )
-        binding: dict[str, Any] | None = None
-        metrics: dict[str, str] = {}
-        if name != NONE and name not in analyzers:
-            st.warning(f"No analyzer `{name}` is registered here: its binding is kept exactly as written.",
-                       icon=":material/warning:")
-            binding = original.get("analyzer")
-        elif name != NONE:
-            analyzer_cls = analyzers[name]
-            metrics = dict(analyzer_cls.metrics)
-            original_binding = original.get("analyzer") or {}
-            same = original_binding.get("name") == name
-            scales = [NONE, *analyzer_cls.scales]
-            scale_key = f"c_{uid}_scale_{name}"
-            # A binding the note already has keeps its scale (or none); a new one starts at the smoke preset.
-            init_value(scale_key, (original_binding.get("scale") or NONE) if same else
-                       ("smoke" if "smoke" in analyzer_cls.scales else NONE))
-            scale = s_col.selectbox(
-                "Scale preset",
-                scales,
-                key=scale_key,
-                persist_state=PERSIST,
-                help="Named parameter presets of the analyzer (smoke runs on a laptop CPU)",
-            )
-            seed_col.text_input(
-                "Seeds",
-                key=f"c_{uid}_seeds",
-                persist_state=PERSIST,
-                placeholder="e.g. 0, 1, 2",
-                help="One run per seed; the verdict uses the mean and the spread",
-            )
-            with st.container(border=True):
-                st.caption(f"Parameters of `{name}` (defaults from the "
-                           f"{'`' + scale + '` preset' if scale != NONE else 'analyzer'})")
-                params = params_form(uid, analyzer_cls, None if scale == NONE else scale,
-                                     original_binding.get("params") or {} if same else {}, slots, position)
-            seeds_raw = [
-                s.strip() for s in st.session_state.get(f"c_{uid}_seeds", "").split(",") if s.strip()
-            ]
-            seeds: list[Any] = [int(s) if s.lstrip("-").isdigit() else s for s in seeds_raw]
-            binding = overlay(original_binding if same else {}, {"name": name}, ["name"])
-            binding = overlay(binding, {"scale": None if scale == NONE else scale, "params": params,
-                                        "seeds": seeds or None}, ["scale", "seeds"])
-            binding["params"] = params  # a binding always states its parameters, {} included
+        _text_fields(uid, slot)
+        name, metrics, binding = _binding_fields(uid, position, original, analyzers, slots)
         slot("analyzer")
-
-        expect: dict[str, Any] | None = None
-        if st.toggle("Expectation (what the analyzer's result must show)", key=f"c_{uid}_has_expect",
-                     persist_state=PERSIST):
-            m_col, op_col, v_col = st.columns([3, 1, 2])
-            original_expect = original.get("expect") or {}
-            metric_key = f"c_{uid}_metric_{name}"
-            known_metric = original_expect.get("metric") in metrics
-            init_value(
-                metric_key,
-                original_expect.get("metric")
-                if known_metric
-                else (OTHER_METRIC if original_expect.get("metric") or not metrics else next(iter(metrics))),
-            )
-            if metrics:
-                choice = m_col.selectbox(
-                    "Metric",
-                    [*metrics, OTHER_METRIC],
-                    key=metric_key,
-                    persist_state=PERSIST,
-                    format_func=lambda m: m if m == OTHER_METRIC else f"{m}",
-                    help="\n\n".join(f"**{k}**: {v}" for k, v in metrics.items()),
-                )
-            else:
-                choice = OTHER_METRIC
-            if choice == OTHER_METRIC:
-                init_value(f"c_{uid}_metric_path", original_expect.get("metric", ""))
-                metric = m_col.text_input(
-                    "Metric path",
-                    key=f"c_{uid}_metric_path",
-                    persist_state=PERSIST,
-                    placeholder="dotted path into the result, e.g. layers.20.kl_to_final",
-                )
-            else:
-                metric = choice
-                m_col.caption(metrics.get(metric, ""))
-            op = op_col.selectbox(
-                "Operator", [o.value for o in Operator], key=f"c_{uid}_op", persist_state=PERSIST
-            )
-            raw_value = v_col.text_input("Value", key=f"c_{uid}_value", persist_state=PERSIST,
-                                         help="A number; 'low, high' for between; true/false for a flag")
-            t_col, r_col, b_col = st.columns(3)
-            tolerance = t_col.number_input(
-                "Tolerance (approx)", key=f"c_{uid}_tolerance", persist_state=PERSIST, format="%g", step=None
-            )
-            rel_tolerance = r_col.number_input("Relative tolerance", key=f"c_{uid}_rel_tolerance",
-                                               persist_state=PERSIST, format="%g", step=None)
-            band = b_col.number_input(
-                "Inconclusive band",
-                key=f"c_{uid}_band",
-                persist_state=PERSIST,
-                format="%g",
-                step=None,
-                help="Margin around the threshold where the verdict is inconclusive",
-            )
-            expect = overlay(original_expect, {
-                "metric": metric, "op": op, "value": _parse_value(raw_value, op), "tolerance": tolerance,
-                "rel_tolerance": rel_tolerance, "inconclusive_band": band,
-            }, ["metric", "op", "value", "tolerance", "rel_tolerance", "inconclusive_band"])
-            if "value" not in expect:
-                expect["value"] = None  # let the schema say that a value is needed
+        expect = _expect_fields(uid, original, name, metrics)
         slot("expect")
-
-        p_col, d_col = st.columns(2)
-        parameters = p_col.number_input("Claimed at: model parameters", key=f"c_{uid}_scale_parameters",
-                                        persist_state=PERSIST, format="%g", step=None,
-                                        help="e.g. 6.5e8 for ESM-2 650M")
-        data = d_col.text_input("Claimed at: data", key=f"c_{uid}_scale_data", persist_state=PERSIST,
-                                placeholder="e.g. UniRef50")
-        scale_dict = overlay(original.get("scale"), {"parameters": parameters, "data": data},
-                             ["parameters", "data"])
+        scale_dict = _claimed_at_fields(uid, original)
         slot("scale")
+    return _claim_values(uid, original, binding, expect, scale_dict)
 
+
+def _text_fields(uid: str, slot: Callable[..., None]) -> None:
+    """The claim's id, kind, Remove button, statement, quote and section."""
+    top = st.columns([2, 1, 1], vertical_alignment="bottom")
+    top[0].text_input(
+        "Claim id",
+        key=f"c_{uid}_id",
+        persist_state=PERSIST,
+        placeholder="e.g. optimal-depth",
+        help="Lower-case letters, digits, '-', '_' or '.'; unique within the note",
+    )
+    top[1].selectbox("Kind", ["quantitative", "qualitative"], key=f"c_{uid}_kind", persist_state=PERSIST)
+    top[2].button(
+        "Remove",
+        key=f"c_{uid}_remove",
+        icon=":material/delete:",
+        on_click=_remove,
+        args=(uid,),
+        type="tertiary",
+    )
+    slot("id")
+    st.text_area("Statement", key=f"c_{uid}_statement", persist_state=PERSIST, height=68,
+                 placeholder="The claim in one sentence, in your words")
+    slot("statement")
+    quote_col, section_col = st.columns([3, 1])
+    quote_col.text_area(
+        "Source quote",
+        key=f"c_{uid}_quote",
+        persist_state=PERSIST,
+        height=68,
+        help="Verbatim text from the paper that backs the claim (checked against source_file)",
+    )
+    section_col.text_input("Section", key=f"c_{uid}_section", persist_state=PERSIST,
+                           placeholder="Abstract, Table 2…")
+    slot("source")
+
+
+def _binding_fields(uid: str, position: int, original: dict[str, Any], analyzers: dict[str, Any],
+                    slots: ErrorSlots) -> tuple[str, dict[str, str], dict[str, Any] | None]:
+    """The analyzer, its scale preset, seeds and parameters: the analyzer's name, its metrics and the binding
+    (None without an analyzer; an unregistered one's binding kept exactly as written)."""
+    original_name = (original.get("analyzer") or {}).get("name")
+    names = [NONE, *analyzers] + (
+        [original_name] if original_name and original_name not in analyzers else []
+    )
+    if st.session_state.get(f"c_{uid}_analyzer") not in names:
+        st.session_state[f"c_{uid}_analyzer"] = NONE
+    a_col, s_col, seed_col = st.columns([2, 1, 1])
+    name = (
+        a_col.selectbox(
+            "Analyzer",
+            names,
+            key=f"c_{uid}_analyzer",
+            persist_state=PERSIST,
+            format_func=lambda n: (
+                n
+                if n == NONE
+                else (f"{n} — {analyzers[n].summary}"[:90] if n in analyzers else f"{n} (not registered)")
+            ),
+            help="The registered analyzer that can re-verify this claim",
+        )
+        or NONE
+    )
+    if name == NONE:
+        return name, {}, None
+    if name not in analyzers:
+        st.warning(f"No analyzer `{name}` is registered here: its binding is kept exactly as written.",
+                   icon=":material/warning:")
+        return name, {}, original.get("analyzer")
+    analyzer_cls = analyzers[name]
+    original_binding = original.get("analyzer") or {}
+    same = original_binding.get("name") == name
+    scales = [NONE, *analyzer_cls.scales]
+    scale_key = f"c_{uid}_scale_{name}"
+    # A binding the note already has keeps its scale (or none); a new one starts at the smoke preset.
+    init_value(scale_key, (original_binding.get("scale") or NONE) if same else
+               ("smoke" if "smoke" in analyzer_cls.scales else NONE))
+    scale = s_col.selectbox(
+        "Scale preset",
+        scales,
+        key=scale_key,
+        persist_state=PERSIST,
+        help="Named parameter presets of the analyzer (smoke runs on a laptop CPU)",
+    )
+    seed_col.text_input(
+        "Seeds",
+        key=f"c_{uid}_seeds",
+        persist_state=PERSIST,
+        placeholder="e.g. 0, 1, 2",
+        help="One run per seed; the verdict uses the mean and the spread",
+    )
+    with st.container(border=True):
+        st.caption(f"Parameters of `{name}` (defaults from the "
+                   f"{'`' + scale + '` preset' if scale != NONE else 'analyzer'})")
+        params = params_form(uid, analyzer_cls, None if scale == NONE else scale,
+                             original_binding.get("params") or {} if same else {}, slots, position)
+    seeds_raw = [
+        s.strip() for s in st.session_state.get(f"c_{uid}_seeds", "").split(",") if s.strip()
+    ]
+    seeds: list[Any] = [int(s) if s.lstrip("-").isdigit() else s for s in seeds_raw]
+    binding = overlay(original_binding if same else {}, {"name": name}, ["name"])
+    binding = overlay(binding, {"scale": None if scale == NONE else scale, "params": params,
+                                "seeds": seeds or None}, ["scale", "seeds"])
+    binding["params"] = params  # a binding always states its parameters, {} included
+    return name, dict(analyzer_cls.metrics), binding
+
+
+def _expect_fields(uid: str, original: dict[str, Any], name: str,
+                   metrics: dict[str, str]) -> dict[str, Any] | None:
+    """The expectation behind its toggle (None when off): metric (one of the analyzer's, or a path),
+    operator, value, tolerances and the inconclusive band."""
+    if not st.toggle("Expectation (what the analyzer's result must show)", key=f"c_{uid}_has_expect",
+                     persist_state=PERSIST):
+        return None
+    m_col, op_col, v_col = st.columns([3, 1, 2])
+    original_expect = original.get("expect") or {}
+    metric_key = f"c_{uid}_metric_{name}"
+    known_metric = original_expect.get("metric") in metrics
+    init_value(
+        metric_key,
+        original_expect.get("metric")
+        if known_metric
+        else (OTHER_METRIC if original_expect.get("metric") or not metrics else next(iter(metrics))),
+    )
+    if metrics:
+        choice = m_col.selectbox(
+            "Metric",
+            [*metrics, OTHER_METRIC],
+            key=metric_key,
+            persist_state=PERSIST,
+            format_func=lambda m: m if m == OTHER_METRIC else f"{m}",
+            help="\n\n".join(f"**{k}**: {v}" for k, v in metrics.items()),
+        )
+    else:
+        choice = OTHER_METRIC
+    if choice == OTHER_METRIC:
+        init_value(f"c_{uid}_metric_path", original_expect.get("metric", ""))
+        metric = m_col.text_input(
+            "Metric path",
+            key=f"c_{uid}_metric_path",
+            persist_state=PERSIST,
+            placeholder="dotted path into the result, e.g. layers.20.kl_to_final",
+        )
+    else:
+        metric = choice
+        m_col.caption(metrics.get(metric, ""))
+    op = op_col.selectbox(
+        "Operator", [o.value for o in Operator], key=f"c_{uid}_op", persist_state=PERSIST
+    )
+    raw_value = v_col.text_input("Value", key=f"c_{uid}_value", persist_state=PERSIST,
+                                 help="A number; 'low, high' for between; true/false for a flag")
+    t_col, r_col, b_col = st.columns(3)
+    tolerance = t_col.number_input(
+        "Tolerance (approx)", key=f"c_{uid}_tolerance", persist_state=PERSIST, format="%g", step=None
+    )
+    rel_tolerance = r_col.number_input("Relative tolerance", key=f"c_{uid}_rel_tolerance",
+                                       persist_state=PERSIST, format="%g", step=None)
+    band = b_col.number_input(
+        "Inconclusive band",
+        key=f"c_{uid}_band",
+        persist_state=PERSIST,
+        format="%g",
+        step=None,
+        help="Margin around the threshold where the verdict is inconclusive",
+    )
+    expect = overlay(original_expect, {
+        "metric": metric, "op": op, "value": _parse_value(raw_value, op), "tolerance": tolerance,
+        "rel_tolerance": rel_tolerance, "inconclusive_band": band,
+    }, ["metric", "op", "value", "tolerance", "rel_tolerance", "inconclusive_band"])
+    if "value" not in expect:
+        expect["value"] = None  # let the schema say that a value is needed
+    return expect
+
+
+def _claimed_at_fields(uid: str, original: dict[str, Any]) -> dict[str, Any]:
+    """The scale the claim was made at (model parameters, data)."""
+    p_col, d_col = st.columns(2)
+    parameters = p_col.number_input("Claimed at: model parameters", key=f"c_{uid}_scale_parameters",
+                                    persist_state=PERSIST, format="%g", step=None,
+                                    help="e.g. 6.5e8 for ESM-2 650M")
+    data = d_col.text_input("Claimed at: data", key=f"c_{uid}_scale_data", persist_state=PERSIST,
+                            placeholder="e.g. UniRef50")
+    return overlay(original.get("scale"), {"parameters": parameters, "data": data}, ["parameters", "data"])
+
+
+def _claim_values(uid: str, original: dict[str, Any], binding: dict[str, Any] | None,
+                  expect: dict[str, Any] | None, scale_dict: dict[str, Any] | None) -> dict[str, Any]:
+    """The claim as the form now holds it, laid over what the note had (fields the form does not show
+    kept)."""
     values = {
         "id": st.session_state.get(f"c_{uid}_id", "").strip(),
         "statement": st.session_state.get(f"c_{uid}_statement", "").strip(),
