@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -156,62 +157,52 @@ class CleanPass:
     def active(self) -> Iterator[CleanRecord]:
         """Install the hooks for the duration of one forward pass."""
         num_layers = self.adapter.num_layers
-        states: list[Any] = [None] * (num_layers + 1)
-        record = self.record = CleanRecord(states=states, calls=[None] * num_layers)  # type: ignore[list-item]
-        handles = []
-
-        def pre_hook(index: int) -> Callable[..., None]:
-            def hook(_module: nn.Module, args: tuple, kwargs: dict) -> None:
-                hidden_in_kwargs = not args
-                hidden = kwargs["hidden_states"] if hidden_in_kwargs else args[0]
-                record.states[index] = hidden.detach()
-                if self.record_calls:
-                    rest = {k: v for k, v in kwargs.items() if k != "hidden_states"}
-                    record.calls[index] = LayerCall(args[1:], rest, hidden_in_kwargs)
-
-            return hook
-
-        def last_hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-            record.states[num_layers] = first_tensor(output).detach()
-
-        scale = self.adapter.residual_scale  # ESM-C adds branch / scale: the residual update is that
-
-        def attn_hook(index: int) -> Callable[..., None]:
-            def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-                attn = first_tensor(output).detach()
-                self._attn[index] = attn if scale == 1.0 else attn / scale
-
-            return hook
-
-        def mlp_hook(index: int) -> Callable[..., None]:
-            def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-                if self.on_contribution is not None:
-                    mlp = first_tensor(output).detach()
-                    mlp = mlp if scale == 1.0 else mlp / scale
-                    self.on_contribution(index, record.states[index], self._attn.pop(index), mlp)
-
-            return hook
-
-        def probs_hook(index: int) -> Callable[..., None]:
-            def hook(_module: nn.Module, _args: tuple, output: Any) -> None:
-                if isinstance(output, tuple) and len(output) > 1 and isinstance(output[1], torch.Tensor):
-                    self.saw_attention = True
-                    if self.on_attention is not None:
-                        self.on_attention(index, output[1].detach())
-
-            return hook
-
-        for index, layer in enumerate(self.adapter.layers):
-            handles.append(layer.register_forward_pre_hook(pre_hook(index), with_kwargs=True))
-        handles.append(self.adapter.layers[-1].register_forward_hook(last_hook))
+        self.record = CleanRecord(states=[None] * (num_layers + 1),  # type: ignore[list-item]
+                                  calls=[None] * num_layers)  # type: ignore[list-item]
+        handles = [layer.register_forward_pre_hook(partial(self._layer_input, index), with_kwargs=True)
+                   for index, layer in enumerate(self.adapter.layers)]
+        handles.append(self.adapter.layers[-1].register_forward_hook(self._last_output))
         if self.on_contribution is not None and self.adapter.pre_ln:
-            for index, module in enumerate(self.adapter.attn_out):
-                handles.append(module.register_forward_hook(attn_hook(index)))
-            for index, module in enumerate(self.adapter.mlp_out):
-                handles.append(module.register_forward_hook(mlp_hook(index)))
+            handles += [module.register_forward_hook(partial(self._attention_branch, index))
+                        for index, module in enumerate(self.adapter.attn_out)]
+            handles += [module.register_forward_hook(partial(self._mlp_branch, index))
+                        for index, module in enumerate(self.adapter.mlp_out)]
         if self.on_attention is not None:
-            for index, module in enumerate(self.adapter.attn_probs):
-                handles.append(module.register_forward_hook(probs_hook(index)))
+            handles += [module.register_forward_hook(partial(self._attention_probs, index))
+                        for index, module in enumerate(self.adapter.attn_probs)]
         with hooks(handles):
-            yield record
+            yield self.record
         self._attn.clear()
+
+    # The hooks, each told its layer's index (functools.partial). A branch's output is divided by the
+    # adapter's residual scale: ESM-C adds branch / scale, so the residual update is that.
+
+    def _layer_input(self, index: int, _module: nn.Module, args: tuple, kwargs: dict) -> None:
+        hidden_in_kwargs = not args
+        hidden = kwargs["hidden_states"] if hidden_in_kwargs else args[0]
+        self.record.states[index] = hidden.detach()
+        if self.record_calls:
+            rest = {k: v for k, v in kwargs.items() if k != "hidden_states"}
+            self.record.calls[index] = LayerCall(args[1:], rest, hidden_in_kwargs)
+
+    def _last_output(self, _module: nn.Module, _args: tuple, output: Any) -> None:
+        self.record.states[self.adapter.num_layers] = first_tensor(output).detach()
+
+    def _unscaled(self, output: Any) -> torch.Tensor:
+        branch = first_tensor(output).detach()
+        scale = self.adapter.residual_scale
+        return branch if scale == 1.0 else branch / scale
+
+    def _attention_branch(self, index: int, _module: nn.Module, _args: tuple, output: Any) -> None:
+        self._attn[index] = self._unscaled(output)
+
+    def _mlp_branch(self, index: int, _module: nn.Module, _args: tuple, output: Any) -> None:
+        if self.on_contribution is not None:
+            attention = self._attn.pop(index)
+            self.on_contribution(index, self.record.states[index], attention, self._unscaled(output))
+
+    def _attention_probs(self, index: int, _module: nn.Module, _args: tuple, output: Any) -> None:
+        if isinstance(output, tuple) and len(output) > 1 and isinstance(output[1], torch.Tensor):
+            self.saw_attention = True
+            if self.on_attention is not None:
+                self.on_attention(index, output[1].detach())
