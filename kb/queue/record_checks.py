@@ -115,21 +115,31 @@ def check_record(raw: bytes, key: str | None) -> tuple[StoredRun, StoredEvidence
     except ValidationError as exc:
         raise _first_error(exc, "run") from None
     if key is not None:
-        match = RECORD_PATH.search(key)
-        if match is None:
-            raise RecordRefused("not at runs/<run id>/attempt-<n>.json")
-        if match["run"] != run.id:
-            raise RecordRefused(f"it names run {run.id!r} but lies in the folder of run {match['run']!r}")
-        attempt = record.get("attempt")
-        if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt != int(match["attempt"]):
-            raise RecordRefused(f"it names attempt {attempt!r} but is the file of attempt {match['attempt']}")
+        _check_place(record, run, key)
     strict_json(run.params_json, "run.params_json")
     if run.stages_json is not None:
         _check_stages(strict_json(run.stages_json, "run.stages_json"))
     if record.get("evidence") is None:
         return run, None, record
+    return run, _check_evidence(record["evidence"], run), record
+
+
+def _check_place(record: dict[str, Any], run: StoredRun, key: str) -> None:
+    """A record lies at runs/<its run's id>/attempt-<its attempt>.json: a copy moved elsewhere is refused."""
+    match = RECORD_PATH.search(key)
+    if match is None:
+        raise RecordRefused("not at runs/<run id>/attempt-<n>.json")
+    if match["run"] != run.id:
+        raise RecordRefused(f"it names run {run.id!r} but lies in the folder of run {match['run']!r}")
+    attempt = record.get("attempt")
+    if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt != int(match["attempt"]):
+        raise RecordRefused(f"it names attempt {attempt!r} but is the file of attempt {match['attempt']}")
+
+
+def _check_evidence(raw: Any, run: StoredRun) -> StoredEvidence:
+    """A record's evidence: valid, of its own run (id, claim, analyzer), its JSON fields in their shapes."""
     try:
-        evidence = StoredEvidence.model_validate(record["evidence"])
+        evidence = StoredEvidence.model_validate(raw)
     except ValidationError as exc:
         raise _first_error(exc, "evidence") from None
     for name in ("run_id", "claim_key", "analyzer"):
@@ -144,4 +154,4 @@ def check_record(raw: bytes, key: str | None) -> tuple[StoredRun, StoredEvidence
         Provenance.model_validate(strict_json(evidence.provenance_json, "evidence.provenance_json"))
     except ValidationError as exc:
         raise _first_error(exc, "evidence provenance") from None
-    return run, evidence, record
+    return evidence
