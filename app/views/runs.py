@@ -177,51 +177,12 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
         head, actions = st.columns([3, 2], vertical_alignment="center")
         with head:
             st.markdown(f"#### Run `{run.id[:12]}`")
-            with st.container(horizontal=True, gap="small"):
-                if not_runnable(verdict):
-                    st.badge(NOT_RUNNABLE, color="gray", icon=":material/block:",
-                             help="The analyzer did not execute: this machine cannot run it")
-                else:
-                    run_badge(run.status.value)
-                    state = verdict_state(verdict)
-                    if state is not None:
-                        state_badge(state.value, help=f"Verdict: {STATE_HELP.get(state.value, '')}")
-                st.badge(run.analyzer, color="violet", icon=":material/science:")
-                st.badge(run.device, color="gray", icon=":material/memory:")
-                if run.job_id:
-                    job_state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
-                    st.badge(
-                        f"Slurm job {run.job_id}: {job_state.lower()}", color="blue", icon=":material/dns:"
-                    )
-                if run.attempts > 1:
-                    st.badge(f"attempt {run.attempts}", color="orange", icon=":material/restart_alt:")
+            _badges(run, verdict)
         with actions, st.container(horizontal=True, gap="small", horizontal_alignment="right"):
-            active = run.status in (RunStatus.queued, RunStatus.running)
-            st.button("Cancel", key="run_cancel", icon=":material/cancel:", disabled=not active,
-                      on_click=cancel, args=(run.id,))
-            st.button("Retry", key="run_retry", icon=":material/replay:", disabled=active, on_click=retry,
-                      args=(run.id,), help="Queue the same analyzer, parameters and claim again")
-            if run.claim_key:
-                st.page_link("views/note.py", label="Claim", icon=":material/description:",
-                             query_params={"id": run.claim_key.split("#", 1)[0]})
+            _actions(run)
         if run.claim_key:
             st.caption(f"Claim {code_span(run.claim_key)}")
-        times = [f"queued {run.created_at:%Y-%m-%d %H:%M:%S}"]
-        if run.started_at:
-            times.append(f"started {run.started_at:%H:%M:%S}")
-        if run.finished_at:
-            times.append(f"ended {run.finished_at:%H:%M:%S}")
-        times.append(timing_text(run))
-        st.caption(" · ".join(times))
-        if not_runnable(verdict) and verdict is not None:
-            st.warning(f"Not runnable here: {markdown_text(verdict.reason)}", icon=":material/block:")
-        elif verdict is not None:
-            st.markdown(f"**Verdict** · {markdown_text(verdict.reason)}")
-        waiting = kb.waiting().get(run.id) if run.status in (RunStatus.queued, RunStatus.running) else None
-        if run.status is RunStatus.running:
-            st.progress(run.progress, text=markdown_text(waiting or run.message or "running"))
-        elif run.status is RunStatus.queued:
-            st.progress(0.0, text=markdown_text(f"queued: {waiting}" if waiting else "waiting for a worker"))
+        _timing_and_state(run, verdict)
         recorded = kb.run_metrics([run.id]).get(run.id)
         if recorded:
             curves_panel(run, recorded)
@@ -230,16 +191,75 @@ def details(run: RunRecord, verdict: Verdict | None) -> None:
             st.caption("Parameters")
             st.json(run.params, expanded=True)
         with log_col:
-            if run.error:
-                st.caption("Error")
-                st.code(run.error, language=None, height=300 if run.error.count("\n") > 15 else "content")
-            log = run_log(run) if run.status is RunStatus.succeeded else None
-            if log is not None:
-                st.caption("Log (log.txt)")
-                st.code(log, language=None, height=300 if log.count("\n") > 15 else "content")
-            elif run.status in (RunStatus.running, RunStatus.queued):
-                st.caption("Latest message")
-                st.code(run.message or "(none yet)", language=None)
+            _error_and_log(run)
+
+
+def _badges(run: RunRecord, verdict: Verdict | None) -> None:
+    """The run's state (or not runnable here), verdict, analyzer, device, Slurm job and attempt."""
+    with st.container(horizontal=True, gap="small"):
+        if not_runnable(verdict):
+            st.badge(NOT_RUNNABLE, color="gray", icon=":material/block:",
+                     help="The analyzer did not execute: this machine cannot run it")
+        else:
+            run_badge(run.status.value)
+            state = verdict_state(verdict)
+            if state is not None:
+                state_badge(state.value, help=f"Verdict: {STATE_HELP.get(state.value, '')}")
+        st.badge(run.analyzer, color="violet", icon=":material/science:")
+        st.badge(run.device, color="gray", icon=":material/memory:")
+        if run.job_id:
+            job_state = scheduler_states((run.job_id,)).get(run.job_id, "gone from the queue")
+            st.badge(
+                f"Slurm job {run.job_id}: {job_state.lower()}", color="blue", icon=":material/dns:"
+            )
+        if run.attempts > 1:
+            st.badge(f"attempt {run.attempts}", color="orange", icon=":material/restart_alt:")
+
+
+def _actions(run: RunRecord) -> None:
+    """Cancel (while queued or running), Retry (once ended) and a link to the claim's note."""
+    active = run.status in (RunStatus.queued, RunStatus.running)
+    st.button("Cancel", key="run_cancel", icon=":material/cancel:", disabled=not active,
+              on_click=cancel, args=(run.id,))
+    st.button("Retry", key="run_retry", icon=":material/replay:", disabled=active, on_click=retry,
+              args=(run.id,), help="Queue the same analyzer, parameters and claim again")
+    if run.claim_key:
+        st.page_link("views/note.py", label="Claim", icon=":material/description:",
+                     query_params={"id": run.claim_key.split("#", 1)[0]})
+
+
+def _timing_and_state(run: RunRecord, verdict: Verdict | None) -> None:
+    """When it was queued, started and ended, how long it took, its verdict's reason and its progress."""
+    times = [f"queued {run.created_at:%Y-%m-%d %H:%M:%S}"]
+    if run.started_at:
+        times.append(f"started {run.started_at:%H:%M:%S}")
+    if run.finished_at:
+        times.append(f"ended {run.finished_at:%H:%M:%S}")
+    times.append(timing_text(run))
+    st.caption(" · ".join(times))
+    if not_runnable(verdict) and verdict is not None:
+        st.warning(f"Not runnable here: {markdown_text(verdict.reason)}", icon=":material/block:")
+    elif verdict is not None:
+        st.markdown(f"**Verdict** · {markdown_text(verdict.reason)}")
+    waiting = kb.waiting().get(run.id) if run.status in (RunStatus.queued, RunStatus.running) else None
+    if run.status is RunStatus.running:
+        st.progress(run.progress, text=markdown_text(waiting or run.message or "running"))
+    elif run.status is RunStatus.queued:
+        st.progress(0.0, text=markdown_text(f"queued: {waiting}" if waiting else "waiting for a worker"))
+
+
+def _error_and_log(run: RunRecord) -> None:
+    """The run's error, then its log once it succeeded, or its latest message while it is under way."""
+    if run.error:
+        st.caption("Error")
+        st.code(run.error, language=None, height=300 if run.error.count("\n") > 15 else "content")
+    log = run_log(run) if run.status is RunStatus.succeeded else None
+    if log is not None:
+        st.caption("Log (log.txt)")
+        st.code(log, language=None, height=300 if log.count("\n") > 15 else "content")
+    elif run.status in (RunStatus.running, RunStatus.queued):
+        st.caption("Latest message")
+        st.code(run.message or "(none yet)", language=None)
 
 
 @dataclass(frozen=True)
