@@ -68,7 +68,7 @@ from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
 from analyzers.langevin.design_parallel import available_cores, design_sequences
-from analyzers.langevin.dynamics import SGLD, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.dynamics import SGLD, LockstepReplicas, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
 from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.mass_matrix import (
     MassMatrix,
@@ -79,12 +79,15 @@ from analyzers.langevin.mass_matrix import (
 )
 from analyzers.langevin.model import TABLE_A1, ModelConfig, build_model, count_parameters
 from analyzers.langevin.objective import FlatObjective, ReplicaObjective, evaluate_split
+from analyzers.langevin.pipeline import model_configs
 from analyzers.langevin.spec import (
     CALIBRATED_BURN_IN,
     CALIBRATED_SWEEPS_BETWEEN,
     DEFAULT_LADDER,
     PAPER_DESIGN_CHAINS,
+    SCALES,
     SMALL,
+    LangevinParams,
 )
 from analyzers.langevin.thermostat import safe_share
 from analyzers.langevin.train import Trainer, TrainingSettings
@@ -422,8 +425,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
             def compiled_step(s: ReplicaPseudoLangevin = compiled_sampler) -> None:
                 state = s.state
                 state.w, state.p, state.grad, state.loss, state.inverse_w, bad = function(
-                    state.w, state.p, state.grad, state.inverse_w, s.constants, s._normal(), s._draw(),
-                    s.runner.gradient)
+                    state.w, state.p, state.grad, state.inverse_w, s.constants, *s.draw_inputs(), s.evaluate)
                 state.bad_steps = state.bad_steps + bad
 
             methods["batched + compile"] = compiled_step
@@ -449,6 +451,93 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     print("  speed-up over one chain at a time: " + ", ".join(f"{key} {rate / one:.2f}x" for key, rate in rates.items()
                                                            if key != "one chain at a time"))
     return rates
+
+
+def _group_samplers(args: argparse.Namespace, capture: str) -> list[ReplicaPseudoLangevin]:
+    """One batch per model of the ``--groups-scale`` preset (its transformer and feed-forward baseline at their
+    shapes, each with its starts x temperatures as replicas, its sampling minibatch), per-weight masses from the
+    minibatch-gradient variance at each start plus ``--groups-mass-rank`` low-rank directions, each step run as
+    ``capture`` says; random sequences of the preset's length, 1,000 for training."""
+    device = args.device
+    params = LangevinParams(**SCALES[args.groups_scale])
+    length = 76 if args.groups_scale == "small" else 86  # 1UBI, the shipped structure; 2ABD, the paper's
+    sequences = np.random.default_rng(4).integers(0, 20, size=(1100, length))
+    train = make_splits(sequences, (1000, 50, 50), seed=0).train.to(device)
+    chains = [(start, float(t)) for start in range(len(params.sample_from)) for t in params.temperatures]
+    samplers = []
+    for group, config in enumerate(model_configs(params, length).values()):
+        torch.manual_seed(group)
+        model = build_model(config).to(device)
+        objective = ReplicaObjective(model, train, params.sampling_batch_size,
+                                     [torch.Generator(device).manual_seed(i) for i in range(len(chains))])
+        starts = []
+        for start in range(len(params.sample_from)):  # seeded initializations, one per start
+            torch.manual_seed(100 * group + start)
+            starts.append(torch.cat([p.detach().reshape(-1) for p in build_model(config).parameters()]).double()
+                          .to(device))  # fmt: skip
+        flat = FlatObjective(build_model(config).to(device), train, params.sampling_batch_size,
+                             torch.Generator(device).manual_seed(7))  # fmt: skip
+        variance = flat.gradient_variance(starts[0], 4)
+        # the preset's rule: per-weight (paper) has none; small's noise-covariance ~578 (64 keeps a CPU run short)
+        rank = args.groups_mass_rank if args.groups_mass_rank >= 0 else 64 * (params.mass_rule != "per-weight")
+        template = _low_rank_mass(variance.cpu(), rank, group).to(variance)
+        masses = [MassMatrix(guarded_masses(variance, starts[start], t, r=0.01)[0], template.directions,
+                             template.factors, template.noise_share) for start, t in chains]  # fmt: skip
+        samplers.append(ReplicaPseudoLangevin(
+            torch.stack([starts[start] for start, _ in chains]), objective, MassMatrix.stack(masses),
+            [t for _, t in chains], [torch.Generator(device).manual_seed(100 + i) for i in range(len(chains))],
+            variance.expand(len(chains), -1), step_capture=capture,
+        ))  # fmt: skip
+    return samplers
+
+
+def bench_groups(args: argparse.Namespace) -> None:
+    """Every chain of the experiment in one step (``--sections groups``): both models' batches of a preset advanced
+    one group after another (each group's own step: on CUDA its own graph, one replay per group) against one call
+    for both (``dynamics.LockstepReplicas``: on CUDA one graph, one replay per step of the experiment);
+    chain-steps/s of all chains together, medians of interleaved repeats. On the CPU only the eager columns: there
+    the two differ by one Python call per step, so their ratio should read ~1.00."""
+    device, on_cuda = args.device, args.device.startswith("cuda")
+
+    def per_group(samplers: list[ReplicaPseudoLangevin]) -> Callable[[], None]:
+        def step() -> None:
+            for sampler in samplers:
+                sampler.step()
+
+        return step
+
+    methods: dict[str, Callable[[], object] | None] = {
+        "per group (eager)": per_group(_group_samplers(args, "none")),
+        "one call (eager)": LockstepReplicas(_group_samplers(args, "none"), "none").step,
+        "per group (graph)": per_group(_group_samplers(args, "graph")) if on_cuda else None,
+        "one graph": LockstepReplicas(_group_samplers(args, "graph"), "graph").step if on_cuda else None,
+    }
+    if args.compile and on_cuda:
+        methods["one call (compile)"] = LockstepReplicas(_group_samplers(args, "compile"), "compile").step
+    for method in methods.values():
+        if method is not None:
+            for _ in range(3):  # warm-up: the graphs are captured here
+                method()
+    times: dict[str, list[float]] = {key: [] for key, method in methods.items() if method is not None}
+    for _ in range(args.repeats):  # interleaved: a slow spell of a shared machine hits every column
+        for key, method in methods.items():
+            if method is not None:
+                times[key].append(_timed(method, args.steps, device))
+    params = LangevinParams(**SCALES[args.groups_scale])
+    per_model = len(params.sample_from) * len(params.temperatures)
+    models = list(model_configs(params, 76))
+    rates = {key: per_model * len(models) / float(np.median(values)) for key, values in times.items()}
+    label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
+    shapes = ", ".join(f"{name} {len(params.sample_from)} starts x {len(params.temperatures)} T" for name in models)
+    print(f"every chain of the experiment in one step on {device} ({label}): the {args.groups_scale} preset's "
+          f"{per_model * len(models)} chains ({shapes}), chain-steps/s of all of them, median of {args.repeats} "
+          f"interleaved repeats of {args.steps} steps")
+    print("  " + "  ".join(f"{key:>20s}" for key in methods))
+    print("  " + "  ".join(f"{rates[key]:>20.2f}" if key in rates else f"{'n/a (CPU)':>20s}" for key in methods))
+    ratios = [f"one call / per group, eager: {rates['one call (eager)'] / rates['per group (eager)']:.2f}x"]
+    if "one graph" in rates:
+        ratios.append(f"one graph / per-group graphs: {rates['one graph'] / rates['per group (graph)']:.2f}x")
+    print("  " + "; ".join(ratios))
 
 
 def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
@@ -628,6 +717,10 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=10, help="chains of the batched-step section (small: 2 x 5)")
     parser.add_argument("--mass-rank", type=int, default=578, help="low-rank mass directions (small's transformer)")
     parser.add_argument("--compile", action="store_true", help="add torch.compile's column to the chains section")
+    parser.add_argument("--groups-scale", default="small", choices=["small", "paper"],
+                        help="the preset whose two models' chains the groups section steps (paper: GPU sizes)")
+    parser.add_argument("--groups-mass-rank", type=int, default=-1,
+                        help="low-rank mass directions in the groups section (-1: 64 for small, 0 for paper)")
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
@@ -641,6 +734,8 @@ def main() -> None:
     sequences = np.random.default_rng(0).integers(0, 20, size=(1200, 86))
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
     raw = bench_chains(args, splits) if "chains" in sections else {}
+    if "groups" in sections:
+        bench_groups(args)
     if "analyzer" in sections:
         bench_analyzer(args, raw)
     if "training" in sections:
