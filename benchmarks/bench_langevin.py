@@ -39,14 +39,21 @@
    synchronisations per step (CUDA), the checkpoints' size, beside section 4's batched and batched + graph
    figures when that ran in the same call. The gap between them is what the loop costs around the step.
 
+7. every chain of the experiment in one step (``--sections groups``, not in the default list): both models of the
+   ``--groups-scale`` preset (small: its one-block transformer and feed-forward baseline, 2 starts x 5 temperatures
+   each; paper: Table A1's T4-d64 and FF-d64, 2 x 9 each, minibatch 128), each model's chains one batch, stepped
+   one group after another (each its own step: on CUDA its own graph, one replay per model) against one call for
+   both (``dynamics.LockstepReplicas``: on CUDA one graph, one replay per step); chain-steps/s of all chains, medians
+   of interleaved repeats. On the CPU only the eager columns run (their ratio ~1: one Python call per step apart).
+
 Sections 1-2 report the best of interleaved repeats (other processes on a shared machine only ever add
-time); sections 3-4 report medians of interleaved repeats, as asked for the sampler comparison.
+time); sections 3-4 and 7 report medians of interleaved repeats, as asked for the sampler comparison.
 
 Run: .venv/bin/python benchmarks/bench_langevin.py [--sections chains,equilibrium,replicas,steps,design]
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
      [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
      [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile] [--analyzer-steps 1000]
-     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto]
+     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto] [--groups-scale small] [--groups-mass-rank -1]
 """
 
 from __future__ import annotations
@@ -460,7 +467,7 @@ def _group_samplers(args: argparse.Namespace, capture: str) -> list[ReplicaPseud
     ``capture`` says; random sequences of the preset's length, 1,000 for training."""
     device = args.device
     params = LangevinParams(**SCALES[args.groups_scale])
-    length = 76 if args.groups_scale == "small" else 86  # 1UBI, the shipped structure; 2ABD, the paper's
+    length = 86 if args.groups_scale == "paper" else 76  # 2ABD, the paper's; 1UBI, the shipped structure
     sequences = np.random.default_rng(4).integers(0, 20, size=(1100, length))
     train = make_splits(sequences, (1000, 50, 50), seed=0).train.to(device)
     chains = [(start, float(t)) for start in range(len(params.sample_from)) for t in params.temperatures]
@@ -717,7 +724,7 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=10, help="chains of the batched-step section (small: 2 x 5)")
     parser.add_argument("--mass-rank", type=int, default=578, help="low-rank mass directions (small's transformer)")
     parser.add_argument("--compile", action="store_true", help="add torch.compile's column to the chains section")
-    parser.add_argument("--groups-scale", default="small", choices=["small", "paper"],
+    parser.add_argument("--groups-scale", default="small", choices=["smoke", "small", "paper"],
                         help="the preset whose two models' chains the groups section steps (paper: GPU sizes)")
     parser.add_argument("--groups-mass-rank", type=int, default=-1,
                         help="low-rank mass directions in the groups section (-1: 64 for small, 0 for paper)")
