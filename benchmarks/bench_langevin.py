@@ -31,13 +31,15 @@
 5. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
    (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
    ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
-6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``chain_runs.run_replicas``, what
+6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``chain_runs.run_chain_groups``, what
    ``langevin.sweep`` runs on a GPU, for ``--analyzer-steps`` steps of the ``small`` preset's 10 chains (2 starts x 5
    temperatures of its T1-d64 shape, ``--analyzer-sizes`` sequences, noise-covariance masses from the real noise
-   spectrum of two briefly trained starts) with small's schedule of snapshots, energies, weight copies, mass
+   spectrum of two briefly trained starts; ``--analyzer-models both``: and small's feed-forward baseline's 10,
+   every chain of the experiment) with small's schedule of snapshots, energies, weight copies, mass
    refresh and checkpoints scaled to that length: its chain-steps/s after the first snapshot, the host
    synchronisations per step (CUDA), the checkpoints' size, beside section 4's batched and batched + graph
-   figures when that ran in the same call. The gap between them is what the loop costs around the step.
+   figures (both models: section 7's one call and one graph, ``--groups-scale small``) when that ran in the same
+   call. The gap between them is what the loop costs around the step.
 
 7. every chain of the experiment in one step (``--sections groups``, not in the default list): both models of the
    ``--groups-scale`` preset (small: its one-block transformer and feed-forward baseline, 2 starts x 5 temperatures
@@ -53,7 +55,8 @@ Run: .venv/bin/python benchmarks/bench_langevin.py [--sections chains,equilibriu
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
      [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
      [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile] [--analyzer-steps 1000]
-     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto] [--groups-scale small] [--groups-mass-rank -1]
+     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto] [--analyzer-models transformer]
+     [--groups-scale small] [--groups-mass-rank -1]
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ import numpy as np
 import torch
 
 from analyzers.langevin import design, structure
-from analyzers.langevin.chain_runs import run_replicas
+from analyzers.langevin.chain_runs import run_chain_groups
 from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
@@ -498,7 +501,7 @@ def _group_samplers(args: argparse.Namespace, capture: str) -> list[ReplicaPseud
     return samplers
 
 
-def bench_groups(args: argparse.Namespace) -> None:
+def bench_groups(args: argparse.Namespace) -> dict[str, float]:
     """Every chain of the experiment in one step (``--sections groups``): both models' batches of a preset advanced
     one group after another (each group's own step: on CUDA its own graph, one replay per group) against one call
     for both (``dynamics.LockstepReplicas``: on CUDA one graph, one replay per step of the experiment);
@@ -545,6 +548,7 @@ def bench_groups(args: argparse.Namespace) -> None:
     if "one graph" in rates:
         ratios.append(f"one graph / per-group graphs: {rates['one graph'] / rates['per group (graph)']:.2f}x")
     print("  " + "; ".join(ratios))
+    return rates
 
 
 def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
@@ -558,11 +562,15 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     sequences = np.random.default_rng(1).integers(0, 20, size=(train_size + val_size + test_size, length))
     splits = make_splits(sequences, (train_size, val_size, test_size), seed=0)
     table = TABLE_A1[args.ess_model][0]
-    config = ModelConfig(length, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)
+    configs = {"transformer": ModelConfig(length, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)}
+    if args.analyzer_models == "both":  # and small's feed-forward baseline: every chain of the experiment
+        configs["ffn"] = model_configs(LangevinParams(**SMALL), length)["ffn"]
     train = splits.train.to(device)
-    # two briefly trained starts (small's ES and OT), so that the noise spectrum and the masses' rank are a
-    # trained model's, not a random initialization's
-    starts = {start: {key: value.cpu() for key, value in _pretrained_state(config, train, steps, device).items()}
+    # two briefly trained starts per model (small's ES and OT), so that the noise spectrum and the masses' rank are
+    # a trained model's, not a random initialization's
+    starts = {(name, start): {key: value.cpu() for key, value in
+                              _pretrained_state(config, train, steps, device).items()}
+              for name, config in configs.items()
               for start, steps in (("ES", args.pretrain_steps), ("OT", 2 * args.pretrain_steps))}  # fmt: skip
     steps = args.analyzer_steps
     scale = steps / SMALL["sampling_steps"]
@@ -578,14 +586,17 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     )  # fmt: skip
 
     def make_tasks(folder: Path) -> list[TemperatureTask]:
-        return [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
-                                0, device, folder / f"{start}-{temperature:g}.pt")
-                for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+        return [TemperatureTask(f"{name}@{start}", float(temperature), config, starts[name, start], splits, settings,
+                                0, device, folder / f"{name}-{start}-{temperature:g}.pt")
+                for name, config in configs.items() for start in SMALL["sample_from"]
+                for temperature in SMALL["temperatures"]]  # fmt: skip
 
     loops: dict[str, float] = {}
     for mode in args.analyzer_checkpoints.split(","):  # background: checkpoint_writer; loop: written in the loop
         loops[mode] = _analyzer_loop(args, make_tasks, settings, device, mode == "background")
-    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
+    # the raw step of the same chains: one model's batch (chains section), or both models' (groups section)
+    same = ("one call (eager)", "one graph") if len(configs) > 1 else ("batched", "batched + graph")
+    columns: dict[str, float] = {key: raw[key] for key in same if key in raw}
     columns.update({f"analyzer ({mode} ckpt)": loop for mode, loop in loops.items()})
     print("  " + "  ".join(f"{key:>24s}" for key in columns))
     print("  " + "  ".join(f"{value:>24.1f}" for value in columns.values()))
@@ -599,7 +610,8 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
 
 def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[TemperatureTask]],
                    settings: SamplingSettings, device: str, background: bool) -> float:
-    """One ``run_replicas`` call as the analyzer makes it; its chain-steps/s after the first snapshot."""
+    """One ``run_chain_groups`` call as the analyzer makes it (one model: its ``run_replicas``); its chain-steps/s
+    after the first snapshot."""
     steps, on_cuda = settings.steps, device.startswith("cuda")
     marks: list[tuple[int, float]] = []  # (step, seconds) at every snapshot
     checkpoint_bytes: list[int] = []
@@ -619,8 +631,8 @@ def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[T
                 torch.cuda.set_sync_debug_mode("warn")
             began = time.perf_counter()
             try:
-                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
-                                       background_checkpoints=background)
+                records = run_chain_groups(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
+                                           background_checkpoints=background)
             finally:
                 if on_cuda:
                     torch.cuda.set_sync_debug_mode(0)
@@ -635,9 +647,11 @@ def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[T
                  if on_cuda else "host synchronisations: n/a (CPU)")
     sizes = "/".join(str(len(split)) for split in (tasks[0].splits.train, tasks[0].splits.validation,
                                                   tasks[0].splits.test))  # fmt: skip
-    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU; checkpoints "
+    names = list(dict.fromkeys(task.name.split("@")[0] for task in tasks))
+    models = args.ess_model if names == ["transformer"] else f"{args.ess_model} and small's {' and '.join(names[1:])}"
+    print(f"analyzer loop (chain_runs.run_chain_groups, as langevin.sweep samples on a GPU; checkpoints "
           f"{'by the background writer' if background else 'in the loop'}) on {device} ({label}): "
-          f"{chains} chains of {args.ess_model} at small's shapes (length {tasks[0].config.seq_len}, "
+          f"{chains} chains of {models} at small's shapes (length {tasks[0].config.seq_len}, "
           f"{sizes} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
           f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "
           f"snapshots every {settings.snapshot_every}, energies every {settings.energy_every}, masses every "
@@ -729,6 +743,8 @@ def main() -> None:
     parser.add_argument("--groups-mass-rank", type=int, default=-1,
                         help="low-rank mass directions in the groups section (-1: 64 for small, 0 for paper)")
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
+    parser.add_argument("--analyzer-models", default="transformer", choices=["transformer", "both"],
+                        help="the analyzer section's models: small's transformer, or it and its feed-forward baseline")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
     parser.add_argument("--analyzer-checkpoints", default="background,loop",
@@ -742,7 +758,7 @@ def main() -> None:
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
     raw = bench_chains(args, splits) if "chains" in sections else {}
     if "groups" in sections:
-        bench_groups(args)
+        raw.update(bench_groups(args))
     if "analyzer" in sections:
         bench_analyzer(args, raw)
     if "training" in sections:
