@@ -31,22 +31,32 @@
 5. batched replicas: where CUDA exists, the speed-up of one batched step of ``--replicas`` temperatures
    (one vmapped model call) over one step of each temperature in turn; "no GPU" otherwise (and, with
    ``--replicas-on-cpu``, the same measurement on the CPU, for information only).
-6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``chain_runs.run_replicas``, what
+6. the analyzer's own loop (``--sections analyzer``, not in the default list): ``chain_runs.run_chain_groups``, what
    ``langevin.sweep`` runs on a GPU, for ``--analyzer-steps`` steps of the ``small`` preset's 10 chains (2 starts x 5
    temperatures of its T1-d64 shape, ``--analyzer-sizes`` sequences, noise-covariance masses from the real noise
-   spectrum of two briefly trained starts) with small's schedule of snapshots, energies, weight copies, mass
+   spectrum of two briefly trained starts; ``--analyzer-models both``: and small's feed-forward baseline's 10,
+   every chain of the experiment) with small's schedule of snapshots, energies, weight copies, mass
    refresh and checkpoints scaled to that length: its chain-steps/s after the first snapshot, the host
    synchronisations per step (CUDA), the checkpoints' size, beside section 4's batched and batched + graph
-   figures when that ran in the same call. The gap between them is what the loop costs around the step.
+   figures (both models: section 7's one call and one graph, ``--groups-scale small``) when that ran in the same
+   call. The gap between them is what the loop costs around the step.
+
+7. every chain of the experiment in one step (``--sections groups``, not in the default list): both models of the
+   ``--groups-scale`` preset (small: its one-block transformer and feed-forward baseline, 2 starts x 5 temperatures
+   each; paper: Table A1's T4-d64 and FF-d64, 2 x 9 each, minibatch 128), each model's chains one batch, stepped
+   one group after another (each its own step: on CUDA its own graph, one replay per model) against one call for
+   both (``dynamics.LockstepReplicas``: on CUDA one graph, one replay per step); chain-steps/s of all chains, medians
+   of interleaved repeats. On the CPU only the eager columns run (their ratio ~1: one Python call per step apart).
 
 Sections 1-2 report the best of interleaved repeats (other processes on a shared machine only ever add
-time); sections 3-4 report medians of interleaved repeats, as asked for the sampler comparison.
+time); sections 3-4 and 7 report medians of interleaved repeats, as asked for the sampler comparison.
 
 Run: .venv/bin/python benchmarks/bench_langevin.py [--sections chains,equilibrium,replicas,steps,design]
      [--models T1-d26,T1-d64,T4-d14,T4-d64] [--steps 40] [--repeats 3] [--batch-size 64] [--design-n 12000]
      [--design-chains 1400] [--threads 1] [--device cpu] [--ess-model T1-d64] [--chain-steps 2000]
      [--temperature 1e-4] [--chains 10] [--mass-rank 578] [--compile] [--analyzer-steps 1000]
-     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto]
+     [--analyzer-sizes 1000,200,500] [--analyzer-capture auto] [--analyzer-models transformer]
+     [--groups-scale small] [--groups-mass-rank -1]
 """
 
 from __future__ import annotations
@@ -63,12 +73,12 @@ import numpy as np
 import torch
 
 from analyzers.langevin import design, structure
-from analyzers.langevin.chain_runs import run_replicas
+from analyzers.langevin.chain_runs import run_chain_groups
 from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.convergence import effective_sample_size
 from analyzers.langevin.data import MaskedSplit, Splits, make_splits, masked_loss
 from analyzers.langevin.design_parallel import available_cores, design_sequences
-from analyzers.langevin.dynamics import SGLD, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.dynamics import SGLD, LockstepReplicas, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
 from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.mass_matrix import (
     MassMatrix,
@@ -79,12 +89,15 @@ from analyzers.langevin.mass_matrix import (
 )
 from analyzers.langevin.model import TABLE_A1, ModelConfig, build_model, count_parameters
 from analyzers.langevin.objective import FlatObjective, ReplicaObjective, evaluate_split
+from analyzers.langevin.pipeline import model_configs
 from analyzers.langevin.spec import (
     CALIBRATED_BURN_IN,
     CALIBRATED_SWEEPS_BETWEEN,
     DEFAULT_LADDER,
     PAPER_DESIGN_CHAINS,
+    SCALES,
     SMALL,
+    LangevinParams,
 )
 from analyzers.langevin.thermostat import safe_share
 from analyzers.langevin.train import Trainer, TrainingSettings
@@ -422,8 +435,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
             def compiled_step(s: ReplicaPseudoLangevin = compiled_sampler) -> None:
                 state = s.state
                 state.w, state.p, state.grad, state.loss, state.inverse_w, bad = function(
-                    state.w, state.p, state.grad, state.inverse_w, s.constants, s._normal(), s._draw(),
-                    s.runner.gradient)
+                    state.w, state.p, state.grad, state.inverse_w, s.constants, *s.draw_inputs(), s.evaluate)
                 state.bad_steps = state.bad_steps + bad
 
             methods["batched + compile"] = compiled_step
@@ -451,6 +463,94 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     return rates
 
 
+def _group_samplers(args: argparse.Namespace, capture: str) -> list[ReplicaPseudoLangevin]:
+    """One batch per model of the ``--groups-scale`` preset (its transformer and feed-forward baseline at their
+    shapes, each with its starts x temperatures as replicas, its sampling minibatch), per-weight masses from the
+    minibatch-gradient variance at each start plus ``--groups-mass-rank`` low-rank directions, each step run as
+    ``capture`` says; random sequences of the preset's length, 1,000 for training."""
+    device = args.device
+    params = LangevinParams(**SCALES[args.groups_scale])
+    length = 86 if args.groups_scale == "paper" else 76  # 2ABD, the paper's; 1UBI, the shipped structure
+    sequences = np.random.default_rng(4).integers(0, 20, size=(1100, length))
+    train = make_splits(sequences, (1000, 50, 50), seed=0).train.to(device)
+    chains = [(start, float(t)) for start in range(len(params.sample_from)) for t in params.temperatures]
+    samplers = []
+    for group, config in enumerate(model_configs(params, length).values()):
+        torch.manual_seed(group)
+        model = build_model(config).to(device)
+        objective = ReplicaObjective(model, train, params.sampling_batch_size,
+                                     [torch.Generator(device).manual_seed(i) for i in range(len(chains))])
+        starts = []
+        for start in range(len(params.sample_from)):  # seeded initializations, one per start
+            torch.manual_seed(100 * group + start)
+            starts.append(torch.cat([p.detach().reshape(-1) for p in build_model(config).parameters()]).double()
+                          .to(device))  # fmt: skip
+        flat = FlatObjective(build_model(config).to(device), train, params.sampling_batch_size,
+                             torch.Generator(device).manual_seed(7))  # fmt: skip
+        variance = flat.gradient_variance(starts[0], 4)
+        # the preset's rule: per-weight (paper) has none; small's noise-covariance ~578 (64 keeps a CPU run short)
+        rank = args.groups_mass_rank if args.groups_mass_rank >= 0 else 64 * (params.mass_rule != "per-weight")
+        template = _low_rank_mass(variance.cpu(), rank, group).to(variance)
+        masses = [MassMatrix(guarded_masses(variance, starts[start], t, r=0.01)[0], template.directions,
+                             template.factors, template.noise_share) for start, t in chains]  # fmt: skip
+        samplers.append(ReplicaPseudoLangevin(
+            torch.stack([starts[start] for start, _ in chains]), objective, MassMatrix.stack(masses),
+            [t for _, t in chains], [torch.Generator(device).manual_seed(100 + i) for i in range(len(chains))],
+            variance.expand(len(chains), -1), step_capture=capture,
+        ))  # fmt: skip
+    return samplers
+
+
+def bench_groups(args: argparse.Namespace) -> dict[str, float]:
+    """Every chain of the experiment in one step (``--sections groups``): both models' batches of a preset advanced
+    one group after another (each group's own step: on CUDA its own graph, one replay per group) against one call
+    for both (``dynamics.LockstepReplicas``: on CUDA one graph, one replay per step of the experiment);
+    chain-steps/s of all chains together, medians of interleaved repeats. On the CPU only the eager columns: there
+    the two differ by one Python call per step, so their ratio should read ~1.00."""
+    device, on_cuda = args.device, args.device.startswith("cuda")
+
+    def per_group(samplers: list[ReplicaPseudoLangevin]) -> Callable[[], None]:
+        def step() -> None:
+            for sampler in samplers:
+                sampler.step()
+
+        return step
+
+    methods: dict[str, Callable[[], object] | None] = {
+        "per group (eager)": per_group(_group_samplers(args, "none")),
+        "one call (eager)": LockstepReplicas(_group_samplers(args, "none"), "none").step,
+        "per group (graph)": per_group(_group_samplers(args, "graph")) if on_cuda else None,
+        "one graph": LockstepReplicas(_group_samplers(args, "graph"), "graph").step if on_cuda else None,
+    }
+    if args.compile and on_cuda:
+        methods["one call (compile)"] = LockstepReplicas(_group_samplers(args, "compile"), "compile").step
+    for method in methods.values():
+        if method is not None:
+            for _ in range(3):  # warm-up: the graphs are captured here
+                method()
+    times: dict[str, list[float]] = {key: [] for key, method in methods.items() if method is not None}
+    for _ in range(args.repeats):  # interleaved: a slow spell of a shared machine hits every column
+        for key, method in methods.items():
+            if method is not None:
+                times[key].append(_timed(method, args.steps, device))
+    params = LangevinParams(**SCALES[args.groups_scale])
+    per_model = len(params.sample_from) * len(params.temperatures)
+    models = list(model_configs(params, 76))
+    rates = {key: per_model * len(models) / float(np.median(values)) for key, values in times.items()}
+    label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
+    shapes = ", ".join(f"{name} {len(params.sample_from)} starts x {len(params.temperatures)} T" for name in models)
+    print(f"every chain of the experiment in one step on {device} ({label}): the {args.groups_scale} preset's "
+          f"{per_model * len(models)} chains ({shapes}), chain-steps/s of all of them, median of {args.repeats} "
+          f"interleaved repeats of {args.steps} steps")
+    print("  " + "  ".join(f"{key:>20s}" for key in methods))
+    print("  " + "  ".join(f"{rates[key]:>20.2f}" if key in rates else f"{'n/a (CPU)':>20s}" for key in methods))
+    ratios = [f"one call / per group, eager: {rates['one call (eager)'] / rates['per group (eager)']:.2f}x"]
+    if "one graph" in rates:
+        ratios.append(f"one graph / per-group graphs: {rates['one graph'] / rates['per group (graph)']:.2f}x")
+    print("  " + "; ".join(ratios))
+    return rates
+
+
 def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     """The analyzer's own sampling loop (``chain_runs.run_replicas``: what ``langevin.sweep`` runs on a GPU,
     with its snapshots, energies, weight copies, kinetic sums, mass refresh and checkpoints) at the ``small``
@@ -462,11 +562,15 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     sequences = np.random.default_rng(1).integers(0, 20, size=(train_size + val_size + test_size, length))
     splits = make_splits(sequences, (train_size, val_size, test_size), seed=0)
     table = TABLE_A1[args.ess_model][0]
-    config = ModelConfig(length, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)
+    configs = {"transformer": ModelConfig(length, table.embed_dim, table.hidden_dim, table.num_layers, kind=table.kind)}
+    if args.analyzer_models == "both":  # and small's feed-forward baseline: every chain of the experiment
+        configs["ffn"] = model_configs(LangevinParams(**SMALL), length)["ffn"]
     train = splits.train.to(device)
-    # two briefly trained starts (small's ES and OT), so that the noise spectrum and the masses' rank are a
-    # trained model's, not a random initialization's
-    starts = {start: {key: value.cpu() for key, value in _pretrained_state(config, train, steps, device).items()}
+    # two briefly trained starts per model (small's ES and OT), so that the noise spectrum and the masses' rank are
+    # a trained model's, not a random initialization's
+    starts = {(name, start): {key: value.cpu() for key, value in
+                              _pretrained_state(config, train, steps, device).items()}
+              for name, config in configs.items()
               for start, steps in (("ES", args.pretrain_steps), ("OT", 2 * args.pretrain_steps))}  # fmt: skip
     steps = args.analyzer_steps
     scale = steps / SMALL["sampling_steps"]
@@ -482,14 +586,17 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
     )  # fmt: skip
 
     def make_tasks(folder: Path) -> list[TemperatureTask]:
-        return [TemperatureTask(f"transformer@{start}", float(temperature), config, starts[start], splits, settings,
-                                0, device, folder / f"{start}-{temperature:g}.pt")
-                for start in SMALL["sample_from"] for temperature in SMALL["temperatures"]]  # fmt: skip
+        return [TemperatureTask(f"{name}@{start}", float(temperature), config, starts[name, start], splits, settings,
+                                0, device, folder / f"{name}-{start}-{temperature:g}.pt")
+                for name, config in configs.items() for start in SMALL["sample_from"]
+                for temperature in SMALL["temperatures"]]  # fmt: skip
 
     loops: dict[str, float] = {}
     for mode in args.analyzer_checkpoints.split(","):  # background: checkpoint_writer; loop: written in the loop
         loops[mode] = _analyzer_loop(args, make_tasks, settings, device, mode == "background")
-    columns: dict[str, float] = {key: raw[key] for key in ("batched", "batched + graph") if key in raw}
+    # the raw step of the same chains: one model's batch (chains section), or both models' (groups section)
+    same = ("one call (eager)", "one graph") if len(configs) > 1 else ("batched", "batched + graph")
+    columns: dict[str, float] = {key: raw[key] for key in same if key in raw}
     columns.update({f"analyzer ({mode} ckpt)": loop for mode, loop in loops.items()})
     print("  " + "  ".join(f"{key:>24s}" for key in columns))
     print("  " + "  ".join(f"{value:>24.1f}" for value in columns.values()))
@@ -503,7 +610,8 @@ def bench_analyzer(args: argparse.Namespace, raw: dict[str, float]) -> None:
 
 def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[TemperatureTask]],
                    settings: SamplingSettings, device: str, background: bool) -> float:
-    """One ``run_replicas`` call as the analyzer makes it; its chain-steps/s after the first snapshot."""
+    """One ``run_chain_groups`` call as the analyzer makes it (one model: its ``run_replicas``); its chain-steps/s
+    after the first snapshot."""
     steps, on_cuda = settings.steps, device.startswith("cuda")
     marks: list[tuple[int, float]] = []  # (step, seconds) at every snapshot
     checkpoint_bytes: list[int] = []
@@ -523,8 +631,8 @@ def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[T
                 torch.cuda.set_sync_debug_mode("warn")
             began = time.perf_counter()
             try:
-                records = run_replicas(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
-                                       background_checkpoints=background)
+                records = run_chain_groups(tasks, progress, on_checkpoint=saved, step_capture=args.analyzer_capture,
+                                           background_checkpoints=background)
             finally:
                 if on_cuda:
                     torch.cuda.set_sync_debug_mode(0)
@@ -539,9 +647,11 @@ def _analyzer_loop(args: argparse.Namespace, make_tasks: Callable[[Path], list[T
                  if on_cuda else "host synchronisations: n/a (CPU)")
     sizes = "/".join(str(len(split)) for split in (tasks[0].splits.train, tasks[0].splits.validation,
                                                   tasks[0].splits.test))  # fmt: skip
-    print(f"analyzer loop (chain_runs.run_replicas, as langevin.sweep samples on a GPU; checkpoints "
+    names = list(dict.fromkeys(task.name.split("@")[0] for task in tasks))
+    models = args.ess_model if names == ["transformer"] else f"{args.ess_model} and small's {' and '.join(names[1:])}"
+    print(f"analyzer loop (chain_runs.run_chain_groups, as langevin.sweep samples on a GPU; checkpoints "
           f"{'by the background writer' if background else 'in the loop'}) on {device} ({label}): "
-          f"{chains} chains of {args.ess_model} at small's shapes (length {tasks[0].config.seq_len}, "
+          f"{chains} chains of {models} at small's shapes (length {tasks[0].config.seq_len}, "
           f"{sizes} sequences, minibatch {settings.batch_size}, noise-covariance masses of rank {rank}, step "
           f"capture {resolve_capture(args.analyzer_capture, device)}), {steps} steps, small's schedule scaled: "
           f"snapshots every {settings.snapshot_every}, energies every {settings.energy_every}, masses every "
@@ -628,7 +738,13 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=10, help="chains of the batched-step section (small: 2 x 5)")
     parser.add_argument("--mass-rank", type=int, default=578, help="low-rank mass directions (small's transformer)")
     parser.add_argument("--compile", action="store_true", help="add torch.compile's column to the chains section")
+    parser.add_argument("--groups-scale", default="small", choices=["smoke", "small", "paper"],
+                        help="the preset whose two models' chains the groups section steps (paper: GPU sizes)")
+    parser.add_argument("--groups-mass-rank", type=int, default=-1,
+                        help="low-rank mass directions in the groups section (-1: 64 for small, 0 for paper)")
     parser.add_argument("--analyzer-steps", type=int, default=1000, help="steps of the analyzer section's loop")
+    parser.add_argument("--analyzer-models", default="transformer", choices=["transformer", "both"],
+                        help="the analyzer section's models: small's transformer, or it and its feed-forward baseline")
     parser.add_argument("--analyzer-sizes", default="1000,200,500", help="train,validation,test (small's)")
     parser.add_argument("--analyzer-capture", default="auto", help="the analyzer's step_capture (auto: graph on CUDA)")
     parser.add_argument("--analyzer-checkpoints", default="background,loop",
@@ -641,6 +757,8 @@ def main() -> None:
     sequences = np.random.default_rng(0).integers(0, 20, size=(1200, 86))
     splits = make_splits(sequences, (1000, 100, 100), seed=0)
     raw = bench_chains(args, splits) if "chains" in sections else {}
+    if "groups" in sections:
+        raw.update(bench_groups(args))
     if "analyzer" in sections:
         bench_analyzer(args, raw)
     if "training" in sections:

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # One GPU check (issue 28): every GPU measurement kb has, in one short script, each part under its own
-# `timeout`, everything written into one report folder with a summary.md. Under 8 minutes on one H100, from a
+# `timeout`, everything written into one report folder with a summary.md. About 8.5 minutes on one H100, from a
 # fresh machine holding only the repository and a wheel folder .whl/ (benchmarks/make_gpu_wheels.sh makes it on
 # a machine with PyPI; see /work/shared/docs/gpu-node.md):
 #   1. python3 benchmarks/gpu_depth.py                         (the depth probes at true model size)
 #   2. python3 benchmarks/bench_langevin.py --device cuda      (chain-steps/s: one chain, batched, batched + graph,
-#      and the analyzer's own loop at small's shapes beside them)
+#      both models' chains of the paper preset per group against one graph for all, and the analyzer's own loop
+#      at small's shapes beside them)
 #   3. langevin.sweep at `small` on cuda, through the analyzer registry (benchmarks/gpu_sweep.py: kb's CLI needs
 #      sqlmodel, alembic, ... which the node lacks; the registry runs the same analyzer)
 #   4. every GPU-marked test (pytest -m "gpu and not slow" over the test files that carry the marker; the slow one
@@ -67,21 +68,21 @@ run() {
 GPU_TESTS=$(grep -l "pytest.mark.gpu" tests/test_*.py | tr '\n' ' ')
 if [ "$MODE" = gpu ]; then
   run gpu_depth 100 "$PYTHON" benchmarks/gpu_depth.py
-  run bench_langevin 100 "$PYTHON" benchmarks/bench_langevin.py --device cuda \
-    --sections chains,analyzer,replicas,steps --steps 30 --repeats 3 --analyzer-steps 1000
+  run bench_langevin 130 "$PYTHON" benchmarks/bench_langevin.py --device cuda \
+    --sections chains,groups,analyzer,replicas,steps --steps 30 --repeats 3 --analyzer-steps 1000 --groups-scale paper
   # small needs ~220 s with today's one-core design (84 s) and training (80 s), ~150 s with the design on every
-  # core; 220 s keeps the four limits with the setup under 8 minutes (100 + 100 + 220 + 45 s)
+  # core; 220 s keeps the four limits with the setup near 8.5 minutes (100 + 130 + 220 + 60 s)
   run langevin_sweep_small 220 "$PYTHON" benchmarks/gpu_sweep.py --scale small --device cuda \
     --work "${TMPDIR:-/tmp}/kb-gpu-sweep"
   # shellcheck disable=SC2086  # the file list splits on purpose
-  run gpu_tests 45 "$PYTHON" -m pytest -q -p no:cacheprovider --noconftest -m "gpu and not slow" -o addopts="" \
+  run gpu_tests 60 "$PYTHON" -m pytest -q -p no:cacheprovider --noconftest -m "gpu and not slow" -o addopts="" \
     $GPU_TESTS
 else
   run gpu_depth 60 "$PYTHON" benchmarks/gpu_depth.py --device cpu --tiny --batch 2 --length 12 --train-batch 2 \
     --repeats 1 --models esm2_650m
-  run bench_langevin 60 "$PYTHON" benchmarks/bench_langevin.py --device cpu --sections chains,analyzer --chains 4 \
-    --mass-rank 8 --steps 2 --repeats 1 --ess-model T1-d26 --analyzer-steps 6 --analyzer-sizes 60,10,20 \
-    --pretrain-steps 5
+  run bench_langevin 60 "$PYTHON" benchmarks/bench_langevin.py --device cpu --sections chains,groups,analyzer \
+    --chains 4 --mass-rank 8 --steps 2 --repeats 1 --ess-model T1-d26 --analyzer-steps 6 --analyzer-sizes 60,10,20 \
+    --pretrain-steps 5 --groups-scale smoke
   run langevin_sweep_small 90 "$PYTHON" benchmarks/gpu_sweep.py --scale smoke --device cpu \
     --work "$REPORT/sweep-work" --set include_ffn=false --set num_sequences=120 --set train_size=60 \
     --set val_size=10 --set test_size=40 --set design_burn_in_sweeps=10 --set max_train_steps=60 \
@@ -101,6 +102,8 @@ fi
   echo
   echo "## Langevin: chain-steps per second (bench_langevin.py, chains section)"
   echo '```'; grep -A3 "^every chain in one step" "$REPORT/bench_langevin.txt"; echo '```'
+  echo "## Langevin: both models' chains per group against one graph for all (bench_langevin.py, groups section)"
+  echo '```'; grep -A3 "^every chain of the experiment" "$REPORT/bench_langevin.txt"; echo '```'
   echo "## Langevin: the analyzer's own loop beside the raw step (bench_langevin.py, analyzer section)"
   echo '```'; grep -A4 "^analyzer loop" "$REPORT/bench_langevin.txt"; echo '```'
   echo "## Langevin: batched replicas and sampler steps"

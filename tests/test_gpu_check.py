@@ -28,6 +28,8 @@ def test_gpu_check_cpu_fallback_writes_one_report_with_every_part(tmp_path: Path
         assert (report / f"{part}.txt").stat().st_size > 0
     # the three Langevin figures side by side: one chain, batched, batched + graph (n/a on the CPU)
     assert "one chain at a time" in summary and "batched + graph" in summary and "n/a (CPU)" in summary
+    # both models' chains stepped per group and in one call (one graph on CUDA)
+    assert "one call (eager)" in summary and "one graph" in summary and "one call / per group" in summary
     assert "analyzer loop" in summary and "chain-steps/s" in summary  # the analyzer's own loop beside them
     assert "in all" in summary and "sampling  from" in summary  # the sweep's time per stage
     assert "mode: cpu" in (report / "environment.txt").read_text()

@@ -15,8 +15,8 @@ import torch
 from analyzers.langevin.chain_runs import run_temperature, run_temperatures
 from analyzers.langevin.chain_tasks import SamplingSettings, TemperatureTask
 from analyzers.langevin.data import make_splits
-from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
-from analyzers.langevin.integrator import resolve_capture
+from analyzers.langevin.dynamics import PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig, step_groups
+from analyzers.langevin.integrator import StepRunner, resolve_capture
 from analyzers.langevin.mass_matrix import MassMatrix, guarded_mass_matrix, noise_covariance_mass, noise_spectrum
 from analyzers.langevin.model import ModelConfig, build_model
 from analyzers.langevin.objective import FlatObjective, ReplicaObjective, per_sequence_gradients
@@ -98,10 +98,10 @@ def test_the_captured_in_place_step_equals_the_eager_step() -> None:
     eager, in_place = _batched(), _batched()
     buffers = [t.data_ptr() for t in in_place.state.tensors()]
     for _ in range(STEPS):
-        noise, index = eager._normal(), eager._draw()
-        eager.runner.step(eager.state, eager.constants, noise, index)
-        in_place._normal(), in_place._draw()  # the same draws from its own generators
-        in_place.runner._in_place(in_place.state, in_place.constants, noise, index)
+        noise, index = eager.draw_inputs()
+        eager.runner.step([eager.state], [eager.constants], [noise], [index])
+        in_place.draw_inputs()  # the same draws from its own generators
+        in_place.runner._in_place([in_place.state], [in_place.constants], [noise], [index])
     assert [t.data_ptr() for t in in_place.state.tensors()] == buffers  # static buffers: written, not replaced
     for a, b in zip(eager.state.tensors(), in_place.state.tensors(), strict=True):
         assert torch.equal(a, b)
@@ -129,22 +129,20 @@ def test_captured_step_on_cuda_equals_the_eager_step(capture: str) -> None:
         assert captured.runner.captures == 1  # captured once, replayed every step after
 
 
-@pytest.mark.slow  # about a minute of compilation on one core
+@pytest.mark.slow  # a minute or more of compilation on one core
 def test_the_compiled_step_equals_the_eager_step_on_the_cpu() -> None:
-    """``torch.compile`` of the very function the GPU compiles (default mode here: reduce-overhead is CUDA's)."""
-    from analyzers.langevin.integrator import langevin_update
-
+    """``StepRunner``'s compile mode: ``torch.compile(mode="reduce-overhead")`` of the very ``AdvanceGroups``
+    callable the GPU compiles (the mode's CUDA graphs need CUDA: on the CPU the compiled code runs without
+    them)."""
     torch.set_num_threads(1)
     eager, compiled = _batched(), _batched()
-    function = torch.compile(langevin_update, dynamic=False)
+    runner = StepRunner([compiled.evaluate], "compile")
     for _ in range(3):
-        noise, index = eager._normal(), eager._draw()
-        eager.runner.step(eager.state, eager.constants, noise, index)
-        compiled._normal(), compiled._draw()
-        state = compiled.state
-        state.w, state.p, state.grad, state.loss, state.inverse_w, _ = function(
-            state.w, state.p, state.grad, state.inverse_w, compiled.constants, noise, index, compiled.runner.gradient)
+        eager.step()
+        step_groups([compiled], runner)
+    assert runner._compiled is not None
     assert _relative(compiled.w, eager.w) < 1e-6 and _relative(compiled.p, eager.p) < 1e-6
+    assert torch.equal(compiled.bad_steps, eager.bad_steps) and compiled.steps_done == 3
 
 
 def test_the_pipeline_batches_every_start_and_temperature_of_a_model(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ A ``chain_tasks.TemperatureTask`` carries everything a worker process needs (mod
 the splits, the sampler settings, the device and a checkpoint path). ``run_temperature`` samples one task
 (norm-constrained pseudo-Langevin by default; unconstrained or plain SGLD selectable: ``chains.SingleChain``);
 ``run_replicas`` samples tasks of one model as replicas of one batch (``chains.BatchedChains``; for a GPU),
-and ``run_chain_groups`` every model's batch in lockstep, in one loop (``chains.ChainGroups``).
+and ``run_chain_groups`` every model's batch in lockstep, in one loop and one step call
+(``chains.ChainGroups``: on CUDA one graph replay per step for every model).
 Either way the loop re-estimates the minibatch-gradient variance and the masses every ``variance_every``
 steps, and records per chain:
 

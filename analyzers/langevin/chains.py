@@ -25,7 +25,13 @@ import torch
 
 from analyzers.langevin.chain_tasks import NOISE_MODES, SamplingSettings, TemperatureTask, chain_seed
 from analyzers.langevin.data import Splits
-from analyzers.langevin.dynamics import SGLD, PseudoLangevin, ReplicaPseudoLangevin, SamplerConfig
+from analyzers.langevin.dynamics import (
+    SGLD,
+    LockstepReplicas,
+    PseudoLangevin,
+    ReplicaPseudoLangevin,
+    SamplerConfig,
+)
 from analyzers.langevin.integrator import resolve_capture
 from analyzers.langevin.mass_matrix import (
     MassMatrix,
@@ -344,6 +350,7 @@ class BatchedChains(Chains):
         first = tasks[0]
         settings, device = first.settings, torch.device(first.device)
         self.tasks, self.settings, self.device = tasks, settings, device
+        self.step_capture = resolve_capture(step_capture, device)
         if settings.noise not in NOISE_MODES:
             raise ValueError(f"unknown noise {settings.noise!r}; use minibatch or full_batch")
         torch.manual_seed(first.seed)
@@ -369,7 +376,7 @@ class BatchedChains(Chains):
         self.sampler = ReplicaPseudoLangevin(
             start, self.objective, masses, [task.temperature for task in tasks], self.noise_generators,
             variance if self.minibatch_noise else None, settings.dt, settings.m1,
-            settings.sampler == "pseudo-langevin", settings.fixman, resolve_capture(step_capture, device),
+            settings.sampler == "pseudo-langevin", settings.fixman, self.step_capture,
         )  # fmt: skip
         for index, state in enumerate(saved):
             # built as at the start, then replaced by the checkpoint (as a single chain is)
@@ -499,11 +506,12 @@ class BatchedChains(Chains):
 
 class ChainGroups(Chains):
     """Every chain of an experiment advanced in lockstep: one ``BatchedChains`` per model (weight shape), each
-    with its starts and temperatures, stepped one after another at every step of one loop. Each group keeps
-    its own batched step (on CUDA its own captured graph: two weight shapes cannot share one vmapped call)
-    and its own generators, so its records equal those of the group run alone; what the groups share is the
-    loop, its snapshots and its checkpoints. Chains are numbered group after group, in task order within a
-    group."""
+    with its starts and temperatures, every group advanced by one call per step
+    (``dynamics.LockstepReplicas``: on CUDA one captured graph, one replay per step of the whole experiment).
+    Each group keeps its own batched model call (two weight shapes cannot share one vmapped call), masses and
+    generators, so its records equal those of the group run alone; what the groups share is the step's call,
+    the loop, its snapshots and its checkpoints. Chains are numbered group after group, in task order within
+    a group."""
 
     def __init__(self, groups: list[BatchedChains]) -> None:
         if not groups:
@@ -514,6 +522,7 @@ class ChainGroups(Chains):
         if len({group.steps_done for group in groups}) > 1:
             raise ValueError("chain groups advanced in lockstep must stand at the same step")
         self.groups, self.settings, self.device = groups, first.settings, first.device
+        self.lockstep = LockstepReplicas([group.sampler for group in groups], first.step_capture)
         self.tasks = [task for group in groups for task in group.tasks]
         self.records = [record for group in groups for record in group.records]
         self.batch_generators = [g for group in groups for g in group.batch_generators]
@@ -529,7 +538,8 @@ class ChainGroups(Chains):
         return self.groups[0].steps_done
 
     def step(self) -> torch.Tensor:
-        return torch.cat([group.step().to(torch.float64) for group in self.groups])  # (R,) over every group
+        # (R,) over every group
+        return torch.cat([losses.to(torch.float64) for losses in self.lockstep.step()])
 
     def refresh_masses(self, step: int) -> None:
         for group in self.groups:

@@ -28,6 +28,9 @@ leaves most of the device idle): each at its own temperature, with its own minib
 its own generators in the single sampler's order, one model call per step (``objective.ReplicaObjective``).
 Both take their step from ``integrator.langevin_update``; with the same seeds the replicas give the single
 chains' numbers to float tolerance (tested; the objective's vmapped gradient sums in another order).
+``LockstepReplicas`` advances several of them, each of its own weight shape (an experiment's attention model
+and its feed-forward baseline), in one call per step (``integrator.AdvanceGroups``: on CUDA one graph replay
+for the whole experiment), each giving the numbers it gives stepped alone.
 
 ``SGLD`` is the plain stochastic-gradient Langevin baseline, w <- w - (eps/2) grad L + sqrt(eps T) xi.
 """
@@ -285,12 +288,14 @@ class ReplicaPseudoLangevin:
             raise ValueError(
                 "a captured step needs a ReplicaObjective (its minibatches drawn outside the step)"
             )
+        self.indexed = indexed  # its minibatches drawn outside the step: it can be captured
         draw = grad_fn.draw if indexed else lambda: None  # type: ignore[union-attr]
         self._draw: Callable[[], torch.Tensor | None] = draw
-        evaluate: IndexedGradFn = (
+        # w (R, n), minibatch indices -> (losses (R,), gradients (R, n)): what the step calls
+        self.evaluate: IndexedGradFn = (
             grad_fn.evaluate if indexed else lambda w, index: grad_fn(w)  # type: ignore[union-attr]
         )
-        self.runner = StepRunner(evaluate, capture)
+        self.runner = StepRunner([self.evaluate], capture)
         zeros = torch.zeros_like(w)
         self.state = ChainState(
             w,
@@ -358,7 +363,7 @@ class ReplicaPseudoLangevin:
         self.runner.reset()  # a graph holds the old tensors: capture again at the next step
 
     def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        loss, grad = self.runner.gradient(w, self._draw())
+        loss, grad = self.evaluate(w, self._draw())
         if self.constrained and self.fixman:
             grad = grad + fixman_force(self.temperature, w, self.state.inverse_w)
         return loss, grad
@@ -376,14 +381,16 @@ class ReplicaPseudoLangevin:
                 f"use dt < 1"
             )
 
+    def draw_inputs(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """A step's random inputs, drawn outside it, each replica from its own generators in the single
+        sampler's order: the thermostat's normal draws (R, n), then the minibatch indices (R, batch) or
+        None."""
+        noise = self._normal()
+        return noise, self._draw()
+
     def step(self) -> torch.Tensor:
         """One step of every replica (the single sampler's order). Returns the minibatch losses (R,)."""
-        noise = self._normal()  # drawn outside the step, each replica from its own generators
-        index = self._draw()
-        self.runner.step(self.state, self.constants, noise, index)
-        self.steps_done += 1
-        # a graph rewrites its buffer
-        return self.loss if self.runner.capture == "none" else self.loss.clone()
+        return step_groups([self], self.runner)[0]
 
     def kinetic_temperature(self) -> torch.Tensor:
         """p^T M^-1 p / n per replica: (R,)."""
@@ -418,3 +425,50 @@ class ReplicaPseudoLangevin:
         self.bad_steps[index] = state["bad_steps"].to(self.bad_steps)
         self.steps_done = int(state["steps_done"])
         self._constants_changed()
+
+
+def step_groups(samplers: Sequence[ReplicaPseudoLangevin], runner: StepRunner) -> list[torch.Tensor]:
+    """One step of every sampler's replicas by ``runner`` (its ``AdvanceGroups`` built over their
+    ``evaluate``, in this order): each sampler's random inputs drawn from its own generators, then one call of
+    the runner for all of them (one graph replay when captured). Each sampler's minibatch losses (R,)."""
+    inputs = [sampler.draw_inputs() for sampler in samplers]
+    runner.step([sampler.state for sampler in samplers], [sampler.constants for sampler in samplers],
+                [noise for noise, _ in inputs], [index for _, index in inputs])  # fmt: skip
+    for sampler in samplers:
+        sampler.steps_done += 1
+    # a graph rewrites its buffers at the next replay
+    return [sampler.loss if runner.capture == "none" else sampler.loss.clone() for sampler in samplers]
+
+
+class LockstepReplicas:
+    """Several ``ReplicaPseudoLangevin`` (groups of chains, each of its own weight shape: an experiment's
+    attention model and its feed-forward baseline) advanced in one call per step: one ``StepRunner`` over all
+    of them, so on CUDA one captured graph, one replay per step of the whole experiment, where each sampler's
+    own runner would replay one graph per group. Each sampler keeps its state, constants and generators (its
+    masses set, its replicas resumed, its own way); a group's numbers are those of the group stepped alone,
+    bit for bit eagerly. ``step_capture``: ``integrator.STEP_CAPTURES``, resolved for the samplers'
+    device."""
+
+    def __init__(self, samplers: Sequence[ReplicaPseudoLangevin], step_capture: str = "none") -> None:
+        self.samplers = list(samplers)
+        if not self.samplers:
+            raise ValueError("no samplers to step in lockstep")
+        devices = {sampler.w.device for sampler in self.samplers}
+        if len(devices) > 1:
+            raise ValueError(f"samplers in lockstep must share a device, got {sorted(map(str, devices))}")
+        if len({sampler.steps_done for sampler in self.samplers}) > 1:
+            raise ValueError("samplers in lockstep must stand at the same step")
+        capture = resolve_capture(step_capture, devices.pop())
+        if capture != "none" and not all(sampler.indexed for sampler in self.samplers):
+            raise ValueError(
+                "a captured step needs a ReplicaObjective (its minibatches drawn outside the step)"
+            )
+        self.runner = StepRunner([sampler.evaluate for sampler in self.samplers], capture)
+
+    @property
+    def steps_done(self) -> int:
+        return self.samplers[0].steps_done
+
+    def step(self) -> list[torch.Tensor]:
+        """One step of every replica of every sampler: each sampler's minibatch losses (R,)."""
+        return step_groups(self.samplers, self.runner)

@@ -11,22 +11,26 @@ instead of drawing them, and never reads a tensor's value on the host: no ``.ite
 tensor, so a GPU runs it without one synchronisation. A SHAKE failure is counted per chain (``bad``) and read
 by the caller every so many steps.
 
-``StepRunner`` runs the batched step three ways (``STEP_CAPTURES``):
+``AdvanceGroups`` is one step of every group of chains at once: a group is R chains of one weight shape, and
+an experiment has one per model (the attention model's starts x temperatures, the feed-forward baseline's);
+their shapes differ, so each group keeps its own vmapped call, and the groups share this one callable.
+``StepRunner`` runs it three ways (``STEP_CAPTURES``):
 
 * ``none``: eagerly (every device; the CPU's only mode);
-* ``graph``: captured once in a ``torch.cuda.CUDAGraph`` over static buffers (the chains' state, the noise and
-  the minibatch indices), replayed every step: one launch for the whole step, the low-rank mass products
-  (``MassMatrix``, O(k n) each) inside it;
-* ``compile``: ``torch.compile(mode="reduce-overhead")`` of the same function (CUDA graphs by way of
+* ``graph``: captured once in one ``torch.cuda.CUDAGraph`` over static buffers (each group's state, noise and
+  minibatch indices), replayed every step: one launch for the whole step of every group, the low-rank mass
+  products (``MassMatrix``, O(k n) each) inside it;
+* ``compile``: ``torch.compile(mode="reduce-overhead")`` of the same callable (CUDA graphs by way of
   Inductor).
 
 The capture is only a wrapper: the function captured is the one the CPU tests compare with the per-chain
-sampler (tests/test_langevin_batched_step.py).
+sampler and with each group stepped alone (tests/test_langevin_batched_step.py,
+tests/test_langevin_chain_groups.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +41,8 @@ from analyzers.langevin.mass_matrix import MassMatrix
 # w (R, n), minibatch indices (R, batch) or None (full batch) -> (losses (R,), gradients (R, n))
 IndexedGradFn = Callable[[torch.Tensor, torch.Tensor | None], tuple[torch.Tensor, torch.Tensor]]
 STEP_CAPTURES = ("auto", "none", "graph", "compile")
+# one group's (w, p, grad, loss, M^-1 w, SHAKE failures) after a step
+StepOutputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 def resolve_capture(capture: str, device: torch.device | str) -> str:
@@ -199,86 +205,127 @@ class ChainState:
         return [self.w, self.p, self.grad, self.loss, self.inverse_w, self.bad_steps]
 
 
-class StepRunner:
-    """Advances a ``ChainState`` by ``langevin_update``, eagerly, from a CUDA graph or compiled (see the
-    module docstring). The graph and the compiled function hold the state's tensors: whoever replaces a tensor
-    of the state or a constant calls :meth:`reset` (the next step captures again)."""
+class AdvanceGroups:
+    """One step of every group: ``langevin_update`` of each group's state in turn, in one call. A group is R
+    chains of one weight shape (one model's starts x temperatures); groups of different shapes (the attention
+    model and the feed-forward baseline) cannot share one vmapped call, but they can share this one. It is the
+    one function ``StepRunner``'s three modes run: called as is (``none``), recorded once into a single CUDA
+    graph (``graph``: one replay advances every group), or compiled (``compile``)."""
 
-    def __init__(self, gradient: IndexedGradFn, capture: str = "none", warmup: int = 2) -> None:
-        self.gradient = gradient
+    def __init__(self, gradients: Sequence[IndexedGradFn]) -> None:
+        if not gradients:
+            raise ValueError("no chain groups to advance")
+        self.gradients = tuple(gradients)  # one per group: its minibatch losses and gradients
+
+    def __call__(self, states: Sequence[Sequence[torch.Tensor]], constants: Sequence[StepConstants],
+                 noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> list[StepOutputs]:
+        """Per group, from its (w, p, grad, M^-1 w), constants, noise and minibatch indices: its (w, p, grad,
+        loss, M^-1 w, SHAKE failures) after the step."""
+        return [
+            langevin_update(w, p, grad, inverse_w, group_constants, noise, index, gradient)
+            for (w, p, grad, inverse_w), group_constants, noise, index, gradient
+            in zip(states, constants, noises, indices, self.gradients, strict=True)
+        ]  # fmt: skip
+
+
+class StepRunner:
+    """Advances one ``ChainState`` per group by ``AdvanceGroups``, eagerly, from one CUDA graph or compiled
+    (see the module docstring). The graph and the compiled function hold the states' tensors: a group that
+    replaces a tensor of its state builds new constants (``ReplicaPseudoLangevin`` does), and a step with
+    constants or states other than those captured captures again."""
+
+    def __init__(self, gradients: Sequence[IndexedGradFn], capture: str = "none", warmup: int = 2) -> None:
+        self.advance = AdvanceGroups(gradients)
         self.capture = capture
         self.warmup = warmup
         self._graph: Any = None
         self._static: dict[str, Any] = {}
         self._compiled: Any = None
         self.captures = 0  # how many times a graph was captured (a test reads it)
+        self.replays = 0  # graph replays: one per step of every group together
 
     def reset(self) -> None:
         self._graph, self._static = None, {}
 
-    def step(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
-             index: torch.Tensor | None) -> None:
-        """One step of every chain; ``state`` holds the result (its tensors replaced eagerly, written in place
-        by a graph or the compiled function)."""
+    def step(self, states: Sequence[ChainState], constants: Sequence[StepConstants],
+             noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> None:
+        """One step of every chain of every group; ``states`` hold the result (their tensors replaced eagerly,
+        written in place by the graph or the compiled function)."""
         if self.capture == "graph":
-            self._replay(state, constants, noise, index)
+            self._replay(states, constants, noises, indices)
             return
         if self.capture == "compile":
             if self._compiled is None:
-                self._compiled = torch.compile(langevin_update, mode="reduce-overhead", dynamic=False)
-            outputs = self._compiled(state.w, state.p, state.grad, state.inverse_w, constants, noise, index,
-                                     self.gradient)  # fmt: skip
-            w, p, grad, loss, inverse_w, bad = outputs
-            for target, value in zip(state.tensors()[:5], (w, p, grad, loss, inverse_w), strict=True):
-                target.copy_(value)  # its outputs live in the graph's pool, overwritten by the next call
-            state.bad_steps += bad
+                self._compiled = torch.compile(self.advance, mode="reduce-overhead", dynamic=False)
+            # its outputs live in the graph's pool, overwritten by the next call: copied into the states
+            self._write(states, self._compiled(_carried(states), constants, noises, indices))
             return
-        w, p, grad, loss, inverse_w, bad = langevin_update(
-            state.w, state.p, state.grad, state.inverse_w, constants, noise, index, self.gradient
-        )
-        state.w, state.p, state.grad, state.loss, state.inverse_w = w, p, grad, loss, inverse_w
-        state.bad_steps = state.bad_steps + bad
+        for state, (w, p, grad, loss, inverse_w, bad) in zip(
+            states, self.advance(_carried(states), constants, noises, indices), strict=True
+        ):
+            state.w, state.p, state.grad, state.loss, state.inverse_w = w, p, grad, loss, inverse_w
+            state.bad_steps = state.bad_steps + bad
 
-    def _in_place(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
-                  index: torch.Tensor | None) -> None:
-        w, p, grad, loss, inverse_w, bad = langevin_update(
-            state.w, state.p, state.grad, state.inverse_w, constants, noise, index, self.gradient
-        )
-        for target, value in zip(state.tensors()[:5], (w, p, grad, loss, inverse_w), strict=True):
-            target.copy_(value)
-        state.bad_steps.add_(bad)
+    @staticmethod
+    def _write(states: Sequence[ChainState], outputs: Sequence[StepOutputs]) -> None:
+        for state, (w, p, grad, loss, inverse_w, bad) in zip(states, outputs, strict=True):
+            for target, value in zip(state.tensors()[:5], (w, p, grad, loss, inverse_w), strict=True):
+                target.copy_(value)
+            state.bad_steps.add_(bad)
 
-    def _replay(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
-                index: torch.Tensor | None) -> None:
+    def _in_place(self, states: Sequence[ChainState], constants: Sequence[StepConstants],
+                  noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> None:
+        """The step written into the states' own tensors: what the CUDA graph records."""
+        self._write(states, self.advance(_carried(states), constants, noises, indices))
+
+    def _replay(self, states: Sequence[ChainState], constants: Sequence[StepConstants],
+                noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> None:
         static = self._static
         if (
             self._graph is None
-            or static.get("state") is not state
-            or static.get("constants") is not constants
+            or not _same(static.get("states", ()), states)
+            or not _same(static.get("constants", ()), constants)
         ):
-            self._capture(state, constants, noise, index)
+            self._capture(states, constants, noises, indices)
             static = self._static
-        static["noise"].copy_(noise)
-        if index is not None:
-            static["index"].copy_(index)
+        for buffer, noise in zip(static["noises"], noises, strict=True):
+            buffer.copy_(noise)
+        for buffer, index in zip(static["indices"], indices, strict=True):
+            if buffer is not None and index is not None:
+                buffer.copy_(index)
         self._graph.replay()
+        self.replays += 1
 
-    def _capture(self, state: ChainState, constants: StepConstants, noise: torch.Tensor,
-                 index: torch.Tensor | None) -> None:
-        static_noise = noise.clone()
-        static_index = None if index is None else index.clone()
-        saved = [tensor.clone() for tensor in state.tensors()]
+    def _capture(self, states: Sequence[ChainState], constants: Sequence[StepConstants],
+                 noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> None:
+        """Every group's step recorded into one graph over static buffers (each group's state, noise and
+        minibatch indices), after warm-up steps that are then undone."""
+        static_noises = [noise.clone() for noise in noises]
+        static_indices = [None if index is None else index.clone() for index in indices]
+        saved = [[tensor.clone() for tensor in state.tensors()] for state in states]
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):  # warm-up off the default stream, as CUDA graph capture requires
             for _ in range(self.warmup):
-                self._in_place(state, constants, static_noise, static_index)
+                self._in_place(states, constants, static_noises, static_indices)
         torch.cuda.current_stream().wait_stream(stream)
-        for tensor, value in zip(state.tensors(), saved, strict=True):
-            tensor.copy_(value)  # the warm-up steps are undone: capturing runs nothing
+        for state, values in zip(states, saved, strict=True):
+            for tensor, value in zip(state.tensors(), values, strict=True):
+                tensor.copy_(value)  # the warm-up steps are undone: capturing runs nothing
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            self._in_place(state, constants, static_noise, static_index)
+            self._in_place(states, constants, static_noises, static_indices)
         self._graph = graph
-        self._static = {"state": state, "constants": constants, "noise": static_noise, "index": static_index}
+        self._static = {"states": list(states), "constants": list(constants), "noises": static_noises,
+                        "indices": static_indices}  # fmt: skip
         self.captures += 1
+
+
+def _carried(states: Sequence[ChainState]) -> list[tuple[torch.Tensor, ...]]:
+    """What a step reads of each group's state: (w, p, grad, M^-1 w)."""
+    return [(state.w, state.p, state.grad, state.inverse_w) for state in states]
+
+
+def _same(held: Sequence[object], given: Sequence[object]) -> bool:
+    """The very objects a graph was captured over (not equal ones: a graph holds their tensors)."""
+    return len(held) == len(given) and all(a is b for a, b in zip(held, given, strict=True))
