@@ -19,6 +19,7 @@ from kb.papers.pdf_layout import (
     _Char,
     _from_metadata,
     _place_accents,
+    _unboxed_placed,
     clean_text,
     describe,
     join_affiliation,
@@ -1045,3 +1046,21 @@ def test_describe_one_size_manuscript_title_centred_over_the_names_and_its_abstr
     unsure = PdfArticle(pages=pages)
     describe(unsure, heading, height=792)
     assert unsure.title is None and unsure.authors == []
+
+
+# Round 5's second batch, read with the rules above before these were made from it.
+
+def test_a_glyph_without_box_or_size_stands_before_the_next_and_texs_accented_dotless_i_is_one_letter() -> None:
+    """lca-revisited: each word's initial capital comes from a font pdfium gives neither box nor size, and its
+    reported place is another's (the 'S' of 'SUNY' at the end of the line above, read as a raised mark;
+    'M' of 'Martín' a column away); the accent of \\'{\\i} comes before its dotless i, their boxes swapped."""
+    line = [("S", 310.6, 310.6, 632.2, 1.0), *_chars("UNY", 193.0, 5.2), (" ", 212.6, 219.0, 606.0, 10.0),
+            ("S", 219.6, 219.6, 632.2, 1.0), *_chars("tony", 222.6, 4.5), ("\x01", 425.2, 425.2, 624.0, 1.0)]
+    heights = [0.0, 7, 7, 7, 6.6, 0.0, 7, 7, 7, 7, 0.0]
+    placed = _unboxed_placed(line, heights)
+    assert "".join(c[0] for c in placed) == "SUNY Stony"  # the line's stray last glyph is left out
+    assert placed[0][1:] == (188.0, 193.0, 500.0, 10.0) and len(heights) == len(placed)
+    boxed = _chars("Mart") + [("´", 120.7, 123.9, 500.0, 10.0), ("ı", 124.8, 127.5, 506.0, 10.0)] + _chars(
+        "n", 124.1)
+    assert "".join(c[0] for c in _place_accents(boxed)) == "Martín"
+    assert _place_accents(_chars("ab")) == _chars("ab")  # no accent: the line as it was

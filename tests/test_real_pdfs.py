@@ -19,15 +19,16 @@ from tests.helpers.cli import run_kb
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right per field in each half of the corpus (80 tuning articles, 19 held-out), as benchmarks/bench_add.py
+# Right per field in each half of the corpus (82 tuning articles, 19 held-out), as benchmarks/bench_add.py
 # measured it: a change may not lower one. The held-out half's floors are measurements, never a target to tune
 # against. (Of the tuning half, functional-reactive-animation has no readable text: its fields stay empty;
 # level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'; consistent-hashing's names and
 # abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one;
-# essentia's institution line stands above marks that lead to e-mails only, one of them a name's only address.)
+# essentia's institution line stands above marks that lead to e-mails only, one of them a name's only address;
+# online-ad-auctions states its affiliation only in the starred footnote, without an institution word.)
 FLOORS = {
-    "tuning": {"title": 78, "authors": 77, "affiliations": 76, "year": 79, "venue": 78, "doi": 80,
-               "arxiv_id": 80, "abstract": 77, "ligatures": 79},
+    "tuning": {"title": 80, "authors": 79, "affiliations": 77, "year": 81, "venue": 80, "doi": 82,
+               "arxiv_id": 82, "abstract": 79, "ligatures": 81},
     "held-out": {"title": 15, "authors": 17, "affiliations": 13, "year": 17, "venue": 16, "doi": 18,
                  "arxiv_id": 19, "abstract": 17, "ligatures": 19},
 }
@@ -51,11 +52,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 99 articles (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 101 articles (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 99
+    assert len(rows) >= 101
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -173,11 +174,13 @@ def test_search_source_pages_leave_with_the_note(tmp_path: Path) -> None:
 # marked address without an institution word (emotions-ipm); a one-size Word manuscript: title centred over
 # the names, a chapter 'To appear in EDITORS (Eds.), BOOK.', the abstract opening page 2 (common-ground); the
 # first mark's institution (sok-memory); names opening with accented capitals in an author grid (macaroons).
+# The second batch's: initial capitals from a font without boxes or sizes, TeX's accented dotless i
+# (lca-revisited).
 @pytest.mark.parametrize("name", [
     "kelips",
     *(pytest.param(name, marks=pytest.mark.slow) for name in (
         "gaming-the-system", "emotions-ipm", "common-ground", "sok-memory", "macaroons", "signal-collect",
-        "pointwise-nba", "quantum-ml-review")),
+        "pointwise-nba", "quantum-ml-review", "lca-revisited")),
 ])
 def test_real_pdf_of_a_round_five_genre_comes_in_whole(name: str) -> None:
     _comes_in_whole(name)

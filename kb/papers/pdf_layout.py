@@ -154,6 +154,24 @@ def sized_line(chars: list[_Char], heights: list[float]) -> list[_Char]:
     return [(c[0], c[1], c[2], c[3], round(size, 1)) if i in set(unsized) else c for i, c in enumerate(chars)]
 
 
+def _unboxed_placed(chars: list[_Char], heights: list[float]) -> list[_Char]:
+    """A line's characters, each glyph that pdfium gives no box (no width, no height) and no size put just
+    before the next character, on its baseline and in its size: its reported place is another's (a Type 3
+    font's initial capitals: 'S' of 'SUNY' reported at the end of the line above, as a raised mark). One
+    that ends its line, with nothing after it to stand before, is left out. (``heights`` is kept in step.)"""
+    placed = list(chars)
+    for i in range(len(placed) - 1, -1, -1):  # from the end: a run of them takes the place before the next
+        ch, left, right, _, size = placed[i]
+        if ch == " " or right - left > 0 or heights[i] > 0 or size >= _NO_SIZE:
+            continue
+        if i == len(placed) - 1:
+            del placed[i], heights[i]
+        elif placed[i + 1][0] != " ":
+            after = placed[i + 1]
+            placed[i] = (ch, after[1] - 0.5 * after[4], after[1], after[3], after[4])
+    return placed
+
+
 def _segment(run: list[_Char]) -> Segment | None:
     """A segment from a run of characters; its superscripts (smaller and raised) marked apart."""
     visible = [c for c in run if c[0] != " "]
@@ -214,7 +232,14 @@ def _inside_words(up: list[bool], chars: list[str]) -> list[bool]:
 def _place_accents(chars: list[_Char]) -> list[_Char]:
     """A line's characters with each TeX spacing accent put on the letter printed under it (its box's
     centre inside the letter's), wherever the text order put it ('Universit ¨ ¨at', 'fur ... ¨'); the
-    spaces the extractor set around a moved accent, between letters that touch, go with it."""
+    spaces the extractor set around a moved accent, between letters that touch, go with it. TeX's accented
+    i is the accent then a dotless i ('´ı' of \\'{\\i}): one letter, 'í', wherever their boxes fall."""
+    paired: list[_Char] = []
+    for c in chars:
+        if c[0] == "ı" and paired and paired[-1][0] in _SPACING_ACCENTS:
+            c = (unicodedata.normalize("NFC", "i" + _SPACING_ACCENTS[paired.pop()[0]]), *c[1:])
+        paired.append(c)
+    chars = paired
     accents = [c for c in chars if c[0] in _SPACING_ACCENTS]
     if not accents:
         return chars
@@ -224,7 +249,8 @@ def _place_accents(chars: list[_Char]) -> list[_Char]:
         under = [i for i, c in enumerate(placed) if c[0].isalpha() and c[1] <= centre <= c[2]]
         if under:
             i = under[0]
-            letter = unicodedata.normalize("NFC", placed[i][0] + _SPACING_ACCENTS[accent[0]])
+            base = "i" if placed[i][0] == "ı" else placed[i][0]  # the accent over a dotless i: 'í'
+            letter = unicodedata.normalize("NFC", base + _SPACING_ACCENTS[accent[0]])
             placed[i] = (letter, *placed[i][1:])
         else:
             placed.append(accent)  # no letter under it: kept where the text put it
@@ -272,7 +298,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in _place_accents(sized_line(chars, heights)):
+        for char in _place_accents(sized_line(_unboxed_placed(chars, heights), heights)):
             visible = [c for c in run if c[0] != " "]
             # Another size at a word starts a segment; the run's size is its largest (a superscript that
             # opens it, 'ᵃDebian Project', is no size of its own).
