@@ -1064,3 +1064,18 @@ def test_a_glyph_without_box_or_size_stands_before_the_next_and_texs_accented_do
         "n", 124.1)
     assert "".join(c[0] for c in _place_accents(boxed)) == "Martín"
     assert _place_accents(_chars("ab")) == _chars("ab")  # no accent: the line as it was
+
+
+def test_describe_affiliation_in_the_footnote_a_names_mark_points_to_when_set_as_a_name() -> None:
+    """online-ad-auctions (AER draft): 'By Hal R. Varian∗' and, at the page's foot, '∗ UC Berkeley and Google.
+    hal@...': the footnote's first institution. A footnote thanking a funder names none."""
+    def read(note: str) -> PdfArticle:
+        segments = [_seg("Online Ad Auctions", 700, 17), _seg("By Hal R. Varian⟨∗⟩", 676, 12),
+                    _seg("Draft: February 16, 2009", 660, 10), _seg("Abstract", 630, 10), *_BODY]
+        page = f"Online Ad Auctions\nBy Hal R. Varian∗\nAbstract\nI describe ad auctions.\n{note}\n1"
+        article = PdfArticle(pages=[page])
+        describe(article, segments)
+        return article
+    assert read("∗ UC Berkeley and Google. hal@ischool.berkeley.edu").authors == [("Hal R. Varian", "UC Berkeley")]
+    assert read("∗ Supported in part by ISX Corporation.").authors == [("Hal R. Varian", None)]
+    assert read("∗ Email: hal@example.org, Google Research").authors == [("Hal R. Varian", None)]

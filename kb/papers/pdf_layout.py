@@ -522,7 +522,7 @@ _ADDRESS = re.compile(
 _INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
                           r"Facult|Escuela|[ÉE]cole\b|Hochschule|Politecnico|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
-                          r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
+                          r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|\bUC\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
                           r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
 # A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
 UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
@@ -605,7 +605,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
-    article.authors = _authors(block)
+    article.authors = _footnoted(_authors(block), block, article.pages[at])
     _fill_from_the_end(article)
     if end is not None:
         article.abstract = _abstract(article.pages[at])
@@ -632,6 +632,32 @@ def _abstract_page(pages: list[str], at: int) -> str | None:
     opening = "\n".join(pages[at + 1].splitlines()[:3])
     return _abstract(pages[at + 1]) if re.search(r"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\b", opening,
                                                  re.MULTILINE) else None
+
+
+_SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der", "für",
+                          "di", "da", "van", "von"})  # the words a name sets in lower case
+
+
+def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
+               page: str) -> list[tuple[str, str | None]]:
+    """Affiliations stated in the footnote a name's symbol mark points to ('By Hal R. Varian∗' over the
+    page's '∗ UC Berkeley and Google. hal@...'), for names the author block gives none: the footnote's
+    first clause, up to its first 'and', when it names an institution as a name is set, each word
+    capitalised but the small ones ('Supported in part by ISX Corporation' thanks a funder; a clause with an
+    e-mail gives contacts)."""
+    marks = {name: keys for _, name, keys in _name_lines(block)[0]}
+    found = []
+    for name, affiliation in authors:
+        for key in [] if affiliation else [k for k in marks.get(name, []) if k in "*†‡§¶#"]:
+            symbols = "*∗" if key == "*" else key
+            note = re.search(rf"^\s*[{symbols}]\s*(?P<text>[^\n]+)", page, re.MULTILINE)
+            first = re.split(r"\.\s|;|,? and ", note.group("text"))[0].strip(" .") if note else ""
+            if first and _INSTITUTION.search(first) and not _CONTACT.search(first) and all(
+                    w[:1].isupper() or not w[:1].isalpha() or w in _SMALL_WORDS for w in first.split()):
+                affiliation = first
+                break
+        found.append((name, affiliation))
+    return found
 
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
