@@ -634,8 +634,8 @@ def _abstract_page(pages: list[str], at: int) -> str | None:
                                                  re.MULTILINE) else None
 
 
-_SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der", "für",
-                          "di", "da", "van", "von"})  # the words a name sets in lower case
+_SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
+                          "für", "di", "da", "van", "von"})  # the words a name sets in lower case
 
 
 def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
