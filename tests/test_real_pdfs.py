@@ -19,14 +19,15 @@ from tests.helpers.cli import run_kb
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 LME4 = CORPUS / "lme4-lmer.pdf"
-# Right per field in each half of the corpus (70 tuning articles, 19 held-out), as benchmarks/bench_add.py
+# Right per field in each half of the corpus (82 tuning articles, 19 held-out), as benchmarks/bench_add.py
 # measured it: a change may not lower one. The held-out half's floors are measurements, never a target to tune
 # against. (Of the tuning half, functional-reactive-animation has no readable text: its fields stay empty;
 # level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'; consistent-hashing's names and
-# abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one.)
+# abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one;
+# essentia's institution line stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    "tuning": {"title": 68, "authors": 67, "affiliations": 67, "year": 69, "venue": 68, "doi": 70,
-               "arxiv_id": 70, "abstract": 67, "ligatures": 69},
+    "tuning": {"title": 80, "authors": 79, "affiliations": 78, "year": 81, "venue": 80, "doi": 82,
+               "arxiv_id": 82, "abstract": 79, "ligatures": 81},
     "held-out": {"title": 15, "authors": 17, "affiliations": 13, "year": 17, "venue": 16, "doi": 18,
                  "arxiv_id": 19, "abstract": 17, "ligatures": 19},
 }
@@ -50,11 +51,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 89 articles (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 101 articles (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 89
+    assert len(rows) >= 101
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -163,3 +164,22 @@ def test_search_source_pages_leave_with_the_note(tmp_path: Path) -> None:
     assert json.loads(_cli(tmp_path, "search", "sleepstudy", "--json")) == []
     with sqlite3.connect(tmp_path / "home" / "index.sqlite") as conn:
         assert conn.execute("SELECT count(*) FROM paper_fts_source").fetchone() == (0,)
+
+
+# Round 5's tuning articles, in the genres of the held-out half's weak fields, each the real article a rule was
+# made from (tests/test_pdf_layout.py holds each rule's constructed example): a title word in a font of its own
+# before its colon (kelips); an APA journal header with 'Jl.' and an unheaded abstract set smaller, ending the
+# page (gaming-the-system); an APA self-citation above the title, outranking 'Preprint submitted to', and a
+# marked address without an institution word (emotions-ipm); a one-size Word manuscript: title centred over
+# the names, a chapter 'To appear in EDITORS (Eds.), BOOK.', the abstract opening page 2 (common-ground); the
+# first mark's institution (sok-memory); names opening with accented capitals in an author grid (macaroons).
+# The second batch's: initial capitals from a font without boxes or sizes, TeX's accented dotless i
+# (lca-revisited); the affiliation in the footnote the byline's mark points to (online-ad-auctions).
+@pytest.mark.parametrize("name", [
+    "kelips",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "gaming-the-system", "emotions-ipm", "common-ground", "sok-memory", "macaroons", "signal-collect",
+        "pointwise-nba", "quantum-ml-review", "lca-revisited", "online-ad-auctions")),
+])
+def test_real_pdf_of_a_round_five_genre_comes_in_whole(name: str) -> None:
+    _comes_in_whole(name)

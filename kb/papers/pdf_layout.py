@@ -40,6 +40,9 @@ _COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
 # OT1's fl sits at 0x0d, the carriage return: pdfium ends its lines with '\r\n', so a lone one before a
 # letter ('more \rexible') is the ligature of a font without a Unicode map.
 _OT1_FL = re.compile("\r(?=[a-z])")
+# TeX's \copyright is a 'c' set inside the big circle of its symbol font, which sits at 0x0d too: a lone
+# carriage return before 'c' and a year ('\rc 2013 International Society ...') is the copyright sign.
+_TEX_COPYRIGHT = re.compile("\rc(?= ?(?:19|20)\\d\\d\\b)")
 # OT1's en dash sits at '{': a font whose Unicode map gives the code's ASCII prints 'TREC{3'; a brace between
 # two word characters that no closing brace follows in its word is that dash.
 _OT1_EN_DASH = re.compile(r"(?<=\w)\{(?=\w)(?![^\s}]*\})")
@@ -56,7 +59,8 @@ _TEX_ACCENT = re.compile(r"([¨´ˆ˜ˇ])([A-Za-z])|(?<=[A-Za-z])(`)([aeiou])")
 def clean_text(text: str) -> str:
     """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing accents put
     on their letters, line ends as ``\\n``."""
-    text = _OT1_FL.sub("fl", _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n"))).translate(_FONT_CODES)
+    text = _TEX_COPYRIGHT.sub("©", _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n")))
+    text = _OT1_FL.sub("fl", text).translate(_FONT_CODES)
     text = _OT1_EN_DASH.sub("–", text)
     text = _LIGATURES.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
     if any(accent in text for accent in _SPACING_ACCENTS):
@@ -150,6 +154,24 @@ def sized_line(chars: list[_Char], heights: list[float]) -> list[_Char]:
     return [(c[0], c[1], c[2], c[3], round(size, 1)) if i in set(unsized) else c for i, c in enumerate(chars)]
 
 
+def _unboxed_placed(chars: list[_Char], heights: list[float]) -> list[_Char]:
+    """A line's characters, each glyph that pdfium gives no box (no width, no height) and no size put just
+    before the next character, on its baseline and in its size: its reported place is another's (a Type 3
+    font's initial capitals: 'S' of 'SUNY' reported at the end of the line above, as a raised mark). One
+    that ends its line, with nothing after it to stand before, is left out. (``heights`` is kept in step.)"""
+    placed = list(chars)
+    for i in range(len(placed) - 1, -1, -1):  # from the end: a run of them takes the place before the next
+        ch, left, right, _, size = placed[i]
+        if ch == " " or right - left > 0 or heights[i] > 0 or size >= _NO_SIZE:
+            continue
+        if i == len(placed) - 1:
+            del placed[i], heights[i]
+        elif placed[i + 1][0] != " ":
+            after = placed[i + 1]
+            placed[i] = (ch, after[1] - 0.5 * after[4], after[1], after[3], after[4])
+    return placed
+
+
 def _segment(run: list[_Char]) -> Segment | None:
     """A segment from a run of characters; its superscripts (smaller and raised) marked apart."""
     visible = [c for c in run if c[0] != " "]
@@ -210,7 +232,14 @@ def _inside_words(up: list[bool], chars: list[str]) -> list[bool]:
 def _place_accents(chars: list[_Char]) -> list[_Char]:
     """A line's characters with each TeX spacing accent put on the letter printed under it (its box's
     centre inside the letter's), wherever the text order put it ('Universit ¨ ¨at', 'fur ... ¨'); the
-    spaces the extractor set around a moved accent, between letters that touch, go with it."""
+    spaces the extractor set around a moved accent, between letters that touch, go with it. TeX's accented
+    i is the accent then a dotless i ('´ı' of \\'{\\i}): one letter, 'í', wherever their boxes fall."""
+    paired: list[_Char] = []
+    for c in chars:
+        if c[0] == "ı" and paired and paired[-1][0] in _SPACING_ACCENTS:
+            c = (unicodedata.normalize("NFC", "i" + _SPACING_ACCENTS[paired.pop()[0]]), *c[1:])
+        paired.append(c)
+    chars = paired
     accents = [c for c in chars if c[0] in _SPACING_ACCENTS]
     if not accents:
         return chars
@@ -220,7 +249,8 @@ def _place_accents(chars: list[_Char]) -> list[_Char]:
         under = [i for i, c in enumerate(placed) if c[0].isalpha() and c[1] <= centre <= c[2]]
         if under:
             i = under[0]
-            letter = unicodedata.normalize("NFC", placed[i][0] + _SPACING_ACCENTS[accent[0]])
+            base = "i" if placed[i][0] == "ı" else placed[i][0]  # the accent over a dotless i: 'í'
+            letter = unicodedata.normalize("NFC", base + _SPACING_ACCENTS[accent[0]])
             placed[i] = (letter, *placed[i][1:])
         else:
             placed.append(accent)  # no letter under it: kept where the text put it
@@ -268,7 +298,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in _place_accents(sized_line(chars, heights)):
+        for char in _place_accents(sized_line(_unboxed_placed(chars, heights), heights)):
             visible = [c for c in run if c[0] != " "]
             # Another size at a word starts a segment; the run's size is its largest (a superscript that
             # opens it, 'ᵃDebian Project', is no size of its own).
@@ -332,7 +362,8 @@ def read_article(path: Path) -> PdfArticle:
     if pages and pages[0] and unreadable(pages[0]):
         article.reasons = {f: UNREADABLE for f in ("title", "authors", "abstract", "venue", "year")}
     elif pages and pages[0]:
-        at = 1 if _is_cover(pages) else 0  # a cover page (USENIX's) before the article's own first page
+        # a cover page (USENIX's) before the article's own first page, which is titled
+        at = 1 if len(layouts) > 1 and opens_titled(layouts[1][0]) else 0
         describe(article, layouts[at][0], at, height=layouts[at][1])
         read_publication(article, _margins(*layouts[0]), read=at + 1, stamps=stamps)
     _from_metadata(article, metadata)
@@ -393,6 +424,18 @@ def _is_cover(pages: list[str]) -> bool:
     return bool(
         re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE)
     )
+
+
+def opens_titled(segments: list[Segment]) -> bool:
+    """Whether a page opens an article: a line above its abstract heading is set larger than its body text
+    (the title). The page after a cover page does; a manuscript's abstract page, under a running head in
+    the body's size or smaller, does not: its title page is page 1."""
+    if not segments:
+        return False
+    body = sorted(s.size for s in segments)[len(segments) // 2]
+    heading = next((s for s in segments if _ABSTRACT.match(s.text)), None)
+    floor = heading.y if heading is not None else float("-inf")
+    return any(s.size > body + 0.5 and s.y > floor and len(s.text) > 1 for s in segments)
 
 
 _MARGIN = 0.1  # the running header and footer: the top and bottom tenth of a page
@@ -474,13 +517,17 @@ _ADDRESS = re.compile(
     r"September|October|November|December)\b",
     re.IGNORECASE,
 )
-# (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela')
+# (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
+# 'Hochschule', 'Politecnico')
 _INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
-                          r"Facult|Escuela|Dept\.|Laborator|Center|Centre|"
+                          r"Facult|Escuela|[ÉE]cole\b|Hochschule|Politecnico|Dept\.|Laborator|Center|Centre|"
                           r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
-                          r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
+                          r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|\bUC\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
                           r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
-_NAME_WORD = r"(?:[A-Z]\.){2,}|[A-Z][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
+# A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
+UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
+         "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
+_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
@@ -534,16 +581,19 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     body_size = sorted(s.size for s in segments)[len(segments) // 2]
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
         _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
-        _fill_from_the_end(article)
-        if article.title:  # amsart's 'Abstract.' run in, as on any page
-            article.abstract = _abstract(article.pages[at])
-        return
-    title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
-    # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
-    rows = {round(s.y) for s in title_lines}
-    title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
-                          and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
-    article.title = _TITLE_MARKS.sub("", " ".join(s.text for s in title_lines)).strip() or None
+        title_lines = [] if article.title else _centred_title(head, segments)  # ... or centred over names
+        if not title_lines:
+            _fill_from_the_end(article)
+            if article.title:  # amsart's 'Abstract.' run in, as on any page
+                article.abstract = _abstract(article.pages[at])
+            return
+    else:
+        title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
+        # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
+        rows = {round(s.y) for s in title_lines}
+        title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
+                              and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+    article.title = join_title([s.text for s in title_lines])
     floor = _MARGIN * height if height else float("-inf")
     below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
              if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
@@ -555,7 +605,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
-    article.authors = _authors(block)
+    article.authors = _footnoted(_authors(block), block, article.pages[at])
     _fill_from_the_end(article)
     if end is not None:
         article.abstract = _abstract(article.pages[at])
@@ -568,6 +618,73 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                 "no 'Abstract' heading, and the prose under the authors is neither "
                 "closed by a keyword line nor set apart from the body in size"
             )
+    if end is None and article.abstract is None:
+        article.abstract = _abstract_page(article.pages, at)
+
+
+def _abstract_page(pages: list[str], at: int) -> str | None:
+    """A manuscript's abstract page: the page after the title page opening (under its running head) with
+    an 'Abstract' heading, when the body has not begun on the title page (an abstract comes before the
+    introduction: after one, 'SUMMARY' atop page 2 is a running head)."""
+    if len(pages) <= at + 1 or re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", pages[at],
+                                         re.MULTILINE):
+        return None
+    opening = "\n".join(pages[at + 1].splitlines()[:3])
+    return _abstract(pages[at + 1]) if re.search(r"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\b", opening,
+                                                 re.MULTILINE) else None
+
+
+_SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
+                          "für", "di", "da", "van", "von"})  # the words a name sets in lower case
+
+
+def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
+               page: str) -> list[tuple[str, str | None]]:
+    """Affiliations stated in the footnote a name's symbol mark points to ('By Hal R. Varian∗' over the
+    page's '∗ UC Berkeley and Google. hal@...'), for names the author block gives none: the footnote's
+    first clause, up to its first 'and', when it names an institution as a name is set, each word
+    capitalised but the small ones ('Supported in part by ISX Corporation' thanks a funder; a clause with an
+    e-mail gives contacts)."""
+    marks = {name: keys for _, name, keys in _name_lines(block)[0]}
+    found = []
+    for name, affiliation in authors:
+        for key in [] if affiliation else [k for k in marks.get(name, []) if k in "*†‡§¶#"]:
+            symbols = "*∗" if key == "*" else key
+            note = re.search(rf"^\s*[{symbols}]\s*(?P<text>[^\n]+)", page, re.MULTILINE)
+            first = re.split(r"\.\s|;|,? and ", note.group("text"))[0].strip(" .") if note else ""
+            if first and _INSTITUTION.search(first) and not _CONTACT.search(first) and all(
+                    w[:1].isupper() or not w[:1].isalpha() or w in _SMALL_WORDS for w in first.split()):
+                affiliation = first
+                break
+        found.append((name, affiliation))
+    return found
+
+
+def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
+    """The title of a page set in one size throughout (a Word-made manuscript): the lines centred on the page
+    directly above its first centred line of names, up to a line that is not centred (a running head or a
+    notice set flush left), a name or prose; none unless they hold three words or more."""
+    left, right = min(s.x0 for s in segments), max(s.x1 for s in segments)
+
+    def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
+        return abs(seg.center - (left + right) / 2) < 2 * seg.size and seg.x0 > left + seg.size
+
+    ordered = sorted(head, key=lambda s: -s.y)
+    for i, seg in enumerate(ordered):
+        if centred(seg) and _is_name_list(_LEAD_SEPARATOR.sub("", seg.text)):
+            title = list(itertools.takewhile(
+                lambda s: centred(s) and not is_prose(s.text) and not _is_name_list(s.text),
+                reversed(ordered[:i])))[::-1]
+            return title if len(" ".join(s.text for s in title).split()) >= 3 else []
+    return []
+
+
+def join_title(lines: list[str]) -> str | None:
+    """A title's lines (or the pieces of one line a change of font split: 'Kelips' in typewriter type before
+    ': Building ...') as one, without the footnote marks after it; punctuation closes up to the word before
+    it, as it is printed."""
+    joined = re.sub(r"\s+([:;,.?!])", r"\1", " ".join(lines))
+    return _TITLE_MARKS.sub("", joined).strip() or None
 
 
 def _below_title(segments: list[Segment], floor: float, under: float) -> list[Segment]:
@@ -587,8 +704,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     """The abstract of a page without an 'Abstract' heading: the paragraph under the author block (``last``:
     its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
-    when it is set in a size other than the body's and a section heading closes it. Anything else may be
-    the article's first paragraph."""
+    when it is set in a size other than the body's and a section heading closes it, or, with no section on
+    the page, the end of its lines in that size. Anything else may be the article's first paragraph."""
     if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
         return None
     after = page.find(last.text)
@@ -600,11 +717,30 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     keywords = _KEYWORD_LINE.search(rest)
     if keywords and (section is None or keywords.start() < section.start()):
         stop = keywords.start()
-    elif section and abs(prose[0].size - body_size) > 0.5:
-        stop = section.start()
+    elif abs(prose[0].size - body_size) > 0.5:
+        run_end = section.start() if section else _end_of_run(rest, prose)
+        if run_end is None:
+            return None
+        stop = run_end
     else:
         return None
     return " ".join(rest[:stop].split()) or None
+
+
+def _end_of_run(rest: str, prose: list[Segment]) -> int | None:
+    """Where a paragraph set apart in size ends without a section heading after it (a journal's page 1 whose
+    body begins on page 2): at the end of its last line in that size, when three lines or more are set so
+    and the text holds that line; else None."""
+    run = list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose))
+    if len(run) < 3:
+        return None
+    at = 0
+    for seg in run:  # each line's end after the one before it
+        found = rest.find(seg.text[-30:], at)
+        if found < 0:
+            return None
+        at = found + len(seg.text[-30:])
+    return at
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block
@@ -630,7 +766,7 @@ def join_affiliation(lines: list[str]) -> str:
     """An affiliation's lines as one: lines naming separate units are joined by a comma ('Department of
     Statistics', 'University of Illinois'); a line the column's width broke off a name continues it with a
     space: one that opens in lower case or after '&', '-', 'of', 'and', and a short line (three words at
-    most, no comma) without an institution word beside one with it ('Texas A&M' / 'International
+    most, no comma, no acronym) without an institution word beside one with it ('Texas A&M' / 'International
     University', 'Friedrich-Alexander-Universität' / 'Erlangen-Nürnberg')."""
     joined = ""
     for before, line in zip([None, *lines], lines, strict=False):
@@ -645,8 +781,9 @@ def _continues(before: str, line: str) -> bool:
     if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\bof|\band|,)$", before):
         return True
 
-    def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word
-        return len(text.split()) <= 3 and "," not in text and not _INSTITUTION.search(text)
+    def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word ...
+        return (len(text.split()) <= 3 and "," not in text and not _INSTITUTION.search(text)
+                and not re.fullmatch(r"[A-Z][A-Z\d&-]+", text))  # ... and no acronym: 'LIX' names a unit
 
     return (bare(before) and bool(_INSTITUTION.search(line))) or (
         bare(line) and bool(_INSTITUTION.search(before))
@@ -672,7 +809,7 @@ def _fill_from_the_end(article: PdfArticle) -> None:
 # Department of Computer Science, Cornell University, Ithaca NY 14850; Dolev is at Cornell on leave from
 # ...'. The institution runs to a clause's end: a semicolon, a parenthesis ('(e-mail: ...)'), a sentence's
 # end, 'on leave' or 'in' and a place.
-_NAME_RUN = r"[A-Z][\w'’-]*\.?(?: [A-Z][\w'’-]*\.?)*"
+_NAME_RUN = rf"[{UPPER}][\w'’-]*\.?(?: [{UPPER}][\w'’-]*\.?)*"
 _STATED = re.compile(rf"(?P<who>{_NAME_RUN}(?:(?:,? and|,) {_NAME_RUN})*) (?:is|are) (?:now )?(?:with|at) "
                      r"(?:the )?(?P<where>[^;()]+?)(?=\s*(?:[;(]|\.\s|\.?$| on leave\b| in [A-Z]))")
 
@@ -766,7 +903,7 @@ def _capitals_head(article: PdfArticle, head: list[Segment]) -> None:
         # Above the title only a header set smaller than it ('Volume 30, Number 2, April 1994').
         above = ordered[:i - len(title)]
         if all(s.size < title[0].size - 0.5 for s in above):
-            article.title = " ".join(s.text for s in title)
+            article.title = join_title([s.text for s in title])
             article.authors = _authors([seg])
         return
 
@@ -861,7 +998,9 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     names, others, grouped = _name_lines(block)
     by_marks = _marked_affiliations(others)
     if by_marks and any(keys for _, _, keys in names):
-        found = {name: ", ".join(by_marks[k] for k in keys if k in by_marks) for _, name, keys in names}
+        # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
+        # University); a later mark adds a second institution ('also at') or a footnote.
+        found = {name: next((by_marks[k] for k in keys if k in by_marks), "") for _, name, keys in names}
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -1007,7 +1146,9 @@ def _institution_part(text: str) -> str | None:
         return None
     parts = text.split(",")
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
-    if not kept or not _INSTITUTION.search(kept[0]):
+    # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
+    # ('ᵃPratt SILS, 144 w. 14th street, ...'): its first part names the institution.
+    if not kept or not (_INSTITUTION.search(kept[0]) or _LEADING_MARK.match(kept[0])):
         return None
     return ",".join(kept).strip()
 

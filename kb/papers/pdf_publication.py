@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 # -- the publication: journal line of page 1, or the reference it points at ----------------------------
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
-_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on))*)"
+# A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
+# Management').
+_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on|&))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
 _ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
@@ -72,6 +74,15 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \((?P<year>(?:19|20)\d\d)\) \d+ ?[–-] ?\d+\b", "group"),
+        # The same parts in APA's order: 'Jl. of Interactive Learning Research (2008) 19(2), 185-224'.
+        ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
+         rf"{_JOURNAL},? \((?P<year>(?:19|20)\d\d)\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
+         r"(?:pp?\. ?)?\d+ ?[–-] ?\d+\b", "group"),
+        # A chapter of an edited book, as APA cites one: 'To appear in W.R. Rouse & K.B. Boff (Eds.),
+        # Organizational simulation. New York: Wiley.' The book's title, in sentence case, runs to its period.
+        ("to appear in EDITORS (Eds.), BOOK.",
+         rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}[A-Z][^()]{{0,120}}? \([Ee]ds?\.\),? "
+         r"(?P<venue>[A-Z][^.()]{2,150}?)(?: \(pp?\. [^)]*\))?\.", "near"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         ("permission block: ACRONYM'YY, MONTH",
@@ -106,6 +117,8 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
 # Association for Computing Machinery'); a field's name does not ('Association for Computing Machinery').
 _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
                          r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
+# 'Journal' abbreviated before 'of' ('J. of Statistical Software', 'Jl. of Interactive Learning Research').
+_JOURNAL_ABBREVIATION = re.compile(r"^(?:J|Jl|Jnl|Jour|Journ)\.? of\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
 _DOI = re.compile(
     r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I
@@ -136,6 +149,7 @@ def _venue(name: str | None) -> str | None:
     name = re.sub(r"^(?:(?:TO )?APPEAR(?:S|ED)?|PUBLISHED|REPRINTED|ACCEPTED) (?:IN|FROM|AT|BY) (?:THE )?",
                   "", name)
     name = VENUE_NAMES.get(name.casefold(), name)
+    name = _JOURNAL_ABBREVIATION.sub("Journal of", name)
     if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
     words = name.split()
@@ -173,6 +187,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
     full = "\n".join(article.pages)
     references = _references(full)
+    if article.title:  # page 1 citing the article itself by its title: the most specific statement
+        _self_cited(article, first)
     for name, pattern, rule in PUBLICATION_PATTERNS:
         for match in pattern.finditer(first):
             groups = {k: v for k, v in match.groupdict().items() if v}
@@ -195,8 +211,6 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 titled = _titled(references, article.title) if article.title else None
                 _from_reference(article, cited or titled)
             break
-    if article.venue is None and article.title:
-        _self_cited(article, first)
     if article.venue is None:
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
@@ -211,12 +225,14 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
 
 
 def _self_cited(article: PdfArticle, first: str) -> None:
-    """Venue and year from page 1 citing the article itself, as APA styles it in a footer ('Lee, J. J. &
-    Hammer, J. (2011). TITLE. Academic Exchange Quarterly, 15(2).')."""
+    """Venue and year from page 1 citing the article itself, as APA styles it in a footer or a header ('Lee,
+    J. J. & Hammer, J. (2011). TITLE. Academic Exchange Quarterly, 15(2).'; without a volume, a DOI or the
+    end of the text closes the journal's name: '(2011). TITLE. Information Processing and Management.
+    doi:10.1016/...')."""
     assert article.title is not None
     title = r"\W+".join(map(re.escape, re.findall(r"\w+", article.title)))
-    cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL},? (?P<volume>\d+)"
-                      r"(?:\((?P<issue>\d+)\))?", first, re.IGNORECASE)
+    cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL}(?:,? (?P<volume>\d+)"
+                      r"(?:\((?P<issue>\d+)\))?|(?= (?:doi|DOI|https?:)|\s*$))", first, re.IGNORECASE)
     venue = _venue(cited.group("venue")) if cited else None
     if cited and venue:
         article.venue, article.year = venue, article.year or int(cited.group("year"))
