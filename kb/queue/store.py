@@ -24,6 +24,7 @@ import json
 import os
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import case, func, literal, or_, type_coerce, update
@@ -191,9 +192,10 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
     A claim whose commit raised (the connection cut by a restart) may have gone through: the database holds
     the run for this worker, whose live process would keep anyone from reclaiming it, and the worker would
     never run it. So the thread's next call (the retry of ``kb.queue.retry``) first reads that run and takes
-    it when the claim did go through (``_claimed_in_doubt``).
+    it when the claim did go through (``_claimed_in_doubt``); a thread that claims no more hands it back
+    (``hand_back_in_doubt``).
     """
-    if (doubted := _claimed_in_doubt(engine, worker_id, run_id)) is not None:
+    if (doubted := _claimed_in_doubt(engine, worker_id, lambda run: run_id in (None, run.id))) is not None:
         return doubted
     with Session(engine) as session:
         if run_id is not None:
@@ -210,7 +212,6 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
         for candidate in rows:
             candidate_id, attempts = candidate[0], candidate[1]
             now = db_now(engine)
-            _in_doubt.claim = (candidate_id, attempts + 1)  # until this thread learns the claim's outcome
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
@@ -218,31 +219,44 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                         lease_expires_at=db_now(engine, lease), progress=0.0, message=STARTED,
                         attempts=attempts + 1)
             )
+            if taken.rowcount != 1:  # another worker (or this worker's other lane) won it: the next one
+                session.rollback()
+                continue
+            # Only a claim that matched its row is in doubt when its commit raises: one that matched none
+            # wrote nothing, and the run may be another lane's of this very worker (same id, same attempt).
+            _in_doubt.claim = (candidate_id, attempts + 1)  # until this thread learns the claim's outcome
             session.commit()
-            run = session.get(Run, candidate_id) if taken.rowcount == 1 else None
-            _in_doubt.claim = None  # the claim's outcome is known: taken, or won by another worker
+            run = session.get(Run, candidate_id)
+            _in_doubt.claim = None  # the claim's outcome is known: taken
             if run is not None and run.attempts == attempts + 1:
                 return run
-            # Another worker won the race for this run: try the next one.
     return None
 
 
-def _claimed_in_doubt(engine: Engine, worker_id: str, run_id: str | None) -> Run | None:
-    """The run this thread's last claim took, when that claim's commit raised yet went through; None when it
-    did not (or there is none in doubt). A claim in doubt for another run than ``run_id`` is handed back."""
+def _claimed_in_doubt(engine: Engine, worker_id: str, keep: Callable[[Run], bool]) -> Run | None:
+    """The run this thread's last claim took, when that claim's commit raised yet went through and ``keep``
+    wants it; None when it did not (or there is none in doubt). One ``keep`` refuses goes back to the
+    queue."""
     doubted: tuple[str, int] | None = getattr(_in_doubt, "claim", None)
     if doubted is None:
         return None
     with Session(engine) as session:
         run = session.get(Run, doubted[0])
-    _in_doubt.claim = None  # its outcome is known now (a read that raises leaves it in doubt)
     ours = (RunStatus.running.value, worker_id, doubted[1])
-    if run is None or (run.status, run.worker_id, run.attempts) != ours:
-        return None
-    if run_id is not None and run_id != run.id:
+    if run is not None and (run.status, run.worker_id, run.attempts) == ours and not keep(run):
+        # A release that raises leaves the claim in doubt: the next call hands it back (a release whose
+        # answer was lost finds the run queued, no longer ours, and forgets it).
         release(engine, run.id, doubted[1], "the answer to its claim was lost", voluntary=True)
-        return None
-    return run
+        run = None
+    _in_doubt.claim = None  # its outcome is known now (a read that raises leaves it in doubt)
+    return run if run is not None and (run.status, run.worker_id, run.attempts) == ours else None
+
+
+def hand_back_in_doubt(engine: Engine, worker_id: str) -> None:
+    """Give back to the queue the run this thread's last claim took, if that claim's commit raised yet went
+    through: what a lane that stops claiming (``kb.queue.execution.ShortLane``) must do before it ends, since
+    no later claim of its thread will take the run, and a live worker's run is never reclaimed."""
+    _claimed_in_doubt(engine, worker_id, lambda run: False)
 
 
 def _short(priority: int | None, expected: float | None) -> bool:
