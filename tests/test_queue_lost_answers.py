@@ -26,7 +26,15 @@ from kb.queue import execution, retry
 from kb.queue import store as queue_store
 from kb.settings import Settings
 from schemas import RunStatus
-from tests.helpers.db_faults import CLAIM, FINISH, HEARTBEAT, RELEASE, cut_connections, lost_answers
+from tests.helpers.db_faults import (
+    CLAIM,
+    FINISH,
+    HEARTBEAT,
+    RELEASE,
+    cut_connections,
+    lost_answers,
+    right_after,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -47,6 +55,21 @@ def _row(kb: KnowledgeBase, run_id: str) -> tuple[str, str | None, int]:
         row = session.get(Run, run_id)
         assert row is not None
         return row.status, row.worker_id, row.attempts
+
+
+def test_a_claim_whose_connection_is_cut_after_its_run_was_read_is_run_once_by_its_worker(
+        tmp_path: Path, pg_database: str) -> None:
+    # The claim committed and its run was read back; the restart then cut the connection before the session
+    # closed, and the close (a rollback of the read) raised. The claim is known to have gone through only once
+    # the session closed: the retry must take the run, not leave it 'running' under this live worker.
+    kb = _kb(tmp_path, pg_database)
+    log = tmp_path / "executions.log"
+    ids = [queue_store.enqueue(kb.engine, "noop", {"value": float(i), "log_file": str(log)}).id for i in range(3)]
+    with cut_connections(kb.engine, right_after(CLAIM)) as cut:
+        assert kb.work() == {"succeeded": 3}
+    assert len(cut) == 1 and cut[0].lstrip().upper().startswith("SELECT"), cut
+    assert {run.id: run.status for run in kb.runs(limit=10)} == dict.fromkeys(ids, RunStatus.succeeded)
+    assert _started(log) == {0.0: 1, 1.0: 1, 2.0: 1}
 
 
 def test_a_claim_the_other_lane_of_the_same_worker_won_is_not_taken_again_on_the_retry(

@@ -209,6 +209,7 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 )
             rows = _in_order(list(session.exec(query).all()))
         session.rollback()
+        run, attempt = None, 0
         for candidate in rows:
             candidate_id, attempts = candidate[0], candidate[1]
             now = db_now(engine)
@@ -224,13 +225,15 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 continue
             # Only a claim that matched its row is in doubt when its commit raises: one that matched none
             # wrote nothing, and the run may be another lane's of this very worker (same id, same attempt).
-            _in_doubt.claim = (candidate_id, attempts + 1)  # until this thread learns the claim's outcome
+            attempt = attempts + 1
+            _in_doubt.claim = (candidate_id, attempt)  # until this thread learns the claim's outcome
             session.commit()
             run = session.get(Run, candidate_id)
-            _in_doubt.claim = None  # the claim's outcome is known: taken
-            if run is not None and run.attempts == attempts + 1:
-                return run
-    return None
+            break
+    # In doubt until the session has closed: closing rolls back the read's transaction, and a connection cut
+    # just before raises there, after the claim went through and its run was read.
+    _in_doubt.claim = None
+    return run if run is not None and run.attempts == attempt else None
 
 
 def _claimed_in_doubt(engine: Engine, worker_id: str, keep: Callable[[Run], bool]) -> Run | None:

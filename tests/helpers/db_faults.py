@@ -38,6 +38,19 @@ def run_update(*columns: str, without: tuple[str, ...] = ()) -> Callable[[str], 
     return matches
 
 
+def right_after(first: Callable[[str], bool]) -> Callable[[str], bool]:
+    """Whether a statement is the one a thread runs right after a statement ``first`` matches (the read that
+    follows a commit)."""
+    last = threading.local()
+
+    def matches(statement: str) -> bool:
+        hit = getattr(last, "matched", False)
+        last.matched = first(statement)
+        return hit
+
+    return matches
+
+
 CLAIM, RELEASE, FINISH = run_update("started_at"), run_update("job_id"), run_update("finished_at")
 HEARTBEAT = run_update("heartbeat_at", without=("started_at",))
 
