@@ -32,6 +32,7 @@ from tests.helpers.db_faults import (
     HEARTBEAT,
     RELEASE,
     cut_connections,
+    end_idle_connections,
     lost_answers,
     right_after,
 )
@@ -169,21 +170,23 @@ def test_a_run_that_fails_before_its_analyzer_starts_is_recorded_through_a_cut_c
     assert record.error is not None and record.error.startswith("FileExistsError"), record.error
 
 
-@pytest.mark.parametrize("fault", ["lost answer", "cut connection"])
-def test_a_heartbeat_a_finish_and_a_release_are_applied_once_across_either_fault(
+@pytest.mark.parametrize("fault", ["lost answer", "cut connection", "dead pooled connection"])
+def test_a_heartbeat_a_finish_and_a_release_are_applied_once_across_each_fault(
         tmp_path: Path, pg_database: str, fault: str) -> None:
-    # The writes that were right already, kept so: each raises a transient error, and its retry (what
-    # kb.queue.retry does) answers as if nothing had happened, with one evidence row and one outcome.
+    # The writes that were right already, kept so: after a lost answer or a cut connection each raises a
+    # transient error and its retry (what kb.queue.retry does) answers as if nothing had happened, with one
+    # evidence row and one outcome; from a pool whose connections the server ended, each succeeds at once.
     kb = _kb(tmp_path, pg_database)
     run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0})
     claimed = queue_store.claim_next(kb.engine, "w:1")
     assert claimed is not None
 
-    def faulty(statement: Any) -> contextlib.AbstractContextManager[list[str]]:
-        return lost_answers(statement) if fault == "lost answer" else cut_connections(kb.engine, statement)
-
     def once_through(statement: Any, write: Any) -> Any:
-        with faulty(statement) as hit, pytest.raises(DBAPIError) as raised:
+        if fault == "dead pooled connection":
+            assert end_idle_connections(kb.engine) >= 1, "the pool held a connection"
+            return write()
+        faulty = lost_answers(statement) if fault == "lost answer" else cut_connections(kb.engine, statement)
+        with faulty as hit, pytest.raises(DBAPIError) as raised:
             write()
         assert hit and retry.is_transient(raised.value), raised.value
         return write()
@@ -192,8 +195,8 @@ def test_a_heartbeat_a_finish_and_a_release_are_applied_once_across_either_fault
     assert beat == RunStatus.running.value
     assert once_through(RELEASE, lambda: queue_store.release(kb.engine, run.id, 1, "stopped", voluntary=True)) \
         is RunStatus.queued
-    again = queue_store.claim_next(kb.engine, "w:1")
-    assert again is not None and again.attempts == 2
+    again = once_through(CLAIM, lambda: queue_store.claim_next(kb.engine, "w:1"))
+    assert again is not None and again.id == run.id and again.attempts == 2
     evidence = Evidence(run_id=run.id, analyzer="noop", metrics_json="{}", artifacts_json="[]",
                         provenance_json="{}")
     assert once_through(FINISH, lambda: queue_store.finish(

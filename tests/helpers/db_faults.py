@@ -4,7 +4,8 @@
 cut right after the server committed makes it raise (the server has the write; the client never heard so).
 ``cut_connections``: right after a chosen statement ran, the server ends that connection's backend
 (``pg_terminate_backend``), as a restart does: the open transaction is rolled back by the server and the
-client's next statement or commit fails for real.
+client's next statement or commit fails for real. ``end_idle_connections``: the connections resting in a pool
+are ended, so the pool's next one is dead.
 """
 
 from __future__ import annotations
@@ -116,3 +117,21 @@ def cut_connections(engine: Engine, after: Callable[[str], bool], *, times: int 
     finally:
         event.remove(engine, "after_cursor_execute", terminate)
         admin.dispose()
+
+
+def end_idle_connections(engine: Engine) -> int:
+    """End, on the server, every idle connection to ``engine``'s database (PostgreSQL) but the one asking: what a
+    restart leaves in a process's pool. Returns how many were ended, once they are gone."""
+    admin = create_engine(engine.url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as session:
+            idle = "datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle'"
+            ended = session.execute(text(f"SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                         f"WHERE {idle}")).scalar() or 0
+            deadline = time.monotonic() + 10
+            while session.execute(text(f"SELECT count(*) FROM pg_stat_activity WHERE {idle}")).scalar() \
+                    and time.monotonic() < deadline:
+                time.sleep(0.01)
+    finally:
+        admin.dispose()
+    return int(ended)
