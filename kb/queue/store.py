@@ -6,9 +6,10 @@ also counts the attempt and gives the run a lease (``lease_expires_at``). The wo
 with each heartbeat. Every running worker reclaims runs whose lease expired (``reclaim``), and at once
 those whose worker process on this host is gone. Each attempt has a number, and every later write of
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
-reclaimed and taken by another can no longer record anything (fencing). A claim whose commit the
-connection lost (a database restart) is in doubt: the thread that made it asks the database first on its
-next claim, and takes the run if the claim went through (``claim_next``). The rule that fails a run
+reclaimed and taken by another can no longer record anything (fencing). A claim is in doubt from its commit
+until its session has closed (a database restart can cut the connection anywhere in between): the thread that
+made it asks the database first on its next claim, and takes the run if the claim went through
+(``claim_next``), or hands it back if it claims no more. The rule that fails a run
 after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
 (claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock.
 Evidence is only ever added, never overwritten: a failed run leaves earlier evidence intact.
