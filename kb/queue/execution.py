@@ -769,7 +769,9 @@ def execute_by_id(
     Returns the final status, or 'skipped' when the run was no longer queued (cancelled, or taken by another
     worker meanwhile): a run never executes twice.
     """
-    run = queue_store.claim_next(engine, f"{holder}:{worker_id()}", run_id=run_id, lease=config.lease)
+    # Retried through an outage in this thread: a claim whose answer was lost is then taken (or handed back).
+    run = retry.retrying(engine, f"claiming run {run_id[:12]}", lambda: queue_store.claim_next(
+        engine, f"{holder}:{worker_id()}", run_id=run_id, lease=config.lease))
     if run is None:
         return "skipped"
     return execute(engine, config, run, home=home).value
@@ -857,9 +859,12 @@ def _work_one(engine: Engine, config: JobConfig, run: Run, store: ArtifactStore,
                                  reclaimer=reclaimer, stop=stop)
     except Exception as exc:  # noqa: BLE001 - the worker outlives any one run
         log.error("run %s: %s: %s", run.id[:12], type(exc).__name__, exc)
+        # Retried through an outage (finish is idempotent per attempt): a failure left unrecorded would keep
+        # the run 'running' under this live worker, which nobody reclaims.
+        error = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(Exception):
-            queue_store.finish(engine, run.id, RunStatus.failed, error=f"{type(exc).__name__}: {exc}",
-                               attempt=run.attempts)
+            retry.retrying(engine, f"recording the failure of run {run.id[:12]}", lambda: queue_store.finish(
+                engine, run.id, RunStatus.failed, error=error, attempt=run.attempts))
         status = RunStatus.failed
     log.info("run %s: %s in %.1f s", run.id[:12], status.value, time.perf_counter() - started)
     counts[status.value] = counts.get(status.value, 0) + 1
@@ -906,6 +911,10 @@ class ShortLane(threading.Thread):
             _work_one(self.engine, self.config, run, self.store, self.counts,
                       heartbeat_interval=self.heartbeat_interval, reclaimer=self.reclaimer, stop=self.stop,
                       lane=", short lane")
+        # A claim whose answer an outage cut may have gone through: no later claim of this thread takes it,
+        # and nobody reclaims a live worker's run, so it goes back to the queue before the lane ends.
+        retry.retrying(self.engine, "handing back a claim in doubt",
+                       lambda: queue_store.hand_back_in_doubt(self.engine, self.me))
 
 
 class Reclaimer:

@@ -6,9 +6,10 @@ also counts the attempt and gives the run a lease (``lease_expires_at``). The wo
 with each heartbeat. Every running worker reclaims runs whose lease expired (``reclaim``), and at once
 those whose worker process on this host is gone. Each attempt has a number, and every later write of
 a worker (heartbeat, finish) is conditional on ``attempts == its attempt``: a worker whose run was
-reclaimed and taken by another can no longer record anything (fencing). A claim whose commit the
-connection lost (a database restart) is in doubt: the thread that made it asks the database first on its
-next claim, and takes the run if the claim went through (``claim_next``). The rule that fails a run
+reclaimed and taken by another can no longer record anything (fencing). A claim is in doubt from its commit
+until its session has closed (a database restart can cut the connection anywhere in between): the thread that
+made it asks the database first on its next claim, and takes the run if the claim went through
+(``claim_next``), or hands it back if it claims no more. The rule that fails a run
 after ``MAX_ATTEMPTS`` workers died on it lives in ``release`` only. Every time the queue writes or judges
 (claims, leases, heartbeats, reclaims, ends) is the database's own (``db_now``), never a worker's clock.
 Evidence is only ever added, never overwritten: a failed run leaves earlier evidence intact.
@@ -24,6 +25,7 @@ import json
 import os
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import case, func, literal, or_, type_coerce, update
@@ -191,9 +193,10 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
     A claim whose commit raised (the connection cut by a restart) may have gone through: the database holds
     the run for this worker, whose live process would keep anyone from reclaiming it, and the worker would
     never run it. So the thread's next call (the retry of ``kb.queue.retry``) first reads that run and takes
-    it when the claim did go through (``_claimed_in_doubt``).
+    it when the claim did go through (``_claimed_in_doubt``); a thread that claims no more hands it back
+    (``hand_back_in_doubt``).
     """
-    if (doubted := _claimed_in_doubt(engine, worker_id, run_id)) is not None:
+    if (doubted := _claimed_in_doubt(engine, worker_id, lambda run: run_id in (None, run.id))) is not None:
         return doubted
     with Session(engine) as session:
         if run_id is not None:
@@ -207,10 +210,10 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                 )
             rows = _in_order(list(session.exec(query).all()))
         session.rollback()
+        run, attempt = None, 0
         for candidate in rows:
             candidate_id, attempts = candidate[0], candidate[1]
             now = db_now(engine)
-            _in_doubt.claim = (candidate_id, attempts + 1)  # until this thread learns the claim's outcome
             taken = session.exec(  # type: ignore[call-overload]
                 update(Run).where(col(Run.id) == candidate_id, col(Run.status) == RunStatus.queued.value,
                                   col(Run.attempts) == attempts)
@@ -218,31 +221,46 @@ def claim_next(engine: Engine, worker_id: str, run_id: str | None = None, *, dev
                         lease_expires_at=db_now(engine, lease), progress=0.0, message=STARTED,
                         attempts=attempts + 1)
             )
+            if taken.rowcount != 1:  # another worker (or this worker's other lane) won it: the next one
+                session.rollback()
+                continue
+            # Only a claim that matched its row is in doubt when its commit raises: one that matched none
+            # wrote nothing, and the run may be another lane's of this very worker (same id, same attempt).
+            attempt = attempts + 1
+            _in_doubt.claim = (candidate_id, attempt)  # until this thread learns the claim's outcome
             session.commit()
-            run = session.get(Run, candidate_id) if taken.rowcount == 1 else None
-            _in_doubt.claim = None  # the claim's outcome is known: taken, or won by another worker
-            if run is not None and run.attempts == attempts + 1:
-                return run
-            # Another worker won the race for this run: try the next one.
-    return None
+            run = session.get(Run, candidate_id)
+            break
+    # In doubt until the session has closed: closing rolls back the read's transaction, and a connection cut
+    # just before raises there, after the claim went through and its run was read.
+    _in_doubt.claim = None
+    return run if run is not None and run.attempts == attempt else None
 
 
-def _claimed_in_doubt(engine: Engine, worker_id: str, run_id: str | None) -> Run | None:
-    """The run this thread's last claim took, when that claim's commit raised yet went through; None when it
-    did not (or there is none in doubt). A claim in doubt for another run than ``run_id`` is handed back."""
+def _claimed_in_doubt(engine: Engine, worker_id: str, keep: Callable[[Run], bool]) -> Run | None:
+    """The run this thread's last claim took, when that claim's commit raised yet went through and ``keep``
+    wants it; None when it did not (or there is none in doubt). One ``keep`` refuses goes back to the
+    queue."""
     doubted: tuple[str, int] | None = getattr(_in_doubt, "claim", None)
     if doubted is None:
         return None
     with Session(engine) as session:
         run = session.get(Run, doubted[0])
-    _in_doubt.claim = None  # its outcome is known now (a read that raises leaves it in doubt)
     ours = (RunStatus.running.value, worker_id, doubted[1])
-    if run is None or (run.status, run.worker_id, run.attempts) != ours:
-        return None
-    if run_id is not None and run_id != run.id:
+    if run is not None and (run.status, run.worker_id, run.attempts) == ours and not keep(run):
+        # A release that raises leaves the claim in doubt: the next call hands it back (a release whose
+        # answer was lost finds the run queued, no longer ours, and forgets it).
         release(engine, run.id, doubted[1], "the answer to its claim was lost", voluntary=True)
-        return None
-    return run
+        run = None
+    _in_doubt.claim = None  # its outcome is known now (a read that raises leaves it in doubt)
+    return run if run is not None and (run.status, run.worker_id, run.attempts) == ours else None
+
+
+def hand_back_in_doubt(engine: Engine, worker_id: str) -> None:
+    """Give back to the queue the run this thread's last claim took, if that claim's commit raised yet went
+    through: what a lane that stops claiming (``kb.queue.execution.ShortLane``) must do before it ends, since
+    no later claim of its thread will take the run, and a live worker's run is never reclaimed."""
+    _claimed_in_doubt(engine, worker_id, lambda run: False)
 
 
 def _short(priority: int | None, expected: float | None) -> bool:
