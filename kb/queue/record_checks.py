@@ -3,9 +3,10 @@
 The store is shared (a bucket, a synced folder), so a record in it is data, checked like a note: it lies at
 ``runs/<run id>/attempt-<n>.json`` and says that very run id and attempt; it is at most
 ``MAX_RECORD_BYTES``; it is strict JSON (no NaN); its run and evidence have the fields and types kb writes,
-its evidence belongs to its run (same run id, claim and analyzer) and carries a complete provenance. A
-record that fails any of these is refused with one reason, and the rebuild skips it. What a record may
-never decide, its verdict, is not read at all: ``kb.queue.records`` judges the metrics again.
+its evidence belongs to its run (same run id, claim and analyzer), names only files inside the store and
+carries a complete provenance. A record that fails any of these is refused with one reason, and the rebuild
+skips it. What a record may never decide, its verdict, is not read at all: ``kb.queue.records`` judges the
+metrics again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kb.evidence.artifact_store import check_key
 from schemas import Provenance, RunStatus
 
 #: A record holds one run row and its metrics (kilobytes); the bound keeps a planted file from filling memory.
@@ -148,8 +150,14 @@ def _check_evidence(raw: Any, run: StoredRun) -> StoredEvidence:
             raise RecordRefused(f"its evidence's {name} {mine!r} is not its run's {its_run!r}")
     if not isinstance(strict_json(evidence.metrics_json, "evidence.metrics_json"), dict):
         raise RecordRefused("evidence.metrics_json is not a JSON object of metrics")
-    if not isinstance(strict_json(evidence.artifacts_json, "evidence.artifacts_json"), list):
+    artifacts = strict_json(evidence.artifacts_json, "evidence.artifacts_json")
+    if not isinstance(artifacts, list):
         raise RecordRefused("evidence.artifacts_json is not a JSON list")
+    for key in artifacts:  # each is read from the store later: a key leaving it would read any file
+        try:
+            check_key(key)
+        except ValueError as exc:
+            raise RecordRefused(f"evidence.artifacts_json: {exc}") from None
     try:
         Provenance.model_validate(strict_json(evidence.provenance_json, "evidence.provenance_json"))
     except ValidationError as exc:
