@@ -259,6 +259,23 @@ def _text_escapes(bundle: Path, _: Path) -> Path:
     return bundle
 
 
+def _text_as_figure(bundle: Path, _: Path) -> Path:
+    """A text file named as a plot: the app would show it as an image (an SVG: markup, in the page)."""
+    texts = next(p for p in bundle.rglob("texts.json"))
+    svg = "<svg xmlns='http://www.w3.org/2000/svg'><image href='http://127.0.0.1:9/i.png'/></svg>"
+    _rewrite(bundle, texts.relative_to(bundle).as_posix(), _edit_json(lambda t: t.update({"plot.svg": svg})))
+    return bundle
+
+
+def _renamed_artifact(name: str) -> Callable[[dict[str, Any]], None]:
+    """The manifest stores a checked JSON file under ``name``: the check is on one kind, the use another's."""
+    def change(manifest: dict[str, Any]) -> None:
+        entry = next(f for run in manifest["runs"] for f in run["files"] if f["path"].endswith(".json")
+                     and f["role"] == "artifact")
+        entry["artifact"] = name
+    return change
+
+
 def _not_json(bundle: Path, _: Path) -> Path:
     (bundle / "manifest.json").write_text("{not json")
     return bundle
@@ -278,6 +295,9 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
     "bundle too big": (_as_is, "over the 6,000-byte limit of a bundle", {"KB_BUNDLES__MAX_TOTAL_BYTES": "6000"}),
     "too many files": (_as_is, "more than 4 entries", {"KB_BUNDLES__MAX_FILES": "4"}),
     "a text file's name escapes": (_text_escapes, "a path outside the bundle", {}),
+    "a text file named as a figure": (_text_as_figure, "'plot.svg' is not a text file's name", {}),
+    "a JSON file stored as a PNG": (_manifest(_renamed_artifact("metrics.png")), "stored as 'metrics.png'", {}),
+    "a JSON file stored as a checkpoint": (_manifest(_renamed_artifact("model.pt")), "stored as 'model.pt'", {}),
     "symlink in a folder": (_symlink, "a link or device", {}),
     "tar with ..": (lambda b, t: _tar(b, t / "b.tgz", _member("../evil.json")), "a path outside the bundle", {}),
     "tar with an absolute path": (lambda b, t: _tar(b, t / "b.tgz", _member("/tmp/evil.json")),

@@ -8,12 +8,14 @@ with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binar
 ``import_bundle`` reads a bundle as data from elsewhere, like a note: bounded (files, bytes), every path
 inside it (no absolute path, ``..``, link or device; a tar is extracted with tarfile's ``data`` filter after
 the same checks), every file listed with its checksum, every record checked by the store's record checker
-(``kb.queue.record_checks``), every figure a PNG by its magic bytes and every JSON strict; the claims and
-analyzers it names must be this library's. Any failure refuses the whole bundle with one reason before
-anything is written. Then its files go into the artifact store, its records beside the runs' own (so that
-``kb index --rebuild`` restores them), and its runs into the index in one transaction, each verdict judged
-from the bundled metrics by this kb's own rule (``kb.queue.records.attach_outcomes``): a bundle carries no
-verdict. Nothing in a bundle is executed or unpickled, and checkpoints in one are never read.
+(``kb.queue.record_checks``), every figure a PNG by its magic bytes and every JSON strict, each stored
+under a name of the kind it was checked as (a text file under a text file's name, never a plot's or a
+checkpoint's); the claims and analyzers it names must be this library's. Any failure refuses the whole
+bundle with one reason before anything is written. Then its files go into the artifact store, its records
+beside the runs' own (so that ``kb index --rebuild`` restores them), and its runs into the index in one
+transaction, each verdict judged from the bundled metrics by this kb's own rule
+(``kb.queue.records.attach_outcomes``): a bundle carries no verdict. Nothing in a bundle is executed or
+unpickled, and checkpoints in one are never read.
 """
 
 from __future__ import annotations
@@ -388,12 +390,18 @@ def _run_files(folder: Path, entry: BundledRun) -> dict[str, bytes]:
             if item.artifact is None:
                 raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output "
                                     "(artifact)")
+            if PurePosixPath(item.artifact).suffix.lower() != suffix:  # checked as one kind, used by name
+                raise BundleRefused(f"{item.path}: stored as {item.artifact!r}, another kind of file than "
+                                    "the one checked")
             files[evidence_key(item.sha256, _inside(item.artifact))] = data
         elif item.role == "texts":
             texts = _json((folder / item.path).read_bytes(), item.path)
             if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
                 raise BundleRefused(f"{item.path}: not a JSON object of file name to text")
             for name, text in texts.items():
+                if PurePosixPath(name).suffix.lower() not in TEXT_SUFFIXES:  # a plot or checkpoint by name
+                    raise BundleRefused(f"{item.path}: {name!r} is not a text file's name (one of "
+                                        f"{', '.join(sorted(TEXT_SUFFIXES))})")
                 data = text.encode("utf-8")
                 files[evidence_key(hashlib.sha256(data).hexdigest(), _inside(name))] = data
     return files
