@@ -177,6 +177,8 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"{}") -> Ca
         info.type = kind
         if kind == tarfile.SYMTYPE:
             info.linkname = "/etc/passwd"
+        if kind == tarfile.LNKTYPE:
+            info.linkname = "manifest.json"
         info.size = len(data) if kind == tarfile.REGTYPE else 0
         tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
     return add
@@ -276,6 +278,19 @@ def _renamed_artifact(name: str) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _pax_bomb(bundle: Path, tmp_path: Path) -> Path:
+    """A tar whose one extended (pax) header holds 4 MB: no member is big, but reading the tar costs it; a
+    gzip of it is a few kB (a 4 GB header would be a few MB)."""
+    def add(tar: tarfile.TarFile) -> None:
+        info = tarfile.TarInfo("runs/pad")
+        info.type = tarfile.DIRTYPE
+        info.pax_headers = {"comment": "a" * 4_000_000}
+        tar.addfile(info)
+    out = _tar(bundle, tmp_path / "bomb.tgz", add)
+    assert out.stat().st_size < 100_000
+    return out
+
+
 def _not_json(bundle: Path, _: Path) -> Path:
     (bundle / "manifest.json").write_text("{not json")
     return bundle
@@ -306,6 +321,11 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
                            "a link or device", {}),
     "tar with a device": (lambda b, t: _tar(b, t / "b.tgz", _member("runs/dev", tarfile.CHRTYPE)),
                           "a link or device", {}),
+    "tar with a hard link": (lambda b, t: _tar(b, t / "b.tgz", _member("runs/x.json", tarfile.LNKTYPE)),
+                             "a link or device", {}),
+    "tar whose headers are over the bound": (_pax_bomb, "over the 1,000,000-byte limit of a bundle",
+                                             {"KB_BUNDLES__MAX_TOTAL_BYTES": "1000000",
+                                              "KB_BUNDLES__MAX_FILES": "50"}),
     "not a bundle": (_garbage, "neither a bundle folder nor a readable .tar.gz", {}),
 }
 

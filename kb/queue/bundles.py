@@ -6,9 +6,10 @@ kept as data, its figures and JSON files, its text files (log, FASTA) inside one
 with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binaries only when asked.
 
 ``import_bundle`` reads a bundle as data from elsewhere, like a note: bounded (files, bytes), every path
-inside it (no absolute path, ``..``, link or device; a tar is extracted with tarfile's ``data`` filter after
-the same checks), every file listed with its checksum, every record checked by the store's record checker
-(``kb.queue.record_checks``), every figure a PNG by its magic bytes and every JSON strict, each stored
+inside it (no absolute path, ``..``, link or device; a tar is decompressed within the byte bound, then
+extracted with tarfile's ``data`` filter after the same checks), every file listed with its checksum, every
+record checked by the store's record checker (``kb.queue.record_checks``), every figure a PNG by its magic
+bytes and every JSON strict, each stored
 under a name of the kind it was checked as (a text file under a text file's name, never a plot's or a
 checkpoint's); the claims and analyzers it names must be this library's. Any failure refuses the whole
 bundle with one reason before anything is written. Then its files go into the artifact store, its records
@@ -20,9 +21,14 @@ unpickled, and checkpoints in one are never read.
 
 from __future__ import annotations
 
+import bz2
+import contextlib
 import datetime as dt
+import gzip
 import hashlib
+import io
 import json
+import lzma
 import os
 import shutil
 import stat
@@ -54,6 +60,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: Run files carried as text inside ``texts.json`` (UTF-8): logs and sequences, small and readable.
 PLAIN_ONLY = "a bundle holds plain files only"
 TEXT_SUFFIXES = frozenset({".txt", ".log", ".fasta", ".fa", ".csv", ".tsv", ".md"})
+#: Room for one tar entry's headers beyond its data: its header block, its padding and a pax header for a
+#: long name (a bundle's names are at most 500 characters).
+_HEADER_ROOM = 3 * 512 + 1024
 # Evidence fields a bundle never carries: the verdict is the importer's to draw, staleness its to see.
 _NOT_CARRIED = {"id", "verdict_json", "verdict_kind", "stale", "stale_reason"}
 
@@ -243,12 +252,37 @@ def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
     if not bundle.is_file():
         raise BundleRefused(f"{bundle} does not exist")
     try:
-        with tarfile.open(bundle, "r:*") as tar:
+        with tarfile.open(_bounded_tar(bundle, workdir / "bundle.tar", limits), "r:") as tar:
             _check_members(tar, limits)
             tar.extractall(workdir / "bundle", filter="data")
-    except (tarfile.TarError, EOFError, OSError) as exc:  # a BundleRefused (a ValueError) passes through
+    except (tarfile.TarError, EOFError, OSError, lzma.LZMAError) as exc:  # a BundleRefused passes through
         raise BundleRefused(f"{bundle} is neither a bundle folder nor a readable .tar.gz ({exc})") from None
     return workdir / "bundle"
+
+
+def _bounded_tar(bundle: Path, out: Path, limits: BundleSettings) -> Path:
+    """``bundle`` (a tar, gzip-, bzip2- or xz-compressed or not) decompressed to ``out``, refused once it is
+    over the bundle's byte bound plus its headers' room: a tar's own headers (a pax header, a long name) are
+    read whole into memory before any member's size can be checked, and a few MB of gzip make gigabytes."""
+    bound = limits.max_total_bytes + _HEADER_ROOM * (limits.max_files + 2)
+    with bundle.open("rb") as raw, contextlib.ExitStack() as stack, out.open("wb") as sink:
+        magic = raw.read(6)
+        raw.seek(0)
+        stream: io.BufferedIOBase = raw
+        if magic.startswith(b"\x1f\x8b"):
+            stream = stack.enter_context(gzip.GzipFile(fileobj=raw))
+        elif magic.startswith(b"BZh"):
+            stream = stack.enter_context(bz2.BZ2File(raw))
+        elif magic.startswith(b"\xfd7zXZ"):
+            stream = stack.enter_context(lzma.LZMAFile(raw))
+        written = 0
+        while chunk := stream.read(min(1 << 20, bound + 1 - written)):
+            written += len(chunk)
+            if written > bound:
+                raise BundleRefused(f"it is over the {limits.max_total_bytes:,}-byte limit of a bundle "
+                                    "(KB_BUNDLES__MAX_TOTAL_BYTES) once decompressed")
+            sink.write(chunk)
+    return out
 
 
 def _inside(name: str, *, root_ok: bool = False) -> str:
