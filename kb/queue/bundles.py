@@ -9,12 +9,11 @@ with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binar
 inside it (no absolute path, ``..``, link or device; a tar is decompressed within the byte bound, then
 extracted with tarfile's ``data`` filter after the same checks), every file listed with its checksum, every
 record checked by the store's record checker (``kb.queue.record_checks``), every figure a PNG by its magic
-bytes and every JSON strict, each stored
-under a name of the kind it was checked as (a text file under a text file's name, never a plot's or a
-checkpoint's); the claims and analyzers it names must be this library's. Any failure refuses the whole
-bundle with one reason before anything is written. Then its files go into the artifact store, its records
-beside the runs' own (so that ``kb index --rebuild`` restores them), and its runs into the index in one
-transaction, each verdict judged from the bundled metrics by this kb's own rule
+bytes and every JSON strict, each stored under a name of the kind it was checked as (a text file under a text
+file's name, never a plot's or a checkpoint's); the claims and analyzers it names must be this library's. Any
+failure refuses the whole bundle with one reason before anything is written. Then its files go into the
+artifact store, its records beside the runs' own (so that ``kb index --rebuild`` restores them), and its runs
+into the index in one transaction, each verdict judged from the bundled metrics by this kb's own rule
 (``kb.queue.records.attach_outcomes``): a bundle carries no verdict. Nothing in a bundle is executed or
 unpickled, and checkpoints in one are never read.
 """
