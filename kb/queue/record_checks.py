@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kb.evidence.artifact_store import check_key
 from schemas import Provenance, RunStatus
+from schemas.run import RUN_ID_PATTERN
 
 #: A record holds one run row and its metrics (kilobytes); the bound keeps a planted file from filling memory.
 MAX_RECORD_BYTES = 8_000_000
-_RUN_ID = r"[A-Za-z0-9_.-]{1,128}"
-RECORD_PATH = re.compile(rf"(?:^|/)runs/(?P<run>{_RUN_ID})/attempt-(?P<attempt>[0-9]{{1,6}})\.json$")
+RECORD_PATH = re.compile(rf"(?:^|/)runs/(?P<run>{RUN_ID_PATTERN})/attempt-(?P<attempt>[0-9]{{1,6}})\.json$")
 
 
 class RecordRefused(ValueError):
@@ -36,7 +36,7 @@ class StoredRun(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    id: str = Field(pattern=f"^{_RUN_ID}$")
+    id: str = Field(pattern=f"^{RUN_ID_PATTERN}$")
     analyzer: str = Field(min_length=1, max_length=200)
     claim_key: str | None = Field(default=None, max_length=2000)
     params_json: str = "{}"
