@@ -6,16 +6,16 @@ kept as data, its figures and JSON files, its text files (log, FASTA) inside one
 with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binaries only when asked.
 
 ``import_bundle`` reads a bundle as data from elsewhere, like a note: bounded (files, bytes), every path
-inside it (no absolute path, ``..``, link or device; a tar is decompressed within the byte bound, then
-extracted with tarfile's ``data`` filter after the same checks), every file listed with its checksum, every
-record checked by the store's record checker (``kb.queue.record_checks``), every figure a PNG by its magic
-bytes and every JSON strict, each stored under a name of the kind it was checked as (a text file under a text
-file's name, never a plot's or a checkpoint's); the claims and analyzers it names must be this library's. Any
-failure refuses the whole bundle with one reason before anything is written. Then its files go into the
-artifact store, its records beside the runs' own (so that ``kb index --rebuild`` restores them), and its runs
-into the index in one transaction, each verdict judged from the bundled metrics by this kb's own rule
-(``kb.queue.records.attach_outcomes``): a bundle carries no verdict. Nothing in a bundle is executed or
-unpickled, and checkpoints in one are never read.
+inside it (no absolute path, ``..``, link or device; a tar is decompressed within the byte bound, its extended
+headers bounded, then extracted with tarfile's ``data`` filter after the same checks), every file listed with
+its checksum, every record checked by the store's record checker (``kb.queue.record_checks``), every figure a
+PNG by its magic bytes and every JSON strict, each stored under a name of the kind it was checked as (a text
+file under a text file's name, never a plot's or a checkpoint's); the claims and analyzers it names must be
+this library's. Any failure refuses the whole bundle with one reason before anything is written. Then its
+files go into the artifact store, its records beside the runs' own (so that ``kb index --rebuild`` restores
+them), and its runs into the index in one transaction, each verdict judged from the bundled metrics by this
+kb's own rule (``kb.queue.records.attach_outcomes``): a bundle carries no verdict. Nothing in a bundle is
+executed or unpickled, and checkpoints in one are never read.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shutil
 import stat
 import tarfile
@@ -62,6 +63,9 @@ TEXT_SUFFIXES = frozenset({".txt", ".log", ".fasta", ".fa", ".csv", ".tsv", ".md
 #: Room for one tar entry's headers beyond its data: its header block, its padding and a pax header for a
 #: long name (a bundle's names are at most 500 characters).
 _HEADER_ROOM = 3 * 512 + 1024
+#: Largest extended tar header (pax, GNU long name) a bundle may hold: its names are at most 500 characters.
+MAX_TAR_HEADER = 64 * 1024
+_EXTENDED_HEADERS = frozenset({b"x", b"g", b"L", b"K"})
 # Evidence fields a bundle never carries: the verdict is the importer's to draw, staleness its to see.
 _NOT_CARRIED = {"id", "verdict_json", "verdict_kind", "stale", "stale_reason"}
 
@@ -251,7 +255,9 @@ def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
     if not bundle.is_file():
         raise BundleRefused(f"{bundle} does not exist")
     try:
-        with tarfile.open(_bounded_tar(bundle, workdir / "bundle.tar", limits), "r:") as tar:
+        raw_tar = _bounded_tar(bundle, workdir / "bundle.tar", limits)
+        _check_headers(raw_tar)
+        with tarfile.open(raw_tar, "r:") as tar:
             _check_members(tar, limits)
             tar.extractall(workdir / "bundle", filter="data")
     except (tarfile.TarError, EOFError, OSError, lzma.LZMAError) as exc:  # a BundleRefused passes through
@@ -282,6 +288,37 @@ def _bounded_tar(bundle: Path, out: Path, limits: BundleSettings) -> Path:
                                     "(KB_BUNDLES__MAX_TOTAL_BYTES) once decompressed")
             sink.write(chunk)
     return out
+
+
+def _check_headers(path: Path) -> None:
+    """Refuse a tar whose extended headers (pax, GNU long names) are over ``MAX_TAR_HEADER`` bytes, before
+    tarfile reads each whole into memory: walked block by block, each entry's data skipped by its size (the
+    size a pax header gives, when it gives one). A header tarfile cannot read is left to it to report."""
+    size_of_next: int | None = None
+    with path.open("rb") as tar:
+        while len(block := tar.read(512)) == 512 and block.strip(b"\0"):
+            if (size := _header_size(block[124:136])) is None:
+                return
+            kind = block[156:157]
+            if kind in _EXTENDED_HEADERS:
+                if size > MAX_TAR_HEADER:
+                    raise BundleRefused(f"it holds a tar header of {size:,} bytes, over the "
+                                        f"{MAX_TAR_HEADER:,} a bundle's headers need (a name, a size)")
+                data = tar.read(size)
+                given = re.search(rb"(?:^|\n)\d+ size=(\d+)\n", data) if kind in (b"x", b"g") else None
+                size_of_next = int(given[1]) if given else size_of_next
+                tar.seek(-size % 512, os.SEEK_CUR)
+                continue
+            size, size_of_next = (size if size_of_next is None else size_of_next), None
+            tar.seek(-(-size // 512) * 512, os.SEEK_CUR)
+
+
+def _header_size(field: bytes) -> int | None:
+    """A tar header's size field: octal digits, or base-256 when its first byte is 0x80; None if neither."""
+    if field[:1] == b"\x80":
+        return int.from_bytes(field[1:], "big")
+    digits = field.split(b"\0", 1)[0].strip()
+    return int(digits or b"0", 8) if all(c in b"01234567" for c in digits) else None
 
 
 def _inside(name: str, *, root_ok: bool = False) -> str:
