@@ -210,11 +210,12 @@ def show_plots(store: ArtifactStore, artifacts: list[str], key: str, metric: str
     for artifact in sorted(present, key=lambda a: not a.lower().endswith(".png")):
         found.setdefault(Path(artifact).stem, present[artifact])
     images = {stem: found[stem] for stem in plot_order(list(found), metric, metric_description)}
+    # A plot's name is its file's (a bundle names its own): shown as text where Markdown renders
+    titles = [display.markdown_text(stem.replace("_", " ")) for stem in images]
     if len(images) == 1:
-        (stem, path), = images.items()
-        _plot(path, stem.replace("_", " "), f"{key}_plot_0", caption=stem.replace("_", " "))
+        (path,) = images.values()
+        _plot(path, titles[0], f"{key}_plot_0", caption=titles[0])
     elif images:
-        titles = [stem.replace("_", " ") for stem in images]
         tabs = st.tabs(titles, key=f"{key}_plots", default=titles[0])
         for number, (tab, title, path) in enumerate(zip(tabs, titles, images.values(), strict=True)):
             with tab:
@@ -233,7 +234,7 @@ def show_files(store: ArtifactStore, artifacts: list[str], key: str) -> None:
     others = [a for a in present if a not in texts and not a.lower().endswith(IMAGE_SUFFIXES)]
     for artifact in texts:
         name = Path(artifact).name
-        with st.expander(name, icon=":material/article:"):
+        with st.expander(display.markdown_text(name), icon=":material/article:"):
             text = present[artifact].read_text(encoding="utf-8", errors="replace")
             language = "json" if name.endswith(".json") else None
             if language == "json":

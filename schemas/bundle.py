@@ -17,6 +17,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from schemas.run import RUN_ID_PATTERN
+
 #: The bundle format this kb writes and the newest it reads; a bundle of a newer one is refused.
 BUNDLE_SCHEMA_VERSION = 1
 
@@ -52,7 +54,7 @@ class BundledRun(BaseModel):
 
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
-    run_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,128}$", description="The run's id (kept on import).")
+    run_id: str = Field(pattern=f"^{RUN_ID_PATTERN}$", description="The run's id (kept on import).")
     claim_key: str | None = Field(default=None, max_length=2000,
                                   description="'<note id>#<claim id>' it bears on.")
     analyzer: str = Field(min_length=1, max_length=200, description="Registry name of the analyzer.")

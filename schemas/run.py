@@ -13,6 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: A run id as a record or bundle from elsewhere may give one (kb writes uuid hex): it is joined into store keys
+#: and local paths and typed on command lines, so it starts with a letter or digit (never '.', '..' or '-x').
+RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}"
 
 class RunStatus(StrEnum):
     """Life cycle of a run in the durable queue."""

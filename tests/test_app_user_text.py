@@ -37,7 +37,7 @@ def _fetching(source: str) -> list[str]:
     for token in _PARSER.parse(source):
         for child in [token, *(token.children or [])]:
             if child.type in ("image", "link_open", "html_inline", "html_block"):
-                bad.append(f"{child.type}: {child.content or child.attrs}")
+                bad.append(f"{child.type}: {child.content} {child.attrs}")  # an image's alt hides its src
     outside_code = _CODE.sub("", source)
     bad += re.findall(r"(?:https?://|www\.)\S+", outside_code)
     return [b for b in bad if HOST in b or "track.example" in b or "<script" in b or "body.png" in b]
@@ -91,3 +91,44 @@ def test_an_answer_repeating_a_hostile_note_is_shown_as_text(tmp_path: Path, mon
     assert any("pixel" in s for s in sources), sources  # the answer is on the page, or this tests nothing
     problems = [p for s in sources for p in _fetching(s)]
     assert problems == [], problems
+
+
+def test_figure_names_from_a_bundle_are_shown_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundle names its figures (their stems become the plot tabs' labels and captions, which Streamlit
+    renders as Markdown): names written as a Markdown image and link reach the Note page as text."""
+    import hashlib
+    import json
+    import shutil
+
+    from kb.core import KnowledgeBase
+    from kb.settings import Settings
+
+    env = make_env(tmp_path, monkeypatch)
+    (env.papers / "figs.md").write_text(
+        '---\npaper_id: "t:figs"\ntitle: "Figures"\nclaims:\n  - id: c\n    statement: "s"\n'
+        '    analyzer: {name: noop, params: {value: 3, plot: true}}\n'
+        '    expect: {metric: value, op: ">", value: 2}\n---\n', encoding="utf-8")
+    assert not env.kb.index().errors
+    lab = KnowledgeBase(Settings(papers=env.papers, home=tmp_path / "lab"))
+    (run,), _ = lab.verify(["figs"])
+    assert lab.work() == {"succeeded": 1}
+    bundle = tmp_path / "bundle"
+    lab.export_evidence(bundle, [run.id])
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    files = manifest["runs"][0]["files"]
+    png = next(f for f in files if f["path"].endswith(".png"))
+    second = {**png, "path": png["path"].replace(".png", "-2.png"),
+              "artifact": "figs/[the paper](https:track.example) ![pixel](https:track.example).png"}
+    png["artifact"] = "figs/![pixel](https:track.example).png"
+    shutil.copyfile(bundle / png["path"], bundle / second["path"])
+    files.append(second)
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    assert hashlib.sha256((bundle / second["path"]).read_bytes()).hexdigest() == second["sha256"]
+    assert env.kb.import_evidence(bundle).added == [run.id]
+
+    at = open_app("note", id="figs")
+    assert not at.exception
+    labels = [str(tab.label) for tab in at.tabs]
+    assert any("pixel" in label for label in labels), labels  # the figures' tabs are there, or this tests nothing
+    problems = [p for label in labels for p in _fetching(label)]
+    assert problems == [], (problems, labels)

@@ -132,3 +132,14 @@ def test_a_checkpointing_analyzer_resumes_from_the_checkpoint_it_saved(tmp_path:
                                          progress=lambda f, m: steps_seen.append(m)))
     assert steps_seen == ["step 4/6", "step 5/6", "step 6/6"]
     assert result.value == 2.0 and result.notes == ["resumed from a checkpoint at step 3"]
+
+
+@pytest.mark.parametrize("key", ["/etc/hostname", "evidence/../../../../etc/hostname", "evidence//x", "a\\b",
+                                 "evidence/a/\x00b"])
+def test_s3_store_read_cache_takes_no_key_that_leaves_it(tmp_path: Path, s3_url: str, key: str) -> None:
+    """A remote store reads through a cache under the KB home: a key must not make that cache a door to
+    the rest of the disk (an absolute key joined to a folder is that key)."""
+    store = ArtifactStore(tmp_path / "home", s3_url)
+    for read in (store.local_path, store.exists, store.read_bytes, store.size):
+        with pytest.raises(ValueError, match="inside the store"):
+            read(key)

@@ -177,6 +177,8 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"{}") -> Ca
         info.type = kind
         if kind == tarfile.SYMTYPE:
             info.linkname = "/etc/passwd"
+        if kind == tarfile.LNKTYPE:
+            info.linkname = "manifest.json"
         info.size = len(data) if kind == tarfile.REGTYPE else 0
         tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
     return add
@@ -259,6 +261,38 @@ def _text_escapes(bundle: Path, _: Path) -> Path:
     return bundle
 
 
+def _text_as_figure(bundle: Path, _: Path) -> Path:
+    """A text file named as a plot: the app would show it as an image (an SVG: markup, in the page)."""
+    texts = next(p for p in bundle.rglob("texts.json"))
+    svg = "<svg xmlns='http://www.w3.org/2000/svg'><image href='http://127.0.0.1:9/i.png'/></svg>"
+    _rewrite(bundle, texts.relative_to(bundle).as_posix(), _edit_json(lambda t: t.update({"plot.svg": svg})))
+    return bundle
+
+
+def _renamed_artifact(name: str) -> Callable[[dict[str, Any]], None]:
+    """The manifest stores a checked JSON file under ``name``: the check is on one kind, the use another's."""
+    def change(manifest: dict[str, Any]) -> None:
+        entry = next(f for run in manifest["runs"] for f in run["files"] if f["path"].endswith(".json")
+                     and f["role"] == "artifact")
+        entry["artifact"] = name
+    return change
+
+
+def _pax_bomb(size: int) -> Callable[[Path, Path], Path]:
+    """A tar whose one extended (pax) header holds ``size`` bytes: no member is big, but tarfile reads the
+    header whole into memory (several copies); a gzip of 4 MB of it is a few kB, of 4 GB a few MB."""
+    def case(bundle: Path, tmp_path: Path) -> Path:
+        def add(tar: tarfile.TarFile) -> None:
+            info = tarfile.TarInfo("runs/pad")
+            info.type = tarfile.DIRTYPE
+            info.pax_headers = {"comment": "a" * size}
+            tar.addfile(info)
+        out = _tar(bundle, tmp_path / "bomb.tgz", add)
+        assert out.stat().st_size < 100_000
+        return out
+    return case
+
+
 def _not_json(bundle: Path, _: Path) -> Path:
     (bundle / "manifest.json").write_text("{not json")
     return bundle
@@ -278,6 +312,9 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
     "bundle too big": (_as_is, "over the 6,000-byte limit of a bundle", {"KB_BUNDLES__MAX_TOTAL_BYTES": "6000"}),
     "too many files": (_as_is, "more than 4 entries", {"KB_BUNDLES__MAX_FILES": "4"}),
     "a text file's name escapes": (_text_escapes, "a path outside the bundle", {}),
+    "a text file named as a figure": (_text_as_figure, "'plot.svg' is not a text file's name", {}),
+    "a JSON file stored as a PNG": (_manifest(_renamed_artifact("metrics.png")), "stored as 'metrics.png'", {}),
+    "a JSON file stored as a checkpoint": (_manifest(_renamed_artifact("model.pt")), "stored as 'model.pt'", {}),
     "symlink in a folder": (_symlink, "a link or device", {}),
     "tar with ..": (lambda b, t: _tar(b, t / "b.tgz", _member("../evil.json")), "a path outside the bundle", {}),
     "tar with an absolute path": (lambda b, t: _tar(b, t / "b.tgz", _member("/tmp/evil.json")),
@@ -286,6 +323,12 @@ REFUSALS: dict[str, tuple[Callable[[Path, Path], Path], str, dict[str, str]]] = 
                            "a link or device", {}),
     "tar with a device": (lambda b, t: _tar(b, t / "b.tgz", _member("runs/dev", tarfile.CHRTYPE)),
                           "a link or device", {}),
+    "tar with a hard link": (lambda b, t: _tar(b, t / "b.tgz", _member("runs/x.json", tarfile.LNKTYPE)),
+                             "a link or device", {}),
+    "tar over the bound once decompressed": (_pax_bomb(4_000_000), "over the 1,000,000-byte limit of a bundle",
+                                             {"KB_BUNDLES__MAX_TOTAL_BYTES": "1000000",
+                                              "KB_BUNDLES__MAX_FILES": "50"}),
+    "tar with a huge pax header": (_pax_bomb(4_000_000), "a tar header of 4,000,", {}),
     "not a bundle": (_garbage, "neither a bundle folder nor a readable .tar.gz", {}),
 }
 

@@ -122,3 +122,14 @@ def test_a_record_of_another_claim_cannot_lend_its_verdict(verified: tuple[Path,
 def test_check_record_refuses_with_one_reason(raw: bytes, reason: str) -> None:
     with pytest.raises(RecordRefused, match=reason):
         check_record(raw, "runs/r/attempt-1.json")
+
+
+@pytest.mark.parametrize("run_id", ["..", ".", ".hidden", "-rf"])
+def test_a_run_id_is_never_a_folder_step_nor_an_option(run_id: str) -> None:
+    """A record an object store lists at ``runs/../attempt-1.json`` (a legal S3 key, which ``runs/*/`` matches)
+    names run ``..``: a run id is joined into store keys and local paths and typed on command lines, so it
+    starts with a letter or digit."""
+    raw = json.dumps({"run": {"id": run_id, "analyzer": "noop", "status": "failed"}, "attempt": 1}).encode()
+    with pytest.raises(RecordRefused, match="run field 'id'"):
+        check_record(raw, f"runs/{run_id}/attempt-1.json")
+    check_record(raw.replace(f'"{run_id}"'.encode(), b'"r.1-x"'), "runs/r.1-x/attempt-1.json")  # a fine id

@@ -70,6 +70,16 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check_key(key: object) -> str:
+    """``key`` when it names a file inside a store: relative, '/'-separated, no part empty, '.' or '..', no
+    backslash or NUL; ``ValueError`` otherwise. Keys are read back from run records, which are data, and a
+    remote store's read cache joins a key to a local folder (an absolute key joined is that key)."""
+    if not isinstance(key, str) or key.startswith("/") or "\\" in key or "\x00" in key \
+            or any(part in ("", ".", "..") for part in key.split("/")):
+        raise ValueError(f"artifact key {key!r} must be a relative path inside the store")
+    return key
+
+
 def evidence_key(sha: str, relative: str | PurePosixPath) -> str:
     """The store key of a file with content hash ``sha`` found at ``relative`` in a run's output."""
     return str(PurePosixPath("evidence", sha[:2], sha, relative))
@@ -121,9 +131,20 @@ class ArtifactStore:
         raise AssertionError("unreachable")
 
     def _path(self, key: str) -> str:
-        if key.startswith("/") or ".." in PurePosixPath(key).parts:
-            raise ValueError(f"artifact key {key!r} must be a relative path inside the store")
-        return f"{self.root}/{key}"
+        return f"{self.root}/{check_key(key)}"
+
+    def _unlinked(self, key: str) -> bool:
+        """Whether no symbolic link lies under a folder store's root on the way to ``key`` (kb never makes
+        one: a link planted in a shared store folder would read or write a file outside it)."""
+        return not self.is_local or os.path.realpath(self._path(key)) == os.path.join(
+            os.path.realpath(self.root), key)
+
+    def _writable(self, key: str) -> str:
+        """The path to write ``key`` at; ``ValueError`` when a symbolic link lies on the way to it."""
+        if not self._unlinked(key):
+            raise ValueError(f"the artifact store {self.url} holds a symbolic link on the way to {key}: a "
+                             "store holds plain files and folders only; remove the link")
+        return self._path(key)
 
     # -- writing ---------------------------------------------------------------------------------------
     def put_tree(self, folder: Path, *, move: bool = True) -> list[str]:
@@ -142,7 +163,7 @@ class ArtifactStore:
     def put_file(self, local: Path, key: str, *, move: bool = False) -> None:
         """Write ``local`` at ``key`` atomically, unless ``key`` exists (content-addressed keys never
         change)."""
-        target = self._path(key)
+        target = self._writable(key)
         if self.retrying(f"checking {key}", lambda: self.fs.exists(target)):
             return
         if self.is_local:
@@ -162,7 +183,7 @@ class ArtifactStore:
     def remove(self, key: str) -> None:
         """Delete ``key`` if it is there (a run's outcome record written by an attempt that lost its
         lease)."""
-        target = self._path(key)
+        target = self._writable(key)
 
         def remove() -> None:
             if self.fs.exists(target):
@@ -174,17 +195,17 @@ class ArtifactStore:
     # -- reading ---------------------------------------------------------------------------------------
     def exists(self, key: str) -> bool:
         """Whether ``key`` is in the store (or already in the local read cache)."""
-        if not self.is_local and (self.cache_dir / key).is_file():
+        if not self.is_local and (self.cache_dir / check_key(key)).is_file():
             return True
-        return bool(self.fs.exists(self._path(key)))
+        return bool(self.fs.exists(self._path(key))) and self._unlinked(key)
 
     def local_path(self, key: str) -> Path | None:
         """A local file with the contents of ``key`` (downloaded once into the read cache), or None if
         absent."""
         if self.is_local:
             path = Path(self._path(key))
-            return path if path.is_file() else None
-        cached = self.cache_dir / key
+            return path if path.is_file() and self._unlinked(key) else None
+        cached = self.cache_dir / check_key(key)
         if cached.is_file():
             return cached
         def download() -> Path | None:
@@ -220,7 +241,7 @@ class ArtifactStore:
         """
         pushed = 0
         for path in sorted(p for p in folder.rglob("*") if p.is_file() and ".part-" not in p.name):
-            target = self._path(f"checkpoints/{run_id}/{path.relative_to(folder).as_posix()}")
+            target = self._writable(f"checkpoints/{run_id}/{path.relative_to(folder).as_posix()}")
             sha = sha256_of(path)
             if self._pushed.get(target) == sha:
                 continue

@@ -6,22 +6,30 @@ kept as data, its figures and JSON files, its text files (log, FASTA) inside one
 with the SHA-256 of every file (``schemas.bundle``); checkpoints and other binaries only when asked.
 
 ``import_bundle`` reads a bundle as data from elsewhere, like a note: bounded (files, bytes), every path
-inside it (no absolute path, ``..``, link or device; a tar is extracted with tarfile's ``data`` filter after
-the same checks), every file listed with its checksum, every record checked by the store's record checker
-(``kb.queue.record_checks``), every figure a PNG by its magic bytes and every JSON strict; the claims and
-analyzers it names must be this library's. Any failure refuses the whole bundle with one reason before
-anything is written. Then its files go into the artifact store, its records beside the runs' own (so that
-``kb index --rebuild`` restores them), and its runs into the index in one transaction, each verdict judged
-from the bundled metrics by this kb's own rule (``kb.queue.records.attach_outcomes``): a bundle carries no
-verdict. Nothing in a bundle is executed or unpickled, and checkpoints in one are never read.
+inside it (no absolute path, ``..``, link or device; a tar is decompressed within the byte bound, its extended
+headers bounded, then extracted with tarfile's ``data`` filter after the same checks), every file listed with
+its checksum, every record checked by the store's record checker (``kb.queue.record_checks``), every figure a
+PNG by its magic bytes and every JSON strict, each stored under a name of the kind it was checked as (a text
+file under a text file's name, never a plot's or a checkpoint's); the claims and analyzers it names must be
+this library's. Any failure refuses the whole bundle with one reason before anything is written. Then its
+files go into the artifact store, its records beside the runs' own (so that ``kb index --rebuild`` restores
+them), and its runs into the index in one transaction, each verdict judged from the bundled metrics by this
+kb's own rule (``kb.queue.records.attach_outcomes``): a bundle carries no verdict. Nothing in a bundle is
+executed or unpickled, and checkpoints in one are never read.
 """
 
 from __future__ import annotations
 
+import bz2
+import contextlib
 import datetime as dt
+import gzip
 import hashlib
+import io
 import json
+import lzma
 import os
+import re
 import shutil
 import stat
 import tarfile
@@ -52,6 +60,12 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: Run files carried as text inside ``texts.json`` (UTF-8): logs and sequences, small and readable.
 PLAIN_ONLY = "a bundle holds plain files only"
 TEXT_SUFFIXES = frozenset({".txt", ".log", ".fasta", ".fa", ".csv", ".tsv", ".md"})
+#: Room for one tar entry's headers beyond its data: its header block, its padding and a pax header for a
+#: long name (a bundle's names are at most 500 characters).
+_HEADER_ROOM = 3 * 512 + 1024
+#: Largest extended tar header (pax, GNU long name) a bundle may hold: its names are at most 500 characters.
+MAX_TAR_HEADER = 64 * 1024
+_EXTENDED_HEADERS = frozenset({b"x", b"g", b"L", b"K"})
 # Evidence fields a bundle never carries: the verdict is the importer's to draw, staleness its to see.
 _NOT_CARRIED = {"id", "verdict_json", "verdict_kind", "stale", "stale_reason"}
 
@@ -241,12 +255,70 @@ def _open_bundle(bundle: Path, workdir: Path, limits: BundleSettings) -> Path:
     if not bundle.is_file():
         raise BundleRefused(f"{bundle} does not exist")
     try:
-        with tarfile.open(bundle, "r:*") as tar:
+        raw_tar = _bounded_tar(bundle, workdir / "bundle.tar", limits)
+        _check_headers(raw_tar)
+        with tarfile.open(raw_tar, "r:") as tar:
             _check_members(tar, limits)
             tar.extractall(workdir / "bundle", filter="data")
-    except (tarfile.TarError, EOFError, OSError) as exc:  # a BundleRefused (a ValueError) passes through
+    except (tarfile.TarError, EOFError, OSError, lzma.LZMAError) as exc:  # a BundleRefused passes through
         raise BundleRefused(f"{bundle} is neither a bundle folder nor a readable .tar.gz ({exc})") from None
     return workdir / "bundle"
+
+
+def _bounded_tar(bundle: Path, out: Path, limits: BundleSettings) -> Path:
+    """``bundle`` (a tar, gzip-, bzip2- or xz-compressed or not) decompressed to ``out``, refused once it is
+    over the bundle's byte bound plus its headers' room: a tar's own headers (a pax header, a long name) are
+    read whole into memory before any member's size can be checked, and a few MB of gzip make gigabytes."""
+    bound = limits.max_total_bytes + _HEADER_ROOM * (limits.max_files + 2)
+    with bundle.open("rb") as raw, contextlib.ExitStack() as stack, out.open("wb") as sink:
+        magic = raw.read(6)
+        raw.seek(0)
+        stream: io.BufferedIOBase = raw
+        if magic.startswith(b"\x1f\x8b"):
+            stream = stack.enter_context(gzip.GzipFile(fileobj=raw))
+        elif magic.startswith(b"BZh"):
+            stream = stack.enter_context(bz2.BZ2File(raw))
+        elif magic.startswith(b"\xfd7zXZ"):
+            stream = stack.enter_context(lzma.LZMAFile(raw))
+        written = 0
+        while chunk := stream.read(min(1 << 20, bound + 1 - written)):
+            written += len(chunk)
+            if written > bound:
+                raise BundleRefused(f"it is over the {limits.max_total_bytes:,}-byte limit of a bundle "
+                                    "(KB_BUNDLES__MAX_TOTAL_BYTES) once decompressed")
+            sink.write(chunk)
+    return out
+
+
+def _check_headers(path: Path) -> None:
+    """Refuse a tar whose extended headers (pax, GNU long names) are over ``MAX_TAR_HEADER`` bytes, before
+    tarfile reads each whole into memory: walked block by block, each entry's data skipped by its size (the
+    size a pax header gives, when it gives one). A header tarfile cannot read is left to it to report."""
+    size_of_next: int | None = None
+    with path.open("rb") as tar:
+        while len(block := tar.read(512)) == 512 and block.strip(b"\0"):
+            if (size := _header_size(block[124:136])) is None:
+                return
+            kind = block[156:157]
+            if kind in _EXTENDED_HEADERS:
+                if size > MAX_TAR_HEADER:
+                    raise BundleRefused(f"it holds a tar header of {size:,} bytes, over the "
+                                        f"{MAX_TAR_HEADER:,} a bundle's headers need (a name, a size)")
+                data = tar.read(size)
+                given = re.search(rb"(?:^|\n)\d+ size=(\d+)\n", data) if kind in (b"x", b"g") else None
+                size_of_next = int(given[1]) if given else size_of_next
+                tar.seek(-size % 512, os.SEEK_CUR)
+                continue
+            size, size_of_next = (size if size_of_next is None else size_of_next), None
+            tar.seek(-(-size // 512) * 512, os.SEEK_CUR)
+
+
+def _header_size(field: bytes) -> int | None:
+    """A tar header's size field: octal digits, or base-256 when its first byte is 0x80; None if neither."""
+    if field[:1] == b"\x80":
+        return int.from_bytes(field[1:], "big")
+    digits = field.split(b"\0", 1)[0].strip()
+    return int(digits or b"0", 8) if all(c in b"01234567" for c in digits) else None
 
 
 def _inside(name: str, *, root_ok: bool = False) -> str:
@@ -388,12 +460,18 @@ def _run_files(folder: Path, entry: BundledRun) -> dict[str, bytes]:
             if item.artifact is None:
                 raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output "
                                     "(artifact)")
+            if PurePosixPath(item.artifact).suffix.lower() != suffix:  # checked as one kind, used by name
+                raise BundleRefused(f"{item.path}: stored as {item.artifact!r}, another kind of file than "
+                                    "the one checked")
             files[evidence_key(item.sha256, _inside(item.artifact))] = data
         elif item.role == "texts":
             texts = _json((folder / item.path).read_bytes(), item.path)
             if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
                 raise BundleRefused(f"{item.path}: not a JSON object of file name to text")
             for name, text in texts.items():
+                if PurePosixPath(name).suffix.lower() not in TEXT_SUFFIXES:  # a plot or checkpoint by name
+                    raise BundleRefused(f"{item.path}: {name!r} is not a text file's name (one of "
+                                        f"{', '.join(sorted(TEXT_SUFFIXES))})")
                 data = text.encode("utf-8")
                 files[evidence_key(hashlib.sha256(data).hexdigest(), _inside(name))] = data
     return files

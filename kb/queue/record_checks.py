@@ -3,9 +3,10 @@
 The store is shared (a bucket, a synced folder), so a record in it is data, checked like a note: it lies at
 ``runs/<run id>/attempt-<n>.json`` and says that very run id and attempt; it is at most
 ``MAX_RECORD_BYTES``; it is strict JSON (no NaN); its run and evidence have the fields and types kb writes,
-its evidence belongs to its run (same run id, claim and analyzer) and carries a complete provenance. A
-record that fails any of these is refused with one reason, and the rebuild skips it. What a record may
-never decide, its verdict, is not read at all: ``kb.queue.records`` judges the metrics again.
+its evidence belongs to its run (same run id, claim and analyzer), names only files inside the store and
+carries a complete provenance. A record that fails any of these is refused with one reason, and the rebuild
+skips it. What a record may never decide, its verdict, is not read at all: ``kb.queue.records`` judges the
+metrics again.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from kb.evidence.artifact_store import check_key
 from schemas import Provenance, RunStatus
+from schemas.run import RUN_ID_PATTERN
 
 #: A record holds one run row and its metrics (kilobytes); the bound keeps a planted file from filling memory.
 MAX_RECORD_BYTES = 8_000_000
-_RUN_ID = r"[A-Za-z0-9_.-]{1,128}"
-RECORD_PATH = re.compile(rf"(?:^|/)runs/(?P<run>{_RUN_ID})/attempt-(?P<attempt>[0-9]{{1,6}})\.json$")
+RECORD_PATH = re.compile(rf"(?:^|/)runs/(?P<run>{RUN_ID_PATTERN})/attempt-(?P<attempt>[0-9]{{1,6}})\.json$")
 
 
 class RecordRefused(ValueError):
@@ -34,7 +36,7 @@ class StoredRun(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    id: str = Field(pattern=f"^{_RUN_ID}$")
+    id: str = Field(pattern=f"^{RUN_ID_PATTERN}$")
     analyzer: str = Field(min_length=1, max_length=200)
     claim_key: str | None = Field(default=None, max_length=2000)
     params_json: str = "{}"
@@ -148,8 +150,14 @@ def _check_evidence(raw: Any, run: StoredRun) -> StoredEvidence:
             raise RecordRefused(f"its evidence's {name} {mine!r} is not its run's {its_run!r}")
     if not isinstance(strict_json(evidence.metrics_json, "evidence.metrics_json"), dict):
         raise RecordRefused("evidence.metrics_json is not a JSON object of metrics")
-    if not isinstance(strict_json(evidence.artifacts_json, "evidence.artifacts_json"), list):
+    artifacts = strict_json(evidence.artifacts_json, "evidence.artifacts_json")
+    if not isinstance(artifacts, list):
         raise RecordRefused("evidence.artifacts_json is not a JSON list")
+    for key in artifacts:  # each is read from the store later: a key leaving it would read any file
+        try:
+            check_key(key)
+        except ValueError as exc:
+            raise RecordRefused(f"evidence.artifacts_json: {exc}") from None
     try:
         Provenance.model_validate(strict_json(evidence.provenance_json, "evidence.provenance_json"))
     except ValidationError as exc:
