@@ -99,11 +99,13 @@ def operator_only(default: Any = None, *, description: str, **kwargs: Any) -> An
     return Field(default, description=description, json_schema_extra={"operator_only": True}, **kwargs)
 
 
-def looks_like_path(value: str) -> bool:
-    """Whether a parameter value names a local file or folder (absolute, home- or dot-relative, or
-    existing)."""
+def looks_like_path(value: str, *, syntax_only: bool = False) -> bool:
+    """Whether a parameter value names a local file or folder: written as a path (absolute, home- or
+    dot-relative, a '..' step) or, unless ``syntax_only``, existing here."""
     if value.startswith(("/", "~", "./", "../", "\\")) or ".." in Path(value).parts:
         return True
+    if syntax_only:
+        return False
     try:
         return Path(value).expanduser().exists()
     except OSError:

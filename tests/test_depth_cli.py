@@ -103,6 +103,29 @@ def test_resolve_unknown_and_unsupported_models_name_the_problem(tmp_path: Path)
         resolve_model("nobody-here/no-such-plm")
 
 
+def test_a_hub_id_never_loads_a_folder_of_that_name_here(esm_dir: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, kb_home: Path) -> None:
+    """A note names models by hub id; a folder 'owner/name' planted where a worker runs is not what it loads.
+    A folder is one only when written as a path, and ``kb probe --model DIR`` makes the person's own
+    relative folder one."""
+    import shutil
+    planted = tmp_path / "facebook" / "esm2_t6_8M_UR50D"
+    shutil.copytree(esm_dir, planted)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(NotRunnable, match="not in the local Hugging Face cache"):  # the hub id, not the folder
+        resolve_model("facebook/esm2_t6_8M_UR50D")
+    assert resolve_model("./facebook/esm2_t6_8M_UR50D").source == "folder"
+    with pytest.raises(ModelError, match=r"a folder here: name it \./facebook or by its absolute path"):
+        resolve_model("facebook")
+    with pytest.raises(ModelError, match="no such folder"):
+        resolve_model("./nowhere")
+    probed = run_kb(None, None, "probe", "--model", "facebook/esm2_t6_8M_UR50D", "--out", str(tmp_path / "out"),
+                    "--max-sequences", "2", "--no-skips", "--json")
+    assert probed.returncode == 0, probed.stderr  # the person's own folder, relative to where they typed it
+    assert list(json.loads(probed.stdout)) == [str(planted)]
+
+
 def test_load_model_refuses_unsupported_architecture(tmp_path: Path) -> None:
     from transformers import RobertaConfig, RobertaForMaskedLM
 

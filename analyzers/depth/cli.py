@@ -28,7 +28,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from analyzers import files
-from analyzers.base import Cancelled, NotRunnable
+from analyzers.base import Cancelled, NotRunnable, looks_like_path
 from analyzers.registry import CommandHost, register_commands
 
 console = Console()
@@ -337,6 +337,13 @@ def _print_probe_table(out: Path, results: dict[str, tuple[str, Any]]) -> None:
     console.print(table)
 
 
+def _as_given(models: list[str]) -> list[str]:
+    """The person's ``--model`` values, a folder they name relative to here made absolute: kb loads a folder
+    only when it is written as a path, so that a note's hub id never loads a local folder of that name."""
+    return [str(Path(name).resolve()) if not looks_like_path(name, syntax_only=True) and Path(name).is_dir()
+            else name for name in models]
+
+
 def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
     """``kb probe``: its runs get their cache and offline flag from ``host`` (kb's settings)."""
 
@@ -383,7 +390,7 @@ def add_probe_command(app: typer.Typer, host: CommandHost) -> None:
                     noise_level=noise_level,
                     structure_fasta=str(structure_fasta) if structure_fasta else None,
                 )
-                for name in model
+                for name in _as_given(model)
             ]
             summary, results = _probe_models(param_sets, out, host, home, quiet=as_json)
         if as_json:

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from analyzers.base import NotRunnable
+from analyzers.base import NotRunnable, looks_like_path
 from analyzers.depth.adapters import (
     CONVERTED_ARCHITECTURES,
     Adapter,
@@ -186,15 +186,20 @@ def resolve_model(
             )
         return ResolvedModel(spec, folder, "imported")
     path = Path(spec).expanduser()
-    if path.is_dir():
-        return ResolvedModel(spec, path.resolve(), "folder")
-    if path.exists():
+    # A folder only when named as a path (absolute, ~, ./, ../): 'owner/name' is a hub id even where this
+    # process's current folder holds an 'owner/name' folder, so that a note's hub id never loads whatever
+    # a shared or job folder happens to hold (the operator's `kb probe --model DIR` is made absolute).
+    if looks_like_path(spec, syntax_only=True):
+        if path.is_dir():
+            return ResolvedModel(spec, path.resolve(), "folder")
         raise ModelError(
-            f"{spec}: is a file, not a model folder (give the folder with config.json and the weights)"
+            f"{spec}: " + ("is a file, not a model folder (give the folder with config.json and the weights)"
+                           if path.exists() else "no such folder")
         )
     if not HUB_ID.match(spec):
+        here = " (a folder here: name it ./" + spec + " or by its absolute path)" if path.is_dir() else ""
         raise ModelError(
-            f"unknown model {spec!r}: not an imported name, not a folder, not a hub id (owner/name); "
+            f"unknown model {spec!r}{here}: not an imported name, not a folder, not a hub id (owner/name); "
             "see `kb models list`"
         )
     card = _card_or_error(spec)
