@@ -40,6 +40,14 @@ os.environ["KB_LOOKUPS"] = "false"
 # test sets the width it needs per call (tests/helpers/cli.py's ``env``).
 for _size in ("COLUMNS", "LINES"):
     os.environ.pop(_size, None)
+# Each pytest-xdist worker gets its share of the cores for torch's and BLAS's threads (OMP_NUM_THREADS, which
+# they read when they start, and so do the processes the tests start). By default each process takes every core:
+# two workers on two cores run four threads that spin waiting on each other, and any other load makes it worse
+# (tests/test_langevin.py and tests/test_depth.py on 2 workers, load 6-9: 330-390 s against 52-107 s). A value
+# the caller set is kept; a run in one process keeps every core.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, len(os.sched_getaffinity(0)) // _workers)))
 # The tests start hundreds of ``kb`` processes. Where PYTHONDONTWRITEBYTECODE is set (as on these machines), each
 # would compile kb from source (~8 % of a ``kb list``): write the project's bytecode once here, which Python then
 # reads whatever that variable says (compileall writes it regardless; up-to-date files are only checked).
