@@ -118,6 +118,22 @@ def _timed(fn: Callable[[], object], steps: int, device: str) -> float:
     return (time.perf_counter() - start) / steps
 
 
+def _interleaved(methods: dict[str, Callable[[], object] | None], steps: int, repeats: int,
+                 device: str) -> dict[str, list[float]]:
+    """Seconds per step of each method (None: not on this device), after three warm-up calls each (a graph is
+    captured, a function compiled, there); the repeats interleaved, so that a slow spell of a shared machine
+    hits every column."""
+    present = {key: method for key, method in methods.items() if method is not None}
+    for method in present.values():
+        for _ in range(3):
+            method()
+    times: dict[str, list[float]] = {key: [] for key in present}
+    for _ in range(repeats):
+        for key, method in present.items():
+            times[key].append(_timed(method, steps, device))
+    return times
+
+
 def bench_sampler(name: str, args: argparse.Namespace, splits: Splits) -> None:
     config = TABLE_A1[name][0]
     device = args.device
@@ -439,15 +455,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
                 state.bad_steps = state.bad_steps + bad
 
             methods["batched + compile"] = compiled_step
-    for method in methods.values():
-        if method is not None:
-            for _ in range(3):  # warm-up: a graph is captured, a function compiled, here
-                method()
-    times: dict[str, list[float]] = {key: [] for key, method in methods.items() if method is not None}
-    for _ in range(args.repeats):  # interleaved: a slow spell of a shared machine hits every column
-        for key, method in methods.items():
-            if method is not None:
-                times[key].append(_timed(method, args.steps, device))
+    times = _interleaved(methods, args.steps, args.repeats, device)
     rates = {key: len(chains) / float(np.median(values)) for key, values in times.items()}
     label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
     print(f"every chain in one step on {device} ({label}): {len(chains)} chains of {args.ess_model} "
@@ -524,15 +532,7 @@ def bench_groups(args: argparse.Namespace) -> dict[str, float]:
     }
     if args.compile and on_cuda:
         methods["one call (compile)"] = LockstepReplicas(_group_samplers(args, "compile"), "compile").step
-    for method in methods.values():
-        if method is not None:
-            for _ in range(3):  # warm-up: the graphs are captured here
-                method()
-    times: dict[str, list[float]] = {key: [] for key, method in methods.items() if method is not None}
-    for _ in range(args.repeats):  # interleaved: a slow spell of a shared machine hits every column
-        for key, method in methods.items():
-            if method is not None:
-                times[key].append(_timed(method, args.steps, device))
+    times = _interleaved(methods, args.steps, args.repeats, device)
     params = LangevinParams(**SCALES[args.groups_scale])
     per_model = len(params.sample_from) * len(params.temperatures)
     models = list(model_configs(params, 76))

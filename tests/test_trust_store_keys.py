@@ -13,21 +13,16 @@ import pytest
 
 from kb.evidence.artifact_store import ArtifactStore
 from tests.helpers.cli import run_kb
+from tests.helpers.store_records import noop_note, verified_once
 
-NOTE = ('---\npaper_id: "t:keys"\ntitle: "Keys"\nclaims:\n  - id: c\n    statement: "s"\n'
-        '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 2}\n---\n')
+NOTE = noop_note("keys", 2)
 SECRET = "SECRET-7f3a: never leaves this file"
 
 
 @pytest.fixture
 def verified(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
     """One run of a noop claim in a folder store (the KB home); returns papers, home and its record."""
-    papers, home = tmp_path / "papers", tmp_path / "home"
-    papers.mkdir()
-    (papers / "keys.md").write_text(NOTE, encoding="utf-8")
-    assert run_kb(papers, home, "verify", "keys").returncode == 0
-    (record,) = (home / "runs").glob("*/attempt-*.json")
-    return papers, home, json.loads(record.read_text())
+    return verified_once(tmp_path, "keys", NOTE)
 
 
 def _secret(tmp_path: Path) -> Path:

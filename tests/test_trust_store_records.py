@@ -13,9 +13,9 @@ import pytest
 
 from kb.queue.record_checks import MAX_RECORD_BYTES, RecordRefused, check_record
 from tests.helpers.cli import run_kb
+from tests.helpers.store_records import noop_note, verified_once
 
-NOTE = ('---\npaper_id: "t:store"\ntitle: "Store"\nclaims:\n  - id: c\n    statement: "s"\n'
-        '    analyzer: {name: noop, params: {value: 3}}\n    expect: {metric: value, op: ">", value: 5}\n---\n')
+NOTE = noop_note("store", 5)
 
 
 def _forge(real: dict[str, Any], run_id: str, **evidence: Any) -> dict[str, Any]:
@@ -38,12 +38,7 @@ def _plant(home: Path, folder: str, attempt: int, content: bytes | dict[str, Any
 @pytest.fixture
 def verified(tmp_path: Path) -> tuple[Path, Path, dict[str, Any]]:
     """A note whose one claim ran once (refuted: 3 is not > 5); returns papers, home and the run's record."""
-    papers, home = tmp_path / "papers", tmp_path / "home"
-    papers.mkdir()
-    (papers / "store.md").write_text(NOTE, encoding="utf-8")
-    assert run_kb(papers, home, "verify", "store").returncode == 0
-    (record,) = list((home / "runs").glob("*/attempt-*.json"))
-    return papers, home, json.loads(record.read_text())
+    return verified_once(tmp_path, "store", NOTE)
 
 
 def _lose_index(home: Path) -> None:
