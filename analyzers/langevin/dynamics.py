@@ -350,6 +350,8 @@ class ReplicaPseudoLangevin:
         self._constants_changed()
 
     def _constants_changed(self) -> None:
+        # New constants: any runner's graph (this sampler's, a lockstep's) was captured over the old ones and
+        # the state's old tensors, and captures again at its next step (``StepRunner`` compares by identity).
         self.constants = StepConstants(
             self.mass,
             self.temperature,
@@ -360,7 +362,6 @@ class ReplicaPseudoLangevin:
             self.constrained,
             self.fixman,
         )
-        self.runner.reset()  # a graph holds the old tensors: capture again at the next step
 
     def _gradient(self, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         loss, grad = self.evaluate(w, self._draw())

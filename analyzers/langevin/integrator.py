@@ -244,9 +244,6 @@ class StepRunner:
         self.captures = 0  # how many times a graph was captured (a test reads it)
         self.replays = 0  # graph replays: one per step of every group together
 
-    def reset(self) -> None:
-        self._graph, self._static = None, {}
-
     def step(self, states: Sequence[ChainState], constants: Sequence[StepConstants],
              noises: Sequence[torch.Tensor], indices: Sequence[torch.Tensor | None]) -> None:
         """One step of every chain of every group; ``states`` hold the result (their tensors replaced eagerly,
