@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 #: and local paths and typed on command lines, so it starts with a letter or digit (never '.', '..' or '-x').
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}"
 
+
 class RunStatus(StrEnum):
     """Life cycle of a run in the durable queue."""
 
