@@ -61,7 +61,7 @@ def markdown_text(value: object, *, brackets: bool = True) -> str:
     escaped = _MARKDOWN.sub(
         lambda m: m.group() if not brackets and m.group() in "[]" else f"\\{m.group()}", text
     )
-    return _no_autolinks(escaped)
+    return _no_shortcodes(_no_autolinks(escaped))
 
 
 # What GitHub-flavoured Markdown (Streamlit's) turns into a link without brackets: a bare URL or 'www.' name.
@@ -72,6 +72,19 @@ def _no_autolinks(text: str) -> str:
     """``text`` with a backslash before the ':' of a bare URL (and the '.' of 'www.'), which Markdown then
     shows as written, never as a link."""
     return _AUTOLINK.sub(lambda m: f"{m.group(1) or m.group(3)}\\{m.group(2) or m.group(4)}", text)
+
+
+# Streamlit's shortcodes: ':material/verified:' draws an icon, ':smile:' an emoji and ':streamlit:' a logo,
+# so a claim could wear kb's own "verified" icon. A backslash does not stop them; a colon written as the HTML
+# entity '&#58;' does, and shows as ':'. Which colon matters differs (measured in headless Chromium,
+# tests/test_browser_user_text.py): the opening one for icons and emoji, the closing one for the logo. The
+# lookahead finds, in ':smile:smile:', the second name's opening colon (the first one's closing colon) too.
+_SHORTCODE = re.compile(r":(?=[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_]+)?:)")
+
+
+def _no_shortcodes(text: str) -> str:
+    """``text`` with every shortcode-shaped ``:name:`` shown as written, never as an icon, emoji or logo."""
+    return _SHORTCODE.sub("&#58;", text.replace(":streamlit:", ":streamlit&#58;"))
 
 
 def markdown_body(text: str) -> str:

@@ -78,4 +78,7 @@ def test_browser_fetches_nothing_a_note_names(hostile: Served, browser: WebDrive
         assert not [e for e in browser.find_elements(By.TAG_NAME, "a") if tracker in (e.get_attribute("href") or "")]
         assert not browser.find_elements(By.XPATH, "//script[contains(., 'alert(1)')]")
         assert "www.track.example" in browser.page_source  # the notes' text is there, shown as text
+        assert ":material/verified: :smile: :streamlit:" in browser.find_element(By.TAG_NAME, "body").text
+        assert not browser.find_elements(By.CSS_SELECTOR, "[aria-label='verified icon']")
+        assert "\U0001f604" not in browser.page_source  # :smile:'s emoji
     assert _Tracker.seen == [], _Tracker.seen

@@ -8,6 +8,9 @@ import textwrap
 HOST = "127.0.0.1:9"  # nothing listens there: a request would fail, but the note must not even make one
 HOSTILE = (f"![i](http://{HOST}/i.png) [l](http://{HOST}/l) <img src=http://{HOST}/h.png> "
            f"`tick` www.track.example http://{HOST}/bare")
+# Streamlit's shortcodes for an icon, an emoji and its logo: a claim must not wear kb's own icons. The body is the
+# user's Markdown and keeps them (it is rendered as Markdown on purpose), so only one-line fields carry them.
+SHORTCODES = ":material/verified: :smile: :streamlit:"
 
 
 def hostile_note(paper_id: str, op: str, value: int) -> str:
@@ -15,7 +18,7 @@ def hostile_note(paper_id: str, op: str, value: int) -> str:
     return textwrap.dedent(f"""\
         ---
         paper_id: "{paper_id}"
-        title: "{paper_id} {h}"
+        title: "{paper_id} {h} {SHORTCODES}"
         authors:
           - name: "{h}"
         institutions: ["{h}"]
@@ -27,7 +30,7 @@ def hostile_note(paper_id: str, op: str, value: int) -> str:
           year: 2024
         claims:
           - id: c
-            statement: "{h}"
+            statement: "{h} {SHORTCODES}"
             kind: quantitative
             source:
               quote: "{h}"
