@@ -251,3 +251,28 @@ def test_claims_under_fifteen_real_restarts_lose_and_double_no_run(
     assert sum(handed.values()) > 100, "claims were in flight at the restarts"
     assert running == [], f"{len(running)} run(s) claimed but never handed to a thread"
     assert [run_id for run_id, times in handed.items() if times > 1] == []
+
+
+def _inserts_a_run(statement: str) -> bool:
+    return statement.lstrip().upper().startswith("INSERT INTO RUN ")
+
+
+def test_a_queued_run_whose_commit_answer_was_lost_is_reported_queued_once(tmp_path: Path,
+                                                                          pg_database: str) -> None:
+    kb = _kb(tmp_path, pg_database)
+    with lost_answers(_inserts_a_run) as lost:
+        run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0}, claim_key="n#c")
+    assert lost  # the server has the run; the client never heard so
+    with Session(kb.engine) as session:
+        rows = session.exec(select(Run)).all()
+    assert [(row.id, row.status) for row in rows] == [(run.id, RunStatus.queued.value)]
+
+
+def test_a_run_whose_insert_the_outage_rolled_back_is_reported_not_queued(tmp_path: Path, pg_database: str) -> None:
+    kb = _kb(tmp_path, pg_database)
+    kb.engine.dispose()
+    with cut_connections(kb.engine, _inserts_a_run) as cut, pytest.raises(DBAPIError):
+        queue_store.enqueue(kb.engine, "noop", {"value": 1.0}, claim_key="n#c")
+    assert cut
+    with Session(kb.engine) as session:
+        assert session.exec(select(Run)).all() == []

@@ -37,6 +37,7 @@ from sqlmodel.sql.sqltypes import UTCDateTime
 
 from kb.hashing import params_hash  # noqa: F401 - re-exported: the worker records it with each run's evidence
 from kb.index.database import Evidence, Run
+from kb.queue.retry import is_transient, retrying
 from schemas import RunRecord, RunStatus
 
 #: How long a claim holds a run without a heartbeat renewing it (``Settings.lease_seconds`` overrides it).
@@ -111,11 +112,28 @@ def enqueue(engine: Engine, analyzer: str, params: dict[str, Any], *, claim_key:
               claim_key=claim_key, device=device, executor=executor, status=RunStatus.queued.value,
               group_id=group_id, binding_hash=binding, priority=priority, expected_seconds=expected_seconds)
     run.created_at = db_now(engine)  # type: ignore[assignment]  # the queue's clock orders and ages runs
+    try:
+        with Session(engine) as session:
+            session.add(run)
+            session.commit()
+            session.refresh(run)
+        return run
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+        # The commit may have gone through before the connection was lost (its answer, the read back or the
+        # close failed): then the run is queued, and an error would have the person queue it a second time.
+        # Its id was made here, so its row tells.
+        queued = retrying(engine, "checking a queued run", lambda: _row(engine, run.id), write=False)
+        if queued is None:
+            raise
+        return queued
+
+
+def _row(engine: Engine, run_id: str) -> Run | None:
+    """The runs table's row of one run (detached, every column loaded), or None."""
     with Session(engine) as session:
-        session.add(run)
-        session.commit()
-        session.refresh(run)
-    return run
+        return session.get(Run, run_id)
 
 
 def params_text(params: dict[str, Any]) -> str:
@@ -604,9 +622,8 @@ def list_runs(engine: Engine, *, status: str | None = None, claim_key: str | Non
 
 def get_run(engine: Engine, run_id: str) -> RunRecord | None:
     """One run by id."""
-    with Session(engine) as session:
-        row = session.get(Run, run_id)
-        return to_record(row) if row is not None else None
+    row = _row(engine, run_id)
+    return to_record(row) if row is not None else None
 
 
 def retry(engine: Engine, run_id: str, *, device: str | None = None, executor: str | None = None) -> Run:
