@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import datetime as dt
 import functools
 import threading
 import time
@@ -37,6 +38,7 @@ from tests.helpers.db_faults import (
     end_idle_connections,
     lost_answers,
     right_after,
+    run_update,
 )
 
 pytestmark = pytest.mark.postgres
@@ -183,10 +185,15 @@ def test_a_heartbeat_a_finish_and_a_release_are_applied_once_across_each_fault(
     claimed = queue_store.claim_next(kb.engine, "w:1")
     assert claimed is not None
 
-    def once_through(statement: Any, write: Any) -> Any:
+    def once_through(statement: Any, write: Any, *, reads_its_row: bool = False) -> Any:
         if fault == "dead pooled connection":
             assert end_idle_connections(kb.engine) >= 1, "the pool held a connection"
             return write()
+        if fault == "lost answer" and reads_its_row:  # it learns from its row that it went through
+            with lost_answers(statement) as hit:
+                answer = write()
+            assert hit
+            return answer
         faulty = lost_answers(statement) if fault == "lost answer" else cut_connections(kb.engine, statement)
         with faulty as hit, pytest.raises(DBAPIError) as raised:
             write()
@@ -195,8 +202,8 @@ def test_a_heartbeat_a_finish_and_a_release_are_applied_once_across_each_fault(
 
     beat = once_through(HEARTBEAT, lambda: queue_store.heartbeat(kb.engine, run.id, 0.5, "half", attempt=1))
     assert beat == RunStatus.running.value
-    assert once_through(RELEASE, lambda: queue_store.release(kb.engine, run.id, 1, "stopped", voluntary=True)) \
-        is RunStatus.queued
+    assert once_through(RELEASE, lambda: queue_store.release(kb.engine, run.id, 1, "stopped", voluntary=True),
+                        reads_its_row=True) is RunStatus.queued
     again = once_through(CLAIM, lambda: queue_store.claim_next(kb.engine, "w:1"))
     assert again is not None and again.id == run.id and again.attempts == 2
     evidence = Evidence(run_id=run.id, analyzer="noop", metrics_json="{}", artifacts_json="[]",
@@ -276,3 +283,23 @@ def test_a_run_whose_insert_the_outage_rolled_back_is_reported_not_queued(tmp_pa
     assert cut
     with Session(kb.engine) as session:
         assert session.exec(select(Run)).all() == []
+
+
+def test_a_run_failed_at_the_attempt_limit_by_a_release_whose_answer_was_lost_is_reported_failed(
+        tmp_path: Path, pg_database: str) -> None:
+    # The release commits the failure and its answer is lost: reclaiming must still report the run failed (its
+    # caller then keeps the outcome in the store), not find it no longer running on its retry and say nothing.
+    kb = _kb(tmp_path, pg_database)
+    run = queue_store.enqueue(kb.engine, "noop", {"value": 1.0})
+    assert queue_store.claim_next(kb.engine, "w:elsewhere:1") is not None
+    with Session(kb.engine) as session:
+        row = session.get(Run, run.id)
+        assert row is not None
+        row.attempts = queue_store.MAX_ATTEMPTS  # its last attempt
+        session.add(row)
+        session.commit()
+    with lost_answers(run_update("error")) as lost:
+        released = retry.retrying(kb.engine, "reclaiming", lambda: queue_store.reclaim(
+            kb.engine, watched=frozenset(), stale_after=dt.timedelta(0)), write=False)
+    assert lost and released == {run.id: RunStatus.failed}
+    assert _row(kb, run.id) == (RunStatus.failed.value, "w:elsewhere:1", queue_store.MAX_ATTEMPTS)

@@ -495,17 +495,31 @@ def release(engine: Engine, run_id: str, attempt: int, why: str, *, if_expired: 
             "lease_expires_at": None,
             "message": f"re-queued: {why}"[:500],
         }
-    with Session(engine) as session:
-        result = session.exec(  # type: ignore[call-overload]
-            update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
-                              col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]),
-                              *([or_(col(Run.lease_expires_at).is_(None), col(Run.lease_expires_at) < now)]
-                                if if_expired else []))
-            .values(**values))
-        session.commit()
+    try:
+        with Session(engine) as session:
+            expired = [or_(col(Run.lease_expires_at).is_(None), col(Run.lease_expires_at) < now)]
+            result = session.exec(  # type: ignore[call-overload]
+                update(Run).where(col(Run.id) == run_id, col(Run.attempts) == attempt,
+                                  col(Run.status).in_([RunStatus.queued.value, RunStatus.running.value]),
+                                  *(expired if if_expired else []))
+                .values(**values))
+            session.commit()
+    except Exception as exc:
+        # A release whose answer was lost may have gone through: a retry would then find the run no longer
+        # running and never learn that it failed here (its outcome kept out of the store). Its row tells.
+        if not is_transient(exc) or not _released_so(engine, run_id, attempt, values):
+            raise
+        return RunStatus(values["status"])
     if not result.rowcount:
         return None
     return RunStatus(values["status"])
+
+
+def _released_so(engine: Engine, run_id: str, attempt: int, values: dict[str, Any]) -> bool:
+    """Whether run ``run_id`` is as a release of ``attempt`` with ``values`` left it."""
+    row = retrying(engine, "checking a released run", lambda: _row(engine, run_id), write=False)
+    return row is not None and row.attempts == attempt and row.status == values["status"] and \
+        row.error == values.get("error", row.error) and row.message == values.get("message", row.message)
 
 
 def cancel(engine: Engine, run_id: str) -> bool:
