@@ -80,6 +80,7 @@ class Segment:
     x1: float
     y: float  # baseline height from the bottom of the page
     marked: str = ""  # the text with each superscript run kept between MARK_OPEN and MARK_CLOSE
+    style: str = ""  # 'italic' or 'bold' when most of its letters are set so (``font_style``)
 
     @property
     def center(self) -> float:
@@ -170,6 +171,24 @@ def _unboxed_placed(chars: list[_Char], heights: list[float]) -> list[_Char]:
             after = placed[i + 1]
             placed[i] = (ch, after[1] - 0.5 * after[4], after[1], after[3], after[4])
     return placed
+
+
+# Code points a symbol glyph without a Unicode map comes out as (the font's own codes read as dingbats or as
+# private-use characters): a footnote or affiliation mark ('❸Institut für ...' for '†Institut').
+UNMAPPED_MARKS = "\u2700-\u27bf\ue000-\uf8ff"
+_UNMAPPED_MARK = re.compile(f"[{UNMAPPED_MARKS}]")
+
+
+def _unmapped_marks_sized(chars: list[_Char]) -> list[_Char]:
+    """A line's characters, each unmapped symbol glyph (``UNMAPPED_MARKS``) directly before a letter given
+    that letter's size: set from a symbol font at another size, it would make the letters after it look
+    raised and smaller (superscripts) and split the line at them."""
+    sized = list(chars)
+    for i, char in enumerate(sized[:-1]):
+        after = sized[i + 1]
+        if _UNMAPPED_MARK.fullmatch(char[0]) and after[0].isalpha():
+            sized[i] = (char[0], char[1], char[2], after[3], after[4])
+    return sized
 
 
 def _segment(run: list[_Char]) -> Segment | None:
@@ -295,10 +314,12 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     segments: list[Segment] = []
     chars: list[_Char] = []
     heights: list[float] = []
+    styles: dict[tuple[float, float], str] = {}  # each styled letter's style, by its place (left, bottom)
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in _place_accents(sized_line(_unboxed_placed(chars, heights), heights)):
+        line = _unmapped_marks_sized(sized_line(_unboxed_placed(chars, heights), heights))
+        for char in _place_accents(line):
             visible = [c for c in run if c[0] != " "]
             # Another size at a word starts a segment; the run's size is its largest (a superscript that
             # opens it, 'ᵃDebian Project', is no size of its own).
@@ -315,6 +336,8 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     def add(run: list[_Char]) -> None:
         segment = _segment(run)
         if segment is not None:
+            letters = [styles.get((c[1], c[3]), "") for c in run if c[0].isalpha()]
+            segment.style = max(set(letters), key=letters.count) if letters else ""
             segments.append(segment)
 
     import ctypes
@@ -332,8 +355,34 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
             continue
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
         heights.append(top - bottom)
+        if ch.isalpha() and (style := font_style(raw, i)):
+            styles[(left, bottom)] = style
     flush()
     return segments
+
+
+_ITALIC_FLAG = 64  # the font descriptor's Italic flag (PDF 1.7, table 123)
+_ITALIC_NAME = re.compile(r"Ital|Obl(?:ique)?|Slant|-It\b|-(?:Bold)?It$|^CM(?:TI|SL|MI)", re.IGNORECASE)
+_BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX", re.IGNORECASE)
+
+
+def font_style(raw: object, index: int) -> str:
+    """'italic' or 'bold' for a character set in such a font (by its descriptor's Italic flag, its weight of
+    600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9', 'Times-Bold'), else ''."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    flags = ctypes.c_int(0)
+    length = pdfium_c.FPDFText_GetFontInfo(raw, index, None, 0, ctypes.byref(flags))
+    buffer = ctypes.create_string_buffer(max(length, 1))
+    pdfium_c.FPDFText_GetFontInfo(raw, index, buffer, length, ctypes.byref(flags))
+    name = buffer.value.decode("latin-1").split("+")[-1]
+    if name and (flags.value & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)):
+        return "italic"
+    if name and (pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600 or _BOLD_NAME.search(name)):
+        return "bold"
+    return ""
 
 
 def read_article(path: Path) -> PdfArticle:
@@ -479,8 +528,14 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
         else:
             article.title = title
     if not article.authors and metadata.get("Author") and "authors" not in article.reasons:
-        article.authors = [(name.strip(), None) for name in re.split(r";|\band\b|,", metadata["Author"])
-                           if name.strip()]
+        names = [name.strip() for name in re.split(r";|\band\b|,", metadata["Author"]) if name.strip()]
+        # The account that made the file ('Administrator', 'jsmith', 'Owner') is no author: a name has two
+        # words or more.
+        if all(_NAME.match(name) for name in names):
+            article.authors = [(name, None) for name in names]
+        else:
+            article.reasons["authors"] = ("the layout shows no line of names and the document's author is "
+                                          f"no name ({metadata['Author']!r})")
 
 
 def _say_why_empty(article: PdfArticle) -> None:
@@ -616,7 +671,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         if article.abstract is None:
             article.reasons["abstract"] = (
                 "no 'Abstract' heading, and the prose under the authors is neither "
-                "closed by a keyword line nor set apart from the body in size"
+                "closed by a keyword line nor set apart from the body in size, measure or style"
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
@@ -705,7 +760,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it, or, with no section on
-    the page, the end of its lines in that size. Anything else may be the article's first paragraph."""
+    the page, the end of its lines in that size; or when it is set apart from the body in measure or style
+    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph."""
     if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
         return None
     after = page.find(last.text)
@@ -716,22 +772,42 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     section = re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", rest, re.MULTILINE)
     keywords = _KEYWORD_LINE.search(rest)
     if keywords and (section is None or keywords.start() < section.start()):
-        stop = keywords.start()
+        stop: int | None = keywords.start()
     elif abs(prose[0].size - body_size) > 0.5:
-        run_end = section.start() if section else _end_of_run(rest, prose)
-        if run_end is None:
-            return None
-        stop = run_end
+        stop = section.start() if section else _end_of_run(
+            rest, list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose)))
     else:
-        return None
-    return " ".join(rest[:stop].split()) or None
+        stop = _end_of_run(rest, _set_apart(prose, body_size))
+    return " ".join(rest[:stop].split()) or None if stop is not None else None
 
 
-def _end_of_run(rest: str, prose: list[Segment]) -> int | None:
-    """Where a paragraph set apart in size ends without a section heading after it (a journal's page 1 whose
-    body begins on page 2): at the end of its last line in that size, when three lines or more are set so
+_BODY_LINES = 3  # the fewest body lines after a paragraph that tell the body's measure and style
+
+
+def _set_apart(prose: list[Segment], body_size: float) -> list[Segment]:
+    """The lines opening ``prose`` (in the body's size) set apart from the body lines after them: in measure
+    (each line inset from both of the body's margins by a type size or more: an abstract narrower than the
+    text, as 1980s journals and LNCS set it) or in style (italic or bold where the body is upright: USENIX's
+    italic abstract, a bold summary); [] when they are not."""
+    first = prose[0]
+    run = list(itertools.takewhile(
+        lambda s: abs(s.size - first.size) < 0.3 and not _SECTION.match(s.text), prose))
+    body = [s for s in prose[len(run):] if abs(s.size - body_size) < 0.5]
+    if first.style:
+        styled = list(itertools.takewhile(lambda s: s.style == first.style, run))  # to a heading in its style
+        after = [s for s in prose[len(styled):] if abs(s.size - body_size) < 0.5][:10]
+        plain = sum(not s.style for s in after)
+        return styled if len(after) >= _BODY_LINES and plain > len(after) / 2 else []
+    if len(body) < _BODY_LINES:
+        return []
+    left, right = min(s.x0 for s in body), max(s.x1 for s in body)
+    return list(itertools.takewhile(lambda s: s.x0 >= left + s.size and s.x1 <= right - s.size, run))
+
+
+def _end_of_run(rest: str, run: list[Segment]) -> int | None:
+    """Where a paragraph set apart (``run``: its lines) ends without a section heading after it (a journal's
+    page 1 whose body begins on page 2): at the end of its last line, when three lines or more are set so
     and the text holds that line; else None."""
-    run = list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose))
     if len(run) < 3:
         return None
     at = 0
@@ -919,11 +995,11 @@ def _in_capitals(seg: Segment) -> bool:
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
-_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#?]")
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[*†‡§¶#?{UNMAPPED_MARKS}]")
 _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
-                           r"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z]))\s*|"
+                           rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
                              r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
@@ -998,6 +1074,7 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     names, others, grouped = _name_lines(block)
     by_marks = _marked_affiliations(others)
     if by_marks and any(keys for _, _, keys in names):
+        by_marks = _unmapped_in_order(by_marks, [keys for _, _, keys in names])
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
         found = {name: next((by_marks[k] for k in keys if k in by_marks), "") for _, name, keys in names}
@@ -1023,8 +1100,40 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
             lines[name].append(_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
     _share_one_block(names, others, lines)
-    return [(name, grouped.get(name) or join_affiliation(lines[name]) or None)
+    return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+# A line that is an institution's whole name: headed by its kind ('University of Toronto', 'Universität
+# Wien') or ending with it ('Stockholm University', 'Robert Koch Institute', 'Google Inc.'). 'Institute of
+# Statistics' or 'Department of ...' over a university is a unit of it, no institution of its own.
+_WHOLE_INSTITUTION = re.compile(
+    r"^(?:The )?(?:University|Universit[äaé]t?|Universidad|Università|Universidade)\b"
+    r"|\b(?:University|Universit(?:y|ät|at|é)|Institute|Institut|Institutet|College|Hospital|Inc\.?|GmbH|"
+    r"Ltd\.?|Corporation|Foundation|Laboratories|LLC)$")
+
+
+def _first_institution(lines: list[str]) -> list[str]:
+    """The lines under a name up to its second institution: an author with two affiliations stacks them
+    ('Stockholm University,' / 'Robert Koch Institute'), and its affiliation is the first. A second line
+    that is an institution's whole name (``_WHOLE_INSTITUTION``) after one starts the second; a unit over its
+    institution ('Department of Statistics' / 'University of Illinois') is one affiliation."""
+    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
+    if len(whole) < 2:
+        return lines
+    kept = lines[:whole[1]]
+    return [*kept[:-1], kept[-1].rstrip(" ,;")]
+
+
+def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
+    """Blocks opened by unmapped symbol glyphs (``UNMAPPED_MARKS``: '❸', '❹'), keyed again by the names'
+    marks ('†', '‡') in the order both are printed, when no name's mark keys a block and there are as many
+    names' marks as blocks: the font printed one mark, the text gives another code for it."""
+    marks = list(dict.fromkeys(k for name_keys in keys for k in name_keys))
+    if (any(k in by_marks for k in marks) or len(marks) != len(by_marks)
+            or not all(_UNMAPPED_MARK.fullmatch(k) for k in by_marks)):
+        return by_marks
+    return dict(zip(marks, by_marks.values(), strict=True))
 
 
 def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str]]], list[Segment],
@@ -1035,7 +1144,7 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     others: list[Segment] = []
     grouped: dict[str, str] = {}
     name_size: float | None = None
-    for seg in _merge_spaced(block):
+    for seg in _join_wrapped(_merge_spaced(block)):
         text = _LEAD_SEPARATOR.sub("", seg.text)
         same_size = name_size is None or abs(seg.size - name_size) < 0.5
         # A line opening with a superscript opens an affiliation block: names carry their marks after them.
@@ -1049,6 +1158,41 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
         elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
             others.append(kept)
     return names, others, grouped
+
+
+_WRAP_LINES = 4  # the most lines one list of names is wrapped over with a name broken between two of them
+
+
+def _join_wrapped(block: list[Segment]) -> list[Segment]:
+    """Lines of one list of names that the measure wrapped inside a name ('..., Gunavardhan Kakulapati,
+    Avinash' / 'Lakshman, Alex Pilchin, ...'), joined: a line listing names but for its broken one, and the
+    lines directly below it in its size that make one list of names with it. Neither line alone is read as
+    names (a single word is no name), so without the join the whole list is lost."""
+    joined: list[Segment] = []
+    i = 0
+    while i < len(block):
+        count = _wrapped_run(block[i:i + _WRAP_LINES])
+        run = block[i:i + count]
+        joined.append(block[i] if count == 1 else Segment(
+            " ".join(s.text for s in run), run[0].size, min(s.x0 for s in run), max(s.x1 for s in run),
+            run[-1].y, " ".join(s.marked or s.text for s in run)))
+        i += count
+    return joined
+
+
+def _wrapped_run(lines: list[Segment]) -> int:
+    """How many of ``lines`` make one wrapped list of names (``_join_wrapped``); 1 when the first line is a
+    list of names itself, names none, or no lines below it complete it."""
+    first = _LEAD_SEPARATOR.sub("", lines[0].text)
+    if _is_name_list(first) or not _NAME_SPLIT.search(first):
+        return 1
+    for count in range(2, len(lines) + 1):
+        above, line = lines[count - 2], lines[count - 1]
+        if abs(line.size - lines[0].size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+            return 1
+        if _is_name_list(_LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
+            return count
+    return 1
 
 
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
@@ -1129,10 +1273,8 @@ def _without_contacts(seg: Segment) -> Segment | None:
 
 
 def _before_address(seg: Segment) -> Segment | None:
-    """The comma-separated parts of a line up to its first address part, when the line holds no contact
-    details and its first part names an institution; else None."""
-    if _CONTACT.search(seg.text):
-        return None
+    """The comma-separated parts of a line up to its first address or contact part, when its first part
+    names an institution; else None."""
     marked = _institution_part(seg.marked or seg.text)
     if not marked:
         return None
@@ -1140,10 +1282,9 @@ def _before_address(seg: Segment) -> Segment | None:
 
 
 def _institution_part(text: str) -> str | None:
-    """The comma-separated parts of ``text`` up to its first address part, when its first part names an
-    institution and none is contact details; else None."""
-    if _CONTACT.search(text):
-        return None
+    """The comma-separated parts of ``text`` up to its first address part (a street, a postcode, or contact
+    details: an institution's web address after it, 'ᵃDebian Project, http://www.debian.org', ends it as
+    its street does), when its first part names an institution; else None."""
     parts = text.split(",")
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
     # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
