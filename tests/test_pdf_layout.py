@@ -1240,3 +1240,133 @@ def test_read_article_unheaded_abstract_set_apart_in_italic_or_bold_but_not_upri
                                "applications to interact via SQL and to forfeit control over data.")
     assert _styled_article(tmp_path / "bold.pdf", "B").abstract == italic.abstract
     assert _styled_article(tmp_path / "upright.pdf", "").abstract is None
+
+
+# -- round 6: constructed first pages of layouts the corpus lacks (eLife, PLoS, Nature, NeurIPS, Springer
+#    journals, acmart journals), read before any rule was made for them; each test holds the rule they showed
+
+
+def test_authors_affiliation_blocks_run_together_in_one_paragraph_split_at_their_marks() -> None:
+    """eLife, PLoS, OUP and Nature set their numbered affiliations as one paragraph: '¹Department ...,
+    Harvard University, Cambridge, United States; ²Howard' / 'Hughes Medical Institute, ...; ³Department
+    of Physics, ...'. A mark after a separator (';', ',', '.', 'and') and before a capital opens the next
+    block inside the line; before, every block went to the first mark's names and the others got none."""
+    elife = [_seg("Jane Doe⟨1⟩, John Smith⟨2,1⟩, Ann Lee⟨3⟩", 670, 11),
+             _seg("⟨1⟩Department of Molecular and Cellular Biology, Harvard University, Cambridge, United States; "
+                  "⟨2⟩Howard", 650, 8),
+             _seg("Hughes Medical Institute, Chevy Chase, United States; ⟨3⟩Department of Physics, Stanford "
+                  "University,", 640, 8),
+             _seg("Stanford, United States", 630, 8)]
+    assert _authors(elife) == [
+        ("Jane Doe", "Department of Molecular and Cellular Biology, Harvard University, Cambridge, United States"),
+        ("John Smith", "Howard Hughes Medical Institute, Chevy Chase, United States"),
+        ("Ann Lee", "Department of Physics, Stanford University, Stanford, United States")]
+    nature = [_seg("Zeming Lin⟨1,2⟩, Halil Akin⟨1⟩ & Alexander Rives⟨2⟩", 670, 10),
+              _seg("⟨1⟩Meta AI, New York, USA. ⟨2⟩New York University, New York, USA.", 655, 8)]
+    assert _authors(nature) == [("Zeming Lin", "Meta AI, New York, USA"), ("Halil Akin", "Meta AI, New York, USA"),
+                                ("Alexander Rives", "New York University, New York, USA.")]
+    footnote = [_seg("Ada Lovelace⟨1⟩", 670, 10), _seg("⟨1⟩Analytical Engines Inc.⟨*⟩", 655, 8)]
+    assert _authors(footnote) == [("Ada Lovelace", "Analytical Engines Inc.")]  # a mark ending a line opens none
+
+
+def test_authors_a_line_like_a_name_set_in_another_style_than_the_names_is_no_name() -> None:
+    """NeurIPS/ICLR author grid: names in bold ('Ashish Vaswani∗') over their institution upright ('Google
+    Brain', two capitalised words like a name) and an e-mail. The names of one block share their font: the
+    upright line is the institution, not a sixth author."""
+    def cell(name: str, place: str, x0: float, y: float) -> list[Segment]:
+        bold = _seg(name + "⟨∗⟩", y, 10, x0)
+        bold.style = "bold"
+        return [bold, _seg(place, y - 11, 10, x0), _seg(name.split()[0].lower() + "@example.org", y - 22, 10, x0)]
+    grid = [*cell("Ashish Vaswani", "Google Brain", 100, 660), *cell("Noam Shazeer", "Google Brain", 260, 660),
+            *cell("Niki Parmar", "Google Research", 420, 660), *cell("Aidan N. Gomez", "University of Toronto",
+                                                                     100, 610)]
+    assert _authors(grid) == [("Ashish Vaswani", "Google Brain"), ("Noam Shazeer", "Google Brain"),
+                              ("Niki Parmar", "Google Research"), ("Aidan N. Gomez", "University of Toronto")]
+
+
+def test_describe_springer_journal_names_between_middle_dots_and_an_abstract_run_in_after_a_space() -> None:
+    """Springer's journals: 'Alice Smith¹ · Bob Jones² · Cícero Nogueira dos Santos¹' (names between middle
+    dots, a lower-case particle), and 'Abstract   Protein ...' run in with no punctuation. Before, neither
+    the names nor the abstract were read."""
+    segments = [_seg("Machine Learning (2021) 110:1–20", 760, 8), _seg("Protein language models for everyone",
+                                                                       700, 16),
+                _seg("Alice Smith⟨1⟩ · Bob Jones⟨2⟩ · Cícero Nogueira dos Santos⟨1⟩", 670, 11),
+                _seg("Received: 1 May 2020 / Accepted: 2 June 2021", 650, 8),
+                _seg("Abstract   Protein language models learn from sequences.", 620, 9),
+                _seg("Keywords Protein · Language", 600, 9), _seg("1 Introduction", 570, 11), *_BODY]
+    article = PdfArticle(pages=["\n".join(s.text for s in segments)])
+    describe(article, segments, height=792)
+    assert [name for name, _ in article.authors] == ["Alice Smith", "Bob Jones", "Cícero Nogueira dos Santos"]
+    assert article.abstract == "Protein language models learn from sequences."
+
+
+@pytest.mark.parametrize(("page", "opening"), [
+    ("Abstract\nOur models capture contacts.\nCCS Concepts: • Computing methodologies", "Our models capture contacts."),
+    ("Abstract\nEvolution shapes proteins.\nAuthor summary\nProteins are made of amino acids.\nIntroduction",
+     "Evolution shapes proteins."),
+])
+def test_abstract_ends_at_acms_ccs_concepts_and_plos_author_summary(page: str, opening: str) -> None:
+    assert _abstract(page) == opening
+
+
+def test_authors_an_orcid_or_envelope_icon_after_a_name_is_a_mark() -> None:
+    """bioRxiv and Springer print an ORCID icon after names, Nature an envelope for the corresponding
+    author; from a font without a Unicode map they come out as private-use characters or dingbats. The name
+    is still a name, and its numbered marks still lead to its block."""
+    block = [_seg("Alice Smith⟨1⟩\ue000, Bob Jones⟨2⟩✉", 670, 10), _seg("⟨1⟩University of Alpha", 655, 8),
+             _seg("⟨2⟩Beta Institute", 645, 8)]
+    assert _authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute")]
+
+
+def test_authors_a_note_block_is_no_affiliation_and_symbol_blocks_side_by_side_in_one_line() -> None:
+    """arXiv ML papers: 'Alice Smith∗¹' with '∗Equal contribution' among the numbered blocks: a note on the
+    authors, not where they work; the first mark leading to an institution gives it. IEEE: '∗University of
+    Alpha, Alpha City   †Beta Research Labs' on one line: a symbol after a space opens the next block."""
+    noted = [_seg("Alice Smith⟨∗1⟩, Bob Jones⟨∗2⟩, Carol White⟨2⟩", 670, 11), _seg("⟨1⟩University of Alpha", 655, 9),
+             _seg("⟨2⟩Beta Research Labs", 645, 9), _seg("⟨∗⟩Equal contribution", 635, 9)]
+    assert _authors(noted) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Research Labs"),
+                               ("Carol White", "Beta Research Labs")]
+    ieee = [_seg("Alice Smith∗, Bob Jones†", 670, 11),
+            _seg("∗University of Alpha, Alpha City  †Beta Research Labs, Beta City", 655, 9)]
+    assert _authors(ieee) == [("Alice Smith", "University of Alpha, Alpha City"),
+                              ("Bob Jones", "Beta Research Labs, Beta City")]
+
+
+def test_read_article_neurips_grid_of_bold_names_over_upright_institutions(tmp_path: Path) -> None:
+    """The NeurIPS template's author grid made with fpdf (names in Times bold, each over its institution and
+    e-mail upright), read with pdfium: the font's style reaches the segments, and 'Google Brain' is no name."""
+    from fpdf import FPDF
+
+    from kb.papers.pdf_layout import read_article
+
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("times", "B", 17)
+    pdf.text(200, 80, "Attention Is All You Need")
+    cells = [("Ashish Vaswani", "Google Brain", 100, 130), ("Noam Shazeer", "Google Brain", 250, 130),
+             ("Niki Parmar", "Google Research", 400, 130), ("Aidan N. Gomez", "University of Toronto", 100, 175)]
+    for name, place, x, y in cells:
+        pdf.set_font("times", "B", 10)
+        pdf.text(x, y, name)
+        pdf.set_font("times", "", 10)
+        pdf.text(x, y + 11, place)
+        pdf.text(x, y + 22, name.split()[0].lower() + "@google.com")
+    pdf.set_font("times", "B", 12)
+    pdf.text(280, 230, "Abstract")
+    pdf.set_font("times", "", 10)
+    pdf.text(108, 248, "The dominant sequence transduction models are based on complex recurrent networks.")
+    pdf.output(str(tmp_path / "grid.pdf"))
+    assert read_article(tmp_path / "grid.pdf").authors == [(name, place) for name, place, _, _ in cells]
+
+
+def test_describe_glyphs_without_a_size_under_the_authors_are_no_abstract_set_apart_in_size() -> None:
+    """consistent-hashing: the bitmap heading 'Abstract' has no Unicode map and no size (0.1 pt): its control
+    codes, read as ligatures ('ff fifflffi “ We'), were taken as an abstract set apart in size. Glyphs without
+    a size set nothing apart: the abstract stays empty, with the reason."""
+    segments = [_seg("Consistent Hashing and Random Trees", 707, 14.4), _seg("David Karger", 663, 10.9),
+                _seg("MIT", 650, 10.9), _seg("\x05\x07\x06\t\x08ff", 555, 0.1), _seg("fifflffi\t“", 554, 0.1),
+                _seg("We", 553, 0.1), *_BODY]
+    article = PdfArticle(pages=["\n".join(s.text for s in segments)])
+    describe(article, segments, height=792)
+    assert article.authors == [("David Karger", "MIT")]
+    assert article.abstract is None and "set apart" in article.reasons["abstract"]

@@ -562,7 +562,8 @@ _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
 _BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
-                  r"General Terms|Key Words and Phrases|CR Categories|JEL")
+                  r"General Terms|Key Words and Phrases|CR Categories|JEL|CCS Concepts|ACM Reference Format|"
+                  r"Additional Key Words")
 # Lines of an author block that are an address, a date or contact details, not an institution.
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
 _ADDRESS = re.compile(
@@ -583,10 +584,14 @@ _INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depar
 UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
          "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
-_NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
-_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
+# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said')
+_NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
+                   rf"le|la|los|ter|bin|ibn|zu)){{1,4}}$")
+# Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
-_MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
+# and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
+_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z])\d(?:,\d)*$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -773,6 +778,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     keywords = _KEYWORD_LINE.search(rest)
     if keywords and (section is None or keywords.start() < section.start()):
         stop: int | None = keywords.start()
+    elif prose[0].size < _NO_SIZE:  # a bitmap font's glyphs without a size: nothing sets the paragraph apart
+        stop = None
     elif abs(prose[0].size - body_size) > 0.5:
         stop = section.start() if section else _end_of_run(
             rest, list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose)))
@@ -1001,8 +1008,9 @@ _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
+_TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                             rf"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
+                             rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
 _MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+|⟨[^⟩]*⟩)")
@@ -1056,13 +1064,13 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
                 and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
                 and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
-                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}")
+                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
-                                 f"{last.marked or last.text} {seg.marked or seg.text}")
+                                 f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
         else:
             merged.append(seg)
     return merged
@@ -1077,7 +1085,8 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         by_marks = _unmapped_in_order(by_marks, [keys for _, _, keys in names])
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
-        found = {name: next((by_marks[k] for k in keys if k in by_marks), "") for _, name, keys in names}
+        found = {name: next((by_marks[k] for k in keys if k in by_marks
+                             and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -1125,6 +1134,12 @@ def _first_institution(lines: list[str]) -> list[str]:
     return [*kept[:-1], kept[-1].rstrip(" ,;")]
 
 
+# A block a mark leads to that is a note on the authors, not where they work: their first mark that leads
+# to an institution gives the affiliation ('Alice Smith*¹': '*Equal contribution', '¹University of Alpha').
+_NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contributed equally|corresponding author|correspondence|"
+                   r"joint first|deceased)", re.IGNORECASE)
+
+
 def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
     """Blocks opened by unmapped symbol glyphs (``UNMAPPED_MARKS``: '❸', '❹'), keyed again by the names'
     marks ('†', '‡') in the order both are printed, when no name's mark keys a block and there are as many
@@ -1144,15 +1159,18 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     others: list[Segment] = []
     grouped: dict[str, str] = {}
     name_size: float | None = None
+    name_style: str | None = None
     for seg in _join_wrapped(_merge_spaced(block)):
         text = _LEAD_SEPARATOR.sub("", seg.text)
-        same_size = name_size is None or abs(seg.size - name_size) < 0.5
+        # The names of one block share their font: a line like a name in another style under them is
+        # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold).
+        same_size = (name_size is None or abs(seg.size - name_size) < 0.5) and name_style in (None, seg.style)
         # A line opening with a superscript opens an affiliation block: names carry their marks after them.
         if _is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
-            name_size = seg.size
+            name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
         elif same_size and (group := _grouped_line(seg)) is not None:
-            name_size = seg.size
+            name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
         elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
@@ -1175,7 +1193,7 @@ def _join_wrapped(block: list[Segment]) -> list[Segment]:
         run = block[i:i + count]
         joined.append(block[i] if count == 1 else Segment(
             " ".join(s.text for s in run), run[0].size, min(s.x0 for s in run), max(s.x1 for s in run),
-            run[-1].y, " ".join(s.marked or s.text for s in run)))
+            run[-1].y, " ".join(s.marked or s.text for s in run), run[0].style))
         i += count
     return joined
 
@@ -1317,10 +1335,21 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
                             for o, _ in opened):  # the last block opened beside another: go by column
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
             current = min(column, key=lambda ok: ok[0].y)[1] if column else current
-        text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
-        for key in current if text else []:
-            blocks.setdefault(key, []).append(text)
+        # Blocks run together in one paragraph (eLife, PLoS, OUP, Nature: '¹Dept ..., Harvard University;
+        # ²Howard'): a mark after a separator (';', ',', '.', 'and'), before a capital, opens the next block;
+        # so does a symbol after a space ('∗University of Alpha   †Beta Labs').
+        pieces = _INLINE_MARK.split(marked)  # text, (superscript, symbol), text, ...
+        for index, piece in enumerate(pieces[::3]):
+            if index:
+                current = _keys(pieces[3 * index - 2] or pieces[3 * index - 1])
+                opened.append((seg, current))
+            text = re.sub(r"⟨[^⟩]*⟩", "", piece).strip(" ,;")
+            for key in current if text else []:
+                blocks.setdefault(key, []).append(text)
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
+
+
+_INLINE_MARK = re.compile(r"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])|\s+([∗*†‡§¶]+)(?=[A-Z])")
 
 
 _END_BLOCK = re.compile(
@@ -1356,11 +1385,13 @@ def _is_running_head(line: str, names: list[str]) -> bool:
 
 
 # Where an abstract ends: the keywords, the classification lines of ACM and IEEE, or the first section.
-_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*"
-                 r"(?:Introduction|INTRODUCTION)\b|\Z")
-# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...').
+# (PLoS's 'Author summary' and a 'Significance Statement' follow the abstract as boxes of their own.)
+_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*(?:Introduction|INTRODUCTION)\b|"
+                 r"\n\s*(?:Author summary|AUTHOR SUMMARY|Significance Statement)\b|\Z")
+# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...', or after a
+# space alone as Springer's journals set it: 'Abstract Protein language models ...').
 _ABSTRACT_TEXT = re.compile(
-    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",
+    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))(.+?)(?:{_ABSTRACT_END})",
     re.DOTALL | re.MULTILINE,
 )
 
