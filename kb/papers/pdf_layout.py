@@ -346,6 +346,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
 
     raw = textpage.raw  # type: ignore[attr-defined]
     matrix = ctypes.byref(pdfium_c.FS_MATRIX())
+    font_style = FontStyles(raw)
     for i, ch in enumerate(text):
         if ch == "\n" or ch == "\r" and not _OT1_FL.match(text, i):
             flush()
@@ -355,7 +356,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
             continue
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
         heights.append(top - bottom)
-        if ch.isalpha() and (style := font_style(raw, i)):
+        if ch.isalpha() and (style := font_style(i)):
             styles[(left, bottom)] = style
     flush()
     return segments
@@ -366,23 +367,31 @@ _ITALIC_NAME = re.compile(r"Ital|Obl(?:ique)?|Slant|-It\b|-(?:Bold)?It$|^CM(?:TI
 _BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX", re.IGNORECASE)
 
 
-def font_style(raw: object, index: int) -> str:
-    """'italic' or 'bold' for a character set in such a font (by its descriptor's Italic flag, its weight of
-    600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9', 'Times-Bold'), else ''."""
-    import ctypes
+class FontStyles:
+    """Each character's font style on one text page: 'italic' or 'bold' for a character set in such a font (by
+    its descriptor's Italic flag, its weight of 600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9',
+    'Times-Bold'), else ''; worked out once per font (its name and flags), one call per character."""
 
-    import pypdfium2.raw as pdfium_c
+    def __init__(self, raw: object) -> None:
+        import ctypes
 
-    flags = ctypes.c_int(0)
-    length = pdfium_c.FPDFText_GetFontInfo(raw, index, None, 0, ctypes.byref(flags))
-    buffer = ctypes.create_string_buffer(max(length, 1))
-    pdfium_c.FPDFText_GetFontInfo(raw, index, buffer, length, ctypes.byref(flags))
-    name = buffer.value.decode("latin-1").split("+")[-1]
-    if name and (flags.value & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)):
-        return "italic"
-    if name and (pdfium_c.FPDFText_GetFontWeight(raw, index) >= 600 or _BOLD_NAME.search(name)):
-        return "bold"
-    return ""
+        import pypdfium2.raw as pdfium_c
+
+        self._raw, self._pdfium = raw, pdfium_c
+        self._buffer = ctypes.create_string_buffer(256)
+        self._flags = ctypes.c_int(0)
+        self._flags_ref = ctypes.byref(self._flags)
+        self._styles: dict[tuple[bytes, int], str] = {}
+
+    def __call__(self, index: int) -> str:
+        self._pdfium.FPDFText_GetFontInfo(self._raw, index, self._buffer, 256, self._flags_ref)
+        key = (self._buffer.value, self._flags.value)
+        if key not in self._styles:
+            name = key[0].decode("latin-1").split("+")[-1]
+            italic = key[1] & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)
+            bold = self._pdfium.FPDFText_GetFontWeight(self._raw, index) >= 600 or _BOLD_NAME.search(name)
+            self._styles[key] = "" if not name else "italic" if italic else "bold" if bold else ""
+        return self._styles[key]
 
 
 def read_article(path: Path) -> PdfArticle:
@@ -601,8 +610,14 @@ _LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and
                              r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
+# An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
+# print them: no name of its own. Only before a separator, a mark or the line's end ('M.D. Smith' is a name).
+_DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP)\.?"
+                     r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
+
+
 def _is_name_list(text: str) -> bool:
-    text = _MARK_AFTER_COMMA.sub(r"\1,", text)
+    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", text))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
@@ -1026,7 +1041,7 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     marked = seg.marked or seg.text
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
-    protected = _MARK_AFTER_COMMA.sub(r"\1,", protected)
+    protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
