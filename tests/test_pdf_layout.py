@@ -1382,3 +1382,13 @@ def test_authors_academic_degrees_after_names_are_no_names() -> None:
                                ("Carol White", "University of Alpha")]
     initials = [_seg("M.D. Smith and P.D. Jones", 670, 11), _seg("University of Alpha", 655, 9)]
     assert [name for name, _ in _authors(initials)] == ["M.D. Smith", "P.D. Jones"]
+
+
+def test_authors_an_institute_over_its_university_is_one_affiliation() -> None:
+    """surveillance-hhh4: 'Epidemiology, Biostatistics and Prevention Institute' over 'University of Zurich'
+    under one name: a unit over its university, one affiliation (only a university followed by another
+    institution is a second affiliation, as 'Stockholm University,' over 'Robert Koch Institute')."""
+    block = [_seg("Michaela Paul", 660, 12), _seg("Epidemiology, Biostatistics and Prevention Institute", 646, 10),
+             _seg("University of Zurich", 634, 10)]
+    assert _authors(block) == [("Michaela Paul",
+                                "Epidemiology, Biostatistics and Prevention Institute, University of Zurich")]

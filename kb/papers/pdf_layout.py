@@ -1139,13 +1139,16 @@ _WHOLE_INSTITUTION = re.compile(
 
 def _first_institution(lines: list[str]) -> list[str]:
     """The lines under a name up to its second institution: an author with two affiliations stacks them
-    ('Stockholm University,' / 'Robert Koch Institute'), and its affiliation is the first. A second line
-    that is an institution's whole name (``_WHOLE_INSTITUTION``) after one starts the second; a unit over its
-    institution ('Department of Statistics' / 'University of Illinois') is one affiliation."""
+    ('Stockholm University,' / 'Robert Koch Institute'), and its affiliation is the first. A university is
+    no unit of another institution: a line after it that is an institution's whole name
+    (``_WHOLE_INSTITUTION``) starts the second. Units over their university ('Department of Statistics' or
+    'Prevention Institute' over 'University of Zurich') are one affiliation."""
     whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
-    if len(whole) < 2:
+    university = next((i for i in whole if re.search(r"Universi(?:t|dad|dade)", lines[i])), None)
+    second = next((i for i in whole if university is not None and i > university), None)
+    if second is None:
         return lines
-    kept = lines[:whole[1]]
+    kept = lines[:second]
     return [*kept[:-1], kept[-1].rstrip(" ,;")]
 
 
