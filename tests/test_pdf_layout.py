@@ -1392,3 +1392,29 @@ def test_authors_an_institute_over_its_university_is_one_affiliation() -> None:
              _seg("University of Zurich", 634, 10)]
     assert _authors(block) == [("Michaela Paul",
                                 "Epidemiology, Biostatistics and Prevention Institute, University of Zurich")]
+
+
+def test_describe_tugboat_signature_after_a_diamond_at_the_end_gives_the_affiliation() -> None:
+    """TUGboat: page 1 names the author alone; the article ends with '⋄ Alice Smith' over the address lines
+    and an e-mail. The diamond opens the signature: the name is still alone on its line."""
+    segments = [_seg("TUGboat, Volume 42 (2021), No. 1", 770, 8), _seg("Typesetting protein alignments", 700, 14),
+                _seg("Alice Smith", 680, 10), _seg("Abstract", 660, 10),
+                _seg("We describe a package for typesetting alignments.", 648, 10), _seg("1 Introduction", 620, 10),
+                *_BODY]
+    end = ("References\n[1] D. Knuth. The TeXbook. 1984.\n⋄ Alice Smith\nDepartment of Biology\nUniversity of "
+           "Alpha\nalice@alpha.edu")
+    article = PdfArticle(pages=["\n".join(s.text for s in segments), "page two", end])
+    describe(article, segments, height=792)
+    assert article.authors == [("Alice Smith", "Department of Biology, University of Alpha")]
+
+
+def test_authors_a_superscript_between_two_names_separates_them_and_hyphenated_initials() -> None:
+    """Word-made preprints: 'Alice Smith¹ Bob Jones²' with no comma: a mark is never inside a name, so it
+    separates the two (before, one name 'Alice Smith Bob Jones' was stored: a wrong value). French
+    hyphenated initials ('J.-P. Vert') are a name word."""
+    spaced = [_seg("Alice Smith⟨1⟩ Bob Jones⟨2⟩", 670, 11), _seg("⟨1⟩University of Alpha", 655, 9),
+              _seg("⟨2⟩Beta Hospital", 645, 9)]
+    assert _authors(spaced) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital")]
+    hyphened = [_seg("J.-P. Vert⟨1⟩ and Laurens van der Maaten⟨2⟩", 670, 11), _seg("⟨1⟩Mines ParisTech", 655, 9),
+                _seg("⟨2⟩Meta AI", 645, 9)]
+    assert _authors(hyphened) == [("J.-P. Vert", "Mines ParisTech"), ("Laurens van der Maaten", "Meta AI")]

@@ -592,7 +592,8 @@ _INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depar
 # A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
 UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
          "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
-_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
+# a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
+_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
 # (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
                    rf"le|la|los|ter|bin|ibn|zu)){{1,4}}$")
@@ -928,13 +929,15 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
 
 
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
-    """The address blocks that sign an article at its end without a heading (R News, The R Journal): an
-    author's full name alone on a line, the institution's lines under it, closed by an e-mail or web address
-    line. A block without such a closing line, or without an institution word, is not one."""
+    """The address blocks that sign an article at its end without a heading (R News, The R Journal, TUGboat):
+    an author's full name alone on a line (after TUGboat's diamond), the institution's lines under it, closed
+    by an e-mail or web address line. A block without such a closing line, or without an institution word, is
+    not one."""
     lines = [line.strip() for line in text.splitlines()]
     found: dict[str, str] = {}
     for name in names:
-        at = [i for i, line in enumerate(lines) if _MARKS.sub("", line).strip() == name]
+        # (TUGboat opens each signature with a diamond: '⋄ Karl Berry')
+        at = [i for i, line in enumerate(lines) if _MARKS.sub("", line).strip().lstrip("⋄◇◆•◦ ") == name]
         if not at:
             continue
         block: list[str] = []
@@ -1042,6 +1045,8 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
+    # A superscript is never inside a name: one followed by a capital separates two ('Smith¹ Bob Jones²').
+    protected = re.sub(r"(⟨[^⟩]*⟩)[ \t]+(?=[A-Z])", r"\1, ", protected)
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
