@@ -1374,14 +1374,17 @@ def test_describe_glyphs_without_a_size_under_the_authors_are_no_abstract_set_ap
 
 def test_authors_academic_degrees_after_names_are_no_names() -> None:
     """Medical journals and preprints: 'Alice Smith, PhD¹, Bob Jones, MD² and Carol White MPH¹': before, the
-    degree between commas was read as a name of one word and the whole line as no names. Initials that look
-    like a degree before a surname stay the name's ('M.D. Smith')."""
+    degree between commas was read as a name of one word and the whole line as no names; so were IEEE
+    journals' membership grades ('Member, IEEE'). Initials that look like a degree before a surname stay the
+    name's ('M.D. Smith')."""
     block = [_seg("Alice Smith, PhD⟨1⟩, Bob Jones, MD⟨2⟩ and Carol White MPH⟨1⟩", 670, 11),
              _seg("⟨1⟩University of Alpha", 655, 9), _seg("⟨2⟩Beta Hospital", 645, 9)]
     assert _authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital"),
                                ("Carol White", "University of Alpha")]
     initials = [_seg("M.D. Smith and P.D. Jones", 670, 11), _seg("University of Alpha", 655, 9)]
     assert [name for name, _ in _authors(initials)] == ["M.D. Smith", "P.D. Jones"]
+    ieee = [_seg("Alice Smith, Member, IEEE, Bob Jones, Senior Member, IEEE, and Carol White, Fellow, IEEE", 670, 11)]
+    assert [name for name, _ in _authors(ieee)] == ["Alice Smith", "Bob Jones", "Carol White"]  # IEEE's grades
 
 
 def test_authors_an_institute_over_its_university_is_one_affiliation() -> None:

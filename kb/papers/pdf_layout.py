@@ -613,7 +613,9 @@ _LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and
 
 # An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
 # print them: no name of its own. Only before a separator, a mark or the line's end ('M.D. Smith' is a name).
-_DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP)\.?"
+# So is an IEEE membership grade ('Alice Smith, Member, IEEE, and Bob Jones, Fellow, IEEE').
+_DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP|"
+                     r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE)\.?"
                      r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
 
 
