@@ -1100,6 +1100,8 @@ def test_authors_a_list_of_names_wrapped_inside_a_name_is_one_list() -> None:
     assert [n for n, _ in _authors(three)] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
     far = [_seg("Ada Lovelace, Alan", 680, 12), _seg("Turing, Grace Hopper", 600, 12)]  # not directly below
     assert _authors(far) == []
+    place = [_seg("Ada Lovelace", 680, 12), _seg("Palo Alto, California", 666, 12), _seg("Bob Jones", 652, 12)]
+    assert [name for name, _ in _authors(place)] == ["Ada Lovelace", "Bob Jones"]  # a place over a name
 
 
 def test_authors_an_institution_before_its_web_address_and_the_first_of_two_stacked_institutions() -> None:

@@ -1233,6 +1233,12 @@ def _wrapped_run(lines: list[Segment]) -> int:
         above, line = lines[count - 2], lines[count - 1]
         if abs(line.size - lines[0].size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
             return 1
+        # The break is inside a name: one word ends the line above, one word opens this one ('Avinash' /
+        # 'Lakshman'); a place over a name ('New York, NY' / 'Bob Jones') is no wrapped list.
+        ends = _NAME_SPLIT.split(_LEAD_SEPARATOR.sub("", above.text))[-1].split()
+        opens = _NAME_SPLIT.split(_LEAD_SEPARATOR.sub("", line.text))[0].split()
+        if len(ends) != 1 or len(opens) != 1:
+            return 1
         if _is_name_list(_LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
             return count
     return 1
