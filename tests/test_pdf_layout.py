@@ -1423,3 +1423,16 @@ def test_authors_a_superscript_between_two_names_separates_them_and_hyphenated_i
     hyphened = [_seg("J.-P. Vert⟨1⟩ and Laurens van der Maaten⟨2⟩", 670, 11), _seg("⟨1⟩Mines ParisTech", 655, 9),
                 _seg("⟨2⟩Meta AI", 645, 9)]
     assert _authors(hyphened) == [("J.-P. Vert", "Mines ParisTech"), ("Laurens van der Maaten", "Meta AI")]
+
+
+def test_authors_a_number_typed_before_an_institution_is_the_names_mark() -> None:
+    """Word manuscripts type their marks: 'Alice Smith¹, Bob Jones²' over '1 University of Alpha, Alpha City'
+    in the line's own size, with a space. Before, '1 University' read as a street number and the line was
+    dropped (no affiliation). A number no name carries stays a street's."""
+    block = [_seg("Alice Smith⟨1⟩, Bob Jones⟨2⟩", 670, 11), _seg("1 University of Alpha, Alpha City, Country", 655, 9),
+             _seg("2 Beta Hospital, Beta City", 645, 9)]
+    assert _authors(block) == [("Alice Smith", "University of Alpha, Alpha City, Country"),
+                               ("Bob Jones", "Beta Hospital, Beta City")]
+    street = [_seg("Alice Smith", 670, 11), _seg("University of Alpha", 660, 9),
+              _seg("12 Main Street, Springfield", 655, 9)]
+    assert _authors(street) == [("Alice Smith", "University of Alpha")]

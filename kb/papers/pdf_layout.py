@@ -1198,9 +1198,23 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
-        elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
+        elif names and not _SEPARATORS.match(seg.text) and (
+                kept := _without_contacts(_numbered(seg, names))) is not None:
             others.append(kept)
     return names, others, grouped
+
+
+def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segment:
+    """A line opening with a number in the text's own size and a space before a capital ('1 University of
+    Alpha, Alpha City', as a Word manuscript types its marks) as a marked line, when a name above carries
+    that number as its mark; else the line as it is (a number opening a line may be a street's: '12 Main
+    Street')."""
+    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
+    if number is None or not any(number.group(1) in keys for _, _, keys in names):
+        return seg
+    rest = (seg.marked or seg.text)[number.end():]
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
+                   f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
 
 
 _WRAP_LINES = 4  # the most lines one list of names is wrapped over with a name broken between two of them
