@@ -1436,3 +1436,60 @@ def test_authors_a_number_typed_before_an_institution_is_the_names_mark() -> Non
     street = [_seg("Alice Smith", 670, 11), _seg("University of Alpha", 660, 9),
               _seg("12 Main Street, Springfield", 655, 9)]
     assert _authors(street) == [("Alice Smith", "University of Alpha")]
+
+
+def _superscript_page(path: Path, names: list[tuple[str, bool]],
+                      affiliations: list[list[tuple[str, bool]]]) -> PdfArticle:
+    """A first page made with fpdf: a title, one line of names and paragraphs of affiliations written as runs
+    of text, each run raised as a superscript or not (fpdf's char_vpos), 'Abstract' and a body; read by
+    read_article."""
+    from fpdf import FPDF
+
+    from kb.papers.pdf_layout import read_article
+
+    pdf = FPDF(unit="pt", format="letter")
+    pdf.add_page()
+    pdf.set_margins(72, 72, 72)
+    pdf.set_font("helvetica", "B", 17)
+    pdf.multi_cell(0, 21, "A model of protein evolution learned from sequences", new_x="LMARGIN", new_y="NEXT")
+    for runs, size in [(names, 11.0), *((paragraph, 8.5) for paragraph in affiliations)]:
+        pdf.set_x(72)
+        for text, raised in runs:
+            pdf.set_font("helvetica", size=size)
+            pdf.char_vpos = "SUP" if raised else "LINE"
+            pdf.write(size * 1.3, text)
+        pdf.char_vpos = "LINE"
+        pdf.ln(size * 1.5)
+    pdf.set_font("helvetica", "B", 11)
+    pdf.cell(0, 14, "Abstract", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    pdf.multi_cell(0, 12, "Protein language models learn the constraints of evolution. " * 6)
+    pdf.output(str(path))
+    return read_article(path)
+
+
+def test_read_article_plos_paragraph_of_affiliations_and_mdpi_marks_after_a_space(tmp_path: Path) -> None:
+    """PLoS: the numbered affiliations run on as one paragraph, the second opening a word's space after the
+    first on its row and wrapping to the next line: its next line is no column of its own (before, 'Harvard,
+    ...' went to the first block). MDPI: 'Alice Smith ¹,*, Bob Jones ² and Carol White ¹', each mark after a
+    space (before, only the first name was read). Made with fpdf's superscripts, read with pdfium."""
+    plos = _superscript_page(tmp_path / "plos.pdf", [
+        ("Jane Doe", False), ("1,2*", True), (", John Smith", False), ("2", True), (", Ann Lee", False),
+        ("1", True)], [[("1", True), (" Department of Biology, Stanford University, Stanford, California, United "
+                                       "States of America, ", False), ("2", True),
+                        (" Broad Institute of MIT and Harvard, Cambridge, Massachusetts, United States of America",
+                         False)], [("* jane@stanford.edu", False)]])
+    stanford = "Department of Biology, Stanford University, Stanford, California, United States of America"
+    assert plos.authors == [
+        ("Jane Doe", stanford),
+        ("John Smith", "Broad Institute of MIT and Harvard, Cambridge, Massachusetts, United States of America"),
+        ("Ann Lee", stanford)]
+    mdpi = _superscript_page(tmp_path / "mdpi.pdf", [
+        ("Alice Smith ", False), ("1,*", True), (", Bob Jones ", False), ("2", True), (" and Carol White ", False),
+        ("1", True)], [[("1", True), ("   Department of Computer Science, University of Alpha, Alpha City 12345, "
+                                      "Country; carol@alpha.edu", False)],
+                       [("2", True), ("   Institute of Biology, Beta University, Beta City 67890, Country", False)],
+                       [("*   Correspondence: alice@alpha.edu", False)]])
+    assert mdpi.authors == [("Alice Smith", "Department of Computer Science, University of Alpha"),
+                            ("Bob Jones", "Institute of Biology, Beta University"),
+                            ("Carol White", "Department of Computer Science, University of Alpha")]

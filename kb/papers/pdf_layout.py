@@ -1072,6 +1072,9 @@ def _name_case(name: str) -> str:
 _OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}\s*(?:,|and\b|&)")
+
+
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -1088,8 +1091,13 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
+        # A segment opening with the previous name's mark, set after a space ('Alice Smith' '¹,*, Bob Jones',
+        # MDPI): its box starts after the mark, so the gap holds the mark's width too.
+        closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and _is_name_list(
+            _LEAD_SEPARATOR.sub("", last.text))
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
+                     or 0 <= gap < 2 * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
@@ -1365,8 +1373,16 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     blocks: dict[str, list[str]] = {}
     current: list[str] = []
     opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
+    inline: set[int] = set()  # blocks opened a word's space after the text before them: a paragraph's
+    previous: Segment | None = None
     for seg in others:
         marked = seg.marked or seg.text
+        # A block opened right after the text before it on its row ('... United States of America,' '²' 'Broad
+        # Institute ...') runs on in a paragraph of blocks (PLoS): its lines are no column of their own.
+        if previous is not None and abs(previous.y - seg.y) < max(seg.size, previous.size) and (
+                0 <= seg.x0 - previous.x1 < _GAP * max(seg.size, previous.size)):
+            inline.add(id(seg))
+        previous = seg
         if _BARE_MARK.match(seg.text) or _BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = _keys(seg.text)
             opened.append((seg, current))
@@ -1376,8 +1392,9 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
             current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
             opened.append((seg, current))
             marked = marked[lead.end():]
-        elif opened and any(o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
-                            for o, _ in opened):  # the last block opened beside another: go by column
+        elif opened and id(opened[-1][0]) not in inline and any(
+                o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
+                for o, _ in opened):  # the last block opened beside another: go by column
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
             current = min(column, key=lambda ok: ok[0].y)[1] if column else current
         # Blocks run together in one paragraph (eLife, PLoS, OUP, Nature: '¹Dept ..., Harvard University;
