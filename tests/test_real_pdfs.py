@@ -22,13 +22,13 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # Right per field in each half of the corpus, as benchmarks/bench_add.py measured it: a change may not lower one.
 # The first held-out half (19 articles) was retired to tuning on 2026-11-28, when three rounds of rules had not
 # moved it (see the corpus README); a fresh held-out half replaces it, and its floors are measurements, never a
-# target to tune against. (Of the tuning half, functional-reactive-animation has no readable text: its fields stay
-# empty; level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n'; consistent-hashing's names and
-# abstract heading are bitmaps without a Unicode map; stasis-storage's abstract is an unheaded italic one;
-# essentia's institution line stands above marks that lead to e-mails only, one of them a name's only address.)
+# target to tune against. (Of the tuning half, functional-reactive-animation and therac have no readable text:
+# their fields stay empty; level-ancestor's title and a name lost glyphs: 'simpli#ed', 'Mart()n';
+# consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
+# stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    "tuning": {"title": 95, "authors": 96, "affiliations": 91, "year": 98, "venue": 96, "doi": 100,
-               "arxiv_id": 101, "abstract": 96, "ligatures": 100},
+    "tuning": {"title": 95, "authors": 97, "affiliations": 96, "year": 98, "venue": 96, "doi": 100,
+               "arxiv_id": 101, "abstract": 99, "ligatures": 100},
 }
 
 WIDE = {"COLUMNS": "200"}
@@ -71,8 +71,8 @@ def test_real_pdf_of_a_genre_comes_in_whole(name: str) -> None:
     _comes_in_whole(name)
 
 
-def _comes_in_whole(name: str) -> None:
-    """Every field of the tuning article ``name`` is right against its truth file."""
+def _comes_in_whole(name: str, fields: tuple[str, ...] | None = None) -> None:
+    """Every field of the tuning article ``name`` (or each of ``fields``) is right against its truth file."""
     from kb.papers.add import read_pdf
     from kb.papers.pdf_layout import read_article
 
@@ -81,6 +81,7 @@ def _comes_in_whole(name: str) -> None:
     assert truth["split"] == "tuning"
     record = read_pdf(CORPUS / f"{name}.pdf")
     right = bench_add.score(record, truth, read_article(CORPUS / f"{name}.pdf").abstract)
+    right = {field: ok for field, ok in right.items() if fields is None or field in fields}
     assert all(right.values()), {field: ok for field, ok in right.items() if not ok}
 
 
@@ -182,3 +183,18 @@ def test_search_source_pages_leave_with_the_note(tmp_path: Path) -> None:
 ])
 def test_real_pdf_of_a_round_five_genre_comes_in_whole(name: str) -> None:
     _comes_in_whole(name)
+
+
+# Round 6's classes in the authors, affiliations and abstract of the retired held-out half, each the real article
+# a rule was made from (tests/test_pdf_layout.py holds each rule's constructed example; the article's other
+# fields are other rules'): symbol marks without a Unicode map matched in order (lmtest-intro); a list of names
+# wrapped inside a name (dynamo); an institution ended by its web address (rcpparmadillo-intro); the first of two
+# stacked institutions (surveillance-monitoringcounts); unheaded abstracts set apart in measure (end-to-end) and
+# in italic (stasis-storage).
+@pytest.mark.parametrize("name", [
+    "lmtest-intro",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "dynamo", "rcpparmadillo-intro", "surveillance-monitoringcounts", "end-to-end", "stasis-storage")),
+])
+def test_real_pdf_of_a_round_six_class_has_its_authors_affiliations_and_abstract(name: str) -> None:
+    _comes_in_whole(name, ("authors", "affiliations", "abstract"))

@@ -80,6 +80,7 @@ class Segment:
     x1: float
     y: float  # baseline height from the bottom of the page
     marked: str = ""  # the text with each superscript run kept between MARK_OPEN and MARK_CLOSE
+    style: str = ""  # 'italic' or 'bold' when most of its letters are set so (``font_style``)
 
     @property
     def center(self) -> float:
@@ -170,6 +171,24 @@ def _unboxed_placed(chars: list[_Char], heights: list[float]) -> list[_Char]:
             after = placed[i + 1]
             placed[i] = (ch, after[1] - 0.5 * after[4], after[1], after[3], after[4])
     return placed
+
+
+# Code points a symbol glyph without a Unicode map comes out as (the font's own codes read as dingbats or as
+# private-use characters): a footnote or affiliation mark ('❸Institut für ...' for '†Institut').
+UNMAPPED_MARKS = "\u2700-\u27bf\ue000-\uf8ff"
+_UNMAPPED_MARK = re.compile(f"[{UNMAPPED_MARKS}]")
+
+
+def _unmapped_marks_sized(chars: list[_Char]) -> list[_Char]:
+    """A line's characters, each unmapped symbol glyph (``UNMAPPED_MARKS``) directly before a letter given
+    that letter's size: set from a symbol font at another size, it would make the letters after it look
+    raised and smaller (superscripts) and split the line at them."""
+    sized = list(chars)
+    for i, char in enumerate(sized[:-1]):
+        after = sized[i + 1]
+        if _UNMAPPED_MARK.fullmatch(char[0]) and after[0].isalpha():
+            sized[i] = (char[0], char[1], char[2], after[3], after[4])
+    return sized
 
 
 def _segment(run: list[_Char]) -> Segment | None:
@@ -295,10 +314,12 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     segments: list[Segment] = []
     chars: list[_Char] = []
     heights: list[float] = []
+    styles: dict[tuple[float, float], str] = {}  # each styled letter's style, by its place (left, bottom)
 
     def flush() -> None:
         run: list[_Char] = []
-        for char in _place_accents(sized_line(_unboxed_placed(chars, heights), heights)):
+        line = _unmapped_marks_sized(sized_line(_unboxed_placed(chars, heights), heights))
+        for char in _place_accents(line):
             visible = [c for c in run if c[0] != " "]
             # Another size at a word starts a segment; the run's size is its largest (a superscript that
             # opens it, 'ᵃDebian Project', is no size of its own).
@@ -315,6 +336,8 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
     def add(run: list[_Char]) -> None:
         segment = _segment(run)
         if segment is not None:
+            letters = [styles.get((c[1], c[3]), "") for c in run if c[0].isalpha()]
+            segment.style = max(set(letters), key=letters.count) if letters else ""
             segments.append(segment)
 
     import ctypes
@@ -323,6 +346,7 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
 
     raw = textpage.raw  # type: ignore[attr-defined]
     matrix = ctypes.byref(pdfium_c.FS_MATRIX())
+    font_style = FontStyles(raw)
     for i, ch in enumerate(text):
         if ch == "\n" or ch == "\r" and not _OT1_FL.match(text, i):
             flush()
@@ -332,8 +356,42 @@ def _page_segments(textpage: object, text: str) -> list[Segment]:
             continue
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
         heights.append(top - bottom)
+        if ch.isalpha() and (style := font_style(i)):
+            styles[(left, bottom)] = style
     flush()
     return segments
+
+
+_ITALIC_FLAG = 64  # the font descriptor's Italic flag (PDF 1.7, table 123)
+_ITALIC_NAME = re.compile(r"Ital|Obl(?:ique)?|Slant|-It\b|-(?:Bold)?It$|^CM(?:TI|SL|MI)", re.IGNORECASE)
+_BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX", re.IGNORECASE)
+
+
+class FontStyles:
+    """Each character's font style on one text page: 'italic' or 'bold' for a character set in such a font (by
+    its descriptor's Italic flag, its weight of 600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9',
+    'Times-Bold'), else ''; worked out once per font (its name and flags), one call per character."""
+
+    def __init__(self, raw: object) -> None:
+        import ctypes
+
+        import pypdfium2.raw as pdfium_c
+
+        self._raw, self._pdfium = raw, pdfium_c
+        self._buffer = ctypes.create_string_buffer(256)
+        self._flags = ctypes.c_int(0)
+        self._flags_ref = ctypes.byref(self._flags)
+        self._styles: dict[tuple[bytes, int], str] = {}
+
+    def __call__(self, index: int) -> str:
+        self._pdfium.FPDFText_GetFontInfo(self._raw, index, self._buffer, 256, self._flags_ref)
+        key = (self._buffer.value, self._flags.value)
+        if key not in self._styles:
+            name = key[0].decode("latin-1").split("+")[-1]
+            italic = key[1] & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)
+            bold = self._pdfium.FPDFText_GetFontWeight(self._raw, index) >= 600 or _BOLD_NAME.search(name)
+            self._styles[key] = "" if not name else "italic" if italic else "bold" if bold else ""
+        return self._styles[key]
 
 
 def read_article(path: Path) -> PdfArticle:
@@ -479,8 +537,14 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
         else:
             article.title = title
     if not article.authors and metadata.get("Author") and "authors" not in article.reasons:
-        article.authors = [(name.strip(), None) for name in re.split(r";|\band\b|,", metadata["Author"])
-                           if name.strip()]
+        names = [name.strip() for name in re.split(r";|\band\b|,", metadata["Author"]) if name.strip()]
+        # The account that made the file ('Administrator', 'jsmith', 'Owner') is no author: a name has two
+        # words or more.
+        if all(_NAME.match(name) for name in names):
+            article.authors = [(name, None) for name in names]
+        else:
+            article.reasons["authors"] = ("the layout shows no line of names and the document's author is "
+                                          f"no name ({metadata['Author']!r})")
 
 
 def _say_why_empty(article: PdfArticle) -> None:
@@ -507,7 +571,8 @@ _ABSTRACT = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
 _BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
-                  r"General Terms|Key Words and Phrases|CR Categories|JEL")
+                  r"General Terms|Key Words and Phrases|CR Categories|JEL|CCS Concepts|ACM Reference Format|"
+                  r"Additional Key Words")
 # Lines of an author block that are an address, a date or contact details, not an institution.
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
 _ADDRESS = re.compile(
@@ -527,11 +592,16 @@ _INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depar
 # A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
 UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
          "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
-_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}][\w'’\-]*\.?"  # a word or initials run together ('G.K.M.')
-_NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|di|du|le|la)){{1,4}}$")
-_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*")
+# a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
+_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
+# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said')
+_NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
+                   rf"le|la|los|ter|bin|ibn|zu)){{1,4}}$")
+# Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
-_MARKS = re.compile(r"[\s∗*†‡§¶]+$|(?<=[a-z])\d(?:,\d)*$")  # and after a name (or numbers: 'Hothorn1')
+# and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
+_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z])\d(?:,\d)*$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -541,8 +611,16 @@ _LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and
                              r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
 
 
+# An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
+# print them: no name of its own. Only before a separator, a mark or the line's end ('M.D. Smith' is a name).
+# So is an IEEE membership grade ('Alice Smith, Member, IEEE, and Bob Jones, Fellow, IEEE').
+_DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP|"
+                     r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE)\.?"
+                     r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
+
+
 def _is_name_list(text: str) -> bool:
-    text = _MARK_AFTER_COMMA.sub(r"\1,", text)
+    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", text))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
@@ -616,7 +694,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         if article.abstract is None:
             article.reasons["abstract"] = (
                 "no 'Abstract' heading, and the prose under the authors is neither "
-                "closed by a keyword line nor set apart from the body in size"
+                "closed by a keyword line nor set apart from the body in size, measure or style"
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
@@ -705,7 +783,8 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it, or, with no section on
-    the page, the end of its lines in that size. Anything else may be the article's first paragraph."""
+    the page, the end of its lines in that size; or when it is set apart from the body in measure or style
+    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph."""
     if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
         return None
     after = page.find(last.text)
@@ -716,22 +795,44 @@ def _unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size
     section = re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", rest, re.MULTILINE)
     keywords = _KEYWORD_LINE.search(rest)
     if keywords and (section is None or keywords.start() < section.start()):
-        stop = keywords.start()
+        stop: int | None = keywords.start()
+    elif prose[0].size < _NO_SIZE:  # a bitmap font's glyphs without a size: nothing sets the paragraph apart
+        stop = None
     elif abs(prose[0].size - body_size) > 0.5:
-        run_end = section.start() if section else _end_of_run(rest, prose)
-        if run_end is None:
-            return None
-        stop = run_end
+        stop = section.start() if section else _end_of_run(
+            rest, list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose)))
     else:
-        return None
-    return " ".join(rest[:stop].split()) or None
+        stop = _end_of_run(rest, _set_apart(prose, body_size))
+    return " ".join(rest[:stop].split()) or None if stop is not None else None
 
 
-def _end_of_run(rest: str, prose: list[Segment]) -> int | None:
-    """Where a paragraph set apart in size ends without a section heading after it (a journal's page 1 whose
-    body begins on page 2): at the end of its last line in that size, when three lines or more are set so
+_BODY_LINES = 3  # the fewest body lines after a paragraph that tell the body's measure and style
+
+
+def _set_apart(prose: list[Segment], body_size: float) -> list[Segment]:
+    """The lines opening ``prose`` (in the body's size) set apart from the body lines after them: in measure
+    (each line inset from both of the body's margins by a type size or more: an abstract narrower than the
+    text, as 1980s journals and LNCS set it) or in style (italic or bold where the body is upright: USENIX's
+    italic abstract, a bold summary); [] when they are not."""
+    first = prose[0]
+    run = list(itertools.takewhile(
+        lambda s: abs(s.size - first.size) < 0.3 and not _SECTION.match(s.text), prose))
+    body = [s for s in prose[len(run):] if abs(s.size - body_size) < 0.5]
+    if first.style:
+        styled = list(itertools.takewhile(lambda s: s.style == first.style, run))  # to a heading in its style
+        after = [s for s in prose[len(styled):] if abs(s.size - body_size) < 0.5][:10]
+        plain = sum(not s.style for s in after)
+        return styled if len(after) >= _BODY_LINES and plain > len(after) / 2 else []
+    if len(body) < _BODY_LINES:
+        return []
+    left, right = min(s.x0 for s in body), max(s.x1 for s in body)
+    return list(itertools.takewhile(lambda s: s.x0 >= left + s.size and s.x1 <= right - s.size, run))
+
+
+def _end_of_run(rest: str, run: list[Segment]) -> int | None:
+    """Where a paragraph set apart (``run``: its lines) ends without a section heading after it (a journal's
+    page 1 whose body begins on page 2): at the end of its last line, when three lines or more are set so
     and the text holds that line; else None."""
-    run = list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose))
     if len(run) < 3:
         return None
     at = 0
@@ -830,13 +931,15 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
 
 
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
-    """The address blocks that sign an article at its end without a heading (R News, The R Journal): an
-    author's full name alone on a line, the institution's lines under it, closed by an e-mail or web address
-    line. A block without such a closing line, or without an institution word, is not one."""
+    """The address blocks that sign an article at its end without a heading (R News, The R Journal, TUGboat):
+    an author's full name alone on a line (after TUGboat's diamond), the institution's lines under it, closed
+    by an e-mail or web address line. A block without such a closing line, or without an institution word, is
+    not one."""
     lines = [line.strip() for line in text.splitlines()]
     found: dict[str, str] = {}
     for name in names:
-        at = [i for i, line in enumerate(lines) if _MARKS.sub("", line).strip() == name]
+        # (TUGboat opens each signature with a diamond: '⋄ Karl Berry')
+        at = [i for i, line in enumerate(lines) if _MARKS.sub("", line).strip().lstrip("⋄◇◆•◦ ") == name]
         if not at:
             continue
         block: list[str] = []
@@ -919,14 +1022,15 @@ def _in_capitals(seg: Segment) -> bool:
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
-_MARK_KEYS = re.compile(r"[a-z]|\d+|[*†‡§¶#?]")
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[*†‡§¶#?{UNMAPPED_MARKS}]")
 _BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
-                           r"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z]))\s*|"
+                           rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_TRAILING_MARKS = re.compile(r"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             r"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+[\s∗*†‡§¶]*$")
+_TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                             rf"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
+                             rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
 _MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+|⟨[^⟩]*⟩)")
@@ -942,7 +1046,9 @@ def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     marked = seg.marked or seg.text
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
-    protected = _MARK_AFTER_COMMA.sub(r"\1,", protected)
+    protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
+    # A superscript is never inside a name: one followed by a capital separates two ('Smith¹ Bob Jones²').
+    protected = re.sub(r"(⟨[^⟩]*⟩)[ \t]+(?=[A-Z])", r"\1, ", protected)
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
@@ -966,6 +1072,9 @@ def _name_case(name: str) -> str:
 _OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}\s*(?:,|and\b|&)")
+
+
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -980,13 +1089,18 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
                 and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
                 and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
-                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}")
+                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
+        # A segment opening with the previous name's mark, set after a space ('Alice Smith' '¹,*, Bob Jones',
+        # MDPI): its box starts after the mark, so the gap holds the mark's width too.
+        closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and _is_name_list(
+            _LEAD_SEPARATOR.sub("", last.text))
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
+                     or 0 <= gap < 2 * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
-                                 f"{last.marked or last.text} {seg.marked or seg.text}")
+                                 f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
         else:
             merged.append(seg)
     return merged
@@ -998,9 +1112,11 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     names, others, grouped = _name_lines(block)
     by_marks = _marked_affiliations(others)
     if by_marks and any(keys for _, _, keys in names):
+        by_marks = _unmapped_in_order(by_marks, [keys for _, _, keys in names])
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
-        found = {name: next((by_marks[k] for k in keys if k in by_marks), "") for _, name, keys in names}
+        found = {name: next((by_marks[k] for k in keys if k in by_marks
+                             and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -1023,8 +1139,49 @@ def _authors(block: list[Segment]) -> list[tuple[str, str | None]]:
             lines[name].append(_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
     _share_one_block(names, others, lines)
-    return [(name, grouped.get(name) or join_affiliation(lines[name]) or None)
+    return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+# A line that is an institution's whole name: headed by its kind ('University of Toronto', 'Universität
+# Wien') or ending with it ('Stockholm University', 'Robert Koch Institute', 'Google Inc.'). 'Institute of
+# Statistics' or 'Department of ...' over a university is a unit of it, no institution of its own.
+_WHOLE_INSTITUTION = re.compile(
+    r"^(?:The )?(?:University|Universit[äaé]t?|Universidad|Università|Universidade)\b"
+    r"|\b(?:University|Universit(?:y|ät|at|é)|Institute|Institut|Institutet|College|Hospital|Inc\.?|GmbH|"
+    r"Ltd\.?|Corporation|Foundation|Laboratories|LLC)$")
+
+
+def _first_institution(lines: list[str]) -> list[str]:
+    """The lines under a name up to its second institution: an author with two affiliations stacks them
+    ('Stockholm University,' / 'Robert Koch Institute'), and its affiliation is the first. A university is
+    no unit of another institution: a line after it that is an institution's whole name
+    (``_WHOLE_INSTITUTION``) starts the second. Units over their university ('Department of Statistics' or
+    'Prevention Institute' over 'University of Zurich') are one affiliation."""
+    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
+    university = next((i for i in whole if re.search(r"Universi(?:t|dad|dade)", lines[i])), None)
+    second = next((i for i in whole if university is not None and i > university), None)
+    if second is None:
+        return lines
+    kept = lines[:second]
+    return [*kept[:-1], kept[-1].rstrip(" ,;")]
+
+
+# A block a mark leads to that is a note on the authors, not where they work: their first mark that leads
+# to an institution gives the affiliation ('Alice Smith*¹': '*Equal contribution', '¹University of Alpha').
+_NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contributed equally|corresponding author|correspondence|"
+                   r"joint first|deceased)", re.IGNORECASE)
+
+
+def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
+    """Blocks opened by unmapped symbol glyphs (``UNMAPPED_MARKS``: '❸', '❹'), keyed again by the names'
+    marks ('†', '‡') in the order both are printed, when no name's mark keys a block and there are as many
+    names' marks as blocks: the font printed one mark, the text gives another code for it."""
+    marks = list(dict.fromkeys(k for name_keys in keys for k in name_keys))
+    if (any(k in by_marks for k in marks) or len(marks) != len(by_marks)
+            or not all(_UNMAPPED_MARK.fullmatch(k) for k in by_marks)):
+        return by_marks
+    return dict(zip(marks, by_marks.values(), strict=True))
 
 
 def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str]]], list[Segment],
@@ -1035,20 +1192,78 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     others: list[Segment] = []
     grouped: dict[str, str] = {}
     name_size: float | None = None
-    for seg in _merge_spaced(block):
+    name_style: str | None = None
+    for seg in _join_wrapped(_merge_spaced(block)):
         text = _LEAD_SEPARATOR.sub("", seg.text)
-        same_size = name_size is None or abs(seg.size - name_size) < 0.5
+        # The names of one block share their font: a line like a name in another style under them is
+        # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold).
+        same_size = (name_size is None or abs(seg.size - name_size) < 0.5) and name_style in (None, seg.style)
         # A line opening with a superscript opens an affiliation block: names carry their marks after them.
         if _is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
-            name_size = seg.size
+            name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
         elif same_size and (group := _grouped_line(seg)) is not None:
-            name_size = seg.size
+            name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
-        elif names and not _SEPARATORS.match(seg.text) and (kept := _without_contacts(seg)) is not None:
+        elif names and not _SEPARATORS.match(seg.text) and (
+                kept := _without_contacts(_numbered(seg, names))) is not None:
             others.append(kept)
     return names, others, grouped
+
+
+def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segment:
+    """A line opening with a number in the text's own size and a space before a capital ('1 University of
+    Alpha, Alpha City', as a Word manuscript types its marks) as a marked line, when a name above carries
+    that number as its mark; else the line as it is (a number opening a line may be a street's: '12 Main
+    Street')."""
+    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
+    if number is None or not any(number.group(1) in keys for _, _, keys in names):
+        return seg
+    rest = (seg.marked or seg.text)[number.end():]
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
+                   f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
+
+
+_WRAP_LINES = 4  # the most lines one list of names is wrapped over with a name broken between two of them
+
+
+def _join_wrapped(block: list[Segment]) -> list[Segment]:
+    """Lines of one list of names that the measure wrapped inside a name ('..., Gunavardhan Kakulapati,
+    Avinash' / 'Lakshman, Alex Pilchin, ...'), joined: a line listing names but for its broken one, and the
+    lines directly below it in its size that make one list of names with it. Neither line alone is read as
+    names (a single word is no name), so without the join the whole list is lost."""
+    joined: list[Segment] = []
+    i = 0
+    while i < len(block):
+        count = _wrapped_run(block[i:i + _WRAP_LINES])
+        run = block[i:i + count]
+        joined.append(block[i] if count == 1 else Segment(
+            " ".join(s.text for s in run), run[0].size, min(s.x0 for s in run), max(s.x1 for s in run),
+            run[-1].y, " ".join(s.marked or s.text for s in run), run[0].style))
+        i += count
+    return joined
+
+
+def _wrapped_run(lines: list[Segment]) -> int:
+    """How many of ``lines`` make one wrapped list of names (``_join_wrapped``); 1 when the first line is a
+    list of names itself, names none, or no lines below it complete it."""
+    first = _LEAD_SEPARATOR.sub("", lines[0].text)
+    if _is_name_list(first) or not _NAME_SPLIT.search(first):
+        return 1
+    for count in range(2, len(lines) + 1):
+        above, line = lines[count - 2], lines[count - 1]
+        if abs(line.size - lines[0].size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+            return 1
+        # The break is inside a name: one word ends the line above, one word opens this one ('Avinash' /
+        # 'Lakshman'); a place over a name ('New York, NY' / 'Bob Jones') is no wrapped list.
+        ends = _NAME_SPLIT.split(_LEAD_SEPARATOR.sub("", above.text))[-1].split()
+        opens = _NAME_SPLIT.split(_LEAD_SEPARATOR.sub("", line.text))[0].split()
+        if len(ends) != 1 or len(opens) != 1:
+            return 1
+        if _is_name_list(_LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
+            return count
+    return 1
 
 
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
@@ -1129,10 +1344,8 @@ def _without_contacts(seg: Segment) -> Segment | None:
 
 
 def _before_address(seg: Segment) -> Segment | None:
-    """The comma-separated parts of a line up to its first address part, when the line holds no contact
-    details and its first part names an institution; else None."""
-    if _CONTACT.search(seg.text):
-        return None
+    """The comma-separated parts of a line up to its first address or contact part, when its first part
+    names an institution; else None."""
     marked = _institution_part(seg.marked or seg.text)
     if not marked:
         return None
@@ -1140,10 +1353,9 @@ def _before_address(seg: Segment) -> Segment | None:
 
 
 def _institution_part(text: str) -> str | None:
-    """The comma-separated parts of ``text`` up to its first address part, when its first part names an
-    institution and none is contact details; else None."""
-    if _CONTACT.search(text):
-        return None
+    """The comma-separated parts of ``text`` up to its first address part (a street, a postcode, or contact
+    details: an institution's web address after it, 'ᵃDebian Project, http://www.debian.org', ends it as
+    its street does), when its first part names an institution; else None."""
     parts = text.split(",")
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
     # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
@@ -1161,8 +1373,16 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     blocks: dict[str, list[str]] = {}
     current: list[str] = []
     opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
+    inline: set[int] = set()  # blocks opened a word's space after the text before them: a paragraph's
+    previous: Segment | None = None
     for seg in others:
         marked = seg.marked or seg.text
+        # A block opened right after the text before it on its row ('... United States of America,' '²' 'Broad
+        # Institute ...') runs on in a paragraph of blocks (PLoS): its lines are no column of their own.
+        if previous is not None and abs(previous.y - seg.y) < max(seg.size, previous.size) and (
+                0 <= seg.x0 - previous.x1 < _GAP * max(seg.size, previous.size)):
+            inline.add(id(seg))
+        previous = seg
         if _BARE_MARK.match(seg.text) or _BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = _keys(seg.text)
             opened.append((seg, current))
@@ -1172,14 +1392,26 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
             current = _keys(lead.group("sup") or lead.group("par") or lead.group("sym") or lead.group("num"))
             opened.append((seg, current))
             marked = marked[lead.end():]
-        elif opened and any(o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
-                            for o, _ in opened):  # the last block opened beside another: go by column
+        elif opened and id(opened[-1][0]) not in inline and any(
+                o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
+                for o, _ in opened):  # the last block opened beside another: go by column
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
             current = min(column, key=lambda ok: ok[0].y)[1] if column else current
-        text = re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,")
-        for key in current if text else []:
-            blocks.setdefault(key, []).append(text)
+        # Blocks run together in one paragraph (eLife, PLoS, OUP, Nature: '¹Dept ..., Harvard University;
+        # ²Howard'): a mark after a separator (';', ',', '.', 'and'), before a capital, opens the next block;
+        # so does a symbol after a space ('∗University of Alpha   †Beta Labs').
+        pieces = _INLINE_MARK.split(marked)  # text, (superscript, symbol), text, ...
+        for index, piece in enumerate(pieces[::3]):
+            if index:
+                current = _keys(pieces[3 * index - 2] or pieces[3 * index - 1])
+                opened.append((seg, current))
+            text = re.sub(r"⟨[^⟩]*⟩", "", piece).strip(" ,;")
+            for key in current if text else []:
+                blocks.setdefault(key, []).append(text)
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
+
+
+_INLINE_MARK = re.compile(r"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])|\s+([∗*†‡§¶]+)(?=[A-Z])")
 
 
 _END_BLOCK = re.compile(
@@ -1215,11 +1447,13 @@ def _is_running_head(line: str, names: list[str]) -> bool:
 
 
 # Where an abstract ends: the keywords, the classification lines of ACM and IEEE, or the first section.
-_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*"
-                 r"(?:Introduction|INTRODUCTION)\b|\Z")
-# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...').
+# (PLoS's 'Author summary' and a 'Significance Statement' follow the abstract as boxes of their own.)
+_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*(?:Introduction|INTRODUCTION)\b|"
+                 r"\n\s*(?:Author summary|AUTHOR SUMMARY|Significance Statement)\b|\Z")
+# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...', or after a
+# space alone as Springer's journals set it: 'Abstract Protein language models ...').
 _ABSTRACT_TEXT = re.compile(
-    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n)(.+?)(?:{_ABSTRACT_END})",
+    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))(.+?)(?:{_ABSTRACT_END})",
     re.DOTALL | re.MULTILINE,
 )
 
