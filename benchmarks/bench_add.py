@@ -2,7 +2,7 @@
 
 Each PDF under ``benchmarks/data/pdfs/`` has a truth file (``<name>.truth.json``, written by reading the
 PDF) with the title, authors with affiliations, year, venue, DOI or arXiv id and the opening of the
-abstract. A field is right when (after case, accents, dashes and whitespace are folded):
+abstract. A field is right when (after case, accents, dashes, quotes and whitespace are folded):
 
 - title: equal; authors: the same names in the same order; affiliations: each author's extracted
   affiliation contains the truth's institution (or both have none);
@@ -48,10 +48,12 @@ BROKEN_WORDS = re.compile(r"\b(?:modied|uctuation|signicance|unied|rst|dened|eec
 
 
 def fold(text: str | None) -> str:
-    """Case, accents (also TeX's spacing ones), dashes and whitespace folded, for comparing."""
+    """Case, accents (also TeX's spacing ones), dashes, typographic quotes and whitespace folded, for
+    comparing."""
     text = unicodedata.normalize("NFKD", text or "")
     text = "".join(c for c in text if not unicodedata.combining(c) and c not in "¨´`^~˜")
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
+    text = re.sub(r"[\u2018\u2019\u201b\u2032]", "'", re.sub(r"[\u201c\u201d\u201f\u2033]", '"', text))
     return " ".join(text.split()).casefold()
 
 

@@ -365,6 +365,7 @@ def read_article(path: Path) -> PdfArticle:
         # a cover page (USENIX's) before the article's own first page, which is titled
         at = 1 if len(layouts) > 1 and opens_titled(layouts[1][0]) else 0
         describe(article, layouts[at][0], at, height=layouts[at][1])
+        article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, _margins(*layouts[0]), read=at + 1, stamps=stamps)
     _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
@@ -375,6 +376,18 @@ def read_article(path: Path) -> PdfArticle:
         article.doi = doi.group(1) if doi else None
     _say_why_empty(article)
     return article
+
+
+def punctuated_title(title: str | None, covers: list[str]) -> str | None:
+    """The title as a cover page prints it, where the article's own page set its parts on lines of their own
+    without the punctuation between them (USENIX: the cover's 'Failures: An Analysis ...' over the page's
+    'Failures' / 'An Analysis ...'): the same words in the same order, only the marks between them told."""
+    words = re.findall(r"\w+", title or "")
+    if not words or not covers:
+        return title
+    pattern = r"\b" + r"[^\w\n]*\s*[^\w\n]*".join(map(re.escape, words)) + r"\b"
+    found = re.search(pattern, "\n".join(covers), re.IGNORECASE)
+    return " ".join(found.group().split()) if found else title
 
 
 def free_text(page: object) -> list[str]:
