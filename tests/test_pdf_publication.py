@@ -44,6 +44,17 @@ def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None
     ("TUGboat, Volume 41 (2020), No. 1", "TUGboat", 2020),
     ("The R Journal Vol. 12/1, June 2020 ISSN 2073-4859", "The R Journal", 2020),
     ("A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229, 2020.", "ECCV", 2020),
+    ("Bioinformatics, 2023, 39(1), btac811\nhttps://doi.org/10.1093/bioinformatics/btac811", "Bioinformatics", 2023),
+    ("Nucleic Acids Research, 2023, 51, 5123–5135", "Nucleic Acids Research", 2023),
+    ("PLOS ONE | DOI:10.1371/journal.pone.0123456 March 1, 2015 1 / 20", "PLOS ONE", 2015),
+    ("SCIENCE ADVANCES | RESEARCH ARTICLE\nLovelace et al., Sci. Adv. 2021; 7 : eabc1234 17 March 2021",
+     "Science Advances", 2021),
+    ("Cell Systems 12, 1–12, March 17, 2021 © 2021 Elsevier Inc.", "Cell Systems", 2021),
+    ("Cell Reports 34, 108765, March 2, 2021 © 2021 The Author(s).", "Cell Reports", 2021),
+    ("Protein Science. 2021;30:1234–1245. wileyonlinelibrary.com/journal/pro", "Protein Science", 2021),
+    ("Frontiers in Bioinformatics | www.frontiersin.org 1 March 2021 | Volume 1 | Article 123456",
+     "Frontiers in Bioinformatics", 2021),
+    ("J. Cryptology (1988) 1:65-75 Journal of Cryptology", "Journal of Cryptology", 1988),
 ])
 def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, venue: str, year: int) -> None:
     """A header's or footer's citation of the article: its shape (volume, pages, year) makes even one word
@@ -66,6 +77,13 @@ def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, 
     # The ACM permission block's acronym outranks the reference line's full name of the meeting.
     ("KDD '23, August 6–10, 2023, Long Beach, CA, USA\nIn Proceedings of the 29th ACM SIGKDD Conference on "
      "Knowledge Discovery and Data Mining (KDD '23).", "KDD", 2023),
+    ("Published in Transactions on Machine Learning Research (04/2023)",
+     "Transactions on Machine Learning Research", 2023),
+    ("Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing, pages 1234–1245",
+     "Conference on Empirical Methods in Natural Language Processing", 2021),
+    ("This CVPR 2021 paper is the Open Access version, provided by the Computer Vision Foundation.", "CVPR", 2021),
+    ("medRxiv preprint doi: https://doi.org/10.1101/2021.01.01.21249123; this version posted January 3, 2021.",
+     "medRxiv", 2021),
     # A Word template's date left beside the meeting's own year: the year is the meeting's.
     ("requires prior specific permission and/or a fee.\nSOSP 2007, Oct., 2004, Stevenson, WA, USA.", "SOSP", 2007),
 ])
@@ -80,9 +98,16 @@ def test_publication_meetings_proceedings_and_preprint_servers(line: str, venue:
     "distribute.",
     "Preprint. Under review.",
     "In 2021, 22, 1234 proteins were folded.",  # numbers in a citation's shape after no name
+    "© 2021 The Author(s). Published by Elsevier Inc.",  # the authors hold the copyright: no venue
 ])
 def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: str) -> None:
     assert _published(f"Body text.\n{line}").venue is None
+
+
+def test_publication_a_meeting_named_after_its_year_in_a_header() -> None:
+    article = _published("Body.", margins=["2021 IEEE/CVF International Conference on Computer Vision (ICCV)"])
+    assert (article.venue, article.year) == ("IEEE/CVF International Conference on Computer Vision", 2021)
+    assert _published("Body.", margins=["2021 Annual Report of the Board"]).venue is None  # no meeting
 
 
 def test_publication_doi_broken_at_a_line_end_or_by_a_column() -> None:

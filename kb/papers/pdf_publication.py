@@ -27,7 +27,8 @@ _ANY_MONTH = rf"(?i:{_MONTH})"  # in a header set in capitals too ('AUGUST 2021'
 _YYYY = r"(?P<year>(?:19|20)\d\d)"
 # A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
 # Management').
-_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on|&))*)"
+# Two bodies' names may share a word ('IEEE/CVF', 'IEEE/ACM').
+_VENUE = r"(?P<venue>(?:[A-Z][\w&/-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&/-]*|of|and|in|for|the|on|&))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
 _ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
@@ -38,8 +39,8 @@ _PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
 # 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
 # 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
-# ('Bioinformatics, 37(15), 2021, 2112–2120').
-_JOURNAL = (r"(?<![\w,] )(?<![\w,])(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?"
+# ('Bioinformatics, 37(15), 2021, 2112–2120'). After 'et al.,' it opens there ('Lovelace et al., Sci. Adv.').
+_JOURNAL = (r"(?:(?<=al\., )|(?<![\w,] )(?<![\w,]))(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?"
             r"(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
 # A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
@@ -104,13 +105,24 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal header: JOURNAL, VOLUME(ISSUE), YEAR, PAGES",
          rf"{_JOURNAL}, (?P<volume>\d{{1,4}})\((?P<issue>\d+)\), {_YYYY}, (?:pp?\. ?)?\d+ ?[–-] ?\d+\b",
          "group"),
+        # OUP's since 2023, the year first: 'Bioinformatics, 2023, 39(1), btac811', 'Nucleic Acids Research,
+        # 2023, 51, 5123–5135'.
+        ("journal header: JOURNAL, YEAR, VOLUME(ISSUE), PAGES",
+         rf"{_JOURNAL}, {_YYYY}, (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
+         r"(?:[a-z]{0,6}\d+|\d+ ?[–-] ?\d+)\b", "group"),
+        # Cell Press's footer: 'Cell Systems 12, 1–12, March 17, 2021', 'Cell Reports 34, 108765, March 2,
+        # 2021'.
+        ("journal footer: JOURNAL VOLUME, PAGES, MONTH DAY, YEAR",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), (?:\d+ ?[–-] ?\d+|\d+), {_MONTH} \d{{1,2}}, {_YYYY}", "group"),
         # Springer's and BMC's: 'Machine Learning (2021) 110:1357–1397', 'BMC Bioinformatics (2021) 22:123';
         # Nature's running footer: 'NATURE COMMUNICATIONS | (2021) 12:2403'.
         ("journal header: JOURNAL (YEAR) VOLUME:PAGES",
          rf"{_JOURNAL}(?: \|)? \({_YYYY}\) (?P<volume>\d{{1,4}}):\s?[A-Za-z]?\d+", "group"),
-        # Vancouver's order, eLife's footer: 'eLife 2021;10:e63440'.
+        # Vancouver's order, eLife's footer: 'eLife 2021;10:e63440'; Science's: 'Sci. Adv. 2021; 7 :
+        # eabc1234'.
         ("citation: JOURNAL YEAR;VOLUME:PAGES",
-         rf"{_JOURNAL}\.? {_YYYY} ?; ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?: ?[A-Za-z]?\d+", "group"),
+         rf"{_JOURNAL}\.? {_YYYY} ?; ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
+         "group"),
         # MDPI's: 'Int. J. Mol. Sci. 2021, 22, 1234.'
         ("citation: JOURNAL YEAR, VOLUME, PAGES",
          rf"{_JOURNAL} {_YYYY}, (?P<volume>\d{{1,4}}), [A-Za-z]?\d+\b", "group"),
@@ -125,7 +137,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Computational Biology | https://doi.org/10.1371/... March 1, 2021'; Frontiers: '... |
         # www.frontiersin.org').
         ("running line: JOURNAL | DOI or site",
-         rf"{_JOURNAL} \| (?:https?://(?:dx\.)?doi\.org/10\.|doi: ?10\.|www\.)", "near"),
+         rf"{_JOURNAL} \| (?:https?://(?:dx\.)?doi\.org/10\.|(?i:doi):? ?10\.|www\.)", "near"),
         # A volume of proceedings in a series: 'A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229'.
         ("proceedings volume: (Eds.): VENUE YEAR, SERIES N",
          rf"\([Ee]ds?\.\):? (?P<venue>[A-Z][\w&-]*(?: [A-Z][\w&-]*)*) {_YYYY}, [A-Z][A-Za-z]{{1,5}} \d+",
@@ -162,9 +174,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?<![\w-]){_ORDINAL} (?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
         # A proceedings' own line: 'Proceedings of the 38th International Conference on Machine Learning, PMLR
-        # 139, 2021'.
+        # 139, 2021', 'Proceedings of the 2021 Conference on Empirical Methods in Natural Language
+        # Processing'.
         ("proceedings line",
-         rf"\bProceedings of (?:the )?(?:{_ORDINAL} )?(?:Annual )?{_VENUE}", "near"),
+         rf"\bProceedings of (?:the )?(?:{_ORDINAL} )?(?:{_YYYY} )?(?:Annual )?{_VENUE}", "near"),
+        # The Computer Vision Foundation's watermark: 'This CVPR 2021 paper is the Open Access version'.
+        ("open access watermark",
+         rf"\bThis (?P<venue>[A-Z][A-Za-z]*[A-Z]\w*) {_YYYY} (?:\w+ )?paper is the Open Access version",
+         "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
@@ -176,9 +193,10 @@ VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
                "jss": "Journal of Statistical Software",
                "r-news": "R News"}
 # A publisher, a society or a company is not where an article appeared ('WILEY-VCH Verlag GmbH & Co.',
-# 'Association for Computing Machinery'), unless the name is a journal's ('Journal of the ... Association').
+# 'Association for Computing Machinery', a copyright's 'The Author(s)'), unless the name is a journal's
+# ('Journal of the ... Association').
 _PUBLISHER = re.compile(r"\b(?:Verlag|GmbH|KGaA|Inc|Ltd|LLC|Co|Press|Publishers?|Publishing|Association|"
-                        r"Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
+                        r"Authors?|Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
                         r"Foundation|University|Copyright|All|Rights)\b")
 _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
@@ -348,14 +366,18 @@ def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str],
 
 def _unabbreviated(venue: str, first: str) -> str:
     """The journal's full name where the page prints it beside its abbreviation (Springer's header: 'J.
-    Cryptology (1988) 1:65-75 Journal of Cryptology'): each abbreviated word ('J.') opens a word of the full
-    name, every other word is the same, in order, with small words between them ('of'). Else as printed."""
+    Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under 'SCIENCE ADVANCES'): each
+    abbreviated word ('J.') opens a word of the full name, every other word is the same, in order, with small
+    words between them ('of'). Else as printed."""
     words = venue.split()
     if not any(w.endswith(".") for w in words):
         return venue
     parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
-    full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first)
-    return full.group() if full else venue
+    full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
+                     re.IGNORECASE)
+    if full is None:
+        return venue
+    return _title_case(full.group()) if full.group().isupper() else full.group()
 
 
 def _after_title(name: str, title: str | None) -> str:
@@ -387,9 +409,9 @@ def _self_cited(article: PdfArticle, first: str) -> None:
 
 
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
-# Conference (USENIX ATC ’13)  49'): the year is the meeting's.
+# Conference (USENIX ATC ’13)  49') or header ('2021 IEEE/CVF International Conference on Computer Vision
+# (ICCV)'): the year is the meeting's.
 _MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
-_MEETING = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)$")
 _MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")
 
 
@@ -413,7 +435,7 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     for line in margins:
         for meeting in _MARGIN_MEETING.finditer(line):
             venue = _venue(meeting.group("venue"))
-            if venue is not None and _MEETING.search(venue):
+            if venue is not None and _MEETING_WORD.search(venue):
                 article.venue, article.year = venue, article.year or int(meeting.group("year"))
                 return
     for line in margins:
