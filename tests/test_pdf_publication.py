@@ -131,6 +131,36 @@ def test_publication_doi_broken_at_a_line_end_or_by_a_column() -> None:
                                                           "10.18637/jss.v017.i03")
 
 
+def test_publication_a_data_or_code_archives_doi_is_not_the_papers() -> None:
+    """Zenodo's, figshare's or Dryad's DOI printed on page 1 names what the paper points to; the paper's own
+    DOI, printed after it, is the paper's."""
+    data = "Data availability: the embeddings are at https://doi.org/10.5281/zenodo.7654321."
+    assert _published(f"Abstract\n{data}\n1 Introduction").doi is None
+    assert _published(f"{data}\nPLOS ONE | https://doi.org/10.1371/journal.pone.0123456 March 1, 2015").doi == \
+        "10.1371/journal.pone.0123456"
+
+
+def test_read_pdf_takes_no_archive_doi_from_the_text_or_a_link(tmp_path: Path) -> None:
+    """The whole path (the text's DOI, a bare DOI, page 1's link annotations): a data archive's DOI is no
+    paper's DOI, whichever way the page names it; a link to the paper's own DOI is taken."""
+    from fpdf import FPDF
+
+    from kb.papers.add import read_pdf
+
+    for link, expected in [("https://doi.org/10.5281/zenodo.7654321", None),
+                           ("https://doi.org/10.1093/bioinformatics/btab083", "10.1093/bioinformatics/btab083")]:
+        pdf = FPDF()
+        pdf.add_page()
+        pdf.set_font("helvetica", "B", size=17)
+        pdf.multi_cell(0, 8, TITLE, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", size=10)
+        pdf.multi_cell(0, 5, "Data: 10.6084/m9.figshare.1234567 and doi:10.5061/dryad.abc123 hold the data.",
+                       new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 5, "Code and data", link=link)
+        pdf.output(str(tmp_path / "paper.pdf"))
+        assert read_pdf(tmp_path / "paper.pdf").doi == expected
+
+
 def test_publication_a_misread_journal_line_is_outvoted_by_another_pages() -> None:
     """A scan's text layer misreads a word of page 1's journal line; the last page prints the same line (same
     volume) right, and that spelling's words stand elsewhere in the text. With no other reading, page 1's."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.notes.grounding import PAGE_BREAK
+from kb.papers import identifiers
 from kb.papers.pdf_publication import ARXIV_ID, read_publication
 
 # Control codes a TeX font without a Unicode map leaves in the text (T1 encoding at 0x1b-0x1f and its
@@ -372,8 +373,8 @@ def read_article(path: Path) -> PdfArticle:
         arxiv = ARXIV_ID.search(pages[0])
         article.arxiv_id = arxiv.group(1) if arxiv else None
     if article.doi is None and pages and "doi" not in article.reasons:
-        doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
-        article.doi = doi.group(1) if doi else None
+        bare = re.finditer(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
+        article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
     _say_why_empty(article)
     return article
 

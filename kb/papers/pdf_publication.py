@@ -334,7 +334,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
         _from_reference(article, _titled(references, article.title))  # the paper citing its published self
-    dois = [_doi_text(m.group(1)) for m in _DOI.finditer(first)]
+    printed = (_doi_text(m.group(1)) for m in _DOI.finditer(first))
+    dois = [doi for doi in printed if not identifiers.archive_doi(doi)]  # a data set's is not the paper's
     if dois and article.doi is None:
         # A DOI a narrow column broke where no mark tells it ('.../journal.pcbi.100' / '8736') is the start of
         # the same DOI printed whole elsewhere on the page (PLOS's footer): the whole one.
