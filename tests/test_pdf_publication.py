@@ -3,8 +3,9 @@
 shapes journals print in their headers and footers (OUP, Springer, BMC, Nature, eLife, MDPI, PLOS, NAR, PNAS,
 IEEE in capitals, TUGboat, the R Journal), meetings named by their ordinal (NeurIPS, AAAI) or their
 proceedings (ICML), 'Published as a conference paper at', preprint servers' stamps, DOIs a line or a column
-broke, a scan's misread journal line, and a cover page's punctuation of the title. The real articles these
-classes were found on are read in tests/test_real_pdfs.py."""
+broke, a data archive's DOI that is not the paper's, a scan's misread journal line, a cover page's punctuation
+of the title and a subtitle set smaller. The real articles these classes were found on are read in
+tests/test_real_pdfs.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.papers.pdf_layout import PdfArticle, punctuated_title
+from kb.papers.pdf_layout import PdfArticle, Segment, describe, punctuated_title
 from kb.papers.pdf_publication import read_publication
 from tests.helpers.article_pdf import make_first_page_pdf
 
@@ -185,6 +186,34 @@ def test_punctuated_title_takes_the_cover_pages_punctuation_of_the_same_words() 
                                                 "Production Failures in Distributed Data-Intensive Systems")
     assert punctuated_title(title, ["A cover that names another paper"]) == title
     assert punctuated_title(title, []) == title
+
+
+def _line(text: str, y: float, size: float) -> Segment:
+    return Segment(text, size, 300.0 - 2.5 * len(text), 300.0 + 2.5 * len(text), y, text)
+
+
+@pytest.mark.parametrize(("lines", "title"), [
+    ([("ProtTrans:", 740, 18), ("Toward Understanding the Language of Life", 718, 14),
+      ("Through Self-Supervised Learning", 700, 14)],
+     "ProtTrans: Toward Understanding the Language of Life Through Self-Supervised Learning"),
+    ([("ProtGPT2 is a deep unsupervised language model", 740, 18), ("for protein design", 720, 14)],
+     "ProtGPT2 is a deep unsupervised language model for protein design"),
+    # A subtitle of its own, neither after an open end nor in lower case, is not taken (R News: 'Support
+    # Vector Machines' over 'The Interface to libsvm in package e1071').
+    ([("Support Vector Machines", 740, 18), ("The Interface to libsvm in package e1071", 720, 14)],
+     "Support Vector Machines"),
+    # Names under an open end in a size of their own end it; so does a line far below.
+    ([("ProtTrans:", 740, 18), ("Ada Lovelace, Alan Turing and Grace Hopper", 718, 12)], "ProtTrans:"),
+    ([("ProtTrans:", 740, 18), ("Toward Understanding the Language of Life", 640, 14)], "ProtTrans:"),
+])
+def test_describe_a_title_goes_on_in_a_smaller_size_after_an_open_end_or_in_lower_case(
+        lines: list[tuple[str, float, float]], title: str) -> None:
+    segments = [_line(text, y, size) for text, y, size in lines]
+    segments += [_line("Ada Lovelace", 660, 11), _line("Abstract", 640, 10)]
+    segments += [_line("the body text of the article goes on here and on", 620 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == title
 
 
 @pytest.mark.parametrize(("header", "footer", "stamp", "expected"), [

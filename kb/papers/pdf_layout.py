@@ -607,6 +607,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         rows = {round(s.y) for s in title_lines}
         title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
                               and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+        title_lines += _subtitle(title_lines, head, body_size)
     article.title = join_title([s.text for s in title_lines])
     floor = _MARGIN * height if height else float("-inf")
     below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
@@ -634,6 +635,28 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
+
+
+def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> list[Segment]:
+    """The lines that go on with a title in a smaller size, directly under it: after a title that ends open
+    (a colon or a dash: 'ProtTrans:' over 'Toward Understanding ...'), or opening in lower case, which no
+    line of its own does ('ProtGPT2 is a deep unsupervised language model' over 'for protein design'), and
+    the subtitle's next lines in its size. Each is set larger than the body, stands within two of its sizes
+    of the line above, and is no line of names."""
+    if not title_lines:
+        return []
+    last = min(title_lines, key=lambda s: s.y)
+    open_end = join_title([s.text for s in title_lines]) or ""
+    taken: list[Segment] = []
+    for seg in sorted((s for s in head if s.y < last.y and s not in title_lines), key=lambda s: -s.y):
+        next_line = bool(taken) and abs(seg.size - taken[-1].size) < 0.5  # the subtitle's, in its size
+        if (last.y - seg.y > 2 * last.size or seg.size <= body_size + 0.5
+                or _is_name_list(seg.text) and not next_line
+                or not (open_end.endswith((":", "—", "–")) or seg.text[:1].islower() or next_line)):
+            break
+        taken.append(seg)
+        last, open_end = seg, seg.text
+    return taken
 
 
 def _abstract_page(pages: list[str], at: int) -> str | None:
