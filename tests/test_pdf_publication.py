@@ -47,6 +47,7 @@ def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None
     ("A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229, 2020.", "ECCV", 2020),
     ("Bioinformatics, 2023, 39(1), btac811\nhttps://doi.org/10.1093/bioinformatics/btac811", "Bioinformatics", 2023),
     ("Nucleic Acids Research, 2023, 51, 5123–5135", "Nucleic Acids Research", 2023),
+    ("Bioinformatics, 37, 2021, i1–i9\ndoi: 10.1093/bioinformatics/btab300\nISMB/ECCB 2021", "Bioinformatics", 2021),
     ("PLOS ONE | DOI:10.1371/journal.pone.0123456 March 1, 2015 1 / 20", "PLOS ONE", 2015),
     ("SCIENCE ADVANCES | RESEARCH ARTICLE\nLovelace et al., Sci. Adv. 2021; 7 : eabc1234 17 March 2021",
      "Science Advances", 2021),

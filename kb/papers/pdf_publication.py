@@ -101,10 +101,11 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
          rf"{_JOURNAL},? \((?P<year>(?:19|20)\d\d)\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
          r"(?:pp?\. ?)?\d+ ?[–-] ?\d+\b", "group"),
-        # OUP's header: 'Bioinformatics, 37(15), 2021, 2112–2120'.
+        # OUP's header: 'Bioinformatics, 37(15), 2021, 2112–2120'; a supplement's pages: 'Bioinformatics, 37,
+        # 2021, i1–i9' (ISMB).
         ("journal header: JOURNAL, VOLUME(ISSUE), YEAR, PAGES",
-         rf"{_JOURNAL}, (?P<volume>\d{{1,4}})\((?P<issue>\d+)\), {_YYYY}, (?:pp?\. ?)?\d+ ?[–-] ?\d+\b",
-         "group"),
+         rf"{_JOURNAL}, (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, {_YYYY}, (?:pp?\. ?)?[a-z]?\d+ ?[–-] ?"
+         r"[a-z]?\d+\b", "group"),
         # OUP's since 2023, the year first: 'Bioinformatics, 2023, 39(1), btac811', 'Nucleic Acids Research,
         # 2023, 51, 5123–5135'.
         ("journal header: JOURNAL, YEAR, VOLUME(ISSUE), PAGES",
