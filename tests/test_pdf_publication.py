@@ -142,12 +142,14 @@ def test_publication_a_data_or_code_archives_doi_is_not_the_papers() -> None:
         "10.1371/journal.pone.0123456"
 
 
-def test_read_pdf_takes_no_archive_doi_from_the_text_or_a_link(tmp_path: Path) -> None:
+def test_read_article_and_identifiers_take_no_archive_doi_from_the_text_or_a_link(tmp_path: Path) -> None:
     """The whole path (the text's DOI, a bare DOI, page 1's link annotations): a data archive's DOI is no
     paper's DOI, whichever way the page names it; a link to the paper's own DOI is taken."""
+    import pypdfium2 as pdfium
     from fpdf import FPDF
 
-    from kb.papers.add import read_pdf
+    from kb.papers.pdf_ids import read_identifiers
+    from kb.papers.pdf_layout import read_article
 
     for link, expected in [("https://doi.org/10.5281/zenodo.7654321", None),
                            ("https://doi.org/10.1093/bioinformatics/btab083", "10.1093/bioinformatics/btab083")]:
@@ -159,8 +161,14 @@ def test_read_pdf_takes_no_archive_doi_from_the_text_or_a_link(tmp_path: Path) -
         pdf.multi_cell(0, 5, "Data: 10.6084/m9.figshare.1234567 and doi:10.5061/dryad.abc123 hold the data.",
                        new_x="LMARGIN", new_y="NEXT")
         pdf.cell(0, 5, "Code and data", link=link)
-        pdf.output(str(tmp_path / "paper.pdf"))
-        assert read_pdf(tmp_path / "paper.pdf").doi == expected
+        path = tmp_path / "paper.pdf"
+        pdf.output(str(path))
+        printed = read_article(path).doi
+        document = pdfium.PdfDocument(path)
+        try:
+            assert read_identifiers(path, document).doi(printed) == expected
+        finally:
+            document.close()
 
 
 def test_publication_a_misread_journal_line_is_outvoted_by_another_pages() -> None:
@@ -215,6 +223,20 @@ def test_describe_a_title_goes_on_in_a_smaller_size_after_an_open_end_or_in_lowe
     article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
     describe(article, segments)
     assert article.title == title
+
+
+@pytest.mark.parametrize("title", ["Draft genome assembly of the axolotl", "A Draft Human Pangenome Reference",
+                                   "The Preprint Revolution in Biology"])
+def test_describe_a_title_may_name_a_draft_or_a_preprint_a_notice_is_never_the_title(title: str) -> None:
+    """'Draft: February 16, 2009' or 'Preprint submitted to ...' set large at the top is a notice, never the
+    title; a title that names a draft or a preprint is one."""
+    for notice in ("Draft: February 16, 2009", "Preprint submitted to Elsevier", "*Manuscript"):
+        segments = [_line(notice, 760, 20), _line(title, 740, 17), _line("Ada Lovelace", 700, 11),
+                    _line("Abstract", 680, 10)]
+        segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+        article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+        describe(article, segments)
+        assert article.title == title, notice
 
 
 @pytest.mark.parametrize(("header", "footer", "stamp", "expected"), [

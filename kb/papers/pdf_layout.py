@@ -568,12 +568,20 @@ def _is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+# A notice's word, and the words it goes on with ('Draft of ...', 'Preprint submitted to ...').
+_NOTICE = r"\b(?:Preprint|Manuscript|Draft)\b"
+_NOTICE_WORDS = r"(?:of|submitted|version|under|accepted|received|for)\b"
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
 # journal's header ('2015 IEEE Symposium on Security and Privacy'), a preprint notice.
 _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
-                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of |"
+                        r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
+                        # a notice that the text is a preprint, a manuscript or a draft ('*Manuscript',
+                        # 'Draft: February 16, 2009', '(Draft of October 7, 2013)', 'Preprint submitted to'),
+                        # never a title that names one ('Draft genome assembly of ...', 'A Draft Human ...')
+                        rf"^\W*{_NOTICE}(?! +(?!{_NOTICE_WORDS})[A-Za-z])|(?i:{_NOTICE})\s*(?:[:.,;)]|$)|"
+                        rf"(?i:{_NOTICE}) {_NOTICE_WORDS}|"
                         # a publication statement, in capitals too ('APPEARED IN BULLETIN OF THE')
                         r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
 
