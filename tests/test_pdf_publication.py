@@ -106,6 +106,18 @@ def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: s
     assert _published(f"Body text.\n{line}").venue is None
 
 
+@pytest.mark.parametrize(("page", "year"), [
+    ("Received: 1 January 2020\nAccepted: 20 January 2021\nPublished: 3 February 2021\nAbstract", 2021),
+    ("Received June 1, 2020; accepted January 5, 2021. Published online: March 12, 2021.", 2021),
+    ("Received January 1, 2021, accepted January 20, 2021, date of publication February 1, 2022.", 2022),
+    # a journal's header outranks the day: its volume's year
+    ("Bioinformatics, 2023, 39(1), btac811\nPublished: 20 December 2022", 2023),
+    ("Received: 1 January 2021\nAccepted: 20 January 2021", None),  # no publication stated
+])
+def test_publication_the_day_an_article_was_published_gives_the_year(page: str, year: int | None) -> None:
+    assert _published(page).year == year
+
+
 def test_publication_a_meeting_named_after_its_year_in_a_header() -> None:
     article = _published("Body.", margins=["2021 IEEE/CVF International Conference on Computer Vision (ICCV)"])
     assert (article.venue, article.year) == ("IEEE/CVF International Conference on Computer Vision", 2021)

@@ -183,6 +183,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("open access watermark",
          rf"\bThis (?P<venue>[A-Z][A-Za-z]*[A-Z]\w*) {_YYYY} (?:\w+ )?paper is the Open Access version",
          "group"),
+        # The day the article was published, as journals print it beside received and accepted (PLOS, MDPI,
+        # Frontiers, Springer: 'Published: 3 February 2021', 'Published online: 12 March 2021'; IEEE: 'date
+        # of publication February 1, 2021'): the year alone, when no row above gave one.
+        ("publication date",
+         rf"(?:\b[Pp]ublished(?: online)?|\b[Dd]ate of publication):? (?:on )?"
+         rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
