@@ -101,6 +101,7 @@ def test_publication_meetings_proceedings_and_preprint_servers(line: str, venue:
     "Preprint. Under review.",
     "In 2021, 22, 1234 proteins were folded.",  # numbers in a citation's shape after no name
     "© 2021 The Author(s). Published by Elsevier Inc.",  # the authors hold the copyright: no venue
+    "Ada Lovelace | www.example.org | 2021",  # a person's running line and site
 ])
 def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: str) -> None:
     assert _published(f"Body text.\n{line}").venue is None

@@ -136,9 +136,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          "group"),
         # A running line naming the journal beside the article's DOI or the journal's site (PLOS: 'PLOS
         # Computational Biology | https://doi.org/10.1371/... March 1, 2021'; Frontiers: '... |
-        # www.frontiersin.org').
+        # www.frontiersin.org'; any other site may be a person's: 'Ada Lovelace | www.example.org').
         ("running line: JOURNAL | DOI or site",
-         rf"{_JOURNAL} \| (?:https?://(?:dx\.)?doi\.org/10\.|(?i:doi):? ?10\.|www\.)", "near"),
+         rf"{_JOURNAL} \| (?:https?://(?:dx\.)?doi\.org/10\.|(?i:doi):? ?10\.|www\.frontiersin\.org)",
+         "near"),
         # A volume of proceedings in a series: 'A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229'.
         ("proceedings volume: (Eds.): VENUE YEAR, SERIES N",
          rf"\([Ee]ds?\.\):? (?P<venue>[A-Z][\w&-]*(?: [A-Z][\w&-]*)*) {_YYYY}, [A-Z][A-Za-z]{{1,5}} \d+",
