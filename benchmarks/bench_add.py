@@ -48,11 +48,12 @@ BROKEN_WORDS = re.compile(r"\b(?:modied|uctuation|signicance|unied|rst|dened|eec
 
 
 def fold(text: str | None) -> str:
-    """Case, accents (also TeX's spacing ones), dashes, quotes and whitespace folded, for comparing."""
+    """Case, accents (also TeX's spacing ones), dashes, typographic quotes and whitespace folded, for
+    comparing."""
     text = unicodedata.normalize("NFKD", text or "")
     text = "".join(c for c in text if not unicodedata.combining(c) and c not in "¨´`^~˜")
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
-    text = re.sub("[\u2018\u2019\u02bc]", "'", re.sub("[\u201c\u201d]", '"', text))  # typographic quotes
+    text = re.sub(r"[\u2018\u2019\u201b\u2032]", "'", re.sub(r"[\u201c\u201d\u201f\u2033]", '"', text))
     return " ".join(text.split()).casefold()
 
 

@@ -119,7 +119,8 @@ def test_offline_the_layout_alone_with_one_line_saying_so(
     meta = note.meta
     assert meta.title == TITLE and [a.name for a in meta.authors] == ["Roshan Rao", "Joshua Meier", "Alexander Rives"]
     assert {v.value for v in (meta.field_sources or {}).values()} == {"layout"}
-    assert meta.publication and meta.publication.year is None  # the layout finds no year: none, not a guess
+    # the year and the server the stamp states ('this version posted December 15, 2020'), nothing guessed
+    assert meta.publication and (meta.publication.venue, meta.publication.year) == ("bioRxiv", 2020)
 
 
 def test_an_unreachable_service_leaves_the_layout_saying_why(

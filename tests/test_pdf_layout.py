@@ -692,7 +692,7 @@ def test_clean_text_a_lone_carriage_return_before_a_letter_is_ot1s_fl() -> None:
     ("This paper appears in ECOOP '98, the 12th European Conference on Object-Oriented Programming, Brussels, "
      "Belgium, July 20-24, 1998, pp. 186-211.", "ECOOP", 1998),
     ("LISP AND SYMBOLIC COMPUTATION: An International Journal, 4, 223-242, 1991\n© 1991 Kluwer Academic "
-     "Publishers", "LISP AND SYMBOLIC COMPUTATION", 1991),
+     "Publishers", "Lisp and Symbolic Computation", 1991),  # capitals set as the name is written
     ("Higher-Order and Symbolic Computation, 13, 11–49, 2000\n°c 2000 Kluwer Academic Publishers.",
      "Higher-Order and Symbolic Computation", 2000),
     ("ABSTRACT: In this note, we prove this theorem. © 2003 Wiley Periodicals, Inc. Random Struct.\nAlg., 22: "
@@ -775,7 +775,7 @@ def test_describe_capitals_title_under_a_smaller_header_that_states_the_publicat
     assert (article.title, article.authors) == ("ON PROOF AND PROGRESS IN MATHEMATICS",
                                                 [("William P. Thurston", None)])
     read_publication(article)
-    assert (article.venue, article.year) == ("BULLETIN OF THE AMERICAN MATHEMATICAL SOCIETY", 1994)
+    assert (article.venue, article.year) == ("Bulletin of the American Mathematical Society", 1994)
 
 
 def test_metadata_title_that_is_an_arxiv_stamp_is_not_the_title() -> None:

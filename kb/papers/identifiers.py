@@ -34,6 +34,18 @@ _PLACEHOLDER_SIGNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 
 
+# Registrants of data and software archives (Zenodo, figshare, Dryad, PANGAEA, OSF, Mendeley Data, Harvard
+# Dataverse, Code Ocean): a DOI under one that a page prints or links names a data set or code the paper
+# points to ('Data are available at https://doi.org/10.5281/zenodo.123'), not the paper.
+_ARCHIVE_PREFIXES = ("10.5281/", "10.6084/", "10.5061/", "10.1594/", "10.17605/", "10.17632/", "10.7910/",
+                     "10.24433/")
+
+
+def archive_doi(doi: str) -> bool:
+    """Whether ``doi`` is a data or software archive's (``_ARCHIVE_PREFIXES``)."""
+    return normalize_doi(doi).startswith(_ARCHIVE_PREFIXES)
+
+
 def normalize_doi(value: str) -> str:
     """A DOI without its URL or 'doi:' prefix and without trailing punctuation ('https://doi.org/10.1/x.' ->
     '10.1/x'); the case is kept (DOIs compare case-insensitively, see ``same_doi``)."""

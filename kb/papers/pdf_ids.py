@@ -73,5 +73,7 @@ def read_identifiers(path: Path, document: object) -> PdfIdentifiers:
     info = document.get_metadata_dict(skip_empty=True)  # type: ignore[attr-defined]
     metadata = _xmp_text(path) + "\n" + "\n".join(str(v) for v in info.values())
     links = "\n".join(_page_links(document))
-    return PdfIdentifiers(metadata_dois=identifiers.dois_in(metadata), link_dois=identifiers.dois_in(links),
+    # A link to a data or code archive names what the paper points to; the metadata names the paper itself.
+    linked = [doi for doi in identifiers.dois_in(links) if not identifiers.archive_doi(doi)]
+    return PdfIdentifiers(metadata_dois=identifiers.dois_in(metadata), link_dois=linked,
                           arxiv_ids=identifiers.arxiv_ids_in(metadata + "\n" + links))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.notes.grounding import PAGE_BREAK
+from kb.papers import identifiers
 from kb.papers.pdf_publication import ARXIV_ID, read_publication
 
 # Control codes a TeX font without a Unicode map leaves in the text (T1 encoding at 0x1b-0x1f and its
@@ -423,16 +424,29 @@ def read_article(path: Path) -> PdfArticle:
         # a cover page (USENIX's) before the article's own first page, which is titled
         at = 1 if len(layouts) > 1 and opens_titled(layouts[1][0]) else 0
         describe(article, layouts[at][0], at, height=layouts[at][1])
+        article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, _margins(*layouts[0]), read=at + 1, stamps=stamps)
     _from_metadata(article, metadata)
     if article.arxiv_id is None and pages:
         arxiv = ARXIV_ID.search(pages[0])
         article.arxiv_id = arxiv.group(1) if arxiv else None
     if article.doi is None and pages and "doi" not in article.reasons:
-        doi = re.search(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
-        article.doi = doi.group(1) if doi else None
+        bare = re.finditer(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
+        article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
     _say_why_empty(article)
     return article
+
+
+def punctuated_title(title: str | None, covers: list[str]) -> str | None:
+    """The title as a cover page prints it, where the article's own page set its parts on lines of their own
+    without the punctuation between them (USENIX: the cover's 'Failures: An Analysis ...' over the page's
+    'Failures' / 'An Analysis ...'): the same words in the same order, only the marks between them told."""
+    words = re.findall(r"\w+", title or "")
+    if not words or not covers:
+        return title
+    pattern = r"\b" + r"[^\w\n]*\s*[^\w\n]*".join(map(re.escape, words)) + r"\b"
+    found = re.search(pattern, "\n".join(covers), re.IGNORECASE)
+    return " ".join(found.group().split()) if found else title
 
 
 def free_text(page: object) -> list[str]:
@@ -632,12 +646,20 @@ def _is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+# A notice's word, and the words it goes on with ('Draft of ...', 'Preprint submitted to ...').
+_NOTICE = r"\b(?:Preprint|Manuscript|Draft)\b"
+_NOTICE_WORDS = r"(?:of|submitted|version|under|accepted|received|for)\b"
 # Lines at the top of page 1 that are never the title: an arXiv stamp in the margin, a proceedings' or
 # journal's header ('2015 IEEE Symposium on Security and Privacy'), a preprint notice.
 _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|"
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
-                        r"\bVol(?:\.|ume) ?\d|\b(?:Preprint|Manuscript|Draft)\b|^(?:JSS|JMLR)$|^Journal of |"
+                        r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
+                        # a notice that the text is a preprint, a manuscript or a draft ('*Manuscript',
+                        # 'Draft: February 16, 2009', '(Draft of October 7, 2013)', 'Preprint submitted to'),
+                        # never a title that names one ('Draft genome assembly of ...', 'A Draft Human ...')
+                        rf"^\W*{_NOTICE}(?! +(?!{_NOTICE_WORDS})[A-Za-z])|(?i:{_NOTICE})\s*(?:[:.,;)]|$)|"
+                        rf"(?i:{_NOTICE}) {_NOTICE_WORDS}|"
                         # a publication statement, in capitals too ('APPEARED IN BULLETIN OF THE')
                         r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
 
@@ -671,6 +693,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         rows = {round(s.y) for s in title_lines}
         title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
                               and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+        title_lines += _subtitle(title_lines, head, body_size)
     article.title = join_title([s.text for s in title_lines])
     floor = _MARGIN * height if height else float("-inf")
     below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
@@ -698,6 +721,28 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
+
+
+def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> list[Segment]:
+    """The lines that go on with a title in a smaller size, directly under it: after a title that ends open
+    (a colon or a dash: 'ProtTrans:' over 'Toward Understanding ...'), or opening in lower case, which no
+    line of its own does ('ProtGPT2 is a deep unsupervised language model' over 'for protein design'), and
+    the subtitle's next lines in its size. Each is set larger than the body, stands within two of its sizes
+    of the line above, and is no line of names."""
+    if not title_lines:
+        return []
+    last = min(title_lines, key=lambda s: s.y)
+    open_end = join_title([s.text for s in title_lines]) or ""
+    taken: list[Segment] = []
+    for seg in sorted((s for s in head if s.y < last.y and s not in title_lines), key=lambda s: -s.y):
+        next_line = bool(taken) and abs(seg.size - taken[-1].size) < 0.5  # the subtitle's, in its size
+        if (last.y - seg.y > 2 * last.size or seg.size <= body_size + 0.5
+                or _is_name_list(seg.text) and not next_line
+                or not (open_end.endswith((":", "—", "–")) or seg.text[:1].islower() or next_line)):
+            break
+        taken.append(seg)
+        last, open_end = seg, seg.text
+    return taken
 
 
 def _abstract_page(pages: list[str], at: int) -> str | None:

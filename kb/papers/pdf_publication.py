@@ -23,23 +23,32 @@ if TYPE_CHECKING:
 # -- the publication: journal line of page 1, or the reference it points at ----------------------------
 
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_ANY_MONTH = rf"(?i:{_MONTH})"  # in a header set in capitals too ('AUGUST 2021')
+_YYYY = r"(?P<year>(?:19|20)\d\d)"
 # A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
 # Management').
-_VENUE = r"(?P<venue>(?:[A-Z][\w&-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on|&))*)"
+# Two bodies' names may share a word ('IEEE/CVF', 'IEEE/ACM').
+_VENUE = r"(?P<venue>(?:[A-Z][\w&/-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&/-]*|of|and|in|for|the|on|&))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
 _ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
-            r"[A-Z][a-z]+(?:teenth|tieth|th))")
+            r"(?:Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety)-(?i:first|second|third|fourth|fifth|"
+            r"sixth|seventh|eighth|ninth)|[A-Z][a-z]+(?:teenth|tieth|th))")
 _PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?(?:{_ORDINAL} )?"
 # A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
-# 'Random').
-_JOURNAL = (r"(?<![\w,] )(?<![\w,])(?P<venue>[A-Z][\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)")
+# 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
+# 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
+# ('Bioinformatics, 37(15), 2021, 2112–2120'). After 'et al.,' it opens there ('Lovelace et al., Sci. Adv.').
+_JOURNAL = (r"(?:(?<=al\., )|(?<![\w,] )(?<![\w,]))(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?"
+            r"(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)")
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
 # A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
+# A paper may say what kind it is ('Published as a conference paper at ICLR 2021'); one under review is not
+# published anywhere ('Under review as a conference paper at ...').
 _STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|"
               r"[Rr]eprinted(?: with (?:corrections|revisions|permission))?|[Aa]ppears?)"
-              r"(?: online)? (?:in|at|by|from) ")
+              r"(?: online| as an? (?:conference|journal|workshop|full|short) paper)? (?:in|at|by|from) ")
 # How articles state where they appeared; each row names its groups (venue, year, yy: a two-digit year,
 # volume, issue, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list) and where its
 # year comes from: "group" (the row's own), "near" (the first year within YEAR_WINDOW characters after the
@@ -63,9 +72,23 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})", "group"),
         ("corresponds to a paper published in",
          rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
+        # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'.
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
-         rf"{_VENUE},? Vol(?:\.|ume)? ?(?P<volume>\d+),? (?:No\.|Number|Issue) ?(?P<issue>\d+),? "
-         rf"(?:{_MONTH} )?(?P<year>\d{{4}})", "group"),
+         rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?(?P<issue>\d+),? "
+         rf"(?:{_ANY_MONTH} )?(?P<year>\d{{4}})", "group"),
+        # The year before the volume: 'Nucleic Acids Research, 2021, Vol. 49, No. 1', 'PNAS 2021 Vol. 118
+        # No. 15'.
+        ("journal line: VENUE, YEAR, Vol. N, No. N",
+         rf"{_JOURNAL},? {_YYYY},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?"
+         r"(?P<issue>\d+)", "group"),
+        # The volume's year in parentheses: 'TUGboat, Volume 41 (2020), No. 1'; the R Journal's footer: 'The R
+        # Journal Vol. 12/1, June 2020'.
+        ("journal line: VENUE, Volume N (YEAR), No. N",
+         rf"{_JOURNAL},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \({_YYYY}\),? (?i:No\.|Number|Issue) ?"
+         r"(?P<issue>\d+)", "group"),
+        ("journal line: VENUE Vol. N/N, MONTH YEAR",
+         rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)/(?P<issue>\d+),? (?:{_ANY_MONTH} )?{_YYYY}",
+         "group"),
         # A journal's citation line in its header or after the abstract: 'LISP AND SYMBOLIC COMPUTATION: An
         # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
@@ -78,6 +101,54 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
          rf"{_JOURNAL},? \((?P<year>(?:19|20)\d\d)\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
          r"(?:pp?\. ?)?\d+ ?[–-] ?\d+\b", "group"),
+        # OUP's header: 'Bioinformatics, 37(15), 2021, 2112–2120'; a supplement's pages: 'Bioinformatics, 37,
+        # 2021, i1–i9' (ISMB).
+        ("journal header: JOURNAL, VOLUME(ISSUE), YEAR, PAGES",
+         rf"{_JOURNAL}, (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, {_YYYY}, (?:pp?\. ?)?[a-z]?\d+ ?[–-] ?"
+         r"[a-z]?\d+\b", "group"),
+        # OUP's since 2023, the year first: 'Bioinformatics, 2023, 39(1), btac811', 'Nucleic Acids Research,
+        # 2023, 51, 5123–5135'.
+        ("journal header: JOURNAL, YEAR, VOLUME(ISSUE), PAGES",
+         rf"{_JOURNAL}, {_YYYY}, (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
+         r"(?:[a-z]{0,6}\d+|\d+ ?[–-] ?\d+)\b", "group"),
+        # Cell Press's footer: 'Cell Systems 12, 1–12, March 17, 2021', 'Cell Reports 34, 108765, March 2,
+        # 2021'.
+        ("journal footer: JOURNAL VOLUME, PAGES, MONTH DAY, YEAR",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), (?:\d+ ?[–-] ?\d+|\d+), {_MONTH} \d{{1,2}}, {_YYYY}", "group"),
+        # Springer's and BMC's: 'Machine Learning (2021) 110:1357–1397', 'BMC Bioinformatics (2021) 22:123';
+        # Nature's running footer: 'NATURE COMMUNICATIONS | (2021) 12:2403'.
+        ("journal header: JOURNAL (YEAR) VOLUME:PAGES",
+         rf"{_JOURNAL}(?: \|)? \({_YYYY}\) (?P<volume>\d{{1,4}}):\s?[A-Za-z]?\d+", "group"),
+        # Vancouver's order, eLife's footer: 'eLife 2021;10:e63440'; Science's: 'Sci. Adv. 2021; 7 :
+        # eabc1234'.
+        ("citation: JOURNAL YEAR;VOLUME:PAGES",
+         rf"{_JOURNAL}\.? {_YYYY} ?; ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
+         "group"),
+        # MDPI's: 'Int. J. Mol. Sci. 2021, 22, 1234.'
+        ("citation: JOURNAL YEAR, VOLUME, PAGES",
+         rf"{_JOURNAL} {_YYYY}, (?P<volume>\d{{1,4}}), [A-Za-z]?\d+\b", "group"),
+        # Nature's and Science's: 'Nature 596, 583–589 (2021)'; Nature's footer: 'Nature | Vol 596 | 26 August
+        # 2021 | 583'.
+        ("citation: JOURNAL VOLUME, PAGES (YEAR)",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), [A-Za-z]?\d+(?: ?[–-] ?\d+)? \({_YYYY}\)", "group"),
+        ("journal footer: JOURNAL | Vol N | DATE",
+         rf"{_JOURNAL} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \| (?:\d{{1,2}} )?{_ANY_MONTH} {_YYYY}",
+         "group"),
+        # A running line naming the journal beside the article's DOI or the journal's site (PLOS: 'PLOS
+        # Computational Biology | https://doi.org/10.1371/... March 1, 2021'; Frontiers: '... |
+        # www.frontiersin.org'; any other site may be a person's: 'Ada Lovelace | www.example.org').
+        ("running line: JOURNAL | DOI or site",
+         rf"{_JOURNAL} \| (?:https?://(?:dx\.)?doi\.org/10\.|(?i:doi):? ?10\.|www\.frontiersin\.org)",
+         "near"),
+        # A volume of proceedings in a series: 'A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229'.
+        ("proceedings volume: (Eds.): VENUE YEAR, SERIES N",
+         rf"\([Ee]ds?\.\):? (?P<venue>[A-Z][\w&-]*(?: [A-Z][\w&-]*)*) {_YYYY}, [A-Z][A-Za-z]{{1,5}} \d+",
+         "group"),
+        # A preprint server's stamp: 'bioRxiv preprint doi: https://doi.org/10.1101/...; this version posted
+        # December 15, 2020.'
+        ("preprint server stamp",
+         rf"(?P<journal>bioRxiv|medRxiv|ChemRxiv|Research Square|Preprints\.org|SSRN) preprint\b.{{0,160}}?"
+         rf"\bposted (?:online )?(?:{_MONTH} \d{{1,2}},? |\d{{1,2}} {_MONTH},? ){_YYYY}", "group"),
         # A chapter of an edited book, as APA cites one: 'To appear in W.R. Rouse & K.B. Boff (Eds.),
         # Organizational simulation. New York: Wiley.' The book's title, in sentence case, runs to its period.
         ("to appear in EDITORS (Eds.), BOOK.",
@@ -85,29 +156,55 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          r"(?P<venue>[A-Z][^.()]{2,150}?)(?: \(pp?\. [^)]*\))?\.", "near"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
+        # The meeting's acronym and year, then its dates: 'CIKM’13, Oct. 27–Nov. 1', 'NDSS '16, 21-24
+        # February', a Word template's 'SOSP 2007, Oct., 2004' (a month and a year left from the template).
         ("permission block: ACRONYM'YY, MONTH",
          rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
-         rf"(?:{_MONTH} ?\d|\d{{1,2}}[–-])", "group"),
+         rf"(?:{_MONTH},? ?\d|\d{{1,2}}[–-])", "group"),
         # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
         # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
         ("submitted to",
          rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
          rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
         ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
+        # A meeting by its ordinal, with its acronym and year after it: '35th Conference on Neural Information
+        # Processing Systems (NeurIPS 2021)', 'The Thirty-Fifth AAAI Conference on Artificial Intelligence
+        # (AAAI-21)'. After the permission block: an ACM reference line names the meeting so too, but the
+        # block's acronym is the venue ('KDD').
+        ("meeting: ORDINAL NAME (ACRONYM YEAR)",
+         rf"(?<![\w-]){_ORDINAL} (?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
+         rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
+        # A proceedings' own line: 'Proceedings of the 38th International Conference on Machine Learning, PMLR
+        # 139, 2021', 'Proceedings of the 2021 Conference on Empirical Methods in Natural Language
+        # Processing'.
+        ("proceedings line",
+         rf"\bProceedings of (?:the )?(?:{_ORDINAL} )?(?:{_YYYY} )?(?:Annual )?{_VENUE}", "near"),
+        # The Computer Vision Foundation's watermark: 'This CVPR 2021 paper is the Open Access version'.
+        ("open access watermark",
+         rf"\bThis (?P<venue>[A-Z][A-Za-z]*[A-Z]\w*) {_YYYY} (?:\w+ )?paper is the Open Access version",
+         "group"),
+        # The day the article was published, as journals print it beside received and accepted (PLOS, MDPI,
+        # Frontiers, Springer: 'Published: 3 February 2021', 'Published online: 12 March 2021'; IEEE: 'date
+        # of publication February 1, 2021'): the year alone, when no row above gave one.
+        ("publication date",
+         rf"(?:\b[Pp]ublished(?: online)?|\b[Dd]ate of publication):? (?:on )?"
+         rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
-# Journal names as references abbreviate them, and their full names.
+# Journal names as references abbreviate them or their authors spell them, and their full names.
 VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
                "j. stat. softw.": "Journal of Statistical Software",
-               "jss": "Journal of Statistical Software"}
+               "jss": "Journal of Statistical Software",
+               "r-news": "R News"}
 # A publisher, a society or a company is not where an article appeared ('WILEY-VCH Verlag GmbH & Co.',
-# 'Association for Computing Machinery'), unless the name is a journal's ('Journal of the ... Association').
+# 'Association for Computing Machinery', a copyright's 'The Author(s)'), unless the name is a journal's
+# ('Journal of the ... Association').
 _PUBLISHER = re.compile(r"\b(?:Verlag|GmbH|KGaA|Inc|Ltd|LLC|Co|Press|Publishers?|Publishing|Association|"
-                        r"Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
+                        r"Authors?|Society|Elsevier|Springer|Wiley|WILEY|Taylor|Francis|ACM|IEEE|Addison|Institute|"
                         r"Foundation|University|Copyright|All|Rights)\b")
 _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
@@ -120,14 +217,19 @@ _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
 # 'Journal' abbreviated before 'of' ('J. of Statistical Software', 'Jl. of Interactive Learning Research').
 _JOURNAL_ABBREVIATION = re.compile(r"^(?:J|Jl|Jnl|Jour|Journ)\.? of\b")
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
+# A DOI broken at a line's end goes on on the next line: broken after a '/', '.', '-' or '_', and going on in
+# lower case or a digit ('doi:10.18637/' / 'jss.v017.i03'); a whole DOI ends its line
+# ('doi:10.1093/bioinformatics/btab083' / 'Advance Access ...'). Where the text was flattened the break is a
+# space, which only the suffix's whole absence tells ('10.18637/ jss.v017.i03').
+_DOI_PART = r"[^\s\"<>,]"
 _DOI = re.compile(
-    r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)(10\.\d{4,9}/[^\s\"<>,]*(?:\n\s*[^\s\"<>,]+)?)", re.I
+    r"(?:doi:\s*|doi\.\s*org/\s*|DOI:?\s+|URL\s+)"
+    rf"(10\.\d{{4,9}}/(?:{_DOI_PART}*[./_-]\n\s*(?-i:[a-z\d]){_DOI_PART}*|{_DOI_PART}+|\s+{_DOI_PART}+))",
+    re.I,
 )
 # An arXiv id as printed: 'arXiv:1004.4240', 'arXiv:math/0405482v2' (the old style), or the paper's own
 # abstract page ('arxiv.org/abs/1911.06416'): the one rule of kb.papers.identifiers.
 ARXIV_ID = identifiers.ARXIV_IN_TEXT
-# Template and placeholder DOIs a class file prints before the journal assigns one: never a paper's.
-_PLACEHOLDER_DOI = re.compile(r"^10\.18637/jss\.v000\.i00$|^10\.\d+/(?:0+|x+|xxx.*|000[.\d]*)$", re.I)
 
 
 def _flat(text: str) -> str:
@@ -135,8 +237,28 @@ def _flat(text: str) -> str:
     return " ".join(re.sub(r"(\w)-\n\s*(\w)", r"\1\2", text).split())
 
 
-def _venue(name: str | None) -> str | None:
-    """The venue a statement names, or None for a publisher, a society or a word that names nothing."""
+# Words a journal's name in capitals keeps so ('IEEE TRANSACTIONS ON ...'): acronyms of four letters or more
+# (shorter words in capitals are acronyms unless small words: 'ACM', 'BMC', 'RNA').
+_ACRONYMS = frozenset({"IEEE", "SIAM", "PLOS", "AAAI", "IJCAI", "SPIE", "IFIP", "ASME", "AIAA", "USENIX",
+                       "ICML", "ICLR", "NAACL", "EMNLP", "COLING", "SIGKDD", "SIGMOD", "VLDB", "JMLR",
+                       "EURASIP"})
+
+
+def _title_case(name: str) -> str:
+    """A name set in capitals ('NATURE COMMUNICATIONS') as it is written ('Nature Communications')."""
+    small = {"of", "and", "in", "for", "the", "on", "&"}
+    words = []
+    for i, word in enumerate(name.split()):
+        if word in _ACRONYMS or len(word.strip(".")) <= 3 and word.lower() not in small:
+            words.append(word)
+        else:
+            words.append(word.lower() if i and word.lower() in small else word.capitalize())
+    return " ".join(words)
+
+
+def _venue(name: str | None, cited: bool = False) -> str | None:
+    """The venue a statement names, or None for a publisher, a society or a word that names nothing.
+    ``cited``: the name stands in a citation's shape (see ``_JOURNAL``), which makes one word a name."""
     if not name:
         return None
     # An abbreviated name's last period ends its abbreviation ('Random Struct. Alg.'), not a sentence.
@@ -150,11 +272,13 @@ def _venue(name: str | None) -> str | None:
                   "", name)
     name = VENUE_NAMES.get(name.casefold(), name)
     name = _JOURNAL_ABBREVIATION.sub("Journal of", name)
+    if name.isupper() and len(name.split()) > 1:
+        name = _title_case(name)
     if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
     words = name.split()
     acronym = len(words) == 1 and re.fullmatch(r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*", name) is not None
-    if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or _VENUE_WORD.search(name)
+    if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or cited or _VENUE_WORD.search(name)
                                                               or len(words) >= 2):
         return None
     return name
@@ -192,7 +316,10 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     for name, pattern, rule in PUBLICATION_PATTERNS:
         for match in pattern.finditer(first):
             groups = {k: v for k, v in match.groupdict().items() if v}
-            venue = _venue(groups.get("venue"))
+            shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
+            if shaped:
+                groups["venue"] = _after_title(groups.pop("journal"), article.title)
+            venue = _venue(groups.get("venue"), cited=shaped)
             year = _year(groups, rule, first[match.end():])
             if "venue" in groups and venue is None:
                 # '© 2018 Association for Computing Machinery': no venue, but the year it states
@@ -200,7 +327,7 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                     article.year = article.year or year
                 continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
-                article.venue = venue
+                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages), first)
                 article.year = article.year or year
             elif "venue" not in groups:
                 article.year = article.year or year
@@ -215,13 +342,63 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
         _from_reference(article, _titled(references, article.title))  # the paper citing its published self
-    doi = _DOI.search(first)
-    if doi and article.doi is None:
-        article.doi = _doi_text(doi.group(1))
-    if article.doi and _PLACEHOLDER_DOI.match(article.doi):
+    printed = (_doi_text(m.group(1)) for m in _DOI.finditer(first))
+    dois = [doi for doi in printed if not identifiers.archive_doi(doi)]  # a data set's is not the paper's
+    if dois and article.doi is None:
+        # A DOI a narrow column broke where no mark tells it ('.../journal.pcbi.100' / '8736') is the start of
+        # the same DOI printed whole elsewhere on the page (PLOS's footer): the whole one.
+        article.doi = max((d for d in dois if d.startswith(dois[0])), key=len)
+    if article.doi and identifiers.placeholder_doi(article.doi) is not None:
         article.doi = None
     arxiv = ARXIV_ID.search(first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str], pages: list[str]) -> str:
+    """The journal's name as the document spells it most surely, where its journal line (with a volume)
+    repeats on other pages: a scan's text layer misreads a word on one page ('Journal of the Assccktion
+    for ...') and not on another. Each reading is scored by its rarest word's count in the whole text (a
+    misread word stands nowhere else); the first page's reading wins a tie."""
+    if "volume" not in groups:
+        return venue
+    full = _flat("\n".join(pages))
+    readings = [venue]
+    for match in pattern.finditer(full):
+        if match.groupdict().get("volume") == groups["volume"] and match.groupdict().get("venue"):
+            readings.append(_venue(match.group("venue")) or venue)
+
+    def sureness(reading: str) -> int:
+        return min((full.count(w) for w in re.findall(r"[A-Za-z]{4,}", reading)), default=0)
+
+    return max(readings, key=sureness)  # max keeps the first of equals: page 1's
+
+
+def _unabbreviated(venue: str, first: str) -> str:
+    """The journal's full name where the page prints it beside its abbreviation (Springer's header: 'J.
+    Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under 'SCIENCE ADVANCES'): each
+    abbreviated word ('J.') opens a word of the full name, every other word is the same, in order, with small
+    words between them ('of'). Else as printed."""
+    words = venue.split()
+    if not any(w.endswith(".") for w in words):
+        return venue
+    parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
+    full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
+                     re.IGNORECASE)
+    if full is None:
+        return venue
+    return _title_case(full.group()) if full.group().isupper() else full.group()
+
+
+def _after_title(name: str, title: str | None) -> str:
+    """A journal's name without the end of the article's title that a citation in title case ran into it
+    ('... Encode Contacts. Int. J. Mol. Sci. 2021, 22, 1234': 'Int. J. Mol. Sci.')."""
+    words = re.findall(r"\w+", title or "")
+    for start in range(len(words)):
+        # the title's end closed by its punctuation ('Contacts.'), never a word the name shares ('R News')
+        ran = re.match(r"\W*".join(map(re.escape, words[start:])) + r"[^\w\s]+\s+", name, re.IGNORECASE)
+        if ran:
+            return name[ran.end():]
+    return name
 
 
 def _self_cited(article: PdfArticle, first: str) -> None:
@@ -233,7 +410,7 @@ def _self_cited(article: PdfArticle, first: str) -> None:
     title = r"\W+".join(map(re.escape, re.findall(r"\w+", article.title)))
     cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL}(?:,? (?P<volume>\d+)"
                       r"(?:\((?P<issue>\d+)\))?|(?= (?:doi|DOI|https?:)|\s*$))", first, re.IGNORECASE)
-    venue = _venue(cited.group("venue")) if cited else None
+    venue = _venue(cited.group("journal"), cited=True) if cited else None
     if cited and venue:
         article.venue, article.year = venue, article.year or int(cited.group("year"))
         article.volume = article.volume or cited.group("volume")
@@ -241,9 +418,9 @@ def _self_cited(article: PdfArticle, first: str) -> None:
 
 
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
-# Conference (USENIX ATC ’13)  49'): the year is the meeting's.
+# Conference (USENIX ATC ’13)  49') or header ('2021 IEEE/CVF International Conference on Computer Vision
+# (ICCV)'): the year is the meeting's.
 _MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
-_MEETING = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)$")
 _MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")
 
 
@@ -267,7 +444,7 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     for line in margins:
         for meeting in _MARGIN_MEETING.finditer(line):
             venue = _venue(meeting.group("venue"))
-            if venue is not None and _MEETING.search(venue):
+            if venue is not None and _MEETING_WORD.search(venue):
                 article.venue, article.year = venue, article.year or int(meeting.group("year"))
                 return
     for line in margins:

@@ -34,3 +34,37 @@ def make_preprint_pdf(path: Path) -> Path:
     return make_article_pdf(path, PREPRINT_TITLE, f"bioRxiv preprint doi: https://doi.org/{PREPRINT_DOI}; this "
                             "version posted December 15, 2020.", "Roshan Rao, Joshua Meier and Alexander Rives",
                             BERKELEY)
+
+
+def make_first_page_pdf(path: Path, title: str, names: str, place: str, *, header: tuple[str, ...] = (),
+                        footer: tuple[str, ...] = (), stamp: str | None = None, title_size: int = 17) -> Path:
+    """A template's first page: small header lines, a centred title over a line of names and an institution,
+    an abstract and an introduction, small footer lines at the page's foot, and, as arXiv prints it, a stamp
+    turned up the left margin."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_auto_page_break(False)
+    pdf.add_page()
+    pdf.set_y(8)
+    pdf.set_font("helvetica", size=8)
+    for line in header:
+        pdf.cell(0, 4, line, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_y(30)
+    for style, size, height, text in [("B", title_size, 8, title), ("", 11, 6, names), ("", 9, 5, place),
+                                      ("B", 10, 6, "Abstract")]:
+        pdf.set_font("helvetica", style, size=size)
+        pdf.multi_cell(0, height, text, align="C" if size > 10 else "L", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("helvetica", size=10)
+    pdf.multi_cell(0, 5, "Protein language models learn contacts from sequences alone. " * 3
+                   + "\n1 Introduction\n" + "Attention maps of protein language models capture contacts. " * 8)
+    pdf.set_font("helvetica", size=7)
+    pdf.set_y(-10 - 4 * len(footer))
+    for line in footer:
+        pdf.cell(0, 4, line, new_x="LMARGIN", new_y="NEXT")
+    if stamp:
+        pdf.set_font("times", size=20)
+        with pdf.rotation(90, 12, 200):
+            pdf.text(12, 200, stamp)
+    pdf.output(str(path))
+    return path

@@ -1,0 +1,279 @@
+"""Where an article says it appeared (kb/papers/pdf_publication.py) and its title block's edges
+(kb/papers/pdf_layout.py), each rule on a constructed example of the layout class it reads: the citation
+shapes journals print in their headers and footers (OUP, Springer, BMC, Nature, eLife, MDPI, PLOS, NAR, PNAS,
+IEEE in capitals, TUGboat, the R Journal), meetings named by their ordinal (NeurIPS, AAAI) or their
+proceedings (ICML), 'Published as a conference paper at', preprint servers' stamps, DOIs a line or a column
+broke, a data archive's DOI that is not the paper's, a scan's misread journal line, a cover page's punctuation
+of the title and a subtitle set smaller. The real articles these classes were found on are read in
+tests/test_real_pdfs.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.papers.pdf_layout import PdfArticle, Segment, describe, punctuated_title
+from kb.papers.pdf_publication import read_publication
+from tests.helpers.article_pdf import make_first_page_pdf
+
+TITLE = "Attention Maps of Protein Language Models Encode Contacts"
+
+
+def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None = None) -> PdfArticle:
+    article = PdfArticle(pages=list(pages), title=title)
+    read_publication(article, margins)
+    return article
+
+
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    ("Bioinformatics, 37(15), 2021, 2112–2120\ndoi: 10.1093/bioinformatics/btab083", "Bioinformatics", 2021),
+    ("Machine Learning (2021) 110:1357–1397", "Machine Learning", 2021),
+    ("Lovelace et al. BMC Bioinformatics (2021) 22:123", "BMC Bioinformatics", 2021),
+    ("NATURE COMMUNICATIONS | (2021) 12:2403 | https://doi.org/10.1038/s41467-021-22332-8",
+     "Nature Communications", 2021),
+    ("Lovelace et al. eLife 2021;10:e63440. DOI: https://doi.org/10.7554/eLife.63440", "eLife", 2021),
+    (f"Lovelace, A.; Turing, A. {TITLE}. Int. J. Mol. Sci. 2021, 22, 1234.", "Int. J. Mol. Sci.", 2021),
+    ("Nature 596, 583–589 (2021)", "Nature", 2021),
+    ("Nature | Vol 596 | 26 August 2021 | 583", "Nature", 2021),
+    ("PLOS Computational Biology | https://doi.org/10.1371/journal.pcbi.1008736 March 1, 2021 1 / 24",
+     "PLOS Computational Biology", 2021),
+    ("Nucleic Acids Research, 2021, Vol. 49, No. 1 D480–D489", "Nucleic Acids Research", 2021),
+    ("PNAS 2021 Vol. 118 No. 15 e2016239118", "PNAS", 2021),
+    ("IEEE TRANSACTIONS ON PATTERN ANALYSIS AND MACHINE INTELLIGENCE, VOL. 43, NO. 8, AUGUST 2021",
+     "IEEE Transactions on Pattern Analysis and Machine Intelligence", 2021),
+    ("TUGboat, Volume 41 (2020), No. 1", "TUGboat", 2020),
+    ("The R Journal Vol. 12/1, June 2020 ISSN 2073-4859", "The R Journal", 2020),
+    ("A. Vedaldi et al. (Eds.): ECCV 2020, LNCS 12346, pp. 213–229, 2020.", "ECCV", 2020),
+    ("Bioinformatics, 2023, 39(1), btac811\nhttps://doi.org/10.1093/bioinformatics/btac811", "Bioinformatics", 2023),
+    ("Nucleic Acids Research, 2023, 51, 5123–5135", "Nucleic Acids Research", 2023),
+    ("Bioinformatics, 37, 2021, i1–i9\ndoi: 10.1093/bioinformatics/btab300\nISMB/ECCB 2021", "Bioinformatics", 2021),
+    ("PLOS ONE | DOI:10.1371/journal.pone.0123456 March 1, 2015 1 / 20", "PLOS ONE", 2015),
+    ("SCIENCE ADVANCES | RESEARCH ARTICLE\nLovelace et al., Sci. Adv. 2021; 7 : eabc1234 17 March 2021",
+     "Science Advances", 2021),
+    ("Cell Systems 12, 1–12, March 17, 2021 © 2021 Elsevier Inc.", "Cell Systems", 2021),
+    ("Cell Reports 34, 108765, March 2, 2021 © 2021 The Author(s).", "Cell Reports", 2021),
+    ("Protein Science. 2021;30:1234–1245. wileyonlinelibrary.com/journal/pro", "Protein Science", 2021),
+    ("Frontiers in Bioinformatics | www.frontiersin.org 1 March 2021 | Volume 1 | Article 123456",
+     "Frontiers in Bioinformatics", 2021),
+    ("J. Cryptology (1988) 1:65-75 Journal of Cryptology", "Journal of Cryptology", 1988),
+])
+def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, venue: str, year: int) -> None:
+    """A header's or footer's citation of the article: its shape (volume, pages, year) makes even one word
+    ('Bioinformatics', 'eLife') a journal's name; capitals are set as the name is written; a title in title
+    case that the citation runs into the name is not part of it."""
+    article = _published(f"{line}\nSome text of the first page.")
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    ("35th Conference on Neural Information Processing Systems (NeurIPS 2021), Sydney, Australia.",
+     "Conference on Neural Information Processing Systems", 2021),
+    ("The Thirty-Fifth AAAI Conference on Artificial Intelligence (AAAI-21)",
+     "AAAI Conference on Artificial Intelligence", 2021),
+    ("Proceedings of the 38th International Conference on Machine Learning, PMLR 139, 2021. Copyright 2021 by "
+     "the author(s).", "International Conference on Machine Learning", 2021),
+    ("Published as a conference paper at ICLR 2021", "ICLR", 2021),
+    ("bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this version posted December 15, 2020. "
+     "The copyright holder for this preprint", "bioRxiv", 2020),
+    # The ACM permission block's acronym outranks the reference line's full name of the meeting.
+    ("KDD '23, August 6–10, 2023, Long Beach, CA, USA\nIn Proceedings of the 29th ACM SIGKDD Conference on "
+     "Knowledge Discovery and Data Mining (KDD '23).", "KDD", 2023),
+    ("Published in Transactions on Machine Learning Research (04/2023)",
+     "Transactions on Machine Learning Research", 2023),
+    ("Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing, pages 1234–1245",
+     "Conference on Empirical Methods in Natural Language Processing", 2021),
+    ("This CVPR 2021 paper is the Open Access version, provided by the Computer Vision Foundation.", "CVPR", 2021),
+    ("medRxiv preprint doi: https://doi.org/10.1101/2021.01.01.21249123; this version posted January 3, 2021.",
+     "medRxiv", 2021),
+    # A Word template's date left beside the meeting's own year: the year is the meeting's.
+    ("requires prior specific permission and/or a fee.\nSOSP 2007, Oct., 2004, Stevenson, WA, USA.", "SOSP", 2007),
+])
+def test_publication_meetings_proceedings_and_preprint_servers(line: str, venue: str, year: int) -> None:
+    article = _published(f"Body text of the page.\n{line}")
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize("line", [
+    "Under review as a conference paper at ICLR 2024",
+    "Preliminary work. Under review by the International Conference on Machine Learning (ICML). Do not "
+    "distribute.",
+    "Preprint. Under review.",
+    "In 2021, 22, 1234 proteins were folded.",  # numbers in a citation's shape after no name
+    "© 2021 The Author(s). Published by Elsevier Inc.",  # the authors hold the copyright: no venue
+    "Ada Lovelace | www.example.org | 2021",  # a person's running line and site
+])
+def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: str) -> None:
+    assert _published(f"Body text.\n{line}").venue is None
+
+
+@pytest.mark.parametrize(("page", "year"), [
+    ("Received: 1 January 2020\nAccepted: 20 January 2021\nPublished: 3 February 2021\nAbstract", 2021),
+    ("Received June 1, 2020; accepted January 5, 2021. Published online: March 12, 2021.", 2021),
+    ("Received January 1, 2021, accepted January 20, 2021, date of publication February 1, 2022.", 2022),
+    # a journal's header outranks the day: its volume's year
+    ("Bioinformatics, 2023, 39(1), btac811\nPublished: 20 December 2022", 2023),
+    ("Received: 1 January 2021\nAccepted: 20 January 2021", None),  # no publication stated
+])
+def test_publication_the_day_an_article_was_published_gives_the_year(page: str, year: int | None) -> None:
+    assert _published(page).year == year
+
+
+def test_publication_a_meeting_named_after_its_year_in_a_header() -> None:
+    article = _published("Body.", margins=["2021 IEEE/CVF International Conference on Computer Vision (ICCV)"])
+    assert (article.venue, article.year) == ("IEEE/CVF International Conference on Computer Vision", 2021)
+    assert _published("Body.", margins=["2021 Annual Report of the Board"]).venue is None  # no meeting
+
+
+def test_publication_doi_broken_at_a_line_end_or_by_a_column() -> None:
+    """A DOI broken after its '/' goes on on the next line (also once the text is flattened: the reference
+    list's 'doi:10.18637/ jss.v017.i03'); a whole one ends at its line's end, and a sentence's period is not
+    the DOI's; a DOI a narrow column broke with no mark is the start of the same DOI printed whole elsewhere
+    on the page."""
+    assert _published("doi: 10.1093/bioinformatics/btab083\nAdvance Access Publication").doi == \
+        "10.1093/bioinformatics/btab083"
+    assert _published("See doi:10.1234/abc.\nNext we study").doi == "10.1234/abc"
+    plos = _published("Citation: (2021) Title. https://doi.org/10.1371/journal.pcbi.100\n8736\nEditor: A\n"
+                      "PLOS Computational Biology | https://doi.org/10.1371/journal.pcbi.1008736 March 1, 2021")
+    assert plos.doi == "10.1371/journal.pcbi.1008736"
+    title = "The Strucplot Framework"
+    page = ("This paper has been published in the Journal of Statistical Software (Meyer, Zeileis, and Hornik "
+            "2006).")
+    references = ("References\nMeyer D, Zeileis A, Hornik K (2006). “The Strucplot Framework.” Journal of "
+                  "Statistical Software, 17(3), 1–48. doi:10.18637/\njss.v017.i03.\nOther A (2007). “Another.”\n")
+    article = _published(page, references, title=title)
+    assert (article.venue, article.year, article.doi) == ("Journal of Statistical Software", 2006,
+                                                          "10.18637/jss.v017.i03")
+
+
+def test_publication_a_data_or_code_archives_doi_is_not_the_papers() -> None:
+    """Zenodo's, figshare's or Dryad's DOI printed on page 1 names what the paper points to; the paper's own
+    DOI, printed after it, is the paper's."""
+    data = "Data availability: the embeddings are at https://doi.org/10.5281/zenodo.7654321."
+    assert _published(f"Abstract\n{data}\n1 Introduction").doi is None
+    assert _published(f"{data}\nPLOS ONE | https://doi.org/10.1371/journal.pone.0123456 March 1, 2015").doi == \
+        "10.1371/journal.pone.0123456"
+
+
+def test_read_article_and_identifiers_take_no_archive_doi_from_the_text_or_a_link(tmp_path: Path) -> None:
+    """The whole path (the text's DOI, a bare DOI, page 1's link annotations): a data archive's DOI is no
+    paper's DOI, whichever way the page names it; a link to the paper's own DOI is taken."""
+    import pypdfium2 as pdfium
+    from fpdf import FPDF
+
+    from kb.papers.pdf_ids import read_identifiers
+    from kb.papers.pdf_layout import read_article
+
+    for link, expected in [("https://doi.org/10.5281/zenodo.7654321", None),
+                           ("https://doi.org/10.1093/bioinformatics/btab083", "10.1093/bioinformatics/btab083")]:
+        pdf = FPDF()
+        pdf.add_page()
+        pdf.set_font("helvetica", "B", size=17)
+        pdf.multi_cell(0, 8, TITLE, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", size=10)
+        pdf.multi_cell(0, 5, "Data: 10.6084/m9.figshare.1234567 and doi:10.5061/dryad.abc123 hold the data.",
+                       new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 5, "Code and data", link=link)
+        path = tmp_path / "paper.pdf"
+        pdf.output(str(path))
+        printed = read_article(path).doi
+        document = pdfium.PdfDocument(path)
+        try:
+            assert read_identifiers(path, document).doi(printed) == expected
+        finally:
+            document.close()
+
+
+def test_publication_a_misread_journal_line_is_outvoted_by_another_pages() -> None:
+    """A scan's text layer misreads a word of page 1's journal line; the last page prints the same line (same
+    volume) right, and that spelling's words stand elsewhere in the text. With no other reading, page 1's."""
+    first = ("notice is given that copying is by permission of the Association for Computing Machinery.\n"
+             "Journal of the Assccktion for Computing Machinery, Vol. 32, No. 2, April 1985, pp. 374-382.")
+    last = "RECEIVED SEPTEMBER 1983\nJournal of the Association for Computing Machinery, Vol. 32, No. 2, April 1985."
+    assert _published(first, "Body.", last).venue == "Journal of the Association for Computing Machinery"
+    assert _published(first, "Body.").venue == "Journal of the Assccktion for Computing Machinery"
+
+
+def test_publication_an_authors_spelling_of_a_journals_name() -> None:
+    assert _published("∗A smaller version of this article appeared in R-News, Vol.1/3, 9.2001").venue == "R News"
+
+
+def test_punctuated_title_takes_the_cover_pages_punctuation_of_the_same_words() -> None:
+    """USENIX's cover prints 'Failures: An Analysis'; the article's page sets the parts on lines of their own."""
+    cover = ("This paper is included in the Proceedings of the\nSimple Testing Can Prevent Most Critical Failures: "
+             "\nAn Analysis of Production Failures in Distributed\nData-Intensive Systems\nDing Yuan")
+    title = "Simple Testing Can Prevent Most Critical Failures An Analysis of Production Failures in Distributed " \
+            "Data-intensive Systems"
+    assert punctuated_title(title, [cover]) == ("Simple Testing Can Prevent Most Critical Failures: An Analysis of "
+                                                "Production Failures in Distributed Data-Intensive Systems")
+    assert punctuated_title(title, ["A cover that names another paper"]) == title
+    assert punctuated_title(title, []) == title
+
+
+def _line(text: str, y: float, size: float) -> Segment:
+    return Segment(text, size, 300.0 - 2.5 * len(text), 300.0 + 2.5 * len(text), y, text)
+
+
+@pytest.mark.parametrize(("lines", "title"), [
+    ([("ProtTrans:", 740, 18), ("Toward Understanding the Language of Life", 718, 14),
+      ("Through Self-Supervised Learning", 700, 14)],
+     "ProtTrans: Toward Understanding the Language of Life Through Self-Supervised Learning"),
+    ([("ProtGPT2 is a deep unsupervised language model", 740, 18), ("for protein design", 720, 14)],
+     "ProtGPT2 is a deep unsupervised language model for protein design"),
+    # A subtitle of its own, neither after an open end nor in lower case, is not taken (R News: 'Support
+    # Vector Machines' over 'The Interface to libsvm in package e1071').
+    ([("Support Vector Machines", 740, 18), ("The Interface to libsvm in package e1071", 720, 14)],
+     "Support Vector Machines"),
+    # Names under an open end in a size of their own end it; so does a line far below.
+    ([("ProtTrans:", 740, 18), ("Ada Lovelace, Alan Turing and Grace Hopper", 718, 12)], "ProtTrans:"),
+    ([("ProtTrans:", 740, 18), ("Toward Understanding the Language of Life", 640, 14)], "ProtTrans:"),
+])
+def test_describe_a_title_goes_on_in_a_smaller_size_after_an_open_end_or_in_lower_case(
+        lines: list[tuple[str, float, float]], title: str) -> None:
+    segments = [_line(text, y, size) for text, y, size in lines]
+    segments += [_line("Ada Lovelace", 660, 11), _line("Abstract", 640, 10)]
+    segments += [_line("the body text of the article goes on here and on", 620 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == title
+
+
+@pytest.mark.parametrize("title", ["Draft genome assembly of the axolotl", "A Draft Human Pangenome Reference",
+                                   "The Preprint Revolution in Biology"])
+def test_describe_a_title_may_name_a_draft_or_a_preprint_a_notice_is_never_the_title(title: str) -> None:
+    """'Draft: February 16, 2009' or 'Preprint submitted to ...' set large at the top is a notice, never the
+    title; a title that names a draft or a preprint is one."""
+    for notice in ("Draft: February 16, 2009", "Preprint submitted to Elsevier", "*Manuscript"):
+        segments = [_line(notice, 760, 20), _line(title, 740, 17), _line("Ada Lovelace", 700, 11),
+                    _line("Abstract", 680, 10)]
+        segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+        article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+        describe(article, segments)
+        assert article.title == title, notice
+
+
+@pytest.mark.parametrize(("header", "footer", "stamp", "expected"), [
+    ((), ("35th Conference on Neural Information Processing Systems (NeurIPS 2021), Sydney, Australia.",),
+     "arXiv:2106.09685v2  [cs.LG]  16 Oct 2021",
+     ("Conference on Neural Information Processing Systems", 2021, None, "2106.09685")),
+    ((), ("Preprint. Under review.",), "arXiv:2106.09685v2  [cs.LG]  16 Oct 2021", (None, 2021, None, "2106.09685")),
+    (("bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this version posted December 15, 2020. "
+      "The copyright holder for this",), (), None, ("bioRxiv", 2020, "10.1101/2020.12.15.422761", None)),
+    (("Bioinformatics, 37(15), 2021, 2112-2120", "doi: 10.1093/bioinformatics/btab083",
+      "Advance Access Publication Date: 9 February 2021"), (), None,
+     ("Bioinformatics", 2021, "10.1093/bioinformatics/btab083", None)),
+    ((), ("NATURE COMMUNICATIONS | (2021) 12:2403 | https://doi.org/10.1038/s41467-021-22332-8 | "
+          "www.nature.com/naturecommunications",), None,
+     ("Nature Communications", 2021, "10.1038/s41467-021-22332-8", None)),
+])
+def test_read_pdf_first_pages_of_common_templates(tmp_path: Path, header: tuple[str, ...], footer: tuple[str, ...],
+                                                  stamp: str | None, expected: tuple[object, ...]) -> None:
+    """Whole PDFs in the layouts a protein-language-model researcher adds: an arXiv preprint of a NeurIPS paper
+    (and one under review), a bioRxiv preprint, an OUP Bioinformatics paper, a Nature Communications paper."""
+    from kb.papers.pdf_layout import read_article
+
+    path = make_first_page_pdf(tmp_path / "paper.pdf", TITLE, "Ada Lovelace, Alan Turing and Grace Hopper",
+                               "University of Cambridge", header=header, footer=footer, stamp=stamp)
+    article = read_article(path)
+    assert article.title == TITLE
+    assert (article.venue, article.year, article.doi, article.arxiv_id) == expected
