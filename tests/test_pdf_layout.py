@@ -25,9 +25,11 @@ from kb.papers.pdf_layout import (
     join_affiliation,
     join_title,
     opens_titled,
+    unnumbered,
     unreadable,
 )
 from kb.papers.pdf_publication import read_publication
+from tests.helpers.article_pdf import ManuscriptLine, make_manuscript_pdf
 
 
 def _published(first_page: str, margins: list[str] | None = None) -> PdfArticle:
@@ -1493,3 +1495,62 @@ def test_read_article_plos_paragraph_of_affiliations_and_mdpi_marks_after_a_spac
     assert mdpi.authors == [("Alice Smith", "Department of Computer Science, University of Alpha"),
                             ("Bob Jones", "Institute of Biology, Beta University"),
                             ("Carol White", "Department of Computer Science, University of Alpha")]
+
+
+# -- round 7: manuscripts as bioRxiv and medRxiv take them (line numbers in the margin, double spacing, a
+#    word processor's one size), on constructed pages of those templates
+
+_MANUSCRIPT_BODY: list[ManuscriptLine] = [
+    ("", 10, "Protein language models learn the contacts of a structure from sequences alone and we show"),
+    ("", 10, "that their attention maps predict contacts without supervision across many protein families."),
+    ("", 10, "We measure this on held out families and compare the maps with coevolution based methods."),
+    ("B", 10, "1 Introduction"),
+    ("", 10, "Attention maps of protein language models capture contacts between residues in a structure.")]
+_MANUSCRIPT_HEAD: list[ManuscriptLine] = [
+    ("B", 15, "Attention maps of protein language models predict contacts"),
+    ("", 11, "Ada Lovelace^{1}, Alan Turing^{2} and Grace Hopper^{1,*}"),
+    ("", 9, "^{1}University of Alpha, Department of Biology, Alpha City, Country"),
+    ("", 9, "^{2}Beta Institute of Technology, Beta Town, Country"),
+    ("", 9, "*Corresponding author: grace@alpha.edu"), ("B", 10, "Abstract")]
+_ALPHA, _BETA = "University of Alpha, Department of Biology, Alpha City, Country", "Beta Institute of Technology"
+
+
+def test_unnumbered_takes_a_manuscripts_line_numbers_and_leaves_numbers_of_its_text() -> None:
+    """A line-numbered page: the numbers counting up at its lines' start go ('9 1 Introduction' keeps its
+    section's '1', a line the text put elsewhere may skip one); a contents page's or a table's numbered rows
+    that open few of its lines, or do not count up, stay."""
+    lines = ["Title of the paper", "Ada Lovelace1, Alan Turing2", "1University of Alpha", "Abstract",
+             "Protein language models learn", "contacts from sequences", "alone, we show.", "1 Introduction",
+             "Attention maps capture", "contacts between residues."]
+    numbered = "\n".join(f"{n} {line}" for n, line in enumerate(lines, start=1) if n != 6)
+    text, numbers = unnumbered(numbered + "\n11\n12")
+    assert text.splitlines()[:4] == lines[:4] and "8 1 Introduction" not in text
+    assert text.splitlines()[6] == "1 Introduction" and numbers == {*range(1, 13)} - {6}
+    contents = "Contents\n" + "\n".join(f"{n} Section {n}\n{n}.1 Part\n{n}.2 Part" for n in range(1, 10))
+    assert unnumbered(contents) == (contents, set())
+    table = "\n".join(f"{n} 0.{n}5 0.{n}1" for n in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8))
+    assert unnumbered(table) == (table, set())
+
+
+@pytest.mark.parametrize(("lines", "spacing"), [
+    (_MANUSCRIPT_HEAD + _MANUSCRIPT_BODY, 2.0),  # LaTeX's lineno, double-spaced: numbers set smaller
+    ([(style, 12, text) for style, _, text in _MANUSCRIPT_HEAD[:1]] + [("", 12, t) for _, _, t in
+     _MANUSCRIPT_HEAD[1:5]] + [("B", 12, "Abstract")] + [(s, 12, t) for s, _, t in _MANUSCRIPT_BODY], 2.0),
+], ids=["latex-lineno", "word-one-size"])
+def test_read_article_line_numbered_manuscript(tmp_path: Path, lines: list[ManuscriptLine],
+                                               spacing: float) -> None:
+    """bioRxiv submissions number their lines in the margin: the numbers are no part of a line ('5 Abstract'
+    is the abstract's heading), and, set small, no body size (before, every line of a Word manuscript set in
+    one size was larger than the 'body' of numbers, and made one title; the LaTeX one lost its abstract). A
+    Word manuscript's title in sentence case, bold and centred over centred names split by their marks, is
+    its title."""
+    from kb.papers.pdf_layout import read_article
+
+    path = make_manuscript_pdf(tmp_path / "manuscript.pdf", lines, line_numbers=True, spacing=spacing,
+                               centred=2)
+    article = read_article(path)
+    assert article.title == "Attention maps of protein language models predict contacts"
+    assert article.authors == [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta "
+                                                                          "Town, Country"), ("Grace Hopper", _ALPHA)]
+    assert (article.abstract or "").startswith("Protein language models learn the contacts")
+    assert not any(line[:1].isdigit() for line in article.pages[0].splitlines()[:3])

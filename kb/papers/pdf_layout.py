@@ -411,9 +411,11 @@ def read_article(path: Path) -> PdfArticle:
             stamps += free_text(page) if number == 0 else []
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
-            pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
+            page_text, numbers = unnumbered(clean_text(_placed_text(textpage, raw_text)).strip())
+            pages.append(page_text)
             if number == 0 or number == 1 and _is_cover(pages):  # page 2 only after a cover page
-                layouts.append((_page_segments(textpage, raw_text), page.get_height()))
+                layouts.append((_without_line_numbers(_page_segments(textpage, raw_text), numbers),
+                                page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
@@ -435,6 +437,56 @@ def read_article(path: Path) -> PdfArticle:
         article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
     _say_why_empty(article)
     return article
+
+
+# A number opening a line: a manuscript's line number in the margin (bioRxiv and medRxiv submissions,
+# journals' review copies), which the text puts before the line it numbers, or on a line of its own.
+_LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,5})(?:[ \t]+|$)", re.MULTILINE)
+_NUMBERED_LINES = 8  # the fewest numbers in a row that make a page line-numbered ...
+_NUMBERED_SHARE = 0.5  # ... and the least share of its lines they open
+_NUMBER_SKIP = 3  # a run of line numbers may skip up to this many (a line the text put elsewhere)
+
+
+def unnumbered(page: str) -> tuple[str, set[int]]:
+    """A page's text without the line numbers in its margin, and those numbers: the longest run of numbers
+    opening lines that count up one by one in text order (skipping up to ``_NUMBER_SKIP``), when it is
+    ``_NUMBERED_LINES`` long or more and opens half the page's lines; else the page as it is. A number in
+    a line's text ('9 1 Introduction': the section's own '1') is no line number, nor are a contents page's
+    or a table's numbered rows, which open fewer of the lines or do not count up."""
+    found = list(_LINE_NUMBER.finditer(page))
+    chains: list[list[re.Match[str]]] = []
+    for match in found:
+        value = int(match.group(1))
+        longest = max((c for c in chains if 0 < value - int(c[-1].group(1)) <= _NUMBER_SKIP),
+                      key=len, default=None)
+        if longest is None:
+            chains.append([match])
+        else:
+            longest.append(match)
+    run = max(chains, key=len, default=[])
+    lines = sum(1 for line in page.splitlines() if line.strip())
+    if len(run) < _NUMBERED_LINES or len(run) < _NUMBERED_SHARE * lines:
+        return page, set()
+    text, at = [], 0
+    for match in run:
+        text.append(page[at:match.start(1)])
+        at = match.end()
+    text.append(page[at:])
+    return "".join(text), {int(m.group(1)) for m in run}
+
+
+def _without_line_numbers(segments: list[Segment], numbers: set[int]) -> list[Segment]:
+    """Page 1's segments without the line numbers ``unnumbered`` found in its text: the segments of a number
+    alone that stand in one column in the margin, left or right of every other line (a superscript mark
+    beside a name is no line number): set small, they would pass for the body's size."""
+    if not numbers:
+        return segments
+    alone = {id(s) for s in segments if s.text.isdigit() and int(s.text) in numbers}
+    rest = [s for s in segments if id(s) not in alone]
+    if not alone or not rest:
+        return segments
+    left, right = min(s.x0 for s in rest), max(s.x1 for s in rest)
+    return [s for s in segments if id(s) not in alone or left < s.x1 and s.x0 < right]
 
 
 def punctuated_title(title: str | None, covers: list[str]) -> str | None:
@@ -792,11 +844,13 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
         return abs(seg.center - (left + right) / 2) < 2 * seg.size and seg.x0 > left + seg.size
 
-    ordered = sorted(head, key=lambda s: -s.y)
+    # (a line of names a superscript mark split, 'Ada Lovelace¹' ', Alan Turing²', centred as one)
+    ordered = sorted(_merge_spaced(head), key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         if centred(seg) and _is_name_list(_LEAD_SEPARATOR.sub("", seg.text)):
             title = list(itertools.takewhile(
-                lambda s: centred(s) and not is_prose(s.text) and not _is_name_list(s.text),
+                # (a title in sentence case reads as prose, but is set bold or italic where prose is not)
+                lambda s: centred(s) and not (is_prose(s.text) and not s.style) and not _is_name_list(s.text),
                 reversed(ordered[:i])))[::-1]
             return title if len(" ".join(s.text for s in title).split()) >= 3 else []
     return []
