@@ -1554,3 +1554,43 @@ def test_read_article_line_numbered_manuscript(tmp_path: Path, lines: list[Manus
                                                                           "Town, Country"), ("Grace Hopper", _ALPHA)]
     assert (article.abstract or "").startswith("Protein language models learn the contacts")
     assert not any(line[:1].isdigit() for line in article.pages[0].splitlines()[:3])
+
+
+def test_read_article_structured_abstract_without_an_abstract_heading(tmp_path: Path) -> None:
+    """BMC's and medical journals' structured abstract opens with 'Background' and no 'Abstract' over it:
+    the heading ends the author block (before, it was joined to the last affiliation: '..., Beta Town,
+    Country Background', and the abstract left empty) and opens the abstract, which keeps it. After the
+    body's first section, 'Background' heads a section: no abstract is read from it."""
+    from kb.papers.pdf_layout import read_article
+
+    head = _MANUSCRIPT_HEAD[:4]
+    path = make_manuscript_pdf(tmp_path / "bmc.pdf", [*head, ("B", 10, "Background"), *_MANUSCRIPT_BODY[:2],
+                                                      ("B", 10, "Results"), *_MANUSCRIPT_BODY[2:]], centred=2)
+    article = read_article(path)
+    assert article.authors == [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta "
+                                                                          "Town, Country"), ("Grace Hopper", _ALPHA)]
+    assert (article.abstract or "").startswith("Background Protein language models learn the contacts")
+    body = [*head, *_MANUSCRIPT_BODY[3:], ("B", 10, "Background"), *_MANUSCRIPT_BODY[:3]]
+    section = read_article(make_manuscript_pdf(tmp_path / "section.pdf", body, centred=2))
+    assert not (section.abstract or "").startswith("Background")
+    assert section.authors == article.authors
+
+
+def test_read_article_word_manuscript_marks_typed_in_the_lines_size(tmp_path: Path) -> None:
+    """A Word manuscript in one size whose marks are typed as plain digits after a space ('Ada Lovelace 1,
+    Alan Turing 2') over affiliations numbered the same way ('1 University of Alpha, ...'): a name never
+    ends in a digit, and a numbered line naming an institution is no first section ('1 Introduction'), so
+    it does not end the author block (before, no name was read, nor the title over them)."""
+    from kb.papers.pdf_layout import read_article
+
+    want = [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta Town, Country"),
+            ("Grace Hopper", _ALPHA)]
+    lines: list[ManuscriptLine] = [
+        ("B", 12, "Attention maps of protein language models predict contacts"),
+        ("", 12, "Ada Lovelace 1, Alan Turing 2 and Grace Hopper 1"), ("", 12, "1 " + _ALPHA),
+        ("", 12, "2 Beta Institute of Technology, Beta Town, Country"), ("B", 12, "Abstract"),
+        *[(style, 12, text) for style, _, text in _MANUSCRIPT_BODY]]
+    article = read_article(make_manuscript_pdf(tmp_path / "word.pdf", lines, spacing=1.5, centred=2))
+    assert article.authors == want
+    assert article.title == "Attention maps of protein language models predict contacts"
+    assert _authors([_seg("Route 9", 745, 12)]) == []  # a place with a number is still no name

@@ -667,7 +667,9 @@ _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
-_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z])\d(?:,\d)*$")
+# (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
+# a digit)
+_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -751,16 +753,20 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
              if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
+    structured = _structured_head(below) if end is None else None
+    end = structured if structured is not None else end
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:end] if end is not None else below[:_BLOCK_LINES]
-    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
+    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _section(s.text)
                 or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
     article.authors = _footnoted(_authors(block), block, article.pages[at])
     _fill_from_the_end(article)
-    if end is not None:
+    if structured is not None:
+        article.abstract = _structured_abstract(article.pages[at])
+    elif end is not None:
         article.abstract = _abstract(article.pages[at])
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
         if _BOX_HEAD.match(below[cut].text):  # the abstract's box: its prose starts under the heads
@@ -773,6 +779,25 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
+
+
+# The first heading of a structured abstract set without an 'Abstract' heading over it (BMC's and medical
+# journals' 'Background', OUP's 'Motivation'), alone on its line or run in with a colon.
+_STRUCTURED_HEAD = re.compile(r"^(?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                              r"Purpose|PURPOSE)(?:\s*:|$)")
+
+
+def _structured_head(below: list[Segment]) -> int | None:
+    """Where a structured abstract's first heading stands under the title, when no line of prose or
+    section heading comes before it (after those, 'Background' heads a section of the body); else None.
+    The author block ends there: the heading is no part of the last affiliation ('..., Country
+    Background')."""
+    for i, seg in enumerate(below[:_BLOCK_LINES]):
+        if is_prose(seg.text) or _section(seg.text):
+            return None
+        if _STRUCTURED_HEAD.match(seg.text):
+            return i
+    return None
 
 
 def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> list[Segment]:
@@ -948,6 +973,12 @@ _BLOCK_LINES = 30  # the most lines an author block without an abstract heading 
 # A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I.
 # Newton').
 _SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
+
+
+def _section(line: str) -> bool:
+    """A first section's heading (``_SECTION``), never an affiliation a word processor numbered in the text's
+    size ('1 University of Alpha, ...', its name's mark '1' typed after it)."""
+    return bool(_SECTION.match(line)) and not _INSTITUTION.search(line)
 
 
 # A figure's or table's caption: a teaser figure between the authors and the abstract ends the author block.
@@ -1128,7 +1159,7 @@ _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\
                            rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             rf"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
+                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
                              rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
@@ -1559,4 +1590,15 @@ _ABSTRACT_TEXT = re.compile(
 
 def _abstract(first_page: str) -> str | None:
     match = _ABSTRACT_TEXT.search(first_page)
+    return " ".join(match.group(1).split()) or None if match else None
+
+
+_STRUCTURED_TEXT = re.compile(rf"^\s*((?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                              rf"Purpose|PURPOSE)\b.+?)(?:{_ABSTRACT_END})", re.DOTALL | re.MULTILINE)
+
+
+def _structured_abstract(first_page: str) -> str | None:
+    """A structured abstract without an 'Abstract' heading: from its first heading, which it keeps
+    ('Background: ...', as OUP's 'Motivation: ...' under an 'Abstract' heading is kept), to its end."""
+    match = _STRUCTURED_TEXT.search(first_page)
     return " ".join(match.group(1).split()) or None if match else None
