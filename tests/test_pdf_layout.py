@@ -1594,3 +1594,80 @@ def test_read_article_word_manuscript_marks_typed_in_the_lines_size(tmp_path: Pa
     assert article.authors == want
     assert article.title == "Attention maps of protein language models predict contacts"
     assert _authors([_seg("Route 9", 745, 12)]) == []  # a place with a number is still no name
+
+
+def test_authors_nature_marks_before_an_icon_and_after_a_thin_space_and_particles_e_and_y() -> None:
+    """Nature's byline: 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva' (the envelope icon, an unmapped glyph,
+    between the mark and its comma) and each later mark a thin space after its name ('Silva' '1,2,3'): the
+    marks are those names' (before, the first segment was taken as an affiliation block and the rest lost);
+    'e' and 'y' join two surnames in Portuguese and Spanish."""
+    block = [_seg("Mark van Breugel", 557, 11, 44), _seg("⟨1,2⟩\u2709, Ivan Rosa e Silva", 558, 11, 148),
+             _seg("1,2,3", 562, 8.8, 252), _seg("& Antonina Andreeva", 559, 11, 272), _seg("2", 563, 8.8, 385)]
+    block = [Segment(s.text, s.size, s.x0, x1, s.y, s.marked) for s, x1 in zip(block, (124, 239, 268, 371, 389),
+                                                                                strict=True)]
+    block += [_seg("⟨1⟩Queen Mary University of London", 530, 9, 44), _seg("⟨2⟩MRC Laboratory of Molecular "
+                                                                           "Biology", 518, 9, 44)]
+    assert _authors(block) == [("Mark van Breugel", "Queen Mary University of London"),
+                               ("Ivan Rosa e Silva", "Queen Mary University of London"),
+                               ("Antonina Andreeva", "MRC Laboratory of Molecular Biology")]
+    assert [n for n, _ in _authors([_seg("José Ortega y Gasset and Ada Lovelace", 600, 11)])] == [
+        "José Ortega y Gasset", "Ada Lovelace"]
+
+
+def test_describe_numbered_affiliations_footnote_at_the_foot_of_page_one() -> None:
+    """Nature's journals print the affiliations as one numbered footnote at the page's foot ('1 Queen Mary
+    University of London, School of ..., 4 Newark Street, ... UK. 2 Medical Research Council—' / 'Laboratory
+    of ...'): each name's first number gives its block's institution, up to the address. Unless every name's
+    number opens a block naming an institution, no name gets one (a numbered line of the body is no
+    footnote)."""
+    segments = [_seg("Attention maps predict contacts", 700, 20), _seg("Ada Lovelace⟨1,2⟩, Alan Turing⟨2⟩", 670, 11),
+                *_BODY]
+    def read(foot: str) -> list[tuple[str, str | None]]:
+        article = PdfArticle(pages=["Attention maps predict contacts\nAda Lovelace1,2, Alan Turing2\nAbstract\n"
+                                    f"We show.\n{foot}"])
+        describe(article, segments)
+        return article.authors
+    foot = ("1 Queen Mary University of London, School of Biology, 4 Newark Street, London E1 2AT, UK. 2 Medical "
+            "Research Council—\nLaboratory of Molecular Biology, Francis Crick Avenue, Cambridge CB2 0QH, UK.")
+    assert read(foot) == [("Ada Lovelace", "Queen Mary University of London, School of Biology"),
+                          ("Alan Turing", "Medical Research Council—Laboratory of Molecular Biology")]
+    assert read("1 Queen Mary University of London, London E1 2AT, UK.") == [("Ada Lovelace", None),
+                                                                            ("Alan Turing", None)]
+    assert read("1 Results of the Institute survey\n2 We show") == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+def test_describe_acs_buttons_are_no_affiliation_and_the_author_information_section_gives_it() -> None:
+    """ACS's journals print the web page's buttons under the names ('Cite This: J. Chem. Inf. Model. 2021, 61,
+    4827', 'Read Online', 'ACCESS', 'Metrics & More', 'Article Recommendations': before, every author's
+    affiliation) and the addresses in an 'AUTHOR INFORMATION' section at the end: 'Name − Institution, ...,
+    City, State 30332' wrapped over lines."""
+    segments = [_seg("AlphaFold 2: Why It Works", 682, 17), _seg("Jeffrey Skolnick,* and Suresh Singh", 644, 13),
+                _seg("Cite This: J. Chem. Inf. Model. 2021, 61, 4827−4831", 612, 8.5),
+                _seg("Read Online", 613, 9, 347), _seg("ACCESS", 577, 15), _seg("Metrics & More", 578, 8, 208),
+                _seg("Article Recommendations", 578, 8, 414), _seg("ABSTRACT: AlphaFold 2 was the star", 551, 10),
+                *_BODY]
+    end = ("■ AUTHOR INFORMATION\nCorresponding Author\nJeffrey Skolnick − Center for the Study of Systems Biology,"
+           "\nSchool of Biological Sciences, Georgia Institute of Technology,\nAtlanta, Georgia 30332, United "
+           "States; Email: skolnick@gatech.edu\nAuthors\nSuresh Singh − Twilight Design, Kendall Park, New Jersey"
+           "\n08824, United States\nNotes")
+    article = PdfArticle(pages=["AlphaFold 2: Why It Works\nABSTRACT: AlphaFold 2 was the star\n", end])
+    describe(article, segments)
+    assert article.authors == [("Jeffrey Skolnick", "Center for the Study of Systems Biology, School of "
+                                                    "Biological Sciences, Georgia Institute of Technology, "
+                                                    "Atlanta"),
+                               ("Suresh Singh", "Twilight Design, Kendall Park")]
+    assert (article.abstract or "").startswith("AlphaFold 2 was the star")
+
+
+def test_describe_a_drop_capitals_narrow_lines_are_the_body_not_an_affiliation() -> None:
+    """EMBO Reports: under the names a drop capital 'L' opens the body, the lines beside it set narrow ('ast
+    December, the artificial intelligence', 'impossible:'), too short to read as prose: they are no
+    affiliation (before, the first was each author's)."""
+    segments = [_seg("AI revolutions in biology", 655, 28), _seg("Anastassis Perrakis & Titia K Sixma*", 604, 12),
+                _seg("L", 538, 44), _seg("ast December, the artificial intelligence", 558, 8.3, 62),
+                _seg("(AI) AlphaFold achieved what had", 547, 8.3, 62), _seg("impossible:", 536, 8.3, 136),
+                *[_seg("biology will remain essential for understanding how proteins work and", 500 - 11 * i, 8.3)
+                  for i in range(8)]]
+    article = PdfArticle(pages=["AI revolutions in biology\nAnastassis Perrakis & Titia K Sixma*\nL\nast December"])
+    describe(article, segments)
+    assert article.authors == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]

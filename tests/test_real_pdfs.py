@@ -216,3 +216,19 @@ def test_real_pdf_of_a_round_six_class_has_its_authors_affiliations_and_abstract
 ])
 def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
     _comes_in_whole(name, ("title", "year", "venue", "doi", "arxiv_id"))
+
+
+# Round 7's classes of authors, affiliations and abstracts (tests/test_pdf_layout.py holds each one's constructed
+# example), on the new tuning articles they were found on: Nature's marks before an envelope icon and set a thin
+# space after the name, a Portuguese 'e' between surnames and the numbered affiliations footnote at the foot of
+# page 1 (af2-centrosome-commsbio); ACS's web buttons under the names and its 'AUTHOR INFORMATION' section
+# (alphafold2-jcim); a drop capital's narrow lines, no affiliation (ai-revolutions-embo: its institution is
+# left empty, only its names and its absent abstract are checked).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("af2-centrosome-commsbio", ("authors", "affiliations", "abstract")),
+    ("alphafold2-jcim", ("authors", "affiliations", "abstract")),
+    pytest.param("ai-revolutions-embo", ("authors", "abstract"), marks=pytest.mark.slow),
+])
+def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstract(
+        name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)

@@ -645,7 +645,10 @@ _ADDRESS = re.compile(
     r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
     r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
     r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
-    r"September|October|November|December)\b",
+    r"September|October|November|December)\b|"
+    # the web page's buttons a journal prints under the authors (ACS: 'Cite This: ...', 'Read Online',
+    # 'ACCESS | Metrics & More | Article Recommendations'): no institution
+    r"\bCite This\b|\bRead Online\b|\bMetrics & More\b|\bArticle Recommendations\b|^ACCESS$",
     re.IGNORECASE,
 )
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
@@ -660,9 +663,10 @@ UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶ�
          "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
 # a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
-# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said')
+# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
+# Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
-                   rf"le|la|los|ter|bin|ibn|zu)){{1,4}}$")
+                   rf"le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
 # Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
@@ -750,8 +754,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         title_lines += _subtitle(title_lines, head, body_size)
     article.title = join_title([s.text for s in title_lines])
     floor = _MARGIN * height if height else float("-inf")
-    below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
-             if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
+    below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
     structured = _structured_head(below) if end is None else None
     end = structured if structured is not None else end
@@ -763,6 +766,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                len(block))
     block = block[:cut]
     article.authors = _footnoted(_authors(block), block, article.pages[at])
+    article.authors = _numbered_footnote(article.authors, block, article.pages[at])
     _fill_from_the_end(article)
     if structured is not None:
         article.abstract = _structured_abstract(article.pages[at])
@@ -798,6 +802,17 @@ def _structured_head(below: list[Segment]) -> int | None:
         if _STRUCTURED_HEAD.match(seg.text):
             return i
     return None
+
+
+def _above_drop_capital(below: list[Segment], body_size: float) -> list[Segment]:
+    """The lines under the title above a drop capital's top: a drop capital (one letter set larger than
+    1.5 body sizes) opens the body, and the short lines of the narrow measure beside it ('ast December, the
+    artificial intelligence', under 'L', in EMBO Reports) are its first paragraph, never an affiliation."""
+    cap = next((s for s in below if len(s.text) == 1 and s.text.isalpha() and s.size > 1.5 * body_size), None)
+    if cap is None:
+        return below
+    top = cap.y + 0.7 * cap.size  # (a capital stands about 0.7 of its size above its baseline)
+    return [s for s in below if s is not cap and s.y > top]
 
 
 def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> list[Segment]:
@@ -858,6 +873,38 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
                 break
         found.append((name, affiliation))
     return found
+
+
+# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name.
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1[ \t]+(?=[A-Z])(?=[^\n]*?(?:" + _INSTITUTION.pattern + "))",
+                             re.MULTILINE | re.IGNORECASE)
+_NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
+
+
+def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
+                       page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in a numbered footnote at the foot of page 1 (Nature's journals: '1 Queen Mary University
+    of London, School of ..., London E1 2AT, UK. 2 Medical Research Council—Laboratory of ...'), for names
+    whose number marks the author block left unlinked: each block's institution up to its first address
+    part. Only when no name has an affiliation, and every name's first number opens a block that names an
+    institution; else the names as they were (a numbered line of the body is no footnote)."""
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    starts = list(_FIRST_FOOTNOTE.finditer(page))
+    if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
+        return authors
+    # (a line the measure broke after a dash goes on without a space: 'Council—' / 'Laboratory')
+    foot = page[starts[-1].start():]
+    text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
+    pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
+    blocks: dict[str, str] = {}
+    for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        institution = _institution_part(body.strip())
+        if institution and number not in blocks:
+            blocks[number] = institution.strip(" .")
+    if not all(n in blocks for n in numbers.values()):
+        return authors
+    return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
 
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
@@ -1031,9 +1078,39 @@ def _fill_from_the_end(article: PdfArticle) -> None:
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    ends = _author_information(full, names) | ends
     article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
                         or (in_order[i] if in_order else None) or signed.get(name))
                        for i, (name, affiliation) in enumerate(article.authors)]
+
+
+_AUTHOR_INFORMATION = re.compile(r"^[^\w\n]*AUTHOR INFORMATION\s*$", re.MULTILINE)  # (after ACS's "■")
+_NAMED_DASH = r"\s*[−–—-]\s+"  # ACS: 'Jeffrey Skolnick − Center for the Study of Systems Biology, ...'
+
+
+def _author_information(text: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution from an 'AUTHOR INFORMATION' section at the end (ACS's journals: the name, a
+    dash, and the author's address, wrapped over lines, up to its first address part: a postcode, an ORCID
+    or e-mail: 'Suresh Singh − Twilight Design, Kendall Park, New Jersey 08824'); a name the section does
+    not open a line with, a dash after it, has none."""
+    found = list(_AUTHOR_INFORMATION.finditer(text))
+    if not found or not names:
+        return {}
+    section = text[found[-1].end():]
+    result: dict[str, str] = {}
+    for name in names:
+        # (the address runs to a blank line or the line before the next 'Name −')
+        match = re.search(rf"^\s*{re.escape(name)}{_NAMED_DASH}(?P<rest>.+?)"
+                          rf"(?=\n\s*\n|\Z|\n[^\n]*?\S{_NAMED_DASH})", section[:4000],
+                          re.MULTILINE | re.DOTALL)
+        if match is None:
+            continue
+        joined = re.sub(r"(?<=[-−])\n", "", match.group("rest")).replace("\n", " ")
+        parts = [p.strip() for p in re.split(r"[,;]", joined)]
+        kept = ", ".join(itertools.takewhile(lambda p: not _ADDRESS.search(p), parts)).strip(" .,")
+        if kept:  # the section's form says what the text after the dash is: no institution word needed
+            result[name] = kept
+    return result
 
 
 # A footnote that says in prose where authors work (IEEE's style): 'Birman and Van Renesse are with the
@@ -1199,10 +1276,13 @@ def _name_case(name: str) -> str:
 
 # A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
 # A superscript followed by a comma closes the name before it ('Cristian Martín' '⟨a⟩, Mikel Larrea').
-_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
+# (an icon after the mark, a corresponding author's envelope or an ORCID logo, still closes the name: Nature's
+# 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva')
+_ICONS = rf"[\s{UNMAPPED_MARKS}]*"
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS},)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
-_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}\s*(?:,|and\b|&)")
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")
 
 
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
@@ -1216,7 +1296,7 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
         # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
         if (last is not None and _BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
-                and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
+                and 0 <= gap < 2 * seg.size and last.y < seg.y < last.y + last.size
                 and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
@@ -1227,7 +1307,7 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
             _LEAD_SEPARATOR.sub("", last.text))
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
-                     or 0 <= gap < 2 * seg.size and closing
+                     or 0 <= gap < (3 if _UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
