@@ -25,6 +25,7 @@ from kb.papers.pdf_layout import (
     join_affiliation,
     join_title,
     opens_titled,
+    read_article,
     unnumbered,
     unreadable,
 )
@@ -1671,3 +1672,74 @@ def test_describe_a_drop_capitals_narrow_lines_are_the_body_not_an_affiliation()
     article = PdfArticle(pages=["AI revolutions in biology\nAnastassis Perrakis & Titia K Sixma*\nL\nast December"])
     describe(article, segments)
     assert article.authors == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
+
+
+def test_authors_oup_mixed_marks_a_marks_width_in_the_gap_and_a_surname_wrapped_to_the_next_line() -> None:
+    """Bioinformatics (OUP): 'Jose Juan Almagro Armenteros' '1,∗' (numbers and a symbol in one raised mark),
+    ', Alexander Rosenberg Johansen²,∗' then ', Ole' after a gap holding the mark's width, and 'Winther' '2'
+    'and Henrik Nielsen¹' on the next line; the first block opens with a unit named without an institution's
+    word ('Section for Bioinformatics, Department of ..., 2800 Kgs. Lyngby'). PLoS 2013: '..., R. James' /
+    'Cotton¹, Andreas S. Tolias¹': a surname alone opening the next line finishes the last name."""
+    def seg(text: str, y: float, x0: float, x1: float, size: float = 12.0) -> Segment:
+        marked = _seg(text, y, size, x0)
+        return Segment(marked.text, size, x0, x1, y, marked.marked)
+    block = [seg("Jose Juan Almagro Armenteros", 731, 111, 290.5), seg("1,∗", 736, 293, 305, 9),
+             seg(", Alexander Rosenberg Johansen⟨2,∗⟩", 731, 307, 494), seg(", Ole", 731, 511, 536),
+             seg("Winther", 718, 111, 155), seg("2", 723, 158, 162, 9), seg("and Henrik Nielsen⟨1⟩", 718, 167, 273),
+             seg("1", 701, 112, 113, 6.5), seg("Section for Bioinformatics, Department of Health Technology, "
+                                               "Technical University of Denmark, 2800 Kgs. Lyngby", 696, 116, 529, 9),
+             seg("⟨2⟩Department of Applied Mathematics, Technical University of Denmark", 684, 116, 515, 9)]
+    health = "Section for Bioinformatics, Department of Health Technology, Technical University of Denmark"
+    maths = "Department of Applied Mathematics, Technical University of Denmark"
+    assert _authors(block) == [("Jose Juan Almagro Armenteros", health), ("Alexander Rosenberg Johansen", maths),
+                               ("Ole Winther", maths), ("Henrik Nielsen", health)]
+    plos = [seg("Dimitri Yatsenko⟨1⟩, R. James", 646, 87, 500), seg("Cotton⟨1⟩, Andreas S. Tolias⟨1⟩", 634, 87, 300),
+            seg("⟨1⟩Baylor College of Medicine", 622, 87, 300)]
+    assert [n for n, _ in _authors(plos)] == ["Dimitri Yatsenko", "R. James Cotton", "Andreas S. Tolias"]
+
+
+def test_describe_an_abstract_heading_in_the_titles_size_and_an_anonymous_submission() -> None:
+    """PLoS's 2013 template sets 'Abstract' in the title's size: it is no title line (before, the title ran
+    on to it and the author block above it was lost). A double-blind submission's 'Anonymous Authors' is no
+    name, on the page or in the metadata."""
+    segments = [_seg("Improved estimation of neural correlations", 670, 14.3),
+                _seg("Dimitri Yatsenko⟨1⟩, Alexander S. Ecker⟨1⟩", 646, 10),
+                _seg("⟨1⟩Department of Neuroscience, Baylor College of Medicine, Houston", 622, 10),
+                _seg("Abstract", 495, 14.3), *_BODY]
+    article = PdfArticle(pages=["Improved estimation\nAbstract\nAmbitious projects are under way.\n1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Improved estimation of neural correlations"
+    assert [n for n, _ in article.authors] == ["Dimitri Yatsenko", "Alexander S. Ecker"]
+    assert article.abstract == "Ambitious projects are under way."
+    blind = PdfArticle(pages=["Kover\n"])
+    describe(blind, [_seg("Predictive phenotyping with k-mers", 688, 14), _seg("Anonymous Authors", 660, 11),
+                     _seg("Abstract", 614, 12), *_BODY])
+    _from_metadata(blind, {"Author": "Anonymous Submission"})
+    assert blind.authors == []
+
+
+def test_join_affiliation_a_line_ending_with_the_goes_on() -> None:
+    """'Center for Computational Biology and Bioinformatics, The' / 'University of Texas at Austin': the
+    article opens the institution's name on the next line (eLife's bioRxiv template)."""
+    assert join_affiliation(["Center for Computational Biology, The", "University of Texas at Austin"]) == (
+        "Center for Computational Biology, The University of Texas at Austin")
+
+
+def test_read_article_line_numbers_right_of_a_sidebar_are_still_line_numbers(tmp_path: Path) -> None:
+    """eLife's bioRxiv template sets a sidebar ('*For correspondence:', funding) left of the line numbers:
+    the numbers are told by their column, aligned on its right edge, not by standing left of every line
+    (before, they stayed, and the number beside an affiliation's second line opened a block of its own)."""
+    lines: list[ManuscriptLine] = [
+        ("B", 15, "Hippocampal responses to cellular dissociation"),
+        ("B", 10, "Rayna M. Harris^{1}, Hsin-Yi Kao^{2} and Hans A. Hofmann^{1}"),
+        ("", 9, "^{1}Dept. Integrative Biology, Center for Computational Biology, The"),
+        ("", 9, "University of Texas at Austin, Austin, TX, USA"), ("", 9, "^{2}Marine Biological Laboratory"),
+        ("B", 12, "Abstract"), *_MANUSCRIPT_BODY, *_MANUSCRIPT_BODY]
+    sidebar = ("*For correspondence:", "afenton@nyu.edu", "Funding Sources include:", "NSF: IOS-1501704")
+    path = make_manuscript_pdf(tmp_path / "elife.pdf", lines, line_numbers=True, spacing=1.5, sidebar=sidebar)
+    article = read_article(path)
+    texas = ("Dept. Integrative Biology, Center for Computational Biology, The University of Texas at Austin, "
+             "Austin, TX, USA")
+    assert article.authors == [("Rayna M. Harris", texas), ("Hsin-Yi Kao", "Marine Biological Laboratory"),
+                               ("Hans A. Hofmann", texas)]
+    assert (article.abstract or "").startswith("Protein language models learn the contacts")

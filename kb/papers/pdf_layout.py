@@ -477,16 +477,19 @@ def unnumbered(page: str) -> tuple[str, set[int]]:
 
 def _without_line_numbers(segments: list[Segment], numbers: set[int]) -> list[Segment]:
     """Page 1's segments without the line numbers ``unnumbered`` found in its text: the segments of a number
-    alone that stand in one column in the margin, left or right of every other line (a superscript mark
-    beside a name is no line number): set small, they would pass for the body's size."""
+    alone that stand in one column, aligned on their right edge (a superscript mark beside a name stands
+    elsewhere; a sidebar may stand left of the numbers, as eLife's template sets it): set small, they
+    would pass for the body's size."""
     if not numbers:
         return segments
-    alone = {id(s) for s in segments if s.text.isdigit() and int(s.text) in numbers}
-    rest = [s for s in segments if id(s) not in alone]
-    if not alone or not rest:
+    alone = [s for s in segments if s.text.isdigit() and int(s.text) in numbers]
+    if not alone:
         return segments
-    left, right = min(s.x0 for s in rest), max(s.x1 for s in rest)
-    return [s for s in segments if id(s) not in alone or left < s.x1 and s.x0 < right]
+    edge = sorted(s.x1 for s in alone)[len(alone) // 2]
+    column = {id(s) for s in alone if abs(s.x1 - edge) < s.size}
+    if len(column) < _NUMBERED_LINES / 2:  # (a first page holds a share of the numbered lines)
+        return segments
+    return [s for s in segments if id(s) not in column]
 
 
 def punctuated_title(title: str | None, covers: list[str]) -> str | None:
@@ -606,7 +609,8 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
         names = [name.strip() for name in re.split(r";|\band\b|,", metadata["Author"]) if name.strip()]
         # The account that made the file ('Administrator', 'jsmith', 'Owner') is no author: a name has two
         # words or more.
-        if all(_NAME.match(name) for name in names):
+        # (nor is a double-blind submission's stand-in: 'Anonymous Submission')
+        if all(_NAME.match(name) and not _ANONYMOUS.search(name) for name in names):
             article.authors = [(name, None) for name in names]
         else:
             article.reasons["authors"] = ("the layout shows no line of names and the document's author is "
@@ -691,7 +695,14 @@ _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MB
                      r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
 
 
+# A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
+# names.
+_ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
+
+
 def _is_name_list(text: str) -> bool:
+    if _ANONYMOUS.search(text):
+        return False
     text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", text))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
@@ -732,7 +743,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     top = max(s.y for s in segments)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
-    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1]
+    # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
+    # it.
+    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
+            and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())]
     if not head:
         return
     title_size = max(s.size for s in head)
@@ -1056,7 +1070,9 @@ def join_affiliation(lines: list[str]) -> str:
 
 
 def _continues(before: str, line: str) -> bool:
-    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\bof|\band|,)$", before):
+    # (a line ending with 'the' goes on: 'Center for ..., The' / 'University of Texas at Austin')
+    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\b(?:of|and|[Tt]he|for)|,)$",
+                                                                before):
         return True
 
     def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word ...
@@ -1230,7 +1246,9 @@ def _in_capitals(seg: Segment) -> bool:
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
 _MARK_KEYS = re.compile(rf"[a-z]|\d+|[*†‡§¶#?{UNMAPPED_MARKS}]")
-_BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
+# (numbers and symbols in one list too: OUP's '1,∗')
+_MARK_ITEM = r"(?:[a-z\d]{1,2}|[*∗†‡§¶#]+)"
+_BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
@@ -1285,6 +1303,12 @@ _OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICO
 _CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")
 
 
+def _name_end(text: str) -> bool:
+    """A line's one capitalised word, no institution's: the surname a list of names wrapped to the next line
+    ('..., Ole' / 'Winther²'), whose raised mark beside it is its own."""
+    return bool(re.fullmatch(rf"[{UPPER}][\w'’-]+", text)) and not _INSTITUTION.search(text)
+
+
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -1297,7 +1321,7 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
         if (last is not None and _BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
                 and 0 <= gap < 2 * seg.size and last.y < seg.y < last.y + last.size
-                and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
+                and (_is_name_list(_LEAD_SEPARATOR.sub("", last.text)) or _name_end(last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
@@ -1305,8 +1329,11 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         # MDPI): its box starts after the mark, so the gap holds the mark's width too.
         closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and _is_name_list(
             _LEAD_SEPARATOR.sub("", last.text))
+        # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
+        after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
+                and (0 <= gap < (2 if after_mark else 1) * _GAP * seg.size
+                     and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 <= gap < (3 if _UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
@@ -1412,7 +1439,7 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
         if _is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
-        elif same_size and (group := _grouped_line(seg)) is not None:
+        elif same_size and not _ANONYMOUS.search(seg.text) and (group := _grouped_line(seg)) is not None:
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
@@ -1459,6 +1486,8 @@ def _wrapped_run(lines: list[Segment]) -> int:
     """How many of ``lines`` make one wrapped list of names (``_join_wrapped``); 1 when the first line is a
     list of names itself, names none, or no lines below it complete it."""
     first = _LEAD_SEPARATOR.sub("", lines[0].text)
+    if _is_name_list(first) and len(lines) > 1:
+        return 2 if _surname_wrapped(lines[0], lines[1]) else 1
     if _is_name_list(first) or not _NAME_SPLIT.search(first):
         return 1
     for count in range(2, len(lines) + 1):
@@ -1474,6 +1503,19 @@ def _wrapped_run(lines: list[Segment]) -> int:
         if _is_name_list(_LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
             return count
     return 1
+
+
+def _surname_wrapped(above: Segment, line: Segment) -> bool:
+    """A list of names whose last name the measure broke before its surname ('..., R. James' / 'Cotton¹,
+    Andreas S. Tolias⁵'): the line directly below in its size opens with one word before a separator, which
+    is no name alone, and the two lines make one list of names."""
+    if abs(line.size - above.size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+        return False
+    text = _LEAD_SEPARATOR.sub("", line.text)
+    pieces = _NAME_SPLIT.split(text)
+    if len(pieces) < 2 or len(_MARKS.sub("", pieces[0]).split()) != 1 or _is_name_list(text):
+        return False
+    return _is_name_list(_LEAD_SEPARATOR.sub("", f"{above.text} {line.text}"))
 
 
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
@@ -1570,7 +1612,9 @@ def _institution_part(text: str) -> str | None:
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
     # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
     # ('ᵃPratt SILS, 144 w. 14th street, ...'): its first part names the institution.
-    if not kept or not (_INSTITUTION.search(kept[0]) or _LEADING_MARK.match(kept[0])):
+    # (a unit named without an institution's word may come first: 'Section for Bioinformatics, Department of
+    # Health Technology, Technical University of Denmark, 2800 Kgs. Lyngby')
+    if not kept or not (any(_INSTITUTION.search(p) for p in kept) or _LEADING_MARK.match(kept[0])):
         return None
     return ",".join(kept).strip()
 

@@ -76,11 +76,13 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers: bool = False,
-                        spacing: float = 1.0, centred: int = 0, font: str = "helvetica") -> Path:
+                        spacing: float = 1.0, centred: int = 0, font: str = "helvetica",
+                        sidebar: tuple[str, ...] = ()) -> Path:
     """A first page as a template or a word processor sets it, line by line: each line's style, size and text
     (a mark written '^{1}' is set as a superscript), the first ``centred`` lines centred, the rest flush left;
     lines ``spacing`` times apart (2.0: a double-spaced manuscript) and, with ``line_numbers``, numbered in
-    the left margin as bioRxiv and medRxiv submissions are. ``font`` 'dejavu' sets letters beyond Latin-1."""
+    the left margin as bioRxiv and medRxiv submissions are. ``font`` 'dejavu' sets letters beyond Latin-1.
+    ``sidebar``: small lines in a column left of the text (eLife's), the line numbers between it and the text."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -90,14 +92,20 @@ def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers
     if font == "dejavu":
         for style in ("", "B", "I"):
             pdf.add_font("dejavu", style, str(DEJAVU))  # one face stands for all three: sizes tell them apart
+    if sidebar:
+        pdf.set_left_margin(40)
+    pdf.set_font(family, "", 6)
+    for i, note in enumerate(sidebar):
+        pdf.set_xy(4, 60 + 4 * i)
+        pdf.cell(25, 3, note)
     pdf.set_y(20)
     for number, (style, size, text) in enumerate(lines, start=1):
         height = size * 0.353 * 1.25 * spacing  # points to millimetres, a 1.25 leading, times the spacing
         y = pdf.get_y()
         if line_numbers:
             pdf.set_font(family, "", 8)
-            pdf.set_xy(4, y)
-            pdf.cell(8, height, str(number))
+            pdf.set_xy(pdf.l_margin - 8, y)
+            pdf.cell(6, height, str(number), align="R")
         pdf.set_font(family, style, size)
         pieces = [p for p in re.split(r"(\^\{[^}]*\})", text) if p]
         width = sum(pdf.get_string_width(p[2:-1]) * 0.7 if p.startswith("^{") else pdf.get_string_width(p)
