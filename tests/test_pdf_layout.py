@@ -1743,3 +1743,21 @@ def test_read_article_line_numbers_right_of_a_sidebar_are_still_line_numbers(tmp
     assert article.authors == [("Rayna M. Harris", texas), ("Hsin-Yi Kao", "Marine Biological Laboratory"),
                                ("Hans A. Hofmann", texas)]
     assert (article.abstract or "").startswith("Protein language models learn the contacts")
+
+
+@pytest.mark.parametrize("line", [
+    "Associate Editor: Alfonso Valencia", "Received on 1 May 2020; revised on 2 June 2020",
+    "These authors contributed equally to this work.", "Present address: Beta Institute, Beta Town",
+    "Keywords: proteins, language models",
+])
+def test_authors_a_journals_lines_and_notes_under_the_names_are_no_affiliation(line: str) -> None:
+    """Under names without marks, every line is read as their affiliation's: a journal's editor line, the
+    article's history, a note on the authors, a present address or keywords were joined to it ('University
+    of Alpha, Associate Editor: Alfonso Valencia'). A note a mark opens stays that mark's block."""
+    block = [_seg("Ada Lovelace and Alan Turing", 680, 11), _seg("University of Alpha, Alpha City", 666, 9),
+             _seg(line, 654, 9)]
+    assert _authors(block) == [("Ada Lovelace", "University of Alpha, Alpha City"),
+                               ("Alan Turing", "University of Alpha, Alpha City")]
+    marked = [_seg("Ada Lovelace⟨*,1⟩ and Alan Turing⟨1⟩", 680, 11), _seg("⟨*⟩Equal contribution", 666, 9),
+              _seg("⟨1⟩University of Alpha", 654, 9)]
+    assert _authors(marked) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "University of Alpha")]

@@ -1574,11 +1574,22 @@ def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Seg
 _CONTACT = re.compile(r"\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|\bTel(?:ephone)?\b|\bFax\b", re.IGNORECASE)
 
 
+# A journal's line under the authors that is no affiliation: the editor, the dates of the article's
+# history, a present address, keywords ('Associate Editor: ...', 'Received on 1 May 2020; revised ...').
+_EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Communicating) )?Editors?\b|"
+                        r"^(?:Received|Accepted|Revised|Published|Submitted)\b|"
+                        r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b", re.IGNORECASE)
+
+
 def _without_contacts(seg: Segment) -> Segment | None:
-    """An author-block line without its address and contact details: None for a line that is one; for
+    """An author-block line without its address and contact details: None for a line that is one, or that
+    is a note or a journal's line (``_EDITORIAL``) no mark opens; for
     a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
     the parts that are none; and for an institution followed by its address after commas ('Elsevier B.V.,
     Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts before the first address part."""
+    opened = _LEADING_MARK.match(seg.marked or seg.text)
+    if _EDITORIAL.search(seg.text) or _NOTE.search(seg.text) and not opened:
+        return None  # (a note a mark opens is kept: it is that mark's block, which the mark's name skips)
     if not _ADDRESS.search(seg.text):
         return seg
     if ";" not in seg.text:
