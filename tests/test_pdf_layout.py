@@ -1761,3 +1761,13 @@ def test_authors_a_journals_lines_and_notes_under_the_names_are_no_affiliation(l
     marked = [_seg("Ada Lovelace⟨*,1⟩ and Alan Turing⟨1⟩", 680, 11), _seg("⟨*⟩Equal contribution", 666, 9),
               _seg("⟨1⟩University of Alpha", 654, 9)]
     assert _authors(marked) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "University of Alpha")]
+
+
+def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
+    """Marks the text did not raise, glued to the names in lists ('Ada Lovelace1,2, Alan Turing2,3'): the
+    comma inside a list is no separator of names (before, the '2' alone was read as a name and the line was
+    no list of names)."""
+    block = [_seg("Ada Lovelace1,2, Alan Turing2,3, Grace Hopper1", 700, 11), _seg("1University of Alpha", 680, 9),
+             _seg("2Beta Institute", 668, 9), _seg("3Gamma College", 656, 9)]
+    assert _authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute"),
+                               ("Grace Hopper", "University of Alpha")]

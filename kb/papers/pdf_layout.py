@@ -700,10 +700,15 @@ _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MB
 _ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
 
 
+# Numbers glued to a name, in a list with commas ('Ada Lovelace1,2, Alan Turing2'): marks the text did not
+# raise (a word processor's, or a superscript the extractor set on the line).
+_GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
+
+
 def _is_name_list(text: str) -> bool:
     if _ANONYMOUS.search(text):
         return False
-    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", text))
+    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
@@ -1268,7 +1273,7 @@ def _keys(mark: str) -> list[str]:
 
 def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     """The names of a name line, each with the keys of the marks after it."""
-    marked = seg.marked or seg.text
+    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}", seg.marked or seg.text)
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
