@@ -1771,3 +1771,24 @@ def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
              _seg("2Beta Institute", 668, 9), _seg("3Gamma College", 656, 9)]
     assert _authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute"),
                                ("Grace Hopper", "University of Alpha")]
+
+
+def test_describe_one_affiliation_over_the_corresponding_author_note_at_the_foot() -> None:
+    """EMBO Press: no marks and no affiliation under the names; at page 1's foot one institution line over
+    '*Corresponding author. E-mail: ...' is every author's. Two institution lines there leave them empty
+    (whose is whose is not said), and so does a line of prose."""
+    segments = [_seg("AI revolutions in biology", 655, 28), _seg("Anastassis Perrakis & Titia K Sixma*", 604, 12),
+                _seg("Abstract", 580, 10), *_BODY]
+
+    def read(foot: str) -> list[tuple[str, str | None]]:
+        article = PdfArticle(pages=["AI revolutions in biology\nAbstract\nWe show.\nhow confidently the model "
+                                    f"predicts each residue in the structure\n{foot}\n*Corresponding author. "
+                                    "E-mail: t.sixma@nki.nl\nDOI 10.15252/embr.202154046"])
+        describe(article, segments)
+        return article.authors
+    oncode = "Oncode Institute and Division of Biochemistry, The Netherlands Cancer Institute, Amsterdam"
+    assert read(oncode + ", The Netherlands") == [("Anastassis Perrakis", oncode + ", The Netherlands"),
+                                                  ("Titia K Sixma", oncode + ", The Netherlands")]
+    assert read("Beta University, Beta Town\n" + oncode) == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
+    assert read("the structures of which the institute has solved in these years") == [
+        ("Anastassis Perrakis", None), ("Titia K Sixma", None)]

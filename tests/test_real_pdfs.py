@@ -222,8 +222,8 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
 # example), on the new tuning articles they were found on: Nature's marks before an envelope icon and set a thin
 # space after the name, a Portuguese 'e' between surnames and the numbered affiliations footnote at the foot of
 # page 1 (af2-centrosome-commsbio); ACS's web buttons under the names and its 'AUTHOR INFORMATION' section
-# (alphafold2-jcim); a drop capital's narrow lines, no affiliation (ai-revolutions-embo: its institution is
-# left empty, only its names and its absent abstract are checked); OUP's mixed marks, a surname wrapped to the
+# (alphafold2-jcim); a drop capital's narrow lines, no affiliation, and the one institution over the
+# corresponding-author note at the page's foot (ai-revolutions-embo); OUP's mixed marks, a surname wrapped to the
 # next line and a unit opening an affiliation (unilanguage-bioinformatics); line numbers right of eLife's
 # sidebar and an institution opening with 'The' on its next line (dissociation-biorxiv); PLoS 2013's abstract
 # heading in the title's size (neural-correlations-plos); an anonymous submission (kover-anonymous-icml).
@@ -232,7 +232,7 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
     ("alphafold2-jcim", ("authors", "affiliations", "abstract")),
     ("unilanguage-bioinformatics", ("authors", "affiliations", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
-        ("ai-revolutions-embo", ("authors", "abstract")),
+        ("ai-revolutions-embo", ("authors", "affiliations", "abstract")),
         ("dissociation-biorxiv", ("authors", "affiliations", "abstract")),
         ("neural-correlations-plos", ("authors", "affiliations", "abstract")),
         ("kover-anonymous-icml", ("authors", "abstract")))),

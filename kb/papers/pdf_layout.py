@@ -786,6 +786,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     block = block[:cut]
     article.authors = _footnoted(_authors(block), block, article.pages[at])
     article.authors = _numbered_footnote(article.authors, block, article.pages[at])
+    article.authors = _over_the_correspondence(article.authors, article.pages[at])
     _fill_from_the_end(article)
     if structured is not None:
         article.abstract = _structured_abstract(article.pages[at])
@@ -924,6 +925,30 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     if not all(n in blocks for n in numbers.values()):
         return authors
     return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+
+
+_CORRESPONDENCE_LINE = re.compile(r"^\s*[*∗†]?\s*(?:Corresponding authors?|Correspondence)\b", re.IGNORECASE)
+
+
+def _over_the_correspondence(authors: list[tuple[str, str | None]],
+                             page: str) -> list[tuple[str, str | None]]:
+    """The one affiliation printed at page 1's foot over its corresponding-author note, unmarked (EMBO
+    Press: 'Oncode Institute and Division of Biochemistry, The Netherlands Cancer Institute, Amsterdam, The
+    Netherlands' / '*Corresponding author. E-mail: ...'): every author's, when no author has one. Only a
+    line naming an institution, no prose, with no such line over it (two institutions: whose is whose is
+    not said), up to its first address part."""
+    if not authors or any(a for _, a in authors):
+        return authors
+    lines = page.splitlines()
+    at = next((i for i, line in enumerate(lines) if _CORRESPONDENCE_LINE.match(line)), None)
+    if at is None or at < 2:
+        return authors
+    line, over = lines[at - 1].strip(), lines[at - 2].strip()
+    if not _INSTITUTION.search(line) or is_prose(line) or _CONTACT.search(line) or not line[:1].isupper() or (
+            _INSTITUTION.search(over) and not is_prose(over)):
+        return authors
+    institution = _institution_part(line)
+    return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
 
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
