@@ -230,8 +230,8 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
 @pytest.mark.parametrize(("name", "fields"), [
     ("af2-centrosome-commsbio", ("authors", "affiliations", "abstract")),
     ("alphafold2-jcim", ("authors", "affiliations", "abstract")),
-    ("unilanguage-bioinformatics", ("authors", "affiliations", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("unilanguage-bioinformatics", ("authors", "affiliations", "abstract")),
         ("ai-revolutions-embo", ("authors", "affiliations", "abstract")),
         ("dissociation-biorxiv", ("authors", "affiliations", "abstract")),
         ("neural-correlations-plos", ("authors", "affiliations", "abstract")),
