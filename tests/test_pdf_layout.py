@@ -1792,3 +1792,13 @@ def test_describe_one_affiliation_over_the_corresponding_author_note_at_the_foot
     assert read("Beta University, Beta Town\n" + oncode) == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
     assert read("the structures of which the institute has solved in these years") == [
         ("Anastassis Perrakis", None), ("Titia K Sixma", None)]
+
+
+def test_describe_an_affiliation_with_a_control_code_is_left_empty() -> None:
+    """consistent-hashing: bitmap capitals without a Unicode map leave 'atthew Levine \\x01' under a name:
+    text a font left unmapped is no affiliation (before, it was stored as one)."""
+    segments = [_seg("Consistent Hashing and Random Trees", 700, 17), _seg("David Karger and Eric Lehman", 670, 11),
+                _seg("atthew Levine \x01", 656, 10), _seg("Abstract", 630, 10), *_BODY]
+    article = PdfArticle(pages=["Consistent Hashing and Random Trees\nAbstract\nWe describe caching.\n"])
+    describe(article, segments)
+    assert article.authors == [("David Karger", None), ("Eric Lehman", None)]

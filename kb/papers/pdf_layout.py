@@ -784,7 +784,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
-    article.authors = _footnoted(_authors(block), block, article.pages[at])
+    # An affiliation holding a control code is text a font left unmapped ('atthew Levine \x01', its bitmap
+    # capital lost): none, rather than a garbled one.
+    article.authors = [(name, None if affiliation and re.search(r"[\x00-\x1f]", affiliation) else affiliation)
+                       for name, affiliation in _footnoted(_authors(block), block, article.pages[at])]
     article.authors = _numbered_footnote(article.authors, block, article.pages[at])
     article.authors = _over_the_correspondence(article.authors, article.pages[at])
     _fill_from_the_end(article)
