@@ -664,11 +664,32 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
 
 
+_TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
+_NUMBERED_LINES = 5  # the fewest bare numbers in a margin that make a line-numbered manuscript
+
+
+def without_line_numbers(segments: list[Segment]) -> list[Segment]:
+    """The segments without a manuscript's line numbers (bioRxiv's and medRxiv's submissions, a journal's
+    review copy): bare numbers set in a margin, left or right of every other line of the page. Counted as
+    lines, a number beside each line makes the margin's small type the page's commonest size, so that every
+    line of the body is set 'larger than the body' and read as the title; a page number alone is kept."""
+    def bare(seg: Segment) -> bool:
+        return seg.text.strip().isdigit()
+
+    text = [s for s in segments if not bare(s)]
+    if not text:
+        return segments
+    left, right = min(s.x0 for s in text), max(s.x1 for s in text)
+    margin = [s for s in segments if bare(s) and (s.x1 <= left or s.x0 >= right)]
+    return [s for s in segments if s not in margin] if len(margin) >= _NUMBERED_LINES else segments
+
+
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
     """Fill in title, authors and abstract from the segments of the article's first page (``at``: its index,
     1 after a cover page; ``height``: the page's) and the full text. A running footer (the bottom tenth of
     the page: 'USENIX Association  2015 USENIX Annual Technical Conference') is never part of the author
     block, wherever the extractor puts it in its line order."""
+    segments = without_line_numbers(segments)
     if not segments:
         return
     top = max(s.y for s in segments)
@@ -695,6 +716,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                               and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
         title_lines += _subtitle(title_lines, head, body_size)
     article.title = join_title([s.text for s in title_lines])
+    if len((article.title or "").split()) > _TITLE_MOST_WORDS:
+        article.title = None  # the body's paragraphs taken for a title: none is sure
+        article.reasons["title"] = (f"the lines set largest on page 1 run to more than {_TITLE_MOST_WORDS} "
+                                    "words: prose, not a title")
     floor = _MARGIN * height if height else float("-inf")
     below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
              if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
