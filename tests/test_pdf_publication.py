@@ -15,7 +15,7 @@ import pytest
 
 from kb.papers.pdf_layout import PdfArticle, Segment, describe, punctuated_title
 from kb.papers.pdf_publication import read_publication
-from tests.helpers.article_pdf import make_first_page_pdf
+from tests.helpers.article_pdf import make_first_page_pdf, make_manuscript_pdf
 
 TITLE = "Attention Maps of Protein Language Models Encode Contacts"
 
@@ -57,6 +57,12 @@ def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None
     ("Frontiers in Bioinformatics | www.frontiersin.org 1 March 2021 | Volume 1 | Article 123456",
      "Frontiers in Bioinformatics", 2021),
     ("J. Cryptology (1988) 1:65-75 Journal of Cryptology", "Journal of Cryptology", 1988),
+    # a bimonthly's issue spans two months; two bodies' acronyms keep their capitals
+    ("IEEE/ACM TRANSACTIONS ON COMPUTATIONAL BIOLOGY AND BIOINFORMATICS, VOL. 18, NO. 2, MARCH/APRIL 2021",
+     "IEEE/ACM Transactions on Computational Biology and Bioinformatics", 2021),
+    ("BMC Bioinformatics 2015, 16:123 http://www.biomedcentral.com/1471-2105/16/123", "BMC Bioinformatics", 2015),
+    # ACS: the abbreviated name opens its own line, under a line that ends in a word
+    ("pubs.acs.org/jcim Article\nJ. Chem. Inf. Model. 2021, 61, 1234−1245", "J. Chem. Inf. Model.", 2021),
 ])
 def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, venue: str, year: int) -> None:
     """A header's or footer's citation of the article: its shape (volume, pages, year) makes even one word
@@ -88,6 +94,8 @@ def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, 
      "medRxiv", 2021),
     # A Word template's date left beside the meeting's own year: the year is the meeting's.
     ("requires prior specific permission and/or a fee.\nSOSP 2007, Oct., 2004, Stevenson, WA, USA.", "SOSP", 2007),
+    # Springer's footer of a volume in a series, without its editors
+    ("RECOMB 2021, LNBI 12635, pp. 1–15, 2021.\nhttps://doi.org/10.1007/978-3-030-75000-0_1", "RECOMB", 2021),
 ])
 def test_publication_meetings_proceedings_and_preprint_servers(line: str, venue: str, year: int) -> None:
     article = _published(f"Body text of the page.\n{line}")
@@ -117,6 +125,35 @@ def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: s
 ])
 def test_publication_the_day_an_article_was_published_gives_the_year(page: str, year: int | None) -> None:
     assert _published(page).year == year
+
+
+@pytest.mark.parametrize(("page", "year"), [
+    ("Citation: Lovelace A, Turing A (2021) Attention maps of protein language models encode contacts. PLoS "
+     "Comput Biol 17(3): e1008736.", 2021),
+    ("© The Author(s) 2021. Published by Oxford University Press.", 2021),
+    ("© 2021 by the authors. Licensee MDPI, Basel, Switzerland.", 2021),
+    # a journal line outranks the copyright
+    ("Bioinformatics, 2023, 39(1), btac811\n© The Author(s) 2022. Published by Oxford University Press.", 2023),
+    ("© Oxford University Press", None),
+])
+def test_publication_a_citation_of_the_article_or_the_authors_copyright_gives_the_year(
+        page: str, year: int | None) -> None:
+    assert _published(page).year == year
+
+
+@pytest.mark.parametrize(("page", "venue"), [
+    ("Accepted for publication in Nature Methods\nAda Lovelace and Alan Turing", "Nature Methods"),
+    ("Submitted to Bioinformatics\nAda Lovelace", None),  # one word alone, in no citation's shape: no name
+    # a full line, or one that ends open, goes on on the next
+    ("An earlier version of this paper appeared in the Proceedings of the 38th Annual\nSymposium on Theory of "
+     "Computing, 2006.\nAbstract", "Annual Symposium on Theory of Computing"),
+    ("Appeared in Journal of the\nAmerican Statistical Association, 2003", "Journal of the American Statistical "
+     "Association"),
+])
+def test_publication_a_statements_venue_ends_with_its_line(page: str, venue: str | None) -> None:
+    """The page is read flattened: a name read on across a short line's end took the next line's words
+    ('Nature Methods Ada Lovelace')."""
+    assert _published(page).venue == venue
 
 
 def test_publication_a_meeting_named_after_its_year_in_a_header() -> None:
@@ -277,3 +314,40 @@ def test_read_pdf_first_pages_of_common_templates(tmp_path: Path, header: tuple[
     article = read_article(path)
     assert article.title == TITLE
     assert (article.venue, article.year, article.doi, article.arxiv_id) == expected
+
+
+@pytest.mark.parametrize(("title_size", "numbered"), [(12, True), (12, False), (14, True), (14, False)])
+def test_read_pdf_a_line_numbered_manuscript(tmp_path: Path, title_size: int, numbered: bool) -> None:
+    """A bioRxiv submission made with a word processor numbers every line in the margin; counted as lines, the
+    small numbers were the page's commonest size, every body line 'larger' and the whole page one title."""
+    from kb.papers.pdf_layout import read_article
+
+    path = make_manuscript_pdf(tmp_path / "paper.pdf", TITLE, "Ada Lovelace1, Alan Turing2 and Grace Hopper1",
+                               ("1 University of Cambridge, Cambridge, UK", "2 ETH Zurich, Zurich, Switzerland"),
+                               title_size=title_size, numbered=numbered,
+                               header="bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this "
+                                      "version posted December 15, 2020. The copyright holder for this preprint")
+    article = read_article(path)
+    assert article.title == TITLE
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+    assert (article.venue, article.year, article.doi) == ("bioRxiv", 2020, "10.1101/2020.12.15.422761")
+
+
+def test_describe_paragraphs_set_larger_than_the_commonest_size_are_no_title() -> None:
+    """Where small type is the page's commonest (a margin's notes), the body's paragraphs are set 'larger':
+    lines of more than forty words are prose, and kb abstains with a reason rather than take them."""
+    prose = "the body text of the article goes on here and on"
+    segments = [_line(f"{prose} {i}", 740 - 14 * i, 12) for i in range(12)]
+    segments += [_line(f"note {i}", 740 - 14 * i, 7) for i in range(14)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title is None and "prose" in article.reasons["title"]
+    # a long title is still one
+    words = ["Contacts"] * 30
+    long_title = " ".join(words)
+    segments = [_line(" ".join(words[:15]), 760, 17), _line(" ".join(words[15:]), 740, 17),
+                _line("Ada Lovelace", 700, 11)]
+    segments += [_line(f"{prose} {i}", 680 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == long_title

@@ -72,10 +72,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})", "group"),
         ("corresponds to a paper published in",
          rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
-        # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'.
+        # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'; a bimonthly's
+        # issue spans two months ('IEEE/ACM TRANSACTIONS ON COMPUTATIONAL BIOLOGY AND BIOINFORMATICS, VOL. 18,
+        # NO. 2, MARCH/APRIL 2021').
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
          rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?(?P<issue>\d+),? "
-         rf"(?:{_ANY_MONTH} )?(?P<year>\d{{4}})", "group"),
+         rf"(?:{_ANY_MONTH}(?: ?[/–-] ?{_ANY_MONTH})? )?(?P<year>\d{{4}})", "group"),
         # The year before the volume: 'Nucleic Acids Research, 2021, Vol. 49, No. 1', 'PNAS 2021 Vol. 118
         # No. 15'.
         ("journal line: VENUE, YEAR, Vol. N, No. N",
@@ -120,9 +122,9 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal header: JOURNAL (YEAR) VOLUME:PAGES",
          rf"{_JOURNAL}(?: \|)? \({_YYYY}\) (?P<volume>\d{{1,4}}):\s?[A-Za-z]?\d+", "group"),
         # Vancouver's order, eLife's footer: 'eLife 2021;10:e63440'; Science's: 'Sci. Adv. 2021; 7 :
-        # eabc1234'.
+        # eabc1234'; BMC's before 2016: 'BMC Bioinformatics 2015, 16:123'.
         ("citation: JOURNAL YEAR;VOLUME:PAGES",
-         rf"{_JOURNAL}\.? {_YYYY} ?; ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
+         rf"{_JOURNAL}\.? {_YYYY} ?[;,] ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
          "group"),
         # MDPI's: 'Int. J. Mol. Sci. 2021, 22, 1234.'
         ("citation: JOURNAL YEAR, VOLUME, PAGES",
@@ -144,6 +146,11 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("proceedings volume: (Eds.): VENUE YEAR, SERIES N",
          rf"\([Ee]ds?\.\):? (?P<venue>[A-Z][\w&-]*(?: [A-Z][\w&-]*)*) {_YYYY}, [A-Z][A-Za-z]{{1,5}} \d+",
          "group"),
+        # Springer's footer of a volume in a series, without its editors: 'RECOMB 2021, LNBI 12635, pp. 1–15,
+        # 2021.' The series names it.
+        ("proceedings volume: ACRONYM YEAR, SERIES N, pp.",
+         rf"(?<![\w-])(?P<venue>[A-Z][A-Za-z]*[A-Z][\w-]*) {_YYYY}, (?:LNCS|LNBI|LNAI|CCIS|LIPIcs|IFIP AICT) "
+         r"\d+, pp\. ?\d", "group"),
         # A preprint server's stamp: 'bioRxiv preprint doi: https://doi.org/10.1101/...; this version posted
         # December 15, 2020.'
         ("preprint server stamp",
@@ -190,6 +197,16 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("publication date",
          rf"(?:\b[Pp]ublished(?: online)?|\b[Dd]ate of publication):? (?:on )?"
          rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
+        # The year a citation of the article gives it after its authors (PLOS's and Frontiers' 'Citation:
+        # Lovelace A, Turing A (2021) Title. PLoS Comput Biol 17(3): e1008736.'), and, last, the year of the
+        # authors' copyright ('© The Author(s) 2021. Published by Oxford University Press', '© 2021 by the
+        # authors. Licensee MDPI'): the year alone, when no row above gave one.
+        ("citation of the article: Citation: AUTHORS (YEAR)", rf"\bCitation: [^()]{{3,300}}? \({_YYYY}\) ",
+         "group"),
+        ("the authors' copyright",
+         r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
+         + _YYYY,
+         "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
@@ -249,7 +266,9 @@ def _title_case(name: str) -> str:
     small = {"of", "and", "in", "for", "the", "on", "&"}
     words = []
     for i, word in enumerate(name.split()):
-        if word in _ACRONYMS or len(word.strip(".")) <= 3 and word.lower() not in small:
+        # two bodies' acronyms ('IEEE/ACM', 'IEEE/CVF') keep their capitals as each would alone
+        if all(part in _ACRONYMS or len(part.strip(".")) <= 3 and part.lower() not in small
+               for part in word.split("/")):
             words.append(word)
         else:
             words.append(word.lower() if i and word.lower() in small else word.capitalize())
@@ -319,6 +338,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
             shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
             if shaped:
                 groups["venue"] = _after_title(groups.pop("journal"), article.title)
+            if "venue" in groups:
+                groups["venue"] = _on_its_line(groups["venue"], pages)
             venue = _venue(groups.get("venue"), cited=shaped)
             year = _year(groups, rule, first[match.end():])
             if "venue" in groups and venue is None:
@@ -352,6 +373,31 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         article.doi = None
     arxiv = ARXIV_ID.search(first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+_FULL_LINE = 60  # a line this long may have wrapped a name onto the next; a shorter one ended with it
+_OPEN_WORDS = ("of", "and", "in", "for", "the", "on", "&")
+
+
+def _on_its_line(name: str, text: str) -> str:
+    """A name read across a line's end (the page is read flattened) without the next line's words, where the
+    line ended with it: 'Accepted for publication in Nature Methods' over 'Ada Lovelace' names 'Nature
+    Methods'. A name goes on on the next line after a full line (a footnote's 'Proceedings of the 38th
+    International' / 'Conference on Machine Learning') or a small word that leaves it open."""
+    found = re.search(r"\s+".join(re.escape(word) for word in name.split()), text)
+    if found is None:
+        return name
+    # The abbreviations that open the name's own line, which the word ending the line above kept out of it
+    # ('pubs.acs.org/jcim Article' over 'J. Chem. Inf. Model. 2021, 61, 1234'): the name's first words.
+    before = text[text.rfind("\n", 0, found.start()) + 1:found.start()]  # the name's line up to it
+    opening = re.fullmatch(r"(?:[A-Z][a-z]{0,5}\. )+", before)
+    if "\n" not in found.group():
+        return (opening.group() if opening else "") + name
+    head = found.group().split("\n")[0].strip()
+    line = before + head
+    if not head or len(line) >= _FULL_LINE or head.split()[-1].lower() in _OPEN_WORDS:
+        return name
+    return head
 
 
 def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str], pages: list[str]) -> str:
