@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.papers.pdf_layout import PdfArticle, Segment, describe, punctuated_title
+from kb.papers.pdf_layout import PdfArticle, Segment, clean_text, describe, punctuated_title
 from kb.papers.pdf_publication import read_publication
 from tests.helpers.article_pdf import make_first_page_pdf, make_manuscript_pdf
 
@@ -63,6 +63,9 @@ def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None
     ("BMC Bioinformatics 2015, 16:123 http://www.biomedcentral.com/1471-2105/16/123", "BMC Bioinformatics", 2015),
     # ACS: the abbreviated name opens its own line, under a line that ends in a word
     ("pubs.acs.org/jcim Article\nJ. Chem. Inf. Model. 2021, 61, 1234−1245", "J. Chem. Inf. Model.", 2021),
+    # Nature Portfolio's footer opens its line under an address: the address's last word is no name's start
+    ("✉email: ada.lovelace@qmul.ac.uk\nCOMMUNICATIONS BIOLOGY | (2022) 5:312 | "
+     "https://doi.org/10.1038/s42003-022-03269-0", "Communications Biology", 2022),
 ])
 def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, venue: str, year: int) -> None:
     """A header's or footer's citation of the article: its shape (volume, pages, year) makes even one word
@@ -135,6 +138,7 @@ def test_publication_the_day_an_article_was_published_gives_the_year(page: str, 
     # a journal line outranks the copyright
     ("Bioinformatics, 2023, 39(1), btac811\n© The Author(s) 2022. Published by Oxford University Press.", 2023),
     ("© Oxford University Press", None),
+    ("© The Author 2019.\nAssociate Editor: XXXXXXX", None),  # a journal class's line on a manuscript
 ])
 def test_publication_a_citation_of_the_article_or_the_authors_copyright_gives_the_year(
         page: str, year: int | None) -> None:
@@ -351,3 +355,42 @@ def test_describe_paragraphs_set_larger_than_the_commonest_size_are_no_title() -
     article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
     describe(article, segments)
     assert article.title == long_title
+
+
+def test_publication_a_templates_placeholder_volume_is_no_publication() -> None:
+    """OUP's old class prints 'Vol. 00 no. 00 2012' on every submission: a placeholder, not an issue."""
+    assert (_published("BIOINFORMATICS\nVol. 00 no. 00 2012\nPages 1–7").venue, _published(
+        "BIOINFORMATICS Vol. 00 no. 00 2012").year) == (None, None)
+    assert _published("BIOINFORMATICS, Vol. 28 no. 23 2012, pages 1-7").year == 2012
+
+
+def test_describe_a_journals_banner_or_the_abstracts_heading_is_no_title() -> None:
+    """OUP's banner 'BIOINFORMATICS' is set larger than the title, level with its volume line; a PLOS
+    submission sets 'Abstract' in the title's size."""
+    segments = [_line("Vol. 00 no. 00 2012", 770, 8), _line("BIOINFORMATICS", 760, 19), _line(TITLE, 720, 16),
+                _line("Ada Lovelace and Alan Turing", 690, 13), _line("Abstract", 640, 16)]
+    segments += [_line("the body text of the article goes on here and on", 620 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == TITLE
+    # one word set large without a volume line beside it is a title
+    segments = [_line("Kelips", 740, 19), *segments[3:]]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == "Kelips"
+
+
+def test_clean_text_a_line_end_after_a_one_letter_word_keeps_its_hyphen() -> None:
+    """pdfium marks a word it joined across lines with U+FFFE: a syllable break is joined ('hy-' / 'phen'), a
+    compound's hyphen before a capital kept, and so is one after a word of one letter, where no word breaks."""
+    assert clean_text("L\ufffecyanohomoalanine hy\ufffephen Time\ufffeSharing") == (
+        "L-cyanohomoalanine hyphen Time-Sharing")
+
+
+def test_publication_an_abbreviated_journal_takes_its_full_name_from_page_twos_running_header() -> None:
+    """ACS prints only 'Cite This: J. Chem. Inf. Model. 2021, 61, 1234' on page 1 (its logo is drawn) and the
+    full name in the running header from page 2; a name whose words do not open in order stays as printed."""
+    cite = "Cite This: J. Chem. Inf. Model. 2021, 61, 1234−1245\nSome text."
+    article = _published(cite, "Journal of Chemical Information and Modeling pubs.acs.org/jcim Viewpoint\nBody.")
+    assert (article.venue, article.year) == ("Journal of Chemical Information and Modeling", 2021)
+    assert _published(cite, "Journal of Molecular Biology\nBody.").venue == "J. Chem. Inf. Model."

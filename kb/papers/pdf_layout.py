@@ -37,7 +37,9 @@ _FONT_CODES = str.maketrans({"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "
                              # pdfium joins a word hyphenated across lines, marking the join with U+FFFE
                              # (a capital after it is a compound's own hyphen: 'Time-Sharing', see clean_text)
                              "\ufffe": ""})
-_COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
+# No word is broken after its first letter (hyphenation leaves two or more before the break), so a join after
+# a word of one letter is its own hyphen too ('L-' / 'cyanohomoalanine': 'L-cyanohomoalanine').
+_COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])|(?<=\\b[A-Za-z])\ufffe")
 # OT1's fl sits at 0x0d, the carriage return: pdfium ends its lines with '\r\n', so a lone one before a
 # letter ('more \rexible') is the ligature of a font without a Unicode map.
 _OT1_FL = re.compile("\r(?=[a-z])")
@@ -646,6 +648,7 @@ def _is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+_VOLUME_LINE = re.compile(r"\bVol(?:\.|ume) ?\d")  # a journal's volume, in its header
 # A notice's word, and the words it goes on with ('Draft of ...', 'Preprint submitted to ...').
 _NOTICE = r"\b(?:Preprint|Manuscript|Draft)\b"
 _NOTICE_WORDS = r"(?:of|submitted|version|under|accepted|received|for)\b"
@@ -655,6 +658,8 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
                         r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
+                        # the abstract's heading set in the title's size (a PLOS submission's)
+                        r"^(?:Abstract|ABSTRACT)[.:]?$|"
                         # a notice that the text is a preprint, a manuscript or a draft ('*Manuscript',
                         # 'Draft: February 16, 2009', '(Draft of October 7, 2013)', 'Preprint submitted to'),
                         # never a title that names one ('Draft genome assembly of ...', 'A Draft Human ...')
@@ -684,6 +689,13 @@ def without_line_numbers(segments: list[Segment]) -> list[Segment]:
     return [s for s in segments if s not in margin] if len(margin) >= _NUMBERED_LINES else segments
 
 
+def _banner(seg: Segment, segments: list[Segment]) -> bool:
+    """One word level with a journal's volume line is the journal's banner, however large it is set (OUP's
+    'BIOINFORMATICS' beside 'Vol. 00 no. 00 2012')."""
+    return len(seg.text.split()) == 1 and any(
+        abs(other.y - seg.y) < seg.size and _VOLUME_LINE.search(other.text) for other in segments)
+
+
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
     """Fill in title, authors and abstract from the segments of the article's first page (``at``: its index,
     1 after a cover page; ``height``: the page's) and the full text. A running footer (the bottom tenth of
@@ -695,7 +707,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     top = max(s.y for s in segments)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
-    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1]
+    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
+            and not _banner(s, segments)]
     if not head:
         return
     title_size = max(s.size for s in head)

@@ -11,6 +11,7 @@ Per-journal differences are rows of the pattern tables, not branches of the code
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING
 
@@ -199,13 +200,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
         # The year a citation of the article gives it after its authors (PLOS's and Frontiers' 'Citation:
         # Lovelace A, Turing A (2021) Title. PLoS Comput Biol 17(3): e1008736.'), and, last, the year of the
-        # authors' copyright ('© The Author(s) 2021. Published by Oxford University Press', '© 2021 by the
-        # authors. Licensee MDPI'): the year alone, when no row above gave one.
+        # authors' copyright where a publisher is named as publishing it ('© The Author(s) 2021. Published by
+        # Oxford University Press', '© 2021 by the authors. Licensee MDPI'; a journal's class prints '© The
+        # Author 2019.' on a manuscript too): the year alone, when no row above gave one.
         ("citation of the article: Citation: AUTHORS (YEAR)", rf"\bCitation: [^()]{{3,300}}? \({_YYYY}\) ",
          "group"),
         ("the authors' copyright",
          r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
-         + _YYYY,
+         + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
          "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
@@ -328,27 +330,38 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
     pages = "\n".join([*(stamps or []), *article.pages[:read]])
     first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
+    # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' / 'Alg.,
+    # 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into the name
+    # opening the next line, which a citation's name may not follow ('... ac.uk' / 'COMMUNICATIONS BIOLOGY |
+    # (2022) 5:312').
+    lines = "\n".join(" ".join(line.split()) for line in re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
+                      .splitlines())
     full = "\n".join(article.pages)
     references = _references(full)
     if article.title:  # page 1 citing the article itself by its title: the most specific statement
         _self_cited(article, first)
     for name, pattern, rule in PUBLICATION_PATTERNS:
-        for match in pattern.finditer(first):
+        texts = (first, lines) if "journal" in pattern.groupindex else (first,)
+        for match in itertools.chain.from_iterable(pattern.finditer(text) for text in texts):
             groups = {k: v for k, v in match.groupdict().items() if v}
+            if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
+                continue  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
             shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
             if shaped:
                 groups["venue"] = _after_title(groups.pop("journal"), article.title)
             if "venue" in groups:
                 groups["venue"] = _on_its_line(groups["venue"], pages)
             venue = _venue(groups.get("venue"), cited=shaped)
-            year = _year(groups, rule, first[match.end():])
+            year = _year(groups, rule, match.string[match.end():])
             if "venue" in groups and venue is None:
                 # '© 2018 Association for Computing Machinery': no venue, but the year it states
                 if name == "Copyright line":
                     article.year = article.year or year
                 continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
-                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages), first)
+                # the full name beside the abbreviation on page 1, or in page 2's running header (ACS's)
+                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages),
+                                               " ".join([first, *map(_flat, article.pages[1:2])]))
                 article.year = article.year or year
             elif "venue" not in groups:
                 article.year = article.year or year
