@@ -648,6 +648,10 @@ def _is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+_ARTICLE_TYPE = (r"(?:(?:Original|Research|Review|Brief|Short|Technical|Applications?|Methods?|Full|Regular|"
+                 r"Invited|Special|Open)\s+)?(?:Articles?|Papers?|Reports?|Communications?|Letters?|Perspectives?|"
+                 r"Reviews?|Viewpoints?|Commentary|Editorial|Methods?|Resources?|Essays?|Opinion|Protocols?|"
+                 r"Notes?|Research|Access|Highlights?)|OPEN|Open")
 _VOLUME_LINE = re.compile(r"\bVol(?:\.|ume) ?\d")  # a journal's volume, in its header
 # A notice's word, and the words it goes on with ('Draft of ...', 'Preprint submitted to ...').
 _NOTICE = r"\b(?:Preprint|Manuscript|Draft)\b"
@@ -660,6 +664,10 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
                         # the abstract's heading set in the title's size (a PLOS submission's)
                         r"^(?:Abstract|ABSTRACT)[.:]?$|"
+                        # the article's type or access, which journals set above the title, larger at times
+                        # (Nature's 'Article', PLOS's 'RESEARCH ARTICLE', BMC's 'Open Access', Springer's
+                        # 'ORIGINAL PAPER', OUP's 'Applications Note')
+                        rf"^(?i:{_ARTICLE_TYPE})$|"
                         # a notice that the text is a preprint, a manuscript or a draft ('*Manuscript',
                         # 'Draft: February 16, 2009', '(Draft of October 7, 2013)', 'Preprint submitted to'),
                         # never a title that names one ('Draft genome assembly of ...', 'A Draft Human ...')
