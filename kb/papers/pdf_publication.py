@@ -346,6 +346,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
             groups = {k: v for k, v in match.groupdict().items() if v}
             if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
                 continue  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
+            if _about_another(name, match):
+                continue
             shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
             if shaped:
                 groups["venue"] = _after_title(groups.pop("journal"), article.title)
@@ -390,6 +392,28 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
 
 _FULL_LINE = 60  # a line this long may have wrapped a name onto the next; a shorter one ended with it
 _OPEN_WORDS = ("of", "and", "in", "for", "the", "on", "&")
+
+
+# What page 1's prose says of other works: a citation in parentheses or brackets ('(Rives et al., PNAS 2021,
+# 118, e2016239118)', '(Nature 2021; 596:583)'), and a statement whose subject is not this paper ('ProtTrans
+# was published in IEEE Transactions on ...'; 'A shorter version of this paper was published in' is this one).
+_IN_PARENTHESES = re.compile(r"[(\[;]\s*(?:[A-Z][\w'’-]+(?: et al\.| (?:and|&) [A-Z][\w'’-]+)?,?\s*)?$")
+_PASSIVE = re.compile(r"\b(?:was|were|is|are|been)\s+$")
+_THIS_PAPER = re.compile(r"\b(?:[Tt]his|[Oo]ur|[Tt]he present) (?:paper|article|work|manuscript|version|"
+                         r"chapter|report|study|note)\b")
+
+
+def _about_another(rule: str, match: re.Match[str]) -> bool:
+    """Whether a statement or citation page 1 prints is about another work (see ``_IN_PARENTHESES``), or an
+    ordinal event that is no meeting ('the 14th Critical Assessment of Structure Prediction (CASP 2020)')."""
+    before = match.string[max(0, match.start() - 120):match.start()]
+    if "journal" in match.re.groupindex and _IN_PARENTHESES.search(before):
+        return True
+    if rule == "meeting: ORDINAL NAME (ACRONYM YEAR)" and not _MEETING_WORD.search(match.group()):
+        return True
+    sentence = re.split(r"[.!?]\s", before)[-1]
+    return bool(re.match(r"(?:[Tt]o be |[Tt]o )?" + _STATEMENT, match.group())) and bool(
+        _PASSIVE.search(before)) and not _THIS_PAPER.search(sentence)
 
 
 def _on_its_line(name: str, text: str) -> str:
