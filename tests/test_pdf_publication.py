@@ -320,15 +320,17 @@ def test_read_pdf_first_pages_of_common_templates(tmp_path: Path, header: tuple[
     assert (article.venue, article.year, article.doi, article.arxiv_id) == expected
 
 
-@pytest.mark.parametrize(("title_size", "numbered"), [(12, True), (12, False), (14, True), (14, False)])
-def test_read_pdf_a_line_numbered_manuscript(tmp_path: Path, title_size: int, numbered: bool) -> None:
+@pytest.mark.parametrize(("title_size", "numbered", "align"), [
+    (12, True, "C"), (12, False, "C"), (14, True, "C"), (14, False, "C"), (12, True, "L"), (12, False, "L")])
+def test_read_pdf_a_line_numbered_manuscript(tmp_path: Path, title_size: int, numbered: bool, align: str) -> None:
     """A bioRxiv submission made with a word processor numbers every line in the margin; counted as lines, the
-    small numbers were the page's commonest size, every body line 'larger' and the whole page one title."""
+    small numbers were the page's commonest size, every body line 'larger' and the whole page one title. A title
+    in the body's size, flush left, is set apart by its weight alone (it was left empty)."""
     from kb.papers.pdf_layout import read_article
 
     path = make_manuscript_pdf(tmp_path / "paper.pdf", TITLE, "Ada Lovelace1, Alan Turing2 and Grace Hopper1",
                                ("1 University of Cambridge, Cambridge, UK", "2 ETH Zurich, Zurich, Switzerland"),
-                               title_size=title_size, numbered=numbered,
+                               title_size=title_size, numbered=numbered, title_align=align,
                                header="bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this "
                                       "version posted December 15, 2020. The copyright holder for this preprint")
     article = read_article(path)
@@ -394,3 +396,40 @@ def test_publication_an_abbreviated_journal_takes_its_full_name_from_page_twos_r
     article = _published(cite, "Journal of Chemical Information and Modeling pubs.acs.org/jcim Viewpoint\nBody.")
     assert (article.venue, article.year) == ("Journal of Chemical Information and Modeling", 2021)
     assert _published(cite, "Journal of Molecular Biology\nBody.").venue == "J. Chem. Inf. Model."
+
+
+@pytest.mark.parametrize("label", ["Article", "RESEARCH ARTICLE", "Research Article", "Perspective", "ORIGINAL PAPER",
+                                   "Open Access", "Methods", "Brief Communication", "Applications Note"])
+def test_describe_the_articles_type_set_above_the_title_is_no_title(label: str) -> None:
+    """A journal's label of the article's type set larger than the title was taken for it, and the title's
+    lines under it for names; a title that names a type among other words is one."""
+    for size in (10, 20):
+        segments = [_line(label, 770, size), _line(TITLE, 740, 17), _line("Ada Lovelace", 700, 11),
+                    _line("Abstract", 680, 10)]
+        segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+        article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+        describe(article, segments)
+        assert article.title == TITLE, (label, size)
+    segments = [_line("A Research Article on Contacts", 740, 17), _line("Ada Lovelace", 700, 11)]
+    segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == "A Research Article on Contacts"
+
+
+@pytest.mark.parametrize("sentence", [
+    "In the 14th Critical Assessment of Structure Prediction (CASP 2020), AlphaFold2 was best.",
+    "As shown by Jumper et al. (Nature 2021; 596:583) the model works.",
+    "Models such as ESM-1b (Rives et al., PNAS 2021, 118, e2016239118) learn contacts.",
+    "Sequences were taken from UniRef50 [Suzek and Wu, Bioinformatics 2015, 31, 926].",
+    "ProtTrans was published in IEEE Transactions on Pattern Analysis and Machine Intelligence in 2021.",
+])
+def test_publication_page_ones_prose_about_other_works_names_no_venue(sentence: str) -> None:
+    """A protein-language-model paper's abstract and introduction cite other works on page 1: a citation in
+    parentheses or brackets, a statement whose subject is another work and an ordinal event that is no meeting
+    gave the cited work's journal and year; a statement about this paper still gives its own."""
+    article = _published(f"Abstract\n{sentence}\n1 Introduction\nBody.")
+    assert (article.venue, article.year) == (None, None)
+    own = _published("A shorter version of this paper was published in the Proceedings of the 38th International "
+                     "Conference on Machine Learning, 2021.\nBody.")
+    assert (own.venue, own.year) == ("International Conference on Machine Learning", 2021)

@@ -831,8 +831,8 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
     """The title of a page set in one size throughout (a Word-made manuscript): the lines centred on the page
-    directly above its first centred line of names, up to a line that is not centred (a running head or a
-    notice set flush left), a name or prose; none unless they hold three words or more."""
+    (or set in bold) directly above its first centred line of names, up to a line that is neither (a running
+    head or a notice set flush left), a name or prose; none unless they hold three words or more."""
     left, right = min(s.x0 for s in segments), max(s.x1 for s in segments)
 
     def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
@@ -841,9 +841,10 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     ordered = sorted(head, key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         if centred(seg) and _is_name_list(_LEAD_SEPARATOR.sub("", seg.text)):
+            # flush left, a Word manuscript's title is set apart by its weight alone
             title = list(itertools.takewhile(
-                lambda s: centred(s) and not is_prose(s.text) and not _is_name_list(s.text),
-                reversed(ordered[:i])))[::-1]
+                lambda s: (centred(s) or s.style == "bold") and not is_prose(s.text)
+                and not _is_name_list(s.text), reversed(ordered[:i])))[::-1]
             return title if len(" ".join(s.text for s in title).split()) >= 3 else []
     return []
 

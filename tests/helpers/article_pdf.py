@@ -71,11 +71,11 @@ def make_first_page_pdf(path: Path, title: str, names: str, place: str, *, heade
 
 
 def make_manuscript_pdf(path: Path, title: str, names: str, places: tuple[str, ...], *, title_size: int = 12,
-                        numbered: bool = True, header: str | None = None) -> Path:
+                        numbered: bool = True, header: str | None = None, title_align: str = "C") -> Path:
     """A manuscript's first page as a word processor sets a submission (bioRxiv's, medRxiv's, a journal's
     review copy): Times at 12 points, double-spaced, the title in bold (in the body's size or larger), centred
     names and places, and a line number in the left margin beside every line; a preprint server's stamp
-    over it (``header``)."""
+    over it (``header``); the title centred or flush left (``title_align``: 'C' or 'L')."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -99,7 +99,7 @@ def make_manuscript_pdf(path: Path, title: str, names: str, places: tuple[str, .
         pdf.set_y(5)
         pdf.cell(0, 4, header)
     pdf.set_y(20)
-    line("B", title_size, title, "C")
+    line("B", title_size, title, title_align)
     line("", 12, names, "C")
     for place in places:
         line("", 12, place, "C")
