@@ -25,9 +25,12 @@ from kb.papers.pdf_layout import (
     join_affiliation,
     join_title,
     opens_titled,
+    read_article,
+    unnumbered,
     unreadable,
 )
 from kb.papers.pdf_publication import read_publication
+from tests.helpers.article_pdf import ManuscriptLine, make_manuscript_pdf
 
 
 def _published(first_page: str, margins: list[str] | None = None) -> PdfArticle:
@@ -1493,3 +1496,278 @@ def test_read_article_plos_paragraph_of_affiliations_and_mdpi_marks_after_a_spac
     assert mdpi.authors == [("Alice Smith", "Department of Computer Science, University of Alpha"),
                             ("Bob Jones", "Institute of Biology, Beta University"),
                             ("Carol White", "Department of Computer Science, University of Alpha")]
+
+
+# -- round 7: manuscripts as bioRxiv and medRxiv take them (line numbers in the margin, double spacing, a
+#    word processor's one size), on constructed pages of those templates
+
+_MANUSCRIPT_BODY: list[ManuscriptLine] = [
+    ("", 10, "Protein language models learn the contacts of a structure from sequences alone and we show"),
+    ("", 10, "that their attention maps predict contacts without supervision across many protein families."),
+    ("", 10, "We measure this on held out families and compare the maps with coevolution based methods."),
+    ("B", 10, "1 Introduction"),
+    ("", 10, "Attention maps of protein language models capture contacts between residues in a structure.")]
+_MANUSCRIPT_HEAD: list[ManuscriptLine] = [
+    ("B", 15, "Attention maps of protein language models predict contacts"),
+    ("", 11, "Ada Lovelace^{1}, Alan Turing^{2} and Grace Hopper^{1,*}"),
+    ("", 9, "^{1}University of Alpha, Department of Biology, Alpha City, Country"),
+    ("", 9, "^{2}Beta Institute of Technology, Beta Town, Country"),
+    ("", 9, "*Corresponding author: grace@alpha.edu"), ("B", 10, "Abstract")]
+_ALPHA, _BETA = "University of Alpha, Department of Biology, Alpha City, Country", "Beta Institute of Technology"
+
+
+def test_unnumbered_takes_a_manuscripts_line_numbers_and_leaves_numbers_of_its_text() -> None:
+    """A line-numbered page: the numbers counting up at its lines' start go ('9 1 Introduction' keeps its
+    section's '1', a line the text put elsewhere may skip one); a contents page's or a table's numbered rows
+    that open few of its lines, or do not count up, stay."""
+    lines = ["Title of the paper", "Ada Lovelace1, Alan Turing2", "1University of Alpha", "Abstract",
+             "Protein language models learn", "contacts from sequences", "alone, we show.", "1 Introduction",
+             "Attention maps capture", "contacts between residues."]
+    numbered = "\n".join(f"{n} {line}" for n, line in enumerate(lines, start=1) if n != 6)
+    text, numbers = unnumbered(numbered + "\n11\n12")
+    assert text.splitlines()[:4] == lines[:4] and "8 1 Introduction" not in text
+    assert text.splitlines()[6] == "1 Introduction" and numbers == {*range(1, 13)} - {6}
+    contents = "Contents\n" + "\n".join(f"{n} Section {n}\n{n}.1 Part\n{n}.2 Part" for n in range(1, 10))
+    assert unnumbered(contents) == (contents, set())
+    table = "\n".join(f"{n} 0.{n}5 0.{n}1" for n in (3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8))
+    assert unnumbered(table) == (table, set())
+
+
+@pytest.mark.parametrize(("lines", "spacing"), [
+    (_MANUSCRIPT_HEAD + _MANUSCRIPT_BODY, 2.0),  # LaTeX's lineno, double-spaced: numbers set smaller
+    ([(style, 12, text) for style, _, text in _MANUSCRIPT_HEAD[:1]] + [("", 12, t) for _, _, t in
+     _MANUSCRIPT_HEAD[1:5]] + [("B", 12, "Abstract")] + [(s, 12, t) for s, _, t in _MANUSCRIPT_BODY], 2.0),
+], ids=["latex-lineno", "word-one-size"])
+def test_read_article_line_numbered_manuscript(tmp_path: Path, lines: list[ManuscriptLine],
+                                               spacing: float) -> None:
+    """bioRxiv submissions number their lines in the margin: the numbers are no part of a line ('5 Abstract'
+    is the abstract's heading), and, set small, no body size (before, every line of a Word manuscript set in
+    one size was larger than the 'body' of numbers, and made one title; the LaTeX one lost its abstract). A
+    Word manuscript's title in sentence case, bold and centred over centred names split by their marks, is
+    its title."""
+    from kb.papers.pdf_layout import read_article
+
+    path = make_manuscript_pdf(tmp_path / "manuscript.pdf", lines, line_numbers=True, spacing=spacing,
+                               centred=2)
+    article = read_article(path)
+    assert article.title == "Attention maps of protein language models predict contacts"
+    assert article.authors == [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta "
+                                                                          "Town, Country"), ("Grace Hopper", _ALPHA)]
+    assert (article.abstract or "").startswith("Protein language models learn the contacts")
+    assert not any(line[:1].isdigit() for line in article.pages[0].splitlines()[:3])
+
+
+def test_read_article_structured_abstract_without_an_abstract_heading(tmp_path: Path) -> None:
+    """BMC's and medical journals' structured abstract opens with 'Background' and no 'Abstract' over it:
+    the heading ends the author block (before, it was joined to the last affiliation: '..., Beta Town,
+    Country Background', and the abstract left empty) and opens the abstract, which keeps it. After the
+    body's first section, 'Background' heads a section: no abstract is read from it."""
+    from kb.papers.pdf_layout import read_article
+
+    head = _MANUSCRIPT_HEAD[:4]
+    path = make_manuscript_pdf(tmp_path / "bmc.pdf", [*head, ("B", 10, "Background"), *_MANUSCRIPT_BODY[:2],
+                                                      ("B", 10, "Results"), *_MANUSCRIPT_BODY[2:]], centred=2)
+    article = read_article(path)
+    assert article.authors == [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta "
+                                                                          "Town, Country"), ("Grace Hopper", _ALPHA)]
+    assert (article.abstract or "").startswith("Background Protein language models learn the contacts")
+    body = [*head, *_MANUSCRIPT_BODY[3:], ("B", 10, "Background"), *_MANUSCRIPT_BODY[:3]]
+    section = read_article(make_manuscript_pdf(tmp_path / "section.pdf", body, centred=2))
+    assert not (section.abstract or "").startswith("Background")
+    assert section.authors == article.authors
+
+
+def test_read_article_word_manuscript_marks_typed_in_the_lines_size(tmp_path: Path) -> None:
+    """A Word manuscript in one size whose marks are typed as plain digits after a space ('Ada Lovelace 1,
+    Alan Turing 2') over affiliations numbered the same way ('1 University of Alpha, ...'): a name never
+    ends in a digit, and a numbered line naming an institution is no first section ('1 Introduction'), so
+    it does not end the author block (before, no name was read, nor the title over them)."""
+    from kb.papers.pdf_layout import read_article
+
+    want = [("Ada Lovelace", _ALPHA), ("Alan Turing", "Beta Institute of Technology, Beta Town, Country"),
+            ("Grace Hopper", _ALPHA)]
+    lines: list[ManuscriptLine] = [
+        ("B", 12, "Attention maps of protein language models predict contacts"),
+        ("", 12, "Ada Lovelace 1, Alan Turing 2 and Grace Hopper 1"), ("", 12, "1 " + _ALPHA),
+        ("", 12, "2 Beta Institute of Technology, Beta Town, Country"), ("B", 12, "Abstract"),
+        *[(style, 12, text) for style, _, text in _MANUSCRIPT_BODY]]
+    article = read_article(make_manuscript_pdf(tmp_path / "word.pdf", lines, spacing=1.5, centred=2))
+    assert article.authors == want
+    assert article.title == "Attention maps of protein language models predict contacts"
+    assert _authors([_seg("Route 9", 745, 12)]) == []  # a place with a number is still no name
+
+
+def test_authors_nature_marks_before_an_icon_and_after_a_thin_space_and_particles_e_and_y() -> None:
+    """Nature's byline: 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva' (the envelope icon, an unmapped glyph,
+    between the mark and its comma) and each later mark a thin space after its name ('Silva' '1,2,3'): the
+    marks are those names' (before, the first segment was taken as an affiliation block and the rest lost);
+    'e' and 'y' join two surnames in Portuguese and Spanish."""
+    block = [_seg("Mark van Breugel", 557, 11, 44), _seg("⟨1,2⟩\u2709, Ivan Rosa e Silva", 558, 11, 148),
+             _seg("1,2,3", 562, 8.8, 252), _seg("& Antonina Andreeva", 559, 11, 272), _seg("2", 563, 8.8, 385)]
+    block = [Segment(s.text, s.size, s.x0, x1, s.y, s.marked) for s, x1 in zip(block, (124, 239, 268, 371, 389),
+                                                                                strict=True)]
+    block += [_seg("⟨1⟩Queen Mary University of London", 530, 9, 44), _seg("⟨2⟩MRC Laboratory of Molecular "
+                                                                           "Biology", 518, 9, 44)]
+    assert _authors(block) == [("Mark van Breugel", "Queen Mary University of London"),
+                               ("Ivan Rosa e Silva", "Queen Mary University of London"),
+                               ("Antonina Andreeva", "MRC Laboratory of Molecular Biology")]
+    assert [n for n, _ in _authors([_seg("José Ortega y Gasset and Ada Lovelace", 600, 11)])] == [
+        "José Ortega y Gasset", "Ada Lovelace"]
+
+
+def test_describe_numbered_affiliations_footnote_at_the_foot_of_page_one() -> None:
+    """Nature's journals print the affiliations as one numbered footnote at the page's foot ('1 Queen Mary
+    University of London, School of ..., 4 Newark Street, ... UK. 2 Medical Research Council—' / 'Laboratory
+    of ...'): each name's first number gives its block's institution, up to the address. Unless every name's
+    number opens a block naming an institution, no name gets one (a numbered line of the body is no
+    footnote)."""
+    segments = [_seg("Attention maps predict contacts", 700, 20), _seg("Ada Lovelace⟨1,2⟩, Alan Turing⟨2⟩", 670, 11),
+                *_BODY]
+    def read(foot: str) -> list[tuple[str, str | None]]:
+        article = PdfArticle(pages=["Attention maps predict contacts\nAda Lovelace1,2, Alan Turing2\nAbstract\n"
+                                    f"We show.\n{foot}"])
+        describe(article, segments)
+        return article.authors
+    foot = ("1 Queen Mary University of London, School of Biology, 4 Newark Street, London E1 2AT, UK. 2 Medical "
+            "Research Council—\nLaboratory of Molecular Biology, Francis Crick Avenue, Cambridge CB2 0QH, UK.")
+    assert read(foot) == [("Ada Lovelace", "Queen Mary University of London, School of Biology"),
+                          ("Alan Turing", "Medical Research Council—Laboratory of Molecular Biology")]
+    assert read("1 Queen Mary University of London, London E1 2AT, UK.") == [("Ada Lovelace", None),
+                                                                            ("Alan Turing", None)]
+    assert read("1 Results of the Institute survey\n2 We show") == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+def test_describe_acs_buttons_are_no_affiliation_and_the_author_information_section_gives_it() -> None:
+    """ACS's journals print the web page's buttons under the names ('Cite This: J. Chem. Inf. Model. 2021, 61,
+    4827', 'Read Online', 'ACCESS', 'Metrics & More', 'Article Recommendations': before, every author's
+    affiliation) and the addresses in an 'AUTHOR INFORMATION' section at the end: 'Name − Institution, ...,
+    City, State 30332' wrapped over lines."""
+    segments = [_seg("AlphaFold 2: Why It Works", 682, 17), _seg("Jeffrey Skolnick,* and Suresh Singh", 644, 13),
+                _seg("Cite This: J. Chem. Inf. Model. 2021, 61, 4827−4831", 612, 8.5),
+                _seg("Read Online", 613, 9, 347), _seg("ACCESS", 577, 15), _seg("Metrics & More", 578, 8, 208),
+                _seg("Article Recommendations", 578, 8, 414), _seg("ABSTRACT: AlphaFold 2 was the star", 551, 10),
+                *_BODY]
+    end = ("■ AUTHOR INFORMATION\nCorresponding Author\nJeffrey Skolnick − Center for the Study of Systems Biology,"
+           "\nSchool of Biological Sciences, Georgia Institute of Technology,\nAtlanta, Georgia 30332, United "
+           "States; Email: skolnick@gatech.edu\nAuthors\nSuresh Singh − Twilight Design, Kendall Park, New Jersey"
+           "\n08824, United States\nNotes")
+    article = PdfArticle(pages=["AlphaFold 2: Why It Works\nABSTRACT: AlphaFold 2 was the star\n", end])
+    describe(article, segments)
+    assert article.authors == [("Jeffrey Skolnick", "Center for the Study of Systems Biology, School of "
+                                                    "Biological Sciences, Georgia Institute of Technology, "
+                                                    "Atlanta"),
+                               ("Suresh Singh", "Twilight Design, Kendall Park")]
+    assert (article.abstract or "").startswith("AlphaFold 2 was the star")
+
+
+def test_describe_a_drop_capitals_narrow_lines_are_the_body_not_an_affiliation() -> None:
+    """EMBO Reports: under the names a drop capital 'L' opens the body, the lines beside it set narrow ('ast
+    December, the artificial intelligence', 'impossible:'), too short to read as prose: they are no
+    affiliation (before, the first was each author's)."""
+    segments = [_seg("AI revolutions in biology", 655, 28), _seg("Anastassis Perrakis & Titia K Sixma*", 604, 12),
+                _seg("L", 538, 44), _seg("ast December, the artificial intelligence", 558, 8.3, 62),
+                _seg("(AI) AlphaFold achieved what had", 547, 8.3, 62), _seg("impossible:", 536, 8.3, 136),
+                *[_seg("biology will remain essential for understanding how proteins work and", 500 - 11 * i, 8.3)
+                  for i in range(8)]]
+    article = PdfArticle(pages=["AI revolutions in biology\nAnastassis Perrakis & Titia K Sixma*\nL\nast December"])
+    describe(article, segments)
+    assert article.authors == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
+
+
+def test_authors_oup_mixed_marks_a_marks_width_in_the_gap_and_a_surname_wrapped_to_the_next_line() -> None:
+    """Bioinformatics (OUP): 'Jose Juan Almagro Armenteros' '1,∗' (numbers and a symbol in one raised mark),
+    ', Alexander Rosenberg Johansen²,∗' then ', Ole' after a gap holding the mark's width, and 'Winther' '2'
+    'and Henrik Nielsen¹' on the next line; the first block opens with a unit named without an institution's
+    word ('Section for Bioinformatics, Department of ..., 2800 Kgs. Lyngby'). PLoS 2013: '..., R. James' /
+    'Cotton¹, Andreas S. Tolias¹': a surname alone opening the next line finishes the last name."""
+    def seg(text: str, y: float, x0: float, x1: float, size: float = 12.0) -> Segment:
+        marked = _seg(text, y, size, x0)
+        return Segment(marked.text, size, x0, x1, y, marked.marked)
+    block = [seg("Jose Juan Almagro Armenteros", 731, 111, 290.5), seg("1,∗", 736, 293, 305, 9),
+             seg(", Alexander Rosenberg Johansen⟨2,∗⟩", 731, 307, 494), seg(", Ole", 731, 511, 536),
+             seg("Winther", 718, 111, 155), seg("2", 723, 158, 162, 9), seg("and Henrik Nielsen⟨1⟩", 718, 167, 273),
+             seg("1", 701, 112, 113, 6.5), seg("Section for Bioinformatics, Department of Health Technology, "
+                                               "Technical University of Denmark, 2800 Kgs. Lyngby", 696, 116, 529, 9),
+             seg("⟨2⟩Department of Applied Mathematics, Technical University of Denmark", 684, 116, 515, 9)]
+    health = "Section for Bioinformatics, Department of Health Technology, Technical University of Denmark"
+    maths = "Department of Applied Mathematics, Technical University of Denmark"
+    assert _authors(block) == [("Jose Juan Almagro Armenteros", health), ("Alexander Rosenberg Johansen", maths),
+                               ("Ole Winther", maths), ("Henrik Nielsen", health)]
+    plos = [seg("Dimitri Yatsenko⟨1⟩, R. James", 646, 87, 500), seg("Cotton⟨1⟩, Andreas S. Tolias⟨1⟩", 634, 87, 300),
+            seg("⟨1⟩Baylor College of Medicine", 622, 87, 300)]
+    assert [n for n, _ in _authors(plos)] == ["Dimitri Yatsenko", "R. James Cotton", "Andreas S. Tolias"]
+
+
+def test_describe_an_abstract_heading_in_the_titles_size_and_an_anonymous_submission() -> None:
+    """PLoS's 2013 template sets 'Abstract' in the title's size: it is no title line (before, the title ran
+    on to it and the author block above it was lost). A double-blind submission's 'Anonymous Authors' is no
+    name, on the page or in the metadata."""
+    segments = [_seg("Improved estimation of neural correlations", 670, 14.3),
+                _seg("Dimitri Yatsenko⟨1⟩, Alexander S. Ecker⟨1⟩", 646, 10),
+                _seg("⟨1⟩Department of Neuroscience, Baylor College of Medicine, Houston", 622, 10),
+                _seg("Abstract", 495, 14.3), *_BODY]
+    article = PdfArticle(pages=["Improved estimation\nAbstract\nAmbitious projects are under way.\n1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Improved estimation of neural correlations"
+    assert [n for n, _ in article.authors] == ["Dimitri Yatsenko", "Alexander S. Ecker"]
+    assert article.abstract == "Ambitious projects are under way."
+    blind = PdfArticle(pages=["Kover\n"])
+    describe(blind, [_seg("Predictive phenotyping with k-mers", 688, 14), _seg("Anonymous Authors", 660, 11),
+                     _seg("Abstract", 614, 12), *_BODY])
+    _from_metadata(blind, {"Author": "Anonymous Submission"})
+    assert blind.authors == []
+
+
+def test_join_affiliation_a_line_ending_with_the_goes_on() -> None:
+    """'Center for Computational Biology and Bioinformatics, The' / 'University of Texas at Austin': the
+    article opens the institution's name on the next line (eLife's bioRxiv template)."""
+    assert join_affiliation(["Center for Computational Biology, The", "University of Texas at Austin"]) == (
+        "Center for Computational Biology, The University of Texas at Austin")
+
+
+def test_read_article_line_numbers_right_of_a_sidebar_are_still_line_numbers(tmp_path: Path) -> None:
+    """eLife's bioRxiv template sets a sidebar ('*For correspondence:', funding) left of the line numbers:
+    the numbers are told by their column, aligned on its right edge, not by standing left of every line
+    (before, they stayed, and the number beside an affiliation's second line opened a block of its own)."""
+    lines: list[ManuscriptLine] = [
+        ("B", 15, "Hippocampal responses to cellular dissociation"),
+        ("B", 10, "Rayna M. Harris^{1}, Hsin-Yi Kao^{2} and Hans A. Hofmann^{1}"),
+        ("", 9, "^{1}Dept. Integrative Biology, Center for Computational Biology, The"),
+        ("", 9, "University of Texas at Austin, Austin, TX, USA"), ("", 9, "^{2}Marine Biological Laboratory"),
+        ("B", 12, "Abstract"), *_MANUSCRIPT_BODY, *_MANUSCRIPT_BODY]
+    sidebar = ("*For correspondence:", "afenton@nyu.edu", "Funding Sources include:", "NSF: IOS-1501704")
+    path = make_manuscript_pdf(tmp_path / "elife.pdf", lines, line_numbers=True, spacing=1.5, sidebar=sidebar)
+    article = read_article(path)
+    texas = ("Dept. Integrative Biology, Center for Computational Biology, The University of Texas at Austin, "
+             "Austin, TX, USA")
+    assert article.authors == [("Rayna M. Harris", texas), ("Hsin-Yi Kao", "Marine Biological Laboratory"),
+                               ("Hans A. Hofmann", texas)]
+    assert (article.abstract or "").startswith("Protein language models learn the contacts")
+
+
+@pytest.mark.parametrize("line", [
+    "Associate Editor: Alfonso Valencia", "Received on 1 May 2020; revised on 2 June 2020",
+    "These authors contributed equally to this work.", "Present address: Beta Institute, Beta Town",
+    "Keywords: proteins, language models",
+])
+def test_authors_a_journals_lines_and_notes_under_the_names_are_no_affiliation(line: str) -> None:
+    """Under names without marks, every line is read as their affiliation's: a journal's editor line, the
+    article's history, a note on the authors, a present address or keywords were joined to it ('University
+    of Alpha, Associate Editor: Alfonso Valencia'). A note a mark opens stays that mark's block."""
+    block = [_seg("Ada Lovelace and Alan Turing", 680, 11), _seg("University of Alpha, Alpha City", 666, 9),
+             _seg(line, 654, 9)]
+    assert _authors(block) == [("Ada Lovelace", "University of Alpha, Alpha City"),
+                               ("Alan Turing", "University of Alpha, Alpha City")]
+    marked = [_seg("Ada Lovelace⟨*,1⟩ and Alan Turing⟨1⟩", 680, 11), _seg("⟨*⟩Equal contribution", 666, 9),
+              _seg("⟨1⟩University of Alpha", 654, 9)]
+    assert _authors(marked) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "University of Alpha")]
+
+
+def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
+    """Marks the text did not raise, glued to the names in lists ('Ada Lovelace1,2, Alan Turing2,3'): the
+    comma inside a list is no separator of names (before, the '2' alone was read as a name and the line was
+    no list of names)."""
+    block = [_seg("Ada Lovelace1,2, Alan Turing2,3, Grace Hopper1", 700, 11), _seg("1University of Alpha", 680, 9),
+             _seg("2Beta Institute", 668, 9), _seg("3Gamma College", 656, 9)]
+    assert _authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute"),
+                               ("Grace Hopper", "University of Alpha")]

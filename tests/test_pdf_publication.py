@@ -15,7 +15,7 @@ import pytest
 
 from kb.papers.pdf_layout import PdfArticle, Segment, clean_text, describe, punctuated_title
 from kb.papers.pdf_publication import read_publication
-from tests.helpers.article_pdf import make_first_page_pdf, make_manuscript_pdf
+from tests.helpers.article_pdf import ManuscriptLine, make_first_page_pdf, make_manuscript_pdf
 
 TITLE = "Attention Maps of Protein Language Models Encode Contacts"
 
@@ -322,21 +322,24 @@ def test_read_pdf_first_pages_of_common_templates(tmp_path: Path, header: tuple[
 
 @pytest.mark.parametrize(("title_size", "numbered", "align"), [
     (12, True, "C"), (12, False, "C"), (14, True, "C"), (14, False, "C"), (12, True, "L"), (12, False, "L")])
-def test_read_pdf_a_line_numbered_manuscript(tmp_path: Path, title_size: int, numbered: bool, align: str) -> None:
-    """A bioRxiv submission made with a word processor numbers every line in the margin; counted as lines, the
-    small numbers were the page's commonest size, every body line 'larger' and the whole page one title. A title
-    in the body's size, flush left, is set apart by its weight alone (it was left empty)."""
+def test_read_pdf_a_word_manuscripts_title(tmp_path: Path, title_size: int, numbered: bool, align: str) -> None:
+    """A submission made with a word processor, double-spaced, numbered in the margin or not: a title in the
+    body's size and centred over centred names, or flush left and set apart by its weight alone (it was left
+    empty)."""
     from kb.papers.pdf_layout import read_article
 
-    path = make_manuscript_pdf(tmp_path / "paper.pdf", TITLE, "Ada Lovelace1, Alan Turing2 and Grace Hopper1",
-                               ("1 University of Cambridge, Cambridge, UK", "2 ETH Zurich, Zurich, Switzerland"),
-                               title_size=title_size, numbered=numbered, title_align=align,
-                               header="bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this "
-                                      "version posted December 15, 2020. The copyright holder for this preprint")
+    # (lines of prose that fill the measure: a centred line is centred between its edges)
+    prose = "Protein language models learn the contacts of residues from sequences alone, and the attention maps of " \
+            "the models"
+    lines: list[ManuscriptLine] = [
+        ("B", title_size, TITLE), ("", 12, "Ada Lovelace, Alan Turing and Grace Hopper"),
+        ("", 12, "1 University of Cambridge, Cambridge, UK"), ("", 12, "2 ETH Zurich, Zurich, Switzerland"),
+        ("B", 12, "Abstract"), *[("", 12, prose)] * 6]
+    path = make_manuscript_pdf(tmp_path / "paper.pdf", lines, line_numbers=numbered, spacing=2.0, font="times",
+                               centred=(1, 2, 3, 4) if align == "C" else (2, 3, 4))
     article = read_article(path)
     assert article.title == TITLE
     assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
-    assert (article.venue, article.year, article.doi) == ("bioRxiv", 2020, "10.1101/2020.12.15.422761")
 
 
 def test_describe_paragraphs_set_larger_than_the_commonest_size_are_no_title() -> None:

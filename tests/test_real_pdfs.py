@@ -218,13 +218,37 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
     _comes_in_whole(name, ("title", "year", "venue", "doi", "arxiv_id"))
 
 
+# Round 7's classes of authors, affiliations and abstracts (tests/test_pdf_layout.py holds each one's constructed
+# example), on the new tuning articles they were found on: Nature's marks before an envelope icon and set a thin
+# space after the name, a Portuguese 'e' between surnames and the numbered affiliations footnote at the foot of
+# page 1 (af2-centrosome-commsbio); ACS's web buttons under the names and its 'AUTHOR INFORMATION' section
+# (alphafold2-jcim); a drop capital's narrow lines, no affiliation (ai-revolutions-embo: its institution is
+# left empty, only its names and its absent abstract are checked); OUP's mixed marks, a surname wrapped to the
+# next line and a unit opening an affiliation (unilanguage-bioinformatics); line numbers right of eLife's
+# sidebar and an institution opening with 'The' on its next line (dissociation-biorxiv); PLoS 2013's abstract
+# heading in the title's size (neural-correlations-plos); an anonymous submission (kover-anonymous-icml).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("af2-centrosome-commsbio", ("authors", "affiliations", "abstract")),
+    ("alphafold2-jcim", ("authors", "affiliations", "abstract")),
+    ("unilanguage-bioinformatics", ("authors", "affiliations", "abstract")),
+    *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("ai-revolutions-embo", ("authors", "abstract")),
+        ("dissociation-biorxiv", ("authors", "affiliations", "abstract")),
+        ("neural-correlations-plos", ("authors", "affiliations", "abstract")),
+        ("kover-anonymous-icml", ("authors", "abstract")))),
+])
+def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstract(
+        name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)
+
+
 # Round 7's title and publication classes (tests/test_pdf_publication.py holds each one's constructed example),
 # on the real tuning article each was found on: OUP's banner level with a placeholder volume line
 # (bits-bioinformatics); a footer's journal opening its line under an address (af2-centrosome-commsbio); an
 # abbreviation whose full name is page 2's running header (alphafold2-jcim); a journal class's '© The Author
 # 2019.' on a manuscript (unilanguage-bioinformatics); a hyphen after a one-letter word at a line's end
 # (methionine-toolkit-biorxiv: its title only, kb names bioRxiv as the venue its truth leaves empty); the
-# abstract's heading in the title's size (neural-correlations-plos).
+# abstract's heading in the title's size (neural-correlations-plos, rules of tests/test_pdf_layout.py).
 @pytest.mark.parametrize(("name", "fields"), [
     ("bits-bioinformatics", ("title", "year", "venue", "doi")),
     ("af2-centrosome-commsbio", ("title", "year", "venue", "doi")),

@@ -413,9 +413,11 @@ def read_article(path: Path) -> PdfArticle:
             stamps += free_text(page) if number == 0 else []
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
-            pages.append(clean_text(_placed_text(textpage, raw_text)).strip())
+            page_text, numbers = unnumbered(clean_text(_placed_text(textpage, raw_text)).strip())
+            pages.append(page_text)
             if number == 0 or number == 1 and _is_cover(pages):  # page 2 only after a cover page
-                layouts.append((_page_segments(textpage, raw_text), page.get_height()))
+                layouts.append((_without_line_numbers(_page_segments(textpage, raw_text), numbers),
+                                page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
@@ -437,6 +439,59 @@ def read_article(path: Path) -> PdfArticle:
         article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
     _say_why_empty(article)
     return article
+
+
+# A number opening a line: a manuscript's line number in the margin (bioRxiv and medRxiv submissions,
+# journals' review copies), which the text puts before the line it numbers, or on a line of its own.
+_LINE_NUMBER = re.compile(r"^[ \t]*(\d{1,5})(?:[ \t]+|$)", re.MULTILINE)
+_NUMBERED_LINES = 8  # the fewest numbers in a row that make a page line-numbered ...
+_NUMBERED_SHARE = 0.5  # ... and the least share of its lines they open
+_NUMBER_SKIP = 3  # a run of line numbers may skip up to this many (a line the text put elsewhere)
+
+
+def unnumbered(page: str) -> tuple[str, set[int]]:
+    """A page's text without the line numbers in its margin, and those numbers: the longest run of numbers
+    opening lines that count up one by one in text order (skipping up to ``_NUMBER_SKIP``), when it is
+    ``_NUMBERED_LINES`` long or more and opens half the page's lines; else the page as it is. A number in
+    a line's text ('9 1 Introduction': the section's own '1') is no line number, nor are a contents page's
+    or a table's numbered rows, which open fewer of the lines or do not count up."""
+    found = list(_LINE_NUMBER.finditer(page))
+    chains: list[list[re.Match[str]]] = []
+    for match in found:
+        value = int(match.group(1))
+        longest = max((c for c in chains if 0 < value - int(c[-1].group(1)) <= _NUMBER_SKIP),
+                      key=len, default=None)
+        if longest is None:
+            chains.append([match])
+        else:
+            longest.append(match)
+    run = max(chains, key=len, default=[])
+    lines = sum(1 for line in page.splitlines() if line.strip())
+    if len(run) < _NUMBERED_LINES or len(run) < _NUMBERED_SHARE * lines:
+        return page, set()
+    text, at = [], 0
+    for match in run:
+        text.append(page[at:match.start(1)])
+        at = match.end()
+    text.append(page[at:])
+    return "".join(text), {int(m.group(1)) for m in run}
+
+
+def _without_line_numbers(segments: list[Segment], numbers: set[int]) -> list[Segment]:
+    """Page 1's segments without the line numbers ``unnumbered`` found in its text: the segments of a number
+    alone that stand in one column, aligned on their right edge (a superscript mark beside a name stands
+    elsewhere; a sidebar may stand left of the numbers, as eLife's template sets it): set small, they
+    would pass for the body's size."""
+    if not numbers:
+        return segments
+    alone = [s for s in segments if s.text.isdigit() and int(s.text) in numbers]
+    if not alone:
+        return segments
+    edge = sorted(s.x1 for s in alone)[len(alone) // 2]
+    column = {id(s) for s in alone if abs(s.x1 - edge) < s.size}
+    if len(column) < _NUMBERED_LINES / 2:  # (a first page holds a share of the numbered lines)
+        return segments
+    return [s for s in segments if id(s) not in column]
 
 
 def punctuated_title(title: str | None, covers: list[str]) -> str | None:
@@ -556,7 +611,8 @@ def _from_metadata(article: PdfArticle, metadata: dict[str, str]) -> None:
         names = [name.strip() for name in re.split(r";|\band\b|,", metadata["Author"]) if name.strip()]
         # The account that made the file ('Administrator', 'jsmith', 'Owner') is no author: a name has two
         # words or more.
-        if all(_NAME.match(name) for name in names):
+        # (nor is a double-blind submission's stand-in: 'Anonymous Submission')
+        if all(_NAME.match(name) and not _ANONYMOUS.search(name) for name in names):
             article.authors = [(name, None) for name in names]
         else:
             article.reasons["authors"] = ("the layout shows no line of names and the document's author is "
@@ -595,7 +651,10 @@ _ADDRESS = re.compile(
     r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
     r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
     r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
-    r"September|October|November|December)\b",
+    r"September|October|November|December)\b|"
+    # the web page's buttons a journal prints under the authors (ACS: 'Cite This: ...', 'Read Online',
+    # 'ACCESS | Metrics & More | Article Recommendations'): no institution
+    r"\bCite This\b|\bRead Online\b|\bMetrics & More\b|\bArticle Recommendations\b|^ACCESS$",
     re.IGNORECASE,
 )
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
@@ -610,14 +669,17 @@ UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶ�
          "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
 # a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
-# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said')
+# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
+# Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset')
 _NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
-                   rf"le|la|los|ter|bin|ibn|zu)){{1,4}}$")
+                   rf"le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
 # Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 _TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
-_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z])\d(?:,\d)*$")
+# (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
+# a digit)
+_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -635,8 +697,20 @@ _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MB
                      r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
 
 
+# A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
+# names.
+_ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
+
+
+# Numbers glued to a name, in a list with commas ('Ada Lovelace1,2, Alan Turing2'): marks the text did not
+# raise (a word processor's, or a superscript the extractor set on the line).
+_GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
+
+
 def _is_name_list(text: str) -> bool:
-    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", text))
+    if _ANONYMOUS.search(text):
+        return False
+    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", _LEAD_SEPARATOR.sub("", text))
     parts = [_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(_MARKS.sub("", text))]
@@ -662,8 +736,6 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
                         r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
-                        # the abstract's heading set in the title's size (a PLOS submission's)
-                        r"^(?:Abstract|ABSTRACT)[.:]?$|"
                         # the article's type or access, which journals set above the title, larger at times
                         # (Nature's 'Article', PLOS's 'RESEARCH ARTICLE', BMC's 'Open Access', Springer's
                         # 'ORIGINAL PAPER', OUP's 'Applications Note')
@@ -678,25 +750,6 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
 
 
 _TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
-_NUMBERED_LINES = 5  # the fewest bare numbers in a margin that make a line-numbered manuscript
-
-
-def without_line_numbers(segments: list[Segment]) -> list[Segment]:
-    """The segments without a manuscript's line numbers (bioRxiv's and medRxiv's submissions, a journal's
-    review copy): bare numbers set in a margin, left or right of every other line of the page. Counted as
-    lines, a number beside each line makes the margin's small type the page's commonest size, so that every
-    line of the body is set 'larger than the body' and read as the title; a page number alone is kept."""
-    def bare(seg: Segment) -> bool:
-        return seg.text.strip().isdigit()
-
-    text = [s for s in segments if not bare(s)]
-    if not text:
-        return segments
-    left, right = min(s.x0 for s in text), max(s.x1 for s in text)
-    margin = [s for s in segments if bare(s) and (s.x1 <= left or s.x0 >= right)]
-    return [s for s in segments if s not in margin] if len(margin) >= _NUMBERED_LINES else segments
-
-
 def _banner(seg: Segment, segments: list[Segment]) -> bool:
     """One word level with a journal's volume line is the journal's banner, however large it is set (OUP's
     'BIOINFORMATICS' beside 'Vol. 00 no. 00 2012')."""
@@ -709,13 +762,15 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     1 after a cover page; ``height``: the page's) and the full text. A running footer (the bottom tenth of
     the page: 'USENIX Association  2015 USENIX Annual Technical Conference') is never part of the author
     block, wherever the extractor puts it in its line order."""
-    segments = without_line_numbers(segments)
     if not segments:
         return
     top = max(s.y for s in segments)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
+    # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
+    # it.
     head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
+            and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
             and not _banner(s, segments)]
     if not head:
         return
@@ -742,19 +797,23 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         article.reasons["title"] = (f"the lines set largest on page 1 run to more than {_TITLE_MOST_WORDS} "
                                     "words: prose, not a title")
     floor = _MARGIN * height if height else float("-inf")
-    below = [s for s in _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
-             if not (len(s.text) == 1 and s.size > 1.5 * body_size)]  # a drop capital is no author line
+    below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
+    structured = _structured_head(below) if end is None else None
+    end = structured if structured is not None else end
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:end] if end is not None else below[:_BLOCK_LINES]
-    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _SECTION.match(s.text)
+    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or _section(s.text)
                 or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
                 or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     block = block[:cut]
     article.authors = _footnoted(_authors(block), block, article.pages[at])
+    article.authors = _numbered_footnote(article.authors, block, article.pages[at])
     _fill_from_the_end(article)
-    if end is not None:
+    if structured is not None:
+        article.abstract = _structured_abstract(article.pages[at])
+    elif end is not None:
         article.abstract = _abstract(article.pages[at])
     elif block and cut < len(below) and not _SECTION.match(below[cut].text):
         if _BOX_HEAD.match(below[cut].text):  # the abstract's box: its prose starts under the heads
@@ -767,6 +826,36 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
             )
     if end is None and article.abstract is None:
         article.abstract = _abstract_page(article.pages, at)
+
+
+# The first heading of a structured abstract set without an 'Abstract' heading over it (BMC's and medical
+# journals' 'Background', OUP's 'Motivation'), alone on its line or run in with a colon.
+_STRUCTURED_HEAD = re.compile(r"^(?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                              r"Purpose|PURPOSE)(?:\s*:|$)")
+
+
+def _structured_head(below: list[Segment]) -> int | None:
+    """Where a structured abstract's first heading stands under the title, when no line of prose or
+    section heading comes before it (after those, 'Background' heads a section of the body); else None.
+    The author block ends there: the heading is no part of the last affiliation ('..., Country
+    Background')."""
+    for i, seg in enumerate(below[:_BLOCK_LINES]):
+        if is_prose(seg.text) or _section(seg.text):
+            return None
+        if _STRUCTURED_HEAD.match(seg.text):
+            return i
+    return None
+
+
+def _above_drop_capital(below: list[Segment], body_size: float) -> list[Segment]:
+    """The lines under the title above a drop capital's top: a drop capital (one letter set larger than
+    1.5 body sizes) opens the body, and the short lines of the narrow measure beside it ('ast December, the
+    artificial intelligence', under 'L', in EMBO Reports) are its first paragraph, never an affiliation."""
+    cap = next((s for s in below if len(s.text) == 1 and s.text.isalpha() and s.size > 1.5 * body_size), None)
+    if cap is None:
+        return below
+    top = cap.y + 0.7 * cap.size  # (a capital stands about 0.7 of its size above its baseline)
+    return [s for s in below if s is not cap and s.y > top]
 
 
 def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> list[Segment]:
@@ -829,6 +918,38 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
     return found
 
 
+# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name.
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1[ \t]+(?=[A-Z])(?=[^\n]*?(?:" + _INSTITUTION.pattern + "))",
+                             re.MULTILINE | re.IGNORECASE)
+_NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
+
+
+def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
+                       page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in a numbered footnote at the foot of page 1 (Nature's journals: '1 Queen Mary University
+    of London, School of ..., London E1 2AT, UK. 2 Medical Research Council—Laboratory of ...'), for names
+    whose number marks the author block left unlinked: each block's institution up to its first address
+    part. Only when no name has an affiliation, and every name's first number opens a block that names an
+    institution; else the names as they were (a numbered line of the body is no footnote)."""
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    starts = list(_FIRST_FOOTNOTE.finditer(page))
+    if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
+        return authors
+    # (a line the measure broke after a dash goes on without a space: 'Council—' / 'Laboratory')
+    foot = page[starts[-1].start():]
+    text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
+    pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
+    blocks: dict[str, str] = {}
+    for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        institution = _institution_part(body.strip())
+        if institution and number not in blocks:
+            blocks[number] = institution.strip(" .")
+    if not all(n in blocks for n in numbers.values()):
+        return authors
+    return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+
+
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
     """The title of a page set in one size throughout (a Word-made manuscript): the lines centred on the page
     (or set in bold) directly above its first centred line of names, up to a line that is neither (a running
@@ -838,12 +959,14 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
         return abs(seg.center - (left + right) / 2) < 2 * seg.size and seg.x0 > left + seg.size
 
-    ordered = sorted(head, key=lambda s: -s.y)
+    # (a line of names a superscript mark split, 'Ada Lovelace¹' ', Alan Turing²', centred as one)
+    ordered = sorted(_merge_spaced(head), key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         if centred(seg) and _is_name_list(_LEAD_SEPARATOR.sub("", seg.text)):
             # flush left, a Word manuscript's title is set apart by its weight alone
             title = list(itertools.takewhile(
-                lambda s: (centred(s) or s.style == "bold") and not is_prose(s.text)
+                # (a title in sentence case reads as prose, but is set bold or italic where prose is not)
+                lambda s: (centred(s) or s.style == "bold") and not (is_prose(s.text) and not s.style)
                 and not _is_name_list(s.text), reversed(ordered[:i])))[::-1]
             return title if len(" ".join(s.text for s in title).split()) >= 3 else []
     return []
@@ -943,6 +1066,12 @@ _BLOCK_LINES = 30  # the most lines an author block without an abstract heading 
 _SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
 
 
+def _section(line: str) -> bool:
+    """A first section's heading (``_SECTION``), never an affiliation a word processor numbered in the text's
+    size ('1 University of Alpha, ...', its name's mark '1' typed after it)."""
+    return bool(_SECTION.match(line)) and not _INSTITUTION.search(line)
+
+
 # A figure's or table's caption: a teaser figure between the authors and the abstract ends the author block.
 _CAPTION = re.compile(r"^(?:Figure|Fig\.|Table)\s+\d+[.:]")
 
@@ -971,7 +1100,9 @@ def join_affiliation(lines: list[str]) -> str:
 
 
 def _continues(before: str, line: str) -> bool:
-    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\bof|\band|,)$", before):
+    # (a line ending with 'the' goes on: 'Center for ..., The' / 'University of Texas at Austin')
+    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\b(?:of|and|[Tt]he|for)|,)$",
+                                                                before):
         return True
 
     def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word ...
@@ -993,9 +1124,39 @@ def _fill_from_the_end(article: PdfArticle) -> None:
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    ends = _author_information(full, names) | ends
     article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
                         or (in_order[i] if in_order else None) or signed.get(name))
                        for i, (name, affiliation) in enumerate(article.authors)]
+
+
+_AUTHOR_INFORMATION = re.compile(r"^[^\w\n]*AUTHOR INFORMATION\s*$", re.MULTILINE)  # (after ACS's "■")
+_NAMED_DASH = r"\s*[−–—-]\s+"  # ACS: 'Jeffrey Skolnick − Center for the Study of Systems Biology, ...'
+
+
+def _author_information(text: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution from an 'AUTHOR INFORMATION' section at the end (ACS's journals: the name, a
+    dash, and the author's address, wrapped over lines, up to its first address part: a postcode, an ORCID
+    or e-mail: 'Suresh Singh − Twilight Design, Kendall Park, New Jersey 08824'); a name the section does
+    not open a line with, a dash after it, has none."""
+    found = list(_AUTHOR_INFORMATION.finditer(text))
+    if not found or not names:
+        return {}
+    section = text[found[-1].end():]
+    result: dict[str, str] = {}
+    for name in names:
+        # (the address runs to a blank line or the line before the next 'Name −')
+        match = re.search(rf"^\s*{re.escape(name)}{_NAMED_DASH}(?P<rest>.+?)"
+                          rf"(?=\n\s*\n|\Z|\n[^\n]*?\S{_NAMED_DASH})", section[:4000],
+                          re.MULTILINE | re.DOTALL)
+        if match is None:
+            continue
+        joined = re.sub(r"(?<=[-−])\n", "", match.group("rest")).replace("\n", " ")
+        parts = [p.strip() for p in re.split(r"[,;]", joined)]
+        kept = ", ".join(itertools.takewhile(lambda p: not _ADDRESS.search(p), parts)).strip(" .,")
+        if kept:  # the section's form says what the text after the dash is: no institution word needed
+            result[name] = kept
+    return result
 
 
 # A footnote that says in prose where authors work (IEEE's style): 'Birman and Van Renesse are with the
@@ -1115,13 +1276,15 @@ def _in_capitals(seg: Segment) -> bool:
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
 _MARK_KEYS = re.compile(rf"[a-z]|\d+|[*†‡§¶#?{UNMAPPED_MARKS}]")
-_BARE_MARK = re.compile(r"^(?:[a-z\d]{1,2}(?:,[a-z\d]{1,2})*|[*∗†‡§¶#]+|\(\d+(?:,\d+)*\))$")
+# (numbers and symbols in one list too: OUP's '1,∗')
+_MARK_ITEM = r"(?:[a-z\d]{1,2}|[*∗†‡§¶#]+)"
+_BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             rf"(?<=[a-z])(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
+                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
                              rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
@@ -1135,7 +1298,7 @@ def _keys(mark: str) -> list[str]:
 
 def _name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     """The names of a name line, each with the keys of the marks after it."""
-    marked = seg.marked or seg.text
+    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}", seg.marked or seg.text)
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = _LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
@@ -1161,10 +1324,19 @@ def _name_case(name: str) -> str:
 
 # A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
 # A superscript followed by a comma closes the name before it ('Cristian Martín' '⟨a⟩, Mikel Larrea').
-_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}\s*,)|[*∗†‡§¶?]+(?=[A-Z]))")
+# (an icon after the mark, a corresponding author's envelope or an ORCID logo, still closes the name: Nature's
+# 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva')
+_ICONS = rf"[\s{UNMAPPED_MARKS}]*"
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS},)|[*∗†‡§¶?]+(?=[A-Z]))")
 
 
-_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}\s*(?:,|and\b|&)")
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")
+
+
+def _name_end(text: str) -> bool:
+    """A line's one capitalised word, no institution's: the surname a list of names wrapped to the next line
+    ('..., Ole' / 'Winther²'), whose raised mark beside it is its own."""
+    return bool(re.fullmatch(rf"[{UPPER}][\w'’-]+", text)) and not _INSTITUTION.search(text)
 
 
 def _merge_spaced(block: list[Segment]) -> list[Segment]:
@@ -1178,8 +1350,8 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
         # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
         if (last is not None and _BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
-                and 0 <= gap < seg.size and last.y < seg.y < last.y + last.size
-                and _is_name_list(_LEAD_SEPARATOR.sub("", last.text))):
+                and 0 <= gap < 2 * seg.size and last.y < seg.y < last.y + last.size
+                and (_is_name_list(_LEAD_SEPARATOR.sub("", last.text)) or _name_end(last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
@@ -1187,9 +1359,12 @@ def _merge_spaced(block: list[Segment]) -> list[Segment]:
         # MDPI): its box starts after the mark, so the gap holds the mark's width too.
         closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and _is_name_list(
             _LEAD_SEPARATOR.sub("", last.text))
+        # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
+        after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < _GAP * seg.size and not _OPENS_BLOCK.match(seg.marked or seg.text)
-                     or 0 <= gap < 2 * seg.size and closing
+                and (0 <= gap < (2 if after_mark else 1) * _GAP * seg.size
+                     and not _OPENS_BLOCK.match(seg.marked or seg.text)
+                     or 0 <= gap < (3 if _UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
@@ -1294,7 +1469,7 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
         if _is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in _name_parts(seg)]
-        elif same_size and (group := _grouped_line(seg)) is not None:
+        elif same_size and not _ANONYMOUS.search(seg.text) and (group := _grouped_line(seg)) is not None:
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
@@ -1341,6 +1516,8 @@ def _wrapped_run(lines: list[Segment]) -> int:
     """How many of ``lines`` make one wrapped list of names (``_join_wrapped``); 1 when the first line is a
     list of names itself, names none, or no lines below it complete it."""
     first = _LEAD_SEPARATOR.sub("", lines[0].text)
+    if _is_name_list(first) and len(lines) > 1:
+        return 2 if _surname_wrapped(lines[0], lines[1]) else 1
     if _is_name_list(first) or not _NAME_SPLIT.search(first):
         return 1
     for count in range(2, len(lines) + 1):
@@ -1356,6 +1533,19 @@ def _wrapped_run(lines: list[Segment]) -> int:
         if _is_name_list(_LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
             return count
     return 1
+
+
+def _surname_wrapped(above: Segment, line: Segment) -> bool:
+    """A list of names whose last name the measure broke before its surname ('..., R. James' / 'Cotton¹,
+    Andreas S. Tolias⁵'): the line directly below in its size opens with one word before a separator, which
+    is no name alone, and the two lines make one list of names."""
+    if abs(line.size - above.size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+        return False
+    text = _LEAD_SEPARATOR.sub("", line.text)
+    pieces = _NAME_SPLIT.split(text)
+    if len(pieces) < 2 or len(_MARKS.sub("", pieces[0]).split()) != 1 or _is_name_list(text):
+        return False
+    return _is_name_list(_LEAD_SEPARATOR.sub("", f"{above.text} {line.text}"))
 
 
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
@@ -1414,11 +1604,22 @@ def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Seg
 _CONTACT = re.compile(r"\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|\bTel(?:ephone)?\b|\bFax\b", re.IGNORECASE)
 
 
+# A journal's line under the authors that is no affiliation: the editor, the dates of the article's
+# history, a present address, keywords ('Associate Editor: ...', 'Received on 1 May 2020; revised ...').
+_EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Communicating) )?Editors?\b|"
+                        r"^(?:Received|Accepted|Revised|Published|Submitted)\b|"
+                        r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b", re.IGNORECASE)
+
+
 def _without_contacts(seg: Segment) -> Segment | None:
-    """An author-block line without its address and contact details: None for a line that is one; for
+    """An author-block line without its address and contact details: None for a line that is one, or that
+    is a note or a journal's line (``_EDITORIAL``) no mark opens; for
     a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
     the parts that are none; and for an institution followed by its address after commas ('Elsevier B.V.,
     Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts before the first address part."""
+    opened = _LEADING_MARK.match(seg.marked or seg.text)
+    if _EDITORIAL.search(seg.text) or _NOTE.search(seg.text) and not opened:
+        return None  # (a note a mark opens is kept: it is that mark's block, which the mark's name skips)
     if not _ADDRESS.search(seg.text):
         return seg
     if ";" not in seg.text:
@@ -1452,7 +1653,9 @@ def _institution_part(text: str) -> str | None:
     kept = list(itertools.takewhile(lambda p: not _ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
     # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
     # ('ᵃPratt SILS, 144 w. 14th street, ...'): its first part names the institution.
-    if not kept or not (_INSTITUTION.search(kept[0]) or _LEADING_MARK.match(kept[0])):
+    # (a unit named without an institution's word may come first: 'Section for Bioinformatics, Department of
+    # Health Technology, Technical University of Denmark, 2800 Kgs. Lyngby')
+    if not kept or not (any(_INSTITUTION.search(p) for p in kept) or _LEADING_MARK.match(kept[0])):
         return None
     return ",".join(kept).strip()
 
@@ -1552,4 +1755,15 @@ _ABSTRACT_TEXT = re.compile(
 
 def _abstract(first_page: str) -> str | None:
     match = _ABSTRACT_TEXT.search(first_page)
+    return " ".join(match.group(1).split()) or None if match else None
+
+
+_STRUCTURED_TEXT = re.compile(rf"^\s*((?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                              rf"Purpose|PURPOSE)\b.+?)(?:{_ABSTRACT_END})", re.DOTALL | re.MULTILINE)
+
+
+def _structured_abstract(first_page: str) -> str | None:
+    """A structured abstract without an 'Abstract' heading: from its first heading, which it keeps
+    ('Background: ...', as OUP's 'Motivation: ...' under an 'Abstract' heading is kept), to its end."""
+    match = _STRUCTURED_TEXT.search(first_page)
     return " ".join(match.group(1).split()) or None if match else None

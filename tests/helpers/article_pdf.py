@@ -4,6 +4,7 @@ abstract and an introduction."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 # The bioRxiv preprint the recorded lookups answer for (tests/fixtures/lookups/*10.1101_2020.12.15.422761*).
@@ -70,42 +71,56 @@ def make_first_page_pdf(path: Path, title: str, names: str, place: str, *, heade
     return path
 
 
-def make_manuscript_pdf(path: Path, title: str, names: str, places: tuple[str, ...], *, title_size: int = 12,
-                        numbered: bool = True, header: str | None = None, title_align: str = "C") -> Path:
-    """A manuscript's first page as a word processor sets a submission (bioRxiv's, medRxiv's, a journal's
-    review copy): Times at 12 points, double-spaced, the title in bold (in the body's size or larger), centred
-    names and places, and a line number in the left margin beside every line; a preprint server's stamp
-    over it (``header``); the title centred or flush left (``title_align``: 'C' or 'L')."""
+ManuscriptLine = tuple[str, float, str]  # (style: '', 'B', 'I'; size in points; text with '^{mark}' superscripts)
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+
+def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers: bool = False,
+                        spacing: float = 1.0, centred: int | tuple[int, ...] = 0, font: str = "helvetica",
+                        sidebar: tuple[str, ...] = ()) -> Path:
+    """A first page as a template or a word processor sets it, line by line: each line's style, size and text
+    (a mark written '^{1}' is set as a superscript), the first ``centred`` lines (or the lines of these
+    numbers) centred, the rest flush left;
+    lines ``spacing`` times apart (2.0: a double-spaced manuscript) and, with ``line_numbers``, numbered in
+    the left margin as bioRxiv and medRxiv submissions are. ``font`` 'dejavu' sets letters beyond Latin-1.
+    ``sidebar``: small lines in a column left of the text (eLife's), the line numbers between it and the text."""
     from fpdf import FPDF
 
     pdf = FPDF()
     pdf.set_auto_page_break(False)
     pdf.add_page()
-    number = 0
-
-    def line(style: str, size: int, text: str, align: str) -> None:
-        nonlocal number
-        pdf.set_font("times", style, size=size)
-        for row in pdf.multi_cell(0, 10, text, align=align, dry_run=True, output="LINES"):
-            if numbered:
-                number += 1
-                pdf.set_font("helvetica", size=7)
-                pdf.text(4, pdf.get_y() + 6, str(number))
-                pdf.set_font("times", style, size=size)
-            pdf.multi_cell(0, 10, row, align=align, new_x="LMARGIN", new_y="NEXT")
-
-    if header:
-        pdf.set_font("helvetica", size=7)
-        pdf.set_y(5)
-        pdf.cell(0, 4, header)
+    family = font
+    if font == "dejavu":
+        for style in ("", "B", "I"):
+            pdf.add_font("dejavu", style, str(DEJAVU))  # one face stands for all three: sizes tell them apart
+    if sidebar:
+        pdf.set_left_margin(40)
+    pdf.set_font(family, "", 6)
+    for i, note in enumerate(sidebar):
+        pdf.set_xy(4, 60 + 4 * i)
+        pdf.cell(25, 3, note)
     pdf.set_y(20)
-    line("B", title_size, title, title_align)
-    line("", 12, names, "C")
-    for place in places:
-        line("", 12, place, "C")
-    line("B", 12, "Abstract", "L")
-    line("", 12, "Protein language models learn contacts from sequences alone. " * 4, "L")
-    line("B", 12, "Introduction", "L")
-    line("", 12, "Attention maps of protein language models capture contacts. " * 6, "L")
+    for number, (style, size, text) in enumerate(lines, start=1):
+        height = size * 0.353 * 1.25 * spacing  # points to millimetres, a 1.25 leading, times the spacing
+        y = pdf.get_y()
+        if line_numbers:
+            pdf.set_font(family, "", 8)
+            pdf.set_xy(pdf.l_margin - 8, y)
+            pdf.cell(6, height, str(number), align="R")
+        pdf.set_font(family, style, size)
+        pieces = [p for p in re.split(r"(\^\{[^}]*\})", text) if p]
+        width = sum(pdf.get_string_width(p[2:-1]) * 0.7 if p.startswith("^{") else pdf.get_string_width(p)
+                    for p in pieces)
+        middle = number <= centred if isinstance(centred, int) else number in centred
+        x = (pdf.w - width) / 2 if middle else pdf.l_margin
+        pdf.set_xy(x, y)
+        for piece in pieces:
+            if piece.startswith("^{"):
+                pdf.char_vpos = "SUP"
+                pdf.write(height, piece[2:-1])
+                pdf.char_vpos = "LINE"
+            else:
+                pdf.write(height, piece)
+        pdf.set_xy(pdf.l_margin, y + height)
     pdf.output(str(path))
     return path
