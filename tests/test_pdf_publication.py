@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kb.papers.pdf_layout import PdfArticle, Segment, describe, punctuated_title
+from kb.papers.pdf_layout import PdfArticle, Segment, clean_text, describe, punctuated_title
 from kb.papers.pdf_publication import read_publication
-from tests.helpers.article_pdf import make_first_page_pdf
+from tests.helpers.article_pdf import ManuscriptLine, make_first_page_pdf, make_manuscript_pdf
 
 TITLE = "Attention Maps of Protein Language Models Encode Contacts"
 
@@ -57,6 +57,15 @@ def _published(*pages: str, title: str | None = TITLE, margins: list[str] | None
     ("Frontiers in Bioinformatics | www.frontiersin.org 1 March 2021 | Volume 1 | Article 123456",
      "Frontiers in Bioinformatics", 2021),
     ("J. Cryptology (1988) 1:65-75 Journal of Cryptology", "Journal of Cryptology", 1988),
+    # a bimonthly's issue spans two months; two bodies' acronyms keep their capitals
+    ("IEEE/ACM TRANSACTIONS ON COMPUTATIONAL BIOLOGY AND BIOINFORMATICS, VOL. 18, NO. 2, MARCH/APRIL 2021",
+     "IEEE/ACM Transactions on Computational Biology and Bioinformatics", 2021),
+    ("BMC Bioinformatics 2015, 16:123 http://www.biomedcentral.com/1471-2105/16/123", "BMC Bioinformatics", 2015),
+    # ACS: the abbreviated name opens its own line, under a line that ends in a word
+    ("pubs.acs.org/jcim Article\nJ. Chem. Inf. Model. 2021, 61, 1234−1245", "J. Chem. Inf. Model.", 2021),
+    # Nature Portfolio's footer opens its line under an address: the address's last word is no name's start
+    ("✉email: ada.lovelace@qmul.ac.uk\nCOMMUNICATIONS BIOLOGY | (2022) 5:312 | "
+     "https://doi.org/10.1038/s42003-022-03269-0", "Communications Biology", 2022),
 ])
 def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, venue: str, year: int) -> None:
     """A header's or footer's citation of the article: its shape (volume, pages, year) makes even one word
@@ -88,6 +97,8 @@ def test_publication_journal_citation_shapes_give_the_venue_and_year(line: str, 
      "medRxiv", 2021),
     # A Word template's date left beside the meeting's own year: the year is the meeting's.
     ("requires prior specific permission and/or a fee.\nSOSP 2007, Oct., 2004, Stevenson, WA, USA.", "SOSP", 2007),
+    # Springer's footer of a volume in a series, without its editors
+    ("RECOMB 2021, LNBI 12635, pp. 1–15, 2021.\nhttps://doi.org/10.1007/978-3-030-75000-0_1", "RECOMB", 2021),
 ])
 def test_publication_meetings_proceedings_and_preprint_servers(line: str, venue: str, year: int) -> None:
     article = _published(f"Body text of the page.\n{line}")
@@ -117,6 +128,36 @@ def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: s
 ])
 def test_publication_the_day_an_article_was_published_gives_the_year(page: str, year: int | None) -> None:
     assert _published(page).year == year
+
+
+@pytest.mark.parametrize(("page", "year"), [
+    ("Citation: Lovelace A, Turing A (2021) Attention maps of protein language models encode contacts. PLoS "
+     "Comput Biol 17(3): e1008736.", 2021),
+    ("© The Author(s) 2021. Published by Oxford University Press.", 2021),
+    ("© 2021 by the authors. Licensee MDPI, Basel, Switzerland.", 2021),
+    # a journal line outranks the copyright
+    ("Bioinformatics, 2023, 39(1), btac811\n© The Author(s) 2022. Published by Oxford University Press.", 2023),
+    ("© Oxford University Press", None),
+    ("© The Author 2019.\nAssociate Editor: XXXXXXX", None),  # a journal class's line on a manuscript
+])
+def test_publication_a_citation_of_the_article_or_the_authors_copyright_gives_the_year(
+        page: str, year: int | None) -> None:
+    assert _published(page).year == year
+
+
+@pytest.mark.parametrize(("page", "venue"), [
+    ("Accepted for publication in Nature Methods\nAda Lovelace and Alan Turing", "Nature Methods"),
+    ("Submitted to Bioinformatics\nAda Lovelace", None),  # one word alone, in no citation's shape: no name
+    # a full line, or one that ends open, goes on on the next
+    ("An earlier version of this paper appeared in the Proceedings of the 38th Annual\nSymposium on Theory of "
+     "Computing, 2006.\nAbstract", "Annual Symposium on Theory of Computing"),
+    ("Appeared in Journal of the\nAmerican Statistical Association, 2003", "Journal of the American Statistical "
+     "Association"),
+])
+def test_publication_a_statements_venue_ends_with_its_line(page: str, venue: str | None) -> None:
+    """The page is read flattened: a name read on across a short line's end took the next line's words
+    ('Nature Methods Ada Lovelace')."""
+    assert _published(page).venue == venue
 
 
 def test_publication_a_meeting_named_after_its_year_in_a_header() -> None:
@@ -277,3 +318,121 @@ def test_read_pdf_first_pages_of_common_templates(tmp_path: Path, header: tuple[
     article = read_article(path)
     assert article.title == TITLE
     assert (article.venue, article.year, article.doi, article.arxiv_id) == expected
+
+
+@pytest.mark.parametrize(("title_size", "numbered", "align"), [
+    (12, True, "C"), (12, False, "C"), (14, True, "C"), (14, False, "C"), (12, True, "L"), (12, False, "L")])
+def test_read_pdf_a_word_manuscripts_title(tmp_path: Path, title_size: int, numbered: bool, align: str) -> None:
+    """A submission made with a word processor, double-spaced, numbered in the margin or not: a title in the
+    body's size and centred over centred names, or flush left and set apart by its weight alone (it was left
+    empty)."""
+    from kb.papers.pdf_layout import read_article
+
+    # (lines of prose that fill the measure: a centred line is centred between its edges)
+    prose = "Protein language models learn the contacts of residues from sequences alone, and the attention maps of " \
+            "the models"
+    lines: list[ManuscriptLine] = [
+        ("B", title_size, TITLE), ("", 12, "Ada Lovelace, Alan Turing and Grace Hopper"),
+        ("", 12, "1 University of Cambridge, Cambridge, UK"), ("", 12, "2 ETH Zurich, Zurich, Switzerland"),
+        ("B", 12, "Abstract"), *[("", 12, prose)] * 6]
+    path = make_manuscript_pdf(tmp_path / "paper.pdf", lines, line_numbers=numbered, spacing=2.0, font="times",
+                               centred=(1, 2, 3, 4) if align == "C" else (2, 3, 4))
+    article = read_article(path)
+    assert article.title == TITLE
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+
+
+def test_describe_paragraphs_set_larger_than_the_commonest_size_are_no_title() -> None:
+    """Where small type is the page's commonest (a margin's notes), the body's paragraphs are set 'larger':
+    lines of more than forty words are prose, and kb abstains with a reason rather than take them."""
+    prose = "the body text of the article goes on here and on"
+    segments = [_line(f"{prose} {i}", 740 - 14 * i, 12) for i in range(12)]
+    segments += [_line(f"note {i}", 740 - 14 * i, 7) for i in range(14)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title is None and "prose" in article.reasons["title"]
+    # a long title is still one
+    words = ["Contacts"] * 30
+    long_title = " ".join(words)
+    segments = [_line(" ".join(words[:15]), 760, 17), _line(" ".join(words[15:]), 740, 17),
+                _line("Ada Lovelace", 700, 11)]
+    segments += [_line(f"{prose} {i}", 680 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == long_title
+
+
+def test_publication_a_templates_placeholder_volume_is_no_publication() -> None:
+    """OUP's old class prints 'Vol. 00 no. 00 2012' on every submission: a placeholder, not an issue."""
+    assert (_published("BIOINFORMATICS\nVol. 00 no. 00 2012\nPages 1–7").venue, _published(
+        "BIOINFORMATICS Vol. 00 no. 00 2012").year) == (None, None)
+    assert _published("BIOINFORMATICS, Vol. 28 no. 23 2012, pages 1-7").year == 2012
+
+
+def test_describe_a_journals_banner_or_the_abstracts_heading_is_no_title() -> None:
+    """OUP's banner 'BIOINFORMATICS' is set larger than the title, level with its volume line; a PLOS
+    submission sets 'Abstract' in the title's size."""
+    segments = [_line("Vol. 00 no. 00 2012", 770, 8), _line("BIOINFORMATICS", 760, 19), _line(TITLE, 720, 16),
+                _line("Ada Lovelace and Alan Turing", 690, 13), _line("Abstract", 640, 16)]
+    segments += [_line("the body text of the article goes on here and on", 620 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == TITLE
+    # one word set large without a volume line beside it is a title
+    segments = [_line("Kelips", 740, 19), *segments[3:]]
+    article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == "Kelips"
+
+
+def test_clean_text_a_line_end_after_a_one_letter_word_keeps_its_hyphen() -> None:
+    """pdfium marks a word it joined across lines with U+FFFE: a syllable break is joined ('hy-' / 'phen'), a
+    compound's hyphen before a capital kept, and so is one after a word of one letter, where no word breaks."""
+    assert clean_text("L\ufffecyanohomoalanine hy\ufffephen Time\ufffeSharing") == (
+        "L-cyanohomoalanine hyphen Time-Sharing")
+
+
+def test_publication_an_abbreviated_journal_takes_its_full_name_from_page_twos_running_header() -> None:
+    """ACS prints only 'Cite This: J. Chem. Inf. Model. 2021, 61, 1234' on page 1 (its logo is drawn) and the
+    full name in the running header from page 2; a name whose words do not open in order stays as printed."""
+    cite = "Cite This: J. Chem. Inf. Model. 2021, 61, 1234−1245\nSome text."
+    article = _published(cite, "Journal of Chemical Information and Modeling pubs.acs.org/jcim Viewpoint\nBody.")
+    assert (article.venue, article.year) == ("Journal of Chemical Information and Modeling", 2021)
+    assert _published(cite, "Journal of Molecular Biology\nBody.").venue == "J. Chem. Inf. Model."
+
+
+@pytest.mark.parametrize("label", ["Article", "RESEARCH ARTICLE", "Research Article", "Perspective", "ORIGINAL PAPER",
+                                   "Open Access", "Methods", "Brief Communication", "Applications Note"])
+def test_describe_the_articles_type_set_above_the_title_is_no_title(label: str) -> None:
+    """A journal's label of the article's type set larger than the title was taken for it, and the title's
+    lines under it for names; a title that names a type among other words is one."""
+    for size in (10, 20):
+        segments = [_line(label, 770, size), _line(TITLE, 740, 17), _line("Ada Lovelace", 700, 11),
+                    _line("Abstract", 680, 10)]
+        segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+        article = PdfArticle(pages=["Abstract\nWe study contacts.\n1 Introduction\n"])
+        describe(article, segments)
+        assert article.title == TITLE, (label, size)
+    segments = [_line("A Research Article on Contacts", 740, 17), _line("Ada Lovelace", 700, 11)]
+    segments += [_line("the body text of the article goes on here and on", 660 - 12 * i, 10) for i in range(12)]
+    article = PdfArticle(pages=["We study contacts.\n1 Introduction\n"])
+    describe(article, segments)
+    assert article.title == "A Research Article on Contacts"
+
+
+@pytest.mark.parametrize("sentence", [
+    "In the 14th Critical Assessment of Structure Prediction (CASP 2020), AlphaFold2 was best.",
+    "As shown by Jumper et al. (Nature 2021; 596:583) the model works.",
+    "Models such as ESM-1b (Rives et al., PNAS 2021, 118, e2016239118) learn contacts.",
+    "Sequences were taken from UniRef50 [Suzek and Wu, Bioinformatics 2015, 31, 926].",
+    "ProtTrans was published in IEEE Transactions on Pattern Analysis and Machine Intelligence in 2021.",
+])
+def test_publication_page_ones_prose_about_other_works_names_no_venue(sentence: str) -> None:
+    """A protein-language-model paper's abstract and introduction cite other works on page 1: a citation in
+    parentheses or brackets, a statement whose subject is another work and an ordinal event that is no meeting
+    gave the cited work's journal and year; a statement about this paper still gives its own."""
+    article = _published(f"Abstract\n{sentence}\n1 Introduction\nBody.")
+    assert (article.venue, article.year) == (None, None)
+    own = _published("A shorter version of this paper was published in the Proceedings of the 38th International "
+                     "Conference on Machine Learning, 2021.\nBody.")
+    assert (own.venue, own.year) == ("International Conference on Machine Learning", 2021)

@@ -240,3 +240,22 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
 def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstract(
         name: str, fields: tuple[str, ...]) -> None:
     _comes_in_whole(name, fields)
+
+
+# Round 7's title and publication classes (tests/test_pdf_publication.py holds each one's constructed example),
+# on the real tuning article each was found on: OUP's banner level with a placeholder volume line
+# (bits-bioinformatics); a footer's journal opening its line under an address (af2-centrosome-commsbio); an
+# abbreviation whose full name is page 2's running header (alphafold2-jcim); a journal class's '© The Author
+# 2019.' on a manuscript (unilanguage-bioinformatics); a hyphen after a one-letter word at a line's end
+# (methionine-toolkit-biorxiv: its title only, kb names bioRxiv as the venue its truth leaves empty); the
+# abstract's heading in the title's size (neural-correlations-plos, rules of tests/test_pdf_layout.py).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("bits-bioinformatics", ("title", "year", "venue", "doi")),
+    ("af2-centrosome-commsbio", ("title", "year", "venue", "doi")),
+    ("alphafold2-jcim", ("title", "year", "venue", "doi")),
+    ("unilanguage-bioinformatics", ("title", "year", "venue", "doi")),
+    pytest.param("methionine-toolkit-biorxiv", ("title", "year", "doi"), marks=pytest.mark.slow),
+    pytest.param("neural-correlations-plos", ("title", "year", "venue", "doi"), marks=pytest.mark.slow),
+])
+def test_real_pdf_title_and_publication_of_a_round_seven_class(name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)

@@ -37,7 +37,9 @@ _FONT_CODES = str.maketrans({"\x1b": "ff", "\x1c": "fi", "\x1d": "fl", "\x1e": "
                              # pdfium joins a word hyphenated across lines, marking the join with U+FFFE
                              # (a capital after it is a compound's own hyphen: 'Time-Sharing', see clean_text)
                              "\ufffe": ""})
-_COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])")
+# No word is broken after its first letter (hyphenation leaves two or more before the break), so a join after
+# a word of one letter is its own hyphen too ('L-' / 'cyanohomoalanine': 'L-cyanohomoalanine').
+_COMPOUND_HYPHEN = re.compile("\ufffe(?=[A-Z])|(?<=\\b[A-Za-z])\ufffe")
 # OT1's fl sits at 0x0d, the carriage return: pdfium ends its lines with '\r\n', so a lone one before a
 # letter ('more \rexible') is the ligature of a font without a Unicode map.
 _OT1_FL = re.compile("\r(?=[a-z])")
@@ -720,6 +722,11 @@ def _is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+_ARTICLE_TYPE = (r"(?:(?:Original|Research|Review|Brief|Short|Technical|Applications?|Methods?|Full|Regular|"
+                 r"Invited|Special|Open)\s+)?(?:Articles?|Papers?|Reports?|Communications?|Letters?|Perspectives?|"
+                 r"Reviews?|Viewpoints?|Commentary|Editorial|Methods?|Resources?|Essays?|Opinion|Protocols?|"
+                 r"Notes?|Research|Access|Highlights?)|OPEN|Open")
+_VOLUME_LINE = re.compile(r"\bVol(?:\.|ume) ?\d")  # a journal's volume, in its header
 # A notice's word, and the words it goes on with ('Draft of ...', 'Preprint submitted to ...').
 _NOTICE = r"\b(?:Preprint|Manuscript|Draft)\b"
 _NOTICE_WORDS = r"(?:of|submitted|version|under|accepted|received|for)\b"
@@ -729,6 +736,10 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         r"^(?:19|20)\d\d\b.*\b(?:Symposium|Conference|Workshop|Congress)\b|"
                         r"\b(?:Proceedings|Journal|Transactions|Conference|Symposium)\b.*\b(?:19|20)\d\d\b|"
                         r"\bVol(?:\.|ume) ?\d|^(?:JSS|JMLR)$|^Journal of |"
+                        # the article's type or access, which journals set above the title, larger at times
+                        # (Nature's 'Article', PLOS's 'RESEARCH ARTICLE', BMC's 'Open Access', Springer's
+                        # 'ORIGINAL PAPER', OUP's 'Applications Note')
+                        rf"^(?i:{_ARTICLE_TYPE})$|"
                         # a notice that the text is a preprint, a manuscript or a draft ('*Manuscript',
                         # 'Draft: February 16, 2009', '(Draft of October 7, 2013)', 'Preprint submitted to'),
                         # never a title that names one ('Draft genome assembly of ...', 'A Draft Human ...')
@@ -736,6 +747,14 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
                         rf"(?i:{_NOTICE}) {_NOTICE_WORDS}|"
                         # a publication statement, in capitals too ('APPEARED IN BULLETIN OF THE')
                         r"^(?i:(?:to )?appear(?:s|ed)? in|published in|reprinted (?:with \w+ )?from)\b")
+
+
+_TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
+def _banner(seg: Segment, segments: list[Segment]) -> bool:
+    """One word level with a journal's volume line is the journal's banner, however large it is set (OUP's
+    'BIOINFORMATICS' beside 'Vol. 00 no. 00 2012')."""
+    return len(seg.text.split()) == 1 and any(
+        abs(other.y - seg.y) < seg.size and _VOLUME_LINE.search(other.text) for other in segments)
 
 
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
@@ -751,7 +770,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
     # it.
     head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
-            and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())]
+            and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
+            and not _banner(s, segments)]
     if not head:
         return
     title_size = max(s.size for s in head)
@@ -772,6 +792,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
                               and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
         title_lines += _subtitle(title_lines, head, body_size)
     article.title = join_title([s.text for s in title_lines])
+    if len((article.title or "").split()) > _TITLE_MOST_WORDS:
+        article.title = None  # the body's paragraphs taken for a title: none is sure
+        article.reasons["title"] = (f"the lines set largest on page 1 run to more than {_TITLE_MOST_WORDS} "
+                                    "words: prose, not a title")
     floor = _MARGIN * height if height else float("-inf")
     below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
     end = next((i for i, s in enumerate(below) if _ABSTRACT.match(s.text)), None)
@@ -956,8 +980,8 @@ def _over_the_correspondence(authors: list[tuple[str, str | None]],
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
     """The title of a page set in one size throughout (a Word-made manuscript): the lines centred on the page
-    directly above its first centred line of names, up to a line that is not centred (a running head or a
-    notice set flush left), a name or prose; none unless they hold three words or more."""
+    (or set in bold) directly above its first centred line of names, up to a line that is neither (a running
+    head or a notice set flush left), a name or prose; none unless they hold three words or more."""
     left, right = min(s.x0 for s in segments), max(s.x1 for s in segments)
 
     def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
@@ -967,10 +991,11 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     ordered = sorted(_merge_spaced(head), key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
         if centred(seg) and _is_name_list(_LEAD_SEPARATOR.sub("", seg.text)):
+            # flush left, a Word manuscript's title is set apart by its weight alone
             title = list(itertools.takewhile(
                 # (a title in sentence case reads as prose, but is set bold or italic where prose is not)
-                lambda s: centred(s) and not (is_prose(s.text) and not s.style) and not _is_name_list(s.text),
-                reversed(ordered[:i])))[::-1]
+                lambda s: (centred(s) or s.style == "bold") and not (is_prose(s.text) and not s.style)
+                and not _is_name_list(s.text), reversed(ordered[:i])))[::-1]
             return title if len(" ".join(s.text for s in title).split()) >= 3 else []
     return []
 

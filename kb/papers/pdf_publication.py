@@ -11,6 +11,7 @@ Per-journal differences are rows of the pattern tables, not branches of the code
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import TYPE_CHECKING
 
@@ -72,10 +73,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})", "group"),
         ("corresponds to a paper published in",
          rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
-        # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'.
+        # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'; a bimonthly's
+        # issue spans two months ('IEEE/ACM TRANSACTIONS ON COMPUTATIONAL BIOLOGY AND BIOINFORMATICS, VOL. 18,
+        # NO. 2, MARCH/APRIL 2021').
         ("journal line: VENUE, Vol. N, No. N, MONTH YEAR",
          rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?(?P<issue>\d+),? "
-         rf"(?:{_ANY_MONTH} )?(?P<year>\d{{4}})", "group"),
+         rf"(?:{_ANY_MONTH}(?: ?[/–-] ?{_ANY_MONTH})? )?(?P<year>\d{{4}})", "group"),
         # The year before the volume: 'Nucleic Acids Research, 2021, Vol. 49, No. 1', 'PNAS 2021 Vol. 118
         # No. 15'.
         ("journal line: VENUE, YEAR, Vol. N, No. N",
@@ -120,9 +123,9 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal header: JOURNAL (YEAR) VOLUME:PAGES",
          rf"{_JOURNAL}(?: \|)? \({_YYYY}\) (?P<volume>\d{{1,4}}):\s?[A-Za-z]?\d+", "group"),
         # Vancouver's order, eLife's footer: 'eLife 2021;10:e63440'; Science's: 'Sci. Adv. 2021; 7 :
-        # eabc1234'.
+        # eabc1234'; BMC's before 2016: 'BMC Bioinformatics 2015, 16:123'.
         ("citation: JOURNAL YEAR;VOLUME:PAGES",
-         rf"{_JOURNAL}\.? {_YYYY} ?; ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
+         rf"{_JOURNAL}\.? {_YYYY} ?[;,] ?(?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))? ?: ?[A-Za-z]{{0,4}}\d+",
          "group"),
         # MDPI's: 'Int. J. Mol. Sci. 2021, 22, 1234.'
         ("citation: JOURNAL YEAR, VOLUME, PAGES",
@@ -144,6 +147,11 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("proceedings volume: (Eds.): VENUE YEAR, SERIES N",
          rf"\([Ee]ds?\.\):? (?P<venue>[A-Z][\w&-]*(?: [A-Z][\w&-]*)*) {_YYYY}, [A-Z][A-Za-z]{{1,5}} \d+",
          "group"),
+        # Springer's footer of a volume in a series, without its editors: 'RECOMB 2021, LNBI 12635, pp. 1–15,
+        # 2021.' The series names it.
+        ("proceedings volume: ACRONYM YEAR, SERIES N, pp.",
+         rf"(?<![\w-])(?P<venue>[A-Z][A-Za-z]*[A-Z][\w-]*) {_YYYY}, (?:LNCS|LNBI|LNAI|CCIS|LIPIcs|IFIP AICT) "
+         r"\d+, pp\. ?\d", "group"),
         # A preprint server's stamp: 'bioRxiv preprint doi: https://doi.org/10.1101/...; this version posted
         # December 15, 2020.'
         ("preprint server stamp",
@@ -190,6 +198,17 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("publication date",
          rf"(?:\b[Pp]ublished(?: online)?|\b[Dd]ate of publication):? (?:on )?"
          rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
+        # The year a citation of the article gives it after its authors (PLOS's and Frontiers' 'Citation:
+        # Lovelace A, Turing A (2021) Title. PLoS Comput Biol 17(3): e1008736.'), and, last, the year of the
+        # authors' copyright where a publisher is named as publishing it ('© The Author(s) 2021. Published by
+        # Oxford University Press', '© 2021 by the authors. Licensee MDPI'; a journal's class prints '© The
+        # Author 2019.' on a manuscript too): the year alone, when no row above gave one.
+        ("citation of the article: Citation: AUTHORS (YEAR)", rf"\bCitation: [^()]{{3,300}}? \({_YYYY}\) ",
+         "group"),
+        ("the authors' copyright",
+         r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
+         + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
+         "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
     ]]
@@ -249,7 +268,9 @@ def _title_case(name: str) -> str:
     small = {"of", "and", "in", "for", "the", "on", "&"}
     words = []
     for i, word in enumerate(name.split()):
-        if word in _ACRONYMS or len(word.strip(".")) <= 3 and word.lower() not in small:
+        # two bodies' acronyms ('IEEE/ACM', 'IEEE/CVF') keep their capitals as each would alone
+        if all(part in _ACRONYMS or len(part.strip(".")) <= 3 and part.lower() not in small
+               for part in word.split("/")):
             words.append(word)
         else:
             words.append(word.lower() if i and word.lower() in small else word.capitalize())
@@ -309,25 +330,40 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
     pages = "\n".join([*(stamps or []), *article.pages[:read]])
     first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
+    # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' / 'Alg.,
+    # 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into the name
+    # opening the next line, which a citation's name may not follow ('... ac.uk' / 'COMMUNICATIONS BIOLOGY |
+    # (2022) 5:312').
+    lines = "\n".join(" ".join(line.split()) for line in re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
+                      .splitlines())
     full = "\n".join(article.pages)
     references = _references(full)
     if article.title:  # page 1 citing the article itself by its title: the most specific statement
         _self_cited(article, first)
     for name, pattern, rule in PUBLICATION_PATTERNS:
-        for match in pattern.finditer(first):
+        texts = (first, lines) if "journal" in pattern.groupindex else (first,)
+        for match in itertools.chain.from_iterable(pattern.finditer(text) for text in texts):
             groups = {k: v for k, v in match.groupdict().items() if v}
+            if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
+                continue  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
+            if _about_another(name, match):
+                continue
             shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
             if shaped:
                 groups["venue"] = _after_title(groups.pop("journal"), article.title)
+            if "venue" in groups:
+                groups["venue"] = _on_its_line(groups["venue"], pages)
             venue = _venue(groups.get("venue"), cited=shaped)
-            year = _year(groups, rule, first[match.end():])
+            year = _year(groups, rule, match.string[match.end():])
             if "venue" in groups and venue is None:
                 # '© 2018 Association for Computing Machinery': no venue, but the year it states
                 if name == "Copyright line":
                     article.year = article.year or year
                 continue  # a publisher or a common word: not this statement
             if article.venue is None and venue is not None:
-                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages), first)
+                # the full name beside the abbreviation on page 1, or in page 2's running header (ACS's)
+                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages),
+                                               " ".join([first, *map(_flat, article.pages[1:2])]))
                 article.year = article.year or year
             elif "venue" not in groups:
                 article.year = article.year or year
@@ -352,6 +388,53 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         article.doi = None
     arxiv = ARXIV_ID.search(first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+_FULL_LINE = 60  # a line this long may have wrapped a name onto the next; a shorter one ended with it
+_OPEN_WORDS = ("of", "and", "in", "for", "the", "on", "&")
+
+
+# What page 1's prose says of other works: a citation in parentheses or brackets ('(Rives et al., PNAS 2021,
+# 118, e2016239118)', '(Nature 2021; 596:583)'), and a statement whose subject is not this paper ('ProtTrans
+# was published in IEEE Transactions on ...'; 'A shorter version of this paper was published in' is this one).
+_IN_PARENTHESES = re.compile(r"[(\[;]\s*(?:[A-Z][\w'’-]+(?: et al\.| (?:and|&) [A-Z][\w'’-]+)?,?\s*)?$")
+_PASSIVE = re.compile(r"\b(?:was|were|is|are|been)\s+$")
+_THIS_PAPER = re.compile(r"\b(?:[Tt]his|[Oo]ur|[Tt]he present) (?:paper|article|work|manuscript|version|"
+                         r"chapter|report|study|note)\b")
+
+
+def _about_another(rule: str, match: re.Match[str]) -> bool:
+    """Whether a statement or citation page 1 prints is about another work (see ``_IN_PARENTHESES``), or an
+    ordinal event that is no meeting ('the 14th Critical Assessment of Structure Prediction (CASP 2020)')."""
+    before = match.string[max(0, match.start() - 120):match.start()]
+    if "journal" in match.re.groupindex and _IN_PARENTHESES.search(before):
+        return True
+    if rule == "meeting: ORDINAL NAME (ACRONYM YEAR)" and not _MEETING_WORD.search(match.group()):
+        return True
+    sentence = re.split(r"[.!?]\s", before)[-1]
+    return bool(re.match(r"(?:[Tt]o be |[Tt]o )?" + _STATEMENT, match.group())) and bool(
+        _PASSIVE.search(before)) and not _THIS_PAPER.search(sentence)
+
+
+def _on_its_line(name: str, text: str) -> str:
+    """A name read across a line's end (the page is read flattened) without the next line's words, where the
+    line ended with it: 'Accepted for publication in Nature Methods' over 'Ada Lovelace' names 'Nature
+    Methods'. A name goes on on the next line after a full line (a footnote's 'Proceedings of the 38th
+    International' / 'Conference on Machine Learning') or a small word that leaves it open."""
+    found = re.search(r"\s+".join(re.escape(word) for word in name.split()), text)
+    if found is None:
+        return name
+    # The abbreviations that open the name's own line, which the word ending the line above kept out of it
+    # ('pubs.acs.org/jcim Article' over 'J. Chem. Inf. Model. 2021, 61, 1234'): the name's first words.
+    before = text[text.rfind("\n", 0, found.start()) + 1:found.start()]  # the name's line up to it
+    opening = re.fullmatch(r"(?:[A-Z][a-z]{0,5}\. )+", before)
+    if "\n" not in found.group():
+        return (opening.group() if opening else "") + name
+    head = found.group().split("\n")[0].strip()
+    line = before + head
+    if not head or len(line) >= _FULL_LINE or head.split()[-1].lower() in _OPEN_WORDS:
+        return name
+    return head
 
 
 def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str], pages: list[str]) -> str:

@@ -76,10 +76,11 @@ DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers: bool = False,
-                        spacing: float = 1.0, centred: int = 0, font: str = "helvetica",
+                        spacing: float = 1.0, centred: int | tuple[int, ...] = 0, font: str = "helvetica",
                         sidebar: tuple[str, ...] = ()) -> Path:
     """A first page as a template or a word processor sets it, line by line: each line's style, size and text
-    (a mark written '^{1}' is set as a superscript), the first ``centred`` lines centred, the rest flush left;
+    (a mark written '^{1}' is set as a superscript), the first ``centred`` lines (or the lines of these
+    numbers) centred, the rest flush left;
     lines ``spacing`` times apart (2.0: a double-spaced manuscript) and, with ``line_numbers``, numbered in
     the left margin as bioRxiv and medRxiv submissions are. ``font`` 'dejavu' sets letters beyond Latin-1.
     ``sidebar``: small lines in a column left of the text (eLife's), the line numbers between it and the text."""
@@ -110,7 +111,8 @@ def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers
         pieces = [p for p in re.split(r"(\^\{[^}]*\})", text) if p]
         width = sum(pdf.get_string_width(p[2:-1]) * 0.7 if p.startswith("^{") else pdf.get_string_width(p)
                     for p in pieces)
-        x = (pdf.w - width) / 2 if number <= centred else pdf.l_margin
+        middle = number <= centred if isinstance(centred, int) else number in centred
+        x = (pdf.w - width) / 2 if middle else pdf.l_margin
         pdf.set_xy(x, y)
         for piece in pieces:
             if piece.startswith("^{"):
