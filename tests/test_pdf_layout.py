@@ -30,7 +30,7 @@ from kb.papers.pdf_layout import (
     unreadable,
 )
 from kb.papers.pdf_publication import read_publication
-from tests.helpers.article_pdf import ManuscriptLine, make_manuscript_pdf
+from tests.helpers.article_pdf import ManuscriptLine, make_manuscript_pdf, page_one_segments
 
 
 def _published(first_page: str, margins: list[str] | None = None) -> PdfArticle:
@@ -355,10 +355,7 @@ def test_describe_unheaded_abstract_set_apart_in_size_or_left_empty_when_it_may_
 def test_page_segments_a_superscript_opening_a_line_does_not_split_it_at_its_first_word(tmp_path: Path) -> None:
     """rcpp-introduction: 'ᵃDebian and R Projects' was cut after 'Debian' (the mark's size taken for the
     line's), leaving 'and R Projects' as a line of its own. Built here with fpdf, read with pdfium."""
-    import pypdfium2 as pdfium
     from fpdf import FPDF
-
-    from kb.papers.pdf_layout import _page_segments
 
     pdf = FPDF(unit="pt")
     pdf.add_page()
@@ -368,12 +365,7 @@ def test_page_segments_a_superscript_opening_a_line_does_not_split_it_at_its_fir
         pdf.set_font("helvetica", size=10)
         pdf.text(x + 3.5, 100, text)
     pdf.output(str(tmp_path / "marks.pdf"))
-    document = pdfium.PdfDocument(tmp_path / "marks.pdf")
-    try:
-        textpage = document[0].get_textpage()
-        segments = _page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
-    finally:
-        document.close()
+    segments = page_one_segments(tmp_path / "marks.pdf")
     assert [(s.text, s.marked) for s in segments] == [("Debian and R Projects", "⟨a⟩Debian and R Projects"),
                                                        ("NICTA", "⟨b⟩NICTA")]
 
@@ -1132,10 +1124,7 @@ def test_authors_unmapped_symbol_marks_are_matched_to_the_names_marks_in_order(t
     than the line. The glyph neither splits its line nor makes the words after it superscripts, and the
     blocks go to the names' marks in the order both are printed. Built with fpdf (ZapfDingbats), read with
     pdfium."""
-    import pypdfium2 as pdfium
     from fpdf import FPDF
-
-    from kb.papers.pdf_layout import _page_segments
 
     pdf = FPDF(unit="pt")
     pdf.add_page()
@@ -1146,12 +1135,7 @@ def test_authors_unmapped_symbol_marks_are_matched_to_the_names_marks_in_order(t
         pdf.set_font("helvetica", size=9)
         pdf.text(53.5, y, text)
     pdf.output(str(tmp_path / "marks.pdf"))
-    document = pdfium.PdfDocument(tmp_path / "marks.pdf")
-    try:
-        textpage = document[0].get_textpage()
-        lines = _page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
-    finally:
-        document.close()
+    lines = page_one_segments(tmp_path / "marks.pdf")
     assert [s.text[1:] for s in lines] == ["Institut für Statistik, Technische Universität Wien",
                                            "Institut für Medizininformatik, Universität Erlangen-Nürnberg"]
     assert all(MARK_OPEN not in s.marked for s in lines)

@@ -27,9 +27,10 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    "tuning": {"title": 98, "authors": 97, "affiliations": 96, "year": 99, "venue": 99, "doi": 101,
-               "arxiv_id": 101, "abstract": 99, "ligatures": 100},
-    # the fresh half (24 articles), read once, in totals, on 2026-11-29 after round 6's rules were merged
+    "tuning": {"title": 112, "authors": 112, "affiliations": 111, "year": 114, "venue": 111, "doi": 116,
+               "arxiv_id": 116, "abstract": 114, "ligatures": 115},
+    # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
+    # (the same counts both times)
     "held-out": {"title": 18, "authors": 16, "affiliations": 13, "year": 17, "venue": 12, "doi": 24,
                  "arxiv_id": 24, "abstract": 23, "ligatures": 24},
 }
@@ -53,11 +54,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 125 articles (~2.5 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 140 articles (~3 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 125
+    assert len(rows) >= 140
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)

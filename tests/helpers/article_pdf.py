@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 # The bioRxiv preprint the recorded lookups answer for (tests/fixtures/lookups/*10.1101_2020.12.15.422761*).
 PREPRINT_DOI = "10.1101/2020.12.15.422761"
@@ -124,3 +125,17 @@ def make_manuscript_pdf(path: Path, lines: list[ManuscriptLine], *, line_numbers
         pdf.set_xy(pdf.l_margin, y + height)
     pdf.output(str(path))
     return path
+
+
+def page_one_segments(path: Path) -> list[Any]:
+    """The segments kb's layout reader makes of page 1 of the PDF at ``path`` (read with pdfium)."""
+    import pypdfium2 as pdfium
+
+    from kb.papers.pdf_layout import _page_segments
+
+    document = pdfium.PdfDocument(path)
+    try:
+        textpage = document[0].get_textpage()
+        return _page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
+    finally:
+        document.close()
