@@ -834,8 +834,10 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
 
 # The first heading of a structured abstract set without an 'Abstract' heading over it (BMC's and medical
 # journals' 'Background', OUP's 'Motivation'), alone on its line or run in with a colon.
-_STRUCTURED_HEAD = re.compile(r"^(?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
-                              r"Purpose|PURPOSE)(?:\s*:|$)")
+# The first heading of a structured abstract (BMC, OUP), which may stand without 'Abstract' over it.
+_STRUCTURED_HEADINGS = (r"(?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                        r"Purpose|PURPOSE)")
+_STRUCTURED_HEAD = re.compile(rf"^{_STRUCTURED_HEADINGS}(?:\s*:|$)")
 
 
 def _structured_head(below: list[Segment]) -> int | None:
@@ -1786,8 +1788,8 @@ def _abstract(first_page: str) -> str | None:
     return " ".join(match.group(1).split()) or None if match else None
 
 
-_STRUCTURED_TEXT = re.compile(rf"^\s*((?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
-                              rf"Purpose|PURPOSE)\b.+?)(?:{_ABSTRACT_END})", re.DOTALL | re.MULTILINE)
+_STRUCTURED_TEXT = re.compile(rf"^\s*({_STRUCTURED_HEADINGS}\b.+?)(?:{_ABSTRACT_END})",
+                              re.DOTALL | re.MULTILINE)
 
 
 def _structured_abstract(first_page: str) -> str | None:

@@ -35,7 +35,7 @@ _VENUE = r"(?P<venue>(?:[A-Z][\w&/-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&/-]*|
 _ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
             r"(?:Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety)-(?i:first|second|third|fourth|fifth|"
             r"sixth|seventh|eighth|ninth)|[A-Z][a-z]+(?:teenth|tieth|th))")
-_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:(?P<year>(?:19|20)\d\d) )?(?:{_ORDINAL} )?"
+_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:{_YYYY} )?(?:{_ORDINAL} )?"
 # A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
 # 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
@@ -96,13 +96,13 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
          rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?, (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
-         rf"\d+ ?[–-] ?\d+, (?:{_MONTH} )?(?P<year>(?:19|20)\d\d)\b", "group"),
+         rf"\d+ ?[–-] ?\d+, (?:{_MONTH} )?{_YYYY}\b", "group"),
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
-         rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \((?P<year>(?:19|20)\d\d)\) \d+ ?[–-] ?\d+\b", "group"),
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \({_YYYY}\) \d+ ?[–-] ?\d+\b", "group"),
         # The same parts in APA's order: 'Jl. of Interactive Learning Research (2008) 19(2), 185-224'.
         ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
-         rf"{_JOURNAL},? \((?P<year>(?:19|20)\d\d)\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
+         rf"{_JOURNAL},? \({_YYYY}\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
          r"(?:pp?\. ?)?\d+ ?[–-] ?\d+\b", "group"),
         # OUP's header: 'Bioinformatics, 37(15), 2021, 2112–2120'; a supplement's pages: 'Bioinformatics, 37,
         # 2021, i1–i9' (ISMB).
@@ -329,13 +329,13 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     1's running header and footer (``margins``), and the reference list."""
     # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
     pages = "\n".join([*(stamps or []), *article.pages[:read]])
-    first = _flat(re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0])
+    before_references = re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
+    first = _flat(before_references)
     # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' / 'Alg.,
     # 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into the name
     # opening the next line, which a citation's name may not follow ('... ac.uk' / 'COMMUNICATIONS BIOLOGY |
     # (2022) 5:312').
-    lines = "\n".join(" ".join(line.split()) for line in re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
-                      .splitlines())
+    lines = "\n".join(" ".join(line.split()) for line in before_references.splitlines())
     full = "\n".join(article.pages)
     references = _references(full)
     if article.title:  # page 1 citing the article itself by its title: the most specific statement
@@ -491,7 +491,7 @@ def _self_cited(article: PdfArticle, first: str) -> None:
     doi:10.1016/...')."""
     assert article.title is not None
     title = r"\W+".join(map(re.escape, re.findall(r"\w+", article.title)))
-    cited = re.search(rf"\((?P<year>(?:19|20)\d\d)\)\. {title}\W* {_JOURNAL}(?:,? (?P<volume>\d+)"
+    cited = re.search(rf"\({_YYYY}\)\. {title}\W* {_JOURNAL}(?:,? (?P<volume>\d+)"
                       r"(?:\((?P<issue>\d+)\))?|(?= (?:doi|DOI|https?:)|\s*$))", first, re.IGNORECASE)
     venue = _venue(cited.group("journal"), cited=True) if cited else None
     if cited and venue:
@@ -503,7 +503,7 @@ def _self_cited(article: PdfArticle, first: str) -> None:
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
 # Conference (USENIX ATC ’13)  49') or header ('2021 IEEE/CVF International Conference on Computer Vision
 # (ICCV)'): the year is the meeting's.
-_MARGIN_MEETING = re.compile(rf"\b(?P<year>(?:19|20)\d\d) {_VENUE}")
+_MARGIN_MEETING = re.compile(rf"\b{_YYYY} {_VENUE}")
 _MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")
 
 

@@ -262,8 +262,7 @@ def _claimed_in_doubt(engine: Engine, worker_id: str, keep: Callable[[Run], bool
     doubted: tuple[str, int] | None = getattr(_in_doubt, "claim", None)
     if doubted is None:
         return None
-    with Session(engine) as session:
-        run = session.get(Run, doubted[0])
+    run = _row(engine, doubted[0])
     ours = (RunStatus.running.value, worker_id, doubted[1])
     if run is not None and (run.status, run.worker_id, run.attempts) == ours and not keep(run):
         # A release that raises leaves the claim in doubt: the next call hands it back (a release whose
