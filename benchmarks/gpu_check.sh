@@ -12,8 +12,12 @@
 #   4. every GPU-marked test (pytest -m "gpu and not slow" over the test files that carry the marker; the slow one
 #      compiles the step with torch.compile, minutes: run it alone with -m gpu when there is time)
 #
-# The command a session passes to the device tool (it runs in the repository root; $OUT comes back):
-#   bash benchmarks/gpu_check.sh "$OUT/gpu-report"
+# A session with a GPU: make the wheels, set the PDF corpus aside (the device tool sends at most 64 MiB), call
+# the device tool once, put the corpus back (benchmarks/device_tree.sh says why; never commit in between):
+#   bash benchmarks/make_gpu_wheels.sh && bash benchmarks/device_tree.sh lighten
+#   bash benchmarks/device_tree.sh size .whl
+#   the device tool's run, carry [".whl"], in the repository root: bash benchmarks/gpu_check.sh "$OUT/gpu-report"
+#   bash benchmarks/device_tree.sh restore
 #
 # Usage: benchmarks/gpu_check.sh [--cpu] [REPORT_DIR]     (default REPORT_DIR: $OUT/gpu-report, else ./gpu-report)
 # --cpu, or a machine without CUDA: the same four parts at tiny sizes on the CPU, in seconds (tests/test_gpu_check.py
@@ -28,8 +32,8 @@ cd "$ROOT" || exit 2
 mkdir -p "$REPORT"
 REPORT=$(cd "$REPORT" && pwd)
 
-# Wheels for what the analyzers import (pydantic, gemmi, transformers), when the node lacks them.
-if [ -d .whl ] && ! "$PYTHON" -c "import pydantic, gemmi" >/dev/null 2>&1; then
+# Wheels for what kb imports beyond the node's image (benchmarks/gpu_wheels.txt), when the node lacks them.
+if [ -d .whl ] && ! "$PYTHON" -c "import pydantic, gemmi, arviz, sqlmodel" >/dev/null 2>&1; then
   "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
     >"$REPORT/pip.txt" 2>&1
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}

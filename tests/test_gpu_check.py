@@ -1,16 +1,18 @@
 """``benchmarks/gpu_check.sh``, the one GPU check of issue 28, in its CPU fallback: the same four parts (depth
 probes, Langevin benchmark, the sweep through the analyzer registry, the GPU-marked tests) at tiny sizes, each
 under its own timeout, into one report folder whose summary.md has a row per part; so the script a GPU session
-runs once cannot rot where no GPU is."""
+runs once cannot rot where no GPU is. It runs on the node's packages alone (``tests/helpers/gpu_node``), so a
+package the node lacks fails here as it would there."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.gpu_node import node_python, node_site
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,10 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.slow  # suite time: over 10 s on 2 cores
 def test_gpu_check_cpu_fallback_writes_one_report_with_every_part(tmp_path: Path) -> None:
     report = tmp_path / "gpu-report"
-    environment = {**os.environ, "PYTHON": sys.executable, "OUT": str(tmp_path)}
+    site, python = node_site(tmp_path / "site"), node_python(tmp_path / "bin")
+    environment = {**os.environ, "PYTHON": str(python), "PYTHONPATH": str(site), "OUT": str(tmp_path)}
+    environment.pop("KB_ANALYZER_MODULES", None)  # the tests' no-op analyzer is not on the node
     done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), "--cpu", str(report)], cwd=tmp_path,
                           env=environment, capture_output=True, text=True, timeout=400)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr + (report / "summary.md").read_text()
     summary = (report / "summary.md").read_text()
     for part in ("gpu_depth", "bench_langevin", "langevin_sweep_small", "gpu_tests"):
         assert f"| {part} | ok |" in summary, summary
