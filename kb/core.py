@@ -883,6 +883,22 @@ class KnowledgeBase:
         return bundles.import_bundle(self.engine, self.store, bundle, limits=self.settings.bundles,
                                      scratch=self.settings.home / "tmp")
 
+    def import_shipped_evidence(self) -> list[tuple[Path, bundles.ImportReport | str]]:
+        """Add the bundles the notes folder ships in ``evidence/`` (``kb.queue.bundles.shipped_bundles``),
+        each verdict judged by this kb's rule: each bundle with what it added, or the line saying why it was
+        refused (nothing of it imported). Importing one again adds nothing."""
+        from kb.queue import bundles
+        done: list[tuple[Path, bundles.ImportReport | str]] = []
+        for path in bundles.shipped_bundles(self.settings.papers):
+            if path.is_symlink():  # a link could lead anywhere: kb reads only what lies in the notes folder
+                done.append((path, "a link: put the bundle itself in the notes folder's evidence/"))
+                continue
+            try:
+                done.append((path, self.import_evidence(path)))
+            except bundles.BundleRefused as exc:
+                done.append((path, str(exc)))
+        return done
+
     def get_run(self, run_id: str) -> RunRecord | None:
         """One run by id."""
         from kb.queue import store as queue_store

@@ -387,3 +387,35 @@ def test_import_never_reads_checkpoints_a_bundle_carries(made: tuple[Path, Path,
     assert imported.returncode == 0 and "1 checkpoint file(s) not imported" in imported.stdout, imported.stderr
     assert not [p for p in home.rglob("*") if p.is_file() and p.read_bytes() == blob]
     assert all(not a.endswith("model.pt") for a in _evidence(papers, home, run["claim_key"])[0]["artifacts"])
+
+
+def test_demo_imports_the_bundles_the_notes_folder_ships_and_shows_them_beside_here(
+        made: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """`kb demo` imports the bundles in the notes folder's evidence/ (a lab's GPU runs, committed beside the notes)
+    before it runs anything; a claim they settle is not run again, and its verdict is shown with where it was
+    made beside what this machine gives; a broken bundle or a link is refused in one line and the demo goes on;
+    a second demo imports nothing twice."""
+    papers, home, _ = made
+    shipped = _papers(tmp_path / "shipped")
+    (shipped / "evidence").mkdir()
+    lab = shipped / "evidence" / "lab.tar.gz"
+    assert run_kb(papers, home, "evidence", "export", "--claim", "b#c", "-o", str(lab)).returncode == 0
+    (shipped / "evidence" / "broken.tar.gz").write_bytes(b"not a tar")
+    (shipped / "evidence" / "linked.tar.gz").symlink_to(lab)
+    other = tmp_path / "home"
+
+    first = run_kb(shipped, other, "demo")
+    assert first.returncode == 0, first.stderr
+    assert "evidence made elsewhere: evidence/lab.tar.gz: imported 1 run(s)" in first.stderr
+    assert "evidence bundle refused evidence/broken.tar.gz" in first.stderr
+    assert "evidence bundle refused evidence/linked.tar.gz: a link" in first.stderr
+    table = first.stdout[first.stdout.index("evidence made elsewhere"):]
+    assert "b#c" in table and "supported: regenerated on cpu" in table and "not run here" in table
+    assert "b#d" not in table  # made here only
+    ran = _evidence(shipped, other, "b#d")
+    assert len(ran) == 1 and ran[0]["provenance"]["imported_from"] is None  # the demo ran what was not shipped
+    assert len(_evidence(shipped, other, "b#c")) == 1  # the shipped run settled b#c: not run again
+
+    second = run_kb(shipped, other, "demo")
+    assert second.returncode == 0 and "imported" not in second.stderr
+    assert "supported: regenerated on cpu" in second.stdout

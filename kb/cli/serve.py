@@ -63,6 +63,7 @@ def demo(
     out.print(f"[bold]kb[/] index at {kb.settings.resolved_database_url}")
     for error in report.errors:
         err_console.print(f"[yellow]skipped invalid note[/]: {esc(error)}", highlight=False)
+    _import_shipped(kb)
     rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
     out.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
     claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
@@ -98,11 +99,47 @@ def demo(
                 print_json_line(row)
         return
     verdict_table(verdicts)
+    _made_elsewhere_table(kb)
     # Every claim counted, those bound to no analyzer too, in the Library header's order.
     counts = Counter(status.state.value for status in kb.claim_states().values())
     console.print(f"{sum(counts.values())} claims: " + " · ".join(
         f"{counts[state]} {label(state)}" for state in ALL_STATES if counts[state]), highlight=False)
     print_tensions(kb.tensions())  # where notes disagree, and how it stands
+
+
+def _import_shipped(kb: KnowledgeBase) -> None:
+    """The notes folder's shipped evidence (``evidence/``: bundles a lab exported from its GPU runs), imported
+    before anything runs, one line per bundle (to stderr: ``--json`` keeps stdout for verdicts)."""
+    for path, outcome in kb.import_shipped_evidence():
+        where = esc(str(path.relative_to(kb.settings.papers)))
+        if isinstance(outcome, str):
+            err_console.print(f"[yellow]evidence bundle refused[/] {where}: {esc(outcome)}", highlight=False)
+        elif outcome.added:
+            err_console.print(f"evidence made elsewhere: {where}: imported {len(outcome.added)} run(s)",
+                              highlight=False)
+
+
+def _made_elsewhere_table(kb: KnowledgeBase) -> None:
+    """Each claim whose evidence was made elsewhere (imported): that verdict, where and on what it was made,
+    and beside it the latest verdict made here, or how to make one."""
+    from kb.display import evidence_origin
+    listing = Listing("evidence made elsewhere, beside what this machine gives",
+                      [Col("claim", ratio=2, fold=True), Col("elsewhere", ratio=3, fold=True),
+                       Col("here", ratio=2, fold=True)])  # fmt: skip
+    for key in kb.claim_keys():
+        records = kb.evidence(key)
+        imported = next((r for r in records if evidence_origin(r.provenance)), None)
+        if imported is None:
+            continue
+        local = next((r for r in records if not evidence_origin(r.provenance)), None)
+        def said(record: Any) -> str:
+            return record.verdict.kind.value if record.verdict else "no verdict"
+        here = (said(local) + (" (stale)" if local.stale else "") if local is not None
+                else f"not run here: kb verify --rerun {imported.run_id}")
+        origin = evidence_origin(imported.provenance)
+        listing.add(claim=esc(key), elsewhere=esc(f"{said(imported)}: {origin}"), here=esc(here))
+    if listing.table.row_count:
+        console.print(listing.table)
 
 
 def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:

@@ -120,6 +120,22 @@ def export_bundle(engine: Engine, store: ArtifactStore, run_ids: list[str], out:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+#: Where a notes folder ships evidence made elsewhere (a lab's GPU runs): bundles `kb demo` imports.
+SHIPPED_FOLDER = "evidence"
+
+
+def shipped_bundles(papers: Path) -> list[Path]:
+    """The bundles a notes folder ships in ``evidence/``, in name order: each ``.tar.gz`` file and each
+    folder holding a manifest. Links are listed too, for the importer to refuse (the notes folder is the
+    boundary)."""
+    folder = papers / SHIPPED_FOLDER
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    return [entry for entry in sorted(folder.iterdir())
+            if entry.is_symlink() or (entry.is_file() and entry.name.endswith(".tar.gz"))
+            or (entry.is_dir() and (entry / MANIFEST).is_file())]  # fmt: skip
+
+
 def exportable_runs(engine: Engine, claim_key: str | None = None) -> list[str]:
     """Ids of the runs whose evidence has metrics (of one claim, or all), oldest first."""
     query = select(Evidence.run_id, Evidence.metrics_json).order_by(col(Evidence.created_at))
