@@ -12,8 +12,8 @@ answer is bounded (``MAX_ANSWER_BYTES``) and parsed without a DOCTYPE (no entiti
 Offline, with lookups off, or when GROBID is down or answers something that is not its TEI: one line saying
 so, and the layout alone: ``kb add`` never fails because GROBID does.
 
-The PDF is uploaded to that service: it is a setting of the person running kb (environment, ``--set``),
-never a note's.
+The PDF is uploaded to that service: it is a setting of the person running kb (``KB_GROBID_URL``), never a
+note's.
 """
 
 from __future__ import annotations
