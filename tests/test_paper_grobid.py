@@ -18,6 +18,7 @@ from kb.notes.files import Note, read_note
 from kb.papers.add import AddError
 from kb.papers.grobid import MAX_ANSWER_BYTES, parse_tei
 from tests.helpers.article_pdf import BERKELEY, PREPRINT_DOI, PREPRINT_TITLE, make_article_pdf, make_preprint_pdf
+from tests.helpers.benchmarks import load_benchmark
 from tests.helpers.cli import run_kb
 from tests.helpers.grobid import FIXTURES, MAML_AUTHORS, MAML_TITLE, RecordedGrobid, form
 from tests.helpers.lookups import RecordedLookups
@@ -199,3 +200,24 @@ def test_offline_grobid_is_not_asked(kb_dirs: tuple[Path, Path], maml_pdf: Path,
     assert note is not None, err
     assert RecordedGrobid.received == []
     assert f"note: GROBID not asked: {why}; the header is the PDF layout's" in err.splitlines()
+
+
+# -- benchmarks/bench_add.py --grobid URL, against the loopback GROBID ---------------------------------------
+
+def test_bench_add_measures_the_corpus_with_grobid(grobid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench_add = load_benchmark("bench_add")
+    name = "gdata-unknown"  # a short tuning article (R News, 2007); GROBID answers MAML's header for it
+    if not (bench_add.CORPUS / f"{name}.pdf").exists():
+        pytest.skip("the PDF corpus is missing: benchmarks/data/pdfs/")
+    [with_grobid], _ = bench_add.run(grobid_url=grobid, articles={name})
+    [request] = RecordedGrobid.received
+    assert form(request)["input"] == (f"{name}.pdf", (bench_add.CORPUS / f"{name}.pdf").read_bytes())
+    assert with_grobid["grobid"] is None  # read: the fields scored are GROBID's where it read one
+    RecordedGrobid.busy = 1  # busy for longer than kb waits: the layout alone, and the row says why
+    monkeypatch.setenv("KB_LOOKUP_MAX_WAIT", "0.5")
+    [layout], _ = bench_add.run(grobid_url=grobid, articles={name})
+    assert layout["grobid"].startswith("GROBID did not read the header (GROBID asks kb to slow down (HTTP 503")
+    assert layout["title"] and not with_grobid["title"]  # MAML's title, not this article's
+    assert layout["authors"] and not with_grobid["authors"] and not with_grobid["abstract"]
+    # what GROBID did not read stays the layout's, scored the same
+    assert all(with_grobid[f] == layout[f] for f in ("year", "venue", "doi", "arxiv_id", "ligatures"))
