@@ -17,10 +17,10 @@ import pytest
 from kb.notes.files import Note, read_note
 from kb.papers.add import AddError
 from kb.papers.grobid import MAX_ANSWER_BYTES, parse_tei
-from tests.helpers.article_pdf import BERKELEY, PREPRINT_DOI, PREPRINT_TITLE, make_article_pdf, make_preprint_pdf
+from tests.helpers.article_pdf import BERKELEY, PREPRINT_DOI, PREPRINT_TITLE, make_preprint_pdf
 from tests.helpers.benchmarks import load_benchmark
 from tests.helpers.cli import run_kb
-from tests.helpers.grobid import FIXTURES, MAML_AUTHORS, MAML_TITLE, RecordedGrobid, form
+from tests.helpers.grobid import FIXTURES, MAML_AUTHORS, MAML_TITLE, RecordedGrobid, form, make_maml_pdf
 from tests.helpers.lookups import RecordedLookups
 from tests.servers import free_port
 
@@ -109,11 +109,7 @@ def _add(kb_dirs: tuple[Path, Path], pdf: Path) -> tuple[Note | None, str]:
 
 @pytest.fixture
 def maml_pdf(tmp_path: Path) -> Path:
-    """MAML's first page as a test PDF: its title in capitals, its names over one institution, a proceedings
-    line, and another abstract than the paper's (so whose abstract the note gets shows)."""
-    return make_article_pdf(tmp_path / "maml.pdf", MAML_TITLE.upper(), "Proceedings of the 34th International "
-                            "Conference on Machine Learning, Sydney, Australia, PMLR 70, 2017.",
-                            "Chelsea Finn, Pieter Abbeel and Sergey Levine", BERKELEY)
+    return make_maml_pdf(tmp_path / "maml.pdf")
 
 
 def _sources(note: Note) -> dict[str, str]:
@@ -221,3 +217,21 @@ def test_bench_add_measures_the_corpus_with_grobid(grobid: str, monkeypatch: pyt
     assert layout["authors"] and not with_grobid["authors"] and not with_grobid["abstract"]
     # what GROBID did not read stays the layout's, scored the same
     assert all(with_grobid[f] == layout[f] for f in ("year", "venue", "doi", "arxiv_id", "ligatures"))
+
+
+def test_only_an_answer_that_parses_is_kept(tmp_path: Path, maml_pdf: Path, grobid: str) -> None:
+    from kb.papers.add import read_pdf
+    from kb.papers.grobid import read_header
+    from kb.settings import Settings
+
+    settings, layout = Settings(home=tmp_path / "home"), read_pdf(maml_pdf)
+    RecordedGrobid.answer = b"<TEI><teiHeader>"  # cut short: not kept, so the next add asks again
+    assert read_header(layout, maml_pdf, settings).title == MAML_TITLE.upper()
+    RecordedGrobid.answer = _tei("mmda-maml-header.tei.xml")
+    assert read_header(layout, maml_pdf, settings).title == MAML_TITLE
+    assert read_header(layout, maml_pdf, settings).title == MAML_TITLE  # from the cache: not uploaded again
+    assert len(RecordedGrobid.received) == 2
+    other = make_maml_pdf(tmp_path / "other.pdf")  # another file (its bytes differ): asked for
+    other.write_bytes(other.read_bytes() + b"\n% another PDF\n")
+    read_header(layout, other, settings)
+    assert len(RecordedGrobid.received) == 3

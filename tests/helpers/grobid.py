@@ -19,10 +19,20 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.article_pdf import BERKELEY, make_article_pdf
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grobid"
 MAML_HEADER = FIXTURES / "mmda-maml-header.tei.xml"  # a processHeaderDocument answer (GROBID 0.7.0)
 MAML_TITLE = "Model-Agnostic Meta-Learning for Fast Adaptation of Deep Networks"
 MAML_AUTHORS = ["Chelsea Finn", "Pieter Abbeel", "Sergey Levine"]
+
+
+def make_maml_pdf(path: Path) -> Path:
+    """MAML's first page as a test PDF: its title in capitals, its names over one institution, a proceedings
+    line, and another abstract than the paper's (so whose abstract a note gets shows)."""
+    return make_article_pdf(path, MAML_TITLE.upper(), "Proceedings of the 34th International Conference on "
+                            "Machine Learning, Sydney, Australia, PMLR 70, 2017.",
+                            "Chelsea Finn, Pieter Abbeel and Sergey Levine", BERKELEY)
 
 
 class RecordedGrobid(BaseHTTPRequestHandler):
