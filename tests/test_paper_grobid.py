@@ -154,6 +154,20 @@ def test_the_identifier_lookups_still_come_first(kb_dirs: tuple[Path, Path], tmp
                               "doi": "crossref", "affiliations": "openalex", "abstract": "crossref"}
 
 
+def test_the_doi_grobid_read_is_looked_up(kb_dirs: tuple[Path, Path], maml_pdf: Path, grobid: str,
+                                          lookups: str) -> None:
+    RecordedGrobid.answer = _tei("colrev-wagner2022-fulltext.tei.xml")  # a DOI the page does not print
+    note, err = _add(kb_dirs, maml_pdf)
+    assert note is not None, err
+    doi = "10.1177/02683962211048201"
+    assert [r for r in RecordedLookups.requests if r.startswith("/works/")] == [f"/works/{doi}"]
+    # no Crossref record for it here (404): GROBID's fields stay, and the line says whose they are
+    [line] = [line for line in err.splitlines() if "not looked up online" in line]
+    assert line.startswith(f"note: doi:{doi} not looked up online (doi {doi}: Crossref does not know this paper")
+    assert line.endswith("the fields are GROBID's and the PDF layout's")
+    assert note.meta.paper_id == f"doi:{doi}" and _sources(note)["doi"] == "grobid"
+
+
 def test_grobid_down_is_one_line_and_the_layout_alone(kb_dirs: tuple[Path, Path], maml_pdf: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KB_GROBID_URL", f"http://127.0.0.1:{free_port()}")  # nothing listens: refused
