@@ -18,6 +18,15 @@ also told apart by how it is wrong: left empty (kb not sure) or filled with some
     .venv/bin/python benchmarks/bench_add.py --json     # the same as JSON
     .venv/bin/python benchmarks/bench_add.py --half tuning   # only the tuning half (while changing rules)
     .venv/bin/python benchmarks/bench_add.py --totals        # per field and half, no row per article
+    .venv/bin/python benchmarks/bench_add.py --grobid http://localhost:8070 --totals   # GROBID's header over
+                                                                                      # the layout's
+
+``--grobid URL`` measures ``kb add``'s GROBID backend (``KB_GROBID_URL``, ``kb.papers.grobid``): each PDF is
+uploaded to the GROBID service at URL and its header read over the layout rules' as ``kb add`` reads it
+(answers cached in a temporary KB home for the run; ``KB_LOOKUP_TIMEOUT`` for a slow service); the rows say
+which articles GROBID did not read, and why. It needs a running GROBID (``docker run --rm -p 8070:8070
+lfoppiano/grobid:0.8.2``), which the machines this project is developed on cannot run: its numbers are not
+in the corpus README, and tests/test_paper_grobid.py runs this path against a loopback GROBID.
 
 While rules change, read only the tuning half (``--half tuning``); the held-out half is read to report, with
 ``--totals``, so that no article of it is looked at one by one.
@@ -39,6 +48,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from kb.papers.add import PaperRecord, read_pdf  # noqa: E402
+from kb.papers.grobid import read_header  # noqa: E402
+from kb.settings import Settings  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
 FIELDS = ("title", "authors", "affiliations", "year", "venue", "doi", "arxiv_id", "abstract", "ligatures")
@@ -95,26 +106,39 @@ def _empty(record: PaperRecord, abstract: str | None) -> dict[str, bool]:
     return empty
 
 
-def run(half: str | None = None) -> tuple[list[dict[str, Any]], float]:
-    """Score every article of the corpus (or of one ``half``); the rows and the seconds per page."""
+def run(half: str | None = None, grobid_url: str | None = None,
+        articles: set[str] | None = None) -> tuple[list[dict[str, Any]], float]:
+    """Score every article of the corpus (or of one ``half``, or those named in ``articles``); the rows and the
+    seconds per page. With ``grobid_url``, each header as ``kb add`` reads it with that GROBID service (each
+    row's ``grobid``: None when GROBID read it, else the line saying why not)."""
+    import tempfile
+
     from kb.papers.pdf_layout import read_article
 
     rows, seconds, pages = [], 0.0, 0
-    for truth_file in sorted(CORPUS.glob("*.truth.json")):
-        truth = json.loads(truth_file.read_text(encoding="utf-8"))
-        if half is not None and truth.get("split", "tuning") != half:
-            continue
-        pdf = truth_file.with_name(truth_file.name.removesuffix(".truth.json") + ".pdf")
-        start = time.perf_counter()
-        record = read_pdf(pdf)
-        seconds += time.perf_counter() - start
-        article = read_article(pdf)  # the abstract is not part of a note: read it from the article itself
-        pages += record.text.count("\f") + 1
-        right = score(record, truth, article.abstract)
-        empty = _empty(record, article.abstract)
-        rows.append({"article": pdf.stem, "split": truth.get("split", "tuning"),
-                     "pages": record.text.count("\f") + 1, **right,
-                     "left_empty": [f for f in FIELDS if not right[f] and empty[f]]})
+    with tempfile.TemporaryDirectory(prefix="bench-add-") as home:
+        settings = Settings(home=Path(home), grobid_url=grobid_url, lookups=True, offline=False)
+        for truth_file in sorted(CORPUS.glob("*.truth.json")):
+            truth = json.loads(truth_file.read_text(encoding="utf-8"))
+            name = truth_file.name.removesuffix(".truth.json")
+            if (half is not None and truth.get("split", "tuning") != half) or (articles and name not in articles):
+                continue
+            pdf = truth_file.with_name(f"{name}.pdf")
+            start = time.perf_counter()
+            record = read_pdf(pdf)
+            if grobid_url:
+                record = read_header(record, pdf, settings)
+            seconds += time.perf_counter() - start
+            # the layout's abstract read from the article itself; GROBID's is the record's
+            abstract = record.abstract if grobid_url else read_article(pdf).abstract
+            pages += record.text.count("\f") + 1
+            right = score(record, truth, abstract)
+            empty = _empty(record, abstract)
+            rows.append({"article": pdf.stem, "split": truth.get("split", "tuning"),
+                         "pages": record.text.count("\f") + 1, **right,
+                         "left_empty": [f for f in FIELDS if not right[f] and empty[f]],
+                         **({"grobid": next((n for n in record.notices if n.startswith("GROBID")), None)}
+                            if grobid_url else {})})
     return rows, seconds / max(pages, 1)
 
 
@@ -134,15 +158,21 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--half", choices=SPLITS, help="read only this half of the corpus")
     parser.add_argument("--totals", action="store_true", help="per field and half only, no row per article")
+    parser.add_argument("--grobid", metavar="URL", help="read each header with the GROBID service at URL "
+                        "(uploads the PDFs to it), as kb add does with KB_GROBID_URL")
     args = parser.parse_args()
-    rows, per_page = run(args.half)
+    rows, per_page = run(args.half, args.grobid)
+    unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
     halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
               if args.half in (None, split)}
     if args.totals:
         rows = []
     if args.json:
-        print(json.dumps({"articles": rows, "halves": halves, "all": totals(rows), "seconds_per_page": per_page}))
+        print(json.dumps({"articles": rows, "halves": halves, "all": totals(rows), "seconds_per_page": per_page,
+                          **({"grobid_url": args.grobid, "grobid_not_read": dict(unread)} if args.grobid else {})}))
         return
+    for article, why in unread:  # GROBID's failures are the layout's numbers: say which
+        print(f"{article}: {why}", file=sys.stderr)
     short = {"affiliations": "affil", "arxiv_id": "arxiv", "abstract": "abstr", "ligatures": "ligat"}
     width = {f: max(len(short.get(f, f)), 5) for f in FIELDS}
     heads = [short.get(f, f).center(width[f]) for f in FIELDS]
@@ -160,7 +190,10 @@ def main() -> None:
         cells = ["".ljust(30), "percent".ljust(14)]
         cells += [f"{100 * half['right'][f] / max(n, 1):.0f}%".center(width[f]) for f in FIELDS]
         print(" ".join(cells))
-    print(f"time per page: {per_page * 1000:.1f} ms (text, layout of page 1 and metadata)")
+    if args.grobid:
+        print(f"GROBID ({args.grobid}) did not read {len(unread)} of the headers (each named on stderr)")
+    print(f"time per page: {per_page * 1000:.1f} ms (text, layout of page 1 and metadata"
+          f"{', GROBID' if args.grobid else ''})")
 
 
 if __name__ == "__main__":

@@ -239,6 +239,14 @@ class Settings(BaseSettings):
         default=True, description="'kb add FILE.pdf' looks the DOI or arXiv id it finds up online "
         "(KB_LOOKUPS=false: the layout alone, as offline).",
     )
+    grobid_url: str | None = Field(
+        default=None,
+        description="Base URL of a GROBID service you trust with your PDFs (KB_GROBID_URL, e.g. "
+        "http://localhost:8070): 'kb add FILE.pdf' uploads the PDF to it and takes the header it reads "
+        "(title, authors, affiliations, year, venue, ids, abstract) over the layout rules'; the identifier "
+        "lookups still come first. Default: none, the layout rules alone. Offline or with KB_LOOKUPS=false "
+        "it is not asked.",
+    )
 
     @property
     def note_limits(self) -> NoteLimits:

@@ -71,6 +71,7 @@ class FieldSource(StrEnum):
     CROSSREF = "crossref"
     ARXIV = "arxiv"
     OPENALEX = "openalex"
+    GROBID = "grobid"  # the PDF's header as a GROBID service read it (the setting grobid_url)
     LAYOUT = "layout"  # read from the PDF itself (its text, layout, links or metadata)
     BIBTEX = "bibtex"
     ZOTERO = "zotero"  # a CSL-JSON export

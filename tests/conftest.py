@@ -16,6 +16,7 @@ import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.helpers.grobid import grobid  # noqa: F401 - a shared fixture
 from tests.helpers.lookups import lookups  # noqa: F401 - a shared fixture
 from tests.helpers.paper_values import kb_env  # noqa: F401 - a shared fixture
 from tests.helpers.workers import kb_workers  # noqa: F401 - a shared fixture

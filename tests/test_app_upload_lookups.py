@@ -13,13 +13,14 @@ import pytest
 from kb.notes.files import read_note
 from tests.helpers.app_env import make_env, open_app
 from tests.helpers.article_pdf import BERKELEY, PREPRINT_DOI, PREPRINT_TITLE, make_preprint_pdf
+from tests.helpers.grobid import MAML_TITLE, RecordedGrobid, make_maml_pdf
 from tests.helpers.lookups import RecordedLookups
 
 
-def _upload(tmp_path: Path):  # noqa: ANN202 - AppTest
-    pdf = make_preprint_pdf(tmp_path / "rao.pdf")
+def _upload(tmp_path: Path, pdf: Path | None = None):  # noqa: ANN202 - AppTest
+    pdf = pdf or make_preprint_pdf(tmp_path / "rao.pdf")
     at = open_app("edit_note")
-    at.file_uploader(key="add_upload").set_value(("rao.pdf", pdf.read_bytes(), "application/pdf")).run()
+    at.file_uploader(key="add_upload").set_value((pdf.name, pdf.read_bytes(), "application/pdf")).run()
     assert not at.exception, at.exception
     return at
 
@@ -55,3 +56,13 @@ def test_upload_without_lookups_keeps_the_layout_and_says_why(tmp_path: Path,
     assert at.text_input(key="fm_title").value == PREPRINT_TITLE
     shown = " ".join(c.value for c in at.caption)
     assert "title `layout`" in shown and "crossref" not in shown, shown
+
+
+def test_upload_with_grobid_says_which_fields_grobid_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          grobid: str) -> None:
+    make_env(tmp_path, monkeypatch)
+    at = _upload(tmp_path, make_maml_pdf(tmp_path / "maml.pdf"))
+    assert len(RecordedGrobid.received) == 1
+    assert at.text_input(key="fm_title").value == MAML_TITLE  # GROBID's, not the capitals on the page
+    shown = " ".join(c.value for c in at.caption)
+    assert "title `grobid`" in shown and "affiliations `layout`" in shown, shown

@@ -41,7 +41,8 @@ def add(
     """Add a paper: fill the note's frontmatter and store its source text beside it.
 
     arXiv and Crossref give the abstract; a PDF gives the full text with its pages (so quotes can cite
-    pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With --draft,
+    pages). Online lookups fail fast offline: then give the PDF or the BibTeX entry. With KB_GROBID_URL set,
+    a PDF is uploaded to that GROBID service, which reads its header. With --draft,
     claims drafted from the source are shown for review ('kb draft-claims NOTE --accept ID' keeps some).
     """
     from kb.notes.files import NoteError  # here: `kb add --help` needs neither the schemas nor the settings

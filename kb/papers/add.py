@@ -146,6 +146,20 @@ class PaperRecord:
         return {**meta, **extra}
 
 
+def _surname(name: str) -> str:
+    words = re.findall(
+        r"\w+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().casefold()
+    )
+    return words[-1] if words else ""
+
+
+def affiliations_by_author(names: list[str], other: list[tuple[str, str | None]]) -> list[str | None]:
+    """For each of ``names``, the affiliation ``other`` (another reading's authors) gives the author of the
+    same surname, else None: how one reading of a paper takes the affiliations another placed."""
+    by_surname = {_surname(n): a for n, a in other if a}
+    return [by_surname.get(_surname(name)) for name in names]
+
+
 class AddError(ValueError):
     """An input kb cannot add a paper from; the message says which and what to do instead."""
 

@@ -6,103 +6,28 @@ The endpoints are settings (``arxiv_api_url``, ``crossref_api_url``, ``openalex_
 test server can stand in. Requests are polite: a ``User-Agent`` naming kb and the ``contact_email`` setting
 (Crossref's and OpenAlex's 'polite pool'), one more try after a 429/503 whose ``Retry-After`` is within
 ``lookup_max_wait``, answers cached under ``<KB home>/cache/lookups`` (a paper's record is asked for once),
-and a short deadline per request (``lookup_timeout``): offline, kb says so in one line and how to go on
-without the network (give the PDF or a BibTeX entry).
+and a short deadline per request (``lookup_timeout``), all in ``kb.papers.online``: offline, kb says so in
+one line and how to go on without the network (give the PDF or a BibTeX entry).
 """
 
 from __future__ import annotations
 
-import contextlib
-import email.utils
-import hashlib
 import html
 import json
-import os
 import re
-import time
-import unicodedata
-import urllib.error
 import urllib.parse
-import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from kb import __version__
-from kb.papers import identifiers
-from kb.papers.add import AddError, PaperRecord, read_file
+from kb.papers import grobid, identifiers
+from kb.papers.add import AddError, PaperRecord, affiliations_by_author, read_file
+from kb.papers.online import OFFLINE_HINT, LookupUnreachable, fetch
 from kb.settings import Settings
 from schemas.note import FieldSource
 
 _ATOM = {"atom": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
 _ARXIV_ID = identifiers.ARXIV_SHAPE
-_OFFLINE_HINT = "give the PDF (`kb add paper.pdf`) or a BibTeX entry (`kb add refs.bib`)"
-
-
-class LookupUnreachable(AddError):
-    """The service could not be reached at all (offline, DNS, refused, deadline): asking another is futile."""
-
-
-def user_agent(settings: Settings) -> str:
-    """kb's User-Agent: its version and, when set, the contact address services ask polite clients for."""
-    contact = f" (mailto:{settings.contact_email})" if settings.contact_email else ""
-    return f"kb/{__version__}{contact}"
-
-
-def _cache_file(settings: Settings, url: str) -> Path:
-    return settings.home / "cache" / "lookups" / f"{hashlib.sha256(url.encode()).hexdigest()[:40]}.body"
-
-
-def _retry_after(value: str | None) -> float:
-    """Seconds a 'Retry-After' header asks to wait (a number of seconds or an HTTP date); 1 when absent."""
-    if not value:
-        return 1.0
-    if value.strip().isdigit():
-        return float(value.strip())
-    with contextlib.suppress(TypeError, ValueError):
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    return 1.0
-
-
-def _get(url: str, service: str, settings: Settings, accept: str) -> bytes:
-    """The body at ``url`` (from the cache when asked before); ``AddError`` naming the service and what to
-    do when it cannot be had (``LookupUnreachable`` when the service is not reachable at all)."""
-    cached = _cache_file(settings, url)
-    with contextlib.suppress(OSError):
-        return cached.read_bytes()
-    # The endpoints are settings of the person running kb (https by default), never a note's.
-    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": user_agent(settings)})  # noqa: S310
-    for attempt in range(2):
-        try:
-            with urllib.request.urlopen(request, timeout=settings.lookup_timeout) as response:  # noqa: S310
-                body = bytes(response.read())
-            break
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
-                raise AddError(
-                    f"{service} does not know this paper (HTTP 404 from {url}); check the id"
-                ) from None
-            if exc.code in (429, 503):
-                wait = _retry_after(exc.headers.get("Retry-After"))
-                if attempt == 0 and wait <= settings.lookup_max_wait:
-                    time.sleep(wait)  # the service said when it would answer again; ask once more then
-                    continue
-                raise AddError(
-                    f"{service} asks kb to slow down (HTTP {exc.code}, retry after {wait:g} s): try "
-                    f"again later, or {_OFFLINE_HINT}"
-                ) from None
-            raise AddError(
-                f"{service} answered HTTP {exc.code} ({url}): try again later, or {_OFFLINE_HINT}"
-            ) from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise LookupUnreachable(f"{service} is unreachable ({reason}): {_OFFLINE_HINT}") from None
-    with contextlib.suppress(OSError):  # a cache that cannot be written costs a second request later, no more
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.part")
-        partial.write_bytes(body)
-        os.replace(partial, cached)
-    return body
 
 
 def _clean(text: str | None) -> str:
@@ -115,7 +40,7 @@ def parse_arxiv_atom(data: bytes, arxiv_id: str) -> PaperRecord:
         feed = ET.fromstring(data)
     except ET.ParseError as exc:
         raise AddError(
-            f"arXiv answered something that is not an Atom feed ({exc}); {_OFFLINE_HINT}"
+            f"arXiv answered something that is not an Atom feed ({exc}); {OFFLINE_HINT}"
         ) from None
     entry = feed.find("atom:entry", _ATOM)
     title = _clean(entry.findtext("atom:title", "", _ATOM)) if entry is not None else ""
@@ -158,7 +83,7 @@ def fetch_arxiv(arxiv_id: str, settings: Settings) -> PaperRecord:
     if match is None:
         raise AddError(f"{arxiv_id!r} is not an arXiv id (expected e.g. arxiv:2602.21750)")
     query = urllib.parse.urlencode({"id_list": match.group(1), "max_results": 1})
-    data = _get(f"{settings.arxiv_api_url}?{query}", "arXiv", settings, "application/atom+xml")
+    data = fetch(f"{settings.arxiv_api_url}?{query}", "arXiv", settings, "application/atom+xml")
     return parse_arxiv_atom(data, match.group(1))
 
 
@@ -178,11 +103,11 @@ def parse_crossref(data: bytes, doi: str) -> PaperRecord:
         message: dict[str, Any] = json.loads(data)["message"]
     except (ValueError, KeyError, TypeError) as exc:
         raise AddError(
-            f"Crossref answered something that is not a work record ({exc}); {_OFFLINE_HINT}"
+            f"Crossref answered something that is not a work record ({exc}); {OFFLINE_HINT}"
         ) from None
     title = _clean((message.get("title") or [""])[0])
     if not title:
-        raise AddError(f"Crossref has no title for DOI {doi!r}; {_OFFLINE_HINT}")
+        raise AddError(f"Crossref has no title for DOI {doi!r}; {OFFLINE_HINT}")
     authors = []
     for a in message.get("author") or []:
         name = " ".join(filter(None, [a.get("given"), a.get("family")])) or a.get("name")
@@ -218,7 +143,7 @@ def fetch_crossref(doi: str, settings: Settings) -> PaperRecord:
     if (reason := identifiers.placeholder_doi(doi)) is not None:
         raise AddError(f"{doi!r} is not a paper's DOI: {reason}; give the paper's own DOI or its PDF")
     url = f"{settings.crossref_api_url.rstrip('/')}/works/{urllib.parse.quote(doi, safe='/')}"
-    return parse_crossref(_get(url, "Crossref", settings, "application/json"), doi)
+    return parse_crossref(fetch(url, "Crossref", settings, "application/json"), doi)
 
 
 def parse_openalex_authors(data: bytes) -> list[tuple[str, str | None]]:
@@ -245,20 +170,7 @@ def parse_openalex_authors(data: bytes) -> list[tuple[str, str | None]]:
 def fetch_openalex_authors(doi: str, settings: Settings) -> list[tuple[str, str | None]]:
     """The authors and institutions OpenAlex holds for the work with ``doi``."""
     url = f"{settings.openalex_api_url.rstrip('/')}/works/doi:{urllib.parse.quote(doi, safe='/')}"
-    return parse_openalex_authors(_get(url, "OpenAlex", settings, "application/json"))
-
-
-def _surname(name: str) -> str:
-    words = re.findall(
-        r"\w+", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().casefold()
-    )
-    return words[-1] if words else ""
-
-
-def _affiliations_by_author(names: list[str], other: list[tuple[str, str | None]]) -> list[str | None]:
-    """For each of ``names``, the affiliation ``other`` gives the author of the same surname (else None)."""
-    by_surname = {_surname(n): a for n, a in other if a}
-    return [by_surname.get(_surname(name)) for name in names]
+    return parse_openalex_authors(fetch(url, "OpenAlex", settings, "application/json"))
 
 
 def _on_the_page(title: str, text: str) -> bool:
@@ -275,9 +187,9 @@ def _record_for(layout: PaperRecord, settings: Settings) -> tuple[PaperRecord | 
         [("arXiv", layout.arxiv_id, fetch_arxiv)] if layout.arxiv_id else [])
     reasons: list[str] = []
     opening = "\f".join(layout.text.split("\f")[:2])
-    for label, ident, fetch in tries:
+    for label, ident, look_up in tries:
         try:
-            record = fetch(str(ident), settings)
+            record = look_up(str(ident), settings)
         except LookupUnreachable as exc:
             return None, f"{label} {ident}: {str(exc).split(':')[0]}"
         except AddError as exc:
@@ -299,27 +211,31 @@ def complete_from_identifiers(layout: PaperRecord, settings: Settings) -> PaperR
     if not (layout.doi or layout.arxiv_id):
         return layout
     ident = f"doi:{layout.doi}" if layout.doi else f"arXiv:{layout.arxiv_id}"
+    read_by = "GROBID's and the PDF layout's" if FieldSource.GROBID in layout.sources().values() else (
+        "the PDF layout's")
     if settings.offline or not settings.lookups:
         why = "offline (KB_OFFLINE=1)" if settings.offline else "lookups are off (KB_LOOKUPS=false)"
-        layout.notices.append(f"{ident} not looked up online: {why}; the fields are the PDF layout's")
+        layout.notices.append(f"{ident} not looked up online: {why}; the fields are {read_by}")
         return layout
     online, why_not = _record_for(layout, settings)
     if online is None:
-        layout.notices.append(f"{ident} not looked up online ({why_not}); the fields are the PDF layout's")
+        layout.notices.append(f"{ident} not looked up online ({why_not}); the fields are {read_by}")
         return layout
     return _merged(layout, online, settings)
 
 
 def _merged(layout: PaperRecord, online: PaperRecord, settings: Settings) -> PaperRecord:
-    """The record's fields over the layout's (see ``complete_from_identifiers``)."""
+    """The record's fields over the PDF's (see ``complete_from_identifiers``); a field the record lacks keeps
+    the PDF's value and its source (the layout's, or GROBID's: ``kb.papers.grobid``)."""
     sources: dict[str, FieldSource] = {}
+    prior = layout.sources()
 
     def pick(name: str, mine: Any, theirs: Any) -> Any:
-        sources[name] = online.source if theirs else FieldSource.LAYOUT
+        sources[name] = online.source if theirs else prior.get(name, FieldSource.LAYOUT)
         return theirs or mine
 
     names = [n for n, _ in online.authors] or [n for n, _ in layout.authors]
-    sources["authors"] = online.source if online.authors else FieldSource.LAYOUT
+    sources["authors"] = online.source if online.authors else prior.get("authors", FieldSource.LAYOUT)
     candidates: list[tuple[FieldSource, list[str | None]]] = [
         (online.source, [a for _, a in online.authors] if online.authors else [None] * len(names))]
     doi = online.doi or layout.doi
@@ -327,11 +243,12 @@ def _merged(layout: PaperRecord, online: PaperRecord, settings: Settings) -> Pap
     if doi and not all(candidates[0][1]):
         try:
             candidates.append((FieldSource.OPENALEX,
-                               _affiliations_by_author(names, fetch_openalex_authors(doi, settings))))
+                               affiliations_by_author(names, fetch_openalex_authors(doi, settings))))
         except AddError as exc:
             notices.append(f"author institutions not looked up on OpenAlex ({str(exc).split(':')[0]})")
-    candidates.append((FieldSource.LAYOUT, _affiliations_by_author(names, layout.authors)))
-    # One source for all affiliations, the one that places most authors (ties: the record, OpenAlex, layout).
+    candidates.append((prior.get("affiliations", FieldSource.LAYOUT),
+                       affiliations_by_author(names, layout.authors)))
+    # One source for all affiliations, the one that places most authors (ties: the record, OpenAlex, the PDF).
     place_source, places = max(candidates, key=lambda c: sum(1 for a in c[1] if a))
     if any(places):
         sources["affiliations"] = place_source
@@ -342,7 +259,7 @@ def _merged(layout: PaperRecord, online: PaperRecord, settings: Settings) -> Pap
         doi=pick("doi", layout.doi, online.doi), arxiv_id=pick("arxiv_id", layout.arxiv_id, online.arxiv_id),
         paper_url=online.paper_url or layout.paper_url, pdf_url=online.pdf_url or layout.pdf_url,
         text=layout.text, origin=layout.origin, abstract=abstract, source=FieldSource.LAYOUT,
-        field_sources=sources, notices=notices)
+        field_sources=sources, notices=notices, families=[] if online.authors else list(layout.families))
     return merged
 
 
@@ -360,8 +277,11 @@ def look_up_identifier(what: str, settings: Settings) -> PaperRecord | None:
 
 def read_paper_file(path: Path, settings: Settings) -> list[PaperRecord]:
     """The papers of a PDF, BibTeX or CSL-JSON file; a PDF's identifiers first: its record is looked up
-    online (``complete_from_identifiers``), each field saying where it came from, the notices why not."""
+    online (``complete_from_identifiers``) over its header as GROBID reads it where ``grobid_url`` is set
+    (``kb.papers.grobid``) and as the layout rules read it, each field saying where it came from, the
+    notices why a service was not asked."""
     records = read_file(path)
     if path.suffix.lower() == ".pdf":
-        records = [complete_from_identifiers(record, settings) for record in records]
+        records = [complete_from_identifiers(grobid.read_header(record, path, settings), settings)
+                   for record in records]
     return records
