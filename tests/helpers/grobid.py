@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import email
 import email.policy
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers.article_pdf import BERKELEY, make_article_pdf
+from tests.helpers.lookups import loopback
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grobid"
 MAML_HEADER = FIXTURES / "mmda-maml-header.tei.xml"  # a processHeaderDocument answer (GROBID 0.7.0)
@@ -82,13 +82,8 @@ def form(request: dict[str, Any]) -> dict[str, tuple[str | None, bytes]]:
 @pytest.fixture
 def grobid(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The loopback GROBID (answering the MAML header); ``KB_GROBID_URL`` points at it, lookups on."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedGrobid)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("KB_GROBID_URL", base)
-    monkeypatch.setenv("KB_LOOKUPS", "true")
-    RecordedGrobid.answer, RecordedGrobid.busy, RecordedGrobid.received = MAML_HEADER.read_bytes(), 0, []
-    yield base
-    server.shutdown()
-    server.server_close()
+    with loopback(RecordedGrobid) as base:
+        monkeypatch.setenv("KB_GROBID_URL", base)
+        monkeypatch.setenv("KB_LOOKUPS", "true")
+        RecordedGrobid.answer, RecordedGrobid.busy, RecordedGrobid.received = MAML_HEADER.read_bytes(), 0, []
+        yield base

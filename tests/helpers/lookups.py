@@ -9,6 +9,7 @@ Routes, as the real services have them: ``/api/query?id_list=ID`` (arXiv's Atom 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,18 +68,25 @@ class RecordedLookups(BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def loopback(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port for the block: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def lookups(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The recorded-answers server; kb's arXiv, Crossref and OpenAlex settings point at it, lookups on."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), RecordedLookups)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("KB_ARXIV_API_URL", f"{base}/api/query")
-    monkeypatch.setenv("KB_CROSSREF_API_URL", base)
-    monkeypatch.setenv("KB_OPENALEX_API_URL", f"{base}/openalex")
-    monkeypatch.setenv("KB_LOOKUPS", "true")
-    RecordedLookups.requests, RecordedLookups.agents, RecordedLookups.throttle = [], [], {}
-    yield base
-    server.shutdown()
-    server.server_close()
+    with loopback(RecordedLookups) as base:
+        monkeypatch.setenv("KB_ARXIV_API_URL", f"{base}/api/query")
+        monkeypatch.setenv("KB_CROSSREF_API_URL", base)
+        monkeypatch.setenv("KB_OPENALEX_API_URL", f"{base}/openalex")
+        monkeypatch.setenv("KB_LOOKUPS", "true")
+        RecordedLookups.requests, RecordedLookups.agents, RecordedLookups.throttle = [], [], {}
+        yield base
