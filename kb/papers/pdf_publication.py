@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from kb.papers import identifiers
 
 if TYPE_CHECKING:
-    from kb.papers.pdf_layout import PdfArticle
+    from kb.papers.pdf_page import PdfArticle
 
 
 # -- the publication: journal line of page 1, or the reference it points at ----------------------------
