@@ -17,6 +17,7 @@ from kb.papers.pdf_names import join_affiliation
 from kb.papers.pdf_page import (
     MARK_CLOSE,
     MARK_OPEN,
+    SYMBOL_MARKS,
     PdfArticle,
     Segment,
     _Char,
@@ -1784,3 +1785,19 @@ def test_describe_an_affiliation_with_a_control_code_is_left_empty() -> None:
     article = PdfArticle(pages=["Consistent Hashing and Random Trees\nAbstract\nWe describe caching.\n"])
     describe(article, segments)
     assert article.authors == [("David Karger", None), ("Eric Lehman", None)]
+
+
+@pytest.mark.parametrize("mark", list(SYMBOL_MARKS))
+def test_each_symbol_mark_ends_a_title_and_links_a_name_to_its_block(mark: str) -> None:
+    """Every footnote symbol of ``SYMBOL_MARKS`` (the one home of the set) is read as a mark: after a title it
+    is no part of it; set after a name, in the line's type or raised, and opening an affiliation line, it links
+    the two (a second name without a mark gets none). TeX's '∗' (U+2217) and a typed '*' are one mark: a
+    name's '∗' finds a block opened by '*'."""
+    assert join_title([f"Protein Language Models{mark}"]) == "Protein Language Models"
+    for name_mark in (mark, f"⟨{mark}⟩"):
+        block = [_seg(f"Ada Lovelace{name_mark}, Alan Turing", 670, 11), _seg(f"{mark}University of Alpha", 655, 9)]
+        assert block_authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", None)]
+    if mark in "∗*":
+        other = "*" if mark == "∗" else "∗"
+        block = [_seg(f"Ada Lovelace{mark}, Alan Turing", 670, 11), _seg(f"{other}University of Alpha", 655, 9)]
+        assert block_authors(block)[0] == ("Ada Lovelace", "University of Alpha")

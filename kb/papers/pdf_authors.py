@@ -26,7 +26,15 @@ from kb.papers.pdf_names import (
     merge_spaced,
     name_parts,
 )
-from kb.papers.pdf_page import COLUMN_GAP, MARK_CLOSE, MARK_OPEN, UNMAPPED_MARK, UNMAPPED_MARKS, Segment
+from kb.papers.pdf_page import (
+    COLUMN_GAP,
+    MARK_CLOSE,
+    MARK_OPEN,
+    SYMBOL_MARKS,
+    UNMAPPED_MARK,
+    UNMAPPED_MARKS,
+    Segment,
+)
 
 
 def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]]:
@@ -55,7 +63,7 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
     marks = {name: keys for _, name, keys in _name_lines(block)[0]}
     found = []
     for name, affiliation in authors:
-        for key in [] if affiliation else [k for k in marks.get(name, []) if k in "*†‡§¶#"]:
+        for key in [] if affiliation else [k for k in marks.get(name, []) if k in SYMBOL_MARKS + "#"]:
             symbols = "*∗" if key == "*" else key
             note = re.search(rf"^\s*[{symbols}]\s*(?P<text>[^\n]+)", page, re.MULTILINE)
             first = re.split(r"\.\s|;|,? and ", note.group("text"))[0].strip(" .") if note else ""
@@ -123,7 +131,7 @@ def _over_the_correspondence(authors: list[tuple[str, str | None]],
     return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
-                           rf"(?P<sym>[*∗†‡§¶]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
+                           rf"(?P<sym>[{SYMBOL_MARKS}]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
 _SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
 
@@ -403,4 +411,5 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
 
 
-_INLINE_MARK = re.compile(r"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])|\s+([∗*†‡§¶]+)(?=[A-Z])")
+_INLINE_MARK = re.compile(rf"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])"
+                          rf"|\s+([{SYMBOL_MARKS}]+)(?=[A-Z])")

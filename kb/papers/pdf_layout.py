@@ -32,7 +32,16 @@ from kb.papers.pdf_abstract import (
 from kb.papers.pdf_affiliations import fill_from_the_end
 from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_names import ANONYMOUS, LEAD_SEPARATOR, NAME, is_name_list, is_prose, merge_spaced
-from kb.papers.pdf_page import MARGIN, UNREADABLE, PdfArticle, Segment, margin_lines, read_pages, unreadable
+from kb.papers.pdf_page import (
+    MARGIN,
+    SYMBOL_MARKS,
+    UNREADABLE,
+    PdfArticle,
+    Segment,
+    margin_lines,
+    read_pages,
+    unreadable,
+)
 from kb.papers.pdf_publication import ARXIV_ID, read_publication
 
 
@@ -136,7 +145,7 @@ def _say_why_empty(article: PdfArticle) -> None:
 # Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
 # 'a b s t r a c t'): they end the author block.
 _BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
-_TITLE_MARKS = re.compile(r"[\s∗*†‡§¶]+$")  # footnote marks after a title
+_TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}]+$")  # footnote marks after a title
 
 
 _ARTICLE_TYPE = (r"(?:(?:Original|Research|Review|Brief|Short|Technical|Applications?|Methods?|Full|Regular|"

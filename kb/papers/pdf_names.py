@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import re
 
-from kb.papers.pdf_page import COLUMN_GAP, MARK_CLOSE, MARK_OPEN, UNMAPPED_MARK, UNMAPPED_MARKS, Segment
+from kb.papers.pdf_page import (
+    COLUMN_GAP,
+    MARK_CLOSE,
+    MARK_OPEN,
+    SYMBOL_MARKS,
+    UNMAPPED_MARK,
+    UNMAPPED_MARKS,
+    Segment,
+)
 
 # Lines of an author block that are an address, a date or contact details, not an institution.
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
@@ -42,7 +50,7 @@ _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
 # (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
 # a digit)
-END_MARKS = re.compile(rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
+END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -127,16 +135,16 @@ def _continues(before: str, line: str) -> bool:
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
-_MARK_KEYS = re.compile(rf"[a-z]|\d+|[*†‡§¶#?{UNMAPPED_MARKS}]")
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
 # (numbers and symbols in one list too: OUP's '1,∗')
-_MARK_ITEM = r"(?:[a-z\d]{1,2}|[*∗†‡§¶#]+)"
+_MARK_ITEM = rf"(?:[a-z\d]{{1,2}}|[{SYMBOL_MARKS}#]+)"
 BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 _TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[∗*†‡§¶]+))+"
-                             rf"[\s∗*†‡§¶{UNMAPPED_MARKS}]*$")
+                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+))+"
+                             rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
-_MARK_AFTER_COMMA = re.compile(r",[ \t]*([∗*†‡§¶]+|⟨[^⟩]*⟩)")
+_MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩)")
 
 
 def mark_keys(mark: str) -> list[str]:
@@ -174,7 +182,8 @@ def _name_case(name: str) -> str:
 # (an icon after the mark, a corresponding author's envelope or an ORCID logo, still closes the name: Nature's
 # 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva')
 _ICONS = rf"[\s{UNMAPPED_MARKS}]*"
-_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS},)|[*∗†‡§¶?]+(?=[A-Z]))")
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS},)"
+                          rf"|[{SYMBOL_MARKS}?]+(?=[A-Z]))")
 
 
 _CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")

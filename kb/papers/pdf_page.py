@@ -168,6 +168,10 @@ def _unboxed_placed(chars: list[_Char], heights: list[float]) -> list[_Char]:
 # Code points a symbol glyph without a Unicode map comes out as (the font's own codes read as dingbats or as
 # private-use characters): a footnote or affiliation mark ('❸Institut für ...' for '†Institut').
 UNMAPPED_MARKS = "\u2700-\u27bf\ue000-\uf8ff"
+# The footnote symbols that mark a title, a name or an affiliation, for use inside a character class: '∗'
+# (U+2217, what TeX's \ast and the math asterisk extract as) and the typed '*', the dagger and double dagger,
+# the section and pilcrow signs.
+SYMBOL_MARKS = "∗*†‡§¶"
 UNMAPPED_MARK = re.compile(f"[{UNMAPPED_MARKS}]")
 
 
