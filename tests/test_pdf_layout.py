@@ -1369,6 +1369,11 @@ def test_authors_academic_degrees_after_names_are_no_names() -> None:
              _seg("⟨1⟩University of Alpha", 655, 9), _seg("⟨2⟩Beta Hospital", 645, 9)]
     assert block_authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital"),
                                     ("Carol White", "University of Alpha")]
+    # A symbol mark typed in the line's size after the degree, any of SYMBOL_MARKS (before, '§' and '¶' were
+    # not read as marks there, and the line was no names).
+    symbols = [_seg("Alice Smith, PhD§, Bob Jones, MD¶", 670, 11), _seg("§University of Alpha", 655, 9),
+               _seg("¶Beta Hospital", 645, 9)]
+    assert block_authors(symbols) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital")]
     initials = [_seg("M.D. Smith and P.D. Jones", 670, 11), _seg("University of Alpha", 655, 9)]
     assert [name for name, _ in block_authors(initials)] == ["M.D. Smith", "P.D. Jones"]
     ieee = [_seg("Alice Smith, Member, IEEE, Bob Jones, Senior Member, IEEE, and Carol White, Fellow, IEEE", 670, 11)]
@@ -1758,20 +1763,21 @@ def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
 
 def test_describe_one_affiliation_over_the_corresponding_author_note_at_the_foot() -> None:
     """EMBO Press: no marks and no affiliation under the names; at page 1's foot one institution line over
-    '*Corresponding author. E-mail: ...' is every author's. Two institution lines there leave them empty
-    (whose is whose is not said), and so does a line of prose."""
-    segments = [_seg("AI revolutions in biology", 655, 28), _seg("Anastassis Perrakis & Titia K Sixma*", 604, 12),
-                _seg("Abstract", 580, 10), *_BODY]
-
-    def read(foot: str) -> list[tuple[str, str | None]]:
+    '*Corresponding author. E-mail: ...' is every author's, whichever of SYMBOL_MARKS opens the note (before,
+    only '*', '∗' and '†' did). Two institution lines there leave them empty (whose is whose is not said), and so
+    does a line of prose."""
+    def read(foot: str, mark: str = "*") -> list[tuple[str, str | None]]:
+        segments = [_seg("AI revolutions in biology", 655, 28),
+                    _seg(f"Anastassis Perrakis & Titia K Sixma{mark}", 604, 12), _seg("Abstract", 580, 10), *_BODY]
         article = PdfArticle(pages=["AI revolutions in biology\nAbstract\nWe show.\nhow confidently the model "
-                                    f"predicts each residue in the structure\n{foot}\n*Corresponding author. "
+                                    f"predicts each residue in the structure\n{foot}\n{mark}Corresponding author. "
                                     "E-mail: t.sixma@nki.nl\nDOI 10.15252/embr.202154046"])
         describe(article, segments)
         return article.authors
     oncode = "Oncode Institute and Division of Biochemistry, The Netherlands Cancer Institute, Amsterdam"
-    assert read(oncode + ", The Netherlands") == [("Anastassis Perrakis", oncode + ", The Netherlands"),
-                                                  ("Titia K Sixma", oncode + ", The Netherlands")]
+    for mark in SYMBOL_MARKS:
+        assert read(oncode + ", The Netherlands", mark) == [("Anastassis Perrakis", oncode + ", The Netherlands"),
+                                                            ("Titia K Sixma", oncode + ", The Netherlands")]
     assert read("Beta University, Beta Town\n" + oncode) == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
     assert read("the structures of which the institute has solved in these years") == [
         ("Anastassis Perrakis", None), ("Titia K Sixma", None)]

@@ -107,7 +107,8 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
 
 
-_CORRESPONDENCE_LINE = re.compile(r"^\s*[*∗†]?\s*(?:Corresponding authors?|Correspondence)\b", re.IGNORECASE)
+_CORRESPONDENCE_LINE = re.compile(rf"^\s*[{SYMBOL_MARKS}]?\s*(?:Corresponding authors?|Correspondence)\b",
+                                  re.IGNORECASE)
 
 
 def _over_the_correspondence(authors: list[tuple[str, str | None]],

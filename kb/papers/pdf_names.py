@@ -65,7 +65,7 @@ LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|
 # So is an IEEE membership grade ('Alice Smith, Member, IEEE, and Bob Jones, Fellow, IEEE').
 _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP|"
                      r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE)\.?"
-                     r"(?=\s*(?:[,;*∗†‡⟨]|and\b|&|$))")
+                     rf"(?=\s*(?:[,;{SYMBOL_MARKS}⟨]|and\b|&|$))")
 
 
 # A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
