@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb.papers import identifiers
@@ -190,68 +191,114 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     1 after a cover page; ``height``: the page's) and the full text. A running footer (the bottom tenth of
     the page: 'USENIX Association  2015 USENIX Annual Technical Conference') is never part of the author
     block, wherever the extractor puts it in its line order."""
-    if not segments:
+    head = _head(segments)
+    if not head:
         return
+    body_size = sorted(s.size for s in segments)[len(segments) // 2]
+    title_lines = _title_lines(article, head, segments, body_size)
+    if not title_lines:  # no title told by its size or its place: the authors' gaps from the end alone
+        fill_from_the_end(article)
+        if article.title:  # amsart's 'Abstract.' run in, as on any page
+            article.abstract = headed_abstract(article.pages[at])
+        return
+    _set_title(article, title_lines)
+    floor = MARGIN * height if height else float("-inf")
+    below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
+    end = _block_end(below)
+    article.authors = page_authors(below[:end.cut], article.pages[at])
+    fill_from_the_end(article)
+    _read_abstract(article, at, below, end, body_size)
+
+
+def _head(segments: list[Segment]) -> list[Segment]:
+    """The lines of the page's top half that may be its title: no header, notice or journal's banner
+    (``_NOT_TITLE``, ``_banner``)."""
+    if not segments:
+        return []
     top = max(s.y for s in segments)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
     # it.
-    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
+    return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
             and not _banner(s, segments)]
-    if not head:
-        return
+
+
+def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segment],
+                 body_size: float) -> list[Segment]:
+    """The title's lines: the head's lines in its largest size, with words in small capitals on their
+    baselines and a subtitle under them. On a page set in the body's size throughout, the title and names
+    in capitals (amsart: both filled in here, no lines returned) or the lines centred over the first centred
+    line of names; [] when there are none."""
     title_size = max(s.size for s in head)
-    body_size = sorted(s.size for s in segments)[len(segments) // 2]
     if title_size <= body_size + 0.5:  # no larger type than the body's: no title to tell by its size ...
         _capitals_head(article, head)  # ... unless set in capitals over a line of names in capitals (amsart)
-        title_lines = [] if article.title else _centred_title(head, segments)  # ... or centred over names
-        if not title_lines:
-            fill_from_the_end(article)
-            if article.title:  # amsart's 'Abstract.' run in, as on any page
-                article.abstract = headed_abstract(article.pages[at])
-            return
-    else:
-        title_lines = [s for s in head if abs(s.size - title_size) < 0.5]
-        # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
-        rows = {round(s.y) for s in title_lines}
-        title_lines = sorted([s for s in head if s in title_lines or s.size >= 0.6 * title_size
-                              and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
-        title_lines += _subtitle(title_lines, head, body_size)
+        return [] if article.title else _centred_title(head, segments)  # ... or centred over names
+    lines = [s for s in head if abs(s.size - title_size) < 0.5]
+    # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
+    rows = {round(s.y) for s in lines}
+    lines = sorted([s for s in head if s in lines or s.size >= 0.6 * title_size
+                    and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+    return lines + _subtitle(lines, head, body_size)
+
+
+def _set_title(article: PdfArticle, title_lines: list[Segment]) -> None:
+    """The title from its lines, unless they run longer than any title."""
     article.title = join_title([s.text for s in title_lines])
     if len((article.title or "").split()) > _TITLE_MOST_WORDS:
         article.title = None  # the body's paragraphs taken for a title: none is sure
         article.reasons["title"] = (f"the lines set largest on page 1 run to more than {_TITLE_MOST_WORDS} "
                                     "words: prose, not a title")
-    floor = MARGIN * height if height else float("-inf")
-    below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
-    end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
-    structured = structured_head(below[:_BLOCK_LINES]) if end is None else None
-    end = structured if structured is not None else end
+
+
+@dataclass
+class _BlockEnd:
+    """Where the author block ends among the lines under the title, and what ends it."""
+
+    heading: int | None  # the line of the abstract's heading or a structured abstract's first; None: no such
+    structured: bool  # the heading is a structured abstract's first ('Background:')
+    cut: int  # the first line after the block
+
+
+def _block_end(below: list[Segment]) -> _BlockEnd:
+    """Where the author block under the title ends: at the abstract's heading (or a structured abstract's
+    first heading), or before, at a line of prose, a first section's heading, a caption or an abstract box's
+    head; without a heading, also at a wide vertical gap, and after ``_BLOCK_LINES`` lines at the most."""
+    heading = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
+    structured = structured_head(below[:_BLOCK_LINES]) if heading is None else None
+    heading = structured if structured is not None else heading
     # Without an abstract heading the block ends at the first section heading or line of prose.
-    block = below[:end] if end is not None else below[:_BLOCK_LINES]
+    block = below[:heading] if heading is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or is_first_section(s.text)
                 or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
-                or end is None and i and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
+                or heading is None and i
+                and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
-    block = block[:cut]
-    article.authors = page_authors(block, article.pages[at])
-    fill_from_the_end(article)
-    if structured is not None:
-        article.abstract = structured_abstract(article.pages[at])
-    elif end is not None:
-        article.abstract = headed_abstract(article.pages[at])
-    elif block and cut < len(below) and not SECTION.match(below[cut].text):
-        if _BOX_HEAD.match(below[cut].text):  # the abstract's box: its prose starts under the heads
-            cut = next((i for i in range(cut, len(below)) if is_prose(below[i].text)), cut)
-        article.abstract = unheaded_abstract(article.pages[at], block[-1], below[cut:], body_size)
+    return _BlockEnd(heading, structured is not None, cut)
+
+
+def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _BlockEnd,
+                   body_size: float) -> None:
+    """The abstract, by what ends the author block (``end``): a structured abstract's first heading, an
+    abstract's heading, or the paragraph under the block (unless a section opens there); without a heading
+    and none found, a manuscript's abstract page after the title page."""
+    page = article.pages[at]
+    if end.structured:
+        article.abstract = structured_abstract(page)
+    elif end.heading is not None:
+        article.abstract = headed_abstract(page)
+    elif 0 < end.cut < len(below) and not SECTION.match(below[end.cut].text):
+        prose = end.cut
+        if _BOX_HEAD.match(below[prose].text):  # the abstract's box: its prose starts under the heads
+            prose = next((i for i in range(prose, len(below)) if is_prose(below[i].text)), prose)
+        article.abstract = unheaded_abstract(page, below[end.cut - 1], below[prose:], body_size)
         if article.abstract is None:
             article.reasons["abstract"] = (
                 "no 'Abstract' heading, and the prose under the authors is neither "
                 "closed by a keyword line nor set apart from the body in size, measure or style"
             )
-    if end is None and article.abstract is None:
+    if end.heading is None and article.abstract is None:
         article.abstract = abstract_page(article.pages, at)
 
 
