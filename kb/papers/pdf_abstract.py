@@ -152,6 +152,8 @@ _ABSTRACT_TEXT = re.compile(
 
 
 def headed_abstract(first_page: str) -> str | None:
+    """The abstract under its heading ('Abstract', 'Summary': on its own line or run in), to the keywords,
+    the introduction or an author summary (``_ABSTRACT_END``)."""
     match = _ABSTRACT_TEXT.search(first_page)
     return " ".join(match.group(1).split()) or None if match else None
 

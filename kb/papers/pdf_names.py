@@ -148,6 +148,7 @@ _MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩)")
 
 
 def mark_keys(mark: str) -> list[str]:
+    """The keys of a mark ('1,∗' -> '1', '*'): TeX's '∗' and a typed '*' are one key."""
     return _MARK_KEYS.findall(mark.replace("∗", "*"))
 
 
