@@ -1,7 +1,8 @@
-"""The layout rules of kb/papers/pdf_layout.py and kb/papers/pdf_publication.py, each on the general form it
-reads (the real articles are measured in tests/test_real_pdfs.py and benchmarks/bench_add.py): publication
-statements with publishers told apart from venues, superscript marks linking authors to affiliation blocks,
-bylines and capitalised names, TeX accents, abstract forms, bitmap-font pages, file-name metadata titles."""
+"""The layout rules of kb/papers/pdf_*.py (the page's segments, names and marks, author blocks, affiliations,
+abstracts, the title and the publication), each on the general form it reads (the real articles are measured
+in tests/test_real_pdfs.py and benchmarks/bench_add.py): publication statements with publishers told apart
+from venues, superscript marks linking authors to affiliation blocks, bylines and capitalised names, TeX
+accents, abstract forms, bitmap-font pages, file-name metadata titles."""
 
 from __future__ import annotations
 
@@ -9,23 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from kb.papers.pdf_layout import (
+from kb.papers.pdf_abstract import headed_abstract
+from kb.papers.pdf_authors import block_authors
+from kb.papers.pdf_layout import _from_metadata, describe, join_title, opens_titled, read_article
+from kb.papers.pdf_names import join_affiliation
+from kb.papers.pdf_page import (
     MARK_CLOSE,
     MARK_OPEN,
+    SYMBOL_MARKS,
     PdfArticle,
     Segment,
-    _abstract,
-    _authors,
     _Char,
-    _from_metadata,
     _place_accents,
     _unboxed_placed,
     clean_text,
-    describe,
-    join_affiliation,
-    join_title,
-    opens_titled,
-    read_article,
     unnumbered,
     unreadable,
 )
@@ -85,7 +83,7 @@ def test_publication_template_doi_is_never_stored_and_arxiv_stamp_gives_the_year
 
 
 def _seg(marked: str, y: float, size: float = 10.0, x0: float = 100.0) -> Segment:
-    """A page-1 segment; superscripts between the mark brackets, as _page_segments writes them."""
+    """A page-1 segment; superscripts between the mark brackets, as page_segments writes them."""
     text = marked
     while MARK_OPEN in text:
         start = text.index(MARK_OPEN)
@@ -99,8 +97,8 @@ def test_authors_letter_superscripts_link_to_their_blocks() -> None:
     block = [_seg("Dirk Eddelbuettel⟨a⟩", 600, 12), _seg(", Conrad Sanderson⟨b,c⟩", 600, 12, 250),
              _seg("⟨a⟩Debian Project", 585), _seg("⟨b⟩NICTA", 575),
              _seg("⟨c⟩Queensland University of Technology", 565)]
-    assert _authors(block) == [("Dirk Eddelbuettel", "Debian Project"),
-                               ("Conrad Sanderson", "NICTA")]
+    assert block_authors(block) == [("Dirk Eddelbuettel", "Debian Project"),
+                                    ("Conrad Sanderson", "NICTA")]
 
 
 def test_authors_numbered_and_symbol_marks_on_lines_of_their_own() -> None:
@@ -109,28 +107,28 @@ def test_authors_numbered_and_symbol_marks_on_lines_of_their_own() -> None:
              _seg("⟨*⟩LIX,", 650), _seg("École Polytechnique, France", 650, 10, 260),
              _seg("†", 640, 6), _seg("Department of Informatics, AUEB, Greece", 638),
              _seg("rousseau@lix.polytechnique.fr, mvazirg@aueb.gr", 620)]
-    assert _authors(block) == [("François Rousseau", "LIX, École Polytechnique, France"),
-                               ("Michalis Vazirgiannis", "LIX, École Polytechnique, France")]
+    assert block_authors(block) == [("François Rousseau", "LIX, École Polytechnique, France"),
+                                    ("Michalis Vazirgiannis", "LIX, École Polytechnique, France")]
 
 
 def test_authors_digits_glued_to_institutions_and_parenthesised_marks() -> None:
     glued = [_seg("Ada Lovelace1", 600, 12), _seg(", Alan Turing2", 600, 12, 250), _seg("1Google", 585),
              _seg("2University of Manchester", 575)]
-    assert _authors(glued) == [("Ada Lovelace", "Google"), ("Alan Turing", "University of Manchester")]
+    assert block_authors(glued) == [("Ada Lovelace", "Google"), ("Alan Turing", "University of Manchester")]
     parens = [_seg("Ada Lovelace(1,2) and Alan Turing(2)", 600, 12), _seg("(1) Google", 585),
               _seg("(2) University of Manchester", 575)]
-    assert _authors(parens) == [("Ada Lovelace", "Google"),
-                                ("Alan Turing", "University of Manchester")]
+    assert block_authors(parens) == [("Ada Lovelace", "Google"),
+                                     ("Alan Turing", "University of Manchester")]
 
 
 def test_authors_byline_capitals_and_letter_spacing() -> None:
     byline = [_seg("by David Meyer and Kurt Hornik", 600), _seg("FH Technikum Wien, Austria", 590)]
-    assert _authors(byline) == [("David Meyer", "FH Technikum Wien, Austria"),
-                                ("Kurt Hornik", "FH Technikum Wien, Austria")]
+    assert block_authors(byline) == [("David Meyer", "FH Technikum Wien, Austria"),
+                                     ("Kurt Hornik", "FH Technikum Wien, Austria")]
     spaced = [_seg("MICHAEL", 600, 9.8, 60), _seg("J. FISCHER", 600, 9.8, 110), _seg("Yale University", 580),
               _seg("AND", 560, 9.8, 60)]
     spaced[1].x0, spaced[0].x1 = 110, 97
-    assert _authors(spaced) == [("Michael J. Fischer", "Yale University")]
+    assert block_authors(spaced) == [("Michael J. Fischer", "Yale University")]
 
 
 def test_clean_text_puts_tex_accents_on_their_letters_and_keeps_compound_hyphens() -> None:
@@ -148,7 +146,7 @@ def test_clean_text_puts_tex_accents_on_their_letters_and_keeps_compound_hyphens
     ("Title\nAbstract: Short.\nKeywords: a, b", "Short."),
 ])
 def test_abstract_heading_on_its_own_line_or_before_the_text(page: str, opening: str) -> None:
-    got = _abstract(page)
+    got = headed_abstract(page)
     assert got is not None and got.startswith(opening) and "Introduction" not in got and "Index" not in got
 
 
@@ -297,7 +295,7 @@ def test_authors_names_continued_on_lines_opening_with_and_or_a_comma() -> None:
              _seg("für Statistik und Mathematik, Wirtschaftsuniversität Wien", 524, 10, 94 + 8 * 10 + 4),
              _seg("⟨3⟩Department of Mathematics, Vrije Universiteit", 464, 10, 94)]
     block[1].x1, block[2].x0 = 380, 386  # a word's gap between the names of one line
-    assert _authors(block) == [
+    assert block_authors(block) == [
         ("Torsten Hothorn", "Institut für Medizininformatik"),
         ("Kurt Hornik", "Department für Statistik und Mathematik, Wirtschaftsuniversität Wien"),
         ("Mark van de Wiel", "Department of Mathematics, Vrije Universiteit"),
@@ -309,8 +307,8 @@ def test_authors_keep_the_institution_of_a_line_that_lists_contacts_with_semicol
     block = [_seg("Dirk Eddelbuettel⟨a⟩ and James Joseph Balamuta⟨b⟩", 672, 8),
              _seg("⟨a⟩Debian and R Projects; Chicago, IL, USA; edd@debian.org;", 655, 6),
              _seg("⟨b⟩Depts of Informatics and Statistics, Univ. of Illinois; balamut2@illinois.edu", 645, 6)]
-    assert _authors(block) == [("Dirk Eddelbuettel", "Debian and R Projects; Chicago, IL, USA"),
-                               ("James Joseph Balamuta", "Depts of Informatics and Statistics, Univ. of Illinois")]
+    assert block_authors(block) == [("Dirk Eddelbuettel", "Debian and R Projects; Chicago, IL, USA"),
+                                    ("James Joseph Balamuta", "Depts of Informatics and Statistics, Univ. of Illinois")]
 
 
 _BODY = [_seg("body text of the article set in its usual size", 300 - 12 * i, 10) for i in range(12)]
@@ -460,11 +458,11 @@ def test_authors_institution_before_its_address_after_commas_and_an_at_sign_betw
              _seg("CV Radhakrishnan⟨2⟩", 636, 12), _seg("{cvr, jos}@sayahna.org", 626),
              _seg("Sayahna Foundations, JWRA 34, Jagathy, Trivandrum 695014, India", 616),
              _seg("Sam Tobin-Hochstadt", 600, 12), _seg("PLT @ Northeastern University", 590)]
-    assert _authors(block) == [("Jos Migchielsen", "Elsevier B.V."),
-                               ("CV Radhakrishnan", "Sayahna Foundations"),
-                               ("Sam Tobin-Hochstadt", "PLT @ Northeastern University")]
+    assert block_authors(block) == [("Jos Migchielsen", "Elsevier B.V."),
+                                    ("CV Radhakrishnan", "Sayahna Foundations"),
+                                    ("Sam Tobin-Hochstadt", "PLT @ Northeastern University")]
     street_first = [_seg("Ada Lovelace", 660, 12), _seg("12 Main Street, University of Somewhere", 648)]
-    assert _authors(street_first) == [("Ada Lovelace", None)]  # an address first: nothing to keep
+    assert block_authors(street_first) == [("Ada Lovelace", None)]  # an address first: nothing to keep
 
 
 def test_authors_symbol_marks_after_commas_link_names_to_blocks() -> None:
@@ -475,7 +473,7 @@ def test_authors_symbol_marks_after_commas_link_names_to_blocks() -> None:
              _seg("∗University of California, Riverside, CA, USA", 637),
              _seg("{dtao001, chen}@cs.ucr.edu", 626), _seg("†Argonne National Laboratory, IL, USA", 616),
              _seg("‡University of Illinois, IL, USA", 596)]
-    assert _authors(block) == [
+    assert block_authors(block) == [
         ("Dingwen Tao", "University of California, Riverside, CA, USA"),
         ("Sheng Di", "Argonne National Laboratory, IL, USA"),
         ("Zizhong Chen", "University of California, Riverside, CA, USA"),
@@ -500,13 +498,13 @@ def test_authors_grid_stacked_names_share_their_block_and_lines_go_to_the_name_a
                                ("Lars Thørväld", "The Thørväld Group"), ("Valerie Béranger", "Inria Paris")]
     apart = [_seg("Ada Lovelace", 672, 12), _seg("Analytical Society", 660), _seg("Alan Turing", 640, 12),
              _seg("University of Manchester", 628)]
-    assert _authors(apart)[0] == ("Ada Lovelace", "Analytical Society")  # a line between: no sharing
+    assert block_authors(apart)[0] == ("Ada Lovelace", "Analytical Society")  # a line between: no sharing
 
 
 def test_segment_a_raised_capital_inside_a_word_is_the_words() -> None:
     """LaTeX's logo sets its A smaller and raised between L and TEX (llncsconf-accepted's title): part of the
     word, not a mark; a raised mark after a word, or opening an institution, still is one."""
-    from kb.papers.pdf_layout import _segment
+    from kb.papers.pdf_page import _segment
 
     def chars(spec: list[tuple[str, float, float]]) -> list[_Char]:  # (text, size, baseline), 6 pt a char
         out: list[_Char] = []
@@ -553,12 +551,12 @@ def test_publication_published_as_cite_resolved_in_a_reference_list_with_initial
 def test_margins_a_series_line_in_small_type_above_the_first_body_line() -> None:
     """AMS's 'Contemporary Mathematics' sits at 0.87 of the page's height, below the top tenth, in 6 pt type
     above the 12 pt title: a header all the same, and a book series' name is a venue."""
-    from kb.papers.pdf_layout import _margins
+    from kb.papers.pdf_page import margin_lines
 
     segments = [_seg("Contemporary Mathematics", 692.5, 6, 127),
                 _seg("Introduction to tropical geometry", 578, 12),
                 _seg("Diane Maclagan", 552, 10.9), *[_seg("body text", 500 - 12 * i, 10) for i in range(8)]]
-    margins = _margins(segments, 792)
+    margins = margin_lines(segments, 792)
     assert "Contemporary Mathematics" in margins and "Diane Maclagan" not in margins
     assert _published("Introduction", margins).venue == "Contemporary Mathematics"
     assert _published("Introduction", ["Some Running Head"]).venue is None
@@ -610,8 +608,8 @@ def test_authors_question_mark_glyphs_are_marks_and_a_marked_segment_opens_its_o
              _seg("?Princeton University,", 623, 10, 171), _seg("†", 628, 9, 270),
              _seg("Intel Labs,", 624, 10, 275), _seg("‡Carnegie Mellon University", 623, 10, 370)]
     block[5].x1 = 319  # 'Intel Labs,' ends 4 pt before '‡Carnegie': one line, two blocks
-    assert _authors(block) == [("Wyatt Lloyd", "Princeton University"), ("Michael Kaminsky", "Intel Labs"),
-                               ("David G. Andersen", "Carnegie Mellon University")]
+    assert block_authors(block) == [("Wyatt Lloyd", "Princeton University"), ("Michael Kaminsky", "Intel Labs"),
+                                    ("David G. Andersen", "Carnegie Mellon University")]
 
 
 def test_authors_blocks_side_by_side_continue_in_their_column_and_a_marked_line_is_no_name() -> None:
@@ -623,15 +621,15 @@ def test_authors_blocks_side_by_side_continue_in_their_column_and_a_marked_line_
              _seg("Dept. of Computer Science", 575, 12, 166), _seg("Linux Technology Center", 575, 12, 334)]
     for seg, x1 in zip(block[2:], (285, 434, 297, 456), strict=True):  # the widths the page sets them in
         seg.x1 = x1
-    assert _authors(block) == [("Thomas E. Hart", "University of Toronto, Dept. of Computer Science"),
-                               ("Paul E. McKenney", "IBM Beaverton Linux Technology Center")]
+    assert block_authors(block) == [("Thomas E. Hart", "University of Toronto, Dept. of Computer Science"),
+                                    ("Paul E. McKenney", "IBM Beaverton Linux Technology Center")]
     # Blocks one under another (warp): each line continues the block just opened, whatever its column.
     stacked = [_seg("Robert Escriva⟨†⟩", 616, 12, 185), _seg(", Bernard Wong⟨‡⟩", 614, 12, 261),
                _seg("†", 605, 9, 181), _seg("Computer Science Department, Cornell University", 599, 12, 189),
                _seg("‡", 590, 9, 155), _seg("Cheriton School of Computer Science, Waterloo", 585, 12, 163)]
     stacked[2].x1, stacked[4].x1 = 185, 159
-    assert _authors(stacked) == [("Robert Escriva", "Computer Science Department, Cornell University"),
-                                 ("Bernard Wong", "Cheriton School of Computer Science, Waterloo")]
+    assert block_authors(stacked) == [("Robert Escriva", "Computer Science Department, Cornell University"),
+                                      ("Bernard Wong", "Cheriton School of Computer Science, Waterloo")]
 
 
 # -- round 4 (issue 39): Word-made pages, bitmap fonts, journal citation lines, grouped and stated
@@ -642,7 +640,7 @@ def test_sized_line_gives_a_bitmap_fonts_glyphs_the_size_their_letters_show() ->
     """predicate-dispatching: its Type 3 fonts report 0.24 pt for every glyph, title and body alike, so the
     title was no larger than the body and each gap split a word. Capitals and ascenders stand 0.69 of the
     size; a line without them goes by its x-height letters (0.43)."""
-    from kb.papers.pdf_layout import sized_line
+    from kb.papers.pdf_page import sized_line
 
     title: list[_Char] = [(c, 10.0 * i, 10.0 * i + 9, 600, 0.24) for i, c in enumerate("Pred")]
     assert {c[4] for c in sized_line(title, [9.66, 6.48, 6.48, 9.66])} == {14.0}  # 'P' and 'd': 9.66 / 0.69
@@ -718,11 +716,11 @@ def test_authors_superscript_after_a_comma_and_an_institution_before_its_address
              _seg("AT&T Labs Research, Room A277, Florham Park, New Jersey 07932; e-mail:", 535),
              _seg("dasgupta@research.att.com", 523), _seg("2", 518, 7),
              _seg("Lucent Bell Labs, Room 2C-355, 600 Mountain Avenue, Murray Hill,", 511)]
-    assert _authors(block) == [("Sanjoy Dasgupta", "AT&T Labs Research"), ("Anupam Gupta", "Lucent Bell Labs")]
+    assert block_authors(block) == [("Sanjoy Dasgupta", "AT&T Labs Research"), ("Anupam Gupta", "Lucent Bell Labs")]
     mails = [_seg("Michael Ernst, Craig Kaplan", 617), _seg("University of Washington", 586),
              _seg("fmernst;csk@cs.washington.edu", 564)]  # an e-mail list's user names are no institution
-    assert _authors(mails) == [("Michael Ernst", "University of Washington"),
-                               ("Craig Kaplan", "University of Washington")]
+    assert block_authors(mails) == [("Michael Ernst", "University of Washington"),
+                                    ("Craig Kaplan", "University of Washington")]
 
 
 def test_authors_grouped_by_affiliation_on_one_line_each() -> None:
@@ -731,15 +729,15 @@ def test_authors_grouped_by_affiliation_on_one_line_each() -> None:
     block = [_seg("A. N. Author⟨†⟩ , H. Coauthor, Name of Institute or Affiliation, City, Country", 684, 12),
              _seg("P. Contributor⟨1⟩ , CERN, 1211 Geneva 23, Switzerland", 670, 12),
              _seg("1", 660, 8), _seg("also at Name of Secondary Institute, City, Country", 654, 12)]
-    assert _authors(block) == [("A. N. Author", "Name of Institute or Affiliation, City, Country"),
-                               ("H. Coauthor", "Name of Institute or Affiliation, City, Country"),
-                               ("P. Contributor", "CERN")]
+    assert block_authors(block) == [("A. N. Author", "Name of Institute or Affiliation, City, Country"),
+                                    ("H. Coauthor", "Name of Institute or Affiliation, City, Country"),
+                                    ("P. Contributor", "CERN")]
 
 
 def test_stated_affiliations_from_a_footnote_in_prose() -> None:
     """hidden-hand (IEEE style): 'A and B are with the ...; C is at Cornell on leave from ...; D is at IDA in
     Washington'. Each clause to its end; a name is the author whose surname ends it."""
-    from kb.papers.pdf_layout import _stated_affiliations
+    from kb.papers.pdf_affiliations import _stated_affiliations
 
     note = ("Birman and Van Renesse are with the Department of Computer Science,\nCornell University, Ithaca NY "
             "14850; Dolev is at Cornell on leave from the Hebrew University, Jerusalem, Israel.; Chandersekaran "
@@ -808,22 +806,22 @@ def test_authors_one_column_block_under_a_row_of_names_is_everyones_and_a_street
     for seg, x1 in zip(block, (190, 270, 341, 333, 408, 345, 359), strict=True):
         seg.x1 = x1
     shared = "Centre for Interactive Systems Research, City University"
-    assert _authors(block) == [(name, shared) for name in ("S E Robertson", "S Walker", "S Jones", "M Gatford")]
+    assert block_authors(block) == [(name, shared) for name in ("S E Robertson", "S Walker", "S Jones", "M Gatford")]
     apart = [_seg("Ada Lovelace", 663, 12, 100), _seg("Alan Turing", 663, 12, 300),
              _seg("University of London", 640, 10, 100), _seg("University of Manchester", 640, 10, 300)]
-    assert _authors(apart) == [("Ada Lovelace", "University of London"),
-                               ("Alan Turing", "University of Manchester")]  # blocks side by side: one each
+    assert block_authors(apart) == [("Ada Lovelace", "University of London"),
+                                    ("Alan Turing", "University of Manchester")]  # blocks side by side: one each
 
 
 def test_unheaded_abstract_is_never_a_labelled_note() -> None:
-    from kb.papers.pdf_layout import _unheaded_abstract
+    from kb.papers.pdf_abstract import unheaded_abstract
 
     page = "Okapi\nCity University\nAdvisers: E Michael Keen (University of Wales)\n1 Introduction\nText"
     note = [_seg("Advisers: E Michael Keen (University of Wales)", 505, 9)]
-    assert _unheaded_abstract(page, _seg("City University", 598, 12), note, 10.0) is None
+    assert unheaded_abstract(page, _seg("City University", 598, 12), note, 10.0) is None
     prose = [_seg("We present a simple algorithm for the problem", 505, 9)]
     page = page.replace("Advisers: E Michael Keen (University of Wales)", prose[0].text)
-    assert _unheaded_abstract(page, _seg("City University", 598, 12), prose, 10.0) == prose[0].text
+    assert unheaded_abstract(page, _seg("City University", 598, 12), prose, 10.0) == prose[0].text
 
 
 # Round 4's third batch, read with the rules above before these were made from it.
@@ -839,7 +837,7 @@ def test_authors_marks_that_open_the_next_segment_or_stand_alone_beside_a_name_a
              _seg("b", 513, 4.8, 50), _seg("Universidad Politécnica de Madrid, 28031 Madrid, Spain", 510, 6.4, 54)]
     for seg, x1 in zip(block[:4], (124, 198, 298, 304.5), strict=True):
         seg.x1 = x1
-    assert _authors(block) == [
+    assert block_authors(block) == [
         ("Cristian Martín", "Departamento de Arquitectura, Universidad del País Vasco"),
         ("Mikel Larrea", "Departamento de Arquitectura, Universidad del País Vasco"),
         ("Ernesto Jiménez", "Universidad Politécnica de Madrid")]
@@ -847,7 +845,7 @@ def test_authors_marks_that_open_the_next_segment_or_stand_alone_beside_a_name_a
     cops = [_seg("Wyatt Lloyd⟨?⟩", 640, 12, 90), _seg("?Princeton University,", 623, 10, 171),
             _seg("†", 628, 9, 270), _seg("Intel Labs,", 624, 10, 275)]
     cops[1].x1 = 265.6
-    assert _authors(cops) == [("Wyatt Lloyd", "Princeton University")]
+    assert block_authors(cops) == [("Wyatt Lloyd", "Princeton University")]
 
 
 def test_describe_elseviers_box_heads_end_the_author_block_and_its_abstract_is_the_prose_under_them() -> None:
@@ -899,11 +897,11 @@ def test_join_title_closes_punctuation_up_and_names_open_with_accented_capitals(
         "Why Students Engage in “Gaming the System” Behavior")
     block = [_seg("Úlfar Erlingsson, Ankur Taly,", 600, 11, 400),
              _seg("Michael Vrable, and Mark Lentczner", 588, 11, 390), _seg("Google Inc", 576, 10, 440)]
-    assert _authors(block) == [(name, "Google Inc") for name in
-                               ("Úlfar Erlingsson", "Ankur Taly", "Michael Vrable", "Mark Lentczner")]
+    assert block_authors(block) == [(name, "Google Inc") for name in
+                                    ("Úlfar Erlingsson", "Ankur Taly", "Michael Vrable", "Mark Lentczner")]
     # An institution named in French under a name is no name of its own (mallat-convnets).
     mallat = [_seg("Stéphane Mallat", 627, 12), _seg("École Normale Supérieure, CNRS, PSL", 611, 12)]
-    assert _authors(mallat) == [("Stéphane Mallat", "École Normale Supérieure, CNRS, PSL")]
+    assert block_authors(mallat) == [("Stéphane Mallat", "École Normale Supérieure, CNRS, PSL")]
 
 
 def test_authors_the_first_mark_names_the_affiliation_and_a_marked_line_needs_no_institution_word() -> None:
@@ -912,15 +910,15 @@ def test_authors_the_first_mark_names_the_affiliation_and_a_marked_line_needs_no
     mark makes it an affiliation: the part before the address."""
     sok = [_seg("László Szekeres⟨†⟩, Tao Wei⟨∗‡⟩", 700, 12), _seg("⟨†⟩Stony Brook University", 688),
            _seg("⟨‡⟩University of California, Berkeley", 676), _seg("⟨∗⟩Peking University", 664)]
-    assert _authors(sok) == [("László Szekeres", "Stony Brook University"),
-                             ("Tao Wei", "Peking University")]
+    assert block_authors(sok) == [("László Szekeres", "Stony Brook University"),
+                                  ("Tao Wei", "Peking University")]
     ipm = [_seg("Irene Lopatovska⟨a⟩, Ioannis Arapakis⟨b,∗⟩", 700, 12),
            _seg("⟨a⟩Pratt SILS, 144 w. 14th street, 6th floor, New York, NY 10011-7301", 688, 8),
            _seg("⟨b⟩University of Glasgow", 678, 8)]
-    assert _authors(ipm) == [("Irene Lopatovska", "Pratt SILS"),
-                             ("Ioannis Arapakis", "University of Glasgow")]
+    assert block_authors(ipm) == [("Irene Lopatovska", "Pratt SILS"),
+                                  ("Ioannis Arapakis", "University of Glasgow")]
     unmarked = [_seg("Ada Lovelace", 700, 12), _seg("Pratt SILS, 144 w. 14th street", 688)]
-    assert _authors(unmarked) == [("Ada Lovelace", None)]  # without a mark: an address, not an institution
+    assert block_authors(unmarked) == [("Ada Lovelace", None)]  # without a mark: an address, not an institution
 
 
 @pytest.mark.parametrize(("page", "venue", "year"), [
@@ -1089,14 +1087,14 @@ def test_authors_a_list_of_names_wrapped_inside_a_name_is_one_list() -> None:
              _seg("Amazon.com", 648, 12, 271)]
     names = ["Giuseppe DeCandia", "Deniz Hastorun", "Madan Jampani", "Gunavardhan Kakulapati",
              "Avinash Lakshman", "Alex Pilchin", "Swaminathan Sivasubramanian", "Peter Vosshall", "Werner Vogels"]
-    assert _authors(block) == [(name, "Amazon.com") for name in names]
+    assert block_authors(block) == [(name, "Amazon.com") for name in names]
     three = [_seg("Ada Lovelace, Alan", 680, 12), _seg("Turing, Grace", 666, 12), _seg("Hopper", 652, 12),
              _seg("Analytical Engines Inc.", 638, 10)]
-    assert [n for n, _ in _authors(three)] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+    assert [n for n, _ in block_authors(three)] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
     far = [_seg("Ada Lovelace, Alan", 680, 12), _seg("Turing, Grace Hopper", 600, 12)]  # not directly below
-    assert _authors(far) == []
+    assert block_authors(far) == []
     place = [_seg("Ada Lovelace", 680, 12), _seg("Palo Alto, California", 666, 12), _seg("Bob Jones", 652, 12)]
-    assert [name for name, _ in _authors(place)] == ["Ada Lovelace", "Bob Jones"]  # a place over a name
+    assert [name for name, _ in block_authors(place)] == ["Ada Lovelace", "Bob Jones"]  # a place over a name
 
 
 def test_authors_an_institution_before_its_web_address_and_the_first_of_two_stacked_institutions() -> None:
@@ -1107,15 +1105,15 @@ def test_authors_an_institution_before_its_web_address_and_the_first_of_two_stac
     marked = [_seg("Dirk Eddelbuettel⟨a⟩", 609, 10, 216), _seg(", Conrad Sanderson⟨b,c⟩", 607, 10, 300),
               _seg("⟨a⟩Debian Project, http: // www. debian. org", 588, 8),
               _seg("⟨b⟩NICTA, PO Box 6020, St Lucia, QLD 4067, Australia", 579, 8)]
-    assert _authors(marked) == [("Dirk Eddelbuettel", "Debian Project"), ("Conrad Sanderson", "NICTA")]
+    assert block_authors(marked) == [("Dirk Eddelbuettel", "Debian Project"), ("Conrad Sanderson", "NICTA")]
     columns = [_seg("Maëlle Salmon", 660, 12, 115), _seg("Robert Koch Institute", 646, 10.9, 105),
                _seg("Michael Höhle", 660, 12, 400), _seg("Stockholm University,", 644, 10.9, 397),
                _seg("Robert Koch Institute", 633, 10.9, 396)]
-    assert _authors(columns) == [("Maëlle Salmon", "Robert Koch Institute"),
-                                 ("Michael Höhle", "Stockholm University")]
+    assert block_authors(columns) == [("Maëlle Salmon", "Robert Koch Institute"),
+                                      ("Michael Höhle", "Stockholm University")]
     unit = [_seg("Tatiana Benaglia", 660, 12), _seg("Department of Statistics", 646, 10),
             _seg("Pennsylvania State University", 634, 10)]
-    assert _authors(unit) == [("Tatiana Benaglia", "Department of Statistics, Pennsylvania State University")]
+    assert block_authors(unit) == [("Tatiana Benaglia", "Department of Statistics, Pennsylvania State University")]
 
 
 def test_authors_unmapped_symbol_marks_are_matched_to_the_names_marks_in_order(tmp_path: Path) -> None:
@@ -1142,10 +1140,11 @@ def test_authors_unmapped_symbol_marks_are_matched_to_the_names_marks_in_order(t
     names = [_seg("Achim Zeileis⟨†⟩", 652, 12, 180), _seg("Torsten Hothorn⟨‡⟩", 652, 12, 340)]
     block = [*names, _seg("❸Institut für Statistik, Technische Universität Wien", 636, 9, 125),
              _seg("❹Institut für Medizininformatik, Universität Erlangen-Nürnberg", 622, 9, 96)]
-    assert _authors(block) == [("Achim Zeileis", "Institut für Statistik, Technische Universität Wien"),
-                               ("Torsten Hothorn", "Institut für Medizininformatik, Universität Erlangen-Nürnberg")]
+    assert block_authors(block) == [
+        ("Achim Zeileis", "Institut für Statistik, Technische Universität Wien"),
+        ("Torsten Hothorn", "Institut für Medizininformatik, Universität Erlangen-Nürnberg")]
     one_block = [*names, _seg("❸Institut für Statistik, Technische Universität Wien", 636, 9, 125)]
-    assert _authors(one_block) == [("Achim Zeileis", None), ("Torsten Hothorn", None)]  # two marks, one block
+    assert block_authors(one_block) == [("Achim Zeileis", None), ("Torsten Hothorn", None)]  # two marks, one block
 
 
 def test_metadata_author_that_is_an_account_is_no_author() -> None:
@@ -1246,16 +1245,16 @@ def test_authors_affiliation_blocks_run_together_in_one_paragraph_split_at_their
              _seg("Hughes Medical Institute, Chevy Chase, United States; ⟨3⟩Department of Physics, Stanford "
                   "University,", 640, 8),
              _seg("Stanford, United States", 630, 8)]
-    assert _authors(elife) == [
+    assert block_authors(elife) == [
         ("Jane Doe", "Department of Molecular and Cellular Biology, Harvard University, Cambridge, United States"),
         ("John Smith", "Howard Hughes Medical Institute, Chevy Chase, United States"),
         ("Ann Lee", "Department of Physics, Stanford University, Stanford, United States")]
     nature = [_seg("Zeming Lin⟨1,2⟩, Halil Akin⟨1⟩ & Alexander Rives⟨2⟩", 670, 10),
               _seg("⟨1⟩Meta AI, New York, USA. ⟨2⟩New York University, New York, USA.", 655, 8)]
-    assert _authors(nature) == [("Zeming Lin", "Meta AI, New York, USA"), ("Halil Akin", "Meta AI, New York, USA"),
-                                ("Alexander Rives", "New York University, New York, USA.")]
+    assert block_authors(nature) == [("Zeming Lin", "Meta AI, New York, USA"), ("Halil Akin", "Meta AI, New York, USA"),
+                                     ("Alexander Rives", "New York University, New York, USA.")]
     footnote = [_seg("Ada Lovelace⟨1⟩", 670, 10), _seg("⟨1⟩Analytical Engines Inc.⟨*⟩", 655, 8)]
-    assert _authors(footnote) == [("Ada Lovelace", "Analytical Engines Inc.")]  # a mark ending a line opens none
+    assert block_authors(footnote) == [("Ada Lovelace", "Analytical Engines Inc.")]  # a mark ending a line opens none
 
 
 def test_authors_a_line_like_a_name_set_in_another_style_than_the_names_is_no_name() -> None:
@@ -1269,8 +1268,8 @@ def test_authors_a_line_like_a_name_set_in_another_style_than_the_names_is_no_na
     grid = [*cell("Ashish Vaswani", "Google Brain", 100, 660), *cell("Noam Shazeer", "Google Brain", 260, 660),
             *cell("Niki Parmar", "Google Research", 420, 660), *cell("Aidan N. Gomez", "University of Toronto",
                                                                      100, 610)]
-    assert _authors(grid) == [("Ashish Vaswani", "Google Brain"), ("Noam Shazeer", "Google Brain"),
-                              ("Niki Parmar", "Google Research"), ("Aidan N. Gomez", "University of Toronto")]
+    assert block_authors(grid) == [("Ashish Vaswani", "Google Brain"), ("Noam Shazeer", "Google Brain"),
+                                   ("Niki Parmar", "Google Research"), ("Aidan N. Gomez", "University of Toronto")]
 
 
 def test_describe_springer_journal_names_between_middle_dots_and_an_abstract_run_in_after_a_space() -> None:
@@ -1295,7 +1294,7 @@ def test_describe_springer_journal_names_between_middle_dots_and_an_abstract_run
      "Evolution shapes proteins."),
 ])
 def test_abstract_ends_at_acms_ccs_concepts_and_plos_author_summary(page: str, opening: str) -> None:
-    assert _abstract(page) == opening
+    assert headed_abstract(page) == opening
 
 
 def test_authors_an_orcid_or_envelope_icon_after_a_name_is_a_mark() -> None:
@@ -1304,7 +1303,7 @@ def test_authors_an_orcid_or_envelope_icon_after_a_name_is_a_mark() -> None:
     is still a name, and its numbered marks still lead to its block."""
     block = [_seg("Alice Smith⟨1⟩\ue000, Bob Jones⟨2⟩✉", 670, 10), _seg("⟨1⟩University of Alpha", 655, 8),
              _seg("⟨2⟩Beta Institute", 645, 8)]
-    assert _authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute")]
+    assert block_authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute")]
 
 
 def test_authors_a_note_block_is_no_affiliation_and_symbol_blocks_side_by_side_in_one_line() -> None:
@@ -1313,12 +1312,12 @@ def test_authors_a_note_block_is_no_affiliation_and_symbol_blocks_side_by_side_i
     Alpha, Alpha City   †Beta Research Labs' on one line: a symbol after a space opens the next block."""
     noted = [_seg("Alice Smith⟨∗1⟩, Bob Jones⟨∗2⟩, Carol White⟨2⟩", 670, 11), _seg("⟨1⟩University of Alpha", 655, 9),
              _seg("⟨2⟩Beta Research Labs", 645, 9), _seg("⟨∗⟩Equal contribution", 635, 9)]
-    assert _authors(noted) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Research Labs"),
-                               ("Carol White", "Beta Research Labs")]
+    assert block_authors(noted) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Research Labs"),
+                                    ("Carol White", "Beta Research Labs")]
     ieee = [_seg("Alice Smith∗, Bob Jones†", 670, 11),
             _seg("∗University of Alpha, Alpha City  †Beta Research Labs, Beta City", 655, 9)]
-    assert _authors(ieee) == [("Alice Smith", "University of Alpha, Alpha City"),
-                              ("Bob Jones", "Beta Research Labs, Beta City")]
+    assert block_authors(ieee) == [("Alice Smith", "University of Alpha, Alpha City"),
+                                   ("Bob Jones", "Beta Research Labs, Beta City")]
 
 
 def test_read_article_neurips_grid_of_bold_names_over_upright_institutions(tmp_path: Path) -> None:
@@ -1368,12 +1367,17 @@ def test_authors_academic_degrees_after_names_are_no_names() -> None:
     name's ('M.D. Smith')."""
     block = [_seg("Alice Smith, PhD⟨1⟩, Bob Jones, MD⟨2⟩ and Carol White MPH⟨1⟩", 670, 11),
              _seg("⟨1⟩University of Alpha", 655, 9), _seg("⟨2⟩Beta Hospital", 645, 9)]
-    assert _authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital"),
-                               ("Carol White", "University of Alpha")]
+    assert block_authors(block) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital"),
+                                    ("Carol White", "University of Alpha")]
+    # A symbol mark typed in the line's size after the degree, any of SYMBOL_MARKS (before, '§' and '¶' were
+    # not read as marks there, and the line was no names).
+    symbols = [_seg("Alice Smith, PhD§, Bob Jones, MD¶", 670, 11), _seg("§University of Alpha", 655, 9),
+               _seg("¶Beta Hospital", 645, 9)]
+    assert block_authors(symbols) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital")]
     initials = [_seg("M.D. Smith and P.D. Jones", 670, 11), _seg("University of Alpha", 655, 9)]
-    assert [name for name, _ in _authors(initials)] == ["M.D. Smith", "P.D. Jones"]
+    assert [name for name, _ in block_authors(initials)] == ["M.D. Smith", "P.D. Jones"]
     ieee = [_seg("Alice Smith, Member, IEEE, Bob Jones, Senior Member, IEEE, and Carol White, Fellow, IEEE", 670, 11)]
-    assert [name for name, _ in _authors(ieee)] == ["Alice Smith", "Bob Jones", "Carol White"]  # IEEE's grades
+    assert [name for name, _ in block_authors(ieee)] == ["Alice Smith", "Bob Jones", "Carol White"]  # IEEE's grades
 
 
 def test_authors_an_institute_over_its_university_is_one_affiliation() -> None:
@@ -1382,8 +1386,8 @@ def test_authors_an_institute_over_its_university_is_one_affiliation() -> None:
     institution is a second affiliation, as 'Stockholm University,' over 'Robert Koch Institute')."""
     block = [_seg("Michaela Paul", 660, 12), _seg("Epidemiology, Biostatistics and Prevention Institute", 646, 10),
              _seg("University of Zurich", 634, 10)]
-    assert _authors(block) == [("Michaela Paul",
-                                "Epidemiology, Biostatistics and Prevention Institute, University of Zurich")]
+    assert block_authors(block) == [("Michaela Paul",
+                                     "Epidemiology, Biostatistics and Prevention Institute, University of Zurich")]
 
 
 def test_describe_tugboat_signature_after_a_diamond_at_the_end_gives_the_affiliation() -> None:
@@ -1406,10 +1410,10 @@ def test_authors_a_superscript_between_two_names_separates_them_and_hyphenated_i
     hyphenated initials ('J.-P. Vert') are a name word."""
     spaced = [_seg("Alice Smith⟨1⟩ Bob Jones⟨2⟩", 670, 11), _seg("⟨1⟩University of Alpha", 655, 9),
               _seg("⟨2⟩Beta Hospital", 645, 9)]
-    assert _authors(spaced) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital")]
+    assert block_authors(spaced) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Hospital")]
     hyphened = [_seg("J.-P. Vert⟨1⟩ and Laurens van der Maaten⟨2⟩", 670, 11), _seg("⟨1⟩Mines ParisTech", 655, 9),
                 _seg("⟨2⟩Meta AI", 645, 9)]
-    assert _authors(hyphened) == [("J.-P. Vert", "Mines ParisTech"), ("Laurens van der Maaten", "Meta AI")]
+    assert block_authors(hyphened) == [("J.-P. Vert", "Mines ParisTech"), ("Laurens van der Maaten", "Meta AI")]
 
 
 def test_authors_a_number_typed_before_an_institution_is_the_names_mark() -> None:
@@ -1418,11 +1422,11 @@ def test_authors_a_number_typed_before_an_institution_is_the_names_mark() -> Non
     dropped (no affiliation). A number no name carries stays a street's."""
     block = [_seg("Alice Smith⟨1⟩, Bob Jones⟨2⟩", 670, 11), _seg("1 University of Alpha, Alpha City, Country", 655, 9),
              _seg("2 Beta Hospital, Beta City", 645, 9)]
-    assert _authors(block) == [("Alice Smith", "University of Alpha, Alpha City, Country"),
-                               ("Bob Jones", "Beta Hospital, Beta City")]
+    assert block_authors(block) == [("Alice Smith", "University of Alpha, Alpha City, Country"),
+                                    ("Bob Jones", "Beta Hospital, Beta City")]
     street = [_seg("Alice Smith", 670, 11), _seg("University of Alpha", 660, 9),
               _seg("12 Main Street, Springfield", 655, 9)]
-    assert _authors(street) == [("Alice Smith", "University of Alpha")]
+    assert block_authors(street) == [("Alice Smith", "University of Alpha")]
 
 
 def _superscript_page(path: Path, names: list[tuple[str, bool]],
@@ -1578,7 +1582,7 @@ def test_read_article_word_manuscript_marks_typed_in_the_lines_size(tmp_path: Pa
     article = read_article(make_manuscript_pdf(tmp_path / "word.pdf", lines, spacing=1.5, centred=2))
     assert article.authors == want
     assert article.title == "Attention maps of protein language models predict contacts"
-    assert _authors([_seg("Route 9", 745, 12)]) == []  # a place with a number is still no name
+    assert block_authors([_seg("Route 9", 745, 12)]) == []  # a place with a number is still no name
 
 
 def test_authors_nature_marks_before_an_icon_and_after_a_thin_space_and_particles_e_and_y() -> None:
@@ -1592,10 +1596,10 @@ def test_authors_nature_marks_before_an_icon_and_after_a_thin_space_and_particle
                                                                                 strict=True)]
     block += [_seg("⟨1⟩Queen Mary University of London", 530, 9, 44), _seg("⟨2⟩MRC Laboratory of Molecular "
                                                                            "Biology", 518, 9, 44)]
-    assert _authors(block) == [("Mark van Breugel", "Queen Mary University of London"),
-                               ("Ivan Rosa e Silva", "Queen Mary University of London"),
-                               ("Antonina Andreeva", "MRC Laboratory of Molecular Biology")]
-    assert [n for n, _ in _authors([_seg("José Ortega y Gasset and Ada Lovelace", 600, 11)])] == [
+    assert block_authors(block) == [("Mark van Breugel", "Queen Mary University of London"),
+                                    ("Ivan Rosa e Silva", "Queen Mary University of London"),
+                                    ("Antonina Andreeva", "MRC Laboratory of Molecular Biology")]
+    assert [n for n, _ in block_authors([_seg("José Ortega y Gasset and Ada Lovelace", 600, 11)])] == [
         "José Ortega y Gasset", "Ada Lovelace"]
 
 
@@ -1675,11 +1679,11 @@ def test_authors_oup_mixed_marks_a_marks_width_in_the_gap_and_a_surname_wrapped_
              seg("⟨2⟩Department of Applied Mathematics, Technical University of Denmark", 684, 116, 515, 9)]
     health = "Section for Bioinformatics, Department of Health Technology, Technical University of Denmark"
     maths = "Department of Applied Mathematics, Technical University of Denmark"
-    assert _authors(block) == [("Jose Juan Almagro Armenteros", health), ("Alexander Rosenberg Johansen", maths),
-                               ("Ole Winther", maths), ("Henrik Nielsen", health)]
+    assert block_authors(block) == [("Jose Juan Almagro Armenteros", health), ("Alexander Rosenberg Johansen", maths),
+                                    ("Ole Winther", maths), ("Henrik Nielsen", health)]
     plos = [seg("Dimitri Yatsenko⟨1⟩, R. James", 646, 87, 500), seg("Cotton⟨1⟩, Andreas S. Tolias⟨1⟩", 634, 87, 300),
             seg("⟨1⟩Baylor College of Medicine", 622, 87, 300)]
-    assert [n for n, _ in _authors(plos)] == ["Dimitri Yatsenko", "R. James Cotton", "Andreas S. Tolias"]
+    assert [n for n, _ in block_authors(plos)] == ["Dimitri Yatsenko", "R. James Cotton", "Andreas S. Tolias"]
 
 
 def test_describe_an_abstract_heading_in_the_titles_size_and_an_anonymous_submission() -> None:
@@ -1740,11 +1744,11 @@ def test_authors_a_journals_lines_and_notes_under_the_names_are_no_affiliation(l
     of Alpha, Associate Editor: Alfonso Valencia'). A note a mark opens stays that mark's block."""
     block = [_seg("Ada Lovelace and Alan Turing", 680, 11), _seg("University of Alpha, Alpha City", 666, 9),
              _seg(line, 654, 9)]
-    assert _authors(block) == [("Ada Lovelace", "University of Alpha, Alpha City"),
-                               ("Alan Turing", "University of Alpha, Alpha City")]
+    assert block_authors(block) == [("Ada Lovelace", "University of Alpha, Alpha City"),
+                                    ("Alan Turing", "University of Alpha, Alpha City")]
     marked = [_seg("Ada Lovelace⟨*,1⟩ and Alan Turing⟨1⟩", 680, 11), _seg("⟨*⟩Equal contribution", 666, 9),
               _seg("⟨1⟩University of Alpha", 654, 9)]
-    assert _authors(marked) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "University of Alpha")]
+    assert block_authors(marked) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "University of Alpha")]
 
 
 def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
@@ -1753,26 +1757,27 @@ def test_authors_lists_of_numbers_glued_to_names_are_their_marks() -> None:
     no list of names)."""
     block = [_seg("Ada Lovelace1,2, Alan Turing2,3, Grace Hopper1", 700, 11), _seg("1University of Alpha", 680, 9),
              _seg("2Beta Institute", 668, 9), _seg("3Gamma College", 656, 9)]
-    assert _authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute"),
-                               ("Grace Hopper", "University of Alpha")]
+    assert block_authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute"),
+                                    ("Grace Hopper", "University of Alpha")]
 
 
 def test_describe_one_affiliation_over_the_corresponding_author_note_at_the_foot() -> None:
     """EMBO Press: no marks and no affiliation under the names; at page 1's foot one institution line over
-    '*Corresponding author. E-mail: ...' is every author's. Two institution lines there leave them empty
-    (whose is whose is not said), and so does a line of prose."""
-    segments = [_seg("AI revolutions in biology", 655, 28), _seg("Anastassis Perrakis & Titia K Sixma*", 604, 12),
-                _seg("Abstract", 580, 10), *_BODY]
-
-    def read(foot: str) -> list[tuple[str, str | None]]:
+    '*Corresponding author. E-mail: ...' is every author's, whichever of SYMBOL_MARKS opens the note (before,
+    only '*', '∗' and '†' did). Two institution lines there leave them empty (whose is whose is not said), and so
+    does a line of prose."""
+    def read(foot: str, mark: str = "*") -> list[tuple[str, str | None]]:
+        segments = [_seg("AI revolutions in biology", 655, 28),
+                    _seg(f"Anastassis Perrakis & Titia K Sixma{mark}", 604, 12), _seg("Abstract", 580, 10), *_BODY]
         article = PdfArticle(pages=["AI revolutions in biology\nAbstract\nWe show.\nhow confidently the model "
-                                    f"predicts each residue in the structure\n{foot}\n*Corresponding author. "
+                                    f"predicts each residue in the structure\n{foot}\n{mark}Corresponding author. "
                                     "E-mail: t.sixma@nki.nl\nDOI 10.15252/embr.202154046"])
         describe(article, segments)
         return article.authors
     oncode = "Oncode Institute and Division of Biochemistry, The Netherlands Cancer Institute, Amsterdam"
-    assert read(oncode + ", The Netherlands") == [("Anastassis Perrakis", oncode + ", The Netherlands"),
-                                                  ("Titia K Sixma", oncode + ", The Netherlands")]
+    for mark in SYMBOL_MARKS:
+        assert read(oncode + ", The Netherlands", mark) == [("Anastassis Perrakis", oncode + ", The Netherlands"),
+                                                            ("Titia K Sixma", oncode + ", The Netherlands")]
     assert read("Beta University, Beta Town\n" + oncode) == [("Anastassis Perrakis", None), ("Titia K Sixma", None)]
     assert read("the structures of which the institute has solved in these years") == [
         ("Anastassis Perrakis", None), ("Titia K Sixma", None)]
@@ -1786,3 +1791,19 @@ def test_describe_an_affiliation_with_a_control_code_is_left_empty() -> None:
     article = PdfArticle(pages=["Consistent Hashing and Random Trees\nAbstract\nWe describe caching.\n"])
     describe(article, segments)
     assert article.authors == [("David Karger", None), ("Eric Lehman", None)]
+
+
+@pytest.mark.parametrize("mark", list(SYMBOL_MARKS))
+def test_each_symbol_mark_ends_a_title_and_links_a_name_to_its_block(mark: str) -> None:
+    """Every footnote symbol of ``SYMBOL_MARKS`` (the one home of the set) is read as a mark: after a title it
+    is no part of it; set after a name, in the line's type or raised, and opening an affiliation line, it links
+    the two (a second name without a mark gets none). TeX's '∗' (U+2217) and a typed '*' are one mark: a
+    name's '∗' finds a block opened by '*'."""
+    assert join_title([f"Protein Language Models{mark}"]) == "Protein Language Models"
+    for name_mark in (mark, f"⟨{mark}⟩"):
+        block = [_seg(f"Ada Lovelace{name_mark}, Alan Turing", 670, 11), _seg(f"{mark}University of Alpha", 655, 9)]
+        assert block_authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", None)]
+    if mark in "∗*":
+        other = "*" if mark == "∗" else "∗"
+        block = [_seg(f"Ada Lovelace{mark}, Alan Turing", 670, 11), _seg(f"{other}University of Alpha", 655, 9)]
+        assert block_authors(block)[0] == ("Ada Lovelace", "University of Alpha")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.papers.pdf_layout import PdfArticle, Segment, clean_text, describe, punctuated_title
+from kb.papers.pdf_layout import describe, punctuated_title
+from kb.papers.pdf_page import PdfArticle, Segment, clean_text
 from kb.papers.pdf_publication import read_publication
 from tests.helpers.article_pdf import ManuscriptLine, make_first_page_pdf, make_manuscript_pdf
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb.papers.pdf_layout import PdfArticle
+from kb.papers.pdf_page import PdfArticle
 
 #: Address space of the child: Python and the PDF library need a few hundred MB; a PDF that needs more is
 #: refused rather than allowed to take the machine's memory.

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kb.papers import identifiers
 
 if TYPE_CHECKING:
-    from kb.papers.pdf_layout import PdfArticle
+    from kb.papers.pdf_page import PdfArticle
 
 
 # -- the publication: journal line of page 1, or the reference it points at ----------------------------
@@ -327,57 +329,103 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     """Venue, year, volume, issue, DOI and arXiv id from the statements of the first ``read`` pages (two
     after a cover page) and of page 1's free-text annotations (``stamps``: 'To appear in OSDI 2006'), page
     1's running header and footer (``margins``), and the reference list."""
-    # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
-    pages = "\n".join([*(stamps or []), *article.pages[:read]])
-    before_references = re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
-    first = _flat(before_references)
-    # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' / 'Alg.,
-    # 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into the name
-    # opening the next line, which a citation's name may not follow ('... ac.uk' / 'COMMUNICATIONS BIOLOGY |
-    # (2022) 5:312').
-    lines = "\n".join(" ".join(line.split()) for line in before_references.splitlines())
-    full = "\n".join(article.pages)
-    references = _references(full)
+    texts = _Texts.of(article, read, stamps)
     if article.title:  # page 1 citing the article itself by its title: the most specific statement
-        _self_cited(article, first)
+        _self_cited(article, texts.first)
     for name, pattern, rule in PUBLICATION_PATTERNS:
-        texts = (first, lines) if "journal" in pattern.groupindex else (first,)
-        for match in itertools.chain.from_iterable(pattern.finditer(text) for text in texts):
-            groups = {k: v for k, v in match.groupdict().items() if v}
-            if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
-                continue  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
-            if _about_another(name, match):
-                continue
-            shaped = "journal" in groups  # a name in a citation's shape (see _JOURNAL)
-            if shaped:
-                groups["venue"] = _after_title(groups.pop("journal"), article.title)
-            if "venue" in groups:
-                groups["venue"] = _on_its_line(groups["venue"], pages)
-            venue = _venue(groups.get("venue"), cited=shaped)
-            year = _year(groups, rule, match.string[match.end():])
-            if "venue" in groups and venue is None:
-                # '© 2018 Association for Computing Machinery': no venue, but the year it states
-                if name == "Copyright line":
-                    article.year = article.year or year
-                continue  # a publisher or a common word: not this statement
-            if article.venue is None and venue is not None:
-                # the full name beside the abbreviation on page 1, or in page 2's running header (ACS's)
-                article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages),
-                                               " ".join([first, *map(_flat, article.pages[1:2])]))
-                article.year = article.year or year
-            elif "venue" not in groups:
-                article.year = article.year or year
-            article.volume = article.volume or groups.get("volume")
-            article.issue = article.issue or groups.get("issue")
-            if "cite" in groups and "year" in groups:
-                cited = _cited(references, groups["cite"], groups["year"], match.group())
-                titled = _titled(references, article.title) if article.title else None
-                _from_reference(article, cited or titled)
-            break
+        for match in texts.matches(pattern):
+            if _read_statement(article, (name, pattern, rule), match, texts):
+                break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
         _from_margins(article, margins or [])
     if article.venue and (article.year is None or article.doi is None) and article.title:
-        _from_reference(article, _titled(references, article.title))  # the paper citing its published self
+        # the paper citing its published self
+        _from_reference(article, _titled(texts.references, article.title))
+    _printed_doi(article, texts.first)
+    arxiv = ARXIV_ID.search(texts.first)
+    article.arxiv_id = arxiv.group(1) if arxiv else None
+
+
+@dataclass
+class _Texts:
+    """The texts a publication is read in: the statements' pages as read (``pages``), their text before the
+    reference list flattened (``first``) and line by line (``lines``), and the paper's reference list."""
+
+    pages: str
+    first: str
+    lines: str
+    references: str
+
+    @classmethod
+    def of(cls, article: PdfArticle, read: int, stamps: list[str] | None) -> _Texts:
+        # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
+        pages = "\n".join([*(stamps or []), *article.pages[:read]])
+        before_references = re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
+        # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' /
+        # 'Alg., 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into
+        # the name opening the next line, which a citation's name may not follow ('... ac.uk' /
+        # 'COMMUNICATIONS BIOLOGY | (2022) 5:312').
+        lines = "\n".join(" ".join(line.split()) for line in before_references.splitlines())
+        return cls(pages, _flat(before_references), lines, _references("\n".join(article.pages)))
+
+    def matches(self, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+        """A row's statements: in the flattened text, then, for a name in a citation's shape, line by line."""
+        texts = (self.first, self.lines) if "journal" in pattern.groupindex else (self.first,)
+        return itertools.chain.from_iterable(pattern.finditer(text) for text in texts)
+
+
+def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
+                      pages: str) -> dict[str, str] | None:
+    """A statement's groups that matched, its venue as printed (a citation's journal without the end of the
+    title run into it, a name read across a line's end only where the line wraps it); None for a template's
+    placeholder or a statement about another work."""
+    groups = {k: v for k, v in match.groupdict().items() if v}
+    if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
+        return None  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
+    if _about_another(row_name, match):
+        return None
+    if "journal" in groups:  # a name in a citation's shape (see _JOURNAL)
+        groups["venue"] = _after_title(groups.pop("journal"), title)
+    if "venue" in groups:
+        groups["venue"] = _on_its_line(groups["venue"], pages)
+    return groups
+
+
+def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], match: re.Match[str],
+                    texts: _Texts) -> bool:
+    """Venue, year, volume and issue from one statement of a row of ``PUBLICATION_PATTERNS``, where the
+    article lacks them, and the published version's from the reference list where the statement cites it;
+    False when the statement says nothing of this article's publication."""
+    name, pattern, rule = row
+    groups = _statement_groups(name, match, article.title, texts.pages)
+    if groups is None:
+        return False
+    venue = _venue(groups.get("venue"), cited=bool(match.groupdict().get("journal")))  # (see _JOURNAL)
+    year = _year(groups, rule, match.string[match.end():])
+    if "venue" in groups and venue is None:
+        # '© 2018 Association for Computing Machinery': no venue, but the year it states
+        if name == "Copyright line":
+            article.year = article.year or year
+        return False  # a publisher or a common word: not this statement
+    if article.venue is None and venue is not None:
+        # the full name beside the abbreviation on page 1, or in page 2's running header (ACS's)
+        article.venue = _unabbreviated(_best_spelling(venue, pattern, groups, article.pages),
+                                       " ".join([texts.first, *map(_flat, article.pages[1:2])]))
+        article.year = article.year or year
+    elif "venue" not in groups:
+        article.year = article.year or year
+    article.volume = article.volume or groups.get("volume")
+    article.issue = article.issue or groups.get("issue")
+    if "cite" in groups and "year" in groups:
+        cited = _cited(texts.references, groups["cite"], groups["year"], match.group())
+        titled = _titled(texts.references, article.title) if article.title else None
+        _from_reference(article, cited or titled)
+    return True
+
+
+def _printed_doi(article: PdfArticle, first: str) -> None:
+    """The DOI page 1 prints (``first``: its flattened text), where the article has none and it is no data
+    set's; a template's placeholder DOI, wherever it came from, none."""
     printed = (_doi_text(m.group(1)) for m in _DOI.finditer(first))
     dois = [doi for doi in printed if not identifiers.archive_doi(doi)]  # a data set's is not the paper's
     if dois and article.doi is None:
@@ -386,8 +434,6 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         article.doi = max((d for d in dois if d.startswith(dois[0])), key=len)
     if article.doi and identifiers.placeholder_doi(article.doi) is not None:
         article.doi = None
-    arxiv = ARXIV_ID.search(first)
-    article.arxiv_id = arxiv.group(1) if arxiv else None
 
 
 _FULL_LINE = 60  # a line this long may have wrapped a name onto the next; a shorter one ended with it

@@ -131,11 +131,11 @@ def page_one_segments(path: Path) -> list[Any]:
     """The segments kb's layout reader makes of page 1 of the PDF at ``path`` (read with pdfium)."""
     import pypdfium2 as pdfium
 
-    from kb.papers.pdf_layout import _page_segments
+    from kb.papers.pdf_page import page_segments
 
     document = pdfium.PdfDocument(path)
     try:
         textpage = document[0].get_textpage()
-        return _page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
+        return page_segments(textpage, textpage.get_text_range(0, textpage.count_chars()))
     finally:
         document.close()

@@ -1,0 +1,169 @@
+"""An article's abstract, read from its first page's text and segments (``pdf_page``): under an 'Abstract'
+heading, a structured abstract from its first heading ('Background:'), the paragraph under the author block
+set apart from the body (in size, measure or style, or closed by a keyword line), or a manuscript's abstract
+page. Which of them a page holds is decided in ``pdf_layout.describe``."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from kb.papers.pdf_names import INSTITUTION, is_prose
+from kb.papers.pdf_page import NO_SIZE, Segment
+
+
+def is_cover(pages: list[str]) -> bool:
+    """A cover page: page 1 has no abstract, page 2 opens with the article (an abstract near its top)."""
+    if len(pages) < 2 or _ABSTRACT_TEXT.search(pages[0]):
+        return False
+    return bool(
+        re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE)
+    )
+
+
+# An abstract's heading, opening a line of page 1.
+ABSTRACT_HEAD = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
+# The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
+_KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
+                  r"General Terms|Key Words and Phrases|CR Categories|JEL|CCS Concepts|ACM Reference Format|"
+                  r"Additional Key Words")
+
+
+# The first heading of a structured abstract set without an 'Abstract' heading over it (BMC's and medical
+# journals' 'Background', OUP's 'Motivation'), alone on its line or run in with a colon.
+_STRUCTURED_HEADINGS = (r"(?:Background|BACKGROUND|Motivation|MOTIVATION|Objectives?|OBJECTIVES?|"
+                        r"Purpose|PURPOSE)")
+_STRUCTURED_HEAD = re.compile(rf"^{_STRUCTURED_HEADINGS}(?:\s*:|$)")
+
+
+def structured_head(lines: list[Segment]) -> int | None:
+    """Where a structured abstract's first heading stands among the lines under the title, when no line of
+    prose or section heading comes before it (after those, 'Background' heads a section of the body); else
+    None. The author block ends there: the heading is no part of the last affiliation ('..., Country
+    Background')."""
+    for i, seg in enumerate(lines):
+        if is_prose(seg.text) or is_first_section(seg.text):
+            return None
+        if _STRUCTURED_HEAD.match(seg.text):
+            return i
+    return None
+
+
+def abstract_page(pages: list[str], at: int) -> str | None:
+    """A manuscript's abstract page: the page after the title page opening (under its running head) with
+    an 'Abstract' heading, when the body has not begun on the title page (an abstract comes before the
+    introduction: after one, 'SUMMARY' atop page 2 is a running head)."""
+    if len(pages) <= at + 1 or re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", pages[at],
+                                         re.MULTILINE):
+        return None
+    opening = "\n".join(pages[at + 1].splitlines()[:3])
+    headed = re.search(r"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\b", opening, re.MULTILINE)
+    return headed_abstract(pages[at + 1]) if headed else None
+
+
+_KEYWORD_LINE = re.compile(rf"^\s*(?:{_KEYWORD_HEADS})\b|^[^|\n]+(?: \| [^|\n]+){{2,}}$", re.MULTILINE)
+
+
+def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size: float) -> str | None:
+    """The abstract of a page without an 'Abstract' heading: the paragraph under the author block (``last``:
+    its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
+    ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
+    when it is set in a size other than the body's and a section heading closes it, or, with no section on
+    the page, the end of its lines in that size; or when it is set apart from the body in measure or style
+    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph."""
+    if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
+        return None
+    after = page.find(last.text)
+    start = page.find(prose[0].text[:40], after + len(last.text) if after >= 0 else 0)
+    if start < 0:
+        return None
+    rest = page[start:]
+    section = re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", rest, re.MULTILINE)
+    keywords = _KEYWORD_LINE.search(rest)
+    if keywords and (section is None or keywords.start() < section.start()):
+        stop: int | None = keywords.start()
+    elif prose[0].size < NO_SIZE:  # a bitmap font's glyphs without a size: nothing sets the paragraph apart
+        stop = None
+    elif abs(prose[0].size - body_size) > 0.5:
+        stop = section.start() if section else _end_of_run(
+            rest, list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose)))
+    else:
+        stop = _end_of_run(rest, _set_apart(prose, body_size))
+    return " ".join(rest[:stop].split()) or None if stop is not None else None
+
+
+_BODY_LINES = 3  # the fewest body lines after a paragraph that tell the body's measure and style
+
+
+def _set_apart(prose: list[Segment], body_size: float) -> list[Segment]:
+    """The lines opening ``prose`` (in the body's size) set apart from the body lines after them: in measure
+    (each line inset from both of the body's margins by a type size or more: an abstract narrower than the
+    text, as 1980s journals and LNCS set it) or in style (italic or bold where the body is upright: USENIX's
+    italic abstract, a bold summary); [] when they are not."""
+    first = prose[0]
+    run = list(itertools.takewhile(
+        lambda s: abs(s.size - first.size) < 0.3 and not SECTION.match(s.text), prose))
+    body = [s for s in prose[len(run):] if abs(s.size - body_size) < 0.5]
+    if first.style:
+        styled = list(itertools.takewhile(lambda s: s.style == first.style, run))  # to a heading in its style
+        after = [s for s in prose[len(styled):] if abs(s.size - body_size) < 0.5][:10]
+        plain = sum(not s.style for s in after)
+        return styled if len(after) >= _BODY_LINES and plain > len(after) / 2 else []
+    if len(body) < _BODY_LINES:
+        return []
+    left, right = min(s.x0 for s in body), max(s.x1 for s in body)
+    return list(itertools.takewhile(lambda s: s.x0 >= left + s.size and s.x1 <= right - s.size, run))
+
+
+def _end_of_run(rest: str, run: list[Segment]) -> int | None:
+    """Where a paragraph set apart (``run``: its lines) ends without a section heading after it (a journal's
+    page 1 whose body begins on page 2): at the end of its last line, when three lines or more are set so
+    and the text holds that line; else None."""
+    if len(run) < 3:
+        return None
+    at = 0
+    for seg in run:  # each line's end after the one before it
+        found = rest.find(seg.text[-30:], at)
+        if found < 0:
+            return None
+        at = found + len(seg.text[-30:])
+    return at
+# A first section's heading ('1 Introduction', '1. Motivation', 'I. INTRODUCTION'), never an initial ('I.
+# Newton').
+SECTION = re.compile(r"^(?:1\.?\s+[A-Z][a-z]+|(?:I\.\s+)?(?:Introduction|INTRODUCTION)|Contents)\b")
+
+
+def is_first_section(line: str) -> bool:
+    """A first section's heading (``SECTION``), never an affiliation a word processor numbered in the text's
+    size ('1 University of Alpha, ...', its name's mark '1' typed after it)."""
+    return bool(SECTION.match(line)) and not INSTITUTION.search(line)
+
+
+# Where an abstract ends: the keywords, the classification lines of ACM and IEEE, or the first section.
+# (PLoS's 'Author summary' and a 'Significance Statement' follow the abstract as boxes of their own.)
+_ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*(?:Introduction|INTRODUCTION)\b|"
+                 r"\n\s*(?:Author summary|AUTHOR SUMMARY|Significance Statement)\b|\Z")
+# 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...', or after a
+# space alone as Springer's journals set it: 'Abstract Protein language models ...').
+_ABSTRACT_TEXT = re.compile(
+    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))(.+?)(?:{_ABSTRACT_END})",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def headed_abstract(first_page: str) -> str | None:
+    """The abstract under its heading ('Abstract', 'Summary': on its own line or run in), to the keywords,
+    the introduction or an author summary (``_ABSTRACT_END``)."""
+    match = _ABSTRACT_TEXT.search(first_page)
+    return " ".join(match.group(1).split()) or None if match else None
+
+
+_STRUCTURED_TEXT = re.compile(rf"^\s*({_STRUCTURED_HEADINGS}\b.+?)(?:{_ABSTRACT_END})",
+                              re.DOTALL | re.MULTILINE)
+
+
+def structured_abstract(first_page: str) -> str | None:
+    """A structured abstract without an 'Abstract' heading: from its first heading, which it keeps
+    ('Background: ...', as OUP's 'Motivation: ...' under an 'Abstract' heading is kept), to its end."""
+    match = _STRUCTURED_TEXT.search(first_page)
+    return " ".join(match.group(1).split()) or None if match else None

@@ -1,0 +1,170 @@
+"""Affiliations printed away from page 1's author block, which fill the gaps it leaves: an "Affiliation:" or
+"AUTHOR INFORMATION" block at the end of the paper (JSS, R Journal, ACS), address blocks closed by e-mail
+lines (amsart), signed address blocks (R News, TUGboat), and a footnote stating in prose where the authors
+work (IEEE: 'Birman and Van Renesse are with the Department of ...')."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from kb.notes.grounding import PAGE_BREAK
+from kb.papers.pdf_names import ADDRESS, CONTACT, END_MARKS, INSTITUTION, NAME, UPPER, join_affiliation
+from kb.papers.pdf_page import PdfArticle
+
+
+def fill_from_the_end(article: PdfArticle) -> None:
+    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, else
+    (amsart) one address block per author in byline order, each closed by its 'Email address:' line. Page 1
+    names the institution; the end adds department and address lines, so it fills gaps only."""
+    full = "\n".join(article.pages)
+    names = [n for n, _ in article.authors]
+    ends = _end_affiliations(full, names)
+    in_order = _address_blocks(full, len(article.authors))
+    signed = _signed_blocks("\n".join(article.pages[-2:]), names)
+    stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    ends = _author_information(full, names) | ends
+    article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
+                        or (in_order[i] if in_order else None) or signed.get(name))
+                       for i, (name, affiliation) in enumerate(article.authors)]
+
+
+_AUTHOR_INFORMATION = re.compile(r"^[^\w\n]*AUTHOR INFORMATION\s*$", re.MULTILINE)  # (after ACS's "■")
+_NAMED_DASH = r"\s*[−–—-]\s+"  # ACS: 'Jeffrey Skolnick − Center for the Study of Systems Biology, ...'
+
+
+def _author_information(text: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution from an 'AUTHOR INFORMATION' section at the end (ACS's journals: the name, a
+    dash, and the author's address, wrapped over lines, up to its first address part: a postcode, an ORCID
+    or e-mail: 'Suresh Singh − Twilight Design, Kendall Park, New Jersey 08824'); a name the section does
+    not open a line with, a dash after it, has none."""
+    found = list(_AUTHOR_INFORMATION.finditer(text))
+    if not found or not names:
+        return {}
+    section = text[found[-1].end():]
+    result: dict[str, str] = {}
+    for name in names:
+        # (the address runs to a blank line or the line before the next 'Name −')
+        match = re.search(rf"^\s*{re.escape(name)}{_NAMED_DASH}(?P<rest>.+?)"
+                          rf"(?=\n\s*\n|\Z|\n[^\n]*?\S{_NAMED_DASH})", section[:4000],
+                          re.MULTILINE | re.DOTALL)
+        if match is None:
+            continue
+        joined = re.sub(r"(?<=[-−])\n", "", match.group("rest")).replace("\n", " ")
+        parts = [p.strip() for p in re.split(r"[,;]", joined)]
+        kept = ", ".join(itertools.takewhile(lambda p: not ADDRESS.search(p), parts)).strip(" .,")
+        if kept:  # the section's form says what the text after the dash is: no institution word needed
+            result[name] = kept
+    return result
+
+
+# A footnote that says in prose where authors work (IEEE's style): 'Birman and Van Renesse are with the
+# Department of Computer Science, Cornell University, Ithaca NY 14850; Dolev is at Cornell on leave from
+# ...'. The institution runs to a clause's end: a semicolon, a parenthesis ('(e-mail: ...)'), a sentence's
+# end, 'on leave' or 'in' and a place.
+_NAME_RUN = rf"[{UPPER}][\w'’-]*\.?(?: [{UPPER}][\w'’-]*\.?)*"
+_STATED = re.compile(rf"(?P<who>{_NAME_RUN}(?:(?:,? and|,) {_NAME_RUN})*) (?:is|are) (?:now )?(?:with|at) "
+                     r"(?:the )?(?P<where>[^;()]+?)(?=\s*(?:[;(]|\.\s|\.?$| on leave\b| in [A-Z]))")
+
+
+def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution as a footnote states it in prose (``_STATED``): the clause's parts up to
+    the first address part; a name is the author whose surname ends it."""
+    found: dict[str, str] = {}
+    for match in _STATED.finditer(" ".join(page.split())):
+        parts = [p.strip() for p in match.group("where").split(",")]
+        where = ", ".join(itertools.takewhile(lambda p: not ADDRESS.search(p), parts)).strip(" .")
+        for who in re.split(r",? and |, ", match.group("who")):
+            surname = who.split()[-1].casefold()
+            for name in names:
+                if name.split()[-1].casefold() == surname and where:
+                    found.setdefault(name, where)
+    return found
+
+
+def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
+    """The address blocks that sign an article at its end without a heading (R News, The R Journal, TUGboat):
+    an author's full name alone on a line (after TUGboat's diamond), the institution's lines under it, closed
+    by an e-mail or web address line. A block without such a closing line, or without an institution word, is
+    not one."""
+    lines = [line.strip() for line in text.splitlines()]
+    found: dict[str, str] = {}
+    for name in names:
+        # (TUGboat opens each signature with a diamond: '⋄ Karl Berry')
+        at = [i for i, line in enumerate(lines) if END_MARKS.sub("", line).strip().lstrip("⋄◇◆•◦ ") == name]
+        if not at:
+            continue
+        block: list[str] = []
+        for line in lines[at[-1] + 1:at[-1] + 6]:
+            if CONTACT.search(line) or not line or line == PAGE_BREAK or line in names:
+                break
+            block.append(line)
+        closed = at[-1] + 1 + len(block) < len(lines) and CONTACT.search(lines[at[-1] + 1 + len(block)])
+        institution = list(itertools.takewhile(lambda line: not ADDRESS.search(line), block))
+        if closed and institution and INSTITUTION.search(" ".join(institution)):
+            found[name] = join_affiliation(institution)
+    return found
+
+
+_EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)
+
+
+# The end of a reference entry: a year or pages and a full stop ('..., 1992.', '... 97 (1990), 757–773.').
+_REFERENCE_END = re.compile(r"\d\.\s*$")
+
+
+def _address_blocks(text: str, authors: int) -> list[str] | None:
+    """The institutions of the address blocks at the very end of a paper (amsart: an address, then 'Email
+    address: ...'), one per author in byline order; None unless the paper has exactly as many e-mail lines as
+    authors and the last one ends it.
+    A block's lines run back to the previous e-mail line (the first: to the reference entry before it, which
+    ends in a year or its pages and a full stop); its institution is its text up to the first address part
+    (a street, a postcode)."""
+    mails = list(_EMAIL_LINE.finditer(text))
+    if not authors or len(mails) != authors or text[mails[-1].end():].strip():
+        return None
+    blocks, start = [], None
+    for mail in mails:
+        lines = text[start if start is not None else 0:mail.start()].rstrip("\n").split("\n")
+        if start is None:  # the first block: back to the line before it that ends a reference entry
+            back = next((i for i in range(len(lines) - 1, -1, -1)
+                         if _REFERENCE_END.search(lines[i])), -1)
+            lines = lines[back + 1:][-4:]
+        joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
+        parts = [p.strip() for p in joined.split(",")]
+        kept = list(itertools.takewhile(lambda p: not ADDRESS.search(p), parts))
+        blocks.append(", ".join(p for p in kept if p))
+        start = mail.end()
+    return blocks if all(blocks) else None
+
+
+_END_BLOCK = re.compile(
+    r"^(?:Affiliations?|Addresses?|Authors?['’]? addresses?)\s*:\s*$", re.MULTILINE | re.IGNORECASE
+)
+
+
+def _end_affiliations(text: str, names: list[str]) -> dict[str, str]:
+    """Each author's institution lines from an "Affiliation:" block at the end of the paper."""
+    found = list(_END_BLOCK.finditer(text))
+    if not found or not names:
+        return {}
+    lines = [line.strip() for line in text[found[-1].end():].splitlines()]
+    surnames = {name.split()[-1].casefold(): name for name in names}
+    result: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in lines:
+        if not line or line == PAGE_BREAK:
+            continue
+        words = line.split()
+        owner = surnames.get(words[-1].casefold()) if len(words) <= 5 and NAME.match(line) else None
+        if owner is not None:
+            current = owner
+            result[current] = []
+        elif current is not None and not ADDRESS.search(line) and not _is_running_head(line, names):
+            result[current].append(line)
+    return {name: join_affiliation(parts) for name, parts in result.items() if parts}
+
+
+def _is_running_head(line: str, names: list[str]) -> bool:
+    """A page's running head ('Douglas Bates, Martin Mächler 51'): author names with a page number."""
+    return sum(name.split()[-1] in line for name in names) >= 1 and bool(re.search(r"\d+$", line))

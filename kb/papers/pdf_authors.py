@@ -1,0 +1,416 @@
+"""Page 1's author block read into authors with their affiliations: the names (``pdf_names``) linked to the
+affiliation blocks their marks point at ('Hothorn¹' and '¹Universität Zürich'), else to the lines under each
+name (same column first), else to a footnote of the page that states them (by a symbol mark, by number, or
+over the corresponding author's note). Addresses, e-mail and a journal's lines under the authors are left
+out."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from kb.papers.pdf_names import (
+    ADDRESS,
+    ANONYMOUS,
+    BARE_MARK,
+    CONTACT,
+    END_MARKS,
+    INSTITUTION,
+    LEAD_SEPARATOR,
+    NAME,
+    is_name_list,
+    is_prose,
+    join_affiliation,
+    join_wrapped,
+    mark_keys,
+    merge_spaced,
+    name_parts,
+)
+from kb.papers.pdf_page import (
+    COLUMN_GAP,
+    MARK_CLOSE,
+    MARK_OPEN,
+    SYMBOL_MARKS,
+    UNMAPPED_MARK,
+    UNMAPPED_MARKS,
+    Segment,
+)
+
+
+def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]]:
+    """The authors of page 1's author block (``block``: its lines) with their affiliations: those the block
+    links to each name (``block_authors``), else those a footnote of the page (``page``: its text)
+    states, by a symbol mark, by number, or over the corresponding author's note."""
+    # An affiliation holding a control code is text a font left unmapped ('atthew Levine \x01', its bitmap
+    # capital lost): none, rather than a garbled one.
+    authors = [(name, None if affiliation and re.search(r"[\x00-\x1f]", affiliation) else affiliation)
+               for name, affiliation in _footnoted(block_authors(block), block, page)]
+    authors = _numbered_footnote(authors, block, page)
+    return _over_the_correspondence(authors, page)
+
+
+_SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
+                          "für", "di", "da", "van", "von"})  # the words a name sets in lower case
+
+
+def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
+               page: str) -> list[tuple[str, str | None]]:
+    """Affiliations stated in the footnote a name's symbol mark points to ('By Hal R. Varian∗' over the
+    page's '∗ UC Berkeley and Google. hal@...'), for names the author block gives none: the footnote's
+    first clause, up to its first 'and', when it names an institution as a name is set, each word
+    capitalised but the small ones ('Supported in part by ISX Corporation' thanks a funder; a clause with an
+    e-mail gives contacts)."""
+    marks = {name: keys for _, name, keys in _name_lines(block)[0]}
+    found = []
+    for name, affiliation in authors:
+        for key in [] if affiliation else [k for k in marks.get(name, []) if k in SYMBOL_MARKS + "#"]:
+            symbols = "*∗" if key == "*" else key
+            note = re.search(rf"^\s*[{symbols}]\s*(?P<text>[^\n]+)", page, re.MULTILINE)
+            first = re.split(r"\.\s|;|,? and ", note.group("text"))[0].strip(" .") if note else ""
+            if first and INSTITUTION.search(first) and not CONTACT.search(first) and all(
+                    w[:1].isupper() or not w[:1].isalpha() or w in _SMALL_WORDS for w in first.split()):
+                affiliation = first
+                break
+        found.append((name, affiliation))
+    return found
+
+
+# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name.
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1[ \t]+(?=[A-Z])(?=[^\n]*?(?:" + INSTITUTION.pattern + "))",
+                             re.MULTILINE | re.IGNORECASE)
+_NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
+
+
+def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
+                       page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in a numbered footnote at the foot of page 1 (Nature's journals: '1 Queen Mary University
+    of London, School of ..., London E1 2AT, UK. 2 Medical Research Council—Laboratory of ...'), for names
+    whose number marks the author block left unlinked: each block's institution up to its first address
+    part. Only when no name has an affiliation, and every name's first number opens a block that names an
+    institution; else the names as they were (a numbered line of the body is no footnote)."""
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    starts = list(_FIRST_FOOTNOTE.finditer(page))
+    if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
+        return authors
+    # (a line the measure broke after a dash goes on without a space: 'Council—' / 'Laboratory')
+    foot = page[starts[-1].start():]
+    text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
+    pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
+    blocks: dict[str, str] = {}
+    for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
+        institution = _institution_part(body.strip())
+        if institution and number not in blocks:
+            blocks[number] = institution.strip(" .")
+    if not all(n in blocks for n in numbers.values()):
+        return authors
+    return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+
+
+_CORRESPONDENCE_LINE = re.compile(rf"^\s*[{SYMBOL_MARKS}]?\s*(?:Corresponding authors?|Correspondence)\b",
+                                  re.IGNORECASE)
+
+
+def _over_the_correspondence(authors: list[tuple[str, str | None]],
+                             page: str) -> list[tuple[str, str | None]]:
+    """The one affiliation printed at page 1's foot over its corresponding-author note, unmarked (EMBO
+    Press: 'Oncode Institute and Division of Biochemistry, The Netherlands Cancer Institute, Amsterdam, The
+    Netherlands' / '*Corresponding author. E-mail: ...'): every author's, when no author has one. Only a
+    line naming an institution, no prose, with no such line over it (two institutions: whose is whose is
+    not said), up to its first address part."""
+    if not authors or any(a for _, a in authors):
+        return authors
+    lines = page.splitlines()
+    at = next((i for i, line in enumerate(lines) if _CORRESPONDENCE_LINE.match(line)), None)
+    if at is None or at < 2:
+        return authors
+    line, over = lines[at - 1].strip(), lines[at - 2].strip()
+    if not INSTITUTION.search(line) or is_prose(line) or CONTACT.search(line) or not line[:1].isupper() or (
+            INSTITUTION.search(over) and not is_prose(over)):
+        return authors
+    institution = _institution_part(line)
+    return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
+# A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
+_LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
+                           rf"(?P<sym>[{SYMBOL_MARKS}]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
+                           r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
+_SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
+
+
+def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
+    """Names (the block's name-like segments) with their affiliations: the blocks their marks point at,
+    where names carry marks and the affiliation lines start with them; else the lines under each name."""
+    names, others, grouped = _name_lines(block)
+    by_marks = _marked_affiliations(others)
+    if by_marks and any(keys for _, _, keys in names):
+        by_marks = _unmapped_in_order(by_marks, [keys for _, _, keys in names])
+        # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
+        # University); a later mark adds a second institution ('also at') or a footnote.
+        found = {name: next((by_marks[k] for k in keys if k in by_marks
+                             and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
+        return [(name, grouped.get(name) or found[name] or None)
+                for name in dict.fromkeys(n for _, n, _ in names)]
+    lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
+    for seg in others:
+        above = [(s, n) for s, n, _ in names if s.y > seg.y]
+        if not above or BARE_MARK.match(seg.text):
+            continue
+        # The names above it in its column (a grid's rows need not share a baseline), else all above; of
+        # those the nearest row, then the nearest column in it.
+        pool = [(s, n) for s, n in above if s.x0 < seg.x1 and seg.x0 < s.x1] or above
+        row = min(s.y for s, _ in pool)
+        in_row = [(s, n) for s, n in pool if abs(s.y - row) < s.size / 2]
+        shared = len({id(s) for s, _ in in_row}) == 1  # one line 'A, B and C': its affiliation is theirs
+        targets = (
+            [n for _, n in in_row]
+            if shared
+            else [min(in_row, key=lambda sn: abs(sn[0].center - seg.center))[1]]
+        )
+        for name in targets:
+            lines[name].append(END_MARKS.sub("", seg.text).strip())
+    _share_stacked(names, others, lines)
+    _share_one_block(names, others, lines)
+    return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
+            for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+# A line that is an institution's whole name: headed by its kind ('University of Toronto', 'Universität
+# Wien') or ending with it ('Stockholm University', 'Robert Koch Institute', 'Google Inc.'). 'Institute of
+# Statistics' or 'Department of ...' over a university is a unit of it, no institution of its own.
+_WHOLE_INSTITUTION = re.compile(
+    r"^(?:The )?(?:University|Universit[äaé]t?|Universidad|Università|Universidade)\b"
+    r"|\b(?:University|Universit(?:y|ät|at|é)|Institute|Institut|Institutet|College|Hospital|Inc\.?|GmbH|"
+    r"Ltd\.?|Corporation|Foundation|Laboratories|LLC)$")
+
+
+def _first_institution(lines: list[str]) -> list[str]:
+    """The lines under a name up to its second institution: an author with two affiliations stacks them
+    ('Stockholm University,' / 'Robert Koch Institute'), and its affiliation is the first. A university is
+    no unit of another institution: a line after it that is an institution's whole name
+    (``_WHOLE_INSTITUTION``) starts the second. Units over their university ('Department of Statistics' or
+    'Prevention Institute' over 'University of Zurich') are one affiliation."""
+    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
+    university = next((i for i in whole if re.search(r"Universi(?:t|dad|dade)", lines[i])), None)
+    second = next((i for i in whole if university is not None and i > university), None)
+    if second is None:
+        return lines
+    kept = lines[:second]
+    return [*kept[:-1], kept[-1].rstrip(" ,;")]
+
+
+# A block a mark leads to that is a note on the authors, not where they work: their first mark that leads
+# to an institution gives the affiliation ('Alice Smith*¹': '*Equal contribution', '¹University of Alpha').
+_NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contributed equally|corresponding author|correspondence|"
+                   r"joint first|deceased)", re.IGNORECASE)
+
+
+def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
+    """Blocks opened by unmapped symbol glyphs (``UNMAPPED_MARKS``: '❸', '❹'), keyed again by the names'
+    marks ('†', '‡') in the order both are printed, when no name's mark keys a block and there are as many
+    names' marks as blocks: the font printed one mark, the text gives another code for it."""
+    marks = list(dict.fromkeys(k for name_keys in keys for k in name_keys))
+    if (any(k in by_marks for k in marks) or len(marks) != len(by_marks)
+            or not all(UNMAPPED_MARK.fullmatch(k) for k in by_marks)):
+        return by_marks
+    return dict(zip(marks, by_marks.values(), strict=True))
+
+
+def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str]]], list[Segment],
+                                                  dict[str, str]]:
+    """The block's names (each with its line and the keys of its marks), its other lines (contacts left
+    out), and the institution of each name printed on its own line after the names ('A, B, Institute')."""
+    names: list[tuple[Segment, str, list[str]]] = []
+    others: list[Segment] = []
+    grouped: dict[str, str] = {}
+    name_size: float | None = None
+    name_style: str | None = None
+    for seg in join_wrapped(merge_spaced(block)):
+        text = LEAD_SEPARATOR.sub("", seg.text)
+        # The names of one block share their font: a line like a name in another style under them is
+        # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold).
+        same_size = (name_size is None or abs(seg.size - name_size) < 0.5) and name_style in (None, seg.style)
+        # A line opening with a superscript opens an affiliation block: names carry their marks after them.
+        if is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
+            name_size, name_style = seg.size, seg.style
+            names += [(seg, name, keys) for name, keys in name_parts(seg)]
+        elif same_size and not ANONYMOUS.search(seg.text) and (group := _grouped_line(seg)) is not None:
+            name_size, name_style = seg.size, seg.style
+            names += [(seg, name, keys) for name, keys in group[0]]
+            grouped.update((name, group[1]) for name, _ in group[0])
+        elif names and not _SEPARATORS.match(seg.text) and (
+                kept := _without_contacts(_numbered(seg, names))) is not None:
+            others.append(kept)
+    return names, others, grouped
+
+
+def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segment:
+    """A line opening with a number in the text's own size and a space before a capital ('1 University of
+    Alpha, Alpha City', as a Word manuscript types its marks) as a marked line, when a name above carries
+    that number as its mark; else the line as it is (a number opening a line may be a street's: '12 Main
+    Street')."""
+    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
+    if number is None or not any(number.group(1) in keys for _, _, keys in names):
+        return seg
+    rest = (seg.marked or seg.text)[number.end():]
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
+                   f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
+
+
+def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
+    """Names grouped by affiliation on one line, their institution after them (JACoW, IEEE: 'A. N. Author†,
+    H. Coauthor, Name of Institute, City, Country'): the names with their marks' keys, and the institution
+    with its place, up to an address part. None unless names open the line and an institution follows."""
+    marked = re.sub(r"⟨[^⟩]*⟩", lambda m: m.group().replace(",", ";"), seg.marked or seg.text)
+    parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", LEAD_SEPARATOR.sub("", marked)) if p]
+    count = len(list(itertools.takewhile(
+        lambda p: bool(NAME.match(END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", p)).strip()))
+        and not INSTITUTION.search(p), parts)))
+    # an institution's word, or its acronym ('CERN, 1211 Geneva 23, Switzerland')
+    if not count or count == len(parts) or not (INSTITUTION.search(parts[count])
+                                                or re.fullmatch(r"[A-Z][A-Z\d&-]+", parts[count])):
+        return None
+    names = name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
+    place = itertools.takewhile(lambda p: not ADDRESS.search(p), parts[count:])
+    return names, ", ".join(re.sub(r"⟨[^⟩]*⟩", "", p) for p in place)
+
+
+def _share_one_block(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                     lines: dict[str, list[str]]) -> None:
+    """One column of affiliation lines under a row of names set apart (okapi-trec3: 'S E Robertson   S Walker
+    S Jones ...' over 'Centre for Interactive Systems Research' / 'City University'), with no two lines side
+    by side and every line under the lowest name, is the block of every name: not of the one it centres on."""
+    placed = [o for o in others if not BARE_MARK.match(o.text)]
+    rows = [(a, b) for (a, _, _), (b, _, _) in itertools.combinations(names, 2)
+            if a is not b and abs(a.y - b.y) < a.size / 2]
+    if not placed or not rows or any(o.y > min(s.y for s, _, _ in names) for o in placed):
+        return
+    if any(abs(a.y - b.y) < a.size / 2 for a, b in itertools.combinations(placed, 2)):
+        return  # lines side by side: a block per column
+    block = [END_MARKS.sub("", o.text).strip() for o in sorted(placed, key=lambda o: -o.y)]
+    for name in lines:
+        lines[name] = list(block)
+
+
+def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                   lines: dict[str, list[str]]) -> None:
+    """Names stacked in one column with no line between them ('Ben Trovato' over 'G.K.M. Tobin', then their
+    one block) share the block under the lowest of them: a name left without lines takes those of the name
+    directly under it in its column."""
+    # Bottom up: a stack of three passes its block up.
+    for seg, name, _ in sorted(names, key=lambda n: n[0].y):
+        if lines[name]:
+            continue
+        under = [(s, n) for s, n, _ in names if s.y < seg.y and s.x0 < seg.x1 and seg.x0 < s.x1]
+        if not under:
+            continue
+        below, below_name = max(under, key=lambda sn: sn[0].y)
+        between = [o for o in others if below.y < o.y < seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
+        if not between and seg.y - below.y < 2 * seg.size:
+            lines[name] = list(lines[below_name])
+
+
+# A journal's line under the authors that is no affiliation: the editor, the dates of the article's
+# history, a present address, keywords ('Associate Editor: ...', 'Received on 1 May 2020; revised ...').
+_EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Communicating) )?Editors?\b|"
+                        r"^(?:Received|Accepted|Revised|Published|Submitted)\b|"
+                        r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b", re.IGNORECASE)
+
+
+def _without_contacts(seg: Segment) -> Segment | None:
+    """An author-block line without its address and contact details: None for a line that is one, or that
+    is a note or a journal's line (``_EDITORIAL``) no mark opens; for
+    a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
+    the parts that are none; and for an institution followed by its address after commas ('Elsevier B.V.,
+    Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts before the first address part."""
+    opened = _LEADING_MARK.match(seg.marked or seg.text)
+    if _EDITORIAL.search(seg.text) or _NOTE.search(seg.text) and not opened:
+        return None  # (a note a mark opens is kept: it is that mark's block, which the mark's name skips)
+    if not ADDRESS.search(seg.text):
+        return seg
+    if ";" not in seg.text:
+        return _before_address(seg)
+    parts = [p.strip() for p in (seg.marked or seg.text).split(";")]
+    # A part with an address is read like a line of its own: its institution before the address after commas
+    # ('AT&T Labs Research, Room A277, Florham Park, New Jersey 07932; e-mail:').
+    read = [p if not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)) else _institution_part(p) for p in parts]
+    # A lower-case word alone is a user name of an e-mail list ('{mernst;csk;chambers}@cs.washington.edu').
+    kept = [p for p in read if p and not re.fullmatch(r"[a-z\d._{}-]+", re.sub(r"⟨[^⟩]*⟩", "", p))]
+    if not kept:
+        return None
+    marked = "; ".join(kept)
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+
+
+def _before_address(seg: Segment) -> Segment | None:
+    """The comma-separated parts of a line up to its first address or contact part, when its first part
+    names an institution; else None."""
+    marked = _institution_part(seg.marked or seg.text)
+    if not marked:
+        return None
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+
+
+def _institution_part(text: str) -> str | None:
+    """The comma-separated parts of ``text`` up to its first address part (a street, a postcode, or contact
+    details: an institution's web address after it, 'ᵃDebian Project, http://www.debian.org', ends it as
+    its street does), when its first part names an institution; else None."""
+    parts = text.split(",")
+    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
+    # ('ᵃPratt SILS, 144 w. 14th street, ...'): its first part names the institution.
+    # (a unit named without an institution's word may come first: 'Section for Bioinformatics, Department of
+    # Health Technology, Technical University of Denmark, 2800 Kgs. Lyngby')
+    if not kept or not (any(INSTITUTION.search(p) for p in kept) or _LEADING_MARK.match(kept[0])):
+        return None
+    return ",".join(kept).strip()
+
+
+def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
+    """Affiliation blocks by their mark ('a', '1', '†'): a line that starts with a mark (or a line of the
+    mark alone) opens a block, and the lines after it without a mark continue it; where blocks stand side by
+    side ('¹University of Toronto   ²IBM Beaverton' over 'Dept. of Computer Science   Linux Technology
+    Center'), a line continues the block opened above it in its column."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] = []
+    opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
+    inline: set[int] = set()  # blocks opened a word's space after the text before them: a paragraph's
+    previous: Segment | None = None
+    for seg in others:
+        marked = seg.marked or seg.text
+        # A block opened right after the text before it on its row ('... United States of America,' '²' 'Broad
+        # Institute ...') runs on in a paragraph of blocks (PLoS): its lines are no column of their own.
+        if previous is not None and abs(previous.y - seg.y) < max(seg.size, previous.size) and (
+                0 <= seg.x0 - previous.x1 < COLUMN_GAP * max(seg.size, previous.size)):
+            inline.add(id(seg))
+        previous = seg
+        if BARE_MARK.match(seg.text) or BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
+            current = mark_keys(seg.text)
+            opened.append((seg, current))
+            continue
+        lead = _LEADING_MARK.match(marked)
+        if lead:
+            current = mark_keys(lead.group("sup") or lead.group("par") or lead.group("sym")
+                                or lead.group("num"))
+            opened.append((seg, current))
+            marked = marked[lead.end():]
+        elif opened and id(opened[-1][0]) not in inline and any(
+                o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
+                for o, _ in opened):  # the last block opened beside another: go by column
+            column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
+            current = min(column, key=lambda ok: ok[0].y)[1] if column else current
+        # Blocks run together in one paragraph (eLife, PLoS, OUP, Nature: '¹Dept ..., Harvard University;
+        # ²Howard'): a mark after a separator (';', ',', '.', 'and'), before a capital, opens the next block;
+        # so does a symbol after a space ('∗University of Alpha   †Beta Labs').
+        pieces = _INLINE_MARK.split(marked)  # text, (superscript, symbol), text, ...
+        for index, piece in enumerate(pieces[::3]):
+            if index:
+                current = mark_keys(pieces[3 * index - 2] or pieces[3 * index - 1])
+                opened.append((seg, current))
+            text = re.sub(r"⟨[^⟩]*⟩", "", piece).strip(" ,;")
+            for key in current if text else []:
+                blocks.setdefault(key, []).append(text)
+    return {key: join_affiliation(lines) for key, lines in blocks.items()}
+
+
+_INLINE_MARK = re.compile(rf"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])"
+                          rf"|\s+([{SYMBOL_MARKS}]+)(?=[A-Z])")

@@ -1,0 +1,289 @@
+"""What a line of page 1's author block is: a list of names (each with the keys of the marks after it:
+'Hothorn¹,*'), an institution, an address or contact details, or prose; the marks linking names to affiliation
+blocks; lines of names a superscript or the measure split, joined again; an affiliation's lines as one.
+Which lines are the author block, and whose affiliation is whose, is read in ``pdf_authors``."""
+
+from __future__ import annotations
+
+import re
+
+from kb.papers.pdf_page import (
+    COLUMN_GAP,
+    MARK_CLOSE,
+    MARK_OPEN,
+    SYMBOL_MARKS,
+    UNMAPPED_MARK,
+    UNMAPPED_MARKS,
+    Segment,
+)
+
+# Lines of an author block that are an address, a date or contact details, not an institution.
+# An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
+ADDRESS = re.compile(
+    r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
+    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
+    r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\b|"
+    # the web page's buttons a journal prints under the authors (ACS: 'Cite This: ...', 'Read Online',
+    # 'ACCESS | Metrics & More | Article Recommendations'): no institution
+    r"\bCite This\b|\bRead Online\b|\bMetrics & More\b|\bArticle Recommendations\b|^ACCESS$",
+    re.IGNORECASE,
+)
+# (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
+# 'Hochschule', 'Politecnico')
+INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
+                         r"Facult|Escuela|[ÉE]cole\b|Hochschule|Politecnico|Dept\.|Laborator|Center|Centre|"
+                         r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
+                         r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|\bUC\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
+                         r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
+# A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
+UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
+         "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
+# a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
+_NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
+# (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
+# Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset')
+NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
+                  rf"le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
+# Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
+# and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
+# (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
+# a digit)
+END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
+
+
+# What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
+# names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
+# one: the 'and' or comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
+LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
+                            r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
+
+
+# An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
+# print them: no name of its own. Only before a separator, a mark or the line's end ('M.D. Smith' is a name).
+# So is an IEEE membership grade ('Alice Smith, Member, IEEE, and Bob Jones, Fellow, IEEE').
+_DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP|"
+                     r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE)\.?"
+                     rf"(?=\s*(?:[,;{SYMBOL_MARKS}⟨]|and\b|&|$))")
+
+
+# A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
+# names.
+ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
+
+
+# Numbers glued to a name, in a list with commas ('Ada Lovelace1,2, Alan Turing2'): marks the text did not
+# raise (a word processor's, or a superscript the extractor set on the line).
+_GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
+
+
+def is_name_list(text: str) -> bool:
+    if ANONYMOUS.search(text):
+        return False
+    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
+    # marks in parentheses: 'Wimmer(1,2)'
+    text = re.sub(r"\(\d+(?:,\d+)*\)", "", LEAD_SEPARATOR.sub("", text))
+    parts = [END_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(END_MARKS.sub("", text))]
+    parts = [p for p in parts if p]
+    return bool(parts) and not INSTITUTION.search(text) and all(NAME.match(p) and not _STREET.search(p)
+                                                                for p in parts)
+
+
+_STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
+
+
+def is_prose(line: str) -> bool:
+    """A line of running text (an unheaded abstract, a disclaimer), where an author block has ended: eight
+    words or more, two thirds of them in lower case, and no institution named."""
+    words = re.findall(r"[^\W\d_][\w'’-]*", line)
+    return (len(words) >= 8 and sum(w[0].islower() for w in words) >= 2 * len(words) / 3
+            and not INSTITUTION.search(line))
+
+
+def join_affiliation(lines: list[str]) -> str:
+    """An affiliation's lines as one: lines naming separate units are joined by a comma ('Department of
+    Statistics', 'University of Illinois'); a line the column's width broke off a name continues it with a
+    space: one that opens in lower case or after '&', '-', 'of', 'and', and a short line (three words at
+    most, no comma, no acronym) without an institution word beside one with it ('Texas A&M' / 'International
+    University', 'Friedrich-Alexander-Universität' / 'Erlangen-Nürnberg')."""
+    joined = ""
+    for before, line in zip([None, *lines], lines, strict=False):
+        if before is None:
+            joined = line
+            continue
+        joined += " " + line if _continues(before, line) else ", " + line
+    return joined
+
+
+def _continues(before: str, line: str) -> bool:
+    # (a line ending with 'the' goes on: 'Center for ..., The' / 'University of Texas at Austin')
+    if line[:1].islower() or line.startswith("&") or re.search(r"(?:[&-]|\b(?:of|and|[Tt]he|for)|,)$",
+                                                                before):
+        return True
+
+    def bare(text: str) -> bool:  # a piece of a name or a place: short, no comma, no institution word ...
+        return (len(text.split()) <= 3 and "," not in text and not INSTITUTION.search(text)
+                and not re.fullmatch(r"[A-Z][A-Z\d&-]+", text))  # ... and no acronym: 'LIX' names a unit
+
+    return (bare(before) and bool(INSTITUTION.search(line))) or (
+        bare(line) and bool(INSTITUTION.search(before))
+    )
+
+
+# Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
+# 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
+# map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
+# superscript or opening an institution.
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
+# (numbers and symbols in one list too: OUP's '1,∗')
+_MARK_ITEM = rf"(?:[a-z\d]{{1,2}}|[{SYMBOL_MARKS}#]+)"
+BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
+_TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+))+"
+                             rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
+# A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
+# 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
+_MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩)")
+
+
+def mark_keys(mark: str) -> list[str]:
+    """The keys of a mark ('1,∗' -> '1', '*'): TeX's '∗' and a typed '*' are one key."""
+    return _MARK_KEYS.findall(mark.replace("∗", "*"))
+
+
+def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
+    """The names of a name line, each with the keys of the marks after it."""
+    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}", seg.marked or seg.text)
+    protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
+    protected = LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
+    protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
+    # A superscript is never inside a name: one followed by a capital separates two ('Smith¹ Bob Jones²').
+    protected = re.sub(r"(⟨[^⟩]*⟩)[ \t]+(?=[A-Z])", r"\1, ", protected)
+    parts = []
+    for part in _NAME_SPLIT.split(protected):
+        match = _TRAILING_MARKS.search(part)
+        keys = [k for g in ("sup", "par", "num", "sym") if match and match.group(g)
+                for k in mark_keys(match.group(g))]
+        name = END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
+        if name:
+            parts.append((_name_case(name), keys))
+    return parts
+
+
+def _name_case(name: str) -> str:
+    """A name printed in capitals ('MICHAEL J. FISCHER') as it is written ('Michael J. Fischer')."""
+    if not name.isupper():
+        return name
+    return " ".join(w.capitalize() if len(w.rstrip(".")) > 1 else w for w in name.split())
+
+
+# A segment that opens with a mark opens an affiliation block of its own: '⟨a⟩Debian', '‡Carnegie Mellon'.
+# A superscript followed by a comma closes the name before it ('Cristian Martín' '⟨a⟩, Mikel Larrea').
+# (an icon after the mark, a corresponding author's envelope or an ORCID logo, still closes the name: Nature's
+# 'Mark van Breugel' '¹,²✉, Ivan Rosa e Silva')
+_ICONS = rf"[\s{UNMAPPED_MARKS}]*"
+_OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS},)"
+                          rf"|[{SYMBOL_MARKS}?]+(?=[A-Z]))")
+
+
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")
+
+
+def _name_end(text: str) -> bool:
+    """A line's one capitalised word, no institution's: the surname a list of names wrapped to the next line
+    ('..., Ole' / 'Winther²'), whose raised mark beside it is its own."""
+    return bool(re.fullmatch(rf"[{UPPER}][\w'’-]+", text)) and not INSTITUTION.search(text)
+
+
+def merge_spaced(block: list[Segment]) -> list[Segment]:
+    """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
+    those closer than a column's gap on one baseline, which a superscript or a change of size at a word
+    split ('Torsten Hothorn¹' ', Kurt Hornik²'; 'Wirtschaftsuniversit' 'ät Wien')."""
+    merged: list[Segment] = []
+    for seg in block:
+        last = merged[-1] if merged else None
+        gap = seg.x0 - last.x1 if last is not None else -1.0
+        # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
+        # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
+        if (last is not None and BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
+                and 0 <= gap < 2 * seg.size and last.y < seg.y < last.y + last.size
+                and (is_name_list(LEAD_SEPARATOR.sub("", last.text)) or _name_end(last.text))):
+            merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
+                                 f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
+            continue
+        # A segment opening with the previous name's mark, set after a space ('Alice Smith' '¹,*, Bob Jones',
+        # MDPI): its box starts after the mark, so the gap holds the mark's width too.
+        closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and is_name_list(
+            LEAD_SEPARATOR.sub("", last.text))
+        # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
+        after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
+        if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
+                and (0 <= gap < (2 if after_mark else 1) * COLUMN_GAP * seg.size
+                     and not _OPENS_BLOCK.match(seg.marked or seg.text)
+                     or 0 <= gap < (3 if UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
+                     or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
+            merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
+                                 f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
+        else:
+            merged.append(seg)
+    return merged
+
+
+_WRAP_LINES = 4  # the most lines one list of names is wrapped over with a name broken between two of them
+
+
+def join_wrapped(block: list[Segment]) -> list[Segment]:
+    """Lines of one list of names that the measure wrapped inside a name ('..., Gunavardhan Kakulapati,
+    Avinash' / 'Lakshman, Alex Pilchin, ...'), joined: a line listing names but for its broken one, and the
+    lines directly below it in its size that make one list of names with it. Neither line alone is read as
+    names (a single word is no name), so without the join the whole list is lost."""
+    joined: list[Segment] = []
+    i = 0
+    while i < len(block):
+        count = _wrapped_run(block[i:i + _WRAP_LINES])
+        run = block[i:i + count]
+        joined.append(block[i] if count == 1 else Segment(
+            " ".join(s.text for s in run), run[0].size, min(s.x0 for s in run), max(s.x1 for s in run),
+            run[-1].y, " ".join(s.marked or s.text for s in run), run[0].style))
+        i += count
+    return joined
+
+
+def _wrapped_run(lines: list[Segment]) -> int:
+    """How many of ``lines`` make one wrapped list of names (``join_wrapped``); 1 when the first line is a
+    list of names itself, names none, or no lines below it complete it."""
+    first = LEAD_SEPARATOR.sub("", lines[0].text)
+    if is_name_list(first) and len(lines) > 1:
+        return 2 if _surname_wrapped(lines[0], lines[1]) else 1
+    if is_name_list(first) or not _NAME_SPLIT.search(first):
+        return 1
+    for count in range(2, len(lines) + 1):
+        above, line = lines[count - 2], lines[count - 1]
+        if abs(line.size - lines[0].size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+            return 1
+        # The break is inside a name: one word ends the line above, one word opens this one ('Avinash' /
+        # 'Lakshman'); a place over a name ('New York, NY' / 'Bob Jones') is no wrapped list.
+        ends = _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", above.text))[-1].split()
+        opens = _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", line.text))[0].split()
+        if len(ends) != 1 or len(opens) != 1:
+            return 1
+        if is_name_list(LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
+            return count
+    return 1
+
+
+def _surname_wrapped(above: Segment, line: Segment) -> bool:
+    """A list of names whose last name the measure broke before its surname ('..., R. James' / 'Cotton¹,
+    Andreas S. Tolias⁵'): the line directly below in its size opens with one word before a separator, which
+    is no name alone, and the two lines make one list of names."""
+    if abs(line.size - above.size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
+        return False
+    text = LEAD_SEPARATOR.sub("", line.text)
+    pieces = _NAME_SPLIT.split(text)
+    if len(pieces) < 2 or len(END_MARKS.sub("", pieces[0]).split()) != 1 or is_name_list(text):
+        return False
+    return is_name_list(LEAD_SEPARATOR.sub("", f"{above.text} {line.text}"))
+
+
+CONTACT = re.compile(r"\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|\bTel(?:ephone)?\b|\bFax\b", re.IGNORECASE)
