@@ -23,51 +23,8 @@
 # --cpu, or a machine without CUDA: the same four parts at tiny sizes on the CPU, in seconds (tests/test_gpu_check.py
 # runs it, so the script cannot rot). Exit status: 0 when every part exited 0.
 set -u
-MODE=gpu
-if [ "${1:-}" = "--cpu" ]; then MODE=cpu; shift; fi
-REPORT=${1:-${OUT:-.}/gpu-report}
-PYTHON=${PYTHON:-python3}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT" || exit 2
-mkdir -p "$REPORT"
-REPORT=$(cd "$REPORT" && pwd)
-
-# Wheels for what kb imports beyond the node's image (benchmarks/gpu_wheels.txt), when the node lacks them.
-if [ -d .whl ] && ! "$PYTHON" -c "import pydantic, gemmi, arviz, sqlmodel" >/dev/null 2>&1; then
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl \
-    >"$REPORT/pip.txt" 2>&1
-  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
-export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-if [ "$MODE" = gpu ] && ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null
-then
-  MODE=cpu
-  echo "no CUDA on this machine: the CPU fallback at tiny sizes" | tee "$REPORT/no-cuda.txt"
-fi
-
-{
-  echo "mode: $MODE"; date -u; uname -a
-  "$PYTHON" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda',
-torch.version.cuda, torch.cuda.get_device_name() if torch.cuda.is_available() else 'no GPU')" 2>&1
-  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
-  "$PYTHON" -c "import kb.cli" >/dev/null 2>&1 && echo "kb CLI importable" || echo "kb CLI not importable here"
-} >"$REPORT/environment.txt" 2>&1
-
-STATUS=0
-ROWS=()
-# run NAME SECONDS COMMAND...: one part under `timeout`, its output in NAME.txt, a row of the summary.
-run() {
-  local name=$1 limit=$2; shift 2
-  local began=$SECONDS code
-  timeout --kill-after=10 "$limit" "$@" >"$REPORT/$name.txt" 2>&1
-  code=$?
-  local took=$((SECONDS - began)) verdict=ok
-  if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then verdict="timed out after ${limit} s"
-  elif [ "$code" -ne 0 ]; then verdict="failed (exit $code)"; fi
-  [ "$code" -eq 0 ] || STATUS=1
-  ROWS+=("| $name | $verdict | $took s | $name.txt |")
-  echo "$name: $verdict in $took s"
-}
+# shellcheck source=benchmarks/gpu_env.sh
+source "$(dirname "$0")/gpu_env.sh" gpu-report "$@"
 
 GPU_TESTS=$(grep -l "pytest.mark.gpu" tests/test_*.py | tr '\n' ' ')
 if [ "$MODE" = gpu ]; then

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import run_kb
 from tests.helpers.gpu_node import node_python, node_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,3 +50,25 @@ def test_gpu_check_reports_a_failing_part_and_exits_non_zero(tmp_path: Path) -> 
     assert done.returncode != 0
     summary = (report / "summary.md").read_text()
     assert "| gpu_depth | failed (exit 127) |" in summary, summary
+
+
+@pytest.mark.slow  # suite time: ~2 minutes on 2 cores
+def test_gpu_claims_cpu_fallback_verifies_and_bundles_each_claim_on_the_nodes_packages(tmp_path: Path) -> None:
+    """`benchmarks/gpu_claims.sh --cpu`: `kb verify` of the Langevin claims bound to `small` (tiny sizes), then a
+    bundle per claim that another KB home imports; at most 8 files in the report (what the device tool brings
+    back)."""
+    report = tmp_path / "claims"
+    site, python = node_site(tmp_path / "site"), node_python(tmp_path / "bin")
+    environment = {**os.environ, "PYTHON": str(python), "PYTHONPATH": str(site), "KB_HOME": str(tmp_path / "gpu")}
+    environment.pop("KB_ANALYZER_MODULES", None)
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_claims.sh"), "--cpu", str(report)], cwd=tmp_path,
+                          env=environment, capture_output=True, text=True, timeout=600)  # fmt: skip
+    summary = (report / "summary.md").read_text()
+    assert done.returncode == 0, done.stdout + done.stderr + summary
+    assert len(list(report.iterdir())) <= 8 and (report / "log.txt").stat().st_size > 0
+    assert "| verify | ok |" in summary
+    for claim in ("generalization-min-intermediate-t", "attention-predicts-contacts-at-higher-t"):
+        assert f"#{claim}" in summary and "state:" in summary
+        imported = run_kb(ROOT / "papers", tmp_path / "home", "evidence", "import",
+                          str(report / f"evidence-{claim}.tar.gz"))  # fmt: skip
+        assert imported.returncode == 0 and "imported 1 run(s)" in imported.stdout, imported.stdout + imported.stderr
