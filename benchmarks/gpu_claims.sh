@@ -2,9 +2,10 @@
 # The GPU run that can settle the Langevin claims bound to `small` (issue 37), and their evidence as bundles to
 # commit under papers/evidence/ (`kb demo` imports them). `small` on two CPU cores cannot settle them: its chains
 # from the ES and OT starts have not met after 1,500-2,500 steps (analyzers/langevin/README.md, "A CPU preset
-# whose checks resolve"). On a GPU the same models run chains ten times as long (STEPS, default 15,000 steps;
-# the loss draws, snapshots, weights, mass updates and checkpoints every ten times as many steps, so each count
-# stays `small`'s). Through kb's own CLI on a SQLite KB home in .gpu-home/ (ignored by git, so that a second call
+# whose checks resolve"). On a GPU the same models run chains five times as long (STEPS, default 7,500 steps;
+# the loss draws, snapshots, weights, mass updates and checkpoints every five times as many steps, so each count
+# stays `small`'s). Time on one H100, from gpu_check.sh's `small` run (design 84 s, training 80 s, 1,500 steps of
+# sampling ~56 s; langevin.contacts reuses the sweep's cached transformer samples): ~450 s at 7,500 steps. Through kb's own CLI on a SQLite KB home in .gpu-home/ (ignored by git, so that a second call
 # on the same warm machine resumes from its checkpoints): `kb verify --device cuda`, then `kb evidence CLAIM` and
 # `kb evidence export --claim CLAIM` per claim into the report folder.
 #
@@ -25,7 +26,7 @@ NOTE=sampling-intermediate-temperatures-langevin
 CLAIMS=("$NOTE#generalization-min-intermediate-t" "$NOTE#attention-predicts-contacts-at-higher-t")
 KB=("$PYTHON" -m kb.cli)
 if [ "$MODE" = gpu ]; then
-  STEPS=${STEPS:-15000}
+  STEPS=${STEPS:-7500}
   every=$((STEPS / 1500))  # small's counts of draws, snapshots, weights, mass updates and checkpoints
   SETS=(--set "sampling_steps=$STEPS" --set "energy_every=$((15 * every))" --set "snapshot_every=$((150 * every))"
         --set "weights_every=$((75 * every))" --set "variance_every=$((750 * every))"
