@@ -3,10 +3,11 @@
 # commit under papers/evidence/ (`kb demo` imports them). `small` on two CPU cores cannot settle them: its chains
 # from the ES and OT starts have not met after 1,500-2,500 steps (analyzers/langevin/README.md, "A CPU preset
 # whose checks resolve"). On a GPU the same models run chains five times as long (STEPS, default 7,500 steps;
-# the loss draws, snapshots, weights, mass updates and checkpoints every five times as many steps, so each count
-# stays `small`'s). Time on one H100, from gpu_check.sh's `small` run (design 84 s, training 80 s, 1,500 steps of
-# sampling ~56 s; langevin.contacts reuses the sweep's cached transformer samples): ~450 s at 7,500 steps. Through kb's own CLI on a SQLite KB home in .gpu-home/ (ignored by git, so that a second call
-# on the same warm machine resumes from its checkpoints): `kb verify --device cuda`, then `kb evidence CLAIM` and
+# the loss draws, snapshots, weights, mass updates and checkpoints every five times as many steps, so each
+# count stays `small`'s). Time on one H100, from gpu_check.sh's `small` run (design 84 s, training 80 s, 1,500
+# steps of sampling ~56 s; langevin.contacts reuses the sweep's cached transformer samples): ~450 s.
+# Through kb's own CLI on a SQLite KB home in .gpu-home/ (ignored by git, so that a second call on the same warm
+# machine resumes from its checkpoints): `kb verify --device cuda`, then `kb evidence CLAIM` and
 # `kb evidence export --claim CLAIM` per claim into the report folder.
 #
 # A session with a GPU (benchmarks/gpu_check.sh's header says how to make the wheels and set the corpus aside):
