@@ -192,12 +192,7 @@ def verify(
         raise typer.Exit(2)
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir,
                  ray_address=ray_address)
-    try:
-        chosen = kb.executor(executor)
-        chosen.check()
-    except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
-        err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    chosen = _ready_executor(kb, executor)
     queued, skipped = _queue_verification(
         kb,
         targets,
@@ -221,14 +216,34 @@ def verify(
     if run and queued:
         ids = [r.id for r in queued]
         watch(kb, ids, lambda: chosen.run(kb.engine, ids), on_end=landed, json_lines=as_json)
-    elif queued:  # handed over (a Slurm job each), or left queued for a worker
-        for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
-            err_console.print(f"run {run_id[:12]}: job {job_id}")
-        waiting = kb.waiting()
-        for record in queued:
-            if record.id in waiting and not as_json:
-                console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
+    elif queued:
+        _hand_over(kb, chosen, queued, as_json=as_json)
     _report_verification(kb, queued, told, as_json=as_json)
+
+
+def _ready_executor(kb: KnowledgeBase, name: str) -> executors.Executor:
+    """The executor ``name``, checked ready before anything is queued; an unknown or unavailable one is one
+    line and exit 2."""
+    try:
+        chosen = kb.executor(name)
+        chosen.check()
+    except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
+        err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    return chosen
+
+
+def _hand_over(
+    kb: KnowledgeBase, chosen: executors.Executor, queued: list[RunRecord], *, as_json: bool
+) -> None:
+    """Runs not run here: handed over (a Slurm job each, printed), or left queued for a worker (what each
+    waits for printed)."""
+    for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
+        err_console.print(f"run {run_id[:12]}: job {job_id}")
+    waiting = kb.waiting()
+    for record in queued:
+        if record.id in waiting and not as_json:
+            console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
 
 
 def _queue_verification(kb: KnowledgeBase, targets: list[str] | None, *, stale: bool, tension: str | None,
@@ -612,10 +627,7 @@ def runs_(
     for r in records:
         verdict = verdicts.get(r.id)
         shown = run_status(r.status.value, verdict)
-        message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
-        if r.id in waiting:  # a place in line, or a worker that stopped: what the person waiting needs
-            message = f"{waiting[r.id]} · {r.message}" if r.status.value == "running" and r.message \
-                else waiting[r.id]
+        message = _run_message(r, verdict, shown, waiting.get(r.id))
         state = states.get(r.id)
         if shown == "succeeded" and state is not None:
             outcome = label(state.value)
@@ -643,6 +655,15 @@ def runs_(
             "no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the app)",
             highlight=False,
         )
+
+
+def _run_message(r: RunRecord, verdict: Verdict | None, shown: str, waiting: str | None) -> str:
+    """What ``kb runs`` says of a run: why it could not run, its error or its last message; for a run that
+    waits, what it waits for (a place in line, or a worker that stopped), beside a running run's message."""
+    message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
+    if waiting is not None:  # what the person waiting needs
+        message = f"{waiting} · {r.message}" if r.status.value == "running" and r.message else waiting
+    return message
 
 
 @app.command()
