@@ -122,11 +122,16 @@ def draft_claims(
         print_json(_draft_rows(result, written, target))
         return
     _print_drafts(result, written)
+    _print_written(written, target, bool(result.claims),
+                   f"kb draft-claims {note_or_file} --accept ID ... " + (f"--into {target} " if into else ""))
+
+
+def _print_written(written: dict[str, str], target: str | None, drafted: bool, accept_command: str) -> None:
+    """What was written into the note, or, where drafts could be, how to accept them (``accept_command``)."""
     if written:
         console.print(f"wrote {len(written)} claim(s) into note {target}: {', '.join(written.values())}")
-    elif target is not None and result.claims:
-        console.print(f"nothing written; accept with: kb draft-claims {note_or_file} --accept ID ... "
-                      + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
+    elif target is not None and drafted:
+        console.print(f"nothing written; accept with: {accept_command}(or --accept-all)", highlight=False)
 
 
 def _draft_target(note_id: str | None, into: str | None, accepting: bool) -> str | None:

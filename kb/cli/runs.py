@@ -52,6 +52,7 @@ from schemas import EvidenceRecord, RunRecord, Verdict
 
 if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
     from kb.core import KnowledgeBase
+    from kb.evidence.claim_states import ClaimState
 
 
 @app.command()
@@ -598,7 +599,7 @@ def runs_(
     as_json: JsonOpt = False,
 ) -> None:
     """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
-    from kb.evidence.claim_states import label, verdict_state
+    from kb.evidence.claim_states import verdict_state
     kb = make_kb(papers, home, db)
     if follow:
         watch(kb, None)
@@ -628,13 +629,7 @@ def runs_(
         verdict = verdicts.get(r.id)
         shown = run_status(r.status.value, verdict)
         message = _run_message(r, verdict, shown, waiting.get(r.id))
-        state = states.get(r.id)
-        if shown == "succeeded" and state is not None:
-            outcome = label(state.value)
-        elif r.status.value in ("running", "failed", "cancelled"):
-            outcome = f"{shown} {r.progress:.0%}"
-        else:
-            outcome = shown
+        outcome = _run_outcome(r, shown, states.get(r.id))
         listing.add(
             id=r.id[:8],
             claim=esc(r.claim_key or ""),
@@ -655,6 +650,18 @@ def runs_(
             "no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the app)",
             highlight=False,
         )
+
+
+def _run_outcome(r: RunRecord, shown: str, state: ClaimState | None) -> str:
+    """The status / verdict column: the claim's state a succeeded run's verdict gives, else the shown status,
+    with the progress of a run that started."""
+    from kb.evidence.claim_states import label
+
+    if shown == "succeeded" and state is not None:
+        return label(state.value)
+    if r.status.value in ("running", "failed", "cancelled"):
+        return f"{shown} {r.progress:.0%}"
+    return shown
 
 
 def _run_message(r: RunRecord, verdict: Verdict | None, shown: str, waiting: str | None) -> str:
