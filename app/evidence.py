@@ -176,22 +176,10 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
     """The latest evidence of a claim beside its history; ``results``: one per seed of the latest evidence
     (for the paper's values beside kb's; default the latest evidence's own); ``shared``: caveats the note
     shows once for all its claims (only the others are listed here). Plots: ``evidence_plots``."""
-    comparisons = paper_comparisons(claim, results if results is not None else
-                                    [evidence[0].metrics] if evidence else None)
-    if comparisons:
-        st.caption("Paper vs kb")
-        for comparison in comparisons:
-            st.markdown(f"- {markdown_text(comparison.text())}")
-        if (left_out := paper_values_left_out(claim)) is not None:
-            st.caption(left_out)
+    _paper_vs_kb(claim, results if results is not None else [evidence[0].metrics] if evidence else None)
     glance_fields(claim, evidence[0] if evidence else None, KnowledgeBase.analyzers())
     if not evidence:
-        if claim.analyzer is None:
-            st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
-                       "**Add / edit note**.")
-        else:
-            st.info("Not verified yet: **Re-verify** queues a run; the verdict appears here when it lands.",
-                    icon=":material/hourglass_empty:")
+        _not_verified(claim)
         return
     latest, earlier = evidence[0], evidence[1:]
     verdict = latest.verdict
@@ -200,15 +188,7 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
         _field("Why")
         st.markdown(markdown_text(reason_line(claim, verdict.reason, state.value if state else None,
                                               with_settling=False)))
-    caveats = caveats_of(latest)
-    for caveat in caveats:
-        if caveat not in shared:
-            st.caption(f":orange[:material/warning:] {markdown_text(caveat)}")
-    if repeated := sum(c in shared for c in dict.fromkeys(caveats)):
-        st.caption(
-            f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
-            "results, shown once above the claims"
-        )
+    _caveats(caveats_of(latest), shared)
     show_files(store, latest.artifacts, key=f"art_{key}")
     # imported: say where and on what it was made
     if (origin := evidence_origin(latest.provenance)) is not None:
@@ -221,36 +201,76 @@ def evidence_panel(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRe
                                         "value": st.column_config.TextColumn("", width="large")})
         st.caption(f"Run {code_span(latest.run_id)} · evidence #{latest.id}")
     if earlier:
-        with st.expander(f"History · {len(earlier)} earlier run(s)", icon=":material/history:"):
-            st.dataframe(
-                [
-                    {
-                        "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
-                        "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
-                        "observed": observed_text(r.verdict) if r.verdict else "—",
-                        "seed": r.provenance.seed if r.provenance else None,
-                        "device": r.provenance.device if r.provenance else None,
-                        "scale": r.verdict.evidence_scale.name
-                        if r.verdict and r.verdict.evidence_scale
-                        else None,
-                        "stale": r.stale_reason or "",
-                        "run": r.run_id,
-                    }
-                    for r in earlier
-                ],
-                key=f"hist_{key}",
-                hide_index=True,
-                column_config={
-                    "run": st.column_config.TextColumn(width="small"),
-                    "stale": st.column_config.TextColumn(width="medium"),
-                },
-            )
+        _history(earlier, key)
     if not any(a.endswith("metrics.json") for a in latest.artifacts):
         with st.expander("All metrics", icon=":material/data_object:"):
             st.json(
                 {k: v for k, v in latest.metrics.items() if k not in ("artifacts", "provenance", "notes")},
                 expanded=1,
             )
+
+
+def _paper_vs_kb(claim: Claim, results: list[dict[str, Any]] | None) -> None:
+    """The paper's values beside kb's (``results``: one per seed), and which of the paper's values were left
+    out; nothing when there is no comparison."""
+    comparisons = paper_comparisons(claim, results)
+    if comparisons:
+        st.caption("Paper vs kb")
+        for comparison in comparisons:
+            st.markdown(f"- {markdown_text(comparison.text())}")
+        if (left_out := paper_values_left_out(claim)) is not None:
+            st.caption(left_out)
+
+
+def _not_verified(claim: Claim) -> None:
+    """What a claim without evidence waits for: nothing (no analyzer bound), or its first run."""
+    if claim.analyzer is None:
+        st.caption("No analyzer is bound to this claim, so there is nothing to re-verify. Bind one on "
+                   "**Add / edit note**.")
+    else:
+        st.info("Not verified yet: **Re-verify** queues a run; the verdict appears here when it lands.",
+                icon=":material/hourglass_empty:")
+
+
+def _caveats(caveats: list[str], shared: Collection[str]) -> None:
+    """The evidence's caveats, those the note shows once for all its claims (``shared``) counted, not
+    repeated."""
+    for caveat in caveats:
+        if caveat not in shared:
+            st.caption(f":orange[:material/warning:] {markdown_text(caveat)}")
+    if repeated := sum(c in shared for c in dict.fromkeys(caveats)):
+        st.caption(
+            f":orange[:material/warning:] and the {repeated} caveat(s) shared by all the note's claims with "
+            "results, shown once above the claims"
+        )
+
+
+def _history(earlier: list[EvidenceRecord], key: str) -> None:
+    """The claim's earlier evidence, newest first, one row per run, in an expander."""
+    with st.expander(f"History · {len(earlier)} earlier run(s)", icon=":material/history:"):
+        st.dataframe(
+            [
+                {
+                    "when": r.created_at.strftime("%Y-%m-%d %H:%M"),
+                    "verdict": label(state.value) if (state := verdict_state(r.verdict)) else "—",
+                    "observed": observed_text(r.verdict) if r.verdict else "—",
+                    "seed": r.provenance.seed if r.provenance else None,
+                    "device": r.provenance.device if r.provenance else None,
+                    "scale": r.verdict.evidence_scale.name
+                    if r.verdict and r.verdict.evidence_scale
+                    else None,
+                    "stale": r.stale_reason or "",
+                    "run": r.run_id,
+                }
+                for r in earlier
+            ],
+            key=f"hist_{key}",
+            hide_index=True,
+            column_config={
+                "run": st.column_config.TextColumn(width="small"),
+                "stale": st.column_config.TextColumn(width="medium"),
+            },
+        )
 
 
 def evidence_plots(store: ArtifactStore, claim: Claim, evidence: list[EvidenceRecord], key: str) -> None:

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import torch
 
-from analyzers.depth.batches import encode
+from analyzers.depth.batches import Batch, encode
 from analyzers.depth.data import AMINO_ACIDS, Record
 from analyzers.depth.instrument import CleanPass
-from analyzers.depth.loading import load_model
+from analyzers.depth.loading import LoadedModel, load_model
 from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass
 from analyzers.depth.skips import SkipTally, Variant, naive_variant, replay_variants
 from analyzers.depth.training import esm_config, save_esm_tokenizer
@@ -60,6 +60,19 @@ def _timed(fn: Callable[[], object], device: str) -> float:
 
 
 def main() -> None:
+    args = _arguments()
+    torch.set_num_threads(args.threads)
+    warnings.filterwarnings("ignore", message=".*submodule named 'output'.*")
+    bench = _SkipBench.built(args)
+    methods: dict[str, Callable[[], object]] = {
+        "plain": bench.plain, "probes": bench.probes, "prefix": bench.prefix, "naive": bench.naive,
+        "nnsight": bench.with_nnsight, "nnsight_reuse": bench.with_nnsight_reuse,
+    }
+    median, spread = _interleaved_medians(methods, args.repeats, args.device)
+    _report(args, bench, median, spread, _agreement(bench))
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layers", type=int, default=16)
     parser.add_argument("--width", type=int, default=320)
@@ -69,55 +82,67 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: stable on a shared machine)")
     parser.add_argument("--device", default="cpu")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    warnings.filterwarnings("ignore", message=".*submodule named 'output'.*")
-    from nnsight import NNsight
-    from transformers import EsmForMaskedLM
+    return parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as folder:
-        torch.manual_seed(0)
-        EsmForMaskedLM(esm_config(args.layers, args.width, args.heads)).save_pretrained(folder)
-        save_esm_tokenizer(Path(folder))
-        loaded = load_model(folder, device=args.device)
-    model, adapter, device = loaded.model, loaded.adapter, args.device
-    generator = torch.Generator().manual_seed(0)
-    letters = [torch.randint(0, 20, (args.length,), generator=generator) for _ in range(args.sequences)]
-    records = [Record(f"s{i}", f"s{i}", "".join(AMINO_ACIDS[j] for j in ids)) for i, ids in enumerate(letters)]
-    batch = encode(records, loaded.tokenizer, mask_fraction=0.15, seed=0).to(device)
-    layers = adapter.num_layers
-    options = ProbeOptions()
-    variants = [Variant("layer", s) for s in range(layers)]
-    traced = NNsight(model)
+
+class _SkipBench:
+    """The model, the batch and the skip variants every method is timed on, and the methods themselves."""
+
+    def __init__(self, loaded: LoadedModel, batch: Batch) -> None:
+        from nnsight import NNsight
+
+        self.model, self.adapter, self.batch = loaded.model, loaded.adapter, batch
+        self.layers = self.adapter.num_layers
+        self.options = ProbeOptions()
+        self.variants = [Variant("layer", s) for s in range(self.layers)]
+        self.traced = NNsight(self.model)
+
+    @classmethod
+    def built(cls, args: argparse.Namespace) -> _SkipBench:
+        """An ESM-2-shaped masked LM with random weights, saved and loaded back as the probes load models,
+        and a batch of random sequences, 15 % masked."""
+        from transformers import EsmForMaskedLM
+
+        with tempfile.TemporaryDirectory() as folder:
+            torch.manual_seed(0)
+            EsmForMaskedLM(esm_config(args.layers, args.width, args.heads)).save_pretrained(folder)
+            save_esm_tokenizer(Path(folder))
+            loaded = load_model(folder, device=args.device)
+        generator = torch.Generator().manual_seed(0)
+        letters = [torch.randint(0, 20, (args.length,), generator=generator) for _ in range(args.sequences)]
+        records = [Record(f"s{i}", f"s{i}", "".join(AMINO_ACIDS[j] for j in ids)) for i, ids in enumerate(letters)]
+        return cls(loaded, encode(records, loaded.tokenizer, mask_fraction=0.15, seed=0).to(args.device))
 
     @torch.no_grad()
-    def plain() -> object:
-        return model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_hidden_states=True)
+    def plain(self) -> object:
+        batch = self.batch
+        return self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, output_hidden_states=True)
 
     @torch.no_grad()
-    def probes() -> object:
-        accumulator = ProbeAccumulator(layers, adapter.objective, adapter.pre_ln)
-        return clean_pass(model, adapter, batch, accumulator, ProbeOptions(skips=False))
+    def probes(self) -> object:
+        accumulator = ProbeAccumulator(self.layers, self.adapter.objective, self.adapter.pre_ln)
+        return clean_pass(self.model, self.adapter, self.batch, accumulator, ProbeOptions(skips=False))
 
-    def reference() -> tuple[object, SkipTally]:
-        passer = CleanPass(adapter)
+    def reference(self) -> tuple[object, SkipTally]:
+        passer = CleanPass(self.adapter)
         with torch.no_grad(), passer.active() as record:
-            record.logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
-        return record, SkipTally(layers, batch, record, adapter, options)
+            record.logits = self.model(input_ids=self.batch.input_ids, attention_mask=self.batch.attention_mask).logits
+        return record, SkipTally(self.layers, self.batch, record, self.adapter, self.options)
 
-    def prefix() -> SkipTally:
-        record, tally = reference()
-        replay_variants(model, adapter, record, batch, variants, tally)  # type: ignore[arg-type]
+    def prefix(self) -> SkipTally:
+        record, tally = self.reference()
+        replay_variants(self.model, self.adapter, record, self.batch, self.variants, tally)  # type: ignore[arg-type]
         return tally
 
-    def naive() -> SkipTally:
-        _, tally = reference()
-        for variant in variants:
-            naive_variant(model, adapter, batch, variant, tally)
+    def naive(self) -> SkipTally:
+        _, tally = self.reference()
+        for variant in self.variants:
+            naive_variant(self.model, self.adapter, self.batch, variant, tally)
         return tally
 
     @torch.no_grad()
-    def with_nnsight() -> tuple[torch.Tensor, torch.Tensor]:
+    def with_nnsight(self) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, traced, layers = self.batch, self.traced, self.layers
         real = batch.real
         with traced.trace(input_ids=batch.input_ids, attention_mask=batch.attention_mask):
             clean_updates = list().save()
@@ -145,10 +170,11 @@ def main() -> None:
         return heatmap, output_effect
 
     @torch.no_grad()
-    def with_nnsight_reuse() -> tuple[torch.Tensor, torch.Tensor]:
+    def with_nnsight_reuse(self) -> tuple[torch.Tensor, torch.Tensor]:
         """The same prefix reuse written in nnsight: one clean trace saves every layer's input and output;
         variant s hands layers < s their clean outputs with ``.skip()`` (they are not run), skips layer s
         with its clean input, and runs the suffix."""
+        batch, traced, layers = self.batch, self.traced, self.layers
         real = batch.real
         with traced.trace(input_ids=batch.input_ids, attention_mask=batch.attention_mask):
             inputs, outputs = list().save(), list().save()
@@ -179,32 +205,45 @@ def main() -> None:
             output_effect[skipped] = (probs - clean_probs).norm(dim=-1)[real].mean()
         return heatmap, output_effect
 
-    methods: dict[str, Callable[[], object]] = {
-        "plain": plain, "probes": probes, "prefix": prefix, "naive": naive, "nnsight": with_nnsight,
-        "nnsight_reuse": with_nnsight_reuse,
-    }
-    for fn in methods.values():  # warm-up (lazy imports, allocator)
+
+def _interleaved_medians(
+    methods: dict[str, Callable[[], object]], repeats: int, device: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each method's median time and its repeats' max-min spread over that median, after one warm-up run
+    each (lazy imports, allocator)."""
+    for fn in methods.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in methods}
-    for _ in range(args.repeats):  # interleaved, so drifting machine load hits every method alike
+    for _ in range(repeats):  # interleaved, so drifting machine load hits every method alike
         for name, fn in methods.items():
             times[name].append(_timed(fn, device))
     median = {name: statistics.median(values) for name, values in times.items()}
     spread = {name: (max(values) - min(values)) / statistics.median(values) for name, values in times.items()}
+    return median, spread
 
-    fast, slow = prefix(), naive()
-    nn_heatmap, nn_effect = with_nnsight()
-    reuse_heatmap, reuse_effect = with_nnsight_reuse()
+
+def _agreement(bench: _SkipBench) -> dict[str, float]:
+    """Max |difference| of kb's prefix-reuse heatmap against the naive passes and both nnsight versions, and
+    of its output effect against both nnsight versions."""
+    fast, slow = bench.prefix(), bench.naive()
+    nn_heatmap, nn_effect = bench.with_nnsight()
+    reuse_heatmap, reuse_effect = bench.with_nnsight_reuse()
     fast_heatmap = (fast.heat_sum[0] / fast.heat_count[0]).cpu()
     slow_heatmap = (slow.heat_sum[0] / slow.heat_count[0]).cpu()
     fast_effect = (fast.out_sum[0] / fast.out_count[0]).cpu()
-    agree_naive = float((fast_heatmap - slow_heatmap).nan_to_num().abs().max())
-    agree_nnsight = float((fast_heatmap.float() - nn_heatmap).nan_to_num().abs().max())
-    agree_reuse = float((fast_heatmap.float() - reuse_heatmap).nan_to_num().abs().max())
-    agree_effect = max(float((fast_effect.float() - nn_effect).abs().max()),
-                       float((fast_effect.float() - reuse_effect).abs().max()))
+    return {
+        "naive": float((fast_heatmap - slow_heatmap).nan_to_num().abs().max()),
+        "nnsight": float((fast_heatmap.float() - nn_heatmap).nan_to_num().abs().max()),
+        "reuse": float((fast_heatmap.float() - reuse_heatmap).nan_to_num().abs().max()),
+        "effect": max(float((fast_effect.float() - nn_effect).abs().max()),
+                      float((fast_effect.float() - reuse_effect).abs().max())),
+    }
 
-    params = sum(p.numel() for p in model.parameters())
+
+def _report(args: argparse.Namespace, bench: _SkipBench, median: dict[str, float], spread: dict[str, float],
+            agree: dict[str, float]) -> None:  # fmt: skip
+    layers, device = bench.layers, args.device
+    params = sum(p.numel() for p in bench.model.parameters())
     print(f"model: ESM-2-shaped, {layers} layers, width {args.width}, {args.heads} heads, "
           f"{params / 1e6:.1f}M parameters, eager attention, {device}, {args.threads} thread(s)")
     print(f"data: {args.sequences} sequences x {args.length} residues; medians of {args.repeats} interleaved repeats "
@@ -222,8 +261,8 @@ def main() -> None:
           f"kb {ms['nnsight_reuse'] / ms['prefix']:.2f}x faster  [implementation only: same algorithm]")
     print(f"nnsight as written vs nnsight with .skip():  {ms['nnsight'] / ms['nnsight_reuse']:.2f}x  "
           "[algorithm only: same tool]")
-    print(f"agreement: max |heatmap difference| kb vs naive {agree_naive:.2e}, vs nnsight {agree_nnsight:.2e}, "
-          f"vs nnsight .skip() {agree_reuse:.2e}; output effect vs both nnsight {agree_effect:.2e}")
+    print(f"agreement: max |heatmap difference| kb vs naive {agree['naive']:.2e}, vs nnsight {agree['nnsight']:.2e}, "
+          f"vs nnsight .skip() {agree['reuse']:.2e}; output effect vs both nnsight {agree['effect']:.2e}")
 
 
 if __name__ == "__main__":

@@ -401,24 +401,7 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     for seed in (0, 1):  # two starts ('ES' and 'OT' of the preset): two seeded initializations
         torch.manual_seed(seed)
         starts.append(build_model(config).to(device).state_dict())
-    singles: list[PseudoLangevin] = []
-    masses_of: list[MassMatrix] = []
-    variance = None
-    for index, (start, temperature) in enumerate(chains):
-        model = build_model(config).to(device)
-        model.load_state_dict(starts[start])
-        objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(index))
-        w = objective.weights()
-        if variance is None:
-            variance = objective.gradient_variance(w, 4)
-        masses, _ = guarded_masses(variance, w, temperature, r=0.01)
-        if not masses_of:  # one set of directions for every chain (a QR of (n, k) is seconds)
-            template = _low_rank_mass(masses.cpu(), args.mass_rank, 0).to(masses)
-        mass = MassMatrix(masses, template.directions, template.factors, template.noise_share)
-        masses_of.append(mass)
-        singles.append(PseudoLangevin(w, objective, mass, SamplerConfig(temperature), variance,
-                                      torch.Generator(device).manual_seed(100 + index)))  # fmt: skip
-    assert variance is not None
+    singles, masses_of, variance = _single_chains(args, config, train, chains, starts)
     model = build_model(config).to(device)
 
     def batched_sampler(capture: str) -> ReplicaPseudoLangevin:
@@ -442,19 +425,8 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     if args.compile:
         if on_cuda:
             methods["batched + compile"] = batched_sampler("compile").step
-        else:  # the default mode on the CPU (reduce-overhead is CUDA's), of the same function
-            from analyzers.langevin.integrator import langevin_update
-
-            compiled_sampler = batched_sampler("none")
-            function = torch.compile(langevin_update, dynamic=False)
-
-            def compiled_step(s: ReplicaPseudoLangevin = compiled_sampler) -> None:
-                state = s.state
-                state.w, state.p, state.grad, state.loss, state.inverse_w, bad = function(
-                    state.w, state.p, state.grad, state.inverse_w, s.constants, *s.draw_inputs(), s.evaluate)
-                state.bad_steps = state.bad_steps + bad
-
-            methods["batched + compile"] = compiled_step
+        else:
+            methods["batched + compile"] = _cpu_compiled_step(batched_sampler("none"))
     times = _interleaved(methods, args.steps, args.repeats, device)
     rates = {key: len(chains) / float(np.median(values)) for key, values in times.items()}
     label = torch.cuda.get_device_name() if on_cuda else f"CPU, {torch.get_num_threads()} thread(s)"
@@ -469,6 +441,50 @@ def bench_chains(args: argparse.Namespace, splits: Splits) -> dict[str, float]:
     print("  speed-up over one chain at a time: " + ", ".join(f"{key} {rate / one:.2f}x" for key, rate in rates.items()
                                                            if key != "one chain at a time"))
     return rates
+
+
+def _single_chains(
+    args: argparse.Namespace, config: ModelConfig, train: MaskedSplit, chains: list[tuple[int, float]],
+    starts: list[dict[str, torch.Tensor]],
+) -> tuple[list[PseudoLangevin], list[MassMatrix], torch.Tensor]:
+    """One sampler per (start, temperature) chain, each with its own model and seeded minibatches, the
+    masses of each, and the minibatch-gradient variance (of the first chain's start) they share."""
+    device = args.device
+    singles: list[PseudoLangevin] = []
+    masses_of: list[MassMatrix] = []
+    variance = None
+    for index, (start, temperature) in enumerate(chains):
+        model = build_model(config).to(device)
+        model.load_state_dict(starts[start])
+        objective = FlatObjective(model, train, args.batch_size, torch.Generator(device).manual_seed(index))
+        w = objective.weights()
+        if variance is None:
+            variance = objective.gradient_variance(w, 4)
+        masses, _ = guarded_masses(variance, w, temperature, r=0.01)
+        if not masses_of:  # one set of directions for every chain (a QR of (n, k) is seconds)
+            template = _low_rank_mass(masses.cpu(), args.mass_rank, 0).to(masses)
+        mass = MassMatrix(masses, template.directions, template.factors, template.noise_share)
+        masses_of.append(mass)
+        singles.append(PseudoLangevin(w, objective, mass, SamplerConfig(temperature), variance,
+                                      torch.Generator(device).manual_seed(100 + index)))  # fmt: skip
+    assert variance is not None
+    return singles, masses_of, variance
+
+
+def _cpu_compiled_step(sampler: ReplicaPseudoLangevin) -> Callable[[], None]:
+    """The batched step with its update compiled in the default mode on the CPU (reduce-overhead is CUDA's),
+    of the same function the sampler runs."""
+    from analyzers.langevin.integrator import langevin_update
+
+    function = torch.compile(langevin_update, dynamic=False)
+
+    def compiled_step(s: ReplicaPseudoLangevin = sampler) -> None:
+        state = s.state
+        state.w, state.p, state.grad, state.loss, state.inverse_w, bad = function(
+            state.w, state.p, state.grad, state.inverse_w, s.constants, *s.draw_inputs(), s.evaluate)
+        state.bad_steps = state.bad_steps + bad
+
+    return compiled_step
 
 
 def _group_samplers(args: argparse.Namespace, capture: str) -> list[ReplicaPseudoLangevin]:

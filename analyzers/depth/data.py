@@ -53,12 +53,25 @@ def read_fasta(
     line, the record and the letter; a missing file, or one with no record, raises too.
     """
     path = Path(path)
+    records = _fasta_records(path, _fasta_text(path), allowed)
+    if not records:
+        raise ValueError(f"{path}: empty FASTA file (no '>' record found)")
+    return _kept_records(path, records, min_length, max_length)
+
+
+def _fasta_text(path: Path) -> str:
+    """The file's text; a missing file or one that is not UTF-8 text raises naming the file."""
     if not path.is_file():
         raise FileNotFoundError(f"{path}: FASTA file not found")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not a text FASTA file ({error.reason} at byte {error.start})") from error
+
+
+def _fasta_records(path: Path, text: str, allowed: str) -> list[tuple[str, str, list[str]]]:
+    """``(name, header, sequence lines)`` per record, in file order; a letter outside ``allowed``, or
+    letters before the first header, raise ``ValueError`` naming the line."""
     allowed_set = set(allowed)
     records: list[tuple[str, str, list[str]]] = []
     for line_number, raw in enumerate(text.splitlines(), start=1):
@@ -80,8 +93,13 @@ def read_fasta(
                 f"{', '.join(map(repr, bad))}; allowed: {allowed}"
             )
         records[-1][2].append(letters)
-    if not records:
-        raise ValueError(f"{path}: empty FASTA file (no '>' record found)")
+    return records
+
+
+def _kept_records(
+    path: Path, records: list[tuple[str, str, list[str]]], min_length: int, max_length: int | None
+) -> list[Record]:
+    """The records whose length is in bounds, the first of each sequence only; an empty record raises."""
     seen: set[str] = set()
     out: list[Record] = []
     for name, header, parts in records:

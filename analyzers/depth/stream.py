@@ -47,17 +47,6 @@ def iter_fasta(handle: BinaryIO, path: Path, min_length: int = 8) -> Iterator[tu
     header: str | None = None
     start = 0
     parts: list[str] = []
-
-    def finish() -> Record | None:
-        if header is None:
-            return None
-        sequence = "".join(parts)
-        bad = set(sequence) - _ALLOWED
-        if bad:
-            raise ValueError(f"{path}: record {header.split()[0]!r} has invalid letter(s) {sorted(bad)}")
-        name = header.split()[0] if header.strip() else "record"
-        return Record(name, header, sequence) if len(sequence) >= min_length else None
-
     while True:
         offset = handle.tell()
         raw = handle.readline()
@@ -67,15 +56,28 @@ def iter_fasta(handle: BinaryIO, path: Path, min_length: int = 8) -> Iterator[tu
         if not line or line.startswith(";"):
             continue
         if line.startswith(">"):
-            record = finish()
+            record = _finished_record(path, header, parts, min_length)
             if record is not None:
                 yield start, record
             header, start, parts = line[1:].strip(), offset, []
         elif header is not None:
             parts.append(line.upper().replace(" ", ""))
-    record = finish()
+    record = _finished_record(path, header, parts, min_length)
     if record is not None:
         yield start, record
+
+
+def _finished_record(path: Path, header: str | None, parts: list[str], min_length: int) -> Record | None:
+    """The record whose lines were read (None before the first header, or when shorter than
+    ``min_length``); a letter outside the alphabet raises ``ValueError`` naming the record."""
+    if header is None:
+        return None
+    sequence = "".join(parts)
+    bad = set(sequence) - _ALLOWED
+    if bad:
+        raise ValueError(f"{path}: record {header.split()[0]!r} has invalid letter(s) {sorted(bad)}")
+    name = header.split()[0] if header.strip() else "record"
+    return Record(name, header, sequence) if len(sequence) >= min_length else None
 
 
 def validation_records(

@@ -117,22 +117,31 @@ class ChainRun:
             if step % settings.energy_every == 0 and not snapshot_due:
                 chains.record_energy(step)
             if step % settings.weights_every == 0 and step > self.burn_in:
-                for record, weights in zip(chains.records, chains.weights(), strict=True):
-                    record["weights"].append(weights)
+                self.keep_weights()
             if step % settings.checkpoint_every == 0 and step < settings.steps:
                 # a checkpoint inside a block keeps them
                 self.keep_losses(step, step % settings.snapshot_every)
                 chains.park()
                 self.checkpoint(False)
             if snapshot_due:  # a stop here loses nothing: a rerun replays from the last checkpoint
-                if self.writer is not None:
-                    self._announce(self.writer.poll())  # and a failed write stops the run here
-                progress(step, settings.steps)
-                if should_stop():
-                    raise Cancelled(f"{chains.stop_message} at step {step}")
+                self.report(step, progress, should_stop)
         chains.finish()
         self.checkpoint(True)
         return chains.records
+
+    def keep_weights(self) -> None:
+        """Each chain's current weights appended to its record."""
+        for record, weights in zip(self.chains.records, self.chains.weights(), strict=True):
+            record["weights"].append(weights)
+
+    def report(self, step: int, progress: Progress, should_stop: Callable[[], bool]) -> None:
+        """After a snapshot: the writer's finished writes announced, progress told, and a requested stop
+        raised as ``Cancelled``."""
+        if self.writer is not None:
+            self._announce(self.writer.poll())  # and a failed write stops the run here
+        progress(step, self.settings.steps)
+        if should_stop():
+            raise Cancelled(f"{self.chains.stop_message} at step {step}")
 
     def refresh_masses(self, step: int) -> None:
         """New masses every ``variance_every`` steps (once: a resume at that step does not refresh again)."""

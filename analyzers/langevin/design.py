@@ -600,12 +600,34 @@ def read_sequences(path: str | Path, length: int, source: str = "the structure")
     and '#' comments skipped). Every sequence must have ``length`` residues from the 20 amino acids; the
     first that does not raises a ``ValueError`` of one line naming the file and the record."""
     path = Path(path)
+    records = _sequence_records(path, _sequence_lines(path))
+    if not records:
+        raise ValueError(f"{path}: no sequences (FASTA records or one sequence per line)")
+    encoded = []
+    for name, parts in records:
+        text = "".join(parts).upper()
+        unknown = sorted({a for a in text if a not in AMINO_ACIDS})
+        if unknown:
+            raise ValueError(f"{path}: record {name}: letters outside the 20 amino acids: {''.join(unknown)}")
+        if len(text) != length:
+            raise ValueError(f"{path}: record {name}: {len(text)} residues, but {source} has {length}")
+        encoded.append(encode(text))
+    return np.stack(encoded)
+
+
+def _sequence_lines(path: Path) -> list[str]:
+    """The lines of a sequences file; a missing file or one that is not UTF-8 text raises naming it."""
     if not path.is_file():
         raise FileNotFoundError(f"sequences file not found: {path}")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not a text file of sequences ({error.reason})") from error
+
+
+def _sequence_records(path: Path, lines: list[str]) -> list[tuple[str, list[str]]]:
+    """``(name, sequence lines)`` per record: FASTA records when any line is a '>' header, else one record
+    per line (blank lines and '#' comments skipped)."""
     records: list[tuple[str, list[str]]] = []
     fasta = any(line.startswith(">") for line in lines)
     for number, line in enumerate(lines, start=1):
@@ -620,15 +642,4 @@ def read_sequences(path: str | Path, length: int, source: str = "the structure")
             records[-1][1].append(text)
         else:
             records.append((f"line {number}", [text]))
-    if not records:
-        raise ValueError(f"{path}: no sequences (FASTA records or one sequence per line)")
-    encoded = []
-    for name, parts in records:
-        text = "".join(parts).upper()
-        unknown = sorted({a for a in text if a not in AMINO_ACIDS})
-        if unknown:
-            raise ValueError(f"{path}: record {name}: letters outside the 20 amino acids: {''.join(unknown)}")
-        if len(text) != length:
-            raise ValueError(f"{path}: record {name}: {len(text)} residues, but {source} has {length}")
-        encoded.append(encode(text))
-    return np.stack(encoded)
+    return records

@@ -302,15 +302,23 @@ def reference_runs(make_model: Callable[[int], nn.Module], splits: Splits, setti
                 due.append(run)
             if state.es_state is not None and settings.ot_max_steps <= 0:
                 trainer.stop(run)
-        for run, (loss, error) in trainer.evaluate(splits.train, due).items() if due else ():
-            state = runs[run]
-            state.trace.append({"step": trainer.steps_taken[run], "train_loss": loss, "train_error": error,
-                                "squared_norm": norms[run]})  # fmt: skip
-            capped = settings.eval_every * len(state.trace) >= settings.ot_max_steps
-            if state.saturated_after(settings) or capped:
-                trainer.stop(run)
+        if due:
+            _evaluate_ot(trainer, runs, due, norms, splits, settings)
     return [state.finish(make_model(seed), trainer, run, splits)
             for run, (seed, state) in enumerate(zip(seeds, runs, strict=True))]  # fmt: skip
+
+
+def _evaluate_ot(trainer: StackedTrainer, runs: list[_ReferenceState], due: list[int], norms: Sequence[float],
+                 splits: Splits, settings: TrainingSettings) -> None:  # fmt: skip
+    """The OT evaluations due this step, each added to its run's trace; a run that saturates, or whose
+    evaluations reach ``ot_max_steps``, stops."""
+    for run, (loss, error) in trainer.evaluate(splits.train, due).items():
+        state = runs[run]
+        state.trace.append({"step": trainer.steps_taken[run], "train_loss": loss, "train_error": error,
+                            "squared_norm": norms[run]})  # fmt: skip
+        capped = settings.eval_every * len(state.trace) >= settings.ot_max_steps
+        if state.saturated_after(settings) or capped:
+            trainer.stop(run)
 
 
 class _ReferenceState:

@@ -34,7 +34,7 @@ from kb.notes.grounding import check_note
 from kb.notes.links import Link, code_ranges, find_links
 from kb.notes.sources import SourceStatus
 from kb.queue import executors
-from schemas import RunRecord
+from schemas import PaperNote, RunRecord
 
 kb = setup()
 LIVE_SECONDS = 1.0
@@ -174,18 +174,8 @@ def backlinks_row(note_id: str) -> None:
                          query_params={"id": source_id})
 
 
-def header(note: Note) -> None:
-    """Title, authors, venue, identifiers, links, tags and the reading state as a compact header."""
-    meta = note.meta
-    st.title(markdown_text(meta.title))
-    authors = ", ".join(a.name for a in meta.authors[:8]) + (" et al." if len(meta.authors) > 8 else "")
-    pub = meta.publication
-    venue = " ".join(str(x) for x in (pub.venue, pub.year) if x) if pub else ""
-    st.markdown(" · ".join(x for x in (markdown_text(authors) or "authors not given",
-                                       f"*{markdown_text(venue)}*" if venue else "") if x))
-    if meta.field_sources:  # where 'kb add' took each field from: a record looked up online, the PDF's layout
-        st.caption("Fields from: " + ", ".join(f"{markdown_text(k)} {markdown_text(v.value)}"
-                                               for k, v in meta.field_sources.items()))
+def _reading_badges(meta: PaperNote) -> None:
+    """The reading state as one row of badges: decision, status, quality, venue tier, tags."""
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         if meta.decision:
             colour = {"ACCEPT": "green", "REJECT": "red", "MAYBE": "orange"}.get(meta.decision.value, "gray")
@@ -199,6 +189,21 @@ def header(note: Note) -> None:
             st.badge(f"tier {meta.journal_tier}", color="gray", help="Venue tier, 1 (top) to 5")
         for tag in meta.tags:
             st.badge(markdown_text(tag, brackets=False), color="violet", icon=":material/sell:")
+
+
+def header(note: Note) -> None:
+    """Title, authors, venue, identifiers, links, tags and the reading state as a compact header."""
+    meta = note.meta
+    st.title(markdown_text(meta.title))
+    authors = ", ".join(a.name for a in meta.authors[:8]) + (" et al." if len(meta.authors) > 8 else "")
+    pub = meta.publication
+    venue = " ".join(str(x) for x in (pub.venue, pub.year) if x) if pub else ""
+    st.markdown(" · ".join(x for x in (markdown_text(authors) or "authors not given",
+                                       f"*{markdown_text(venue)}*" if venue else "") if x))
+    if meta.field_sources:  # where 'kb add' took each field from: a record looked up online, the PDF's layout
+        st.caption("Fields from: " + ", ".join(f"{markdown_text(k)} {markdown_text(v.value)}"
+                                               for k, v in meta.field_sources.items()))
+    _reading_badges(meta)
     ids = [code_span(meta.paper_id)]
     # kb's own links to arXiv and doi.org, with the note's identifier as escaped text and a quoted URL path
     if pub and pub.arxiv_id:

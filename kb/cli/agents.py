@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -23,6 +23,10 @@ from kb.cli.common import (
     print_json,
 )
 from kb.notes.files import NoteError
+
+if TYPE_CHECKING:  # types only: the core loads when a command runs (start-up)
+    from kb.core import KnowledgeBase
+    from schemas import Claim
 
 
 @contextmanager
@@ -84,7 +88,6 @@ def draft_claims(
     metrics are stripped, with the reason shown. Without --accept nothing is written.
     """
     from kb.agents.accept import draft_or_recall, draft_source
-    from kb.agents.config import NoChatModel, chat_model
     from kb.agents.drafter import DraftError
 
     kb = make_kb(papers, home, db)
@@ -96,30 +99,12 @@ def draft_claims(
     except NoteError as exc:
         fail(exc)
         return
-    if into is not None and source.note_id is not None:
-        err_console.print(
-            "[bold red]error[/]: --into is for drafting from a file; a note's claims go into it"
-        )
-        raise typer.Exit(2)
-    target = into or source.note_id
     accepting = bool(accept_ids) or accept_all
-    if accepting and target is None:
-        err_console.print("[bold red]error[/]: accepted claims are written into a note: pass a note id, "
-                          "or --into NOTE when drafting from a file")
-        raise typer.Exit(2)
-    try:
-        existing = list(kb.read(target).meta.claims) if target is not None else []
-    except NoteError as exc:
-        fail(exc)
+    target = _draft_target(source.note_id, into, accepting)
+    existing = _claims_in(kb, target)
     for notice in source.notices:
         err_console.print(f"[yellow]note[/]: {escape(notice)}", highlight=False)
-    model = None
-    if not fallback and kb.settings.chat_model:
-        try:
-            model = chat_model(kb.settings.chat_model)
-        except NoChatModel as exc:
-            err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(2) from exc
+    model = None if fallback else _configured_chat_model(kb.settings.chat_model)
     with _chat_model_failures(DraftError), err_console.status(
             "drafting claims" + (" with the chat model" if model else ""), spinner="dots"):
         result, recalled = draft_or_recall(kb, source, model, existing, recall=accepting)
@@ -137,11 +122,53 @@ def draft_claims(
         print_json(_draft_rows(result, written, target))
         return
     _print_drafts(result, written)
+    _print_written(written, target, bool(result.claims),
+                   f"kb draft-claims {note_or_file} --accept ID ... " + (f"--into {target} " if into else ""))
+
+
+def _print_written(written: dict[str, str], target: str | None, drafted: bool, accept_command: str) -> None:
+    """What was written into the note, or, where drafts could be, how to accept them (``accept_command``)."""
     if written:
         console.print(f"wrote {len(written)} claim(s) into note {target}: {', '.join(written.values())}")
-    elif target is not None and result.claims:
-        console.print(f"nothing written; accept with: kb draft-claims {note_or_file} --accept ID ... "
-                      + (f"--into {target} " if into else "") + "(or --accept-all)", highlight=False)
+    elif target is not None and drafted:
+        console.print(f"nothing written; accept with: {accept_command}(or --accept-all)", highlight=False)
+
+
+def _draft_target(note_id: str | None, into: str | None, accepting: bool) -> str | None:
+    """The note accepted claims go into: the drafted note's own, or ``--into`` when drafting from a file;
+    ``--into`` with a note, or accepting with no note to write into, is exit 2."""
+    if into is not None and note_id is not None:
+        err_console.print(
+            "[bold red]error[/]: --into is for drafting from a file; a note's claims go into it"
+        )
+        raise typer.Exit(2)
+    target = into or note_id
+    if accepting and target is None:
+        err_console.print("[bold red]error[/]: accepted claims are written into a note: pass a note id, "
+                          "or --into NOTE when drafting from a file")
+        raise typer.Exit(2)
+    return target
+
+
+def _claims_in(kb: KnowledgeBase, target: str | None) -> list[Claim]:
+    """The claims note ``target`` holds already (none without a target); an unreadable note fails."""
+    try:
+        return list(kb.read(target).meta.claims) if target is not None else []
+    except NoteError as exc:
+        fail(exc)
+
+
+def _configured_chat_model(name: str | None) -> Any:
+    """The chat model the settings name (None when they name none); one that cannot be made is exit 2."""
+    from kb.agents.config import NoChatModel, chat_model
+
+    if not name:
+        return None
+    try:
+        return chat_model(name)
+    except NoChatModel as exc:
+        err_console.print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from exc
 
 
 def _accept(

@@ -52,6 +52,7 @@ from schemas import EvidenceRecord, RunRecord, Verdict
 
 if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
     from kb.core import KnowledgeBase
+    from kb.evidence.claim_states import ClaimState
 
 
 @app.command()
@@ -192,12 +193,7 @@ def verify(
         raise typer.Exit(2)
     kb = make_kb(papers, home, db, artifact_store=artifact_store, offline=offline, cache_dir=cache_dir,
                  ray_address=ray_address)
-    try:
-        chosen = kb.executor(executor)
-        chosen.check()
-    except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
-        err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    chosen = _ready_executor(kb, executor)
     queued, skipped = _queue_verification(
         kb,
         targets,
@@ -221,14 +217,34 @@ def verify(
     if run and queued:
         ids = [r.id for r in queued]
         watch(kb, ids, lambda: chosen.run(kb.engine, ids), on_end=landed, json_lines=as_json)
-    elif queued:  # handed over (a Slurm job each), or left queued for a worker
-        for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
-            err_console.print(f"run {run_id[:12]}: job {job_id}")
-        waiting = kb.waiting()
-        for record in queued:
-            if record.id in waiting and not as_json:
-                console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
+    elif queued:
+        _hand_over(kb, chosen, queued, as_json=as_json)
     _report_verification(kb, queued, told, as_json=as_json)
+
+
+def _ready_executor(kb: KnowledgeBase, name: str) -> executors.Executor:
+    """The executor ``name``, checked ready before anything is queued; an unknown or unavailable one is one
+    line and exit 2."""
+    try:
+        chosen = kb.executor(name)
+        chosen.check()
+    except (KeyError, executors.ExecutorUnavailable) as exc:  # nothing was queued
+        err_console.print(f"[red]error[/]: {esc(exc.args[0])}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    return chosen
+
+
+def _hand_over(
+    kb: KnowledgeBase, chosen: executors.Executor, queued: list[RunRecord], *, as_json: bool
+) -> None:
+    """Runs not run here: handed over (a Slurm job each, printed), or left queued for a worker (what each
+    waits for printed)."""
+    for run_id, job_id in chosen.submit(kb.engine, [r.id for r in queued]).items():
+        err_console.print(f"run {run_id[:12]}: job {job_id}")
+    waiting = kb.waiting()
+    for record in queued:
+        if record.id in waiting and not as_json:
+            console.print(f"run {record.id[:12]}: {esc(waiting[record.id])}", highlight=False)
 
 
 def _queue_verification(kb: KnowledgeBase, targets: list[str] | None, *, stale: bool, tension: str | None,
@@ -583,7 +599,7 @@ def runs_(
     as_json: JsonOpt = False,
 ) -> None:
     """List runs, newest first, with progress (``--watch``: follow active runs live until they end)."""
-    from kb.evidence.claim_states import label, verdict_state
+    from kb.evidence.claim_states import verdict_state
     kb = make_kb(papers, home, db)
     if follow:
         watch(kb, None)
@@ -612,17 +628,8 @@ def runs_(
     for r in records:
         verdict = verdicts.get(r.id)
         shown = run_status(r.status.value, verdict)
-        message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
-        if r.id in waiting:  # a place in line, or a worker that stopped: what the person waiting needs
-            message = f"{waiting[r.id]} · {r.message}" if r.status.value == "running" and r.message \
-                else waiting[r.id]
-        state = states.get(r.id)
-        if shown == "succeeded" and state is not None:
-            outcome = label(state.value)
-        elif r.status.value in ("running", "failed", "cancelled"):
-            outcome = f"{shown} {r.progress:.0%}"
-        else:
-            outcome = shown
+        message = _run_message(r, verdict, shown, waiting.get(r.id))
+        outcome = _run_outcome(r, shown, states.get(r.id))
         listing.add(
             id=r.id[:8],
             claim=esc(r.claim_key or ""),
@@ -643,6 +650,27 @@ def runs_(
             "no worker is alive: queued runs wait until one starts ('kb worker --forever', or open the app)",
             highlight=False,
         )
+
+
+def _run_outcome(r: RunRecord, shown: str, state: ClaimState | None) -> str:
+    """The status / verdict column: the claim's state a succeeded run's verdict gives, else the shown status,
+    with the progress of a run that started."""
+    from kb.evidence.claim_states import label
+
+    if shown == "succeeded" and state is not None:
+        return label(state.value)
+    if r.status.value in ("running", "failed", "cancelled"):
+        return f"{shown} {r.progress:.0%}"
+    return shown
+
+
+def _run_message(r: RunRecord, verdict: Verdict | None, shown: str, waiting: str | None) -> str:
+    """What ``kb runs`` says of a run: why it could not run, its error or its last message; for a run that
+    waits, what it waits for (a place in line, or a worker that stopped), beside a running run's message."""
+    message = verdict.reason if shown == NOT_RUNNABLE and verdict else (r.error or r.message or "")
+    if waiting is not None:  # what the person waiting needs
+        message = f"{waiting} · {r.message}" if r.status.value == "running" and r.message else waiting
+    return message
 
 
 @app.command()

@@ -31,6 +31,8 @@ from kb.notes.bindings import reason_line
 from schemas import RunRecord
 
 if TYPE_CHECKING:  # types only: the modules behind them load when a command runs (start-up)
+    from rich.console import Console
+
     from kb.core import KnowledgeBase
     from schemas import Verdict
 
@@ -54,9 +56,7 @@ def demo(
     ] = False,
 ) -> None:
     """The main job on embedded defaults: index the bundled notes, re-verify their claims, print it all."""
-    from kb.core import paper_summary
     from kb.evidence.claim_states import ALL_STATES, label
-    from kb.queue import daemon
     kb = make_kb(papers, home, db)
     report = kb.index()
     out = err_console if as_json else console  # --json: stdout carries the verdicts alone
@@ -64,34 +64,13 @@ def demo(
     for error in report.errors:
         err_console.print(f"[yellow]skipped invalid note[/]: {esc(error)}", highlight=False)
     _import_shipped(kb)
-    rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
-    out.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
-    claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
-    listing = Listing(
-        f"{len(claims)} claim(s)",
-        [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100), Col("statement", ratio=1)],
-    )
-    for note_id, claim in claims:
-        listing.add(claim=esc(f"{note_id}#{claim.claim_id}"), analyzer=esc(claim.analyzer or "-"),
-                    statement=esc(claim.statement))
-    out.print(listing.table)
+    _show_library(kb, out)
     if not verify_claims:
         return
     queued, skipped = kb.verify(stale_only=True)
     for key, reason in skipped:
         err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
-    told: set[str] = set()  # claims whose verdict was printed as it landed
-
-    def landed(record: RunRecord, verdict: Verdict | None) -> None:
-        told.add(record.claim_key or record.id)
-        print_verdict(verdict_row(kb, record, verdict), verdict, as_json=as_json)
-
-    if queued:
-        _print_plan(kb, queued)
-        if not as_json:
-            console.print("[bold]each claim's verdict as its run is judged[/]")
-        with daemon.registered_worker(kb.settings.home):  # the app, opened meanwhile, starts no second worker
-            watch(kb, [r.id for r in queued], lambda: kb.work(once=True), on_end=landed, json_lines=as_json)
+    told = _judge_queued(kb, queued, as_json=as_json)
     verdicts = _claim_rows(kb, dict(skipped))
     if as_json:  # the claims not judged above (current evidence, not runnable, no run): one line each
         for row in verdicts:
@@ -105,6 +84,43 @@ def demo(
     console.print(f"{sum(counts.values())} claims: " + " · ".join(
         f"{counts[state]} {label(state)}" for state in ALL_STATES if counts[state]), highlight=False)
     print_tensions(kb.tensions())  # where notes disagree, and how it stands
+
+
+def _show_library(kb: KnowledgeBase, out: Console) -> None:
+    """The notes, newest first, then every claim they make with its analyzer and statement."""
+    from kb.core import paper_summary
+
+    rows = [paper_summary(p) for p in kb.list_papers(sort="year", descending=True)]
+    out.print(papers_table(rows, f"Library: {len(rows)} note(s)"))
+    claims = [(p["id"], c) for p in rows for c in kb.claims(p["id"])]
+    listing = Listing(
+        f"{len(claims)} claim(s)",
+        [Col("claim", ratio=2, fold=True), Col("analyzer", min_width=100), Col("statement", ratio=1)],
+    )
+    for note_id, claim in claims:
+        listing.add(claim=esc(f"{note_id}#{claim.claim_id}"), analyzer=esc(claim.analyzer or "-"),
+                    statement=esc(claim.statement))
+    out.print(listing.table)
+
+
+def _judge_queued(kb: KnowledgeBase, queued: list[RunRecord], *, as_json: bool) -> set[str]:
+    """Run the queued verification here, each claim's verdict printed as its run is judged; the claims whose
+    verdict was printed."""
+    from kb.queue import daemon
+
+    told: set[str] = set()
+
+    def landed(record: RunRecord, verdict: Verdict | None) -> None:
+        told.add(record.claim_key or record.id)
+        print_verdict(verdict_row(kb, record, verdict), verdict, as_json=as_json)
+
+    if queued:
+        _print_plan(kb, queued)
+        if not as_json:
+            console.print("[bold]each claim's verdict as its run is judged[/]")
+        with daemon.registered_worker(kb.settings.home):  # the app, opened meanwhile, starts no second worker
+            watch(kb, [r.id for r in queued], lambda: kb.work(once=True), on_end=landed, json_lines=as_json)
+    return told
 
 
 def _import_shipped(kb: KnowledgeBase) -> None:

@@ -347,6 +347,13 @@ def _disjoint_pairs(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[Cl
     output-sensitive (a sort and a bisect per claim), so a quantity thousands of notes claim does not cost a
     comparison per pair; each pair examined counts against ``budget``, and the enumeration stops when it is
     spent."""
+    yield from _disjoint_ranges(group, budget)
+    if budget.left >= 0:  # not spent on the ranges
+        yield from _distinct_values(group, budget)
+
+
+def _disjoint_ranges(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[ClaimRef, ClaimRef]]:
+    """``_disjoint_pairs`` among the claims accepting a numeric range: the pairs whose ranges do not meet."""
     numeric = sorted((r for r in group if r.accepts is not None and r.accepts.value is None),
                      key=lambda r: r.accepts.low if r.accepts is not None else 0.0)
     lows = [r.accepts.low for r in numeric if r.accepts is not None]
@@ -360,10 +367,12 @@ def _disjoint_pairs(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[Cl
                 return
             if other is not ref and other.accepts is not None and not ref.accepts.intersects(other.accepts):
                 yield ref, other
-    exact: dict[Any, list[ClaimRef]] = defaultdict(list)
-    for ref in group:
-        if ref.accepts is not None and ref.accepts.value is not None:
-            exact[(type(ref.accepts.value).__name__, ref.accepts.value)].append(ref)
+
+
+def _distinct_values(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[ClaimRef, ClaimRef]]:
+    """``_disjoint_pairs`` among the claims accepting one exact value: the pairs of different values of one
+    type."""
+    exact = _by_exact_value(group)
     values = sorted(exact, key=str)
     for i, first in enumerate(values):
         for second in values[i + 1:]:
@@ -376,6 +385,15 @@ def _disjoint_pairs(group: list[ClaimRef], budget: _Budget) -> Iterator[tuple[Cl
                     if not budget.take():
                         return
                     yield x, y
+
+
+def _by_exact_value(group: list[ClaimRef]) -> dict[Any, list[ClaimRef]]:
+    """The claims accepting one exact value, by (type name, value)."""
+    exact: dict[Any, list[ClaimRef]] = defaultdict(list)
+    for ref in group:
+        if ref.accepts is not None and ref.accepts.value is not None:
+            exact[(type(ref.accepts.value).__name__, ref.accepts.value)].append(ref)
+    return exact
 
 
 def _groups(refs: list[ClaimRef]) -> dict[str, list[ClaimRef]]:
@@ -511,14 +529,7 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
         mine = members if involving is None else [m for m in members if m.key in involving]
         if not mine:
             continue
-        for x, y in _disjoint_pairs(members, budget):
-            if x.note_id == y.note_id or not comparable(x, y):
-                continue
-            if involving is not None and x.key not in involving and y.key not in involving:
-                continue
-            a, b = _pair(x, y)
-            ident = tension_id(a.key, b.key)
-            found[ident] = Tension(ident, "expectations", a, b)
+        _add_expectation_tensions(members, budget, comparable, involving, found)
         deciders = [m for m in members if m.key in evidence]
         if deciders:
             everyone = _Pool(members)
@@ -531,13 +542,34 @@ def find(engine: Engine, refs: list[ClaimRef] | None = None, *, max_pairs: int =
             break
     tensions = Tensions(sorted(found.values(), key=lambda t: (t.quantity, t.id)))
     tensions.capped, tensions.max_pairs = capped, max_pairs
+    _add_states(tensions, evidence)
+    return tensions
+
+
+def _add_expectation_tensions(
+    members: list[ClaimRef], budget: _Budget, comparable: _Comparable, involving: Collection[str] | None,
+    found: dict[str, Tension],
+) -> None:
+    """Into ``found``: the tensions of expectations among one quantity's claims (comparable claims of two
+    notes whose accepted values do not meet; with ``involving``, only those with one of its claims)."""
+    for x, y in _disjoint_pairs(members, budget):
+        if x.note_id == y.note_id or not comparable(x, y):
+            continue
+        if involving is not None and x.key not in involving and y.key not in involving:
+            continue
+        a, b = _pair(x, y)
+        ident = tension_id(a.key, b.key)
+        found[ident] = Tension(ident, "expectations", a, b)
+
+
+def _add_states(tensions: Tensions, evidence: dict[str, tuple[Deciding, ClaimStatus]]) -> None:
+    """Each tension's claims' current evidence and statuses, then its state from them."""
     evaluator = _EvaluatedOnce()
     for tension in tensions:
         for ref in (tension.a, tension.b):
             if ref.key in evidence:
                 tension.evidence[ref.key], tension.statuses[ref.key] = evidence[ref.key]
         tension.state = state_of(tension, evaluator)
-    return tensions
 
 
 def get(engine: Engine, ident: str) -> Tension | None:

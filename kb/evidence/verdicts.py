@@ -292,6 +292,21 @@ def _threshold_type_matches(expect: Expectation, value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _undecided_reason(expect: Expectation, statuses: list[MetricStatus]) -> str | None:
+    """Why the seeds' values cannot decide ``expect`` at all (a failed precondition, a value of the wrong
+    type), or None when they can."""
+    path = expect.metric
+    for status in statuses:
+        # a number whose preconditions fail decides nothing, whichever side of the threshold
+        if status.failed:
+            return f"{path}: {status.failed[0]}"
+    for value in (s.value for s in statuses):
+        if not _threshold_type_matches(expect, value):
+            return (f"{path} = {value!r} is not comparable with "
+                    f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided")
+    return None
+
+
 def evaluate(
     claim: Claim,
     results: list[dict[str, Any]],
@@ -314,18 +329,9 @@ def evaluate(
         return Verdict(kind=VerdictKind.error, reason=str(exc.args[0]), **common)
     common["proxy"] = proxy_reason(claim, evidence_scale) is not None
     values = [s.value for s in statuses]
-    for status in statuses:
-        # a number whose preconditions fail decides nothing, whichever side of the threshold
-        if status.failed:
-            return Verdict(kind=VerdictKind.inconclusive, reason=f"{path}: {status.failed[0]}", **common)
-    for value in values:
-        if not _threshold_type_matches(expect, value):
-            return Verdict(
-                kind=VerdictKind.inconclusive,
-                reason=f"{path} = {value!r} is not comparable with "
-                f"'{describe(expect)}' (a {type(value).__name__}): wrong type, nothing decided",
-                **common,
-            )
+    undecided = _undecided_reason(expect, statuses)
+    if undecided is not None:
+        return Verdict(kind=VerdictKind.inconclusive, reason=undecided, **common)
     if isinstance(expect.value, str):
         return _text_verdict(expect, statuses, common, claim)
     combined = combine_seeds([float(v) for v in values], statuses, boolean=isinstance(expect.value, bool))

@@ -22,6 +22,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -319,6 +320,25 @@ def _edit_list_in_place(lines: list[str], span: tuple[int, int], old: list[Any],
     inline (``tags: [a, b]``) or one whose items cannot be told apart returns None.
     """
     start, end = span
+    found = _list_items(lines, start, end)
+    if found is None or len(found[1]) != len(old):
+        return None
+    indent, items = found
+    block = "".join(lines[start:end])
+    quote = bool(_DQ_SCALAR.search(block.split(":", 1)[1]))
+    bounds = [*items, end]
+    old_lines = [lines[bounds[i]:bounds[i + 1]] for i in range(len(old))]
+    out = lines[start:items[0]]  # the key line and any comment before the first item
+    _merge_items(out, old_lines, old, new, _ItemStyle(indent, quote, newline))
+    tail = lines[end:]
+    if out and tail and not out[-1].endswith(("\n", "\r")):
+        out[-1] += newline
+    return "".join(lines[:start] + out + tail)
+
+
+def _list_items(lines: list[str], start: int, end: int) -> tuple[int, list[int]] | None:
+    """The indent of a block-style list's items and the line of each (lines ``start`` to ``end``, the key
+    first); None for a list written inline (``tags: [a, b]``) or one with no items."""
     if lines[start].split(":", 1)[1].split("#", 1)[0].strip():
         return None  # 'key: [...]' written inline
     dashes = [
@@ -327,22 +347,30 @@ def _edit_list_in_place(lines: list[str], span: tuple[int, int], old: list[Any],
     if not dashes:
         return None
     indent = len(lines[dashes[0]]) - len(lines[dashes[0]].lstrip())
-    items = [i for i in dashes if len(lines[i]) - len(lines[i].lstrip()) == indent]
-    if len(items) != len(old):
-        return None
-    block = "".join(lines[start:end])
-    quote = bool(_DQ_SCALAR.search(block.split(":", 1)[1]))
-    bounds = [*items, end]
-    old_lines = [lines[bounds[i]:bounds[i + 1]] for i in range(len(old))]
-    out = lines[start:items[0]]  # the key line and any comment before the first item
+    return indent, [i for i in dashes if len(lines[i]) - len(lines[i].lstrip()) == indent]
+
+
+@dataclass(frozen=True)
+class _ItemStyle:
+    """How a block list writes its items: their indent, whether its strings are double-quoted, the newline."""
+
+    indent: int
+    quote: bool
+    newline: str
+
+
+def _merge_items(out: list[str], old_lines: list[list[str]], old: list[Any], new: list[Any],
+                 style: _ItemStyle) -> None:  # fmt: skip
+    """Append to ``out`` the lines of the ``new`` items: an unchanged item's old lines, a new or edited one
+    written in the block's style (an edited item keeps the quoting of its unchanged values)."""
 
     def emit(item: Any, like: list[str] | None) -> None:
         if out and not out[-1].endswith(("\n", "\r")):
-            out[-1] += newline
+            out[-1] += style.newline
         if like is not None:  # an edited item: its unchanged values keep their quoting
-            item = _restyle(item, _styled_item(like, indent), quote)
-        dumped = _reindent(dump_yaml({"item": [item]}, quote=quote).split("\n", 1)[1], indent)
-        out.append(dumped.replace("\n", newline) if newline != "\n" else dumped)
+            item = _restyle(item, _styled_item(like, style.indent), style.quote)
+        dumped = _reindent(dump_yaml({"item": [item]}, quote=style.quote).split("\n", 1)[1], style.indent)
+        out.append(dumped.replace("\n", style.newline) if style.newline != "\n" else dumped)
 
     # Match items by value, so that removing or inserting one does not rewrite those after it.
     def key(item: Any) -> str:
@@ -355,10 +383,6 @@ def _edit_list_in_place(lines: list[str], span: tuple[int, int], old: list[Any],
         elif tag in ("replace", "insert"):
             for k, item in enumerate(new[j1:j2]):
                 emit(item, old_lines[i1 + k] if tag == "replace" and i1 + k < i2 else None)
-    tail = lines[end:]
-    if out and tail and not out[-1].endswith(("\n", "\r")):
-        out[-1] += newline
-    return "".join(lines[:start] + out + tail)
 
 
 def _styled_item(item_lines: list[str], indent: int) -> Any:

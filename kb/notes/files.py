@@ -208,59 +208,83 @@ def _check_expansion(root: Node | None, path: Path) -> None:
     Only what aliases add counts: a long note written out in full (10,000 claims) is no bomb. Sizes are
     memoized per node, so an alias bomb costs as much to check as it has nodes, not as it expands.
     """
-    written = _distinct_nodes(root)
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    max_digits = sys.get_int_max_str_digits()  # 0: no limit
+    if root is not None:
+        _ExpansionCheck(path, _distinct_nodes(root)).size(root, 0, ())
 
-    def size(node: Node, depth: int, loc: tuple[Any, ...]) -> int:
+
+class _ExpansionCheck:
+    """One walk of ``_check_expansion``: each node's expanded size, memoized, and the nodes being sized (a
+    node met again while open is a recursive alias)."""
+
+    def __init__(self, path: Path, written: int) -> None:
+        self.path = path
+        self.written = written
+        self.sizes: dict[int, int] = {}
+        self.open_nodes: set[int] = set()
+        self.max_digits = sys.get_int_max_str_digits()  # 0: no limit
+
+    def size(self, node: Node, depth: int, loc: tuple[Any, ...]) -> int:
+        """How many values ``node`` expands to (itself included), refusing a bomb as soon as it shows."""
         line = node.start_mark.line + 2 if node.start_mark is not None else None
         if depth > MAX_YAML_DEPTH:
             raise NoteError(
-                path,
+                self.path,
                 f"the YAML nests more than {MAX_YAML_DEPTH} levels deep; a note's frontmatter "
                 "is flat 'key: value' lines with a few nested lists",
                 line=line,
             )
         key = id(node)
-        if key in sizes:
-            return sizes[key]
-        if key in open_nodes:
+        if key in self.sizes:
+            return self.sizes[key]
+        if key in self.open_nodes:
             raise NoteError(
-                path, "a YAML alias refers to itself (a recursive structure); remove the alias", line=line
+                self.path, "a YAML alias refers to itself (a recursive structure); remove the alias",
+                line=line,
             )
-        open_nodes.add(key)
-        children: list[tuple[tuple[Any, ...], Node]] = []
-        if isinstance(node, MappingNode):
-            for name, value in node.value:
-                children += [
-                    (loc, name),
-                    ((*loc, str(name.value) if isinstance(name, ScalarNode) else "?"), value),
-                ]
-        elif isinstance(node, SequenceNode):
-            children = [((*loc, i), child) for i, child in enumerate(node.value)]
-        elif node.tag == "tag:yaml.org,2002:int" and max_digits:
-            digits = sum(char.isdigit() for char in str(node.value))
-            if digits > max_digits and not str(node.value).lstrip("+-").startswith(("0x", "0o", "0b")):
-                raise NoteError(
-                    path,
-                    f"a number of {digits:,} digits, more than the {max_digits:,} kb reads; "
-                    "put it in quotes to keep it as text",
-                    line=line,
-                    field=".".join(map(str, loc)) or None,
-                )
+        self.open_nodes.add(key)
+        if node.tag == "tag:yaml.org,2002:int":
+            self.check_digits(node, loc, line)
         total = 1
-        for child_loc, child in children:
-            total += size(child, depth + 1, child_loc)
-            if total - written > MAX_YAML_VALUES:
-                raise NoteError(path, f"the YAML expands to more than {MAX_YAML_VALUES:,} values through its "
-                                "aliases (&name / *name); write the values out instead", line=line)
-        open_nodes.discard(key)
-        sizes[key] = total
+        for child_loc, child in _children(node, loc):
+            total += self.size(child, depth + 1, child_loc)
+            if total - self.written > MAX_YAML_VALUES:
+                raise NoteError(
+                    self.path, f"the YAML expands to more than {MAX_YAML_VALUES:,} values through its "
+                    "aliases (&name / *name); write the values out instead", line=line,
+                )
+        self.open_nodes.discard(key)
+        self.sizes[key] = total
         return total
 
-    if root is not None:
-        size(root, 0, ())
+    def check_digits(self, node: Node, loc: tuple[Any, ...], line: int | None) -> None:
+        """Refuse a decimal integer longer than Python reads (hexadecimal, octal and binary have no limit)."""
+        if not self.max_digits or isinstance(node, MappingNode | SequenceNode):
+            return
+        digits = sum(char.isdigit() for char in str(node.value))
+        if digits > self.max_digits and not str(node.value).lstrip("+-").startswith(("0x", "0o", "0b")):
+            raise NoteError(
+                self.path,
+                f"a number of {digits:,} digits, more than the {self.max_digits:,} kb reads; "
+                "put it in quotes to keep it as text",
+                line=line,
+                field=".".join(map(str, loc)) or None,
+            )
+
+
+def _children(node: Node, loc: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], Node]]:
+    """A node's child nodes, each with its location: a mapping's keys (at the mapping's location) and
+    values (at the key's), a sequence's items (at their index)."""
+    if isinstance(node, MappingNode):
+        children: list[tuple[tuple[Any, ...], Node]] = []
+        for name, value in node.value:
+            children += [
+                (loc, name),
+                ((*loc, str(name.value) if isinstance(name, ScalarNode) else "?"), value),
+            ]
+        return children
+    if isinstance(node, SequenceNode):
+        return [((*loc, i), child) for i, child in enumerate(node.value)]
+    return []
 
 
 def _distinct_nodes(root: Node | None) -> int:

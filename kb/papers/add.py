@@ -16,6 +16,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -214,15 +215,59 @@ def _expanded_fields(path: Path, text: str) -> list[dict[str, str]]:
     """Each entry's fields with their ``@string`` macros expanded, after checking what the expansion would
     cost without doing it: a field over ``MAX_BIB_FIELD_CHARS``, a file over ``MAX_BIB_EXPANSION`` times its
     length, a macro that refers to itself or one never defined is refused with one line naming the entry."""
+    from bibtexparser.bibdatabase import as_text
+
+    database = _bibtex_database(path, text)
+    _check_expanded_lengths(path, text, database)
+    return [{key: as_text(value) for key, value in entry.items()} for entry in database.entries]
+
+
+def _bibtex_database(path: Path, text: str) -> Any:
+    """The parsed file, its ``@string`` macros kept as references; unreadable BibTeX is one line."""
     import bibtexparser
-    from bibtexparser.bibdatabase import BibDataString, BibDataStringExpression, as_text
     from bibtexparser.bparser import BibTexParser
 
     try:  # macros kept as references (interpolate_strings=False): expanding them here could exhaust memory
-        database = bibtexparser.loads(text, BibTexParser(interpolate_strings=False, common_strings=True))
+        return bibtexparser.loads(text, BibTexParser(interpolate_strings=False, common_strings=True))
     except Exception as exc:  # noqa: BLE001 - the parser's errors on malformed input have no common base
         raise AddError(f"{path}: not a readable BibTeX file ({type(exc).__name__}: {exc}); check the entry "
                        "syntax, e.g. '@article{key, title = {...}}'") from None
+
+
+def _check_expanded_lengths(path: Path, text: str, database: Any) -> None:
+    """Refuse a field whose macros expand it past ``MAX_BIB_FIELD_CHARS``, or a file they expand past
+    ``MAX_BIB_EXPANSION`` times its length, naming the first entry and field that does."""
+    length_of = _expanded_length(path, database)
+    file_cap = max(MAX_BIB_EXPANSION * len(text), 10 * MAX_BIB_FIELD_CHARS)
+    total = 0
+    for entry in database.entries:
+        for key, value in entry.items():
+            where = f"entry {entry.get('ID', '?')!r}, field {key!r}"
+            try:
+                length = length_of(value, where)
+            except RecursionError:
+                raise AddError(
+                    f"{path}: {where}: its @string macros nest too deeply; write the value out"
+                ) from None
+            total += length
+            if length > MAX_BIB_FIELD_CHARS:
+                raise AddError(
+                    f"{path}: {where}: its @string macros expand it to {length:,} characters, over "
+                    f"the {MAX_BIB_FIELD_CHARS:,} kb accepts; write the value out"
+                )
+            if total > file_cap:
+                raise AddError(
+                    f"{path}: {where}: @string macros expand the file past {file_cap:,} characters "
+                    f"({MAX_BIB_EXPANSION} times its length); write the values out"
+                )
+
+
+def _expanded_length(path: Path, database: Any) -> Callable[[Any, str], int]:
+    """A function giving the length a field value expands to, without expanding it: each macro's length is
+    computed once; a macro that refers to itself, or one the file never defines, is refused naming
+    ``where``."""
+    from bibtexparser.bibdatabase import BibDataString, BibDataStringExpression
+
     sizes: dict[str, int] = {}
 
     def size(value: Any, where: str, open_names: tuple[str, ...] = ()) -> int:
@@ -242,29 +287,7 @@ def _expanded_fields(path: Path, text: str) -> list[dict[str, str]]:
             sizes[value.name] = size(database.strings[value.name], where, (*open_names, value.name))
         return sizes[value.name]
 
-    file_cap = max(MAX_BIB_EXPANSION * len(text), 10 * MAX_BIB_FIELD_CHARS)
-    total = 0
-    for entry in database.entries:
-        for key, value in entry.items():
-            where = f"entry {entry.get('ID', '?')!r}, field {key!r}"
-            try:
-                length = size(value, where)
-            except RecursionError:
-                raise AddError(
-                    f"{path}: {where}: its @string macros nest too deeply; write the value out"
-                ) from None
-            total += length
-            if length > MAX_BIB_FIELD_CHARS:
-                raise AddError(
-                    f"{path}: {where}: its @string macros expand it to {length:,} characters, over "
-                    f"the {MAX_BIB_FIELD_CHARS:,} kb accepts; write the value out"
-                )
-            if total > file_cap:
-                raise AddError(
-                    f"{path}: {where}: @string macros expand the file past {file_cap:,} characters "
-                    f"({MAX_BIB_EXPANSION} times its length); write the values out"
-                )
-    return [{key: as_text(value) for key, value in entry.items()} for entry in database.entries]
+    return size
 
 
 def read_bibtex(path: Path) -> list[PaperRecord]:

@@ -465,31 +465,46 @@ def _run_files(folder: Path, entry: BundledRun) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for item in entry.files:
         if item.role == "artifact":
-            data = (folder / item.path).read_bytes()
-            suffix = PurePosixPath(item.path).suffix.lower()
-            if suffix == ".png" and not data.startswith(PNG_MAGIC):
-                raise BundleRefused(f"{item.path}: not a PNG (its first bytes are not PNG's)")
-            if suffix == ".json":
-                _json(data, item.path)
-            elif suffix != ".png":
-                raise BundleRefused(f"{item.path}: a bundle's files are JSON and PNG only")
-            if item.artifact is None:
-                raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output "
-                                    "(artifact)")
-            if PurePosixPath(item.artifact).suffix.lower() != suffix:  # checked as one kind, used by name
-                raise BundleRefused(f"{item.path}: stored as {item.artifact!r}, another kind of file than "
-                                    "the one checked")
-            files[evidence_key(item.sha256, _inside(item.artifact))] = data
+            key, data = _artifact_file(folder, item)
+            files[key] = data
         elif item.role == "texts":
-            texts = _json((folder / item.path).read_bytes(), item.path)
-            if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
-                raise BundleRefused(f"{item.path}: not a JSON object of file name to text")
-            for name, text in texts.items():
-                if PurePosixPath(name).suffix.lower() not in TEXT_SUFFIXES:  # a plot or checkpoint by name
-                    raise BundleRefused(f"{item.path}: {name!r} is not a text file's name (one of "
-                                        f"{', '.join(sorted(TEXT_SUFFIXES))})")
-                data = text.encode("utf-8")
-                files[evidence_key(hashlib.sha256(data).hexdigest(), _inside(name))] = data
+            files.update(_text_files(folder, item))
+    return files
+
+
+def _artifact_file(folder: Path, item: BundleFile) -> tuple[str, bytes]:
+    """A figure or JSON file's store key and bytes, refused unless it is what its name says (PNG or JSON)
+    and the run's output names it as a file of the same kind."""
+    data = (folder / item.path).read_bytes()
+    suffix = PurePosixPath(item.path).suffix.lower()
+    if suffix == ".png" and not data.startswith(PNG_MAGIC):
+        raise BundleRefused(f"{item.path}: not a PNG (its first bytes are not PNG's)")
+    if suffix == ".json":
+        _json(data, item.path)
+    elif suffix != ".png":
+        raise BundleRefused(f"{item.path}: a bundle's files are JSON and PNG only")
+    if item.artifact is None:
+        raise BundleRefused(f"{item.path}: {MANIFEST} does not name it in the run's output "
+                            "(artifact)")
+    if PurePosixPath(item.artifact).suffix.lower() != suffix:  # checked as one kind, used by name
+        raise BundleRefused(f"{item.path}: stored as {item.artifact!r}, another kind of file than "
+                            "the one checked")
+    return evidence_key(item.sha256, _inside(item.artifact)), data
+
+
+def _text_files(folder: Path, item: BundleFile) -> dict[str, bytes]:
+    """The run's text files, from the bundle's one JSON object of file name to text, by store key; a name
+    that is not a text file's is refused."""
+    texts = _json((folder / item.path).read_bytes(), item.path)
+    if not isinstance(texts, dict) or not all(isinstance(v, str) for v in texts.values()):
+        raise BundleRefused(f"{item.path}: not a JSON object of file name to text")
+    files: dict[str, bytes] = {}
+    for name, text in texts.items():
+        if PurePosixPath(name).suffix.lower() not in TEXT_SUFFIXES:  # a plot or checkpoint by name
+            raise BundleRefused(f"{item.path}: {name!r} is not a text file's name (one of "
+                                f"{', '.join(sorted(TEXT_SUFFIXES))})")
+        data = text.encode("utf-8")
+        files[evidence_key(hashlib.sha256(data).hexdigest(), _inside(name))] = data
     return files
 
 
