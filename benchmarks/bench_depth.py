@@ -228,9 +228,11 @@ def _agreement(bench: _SkipBench) -> dict[str, float]:
     fast, slow = bench.prefix(), bench.naive()
     nn_heatmap, nn_effect = bench.with_nnsight()
     reuse_heatmap, reuse_effect = bench.with_nnsight_reuse()
-    fast_heatmap = (fast.heat_sum[0] / fast.heat_count[0]).cpu()
-    slow_heatmap = (slow.heat_sum[0] / slow.heat_count[0]).cpu()
-    fast_effect = (fast.out_sum[0] / fast.out_count[0]).cpu()
+    # The tallies keep sums per sequence (their last axis); nnsight's maps average over the batch: the worst
+    # position's ratio over sequences, and the output effect over every real position.
+    fast_heatmap = (fast.heat_sum[0].sum(-1) / fast.heat_count[0].sum(-1)).cpu()
+    slow_heatmap = (slow.heat_sum[0].sum(-1) / slow.heat_count[0].sum(-1)).cpu()
+    fast_effect = (fast.out_sum[0].sum(-1) / fast.out_count[0].sum(-1)).cpu()
     return {
         "naive": float((fast_heatmap - slow_heatmap).nan_to_num().abs().max()),
         "nnsight": float((fast_heatmap.float() - nn_heatmap).nan_to_num().abs().max()),

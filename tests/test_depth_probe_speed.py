@@ -6,6 +6,7 @@ device from the host a fixed number of times, whatever the model's depth."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from analyzers.depth.probes import (
 from analyzers.depth.syncs import HostSyncCounter
 from analyzers.depth.tiny import build_random_esm, build_random_esmc, build_random_gpt2, build_random_saprot
 from tests.helpers import depth_probes_reference as reference
+from tests.helpers.benchmarks import load_benchmark
 from tests.helpers.tolerance import rank_rtol, sum_rtol
 
 # Unequal lengths, so that padding is present in every batch; two batches, so that sums accumulate.
@@ -172,3 +174,20 @@ def test_ranks_from_eigenvalues_match_the_svd_of_each_matrix() -> None:
             p = singular / singular.sum()
             assert float(erank[index, state]) == pytest.approx(math.exp(float(-(p * p.log()).sum())), rel=rel)
             assert float(stable[index, state]) == pytest.approx(float((singular**2).sum() / singular[0] ** 2), rel=rel)
+
+
+def test_bench_depth_runs_through_and_its_four_heatmaps_agree(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/bench_depth.py`` at a tiny size, in this process: it prints every timing and its agreement
+    line, where kb's prefix-reuse heatmap and output effect equal the naive passes' and both nnsight versions'
+    (the tallies' per-sequence sums averaged as nnsight averages; they once were not, and the script stopped
+    before its report)."""
+    bench = load_benchmark("bench_depth")
+    monkeypatch.setattr("sys.argv", ["bench_depth.py", "--layers", "3", "--width", "32", "--heads", "2",
+                                     "--sequences", "2", "--length", "20", "--repeats", "1"])  # fmt: skip
+    bench.main()
+    said = capsys.readouterr().out
+    agreement = said[said.index("agreement:"):]
+    differences = [float(x) for x in re.findall(r"\d\.\d+e[-+]\d+", agreement)]
+    assert len(differences) == 4 and max(differences) < 1e-5, agreement
+    assert "skip heatmap, nnsight with .skip() reuse" in said and "[implementation only: same algorithm]" in said
