@@ -18,6 +18,7 @@ also told apart by how it is wrong: left empty (kb not sure) or filled with some
     .venv/bin/python benchmarks/bench_add.py --json     # the same as JSON
     .venv/bin/python benchmarks/bench_add.py --half tuning   # only the tuning half (while changing rules)
     .venv/bin/python benchmarks/bench_add.py --totals        # per field and half, no row per article
+    .venv/bin/python benchmarks/bench_add.py --half tuning --articles zoo,warp   # only these (a quick check)
     .venv/bin/python benchmarks/bench_add.py --grobid http://localhost:8070 --totals   # GROBID's header over
                                                                                       # the layout's
 
@@ -160,8 +161,10 @@ def main() -> None:
     parser.add_argument("--totals", action="store_true", help="per field and half only, no row per article")
     parser.add_argument("--grobid", metavar="URL", help="read each header with the GROBID service at URL "
                         "(uploads the PDFs to it), as kb add does with KB_GROBID_URL")
+    parser.add_argument("--articles", type=lambda names: set(names.split(",")), metavar="NAME,...",
+                        help="read only these articles (names of their PDFs without .pdf)")
     args = parser.parse_args()
-    rows, per_page = run(args.half, args.grobid)
+    rows, per_page = run(args.half, args.grobid, args.articles)
     unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
     halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
               if args.half in (None, split)}

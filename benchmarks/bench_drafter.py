@@ -30,7 +30,7 @@ Each draft names the PDF page its quote starts on (the claim's ``source.page``);
 the matched drafts name the marked claim's page.
 
 Run: .venv/bin/python benchmarks/bench_drafter.py [--errors] [--json] [--results-only] [--split tuning|held-out]
-     [--model PROVIDER:NAME]
+     [--model PROVIDER:NAME] [--articles NAME,...]
 """
 
 from __future__ import annotations
@@ -300,14 +300,16 @@ def main() -> None:
     parser.add_argument("--model", help="Draft with this chat model (e.g. openai:gpt-4o-mini), not the rules.")
     parser.add_argument("--split", choices=SPLITS,
                         help="Only this half's worked results (tune on 'tuning' only).")
+    parser.add_argument("--articles", type=lambda names: names.split(","), metavar="NAME,...",
+                        help="Only these articles (names of their PDFs without .pdf; a quick run of the report).")
     args = parser.parse_args()
     model = None
     if args.model:
         from kb.agents.config import chat_model
 
         model = chat_model(args.model)
-    halves = {split: run_results(split, model=model) for split in SPLITS if args.split in (None, split)}
-    articles = [] if args.results_only or args.split or model is not None else run_corpus()
+    halves = {split: run_results(split, args.articles, model) for split in SPLITS if args.split in (None, split)}
+    articles = [] if args.results_only or args.split or model is not None else run_corpus(args.articles)
     if args.json:
         print(json.dumps({"claims": _as_json(articles), **{f"results_{split}": _as_json(found)
                                                            for split, found in halves.items()}}, indent=1))
