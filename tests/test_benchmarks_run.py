@@ -11,6 +11,7 @@ Those over ~3 s on 2 loaded cores are ``slow``: the time each took is beside its
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -156,6 +157,7 @@ def test_bench_app_pages_times_every_page(monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.mark.slow  # ~45 s on 2 loaded cores: 4 measurements of worker processes importing kb, a PostgreSQL server
+@pytest.mark.postgres
 def test_bench_queue_runs_every_queued_run_on_sqlite_and_postgresql(monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     said = _run("bench_queue", monkeypatch, capsys, "--n", "6", "--repeats", "1", "--workers", "1", "2",
@@ -166,7 +168,25 @@ def test_bench_queue_runs_every_queued_run_on_sqlite_and_postgresql(monkeypatch:
     assert all(m["runs_per_s"] > 0 for m in measured)
 
 
+@pytest.mark.slow  # ~25 s on 2 loaded cores: a local Ray instance starts, 100 runs
+@pytest.mark.ray
+def test_bench_queue_compares_with_a_base_checkout_and_measures_ray(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``--base`` (this checkout again, as a base) puts each base measurement beside this one's; ``--ray``."""
+    pytest.importorskip("ray")
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))  # the Ray part prepends the checkout to it
+    said = _run("bench_queue", monkeypatch, capsys, "--n", "4", "--repeats", "1", "--workers", "1",
+                "--base", str(root), "--ray")
+    against = _value(said, rf"^sqlite +1 worker\(s\) this : +{NUMBER} runs/s +\(([-+]{NUMBER}) % against base")
+    base = _value(said, rf"^sqlite +1 worker\(s\) base : +({NUMBER}) runs/s")
+    assert base > 0 and against > -100
+    assert _value(said, rf"^ray executor \(noop\): +({NUMBER}) runs/s") > 0
+
+
 @pytest.mark.slow  # ~25 s on 2 loaded cores: Slurm jobs start a Python each
+@pytest.mark.slurm
+@pytest.mark.postgres
 def test_bench_cluster_times_the_three_setups(slurm_cluster: str, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     # the benchmark sets them in this process for its S3 server
