@@ -150,6 +150,22 @@ def test_design_tempering_keeps_composition_and_energy_falls_with_temperature() 
     assert 0.0 < report.mean_pairwise_identity < 1.0 and 0 < report.acceptance_temperature < 1
 
 
+def test_design_tempering_with_fewer_chains_than_levels_reaches_the_lowest_level() -> None:
+    """3 chains on a ladder of 6 levels: the levels no chain starts at get a finite mean energy, so the weights
+    are finite and the chains walk down to the lowest level and are sampled there (with NaN weights none ever
+    moved past the first empty level: no sample until max_sweeps)."""
+    contacts = structure.ideal_four_helix_bundle()
+    composition = design.encode(structure.ACBP_SEQUENCE)
+    report = design.simulated_tempering(
+        contacts, design.interaction_matrix(0), composition, 6, (2.4, 2.1, 1.9, 1.7, 1.5, 1.2), burn_in_sweeps=60,
+        sweeps_between=5, num_chains=3, seed=0, max_sweeps=3000,
+    )  # fmt: skip
+    assert report.sequences.shape == (6, 86) and report.num_chains == 3
+    assert (np.sort(report.sequences, axis=1) == np.sort(composition)).all()
+    full = design.energy(contacts, design.interaction_matrix(0), report.sequences)
+    assert np.allclose(full, report.sample_energies, atol=1e-2)
+
+
 def test_design_identity_and_fasta_round_trip(tmp_path: Path) -> None:
     sequences = np.array([[0, 1, 2, 3], [0, 1, 3, 2], [4, 1, 2, 3]])
     brute = np.mean([(sequences[a] == sequences[b]).mean() for a in range(3) for b in range(3) if a != b])

@@ -363,7 +363,11 @@ class _TemperingChains:
         levels = self.levels
         self.correction = np.zeros(levels)
         self.log_weights = np.zeros(levels)  # -ln Z_k + const, set during burn-in
-        self.mean_energy = np.array([self.energies[self.level == k].mean() for k in range(levels)])
+        # A level no chain starts at (fewer chains than levels) starts from every chain's mean: the start
+        # sequences are alike random permutations. A NaN there made every weight past it NaN, so no chain ever
+        # moved down to the lowest level: no sample, sweep after sweep, until max_sweeps.
+        self.mean_energy = np.array([self.energies[self.level == k].mean() if (self.level == k).any()
+                                     else self.energies.mean() for k in range(levels)])  # fmt: skip
         self.energy_sum, self.energy_count = np.zeros(levels), np.zeros(levels)
         self.accepted, self.tried = np.zeros(levels), np.zeros(levels)
         self.visits = np.zeros(levels, dtype=np.int64)
