@@ -10,8 +10,8 @@
    ``--design-shards`` shards: small's) on 1 worker and on every core, projected to 16 cores; ``--design-n``
    sequences on the shipped 1UBI by the vectorized simulated tempering
    with the calibrated protocol (8,000 burn-in sweeps, ``--design-burn-in``, then ticks; ``--design-chains``, the
-   paper preset's 1,400; a few chains seldom reach the coldest level, so a quick run wants a dozen), one thread,
-   with the swap rate, the identity and entropy against the authors' and the design's own checks.
+   paper preset's 1,400), one thread, with the swap rate, the identity and entropy against the authors' and the
+   design's own checks.
 
 3. equilibrium sampling at one temperature (``--temperature``, the ``--ess-model`` briefly pre-trained with
    Adam so that the chain starts near its stationary loss): steps/s and the effective sample size (ESS,
