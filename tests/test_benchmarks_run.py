@@ -19,8 +19,12 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.benchmarks import load_benchmark
+from tests.servers import PG_BIN
 
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+# The benchmarks that start their own PostgreSQL server (tests/servers.py), skipped as the pg_url fixture skips.
+needs_postgres = pytest.mark.skipif(not (PG_BIN / "initdb").exists(),
+                                    reason="PostgreSQL server binaries not installed (apt-get install postgresql)")
 
 
 def _run(name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -158,6 +162,7 @@ def test_bench_app_pages_times_every_page(monkeypatch: pytest.MonkeyPatch,
 
 @pytest.mark.slow  # ~45 s on 2 loaded cores: 4 measurements of worker processes importing kb, a PostgreSQL server
 @pytest.mark.postgres
+@needs_postgres
 def test_bench_queue_runs_every_queued_run_on_sqlite_and_postgresql(monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     said = _run("bench_queue", monkeypatch, capsys, "--n", "6", "--repeats", "1", "--workers", "1", "2",
@@ -187,6 +192,7 @@ def test_bench_queue_compares_with_a_base_checkout_and_measures_ray(monkeypatch:
 @pytest.mark.slow  # ~25 s on 2 loaded cores: Slurm jobs start a Python each
 @pytest.mark.slurm
 @pytest.mark.postgres
+@needs_postgres
 def test_bench_cluster_times_the_three_setups(slurm_cluster: str, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     # the benchmark sets them in this process for its S3 server
