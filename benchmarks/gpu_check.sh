@@ -53,14 +53,7 @@ else
 fi
 
 {
-  echo "# GPU check ($MODE)"
-  echo
-  echo '```'; cat "$REPORT/environment.txt"; echo '```'
-  echo
-  echo "| part | result | time | output |"
-  echo "|---|---|---|---|"
-  printf '%s\n' "${ROWS[@]}"
-  echo
+  summary_head "GPU check ($MODE)"
   echo "## Langevin: chain-steps per second (bench_langevin.py, chains section)"
   echo '```'; grep -A3 "^every chain in one step" "$REPORT/bench_langevin.txt"; echo '```'
   echo "## Langevin: both models' chains per group against one graph for all (bench_langevin.py, groups section)"

@@ -50,14 +50,7 @@ for claim in "${CLAIMS[@]}"; do
 done
 
 {
-  echo "# Langevin claims on $DEVICE ($MODE)"
-  echo
-  echo '```'; cat "$REPORT/environment.txt"; echo '```'
-  echo
-  echo "| part | result | time | output |"
-  echo "|---|---|---|---|"
-  printf '%s\n' "${ROWS[@]}"
-  echo
+  summary_head "Langevin claims on $DEVICE ($MODE)"
   echo "kb verify ${CLAIMS[*]} --device $DEVICE ${SETS[*]}"
   for claim in "${CLAIMS[@]}"; do
     echo

@@ -3,8 +3,9 @@
 # mode (`--cpu`, or no CUDA here: the CPU fallback at tiny sizes), the report folder (the argument after the mode,
 # else $OUT/DEFAULT_REPORT_NAME, else ./DEFAULT_REPORT_NAME), the wheels kb needs beyond the node's image
 # (.whl/, benchmarks/gpu_wheels.txt) installed once into /tmp/site, PYTHONPATH, environment.txt, and `run`, which
-# runs one part under its own `timeout` and adds its row to ROWS for the summary. It leaves MODE, REPORT, PYTHON,
-# ROOT, STATUS (1 once a part failed) and ROWS set, and the working folder at the repository root.
+# runs one part under its own `timeout` and adds its row to ROWS for the summary, and `summary_head`, the top of
+# the summary. It leaves MODE, REPORT, PYTHON, ROOT, STATUS (1 once a part failed) and ROWS set, and the working
+# folder at the repository root.
 DEFAULT_REPORT=$1; shift
 MODE=gpu
 if [ "${1:-}" = "--cpu" ]; then MODE=cpu; shift; fi
@@ -50,4 +51,16 @@ run() {
   [ "$code" -eq 0 ] || STATUS=1
   ROWS+=("| $name | $verdict | $took s | $name.txt |")
   echo "$name: $verdict in $took s"
+}
+
+# summary_head TITLE: the top of a report's summary.md: the title, the environment and a row per part.
+summary_head() {
+  echo "# $1"
+  echo
+  echo '```'; cat "$REPORT/environment.txt"; echo '```'
+  echo
+  echo "| part | result | time | output |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
 }
