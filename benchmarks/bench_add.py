@@ -168,10 +168,11 @@ def main() -> None:
     unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
     halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
               if args.half in (None, split)}
+    overall = totals(rows)  # before --totals drops the rows: "all" is over every article read
     if args.totals:
         rows = []
     if args.json:
-        print(json.dumps({"articles": rows, "halves": halves, "all": totals(rows), "seconds_per_page": per_page,
+        print(json.dumps({"articles": rows, "halves": halves, "all": overall, "seconds_per_page": per_page,
                           **({"grobid_url": args.grobid, "grobid_not_read": dict(unread)} if args.grobid else {})}))
         return
     for article, why in unread:  # GROBID's failures are the layout's numbers: say which

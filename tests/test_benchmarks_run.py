@@ -243,6 +243,11 @@ def test_bench_add_reports_a_tuning_article_per_field(monkeypatch: pytest.Monkey
     whole = _value(said, r"^tuning \(1\) +whole (\d) ")
     assert whole == (set(marks) == {"ok"})  # whole: every field right
     assert _value(said, rf"time per page: ({NUMBER}) ms") > 0
+    # --totals drops the rows, not what the totals are over
+    report = json.loads(_run("bench_add", monkeypatch, capsys, "--half", "tuning", "--articles", "gdata-unknown",
+                             "--json", "--totals"))  # fmt: skip
+    assert report["articles"] == [] and report["all"]["n"] == report["halves"]["tuning"]["n"] == 1
+    assert report["all"]["whole"] == whole
 
 
 @needs_corpus
