@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # types only: the modules behind them load when a command run
     from rich.console import Console
 
     from kb.core import KnowledgeBase
-    from schemas import Verdict
+    from schemas import EvidenceRecord, Verdict
 
 
 @app.command()
@@ -143,19 +143,21 @@ def _made_elsewhere_table(kb: KnowledgeBase) -> None:
                       [Col("claim", ratio=2, fold=True), Col("elsewhere", ratio=3, fold=True),
                        Col("here", ratio=2, fold=True)])  # fmt: skip
     for key in kb.claim_keys():
-        records = kb.evidence(key)
-        imported = next((r for r in records if evidence_origin(r.provenance)), None)
-        if imported is None:
+        made = [(record, evidence_origin(record.provenance)) for record in kb.evidence(key)]  # newest first
+        elsewhere = next(((record, origin) for record, origin in made if origin), None)
+        if elsewhere is None:
             continue
-        local = next((r for r in records if not evidence_origin(r.provenance)), None)
-        def said(record: Any) -> str:
-            return record.verdict.kind.value if record.verdict else "no verdict"
-        here = (said(local) + (" (stale)" if local.stale else "") if local is not None
+        imported, origin = elsewhere
+        local = next((record for record, origin in made if not origin), None)
+        here = (_verdict_word(local) + (" (stale)" if local.stale else "") if local is not None
                 else f"not run here: kb verify --rerun {imported.run_id}")
-        origin = evidence_origin(imported.provenance)
-        listing.add(claim=esc(key), elsewhere=esc(f"{said(imported)}: {origin}"), here=esc(here))
+        listing.add(claim=esc(key), elsewhere=esc(f"{_verdict_word(imported)}: {origin}"), here=esc(here))
     if listing.table.row_count:
         console.print(listing.table)
+
+
+def _verdict_word(record: EvidenceRecord) -> str:
+    return record.verdict.kind.value if record.verdict else "no verdict"
 
 
 def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:
