@@ -193,7 +193,9 @@ def bench_design(args: argparse.Namespace) -> None:
           f"{report.consecutive_identity:.3f}; composition exact: {exact}; at the level's mean energy: "
           f"{check.get('samples_equilibrated')}, stationary: {check.get('samples_stationary')}")
     print(f"        T      {' '.join(f'{t:7.3f}' for t in report.temperatures)}")
-    print(f"        <E>    {' '.join(f'{e:7.1f}' for e in report.mean_energy)}")
+    # A level no chain visited while sampling has no mean energy: shown as '-', not as nan.
+    energies = [f"{e:7.1f}" if np.isfinite(e) else f"{'-':>7}" for e in report.mean_energy]
+    print(f"        <E>    {' '.join(energies)}")
     print(f"        accept {' '.join(f'{a:7.3f}' for a in report.acceptance_swap)}  (temperature moves "
           f"{report.acceptance_temperature:.2f})")
 

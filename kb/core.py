@@ -878,8 +878,12 @@ class KnowledgeBase:
     def import_evidence(self, bundle: Path) -> bundles.ImportReport:
         """Add a bundle's runs here, every verdict judged by this kb's rule; ``BundleRefused`` (one line,
         nothing imported) for a bundle that fails a check (``kb.queue.bundles``)."""
-        from kb.queue import bundles
         self.index()  # the claims a bundle names are checked against the notes as they are now
+        return self._import_indexed(bundle)
+
+    def _import_indexed(self, bundle: Path) -> bundles.ImportReport:
+        """``import_evidence`` on an index already brought up to date."""
+        from kb.queue import bundles
         return bundles.import_bundle(self.engine, self.store, bundle, limits=self.settings.bundles,
                                      scratch=self.settings.home / "tmp")
 
@@ -889,12 +893,15 @@ class KnowledgeBase:
         refused (nothing of it imported). Importing one again adds nothing."""
         from kb.queue import bundles
         done: list[tuple[Path, bundles.ImportReport | str]] = []
-        for path in bundles.shipped_bundles(self.settings.papers):
+        shipped = bundles.shipped_bundles(self.settings.papers)
+        if shipped:
+            self.index()  # once, not once per bundle
+        for path in shipped:
             if path.is_symlink():  # a link could lead anywhere: kb reads only what lies in the notes folder
                 done.append((path, "a link: put the bundle itself in the notes folder's evidence/"))
                 continue
             try:
-                done.append((path, self.import_evidence(path)))
+                done.append((path, self._import_indexed(path)))
             except bundles.BundleRefused as exc:
                 done.append((path, str(exc)))
         return done

@@ -312,3 +312,5 @@ def test_bench_langevin_runs_every_section(monkeypatch: pytest.MonkeyPatch,
     # the sharded design gives the same sequences on any worker count; the design keeps the composition
     assert "same sequences on every worker count: True" in said
     assert "(1UBI, burn-in 20 sweeps, not the calibrated 8000)" in said and "composition exact: True" in said
+    energies = re.search(r"^ +<E> .*$", said, flags=re.M)  # a level no chain visited reads '-', not nan
+    assert energies is not None and "nan" not in energies.group(0), said

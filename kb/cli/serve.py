@@ -71,14 +71,15 @@ def demo(
     for key, reason in skipped:
         err_console.print(f"[yellow]not verified[/] {esc(key)}: {esc(reason)}", highlight=False)
     told = _judge_queued(kb, queued, as_json=as_json)
-    verdicts = _claim_rows(kb, dict(skipped))
+    evidence = {key: kb.evidence(key) for key in kb.claim_keys()}  # newest first; read once for both tables
+    verdicts = _claim_rows(kb, evidence, dict(skipped))
     if as_json:  # the claims not judged above (current evidence, not runnable, no run): one line each
         for row in verdicts:
             if row["id"] not in told:
                 print_json_line(row)
         return
     verdict_table(verdicts)
-    _made_elsewhere_table(kb)
+    _made_elsewhere_table(evidence)
     # Every claim counted, those bound to no analyzer too, in the Library header's order.
     counts = Counter(status.state.value for status in kb.claim_states().values())
     console.print(f"{sum(counts.values())} claims: " + " · ".join(
@@ -135,15 +136,16 @@ def _import_shipped(kb: KnowledgeBase) -> None:
                               highlight=False)
 
 
-def _made_elsewhere_table(kb: KnowledgeBase) -> None:
-    """Each claim whose evidence was made elsewhere (imported): that verdict, where and on what it was made,
-    and beside it the latest verdict made here, or how to make one."""
+def _made_elsewhere_table(evidence: dict[str, list[EvidenceRecord]]) -> None:
+    """Each claim whose evidence (``evidence``: each claim's, newest first) was made elsewhere (imported):
+    that verdict, where and on what it was made, and beside it the latest verdict made here, or how to make
+    one."""
     from kb.display import evidence_origin
     listing = Listing("evidence made elsewhere, beside what this machine gives",
                       [Col("claim", ratio=2, fold=True), Col("elsewhere", ratio=3, fold=True),
                        Col("here", ratio=2, fold=True)])  # fmt: skip
-    for key in kb.claim_keys():
-        made = [(record, evidence_origin(record.provenance)) for record in kb.evidence(key)]  # newest first
+    for key, records in evidence.items():
+        made = [(record, evidence_origin(record.provenance)) for record in records]
         elsewhere = next(((record, origin) for record, origin in made if origin), None)
         if elsewhere is None:
             continue
@@ -160,13 +162,13 @@ def _verdict_word(record: EvidenceRecord) -> str:
     return record.verdict.kind.value if record.verdict else "no verdict"
 
 
-def _claim_rows(kb: KnowledgeBase, not_runnable: dict[str, str]) -> list[dict[str, Any]]:
-    """Every bound claim's row of the demo's verdict table: its state now, its latest evidence's verdict,
-    why."""
+def _claim_rows(kb: KnowledgeBase, claim_evidence: dict[str, list[EvidenceRecord]],
+                not_runnable: dict[str, str]) -> list[dict[str, Any]]:
+    """Every bound claim's row of the demo's verdict table (``claim_evidence``: each claim's evidence, newest
+    first): its state now, its latest evidence's verdict, why."""
     verdicts: list[dict[str, Any]] = []
     states = kb.claim_states()  # the status column is the claim's state, as every other surface shows it
-    for key in kb.claim_keys():
-        evidence = kb.evidence(key)
+    for key, evidence in claim_evidence.items():
         verdict = evidence[0].verdict if evidence else None
         state = states[key].state.value if key in states else "unverified"
         found = kb.claim(key)
