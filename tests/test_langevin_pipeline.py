@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +178,9 @@ def test_cli_langevin_run_smoke_writes_everything(work_dir: Path, tmp_path: Path
     out = tmp_path / "run"
     result = run_kb(None, None, "langevin", "run", "--scale", "smoke", "--out", str(out), "--work-dir", str(work_dir))
     assert result.returncode == 0, result.stdout + result.stderr
+    # not a terminal (a log): plain lines from the start (tests/test_progress_bars.py: when), not only the
+    # bar's last drawing at the end
+    assert re.search(r"^ +0\.0% +\d+ s  starting$", result.stdout, flags=re.M), result.stdout
     for name in ("metrics.json", "provenance.json", "sweep.png", "similarity.png", "attention_vs_contacts.png",
                  "precision_vs_temperature.png", "designed.fasta"):  # fmt: skip
         assert (out / name).is_file(), name

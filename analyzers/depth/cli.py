@@ -24,11 +24,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from analyzers import files
 from analyzers.base import Cancelled, NotRunnable, looks_like_path
+from analyzers.progress_bars import LoggedProgress
 from analyzers.registry import CommandHost, register_commands
 
 console = Console()
@@ -285,7 +286,7 @@ def _probe_models(
 
     summary: dict[str, Any] = {}
     taken: set[str] = set()
-    with atomic_folder(out) as staging, Progress(
+    with atomic_folder(out) as staging, LoggedProgress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
         TimeElapsedColumn(), console=err_console, transient=False, disable=quiet,
     ) as bar:  # fmt: skip

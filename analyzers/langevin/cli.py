@@ -45,9 +45,11 @@ def _publish(staging: Path, target: Path, overwrite: bool) -> None:
 
 
 def _progress_context():  # noqa: ANN202 - a rich Progress
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
-    return Progress(
+    from analyzers.progress_bars import LoggedProgress
+
+    return LoggedProgress(
         TextColumn("[bold]{task.percentage:>5.1f}%"), BarColumn(), TimeElapsedColumn(),
         TextColumn("{task.description}"), transient=False,
     )  # fmt: skip

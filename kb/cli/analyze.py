@@ -17,9 +17,10 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from analyzers.files import atomic_write_json
+from analyzers.progress_bars import LoggedProgress
 from kb.cli.common import HomeOpt, JsonOpt, app, console, err_console, make_kb, print_json
 
 
@@ -59,8 +60,9 @@ def _run_with_bar(name: str, analyzer: Any, params: Any, out_dir: Path, home: Pa
 
     try:
         analyzer.preflight(params)
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                      TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        with LoggedProgress(TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), console=err_console,
+                            transient=True) as bar:
             task = bar.add_task(escape(name), total=1.0)
 
             started = time.perf_counter()
