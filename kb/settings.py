@@ -239,6 +239,13 @@ class Settings(BaseSettings):
         default=True, description="'kb add FILE.pdf' looks the DOI or arXiv id it finds up online "
         "(KB_LOOKUPS=false: the layout alone, as offline).",
     )
+    learned_year: bool = Field(
+        default=False,
+        description="'kb add FILE.pdf' lets the learned year ranker (kb/papers/pdf_year.py) fill the year "
+        "where the layout rules leave it empty, saying so when the note is added (KB_LEARNED_YEAR=true). "
+        "Off by default: in cross-validation on the tuning half its fills reach 95 % precision only at about "
+        "a tenth of the years (benchmarks/data/pdfs/README.md, round 8).",
+    )
     grobid_url: str | None = Field(
         default=None,
         description="Base URL of a GROBID service you trust with your PDFs (KB_GROBID_URL, e.g. "
