@@ -21,6 +21,11 @@ also told apart by how it is wrong: left empty (kb not sure) or filled with some
     .venv/bin/python benchmarks/bench_add.py --half tuning --articles zoo,warp   # only these (a quick check)
     .venv/bin/python benchmarks/bench_add.py --grobid http://localhost:8070 --totals   # GROBID's header over
                                                                                       # the layout's
+    .venv/bin/python benchmarks/bench_add.py --half tuning --learned-year --totals  # with the year fallback
+
+``--learned-year`` reads as ``KB_LEARNED_YEAR=true`` does: where the rules leave the year empty, the learned year
+ranker (kb/papers/pdf_year.py) may fill it; the totals then also say how many years it filled, how many of
+those are right, and how many years the rules alone had right.
 
 ``--grobid URL`` measures ``kb add``'s GROBID backend (``KB_GROBID_URL``, ``kb.papers.grobid``): each PDF is
 uploaded to the GROBID service at URL and its header read over the layout rules' as ``kb add`` reads it
@@ -107,8 +112,8 @@ def _empty(record: PaperRecord, abstract: str | None) -> dict[str, bool]:
     return empty
 
 
-def run(half: str | None = None, grobid_url: str | None = None,
-        articles: set[str] | None = None) -> tuple[list[dict[str, Any]], float]:
+def run(half: str | None = None, grobid_url: str | None = None, articles: set[str] | None = None,
+        learned_year: bool = False) -> tuple[list[dict[str, Any]], float]:
     """Score every article of the corpus (or of one ``half``, or those named in ``articles``); the rows and the
     seconds per page. With ``grobid_url``, each header as ``kb add`` reads it with that GROBID service (each
     row's ``grobid``: None when GROBID read it, else the line saying why not)."""
@@ -126,7 +131,7 @@ def run(half: str | None = None, grobid_url: str | None = None,
                 continue
             pdf = truth_file.with_name(f"{name}.pdf")
             start = time.perf_counter()
-            record = read_pdf(pdf)
+            record = read_pdf(pdf, learned_year)
             if grobid_url:
                 record = read_header(record, pdf, settings)
             seconds += time.perf_counter() - start
@@ -135,8 +140,12 @@ def run(half: str | None = None, grobid_url: str | None = None,
             pages += record.text.count("\f") + 1
             right = score(record, truth, abstract)
             empty = _empty(record, abstract)
+            filled = "year" in record.read_by  # by the learned year ranker: the rules left it empty
             rows.append({"article": pdf.stem, "split": truth.get("split", "tuning"),
                          "pages": record.text.count("\f") + 1, **right,
+                         **({"year_filled": filled,
+                             "year_by_rules": (None if filled else record.year) == truth["year"]}
+                            if learned_year else {}),
                          "left_empty": [f for f in FIELDS if not right[f] and empty[f]],
                          **({"grobid": next((n for n in record.notices if n.startswith("GROBID")), None)}
                             if grobid_url else {})})
@@ -145,10 +154,15 @@ def run(half: str | None = None, grobid_url: str | None = None,
 
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per field: right, wrong with a value, and left empty; and the articles whole (every field right)."""
+    learned = [r for r in rows if "year_filled" in r]
     return {"n": len(rows),
             "right": {f: sum(r[f] for r in rows) for f in FIELDS},
             "left_empty": {f: sum(f in r["left_empty"] for r in rows) for f in FIELDS},
-            "whole": sum(all(r[f] for f in FIELDS) for r in rows)}
+            "whole": sum(all(r[f] for f in FIELDS) for r in rows),
+            **({"learned_year": {"filled": sum(r["year_filled"] for r in learned),
+                                 "filled_right": sum(r["year_filled"] and r["year"] for r in learned),
+                                 "year_right_by_rules_alone": sum(r["year_by_rules"] for r in learned)}}
+               if learned else {})}
 
 
 SPLITS = ("tuning", "held-out")
@@ -161,10 +175,12 @@ def main() -> None:
     parser.add_argument("--totals", action="store_true", help="per field and half only, no row per article")
     parser.add_argument("--grobid", metavar="URL", help="read each header with the GROBID service at URL "
                         "(uploads the PDFs to it), as kb add does with KB_GROBID_URL")
+    parser.add_argument("--learned-year", action="store_true", help="let the learned year ranker fill the "
+                        "years the rules leave empty, as KB_LEARNED_YEAR=true does")
     parser.add_argument("--articles", type=lambda names: set(names.split(",")), metavar="NAME,...",
                         help="read only these articles (names of their PDFs without .pdf)")
     args = parser.parse_args()
-    rows, per_page = run(args.half, args.grobid, args.articles)
+    rows, per_page = run(args.half, args.grobid, args.articles, args.learned_year)
     unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
     halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
               if args.half in (None, split)}
@@ -194,6 +210,10 @@ def main() -> None:
         cells = ["".ljust(30), "percent".ljust(14)]
         cells += [f"{100 * half['right'][f] / max(n, 1):.0f}%".center(width[f]) for f in FIELDS]
         print(" ".join(cells))
+        if "learned_year" in half:
+            learned = half["learned_year"]
+            print(f"{'':30} learned year: filled {learned['filled']}, right {learned['filled_right']}; year right "
+                  f"by the rules alone {learned['year_right_by_rules_alone']}/{n}")
     if args.grobid:
         print(f"GROBID ({args.grobid}) did not read {len(unread)} of the headers (each named on stderr)")
     print(f"time per page: {per_page * 1000:.1f} ms (text, layout of page 1 and metadata"

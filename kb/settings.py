@@ -239,6 +239,14 @@ class Settings(BaseSettings):
         default=True, description="'kb add FILE.pdf' looks the DOI or arXiv id it finds up online "
         "(KB_LOOKUPS=false: the layout alone, as offline).",
     )
+    learned_year: bool = Field(
+        default=False,
+        description="'kb add FILE.pdf' lets the learned year ranker (kb/papers/pdf_year.py) fill the year "
+        "where the layout rules leave it empty, saying so when the note is added (KB_LEARNED_YEAR=true). "
+        "Off by default: in cross-validation on the tuning half its fills are right 95 % of the time at half "
+        "the years (93 % with the threshold's choice cross-validated too), and on the tuning half it fills "
+        "two years whose article states none (benchmarks/data/pdfs/README.md, round 8).",
+    )
     grobid_url: str | None = Field(
         default=None,
         description="Base URL of a GROBID service you trust with your PDFs (KB_GROBID_URL, e.g. "

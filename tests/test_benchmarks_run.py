@@ -251,6 +251,22 @@ def test_bench_add_reports_a_tuning_article_per_field(monkeypatch: pytest.Monkey
 
 
 @needs_corpus
+def test_bench_add_with_the_learned_year_says_what_it_filled(monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--learned-year: the totals also say how many years the fallback filled and the rules alone had right (a
+    rule's year is never replaced: where nothing was filled, the two counts are one)."""
+    args = ("--half", "tuning", "--articles", "gdata-unknown,elsarticle-1p", "--learned-year")
+    report = json.loads(_run("bench_add", monkeypatch, capsys, *args, "--json", "--totals"))
+    tuning = report["halves"]["tuning"]
+    learned = tuning["learned_year"]
+    assert tuning["n"] == 2 and 0 <= learned["filled_right"] <= learned["filled"] <= 2
+    if learned["filled"] == 0:
+        assert learned["year_right_by_rules_alone"] == tuning["right"]["year"]
+    said = _run("bench_add", monkeypatch, capsys, *args, "--totals")
+    assert re.search(r"learned year: filled \d, right \d; year right by the rules alone \d/2", said), said
+
+
+@needs_corpus
 @pytest.mark.slow  # ~6 s on 2 loaded cores: one article read and drafted twice, and the labelled passages
 def test_bench_drafter_reports_an_articles_results_claims_and_the_labelled_set(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

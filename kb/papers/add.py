@@ -64,6 +64,8 @@ class PaperRecord:
     # where the fields came from, unless field_sources says otherwise
     source: FieldSource = FieldSource.LAYOUT
     field_sources: dict[str, FieldSource] = field(default_factory=dict)  # per field, where it differs
+    # how a field was read where no rule of its source read it ('layout (learned year ranker, p=0.97)')
+    read_by: dict[str, str] = field(default_factory=dict)
     # one line each for the person adding (a dropped DOI, ...)
     notices: list[str] = field(default_factory=list)
     # Per author, the family name when the printed name alone does not tell it (kb.papers.bibtex.note_family).
@@ -167,13 +169,16 @@ class AddError(ValueError):
 
 # -- readers -----------------------------------------------------------------------------------------
 
-def read_pdf(path: Path) -> PaperRecord:
+def read_pdf(path: Path, learned_year: bool = False) -> PaperRecord:
     """Full text of a PDF (pages separated by ``PAGE_BREAK``, ligatures resolved) and what its layout says:
-    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``)."""
+    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``; with
+    ``learned_year``, the learned year ranker where the rules leave the year empty: ``kb.papers.pdf_year``).
+    """
     from kb.papers.pdf_child import read_article_bounded
 
     try:
-        article = read_article_bounded(path)  # in a child process: a hostile PDF costs one line, not kb
+        # in a child process: a hostile PDF costs one line, not kb
+        article = read_article_bounded(path, learned_year=learned_year)
     except (OSError, ValueError) as exc:
         raise AddError(
             f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead"
@@ -196,6 +201,10 @@ def read_pdf(path: Path) -> PaperRecord:
         text=PAGE_BREAK.join(article.pages) + "\n",
         unread=unread,
         source=FieldSource.LAYOUT,
+        read_by=dict(article.read_by),
+        # a field no rule read (the learned year ranker's year): said when the note is added, to be checked
+        notices=[f"{name} {getattr(article, name)} read by the {how}: no rule read it; check it"
+                 for name, how in article.read_by.items()],
     )
 
 
@@ -420,14 +429,14 @@ def read_csl_json(path: Path) -> list[PaperRecord]:
     return [_csl_record(path, i, item) for i, item in enumerate(items)]
 
 
-def read_file(path: Path) -> list[PaperRecord]:
-    """Records from a PDF, BibTeX or CSL-JSON file, by extension."""
+def read_file(path: Path, learned_year: bool = False) -> list[PaperRecord]:
+    """Records from a PDF, BibTeX or CSL-JSON file, by extension (``learned_year``: see ``read_pdf``)."""
     suffix = path.suffix.lower()
     if not path.is_file():
         raise AddError(f"{path}: no such file; give a PDF, a .bib file, a Zotero CSL-JSON export, "
                        "arxiv:ID or doi:DOI")
     if suffix == ".pdf":
-        return [read_pdf(path)]
+        return [read_pdf(path, learned_year)]
     if suffix in (".bib", ".bibtex"):
         return read_bibtex(path)
     if suffix == ".json":

@@ -280,7 +280,7 @@ def read_paper_file(path: Path, settings: Settings) -> list[PaperRecord]:
     online (``complete_from_identifiers``) over its header as GROBID reads it where ``grobid_url`` is set
     (``kb.papers.grobid``) and as the layout rules read it, each field saying where it came from, the
     notices why a service was not asked."""
-    records = read_file(path)
+    records = read_file(path, settings.learned_year)
     if path.suffix.lower() == ".pdf":
         records = [complete_from_identifiers(grobid.read_header(record, path, settings), settings)
                    for record in records]

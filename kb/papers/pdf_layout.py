@@ -44,13 +44,28 @@ from kb.papers.pdf_page import (
     unreadable,
 )
 from kb.papers.pdf_publication import ARXIV_ID, read_publication
+from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
-def read_article(path: Path) -> PdfArticle:
-    """Text and metadata of a PDF (see the module docstring); raises ``ValueError`` for an unreadable file."""
+def read_article(path: Path, learned_year: bool = False) -> PdfArticle:
+    """Text and metadata of a PDF (see the module docstring); raises ``ValueError`` for an unreadable file.
+    With ``learned_year`` (the setting of that name; off by default, see ``pdf_year``), where the rules leave
+    the year empty the learned year ranker may fill it, and says so in ``read_by``."""
+    article, candidates = read_by_rules(path)
+    if learned_year:
+        fill_year(article, candidates)
+    _say_why_empty(article)
+    return article
+
+
+def read_by_rules(path: Path, this_year: int | None = None) -> tuple[PdfArticle, list[YearCandidate]]:
+    """What the rules read of a PDF (no field's reason for being empty said yet), and the years printed where
+    the publication is read (``pdf_year.year_candidates``, up to ``this_year`` + 1; none on an unreadable
+    page)."""
     read = read_pages(path, is_cover)
     pages, layouts = read.pages, read.layouts
     article = PdfArticle(pages=pages)
+    candidates: list[YearCandidate] = []
     if pages and pages[0] and unreadable(pages[0]):
         article.reasons = {f: UNREADABLE for f in ("title", "authors", "abstract", "venue", "year")}
     elif pages and pages[0]:
@@ -59,6 +74,7 @@ def read_article(path: Path) -> PdfArticle:
         describe(article, layouts[at][0], at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
+        candidates = year_candidates(layouts[:at + 1], read.stamps, this_year)
     _from_metadata(article, read.metadata)
     if article.arxiv_id is None and pages:
         arxiv = ARXIV_ID.search(pages[0])
@@ -66,8 +82,7 @@ def read_article(path: Path) -> PdfArticle:
     if article.doi is None and pages and "doi" not in article.reasons:
         bare = re.finditer(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
         article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
-    _say_why_empty(article)
-    return article
+    return article, candidates
 
 
 def punctuated_title(title: str | None, covers: list[str]) -> str | None:

@@ -94,6 +94,8 @@ class PdfArticle:
     arxiv_id: str | None = None
     abstract: str | None = None
     reasons: dict[str, str] = field(default_factory=dict)  # why a field was left empty: kb was not sure
+    # how a field was read where no rule read it ('layout (learned year ranker, p=0.97)')
+    read_by: dict[str, str] = field(default_factory=dict)
 
 
 # -- reading the PDF ------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 # -- the publication: journal line of page 1, or the reference it points at ----------------------------
 
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
-_ANY_MONTH = rf"(?i:{_MONTH})"  # in a header set in capitals too ('AUGUST 2021')
+MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_ANY_MONTH = rf"(?i:{MONTH})"  # in a header set in capitals too ('AUGUST 2021')
 _YYYY = r"(?P<year>(?:19|20)\d\d)"
 # A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
 # Management').
@@ -58,12 +58,12 @@ _STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii
 # statement: '... Biometrical Journal. Copyright © 2009 ...'), or "none" (a submission states no year).
 PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     (name, re.compile(pattern), year) for name, pattern, year in [
-        ("JSS header", rf"(?P<venue>Journal of Statistical Software),? (?:{_MONTH} )?(?P<year>\d{{4}}), "
+        ("JSS header", rf"(?P<venue>Journal of Statistical Software),? (?:{MONTH} )?(?P<year>\d{{4}}), "
                        r"Volume (?P<volume>\d+), Issue (?P<issue>\d+)", "group"),
         ("JMLR header",
          r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)", "group"),
         ("published in ..., on MONTH YEAR",
-         rf"published (?:online )?in the {_VENUE}, on {_MONTH} (?P<year>\d{{4}})", "group"),
+         rf"published (?:online )?in the {_VENUE}, on {MONTH} (?P<year>\d{{4}})", "group"),
         ("preprint of an article published in",
          rf"article published in {_VENUE}, Volume (?P<volume>\d+), Number (?P<issue>\d+)"
          r".{0,80}?(?:©|\(c\)) ?(?P<year>\d{4})", "group"),
@@ -98,7 +98,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
          rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?, (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
-         rf"\d+ ?[–-] ?\d+, (?:{_MONTH} )?{_YYYY}\b", "group"),
+         rf"\d+ ?[–-] ?\d+, (?:{MONTH} )?{_YYYY}\b", "group"),
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \({_YYYY}\) \d+ ?[–-] ?\d+\b", "group"),
@@ -119,7 +119,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Cell Press's footer: 'Cell Systems 12, 1–12, March 17, 2021', 'Cell Reports 34, 108765, March 2,
         # 2021'.
         ("journal footer: JOURNAL VOLUME, PAGES, MONTH DAY, YEAR",
-         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), (?:\d+ ?[–-] ?\d+|\d+), {_MONTH} \d{{1,2}}, {_YYYY}", "group"),
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), (?:\d+ ?[–-] ?\d+|\d+), {MONTH} \d{{1,2}}, {_YYYY}", "group"),
         # Springer's and BMC's: 'Machine Learning (2021) 110:1357–1397', 'BMC Bioinformatics (2021) 22:123';
         # Nature's running footer: 'NATURE COMMUNICATIONS | (2021) 12:2403'.
         ("journal header: JOURNAL (YEAR) VOLUME:PAGES",
@@ -158,7 +158,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # December 15, 2020.'
         ("preprint server stamp",
          rf"(?P<journal>bioRxiv|medRxiv|ChemRxiv|Research Square|Preprints\.org|SSRN) preprint\b.{{0,160}}?"
-         rf"\bposted (?:online )?(?:{_MONTH} \d{{1,2}},? |\d{{1,2}} {_MONTH},? ){_YYYY}", "group"),
+         rf"\bposted (?:online )?(?:{MONTH} \d{{1,2}},? |\d{{1,2}} {MONTH},? ){_YYYY}", "group"),
         # A chapter of an edited book, as APA cites one: 'To appear in W.R. Rouse & K.B. Boff (Eds.),
         # Organizational simulation. New York: Wiley.' The book's title, in sentence case, runs to its period.
         ("to appear in EDITORS (Eds.), BOOK.",
@@ -171,7 +171,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("permission block: ACRONYM'YY, MONTH",
          rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
-         rf"(?:{_MONTH},? ?\d|\d{{1,2}}[–-])", "group"),
+         rf"(?:{MONTH},? ?\d|\d{{1,2}}[–-])", "group"),
         # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
         # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
         ("submitted to",
@@ -199,7 +199,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # of publication February 1, 2021'): the year alone, when no row above gave one.
         ("publication date",
          rf"(?:\b[Pp]ublished(?: online)?|\b[Dd]ate of publication):? (?:on )?"
-         rf"(?:\d{{1,2}} {_MONTH},? |{_MONTH} \d{{1,2}},? ){_YYYY}", "group"),
+         rf"(?:\d{{1,2}} {MONTH},? |{MONTH} \d{{1,2}},? ){_YYYY}", "group"),
         # The year a citation of the article gives it after its authors (PLOS's and Frontiers' 'Citation:
         # Lovelace A, Turing A (2021) Title. PLoS Comput Biol 17(3): e1008736.'), and, last, the year of the
         # authors' copyright where a publisher is named as publishing it ('© The Author(s) 2021. Published by
@@ -212,7 +212,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
          "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
-                        rf"\[[^\]]+\] ?\d{{1,2}} {_MONTH} (?P<year>\d{{4}})", "group"),
+                        rf"\[[^\]]+\] ?\d{{1,2}} {MONTH} (?P<year>\d{{4}})", "group"),
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
@@ -286,7 +286,7 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
         return None
     # An abbreviated name's last period ends its abbreviation ('Random Struct. Alg.'), not a sentence.
     abbreviated = re.search(r"\b[A-Z][a-z]{1,5}\. (?:[A-Z][a-z]*\.? )*[A-Z][a-z]{1,5}\.$", name.strip(" ,"))
-    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{_MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{MONTH}))+$", "", name.strip(" .,"))  # '... February'
     name += "." if abbreviated and name else ""
     if not name:
         return None
@@ -360,7 +360,7 @@ class _Texts:
     def of(cls, article: PdfArticle, read: int, stamps: list[str] | None) -> _Texts:
         # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
         pages = "\n".join([*(stamps or []), *article.pages[:read]])
-        before_references = re.split(_REFERENCES_HEAD, pages, maxsplit=1)[0]
+        before_references = re.split(REFERENCES_HEAD, pages, maxsplit=1)[0]
         # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' /
         # 'Alg., 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into
         # the name opening the next line, which a citation's name may not follow ('... ac.uk' /
@@ -588,11 +588,11 @@ def _doi_text(raw: str) -> str:
     return re.sub(r"\s+", "", raw).rstrip(".,;)/")
 
 
-_REFERENCES_HEAD = re.compile(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", re.MULTILINE)
+REFERENCES_HEAD = re.compile(r"^\s*(?:References|REFERENCES|Bibliography)\s*$", re.MULTILINE)
 
 
 def _references(full: str) -> str:
-    heads = list(_REFERENCES_HEAD.finditer(full))
+    heads = list(REFERENCES_HEAD.finditer(full))
     return full[heads[-1].end():] if heads else ""
 
 

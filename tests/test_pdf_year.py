@@ -1,0 +1,160 @@
+"""The learned year fallback (kb/papers/pdf_year.py): its candidates and features on constructed pages, the
+shipped model's file (its training set is the corpus' tuning half and nothing else; a retraining reproduces
+it), and its place after the rules: it fills only a year they left empty, only when asked, and says so."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.papers.pdf_page import PdfArticle, Segment
+from kb.papers.pdf_year import (
+    FEATURES,
+    YEAR_MODEL,
+    YearModel,
+    best_year,
+    fill_year,
+    model_from,
+    shipped_model,
+    year_candidates,
+)
+from tests.helpers.article_pdf import make_first_page_pdf
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
+HEIGHT = 792.0  # a Letter page, in points
+
+
+def _page(*lines: tuple[str, float, float]) -> list[tuple[list[Segment], float]]:
+    """One page of (text, size, baseline height) lines, as ``read_pages`` gives page 1's layout."""
+    return [([Segment(text, size, 72.0, 72.0 + 5 * len(text), y) for text, size, y in lines], HEIGHT)]
+
+
+def _years(layouts: list[tuple[list[Segment], float]], stamps: tuple[str, ...] = ()) -> list[int]:
+    return [c.year for c in year_candidates(layouts, list(stamps), this_year=2026)]
+
+
+def test_year_candidates_a_copyright_footer_beats_a_citation_in_the_prose() -> None:
+    page = _page(("A Study of Things", 17, 700), ("Ada Lovelace", 11, 670),
+                 ("as shown before (Smith, 2003), the method works on the whole data set and we", 10, 500),
+                 ("© 2019 Elsevier Ltd. All rights reserved.", 8, 40))
+    candidates = year_candidates(page, [], this_year=2026)
+    by_year = {c.year: dict(zip(FEATURES, c.features, strict=True)) for c in candidates}
+    assert by_year[2019]["copyright"] == 1.0 and by_year[2019]["margin"] == 1.0
+    assert by_year[2003]["citation"] == 1.0 and by_year[2003]["parenthesised"] == 0.0  # '(Smith, 2003)'
+    model = shipped_model()
+    assert model.probability(candidates[1]) > model.probability(candidates[0])  # 2019 over 2003
+    guess = best_year(candidates)
+    assert guess is not None and guess.year == 2019
+
+
+def test_year_candidates_a_year_inside_a_doi_url_or_number_is_none() -> None:
+    page = _page(("doi:10.1016/j.jcp.2019.01.003", 8, 760), ("https://example.org/2018/paper.html", 8, 750),
+                 ("arXiv:2003.01234 ada@2017.example.org", 8, 740), ("ISBN 1-2015-3 and 3.2014", 10, 400),
+                 ("from 1990–2003 the series", 10, 380), ("in the year 1850 and 2999", 10, 360))
+    assert _years(page) == []
+
+
+def test_year_candidates_stop_at_the_reference_list() -> None:
+    page = _page(("Title of the Paper", 17, 700), ("Published in the Journal of Things, 2012", 9, 60),
+                 ("References", 12, 300), ("Smith J (2011) A title. Journal of Things 3, 1–2.", 9, 280))
+    assert _years(page) == [2012]
+
+
+def test_year_candidates_features_read_the_words_around_the_year() -> None:
+    page = _page(("Proceedings of the Symposium, Vol. 3, No. 2, pp. 11–19, March 2014", 8, 770),
+                 ("This draft was typeset on June 3, 2021.", 9, 60))
+    stamp = "arXiv:1501.00001v1 [cs.LG] 1 Jan 2015"
+    found = {c.year: dict(zip(FEATURES, c.features, strict=True))
+             for c in year_candidates(page, [stamp], this_year=2026)}
+    assert (found[2014]["meeting"], found[2014]["journal_numbers"], found[2014]["month_before"]) == (1, 1, 1)
+    assert (found[2021]["draft"], found[2021]["full_date"], found[2021]["latest"]) == (1, 1, 1)
+    assert found[2015]["arxiv"] == 1 and found[2015]["margin"] == 1  # a stamp is read as the margin's
+    assert found[2014]["from_top"] < 0.05 < 0.9 < found[2021]["from_top"]
+
+
+def test_year_model_probability_is_the_logistic_of_the_dot_product() -> None:
+    model = YearModel(tuple(0.5 for _ in FEATURES), -1.0, 0.9)
+    [candidate] = year_candidates(_page(("© 2019 The Authors", 8, 40)), [], this_year=2026)
+    logit = -1.0 + 0.5 * sum(candidate.features)
+    assert model.probability(candidate) == pytest.approx(1 / (1 + math.exp(-logit)), rel=1e-12)
+
+
+def test_shipped_model_loads_with_this_modules_features_and_a_threshold() -> None:
+    data = json.loads(YEAR_MODEL.read_text(encoding="utf-8"))
+    model = shipped_model()
+    assert data["features"] == list(FEATURES) and len(model.weights) == len(FEATURES)
+    assert 0.5 <= model.threshold <= 1.0
+    # the threshold was chosen so that the cross-validated fills are right at least 95 % of the time
+    chosen = data["cross_validation"]["all_tuning_articles_as_if_rules_silent"]
+    assert chosen["filled"] == 0 or chosen["precision"] >= data["target_precision"] == 0.95
+    with pytest.raises(ValueError, match="features"):
+        model_from({**data, "features": data["features"][::-1]})
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="the PDF corpus is missing: benchmarks/data/pdfs/")
+def test_shipped_model_was_trained_on_the_tuning_half_and_no_held_out_article() -> None:
+    tuning, held_out = set(), set()
+    for truth_file in CORPUS.glob("*.truth.json"):
+        truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        if truth.get("split") == "tuning":
+            pdf = truth_file.with_name(truth_file.name.removesuffix(".truth.json") + ".pdf")
+            tuning.add(hashlib.sha256(pdf.read_bytes()).hexdigest())
+        else:  # a held-out article's PDF is never opened: its truth file records its checksum
+            held_out.add(truth["sha256"])
+    trained = set(json.loads(YEAR_MODEL.read_text(encoding="utf-8"))["training_set"])
+    assert trained == tuning and len(tuning) >= 116
+    assert not trained & held_out and len(held_out) >= 24
+
+
+@pytest.mark.slow  # reads the 116 tuning PDFs and fits 117 models (~30 s)
+def test_shipped_model_is_reproduced_by_retraining() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import train_year_model
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    trained = train_year_model.train(train_year_model.tuning_articles())
+    shipped = json.loads(YEAR_MODEL.read_text(encoding="utf-8"))
+    assert trained["training_set"] == shipped["training_set"]
+    assert trained["threshold"] == pytest.approx(shipped["threshold"], abs=1e-4)
+    assert trained["weights"] == pytest.approx(shipped["weights"], abs=1e-4)
+    assert trained["cross_validation"] == shipped["cross_validation"]
+
+
+def test_fill_year_never_changes_a_year_the_rules_set() -> None:
+    candidates = year_candidates(_page(("© 2019 Elsevier Ltd.", 8, 40)), [], this_year=2026)
+    eager = YearModel(shipped_model().weights, shipped_model().intercept, threshold=0.0)  # fills anything
+    ruled = PdfArticle(pages=["..."], year=2001)
+    fill_year(ruled, candidates, eager)
+    assert ruled.year == 2001 and not ruled.read_by
+    empty = PdfArticle(pages=["..."])
+    fill_year(empty, candidates, eager)
+    assert empty.year == 2019 and empty.read_by["year"].startswith("layout (learned year ranker, p=0.")
+    strict = YearModel(shipped_model().weights, shipped_model().intercept, threshold=1.0)  # fills nothing
+    unsure = PdfArticle(pages=["..."])
+    fill_year(unsure, candidates, strict)
+    assert unsure.year is None and not unsure.read_by
+
+
+def test_read_pdf_fills_the_year_the_rules_leave_empty_only_when_asked(tmp_path: Path) -> None:
+    from kb.papers.add import read_pdf
+
+    # 'Accepted March 2019' states no publication a rule reads ('accepted in/at/by' does)
+    pdf = make_first_page_pdf(tmp_path / "accepted.pdf", "Contacts from Attention Maps", "Ada Lovelace",
+                              "University of Somewhere", footer=("Accepted March 2019",))
+    plain = read_pdf(pdf)
+    assert plain.year is None and "year" in plain.unread and not plain.read_by
+    learned = read_pdf(pdf, learned_year=True)
+    assert learned.year == 2019 and "year" not in learned.unread
+    assert learned.read_by["year"].startswith("layout (learned year ranker, p=")
+    assert any(n.startswith("year 2019 read by the layout (learned year ranker") for n in learned.notices)
+    # where a rule reads a year ('© 2017 Elsevier'), the fallback leaves it, whatever it would score
+    ruled = make_first_page_pdf(tmp_path / "ruled.pdf", "Contacts from Attention Maps", "Ada Lovelace",
+                                "University of Somewhere", footer=("Accepted March 2019", "© 2017 Elsevier Ltd."))
+    assert read_pdf(ruled, learned_year=True).year == read_pdf(ruled).year == 2017
