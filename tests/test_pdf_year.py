@@ -143,7 +143,8 @@ def test_fill_year_never_changes_a_year_the_rules_set() -> None:
 
 
 def test_read_pdf_fills_the_year_the_rules_leave_empty_only_when_asked(tmp_path: Path) -> None:
-    from kb.papers.add import read_pdf
+    from kb.papers.add import read_pdf, unruled_notices
+    from schemas.note import FieldSource
 
     # 'Accepted March 2019' states no publication a rule reads ('accepted in/at/by' does)
     pdf = make_first_page_pdf(tmp_path / "accepted.pdf", "Contacts from Attention Maps", "Ada Lovelace",
@@ -153,8 +154,33 @@ def test_read_pdf_fills_the_year_the_rules_leave_empty_only_when_asked(tmp_path:
     learned = read_pdf(pdf, learned_year=True)
     assert learned.year == 2019 and "year" not in learned.unread
     assert learned.read_by["year"].startswith("layout (learned year ranker, p=")
-    assert any(n.startswith("year 2019 read by the layout (learned year ranker") for n in learned.notices)
+    # told when the note is added, while the year is still the layout's; not once a lookup replaced it
+    told = unruled_notices(learned)
+    assert len(told) == 1 and told[0].startswith("year 2019 read by the layout (learned year ranker"), told
+    learned.field_sources["year"] = FieldSource.CROSSREF
+    assert unruled_notices(learned) == []
     # where a rule reads a year ('© 2017 Elsevier'), the fallback leaves it, whatever it would score
     ruled = make_first_page_pdf(tmp_path / "ruled.pdf", "Contacts from Attention Maps", "Ada Lovelace",
                                 "University of Somewhere", footer=("Accepted March 2019", "© 2017 Elsevier Ltd."))
     assert read_pdf(ruled, learned_year=True).year == read_pdf(ruled).year == 2017
+
+
+def test_kb_add_with_the_setting_stores_the_learned_year_and_says_to_check_it(
+        kb_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+    from kb.notes.files import read_note
+    from tests.helpers.cli import run_kb
+
+    pdf = make_first_page_pdf(tmp_path / "accepted.pdf", "Contacts from Attention Maps", "Ada Lovelace",
+                              "University of Somewhere", footer=("Accepted March 2019",))
+    done = run_kb(*kb_dirs, "add", str(pdf), "--json", env={"KB_LEARNED_YEAR": "true", "KB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    assert read_note(Path(row["path"])).meta.year == 2019
+    assert "year 2019 read by the layout (learned year ranker, p=" in done.stderr, done.stderr
+    # without the setting (the default) the year stays empty, and nothing is said of a ranker
+    other = make_first_page_pdf(tmp_path / "other.pdf", "Attention Maps from Contacts", "Ada Lovelace",
+                                "University of Somewhere", footer=("Accepted March 2019",))
+    again = run_kb(*kb_dirs, "add", str(other), "--json", env={"KB_OFFLINE": "1"})
+    assert again.returncode == 0, again.stderr
+    (row,) = json.loads(again.stdout)
+    assert read_note(Path(row["path"])).meta.year is None and "ranker" not in again.stderr

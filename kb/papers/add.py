@@ -202,10 +202,15 @@ def read_pdf(path: Path, learned_year: bool = False) -> PaperRecord:
         unread=unread,
         source=FieldSource.LAYOUT,
         read_by=dict(article.read_by),
-        # a field no rule read (the learned year ranker's year): said when the note is added, to be checked
-        notices=[f"{name} {getattr(article, name)} read by the {how}: no rule read it; check it"
-                 for name, how in article.read_by.items()],
     )
+
+
+def unruled_notices(record: PaperRecord) -> list[str]:
+    """One line per field no rule read (the learned year ranker's year) that the record still takes from the
+    layout, to be checked; a field an online record replaced is not told."""
+    sources = record.sources()
+    return [f"{name} {getattr(record, name)} read by the {how}: no rule read it; check it"
+            for name, how in record.read_by.items() if sources.get(name) == FieldSource.LAYOUT]
 
 
 def _names(parts: list[NameParts]) -> tuple[list[tuple[str, str | None]], list[str | None]]:

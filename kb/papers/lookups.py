@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.papers import grobid, identifiers
-from kb.papers.add import AddError, PaperRecord, affiliations_by_author, read_file
+from kb.papers.add import AddError, PaperRecord, affiliations_by_author, read_file, unruled_notices
 from kb.papers.online import OFFLINE_HINT, LookupUnreachable, fetch
 from kb.settings import Settings
 from schemas.note import FieldSource
@@ -284,4 +284,6 @@ def read_paper_file(path: Path, settings: Settings) -> list[PaperRecord]:
     if path.suffix.lower() == ".pdf":
         records = [complete_from_identifiers(grobid.read_header(record, path, settings), settings)
                    for record in records]
+        for record in records:  # told after the lookups: a field they replaced is no longer the layout's
+            record.notices += unruled_notices(record)
     return records
