@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The GPU run that can settle the Langevin claims bound to `small` (issue 37), and their evidence as bundles to
-# commit under papers/evidence/ (`kb demo` imports them). `small` on two CPU cores cannot settle them: its chains
-# from the ES and OT starts have not met after 1,500-2,500 steps (analyzers/langevin/README.md, "A CPU preset
-# whose checks resolve"). On a GPU the same models run chains five times as long (STEPS, default 7,500 steps;
+# The GPU run of the Langevin claims bound to `small` (issue 37), and their evidence as bundles to commit under
+# papers/evidence/ (`kb demo` imports them). `small` on two CPU cores cannot settle them: its chains from the ES
+# and OT starts have not met after 5,700 steps, and their losses' autocorrelation times are at least 450-2,150
+# steps (analyzers/langevin/README.md, "A CPU preset whose checks resolve"), so settling takes ~32,000-150,000
+# steps per chain: STEPS=150000 LIMIT=6000 on a lab's GPU (up to ~90 minutes on one H100), not one slot, where
+# the default measures R-hat, ESS and the time on CUDA. On a GPU the same models run chains five times as long
+# as on a CPU by default (STEPS, default 7,500 steps;
 # the loss draws, snapshots, weights, mass updates and checkpoints every five times as many steps, so each
 # count stays `small`'s). Time on one H100, from gpu_check.sh's `small` run (design 84 s, training 80 s, 1,500
 # steps of sampling ~56 s; langevin.contacts reuses the sweep's cached transformer samples): ~450 s.

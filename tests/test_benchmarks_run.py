@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.helpers.benchmarks import load_benchmark
@@ -330,3 +331,38 @@ def test_bench_langevin_runs_every_section(monkeypatch: pytest.MonkeyPatch,
     assert "(1UBI, burn-in 20 sweeps, not the calibrated 8000)" in said and "composition exact: True" in said
     energies = re.search(r"^ +<E> .*$", said, flags=re.M)  # a level no chain visited reads '-', not nan
     assert energies is not None and "nan" not in energies.group(0), said
+
+
+def _ar1_chain(rng: np.random.Generator, draws: int, phi: float, mean: float) -> list[float]:
+    """An AR(1) series of unit stationary variance: its integrated autocorrelation time is (1 + phi) / (1 - phi)."""
+    noise = rng.normal(0.0, np.sqrt(1 - phi**2), draws)
+    values = [rng.normal()]
+    for shock in noise[1:]:
+        values.append(phi * values[-1] + shock)
+    return [mean + value for value in values]
+
+
+def test_langevin_relaxation_reads_known_autocorrelation_times_and_a_gap(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A sample cache of AR(1) chains (phi 0.8: tau = 9 draws of 10 steps) whose starts sit 3 sd apart: the
+    autocorrelation times come out near 90 steps, the gap near 3 sd and R-hat far above 1.1."""
+    from analyzers.langevin.store import save_plain
+
+    rng, every, draws = np.random.default_rng(7), 10, 8000
+    for start, mean in (("ES", 3.0), ("OT", 0.0)):
+        losses = _ar1_chain(rng, draws, 0.8, mean)
+        records = {"name": f"transformer@{start}", "temperature": 1e-4, "steps": every * draws,
+                   "energies": [(every * (i + 1), loss) for i, loss in enumerate(losses)]}
+        save_plain({"records": records, "done": True}, tmp_path / f"{start}.pt")
+    save_plain({"records": {}, "done": False}, tmp_path / "running.pt")  # a chain not finished: not read
+    said = _run("langevin_relaxation", monkeypatch, capsys, str(tmp_path))
+    geyer = [float(t.replace(",", "")) for t in re.findall(rf"\(bulk\), ({NUMBER}) \(Geyer\)", said)]
+    assert len(geyer) == 2 and all(70 < tau < 110 for tau in geyer), said  # 9 draws x 10 steps
+    gap = _value(said, rf"second half: R-hat {NUMBER}, bulk ESS {NUMBER}; gap \+{NUMBER} \(\+({NUMBER}) sd\)")
+    assert 2.5 < gap < 3.5, said
+    assert _value(said, rf"second half: R-hat ({NUMBER})") > 1.5
+    # the chain length: 2 x 35 autocorrelation times
+    lengths = re.search(r"\(Geyer\) ([0-9,]+)-([0-9,]+) steps: .* chains of ~([0-9,]+)-([0-9,]+) steps", said)
+    assert lengths is not None, said
+    taus = [float(g.replace(",", "")) for g in lengths.groups()]
+    assert taus[2] == pytest.approx(70 * taus[0], rel=0.02) and taus[3] == pytest.approx(70 * taus[1], rel=0.02)
