@@ -27,12 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from analyzers.langevin.convergence import arviz_diagnostics, effective_sample_size  # noqa: E402
+from analyzers.langevin.convergence import PASSING_TAUS, arviz_diagnostics, effective_sample_size  # noqa: E402
 from analyzers.langevin.store import load_plain  # noqa: E402
 
-# The *equilibrated* gate passes >= 0.97 of the time when the steps after burn-in are about this many of the loss's
-# autocorrelation times (the README's power table: 100,000 steps after burn-in for tau up to ~2,800 steps).
-PASSING_TAUS = 35
 WINDOWS = 10
 
 

@@ -12,12 +12,14 @@ import pytest
 
 from analyzers.langevin.convergence import (
     MIN_BULK_ESS,
+    PASSING_TAUS,
     RHAT_LIMIT,
     arviz_diagnostics,
     chain_diagnostics,
     chain_state,
     effective_sample_size,
     split_rhat,
+    steps_needed,
 )
 
 
@@ -91,3 +93,27 @@ def test_small_preset_gives_equilibrated_its_fifty_draws_per_chain() -> None:
     params = get("langevin.sweep").params_for(scale="small")
     draws = int(params.sampling_steps * (1 - params.burn_in_fraction)) // params.energy_every
     assert draws >= 50, draws
+
+
+def test_steps_needed_reads_the_autocorrelation_of_the_draws_and_that_length_has_the_power() -> None:
+    """AR(1) chains with phi 0.8 have an integrated autocorrelation time of (1 + phi) / (1 - phi) = 9 draws, one
+    draw a step here: PASSING_TAUS of them after a burn-in as long is 2 x 35 x 9 = 630 steps; and chains that
+    long pass the gate >= 0.95 of the time, so the advice the check gives a relaxing run is enough."""
+    rng = np.random.default_rng(11)
+    diagnostics = chain_diagnostics([record(c) for c in ar1(rng, 0.8, 4000)], burn_in_fraction=0.5)
+    assert diagnostics["steps_needed"] == pytest.approx(2 * PASSING_TAUS * 9, rel=0.2)
+    assert rate(rng, 200, phi=0.8, draws=PASSING_TAUS * 9) >= 0.95
+    assert steps_needed(math.nan, 2, 100, 0.5) is None and steps_needed(3.0, 2, None, 0.5) is None
+
+
+def test_a_run_that_did_not_equilibrate_is_told_how_long_its_chains_should_be() -> None:
+    from analyzers.langevin.checks import temperature_conditions
+
+    relaxing = {"temperature": 1e-4, "equilibrated": False, "loss_drift": 0.1,
+                "convergence": {"state": "relaxing", "rhat": 2.66, "ess": 2.4, "draws_per_chain": 190,
+                                "steps_needed": 166250}}
+    (equilibrated, _) = temperature_conditions("transformer", relaxing)
+    assert equilibrated.passed is False and "it needs chains of at least ~166,000 steps" in equilibrated.detail
+    settled = {**relaxing, "equilibrated": True,
+               "convergence": {**relaxing["convergence"], "state": "equilibrated"}}  # type: ignore[dict-item]
+    assert "it needs chains" not in temperature_conditions("transformer", settled)[0].detail

@@ -55,6 +55,10 @@ RHAT_LIMIT = 1.1  # Vehtari et al. 2021 recommend 1.01 for final results; issue 
 MIN_BULK_ESS = 25
 MIN_DRAWS_PER_CHAIN = 24  # see the module docstring: R-hat's false alarm on stationary chains <= 5 %
 MIN_DRAWS = 48  # in all chains together
+#: Steps after burn-in, in the loss's integrated autocorrelation times, at which the gate passes stationary
+#: chains from two starts >= 0.97 of the time (analyzers/langevin/README.md, the pass rates on AR(1) chains by
+#: tau_loss): what a chain that did not equilibrate needs, from the autocorrelation its draws show.
+PASSING_TAUS = 35
 
 
 def _as_chains(chains: Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
@@ -220,4 +224,18 @@ def chain_diagnostics(records: Sequence[dict[str, Any]], burn_in_fraction: float
         "rhat_by_chain": alone,
         "mean_loss_by_chain": [float(chain.mean()) for chain in stacked],
         "starts": [str(record.get("name", "")).partition("@")[2] for record in records],
+        "steps_needed": steps_needed(ess, len(chains), records[0].get("steps"), burn_in_fraction),
     }
+
+
+def steps_needed(ess: float, chains: int, steps: int | None, burn_in_fraction: float) -> int | None:
+    """The chain length at which the gate would have its power, from the autocorrelation the draws after
+    burn-in show (``chains`` x the steps after burn-in over the bulk ESS): ``PASSING_TAUS`` such times after
+    burn-in.
+    A lower bound while the chains still drift (their bulk ESS then sits near its floor); None without the
+    numbers."""
+    if not steps or not math.isfinite(ess) or ess <= 0:
+        return None
+    after = steps * (1 - burn_in_fraction)
+    tau = chains * after / ess
+    return math.ceil(PASSING_TAUS * tau / (1 - burn_in_fraction))
