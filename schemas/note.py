@@ -73,6 +73,8 @@ class FieldSource(StrEnum):
     OPENALEX = "openalex"
     GROBID = "grobid"  # the PDF's header as a GROBID service read it (the setting grobid_url)
     LAYOUT = "layout"  # read from the PDF itself (its text, layout, links or metadata)
+    # from the PDF by a learned model where no layout rule read it (the setting learned_year): to be checked
+    LAYOUT_LEARNED = "layout-learned"
     BIBTEX = "bibtex"
     ZOTERO = "zotero"  # a CSL-JSON export
 

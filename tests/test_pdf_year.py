@@ -175,7 +175,8 @@ def test_kb_add_with_the_setting_stores_the_learned_year_and_says_to_check_it(
     done = run_kb(*kb_dirs, "add", str(pdf), "--json", env={"KB_LEARNED_YEAR": "true", "KB_OFFLINE": "1"})
     assert done.returncode == 0, done.stderr
     (row,) = json.loads(done.stdout)
-    assert read_note(Path(row["path"])).meta.year == 2019
+    note = read_note(Path(row["path"]))
+    assert note.meta.year == 2019 and note.meta.field_sources["year"] == "layout-learned"
     assert "year 2019 read by the layout (learned year ranker, p=" in done.stderr, done.stderr
     # without the setting (the default) the year stays empty, and nothing is said of a ranker
     other = make_first_page_pdf(tmp_path / "other.pdf", "Attention Maps from Contacts", "Ada Lovelace",

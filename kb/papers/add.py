@@ -201,16 +201,17 @@ def read_pdf(path: Path, learned_year: bool = False) -> PaperRecord:
         text=PAGE_BREAK.join(article.pages) + "\n",
         unread=unread,
         source=FieldSource.LAYOUT,
+        field_sources={name: FieldSource.LAYOUT_LEARNED for name in article.read_by},
         read_by=dict(article.read_by),
     )
 
 
 def unruled_notices(record: PaperRecord) -> list[str]:
     """One line per field no rule read (the learned year ranker's year) that the record still takes from the
-    layout, to be checked; a field an online record replaced is not told."""
+    learned model, to be checked; a field an online record replaced is not told."""
     sources = record.sources()
     return [f"{name} {getattr(record, name)} read by the {how}: no rule read it; check it"
-            for name, how in record.read_by.items() if sources.get(name) == FieldSource.LAYOUT]
+            for name, how in record.read_by.items() if sources.get(name) == FieldSource.LAYOUT_LEARNED]
 
 
 def _names(parts: list[NameParts]) -> tuple[list[tuple[str, str | None]], list[str | None]]:
