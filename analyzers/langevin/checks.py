@@ -162,7 +162,6 @@ def temperature_conditions(name: str, row: dict[str, Any]) -> list[Precondition]
     needed = convergence.get("steps_needed")
     if state != "equilibrated" and needed:  # what to run instead, from the autocorrelation these chains show
         detail += f"; it needs chains of at least ~{int(float(f'{needed:.3g}')):,} steps (sampling_steps)"
-
     thermostat = row.get("thermostat") or {}
     at = thermostat_state(thermostat)
     heat = f"{name} at T={temperature:g}: {at} ({_kinetic_detail(thermostat, temperature)})"

@@ -39,6 +39,7 @@ from kb.papers.pdf_page import (
     UNREADABLE,
     PdfArticle,
     Segment,
+    body_text_size,
     margin_lines,
     read_pages,
     unreadable,
@@ -51,17 +52,18 @@ def read_article(path: Path, learned_year: bool = False) -> PdfArticle:
     """Text and metadata of a PDF (see the module docstring); raises ``ValueError`` for an unreadable file.
     With ``learned_year`` (the setting of that name; off by default, see ``pdf_year``), where the rules leave
     the year empty the learned year ranker may fill it, and says so in ``read_by``."""
-    article, candidates = read_by_rules(path)
+    article, candidates = read_by_rules(path, years=learned_year)  # the years printed, only when asked
     if learned_year:
         fill_year(article, candidates)
     _say_why_empty(article)
     return article
 
 
-def read_by_rules(path: Path, this_year: int | None = None) -> tuple[PdfArticle, list[YearCandidate]]:
-    """What the rules read of a PDF (no field's reason for being empty said yet), and the years printed where
-    the publication is read (``pdf_year.year_candidates``, up to ``this_year`` + 1; none on an unreadable
-    page)."""
+def read_by_rules(path: Path, this_year: int | None = None,
+                  years: bool = True) -> tuple[PdfArticle, list[YearCandidate]]:
+    """What the rules read of a PDF (no field's reason for being empty said yet), and, with ``years``, the
+    years printed where the publication is read (``pdf_year.year_candidates``, up to ``this_year`` + 1; none
+    on an unreadable page)."""
     read = read_pages(path, is_cover)
     pages, layouts = read.pages, read.layouts
     article = PdfArticle(pages=pages)
@@ -74,7 +76,7 @@ def read_by_rules(path: Path, this_year: int | None = None) -> tuple[PdfArticle,
         describe(article, layouts[at][0], at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
-        candidates = year_candidates(layouts[:at + 1], read.stamps, this_year)
+        candidates = year_candidates(layouts[:at + 1], read.stamps, this_year) if years else []
     _from_metadata(article, read.metadata)
     if article.arxiv_id is None and pages:
         arxiv = ARXIV_ID.search(pages[0])
@@ -103,7 +105,7 @@ def opens_titled(segments: list[Segment]) -> bool:
     the body's size or smaller, does not: its title page is page 1."""
     if not segments:
         return False
-    body = sorted(s.size for s in segments)[len(segments) // 2]
+    body = body_text_size(segments)
     heading = next((s for s in segments if ABSTRACT_HEAD.match(s.text)), None)
     floor = heading.y if heading is not None else float("-inf")
     return any(s.size > body + 0.5 and s.y > floor and len(s.text) > 1 for s in segments)
@@ -209,7 +211,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     head = _head(segments)
     if not head:
         return
-    body_size = sorted(s.size for s in segments)[len(segments) // 2]
+    body_size = body_text_size(segments)
     title_lines = _title_lines(article, head, segments, body_size)
     if not title_lines:  # no title told by its size or its place: the authors' gaps from the end alone
         fill_from_the_end(article)

@@ -527,6 +527,11 @@ def unreadable(text: str) -> bool:
 MARGIN = 0.1  # the running header and footer: the top and bottom tenth of a page
 
 
+def body_text_size(segments: list[Segment]) -> float:
+    """The size of a page's body text: the median of its segments' sizes (most lines are body lines)."""
+    return sorted(s.size for s in segments)[len(segments) // 2]
+
+
 def margin_lines(segments: list[Segment], height: float) -> list[str]:
     """Page 1's running header and footer, each column of it read top to bottom as one line (a journal's
     name stacked in its footer: 'Communications' / 'of' / 'the ACM'), and any small type above the page's
@@ -535,7 +540,7 @@ def margin_lines(segments: list[Segment], height: float) -> list[str]:
     # A header set in small type above the page's first line of body-sized text, however far down the page's
     # top margin puts it (AMS's series line: 'Contemporary Mathematics').
     if segments:
-        body = sorted(s.size for s in segments)[len(segments) // 2]
+        body = body_text_size(segments)
         first = max((s.y for s in segments if s.size >= body - 0.5), default=height)
         band += [s for s in segments if s.y > first and s.size < body - 0.5 and s not in band]
     columns: dict[int, list[Segment]] = {}

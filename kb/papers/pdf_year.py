@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kb.papers.pdf_page import MARGIN, PdfArticle, Segment
+from kb.papers.pdf_page import MARGIN, PdfArticle, Segment, body_text_size
 from kb.papers.pdf_publication import MONTH, REFERENCES_HEAD
 
 YEAR_MODEL = Path(__file__).with_name("year_model.json")
@@ -105,7 +105,7 @@ def _lines(layouts: list[tuple[list[Segment], float]], stamps: list[str]) -> lis
     for segments, height in layouts:
         if not segments:
             continue
-        body = sorted(s.size for s in segments)[len(segments) // 2] or 1.0
+        body = body_text_size(segments) or 1.0
         for seg in segments:
             if REFERENCES_HEAD.match(seg.text):
                 break
