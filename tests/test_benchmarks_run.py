@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.benchmarks import load_benchmark
+from tests.helpers.chains import ar1
 from tests.servers import PG_BIN
 
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"
@@ -333,26 +334,17 @@ def test_bench_langevin_runs_every_section(monkeypatch: pytest.MonkeyPatch,
     assert energies is not None and "nan" not in energies.group(0), said
 
 
-def _ar1_chain(rng: np.random.Generator, draws: int, phi: float, mean: float) -> list[float]:
-    """An AR(1) series of unit stationary variance: its integrated autocorrelation time is (1 + phi) / (1 - phi)."""
-    noise = rng.normal(0.0, np.sqrt(1 - phi**2), draws)
-    values = [rng.normal()]
-    for shock in noise[1:]:
-        values.append(phi * values[-1] + shock)
-    return [mean + value for value in values]
-
-
 def test_langevin_relaxation_reads_known_autocorrelation_times_and_a_gap(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A sample cache of AR(1) chains (phi 0.8: tau = 9 draws of 10 steps) whose starts sit 3 sd apart: the
     autocorrelation times come out near 90 steps, the gap near 3 sd and R-hat far above 1.1."""
     from analyzers.langevin.store import save_plain
 
-    rng, every, draws = np.random.default_rng(7), 10, 8000
-    for start, mean in (("ES", 3.0), ("OT", 0.0)):
-        losses = _ar1_chain(rng, draws, 0.8, mean)
+    every, draws = 10, 8000
+    ot, es = ar1(np.random.default_rng(7), 0.8, draws, shift=3.0)  # the last chain 3 sd up: ES's
+    for start, losses in (("ES", es), ("OT", ot)):
         records = {"name": f"transformer@{start}", "temperature": 1e-4, "steps": every * draws,
-                   "energies": [(every * (i + 1), loss) for i, loss in enumerate(losses)]}
+                   "energies": [(every * (i + 1), float(loss)) for i, loss in enumerate(losses)]}
         save_plain({"records": records, "done": True}, tmp_path / f"{start}.pt")
     save_plain({"records": {}, "done": False}, tmp_path / "running.pt")  # a chain not finished: not read
     said = _run("langevin_relaxation", monkeypatch, capsys, str(tmp_path))

@@ -21,18 +21,7 @@ from analyzers.langevin.convergence import (
     split_rhat,
     steps_needed,
 )
-
-
-def ar1(rng: np.random.Generator, phi: float, draws: int, chains: int = 2, shift: float = 0.0) -> np.ndarray:
-    """Stationary AR(1) chains of unit variance (phi 0: independent draws); the last chain moved by ``shift`` sd
-    (two basins)."""
-    noise = rng.standard_normal((chains, draws + 200))
-    x = np.zeros_like(noise)
-    for t in range(1, draws + 200):
-        x[:, t] = phi * x[:, t - 1] + math.sqrt(1 - phi * phi) * noise[:, t]
-    x = x[:, 200:]
-    x[-1] += shift
-    return x
+from tests.helpers.chains import ar1
 
 
 @pytest.mark.parametrize(("phi", "draws", "chains"), [(0.0, 48, 2), (0.5, 600, 2), (0.9, 2000, 2), (0.3, 100, 4)])
