@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb.papers import identifiers
+from kb.papers import identifiers, journals
 
 if TYPE_CHECKING:
     from kb.papers.pdf_page import PdfArticle
@@ -338,6 +338,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
         _from_margins(article, margins or [])
+    if article.venue is None:
+        _from_lexicon(article, margins or [], texts.lines)
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
         _from_reference(article, _titled(texts.references, article.title))
@@ -506,16 +508,25 @@ def _unabbreviated(venue: str, first: str) -> str:
     """The journal's full name where the page prints it beside its abbreviation (Springer's header: 'J.
     Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under 'SCIENCE ADVANCES'): each
     abbreviated word ('J.') opens a word of the full name, every other word is the same, in order, with small
-    words between them ('of'). Else as printed."""
+    words between them ('of'). Else the full name of the journal the lexicon knows by that abbreviation
+    ('Nucleic Acids Res', 'Proc Natl Acad Sci U S A'); else as printed."""
     words = venue.split()
     if not any(w.endswith(".") for w in words):
-        return venue
+        return _lexicon_name(venue)
     parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
     full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
                      re.IGNORECASE)
     if full is None:
-        return venue
+        return _lexicon_name(venue)
     return _title_case(full.group()) if full.group().isupper() else full.group()
+
+
+def _lexicon_name(venue: str) -> str:
+    """The full name of the journal an abbreviation of two words or more names in the lexicon
+    (``kb.papers.journals``); a name of one word ('CIKM', 'NDSS') is a meeting's acronym as often as a
+    journal's, and stays as printed, as does a name the lexicon does not abbreviate."""
+    full = journals.full_name(venue) if len(venue.split()) > 1 else None
+    return full if full and journals.name_key(full) != journals.name_key(venue) else venue
 
 
 def _after_title(name: str, title: str | None) -> str:
@@ -582,6 +593,89 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
         if venue is not None and _MEETING_WORD.search(venue):
             article.venue = venue
             return
+
+
+# -- a journal the lexicon names where a page names its own journal -------------------------------------
+
+# What follows a journal's name in a citation of the article: its year and volume ('Genes 2014, 5, 254';
+# 'Nucleic Acids Res. 2005; 33(2)'; Medline's 'Genome Res 2011 Jan;21(1)'; 'BMC Bioinformatics (2021)
+# 22:123'; a running footer's 'JOURNAL | (2022) 5:312'), its volume and pages ('PLoS Comput Biol 7(12):
+# e1002195', 'Nature 596, 583', 'Bioinformatics, 37(15), 2021'), its volume and the volume's year ('Journal of
+# Molecular Biology 433 (2021) 167208'), or 'Vol. N'; and a year or a DOI within the line. A year alone is no
+# citation ('Artech House, Boston, 1991').
+_CITATION_AFTER = re.compile(
+    rf"^\s*[.,;:|]?\s*(?:\(?(?:19|20)\d\d\)?[;,]?\s*(?:{MONTH}\s*(?:\d{{1,2}}\s*)?[;,]?\s*)?(?i:vol(?:ume)?\.?\s*)?\d|"
+    r"(?i:vol(?:ume)?)\.?\s*\d|\d{1,4}\s*(?:\(\d+\))?\s*[:,;]\s*[A-Za-z]{0,2}\d|\d{1,4}\s*\((?:19|20)\d\d\))")
+# A capitalised word or a name's small word just before a name, with no punctuation between: the name is the
+# end of a longer one the lexicon does not hold ('Interactive Learning Research', 'An International Journal').
+_NAME_GOES_ON = re.compile(r"(?:\b[A-Z][\w&'’-]*|\b(?:of|and|the|for|in|on)|&)\s+$")
+_PLACEHOLDER_VOLUME = re.compile(r"^\W*(?:(?i:vol(?:ume)?)\.?\s*)?0+\b")
+_YEAR_OR_DOI = re.compile(r"\b(?:19|20)\d\d\b|\b10\.\d{4,9}/")
+# Where a page cites the article itself: 'Cite this: ...', 'Citation: ...', 'To cite this article: ...'.
+_CITE_CUE = re.compile(r"\b(?:[Cc]ite this(?: article)?|CITE THIS(?: ARTICLE)?|[Cc]itation|CITATION|"
+                       r"[Cc]ite as|[Hh]ow to cite)\b\s*:")
+# Words that, all of a name's words among them, make a name no sign of a journal without a citation's shape
+# ('Technical Report', 'Computer Science', 'Machine Learning' are journals' names, and a page's words too).
+_GENERIC_WORDS = frozenset({"technical", "report", "reports", "computer", "science", "sciences", "machine",
+                            "learning", "research", "article", "articles", "original", "open", "access",
+                            "letters", "review", "reviews", "communications", "preprint", "proceedings",
+                            "methods", "data", "news", "notes", "papers", "abstracts", "and", "of", "in"})
+
+
+def _from_lexicon(article: PdfArticle, margins: list[str], lines: str) -> None:
+    """The venue from a journal the lexicon (``kb.papers.journals``) names where a page names its own journal,
+    when no statement named one: in page 1's header or footer (``margins``) or in the statements' pages'
+    ``lines`` before the reference list. A name is about this article when a citation's shape follows it
+    (``_CITATION_AFTER``) and it opens its line, stands in a margin or above the title, or follows 'Cite
+    this:'; or when it is a margin's or a line above the title's whole text. A name in prose, an affiliation
+    ('Department of Bioinformatics') or another work's citation ('(Nature 596, 583 (2021))') is not; nor is a
+    common word ('Genes', 'Cell', 'Bioinformatics') without a citation's shape."""
+    page = lines.splitlines()
+    above = _title_line(page, article.title)
+    for line, placed in [*((m, True) for m in margins), *((p, i < above) for i, p in enumerate(page))]:
+        for mention in journals.mentions(line):
+            if _names_this_article(mention, line, placed):
+                article.venue = _journal_spelling(mention)
+                return
+
+
+def _title_line(lines: list[str], title: str | None) -> int:
+    """The index of the line that opens the article's title (0 when it is not found: no line is above it)."""
+    words = re.findall(r"\w+", title or "")[:4]
+    if not words:
+        return 0
+    opening = re.compile(r"\W+".join(map(re.escape, words)), re.IGNORECASE)
+    return next((i for i, line in enumerate(lines) if opening.search(line)), 0)
+
+
+def _names_this_article(mention: journals.Mention, line: str, placed: bool) -> bool:
+    """Whether a journal named in ``line`` is this article's (see ``_from_lexicon``); ``placed``: the line is
+    a margin's or above the title."""
+    before, after = line[:mention.start], line[mention.end:]
+    if _PUBLISHER.search(mention.journal) and not _PERIODICAL.search(mention.journal):
+        return False  # a publisher or a society the lists hold beside its journals
+    cue = _CITE_CUE.search(before) is not None
+    if _IN_PARENTHESES.search(before) or re.search(r"\bet al\.,?\s*$", before) and not cue:
+        return False  # another work's citation
+    words = journals.name_key(mention.printed).split()
+    stated = re.search(rf"(?i:{_STATEMENT}(?:the )?)$", before) is not None  # 'APPEARED IN BULLETIN OF ...'
+    if len("".join(words)) < 3 or _NAME_GOES_ON.search(before) and not stated:
+        return False  # an initial ('J.'), or the end of a longer name ('The Bell System Technical Journal')
+    if _PLACEHOLDER_VOLUME.match(after):
+        return False  # a journal's template on a manuscript ('BIOINFORMATICS Vol. 00 no. 00 2012')
+    if _CITATION_AFTER.match(after) and _YEAR_OR_DOI.search(after[:80]):
+        return placed or not before.strip() or cue
+    alone = not before.strip(" |") and not re.sub(r"[\s|\d]", "", after)  # beside a page number at most
+    return placed and alone and len(words) > 1 and not set(words) <= _GENERIC_WORDS
+
+
+def _journal_spelling(mention: journals.Mention) -> str:
+    """The journal's full name as the page prints it ('The American Statistician'), or as the lexicon writes
+    it where the page abbreviates it or sets it in capitals."""
+    printed = mention.printed
+    if journals.name_key(printed) == journals.name_key(mention.journal) and not printed.isupper():
+        return printed
+    return mention.journal
 
 
 def _doi_text(raw: str) -> str:

@@ -1,0 +1,111 @@
+"""The lexicon of journal names: some 38,000 journals' full names and their abbreviations ('Nucleic Acids
+Res.', 'Proc Natl Acad Sci U S A', 'PLoS Comput Biol'), from JabRef's CC0 abbreviation lists
+(``journals.tsv.gz`` beside this module, built by benchmarks/build_journals.py, whose header says from which
+lists and commit).
+
+kb reads a PDF's venue where its page names a journal without a grammar cue ('Genes 2014, 5, 254-270'):
+``mentions`` finds the lexicon's names in a line of text and ``full_name`` maps an abbreviation to the
+journal's full name. Where a mention is a statement about the article itself (its shape on the page) is
+decided by ``pdf_publication``, not here.
+
+The file is read once per process, on first use (never at ``kb`` start-up): ``_index`` is cached.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+LEXICON = Path(__file__).with_name("journals.tsv.gz")
+_NOT_WORD = re.compile(r"[^\w]+")
+_LONGEST = 16  # words in the longest name looked for: longer ones are never printed whole on one line
+
+
+def name_key(name: str) -> str:
+    """A journal name as it is looked up: accents, case, periods and other punctuation, '&' for 'and', a
+    leading 'The' and spacing folded ('The Journal of Chem. & Bio.' and 'journal of chem and bio' are one)."""
+    if not name.isascii():  # (most names are: the lexicon's 70,000 are folded in a fraction of a second)
+        name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    words = _NOT_WORD.sub(" ", name.casefold().replace("&", " and ")).split()
+    return " ".join(words[1:] if words[:1] == ["the"] and len(words) > 1 else words)
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Each name's key (``name_key``) and the full name of the journal it names; an abbreviation two journals
+    share ('J. Biol.') names neither and is left out."""
+
+    names: dict[str, str]
+
+    def full_name(self, printed: str) -> str | None:
+        """The full name of the journal ``printed`` names (its full name or an abbreviation), or None."""
+        return self.names.get(name_key(printed))
+
+
+@cache
+def lexicon() -> Lexicon:
+    """The lexicon, read from ``journals.tsv.gz`` on first use."""
+    full: dict[str, str] = {}
+    abbreviated: dict[str, set[str]] = {}
+    with gzip.open(LEXICON, "rt", encoding="utf-8") as rows:
+        for row in rows:
+            if row.startswith("#") or not row.strip():
+                continue
+            name, *abbreviations = row.rstrip("\n").split("\t")
+            full[name_key(name)] = name
+            for abbreviation in abbreviations:  # written as its key (benchmarks/build_journals.py)
+                abbreviated.setdefault(abbreviation, set()).add(name)
+    names = {key: next(iter(names)) for key, names in abbreviated.items() if len(names) == 1}
+    names.update(full)  # a full name outranks another journal's abbreviation spelt the same
+    return Lexicon(names)
+
+
+def full_name(printed: str) -> str | None:
+    """The full name of the journal ``printed`` names ('Nucleic Acids Res.' -> 'Nucleic Acids Research'), or
+    None when the lexicon holds no journal of that name."""
+    return lexicon().full_name(printed)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A journal's name as a line prints it (``printed``, at ``start``:``end`` of the line), and the full name
+    of the journal it names (``journal``)."""
+
+    printed: str
+    journal: str
+    start: int
+    end: int
+
+
+_WORD = re.compile(r"\S+")
+_EDGE = r"^[^\w&]+|[^\w.&]+$"  # punctuation around a name that is not part of it ('(Nature,' -> 'Nature')
+
+
+def mentions(line: str) -> Iterator[Mention]:
+    """The lexicon's names printed in ``line``, left to right, each the longest name that opens at its word
+    (so 'Nucleic Acids Research' and not 'Nucleic Acids'), none overlapping another. A name opens with a
+    capital, or as the lexicon spells it ('eLife'), so that prose's lower-case words ('genes', 'cell') name
+    nothing."""
+    names = lexicon().names
+    words = list(_WORD.finditer(line))
+    at = 0
+    while at < len(words):
+        for stop in range(min(len(words), at + _LONGEST), at, -1):
+            start, end = words[at].start(), words[stop - 1].end()
+            raw = line[start:end]
+            printed = re.sub(_EDGE, "", raw)
+            journal = names.get(name_key(printed)) if printed else None
+            if journal is None or not (printed[0].isupper() or printed.startswith(journal[:1])):
+                continue
+            # where the printed name sits in the line, without the punctuation around it
+            start += raw.find(printed)
+            yield Mention(printed, journal, start, start + len(printed))
+            at = stop
+            break
+        else:
+            at += 1
