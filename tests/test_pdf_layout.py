@@ -75,11 +75,11 @@ def test_publication_journal_stacked_in_the_footer_with_its_year() -> None:
     assert (article.venue, article.year) == ("Communications of the ACM", 1974)
 
 
-def test_publication_template_doi_is_never_stored_and_arxiv_stamp_gives_the_year() -> None:
+def test_publication_template_doi_is_never_stored_and_arxiv_stamp_gives_the_year_and_the_server() -> None:
     jss = _published("Journal of Statistical Software November 2012, Volume 51, Issue 7. doi: 10.18637/jss.v000.i00")
     assert (jss.venue, jss.year, jss.doi) == ("Journal of Statistical Software", 2012, None)
     stamp = _published("arXiv:1004.4240v1 [cs.DS] 23 Apr 2010 A Sparse Johnson–Lindenstrauss Transform")
-    assert (stamp.venue, stamp.year, stamp.arxiv_id) == (None, 2010, "1004.4240")
+    assert (stamp.venue, stamp.year, stamp.arxiv_id) == ("arXiv", 2010, "1004.4240")
 
 
 def _seg(marked: str, y: float, size: float = 10.0, x0: float = 100.0) -> Segment:
@@ -567,7 +567,7 @@ def test_margins_a_series_line_in_small_type_above_the_first_body_line() -> None
 
 def test_publication_old_style_arxiv_id_in_the_stamp_gives_the_id_and_the_year() -> None:
     stamp = _published("FROM DOMINOES TO HEXAGONS\narXiv:math/0405482v2 [math.CO] 12 Sep 2016")
-    assert (stamp.arxiv_id, stamp.year, stamp.venue) == ("math/0405482", 2016, None)
+    assert (stamp.arxiv_id, stamp.year, stamp.venue) == ("math/0405482", 2016, "arXiv")
     new = _published("arXiv:1703.00983v1 [cs.DB] 2 Mar 2017")
     assert (new.arxiv_id, new.year) == ("1703.00983", 2017)
 

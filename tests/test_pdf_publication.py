@@ -301,7 +301,7 @@ def test_describe_a_title_may_name_a_draft_or_a_preprint_a_notice_is_never_the_t
     ((), ("35th Conference on Neural Information Processing Systems (NeurIPS 2021), Sydney, Australia.",),
      "arXiv:2106.09685v2  [cs.LG]  16 Oct 2021",
      ("Conference on Neural Information Processing Systems", 2021, None, "2106.09685")),
-    ((), ("Preprint. Under review.",), "arXiv:2106.09685v2  [cs.LG]  16 Oct 2021", (None, 2021, None, "2106.09685")),
+    ((), ("Preprint. Under review.",), "arXiv:2106.09685v2  [cs.LG]  16 Oct 2021", ("arXiv", 2021, None, "2106.09685")),
     (("bioRxiv preprint doi: https://doi.org/10.1101/2020.12.15.422761; this version posted December 15, 2020. "
       "The copyright holder for this",), (), None, ("bioRxiv", 2020, "10.1101/2020.12.15.422761", None)),
     (("Bioinformatics, 37(15), 2021, 2112-2120", "doi: 10.1093/bioinformatics/btab083",

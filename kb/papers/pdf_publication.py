@@ -1,7 +1,8 @@
 """Where a journal article says it appeared, read from its own page 1 and reference list: a grammar of
 publication statements (``PUBLICATION_PATTERNS``: journal headers and footers, "published in", "to appear in",
-"accepted in", "reprinted from", "submitted to", a proceedings' permission block, an arXiv stamp), each row
-saying where its year comes from; publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
+"accepted in", "reprinted from", "submitted to", a proceedings' permission block, a preprint server's stamp),
+each row saying where its year comes from (a preprint that states no other publication has its server for
+venue: "arXiv", "bioRxiv"); publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
 Machinery") are told apart from venues and never stored as one. A note that points at a citation ("a modified
 version of Zeileis (2004)") is resolved through the paper's own reference list, which gives the venue, year
 and DOI of the published version.
@@ -346,6 +347,11 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     _printed_doi(article, texts.first)
     arxiv = ARXIV_ID.search(texts.first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
+    if article.venue is None and article.arxiv_id:
+        # A preprint whose page states no other publication appeared on arXiv: its venue is the server, as the
+        # user's own notes write it (`venue: "arXiv"`), as a bioRxiv stamp gives "bioRxiv", and as kb's arXiv
+        # lookup, BibTeX and CSL imports store it.
+        article.venue = "arXiv"
 
 
 @dataclass
