@@ -87,20 +87,24 @@ def _published(page: str, margins: list[str] | None = None, title: str | None = 
 
 
 @pytest.mark.parametrize(("page", "margins", "venue"), [
-    # a banner above the title in Vancouver's order, abbreviated: the full name
-    (f"Nucleic Acids Res. 2005; 33(2): 1-10\n{TITLE}\nAda Lovelace", [], "Nucleic Acids Research"),
+    # a banner above the title in Medline's order, abbreviated and not spelt out: as printed
+    (f"Genome Res. 2011 Jan;21(1):1-10. doi:10.1101/gr.1\n{TITLE}\nAda Lovelace", [], "Genome Res."),
     # a running header, the journal's name alone beside the page number
     (f"{TITLE}\nAda Lovelace", ["Nucleic Acids Research 1234"], "Nucleic Acids Research"),
-    # set in capitals: as the lexicon writes it
+    # set in capitals: as the name is written
     (f"{TITLE}\nAda Lovelace", ["NUCLEIC ACIDS RESEARCH"], "Nucleic Acids Research"),
-    # a citation box: after 'Citation:', the authors, the year and the title before the name
+    # a citation box: after 'Citation:', the authors, the year and the title before the name; the full name the
+    # lexicon gives the abbreviation, where the page prints it too
     (f"{TITLE}\nAda Lovelace\nCitation: Lovelace A, Turing A, et al. (2011) Coevolution predicts contacts. "
-     "PLoS Comput Biol 7(12): e1002195. doi:10.1371/journal.pcbi.1002195", [], "PLoS Computational Biology"),
+     "PLoS Comput Biol 7(12): e1002195. doi:10.1371/journal.pcbi.1002195\nEditor: Alan Turing, PLoS "
+     "Computational Biology board", [], "PLoS Computational Biology"),
+    (f"{TITLE}\nAda Lovelace\nCitation: Lovelace A, Turing A, et al. (2011) Coevolution predicts contacts. "
+     "PLoS Comput Biol 7(12): e1002195. doi:10.1371/journal.pcbi.1002195", [], "PLoS Comput Biol"),
     # a line it opens, after the abstract, in a citation's shape; a single word is a name in that shape
     (f"{TITLE}\nAda Lovelace\nAbstract\nWe predict contacts.\nBioinformatics 2005 Mar;21(6):1-10", [],
      "Bioinformatics"),
-    # Medline's order (a month after the year), abbreviated without periods
-    (f"Genome Res 2011 Jan;21(1):1-10. doi:10.1101/gr.1\n{TITLE}\nAda Lovelace", [], "Genome Research"),
+    # a sentence's period after a full name is not part of it
+    (f"{TITLE}\nAda Lovelace\nGenome Research. 2011 Jan;21(1):1-10", [], "Genome Research"),
     # a running footer's pipes, in capitals, after the addresses its column stacks over it
     (f"{TITLE}\nAda Lovelace", ["1 Somewhere University, 4 Main Street, London. ✉email: ada@example.org "
                                  "NATURE COMMUNICATIONS | (2022) 13:312 | https://doi.org/10.1038/x"],
@@ -149,11 +153,20 @@ def test_a_statement_outranks_the_lexicon() -> None:
     assert _published(page, ["Nucleic Acids Research"]).venue == "Statistical Science"
 
 
+def test_a_statements_abbreviation_takes_the_full_name_the_page_prints_elsewhere() -> None:
+    """A rule's venue abbreviated ('PLoS Comput Biol', Vancouver's order) whose words do not open the full
+    name's in order: the lexicon's full name, where the page prints it; else as printed."""
+    cited = f"PLoS Comput Biol 2011; 7(12): e1002195\n{TITLE}\nAda Lovelace"
+    assert _published(cited + "\nwww.ploscompbiol.org PLoS Computational Biology").venue == (
+        "PLoS Computational Biology")
+    assert _published(cited).venue == "PLoS Comput Biol"
+
+
 def test_lexicon_venue_read_from_a_pdfs_running_header(tmp_path: Path) -> None:
-    """Through the whole reader: a PDF whose header prints the journal's Medline abbreviation and its volume."""
+    """Through the whole reader: a PDF whose running header is the journal's name beside the page number."""
     pdf = make_first_page_pdf(tmp_path / "paper.pdf", TITLE, "Ada Lovelace and Alan Turing",
-                              "University of Somewhere", header=("Proc Natl Acad Sci U S A. 2011;108(49):E1293",))
-    assert read_article(pdf).venue == PNAS
+                              "University of Somewhere", header=("Genome Research 1234",))
+    assert read_article(pdf).venue == "Genome Research"
     plain = make_first_page_pdf(tmp_path / "plain.pdf", TITLE, "Ada Lovelace and Alan Turing",
                                 "Department of Bioinformatics, University of Somewhere")
     assert read_article(plain).venue is None

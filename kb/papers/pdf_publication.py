@@ -340,7 +340,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     if article.venue is None:
         _from_margins(article, margins or [])
     if article.venue is None:
-        _from_lexicon(article, margins or [], texts.lines)
+        _from_lexicon(article, margins or [], texts.lines,
+                      " ".join([texts.first, *map(_flat, article.pages[1:2])]))
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
         _from_reference(article, _titled(texts.references, article.title))
@@ -511,28 +512,39 @@ def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str],
 
 
 def _unabbreviated(venue: str, first: str) -> str:
-    """The journal's full name where the page prints it beside its abbreviation (Springer's header: 'J.
-    Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under 'SCIENCE ADVANCES'): each
-    abbreviated word ('J.') opens a word of the full name, every other word is the same, in order, with small
-    words between them ('of'). Else the full name of the journal the lexicon knows by that abbreviation
-    ('Nucleic Acids Res', 'Proc Natl Acad Sci U S A'); else as printed."""
+    """The journal's full name where the page prints it beside its abbreviation: the full name the lexicon
+    (``kb.papers.journals``) gives the abbreviation, printed anywhere on the page ('PLoS Comput Biol' and
+    'PLoS Computational Biology'); or, for a journal the lexicon lacks, a name whose words the abbreviation's
+    open (Springer's header: 'J. Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under
+    'SCIENCE ADVANCES'): each abbreviated word ('J.') opens a word of the full name, every other word is the
+    same, in order, with small words between them ('of'). Else as printed: a venue is named as the page's text
+    names it (the corpus' truth files' convention: 'Random Struct. Alg.', 'PNAS')."""
+    spelled = _printed_full_name(venue, first)
+    if spelled is not None:
+        return spelled
     words = venue.split()
     if not any(w.endswith(".") for w in words):
-        return _lexicon_name(venue)
+        return venue
     parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
     full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
                      re.IGNORECASE)
     if full is None:
-        return _lexicon_name(venue)
+        return venue
     return _title_case(full.group()) if full.group().isupper() else full.group()
 
 
-def _lexicon_name(venue: str) -> str:
-    """The full name of the journal an abbreviation of two words or more names in the lexicon
-    (``kb.papers.journals``); a name of one word ('CIKM', 'NDSS') is a meeting's acronym as often as a
-    journal's, and stays as printed, as does a name the lexicon does not abbreviate."""
-    full = journals.full_name(venue) if len(venue.split()) > 1 else None
-    return full if full and journals.name_key(full) != journals.name_key(venue) else venue
+def _printed_full_name(venue: str, first: str) -> str | None:
+    """The full name of the journal the lexicon knows ``venue`` by, where the page (``first``) prints it, as
+    it prints it (in capitals: as the name is written); None where the lexicon knows no other name for it or
+    the page does not print that one."""
+    full = journals.full_name(venue)
+    if full is None or journals.name_key(full) == journals.name_key(venue):
+        return None
+    words = [r"(?:&|and)" if w in ("&", "and") else re.escape(w) for w in full.split()]
+    found = re.search(r"\b" + r"[\s,.:;-]+".join(words) + r"(?!\w)", first, re.IGNORECASE)
+    if found is None:
+        return None
+    return _title_case(found.group()) if found.group().isupper() else found.group()
 
 
 def _after_title(name: str, title: str | None) -> str:
@@ -628,20 +640,21 @@ _GENERIC_WORDS = frozenset({"technical", "report", "reports", "computer", "scien
                             "methods", "data", "news", "notes", "papers", "abstracts", "and", "of", "in"})
 
 
-def _from_lexicon(article: PdfArticle, margins: list[str], lines: str) -> None:
+def _from_lexicon(article: PdfArticle, margins: list[str], lines: str, text: str) -> None:
     """The venue from a journal the lexicon (``kb.papers.journals``) names where a page names its own journal,
     when no statement named one: in page 1's header or footer (``margins``) or in the statements' pages'
     ``lines`` before the reference list. A name is about this article when a citation's shape follows it
     (``_CITATION_AFTER``) and it opens its line, stands in a margin or above the title, or follows 'Cite
     this:'; or when it is a margin's or a line above the title's whole text. A name in prose, an affiliation
     ('Department of Bioinformatics') or another work's citation ('(Nature 596, 583 (2021))') is not; nor is a
-    common word ('Genes', 'Cell', 'Bioinformatics') without a citation's shape."""
+    common word ('Genes', 'Cell', 'Bioinformatics') without a citation's shape. The venue is named as the
+    page names it (``_journal_spelling``)."""
     page = lines.splitlines()
     above = _title_line(page, article.title)
     for line, placed in [*((m, True) for m in margins), *((p, i < above) for i, p in enumerate(page))]:
         for mention in journals.mentions(line):
             if _names_this_article(mention, line, placed):
-                article.venue = _journal_spelling(mention)
+                article.venue = _journal_spelling(mention, text)
                 return
 
 
@@ -675,13 +688,16 @@ def _names_this_article(mention: journals.Mention, line: str, placed: bool) -> b
     return placed and alone and len(words) > 1 and not set(words) <= _GENERIC_WORDS
 
 
-def _journal_spelling(mention: journals.Mention) -> str:
-    """The journal's full name as the page prints it ('The American Statistician'), or as the lexicon writes
-    it where the page abbreviates it or sets it in capitals."""
+def _journal_spelling(mention: journals.Mention, text: str) -> str:
+    """The journal's name as the page's ``text`` prints it, as the rules' venues are (``_unabbreviated``):
+    its full name where printed ('The American Statistician'; a sentence's period after it is not part of
+    it), else the abbreviation as printed ('Nucleic Acids Res.'); a name in capitals as it is written."""
     printed = mention.printed
-    if journals.name_key(printed) == journals.name_key(mention.journal) and not printed.isupper():
-        return printed
-    return mention.journal
+    if journals.name_key(printed) == journals.name_key(mention.journal):
+        printed = printed.rstrip(".")
+    elif (spelled := _unabbreviated(printed, text)) != printed:
+        return spelled
+    return _title_case(printed) if printed.isupper() and len(printed.split()) > 1 else printed
 
 
 def _doi_text(raw: str) -> str:
