@@ -147,6 +147,16 @@ def test_lexicon_refuses_mentions_that_are_not_this_articles_journal(page: str, 
     assert _published(page, margins).venue is None
 
 
+def test_lexicon_citation_gives_the_year_where_no_statement_did() -> None:
+    """The year of the citation that names the journal; never digits of its DOI or a link."""
+    opened = _published(f"{TITLE}\nAda Lovelace\nAbstract\nWe predict contacts.\nBioinformatics 2005 Mar;21(6):1-10")
+    assert (opened.venue, opened.year) == ("Bioinformatics", 2005)
+    footer = "NATURE COMMUNICATIONS | 13:312 | https://doi.org/10.1038/s41467-2019-2020 | www.nature.com 2022"
+    assert (_published(TITLE, [footer]).venue, _published(TITLE, [footer]).year) == ("Nature Communications", 2022)
+    boxed = f"{TITLE}\nCite this: PLoS Comput Biol 7(12): e1002195. doi:10.1371/journal.pcbi.1999"
+    assert (_published(boxed).venue, _published(boxed).year) == ("PLoS Comput Biol", None)
+
+
 def test_a_statement_outranks_the_lexicon() -> None:
     """The rules' venue stands: the lexicon is asked only where they leave it empty."""
     page = f"{TITLE}\nAda Lovelace\nTo appear in Statistical Science (2011)."

@@ -628,6 +628,8 @@ _CITATION_AFTER = re.compile(
 # end of a longer one the lexicon does not hold ('Interactive Learning Research', 'An International Journal').
 _NAME_GOES_ON = re.compile(r"(?:\b[A-Z][\w&'’-]*|\b(?:of|and|the|for|in|on)|&)\s+$")
 _PLACEHOLDER_VOLUME = re.compile(r"^\W*(?:(?i:vol(?:ume)?)\.?\s*)?0+\b")
+_CITED_YEAR = re.compile(r"(?<![\w/.-])(?:19|20)\d\d(?![\w/-])")
+_DOI_IN_LINE = re.compile(r"\b10\.\d{4,9}/\S+|https?://\S+")
 _YEAR_OR_DOI = re.compile(r"\b(?:19|20)\d\d\b|\b10\.\d{4,9}/")
 # Where a page cites the article itself: 'Cite this: ...', 'Citation: ...', 'To cite this article: ...'.
 _CITE_CUE = re.compile(r"\b(?:[Cc]ite this(?: article)?|CITE THIS(?: ARTICLE)?|[Cc]itation|CITATION|"
@@ -655,6 +657,9 @@ def _from_lexicon(article: PdfArticle, margins: list[str], lines: str, text: str
         for mention in journals.mentions(line):
             if _names_this_article(mention, line, placed):
                 article.venue = _journal_spelling(mention, text)
+                # the year its citation gives, where no statement gave one ('Genes 2014, 5, 254-270')
+                cited = _CITED_YEAR.search(_DOI_IN_LINE.sub(" ", line[mention.end:])[:80])
+                article.year = article.year or (int(cited.group()) if cited else None)
                 return
 
 
