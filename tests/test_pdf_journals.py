@@ -112,6 +112,8 @@ def _published(page: str, margins: list[str] | None = None, title: str | None = 
     # a statement in capitals before the name: not the end of a longer name
     (f"{TITLE}\nAda Lovelace", ["APPEARED IN BULLETIN OF THE AMERICAN MATHEMATICAL SOCIETY Volume 30, Number 2, "
                                  "April 1994, Pages 161-177"], "Bulletin of the American Mathematical Society"),
+    # a publisher's word in a journal's name, with the citation's shape
+    (f"IEEE Access 2021, 9, 12345-12360\n{TITLE}\nAda Lovelace", [], "IEEE Access"),
     # the page's own spelling where it prints the full name
     (f"{TITLE}\nAda Lovelace", ["The American Statistician"], "The American Statistician"),
 ])

@@ -627,10 +627,10 @@ _CITATION_AFTER = re.compile(
 # A capitalised word or a name's small word just before a name, with no punctuation between: the name is the
 # end of a longer one the lexicon does not hold ('Interactive Learning Research', 'An International Journal').
 _NAME_GOES_ON = re.compile(r"(?:\b[A-Z][\w&'’-]*|\b(?:of|and|the|for|in|on)|&)\s+$")
+# A volume of zeros after the name: a journal's template on a manuscript, not a publication.
 _PLACEHOLDER_VOLUME = re.compile(r"^\W*(?:(?i:vol(?:ume)?)\.?\s*)?0+\b")
-_CITED_YEAR = re.compile(r"(?<![\w/.-])(?:19|20)\d\d(?![\w/-])")
-_DOI_IN_LINE = re.compile(r"\b10\.\d{4,9}/\S+|https?://\S+")
-_YEAR_OR_DOI = re.compile(r"\b(?:19|20)\d\d\b|\b10\.\d{4,9}/")
+_YEAR_OR_DOI = re.compile(rf"{_YEAR.pattern}|\b10\.\d{{4,9}}/")
+_DOI_IN_LINE = re.compile(r"\b10\.\d{4,9}/\S+|https?://\S+")  # whose digits are no year
 # Where a page cites the article itself: 'Cite this: ...', 'Citation: ...', 'To cite this article: ...'.
 _CITE_CUE = re.compile(r"\b(?:[Cc]ite this(?: article)?|CITE THIS(?: ARTICLE)?|[Cc]itation|CITATION|"
                        r"[Cc]ite as|[Hh]ow to cite)\b\s*:")
@@ -658,7 +658,7 @@ def _from_lexicon(article: PdfArticle, margins: list[str], lines: str, text: str
             if _names_this_article(mention, line, placed):
                 article.venue = _journal_spelling(mention, text)
                 # the year its citation gives, where no statement gave one ('Genes 2014, 5, 254-270')
-                cited = _CITED_YEAR.search(_DOI_IN_LINE.sub(" ", line[mention.end:])[:80])
+                cited = _YEAR.search(_DOI_IN_LINE.sub(" ", line[mention.end:])[:80])
                 article.year = article.year or (int(cited.group()) if cited else None)
                 return
 
@@ -676,8 +676,6 @@ def _names_this_article(mention: journals.Mention, line: str, placed: bool) -> b
     """Whether a journal named in ``line`` is this article's (see ``_from_lexicon``); ``placed``: the line is
     a margin's or above the title."""
     before, after = line[:mention.start], line[mention.end:]
-    if _PUBLISHER.search(mention.journal) and not _PERIODICAL.search(mention.journal):
-        return False  # a publisher or a society the lists hold beside its journals
     cue = _CITE_CUE.search(before) is not None
     if _IN_PARENTHESES.search(before) or re.search(r"\bet al\.,?\s*$", before) and not cue:
         return False  # another work's citation
@@ -690,7 +688,10 @@ def _names_this_article(mention: journals.Mention, line: str, placed: bool) -> b
     if _CITATION_AFTER.match(after) and _YEAR_OR_DOI.search(after[:80]):
         return placed or not before.strip() or cue
     alone = not before.strip(" |") and not re.sub(r"[\s|\d]", "", after)  # beside a page number at most
-    return placed and alone and len(words) > 1 and not set(words) <= _GENERIC_WORDS
+    # a publisher or a society the lists hold beside its journals ('American Mathematical Society') names no
+    # journal alone; with a citation's shape its journals are named ('IEEE Access 2021, 9, 12345')
+    publisher = _PUBLISHER.search(mention.journal) and not _PERIODICAL.search(mention.journal)
+    return placed and alone and len(words) > 1 and not set(words) <= _GENERIC_WORDS and not publisher
 
 
 def _journal_spelling(mention: journals.Mention, text: str) -> str:
