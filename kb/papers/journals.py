@@ -38,9 +38,11 @@ def name_key(name: str) -> str:
 @dataclass(frozen=True)
 class Lexicon:
     """Each name's key (``name_key``) and the full name of the journal it names; an abbreviation two journals
-    share ('J. Biol.') names neither and is left out."""
+    share ('J. Biol.') names neither and is left out. ``openings``: the keys' first words, and 'the' (a word
+    no name opens with is passed over without trying the names that could start there)."""
 
     names: dict[str, str]
+    openings: frozenset[str]
 
     def full_name(self, printed: str) -> str | None:
         """The full name of the journal ``printed`` names (its full name or an abbreviation), or None."""
@@ -62,7 +64,7 @@ def lexicon() -> Lexicon:
                 abbreviated.setdefault(abbreviation, set()).add(name)
     names = {key: next(iter(names)) for key, names in abbreviated.items() if len(names) == 1}
     names.update(full)  # a full name outranks another journal's abbreviation spelt the same
-    return Lexicon(names)
+    return Lexicon(names, frozenset({"the", *(key.split(" ", 1)[0] for key in names)}))  # (a key drops 'The')
 
 
 def full_name(printed: str) -> str | None:
@@ -91,11 +93,12 @@ def mentions(line: str) -> Iterator[Mention]:
     (so 'Nucleic Acids Research' and not 'Nucleic Acids'), none overlapping another. A name opens with a
     capital, or as the lexicon spells it ('eLife'), so that prose's lower-case words ('genes', 'cell') name
     nothing."""
-    names = lexicon().names
+    names, openings = lexicon().names, lexicon().openings
     words = list(_WORD.finditer(line))
     at = 0
     while at < len(words):
-        for stop in range(min(len(words), at + _LONGEST), at, -1):
+        opening = name_key(words[at].group()).split(" ", 1)[0]
+        for stop in range(min(len(words), at + _LONGEST), at, -1) if opening in openings else ():
             start, end = words[at].start(), words[stop - 1].end()
             raw = line[start:end]
             printed = re.sub(_EDGE, "", raw)
