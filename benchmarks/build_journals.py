@@ -15,8 +15,8 @@ sociology, economics, classics and archaeology (outside the field).
 
 Each row of the written file is a journal's full name, then its abbreviations, tab-separated, each in the
 form it is looked up in (``name_key``: 'nucleic acids res', so that ``kb add`` folds only the full names when it
-first reads the file); an abbreviation that is the full name again, or differs from one already written only in
-its periods, is left out. The file's
+first reads the file); an abbreviation that is the full name again, differs from one already written only in
+its periods, is shared by two journals or is another journal's full name is left out. The file's
 header lines (``#``) give the source repository, its commit, the lists and the licence.
 
     .venv/bin/python benchmarks/build_journals.py                 # from the mirror below, at its HEAD
@@ -102,11 +102,18 @@ def render(commit: str, journals: dict[str, tuple[str, list[str]]]) -> bytes:
              f"# lists: {', '.join(LISTS)} (journals/journal_abbreviations_LIST.csv); licence: {LICENCE}",
              "# built by benchmarks/build_journals.py; one journal a row, tab-separated: its full name, then its "
              "abbreviations as they are looked up (kb.papers.journals.name_key)"]
+    # Each abbreviation in its looked-up form, once: not the full name again, nor the same but for its periods
+    # ('Nucleic Acids Res.', 'Nucleic Acids Res'). One that two journals share ('J. Biol.') names neither, and
+    # one that is another journal's full name names that journal: both are left out here, so that kb reads the
+    # file without resolving anything.
+    owners: dict[str, set[str]] = {}
+    for key, (_, abbreviations) in journals.items():
+        for abbreviation in abbreviations:
+            owners.setdefault(name_key(abbreviation), set()).add(key)
     for key in sorted(journals):
         full, abbreviations = journals[key]
-        # each abbreviation in its looked-up form, once: not the full name again, nor the same but for its
-        # periods ('Nucleic Acids Res.', 'Nucleic Acids Res')
-        kept = [k for k in dict.fromkeys(name_key(a) for a in abbreviations) if k != key]
+        kept = [k for k in dict.fromkeys(name_key(a) for a in abbreviations)
+                if k != key and k not in journals and owners[k] == {key}]
         lines.append("\t".join([full, *kept]))
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, filename="") as out:

@@ -37,9 +37,10 @@ def name_key(name: str) -> str:
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Each name's key (``name_key``) and the full name of the journal it names; an abbreviation two journals
-    share ('J. Biol.') names neither and is left out. ``openings``: the keys' first words, and 'the' (a word
-    no name opens with is passed over without trying the names that could start there)."""
+    """Each name's key (``name_key``) and the full name of the journal it names (an abbreviation two journals
+    share, 'J. Biol.', is in the file under neither: benchmarks/build_journals.py). ``openings``: the keys'
+    first words, and 'the' (a word no name opens with is passed over without trying the names that could start
+    there)."""
 
     names: dict[str, str]
     openings: frozenset[str]
@@ -51,20 +52,15 @@ class Lexicon:
 
 @cache
 def lexicon() -> Lexicon:
-    """The lexicon, read from ``journals.tsv.gz`` on first use."""
-    full: dict[str, str] = {}
-    abbreviated: dict[str, set[str]] = {}
-    with gzip.open(LEXICON, "rt", encoding="utf-8") as rows:
-        for row in rows:
-            if row.startswith("#") or not row.strip():
-                continue
-            name, *abbreviations = row.rstrip("\n").split("\t")
-            full[name_key(name)] = name
-            for abbreviation in abbreviations:  # written as its key (benchmarks/build_journals.py)
-                abbreviated.setdefault(abbreviation, set()).add(name)
-    names = {key: next(iter(names)) for key, names in abbreviated.items() if len(names) == 1}
-    names.update(full)  # a full name outranks another journal's abbreviation spelt the same
-    return Lexicon(names, frozenset({"the", *(key.split(" ", 1)[0] for key in names)}))  # (a key drops 'The')
+    """The lexicon, read from ``journals.tsv.gz`` on first use (~0.15 s)."""
+    names: dict[str, str] = {}
+    for row in gzip.decompress(LEXICON.read_bytes()).decode("utf-8").splitlines():
+        if row and not row.startswith("#"):
+            name, *abbreviations = row.split("\t")  # each abbreviation written as its key
+            names[name_key(name)] = name
+            names.update(dict.fromkeys(abbreviations, name))
+    openings = frozenset({"the", *(key.partition(" ")[0] for key in names)})  # (a key drops a leading The)
+    return Lexicon(names, openings)
 
 
 def full_name(printed: str) -> str | None:
