@@ -60,6 +60,15 @@ def test_mentions_are_the_longest_names_opening_with_a_capital() -> None:
     assert (bracketed.printed, bracketed.start) == ("Nucleic Acids Res.", 1)
 
 
+def test_lexicon_keys_are_the_names_folded() -> None:
+    """The keys the file writes (benchmarks/build_journals.py) are ``name_key``'s: every full name is found by
+    its own spelling, and no key is a full name's that ``name_key`` would not make."""
+    known = journals.lexicon().names
+    full_names = set(known.values())
+    assert len(full_names) > 30_000
+    assert all(known.get(journals.name_key(name)) == name for name in full_names)
+
+
 def test_lexicon_file_is_small_and_says_where_it_came_from() -> None:
     assert journals.LEXICON.stat().st_size < 1_000_000
     with gzip.open(journals.LEXICON, "rt", encoding="utf-8") as text:
