@@ -5,7 +5,9 @@ each row saying where its year comes from (a preprint that states no other publi
 venue: "arXiv", "bioRxiv"); publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
 Machinery") are told apart from venues and never stored as one. A note that points at a citation ("a modified
 version of Zeileis (2004)") is resolved through the paper's own reference list, which gives the venue, year
-and DOI of the published version.
+and DOI of the published version. Where no statement names the venue, a journal the lexicon of journal names
+(``kb.papers.journals``) knows is the venue where the page names its own journal: in a citation's shape or
+alone in a running header or footer (``_from_lexicon``).
 
 Per-journal differences are rows of the pattern tables, not branches of the code.
 """
