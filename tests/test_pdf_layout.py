@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kb.papers.pdf_abstract import headed_abstract
-from kb.papers.pdf_authors import block_authors
+from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_layout import _from_metadata, describe, join_title, opens_titled, read_article
-from kb.papers.pdf_names import join_affiliation
+from kb.papers.pdf_names import is_name_list, join_affiliation, name_parts
 from kb.papers.pdf_page import (
     MARK_CLOSE,
     MARK_OPEN,
@@ -428,7 +428,14 @@ def test_describe_a_running_footer_is_never_an_author() -> None:
     article = PdfArticle(pages=["Spartan\nAbstract\nApplication programmers in domains.\n1 Introduction"])
     describe(article, segments, height=792)
     assert article.authors == [("Chien-Chin Huang", "New York University"), ("Qi Chen", "Peking University")]
-    describe(without_height := PdfArticle(pages=article.pages), segments)  # no page height: no band known
+    # With no page height no band is known; the abstract's heading over the footer still closes the block
+    # above it (round 9's sidebar rule), but without a heading the footer came first, as before the rule.
+    describe(without_height := PdfArticle(pages=article.pages), segments)
+    assert without_height.authors == article.authors
+    unheaded = [s for s in segments if s.text != "Abstract"]
+    describe(banded := PdfArticle(pages=article.pages), unheaded, height=792)
+    assert banded.authors == article.authors
+    describe(without_height := PdfArticle(pages=article.pages), unheaded)
     assert without_height.authors[0][0] == "USENIX Association"  # what the footer did before the rule
 
 
@@ -1807,3 +1814,137 @@ def test_each_symbol_mark_ends_a_title_and_links_a_name_to_its_block(mark: str) 
         other = "*" if mark == "∗" else "∗"
         block = [_seg(f"Ada Lovelace{mark}, Alan Turing", 670, 11), _seg(f"{other}University of Alpha", 655, 9)]
         assert block_authors(block)[0] == ("Ada Lovelace", "University of Alpha")
+
+
+# -- Round 9: journal articles as their publishers print them (eLife, MDPI, OUP, BMC, IEEE Xplore, PNAS,
+# Elsevier in press); each rule on its general form, its real article in tests/test_real_pdfs.py ------------
+
+def _at(text: str, y: float, size: float, x0: float, x1: float, marked: str = "") -> Segment:
+    """A segment with its box given (``_seg`` guesses the width from the text's length)."""
+    return Segment(text, size, x0, x1, y, marked)
+
+
+def test_describe_a_sidebar_the_text_order_puts_first_is_not_the_author_block() -> None:
+    """eLife and MDPI set a column of dates, citation and licence left of the article, lower on the page than
+    the abstract's heading; the text order gives it first. The heading closes the author block: no line under
+    it is a name ('United States', 'Commons Attribution License' read as two were)."""
+    sidebar = ["*For correspondence:", "Reviewing editor: Arianna", "Maffei, Stony Brook University,",
+               "United States", "Copyright Mukherjee et al.", "This article is distributed under",
+               "Commons Attribution License,", "which permits unrestricted use"]
+    segments = [_at(line, 300 - 12 * i, 8, 37, 150) for i, line in enumerate(sidebar)]
+    segments += [_at("Impact of timed inhibition of", 664, 20, 170, 530),
+                 _at("gustatory cortex on taste", 640, 20, 170, 500),
+                 _at("Narendra Mukherjee, Joseph Wachutka, Donald B Katz*", 574, 10.5, 170, 497,
+                     f"Narendra Mukherjee{MARK_OPEN}1{MARK_CLOSE}, Joseph Wachutka{MARK_OPEN}1{MARK_CLOSE}, "
+                     f"Donald B Katz{MARK_OPEN}1{MARK_CLOSE}*"),
+                 _at("Program in Neuroscience, Brandeis University, Waltham, United States", 551, 10.5, 173, 515,
+                     f"{MARK_OPEN}1{MARK_CLOSE}Program in Neuroscience, Brandeis University, Waltham, "
+                     "United States"),
+                 _at("Abstract", 480, 12, 168, 216)]
+    segments += [_at("Sensation and action are coupled during perception in the gustatory cortex.", 478 - 12 * i,
+                     9, 168, 540) for i in range(12)]
+    article = PdfArticle(pages=["Abstract Sensation and action are coupled.\nIntroduction"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Narendra Mukherjee", "Joseph Wachutka", "Donald B Katz"]
+    assert all(affiliation and "Brandeis University" in affiliation for _, affiliation in article.authors)
+
+
+def test_authors_an_icon_between_a_name_and_its_mark_and_a_mark_raised_in_the_lines_size() -> None:
+    """OUP and MDPI draw an ORCID icon (no text) between a name and its superscript, which then stands wider
+    apart than a mark set after its name; and the extractor may give a mark the line's size ('1,*' in 12 pt
+    over 12-pt names), raised half a size above their baseline. Both are the name's marks."""
+    block = [_at("Shixiong Zhang", 579.1, 12, 63.5, 145.1),
+             _at("1", 586.8, 8.5, 162.1, 165.0),  # the icon fills 145-160
+             _at(", Xiangtao Li, Qiuzhen Lin and Ka-Chun Wong", 579.1, 12, 166.0, 440.3,
+                 f", Xiangtao Li{MARK_OPEN}1,2{MARK_CLOSE}, Qiuzhen Lin{MARK_OPEN}3{MARK_CLOSE} and Ka-Chun Wong"),
+             _at("1,*", 585.2, 12, 457.9, 470.3),
+             _at("1", 565.2, 6.4, 63.8, 65.1),
+             _at("Department of Computer Science, City University of Hong Kong, Kowloon Tong,", 559.5, 9, 66.9,
+                 416.2),
+             _at("2", 565.2, 6.4, 420.7, 423.3),
+             _at("Department of Computer Science, Northeast Normal University, Changchun 130117,", 547.5, 9,
+                 424.3, 476.4),
+             _at("3", 541.1, 6.4, 63.2, 65.9),
+             _at("College of Computer Science, Shenzhen University, Shenzhen 518060, China", 535.5, 9, 66.8, 435)]
+    authors = dict(block_authors(block))
+    assert list(authors) == ["Shixiong Zhang", "Xiangtao Li", "Qiuzhen Lin", "Ka-Chun Wong"]
+    assert all("City University of Hong Kong" in (authors[n] or "") for n in ("Shixiong Zhang", "Ka-Chun Wong"))
+    assert "Shenzhen University" in (authors["Qiuzhen Lin"] or "")
+    # a bare number level with a line of names but far off across the page is another column's, not a mark
+    apart = [_at("Shixiong Zhang", 579.1, 12, 63.5, 145.1), _at("1", 586.8, 8.5, 300, 303)]
+    assert page_authors(apart, "") == [("Shixiong Zhang", None)]
+
+
+def test_page_authors_numbered_footnote_whose_number_stands_on_a_line_of_its_own() -> None:
+    """BMC prints only address 1 at the foot of page 1, its raised '1' on a line of its own in the text, and
+    a sentence after it ('Full list of author information is available at the end of the article'): the
+    names' first number links them to it, and the sentence is no part of the address."""
+    names = _at("Ryan J. Langdon, Paul Yousefi and Matthew J. Suderman", 600, 11, 57, 420,
+                f"Ryan J. Langdon{MARK_OPEN}1,2*{MARK_CLOSE}, Paul Yousefi{MARK_OPEN}1,2{MARK_CLOSE} and "
+                f"Matthew J. Suderman{MARK_OPEN}1,2{MARK_CLOSE}")
+    page = ("Epigenetic modelling of smokers\nRyan J. Langdon1,2*, Paul Yousefi1,2 and Matthew J. Suderman1,2\n"
+            "Abstract\nBackground: DNA methylation discriminates smokers.\n*Correspondence: r@bristol.ac.uk\n1\n"
+            " MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK\n"
+            "Full list of author information is available at the end of the article")
+    authors = page_authors([names], page)
+    assert [a for _, a in authors] == ["MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK"] * 3
+    # a section's number on a line of its own over its heading is no footnote: names keep no affiliation
+    body = ("Title\nAda Lovelace1 and Alan Turing1\n1\nIntroduction\nThe University of London's engines "
+            "compute.\n1")
+    lovelace = _at("Ada Lovelace and Alan Turing", 600, 11, 57, 300,
+                   f"Ada Lovelace{MARK_OPEN}1{MARK_CLOSE} and Alan Turing{MARK_OPEN}1{MARK_CLOSE}")
+    assert page_authors([lovelace], body) == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+def test_authors_a_grid_cells_line_opened_by_an_ampersand_and_an_institution_is_a_second_affiliation() -> None:
+    """IEEE's author grid: a name's cell stacks its faculty, institution and place, then '& CISUC, University
+    of Coimbra, ...' on a line of its own, a second institution: the affiliation is the first. A unit's name
+    going on after '&' ('Department of Computer Science' / '& Engineering') stays one affiliation."""
+    block = [_at("Wan Chong Choi", 600, 10, 100, 170), _at("Chan-Tong Lam", 600, 10, 330, 395),
+             _at("Faculty of Applied Sciences", 588, 10, 85, 190),
+             _at("Faculty of Applied Sciences", 588, 10, 310, 415),
+             _at("Macao Polytechnic University", 576, 10, 85, 195),
+             _at("Macao Polytechnic University", 576, 10, 310, 420),
+             _at("Macao SAR, China", 564, 10, 100, 170), _at("Macao SAR, China", 564, 10, 330, 400),
+             _at("& CISUC, University of Coimbra, Coimbra, Portugal", 552, 10, 60, 230)]
+    authors = dict(block_authors(block))
+    assert "Macao Polytechnic University" in (authors["Wan Chong Choi"] or "")
+    assert "Coimbra" not in (authors["Wan Chong Choi"] or "")
+    unit = [_at("Alice Smith", 600, 10, 100, 160), _at("Department of Computer Science", 588, 10, 80, 200),
+            _at("& Engineering", 576, 10, 100, 160), _at("University of Toronto", 564, 10, 90, 180)]
+    [(name, affiliation)] = block_authors(unit)
+    assert affiliation and affiliation.startswith("Department of Computer Science & Engineering")
+    assert affiliation.endswith("University of Toronto")
+
+
+def test_describe_an_elsevier_mastheads_journal_name_is_no_title_and_a_star_after_the_title_is_a_mark() -> None:
+    """Elsevier's masthead sets the journal's name between 'Contents lists available at ScienceDirect' and
+    'journal homepage: ...', at times larger than the title (Biochimica et Biophysica Acta in 13.9 pt over a
+    13.4-pt title): it is never the title's; and the title's note is marked with a star ('in plants☆')."""
+    segments = [_at("Contents lists available at ScienceDirect", 723.6, 8, 233, 374),
+                _at("Biochimica et Biophysica Acta", 694.1, 13.9, 210, 397),
+                _at("journal homepage: www.elsevier.com/locate/bbagrm", 666.5, 8, 184, 422),
+                _at("Towards genome-wide prediction and characterization of enhancers", 612.6, 13.4, 42, 456),
+                _at("in plants☆", 595.4, 13.4, 43, 105),
+                _at("Alexandre P. Marand, Tao Zhang, Bo Zhu, Jiming Jiang", 573.6, 10.6, 42, 296),
+                _at("Department of Horticulture, University of Wisconsin-Madison, Madison, WI 53706, USA", 559.6,
+                    6.4, 42, 279),
+                _at("Abstract", 529, 9, 207, 271)]
+    segments += [_at("Enhancers are important cis-regulatory DNA elements that regulate programs.", 499 - 10 * i,
+                     7.2, 207, 561) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nEnhancers are important cis-regulatory DNA elements.\n1. Introduction"])
+    describe(article, segments)
+    assert article.title == "Towards genome-wide prediction and characterization of enhancers in plants"
+    assert [name for name, _ in article.authors] == ["Alexandre P. Marand", "Tao Zhang", "Bo Zhu", "Jiming Jiang"]
+
+
+@pytest.mark.parametrize(("line", "names"), [
+    ("J. S. (Pat) Heslop-Harrison and Trude Schwarzacher", ["J. S. (Pat) Heslop-Harrison", "Trude Schwarzacher"]),
+    ("Alice (Ali) Smith, Bob Jones", ["Alice (Ali) Smith", "Bob Jones"]),
+])
+def test_names_the_name_a_person_goes_by_in_parentheses(line: str, names: list[str]) -> None:
+    """PNAS: 'J. S. (Pat) Heslop-Harrison' gives the name he goes by before the surname; never last, where an
+    affiliation in parentheses would stand ('Alice Smith (Google)' is no name)."""
+    assert is_name_list(line)
+    assert [name for name, _ in name_parts(_at(line, 600, 9, 43, 272))] == names
+    assert not is_name_list("Alice Smith (Google)")

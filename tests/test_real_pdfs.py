@@ -27,8 +27,9 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    "tuning": {"title": 112, "authors": 112, "affiliations": 111, "year": 114, "venue": 111, "doi": 116,
-               "arxiv_id": 116, "abstract": 114, "ligatures": 115},
+    # (126 articles since round 9's ten journal articles; the 116 before them kept every field)
+    "tuning": {"title": 122, "authors": 122, "affiliations": 121, "year": 120, "venue": 113, "doi": 125,
+               "arxiv_id": 126, "abstract": 123, "ligatures": 125},
     # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
     # (the same counts both times)
     "held-out": {"title": 18, "authors": 16, "affiliations": 13, "year": 17, "venue": 12, "doi": 24,
@@ -54,11 +55,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 140 articles (~3 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 150 articles (~3 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 140
+    assert len(rows) >= 150
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -240,6 +241,28 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
 ])
 def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstract(
         name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)
+
+
+# Round 9's classes of titles, authors and affiliations (tests/test_pdf_layout.py holds each one's constructed
+# example), on the journal articles as published they were found on: a sidebar the text order gives before the
+# title, under the abstract's heading (gustatory-inhibition-elife, student-performance-mdpi); an ORCID icon
+# between a name and its mark, and a mark in the line's size (crispr-offtarget-bioinformatics); a numbered
+# footnote whose '1' stands on a line of its own, closed by a sentence (smoking-epigenetics-bmc: whole); a grid
+# cell's '& CISUC, University of Coimbra' (shap-student-ieee); an Elsevier masthead's journal name and a title's
+# star (plant-enhancers-bba); a name with the name he goes by in parentheses (centromere-commentary-pnas).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("crispr-offtarget-bioinformatics", ("title", "authors", "affiliations", "abstract")),
+    ("smoking-epigenetics-bmc", None),
+    ("shap-student-ieee", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+    ("plant-enhancers-bba", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+    ("centromere-commentary-pnas", ("title", "authors", "affiliations", "doi")),
+    *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("gustatory-inhibition-elife", ("title", "authors", "affiliations", "year", "venue", "abstract")),
+        ("student-performance-mdpi", ("title", "authors", "affiliations", "year", "doi", "abstract")))),
+])
+def test_real_pdf_of_a_round_nine_class_has_its_title_authors_and_affiliations(
+        name: str, fields: tuple[str, ...] | None) -> None:
     _comes_in_whole(name, fields)
 
 

@@ -75,9 +75,10 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
     return found
 
 
-# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name.
-_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1[ \t]+(?=[A-Z])(?=[^\n]*?(?:" + INSTITUTION.pattern + "))",
-                             re.MULTILINE | re.IGNORECASE)
+# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name, or the
+# raised '1' on a line of its own over it (BMC: '1' / ' MRC Integrative Epidemiology Unit, University ...').
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*)(?=[A-Z])"
+                             r"(?=[^\n]*?(?:" + INSTITUTION.pattern + "))", re.MULTILINE | re.IGNORECASE)
 _NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
 
 
@@ -93,8 +94,11 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     starts = list(_FIRST_FOOTNOTE.finditer(page))
     if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
         return authors
-    # (a line the measure broke after a dash goes on without a space: 'Council—' / 'Laboratory')
-    foot = page[starts[-1].start():]
+    # The footnote ends at a line of prose ('Full list of author information is available at the end of the
+    # article', BMC) or at the page's end. (a line the measure broke after a dash goes on without a space:
+    # 'Council—' / 'Laboratory')
+    lines = page[starts[-1].start():].split("\n")
+    foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
     text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
     pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
     blocks: dict[str, str] = {}
@@ -189,7 +193,12 @@ def _first_institution(lines: list[str]) -> list[str]:
     no unit of another institution: a line after it that is an institution's whole name
     (``_WHOLE_INSTITUTION``) starts the second. Units over their university ('Department of Statistics' or
     'Prevention Institute' over 'University of Zurich') are one affiliation."""
-    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
+    # A line opened by '&' or 'and' that names a whole institution is a second one too ('Macao Polytechnic
+    # University' / 'Macao SAR, China' / '& CISUC, University of Coimbra, Coimbra, Portugal', IEEE), where
+    # one naming a unit goes on with the one above ('Department of Computer Science' / '& Engineering').
+    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;")) or (
+        re.match(r"(?:&|and\b)", line) and any(_WHOLE_INSTITUTION.search(part.strip(" &"))
+                                                for part in re.split(r",|\band\b", line)))]
     university = next((i for i in whole if re.search(r"Universi(?:t|dad|dade)", lines[i])), None)
     second = next((i for i in whole if university is not None and i > university), None)
     if second is None:

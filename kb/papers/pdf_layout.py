@@ -163,7 +163,8 @@ def _say_why_empty(article: PdfArticle) -> None:
 # Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
 # 'a b s t r a c t'): they end the author block.
 _BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
-_TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}]+$")  # footnote marks after a title
+# footnote marks after a title (Elsevier marks a title's note with a star: '... in plants☆')
+_TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}☆★]+$")
 
 
 _ARTICLE_TYPE = (r"(?:(?:Original|Research|Review|Brief|Short|Technical|Applications?|Methods?|Full|Regular|"
@@ -194,6 +195,19 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
 
 
 _TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
+
+
+# The lines of an Elsevier journal's masthead, above and under its name: 'Contents lists available at
+# ScienceDirect' / JOURNAL / 'journal homepage: www.elsevier.com/locate/...'.
+_MASTHEAD = re.compile(r"^Contents lists available at\b|^journal homepage\b", re.IGNORECASE)
+
+
+def _masthead(seg: Segment, segments: list[Segment]) -> bool:
+    """A line between the two lines of a journal's masthead (``_MASTHEAD``) is the journal's name, however
+    large it is set (Biochimica et Biophysica Acta, in a size with its article's title)."""
+    above = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y > seg.y]
+    under = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y < seg.y]
+    return bool(above and under) and min(above) - seg.y < 4 * seg.size and seg.y - max(under) < 4 * seg.size
 
 
 def _banner(seg: Segment, segments: list[Segment]) -> bool:
@@ -239,7 +253,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     # it.
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
-            and not _banner(s, segments)]
+            and not _banner(s, segments) and not _masthead(s, segments)]
 
 
 def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segment],
@@ -387,9 +401,15 @@ def _below_title(segments: list[Segment], floor: float, under: float) -> list[Se
     above the abstract heading after it (a Word-made PDF may draw its title block after the body)."""
     below = [s for s in segments if floor < s.y < under]
     end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
-    if end is not None and any(s.y > below[end].y + below[end].size for s in below[end + 1:]):
+    if end is None:
+        return below
+    heading = below[end]
+    if any(s.y > heading.y + heading.size for s in below[end + 1:]):
         return sorted(below, key=lambda s: (-round(s.y), s.x0))
-    return below
+    # A column beside the article's text (eLife's and MDPI's sidebar of dates, citation and licence) may come
+    # first in the text order though it stands lower on the page than the abstract's heading: the heading
+    # closes the author block, so no line under it is the block's, wherever the text order puts it.
+    return [s for i, s in enumerate(below) if i >= end or s.y > heading.y - heading.size]
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block
