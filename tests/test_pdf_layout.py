@@ -1948,3 +1948,37 @@ def test_names_the_name_a_person_goes_by_in_parentheses(line: str, names: list[s
     assert is_name_list(line)
     assert [name for name, _ in name_parts(_at(line, 600, 9, 43, 272))] == names
     assert not is_name_list("Alice Smith (Google)")
+
+
+def test_describe_a_commentarys_body_under_its_address_is_neither_address_nor_abstract() -> None:
+    """A PNAS commentary has no abstract: its body starts under the address in three columns, its first line
+    too short to read as prose ('The eukaryotic chromosome is a conserved'), and a figure's labels and
+    caption outnumber its lines, so that it is set in a size other than the page's commonest. The short line
+    with prose under it opens a paragraph, ending the author block; and lines that flow on into other columns
+    are the body, which the journal's footer between bars ('PAGES | PNAS | DATE | vol. 110 | no. 50') does not
+    close as a keyword line would."""
+    column = ["structure, with the DNA double-helix wrapping around octamers of proteins to",
+              "form the chromatin, which is further packaged into the chromosomes of the cell"]
+    segments = [_at("Nucleosomes and centromeric", 684, 26.9, 43, 385), _at("DNA packaging", 651, 26.9, 43, 225),
+                _at("J. S. (Pat) Heslop-Harrison and Trude Schwarzacher", 634.6, 9, 43, 272),
+                _at("University of Leicester, Leicester LE1 7RH, United Kingdom", 622.6, 9, 43, 256),
+                _at("The eukaryotic chromosome is a conserved", 590.2, 9.5, 42.6, 207),
+                *(_at(line, 578.3 - 12 * i, 9.5, 43, 207) for i, line in enumerate(column))]
+    segments += [_at("the centromere defines the kinetochore, the region of spindle attachment in cells", 590 - 12 * i,
+                     9.5, 216.5, 380) for i in range(4)]
+    segments += [_at("centromeres are well defined morphologically, but their sequence shows no conservation",
+                     627 - 12 * i, 9.5, 390, 553) for i in range(8)]
+    segments += [_at("TE", 500 - 7 * i, 7.7, 270 + i, 280 + i) for i in range(30)]  # the figure's labels
+    text = "\n".join(s.text for s in segments[:5]) + "\n" + "\n".join(s.text for s in segments[5:19])
+    article = PdfArticle(pages=[text + "\n19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50\n"])
+    describe(article, segments)
+    assert article.authors == [("J. S. (Pat) Heslop-Harrison", "University of Leicester, Leicester LE1 7RH, "
+                                "United Kingdom"), ("Trude Schwarzacher", "University of Leicester, Leicester "
+                                                                          "LE1 7RH, United Kingdom")]
+    assert article.abstract is None
+    # terms between bars do close a paragraph that stays in its column (pinp's keywords under its abstract)
+    keyworded = PdfArticle(pages=[text.replace("\n".join(s.text for s in segments[7:19]), "") +
+                                  "\nstatistical computing | simulation | R\n1 Introduction\n"])
+    describe(keyworded, segments[:7] + [_at("statistical computing | simulation | R", 540, 9.5, 43, 207)]
+             + [_at("body", 400 - 12 * i, 7.7, 43, 553) for i in range(12)])
+    assert keyworded.abstract and keyworded.abstract.startswith("The eukaryotic chromosome is a conserved")

@@ -29,7 +29,7 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 FLOORS = {
     # (126 articles since round 9's ten journal articles; the 116 before them kept every field)
     "tuning": {"title": 122, "authors": 122, "affiliations": 121, "year": 120, "venue": 113, "doi": 125,
-               "arxiv_id": 126, "abstract": 123, "ligatures": 125},
+               "arxiv_id": 126, "abstract": 124, "ligatures": 125},
     # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
     # (the same counts both times)
     "held-out": {"title": 18, "authors": 16, "affiliations": 13, "year": 17, "venue": 12, "doi": 24,
@@ -250,13 +250,14 @@ def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstra
 # between a name and its mark, and a mark in the line's size (crispr-offtarget-bioinformatics); a numbered
 # footnote whose '1' stands on a line of its own, closed by a sentence (smoking-epigenetics-bmc: whole); a grid
 # cell's '& CISUC, University of Coimbra' (shap-student-ieee); an Elsevier masthead's journal name and a title's
-# star (plant-enhancers-bba); a name with the name he goes by in parentheses (centromere-commentary-pnas).
+# star (plant-enhancers-bba); a name with the name he goes by in parentheses, a short first line of the body
+# under the address, and three columns of body that are no abstract (centromere-commentary-pnas).
 @pytest.mark.parametrize(("name", "fields"), [
     ("crispr-offtarget-bioinformatics", ("title", "authors", "affiliations", "abstract")),
     ("smoking-epigenetics-bmc", None),
     ("shap-student-ieee", ("title", "authors", "affiliations", "year", "doi", "abstract")),
     ("plant-enhancers-bba", ("title", "authors", "affiliations", "year", "doi", "abstract")),
-    ("centromere-commentary-pnas", ("title", "authors", "affiliations", "doi")),
+    ("centromere-commentary-pnas", ("title", "authors", "affiliations", "doi", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
         ("gustatory-inhibition-elife", ("title", "authors", "affiliations", "year", "venue", "abstract")),
         ("student-performance-mdpi", ("title", "authors", "affiliations", "year", "doi", "abstract")))),

@@ -32,7 +32,15 @@ from kb.papers.pdf_abstract import (
 )
 from kb.papers.pdf_affiliations import fill_from_the_end
 from kb.papers.pdf_authors import block_authors, page_authors
-from kb.papers.pdf_names import ANONYMOUS, LEAD_SEPARATOR, NAME, is_name_list, is_prose, merge_spaced
+from kb.papers.pdf_names import (
+    ANONYMOUS,
+    INSTITUTION,
+    LEAD_SEPARATOR,
+    NAME,
+    is_name_list,
+    is_prose,
+    merge_spaced,
+)
 from kb.papers.pdf_page import (
     MARGIN,
     SYMBOL_MARKS,
@@ -302,11 +310,26 @@ def _block_end(below: list[Segment]) -> _BlockEnd:
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:heading] if heading is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or is_first_section(s.text)
-                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
+                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text) or _opens_paragraph(block, i)
                 or heading is None and i
                 and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     return _BlockEnd(heading, structured is not None, cut)
+
+
+def _opens_paragraph(block: list[Segment], i: int) -> bool:
+    """A short line of running text (four words or more, most in lower case, no institution, no name) with a
+    line of prose directly under it, in its size and from its left edge: the first line of a paragraph, which
+    ends the author block even where it is too short to read as prose itself (PNAS: 'The eukaryotic
+    chromosome is a conserved' under the address, the body's first line in a narrow column)."""
+    if i + 1 >= len(block):
+        return False
+    line, under = block[i], block[i + 1]
+    words = re.findall(r"[^\W\d_][\w'’-]*", line.text)
+    return (len(words) >= 4 and sum(w[0].islower() for w in words) > len(words) / 2
+            and not INSTITUTION.search(line.text) and not is_name_list(LEAD_SEPARATOR.sub("", line.text))
+            and is_prose(under.text) and abs(under.size - line.size) < 0.3
+            and abs(under.x0 - line.x0) < line.size and 0 < line.y - under.y < 3 * line.size)
 
 
 def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _BlockEnd,
