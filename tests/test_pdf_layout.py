@@ -1982,3 +1982,23 @@ def test_describe_a_commentarys_body_under_its_address_is_neither_address_nor_ab
     describe(keyworded, segments[:7] + [_at("statistical computing | simulation | R", 540, 9.5, 43, 207)]
              + [_at("body", 400 - 12 * i, 7.7, 43, 553) for i in range(12)])
     assert keyworded.abstract and keyworded.abstract.startswith("The eukaryotic chromosome is a conserved")
+
+
+def test_authors_a_raised_mark_opening_a_line_is_that_lines_block_not_the_one_it_stands_level_with() -> None:
+    """Scientific Reports runs its numbered addresses together: '... United Kingdom, ³Industrial and Systems
+    Engineering, University of Minnesota, ..., USA,' then, on the next line, a raised '4' before 'Department of
+    Mathematics, Stanford University'. The raised '4' stands nearly level with the line above, which made the
+    two read as blocks side by side; the text right of a mark alone and under it is that mark's block."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    block = [_at("P. Y. Lum, M. Vejdemo-Johansson, J. Carlsson & G. Carlsson", 562.6, 9, 144.6, 520,
+                 f"P. Y. Lum{o}1{c}, M. Vejdemo-Johansson{o}2{c}, J. Carlsson{o}3{c} & G. Carlsson{o}1,4{c}"),
+             _at("1", 524.8, 5.3, 144.8, 146.0), _at("Ayasdi Inc., Palo Alto, CA,", 519.6, 7.5, 147.4, 232.1),
+             _at("2", 524.8, 5.3, 234.9, 237.7),
+             _at("School of Computer Science, North Haugh, St. Andrews, Scotland,", 519.6, 7.5, 238.4, 547.4),
+             _at("United Kingdom, Industrial and Systems Engineering, University of Minnesota", 509.6, 7.5, 144.5,
+                 552.3, f"United Kingdom,{o}3{c} Industrial and Systems Engineering, University of Minnesota"),
+             _at("4", 504.9, 5.3, 144.0, 147.1),
+             _at("Department of Mathematics, Stanford University, Stanford, CA", 499.6, 7.5, 148.0, 392.5)]
+    authors = dict(block_authors(block))
+    assert authors["J. Carlsson"] == "Industrial and Systems Engineering, University of Minnesota"
+    assert authors["G. Carlsson"] and authors["G. Carlsson"].startswith("Ayasdi Inc.")

@@ -391,6 +391,11 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
         if previous is not None and abs(previous.y - seg.y) < max(seg.size, previous.size) and (
                 0 <= seg.x0 - previous.x1 < COLUMN_GAP * max(seg.size, previous.size)):
             inline.add(id(seg))
+        # The text a mark alone opens, directly right of it and under its raised baseline, is that mark's
+        # block, whatever line the raised mark stands level with (Scientific Reports: '... USA,' and the '4'
+        # raised beside it, over 'Department of Mathematics, Stanford University').
+        opens = (previous is not None and bool(opened) and opened[-1][0] is previous
+                 and 0 <= seg.x0 - previous.x1 < COLUMN_GAP * seg.size and 0 < previous.y - seg.y < seg.size)
         previous = seg
         if BARE_MARK.match(seg.text) or BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = mark_keys(seg.text)
@@ -402,7 +407,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
                                 or lead.group("num"))
             opened.append((seg, current))
             marked = marked[lead.end():]
-        elif opened and id(opened[-1][0]) not in inline and any(
+        elif opened and not opens and id(opened[-1][0]) not in inline and any(
                 o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
                 for o, _ in opened):  # the last block opened beside another: go by column
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
