@@ -27,9 +27,9 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # (126 articles since round 9's ten journal articles; the 116 before them kept every field)
-    "tuning": {"title": 122, "authors": 122, "affiliations": 121, "year": 120, "venue": 113, "doi": 125,
-               "arxiv_id": 126, "abstract": 124, "ligatures": 125},
+    # (128 articles since round 9's twelve journal and proceedings articles; the 116 before them kept every field)
+    "tuning": {"title": 124, "authors": 124, "affiliations": 122, "year": 121, "venue": 115, "doi": 127,
+               "arxiv_id": 128, "abstract": 126, "ligatures": 127},
     # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
     # (the same counts both times)
     "held-out": {"title": 18, "authors": 16, "affiliations": 13, "year": 17, "venue": 12, "doi": 24,
@@ -55,11 +55,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 150 articles (~3 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 152 articles (~3 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 150
+    assert len(rows) >= 152
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
