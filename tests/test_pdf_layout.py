@@ -2002,3 +2002,27 @@ def test_authors_a_raised_mark_opening_a_line_is_that_lines_block_not_the_one_it
     authors = dict(block_authors(block))
     assert authors["J. Carlsson"] == "Industrial and Systems Engineering, University of Minnesota"
     assert authors["G. Carlsson"] and authors["G. Carlsson"].startswith("Ayasdi Inc.")
+
+
+def test_page_authors_numbered_footnotes_that_label_an_email_and_an_address() -> None:
+    """The Journal of Learning Analytics prints each number's footnote as labelled parts: 'Corresponding
+    author ¹Email: ... Address: Center of ... (CATALPA), FernUniversität in Hagen, Universitätsstrasse 27, ...
+    ORCID iD: ...'. A name's number leads to its entry, and the affiliation is the address up to its street; a
+    name whose number has no entry leaves them all as they were (no guess)."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    names = _at("Kamila Misiejuk, Sonsoles López-Pernas and Rogers Kaliisa", 614, 11, 57, 400,
+                f"Kamila Misiejuk{o}1{c}, Sonsoles López-Pernas{o}2{c} and Rogers Kaliisa{o}3{c}")
+    page = ("Mapping the Landscape\nKamila Misiejuk1, Sonsoles López-Pernas2 and Rogers Kaliisa3\nAbstract\nGenAI.\n"
+            "Corresponding author 1Email: k.m@fernuni-hagen.de Address: Center of Advanced Technology (CATALPA), "
+            "FernUniversität in Hagen, Universitätsstrasse 27, 58097 Hagen, Germany. ORCID iD: https://orcid.org/"
+            "0000-0003-0761-\n8703\n2Email: s.l@uef.fi Address: School of Computing, University of Eastern Finland, "
+            "Yliopistokatu 2, FI-80100 \nJoensuu, Finland. ORCID iD: https://orcid.org/0000-0002-9621-1392\n"
+            "3Email: r.k@iped.uio.no Address: Department of Education, the University of Oslo, Post Box 1092, "
+            "Oslo, Norway.\n1. Introduction\nFor over a century, humans have aspired (Pressey, 1926).")
+    assert page_authors([names], page) == [
+        ("Kamila Misiejuk", "Center of Advanced Technology (CATALPA), FernUniversität in Hagen"),
+        ("Sonsoles López-Pernas", "School of Computing, University of Eastern Finland"),
+        ("Rogers Kaliisa", "Department of Education, the University of Oslo")]
+    assert page_authors([names], page.replace("3Email: r.k@iped.uio.no Address: Department of Education, the "
+                                              "University of Oslo, Post Box 1092, Oslo, Norway.", "")) == [
+        ("Kamila Misiejuk", None), ("Sonsoles López-Pernas", None), ("Rogers Kaliisa", None)]

@@ -28,7 +28,7 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
     # (128 articles since round 9's twelve journal and proceedings articles; the 116 before them kept every field)
-    "tuning": {"title": 124, "authors": 124, "affiliations": 122, "year": 121, "venue": 115, "doi": 127,
+    "tuning": {"title": 124, "authors": 124, "affiliations": 123, "year": 121, "venue": 115, "doi": 127,
                "arxiv_id": 128, "abstract": 126, "ligatures": 127},
     # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
     # (the same counts both times)
@@ -251,7 +251,9 @@ def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstra
 # footnote whose '1' stands on a line of its own, closed by a sentence (smoking-epigenetics-bmc: whole); a grid
 # cell's '& CISUC, University of Coimbra' (shap-student-ieee); an Elsevier masthead's journal name and a title's
 # star (plant-enhancers-bba); a name with the name he goes by in parentheses, a short first line of the body
-# under the address, and three columns of body that are no abstract (centromere-commentary-pnas).
+# under the address, and three columns of body that are no abstract (centromere-commentary-pnas); and the check's
+# two, read whole by these rules (teacher-dashboard-lak) or after one more, footnotes labelling an e-mail and an
+# address (genai-review-jla).
 @pytest.mark.parametrize(("name", "fields"), [
     ("crispr-offtarget-bioinformatics", ("title", "authors", "affiliations", "abstract")),
     ("smoking-epigenetics-bmc", None),
@@ -260,7 +262,9 @@ def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstra
     ("centromere-commentary-pnas", ("title", "authors", "affiliations", "doi", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
         ("gustatory-inhibition-elife", ("title", "authors", "affiliations", "year", "venue", "abstract")),
-        ("student-performance-mdpi", ("title", "authors", "affiliations", "year", "doi", "abstract")))),
+        ("student-performance-mdpi", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+        ("genai-review-jla", ("title", "authors", "affiliations", "venue", "doi", "abstract")),
+        ("teacher-dashboard-lak", None))),
 ])
 def test_real_pdf_of_a_round_nine_class_has_its_title_authors_and_affiliations(
         name: str, fields: tuple[str, ...] | None) -> None:

@@ -46,6 +46,7 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     authors = [(name, None if affiliation and re.search(r"[\x00-\x1f]", affiliation) else affiliation)
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
+    authors = _labelled_footnote(authors, block, page)
     return _over_the_correspondence(authors, page)
 
 
@@ -109,6 +110,37 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     if not all(n in blocks for n in numbers.values()):
         return authors
     return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+
+
+# A numbered footnote entry that labels its parts ('²Email: a@b.fi Address: School of Computing, University of
+# Eastern Finland, Yliopistokatu 2, ... ORCID iD: https://...'): where each entry opens, and its address.
+_LABELLED_ENTRY = re.compile(r"(?<![\w.@/-])(\d{1,2})\s*E-?mail\s*:", re.IGNORECASE)
+_ADDRESS_LABEL = re.compile(r"\bAddress\s*:\s*(?P<address>.+?)\s*(?:\bORCID\b|$)", re.IGNORECASE)
+
+
+def _labelled_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
+                       page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in numbered footnotes that label their parts, an e-mail then an address (the Journal of
+    Learning Analytics: 'Corresponding author ¹Email: ... Address: Center of ... (CATALPA), FernUniversität in
+    Hagen, Universitätsstrasse 27, ...'), for names whose number the author block left unlinked: each entry's
+    address up to its first street or postcode part. Only when no name has an affiliation and every name's
+    first number opens an entry whose address names an institution."""
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    if not authors or any(a for _, a in authors) or None in numbers.values():
+        return authors
+    text = page.replace("\n", " ")
+    starts = list(_LABELLED_ENTRY.finditer(text))
+    entries: dict[str, str] = {}
+    for i, start in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else None  # the next entry, or the page's end
+        address = _ADDRESS_LABEL.search(text[start.end():end])
+        institution = _institution_part(address.group("address")) if address else None
+        if institution and start.group(1) not in entries:
+            entries[start.group(1)] = institution.strip(" .")
+    if not all(n in entries for n in numbers.values()):
+        return authors
+    return [(name, entries[numbers[name] or ""]) for name, _ in authors]
 
 
 _CORRESPONDENCE_LINE = re.compile(rf"^\s*[{SYMBOL_MARKS}]?\s*(?:Corresponding authors?|Correspondence)\b",
