@@ -2026,3 +2026,15 @@ def test_page_authors_numbered_footnotes_that_label_an_email_and_an_address() ->
     assert page_authors([names], page.replace("3Email: r.k@iped.uio.no Address: Department of Education, the "
                                               "University of Oslo, Post Box 1092, Oslo, Norway.", "")) == [
         ("Kamila Misiejuk", None), ("Sonsoles López-Pernas", None), ("Rogers Kaliisa", None)]
+
+
+def test_page_authors_an_affiliation_never_ends_with_the_separator_its_dropped_contacts_line_left() -> None:
+    """MDPI breaks its address line before the postcode ('..., Mangosuthu University of Technology, Umlazi,' over
+    'Durban 4026, South Africa; mutangamb@mut.ac.za (M.B.M.)'); the contacts line is left out, and so is the
+    comma it leaves at the end of the affiliation."""
+    block = [_at("Kuburat Oyeranti Adefemi and Vikash Jugoo", 665, 10, 36, 380),
+             _at("Department of ICT, Mangosuthu University of Technology, Umlazi,", 632.6, 8, 166, 550),
+             _at("Durban 4026, South Africa; mutangamb@mut.ac.za (M.B.M.); vikash@mut.ac.za (V.J.)", 621.8, 8, 166,
+                 465)]
+    affiliations = {affiliation for _, affiliation in page_authors(block, "")}
+    assert affiliations == {"Department of ICT, Mangosuthu University of Technology, Umlazi"}

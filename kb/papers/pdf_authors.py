@@ -47,7 +47,10 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
     authors = _labelled_footnote(authors, block, page)
-    return _over_the_correspondence(authors, page)
+    # (an address line's separator left at its end where the next line, contacts only, was dropped:
+    # 'Mangosuthu University of Technology, Umlazi,' over 'Durban 4026, South Africa; e-mail ...')
+    return [(name, affiliation.rstrip(" ,;") or None if affiliation else affiliation)
+            for name, affiliation in _over_the_correspondence(authors, page)]
 
 
 _SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
