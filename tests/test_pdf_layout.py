@@ -2038,3 +2038,48 @@ def test_page_authors_an_affiliation_never_ends_with_the_separator_its_dropped_c
                  465)]
     affiliations = {affiliation for _, affiliation in page_authors(block, "")}
     assert affiliations == {"Department of ICT, Mangosuthu University of Technology, Umlazi"}
+
+
+def test_describe_plos_ones_banner_named_in_its_footer_and_a_column_and_glyphs_left_of_its_text() -> None:
+    """PLOS ONE sets 'PLOS ONE' larger than the title at the top of page 1, and again in its footer before a
+    bar ('PLOS ONE | https://doi.org/...'): the journal's name, never the title. Its left column and the
+    'Check for updates' glyphs ('a1111111111') are drawn after the abstract's heading though they stand above
+    it, left of the text's column: no author block's lines, and no reason to reorder the block (whose names'
+    baselines differ by fractions of a point where an ORCID badge, the letters 'ID', is glued to a name)."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    segments = [_at("Improving success of non-communicable", 663.8, 18, 201.8, 533.4),
+                _at("diseases mobile phone surveys", 641.3, 18, 201, 543),
+                _at("Alain Labrique", 551.3, 9, 200.2, 261.3, f"Alain Labrique{o}1{c}"),
+                _at(", Madhuram Nagarajan", 551.2, 9, 265.8, 359.2, f", Madhuram Nagarajan{o}1{c}"),
+                _at(", Gulam Muhammed Al KibriaID", 551.7, 9, 364, 493.2, f", Gulam Muhammed Al KibriaID{o}1{c}"),
+                _at("*, Andres Vecino-Ortiz", 542.0, 9, 498.2, 571.9, f"*, Andres Vecino-Ortiz{o}1{c}"),
+                _at(", George W. Pariyo", 540.2, 9, 224.6, 301.5, f", George W. Pariyo{o}2{c}"),
+                _at(", Joseph AliID", 540.3, 9, 306.1, 360, f", Joseph AliID{o}1{c}"),
+                _at("1 Johns Hopkins Bloomberg School of Public Health, Baltimore, MD, United States of America, 2 "
+                    "Makerere", 522.4, 8, 200.6, 550),
+                _at("University College of Health Sciences, Kampala, Uganda", 512.4, 8, 200.6, 400),
+                _at("Abstract", 453.8, 14.5, 200, 254.5)]
+    segments += [_at("Although interactive voice response is a promising survey method for public health.",
+                     430 - 12 * i, 10, 200, 560) for i in range(12)]
+    segments += [_at("a1111111111", 500 - 10 * i, 6, 10, 40) for i in range(5)]  # drawn after the heading
+    segments += [_at("PLOS ONE", 743.5, 20.6, 36.6, 140.1),
+                 _at("PLOS ONE | https://doi.org/10.1371/journal.pone.0285155", 34.2, 8, 36.7, 237.6)]
+    article = PdfArticle(pages=["Abstract\nIntroduction\nAlthough interactive voice response is promising.\n"
+                                "1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Improving success of non-communicable diseases mobile phone surveys"
+    assert [name for name, _ in article.authors] == ["Alain Labrique", "Madhuram Nagarajan",
+                                                     "Gulam Muhammed Al Kibria", "Andres Vecino-Ortiz",
+                                                     "George W. Pariyo", "Joseph Ali"]
+    affiliations = dict(article.authors)
+    assert affiliations["Alain Labrique"] == ("Johns Hopkins Bloomberg School of Public Health, Baltimore, MD, "
+                                              "United States of America")  # the typed '2' opens the next block
+    assert affiliations["George W. Pariyo"] == "Makerere University College of Health Sciences, Kampala, Uganda"
+
+
+def test_names_with_no_break_spaces_between_their_words() -> None:
+    """Frontiers sets a no-break space inside each name ('Marcos\u00a0Espinola-Sánchez'): a name all the same."""
+    line = "Marcos\u00a0Espinola-Sánchez, Andres\u00a0Campaña-Acuña and Jorge\u00a0L.\u00a0Maguiña"
+    assert is_name_list(line)
+    assert [name for name, _ in name_parts(_at(line, 571, 11, 222, 490))] == [
+        "Marcos Espinola-Sánchez", "Andres Campaña-Acuña", "Jorge L. Maguiña"]

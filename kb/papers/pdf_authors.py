@@ -295,7 +295,11 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segm
     number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
         return seg
-    rest = (seg.marked or seg.text)[number.end():]
+    # (the next blocks' numbers typed so after a separator on the line: '..., United States of America, 2
+    # Makerere' / 'University College of Health Sciences', PLOS)
+    rest = re.sub(r"(?<=[,;.])\s+(\d{1,2})\s+(?=[A-Z])", lambda m: (
+        f" {MARK_OPEN}{m.group(1)}{MARK_CLOSE}" if any(m.group(1) in keys for _, _, keys in names)
+        else m.group()), (seg.marked or seg.text)[number.end():])
     return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
                    f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
 

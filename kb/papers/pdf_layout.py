@@ -218,6 +218,15 @@ def _masthead(seg: Segment, segments: list[Segment]) -> bool:
     return bool(above and under) and min(above) - seg.y < 4 * seg.size and seg.y - max(under) < 4 * seg.size
 
 
+def _footer_name(seg: Segment, segments: list[Segment]) -> bool:
+    """A line whose words open a line of the page's footer before a separator is the journal's name, set in
+    its banner however large (PLOS ONE's 'PLOS ONE' over its title, in the footer 'PLOS ONE | https://doi.org/
+    ...'); a footer is the bottom tenth of the page's text."""
+    top = max(s.y for s in segments)
+    return any(other.y < 0.1 * top and other is not seg and re.match(
+        rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text) for other in segments)
+
+
 def _banner(seg: Segment, segments: list[Segment]) -> bool:
     """One word level with a journal's volume line is the journal's banner, however large it is set (OUP's
     'BIOINFORMATICS' beside 'Vol. 00 no. 00 2012')."""
@@ -261,7 +270,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     # it.
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
-            and not _banner(s, segments) and not _masthead(s, segments)]
+            and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)]
 
 
 def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segment],
@@ -421,18 +430,36 @@ def join_title(lines: list[str]) -> str | None:
 
 def _below_title(segments: list[Segment], floor: float, under: float) -> list[Segment]:
     """The segments under the title, in the PDF's text order; top to bottom where that order draws lines
-    above the abstract heading after it (a Word-made PDF may draw its title block after the body)."""
+    above the abstract heading after it in its column (a Word-made PDF may draw its title block after the
+    body)."""
     below = [s for s in segments if floor < s.y < under]
     end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
     if end is None:
         return below
     heading = below[end]
+    # Lines drawn after the heading and above it wholly left of its column are a sidebar's or the margin's
+    # (PLOS: its left column and the 'Check for updates' glyphs), never the author block's.
+    beside = {id(s) for s in below[end + 1:] if s.y > heading.y + heading.size and s.x1 < heading.x0}
+    below = [s for s in below if id(s) not in beside]
     if any(s.y > heading.y + heading.size for s in below[end + 1:]):
-        return sorted(below, key=lambda s: (-round(s.y), s.x0))
+        return _rows(below)
     # A column beside the article's text (eLife's and MDPI's sidebar of dates, citation and licence) may come
     # first in the text order though it stands lower on the page than the abstract's heading: the heading
     # closes the author block, so no line under it is the block's, wherever the text order puts it.
     return [s for i, s in enumerate(below) if i >= end or s.y > heading.y - heading.size]
+
+
+def _rows(segments: list[Segment]) -> list[Segment]:
+    """Segments top to bottom, row by row, each row left to right: a row is the segments whose baselines lie
+    within a third of their size of its first's (a superscript or an ORCID glyph moves a name's baseline by a
+    fraction of a point: 'Al Kibria' at 551.7 beside 'Labrique' at 551.3 is on their line, not above it)."""
+    rows: list[list[Segment]] = []
+    for seg in sorted(segments, key=lambda s: -s.y):
+        if rows and rows[-1][0].y - seg.y < max(seg.size, rows[-1][0].size) / 3:
+            rows[-1].append(seg)
+        else:
+            rows.append([seg])
+    return [seg for row in rows for seg in sorted(row, key=lambda s: s.x0)]
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block

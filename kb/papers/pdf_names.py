@@ -70,6 +70,11 @@ _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MB
                      rf"(?=\s*(?:[,;{SYMBOL_MARKS}⟨]|and\b|&|$))")
 
 
+# A no-break space, which typesetters set between a name's words (Frontiers:
+# 'Marcos\u00a0Espinola-Sánchez'): a space to the name's rules.
+NBSP = "\u00a0"
+
+
 # A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
 # names.
 ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
@@ -83,6 +88,7 @@ _GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
 def is_name_list(text: str) -> bool:
     if ANONYMOUS.search(text):
         return False
+    text = text.replace(NBSP, " ")
     text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", LEAD_SEPARATOR.sub("", text))
@@ -154,9 +160,15 @@ def mark_keys(mark: str) -> list[str]:
     return _MARK_KEYS.findall(mark.replace("∗", "*"))
 
 
+# PLOS sets an ORCID badge as the letters 'ID' in a font of its own, glued to the name before its mark
+# ('Joseph AliID¹'): a name never ends in 'ID' after a lower-case letter.
+_ORCID_BADGE = re.compile(r"(?<=[a-z])ID(?=⟨|[\s,;*]|$)")
+
+
 def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     """The names of a name line, each with the keys of the marks after it."""
-    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}", seg.marked or seg.text)
+    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}",
+                              _ORCID_BADGE.sub("", (seg.marked or seg.text).replace(NBSP, " ")))
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
