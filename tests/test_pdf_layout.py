@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kb.papers.pdf_abstract import headed_abstract
-from kb.papers.pdf_authors import block_authors
+from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_layout import _from_metadata, describe, join_title, opens_titled, read_article
-from kb.papers.pdf_names import join_affiliation
+from kb.papers.pdf_names import is_name_list, join_affiliation, name_parts
 from kb.papers.pdf_page import (
     MARK_CLOSE,
     MARK_OPEN,
@@ -428,7 +428,14 @@ def test_describe_a_running_footer_is_never_an_author() -> None:
     article = PdfArticle(pages=["Spartan\nAbstract\nApplication programmers in domains.\n1 Introduction"])
     describe(article, segments, height=792)
     assert article.authors == [("Chien-Chin Huang", "New York University"), ("Qi Chen", "Peking University")]
-    describe(without_height := PdfArticle(pages=article.pages), segments)  # no page height: no band known
+    # With no page height no band is known; the abstract's heading over the footer still closes the block
+    # above it (round 9's sidebar rule), but without a heading the footer came first, as before the rule.
+    describe(without_height := PdfArticle(pages=article.pages), segments)
+    assert without_height.authors == article.authors
+    unheaded = [s for s in segments if s.text != "Abstract"]
+    describe(banded := PdfArticle(pages=article.pages), unheaded, height=792)
+    assert banded.authors == article.authors
+    describe(without_height := PdfArticle(pages=article.pages), unheaded)
     assert without_height.authors[0][0] == "USENIX Association"  # what the footer did before the rule
 
 
@@ -1807,3 +1814,272 @@ def test_each_symbol_mark_ends_a_title_and_links_a_name_to_its_block(mark: str) 
         other = "*" if mark == "∗" else "∗"
         block = [_seg(f"Ada Lovelace{mark}, Alan Turing", 670, 11), _seg(f"{other}University of Alpha", 655, 9)]
         assert block_authors(block)[0] == ("Ada Lovelace", "University of Alpha")
+
+
+# -- Round 9: journal articles as their publishers print them (eLife, MDPI, OUP, BMC, IEEE Xplore, PNAS,
+# Elsevier in press); each rule on its general form, its real article in tests/test_real_pdfs.py ------------
+
+def _at(text: str, y: float, size: float, x0: float, x1: float, marked: str = "") -> Segment:
+    """A segment with its box given (``_seg`` guesses the width from the text's length)."""
+    return Segment(text, size, x0, x1, y, marked)
+
+
+def test_describe_a_sidebar_the_text_order_puts_first_is_not_the_author_block() -> None:
+    """eLife and MDPI set a column of dates, citation and licence left of the article, lower on the page than
+    the abstract's heading; the text order gives it first. The heading closes the author block: no line under
+    it is a name ('United States', 'Commons Attribution License' read as two were)."""
+    sidebar = ["*For correspondence:", "Reviewing editor: Arianna", "Maffei, Stony Brook University,",
+               "United States", "Copyright Mukherjee et al.", "This article is distributed under",
+               "Commons Attribution License,", "which permits unrestricted use"]
+    segments = [_at(line, 300 - 12 * i, 8, 37, 150) for i, line in enumerate(sidebar)]
+    segments += [_at("Impact of timed inhibition of", 664, 20, 170, 530),
+                 _at("gustatory cortex on taste", 640, 20, 170, 500),
+                 _at("Narendra Mukherjee, Joseph Wachutka, Donald B Katz*", 574, 10.5, 170, 497,
+                     f"Narendra Mukherjee{MARK_OPEN}1{MARK_CLOSE}, Joseph Wachutka{MARK_OPEN}1{MARK_CLOSE}, "
+                     f"Donald B Katz{MARK_OPEN}1{MARK_CLOSE}*"),
+                 _at("Program in Neuroscience, Brandeis University, Waltham, United States", 551, 10.5, 173, 515,
+                     f"{MARK_OPEN}1{MARK_CLOSE}Program in Neuroscience, Brandeis University, Waltham, "
+                     "United States"),
+                 _at("Abstract", 480, 12, 168, 216)]
+    segments += [_at("Sensation and action are coupled during perception in the gustatory cortex.", 478 - 12 * i,
+                     9, 168, 540) for i in range(12)]
+    article = PdfArticle(pages=["Abstract Sensation and action are coupled.\nIntroduction"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Narendra Mukherjee", "Joseph Wachutka", "Donald B Katz"]
+    assert all(affiliation and "Brandeis University" in affiliation for _, affiliation in article.authors)
+
+
+def test_authors_an_icon_between_a_name_and_its_mark_and_a_mark_raised_in_the_lines_size() -> None:
+    """OUP and MDPI draw an ORCID icon (no text) between a name and its superscript, which then stands wider
+    apart than a mark set after its name; and the extractor may give a mark the line's size ('1,*' in 12 pt
+    over 12-pt names), raised half a size above their baseline. Both are the name's marks."""
+    block = [_at("Shixiong Zhang", 579.1, 12, 63.5, 145.1),
+             _at("1", 586.8, 8.5, 162.1, 165.0),  # the icon fills 145-160
+             _at(", Xiangtao Li, Qiuzhen Lin and Ka-Chun Wong", 579.1, 12, 166.0, 440.3,
+                 f", Xiangtao Li{MARK_OPEN}1,2{MARK_CLOSE}, Qiuzhen Lin{MARK_OPEN}3{MARK_CLOSE} and Ka-Chun Wong"),
+             _at("1,*", 585.2, 12, 457.9, 470.3),
+             _at("1", 565.2, 6.4, 63.8, 65.1),
+             _at("Department of Computer Science, City University of Hong Kong, Kowloon Tong,", 559.5, 9, 66.9,
+                 416.2),
+             _at("2", 565.2, 6.4, 420.7, 423.3),
+             _at("Department of Computer Science, Northeast Normal University, Changchun 130117,", 547.5, 9,
+                 424.3, 476.4),
+             _at("3", 541.1, 6.4, 63.2, 65.9),
+             _at("College of Computer Science, Shenzhen University, Shenzhen 518060, China", 535.5, 9, 66.8, 435)]
+    authors = dict(block_authors(block))
+    assert list(authors) == ["Shixiong Zhang", "Xiangtao Li", "Qiuzhen Lin", "Ka-Chun Wong"]
+    assert all("City University of Hong Kong" in (authors[n] or "") for n in ("Shixiong Zhang", "Ka-Chun Wong"))
+    assert "Shenzhen University" in (authors["Qiuzhen Lin"] or "")
+    # a bare number level with a line of names but far off across the page is another column's, not a mark
+    apart = [_at("Shixiong Zhang", 579.1, 12, 63.5, 145.1), _at("1", 586.8, 8.5, 300, 303)]
+    assert page_authors(apart, "") == [("Shixiong Zhang", None)]
+
+
+def test_page_authors_numbered_footnote_whose_number_stands_on_a_line_of_its_own() -> None:
+    """BMC prints only address 1 at the foot of page 1, its raised '1' on a line of its own in the text, and
+    a sentence after it ('Full list of author information is available at the end of the article'): the
+    names' first number links them to it, and the sentence is no part of the address."""
+    names = _at("Ryan J. Langdon, Paul Yousefi and Matthew J. Suderman", 600, 11, 57, 420,
+                f"Ryan J. Langdon{MARK_OPEN}1,2*{MARK_CLOSE}, Paul Yousefi{MARK_OPEN}1,2{MARK_CLOSE} and "
+                f"Matthew J. Suderman{MARK_OPEN}1,2{MARK_CLOSE}")
+    page = ("Epigenetic modelling of smokers\nRyan J. Langdon1,2*, Paul Yousefi1,2 and Matthew J. Suderman1,2\n"
+            "Abstract\nBackground: DNA methylation discriminates smokers.\n*Correspondence: r@bristol.ac.uk\n1\n"
+            " MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK\n"
+            "Full list of author information is available at the end of the article")
+    authors = page_authors([names], page)
+    assert [a for _, a in authors] == ["MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK"] * 3
+    # a section's number on a line of its own over its heading is no footnote: names keep no affiliation
+    body = ("Title\nAda Lovelace1 and Alan Turing1\n1\nIntroduction\nThe University of London's engines "
+            "compute.\n1")
+    lovelace = _at("Ada Lovelace and Alan Turing", 600, 11, 57, 300,
+                   f"Ada Lovelace{MARK_OPEN}1{MARK_CLOSE} and Alan Turing{MARK_OPEN}1{MARK_CLOSE}")
+    assert page_authors([lovelace], body) == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+def test_authors_a_grid_cells_line_opened_by_an_ampersand_and_an_institution_is_a_second_affiliation() -> None:
+    """IEEE's author grid: a name's cell stacks its faculty, institution and place, then '& CISUC, University
+    of Coimbra, ...' on a line of its own, a second institution: the affiliation is the first. A unit's name
+    going on after '&' ('Department of Computer Science' / '& Engineering') stays one affiliation."""
+    block = [_at("Wan Chong Choi", 600, 10, 100, 170), _at("Chan-Tong Lam", 600, 10, 330, 395),
+             _at("Faculty of Applied Sciences", 588, 10, 85, 190),
+             _at("Faculty of Applied Sciences", 588, 10, 310, 415),
+             _at("Macao Polytechnic University", 576, 10, 85, 195),
+             _at("Macao Polytechnic University", 576, 10, 310, 420),
+             _at("Macao SAR, China", 564, 10, 100, 170), _at("Macao SAR, China", 564, 10, 330, 400),
+             _at("& CISUC, University of Coimbra, Coimbra, Portugal", 552, 10, 60, 230)]
+    authors = dict(block_authors(block))
+    assert "Macao Polytechnic University" in (authors["Wan Chong Choi"] or "")
+    assert "Coimbra" not in (authors["Wan Chong Choi"] or "")
+    unit = [_at("Alice Smith", 600, 10, 100, 160), _at("Department of Computer Science", 588, 10, 80, 200),
+            _at("& Engineering", 576, 10, 100, 160), _at("University of Toronto", 564, 10, 90, 180)]
+    [(name, affiliation)] = block_authors(unit)
+    assert affiliation and affiliation.startswith("Department of Computer Science & Engineering")
+    assert affiliation.endswith("University of Toronto")
+
+
+def test_describe_an_elsevier_mastheads_journal_name_is_no_title_and_a_star_after_the_title_is_a_mark() -> None:
+    """Elsevier's masthead sets the journal's name between 'Contents lists available at ScienceDirect' and
+    'journal homepage: ...', at times larger than the title (Biochimica et Biophysica Acta in 13.9 pt over a
+    13.4-pt title): it is never the title's; and the title's note is marked with a star ('in plants☆')."""
+    segments = [_at("Contents lists available at ScienceDirect", 723.6, 8, 233, 374),
+                _at("Biochimica et Biophysica Acta", 694.1, 13.9, 210, 397),
+                _at("journal homepage: www.elsevier.com/locate/bbagrm", 666.5, 8, 184, 422),
+                _at("Towards genome-wide prediction and characterization of enhancers", 612.6, 13.4, 42, 456),
+                _at("in plants☆", 595.4, 13.4, 43, 105),
+                _at("Alexandre P. Marand, Tao Zhang, Bo Zhu, Jiming Jiang", 573.6, 10.6, 42, 296),
+                _at("Department of Horticulture, University of Wisconsin-Madison, Madison, WI 53706, USA", 559.6,
+                    6.4, 42, 279),
+                _at("Abstract", 529, 9, 207, 271)]
+    segments += [_at("Enhancers are important cis-regulatory DNA elements that regulate programs.", 499 - 10 * i,
+                     7.2, 207, 561) for i in range(12)]
+    article = PdfArticle(pages=["Abstract\nEnhancers are important cis-regulatory DNA elements.\n1. Introduction"])
+    describe(article, segments)
+    assert article.title == "Towards genome-wide prediction and characterization of enhancers in plants"
+    assert [name for name, _ in article.authors] == ["Alexandre P. Marand", "Tao Zhang", "Bo Zhu", "Jiming Jiang"]
+
+
+@pytest.mark.parametrize(("line", "names"), [
+    ("J. S. (Pat) Heslop-Harrison and Trude Schwarzacher", ["J. S. (Pat) Heslop-Harrison", "Trude Schwarzacher"]),
+    ("Alice (Ali) Smith, Bob Jones", ["Alice (Ali) Smith", "Bob Jones"]),
+])
+def test_names_the_name_a_person_goes_by_in_parentheses(line: str, names: list[str]) -> None:
+    """PNAS: 'J. S. (Pat) Heslop-Harrison' gives the name he goes by before the surname; never last, where an
+    affiliation in parentheses would stand ('Alice Smith (Google)' is no name)."""
+    assert is_name_list(line)
+    assert [name for name, _ in name_parts(_at(line, 600, 9, 43, 272))] == names
+    assert not is_name_list("Alice Smith (Google)")
+
+
+def test_describe_a_commentarys_body_under_its_address_is_neither_address_nor_abstract() -> None:
+    """A PNAS commentary has no abstract: its body starts under the address in three columns, its first line
+    too short to read as prose ('The eukaryotic chromosome is a conserved'), and a figure's labels and
+    caption outnumber its lines, so that it is set in a size other than the page's commonest. The short line
+    with prose under it opens a paragraph, ending the author block; and lines that flow on into other columns
+    are the body, which the journal's footer between bars ('PAGES | PNAS | DATE | vol. 110 | no. 50') does not
+    close as a keyword line would."""
+    column = ["structure, with the DNA double-helix wrapping around octamers of proteins to",
+              "form the chromatin, which is further packaged into the chromosomes of the cell"]
+    segments = [_at("Nucleosomes and centromeric", 684, 26.9, 43, 385), _at("DNA packaging", 651, 26.9, 43, 225),
+                _at("J. S. (Pat) Heslop-Harrison and Trude Schwarzacher", 634.6, 9, 43, 272),
+                _at("University of Leicester, Leicester LE1 7RH, United Kingdom", 622.6, 9, 43, 256),
+                _at("The eukaryotic chromosome is a conserved", 590.2, 9.5, 42.6, 207),
+                *(_at(line, 578.3 - 12 * i, 9.5, 43, 207) for i, line in enumerate(column))]
+    segments += [_at("the centromere defines the kinetochore, the region of spindle attachment in cells", 590 - 12 * i,
+                     9.5, 216.5, 380) for i in range(4)]
+    segments += [_at("centromeres are well defined morphologically, but their sequence shows no conservation",
+                     627 - 12 * i, 9.5, 390, 553) for i in range(8)]
+    segments += [_at("TE", 500 - 7 * i, 7.7, 270 + i, 280 + i) for i in range(30)]  # the figure's labels
+    text = "\n".join(s.text for s in segments[:5]) + "\n" + "\n".join(s.text for s in segments[5:19])
+    article = PdfArticle(pages=[text + "\n19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50\n"])
+    describe(article, segments)
+    assert article.authors == [("J. S. (Pat) Heslop-Harrison", "University of Leicester, Leicester LE1 7RH, "
+                                "United Kingdom"), ("Trude Schwarzacher", "University of Leicester, Leicester "
+                                                                          "LE1 7RH, United Kingdom")]
+    assert article.abstract is None
+    # terms between bars do close a paragraph that stays in its column (pinp's keywords under its abstract)
+    keyworded = PdfArticle(pages=[text.replace("\n".join(s.text for s in segments[7:19]), "") +
+                                  "\nstatistical computing | simulation | R\n1 Introduction\n"])
+    describe(keyworded, segments[:7] + [_at("statistical computing | simulation | R", 540, 9.5, 43, 207)]
+             + [_at("body", 400 - 12 * i, 7.7, 43, 553) for i in range(12)])
+    assert keyworded.abstract and keyworded.abstract.startswith("The eukaryotic chromosome is a conserved")
+
+
+def test_authors_a_raised_mark_opening_a_line_is_that_lines_block_not_the_one_it_stands_level_with() -> None:
+    """Scientific Reports runs its numbered addresses together: '... United Kingdom, ³Industrial and Systems
+    Engineering, University of Minnesota, ..., USA,' then, on the next line, a raised '4' before 'Department of
+    Mathematics, Stanford University'. The raised '4' stands nearly level with the line above, which made the
+    two read as blocks side by side; the text right of a mark alone and under it is that mark's block."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    block = [_at("P. Y. Lum, M. Vejdemo-Johansson, J. Carlsson & G. Carlsson", 562.6, 9, 144.6, 520,
+                 f"P. Y. Lum{o}1{c}, M. Vejdemo-Johansson{o}2{c}, J. Carlsson{o}3{c} & G. Carlsson{o}1,4{c}"),
+             _at("1", 524.8, 5.3, 144.8, 146.0), _at("Ayasdi Inc., Palo Alto, CA,", 519.6, 7.5, 147.4, 232.1),
+             _at("2", 524.8, 5.3, 234.9, 237.7),
+             _at("School of Computer Science, North Haugh, St. Andrews, Scotland,", 519.6, 7.5, 238.4, 547.4),
+             _at("United Kingdom, Industrial and Systems Engineering, University of Minnesota", 509.6, 7.5, 144.5,
+                 552.3, f"United Kingdom,{o}3{c} Industrial and Systems Engineering, University of Minnesota"),
+             _at("4", 504.9, 5.3, 144.0, 147.1),
+             _at("Department of Mathematics, Stanford University, Stanford, CA", 499.6, 7.5, 148.0, 392.5)]
+    authors = dict(block_authors(block))
+    assert authors["J. Carlsson"] == "Industrial and Systems Engineering, University of Minnesota"
+    assert authors["G. Carlsson"] and authors["G. Carlsson"].startswith("Ayasdi Inc.")
+
+
+def test_page_authors_numbered_footnotes_that_label_an_email_and_an_address() -> None:
+    """The Journal of Learning Analytics prints each number's footnote as labelled parts: 'Corresponding
+    author ¹Email: ... Address: Center of ... (CATALPA), FernUniversität in Hagen, Universitätsstrasse 27, ...
+    ORCID iD: ...'. A name's number leads to its entry, and the affiliation is the address up to its street; a
+    name whose number has no entry leaves them all as they were (no guess)."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    names = _at("Kamila Misiejuk, Sonsoles López-Pernas and Rogers Kaliisa", 614, 11, 57, 400,
+                f"Kamila Misiejuk{o}1{c}, Sonsoles López-Pernas{o}2{c} and Rogers Kaliisa{o}3{c}")
+    page = ("Mapping the Landscape\nKamila Misiejuk1, Sonsoles López-Pernas2 and Rogers Kaliisa3\nAbstract\nGenAI.\n"
+            "Corresponding author 1Email: k.m@fernuni-hagen.de Address: Center of Advanced Technology (CATALPA), "
+            "FernUniversität in Hagen, Universitätsstrasse 27, 58097 Hagen, Germany. ORCID iD: https://orcid.org/"
+            "0000-0003-0761-\n8703\n2Email: s.l@uef.fi Address: School of Computing, University of Eastern Finland, "
+            "Yliopistokatu 2, FI-80100 \nJoensuu, Finland. ORCID iD: https://orcid.org/0000-0002-9621-1392\n"
+            "3Email: r.k@iped.uio.no Address: Department of Education, the University of Oslo, Post Box 1092, "
+            "Oslo, Norway.\n1. Introduction\nFor over a century, humans have aspired (Pressey, 1926).")
+    assert page_authors([names], page) == [
+        ("Kamila Misiejuk", "Center of Advanced Technology (CATALPA), FernUniversität in Hagen"),
+        ("Sonsoles López-Pernas", "School of Computing, University of Eastern Finland"),
+        ("Rogers Kaliisa", "Department of Education, the University of Oslo")]
+    assert page_authors([names], page.replace("3Email: r.k@iped.uio.no Address: Department of Education, the "
+                                              "University of Oslo, Post Box 1092, Oslo, Norway.", "")) == [
+        ("Kamila Misiejuk", None), ("Sonsoles López-Pernas", None), ("Rogers Kaliisa", None)]
+
+
+def test_page_authors_an_affiliation_never_ends_with_the_separator_its_dropped_contacts_line_left() -> None:
+    """MDPI breaks its address line before the postcode ('..., Mangosuthu University of Technology, Umlazi,' over
+    'Durban 4026, South Africa; mutangamb@mut.ac.za (M.B.M.)'); the contacts line is left out, and so is the
+    comma it leaves at the end of the affiliation."""
+    block = [_at("Kuburat Oyeranti Adefemi and Vikash Jugoo", 665, 10, 36, 380),
+             _at("Department of ICT, Mangosuthu University of Technology, Umlazi,", 632.6, 8, 166, 550),
+             _at("Durban 4026, South Africa; mutangamb@mut.ac.za (M.B.M.); vikash@mut.ac.za (V.J.)", 621.8, 8, 166,
+                 465)]
+    affiliations = {affiliation for _, affiliation in page_authors(block, "")}
+    assert affiliations == {"Department of ICT, Mangosuthu University of Technology, Umlazi"}
+
+
+def test_describe_plos_ones_banner_named_in_its_footer_and_a_column_and_glyphs_left_of_its_text() -> None:
+    """PLOS ONE sets 'PLOS ONE' larger than the title at the top of page 1, and again in its footer before a
+    bar ('PLOS ONE | https://doi.org/...'): the journal's name, never the title. Its left column and the
+    'Check for updates' glyphs ('a1111111111') are drawn after the abstract's heading though they stand above
+    it, left of the text's column: no author block's lines, and no reason to reorder the block (whose names'
+    baselines differ by fractions of a point where an ORCID badge, the letters 'ID', is glued to a name)."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    segments = [_at("Improving success of non-communicable", 663.8, 18, 201.8, 533.4),
+                _at("diseases mobile phone surveys", 641.3, 18, 201, 543),
+                _at("Alain Labrique", 551.3, 9, 200.2, 261.3, f"Alain Labrique{o}1{c}"),
+                _at(", Madhuram Nagarajan", 551.2, 9, 265.8, 359.2, f", Madhuram Nagarajan{o}1{c}"),
+                _at(", Gulam Muhammed Al KibriaID", 551.7, 9, 364, 493.2, f", Gulam Muhammed Al KibriaID{o}1{c}"),
+                _at("*, Andres Vecino-Ortiz", 542.0, 9, 498.2, 571.9, f"*, Andres Vecino-Ortiz{o}1{c}"),
+                _at(", George W. Pariyo", 540.2, 9, 224.6, 301.5, f", George W. Pariyo{o}2{c}"),
+                _at(", Joseph AliID", 540.3, 9, 306.1, 360, f", Joseph AliID{o}1{c}"),
+                _at("1 Johns Hopkins Bloomberg School of Public Health, Baltimore, MD, United States of America, 2 "
+                    "Makerere", 522.4, 8, 200.6, 550),
+                _at("University College of Health Sciences, Kampala, Uganda", 512.4, 8, 200.6, 400),
+                _at("Abstract", 453.8, 14.5, 200, 254.5)]
+    segments += [_at("Although interactive voice response is a promising survey method for public health.",
+                     430 - 12 * i, 10, 200, 560) for i in range(12)]
+    segments += [_at("a1111111111", 500 - 10 * i, 6, 10, 40) for i in range(5)]  # drawn after the heading
+    segments += [_at("PLOS ONE", 743.5, 20.6, 36.6, 140.1),
+                 _at("PLOS ONE | https://doi.org/10.1371/journal.pone.0285155", 34.2, 8, 36.7, 237.6)]
+    article = PdfArticle(pages=["Abstract\nIntroduction\nAlthough interactive voice response is promising.\n"
+                                "1 Introduction"])
+    describe(article, segments)
+    assert article.title == "Improving success of non-communicable diseases mobile phone surveys"
+    assert [name for name, _ in article.authors] == ["Alain Labrique", "Madhuram Nagarajan",
+                                                     "Gulam Muhammed Al Kibria", "Andres Vecino-Ortiz",
+                                                     "George W. Pariyo", "Joseph Ali"]
+    affiliations = dict(article.authors)
+    assert affiliations["Alain Labrique"] == ("Johns Hopkins Bloomberg School of Public Health, Baltimore, MD, "
+                                              "United States of America")  # the typed '2' opens the next block
+    assert affiliations["George W. Pariyo"] == "Makerere University College of Health Sciences, Kampala, Uganda"
+
+
+def test_names_with_no_break_spaces_between_their_words() -> None:
+    """Frontiers sets a no-break space inside each name ('Marcos\u00a0Espinola-Sánchez'): a name all the same."""
+    line = "Marcos\u00a0Espinola-Sánchez, Andres\u00a0Campaña-Acuña and Jorge\u00a0L.\u00a0Maguiña"
+    assert is_name_list(line)
+    assert [name for name, _ in name_parts(_at(line, 571, 11, 222, 490))] == [
+        "Marcos Espinola-Sánchez", "Andres Campaña-Acuña", "Jorge L. Maguiña"]

@@ -108,13 +108,13 @@ def test_shipped_model_was_trained_on_the_tuning_half_and_no_held_out_article() 
         else:  # a held-out article's PDF is never opened: its truth file records its checksum
             held_out.add(truth["sha256"])
     trained = set(json.loads(YEAR_MODEL.read_text(encoding="utf-8"))["training_set"])
-    # the model was trained on the 116 tuning articles of round 8; the half has grown since (round 9's ten
+    # the model was trained on the 116 tuning articles of round 8; the half has grown since (round 9's
     # journal articles), and a retraining on them is the year's own change, not a corpus one
     assert trained <= tuning and len(trained) >= 116
     assert not trained & held_out and len(held_out) >= 24
 
 
-@pytest.mark.slow  # reads the 116 tuning PDFs and fits 117 models (~30 s)
+@pytest.mark.slow  # reads the tuning PDFs and fits 117 models on the 116 it was trained on (~30 s)
 def test_shipped_model_is_reproduced_by_retraining() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:

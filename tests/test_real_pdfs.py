@@ -27,10 +27,10 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # 139 articles since round 9's twenty-three; venue and year as the journal lexicon reads them
-    # (kb/papers/journals.py)
-    "tuning": {"title": 133, "authors": 131, "affiliations": 126, "year": 127, "venue": 122, "doi": 137,
-               "arxiv_id": 139, "abstract": 134, "ligatures": 138},
+    # (130 articles since round 9's fourteen journal and proceedings articles; the 116 before them kept every
+    # field)
+    "tuning": {"title": 126, "authors": 126, "affiliations": 125, "year": 123, "venue": 116, "doi": 129,
+               "arxiv_id": 130, "abstract": 128, "ligatures": 129},
     # the fresh half (24 articles), read in totals on 2026-11-29 after round 6's rules and again after round 7's
     # (the same counts both times)
     "held-out": {"title": 18, "authors": 16, "affiliations": 13, "year": 17, "venue": 12, "doi": 24,
@@ -56,11 +56,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 140 articles (~3 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 154 articles (~3 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()
-    assert len(rows) >= 140
+    assert len(rows) >= 154
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
@@ -242,6 +242,37 @@ def test_real_pdf_title_and_publication_of_a_round_six_class(name: str) -> None:
 ])
 def test_real_pdf_of_a_round_seven_class_has_its_authors_affiliations_and_abstract(
         name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)
+
+
+# Round 9's classes of titles, authors and affiliations (tests/test_pdf_layout.py holds each one's constructed
+# example), on the journal articles as published they were found on: a sidebar the text order gives before the
+# title, under the abstract's heading (gustatory-inhibition-elife, student-performance-mdpi); an ORCID icon
+# between a name and its mark, and a mark in the line's size (crispr-offtarget-bioinformatics); a numbered
+# footnote whose '1' stands on a line of its own, closed by a sentence (smoking-epigenetics-bmc: whole); a grid
+# cell's '& CISUC, University of Coimbra' (shap-student-ieee); an Elsevier masthead's journal name and a title's
+# star (plant-enhancers-bba); a name with the name he goes by in parentheses, a short first line of the body
+# under the address, and three columns of body that are no abstract (centromere-commentary-pnas); and the check's
+# two, read whole by these rules (teacher-dashboard-lak) or after one more, footnotes labelling an e-mail and an
+# address (genai-review-jla); the second check's two, after the rules their read gave: a banner named again in
+# the footer, a margin's glyphs after the heading, PLOS's 'ID' badge and typed address numbers
+# (mobile-surveys-plosone: whole), no-break spaces inside names (child-insurance-frontiers).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("crispr-offtarget-bioinformatics", ("title", "authors", "affiliations", "abstract")),
+    ("smoking-epigenetics-bmc", None),
+    ("shap-student-ieee", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+    ("plant-enhancers-bba", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+    ("centromere-commentary-pnas", ("title", "authors", "affiliations", "doi", "abstract")),
+    *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("gustatory-inhibition-elife", ("title", "authors", "affiliations", "year", "venue", "abstract")),
+        ("student-performance-mdpi", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+        ("genai-review-jla", ("title", "authors", "affiliations", "venue", "doi", "abstract")),
+        ("teacher-dashboard-lak", None),
+        ("child-insurance-frontiers", ("title", "authors", "affiliations", "year", "doi", "abstract")),
+        ("mobile-surveys-plosone", None))),
+])
+def test_real_pdf_of_a_round_nine_class_has_its_title_authors_and_affiliations(
+        name: str, fields: tuple[str, ...] | None) -> None:
     _comes_in_whole(name, fields)
 
 

@@ -70,7 +70,9 @@ def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size:
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it, or, with no section on
     the page, the end of its lines in that size; or when it is set apart from the body in measure or style
-    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph."""
+    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph, and
+    so is a paragraph whose lines in its size flow on into another column with no keyword or section heading
+    closing them (``_spans_columns``)."""
     if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
         return None
     after = page.find(last.text)
@@ -80,19 +82,32 @@ def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size:
     rest = page[start:]
     section = re.search(r"^\s*(?:(?:1|I)\.?\s+)?(?:Introduction|INTRODUCTION)\b", rest, re.MULTILINE)
     keywords = _KEYWORD_LINE.search(rest)
+    # Lines in the paragraph's size that run on into another column before a heading closes them are the
+    # body flowing through the page's columns (a PNAS commentary's three under its address, whose size a
+    # figure's labels and caption outnumber), which a journal's footer between bars does not close.
+    run = list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose))
+    flowing = _spans_columns(run)
     if keywords and (section is None or keywords.start() < section.start()):
-        stop: int | None = keywords.start()
+        headed = re.match(rf"\s*(?:{_KEYWORD_HEADS})\b", keywords.group()) is not None
+        stop: int | None = keywords.start() if headed or not flowing else None
     elif prose[0].size < NO_SIZE:  # a bitmap font's glyphs without a size: nothing sets the paragraph apart
         stop = None
     elif abs(prose[0].size - body_size) > 0.5:
-        stop = section.start() if section else _end_of_run(
-            rest, list(itertools.takewhile(lambda s: abs(s.size - prose[0].size) < 0.3, prose)))
+        stop = section.start() if section else None if flowing else _end_of_run(rest, run)
     else:
         stop = _end_of_run(rest, _set_apart(prose, body_size))
     return " ".join(rest[:stop].split()) or None if stop is not None else None
 
 
 _BODY_LINES = 3  # the fewest body lines after a paragraph that tell the body's measure and style
+
+
+def _spans_columns(run: list[Segment]) -> bool:
+    """Whether lines of one paragraph's size run on into a column of their own: three lines or more starting
+    at one left edge ten type sizes or more from the first line's (an indent is a few sizes at most)."""
+    first, size = run[0].x0, run[0].size
+    shifted = [s for s in run if abs(s.x0 - first) > 10 * size]
+    return any(sum(abs(t.x0 - s.x0) < size for t in shifted) >= _BODY_LINES for s in shifted)
 
 
 def _set_apart(prose: list[Segment], body_size: float) -> list[Segment]:

@@ -46,7 +46,11 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     authors = [(name, None if affiliation and re.search(r"[\x00-\x1f]", affiliation) else affiliation)
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
-    return _over_the_correspondence(authors, page)
+    authors = _labelled_footnote(authors, block, page)
+    # (an address line's separator left at its end where the next line, contacts only, was dropped:
+    # 'Mangosuthu University of Technology, Umlazi,' over 'Durban 4026, South Africa; e-mail ...')
+    return [(name, affiliation.rstrip(" ,;") or None if affiliation else affiliation)
+            for name, affiliation in _over_the_correspondence(authors, page)]
 
 
 _SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
@@ -75,9 +79,10 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
     return found
 
 
-# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name.
-_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1[ \t]+(?=[A-Z])(?=[^\n]*?(?:" + INSTITUTION.pattern + "))",
-                             re.MULTILINE | re.IGNORECASE)
+# Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name, or the
+# raised '1' on a line of its own over it (BMC: '1' / ' MRC Integrative Epidemiology Unit, University ...').
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*)(?=[A-Z])"
+                             r"(?=[^\n]*?(?:" + INSTITUTION.pattern + "))", re.MULTILINE | re.IGNORECASE)
 _NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
 
 
@@ -93,8 +98,11 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     starts = list(_FIRST_FOOTNOTE.finditer(page))
     if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
         return authors
-    # (a line the measure broke after a dash goes on without a space: 'Council—' / 'Laboratory')
-    foot = page[starts[-1].start():]
+    # The footnote ends at a line of prose ('Full list of author information is available at the end of the
+    # article', BMC) or at the page's end. (a line the measure broke after a dash goes on without a space:
+    # 'Council—' / 'Laboratory')
+    lines = page[starts[-1].start():].split("\n")
+    foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
     text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
     pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
     blocks: dict[str, str] = {}
@@ -105,6 +113,37 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     if not all(n in blocks for n in numbers.values()):
         return authors
     return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+
+
+# A numbered footnote entry that labels its parts ('²Email: a@b.fi Address: School of Computing, University of
+# Eastern Finland, Yliopistokatu 2, ... ORCID iD: https://...'): where each entry opens, and its address.
+_LABELLED_ENTRY = re.compile(r"(?<![\w.@/-])(\d{1,2})\s*E-?mail\s*:", re.IGNORECASE)
+_ADDRESS_LABEL = re.compile(r"\bAddress\s*:\s*(?P<address>.+?)\s*(?:\bORCID\b|$)", re.IGNORECASE)
+
+
+def _labelled_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
+                       page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in numbered footnotes that label their parts, an e-mail then an address (the Journal of
+    Learning Analytics: 'Corresponding author ¹Email: ... Address: Center of ... (CATALPA), FernUniversität in
+    Hagen, Universitätsstrasse 27, ...'), for names whose number the author block left unlinked: each entry's
+    address up to its first street or postcode part. Only when no name has an affiliation and every name's
+    first number opens an entry whose address names an institution."""
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    if not authors or any(a for _, a in authors) or None in numbers.values():
+        return authors
+    text = page.replace("\n", " ")
+    starts = list(_LABELLED_ENTRY.finditer(text))
+    entries: dict[str, str] = {}
+    for i, start in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else None  # the next entry, or the page's end
+        address = _ADDRESS_LABEL.search(text[start.end():end])
+        institution = _institution_part(address.group("address")) if address else None
+        if institution and start.group(1) not in entries:
+            entries[start.group(1)] = institution.strip(" .")
+    if not all(n in entries for n in numbers.values()):
+        return authors
+    return [(name, entries[numbers[name] or ""]) for name, _ in authors]
 
 
 _CORRESPONDENCE_LINE = re.compile(rf"^\s*[{SYMBOL_MARKS}]?\s*(?:Corresponding authors?|Correspondence)\b",
@@ -189,7 +228,12 @@ def _first_institution(lines: list[str]) -> list[str]:
     no unit of another institution: a line after it that is an institution's whole name
     (``_WHOLE_INSTITUTION``) starts the second. Units over their university ('Department of Statistics' or
     'Prevention Institute' over 'University of Zurich') are one affiliation."""
-    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;"))]
+    # A line opened by '&' or 'and' that names a whole institution is a second one too ('Macao Polytechnic
+    # University' / 'Macao SAR, China' / '& CISUC, University of Coimbra, Coimbra, Portugal', IEEE), where
+    # one naming a unit goes on with the one above ('Department of Computer Science' / '& Engineering').
+    whole = [i for i, line in enumerate(lines) if _WHOLE_INSTITUTION.search(line.strip(" ,;")) or (
+        re.match(r"(?:&|and\b)", line) and any(_WHOLE_INSTITUTION.search(part.strip(" &"))
+                                                for part in re.split(r",|\band\b", line)))]
     university = next((i for i in whole if re.search(r"Universi(?:t|dad|dade)", lines[i])), None)
     second = next((i for i in whole if university is not None and i > university), None)
     if second is None:
@@ -251,7 +295,11 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segm
     number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
         return seg
-    rest = (seg.marked or seg.text)[number.end():]
+    # (the next blocks' numbers typed so after a separator on the line: '..., United States of America, 2
+    # Makerere' / 'University College of Health Sciences', PLOS)
+    rest = re.sub(r"(?<=[,;.])\s+(\d{1,2})\s+(?=[A-Z])", lambda m: (
+        f" {MARK_OPEN}{m.group(1)}{MARK_CLOSE}" if any(m.group(1) in keys for _, _, keys in names)
+        else m.group()), (seg.marked or seg.text)[number.end():])
     return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
                    f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
 
@@ -382,6 +430,11 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
         if previous is not None and abs(previous.y - seg.y) < max(seg.size, previous.size) and (
                 0 <= seg.x0 - previous.x1 < COLUMN_GAP * max(seg.size, previous.size)):
             inline.add(id(seg))
+        # The text a mark alone opens, directly right of it and under its raised baseline, is that mark's
+        # block, whatever line the raised mark stands level with (Scientific Reports: '... USA,' and the '4'
+        # raised beside it, over 'Department of Mathematics, Stanford University').
+        opens = (previous is not None and bool(opened) and opened[-1][0] is previous
+                 and 0 <= seg.x0 - previous.x1 < COLUMN_GAP * seg.size and 0 < previous.y - seg.y < seg.size)
         previous = seg
         if BARE_MARK.match(seg.text) or BARE_MARK.match(marked.strip("⟨⟩")) and marked.startswith("⟨"):
             current = mark_keys(seg.text)
@@ -393,7 +446,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
                                 or lead.group("num"))
             opened.append((seg, current))
             marked = marked[lead.end():]
-        elif opened and id(opened[-1][0]) not in inline and any(
+        elif opened and not opens and id(opened[-1][0]) not in inline and any(
                 o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
                 for o, _ in opened):  # the last block opened beside another: go by column
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]

@@ -32,7 +32,15 @@ from kb.papers.pdf_abstract import (
 )
 from kb.papers.pdf_affiliations import fill_from_the_end
 from kb.papers.pdf_authors import block_authors, page_authors
-from kb.papers.pdf_names import ANONYMOUS, LEAD_SEPARATOR, NAME, is_name_list, is_prose, merge_spaced
+from kb.papers.pdf_names import (
+    ANONYMOUS,
+    INSTITUTION,
+    LEAD_SEPARATOR,
+    NAME,
+    is_name_list,
+    is_prose,
+    merge_spaced,
+)
 from kb.papers.pdf_page import (
     MARGIN,
     SYMBOL_MARKS,
@@ -163,7 +171,8 @@ def _say_why_empty(article: PdfArticle) -> None:
 # Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
 # 'a b s t r a c t'): they end the author block.
 _BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
-_TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}]+$")  # footnote marks after a title
+# footnote marks after a title (Elsevier marks a title's note with a star: '... in plants☆')
+_TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}☆★]+$")
 
 
 _ARTICLE_TYPE = (r"(?:(?:Original|Research|Review|Brief|Short|Technical|Applications?|Methods?|Full|Regular|"
@@ -194,6 +203,28 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
 
 
 _TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
+
+
+# The lines of an Elsevier journal's masthead, above and under its name: 'Contents lists available at
+# ScienceDirect' / JOURNAL / 'journal homepage: www.elsevier.com/locate/...'.
+_MASTHEAD = re.compile(r"^Contents lists available at\b|^journal homepage\b", re.IGNORECASE)
+
+
+def _masthead(seg: Segment, segments: list[Segment]) -> bool:
+    """A line between the two lines of a journal's masthead (``_MASTHEAD``) is the journal's name, however
+    large it is set (Biochimica et Biophysica Acta, in a size with its article's title)."""
+    above = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y > seg.y]
+    under = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y < seg.y]
+    return bool(above and under) and min(above) - seg.y < 4 * seg.size and seg.y - max(under) < 4 * seg.size
+
+
+def _footer_name(seg: Segment, segments: list[Segment]) -> bool:
+    """A line whose words open a line of the page's footer before a separator is the journal's name, set in
+    its banner however large (PLOS ONE's 'PLOS ONE' over its title, in the footer 'PLOS ONE | https://doi.org/
+    ...'); a footer is the bottom tenth of the page's text."""
+    top = max(s.y for s in segments)
+    return any(other.y < 0.1 * top and other is not seg and re.match(
+        rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text) for other in segments)
 
 
 def _banner(seg: Segment, segments: list[Segment]) -> bool:
@@ -239,7 +270,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     # it.
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
-            and not _banner(s, segments)]
+            and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)]
 
 
 def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segment],
@@ -288,11 +319,26 @@ def _block_end(below: list[Segment]) -> _BlockEnd:
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:heading] if heading is not None else below[:_BLOCK_LINES]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) or is_first_section(s.text)
-                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text)
+                or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text) or _opens_paragraph(block, i)
                 or heading is None and i
                 and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     return _BlockEnd(heading, structured is not None, cut)
+
+
+def _opens_paragraph(block: list[Segment], i: int) -> bool:
+    """A short line of running text (four words or more, most in lower case, no institution, no name) with a
+    line of prose directly under it, in its size and from its left edge: the first line of a paragraph, which
+    ends the author block even where it is too short to read as prose itself (PNAS: 'The eukaryotic
+    chromosome is a conserved' under the address, the body's first line in a narrow column)."""
+    if i + 1 >= len(block):
+        return False
+    line, under = block[i], block[i + 1]
+    words = re.findall(r"[^\W\d_][\w'’-]*", line.text)
+    return (len(words) >= 4 and sum(w[0].islower() for w in words) > len(words) / 2
+            and not INSTITUTION.search(line.text) and not is_name_list(LEAD_SEPARATOR.sub("", line.text))
+            and is_prose(under.text) and abs(under.size - line.size) < 0.3
+            and abs(under.x0 - line.x0) < line.size and 0 < line.y - under.y < 3 * line.size)
 
 
 def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _BlockEnd,
@@ -384,12 +430,36 @@ def join_title(lines: list[str]) -> str | None:
 
 def _below_title(segments: list[Segment], floor: float, under: float) -> list[Segment]:
     """The segments under the title, in the PDF's text order; top to bottom where that order draws lines
-    above the abstract heading after it (a Word-made PDF may draw its title block after the body)."""
+    above the abstract heading after it in its column (a Word-made PDF may draw its title block after the
+    body)."""
     below = [s for s in segments if floor < s.y < under]
     end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
-    if end is not None and any(s.y > below[end].y + below[end].size for s in below[end + 1:]):
-        return sorted(below, key=lambda s: (-round(s.y), s.x0))
-    return below
+    if end is None:
+        return below
+    heading = below[end]
+    # Lines drawn after the heading and above it wholly left of its column are a sidebar's or the margin's
+    # (PLOS: its left column and the 'Check for updates' glyphs), never the author block's.
+    beside = {id(s) for s in below[end + 1:] if s.y > heading.y + heading.size and s.x1 < heading.x0}
+    below = [s for s in below if id(s) not in beside]
+    if any(s.y > heading.y + heading.size for s in below[end + 1:]):
+        return _rows(below)
+    # A column beside the article's text (eLife's and MDPI's sidebar of dates, citation and licence) may come
+    # first in the text order though it stands lower on the page than the abstract's heading: the heading
+    # closes the author block, so no line under it is the block's, wherever the text order puts it.
+    return [s for i, s in enumerate(below) if i >= end or s.y > heading.y - heading.size]
+
+
+def _rows(segments: list[Segment]) -> list[Segment]:
+    """Segments top to bottom, row by row, each row left to right: a row is the segments whose baselines lie
+    within a third of their size of its first's (a superscript or an ORCID glyph moves a name's baseline by a
+    fraction of a point: 'Al Kibria' at 551.7 beside 'Labrique' at 551.3 is on their line, not above it)."""
+    rows: list[list[Segment]] = []
+    for seg in sorted(segments, key=lambda s: -s.y):
+        if rows and rows[-1][0].y - seg.y < max(seg.size, rows[-1][0].size) / 3:
+            rows[-1].append(seg)
+        else:
+            rows.append([seg])
+    return [seg for row in rows for seg in sorted(row, key=lambda s: s.x0)]
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block

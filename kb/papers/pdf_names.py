@@ -42,9 +42,11 @@ UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶ�
 # a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
 # (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
-# Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset')
-NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|van|von|de|der|den|da|das|di|do|dos|du|del|della|"
-                  rf"le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
+# Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset'; and the
+# name a person goes by, in parentheses before the surname: 'J. S. (Pat) Heslop-Harrison', never last, where
+# an affiliation would stand: 'Alice Smith (Google)')
+NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|\([{UPPER}][\w'’\-]*\)(?= )|van|von|de|der|den|da|das|"
+                  rf"di|do|dos|du|del|della|le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
 # Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
@@ -68,6 +70,11 @@ _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MB
                      rf"(?=\s*(?:[,;{SYMBOL_MARKS}⟨]|and\b|&|$))")
 
 
+# A no-break space, which typesetters set between a name's words (Frontiers:
+# 'Marcos\u00a0Espinola-Sánchez'): a space to the name's rules.
+NBSP = "\u00a0"
+
+
 # A double-blind submission's stand-in for its authors ('Anonymous Authors', 'Anonymous Submission'): no
 # names.
 ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
@@ -81,6 +88,7 @@ _GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
 def is_name_list(text: str) -> bool:
     if ANONYMOUS.search(text):
         return False
+    text = text.replace(NBSP, " ")
     text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", LEAD_SEPARATOR.sub("", text))
@@ -152,9 +160,15 @@ def mark_keys(mark: str) -> list[str]:
     return _MARK_KEYS.findall(mark.replace("∗", "*"))
 
 
+# PLOS sets an ORCID badge as the letters 'ID' in a font of its own, glued to the name before its mark
+# ('Joseph AliID¹'): a name never ends in 'ID' after a lower-case letter.
+_ORCID_BADGE = re.compile(r"(?<=[a-z])ID(?=⟨|[\s,;*]|$)")
+
+
 def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     """The names of a name line, each with the keys of the marks after it."""
-    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}", seg.marked or seg.text)
+    marked = _GLUED_MARKS.sub(lambda m: f"{MARK_OPEN}{m.group(1)}{MARK_CLOSE}",
+                              _ORCID_BADGE.sub("", (seg.marked or seg.text).replace(NBSP, " ")))
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
     protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
@@ -196,6 +210,10 @@ def _name_end(text: str) -> bool:
     return bool(re.fullmatch(rf"[{UPPER}][\w'’-]+", text)) and not INSTITUTION.search(text)
 
 
+_RAISED = 0.3  # a superscript's baseline stands this many of its line's sizes above the line's, at least
+_ICON_GAP = 3.0  # the widest gap, in type sizes, between a name and its mark (an ORCID icon fits in it)
+
+
 def merge_spaced(block: list[Segment]) -> list[Segment]:
     """Segments of one line joined again: those a letter-spaced name split ('MICHAEL' 'J. FISCHER'), and
     those closer than a column's gap on one baseline, which a superscript or a change of size at a word
@@ -205,9 +223,12 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
         last = merged[-1] if merged else None
         gap = seg.x0 - last.x1 if last is not None else -1.0
         # A mark alone, raised beside the end of a line of names ('Ernesto Jiménez' 'ᵇ'): that name's mark
-        # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs').
-        if (last is not None and BARE_MARK.match(seg.text) and seg.size < last.size - 0.5
-                and 0 <= gap < 2 * seg.size and last.y < seg.y < last.y + last.size
+        # (beside an institution it opens the next block: '?Princeton University,' '†' 'Intel Labs'). An
+        # ORCID icon, drawn and no text, may stand between the name and its mark (OUP, MDPI), and a mark
+        # the extractor gives the line's size is told by how high it is raised.
+        if (last is not None and BARE_MARK.match(seg.text)
+                and (seg.size < last.size - 0.5 or seg.y - last.y > _RAISED * last.size)
+                and 0 <= gap < _ICON_GAP * min(seg.size, last.size) and last.y < seg.y < last.y + last.size
                 and (is_name_list(LEAD_SEPARATOR.sub("", last.text)) or _name_end(last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
