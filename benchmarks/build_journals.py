@@ -90,7 +90,7 @@ def read_lists(repo: Path) -> tuple[str, dict[str, tuple[str, list[str]]]]:
             key = name_key(full)
             if not key:
                 continue
-            spelling, abbreviations = journals.setdefault(key, (full, []))
+            _, abbreviations = journals.setdefault(key, (full, []))
             for abbreviation in map(_clean, row[1:]):
                 if abbreviation and abbreviation not in abbreviations and not _TEX.search(abbreviation):
                     abbreviations.append(abbreviation)

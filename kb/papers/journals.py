@@ -8,7 +8,7 @@ kb reads a PDF's venue where its page names a journal without a grammar cue ('Ge
 journal's full name. Where a mention is a statement about the article itself (its shape on the page) is
 decided by ``pdf_publication``, not here.
 
-The file is read once per process, on first use (never at ``kb`` start-up): ``_index`` is cached.
+The file is read once per process, on first use (never at ``kb`` start-up): ``lexicon()`` is cached.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _LONGEST = 16  # words in the longest name looked for: longer ones are never pri
 def name_key(name: str) -> str:
     """A journal name as it is looked up: accents, case, periods and other punctuation, '&' for 'and', a
     leading 'The' and spacing folded ('The Journal of Chem. & Bio.' and 'journal of chem and bio' are one)."""
-    if not name.isascii():  # (most names are: the lexicon's 70,000 are folded in a fraction of a second)
+    if not name.isascii():  # (most names are ASCII, and skip the slower Unicode folding)
         name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
     words = _NOT_WORD.sub(" ", name.casefold().replace("&", " and ")).split()
     return " ".join(words[1:] if words[:1] == ["the"] and len(words) > 1 else words)
