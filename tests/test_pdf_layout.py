@@ -2179,3 +2179,14 @@ def test_describe_a_line_set_vertically_is_never_the_title() -> None:
     describe(article, segments)
     assert article.title == "Farbige Mathematik"
     assert [name for name, _ in article.authors] == ["Herbert Voß"]
+
+
+def test_headed_abstract_beside_a_label_reads_the_labels_line_only() -> None:
+    """The text beside a label-column heading is read from the heading's own line: a line opening with the
+    heading's word earlier on the page ('Summary statistics of ...' in a title) is no label's, and where the
+    text puts the label on a line of its own the abstract is read under it as under any heading."""
+    page = ("Summary statistics of graphs\nAda Lovelace\nAbstract turnstile is a package for logic.\n"
+            "1 Introduction\nText.")
+    assert headed_abstract(page, beside="turnstile is a package") == "turnstile is a package for logic."
+    apart = "A Tool\nAda Lovelace\nAbstract\nturnstile is a package for logic.\n1 Introduction\nText."
+    assert headed_abstract(apart, beside="turnstile is a package") == "turnstile is a package for logic."

@@ -171,27 +171,31 @@ _ABSTRACT_TEXT = re.compile(
     rf"(.+?)(?:{_ABSTRACT_END})",
     re.DOTALL | re.MULTILINE,
 )
-# A heading set as a label of its own beside the text: the text after it on its line, whatever its case.
-_LABEL_TEXT = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?[ \t]+(.+?)(?:{_ABSTRACT_END})",
-                         re.DOTALL | re.MULTILINE)
-
-
-def headed_abstract(first_page: str, label: bool = False) -> str | None:
+def headed_abstract(first_page: str, beside: str | None = None) -> str | None:
     """The abstract under its heading ('Abstract', 'Summary': on its own line or run in), to the keywords,
     the introduction or an author summary (``_ABSTRACT_END``). Run in after a space, the text opens with a
     capital ('Abstract Protein language models ...'; 'Abstract interpretation is ...' opens a paragraph),
-    unless the layout shows the heading is a ``label`` of its own beside the text (``label_beside``)."""
-    match = (_LABEL_TEXT if label else _ABSTRACT_TEXT).search(first_page)
+    unless the layout shows the heading is a label of its own with the text ``beside`` it (``label_beside``:
+    the line's text, whatever its case); where the text does not run on after the heading so, as under it."""
+    if beside:
+        opening = r"\s+".join(map(re.escape, beside.split()[:5]))  # its first words, however spaced
+        label = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?[ \t]+({opening}.*?)"
+                           rf"(?:{_ABSTRACT_END})", re.DOTALL | re.MULTILINE).search(first_page)
+        if label:
+            return " ".join(label.group(1).split()) or None
+    match = _ABSTRACT_TEXT.search(first_page)
     return " ".join(match.group(1).split()) or None if match else None
 
 
-def label_beside(heading: Segment, segments: list[Segment]) -> bool:
-    """Whether an abstract's heading is a label in a column of its own, left of the text's first line (The
-    PracTeX Journal's 'Abstract' beside 'turnstile is a LaTeX package ...'): the heading's segment holds the
-    word alone, and another starts right of it, across a gap, on its row."""
-    return bool(re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", heading.text.strip())) and any(
-        abs(seg.y - heading.y) < heading.size / 2 and heading.x1 < seg.x0 < heading.x1 + 3 * heading.size
-        for seg in segments if seg is not heading)
+def label_beside(heading: Segment, segments: list[Segment]) -> str | None:
+    """The text beside an abstract's heading set as a label in a column of its own, left of the text's first
+    line (The PracTeX Journal's 'Abstract' beside 'turnstile is a LaTeX package ...'): the heading's segment
+    holds the word alone, and another starts right of it, across a gap, on its row; else None."""
+    if not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", heading.text.strip()):
+        return None
+    return next((seg.text for seg in segments if seg is not heading
+                 and abs(seg.y - heading.y) < heading.size / 2
+                 and heading.x1 < seg.x0 < heading.x1 + 3 * heading.size), None)
 
 
 _STRUCTURED_TEXT = re.compile(rf"^\s*({_STRUCTURED_HEADINGS}\b.+?)(?:{_ABSTRACT_END})",

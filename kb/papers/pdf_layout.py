@@ -361,7 +361,7 @@ def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _Blo
     if end.structured:
         article.abstract = structured_abstract(page)
     elif end.heading is not None:
-        article.abstract = headed_abstract(page, label=label_beside(below[end.heading], below))
+        article.abstract = headed_abstract(page, beside=label_beside(below[end.heading], below))
     elif 0 < end.cut < len(below) and not SECTION.match(below[end.cut].text):
         prose = end.cut
         if _BOX_HEAD.match(below[prose].text):  # the abstract's box: its prose starts under the heads
