@@ -2083,3 +2083,110 @@ def test_names_with_no_break_spaces_between_their_words() -> None:
     assert is_name_list(line)
     assert [name for name, _ in name_parts(_at(line, 571, 11, 222, 490))] == [
         "Marcos Espinola-Sánchez", "Andres Campaña-Acuña", "Jorge L. Maguiña"]
+
+
+def test_names_in_any_script_with_capitals_and_short_words_of_a_script_without() -> None:
+    """A name opens each word with a capital of its script, Latin, Greek or Cyrillic (a Eutypon article's
+    'Δημήτριος Ἀ. Φιλίππου'); a script without capitals (Han, kana, Hangul) sets a syllable a letter, so its
+    names are short words ('山田 太郎'), and a Latin name may give its bearer's own after it in parentheses
+    ('Wei Zhang (张伟)'). Lines of prose in those scripts, a one-word heading and an affiliation in parentheses
+    are no names."""
+    for names in ("Δημήτριος Ἀ. Φιλίππου", "Андрей Колмогоров and Павел Александров", "Wei Zhang (张伟)",
+                  "山田 太郎, 김 민수"):
+        assert is_name_list(names), names
+    for line in ("Καλοί μου φιλόλογοι,", "Ἐπιρρεπὴς καὶ ἐθισμένος", "Alice Smith (Google)", "摘要",
+                 "Московский государственный университет"):
+        assert not is_name_list(line), line
+    assert [name for name, _ in name_parts(_at("Wei Zhang (张伟) and Андрей Колмогоров", 600, 12, 100, 400))] == [
+        "Wei Zhang (张伟)", "Андрей Колмогоров"]
+
+
+def test_clean_text_greek_look_alikes_and_spacing_breathings_are_greek_letters() -> None:
+    """A Greek font's Unicode map may give U+2206 (increment) for Δ and U+00B5 (micro) for μ, and a capital's
+    breathing as a spacing mark before it ('᾿Α'): in Greek words those are Greek letters; elsewhere a micro
+    sign and an increment keep their meaning."""
+    assert clean_text("∆ηµήτριος ᾿Α. Φιλίππου, ῞Ελληνες") == "Δημήτριος Ἀ. Φιλίππου, Ἕλληνες"
+    assert clean_text("a 10 µm step, ∆t = 2") == "a 10 µm step, ∆t = 2"
+
+
+def test_page_authors_an_address_in_an_unmapped_font_is_no_affiliation() -> None:
+    """A Eutypon article prints its author's postal address in a Greek font without a Unicode map, which the
+    text gives as Latin letters and C1 control codes ('K\\x88tw Gatzèa' over '385 00 Bìloc'): no affiliation,
+    rather than a garbled one."""
+    block = [_at("Δημήτριος Ἀ. Φιλίππου", 539.3, 12, 246.8, 364.6), _at("K\x88tw Gatzèa", 527.2, 12, 272.8, 339.7),
+             _at("385 00 Bìloc", 513.1, 12, 272.2, 340.4)]
+    assert page_authors(block, "") == [("Δημήτριος Ἀ. Φιλίππου", None)]
+
+
+def test_authors_one_line_naming_an_institution_for_each_name_in_their_order() -> None:
+    """EuroTeX 2003: 'Petr Olšák, Petr Sojka' over one line holding both institutions in the names' order,
+    each opened by the same word and of one shape ('Faculty of ..., Prague, Faculty of ..., Brno'): the first
+    is the first name's, the second the second's. A unit over its university on one line is both names'."""
+    block = [_at("Petr Olšák, Petr Sojka", 659.1, 10, 261.4, 354),
+             _at("Faculty of Electro Engineering CVUT, Prague, Faculty of Informatics MU, Brno", 637.4, 9, 156.2,
+                 458.9),
+             _at("Email: petr@olsak.net, sojka@fi.muni.cz", 625.2, 9, 211.3, 403.5)]
+    assert block_authors(block) == [("Petr Olšák", "Faculty of Electro Engineering CVUT, Prague"),
+                                    ("Petr Sojka", "Faculty of Informatics MU, Brno")]
+    shared = [_at("Ada Lovelace and Alan Turing", 659.1, 10, 240, 370),
+              _at("Department of Statistics, University of Manchester", 637.4, 9, 200, 420)]
+    assert block_authors(shared) == [("Ada Lovelace", "Department of Statistics, University of Manchester"),
+                                     ("Alan Turing", "Department of Statistics, University of Manchester")]
+
+
+def test_describe_abstract_headings_in_small_capitals_and_in_a_label_column() -> None:
+    """EuroTeX's run-in heading in small capitals, which the text gives in lower case ('abstract. DCpic is
+    ...'), heads the abstract and is no part of it, and its 'keywords:' closes it; The PracTeX Journal sets
+    'Abstract' in a label column left of the text, whose first word may be in lower case (a package's name:
+    'turnstile is a LaTeX package ...'), where a run-in 'Abstract' followed by a lower-case word is not read
+    as a heading."""
+    title = _at("DCpic, Commutative Diagrams in a (La)TeX Document", 612, 17.2, 131, 467)
+    small = [title, _at("Pedro Quaresma", 574.6, 10, 255.5, 340), _at("Universidade de Coimbra", 550.7, 10, 154, 441),
+             _at("abstract.", 495.7, 9, 126.6, 169.6),
+             _at("DCpic is a package of TeX macros for graphing Commutative Diagrams", 493.9, 9, 179, 468.7),
+             _at("keywords: Commutative Diagrams, (La)TeX, PiCTeX", 411.9, 9, 186, 409), *_BODY]
+    article = PdfArticle(pages=["DCpic, Commutative Diagrams in a (La)TeX Document\nPedro Quaresma\n"
+                                "Universidade de Coimbra\nabstract. DCpic is a package of TeX macros for graphing\n"
+                                "Commutative Diagrams.\nkeywords: Commutative Diagrams\nIntroduction\nText."])
+    describe(article, small)
+    assert article.abstract == "DCpic is a package of TeX macros for graphing Commutative Diagrams."
+    assert article.authors == [("Pedro Quaresma", "Universidade de Coimbra")]
+    label = [_at("A Tool for Logicians", 608.8, 20.7, 90, 277),
+             _at("Arthur Buchsbaum and Francisco Reinaldo", 584, 14.3, 89.6, 365.6),
+             _at("Email", 556.7, 10.9, 119, 142.8),
+             _at("arthur@inf.ufsc.br, reinaldo.opus@gmail.com", 554.4, 10.9, 155, 400),
+             _at("Abstract", 532, 10.9, 105.2, 143.4),
+             _at("turnstile is a LaTeX package that allows typesetting of the logic symbol", 529.1, 10.9, 154.7, 520),
+             *_BODY]
+    page = ("A Tool for Logicians\nArthur Buchsbaum and Francisco Reinaldo\nEmail arthur@inf.ufsc.br\n"
+            "Abstract turnstile is a LaTeX package that allows typesetting\nof the logic symbol.\n"
+            "1 Introduction\nText.")
+    article = PdfArticle(pages=[page])
+    describe(article, label)
+    assert article.abstract == "turnstile is a LaTeX package that allows typesetting of the logic symbol."
+    assert headed_abstract(page) is None  # run in after a space, a lower-case word is no abstract's opening
+
+
+def test_describe_a_line_set_vertically_is_never_the_title() -> None:
+    """A reprint of Die TeXnische Komödie opens with DANTE's box, the journal's name set up its side in the
+    title's size ('Die TEXnische Komödie', its box 13 points wide for 19 letters): a label, no part of the
+    title 'Farbige Mathematik'."""
+    segments = [_at("Die TEXnische Komödie", 369.8, 14.3, 53.7, 66.6), _at("DANTE", 519.2, 12, 293.8, 329.4),
+                _at("Herbert Voß: Farbige Mathematik, Die TEXnische Komödie 2/2004, S. 81-87.", 446.1, 10, 81, 329),
+                _at("Farbige Mathematik", 318, 14.3, 44.9, 161), _at("Herbert Voß", 294.9, 12, 44.7, 103.2),
+                *_BODY]
+    article = PdfArticle(pages=["DANTE\nFarbige Mathematik\nHerbert Voß\nDie Zahl der Veröffentlichungen"])
+    describe(article, segments)
+    assert article.title == "Farbige Mathematik"
+    assert [name for name, _ in article.authors] == ["Herbert Voß"]
+
+
+def test_headed_abstract_beside_a_label_reads_the_labels_line_only() -> None:
+    """The text beside a label-column heading is read from the heading's own line: a line opening with the
+    heading's word earlier on the page ('Summary statistics of ...' in a title) is no label's, and where the
+    text puts the label on a line of its own the abstract is read under it as under any heading."""
+    page = ("Summary statistics of graphs\nAda Lovelace\nAbstract turnstile is a package for logic.\n"
+            "1 Introduction\nText.")
+    assert headed_abstract(page, beside="turnstile is a package") == "turnstile is a package for logic."
+    apart = "A Tool\nAda Lovelace\nAbstract\nturnstile is a package for logic.\n1 Introduction\nText."
+    assert headed_abstract(apart, beside="turnstile is a package") == "turnstile is a package for logic."

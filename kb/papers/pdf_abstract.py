@@ -21,10 +21,15 @@ def is_cover(pages: list[str]) -> bool:
     )
 
 
-# An abstract's heading, opening a line of page 1.
-ABSTRACT_HEAD = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b")
+# An abstract's heading, opening a line of page 1; in small capitals, which the text gives in lower case, a
+# run-in heading ends with its stop or colon ('abstract. DCpic is ...'): a line of the body may open with the
+# word ('abstract syntax trees are ...').
+_SMALL_CAPITALS_HEAD = r"(?:abstract|summary)[.:—]"
+ABSTRACT_HEAD = re.compile(rf"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b|^{_SMALL_CAPITALS_HEAD}")
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
-_KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|Index Terms|Categories and Subject Descriptors|"
+# (in small capitals, lower case before a colon: 'keywords: ...')
+_KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|keywords?(?=:)|Index Terms|"
+                  r"Categories and Subject Descriptors|"
                   r"General Terms|Key Words and Phrases|CR Categories|JEL|CCS Concepts|ACM Reference Format|"
                   r"Additional Key Words")
 
@@ -161,16 +166,36 @@ _ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*(?:Introduc
 # 'Abstract' on a line of its own, or before the text on its line ('Abstract. ...', 'Abstract—...', or after a
 # space alone as Springer's journals set it: 'Abstract Protein language models ...').
 _ABSTRACT_TEXT = re.compile(
-    rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))(.+?)(?:{_ABSTRACT_END})",
+    rf"^\s*(?:(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))"
+    rf"|{_SMALL_CAPITALS_HEAD}\s*)"
+    rf"(.+?)(?:{_ABSTRACT_END})",
     re.DOTALL | re.MULTILINE,
 )
-
-
-def headed_abstract(first_page: str) -> str | None:
+def headed_abstract(first_page: str, beside: str | None = None) -> str | None:
     """The abstract under its heading ('Abstract', 'Summary': on its own line or run in), to the keywords,
-    the introduction or an author summary (``_ABSTRACT_END``)."""
+    the introduction or an author summary (``_ABSTRACT_END``). Run in after a space, the text opens with a
+    capital ('Abstract Protein language models ...'; 'Abstract interpretation is ...' opens a paragraph),
+    unless the layout shows the heading is a label of its own with the text ``beside`` it (``label_beside``:
+    the line's text, whatever its case); where the text does not run on after the heading so, as under it."""
+    if beside:
+        opening = r"\s+".join(map(re.escape, beside.split()[:5]))  # its first words, however spaced
+        label = re.compile(rf"^\s*(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?[ \t]+({opening}.*?)"
+                           rf"(?:{_ABSTRACT_END})", re.DOTALL | re.MULTILINE).search(first_page)
+        if label:
+            return " ".join(label.group(1).split()) or None
     match = _ABSTRACT_TEXT.search(first_page)
     return " ".join(match.group(1).split()) or None if match else None
+
+
+def label_beside(heading: Segment, segments: list[Segment]) -> str | None:
+    """The text beside an abstract's heading set as a label in a column of its own, left of the text's first
+    line (The PracTeX Journal's 'Abstract' beside 'turnstile is a LaTeX package ...'): the heading's segment
+    holds the word alone, and another starts right of it, across a gap, on its row; else None."""
+    if not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", heading.text.strip()):
+        return None
+    return next((seg.text for seg in segments if seg is not heading
+                 and abs(seg.y - heading.y) < heading.size / 2
+                 and heading.x1 < seg.x0 < heading.x1 + 3 * heading.size), None)
 
 
 _STRUCTURED_TEXT = re.compile(rf"^\s*({_STRUCTURED_HEADINGS}\b.+?)(?:{_ABSTRACT_END})",

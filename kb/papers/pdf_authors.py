@@ -42,8 +42,9 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     links to each name (``block_authors``), else those a footnote of the page (``page``: its text)
     states, by a symbol mark, by number, or over the corresponding author's note."""
     # An affiliation holding a control code is text a font left unmapped ('atthew Levine \x01', its bitmap
-    # capital lost): none, rather than a garbled one.
-    authors = [(name, None if affiliation and re.search(r"[\x00-\x1f]", affiliation) else affiliation)
+    # capital lost; 'K\x88tw Gatzèa', a Greek font's address read as Latin codes): none, rather than a garbled
+    # one. (C1 controls, U+0080-U+009F, are never printed text either.)
+    authors = [(name, None if affiliation and _UNMAPPED_TEXT.search(affiliation) else affiliation)
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
     authors = _labelled_footnote(authors, block, page)
@@ -53,6 +54,7 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
             for name, affiliation in _over_the_correspondence(authors, page)]
 
 
+_UNMAPPED_TEXT = re.compile(r"[\x00-\x1f\x80-\x9f]")  # control codes, C0 and C1: never printed text
 _SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
                           "für", "di", "da", "van", "von"})  # the words a name sets in lower case
 
@@ -200,6 +202,12 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         row = min(s.y for s, _ in pool)
         in_row = [(s, n) for s, n in pool if abs(s.y - row) < s.size / 2]
         shared = len({id(s) for s, _ in in_row}) == 1  # one line 'A, B and C': its affiliation is theirs
+        # ... unless the line names one institution per name, in the names' order
+        pieces = _one_each(END_MARKS.sub("", seg.text).strip(), len(in_row)) if shared else None
+        if pieces is not None:
+            for (_, name), piece in zip(in_row, pieces, strict=True):
+                lines[name].append(piece)
+            continue
         targets = (
             [n for _, n in in_row]
             if shared
@@ -211,6 +219,23 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     _share_one_block(names, others, lines)
     return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+def _one_each(line: str, count: int) -> list[str] | None:
+    """The pieces of a line under one line of ``count`` names that names an institution for each of them, in
+    the names' order (EuroTeX: 'Faculty of Electro Engineering CVUT, Prague, Faculty of Informatics MU, Brno'
+    under 'Petr Olšák, Petr Sojka'): ``count`` pieces, each opened by the institution's word that opens the
+    line and of one shape (as many comma-separated parts each); else None, and the line is all the names'
+    ('Department of Statistics, University of Alpha': a unit and its university, one affiliation)."""
+    parts = [part.strip() for part in line.split(",")]
+    opener = parts[0].split()[0] if parts[0].split() else ""
+    if count < 2 or not INSTITUTION.match(opener):
+        return None
+    starts = [i for i, part in enumerate(parts) if part.split()[:1] == [opener]]
+    pieces = [parts[a:b] for a, b in zip(starts, [*starts[1:], len(parts)], strict=True)]
+    if len(pieces) != count or len({len(piece) for piece in pieces}) != 1:
+        return None
+    return [", ".join(piece) for piece in pieces]
 
 
 # A line that is an institution's whole name: headed by its kind ('University of Toronto', 'Universität

@@ -26,6 +26,7 @@ from kb.papers.pdf_abstract import (
     headed_abstract,
     is_cover,
     is_first_section,
+    label_beside,
     structured_abstract,
     structured_head,
     unheaded_abstract,
@@ -270,7 +271,17 @@ def _head(segments: list[Segment]) -> list[Segment]:
     # it.
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
-            and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)]
+            and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)
+            and not vertical(s)]
+
+
+def vertical(seg: Segment) -> bool:
+    """A line set vertically, its letters one above the other: a box narrower than its letters set side by
+    side could be (a tenth of a size each, where the narrowest letters take a quarter). A margin's or a
+    box's label (DANTE's reprint box: 'Die TeXnische Komödie' up its side, in the title's size), a stamp:
+    never the title."""
+    letters = len(seg.text.replace(" ", ""))
+    return letters >= 4 and seg.x1 - seg.x0 < 0.1 * seg.size * letters
 
 
 def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segment],
@@ -350,7 +361,7 @@ def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _Blo
     if end.structured:
         article.abstract = structured_abstract(page)
     elif end.heading is not None:
-        article.abstract = headed_abstract(page)
+        article.abstract = headed_abstract(page, beside=label_beside(below[end.heading], below))
     elif 0 < end.cut < len(below) and not SECTION.match(below[end.cut].text):
         prose = end.cut
         if _BOX_HEAD.match(below[prose].text):  # the abstract's box: its prose starts under the heads

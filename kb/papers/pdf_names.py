@@ -6,6 +6,7 @@ Which lines are the author block, and whose affiliation is whose, is read in ``p
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from kb.papers.pdf_page import (
     COLUMN_GAP,
@@ -36,17 +37,48 @@ INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart
                          r"Project|Inc\b|Ltd\b|GmbH|\bAG\b|Corporation|Foundation|Hospital|Academy|Faculty|"
                          r"Enthusiasts|Research|\bETH\b|\bEPFL\b|\bMIT\b|\bUC\b|Statistics|Seminar|Sciences?\b|Methodology|Pharma|"
                          r"Division|Group\b|Unit\b|Labs?\b|B\.V\.|N\.V\.|Pvt\b|LLC\b|Corp\b", re.IGNORECASE)
-# A capital letter, accented ones too: a name may open with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson').
-UPPER = ("A-ZÀ-ÖØ-ÞĀĂĄĆĈĊČĎĐĒĔĖĘĚĜĞĠĢĤĦĨĪĬĮİĲĴĶĹĻĽĿŁŃŅŇŊŌŎŐŒ"
-         "ŔŖŘŚŜŞŠŢŤŦŨŪŬŮŰŲŴŶŸŹŻŽ")
+
+
+def _letter_class(categories: frozenset[str]) -> str:
+    """A character class's body (ranges: 'A-Z...') of the Basic Multilingual Plane's letters in the Unicode
+    ``categories``; built once, at import (a few milliseconds)."""
+    codes = [ord(c) for c in filter(str.isalpha, map(chr, range(0x10000)))
+             if unicodedata.category(c) in categories]
+    ranges: list[list[int]] = []
+    for code in codes:
+        if ranges and code == ranges[-1][1] + 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                   for a, b in ranges)
+
+
+# A capital letter of any script with capitals (Unicode's upper- and title-case letters): a name may open
+# with 'Ú', 'Ł' or 'Š' ('Úlfar Erlingsson'), and a name printed in Greek or Cyrillic opens with a Greek or
+# Cyrillic capital ('Δημήτριος Ἀ. Φιλίππου', 'Андрей Колмогоров').
+UPPER = _letter_class(frozenset({"Lu", "Lt"}))
+# A letter of a script without capitals (Unicode's other letters: Han, kana, Hangul, Arabic, Hebrew, ...).
+_CASELESS = _letter_class(frozenset({"Lo"}))
+# A name word of a script without capitals has no capital to tell it by; it is told by its shortness: Han,
+# kana and Hangul set a syllable a letter, and a name's words run to three at the most
+# ('山田 太郎', '김 민수').
+_CASELESS_WORD = rf"[{_CASELESS}]{{1,3}}"
 # a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
 # (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
 # Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset'; and the
 # name a person goes by, in parentheses before the surname: 'J. S. (Pat) Heslop-Harrison', never last, where
 # an affiliation would stand: 'Alice Smith (Google)')
-NAME = re.compile(rf"^{_NAME_WORD}(?: (?:{_NAME_WORD}|\([{UPPER}][\w'’\-]*\)(?= )|van|von|de|der|den|da|das|"
-                  rf"di|do|dos|du|del|della|le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}$")
+# (An alternative of ``_NAME_WORD`` that opens with initials, 'G.K.M.' or 'J.-P.', matches a name's start
+# alone: a line opening so is read as names whatever follows, as before the other scripts were added.)
+NAME = re.compile(rf"^(?:{_NAME_WORD}(?: (?:{_NAME_WORD}|\([{UPPER}][\w'’\-]*\)(?= )|van|von|de|der|den|da|"
+                  rf"das|di|do|dos|du|del|della|le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}"
+                  # (and after it, the name as its bearer writes it in a script without capitals: 'Wei Zhang
+                  # (张伟)'; an affiliation in parentheses is in the paper's script: 'Alice Smith (Google)')
+                  rf"(?: \({_CASELESS_WORD}(?: {_CASELESS_WORD})*\))?$"
+                  # (or the name in such a script alone, its words short: '山田 太郎')
+                  rf"|{_CASELESS_WORD}(?: {_CASELESS_WORD}){{1,3}}$)")
 # Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)

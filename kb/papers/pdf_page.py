@@ -48,9 +48,31 @@ _SPACING_ACCENTS = {"¨": "\u0308", "´": "\u0301", "ˆ": "\u0302", "˜": "\u030
 _TEX_ACCENT = re.compile(r"([¨´ˆ˜ˇ])([A-Za-z])|(?<=[A-Za-z])(`)([aeiou])")
 
 
+# Greek set in a font whose Unicode map gives mathematical look-alikes for some of its letters (U+2206
+# INCREMENT for capital delta, U+00B5 MICRO SIGN for mu, U+2126 OHM SIGN for omega): in a word with Greek
+# letters they are those letters ('∆ηµήτριος': 'Δημήτριος'); elsewhere they keep their meaning
+# ('10 µm', '∆t').
+_GREEK_LOOKALIKES = str.maketrans({"\u2206": "\u0394", "\u00b5": "\u03bc", "\u2126": "\u03a9"})
+_GREEK_LETTERS = "\u0370-\u03ff\u1f00-\u1fff"
+_LOOKALIKE_WORD = re.compile(rf"[\w\u2206\u2126]*[{_GREEK_LETTERS}][\w\u2206\u2126]*")
+# Polytonic Greek sets a capital's breathing and accent before it, and a font may give them as spacing marks
+# (U+1FBF PSILI in '᾿Α'): they go on the capital, as one letter ('Ἀ'), like TeX's spacing accents.
+_GREEK_SPACING_MARK = re.compile("([\u0384\u0385\u1fbd\u1fbf-\u1fc1\u1fcd-\u1fcf\u1fdd-\u1fdf"
+                                 "\u1fed-\u1fef\u1ffd\u1ffe])([\u0391-\u03a9])")
+
+
+def _greek(text: str) -> str:
+    """Greek words with their look-alike letters and spacing marks (``_GREEK_LOOKALIKES``,
+    ``_GREEK_SPACING_MARK``) as the Greek letters they print."""
+    text = _GREEK_SPACING_MARK.sub(lambda m: unicodedata.normalize(
+        "NFC", m.group(2) + unicodedata.normalize("NFKD", m.group(1)).lstrip()), text)
+    return _LOOKALIKE_WORD.sub(lambda m: m.group().translate(_GREEK_LOOKALIKES), text)
+
+
 def clean_text(text: str) -> str:
     """Ligatures resolved (NFKC for U+FB00-FB06, font control codes mapped), TeX's spacing accents put
-    on their letters, line ends as ``\\n``."""
+    on their letters, Greek's look-alikes and spacing marks as its letters (``_greek``), line ends as
+    ``\\n``."""
     text = _TEX_COPYRIGHT.sub("©", _COMPOUND_HYPHEN.sub("-", text.replace("\r\n", "\n")))
     text = _OT1_FL.sub("fl", text).translate(_FONT_CODES)
     text = _OT1_EN_DASH.sub("–", text)
@@ -58,6 +80,8 @@ def clean_text(text: str) -> str:
     if any(accent in text for accent in _SPACING_ACCENTS):
         text = _TEX_ACCENT.sub(lambda m: unicodedata.normalize(
             "NFC", (m.group(2) or m.group(4)) + _SPACING_ACCENTS[m.group(1) or m.group(3)]), text)
+    if re.search(f"[{_GREEK_LETTERS}]", text):
+        text = _greek(text)
     return text
 
 
