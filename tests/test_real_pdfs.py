@@ -293,3 +293,23 @@ def test_real_pdf_of_a_round_nine_class_has_its_title_authors_and_affiliations(
 ])
 def test_real_pdf_title_and_publication_of_a_round_seven_class(name: str, fields: tuple[str, ...]) -> None:
     _comes_in_whole(name, fields)
+
+
+# Round 9's classes of publication statements (tests/test_pdf_publication.py holds each one's constructed
+# example), on the TeX-community and R-vignette articles and the journal articles they were found on: a version
+# of this paper published elsewhere, stated on page 2 (tsp, seriation, clue: 'A previous version of this
+# manuscript was published in ...'); a statement followed by the whole citation (spam-jss); a TeX journal's
+# line above the title, 'NAME, YEAR, No. N' (turnstile-practex); a meeting named alone at page 1's foot
+# (ofs-eurotex); 'Reproduced with permission from NAME, no. N, MONTH YEAR' (elhyphen-eutypon); a reprint box's
+# 'NAME N/YEAR, S. PAGES' (mathcol-dtk); the R Journal's footer without its year (stringdist-rjournal); a
+# meeting's year glued to its name (metaplot-practicaltex); eLife's component DOI (gustatory-inhibition-elife);
+# 'Published by' a school, and a journal header 'NAME VOL (ISSUE), PAGES' with its date after the DOI
+# (hierarchical-ridge-jds); a reprint's printed DOI over its original's (lwc-zpravodaj).
+@pytest.mark.parametrize("name", [
+    "turnstile-practex", "ofs-eurotex", "elhyphen-eutypon", "mathcol-dtk", "stringdist-rjournal",
+    "metaplot-practicaltex", "hierarchical-ridge-jds",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "tsp", "seriation", "clue", "spam-jss", "gustatory-inhibition-elife", "lwc-zpravodaj")),
+])
+def test_real_pdf_publication_statement_of_a_round_nine_class(name: str) -> None:
+    _comes_in_whole(name, ("year", "venue", "doi"))
