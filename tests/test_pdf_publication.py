@@ -532,3 +532,14 @@ def test_publication_a_doi_broken_after_a_hyphen_between_digits_keeps_it() -> No
                          "Notes on the Analytical Engine. Baltic Journal 12:1, 2021. doi:10.4321/bj/12-\n1/love-"
                          "\nlace.", title=title)
     assert article.doi == "10.4321/bj/12-1/lovelace"
+
+
+def test_publication_a_margins_year_is_never_a_citations() -> None:
+    """A body line the footer band took in cites another work with its year ('(Skinner, 1958)',
+    genai-review-jla): the journal the footer names is the venue, and that year is not the article's."""
+    article = _published("Body text.", title=None, margins=[
+        "teaching machines (Skinner, 1958), and more. The Journal of Learning Analytics works under a licence",
+        "Volume 12(1), 12–31."])
+    assert (article.venue, article.year) == ("Journal of Learning Analytics", None)
+    dated = _published("Body text.", title=None, margins=["Journal of Learning Analytics, 2025", "12"])
+    assert (dated.venue, dated.year) == ("Journal of Learning Analytics", 2025)

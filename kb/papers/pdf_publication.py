@@ -696,6 +696,10 @@ _MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL} (?P<venue>(?:[A-Z][\w&-]*,?
                                      r"(?: (?:[A-Z][\w&-]*,?|of|and|in|for|the|on))*)\s*$")
 
 
+# A citation in parentheses with a year ('(Skinner, 1958)', '(Pressey 1926; Skinner 1958b)').
+_CITATION_YEAR = re.compile(r"\([^()]*?[A-Za-z][^()]*?\b(?:19|20)\d\d[a-z]?\)")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
     named after its year there, or after its ordinal at a header's end."""
@@ -704,7 +708,9 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
         venue = _venue(match.group("venue")) if match else None
         if venue is not None:
             article.venue = venue
-            years = [int(y.group()) for text in margins for y in _YEAR.finditer(text)]
+            # a citation's year in a body line the margin took in is another work's ('(Skinner, 1958)')
+            years = [int(y.group()) for text in margins
+                     for y in _YEAR.finditer(_CITATION_YEAR.sub(" ", text))]
             article.year = article.year or (years[0] if years else None)
             return
     for line in margins:
