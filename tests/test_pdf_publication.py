@@ -543,3 +543,21 @@ def test_publication_a_margins_year_is_never_a_citations() -> None:
     assert (article.venue, article.year) == ("Journal of Learning Analytics", None)
     dated = _published("Body text.", title=None, margins=["Journal of Learning Analytics, 2025", "12"])
     assert (dated.venue, dated.year) == ("Journal of Learning Analytics", 2025)
+
+
+def test_publication_pnas_footer_with_its_date_between_bars() -> None:
+    """PNAS's footer: pages, the journal, the date, the volume and the issue between bars
+    (centromere-commentary-pnas); a journal in the same shape without the issue."""
+    article = _published("Body text.\n1201–1209 | PNAS | March 2, 2021 | vol. 118 | no. 9 www.pnas.org/doi/x")
+    assert (article.venue, article.year, article.issue) == ("PNAS", 2021, "9")
+    other = _published("Body text.\n12 | Baltic Letters | 2019 | Vol. 4 www.example.org")
+    assert (other.venue, other.year) == ("Baltic Letters", 2019)
+
+
+def test_publication_a_name_a_narrow_column_broke_is_whole_where_the_page_prints_it_whole() -> None:
+    """MDPI's sidebar breaks the citation's name ('Math. Comput.' / 'Appl. 2025, 30, 59') and its footer prints
+    it whole (student-performance-mdpi): the whole name, not the sidebar line's part."""
+    page = ("Published: 23 May 2025\nCitation: Lovelace, A. Notes on\nEngines. Baltic J. Comput.\nAppl. 2025, 30, "
+            "59. https://\ndoi.org/10.4321/bjca30\nBody text of the page.\nBaltic J. Comput. Appl. 2025, 30, 59 "
+            "https://doi.org/10.4321/bjca30")
+    assert _published(page, title="Notes on Engines").venue == "Baltic J. Comput. Appl."

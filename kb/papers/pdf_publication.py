@@ -157,6 +157,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # 2021 | 583'.
         ("citation: JOURNAL VOLUME, PAGES (YEAR)",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}), [A-Za-z]?\d+(?: ?[–-] ?\d+)? \({_YYYY}\)", "group"),
+        # PNAS's footer: '19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50'.
+        ("journal footer: JOURNAL | DATE | vol. N | no. N",
+         rf"{_JOURNAL} \| (?:{_ANY_MONTH} (?:\d{{1,2}},? )?)?{_YYYY} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)"
+         r"(?: \| (?i:No\.|Number|Issue) ?(?P<issue>\d+))?", "group"),
         ("journal footer: JOURNAL | Vol N | DATE",
          rf"{_JOURNAL} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \| (?:\d{{1,2}} )?{_ANY_MONTH} {_YYYY}",
          "group"),
@@ -584,7 +588,9 @@ def _on_its_line(name: str, text: str) -> str:
     line ended with it: 'Accepted for publication in Nature Methods' over 'Ada Lovelace' names 'Nature
     Methods'. A name goes on on the next line after a full line (a footnote's 'Proceedings of the 38th
     International' / 'Conference on Machine Learning') or a small word that leaves it open."""
-    found = re.search(r"\s+".join(re.escape(word) for word in name.split()), text)
+    # a name the page prints whole on one line too (MDPI's footer, under a sidebar that broke it) is whole
+    found = (re.search(r" +".join(re.escape(word) for word in name.split()), text)
+             or re.search(r"\s+".join(re.escape(word) for word in name.split()), text))
     if found is None:
         return name
     # The abbreviations that open the name's own line, which the word ending the line above kept out of it
