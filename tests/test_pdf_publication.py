@@ -561,3 +561,12 @@ def test_publication_a_name_a_narrow_column_broke_is_whole_where_the_page_prints
             "59. https://\ndoi.org/10.4321/bjca30\nBody text of the page.\nBaltic J. Comput. Appl. 2025, 30, 59 "
             "https://doi.org/10.4321/bjca30")
     assert _published(page, title="Notes on Engines").venue == "Baltic J. Comput. Appl."
+
+
+def test_publication_an_article_in_press_header_with_its_volume_and_pages_unknown() -> None:
+    """Elsevier's header of an article in press prints 'xxx' for the volume and the pages, and a Latin name
+    holds 'et' (plant-enhancers-bba): the journal and the year; a name with 'de' too."""
+    article = _published("Biochimica et Biophysica Acta xxx (2016) xxx–xxx\nContents lists available at Science")
+    assert (article.venue, article.year) == ("Biochimica et Biophysica Acta", 2016)
+    other = _published("Revue de Baltique xxx (2019) xxx-xxx\nBody text.")
+    assert (other.venue, other.year) == ("Revue de Baltique", 2019)

@@ -118,6 +118,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \({_YYYY}\) \d+ ?[–-] ?\d+\b", "group"),
+        # Elsevier's header of an article in press, its volume and pages not yet known: 'Biochimica et
+        # Biophysica Acta xxx (2016) xxx–xxx' (a name with 'et', 'de', as Latin and French names have).
+        ("journal header in press: JOURNAL xxx (YEAR) xxx–xxx",
+         r"(?<![\w,] )(?<![\w,])"
+         r"(?P<journal>[A-Z][\w&-]*(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on|et|de|des|du))*)"
+         rf" (?i:x{{3,}}) \({_YYYY}\) (?i:x{{3,}}) ?[–-] ?(?i:x{{3,}})", "group"),
         # The same parts in APA's order: 'Jl. of Interactive Learning Research (2008) 19(2), 185-224'.
         ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
          rf"{_JOURNAL},? \({_YYYY}\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
