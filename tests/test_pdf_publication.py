@@ -437,3 +437,136 @@ def test_publication_page_ones_prose_about_other_works_names_no_venue(sentence: 
     own = _published("A shorter version of this paper was published in the Proceedings of the 38th International "
                      "Conference on Machine Learning, 2021.\nBody.")
     assert (own.venue, own.year) == ("International Conference on Machine Learning", 2021)
+
+
+# Round 9's classes of publication statements (issue 39), each in wordings of the family that no corpus
+# article prints; the real articles they were found on are read in tests/test_real_pdfs.py.
+def test_publication_a_version_of_this_paper_published_elsewhere_stated_on_page_two() -> None:
+    """An introduction on page 2 saying a version of this paper appeared elsewhere (tsp, seriation: 'A previous
+    version of this manuscript was published in ...'); a citation's year may carry a letter ('2019b'). Page
+    2's statements about other works name nothing."""
+    cover = "A Title\nAda Lovelace\nAbstract\nWe study engines."
+    own = _published(cover, "1. Introduction\nWe present a package. An earlier version of this paper appeared "
+                            "in the Journal of Analytical Engines\n(Lovelace and Turing, 2019b).\n2. Theory")
+    assert (own.venue, own.year) == ("Journal of Analytical Engines", 2019)
+    other = _published(cover, "1. Introduction\nThe engine model was published in the Journal of Analytical "
+                              "Engines (Babbage 1843).\n2. Theory")
+    assert (other.venue, other.year) == (None, None)
+
+
+def test_publication_a_statement_followed_by_the_whole_citation_of_the_published_version() -> None:
+    """'This document was published in a similar form in' + a full citation (spam-jss): the citation is read
+    as a reference entry."""
+    article = _published("Keywords: engines.\nThis article appeared in a slightly revised form in:\nLovelace A, "
+                         "Turing A (2019). “Notes on the Analytical Engine.” Journal of Analytical Engines, 12(3), "
+                         "1–20.\n1. Introduction")
+    assert (article.venue, article.year) == ("Journal of Analytical Engines", 2019)
+
+
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    # reproduced / reprinted (with permission) from a journal in a citation's shape (elhyphen-eutypon)
+    ("Reprinted with permission from Baltica, No. 12, March 2019, pp. 3–9.", "Baltica", 2019),
+    ("Reproduced with the kind permission from Zpravodaj, Vol. 29, 2019.", "Zpravodaj", 2019),
+    # a journal numbering its issues within the year (turnstile-practex)
+    ("The Baltic TeX Journal, 2019, No. 2\nArticle revision 2019/05/01", "The Baltic TeX Journal", 2019),
+    # a reprint box: issue/year or year/issue, and the pages (mathcol-dtk)
+    ("Ada Lovelace: Notes on engines, Die Baltische Zeitung 3/2019, S. 10-20.", "Die Baltische Zeitung", 2019),
+    ("Ada Lovelace: Notes on engines, Baltica 2019/3, pp. 10-20.", "Baltica", 2019),
+    # a footer's volume without its year (stringdist-rjournal): the venue, and no year
+    ("The Baltic Journal Vol. 6/1, June ISSN 1234-5678", "The Baltic Journal", None),
+    # a meeting's year glued to its name (metaplot-practicaltex)
+    ("Preprint: Proceedings of BalticTEX2019 July 1, 2019 12:21", "BalticTEX", 2019),
+    # 'Published by' names the publisher; the journal's header with the volume's date after its DOI
+    # (hierarchical-ridge-jds)
+    ("Journal of Baltic Science 12 (3), 101–120 DOI: 10.1234/jbs.2021.7\nMarch 2022 Methods\n© 2022 The "
+     "Author(s). Published by the School of Informatics and the Centre for Data Science.",
+     "Journal of Baltic Science", 2022),
+])
+def test_publication_reprint_lines_and_journal_lines_of_small_journals(line: str, venue: str,
+                                                                       year: int | None) -> None:
+    article = _published(f"{line}\nSome text of the first page.")
+    assert (article.venue, article.year) == (venue, year)
+
+
+def test_publication_published_by_names_a_publisher_never_the_venue() -> None:
+    page = "© 2022 The Author(s). Published by the School of Informatics and the Centre for Data Science.\nBody."
+    assert _published(page).venue is None
+
+
+@pytest.mark.parametrize(("last", "venue", "year"), [
+    ("BachoTEX 2019", "BachoTEX", 2019),  # a meeting alone on page 1's last line (ofs-eurotex)
+    ("SIGBOVIK '19", "SIGBOVIK", 2019),
+    ("Draft 2019", None, None),  # a word and a year: no meeting
+])
+def test_publication_a_meeting_named_alone_at_page_ones_foot(last: str, venue: str | None,
+                                                             year: int | None) -> None:
+    article = _published(f"Body text of the first page.\n{last}")
+    assert (article.venue, article.year) == (venue, year)
+    assert (_published("Body text.", margins=[last]).venue) == venue
+
+
+def test_publication_a_components_doi_is_not_the_articles() -> None:
+    """eLife prints its abstract's component DOI ('.001') before the article's in the footer
+    (gustatory-inhibition-elife): the article's; a component DOI printed alone stays."""
+    page = ("Abstract\nWe study engines.\nDOI: https://doi.org/10.7554/eLife.12345.001\nIntroduction\nLovelace "
+            "et al. eLife 2021;10:e12345. DOI: https://doi.org/10.7554/eLife.12345 1 of 20")
+    assert _published(page).doi == "10.7554/eLife.12345"
+    assert _published("Figure 1.\nDOI: 10.7554/eLife.12345.004").doi == "10.7554/eLife.12345.004"
+
+
+def test_publication_a_reprints_printed_doi_outranks_its_reference_to_the_original() -> None:
+    """A reprint names the original's publication and cites it with its DOI in the reference list, and prints
+    its own DOI on page 1 (lwc-zpravodaj): the printed DOI is this document's."""
+    title = "Notes on the Analytical Engine"
+    article = _published(f"{title}\nFirst published in the Baltic Journal 12:1 (Lovelace, 2021), pp. 3-9. Reprinted "
+                         "with permission.\ndoi: 10.4321/reprint-2022-7\nReferences\nA. Lovelace. Notes on the "
+                         "Analytical Engine. Baltic Journal 12:1, 2021. doi:10.4321/baltica-12-1-3", title=title)
+    assert article.doi == "10.4321/reprint-2022-7"
+
+
+def test_publication_a_doi_broken_after_a_hyphen_between_digits_keeps_it() -> None:
+    """A reference entry's DOI broken at a line's end after a hyphen between digits ('10.47397/tb/43-' /
+    '1/tb133...', lwc-zpravodaj's reference to its original) keeps the hyphen; a word's is dropped."""
+    title = "Notes on the Analytical Engine"
+    article = _published(f"{title}\nFirst published in the Baltic Journal, 2021.\nReferences\nA. Lovelace. "
+                         "Notes on the Analytical Engine. Baltic Journal 12:1, 2021. doi:10.4321/bj/12-\n1/love-"
+                         "\nlace.", title=title)
+    assert article.doi == "10.4321/bj/12-1/lovelace"
+
+
+def test_publication_a_margins_year_is_never_a_citations() -> None:
+    """A body line the footer band took in cites another work with its year ('(Skinner, 1958)',
+    genai-review-jla): the journal the footer names is the venue, and that year is not the article's."""
+    article = _published("Body text.", title=None, margins=[
+        "teaching machines (Skinner, 1958), and more. The Journal of Learning Analytics works under a licence",
+        "Volume 12(1), 12–31."])
+    assert (article.venue, article.year) == ("Journal of Learning Analytics", None)
+    dated = _published("Body text.", title=None, margins=["Journal of Learning Analytics, 2025", "12"])
+    assert (dated.venue, dated.year) == ("Journal of Learning Analytics", 2025)
+
+
+def test_publication_pnas_footer_with_its_date_between_bars() -> None:
+    """PNAS's footer: pages, the journal, the date, the volume and the issue between bars
+    (centromere-commentary-pnas); a journal in the same shape without the issue."""
+    article = _published("Body text.\n1201–1209 | PNAS | March 2, 2021 | vol. 118 | no. 9 www.pnas.org/doi/x")
+    assert (article.venue, article.year, article.issue) == ("PNAS", 2021, "9")
+    other = _published("Body text.\n12 | Baltic Letters | 2019 | Vol. 4 www.example.org")
+    assert (other.venue, other.year) == ("Baltic Letters", 2019)
+
+
+def test_publication_a_name_a_narrow_column_broke_is_whole_where_the_page_prints_it_whole() -> None:
+    """MDPI's sidebar breaks the citation's name ('Math. Comput.' / 'Appl. 2025, 30, 59') and its footer prints
+    it whole (student-performance-mdpi): the whole name, not the sidebar line's part."""
+    page = ("Published: 23 May 2025\nCitation: Lovelace, A. Notes on\nEngines. Baltic J. Comput.\nAppl. 2025, 30, "
+            "59. https://\ndoi.org/10.4321/bjca30\nBody text of the page.\nBaltic J. Comput. Appl. 2025, 30, 59 "
+            "https://doi.org/10.4321/bjca30")
+    assert _published(page, title="Notes on Engines").venue == "Baltic J. Comput. Appl."
+
+
+def test_publication_an_article_in_press_header_with_its_volume_and_pages_unknown() -> None:
+    """Elsevier's header of an article in press prints 'xxx' for the volume and the pages, and a Latin name
+    holds 'et' (plant-enhancers-bba): the journal and the year; a name with 'de' too."""
+    article = _published("Biochimica et Biophysica Acta xxx (2016) xxx–xxx\nContents lists available at Science")
+    assert (article.venue, article.year) == ("Biochimica et Biophysica Acta", 2016)
+    other = _published("Revue de Baltique xxx (2019) xxx-xxx\nBody text.")
+    assert (other.venue, other.year) == ("Revue de Baltique", 2019)

@@ -1,6 +1,8 @@
 """Where a journal article says it appeared, read from its own page 1 and reference list: a grammar of
 publication statements (``PUBLICATION_PATTERNS``: journal headers and footers, "published in", "to appear in",
-"accepted in", "reprinted from", "submitted to", a proceedings' permission block, a preprint server's stamp),
+"accepted in", "reprinted / reproduced from", "submitted to", a proceedings' permission block, a preprint
+server's stamp, a version of this paper published elsewhere as page 2 states it, a meeting alone at page 1's
+foot),
 each row saying where its year comes from (a preprint that states no other publication has its server for
 venue: "arXiv", "bioRxiv"); publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
 Machinery") are told apart from venues and never stored as one. A note that points at a citation ("a modified
@@ -46,15 +48,17 @@ _PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:{_YYYY} )?(?:{_ORDINA
 # 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
 # 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
 # ('Bioinformatics, 37(15), 2021, 2112–2120'). After 'et al.,' it opens there ('Lovelace et al., Sci. Adv.').
-_JOURNAL = (r"(?:(?<=al\., )|(?<![\w,] )(?<![\w,]))(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?"
-            r"(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)")
+_JOURNAL_NAME = r"(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)"
+_JOURNAL = rf"(?:(?<=al\., )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}"
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
 # A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
 # A paper may say what kind it is ('Published as a conference paper at ICLR 2021'); one under review is not
 # published anywhere ('Under review as a conference paper at ...').
 _STATEMENT = (r"(?:[Pp]ublished|[Aa]ppeared|[Aa]ccepted(?: for publication)?|[Ii]ncluded|"
-              r"[Rr]eprinted(?: with (?:corrections|revisions|permission))?|[Aa]ppears?)"
-              r"(?: online| as an? (?:conference|journal|workshop|full|short) paper)? (?:in|at|by|from) ")
+              r"(?:[Rr]e)?[Pp]rinted(?: with (?:corrections|revisions|permission))?|"
+              r"[Rr]eproduced(?: with (?:the )?(?:kind )?permission)?|[Aa]ppears?)"
+              r"(?: online| as an? (?:conference|journal|workshop|full|short) paper)? "
+              r"(?:in|at|(?<![Pp]ublished )(?<!PUBLISHED )by|from) ")  # who 'published by' is the publisher
 # How articles state where they appeared; each row names its groups (venue, year, yy: a two-digit year,
 # volume, issue, cite: a citation such as 'Zeileis (2004)' to resolve in the reference list) and where its
 # year comes from: "group" (the row's own), "near" (the first year within YEAR_WINDOW characters after the
@@ -85,17 +89,26 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?(?P<issue>\d+),? "
          rf"(?:{_ANY_MONTH}(?: ?[/–-] ?{_ANY_MONTH})? )?(?P<year>\d{{4}})", "group"),
         # The year before the volume: 'Nucleic Acids Research, 2021, Vol. 49, No. 1', 'PNAS 2021 Vol. 118
-        # No. 15'.
+        # No. 15'; a journal numbering its issues within the year only: 'The PracTeX Journal, 2007, No. 3'.
         ("journal line: VENUE, YEAR, Vol. N, No. N",
-         rf"{_JOURNAL},? {_YYYY},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? (?i:No\.|Number|Issue) ?"
+         rf"{_JOURNAL},? {_YYYY},? (?:(?i:Vol(?:\.|ume)?) ?(?P<volume>\d+),? )?(?i:No\.|Number|Issue) ?"
          r"(?P<issue>\d+)", "group"),
         # The volume's year in parentheses: 'TUGboat, Volume 41 (2020), No. 1'; the R Journal's footer: 'The R
         # Journal Vol. 12/1, June 2020'.
         ("journal line: VENUE, Volume N (YEAR), No. N",
          rf"{_JOURNAL},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \({_YYYY}\),? (?i:No\.|Number|Issue) ?"
          r"(?P<issue>\d+)", "group"),
+        # A footer may print the month without the year ('The R Journal Vol. 6/1, June'): the venue alone.
         ("journal line: VENUE Vol. N/N, MONTH YEAR",
-         rf"{_VENUE},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)/(?P<issue>\d+),? (?:{_ANY_MONTH} )?{_YYYY}",
+         rf"(?<![-/]){_JOURNAL},? (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)/(?P<issue>\d+)"
+         rf"(?:,? (?:{_ANY_MONTH} )?{_YYYY})?",
+         "group"),
+        # An issue numbered within its year, with the year after it or before it, and the article's pages, as
+        # a reprint's box cites it: 'NAME: TITLE, Die TeXnische Komödie 2/2004, S. 81-87', 'Zpravodaj
+        # 2022/1-4, pp. 3-20'. The name may follow the comma ending the title.
+        ("journal line: JOURNAL N/YEAR, pages",
+         rf"(?<![\w&-]){_JOURNAL_NAME} (?:(?P<issue>\d{{1,2}}(?:[–-]\d{{1,2}})?)/{_YYYY}|"
+         rf"(?P<year2>(?:19|20)\d\d)/(?P<issue2>\d{{1,2}}(?:[–-]\d{{1,2}})?)),? (?:S\.|pp?\.|pages?) ?\d+",
          "group"),
         # A journal's citation line in its header or after the abstract: 'LISP AND SYMBOLIC COMPUTATION: An
         # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
@@ -105,10 +118,21 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \({_YYYY}\) \d+ ?[–-] ?\d+\b", "group"),
+        # Elsevier's header of an article in press, its volume and pages not yet known: 'Biochimica et
+        # Biophysica Acta xxx (2016) xxx–xxx' (a name with 'et', 'de', as Latin and French names have).
+        ("journal header in press: JOURNAL xxx (YEAR) xxx–xxx",
+         r"(?<![\w,] )(?<![\w,])"
+         r"(?P<journal>[A-Z][\w&-]*(?: (?:[A-Z][\w&-]*|of|and|in|for|the|on|et|de|des|du))*)"
+         rf" (?i:x{{3,}}) \({_YYYY}\) (?i:x{{3,}}) ?[–-] ?(?i:x{{3,}})", "group"),
         # The same parts in APA's order: 'Jl. of Interactive Learning Research (2008) 19(2), 185-224'.
         ("journal header: JOURNAL (YEAR) VOLUME(ISSUE), PAGES",
          rf"{_JOURNAL},? \({_YYYY}\),? (?P<volume>\d{{1,4}})(?:\((?P<issue>\d+)\))?, "
          r"(?:pp?\. ?)?\d+ ?[–-] ?\d+\b", "group"),
+        # The volume, issue and pages, with the issue's date beside them on the header's next line or after
+        # its DOI: 'Journal of Data Science 20 (1), 34–50 DOI: 10.6339/21-JDS1030' / 'January 2022'.
+        ("journal header: JOURNAL VOLUME (ISSUE), PAGES",
+         rf"{_JOURNAL},? (?P<volume>\d{{1,4}}) ?\((?P<issue>\d+)\),? (?:pp?\. ?)?\d+ ?[–-] ?\d+\b"
+         r"(?! ?\()", "near"),
         # OUP's header: 'Bioinformatics, 37(15), 2021, 2112–2120'; a supplement's pages: 'Bioinformatics, 37,
         # 2021, i1–i9' (ISMB).
         ("journal header: JOURNAL, VOLUME(ISSUE), YEAR, PAGES",
@@ -139,6 +163,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # 2021 | 583'.
         ("citation: JOURNAL VOLUME, PAGES (YEAR)",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}), [A-Za-z]?\d+(?: ?[–-] ?\d+)? \({_YYYY}\)", "group"),
+        # PNAS's footer: '19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50'.
+        ("journal footer: JOURNAL | DATE | vol. N | no. N",
+         rf"{_JOURNAL} \| (?:{_ANY_MONTH} (?:\d{{1,2}},? )?)?{_YYYY} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)"
+         r"(?: \| (?i:No\.|Number|Issue) ?(?P<issue>\d+))?", "group"),
         ("journal footer: JOURNAL | Vol N | DATE",
          rf"{_JOURNAL} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \| (?:\d{{1,2}} )?{_ANY_MONTH} {_YYYY}",
          "group"),
@@ -167,6 +195,18 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("to appear in EDITORS (Eds.), BOOK.",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}[A-Z][^()]{{0,120}}? \([Ee]ds?\.\),? "
          r"(?P<venue>[A-Z][^.()]{2,150}?)(?: \(pp?\. [^)]*\))?\.", "near"),
+        # A statement naming the journal in a citation's shape, which makes one word a name: 'Reproduced with
+        # permission from Eutypon, no. 5, Oct. 2000, pp. 7–16', 'Reprinted from Baltic J. 12, 2019'.
+        ("statement: JOURNAL, No. N, MONTH YEAR",
+         rf"{_STATEMENT}(?:the )?{_JOURNAL_NAME},? (?:(?i:Vol(?:\.|ume)?|No\.|Number|Issue) ?)?"
+         rf"(?P<issue>\d{{1,4}}),? (?:{_ANY_MONTH},? )?{_YYYY}\b", "group"),
+        # A statement followed by the whole citation of the published version, read as a reference entry:
+        # 'This document was published in a similar form in Gerber F, Furrer R (2015). “Pitfalls ...” Journal
+        # of Statistical Software, 63(8), 1–32.'; 'appeared, slightly revised, as: ...'.
+        ("published in a similar form in CITATION",
+         rf"{_STATEMENT}(?:an? )?(?:\w+ )?(?:similar|modified|different|revised|shorter|longer|extended|"
+         r"abridged|condensed|earlier) (?:form|version) (?:in|as):? "
+         r"(?P<entry>[A-Z][^()]{0,200}\((?:19|20)\d\d[a-z]?\).{0,300})", "none"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         # The meeting's acronym and year, then its dates: 'CIKM’13, Oct. 27–Nov. 1', 'NDSS '16, 21-24
@@ -219,6 +259,7 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
     ]]
 YEAR_WINDOW = 100
 _YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)\b")
+_CITED_YEAR = re.compile(r"\b(?:19[4-9]\d|20[0-4]\d)(?=[a-z]?\b)")  # a citation's too: '(Hornik, 2005b)'
 # Journal names as references abbreviate them or their authors spell them, and their full names.
 VENUE_NAMES = {"j. of statistical software": "Journal of Statistical Software",
                "j. stat. softw.": "Journal of Statistical Software",
@@ -240,7 +281,9 @@ _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
 # 'Journal' abbreviated before 'of' ('J. of Statistical Software', 'Jl. of Interactive Learning Research').
 _JOURNAL_ABBREVIATION = re.compile(r"^(?:J|Jl|Jnl|Jour|Journ)\.? of\b")
-_NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix)$")
+# (nor a volume's or an issue's word: 'Volume 12(1), 12–31' is a citation without its journal)
+_NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix|Vol|Volume|No|"
+                        r"Number|Issue|Pages?)$")
 # A DOI broken at a line's end goes on on the next line: broken after a '/', '.', '-' or '_', and going on in
 # lower case or a digit ('doi:10.18637/' / 'jss.v017.i03'); a whole DOI ends its line
 # ('doi:10.1093/bioinformatics/btab083' / 'Advance Access ...'). Where the text was flattened the break is a
@@ -257,7 +300,9 @@ ARXIV_ID = identifiers.ARXIV_IN_TEXT
 
 
 def _flat(text: str) -> str:
-    """Text on one line: words hyphenated across a line joined, whitespace collapsed."""
+    """Text on one line: words hyphenated across a line joined, whitespace collapsed. Between digits the
+    hyphen is the text's own (a range, a DOI's 'tb/43-' / '1/...'): kept."""
+    text = re.sub(r"(\d)-\n\s*(?=\d)", r"\1-", text)
     return " ".join(re.sub(r"(\w)-\n\s*(\w)", r"\1\2", text).split())
 
 
@@ -290,6 +335,8 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
     # An abbreviated name's last period ends its abbreviation ('Random Struct. Alg.'), not a sentence.
     abbreviated = re.search(r"\b[A-Z][a-z]{1,5}\. (?:[A-Z][a-z]*\.? )*[A-Z][a-z]{1,5}\.$", name.strip(" ,"))
     name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    # a meeting's year glued to its name ('Proceedings of PracticalTEX2004'): the year is read apart
+    name = re.sub(r"(?<=[A-Za-z])(?:19|20)\d\d$", "", name)
     name += "." if abbreviated and name else ""
     if not name:
         return None
@@ -315,7 +362,8 @@ def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
         return int(groups["year"])
     if "yy" in groups:  # the meeting's own two-digit year ('ECOOP '98')
         return int(groups["yy"]) + (1900 if int(groups["yy"]) >= 50 else 2000)
-    near = _YEAR.search(after[:YEAR_WINDOW]) if rule == "near" else None
+    # a DOI's or a URL's digits are no year ('DOI: 10.6339/21-JDS1030' / 'January 2022')
+    near = _CITED_YEAR.search(_DOI_IN_LINE.sub(" ", after[:YEAR_WINDOW])) if rule == "near" else None
     return int(near.group()) if near else None
 
 
@@ -340,14 +388,13 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
             if _read_statement(article, (name, pattern, rule), match, texts):
                 break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
-        _from_margins(article, margins or [])
-    if article.venue is None:
-        _from_lexicon(article, margins or [], texts.lines,
-                      " ".join([texts.first, *map(_flat, article.pages[1:2])]))
+        _unstated_venue(article, texts, margins or [], read)
+    # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
+    # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
+    _printed_doi(article, texts.first)
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
         _from_reference(article, _titled(texts.references, article.title))
-    _printed_doi(article, texts.first)
     arxiv = ARXIV_ID.search(texts.first)
     article.arxiv_id = arxiv.group(1) if arxiv else None
     if article.venue is None and article.arxiv_id:
@@ -355,6 +402,20 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         # user's own notes write it (`venue: "arXiv"`), as a bioRxiv stamp gives "bioRxiv", and as kb's arXiv
         # lookup, BibTeX and CSL imports store it.
         article.venue = "arXiv"
+
+
+def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read: int) -> None:
+    """The venue where page 1's statements name none, from the surest source to the least: a version of
+    this paper published elsewhere, stated on the next page; a journal or a meeting named in page 1's
+    margins; a meeting named alone at its foot; a journal the lexicon knows."""
+    if len(article.pages) > read:
+        _earlier_version(article, texts, read)
+    if article.venue is None:
+        _from_margins(article, margins)
+    if article.venue is None:
+        _meeting_alone(article, [*margins, *texts.pages.strip().splitlines()[-1:]])
+    if article.venue is None:
+        _from_lexicon(article, margins, texts.lines, " ".join([texts.first, *map(_flat, article.pages[1:2])]))
 
 
 @dataclass
@@ -391,6 +452,9 @@ def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
     title run into it, a name read across a line's end only where the line wraps it); None for a template's
     placeholder or a statement about another work."""
     groups = {k: v for k, v in match.groupdict().items() if v}
+    for part in ("year", "issue"):  # a row's second order of its parts ('2/2004' and '2004/2')
+        if f"{part}2" in groups:
+            groups[part] = groups.pop(f"{part}2")
     if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
         return None  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
     if _about_another(row_name, match):
@@ -427,6 +491,8 @@ def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], 
         article.year = article.year or year
     article.volume = article.volume or groups.get("volume")
     article.issue = article.issue or groups.get("issue")
+    if "entry" in groups:  # the published version's whole citation follows the statement
+        _from_reference(article, groups["entry"])
     if "cite" in groups and "year" in groups:
         cited = _cited(texts.references, groups["cite"], groups["year"], match.group())
         titled = _titled(texts.references, article.title) if article.title else None
@@ -434,11 +500,61 @@ def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], 
     return True
 
 
+# The statements that say a version of this very paper appeared elsewhere, which an introduction may print
+# on page 2 ('A previous version of this manuscript was published in the Journal of Statistical Software
+# (Hahsler and Hornik 2007).'; 'An earlier version of this paper appeared in ...').
+_VERSION_ROWS = ("statement: JOURNAL, No. N, MONTH YEAR", "published in a similar form in CITATION",
+                 "published in / appeared in / accepted in / reprinted from / to appear in")
+_OF_THIS_PAPER = re.compile(r"\bversion of (?:this|the present|our) (?:paper|article|manuscript|document|"
+                            r"work|report|note|vignette|chapter)\b")
+
+
+def _earlier_version(article: PdfArticle, texts: _Texts, read: int) -> None:
+    """Venue and year from the page after the statements' pages, where a sentence says a version of this
+    paper was published (``_VERSION_ROWS``); other statements there are about other works."""
+    page = _flat(re.split(REFERENCES_HEAD, article.pages[read], maxsplit=1)[0])
+    later = _Texts(article.pages[read], page, page, texts.references)
+    for name, pattern, rule in PUBLICATION_PATTERNS:
+        if name not in _VERSION_ROWS:
+            continue
+        for match in pattern.finditer(page):
+            sentence = re.split(r"[.!?]\s", page[max(0, match.start() - 160):match.start()])[-1]
+            about_this = _OF_THIS_PAPER.search(sentence) or _THIS_PAPER.search(sentence)
+            if about_this and _read_statement(article, (name, pattern, rule), match, later):
+                return
+
+
+# A meeting named alone, with its year, in page 1's header or footer or on its last line: 'EuroTeX 2003',
+# 'NDSS '16'. The name has two capitals at least (an acronym, 'EuroTeX'), so that a word and a year ('Page
+# 2003', 'Draft 2021') are not one.
+_MEETING_ALONE = re.compile(r"^\s*(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?: (?:[’'‘](?P<yy>\d\d)|"
+                            rf"{_YYYY})|(?P<glued>(?:19|20)\d\d))\s*$")
+
+
+def _meeting_alone(article: PdfArticle, lines: list[str]) -> None:
+    """The venue and year of a meeting named alone on a line of page 1's margins (see ``_MEETING_ALONE``)."""
+    for line in lines:
+        alone = _MEETING_ALONE.match(line)
+        venue = _venue(alone.group("venue")) if alone else None
+        if alone and venue and not _PUBLISHER.search(venue):
+            groups = {k: v for k, v in alone.groupdict().items() if v}
+            year = int(groups["glued"]) if "glued" in groups else _year(groups, "group", "")
+            article.venue, article.year = venue, article.year or year
+            return
+
+
+# A component's DOI, the article's with a number after it: eLife's abstract and figures
+# ('10.7554/eLife.45968.001'), PLOS's figures ('10.1371/journal.pcbi.1008736.g001').
+_COMPONENT = re.compile(r"\.[a-z]?\d{3}$")
+
+
 def _printed_doi(article: PdfArticle, first: str) -> None:
     """The DOI page 1 prints (``first``: its flattened text), where the article has none and it is no data
     set's; a template's placeholder DOI, wherever it came from, none."""
     printed = (_doi_text(m.group(1)) for m in _DOI.finditer(first))
     dois = [doi for doi in printed if not identifiers.archive_doi(doi)]  # a data set's is not the paper's
+    # a component's DOI (see _COMPONENT) where the article's own is printed too
+    dois = [doi for doi in dois if not (_COMPONENT.search(doi) and _COMPONENT.sub("", doi) in dois)]
     if dois and article.doi is None:
         # A DOI a narrow column broke where no mark tells it ('.../journal.pcbi.100' / '8736') is the start of
         # the same DOI printed whole elsewhere on the page (PLOS's footer): the whole one.
@@ -456,8 +572,8 @@ _OPEN_WORDS = ("of", "and", "in", "for", "the", "on", "&")
 # was published in IEEE Transactions on ...'; 'A shorter version of this paper was published in' is this one).
 _IN_PARENTHESES = re.compile(r"[(\[;]\s*(?:[A-Z][\w'’-]+(?: et al\.| (?:and|&) [A-Z][\w'’-]+)?,?\s*)?$")
 _PASSIVE = re.compile(r"\b(?:was|were|is|are|been)\s+$")
-_THIS_PAPER = re.compile(r"\b(?:[Tt]his|[Oo]ur|[Tt]he present) (?:paper|article|work|manuscript|version|"
-                         r"chapter|report|study|note)\b")
+_THIS_PAPER = re.compile(r"\b(?:[Tt]his|[Oo]ur|[Tt]he present) (?:paper|article|work|manuscript|document|"
+                         r"version|chapter|report|study|note)\b")
 
 
 def _about_another(rule: str, match: re.Match[str]) -> bool:
@@ -478,7 +594,9 @@ def _on_its_line(name: str, text: str) -> str:
     line ended with it: 'Accepted for publication in Nature Methods' over 'Ada Lovelace' names 'Nature
     Methods'. A name goes on on the next line after a full line (a footnote's 'Proceedings of the 38th
     International' / 'Conference on Machine Learning') or a small word that leaves it open."""
-    found = re.search(r"\s+".join(re.escape(word) for word in name.split()), text)
+    # a name the page prints whole on one line too (MDPI's footer, under a sidebar that broke it) is whole
+    found = (re.search(r" +".join(re.escape(word) for word in name.split()), text)
+             or re.search(r"\s+".join(re.escape(word) for word in name.split()), text))
     if found is None:
         return name
     # The abbreviations that open the name's own line, which the word ending the line above kept out of it
@@ -590,6 +708,10 @@ _MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL} (?P<venue>(?:[A-Z][\w&-]*,?
                                      r"(?: (?:[A-Z][\w&-]*,?|of|and|in|for|the|on))*)\s*$")
 
 
+# A citation in parentheses with a year ('(Skinner, 1958)', '(Pressey 1926; Skinner 1958b)').
+_CITATION_YEAR = re.compile(r"\([^()]*?[A-Za-z][^()]*?\b(?:19|20)\d\d[a-z]?\)")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
     named after its year there, or after its ordinal at a header's end."""
@@ -598,7 +720,9 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
         venue = _venue(match.group("venue")) if match else None
         if venue is not None:
             article.venue = venue
-            years = [int(y.group()) for text in margins for y in _YEAR.finditer(text)]
+            # a citation's year in a body line the margin took in is another work's ('(Skinner, 1958)')
+            years = [int(y.group()) for text in margins
+                     for y in _YEAR.finditer(_CITATION_YEAR.sub(" ", text))]
             article.year = article.year or (years[0] if years else None)
             return
     for line in margins:
