@@ -12,13 +12,17 @@ abstract. A field is right when (after case, accents, dashes, quotes and whitesp
 
 Each truth file names its half (``split``: ``tuning`` or ``held-out``, dealt once, see the corpus README);
 the totals are given per half, with the number of articles whole (every field right). A wrong field is
-also told apart by how it is wrong: left empty (kb not sure) or filled with something else.
+also told apart by how it is wrong: left empty (kb not sure) or filled with something else. A third value,
+``validation``, marks a batch no rule was made from and kb has not read, kept to measure a round's rules once
+before the held-out half is read: it is read only when asked for (``--half validation``, or its articles named
+with ``--articles``), never by a plain run, so no floor or tuning run touches it.
 
     .venv/bin/python benchmarks/bench_add.py            # table per article, then per field and half
     .venv/bin/python benchmarks/bench_add.py --json     # the same as JSON
     .venv/bin/python benchmarks/bench_add.py --half tuning   # only the tuning half (while changing rules)
     .venv/bin/python benchmarks/bench_add.py --totals        # per field and half, no row per article
     .venv/bin/python benchmarks/bench_add.py --half tuning --articles zoo,warp   # only these (a quick check)
+    .venv/bin/python benchmarks/bench_add.py --half validation --totals  # the validation batch, once a round
     .venv/bin/python benchmarks/bench_add.py --grobid http://localhost:8070 --totals   # GROBID's header over
                                                                                       # the layout's
     .venv/bin/python benchmarks/bench_add.py --half tuning --learned-year --totals  # with the year fallback
@@ -112,11 +116,37 @@ def _empty(record: PaperRecord, abstract: str | None) -> dict[str, bool]:
     return empty
 
 
+SPLITS = ("tuning", "held-out", "validation")
+# The halves a run reads when no half is named: the validation batch is read only when asked for, so that the
+# floors (tests/test_real_pdfs.py) and every tuning run leave it unread until the round's rules are merged.
+READ_BY_DEFAULT = ("tuning", "held-out")
+
+
+def split_of(truth: dict[str, Any]) -> str:
+    """The half a truth file names (the first articles' files name none: they are tuning articles)."""
+    return str(truth.get("split", "tuning"))
+
+
+def selected(half: str | None = None, articles: set[str] | None = None,
+             corpus: Path = CORPUS) -> list[tuple[Path, dict[str, Any]]]:
+    """The PDFs a run reads, with their truths, in name order: those of ``half`` (with no half, those of
+    ``READ_BY_DEFAULT``, unless ``articles`` names others), and of them only those named in ``articles``."""
+    chosen = []
+    for truth_file in sorted(corpus.glob("*.truth.json")):
+        truth = json.loads(truth_file.read_text(encoding="utf-8"))
+        name = truth_file.name.removesuffix(".truth.json")
+        split = split_of(truth)
+        in_half = split == half if half is not None else (split in READ_BY_DEFAULT or bool(articles))
+        if in_half and (not articles or name in articles):
+            chosen.append((truth_file.with_name(f"{name}.pdf"), truth))
+    return chosen
+
+
 def run(half: str | None = None, grobid_url: str | None = None, articles: set[str] | None = None,
         learned_year: bool = False) -> tuple[list[dict[str, Any]], float]:
-    """Score every article of the corpus (or of one ``half``, or those named in ``articles``); the rows and the
-    seconds per page. With ``grobid_url``, each header as ``kb add`` reads it with that GROBID service (each
-    row's ``grobid``: None when GROBID read it, else the line saying why not)."""
+    """Score the articles ``selected`` reads (the tuning and held-out halves, or one ``half``, or those named in
+    ``articles``); the rows and the seconds per page. With ``grobid_url``, each header as ``kb add`` reads it
+    with that GROBID service (each row's ``grobid``: None when GROBID read it, else the line saying why not)."""
     import tempfile
 
     from kb.papers.pdf_layout import read_article
@@ -124,12 +154,7 @@ def run(half: str | None = None, grobid_url: str | None = None, articles: set[st
     rows, seconds, pages = [], 0.0, 0
     with tempfile.TemporaryDirectory(prefix="bench-add-") as home:
         settings = Settings(home=Path(home), grobid_url=grobid_url, lookups=True, offline=False)
-        for truth_file in sorted(CORPUS.glob("*.truth.json")):
-            truth = json.loads(truth_file.read_text(encoding="utf-8"))
-            name = truth_file.name.removesuffix(".truth.json")
-            if (half is not None and truth.get("split", "tuning") != half) or (articles and name not in articles):
-                continue
-            pdf = truth_file.with_name(f"{name}.pdf")
+        for pdf, truth in selected(half, articles):
             start = time.perf_counter()
             record = read_pdf(pdf, learned_year)
             if grobid_url:
@@ -141,7 +166,7 @@ def run(half: str | None = None, grobid_url: str | None = None, articles: set[st
             right = score(record, truth, abstract)
             empty = _empty(record, abstract)
             filled = "year" in record.read_by  # by the learned year ranker: the rules left it empty
-            rows.append({"article": pdf.stem, "split": truth.get("split", "tuning"),
+            rows.append({"article": pdf.stem, "split": split_of(truth),
                          "pages": record.text.count("\f") + 1, **right,
                          **({"year_filled": filled,
                              "year_by_rules": (None if filled else record.year) == truth["year"]}
@@ -165,13 +190,11 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
                if learned else {})}
 
 
-SPLITS = ("tuning", "held-out")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--half", choices=SPLITS, help="read only this half of the corpus")
+    parser.add_argument("--half", choices=SPLITS, help="read only this half of the corpus "
+                        "(validation: only with this or --articles)")
     parser.add_argument("--totals", action="store_true", help="per field and half only, no row per article")
     parser.add_argument("--grobid", metavar="URL", help="read each header with the GROBID service at URL "
                         "(uploads the PDFs to it), as kb add does with KB_GROBID_URL")
@@ -182,8 +205,10 @@ def main() -> None:
     args = parser.parse_args()
     rows, per_page = run(args.half, args.grobid, args.articles, args.learned_year)
     unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
-    halves = {split: totals([r for r in rows if r["split"] == split]) for split in SPLITS
-              if args.half in (None, split)}
+    # the halves read: the one named, else those read by default and any other an article named belongs to
+    shown = [args.half] if args.half else [s for s in SPLITS if s in READ_BY_DEFAULT or
+                                           any(r["split"] == s for r in rows)]
+    halves = {split: totals([r for r in rows if r["split"] == split]) for split in shown}
     overall = totals(rows)  # before --totals drops the rows: "all" is over every article read
     if args.totals:
         rows = []
@@ -196,9 +221,9 @@ def main() -> None:
     short = {"affiliations": "affil", "arxiv_id": "arxiv", "abstract": "abstr", "ligatures": "ligat"}
     width = {f: max(len(short.get(f, f)), 5) for f in FIELDS}
     heads = [short.get(f, f).center(width[f]) for f in FIELDS]
-    print(" ".join(["article".ljust(30), "half".ljust(8), "pages", *heads]))
+    print(" ".join(["article".ljust(30), "half".ljust(10), "pages", *heads]))
     for row in rows:
-        cells = [row["article"].ljust(30), row["split"].ljust(8), str(row["pages"]).rjust(5)]
+        cells = [row["article"].ljust(30), row["split"].ljust(10), str(row["pages"]).rjust(5)]
         cells += [("ok" if row[f] else "-" if f in row["left_empty"] else "XX").center(width[f]) for f in FIELDS]
         print(" ".join(cells))
     print("ok: right; XX: a wrong value; -: left empty (kb not sure)")

@@ -252,6 +252,36 @@ def test_bench_add_reports_a_tuning_article_per_field(monkeypatch: pytest.Monkey
     assert report["all"]["whole"] == whole
 
 
+def test_bench_add_reads_the_validation_batch_only_when_asked_for(tmp_path: Path) -> None:
+    """A plain run (the floors', a tuning run's) never reads a validation article; ``--half validation`` reads
+    only those, and ``--articles`` reads the ones it names whatever their half."""
+    bench_add = load_benchmark("bench_add")
+    for name, split in (("first", None), ("tuned", "tuning"), ("kept", "held-out"), ("unseen", "validation"),
+                        ("fresh", "validation")):
+        truth = {"title": name} if split is None else {"title": name, "split": split}
+        (tmp_path / f"{name}.truth.json").write_text(json.dumps(truth), encoding="utf-8")
+
+    def names(half: str | None = None, articles: set[str] | None = None) -> list[str]:
+        return [pdf.stem for pdf, _ in bench_add.selected(half, articles, corpus=tmp_path)]
+
+    assert names() == ["first", "kept", "tuned"]  # a truth naming no half is a tuning article
+    assert names("tuning") == ["first", "tuned"] and names("held-out") == ["kept"]
+    assert names("validation") == ["fresh", "unseen"]
+    assert names(articles={"unseen", "tuned"}) == ["tuned", "unseen"]
+    assert names("tuning", {"unseen", "tuned"}) == ["tuned"]
+
+
+@needs_corpus
+def test_every_corpus_article_names_a_known_half_and_a_plain_run_reads_no_validation_article() -> None:
+    """Only the truth files' ``split`` is read here (no held-out or validation PDF is opened)."""
+    bench_add = load_benchmark("bench_add")
+    splits = [bench_add.split_of(json.loads(path.read_text(encoding="utf-8")))
+              for path in CORPUS.glob("*.truth.json")]
+    assert set(splits) <= set(bench_add.SPLITS) and {"tuning", "held-out"} <= set(splits)
+    assert all(bench_add.split_of(truth) != "validation" for _, truth in bench_add.selected())
+    assert len(bench_add.selected()) == len(splits) - splits.count("validation")
+
+
 @needs_corpus
 def test_bench_add_with_the_learned_year_says_what_it_filled(monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
