@@ -95,10 +95,9 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     whose number marks the author block left unlinked: each block's institution up to its first address
     part. Only when no name has an affiliation, and every name's first number opens a block that names an
     institution; else the names as they were (a numbered line of the body is no footnote)."""
-    keys = {name: k for _, name, k in _name_lines(block)[0]}
-    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
+    numbers = _unlinked_numbers(authors, block)
     starts = list(_FIRST_FOOTNOTE.finditer(page))
-    if not authors or any(a for _, a in authors) or None in numbers.values() or not starts:
+    if numbers is None or not starts:
         return authors
     # The footnote ends at a line of prose ('Full list of author information is available at the end of the
     # article', BMC) or at the page's end. (a line the measure broke after a dash goes on without a space:
@@ -112,9 +111,26 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
         institution = _institution_part(body.strip())
         if institution and number not in blocks:
             blocks[number] = institution.strip(" .")
-    if not all(n in blocks for n in numbers.values()):
+    return _by_number(authors, numbers, blocks)
+
+
+def _unlinked_numbers(authors: list[tuple[str, str | None]], block: list[Segment]) -> dict[str, str] | None:
+    """Each name's first number mark, for a numbered footnote to give the names their affiliations: only where
+    no name has an affiliation and every name has a number; else None."""
+    if not authors or any(a for _, a in authors):
+        return None
+    keys = {name: k for _, name, k in _name_lines(block)[0]}
+    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), "") for name, _ in authors}
+    return numbers if all(numbers.values()) else None
+
+
+def _by_number(authors: list[tuple[str, str | None]], numbers: dict[str, str],
+               institutions: dict[str, str]) -> list[tuple[str, str | None]]:
+    """Each name with the institution of the footnote its number opens, where every name's footnote names
+    one; else the names as they were."""
+    if not all(n in institutions for n in numbers.values()):
         return authors
-    return [(name, blocks[numbers[name] or ""]) for name, _ in authors]
+    return [(name, institutions[numbers[name]]) for name, _ in authors]
 
 
 # A numbered footnote entry that labels its parts ('²Email: a@b.fi Address: School of Computing, University of
@@ -130,9 +146,8 @@ def _labelled_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     Hagen, Universitätsstrasse 27, ...'), for names whose number the author block left unlinked: each entry's
     address up to its first street or postcode part. Only when no name has an affiliation and every name's
     first number opens an entry whose address names an institution."""
-    keys = {name: k for _, name, k in _name_lines(block)[0]}
-    numbers = {name: next((k for k in keys.get(name, []) if k.isdigit()), None) for name, _ in authors}
-    if not authors or any(a for _, a in authors) or None in numbers.values():
+    numbers = _unlinked_numbers(authors, block)
+    if numbers is None:
         return authors
     text = page.replace("\n", " ")
     starts = list(_LABELLED_ENTRY.finditer(text))
@@ -143,9 +158,7 @@ def _labelled_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
         institution = _institution_part(address.group("address")) if address else None
         if institution and start.group(1) not in entries:
             entries[start.group(1)] = institution.strip(" .")
-    if not all(n in entries for n in numbers.values()):
-        return authors
-    return [(name, entries[numbers[name] or ""]) for name, _ in authors]
+    return _by_number(authors, numbers, entries)
 
 
 _CORRESPONDENCE_LINE = re.compile(rf"^\s*[{SYMBOL_MARKS}]?\s*(?:Corresponding authors?|Correspondence)\b",
