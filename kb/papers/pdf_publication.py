@@ -803,7 +803,7 @@ def _names_this_article(mention: journals.Mention, line: str, placed: bool) -> b
     a margin's or above the title."""
     before, after = line[:mention.start], line[mention.end:]
     cue = _CITE_CUE.search(before) is not None
-    if _IN_PARENTHESES.search(before) or re.search(r"\bet al\.,?\s*$", before) and not cue:
+    if _IN_PARENTHESES.search(before) or (re.search(r"\bet al\.,?\s*$", before) and not cue):
         return False  # another work's citation
     words = journals.name_key(mention.printed).split()
     stated = re.search(rf"(?i:{_STATEMENT}(?:the )?)$", before) is not None  # 'APPEARED IN BULLETIN OF ...'
