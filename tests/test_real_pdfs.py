@@ -27,14 +27,11 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # 143 articles since round 9's twenty-seven: the layout rules made from them, the journal lexicon
-    # (kb/papers/journals.py) and the families of publication statements
-    "tuning": {"title": 139, "authors": 139, "affiliations": 138, "year": 141, "venue": 139, "doi": 143,
-               "arxiv_id": 143, "abstract": 141, "ligatures": 142},
-    # the fresh half (24 articles), read in totals once after round 9's rules (round 9's truths: a preprint's
-    # venue is its server; benchmarks/data/pdfs/README.md, "Round 9 measured")
-    "held-out": {"title": 19, "authors": 17, "affiliations": 13, "year": 19, "venue": 17, "doi": 24,
-                 "arxiv_id": 24, "abstract": 23, "ligatures": 24},
+    # 181 articles since round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning
+    # (read at round 10's start, before any rule was made from their errors)
+    "tuning": {"title": 170, "authors": 166, "affiliations": 157, "year": 172, "venue": 168, "doi": 178,
+               "arxiv_id": 181, "abstract": 176, "ligatures": 180},
+    # the fresh held-out half of round 10 gets its floors when it has been read once, after the round's rules
 }
 
 WIDE = {"COLUMNS": "200"}
@@ -56,11 +53,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 154 articles (~3 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 181 tuning articles (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
-    assert len(rows) >= 167 and not any(row["split"] == "validation" for row in rows)
+    assert len(rows) >= 181 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
