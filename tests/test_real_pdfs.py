@@ -29,7 +29,8 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 FLOORS = {
     # 181 articles since round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning
     # (read at round 10's start, before any rule was made from their errors)
-    "tuning": {"title": 170, "authors": 166, "affiliations": 157, "year": 172, "venue": 168, "doi": 178,
+    # (year, venue and DOI raised to round 10's publication rules' measurement: 179, 178, 181)
+    "tuning": {"title": 170, "authors": 166, "affiliations": 157, "year": 179, "venue": 178, "doi": 181,
                "arxiv_id": 181, "abstract": 176, "ligatures": 180},
     # the fresh held-out half of round 10 gets its floors when it has been read once, after the round's rules
 }
@@ -326,3 +327,27 @@ def test_real_pdf_title_and_publication_of_a_round_seven_class(name: str, fields
 ])
 def test_real_pdf_publication_statement_of_a_round_nine_class(name: str) -> None:
     _comes_in_whole(name, ("year", "venue", "doi"))
+
+
+# Round 10's classes of publication statements, found on the retired articles (tests/test_pdf_publication.py
+# holds each one's constructed example and its variants in other templates' wordings): an ordinal's superscript
+# set apart in PMLR's footnote (leep-icml); a volume's word after the name ('TUGboat Vol 13(4)',
+# textmerg-tugboat); a journal line without a comma after the name (corfunc-fdr); 'a version of my paper
+# “TITLE” in VENUE' (dialog-tex); a proceedings' running footer with a glued two-digit year (hyperref-eurotex);
+# page 1 citing the article as a chapter of an edited book (afex-mixed-models); page 1 citing the reference entry
+# of its own title (bradleyterry2); a journal's 'The' from its own citation (brms-multilevel); Science's footer
+# between wide gaps and its DOI under the dates on the last page (fast-folding-science, rosettafold-science); the
+# metadata DOI the page prints, of two XMP packets (protein-design-dl-review); IEEE Xplore's stamp
+# (shap-student-ieee). Short ones by default, the longer ones slow.
+@pytest.mark.parametrize(("name", "fields"), [
+    ("corfunc-fdr", ("year", "venue", "doi")),
+    ("fast-folding-science", ("year", "venue", "doi")),
+    ("rosettafold-science", ("year", "venue", "doi")),
+    ("shap-student-ieee", ("year", "venue", "doi")),
+    ("protein-design-dl-review", ("year", "venue", "doi")),
+    *(pytest.param(name, ("year", "venue", "doi"), marks=pytest.mark.slow) for name in (
+        "leep-icml", "textmerg-tugboat", "dialog-tex", "hyperref-eurotex", "afex-mixed-models", "bradleyterry2",
+        "brms-multilevel")),
+])
+def test_real_pdf_publication_statement_of_a_round_ten_class(name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)

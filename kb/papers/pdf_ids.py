@@ -33,10 +33,16 @@ class PdfIdentifiers:
     arxiv_ids: list[str] = field(default_factory=list)  # XMP, document info, links
 
     def doi(self, printed: str | None) -> str | None:
-        """The paper's DOI: the metadata's, else the one printed (``printed``, when real), else a link's."""
+        """The paper's DOI: the metadata's, else the one printed (``printed``, when real), else a link's. Of
+        several DOIs in the metadata, the one the page prints or links to: a figure placed from another
+        article's PDF brings that article's XMP packet along (an Elsevier review's file holds a 2015 article's
+        packet before its own), and so may a cover or a merged supplement."""
         if printed is not None and identifiers.placeholder_doi(printed) is not None:
             printed = None
-        return next(iter(self.metadata_dois), None) or printed or next(iter(self.link_dois), None)
+        shown = {identifiers.normalize_doi(d).casefold() for d in [printed, *self.link_dois] if d}
+        corroborated = (d for d in self.metadata_dois if identifiers.normalize_doi(d).casefold() in shown)
+        return (next(corroborated, None) or next(iter(self.metadata_dois), None) or printed
+                or next(iter(self.link_dois), None))
 
 
 def _xmp_text(path: Path) -> str:

@@ -1,15 +1,18 @@
 """Where a journal article says it appeared, read from its own page 1 and reference list: a grammar of
 publication statements (``PUBLICATION_PATTERNS``: journal headers and footers, "published in", "to appear in",
 "accepted in", "reprinted / reproduced from", "submitted to", a proceedings' permission block, a preprint
-server's stamp, a version of this paper published elsewhere as page 2 states it, a meeting alone at page 1's
-foot),
+server's stamp, IEEE Xplore's stamp, a version of this paper published elsewhere as page 2 states it or as a
+footnote names the earlier paper by its title, a meeting alone at page 1's foot or in a proceedings' footer),
 each row saying where its year comes from (a preprint that states no other publication has its server for
 venue: "arXiv", "bioRxiv"); publishers ("WILEY-VCH Verlag GmbH", "Association for Computing
 Machinery") are told apart from venues and never stored as one. A note that points at a citation ("a modified
 version of Zeileis (2004)") is resolved through the paper's own reference list, which gives the venue, year
-and DOI of the published version. Where no statement names the venue, a journal the lexicon of journal names
-(``kb.papers.journals``) knows is the venue where the page names its own journal: in a citation's shape or
-alone in a running header or footer (``_from_lexicon``).
+and DOI of the published version; so is page 1 citing the entry of its own title ('(Turner and Firth
+2012)'). Page 1 citing the article itself names its journal, or the edited book it is a chapter of. A DOI
+printed alone under the article's dates on a later page (Science's) is the article's where page 1 prints none.
+Where no statement names the venue, a journal the lexicon of journal names (``kb.papers.journals``) knows is
+the venue where the page names its own journal: in a citation's shape or alone in a running header or footer
+(``_from_lexicon``).
 
 Per-journal differences are rows of the pattern tables, not branches of the code.
 """
@@ -39,10 +42,14 @@ _YYYY = r"(?P<year>(?:19|20)\d\d)"
 _VENUE = r"(?P<venue>(?:[A-Z][\w&/-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&/-]*|of|and|in|for|the|on|&))*)"
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
-_ORDINAL = (r"(?:\d+(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
+# An ordinal's suffix set as a superscript comes apart from its number ('the 37 th International', PMLR's
+# footnote) or runs into the next word ('the 23rdInternational', AISTATS'): ``_ORDINAL_WORD`` is an ordinal
+# and what ends it.
+_ORDINAL = (r"(?:\d+ ?(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
             r"(?:Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety)-(?i:first|second|third|fourth|fifth|"
             r"sixth|seventh|eighth|ninth)|[A-Z][a-z]+(?:teenth|tieth|th))")
-_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:{_YYYY} )?(?:{_ORDINAL} )?"
+_ORDINAL_WORD = rf"(?:{_ORDINAL} |\d+(?:st|nd|rd|th)(?=[A-Z]))"
+_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:{_YYYY} )?{_ORDINAL_WORD}?"
 # A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
 # 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
@@ -111,9 +118,11 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"(?P<year2>(?:19|20)\d\d)/(?P<issue2>\d{{1,2}}(?:[–-]\d{{1,2}})?)),? (?:S\.|pp?\.|pages?) ?\d+",
          "group"),
         # A journal's citation line in its header or after the abstract: 'LISP AND SYMBOLIC COMPUTATION: An
-        # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'.
+        # International Journal, 4, 223-242, 1991', 'Random Struct. Alg., 22: 60 – 65, 2002'; without the
+        # comma after the name, as Kluwer's headers print it ('Minds and Machines 9: 1–22, 1999.') and a
+        # small society journal's ('Fibre Diffraction Review 13, 19 - 22, 2005').
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
-         rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?, (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
+         rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?,? (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
          rf"\d+ ?[–-] ?\d+, (?:{MONTH} )?{_YYYY}\b", "group"),
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
@@ -167,8 +176,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("journal footer: JOURNAL | DATE | vol. N | no. N",
          rf"{_JOURNAL} \| (?:{_ANY_MONTH} (?:\d{{1,2}},? )?)?{_YYYY} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)"
          r"(?: \| (?i:No\.|Number|Issue) ?(?P<issue>\d+))?", "group"),
+        # The same parts between wide gaps instead of bars, after the journal's site: Science's footer before
+        # 2016 ('www.sciencemag.org SCIENCE VOL 334 28 OCTOBER 2011 517'), the Biophysical Journal's header
+        # ('Biophysical Journal Volume 101 October 2011 1799–1807').
         ("journal footer: JOURNAL | Vol N | DATE",
-         rf"{_JOURNAL} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+) \| (?:\d{{1,2}} )?{_ANY_MONTH} {_YYYY}",
+         rf"(?:(?<=\.org |\.com )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}(?: \|)? (?i:Vol(?:\.|ume)?) ?"
+         rf"(?P<volume>\d+)(?: \|)? (?:\d{{1,2}} )?{_ANY_MONTH} {_YYYY}",
          "group"),
         # A running line naming the journal beside the article's DOI or the journal's site (PLOS: 'PLOS
         # Computational Biology | https://doi.org/10.1371/... March 1, 2021'; Frontiers: '... |
@@ -207,6 +220,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"{_STATEMENT}(?:an? )?(?:\w+ )?(?:similar|modified|different|revised|shorter|longer|extended|"
          r"abridged|condensed|earlier) (?:form|version) (?:in|as):? "
          r"(?P<entry>[A-Z][^()]{0,200}\((?:19|20)\d\d[a-z]?\).{0,300})", "none"),
+        # A version of the author's earlier paper, named by its title in quotes, and where that appeared:
+        # 'This is an overhauled and amplified version of my paper “Dialog with TeX” in TUGboat, vol 12 no 3,
+        # ... December 1991', 'an extended version of our paper "..." published in the Proceedings of ...'.
+        ("version of my paper “TITLE” in VENUE",
+         r"\bversion of (?:my|our|his|her|their|the|an?) (?:\w+ )?(?:paper|article|talk|note|contribution),? "
+         r"[“\"‘'][^”\"’]{2,200}[”\"’'],? "
+         r"(?:(?:which |that )?(?:was |has been )?(?:published|appeared|printed) )?"
+         rf"in (?:the )?{_PROCEEDINGS}{_VENUE}", "near"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         # The meeting's acronym and year, then its dates: 'CIKM’13, Oct. 27–Nov. 1', 'NDSS '16, 21-24
@@ -226,13 +247,13 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # (AAAI-21)'. After the permission block: an ACM reference line names the meeting so too, but the
         # block's acronym is the venue ('KDD').
         ("meeting: ORDINAL NAME (ACRONYM YEAR)",
-         rf"(?<![\w-]){_ORDINAL} (?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
+         rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
         # A proceedings' own line: 'Proceedings of the 38th International Conference on Machine Learning, PMLR
         # 139, 2021', 'Proceedings of the 2021 Conference on Empirical Methods in Natural Language
         # Processing'.
         ("proceedings line",
-         rf"\bProceedings of (?:the )?(?:{_ORDINAL} )?(?:{_YYYY} )?(?:Annual )?{_VENUE}", "near"),
+         rf"\bProceedings of (?:the )?{_ORDINAL_WORD}?(?:{_YYYY} )?(?:Annual )?{_VENUE}", "near"),
         # The Computer Vision Foundation's watermark: 'This CVPR 2021 paper is the Open Access version'.
         ("open access watermark",
          rf"\bThis (?P<venue>[A-Z][A-Za-z]*[A-Z]\w*) {_YYYY} (?:\w+ )?paper is the Open Access version",
@@ -254,6 +275,15 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
          + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
          "group"),
+        # IEEE Xplore's stamp down page 1's margin on a conference paper, the meeting named after its year and
+        # before its acronym, the proceedings' ISBN and price after it: '2024 IEEE International Conference on
+        # Teaching, Assessment and Learning for Engineering (TALE) | 979-8-3503-7623-4/24/$31.00 ©2024 IEEE',
+        # '2019 IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR) | 978-1-...'. The name
+        # may hold commas; its ordinal is no part of it ('2019 IEEE 35th International Conference on Data
+        # Engineering (ICDE)').
+        ("proceedings' ISBN stamp: YEAR MEETING (ACRONYM) | ISBN/YY/$PRICE",
+         rf"\b{_YYYY} (?:(?P<body>[A-Z][\w/]*) )?{_ORDINAL_WORD}?(?P<venue>[A-Z][^|()]{{4,200}}?) "
+         r"\([A-Z][\w /&-]*\) \| (?:97[89]-)?[\d-]{9,15}/\d\d/\$\d+\.\d\d\b", "group"),
         ("arXiv stamp", rf"arXiv:(?:\d{{4}}\.\d{{4,5}}|[a-z-]+(?:\.[A-Z]{{2}})?/\d{{7}})(?:v\d+)? ?"
                         rf"\[[^\]]+\] ?\d{{1,2}} {MONTH} (?P<year>\d{{4}})", "group"),
     ]]
@@ -283,7 +313,7 @@ _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
 _JOURNAL_ABBREVIATION = re.compile(r"^(?:J|Jl|Jnl|Jour|Journ)\.? of\b")
 # (nor a volume's or an issue's word: 'Volume 12(1), 12–31' is a citation without its journal)
 _NOT_VENUE = re.compile(r"^(?:The|This|These|In|A|An|Our|We|It|Section|Figure|Table|Appendix|Vol|Volume|No|"
-                        r"Number|Issue|Pages?)$")
+                        r"Number|Issue|Pages?|Chapter|Part|Step|Eq|Equation|Fig|Figs|Tables?|Sections?)$")
 # A DOI broken at a line's end goes on on the next line: broken after a '/', '.', '-' or '_', and going on in
 # lower case or a digit ('doi:10.18637/' / 'jss.v017.i03'); a whole DOI ends its line
 # ('doi:10.1093/bioinformatics/btab083' / 'Advance Access ...'). Where the text was flattened the break is a
@@ -334,7 +364,9 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
         return None
     # An abbreviated name's last period ends its abbreviation ('Random Struct. Alg.'), not a sentence.
     abbreviated = re.search(r"\b[A-Z][a-z]{1,5}\. (?:[A-Z][a-z]*\.? )*[A-Z][a-z]{1,5}\.$", name.strip(" ,"))
-    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{MONTH}))+$", "", name.strip(" .,"))  # '... February'
+    # a small word, a month or a volume's word the statement ran on into ('... February', 'TUGboat Vol 13(4)')
+    name = re.sub(rf"(?:\s+(?:and|of|in|for|the|on|{MONTH}|(?i:vol|volume|no|number|issue|part)\.?))+$", "",
+                  name.strip(" .,")).rstrip(" .,")
     # a meeting's year glued to its name ('Proceedings of PracticalTEX2004'): the year is read apart
     name = re.sub(r"(?<=[A-Za-z])(?:19|20)\d\d$", "", name)
     name += "." if abbreviated and name else ""
@@ -392,6 +424,8 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
     # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
     _printed_doi(article, texts.first)
+    if article.doi is None and not re.search(r"\b10\.\d{4,9}/", article.pages[0] if article.pages else ""):
+        _dated_doi(article)
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
         _from_reference(article, _titled(texts.references, article.title))
@@ -410,6 +444,8 @@ def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read
     margins; a meeting named alone at its foot; a journal the lexicon knows."""
     if len(article.pages) > read:
         _earlier_version(article, texts, read)
+    if article.venue is None:
+        _cites_its_own_title(article, texts)
     if article.venue is None:
         _from_margins(article, margins)
     if article.venue is None:
@@ -463,6 +499,8 @@ def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
         groups["venue"] = _after_title(groups.pop("journal"), title)
     if "venue" in groups:
         groups["venue"] = _on_its_line(groups["venue"], pages)
+    if "body" in groups:  # the body holding a meeting, before the ordinal left out ('IEEE 35th ...')
+        groups["venue"] = f"{groups.pop('body')} {groups['venue']}"
     return groups
 
 
@@ -524,20 +562,53 @@ def _earlier_version(article: PdfArticle, texts: _Texts, read: int) -> None:
                 return
 
 
+def _cites_its_own_title(article: PdfArticle, texts: _Texts) -> None:
+    """Venue, year and DOI from the reference entry that cites this article's whole title by its first
+    author, where page 1 cites that entry ('the BradleyTerry2 package (Turner and Firth 2012)' and 'Turner H,
+    Firth D (2012). “Bradley-Terry Models in R: The BradleyTerry2 Package.” Journal of Statistical Software,
+    48(9)'): a vignette or a reprint pointing at its own published version, which no statement names."""
+    if not article.title or not article.authors or not texts.references:
+        return
+    surname = article.authors[0][0].split()[-1]
+    words = re.findall(r"\w+", article.title)
+    flat = _flat(texts.references)
+    whole = re.search(r"\W+".join(map(re.escape, words)) + r"(?=\W{0,3}[”\"’.])", flat, re.IGNORECASE)
+    if whole is None:
+        return
+    opening = flat[max(0, whole.start() - 160):whole.start()]  # the entry's authors and year
+    year = re.search(r"\(((?:19|20)\d\d)[a-z]?\)\W*$", opening)
+    if year is None or not re.search(rf"\b{re.escape(surname)}\b", opening):
+        return
+    # page 1 cites it by its first author and year ('(Turner and Firth 2012)', 'Turner et al. (2012)')
+    cue = rf"\b{re.escape(surname)}\b[\w\s,.&’'-]{{0,60}}?\(?{year.group(1)}[a-z]?\b"
+    if re.search(cue, texts.first):
+        _from_reference(article, _titled(texts.references, article.title))
+
+
 # A meeting named alone, with its year, in page 1's header or footer or on its last line: 'EuroTeX 2003',
 # 'NDSS '16'. The name has two capitals at least (an acronym, 'EuroTeX'), so that a word and a year ('Page
-# 2003', 'Draft 2021') are not one.
-_MEETING_ALONE = re.compile(r"^\s*(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?: (?:[’'‘](?P<yy>\d\d)|"
-                            rf"{_YYYY})|(?P<glued>(?:19|20)\d\d))\s*$")
+# 2003', 'Draft 2021') are not one. A proceedings' running footer names its volume so ('EuroTeX’99
+# Proceedings', 'Proceedings EuroTeX2005', 'TUG 2004 Proceedings'); there, and only there, a two-digit year
+# may be glued to the name ('EuroTEX99 Proceedings', a TeX logo's accent set apart).
+_MEETING_ALONE = re.compile(r"^\s*(?P<before>Proceedings(?: of)?(?: the)? )?"
+                            r"(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?: ?(?:[’'‘´](?P<yy>\d\d)|"
+                            rf" {_YYYY})|(?P<glued>(?:19|20)\d\d)|(?P<glued_yy>\d\d))"
+                            r"(?P<after> Proceedings)?\s*$")
+# TeX's accents as the extractor sets them apart from their letter, at a line's end ('EuroTEX99 Proceedings´')
+_STRAY_ACCENTS = re.compile(r"(?<=\w)[´¨ˆ˜ˇ`]+(?=\s*$)")
 
 
 def _meeting_alone(article: PdfArticle, lines: list[str]) -> None:
     """The venue and year of a meeting named alone on a line of page 1's margins (see ``_MEETING_ALONE``)."""
     for line in lines:
-        alone = _MEETING_ALONE.match(line)
+        alone = _MEETING_ALONE.match(_STRAY_ACCENTS.sub("", line))
         venue = _venue(alone.group("venue")) if alone else None
         if alone and venue and not _PUBLISHER.search(venue):
             groups = {k: v for k, v in alone.groupdict().items() if v}
+            if "glued_yy" in groups and not ("before" in groups or "after" in groups):
+                continue  # a name and two digits alone ('COVID19') are no meeting's
+            if "glued_yy" in groups:
+                groups["yy"] = groups.pop("glued_yy")
             year = int(groups["glued"]) if "glued" in groups else _year(groups, "group", "")
             article.venue, article.year = venue, article.year or year
             return
@@ -561,6 +632,25 @@ def _printed_doi(article: PdfArticle, first: str) -> None:
         article.doi = max((d for d in dois if d.startswith(dois[0])), key=len)
     if article.doi and identifiers.placeholder_doi(article.doi) is not None:
         article.doi = None
+
+
+# The article's DOI alone on its line under the dates it was received, accepted and published, where page 1
+# prints none: AAAS's journals at the article's end (Science: '13 May 2011; accepted 1 September 2011' /
+# '10.1126/science.1208351'; Science Advances: 'Submitted ...' / 'Accepted ...' / 'Published ...' /
+# '10.1126/sciadv...'). Only date lines stand between (a DOI under prose or a reference is another work's).
+_DATED_DOI = re.compile(
+    r"^[^\n]*\b(?i:accepted|published|posted)\b[^\n]*\b(?:19|20)\d\d\W*\n"
+    r"(?:[^\n]*\b(?i:accepted|published|posted|online|revised)\b[^\n]*\b(?:19|20)\d\d\W*\n){0,2}"
+    rf"\s*(?:(?i:doi):?\s*)?(10\.\d{{4,9}}/{_DOI_PART}+)\s*$", re.MULTILINE)
+
+
+def _dated_doi(article: PdfArticle) -> None:
+    """The DOI printed under the article's dates on a later page (see ``_DATED_DOI``), none a data set's."""
+    for match in _DATED_DOI.finditer("\n".join(article.pages[1:])):
+        doi = _doi_text(match.group(1))
+        if not identifiers.archive_doi(doi) and identifiers.placeholder_doi(doi) is None:
+            article.doi = doi
+            return
 
 
 _FULL_LINE = 60  # a line this long may have wrapped a name onto the next; a shorter one ended with it
@@ -638,11 +728,16 @@ def _unabbreviated(venue: str, first: str) -> str:
     open (Springer's header: 'J. Cryptology (1988) 1:65-75 Journal of Cryptology'; Science's 'Sci. Adv.' under
     'SCIENCE ADVANCES'): each abbreviated word ('J.') opens a word of the full name, every other word is the
     same, in order, with small words between them ('of'). Else as printed: a venue is named as the page's text
-    names it (the corpus' truth files' convention: 'Random Struct. Alg.', 'PNAS')."""
+    names it (the corpus' truth files' convention: 'Random Struct. Alg.', 'PNAS'); a one-word name set in
+    capitals as the lexicon writes that very name ('SCIENCE' in Science's footer: 'Science'; an acronym the
+    lexicon writes in capitals stays so)."""
     spelled = _printed_full_name(venue, first)
     if spelled is not None:
         return spelled
     words = venue.split()
+    written = journals.full_name(venue) if len(words) == 1 and venue.isupper() else None
+    if written is not None and journals.name_key(written) == journals.name_key(venue):
+        return written
     if not any(w.endswith(".") for w in words):
         return venue
     parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
@@ -693,6 +788,20 @@ def _self_cited(article: PdfArticle, first: str) -> None:
         article.venue, article.year = venue, article.year or int(cited.group("year"))
         article.volume = article.volume or cited.group("volume")
         article.issue = article.issue or cited.group("issue")
+        return
+    chapter = re.search(rf"(?:\(|\b){_YYYY}(?:\)\.?|\.)\s*[“\"‘']?{title}\W*\s*{_IN_BOOK}", first,
+                        re.IGNORECASE)
+    book = _venue(chapter.group("book")) if chapter else None
+    if chapter and book:
+        article.venue, article.year = book, article.year or int(chapter.group("year"))
+
+
+# An edited book a chapter appeared in, as a citation of the chapter names it after the chapter's title: APA's
+# 'In D. H. Spieler & E. Schumacher (Eds.), New Methods in Cognitive Psychology (pp. 4–31).', Harvard's 'In:
+# Spieler, D. H. (ed.) New Methods in ...', Chicago's 'In New Methods in ..., edited by D. H. Spieler and E.
+# Schumacher, 4–31.' The book's title, in sentence or title case, runs to its period or its pages.
+_IN_BOOK = (r"In:? (?:[^()]{2,150}? \((?i:eds?)\.\),? )?(?P<book>[A-Z][^.()]{2,150}?)"
+            r"(?:,? edited by [^,.]+(?:\.[^,.]+)*?)?(?: \(pp?\. ?[^)]*\)|,? (?:pp?\. ?)?\d+ ?[–-] ?\d+)?\.")
 
 
 # A meeting named after its year in a running footer ('USENIX Association  2013 USENIX Annual Technical
@@ -704,7 +813,7 @@ _MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting
 
 # A meeting named after its ordinal, ending a running header ('Third IEEE International Symposium on
 # Dependable, Autonomic and Secure Computing'): commas may stand inside the name.
-_MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL} (?P<venue>(?:[A-Z][\w&-]*,?|of|and|in|for|the|on)"
+_MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL_WORD}(?P<venue>(?:[A-Z][\w&-]*,?|of|and|in|for|the|on)"
                                      r"(?: (?:[A-Z][\w&-]*,?|of|and|in|for|the|on))*)\s*$")
 
 
@@ -911,6 +1020,10 @@ def _from_reference(article: PdfArticle, entry: str | None) -> None:
              or re.search(r"\.\s+([A-Z][^,.”]*?),\s*\d+\s*\(\d+\)\s*:\s*\d", flat))
     if venue and article.venue is None:
         article.venue = _venue(venue.group(1))
+    elif article.venue and re.search(rf"[.”\"]\s*The {re.escape(article.venue)},", flat):
+        # A journal whose name opens with 'The', which prose lower-cases ('published in the R Journal
+        # (Bürkner 2018)'; 'the American Statistician'): named as its own citation names it.
+        article.venue = f"The {article.venue}"
     year = re.search(r"\((\d{4})[a-z]?\)|, (\d{4})\.", flat)
     if year and article.year is None:
         article.year = int(year.group(1) or year.group(2))
