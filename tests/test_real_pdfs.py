@@ -326,3 +326,21 @@ def test_real_pdf_title_and_publication_of_a_round_seven_class(name: str, fields
 ])
 def test_real_pdf_publication_statement_of_a_round_nine_class(name: str) -> None:
     _comes_in_whole(name, ("year", "venue", "doi"))
+
+
+# Round 10's classes of affiliations, found on the retired articles (tests/test_pdf_layout.py holds each rule's
+# constructed page and its variants): a name's marks split by a word processor's space after a comma, beside the
+# name or raised apart ('Yang¹,' '#'; '& Burkhard Rost' '1, 3': trrosetta-biorxiv, plm-embeddings-structure);
+# notes on the authors in other words ('These authors contribute equally', causcell-biorxiv; 'Equal senior
+# authorship', retro-retrieval); 'All authors from DeepMind' (retro-retrieval); numbered blocks opened at a
+# line's start or glued to the institution (rosettafold-science, protein-design-dl-review, causcell-biorxiv);
+# PLoS's typed numbers over the paragraph's wrapped lines (evfold-plos); units closed by semicolons sharing the
+# institution under them (squire-emnlp); BMC's side column under the correspondence e-mails, and a supplement's
+# meeting under the names (bioinformatics-topics-bmc).
+@pytest.mark.parametrize("name", [
+    "trrosetta-biorxiv", "plm-embeddings-structure", "squire-emnlp", "evfold-plos", "bioinformatics-topics-bmc",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "causcell-biorxiv", "retro-retrieval", "rosettafold-science", "protein-design-dl-review")),
+])
+def test_real_pdf_of_a_round_ten_class_has_its_authors_and_affiliations(name: str) -> None:
+    _comes_in_whole(name, ("authors", "affiliations"))

@@ -10,7 +10,7 @@ import re
 
 from kb.notes.grounding import PAGE_BREAK
 from kb.papers.pdf_names import ADDRESS, CONTACT, END_MARKS, INSTITUTION, NAME, UPPER, join_affiliation
-from kb.papers.pdf_page import PdfArticle
+from kb.papers.pdf_page import SYMBOL_MARKS, PdfArticle
 
 
 def fill_from_the_end(article: PdfArticle) -> None:
@@ -23,8 +23,9 @@ def fill_from_the_end(article: PdfArticle) -> None:
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    everyone = _all_authors(article.pages[0] if article.pages else "")
     ends = _author_information(full, names) | ends
-    article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
+    article.authors = [(name, affiliation or stated.get(name) or everyone or ends.get(name)
                         or (in_order[i] if in_order else None) or signed.get(name))
                        for i, (name, affiliation) in enumerate(article.authors)]
 
@@ -80,6 +81,28 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
                 if name.split()[-1].casefold() == surname and where:
                     found.setdefault(name, where)
     return found
+
+
+# A statement that every author works at one place, under the names or in a footnote: DeepMind's 'All authors
+# from DeepMind, †Equal contributions', IEEE's 'All authors are with the Department of ..., Stanford
+# University, Stanford, CA 94305 USA', 'All the authors are affiliated with ...'. The place opens with a
+# capital (after 'the'): 'All authors with equal contribution' names none; a name's mark ('†'), a semicolon, a
+# parenthesis or a sentence's end closes it.
+_ALL_AUTHORS = re.compile(rf"\bAll (?:the )?authors (?:are )?(?:(?:affiliated )?with|from|at) (?:the )?"
+                          rf"(?P<where>[{UPPER}][^;()\n{SYMBOL_MARKS}]*?)(?=\s*(?:[;(){SYMBOL_MARKS}]|\.\s|\.?$))")
+
+
+def _all_authors(page: str) -> str | None:
+    """The one institution page 1 says all the authors are at (``_ALL_AUTHORS``): the statement's parts up to
+    the first address part; the statement's form says it is their place, so no institution word is needed
+    ('DeepMind'). None where no such statement is printed, or two say different places."""
+    places = set()
+    for match in _ALL_AUTHORS.finditer(" ".join(page.split())):
+        parts = [p.strip() for p in match.group("where").split(",")]
+        where = ", ".join(itertools.takewhile(lambda p: p and not ADDRESS.search(p), parts)).strip(" .")
+        if where:
+            places.add(where)
+    return places.pop() if len(places) == 1 else None
 
 
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
