@@ -2362,6 +2362,8 @@ def test_authors_blocks_each_with_its_institution_keep_their_own_after_a_semicol
     # a numbered block there is the corresponding author's among several: not every author's
     ("*Correspondence: ada@alpha.edu\n1 MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK\n"
      "Full list of author information is available at the end of the article", None),
+    # the journal's line under the contacts, its name with an institution's word ('Research'): no institution
+    ("*Correspondence: ada@alpha.edu\nNucleic Acids Research, 2021, Vol. 49, No. 3", None),
     # two lines of e-mail, then the abstract's prose: no institution
     ("*Correspondence: ada@alpha.edu\nBackground: we study the way bioinformatics has grown over the years", None),
 ])

@@ -189,6 +189,11 @@ def _over_the_correspondence(authors: list[tuple[str, str | None]],
     institution = _institution_part(line)
     return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
 _AFTER_CONTACTS_LINES = 5  # the most lines of an institution after the correspondence note's contacts
+# The words of a place of work, not those a journal's name shares ('Nucleic Acids Research', 'Statistical
+# Science'): the column under the contacts may hold the journal's line where no institution is printed.
+_PLACE_OF_WORK = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Facult|"
+                            r"Laborator|Cent(?:er|re)\b|Hospital|Academy|Inc\b|Ltd\b|GmbH|Corporation",
+                            re.IGNORECASE)
 
 
 def _after_the_correspondence(authors: list[tuple[str, str | None]],
@@ -215,7 +220,7 @@ def _after_the_correspondence(authors: list[tuple[str, str | None]],
     joined = re.sub(r"(?<=\w)- (?=[a-z])", "", " ".join(line.strip() for line in block))
     # (Wiley's note names the corresponding author before the address: 'Ada Lovelace, Department of ...')
     joined = re.sub(rf"^(?:{'|'.join(re.escape(name) for name, _ in authors)}),\s*", "", joined)
-    if not joined[:1].isupper() or not INSTITUTION.search(joined) or _NOTE.search(joined):
+    if not joined[:1].isupper() or not _PLACE_OF_WORK.search(joined) or _NOTE.search(joined):
         return authors
     institution = _institution_part(joined)
     return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
