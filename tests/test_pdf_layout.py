@@ -2389,3 +2389,54 @@ def test_authors_the_meeting_a_supplement_comes_from_is_no_affiliation(line: str
     block = [_names("Jiaqi Wang⟨*⟩, Zeyu Li⟨*⟩ and Jiawan Zhang⟨*⟩", 593, 11), _seg(line, 563),
              _seg("Virtual. 1-4 December 2020", 552)]
     assert block_authors(block) == [("Jiaqi Wang", None), ("Zeyu Li", None), ("Jiawan Zhang", None)]
+
+
+_DETAILS_AUTHORS = [("Ryan J. Langdon", None), ("Paul Yousefi", None), ("Matthew J. Suderman", None)]
+_DETAILS_MARKS = {"Ryan J. Langdon": ["1", "2", "*"], "Paul Yousefi": ["2"], "Matthew J. Suderman": ["1"]}
+
+
+@pytest.mark.parametrize("end", [
+    # BMC: each number on a line of its own after the block before, the article's dates under them
+    "Author details\n1\nMRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK. 2\nPopulation "
+    "Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK.\nReceived: 13 July 2021 "
+    "Accepted: 27 October 2021\nReferences\n1. Relton CL. From stem cells to the law courts.",
+    # one block a line, no full stops, the publisher's note under them
+    "Author details\n1 MRC Integrative Epidemiology Unit, University of Bristol, Bristol BS8 2BN, UK\n2 Population "
+    "Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK\nPublisher's Note\nSpringer "
+    "Nature remains neutral with regard to jurisdictional claims in published maps.",
+    # an 'Affiliations' heading, the numbers glued to the institutions
+    "Affiliations\n1MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK. 2Population Health "
+    "Sciences, Bristol Medical School, University of Bristol, Bristol, UK.",
+])
+def test_fill_from_the_end_numbered_author_details_linked_by_the_names_marks(end: str) -> None:
+    """BMC prints only the corresponding author's block on page 1 ('Full list of author information is
+    available at the end of the article') and every block under 'Author details' at the end: each name's
+    first number links it there, whatever page 1 lacked."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["Epigenetic modelling\nRyan J. Langdon1,2*, Paul Yousefi2 and Matthew J. "
+                                "Suderman1", "Results\nWe find.\nAcknowledgements\nWe thank the cohort.\n" + end],
+                         authors=list(_DETAILS_AUTHORS))
+    fill_from_the_end(article, _DETAILS_MARKS)
+    mrc = "MRC Integrative Epidemiology Unit, University of Bristol, Bristol"
+    health = "Population Health Sciences, Bristol Medical School, University of Bristol, Bristol"
+    got = [a or "" for _, a in article.authors]
+    assert [a.startswith(want) for a, want in zip(got, [mrc, health, mrc], strict=True)] == [True] * 3, got
+
+
+@pytest.mark.parametrize(("end", "marks"), [
+    ("Author details\n1\nMRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK.", _DETAILS_MARKS),
+    ("Author details\nThe authors are grateful to the participants of the cohort for their time and effort.\n"
+     "1 MRC Integrative Epidemiology Unit, University of Bristol", _DETAILS_MARKS),
+    ("Author details\n1 MRC Integrative Epidemiology Unit, University of Bristol\n2 Population Health Sciences, "
+     "University of Bristol", {**_DETAILS_MARKS, "Paul Yousefi": ["*"]}),
+])
+def test_fill_from_the_end_author_details_not_linking_every_name_give_none(
+        end: str, marks: dict[str, list[str]]) -> None:
+    """A name's number opening no block there, prose under the heading, or a name without a number: none is
+    sure, every affiliation stays empty."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["Epigenetic modelling", "Results\n" + end], authors=list(_DETAILS_AUTHORS))
+    fill_from_the_end(article, marks)
+    assert article.authors == _DETAILS_AUTHORS

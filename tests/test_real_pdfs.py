@@ -344,3 +344,19 @@ def test_real_pdf_publication_statement_of_a_round_nine_class(name: str) -> None
 ])
 def test_real_pdf_of_a_round_ten_class_has_its_authors_and_affiliations(name: str) -> None:
     _comes_in_whole(name, ("authors", "affiliations"))
+
+
+def test_real_pdf_author_details_at_the_end_give_each_number_its_block() -> None:
+    """smoking-epigenetics-bmc's 'Author details' at the end, as the real article prints them: the blocks page
+    1 leaves out (BMC prints only the corresponding author's there) are read by number, for names whose page 1
+    block gave none; the names' real marks are '1,2', and a name marked '2' alone gets the second block."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+    from kb.papers.pdf_layout import read_article
+
+    article = read_article(CORPUS / "smoking-epigenetics-bmc.pdf")
+    names = [name for name, _ in article.authors]
+    article.authors = [(name, None) for name in names]
+    fill_from_the_end(article, {name: ["2"] if name == names[-1] else ["1", "2", "*"] for name in names})
+    assert [a for _, a in article.authors] == [
+        *["MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK"] * (len(names) - 1),
+        "Population Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK"]

@@ -89,7 +89,8 @@ _FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*)(?=[A-Z])"
 # The next block opens after a sentence's end or at a line's start (its number raised at the end of the line
 # before, the extractor gives it a line of its own: 'USA. 2' / 'Institute for ...'), its number set apart from
 # the institution or glued to it ('USA. 10Department of ...', Science).
-_NEXT_FOOTNOTE = re.compile(r"(?:^[ \t]*|(?<=[.;])\s+)(\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))", re.MULTILINE)
+_NEXT_FOOTNOTE = re.compile(r"(?:^[ \t]*|(?<=[.;])\s+)(\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][A-Za-z]))",
+                            re.MULTILINE)
 
 
 def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
@@ -108,14 +109,31 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     # 'Council—' / 'Laboratory')
     lines = page[starts[-1].start():].split("\n")
     foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
-    text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot)
-    pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
+    return _by_number(authors, numbers, numbered_blocks(foot))
+
+
+def numbered_blocks(text: str) -> dict[str, str]:
+    """Each block's institution, by its number, in a run of numbered affiliation blocks ('1 Queen Mary
+    University of London, School of ..., London E1 2AT, UK. 2 Medical Research Council—Laboratory of ...'):
+    the block's text up to its first address part, where it names an institution; the first block of a
+    number counts. (a line the measure broke after a dash goes on without a space: 'Council—' /
+    'Laboratory')"""
+    pieces = _NEXT_FOOTNOTE.split(re.sub(r"(?<=[—–-])\s*\n\s*", "", text))  # '', number, text, number, ...
     blocks: dict[str, str] = {}
     for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
         institution = _institution_part(" ".join(body.split()))
         if institution and number not in blocks:
             blocks[number] = institution.strip(" .")
-    return _by_number(authors, numbers, blocks)
+    return blocks
+
+
+def name_marks(block: list[Segment]) -> dict[str, list[str]]:
+    """The keys of each name's marks in page 1's author block (``block``), for blocks printed elsewhere in
+    the paper to be linked to the names (``pdf_affiliations``)."""
+    marks: dict[str, list[str]] = {}
+    for _, name, keys in _name_lines(block)[0]:
+        marks.setdefault(name, keys)
+    return marks
 
 
 def _unlinked_numbers(authors: list[tuple[str, str | None]], block: list[Segment]) -> dict[str, str] | None:
