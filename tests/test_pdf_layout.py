@@ -2190,3 +2190,253 @@ def test_headed_abstract_beside_a_label_reads_the_labels_line_only() -> None:
     assert headed_abstract(page, beside="turnstile is a package") == "turnstile is a package for logic."
     apart = "A Tool\nAda Lovelace\nAbstract\nturnstile is a package for logic.\n1 Introduction\nText."
     assert headed_abstract(apart, beside="turnstile is a package") == "turnstile is a package for logic."
+
+
+# -- Round 10: affiliations of the retired articles, each rule on its general form (marks, notes, statements,
+# numbered paragraphs, shared institutions, side columns); the real articles in tests/test_real_pdfs.py -------
+
+def _names(marked: str, y: float = 650, size: float = 10.5) -> Segment:
+    """A line of names with its superscripts between the mark brackets, its box as wide as its text."""
+    return _seg(marked, y, size, 90)
+
+
+@pytest.mark.parametrize(("marked", "keys"), [
+    ("Jianyi Yang⟨1,⟩ ⟨#⟩, Ivan Anishchenko⟨2,3,⟩ ⟨#⟩", [["1", "#"], ["2", "3", "#"]]),  # bioRxiv, Word
+    ("Ada Lovelace⟨a,⟩ ⟨b⟩ and Alan Turing⟨b⟩", [["a", "b"], ["b"]]),  # letters
+    ("Ada Lovelace⟨1⟩⟨*⟩ ⟨†⟩, Alan Turing⟨2⟩", [["1", "*", "†"], ["2"]]),  # runs glued, then spaced
+])
+def test_name_parts_keep_every_run_of_marks_a_space_split(marked: str, keys: list[list[str]]) -> None:
+    """A word processor sets a space after each comma of a name's marks ('Yang¹,' '#'): every run of marks
+    after a name is its own, not only the last (before, 'Jianyi Yang' kept '#' and lost '1', its
+    institution)."""
+    assert [k for _, k in name_parts(_names(marked))] == keys
+
+
+def test_authors_a_raised_mark_list_with_spaces_beside_the_last_name_is_its_mark() -> None:
+    """'& Burkhard Rost' and the raised '1, 3' beside it (a word processor's spaced list; '2, 3, #', 'a, c'
+    too) are the name's marks: Rost's block is 1 (before, his affiliation was empty)."""
+    for mark, first in (("1, 3", "TUM (Technical University of Munich)"), ("2, 3, #", "TUM Graduate School"),
+                        ("3, 1", "Institute for Advanced Study")):
+        block = [_at("Konstantin Weißenow, Michael Heinzinger", 677, 14, 96, 369,
+                     "Konstantin Weißenow⟨1,2,*⟩, Michael Heinzinger⟨1,2⟩"),
+                 _at("& Burkhard Rost", 677, 14, 384, 482), _at(mark, 680, 8.5, 487, 499),
+                 _at("1 TUM (Technical University of Munich)", 654, 10, 71, 520,
+                     "⟨1⟩TUM (Technical University of Munich)"),
+                 _at("2 TUM Graduate School", 628, 10, 71, 520, "⟨2⟩TUM Graduate School"),
+                 _at("3 Institute for Advanced Study", 601, 10, 71, 520, "⟨3⟩Institute for Advanced Study")]
+        assert block_authors(block)[2] == ("Burkhard Rost", first)
+
+
+@pytest.mark.parametrize("note", ["These authors contribute equally to this work", "Equal senior authorship",
+                                  "Co-first authors", "Joint last authors"])
+def test_authors_a_mark_leading_to_a_note_on_the_authors_gives_no_affiliation(note: str) -> None:
+    """A mark whose block is a note on the authors ('‡Equal senior authorship', DeepMind; '*These authors
+    contribute equally', bioRxiv) gives no affiliation: the name's next mark does, or none."""
+    block = [_names("Ada Lovelace⟨‡,1⟩ and Alan Turing⟨‡⟩", 650), _seg(f"⟨‡⟩{note}", 635, 8),
+             _seg("⟨1⟩University of Alpha", 625, 8)]
+    assert block_authors(block) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", None)]
+
+
+@pytest.mark.parametrize(("page", "place"), [
+    ("Karen Simonyan, Jack W. Rae‡ , Erich Elsen‡ and Laurent Sifre†,‡\nAll authors from DeepMind, † Equal "
+     "contributions, ‡ Equal senior authorship\nWe enhance", "DeepMind"),  # DeepMind's template
+    ("All authors are with the Department of Electrical Engineering, Stanford University, Stanford, CA 94305 "
+     "USA (e-mail: a@stanford.edu).", "Department of Electrical Engineering, Stanford University, Stanford"),  # IEEE
+    ("All the authors are affiliated with Inria Paris; this work was funded by ANR.", "Inria Paris"),
+    ("All authors contributed equally. All authors read and approved the final manuscript.", None),
+    ("All authors with equal contribution from the start.", None),
+    ("All authors from Alpha Labs. All authors are with Beta University.", None),  # two places: not sure
+])
+def test_fill_from_the_end_a_statement_that_all_authors_share_one_place(page: str, place: str | None) -> None:
+    """'All authors from DeepMind' under the names, or an IEEE footnote's 'All authors are with ...': the
+    statement's place is every author's, though it names no institution's word; a statement of something else
+    ('All authors contributed equally'), or two places, gives none."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=[page], authors=[("Ada Lovelace", None), ("Alan Turing", None)])
+    fill_from_the_end(article)
+    assert article.authors == [("Ada Lovelace", place), ("Alan Turing", place)]
+
+
+@pytest.mark.parametrize("foot", [
+    # Science: each raised number at the end of the line before, the institution on a line of its own; two
+    # numbers glued to the institution after a sentence's end
+    "1\nDepartment of Biochemistry, University of Washington, Seattle, WA 98195, USA. 2\nInstitute for Protein "
+    "Design, University of Washington, Seattle, WA 98195, USA. 3Faculty of Arts and Sciences,\nDivision of "
+    "Science, Harvard University, Cambridge, MA 02138, USA.\n*Corresponding author. Email: d@uw.edu",
+    # a manuscript's 'Affiliations' heading, one numbered entry a line, no sentence's end
+    "Affiliations\n1 Department of Biochemistry, University of Washington, Seattle 98195, USA\n2 Institute for "
+    "Protein Design, University of Washington, Seattle 98195, USA\n3 Faculty of Arts and Sciences, Harvard "
+    "University, Cambridge 02138, USA\n\nAbstract",
+    # Current Opinion's 'Addresses' under the abstract: each number on a line of its own, no full stop
+    "Addresses\n1\n Department of Biochemistry, University of Washington, Seattle, WA,\n98195, USA\n2\n "
+    "Institute for Protein Design, University of Washington, Seattle, WA, 98195, USA\n3\n Faculty of Arts and "
+    "Sciences, Harvard University, Cambridge, MA, 02138, USA\nCorresponding authors: Baek, Minkyung",
+])
+def test_page_authors_numbered_footnote_blocks_opened_at_a_lines_start_or_glued(foot: str) -> None:
+    """Numbered affiliations at page 1's foot or under a heading open at a line's start as well as after a
+    sentence's end, their number set apart or glued to the institution ('USA. 3Faculty of ...'): each name's
+    first number links it (before, only blocks after a full stop and a space were told apart)."""
+    names = _at("Minkyung Baek, Ivan Anishchenko, Sergey Ovchinnikov", 600, 8, 37, 366,
+                "Minkyung Baek⟨1,2⟩, Ivan Anishchenko⟨2⟩, Sergey Ovchinnikov⟨3⟩")
+    authors = page_authors([names], "Accurate prediction\nMinkyung Baek1,2, Ivan Anishchenko2, Sergey "
+                                    "Ovchinnikov3\nDeepMind presented notably accurate predictions at CASP14.\n"
+                                    + foot)
+    assert [a.split(",")[0] for _, a in authors] == ["Department of Biochemistry", "Institute for Protein Design",
+                                                     "Faculty of Arts and Sciences"]
+    assert all("University" in a for _, a in authors)
+
+
+@pytest.mark.parametrize(("lines", "third"), [
+    # PLoS 2011: numbers typed in the text's size, the paragraph wrapped; a number glued to the institution
+    (["1 Department of Systems Biology, Harvard Medical School, Boston, USA, 2 MRC Laboratory of Molecular "
+      "Biology, Hills Road,", "Cambridge, United Kingdom, 3 Computational Biology Center, Memorial Sloan-"
+      "Kettering Cancer Center, New York, USA, 4Human Genetics", "Foundation, Torino, Italy"],
+     "Computational Biology Center, Memorial Sloan-Kettering Cancer Center, New York, USA"),
+    # the blocks closed by semicolons
+    (["1 Department of Systems Biology, Harvard Medical School; 2 MRC Laboratory of Molecular Biology;",
+      "3 Computational Biology Center, Memorial Sloan-Kettering Cancer Center; 4 Human Genetics Foundation"],
+     "Computational Biology Center, Memorial Sloan-Kettering Cancer Center"),
+    # a wrapped line opening with a block's place, the next block after a semicolon
+    (["1 Department of Systems Biology, Harvard Medical School, Boston, USA, 2 MRC Laboratory of Molecular "
+      "Biology,", "Cambridge, UK; 3 Computational Biology Center, Sloan-Kettering, New York, 4 Human Genetics",
+      "Foundation, Torino, Italy"], "Computational Biology Center, Sloan-Kettering, New York"),
+])
+def test_authors_typed_numbers_run_on_over_the_wrapped_lines_of_a_paragraph(lines: list[str], third: str) -> None:
+    """A paragraph of affiliation blocks whose numbers a word processor typed in the text's size ('1
+    Department ..., 2 MRC ...') wraps over lines: on the lines after the first, a number after a separator
+    that a name carries opens its block too (before, blocks 3 and 4 ran on inside block 2)."""
+    block = [_names("Debora S. Marks⟨1⟩⟨*⟩ ⟨.⟩, Lucy J. Colwell⟨2.⟩, Robert Sheridan⟨3⟩, Andrea Pagnani⟨4⟩"),
+             *(_at(line, 640 - 10 * i, 7, 58, 554) for i, line in enumerate(lines))]
+    authors = dict(block_authors(block))
+    assert authors["Debora S. Marks"].startswith("Department of Systems Biology, Harvard Medical School")
+    assert authors["Lucy J. Colwell"].startswith("MRC Laboratory of Molecular Biology")
+    assert "Computational" not in authors["Lucy J. Colwell"]
+    assert authors["Robert Sheridan"] == third
+    assert authors["Andrea Pagnani"].startswith("Human Genetics Foundation")
+
+
+@pytest.mark.parametrize(("units", "shared", "want"), [
+    # EMNLP: two units on lines of their own closed by ';', the university under them
+    (["⟨1⟩Department of Computer Science and Technology, BNRist;", "⟨2⟩KIRC, Institute for Artificial "
+      "Intelligence;"], "Tsinghua University, Beijing 100084, China", "Tsinghua University"),
+    # letters, three units, the institution's name at its end ('... University')
+    (["⟨a⟩School of Computer Science;", "⟨b⟩Key Laboratory of Machine Perception;", "⟨c⟩Center for Data "
+      "Science;"], "Peking University", "Peking University"),
+    # an institution's name opening with its kind
+    (["⟨1⟩Department of Statistics;", "⟨2⟩Center for Research Computing;"], "University of Notre Dame",
+     "University of Notre Dame"),
+])
+def test_authors_units_closed_by_semicolons_share_the_institution_under_them(
+        units: list[str], shared: str, want: str) -> None:
+    """Units listed a line each, closed by a semicolon, then one institution on a line of its own: the
+    semicolon says the list goes on, so the institution is every unit's, not only the last one's (before,
+    the first unit's authors got 'Department of Computer Science and Technology, BNRist' alone)."""
+    keys = [u[1] for u in units]
+    block = [_names(", ".join(f"Author {chr(65 + i)}n⟨{k}⟩" for i, k in enumerate(keys))),
+             *(_seg(u, 630 - 12 * i, 9) for i, u in enumerate(units)), _seg(shared, 630 - 12 * len(units), 9)]
+    assert all(want in (a or "") for _, a in block_authors(block))
+
+
+def test_authors_blocks_each_with_its_institution_keep_their_own_after_a_semicolon() -> None:
+    """OUP's and eLife's blocks, each naming its institution and closed by a semicolon: a line after them
+    continues the last block only."""
+    block = [_names("Ada Lovelace⟨1⟩, Alan Turing⟨2⟩"), _seg("⟨1⟩Department of Physics, University of Alpha;", 630, 9),
+             _seg("⟨2⟩Howard Hughes Medical Institute;", 618, 9), _seg("Beta University", 606, 9)]
+    assert block_authors(block) == [("Ada Lovelace", "Department of Physics, University of Alpha"),
+                                    ("Alan Turing", "Howard Hughes Medical Institute, Beta University")]
+
+
+@pytest.mark.parametrize(("column", "want"), [
+    # BMC: the e-mails, then the one institution wrapped in the narrow side column
+    ("*Correspondence:\njqw.skye@gmail.com;\nlzytianda@tju.edu.cn;\njwzhang@tju.edu.cn\nCollege of Intelligence\n"
+     "and Computing, Tianjin\nUniversity, Tianjin, China", "College of Intelligence and Computing, Tianjin "
+     "University, Tianjin, China"),
+    # a word broken at a hyphen, the column closed by a note in prose
+    ("*Correspondence: ada@alpha.edu\nDepartment of Computer Science, Univer-\nsity of Alpha, Alpha City\n"
+     "Full list of author information is available at the end of the article",
+     "Department of Computer Science, University of Alpha, Alpha City"),
+    # the institution with its street and postcode, after the corresponding author's name (Wiley)
+    ("†Correspondence: a@beta.org\nZeyu Li, Beta Research Institute, 12 Main Street, 10115 Berlin, Germany",
+     "Beta Research Institute"),
+    # a numbered block there is the corresponding author's among several: not every author's
+    ("*Correspondence: ada@alpha.edu\n1 MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK\n"
+     "Full list of author information is available at the end of the article", None),
+    # the journal's line under the contacts, its name with an institution's word ('Research'): no institution
+    ("*Correspondence: ada@alpha.edu\nNucleic Acids Research, 2021, Vol. 49, No. 3", None),
+    # two lines of e-mail, then the abstract's prose: no institution
+    ("*Correspondence: ada@alpha.edu\nBackground: we study the way bioinformatics has grown over the years", None),
+])
+def test_page_authors_the_one_institution_under_the_correspondence_notes_contacts(
+        column: str, want: str | None) -> None:
+    """BMC's side column: '*Correspondence:', the e-mails, then one unmarked institution, every author's when
+    the block gave none (their marks lead to the note only); a numbered block or prose there gives none."""
+    names = _at("Jiaqi Wang, Zeyu Li and Jiawan Zhang", 593, 11, 56, 227,
+                "Jiaqi Wang⟨*⟩, Zeyu Li⟨*⟩ and Jiawan Zhang⟨*⟩")
+    page = "Visualizing the knowledge structure\nJiaqi Wang*, Zeyu Li* and Jiawan Zhang*\nAbstract\n" + column
+    assert page_authors([names], page) == [(name, want) for name in ("Jiaqi Wang", "Zeyu Li", "Jiawan Zhang")]
+
+
+@pytest.mark.parametrize("line", [
+    "From 16th International Symposium on Bioinformatics Research and Applications",  # BMC's supplements
+    "From the 12th International Conference on Data Science and Computational Statistics",
+    "Presented at the Annual Meeting of the Society for Research Synthesis Methodology",
+])
+def test_authors_the_meeting_a_supplement_comes_from_is_no_affiliation(line: str) -> None:
+    """A supplement's article names the meeting it comes from under the authors (BMC: 'From 16th International
+    Symposium on ... Research and Applications' / 'Virtual. 1-4 December 2020'): a meeting, not where the
+    authors work, though 'Research' or 'Methodology' are institutions' words."""
+    block = [_names("Jiaqi Wang⟨*⟩, Zeyu Li⟨*⟩ and Jiawan Zhang⟨*⟩", 593, 11), _seg(line, 563),
+             _seg("Virtual. 1-4 December 2020", 552)]
+    assert block_authors(block) == [("Jiaqi Wang", None), ("Zeyu Li", None), ("Jiawan Zhang", None)]
+
+
+_DETAILS_AUTHORS = [("Ryan J. Langdon", None), ("Paul Yousefi", None), ("Matthew J. Suderman", None)]
+_DETAILS_MARKS = {"Ryan J. Langdon": ["1", "2", "*"], "Paul Yousefi": ["2"], "Matthew J. Suderman": ["1"]}
+
+
+@pytest.mark.parametrize("end", [
+    # BMC: each number on a line of its own after the block before, the article's dates under them
+    "Author details\n1\nMRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK. 2\nPopulation "
+    "Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK.\nReceived: 13 July 2021 "
+    "Accepted: 27 October 2021\nReferences\n1. Relton CL. From stem cells to the law courts.",
+    # one block a line, no full stops, the publisher's note under them
+    "Author details\n1 MRC Integrative Epidemiology Unit, University of Bristol, Bristol BS8 2BN, UK\n2 Population "
+    "Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK\nPublisher's Note\nSpringer "
+    "Nature remains neutral with regard to jurisdictional claims in published maps.",
+    # an 'Affiliations' heading, the numbers glued to the institutions
+    "Affiliations\n1MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK. 2Population Health "
+    "Sciences, Bristol Medical School, University of Bristol, Bristol, UK.",
+])
+def test_fill_from_the_end_numbered_author_details_linked_by_the_names_marks(end: str) -> None:
+    """BMC prints only the corresponding author's block on page 1 ('Full list of author information is
+    available at the end of the article') and every block under 'Author details' at the end: each name's
+    first number links it there, whatever page 1 lacked."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["Epigenetic modelling\nRyan J. Langdon1,2*, Paul Yousefi2 and Matthew J. "
+                                "Suderman1", "Results\nWe find.\nAcknowledgements\nWe thank the cohort.\n" + end],
+                         authors=list(_DETAILS_AUTHORS))
+    fill_from_the_end(article, _DETAILS_MARKS)
+    mrc = "MRC Integrative Epidemiology Unit, University of Bristol, Bristol"
+    health = "Population Health Sciences, Bristol Medical School, University of Bristol, Bristol"
+    got = [a or "" for _, a in article.authors]
+    assert [a.startswith(want) for a, want in zip(got, [mrc, health, mrc], strict=True)] == [True] * 3, got
+
+
+@pytest.mark.parametrize(("end", "marks"), [
+    ("Author details\n1\nMRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK.", _DETAILS_MARKS),
+    ("Author details\nThe authors are grateful to the participants of the cohort for their time and effort.\n"
+     "1 MRC Integrative Epidemiology Unit, University of Bristol", _DETAILS_MARKS),
+    ("Author details\n1 MRC Integrative Epidemiology Unit, University of Bristol\n2 Population Health Sciences, "
+     "University of Bristol", {**_DETAILS_MARKS, "Paul Yousefi": ["*"]}),
+])
+def test_fill_from_the_end_author_details_not_linking_every_name_give_none(
+        end: str, marks: dict[str, list[str]]) -> None:
+    """A name's number opening no block there, prose under the heading, or a name without a number: none is
+    sure, every affiliation stays empty."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["Epigenetic modelling", "Results\n" + end], authors=list(_DETAILS_AUTHORS))
+    fill_from_the_end(article, marks)
+    assert article.authors == _DETAILS_AUTHORS

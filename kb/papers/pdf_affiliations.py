@@ -9,24 +9,62 @@ import itertools
 import re
 
 from kb.notes.grounding import PAGE_BREAK
-from kb.papers.pdf_names import ADDRESS, CONTACT, END_MARKS, INSTITUTION, NAME, UPPER, join_affiliation
-from kb.papers.pdf_page import PdfArticle
+from kb.papers.pdf_authors import numbered_blocks
+from kb.papers.pdf_names import (
+    ADDRESS,
+    CONTACT,
+    END_MARKS,
+    INSTITUTION,
+    NAME,
+    UPPER,
+    is_prose,
+    join_affiliation,
+)
+from kb.papers.pdf_page import SYMBOL_MARKS, PdfArticle
 
 
-def fill_from_the_end(article: PdfArticle) -> None:
-    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, else
-    (amsart) one address block per author in byline order, each closed by its 'Email address:' line. Page 1
-    names the institution; the end adds department and address lines, so it fills gaps only."""
+def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = None) -> None:
+    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, or
+    numbered blocks under an 'Author details' heading linked by the names' marks (``marks``: each name's keys
+    in page 1's author block), else (amsart) one address block per author in byline order, each closed by its
+    'Email address:' line. Page 1 names the institution; the end adds department and address lines, so it
+    fills gaps only."""
     full = "\n".join(article.pages)
     names = [n for n, _ in article.authors]
-    ends = _end_affiliations(full, names)
+    ends = _author_details(full, names, marks or {}) | _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
+    everyone = _all_authors(article.pages[0] if article.pages else "")
     ends = _author_information(full, names) | ends
-    article.authors = [(name, affiliation or stated.get(name) or ends.get(name)
+    article.authors = [(name, affiliation or stated.get(name) or everyone or ends.get(name)
                         or (in_order[i] if in_order else None) or signed.get(name))
                        for i, (name, affiliation) in enumerate(article.authors)]
+
+
+# The heading of numbered affiliation blocks at the paper's end (BMC's and SpringerOpen's 'Author details',
+# page 1 printing only the corresponding author's block and 'Full list of author information is available at
+# the end of the article'), and what closes them: the article's dates, the references, the publisher's note.
+_DETAILS_HEAD = re.compile(r"^[ \t]*(?:Author details|Author affiliations|Affiliations)[ \t]*$", re.MULTILINE)
+_DETAILS_END = re.compile(r"^\s*(?:Received|Accepted|Published|References|Publisher['’]s Note)\b")
+_DETAILS_LINES = 40  # the most lines a list of numbered blocks runs to
+
+
+def _author_details(text: str, names: list[str], marks: dict[str, list[str]]) -> dict[str, str]:
+    """Each name's institution from the numbered blocks under the last 'Author details' heading
+    (``_DETAILS_HEAD``): the block the name's first number mark opens. Only where every name has a number and
+    every name's number opens a block naming an institution; else none (the heading over something else)."""
+    found = list(_DETAILS_HEAD.finditer(text))
+    numbers = {name: next((k for k in marks.get(name, []) if k.isdigit()), None) for name in names}
+    if not found or not names or not all(numbers.values()):
+        return {}
+    lines = text[found[-1].end():].lstrip("\n").split("\n")[:_DETAILS_LINES]
+    section = "\n".join(itertools.takewhile(
+        lambda line: line != PAGE_BREAK and not is_prose(line) and not _DETAILS_END.match(line), lines))
+    blocks = numbered_blocks(section)
+    if not all(number in blocks for number in numbers.values()):
+        return {}
+    return {name: blocks[number] for name, number in numbers.items() if number}
 
 
 _AUTHOR_INFORMATION = re.compile(r"^[^\w\n]*AUTHOR INFORMATION\s*$", re.MULTILINE)  # (after ACS's "■")
@@ -80,6 +118,28 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
                 if name.split()[-1].casefold() == surname and where:
                     found.setdefault(name, where)
     return found
+
+
+# A statement that every author works at one place, under the names or in a footnote: DeepMind's 'All authors
+# from DeepMind, †Equal contributions', IEEE's 'All authors are with the Department of ..., Stanford
+# University, Stanford, CA 94305 USA', 'All the authors are affiliated with ...'. The place opens with a
+# capital (after 'the'): 'All authors with equal contribution' names none; a name's mark ('†'), a semicolon, a
+# parenthesis or a sentence's end closes it.
+_ALL_AUTHORS = re.compile(rf"\bAll (?:the )?authors (?:are )?(?:(?:affiliated )?with|from|at) (?:the )?"
+                          rf"(?P<where>[{UPPER}][^;()\n{SYMBOL_MARKS}]*?)(?=\s*(?:[;(){SYMBOL_MARKS}]|\.\s|\.?$))")
+
+
+def _all_authors(page: str) -> str | None:
+    """The one institution page 1 says all the authors are at (``_ALL_AUTHORS``): the statement's parts up to
+    the first address part; the statement's form says it is their place, so no institution word is needed
+    ('DeepMind'). None where no such statement is printed, or two say different places."""
+    places = set()
+    for match in _ALL_AUTHORS.finditer(" ".join(page.split())):
+        parts = [p.strip() for p in match.group("where").split(",")]
+        where = ", ".join(itertools.takewhile(lambda p: p and not ADDRESS.search(p), parts)).strip(" .")
+        if where:
+            places.add(where)
+    return places.pop() if len(places) == 1 else None
 
 
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:

@@ -50,8 +50,9 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     authors = _labelled_footnote(authors, block, page)
     # (an address line's separator left at its end where the next line, contacts only, was dropped:
     # 'Mangosuthu University of Technology, Umlazi,' over 'Durban 4026, South Africa; e-mail ...')
+    authors = _after_the_correspondence(_over_the_correspondence(authors, page), page)
     return [(name, affiliation.rstrip(" ,;") or None if affiliation else affiliation)
-            for name, affiliation in _over_the_correspondence(authors, page)]
+            for name, affiliation in authors]
 
 
 _UNMAPPED_TEXT = re.compile(r"[\x00-\x1f\x80-\x9f]")  # control codes, C0 and C1: never printed text
@@ -85,7 +86,11 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
 # raised '1' on a line of its own over it (BMC: '1' / ' MRC Integrative Epidemiology Unit, University ...').
 _FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*)(?=[A-Z])"
                              r"(?=[^\n]*?(?:" + INSTITUTION.pattern + "))", re.MULTILINE | re.IGNORECASE)
-_NEXT_FOOTNOTE = re.compile(r"(?:^|(?<=[.;])\s+)(\d{1,2})\s+(?=[A-Z])")
+# The next block opens after a sentence's end or at a line's start (its number raised at the end of the line
+# before, the extractor gives it a line of its own: 'USA. 2' / 'Institute for ...'), its number set apart from
+# the institution or glued to it ('USA. 10Department of ...', Science).
+_NEXT_FOOTNOTE = re.compile(r"(?:^[ \t]*|(?<=[.;])\s+)(\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][A-Za-z]))",
+                            re.MULTILINE)
 
 
 def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segment],
@@ -104,14 +109,31 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     # 'Council—' / 'Laboratory')
     lines = page[starts[-1].start():].split("\n")
     foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
-    text = re.sub(r"(?<=[—–-])\s*\n\s*", "", foot).replace("\n", " ")
-    pieces = _NEXT_FOOTNOTE.split(text)  # '', number, text, number, text, ...
+    return _by_number(authors, numbers, numbered_blocks(foot))
+
+
+def numbered_blocks(text: str) -> dict[str, str]:
+    """Each block's institution, by its number, in a run of numbered affiliation blocks ('1 Queen Mary
+    University of London, School of ..., London E1 2AT, UK. 2 Medical Research Council—Laboratory of ...'):
+    the block's text up to its first address part, where it names an institution; the first block of a
+    number counts. (a line the measure broke after a dash goes on without a space: 'Council—' /
+    'Laboratory')"""
+    pieces = _NEXT_FOOTNOTE.split(re.sub(r"(?<=[—–-])\s*\n\s*", "", text))  # '', number, text, number, ...
     blocks: dict[str, str] = {}
     for number, body in zip(pieces[1::2], pieces[2::2], strict=True):
-        institution = _institution_part(body.strip())
+        institution = _institution_part(" ".join(body.split()))
         if institution and number not in blocks:
             blocks[number] = institution.strip(" .")
-    return _by_number(authors, numbers, blocks)
+    return blocks
+
+
+def name_marks(block: list[Segment]) -> dict[str, list[str]]:
+    """The keys of each name's marks in page 1's author block (``block``), for blocks printed elsewhere in
+    the paper to be linked to the names (``pdf_affiliations``)."""
+    marks: dict[str, list[str]] = {}
+    for _, name, keys in _name_lines(block)[0]:
+        marks.setdefault(name, keys)
+    return marks
 
 
 def _unlinked_numbers(authors: list[tuple[str, str | None]], block: list[Segment]) -> dict[str, str] | None:
@@ -184,6 +206,44 @@ def _over_the_correspondence(authors: list[tuple[str, str | None]],
         return authors
     institution = _institution_part(line)
     return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
+_AFTER_CONTACTS_LINES = 5  # the most lines of an institution after the correspondence note's contacts
+# The words of a place of work, not those a journal's name shares ('Nucleic Acids Research', 'Statistical
+# Science'): the column under the contacts may hold the journal's line where no institution is printed.
+_PLACE_OF_WORK = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Facult|"
+                            r"Laborator|Cent(?:er|re)\b|Hospital|Academy|Inc\b|Ltd\b|GmbH|Corporation",
+                            re.IGNORECASE)
+
+
+def _after_the_correspondence(authors: list[tuple[str, str | None]],
+                              page: str) -> list[tuple[str, str | None]]:
+    """The one affiliation printed unmarked under the correspondence note's contacts (BMC's and SpringerOpen's
+    side column: '*Correspondence:' / 'jqw.skye@gmail.com;' / 'jwzhang@tju.edu.cn' / 'College of
+    Intelligence' / 'and Computing, Tianjin' / 'University, Tianjin, China'): every author's, when no author
+    has one. A numbered block there ('1 MRC Integrative Epidemiology Unit', the corresponding author's among
+    several) is read by its number, not here; the lines run to a blank line, a line of prose or a note
+    ('Full list of author information is available at the end of the article'), up to their first address
+    part."""
+    if not authors or any(a for _, a in authors):
+        return authors
+    lines = page.splitlines()
+    at = next((i for i, line in enumerate(lines) if _CORRESPONDENCE_LINE.match(line)), None)
+    if at is None:
+        return authors
+    after = list(itertools.dropwhile(lambda line: bool(CONTACT.search(line)), lines[at + 1:]))
+    block = list(itertools.takewhile(
+        lambda line: bool(line.strip()) and not is_prose(line) and not CONTACT.search(line)
+        and not _CORRESPONDENCE_LINE.match(line), after[:_AFTER_CONTACTS_LINES]))
+    # A side column is narrow: its lines are one paragraph the measure wrapped, its commas printed ('and
+    # Computing, Tianjin' / 'University, ...'), a word broken at a hyphen joined again.
+    joined = re.sub(r"(?<=\w)- (?=[a-z])", "", " ".join(line.strip() for line in block))
+    # (Wiley's note names the corresponding author before the address: 'Ada Lovelace, Department of ...')
+    joined = re.sub(rf"^(?:{'|'.join(re.escape(name) for name, _ in authors)}),\s*", "", joined)
+    if not joined[:1].isupper() or not _PLACE_OF_WORK.search(joined) or _NOTE.search(joined):
+        return authors
+    institution = _institution_part(joined)
+    return [(name, institution.strip(" .")) for name, _ in authors] if institution else authors
+
+
 # A mark opening an affiliation line: a superscript, '(1) ', a symbol, or digits glued to a word ('1Google').
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[{SYMBOL_MARKS}]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
@@ -282,8 +342,12 @@ def _first_institution(lines: list[str]) -> list[str]:
 
 # A block a mark leads to that is a note on the authors, not where they work: their first mark that leads
 # to an institution gives the affiliation ('Alice Smith*¹': '*Equal contribution', '¹University of Alpha').
-_NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contributed equally|corresponding author|correspondence|"
-                   r"joint first|deceased)", re.IGNORECASE)
+# (in the words the templates use: 'These authors contribute(d) equally', 'Equal senior authorship', 'Co-first
+# authors', 'Joint last authors')
+_NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contribut\w* equally|"
+                   r"equal (?:senior |first |last )?authorship|co-?(?:first|senior|last) authors?|"
+                   r"corresponding author|correspondence|"
+                   r"joint (?:first|senior|last)|deceased)", re.IGNORECASE)
 
 
 def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
@@ -306,6 +370,7 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     grouped: dict[str, str] = {}
     name_size: float | None = None
     name_style: str | None = None
+    typed = False  # a line above opened with a typed number its name carries
     for seg in join_wrapped(merge_spaced(block)):
         text = LEAD_SEPARATOR.sub("", seg.text)
         # The names of one block share their font: a line like a name in another style under them is
@@ -320,26 +385,36 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
         elif names and not _SEPARATORS.match(seg.text) and (
-                kept := _without_contacts(_numbered(seg, names))) is not None:
+                kept := _without_contacts(numbered := _numbered(seg, names, typed))) is not None:
+            typed = typed or numbered is not seg  # numbers typed as marks: the lines after may run on so
             others.append(kept)
     return names, others, grouped
 
 
-def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> Segment:
+def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on: bool = False) -> Segment:
     """A line opening with a number in the text's own size and a space before a capital ('1 University of
     Alpha, Alpha City', as a Word manuscript types its marks) as a marked line, when a name above carries
     that number as its mark; else the line as it is (a number opening a line may be a street's: '12 Main
-    Street')."""
-    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", seg.marked or seg.text)
+    Street'). With ``run_on`` (a line so numbered stands above it: the blocks run on in a paragraph), the
+    numbers typed after a separator on a line that opens with none are marks too."""
+    text = seg.marked or seg.text
+    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", text)
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
-        return seg
-    # (the next blocks' numbers typed so after a separator on the line: '..., United States of America, 2
-    # Makerere' / 'University College of Health Sciences', PLOS)
-    rest = re.sub(r"(?<=[,;.])\s+(\d{1,2})\s+(?=[A-Z])", lambda m: (
-        f" {MARK_OPEN}{m.group(1)}{MARK_CLOSE}" if any(m.group(1) in keys for _, _, keys in names)
-        else m.group()), (seg.marked or seg.text)[number.end():])
+        if not run_on or (rest := _typed_marks(text, names)) == text:
+            return seg
+        return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest, seg.style)
+    rest = _typed_marks(text[number.end():], names)
     return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
                    f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
+
+
+def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
+    """The next blocks' numbers typed after a separator on a line ('..., United States of America, 2
+    Makerere' / 'University College of Health Sciences', PLOS), set apart or glued to the institution ('...,
+    Italy, 4Human Genetics'), as marks where a name carries them."""
+    return re.sub(r"(?<=[,;.])\s+(\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))", lambda m: (
+        f" {MARK_OPEN}{m.group(1)}{MARK_CLOSE}" if any(m.group(1) in keys for _, _, keys in names)
+        else m.group()), text)
 
 
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
@@ -398,6 +473,10 @@ def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Seg
 # A journal's line under the authors that is no affiliation: the editor, the dates of the article's
 # history, a present address, keywords ('Associate Editor: ...', 'Received on 1 May 2020; revised ...').
 _EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Communicating) )?Editors?\b|"
+                        # the meeting a supplement's article comes from (BMC: 'From 16th International
+                        # Symposium on Bioinformatics Research and Applications'), or was presented at
+                        r"^(?:From|Presented at|Delivered at)\b.*\b(?:Conference|Symposium|Workshop|Meeting|"
+                        r"Congress|Summit)s?\b|"
                         r"^(?:Received|Accepted|Revised|Published|Submitted)\b|"
                         r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b", re.IGNORECASE)
 
@@ -461,6 +540,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     opened: list[tuple[Segment, list[str]]] = []  # each block's opening line and its keys
     inline: set[int] = set()  # blocks opened a word's space after the text before them: a paragraph's
     previous: Segment | None = None
+    units: list[list[str]] = []  # the keys of the blocks just opened each by a line of its own ending in ';'
     for seg in others:
         marked = seg.marked or seg.text
         # A block opened right after the text before it on its row ('... United States of America,' '²' 'Broad
@@ -493,6 +573,9 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
         # ²Howard'): a mark after a separator (';', ',', '.', 'and'), before a capital, opens the next block;
         # so does a symbol after a space ('∗University of Alpha   †Beta Labs').
         pieces = _INLINE_MARK.split(marked)  # text, (superscript, symbol), text, ...
+        if len(pieces) == 1 and not lead and units and units[-1] is current:
+            _share_institution(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,;"), units[:-1], blocks)
+        units = [*units, current] if len(pieces) == 1 and lead and marked.rstrip().endswith(";") else []
         for index, piece in enumerate(pieces[::3]):
             if index:
                 current = mark_keys(pieces[3 * index - 2] or pieces[3 * index - 1])
@@ -501,6 +584,22 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
             for key in current if text else []:
                 blocks.setdefault(key, []).append(text)
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
+
+
+def _share_institution(line: str, units: list[list[str]], blocks: dict[str, list[str]]) -> None:
+    """A line naming a whole institution, under blocks that each name a unit of it on a line of their own
+    closed by a semicolon (EMNLP: '¹Department of Computer Science and Technology, BNRist;' / '²KIRC,
+    Institute for Artificial Intelligence;' / 'Tsinghua University, Beijing 100084, China'): the semicolon
+    says the list goes on, and the institution closing it is every unit's, not only the last one's. Added to
+    the blocks of ``units`` (the last unit's block takes it as its own next line), where none names an
+    institution."""
+    if not _WHOLE_INSTITUTION.search(line.split(",")[0].strip()):
+        return
+    if any(_WHOLE_INSTITUTION.search(part.strip()) for keys in units for key in keys
+           for text in blocks.get(key, []) for part in text.split(",")):
+        return
+    for key in dict.fromkeys(k for keys in units for k in keys):
+        blocks.setdefault(key, []).append(line)
 
 
 _INLINE_MARK = re.compile(rf"\s*(?:[;,.]|\band\b)\s*⟨([^⟩]+)⟩\s*(?=[A-Z])"

@@ -32,7 +32,7 @@ from kb.papers.pdf_abstract import (
     unheaded_abstract,
 )
 from kb.papers.pdf_affiliations import fill_from_the_end
-from kb.papers.pdf_authors import block_authors, page_authors
+from kb.papers.pdf_authors import block_authors, name_marks, page_authors
 from kb.papers.pdf_names import (
     ANONYMOUS,
     INSTITUTION,
@@ -255,7 +255,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
-    fill_from_the_end(article)
+    fill_from_the_end(article, name_marks(below[:end.cut]))
     _read_abstract(article, at, below, end, body_size)
 
 

@@ -178,10 +178,13 @@ def _continues(before: str, line: str) -> bool:
 _MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
 # (numbers and symbols in one list too: OUP's '1,∗')
 _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}|[{SYMBOL_MARKS}#]+)"
-BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
-_TRAILING_MARKS = re.compile(rf"(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                             rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+))+"
-                             rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
+# (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #')
+BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
+_MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
+                         rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+)")
+# The marks closing a name: one superscript run or several, a space between them where a word processor
+# split the list after a comma ('Jianyi Yang¹,' '#'); each run's keys are the name's.
+_TRAILING_MARKS = re.compile(rf"(?:[ \t]*(?:{_MARK_GROUP.pattern}))+[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
 # 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
 _MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩)")
@@ -209,8 +212,8 @@ def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     parts = []
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
-        keys = [k for g in ("sup", "par", "num", "sym") if match and match.group(g)
-                for k in mark_keys(match.group(g))]
+        keys = [k for run in (_MARK_GROUP.finditer(part, match.start()) if match else [])
+                for g in ("sup", "par", "num", "sym") if run.group(g) for k in mark_keys(run.group(g))]
         name = END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
         if name:
             parts.append((_name_case(name), keys))
