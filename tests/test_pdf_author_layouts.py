@@ -300,3 +300,51 @@ def test_describe_a_line_of_names_in_the_titles_size_ends_the_title() -> None:
     article = PdfArticle(pages=["Attention Networks for\nDeep Residual Learning\nThe field."])
     describe(article, two_lines)
     assert article.title == "Attention Networks for Deep Residual Learning"
+
+
+# -- the title in the first of two columns, the body beside it ------------------------------------------------
+
+_RIGHT_COLUMN = ["you want to make changes or just look at the implementation, the source code and support",
+                 "available at http://github.com/olpa/tex/ in the", "directory cals. The package is small and",
+                 "the rest of this section shows how it is used in a document of the usual kind"]
+
+
+def test_describe_the_byline_under_a_title_in_the_first_column_is_read_in_that_column() -> None:
+    """TUGboat (cals-tugboat) sets the title and 'Oleg Parashchenko' in the left column, the right column's
+    prose level with them and under them: the right column's lines are the body's, wherever a reading by rows
+    puts them ('available at http://...' between the title and the name ended the block before the name).
+    So under a section heading instead of an abstract's (babelbib-tugboat's order), and with two names and an
+    institution in a magazine's larger title."""
+    right = [_at(line, 694.2 - 12 * i, 10, 314, 539) for i, line in enumerate(_RIGHT_COLUMN)]
+    left = [_at("Tables are one of the most complicated parts of any typesetting system", 639 - 12 * i, 10, 72, 296)
+            for i in range(8)]
+    cals = [_at("The cals package: Multipage tables", 702.9, 12, 72, 247, style="bold"),
+            _at("with decorations", 692.8, 12, 72, 154, style="bold"), *right,
+            _at("Oleg Parashchenko", 674.9, 10, 92.5, 174.2), _at("Abstract", 657, 10, 72, 115), *left]
+    article = PdfArticle(pages=["The cals package: Multipage tables\nwith decorations\nOleg Parashchenko\nAbstract\n"
+                                "Tables are one of the most complicated parts of any typesetting system\n2 Use"])
+    describe(article, cals)
+    assert article.authors == [("Oleg Parashchenko", None)]
+    section = [_at("Multilingual Bibliographies: Using and", 753, 12, 72, 268, style="bold"),
+               _at("extending the babelbib package", 741, 12, 72, 225, style="bold"),
+               *(_at(line, 748.5 - 12 * i, 10, 345, 537) for i, line in enumerate(_RIGHT_COLUMN)),
+               _at("Harald Harders", 727, 10, 92, 159), _at("1 Introduction", 707, 10, 72, 152), *left]
+    article = PdfArticle(pages=["Multilingual Bibliographies\nHarald Harders\n1 Introduction\nText"])
+    describe(article, section)
+    assert [name for name, _ in article.authors] == ["Harald Harders"]
+    magazine = [_at("Folding Proteins Fast", 700, 18, 40, 250, style="bold"), *right,
+                _at("Ada Lovelace and Alan Turing", 676, 10, 40, 200),
+                _at("Department of Statistics, University of Alpha", 664, 10, 40, 260), *left]
+    article = PdfArticle(pages=["Folding Proteins Fast\nAda Lovelace and Alan Turing\nDepartment of Statistics\nText"])
+    describe(article, magazine)
+    assert article.authors == [("Ada Lovelace", "Department of Statistics, University of Alpha"),
+                               ("Alan Turing", "Department of Statistics, University of Alpha")]
+    # Beside the title only a page number or a logo, no prose: no column, and names right of the page's middle
+    # stay the block's.
+    logo = [_at("Folding Proteins Fast", 700, 18, 40, 250, style="bold"), _at("OPEN ACCESS", 700, 9, 480, 540),
+            _at("Ada Lovelace", 676, 10, 40, 120, "Ada Lovelace⟨1⟩"), _at("Alan Turing", 676, 10, 400, 480,
+                                                                            "Alan Turing⟨1⟩"),
+            _at("University of Alpha", 664, 10, 200, 320, "⟨1⟩University of Alpha"), *left]
+    article = PdfArticle(pages=["Folding Proteins Fast\nAda Lovelace Alan Turing\nUniversity of Alpha\nText"])
+    describe(article, logo)
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing"]

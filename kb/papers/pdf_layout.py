@@ -255,10 +255,28 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     _set_title(article, title_lines)
     floor = MARGIN * height if height else float("-inf")
     below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
+    below = _in_title_column(below, title_lines, segments)
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
     fill_from_the_end(article)
     _read_abstract(article, at, below, end, body_size)
+
+
+def _in_title_column(below: list[Segment], title_lines: list[Segment],
+                     segments: list[Segment]) -> list[Segment]:
+    """The lines under the title in its column, where the title stands in a page's first column with the
+    body's prose beside it (TUGboat: 'The cals package: Multipage tables' over 'Oleg Parashchenko' in the left
+    column, the right column's text level with them): the other column's lines are the body's, never the
+    author block's, wherever the text order or a reading by rows puts them. A column beside the title holds a
+    line of prose level with the title's lines, starting right of them; a line starting left of it stays."""
+    right = max(s.x1 for s in title_lines)
+    lowest, top = min(s.y for s in title_lines), max(s.y for s in title_lines)
+    beside = [s for s in segments
+              if s.x0 > right and lowest - s.size < s.y <= top + s.size and is_prose(s.text)]
+    if not beside:
+        return below
+    edge = min(s.x0 for s in beside)
+    return [s for s in below if s.x0 < edge]
 
 
 def _head(segments: list[Segment]) -> list[Segment]:
