@@ -286,6 +286,31 @@ def test_real_pdf_of_a_round_nine_tex_community_class_has_its_title_authors_and_
     _comes_in_whole(name, ("title", "authors", "affiliations", "abstract"))
 
 
+# Round 10's author classes from the retired articles (tests/test_pdf_author_layouts.py holds each rule's
+# constructed pages): a row of names set apart by space, each closed by its raised mark (leep-icml; its
+# affiliations are in an ICML footnote, another rule's) and the next row of such names in another weight
+# (d-separation-neurips); Science's symbols after a name's comma and mark (fast-folding-science); a title's
+# line capitalised as a title over the names, and a number mark whose digits run together (star-reasoner,
+# protein-structure-evolution: their titles are another rule's); a name, its e-mail and its institution on one
+# line (nitime-scipy); a title block drawn after the body (corfunc-fdr); a line of names in the title's size
+# ending the title (quantum-affinity-arxiv, dialog-tex).
+@pytest.mark.parametrize(("name", "fields"), [
+    ("d-separation-neurips", ("title", "authors", "affiliations")),
+    ("nitime-scipy", ("title", "authors", "affiliations")),
+    ("corfunc-fdr", ("title", "authors", "affiliations")),
+    ("quantum-affinity-arxiv", ("title", "authors", "affiliations")),
+    *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("leep-icml", ("title", "authors")),
+        ("fast-folding-science", ("title", "authors", "affiliations")),
+        ("star-reasoner", ("authors", "affiliations")),
+        ("protein-structure-evolution", ("authors", "affiliations")),
+        ("dialog-tex", ("title", "authors", "affiliations")))),
+])
+def test_real_pdf_of_a_round_ten_author_class_has_its_authors_and_affiliations(
+        name: str, fields: tuple[str, ...]) -> None:
+    _comes_in_whole(name, fields)
+
+
 # Round 7's title and publication classes (tests/test_pdf_publication.py holds each one's constructed example),
 # on the real tuning article each was found on: OUP's banner level with a placeholder volume line
 # (bits-bioinformatics); a footer's journal opening its line under an address (af2-centrosome-commsbio); an

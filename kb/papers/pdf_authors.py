@@ -22,6 +22,7 @@ from kb.papers.pdf_names import (
     is_prose,
     join_affiliation,
     join_wrapped,
+    listed,
     mark_keys,
     merge_spaced,
     name_parts,
@@ -260,14 +261,16 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         by_marks = _unmapped_in_order(by_marks, [keys for _, _, keys in names])
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
-        found = {name: next((by_marks[k] for k in keys if k in by_marks
+        found = {name: next((by_marks[k] for k in _run_apart(keys, by_marks) if k in by_marks
                              and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
     for seg in others:
         above = [(s, n) for s, n, _ in names if s.y > seg.y]
-        if not above or BARE_MARK.match(seg.text):
+        # (a note on the authors is no one's affiliation: MDPI's '* Author to whom correspondence should be
+        # addressed' under the address, its mark set apart from the names so that it links none)
+        if not above or BARE_MARK.match(seg.text) or _NOTE.search(seg.text):
             continue
         # The names above it in its column (a grid's rows need not share a baseline), else all above; of
         # those the nearest row, then the nearest column in it.
@@ -292,6 +295,14 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
     _share_one_block(names, others, lines)
     return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
+
+
+def _run_apart(keys: list[str], blocks: dict[str, str]) -> list[str]:
+    """A name's mark keys, a number that keys no block read as its digits where each of them keys one: marks
+    set without their comma ('Yuhuai Wu*¹²' over '¹Stanford University' and '²Google Research', as a
+    superscript '^{*12}' prints them; 'Alice Smith¹³' over blocks 1, 2 and 3)."""
+    return [part for key in keys for part in (
+        list(key) if key.isdigit() and key not in blocks and all(d in blocks for d in key) else [key])]
 
 
 def _one_each(line: str, count: int) -> list[str] | None:
@@ -372,15 +383,18 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     name_style: str | None = None
     typed = False  # a line above opened with a typed number its name carries
     for seg in join_wrapped(merge_spaced(block)):
-        text = LEAD_SEPARATOR.sub("", seg.text)
+        text = LEAD_SEPARATOR.sub("", listed(seg))
+        in_size = name_size is None or abs(seg.size - name_size) < 0.5
         # The names of one block share their font: a line like a name in another style under them is
-        # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold).
-        same_size = (name_size is None or abs(seg.size - name_size) < 0.5) and name_style in (None, seg.style)
+        # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold) ...
+        same_size = in_size and (name_style in (None, seg.style) or _marked_like(seg, names))
         # A line opening with a superscript opens an affiliation block: names carry their marks after them.
         if is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in name_parts(seg)]
-        elif same_size and not ANONYMOUS.search(seg.text) and (group := _grouped_line(seg)) is not None:
+        # (a line of names with their institution sets them in two faces, its style is either's: SciPy's
+        # 'Ariel Rokem (arokem@...) – University of California, Berkeley', the institution in italic)
+        elif in_size and not ANONYMOUS.search(seg.text) and (group := _grouped_line(seg)) is not None:
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
@@ -389,6 +403,16 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
             typed = typed or numbered is not seg  # numbers typed as marks: the lines after may run on so
             others.append(kept)
     return names, others, grouped
+
+
+def _marked_like(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> bool:
+    """... unless every name of the line, and every name above it, carries a mark: a row of names in another
+    weight goes on with the names above it where each name is closed by its mark, as the names above are
+    (NeurIPS sets the first row of its author grid in bold, the next upright: 'Wei Liu¹  Jun Wang²*' over
+    'Zhiying Deng¹  Yuankai Zhang¹'). An institution carries none ('Google Brain')."""
+    parts = name_parts(seg)
+    return (bool(names) and bool(parts) and all(keys for _, keys in parts)
+            and all(keys for _, _, keys in names))
 
 
 def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on: bool = False) -> Segment:
@@ -417,11 +441,18 @@ def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
         else m.group()), text)
 
 
+_CONTACT_IN_BRACKETS = re.compile(r"\s*[(<][^()<>\s]+@[^()<>\s]+[)>]")  # '(arokem@berkeley.edu)', '<a@b.org>'
+
+
 def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | None:
     """Names grouped by affiliation on one line, their institution after them (JACoW, IEEE: 'A. N. Author†,
     H. Coauthor, Name of Institute, City, Country'): the names with their marks' keys, and the institution
     with its place, up to an address part. None unless names open the line and an institution follows."""
     marked = re.sub(r"⟨[^⟩]*⟩", lambda m: m.group().replace(",", ";"), seg.marked or seg.text)
+    # A name's contact in brackets after it is no part of it, and a dash set apart after the names separates
+    # them from their institution as a comma does (SciPy: 'Ariel Rokem (arokem@berkeley.edu) – University of
+    # California, Berkeley'; 'Jane Doe <jane@alpha.org> — Beta Labs').
+    marked = re.sub(r"\s+[–—-]\s+", ", ", _CONTACT_IN_BRACKETS.sub("", marked), count=1)
     parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", LEAD_SEPARATOR.sub("", marked)) if p]
     count = len(list(itertools.takewhile(
         lambda p: bool(NAME.match(END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", p)).strip()))

@@ -40,10 +40,12 @@ from kb.papers.pdf_names import (
     NAME,
     is_name_list,
     is_prose,
+    listed,
     merge_spaced,
 )
 from kb.papers.pdf_page import (
     MARGIN,
+    MARK_OPEN,
     SYMBOL_MARKS,
     UNREADABLE,
     PdfArticle,
@@ -253,10 +255,28 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     _set_title(article, title_lines)
     floor = MARGIN * height if height else float("-inf")
     below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
+    below = _in_title_column(below, title_lines, segments)
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
     fill_from_the_end(article, name_marks(below[:end.cut]))
     _read_abstract(article, at, below, end, body_size)
+
+
+def _in_title_column(below: list[Segment], title_lines: list[Segment],
+                     segments: list[Segment]) -> list[Segment]:
+    """The lines under the title in its column, where the title stands in a page's first column with the
+    body's prose beside it (TUGboat: 'The cals package: Multipage tables' over 'Oleg Parashchenko' in the left
+    column, the right column's text level with them): the other column's lines are the body's, never the
+    author block's, wherever the text order or a reading by rows puts them. A column beside the title holds a
+    line of prose level with the title's lines, starting right of them; a line starting left of it stays."""
+    right = max(s.x1 for s in title_lines)
+    lowest, top = min(s.y for s in title_lines), max(s.y for s in title_lines)
+    beside = [s for s in segments
+              if s.x0 > right and lowest - s.size < s.y <= top + s.size and is_prose(s.text)]
+    if not beside:
+        return below
+    edge = min(s.x0 for s in beside)
+    return [s for s in below if s.x0 < edge]
 
 
 def _head(segments: list[Segment]) -> list[Segment]:
@@ -299,7 +319,25 @@ def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segmen
     rows = {round(s.y) for s in lines}
     lines = sorted([s for s in head if s in lines or s.size >= 0.6 * title_size
                     and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+    lines = _above_names(lines)
     return lines + _subtitle(lines, head, body_size)
+
+
+def _above_names(lines: list[Segment]) -> list[Segment]:
+    """The title's lines above a line of names set in the title's size, which is the author block's first
+    (IEEE's ICASSP template: 'S. Banerjee¹, S. He Yuxun¹, ...' in the title's 12 points, italic under it in
+    bold; LaTeX's article class at one size throughout: 'Michael J. Downes' under 'Carrying on Dialog with
+    TeX'): a line of names set apart from the line above by more than a title's line spacing, and told from a
+    title's line in title case ('Deep Residual Learning') by what no title line has: a name's initial, its
+    mark, or a face other than the title's."""
+    merged = merge_spaced(lines)
+    for above, line in zip(merged, merged[1:], strict=False):
+        names = LEAD_SEPARATOR.sub("", listed(line))
+        if (is_name_list(names) and above.y - line.y > 1.5 * line.size
+                and (re.search(r"\b[A-Z]\.", names) or MARK_OPEN in (line.marked or "")
+                     or line.style != merged[0].style)):
+            return [s for s in lines if s.y > line.y + line.size / 3]
+    return lines
 
 
 def _set_title(article: PdfArticle, title_lines: list[Segment]) -> None:
@@ -446,7 +484,7 @@ def _below_title(segments: list[Segment], floor: float, under: float) -> list[Se
     below = [s for s in segments if floor < s.y < under]
     end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
     if end is None:
-        return below
+        return _rows(below) if _block_drawn_last(below) else below
     heading = below[end]
     # Lines drawn after the heading and above it wholly left of its column are a sidebar's or the margin's
     # (PLOS: its left column and the 'Check for updates' glyphs), never the author block's.
@@ -458,6 +496,19 @@ def _below_title(segments: list[Segment], floor: float, under: float) -> list[Se
     # first in the text order though it stands lower on the page than the abstract's heading: the heading
     # closes the author block, so no line under it is the block's, wherever the text order puts it.
     return [s for i, s in enumerate(below) if i >= end or s.y > heading.y - heading.size]
+
+
+def _block_drawn_last(below: list[Segment]) -> bool:
+    """Whether the PDF draws the lines under the title after the body (Fibre Diffraction Review:
+    'Introduction' and the two columns first, the names and their address last): a line drawn later stands
+    above the first line drawn and across the page's middle, as a block over both columns does. (A two-column
+    page's right column, drawn after the names and starting higher, stays clear of the middle: the text order
+    stands.)"""
+    if not below:
+        return False
+    middle = (min(s.x0 for s in below) + max(s.x1 for s in below)) / 2
+    first = below[0]
+    return any(s.y > first.y + first.size and s.x0 < middle < s.x1 for s in below[1:])
 
 
 def _rows(segments: list[Segment]) -> list[Segment]:

@@ -25,6 +25,8 @@ ADDRESS = re.compile(
     r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
     r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b|"
+    # a British postcode ('Chilton, OX11 0QX, UK'), in capitals as printed
+    r"(?-i:\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b)|"
     # the web page's buttons a journal prints under the authors (ACS: 'Cite This: ...', 'Read Online',
     # 'ACCESS | Metrics & More | Article Recommendations'): no institution
     r"\bCite This\b|\bRead Online\b|\bMetrics & More\b|\bArticle Recommendations\b|^ACCESS$",
@@ -66,13 +68,20 @@ _CASELESS = _letter_class(frozenset({"Lo"}))
 _CASELESS_WORD = rf"[{_CASELESS}]{{1,3}}"
 # a word, initials run together ('G.K.M.') or hyphenated ('J.-P.')
 _NAME_WORD = rf"(?:[{UPPER}]\.){{2,}}|[{UPPER}]\.-[{UPPER}]\.|[{UPPER}][\w'’\-]*\.?"
+# A title's words, capitalised as a title capitalises them, that no name holds: prepositions, articles and
+# conjunctions ('Bootstrapping Reasoning With Reasoning', 'Under Functional Constraint': a title's second
+# line set under its first, or a subtitle, in the names' place). (Not the short words that are names of their
+# own in some language: 'In', 'An', 'Do', 'To', 'On', 'Or' are Korean, Chinese, Vietnamese or Hebrew names.)
+_TITLE_WORDS = (r"\b(?:The|Of|For|And|With|Without|Within|Under|From|Into|Onto|Upon|Towards?|Through|Using|"
+                r"Via|Beyond|Between|Among|Across|Against|Versus|About)\b")
 # (the particles a name sets in lower case: 'van der Maaten', 'dos Santos', 'del Toro', 'bin Said', and the
 # Portuguese and Spanish 'and' between two surnames: 'Ivan Rosa e Silva', 'José Ortega y Gasset'; and the
 # name a person goes by, in parentheses before the surname: 'J. S. (Pat) Heslop-Harrison', never last, where
 # an affiliation would stand: 'Alice Smith (Google)')
 # (An alternative of ``_NAME_WORD`` that opens with initials, 'G.K.M.' or 'J.-P.', matches a name's start
 # alone: a line opening so is read as names whatever follows, as before the other scripts were added.)
-NAME = re.compile(rf"^(?:{_NAME_WORD}(?: (?:{_NAME_WORD}|\([{UPPER}][\w'’\-]*\)(?= )|van|von|de|der|den|da|"
+NAME = re.compile(rf"^(?!.*{_TITLE_WORDS})"
+                  rf"(?:{_NAME_WORD}(?: (?:{_NAME_WORD}|\([{UPPER}][\w'’\-]*\)(?= )|van|von|de|der|den|da|"
                   rf"das|di|do|dos|du|del|della|le|la|los|ter|bin|ibn|zu|e|y)){{1,4}}"
                   # (and after it, the name as its bearer writes it in a script without capitals: 'Wei Zhang
                   # (张伟)'; an affiliation in parentheses is in the paper's script: 'Alice Smith (Google)')
@@ -117,11 +126,23 @@ ANONYMOUS = re.compile(r"\bAnonymous\b", re.IGNORECASE)
 _GLUED_MARKS = re.compile(r"(?<=[a-z])(\d{1,2}(?:,\d{1,2})+)(?=[\s,;]|$)")
 
 
+# A superscript followed by a space and a capital closes one name and opens the next: a row of names set
+# apart by space alone, each closed by its mark (ICML's 'Cuong V. Nguyen¹  Tal Hassner²  Matthias Seeger¹',
+# NeurIPS's 'Wei Liu¹  Jun Wang²*', ICLR's, CVPR's): the mark stands where a list sets its comma.
+_MARK_BETWEEN = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}[ \t]+(?=[{UPPER}])")
+
+
+def listed(seg: Segment) -> str:
+    """A line's text as a list of names reads it: each superscript between two names (``_MARK_BETWEEN``) as
+    the comma it stands for, the other superscripts left out."""
+    return re.sub(r"⟨[^⟩]*⟩", "", _MARK_BETWEEN.sub(", ", seg.marked or seg.text)).strip()
+
+
 def is_name_list(text: str) -> bool:
     if ANONYMOUS.search(text):
         return False
     text = text.replace(NBSP, " ")
-    text = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
+    text = _MARK_AFTER_COMMA.sub(_mark_before_comma, _DEGREE.sub("", _GLUED_MARKS.sub("", text)))
     # marks in parentheses: 'Wimmer(1,2)'
     text = re.sub(r"\(\d+(?:,\d+)*\)", "", LEAD_SEPARATOR.sub("", text))
     parts = [END_MARKS.sub("", p).strip() for p in _NAME_SPLIT.split(END_MARKS.sub("", text))]
@@ -186,8 +207,20 @@ _MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|
 # split the list after a comma ('Jianyi Yang¹,' '#'); each run's keys are the name's.
 _TRAILING_MARKS = re.compile(rf"(?:[ \t]*(?:{_MARK_GROUP.pattern}))+[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
 # A symbol or superscript set after the comma that follows its name ('Dingwen Tao,∗ Sheng Di,†'; Wiley's
-# 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark.
-_MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩)")
+# 'Sanjoy Dasgupta,¹ Anupam Gupta²'): it is that name's mark. So are symbols set on the line after such a
+# superscript, before the next name (Science: 'Kresten Lindorff-Larsen,¹*† Stefano Piana,¹*†', the '*†' not
+# raised): a name never opens with a mark.
+_MARK_AFTER_COMMA = re.compile(rf",[ \t]*([{SYMBOL_MARKS}]+|⟨[^⟩]*⟩(?:[ \t]*[{SYMBOL_MARKS}]+(?=[ \t]|$))?)")
+
+
+def _mark_before_comma(match: re.Match[str]) -> str:
+    """A mark set after its name's comma (``_MARK_AFTER_COMMA``) moved before it; symbols after a superscript
+    go into it ('⟨1⟩ *†' -> '⟨1*†⟩'), one mark."""
+    mark = match.group(1)
+    if mark.startswith(MARK_OPEN) and not mark.endswith(MARK_CLOSE):
+        close = mark.index(MARK_CLOSE)
+        mark = f"{mark[:close]}{mark[close + 1:].strip()}{MARK_CLOSE}"
+    return f"{mark},"
 
 
 def mark_keys(mark: str) -> list[str]:
@@ -206,7 +239,7 @@ def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
                               _ORCID_BADGE.sub("", (seg.marked or seg.text).replace(NBSP, " ")))
     protected = re.sub(r"⟨[^⟩]*⟩|\(\d+(?:,\d+)*\)", lambda m: m.group().replace(",", ";"), marked)
     protected = LEAD_SEPARATOR.sub("", protected)  # a byline: 'by A, B and C', or 'and C' after 'A, B'
-    protected = _MARK_AFTER_COMMA.sub(r"\1,", _DEGREE.sub("", protected))
+    protected = _MARK_AFTER_COMMA.sub(_mark_before_comma, _DEGREE.sub("", protected))
     # A superscript is never inside a name: one followed by a capital separates two ('Smith¹ Bob Jones²').
     protected = re.sub(r"(⟨[^⟩]*⟩)[ \t]+(?=[A-Z])", r"\1, ", protected)
     parts = []
@@ -264,14 +297,14 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
         if (last is not None and BARE_MARK.match(seg.text)
                 and (seg.size < last.size - 0.5 or seg.y - last.y > _RAISED * last.size)
                 and 0 <= gap < _ICON_GAP * min(seg.size, last.size) and last.y < seg.y < last.y + last.size
-                and (is_name_list(LEAD_SEPARATOR.sub("", last.text)) or _name_end(last.text))):
+                and (is_name_list(LEAD_SEPARATOR.sub("", listed(last))) or _name_end(last.text))):
             merged[-1] = Segment(last.text, last.size, last.x0, seg.x1, last.y,
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
         # A segment opening with the previous name's mark, set after a space ('Alice Smith' '¹,*, Bob Jones',
         # MDPI): its box starts after the mark, so the gap holds the mark's width too.
         closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and is_name_list(
-            LEAD_SEPARATOR.sub("", last.text))
+            LEAD_SEPARATOR.sub("", listed(last)))
         # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
         after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5

@@ -1,0 +1,350 @@
+"""Round 10's author layouts, stated in general and tested on constructed page-1 segments: each rule on the
+layout of the real article it was found on (tests/test_real_pdfs.py reads that article) and on layouts of other
+templates the corpus does not hold (other marks, other wording, another order)."""
+
+from __future__ import annotations
+
+from kb.papers.pdf_authors import block_authors, page_authors
+from kb.papers.pdf_layout import describe
+from kb.papers.pdf_names import ADDRESS, is_name_list, name_parts
+from kb.papers.pdf_page import PdfArticle, Segment
+
+
+def _at(text: str, y: float, size: float, x0: float, x1: float, marked: str = "", style: str = "") -> Segment:
+    """A page-1 segment with its box; superscripts between the mark brackets in ``marked``."""
+    return Segment(text, size, x0, x1, y, marked, style)
+
+
+def _names(block: list[Segment]) -> list[str]:
+    return [name for name, _ in block_authors(block)]
+
+
+# -- a row of names set apart by space alone, each closed by its mark ------------------------------------------
+
+def test_a_row_of_names_each_closed_by_its_raised_mark_is_a_list_of_names() -> None:
+    """ICML (leep-icml) sets its names in a row with space between them and a raised number after each, on
+    baselines that differ by a descender's depth: 'Cuong V. Nguyen¹  Tal Hassner²  Matthias Seeger¹  Cedric
+    Archambeau¹'. Each mark stands where a list sets its comma: four names, not the last alone."""
+    row = [("Cuong V. Nguyen", 138.0, 211.4, 639.3, "1"), ("Tal Hassner", 223.6, 274.1, 641.2, "2"),
+           ("Matthias Seeger", 286.1, 354.8, 639.3, "1"), ("Cedric Archambeau", 367.1, 452.9, 641.2, "1")]
+    block = []
+    for name, x0, x1, y, mark in row:
+        block += [_at(name, y, 10, x0, x1, style="bold"), _at(mark, 645.0, 7, x1 + 2, x1 + 4)]
+    assert block_authors(block) == [("Cuong V. Nguyen", None), ("Tal Hassner", None), ("Matthias Seeger", None),
+                                    ("Cedric Archambeau", None)]
+
+
+def test_a_row_of_names_closed_by_marks_links_each_name_to_its_block() -> None:
+    """One segment holding the row with its superscripts (NeurIPS: 'Jun Wang²*  Haozhao Wang¹*'), and other
+    templates' marks: CVPR's symbols ('Alice Smith*  Bob Jones†' over '*University of Alpha  †Beta Labs'),
+    letters ('Ada Lovelaceᵃ  Alan Turingᵇ  Grace Hopperᵃ')."""
+    neurips = [_at("Jun Wang Haozhao Wang Ruixuan Li", 621, 10, 239, 429,
+                   "Jun Wang⟨2∗⟩ Haozhao Wang⟨1∗⟩ Ruixuan Li⟨1∗⟩"),
+               _at("School of Computer Science, Huazhong University of Science and Technology", 598, 10, 122, 502,
+                   "⟨1⟩School of Computer Science, Huazhong University of Science and Technology"),
+               _at("iWudao Tech", 588, 10, 286, 338, "⟨2⟩iWudao Tech")]
+    assert block_authors(neurips) == [
+        ("Jun Wang", "iWudao Tech"),
+        ("Haozhao Wang", "School of Computer Science, Huazhong University of Science and Technology"),
+        ("Ruixuan Li", "School of Computer Science, Huazhong University of Science and Technology")]
+    cvpr = [_at("Alice Smith Bob Jones", 640, 12, 150, 450, "Alice Smith⟨*⟩ Bob Jones⟨†⟩"),
+            _at("University of Alpha", 620, 11, 150, 280, "⟨*⟩University of Alpha"),
+            _at("Beta Labs", 620, 11, 330, 450, "⟨†⟩Beta Labs")]
+    assert block_authors(cvpr) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Labs")]
+    letters = [_at("Ada Lovelace Alan Turing Grace Hopper", 640, 12, 120, 480,
+                   "Ada Lovelace⟨a⟩ Alan Turing⟨b⟩ Grace Hopper⟨a⟩"),
+               _at("University of Alpha", 622, 10, 150, 300, "⟨a⟩University of Alpha"),
+               _at("Gamma Institute", 610, 10, 150, 300, "⟨b⟩Gamma Institute")]
+    assert block_authors(letters) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Gamma Institute"),
+                                      ("Grace Hopper", "University of Alpha")]
+    # A row of affiliation blocks opened by marks holds institutions, and words after a mark that name an
+    # institution are no second name.
+    blocks = [_at("Ada Lovelace", 640, 12, 150, 230, "Ada Lovelace⟨1,2⟩"),
+              _at("University of Alpha Beta Labs", 622, 10, 120, 480, "⟨1⟩University of Alpha ⟨2⟩Beta Labs")]
+    assert _names(blocks) == ["Ada Lovelace"]
+    names = [_at("Ada Lovelace", 640, 12, 150, 230, "Ada Lovelace⟨1⟩"),
+             _at("Gamma Delta Beta Labs", 622, 10, 120, 480, "Gamma Delta⟨1⟩ Beta Labs")]
+    assert _names(names) == ["Ada Lovelace"]  # words after the mark that name an institution: no second name
+
+
+def test_a_row_of_marked_names_in_another_weight_goes_on_with_the_names_above() -> None:
+    """NeurIPS (d-separation-neurips) sets the first row of its author grid in bold and the next upright, every
+    name closed by its mark: the upright row's names are the block's too. A line of names in another weight
+    with no mark stays out ('Google Brain' upright under bold names), and so does an unmarked row under marked
+    names."""
+    grid = [_at("Wei Liu Jun Wang", 623, 10, 188, 300, "Wei Liu⟨1⟩ Jun Wang⟨2∗⟩", "bold"),
+            _at("Zhiying Deng Yuankai Zhang", 609.5, 10, 213, 346, "Zhiying Deng⟨1⟩ Yuankai Zhang⟨1⟩"),
+            _at("Huazhong University of Science and Technology", 598, 10, 122, 502,
+                "⟨1⟩Huazhong University of Science and Technology"),
+            _at("iWudao Tech", 588, 10, 286, 338, "⟨2⟩iWudao Tech")]
+    hust = "Huazhong University of Science and Technology"
+    assert block_authors(grid) == [("Wei Liu", hust), ("Jun Wang", "iWudao Tech"), ("Zhiying Deng", hust),
+                                   ("Yuankai Zhang", hust)]
+    iclr = [_at("Ada Lovelace Alan Turing", 640, 10, 150, 400, "Ada Lovelace⟨*⟩ Alan Turing⟨†⟩", "bold"),
+            _at("Grace Hopper", 628, 10, 220, 300, "Grace Hopper⟨†⟩"),
+            _at("University of Alpha", 616, 10, 180, 320, "⟨*⟩University of Alpha"),
+            _at("Beta Labs", 604, 10, 220, 300, "⟨†⟩Beta Labs")]
+    assert _names(iclr) == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
+    brain = [_at("Ashish Vaswani", 640, 10, 150, 230, "Ashish Vaswani⟨*⟩", "bold"),
+             _at("Google Brain", 628, 10, 150, 230)]
+    assert _names(brain) == ["Ashish Vaswani"]
+    unmarked = [_at("Ada Lovelace", 640, 10, 150, 230, "Ada Lovelace⟨1⟩", "bold"),
+                _at("Alan Turing", 628, 10, 150, 230)]
+    assert _names(unmarked) == ["Ada Lovelace"]
+
+
+# -- marks after a name's comma -------------------------------------------------------------------------------
+
+def test_symbols_after_a_names_superscript_are_its_marks_not_the_next_names() -> None:
+    """Science (fast-folding-science) raises a number after the comma and sets the symbols after it on the
+    line: 'Kresten Lindorff-Larsen,¹*† Stefano Piana,¹*† Ron O. Dror,¹ David E. Shaw¹,²†'. A name never opens
+    with a mark: the symbols close the name before. So in other journals' orders: APS's 'Alice Smith,¹ †
+    Bob Jones²', a symbol alone after the comma ('Dingwen Tao,∗ Sheng Di,†')."""
+    science = _at("Kresten Lindorff-Larsen, *† Stefano Piana, *† Ron O. Dror, David E. Shaw†", 677, 9, 37, 326,
+                  "Kresten Lindorff-Larsen,⟨1⟩ *† Stefano Piana,⟨1⟩ *† Ron O. Dror,⟨1⟩ David E. Shaw⟨1,2⟩†")
+    assert name_parts(science) == [("Kresten Lindorff-Larsen", ["1", "*", "†"]), ("Stefano Piana", ["1", "*", "†"]),
+                                   ("Ron O. Dror", ["1"]), ("David E. Shaw", ["1", "2"])]
+    aps = _at("Alice Smith, † Bob Jones", 600, 10, 100, 300, "Alice Smith,⟨1⟩ † Bob Jones⟨2⟩")
+    assert name_parts(aps) == [("Alice Smith", ["1", "†"]), ("Bob Jones", ["2"])]
+    symbols = _at("Dingwen Tao,∗ Sheng Di,†", 600, 10, 100, 300)
+    assert name_parts(symbols) == [("Dingwen Tao", ["*"]), ("Sheng Di", ["†"])]
+
+
+def test_a_number_mark_that_keys_no_block_is_its_digits_run_together() -> None:
+    """STaR (star-reasoner) prints 'Yuhuai Wu*¹²' (a superscript '*12', no comma) over '¹Department of
+    Computer Science, Stanford University' and '²Google Research': no block 12, so the marks are 1 and 2, and
+    his affiliation is block 1's. So '¹³' over blocks 1, 2 and 3; a block 12 that exists is block 12."""
+    star = [_at("Eric Zelikman , Yuhuai Wu, Noah D. Goodman", 619, 10, 194, 414,
+                "Eric Zelikman⟨∗1⟩ , Yuhuai Wu⟨∗12⟩, Noah D. Goodman⟨1⟩"),
+            _at("Department of Computer Science, Stanford University", 606, 10, 200, 416,
+                "⟨1⟩Department of Computer Science, Stanford University"),
+            _at("Google Research", 595, 10, 275, 343, "⟨2⟩Google Research")]
+    stanford = "Department of Computer Science, Stanford University"
+    assert block_authors(star) == [("Eric Zelikman", stanford), ("Yuhuai Wu", stanford),
+                                   ("Noah D. Goodman", stanford)]
+    three = [_at("Ada Lovelace, Alan Turing", 640, 12, 150, 400, "Ada Lovelace⟨31⟩, Alan Turing⟨2⟩"),
+             _at("University of Alpha", 622, 10, 150, 300, "⟨1⟩University of Alpha"),
+             _at("Beta Labs", 610, 10, 150, 300, "⟨2⟩Beta Labs"), _at("Gamma College", 598, 10, 150, 300,
+                                                                        "⟨3⟩Gamma College")]
+    assert block_authors(three) == [("Ada Lovelace", "Gamma College"), ("Alan Turing", "Beta Labs")]
+    twelve = [_at("Ada Lovelace", 640, 12, 150, 400, "Ada Lovelace⟨12⟩"),
+              _at("University of Alpha", 622, 10, 150, 300, "⟨1⟩University of Alpha"),
+              _at("Beta Labs", 610, 10, 150, 300, "⟨2⟩Beta Labs"),
+              _at("Twelfth Institute", 598, 10, 150, 300, "⟨12⟩Twelfth Institute")]
+    assert block_authors(twelve) == [("Ada Lovelace", "Twelfth Institute")]
+
+
+# -- a title's words are no name's ----------------------------------------------------------------------------
+
+def test_a_title_line_capitalised_as_a_title_is_no_line_of_names() -> None:
+    """A title's second line or subtitle under its first, in the names' place, capitalises its words as names
+    do ('Bootstrapping Reasoning With Reasoning', star-reasoner; 'Under Functional Constraint',
+    protein-structure-evolution): a capitalised preposition, article or conjunction is in no name. Names with
+    their particles, and names whose words merely begin so ('Forrest', 'Theodore', 'Andrews'), are names."""
+    for title in ("Bootstrapping Reasoning With Reasoning", "Under Functional Constraint",
+                  "Learning From Noisy Labels", "Towards Robust Models", "The Protein Universe",
+                  "Deep Learning For Proteins"):
+        assert not is_name_list(title), title
+    for names in ("Laurens van der Maaten", "Forrest Theodore Andrews", "Ivan Rosa e Silva, Ana dos Santos",
+                  "Fromm Underwood and Ofelia Withers"):
+        assert is_name_list(names), names
+
+
+def test_page_authors_a_titles_second_line_over_the_names_is_no_author() -> None:
+    """MDPI's 2011 page (protein-structure-evolution): the title's second line, 'Under Functional Constraint',
+    then the names with their stars set apart, the address, and the corresponding author's note: three
+    authors at the address, the note nobody's affiliation."""
+    block = [_at("Under Functional Constraint", 617, 18, 50, 274, style="bold"),
+             _at("Jessica Siltberg-Liberles *, Johan A. Grahnen and David A. Liberles *", 585, 12, 50, 409,
+                 style="bold"),
+             _at("Department of Molecular Biology, University of Wyoming, Laramie, WY 82071, USA;", 556, 12, 50, 472),
+             _at("E-Mail: jgrahnen@uwyo.edu", 539, 12, 50, 190),
+             _at("* Author to whom correspondence should be addressed; E-Mails: jliberle@uwyo.edu", 510, 12, 50, 510)]
+    wyoming = "Department of Molecular Biology, University of Wyoming, Laramie"
+    assert page_authors(block, "") == [("Jessica Siltberg-Liberles", wyoming), ("Johan A. Grahnen", wyoming),
+                                       ("David A. Liberles", wyoming)]
+
+
+def test_a_note_on_the_authors_under_their_address_is_no_affiliation() -> None:
+    """Under names without marks, a note on the authors is nobody's affiliation, in other wordings too
+    ('† These authors contributed equally', '‡ Deceased')."""
+    for note in ("† These authors contributed equally to this work", "‡ Deceased 3 March 2020",
+                 "* Correspondence: ada@alpha.edu"):
+        block = [_at("Ada Lovelace and Alan Turing", 640, 12, 150, 350), _at("Beta Labs", 622, 10, 200, 300),
+                 _at(note, 610, 10, 150, 450)]
+        assert block_authors(block) == [("Ada Lovelace", "Beta Labs"), ("Alan Turing", "Beta Labs")], note
+
+
+# -- a name with its contact and its institution on one line --------------------------------------------------
+
+def test_a_line_giving_a_name_its_contact_and_its_institution() -> None:
+    """SciPy's proceedings (nitime-scipy) set each author on a line of their own: 'Ariel Rokem
+    (arokem@berkeley.edu) – University of California, Berkeley, Berkeley, CA USA', name and e-mail upright, the
+    institution in italic (so the lines' styles differ). The contact in brackets is no part of the name, the
+    dash set apart separates name and institution as a comma does. So with an e-mail in angle brackets and an
+    em dash, and with a comma."""
+    scipy = [_at("Ariel Rokem (arokem@berkeley.edu) – University of California, Berkeley, Berkeley, CA USA",
+                 747.5, 10, 74, 456, style="italic"),
+             _at("Michael Trumpis (mtrumpis@berkeley.edu) – University of California, Berkeley, Berkeley, CA USA",
+                 735.6, 10, 74, 484, style="italic"),
+             _at("Fernando Pérez (Fernando.Perez@berkeley.edu) – University of California, Berkeley, Berkeley, CA "
+                 "USA", 723.6, 10, 74, 508)]
+    berkeley = "University of California, Berkeley, Berkeley, CA USA"
+    assert block_authors(scipy) == [("Ariel Rokem", berkeley), ("Michael Trumpis", berkeley),
+                                    ("Fernando Pérez", berkeley)]
+    angle = [_at("Jane Doe <jane@alpha.org> — Beta Labs, Springfield", 640, 10, 74, 400),
+             _at("John Roe (roe@gamma.edu), Gamma College, Shelbyville", 628, 10, 74, 400)]
+    assert block_authors(angle) == [("Jane Doe", "Beta Labs, Springfield"), ("John Roe", "Gamma College, Shelbyville")]
+    # only names before the dash make it a separator: an institution's parts keep theirs
+    block = [_at("Ada Lovelace", 640, 12, 150, 230), _at("University of Alpha – Beta Campus", 622, 10, 120, 400)]
+    assert block_authors(block) == [("Ada Lovelace", "University of Alpha – Beta Campus")]
+
+
+# -- the lines under the title drawn after the body -----------------------------------------------------------
+
+_TWO_COLUMNS = [_at("Introduction", 643, 12, 58, 123, style="bold"),
+                _at("CORFUNC is the CCP13 program suite for correlation", 628, 10, 58, 288),
+                _at("function analysis. Fundamentally, a correlation function describes how the density", 604, 10,
+                    58, 288),
+                _at("Small-Angle Neutron Scattering (SANS). Examples of", 642.5, 10, 308, 538),
+                _at("the sort of colloidal system for which this type of analysis is routinely conducted", 606.5,
+                    10, 308, 538)]
+
+
+def test_describe_a_title_block_drawn_after_the_body_is_read_top_to_bottom() -> None:
+    """Fibre Diffraction Review (corfunc-fdr) draws the body's two columns first and the title, names and
+    address last: the names under the title, across both columns, are the author block. So in a Word-made
+    page that draws its names and address after the body under a heading set flush left."""
+    page = ("New Functionality in CORFUNC\nStephen King and Damian Flannery\nISIS Facility, Rutherford Appleton "
+            "Laboratory, Chilton, OX11 0QX, UK\nIntroduction\nCORFUNC is the CCP13 program suite")
+    fdr = [*_TWO_COLUMNS, _at("New Functionality in CORFUNC", 731, 14, 198, 397, style="bold"),
+           _at("Stephen King and Damian Flannery", 706, 12, 211, 384),
+           _at("ISIS Facility, Rutherford Appleton Laboratory, Chilton, OX11 0QX, UK", 683.5, 10, 152, 444)]
+    article = PdfArticle(pages=[page])
+    describe(article, fdr)
+    isis = "ISIS Facility, Rutherford Appleton Laboratory, Chilton"
+    assert article.authors == [("Stephen King", isis), ("Damian Flannery", isis)]
+    word = [*_TWO_COLUMNS, _at("A Study of Things", 731, 16, 200, 400),
+            _at("Ada Lovelace, Alan Turing", 706, 12, 230, 380),
+            _at("Department of Statistics, University of Alpha", 690, 10, 180, 430)]
+    article = PdfArticle(pages=["A Study of Things\nAda Lovelace, Alan Turing\nDepartment of Statistics\nText"])
+    describe(article, word)
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing"]
+    # A right column drawn after the names and starting higher stays clear of the page's middle (the
+    # Communications of the ACM, unix-timesharing): the text order stands, its first words are no names.
+    segments = [_at("The UNIX Time-Sharing System", 640, 24, 77, 242),
+                _at("Dennis M. Ritchie and Ken Thompson", 612, 14, 77, 293),
+                _at("Since", 629, 10, 351, 373), _at("PDP-11", 629, 10, 379, 405),
+                _at("became operational in February", 627, 10, 437, 571),
+                _at("1971, about 40 installations have been put into service; they", 615, 10, 334, 571),
+                _at("Bell Laboratories", 598, 14, 77, 174),
+                _at("are generally smaller than the system described here. Most", 602, 10, 334, 572)]
+    article = PdfArticle(pages=["The UNIX Time-Sharing System\nDennis M. Ritchie and Ken Thompson\nBell "
+                                "Laboratories\nSince PDP-11 became operational"])
+    describe(article, segments)
+    assert [name for name, _ in article.authors] == ["Dennis M. Ritchie", "Ken Thompson"]
+
+
+def test_a_british_postcode_is_an_address_part() -> None:
+    """'Chilton, OX11 0QX, UK' (and 'Cambridge CB2 1TN', 'London E1 4NS'): an address, no institution's
+    name; capitals and digits in other places are not ('COVID 19', 'CCP13')."""
+    for part in ("OX11 0QX", "Cambridge CB2 1TN", "London E1 4NS", "EC1A 1BB"):
+        assert ADDRESS.search(part), part
+    for text in ("CCP13 program suite", "ISIS Facility", "Rutherford Appleton Laboratory"):
+        assert not ADDRESS.search(text), text
+
+
+# -- a line of names in the title's size ----------------------------------------------------------------------
+
+def test_describe_a_line_of_names_in_the_titles_size_ends_the_title() -> None:
+    """IEEE's ICASSP template (quantum-affinity-arxiv) sets the names in the title's 12 points, italic under
+    the bold title, each with its mark; LaTeX's article class at one size (dialog-tex) sets 'Michael J.
+    Downes' under the title in its size and face. A line of names set apart from the title by more than its
+    line spacing, with a name's initial, a mark or another face, is the author block's first line, not the
+    title's last. So for bold names under an upright title without initials (another template's order)."""
+    body = [_at("The field of drug discovery hinges on the accurate prediction of binding affinity", 545 - 12 * i,
+                10, 54, 298) for i in range(12)]
+    icassp = [_at("A HYBRID QUANTUM-CLASSICAL FUSION NEURAL NETWORK TO IMPROVE", 684, 12, 84, 529, style="bold"),
+              _at("PROTEIN-LIGAND BINDING AFFINITY PREDICTIONS", 672, 12, 84, 530, style="bold"),
+              _at("S. Banerjee", 649.3, 12, 108, 163, "S. Banerjee⟨1⟩", "italic"),
+              _at(", S. Roy", 650.3, 12, 168, 231, ", S. Roy⟨1⟩", "italic"),
+              _at("and C. Johnson", 637.6, 12, 361, 435, "and C. Johnson⟨2⋆⟩", "italic"),
+              _at("Purdue University, The Data Mine, USA", 616.3, 10, 227, 393, "⟨1⟩Purdue University, The Data "
+                  "Mine, USA"),
+              _at("Ingenii Inc., New York, USA", 602.3, 10, 252, 370, "⟨2⟩Ingenii Inc., New York, USA"),
+              _at("ABSTRACT", 565.3, 10, 150, 203, style="bold"), *body]
+    article = PdfArticle(pages=["A HYBRID QUANTUM-CLASSICAL FUSION NEURAL NETWORK TO IMPROVE\nPROTEIN-LIGAND "
+                                "BINDING AFFINITY PREDICTIONS\nABSTRACT\nThe field of drug discovery hinges."])
+    describe(article, icassp)
+    assert article.title == ("A HYBRID QUANTUM-CLASSICAL FUSION NEURAL NETWORK TO IMPROVE PROTEIN-LIGAND BINDING "
+                             "AFFINITY PREDICTIONS")
+    purdue = "Purdue University, The Data Mine, USA"
+    assert article.authors == [("S. Banerjee", purdue), ("S. Roy", purdue),
+                               ("C. Johnson", "Ingenii Inc., New York, USA")]
+    one_size = [_at("Carrying on Dialog with TEX", 683.8, 12, 86.6, 236.4),
+                _at("Michael J. Downes", 657.3, 12, 113.8, 208.8),
+                _at("November 1994; reprocessed January 2013", 631.6, 12, 53.5, 268.9), *body]
+    article = PdfArticle(pages=["Carrying on Dialog with TEX\nMichael J. Downes\nNovember 1994\nThe field."])
+    describe(article, one_size)
+    assert (article.title, article.authors) == ("Carrying on Dialog with TEX", [("Michael J. Downes", None)])
+    bold_names = [_at("Learning to Fold Proteins", 684, 14, 150, 450),
+                  _at("Ada Lovelace and Alan Turing", 656, 14, 180, 420, style="bold"), *body]
+    article = PdfArticle(pages=["Learning to Fold Proteins\nAda Lovelace and Alan Turing\nThe field."])
+    describe(article, bold_names)
+    assert (article.title, [n for n, _ in article.authors]) == ("Learning to Fold Proteins",
+                                                                ["Ada Lovelace", "Alan Turing"])
+    # A title's line in title case that reads like names, in the title's face, without initials or marks,
+    # stays the title's, however far under the line above it.
+    two_lines = [_at("Attention Networks for", 684, 14, 150, 450),
+                 _at("Deep Residual Learning", 660, 14, 150, 450), *body]
+    article = PdfArticle(pages=["Attention Networks for\nDeep Residual Learning\nThe field."])
+    describe(article, two_lines)
+    assert article.title == "Attention Networks for Deep Residual Learning"
+
+
+# -- the title in the first of two columns, the body beside it ------------------------------------------------
+
+_RIGHT_COLUMN = ["you want to make changes or just look at the implementation, the source code and support",
+                 "available at http://github.com/olpa/tex/ in the", "directory cals. The package is small and",
+                 "the rest of this section shows how it is used in a document of the usual kind"]
+
+
+def test_describe_the_byline_under_a_title_in_the_first_column_is_read_in_that_column() -> None:
+    """TUGboat (cals-tugboat) sets the title and 'Oleg Parashchenko' in the left column, the right column's
+    prose level with them and under them: the right column's lines are the body's, wherever a reading by rows
+    puts them ('available at http://...' between the title and the name ended the block before the name).
+    So under a section heading instead of an abstract's (babelbib-tugboat's order), and with two names and an
+    institution in a magazine's larger title."""
+    right = [_at(line, 694.2 - 12 * i, 10, 314, 539) for i, line in enumerate(_RIGHT_COLUMN)]
+    left = [_at("Tables are one of the most complicated parts of any typesetting system", 639 - 12 * i, 10, 72, 296)
+            for i in range(8)]
+    cals = [_at("The cals package: Multipage tables", 702.9, 12, 72, 247, style="bold"),
+            _at("with decorations", 692.8, 12, 72, 154, style="bold"), *right,
+            _at("Oleg Parashchenko", 674.9, 10, 92.5, 174.2), _at("Abstract", 657, 10, 72, 115), *left]
+    article = PdfArticle(pages=["The cals package: Multipage tables\nwith decorations\nOleg Parashchenko\nAbstract\n"
+                                "Tables are one of the most complicated parts of any typesetting system\n2 Use"])
+    describe(article, cals)
+    assert article.authors == [("Oleg Parashchenko", None)]
+    section = [_at("Multilingual Bibliographies: Using and", 753, 12, 72, 268, style="bold"),
+               _at("extending the babelbib package", 741, 12, 72, 225, style="bold"),
+               *(_at(line, 748.5 - 12 * i, 10, 345, 537) for i, line in enumerate(_RIGHT_COLUMN)),
+               _at("Harald Harders", 727, 10, 92, 159), _at("1 Introduction", 707, 10, 72, 152), *left]
+    article = PdfArticle(pages=["Multilingual Bibliographies\nHarald Harders\n1 Introduction\nText"])
+    describe(article, section)
+    assert [name for name, _ in article.authors] == ["Harald Harders"]
+    magazine = [_at("Folding Proteins Fast", 700, 18, 40, 250, style="bold"), *right,
+                _at("Ada Lovelace and Alan Turing", 676, 10, 40, 200),
+                _at("Department of Statistics, University of Alpha", 664, 10, 40, 260), *left]
+    article = PdfArticle(pages=["Folding Proteins Fast\nAda Lovelace and Alan Turing\nDepartment of Statistics\nText"])
+    describe(article, magazine)
+    assert article.authors == [("Ada Lovelace", "Department of Statistics, University of Alpha"),
+                               ("Alan Turing", "Department of Statistics, University of Alpha")]
+    # Beside the title only a page number or a logo, no prose: no column, and names right of the page's middle
+    # stay the block's.
+    logo = [_at("Folding Proteins Fast", 700, 18, 40, 250, style="bold"), _at("OPEN ACCESS", 700, 9, 480, 540),
+            _at("Ada Lovelace", 676, 10, 40, 120, "Ada Lovelace⟨1⟩"), _at("Alan Turing", 676, 10, 400, 480,
+                                                                            "Alan Turing⟨1⟩"),
+            _at("University of Alpha", 664, 10, 200, 320, "⟨1⟩University of Alpha"), *left]
+    article = PdfArticle(pages=["Folding Proteins Fast\nAda Lovelace Alan Turing\nUniversity of Alpha\nText"])
+    describe(article, logo)
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing"]
