@@ -312,3 +312,23 @@ def test_title_a_mark_raised_off_the_names_row_is_no_subtitle() -> None:
                 _at("1,*", 585.2, 12, 457.9, 470.3, font="CMSY10"), *_body(540, 8.5, 63, 477)]
     assert _described(segments).title == ("Synergizing CRISPR/Cas9 off-target predictions for ensemble insights and "
                                           "practical applications")
+
+
+@pytest.mark.parametrize("line", [
+    _at("Code: www.plm-example.org", 672, 10, 230, 380),  # a project's address, labelled, under the title
+    _at("Project page at www.plm-example.org and data", 672, 10, 150, 460),
+])
+def test_title_a_projects_web_address_under_the_title_is_no_journals(line: Segment) -> None:
+    segments = [_at("Protein Language Models at Scale", 690, 17, 150, 460), line,
+                _at("Ada Lovelace and Alan Turing", 650, 12, 220, 390), *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"
+
+
+@pytest.mark.parametrize("line", [
+    _at("March 12, 2021", 675, 12, 250, 340),  # a date under the title, over the names
+    _at("Running title: Language models at scale", 675, 12, 180, 430),  # a labelled note
+])
+def test_title_a_date_or_a_labelled_note_over_the_byline_is_no_subtitle(line: Segment) -> None:
+    segments = [_at("Protein Language Models at Scale", 700, 17, 150, 460), line,
+                _at("Ada Lovelace and Alan Turing", 655, 11, 220, 390), *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"

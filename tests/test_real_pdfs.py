@@ -29,8 +29,9 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 FLOORS = {
     # 181 articles since round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning
     # (read at round 10's start, before any rule was made from their errors)
-    "tuning": {"title": 170, "authors": 166, "affiliations": 157, "year": 172, "venue": 168, "doi": 178,
-               "arxiv_id": 181, "abstract": 176, "ligatures": 180},
+    # (title and abstract raised to round 10's title and abstract rules: 170 -> 178, 176 -> 179)
+    "tuning": {"title": 178, "authors": 166, "affiliations": 157, "year": 172, "venue": 168, "doi": 178,
+               "arxiv_id": 181, "abstract": 179, "ligatures": 180},
     # the fresh held-out half of round 10 gets its floors when it has been read once, after the round's rules
 }
 

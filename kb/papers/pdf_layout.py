@@ -53,7 +53,7 @@ from kb.papers.pdf_page import (
     read_pages,
     unreadable,
 )
-from kb.papers.pdf_publication import ARXIV_ID, read_publication
+from kb.papers.pdf_publication import ARXIV_ID, MONTH, read_publication
 from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
@@ -261,9 +261,13 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     _read_abstract(article, at, below, end, body_size, before_body=len(below) < len(under_title))
 
 
-# A journal's ISSN or its publisher's web address ('ISSN 2073-4425', 'www.mdpi.com/journal/genes', 'Available
-# online at www.sciencedirect.com'): the lines of a journal's logo block, never an article's.
-_JOURNAL_ADDRESS = re.compile(r"\bE?ISSN:?\s*\d{4}-?\d{3}[\dXx]\b|\bwww\.[\w-]+\.\w+", re.IGNORECASE)
+# A journal's ISSN or its publisher's web address ('ISSN 2073-4425', 'www.mdpi.com/journal/genes',
+# 'Available online at www.sciencedirect.com', 'Journal homepage: ...'): the lines of a journal's logo block,
+# never an article's. An address on a line of its own or after those words only: a project's ('Code:
+# www.x.org') is not.
+_JOURNAL_ADDRESS = re.compile(r"\bE?ISSN:?\s*\d{4}-?\d{3}[\dXx]\b|\bjournal homepage\b|"
+                              r"^(?:Available online at\s+)?(?:https?://)?www\.[\w-]+\.\w+\S*$",
+                              re.IGNORECASE)
 
 
 def _logo(seg: Segment, addresses: list[Segment]) -> bool:
@@ -346,6 +350,8 @@ def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size:
     line, byline = rows[0][0], LEAD_SEPARATOR.sub("", " ".join(s.text for s in rows[1]))
     if (last.y - line.y > 2 * last.size or not body_size + 0.5 < line.size < last.size - 0.5
             or not re.search(r"[^\W\d_]{3}", line.text)  # a mark set apart ('1,*' by names): no subtitle
+            or re.match(r"[A-Z][a-z]+(?: [a-z]+)?:", line.text)  # a labelled note ('Draft:', 'Running title:')
+            or re.search(rf"\b{MONTH} (?:\d{{1,2}}, )?(?:19|20)\d\d\b", line.text)  # nor a date: 'March 2021'
             or INSTITUTION.search(line.text) or is_prose(line.text) or not is_name_list(byline)):
         return None
     if not is_name_list(LEAD_SEPARATOR.sub("", line.text)):
