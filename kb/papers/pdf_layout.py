@@ -350,7 +350,7 @@ def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size:
     line, byline = rows[0][0], LEAD_SEPARATOR.sub("", " ".join(s.text for s in rows[1]))
     if (last.y - line.y > 2 * last.size or not body_size + 0.5 < line.size < last.size - 0.5
             or not re.search(r"[^\W\d_]{3}", line.text)  # a mark set apart ('1,*' by names): no subtitle
-            or re.match(r"[A-Z][a-z]+(?: [a-z]+)?:", line.text)  # a labelled note ('Draft:', 'Running title:')
+            or re.match(r"[A-Z][a-z]+(?: [a-z]+)?:", line.text)  # a labelled note: 'Running title:'
             or re.search(rf"\b{MONTH} (?:\d{{1,2}}, )?(?:19|20)\d\d\b", line.text)  # nor a date: 'March 2021'
             or INSTITUTION.search(line.text) or is_prose(line.text) or not is_name_list(byline)):
         return None
