@@ -262,9 +262,10 @@ def _line(text: str, y: float, size: float) -> Segment:
      "ProtTrans: Toward Understanding the Language of Life Through Self-Supervised Learning"),
     ([("ProtGPT2 is a deep unsupervised language model", 740, 18), ("for protein design", 720, 14)],
      "ProtGPT2 is a deep unsupervised language model for protein design"),
-    # A subtitle of its own, neither after an open end nor in lower case, is not taken (R News: 'Support
-    # Vector Machines' over 'The Interface to libsvm in package e1071').
-    ([("Support Vector Machines", 740, 18), ("The Interface to libsvm in package e1071", 720, 14)],
+    # A subtitle of its own, neither after an open end nor in lower case, in the byline's size (and font) is
+    # not taken (R News: 'Support Vector Machines' over 'The Interface to libsvm in package e1071' over the
+    # byline, both 12 pt; one set apart from the byline is, tests/test_pdf_title_abstract.py).
+    ([("Support Vector Machines", 740, 18), ("The Interface to libsvm in package e1071", 720, 11)],
      "Support Vector Machines"),
     # Names under an open end in a size of their own end it; so does a line far below.
     ([("ProtTrans:", 740, 18), ("Ada Lovelace, Alan Turing and Grace Hopper", 718, 12)], "ProtTrans:"),

@@ -410,3 +410,21 @@ def test_real_pdf_author_details_at_the_end_give_each_number_its_block() -> None
     assert [a for _, a in article.authors] == [
         *["MRC Integrative Epidemiology Unit, University of Bristol, Bristol, UK"] * (len(names) - 1),
         "Population Health Sciences, Bristol Medical School, University of Bristol, Bristol, UK"]
+
+
+# Round 10's title and abstract classes, on the retired articles each was made from (tests/test_pdf_title_abstract.py
+# holds each rule's constructed page and its variants): a journal's logo over its ISSN and web address (MDPI's
+# 'genes', protein-structure-evolution; Elsevier's 'ScienceDirect', protein-design-dl-review); a byline in the
+# title's size, apart by its gap (dialog-tex) or its style (quantum-affinity-arxiv); a subtitle under a closed title
+# over the byline (ai-revolutions-embo, star-reasoner); a bold title in the body's size over an upright name in
+# its column, its cm-super font's name telling its weight (babelbib-tugboat, cals-tugboat, whose abstract came
+# with it); an unheaded summary closed by the drop capital that opens the body (fast-folding-science,
+# rosettafold-science).
+@pytest.mark.parametrize("name", [
+    "ai-revolutions-embo", "babelbib-tugboat", "cals-tugboat", "protein-design-dl-review", "quantum-affinity-arxiv",
+    "fast-folding-science", "rosettafold-science",
+    *(pytest.param(name, marks=pytest.mark.slow) for name in (
+        "dialog-tex", "protein-structure-evolution", "star-reasoner")),
+])
+def test_real_pdf_title_and_abstract_of_a_round_ten_class(name: str) -> None:
+    _comes_in_whole(name, ("title", "abstract"))

@@ -69,15 +69,20 @@ def abstract_page(pages: list[str], at: int) -> str | None:
 _KEYWORD_LINE = re.compile(rf"^\s*(?:{_KEYWORD_HEADS})\b|^[^|\n]+(?: \| [^|\n]+){{2,}}$", re.MULTILINE)
 
 
-def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size: float) -> str | None:
+def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size: float,
+                      before_body: bool = False) -> str | None:
     """The abstract of a page without an 'Abstract' heading: the paragraph under the author block (``last``:
     its last line; ``prose``: the segments from the paragraph's first line on), when a keyword line closes it
     ('Keywords: ...', 'Key Words and Phrases', terms between bars: 'statistical computing | simulation'), or
     when it is set in a size other than the body's and a section heading closes it, or, with no section on
     the page, the end of its lines in that size; or when it is set apart from the body in measure or style
-    (``_set_apart``), to the end of its lines set so. Anything else may be the article's first paragraph, and
-    so is a paragraph whose lines in its size flow on into another column with no keyword or section heading
-    closing them (``_spans_columns``)."""
+    (``_set_apart``), to the end of its lines set so; or when a drop capital opens the body under it
+    (``before_body``: ``prose`` ends above the capital), to the end of its lines in its size, three or more:
+    the body begins with the capital, so the paragraph above it is not the body's (Science's bold summary
+    across the page over its columns, PNAS's abstract over the body's drop capital, Scientific American's
+    standfirst). Anything else may be the article's first paragraph, and so is a paragraph whose lines in
+    its size flow on into another column with no keyword or section heading closing them
+    (``_spans_columns``)."""
     if re.match(r"[A-Z][a-z]+:", prose[0].text):  # a labelled note ('Advisers: ...'), not an abstract
         return None
     after = page.find(last.text)
@@ -95,6 +100,8 @@ def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size:
     if keywords and (section is None or keywords.start() < section.start()):
         headed = re.match(rf"\s*(?:{_KEYWORD_HEADS})\b", keywords.group()) is not None
         stop: int | None = keywords.start() if headed or not flowing else None
+    elif before_body:  # (a column beside the paragraph, running up by it, is the body's: not its lines)
+        stop = _end_of_run(rest, [s for s in run if s.x0 < prose[0].x1 and prose[0].x0 < s.x1])
     elif prose[0].size < NO_SIZE:  # a bitmap font's glyphs without a size: nothing sets the paragraph apart
         stop = None
     elif abs(prose[0].size - body_size) > 0.5:

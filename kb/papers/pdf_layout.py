@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kb.papers import identifiers
@@ -40,12 +40,10 @@ from kb.papers.pdf_names import (
     NAME,
     is_name_list,
     is_prose,
-    listed,
     merge_spaced,
 )
 from kb.papers.pdf_page import (
     MARGIN,
-    MARK_OPEN,
     SYMBOL_MARKS,
     UNREADABLE,
     PdfArticle,
@@ -55,7 +53,7 @@ from kb.papers.pdf_page import (
     read_pages,
     unreadable,
 )
-from kb.papers.pdf_publication import ARXIV_ID, read_publication
+from kb.papers.pdf_publication import ARXIV_ID, MONTH, read_publication
 from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
@@ -254,12 +252,34 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
         return
     _set_title(article, title_lines)
     floor = MARGIN * height if height else float("-inf")
-    below = _above_drop_capital(_below_title(segments, floor, min(s.y for s in title_lines) - 0.1), body_size)
-    below = _in_title_column(below, title_lines, segments)
+    under_title = _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
+    above_drop = _above_drop_capital(under_title, body_size)
+    below = _in_title_column(above_drop, title_lines, segments)
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
     fill_from_the_end(article, name_marks(below[:end.cut]))
-    _read_abstract(article, at, below, end, body_size)
+    # (a drop capital under the lines kept opens the body: they end above it)
+    _read_abstract(article, at, below, end, body_size, before_body=len(above_drop) < len(under_title))
+
+
+# A journal's ISSN or its publisher's web address ('ISSN 2073-4425', 'www.mdpi.com/journal/genes',
+# 'Available online at www.sciencedirect.com', 'Journal homepage: ...'): the lines of a journal's logo block,
+# never an article's. An address on a line of its own or after those words only: a project's ('Code:
+# www.x.org') is not.
+_JOURNAL_ADDRESS = re.compile(r"\bE?ISSN:?\s*\d{4}-?\d{3}[\dXx]\b|\bjournal homepage\b|"
+                              r"^(?:Available online at\s+)?(?:https?://)?www\.[\w-]+\.\w+\S*$",
+                              re.IGNORECASE)
+
+
+def _logo(seg: Segment, addresses: list[Segment]) -> bool:
+    """A line set directly over or under a journal's ISSN or its publisher's web address (``addresses``: the
+    page's lines holding one, ``_JOURNAL_ADDRESS``),
+    within two of its sizes and across the same stretch of the page, is the journal's logo or the platform's,
+    however large it is set (MDPI's 'genes' over 'ISSN 2073-4425' and 'www.mdpi.com/journal/genes'; Elsevier's
+    'ScienceDirect' under 'Available online at www.sciencedirect.com'; Taylor & Francis's and Hindawi's
+    journal name by its ISSN): a title stands apart from the journal's address block."""
+    return seg not in addresses and any(abs(other.y - seg.y) < 2 * seg.size and other.x0 < seg.x1
+                                        and seg.x0 < other.x1 for other in addresses)
 
 
 def _in_title_column(below: list[Segment], title_lines: list[Segment],
@@ -285,6 +305,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     if not segments:
         return []
     top = max(s.y for s in segments)
+    addresses = [s for s in segments if _JOURNAL_ADDRESS.search(s.text)]
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
@@ -292,7 +313,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
             and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)
-            and not vertical(s)]
+            and not vertical(s) and not _logo(s, addresses)]
 
 
 def vertical(seg: Segment) -> bool:
@@ -319,25 +340,75 @@ def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segmen
     rows = {round(s.y) for s in lines}
     lines = sorted([s for s in head if s in lines or s.size >= 0.6 * title_size
                     and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
-    lines = _above_names(lines)
-    return lines + _subtitle(lines, head, body_size)
+    lines = _above_byline(lines, title_size)
+    going_on = _subtitle(lines, head, body_size)
+    closed = None if going_on else _closed_subtitle(lines, head, body_size)
+    if closed is None:
+        return lines + going_on
+    if ":" not in " ".join(s.text for s in lines):  # the colon a citation sets between title and subtitle
+        lines = [*lines[:-1], replace(lines[-1], text=f"{lines[-1].text}:")]
+    return [*lines, closed]
 
 
-def _above_names(lines: list[Segment]) -> list[Segment]:
-    """The title's lines above a line of names set in the title's size, which is the author block's first
-    (IEEE's ICASSP template: 'S. Banerjee¹, S. He Yuxun¹, ...' in the title's 12 points, italic under it in
-    bold; LaTeX's article class at one size throughout: 'Michael J. Downes' under 'Carrying on Dialog with
-    TeX'): a line of names set apart from the line above by more than a title's line spacing, and told from a
-    title's line in title case ('Deep Residual Learning') by what no title line has: a name's initial, its
-    mark, or a face other than the title's."""
-    merged = merge_spaced(lines)
-    for above, line in zip(merged, merged[1:], strict=False):
-        names = LEAD_SEPARATOR.sub("", listed(line))
-        if (is_name_list(names) and above.y - line.y > 1.5 * line.size
-                and (re.search(r"\b[A-Z]\.", names) or MARK_OPEN in (line.marked or "")
-                     or line.style != merged[0].style)):
-            return [s for s in lines if s.y > line.y + line.size / 3]
+def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> Segment | None:
+    """A subtitle under a title that ends closed (no colon or dash to say it goes on, nor a line in lower
+    case: ``_subtitle``): the one line directly under the title (within two of its sizes), set smaller than
+    the title and larger than the body, directly over the byline (a row of names). It is no name itself
+    (EMBO Reports' 'The joys and perils of AlphaFold' over 'Anastassis Perrakis & Titia K Sixma', both 12 pt,
+    in two fonts; LNCS's and acmart's \\subtitle over the authors) and is set apart from the byline in size,
+    style or font; or, read as names as a line in capitals is ('Bootstrapping Reasoning With Reasoning'), it
+    is set in the title's weight or slant and larger than the byline under it (the NeurIPS-style preprint's
+    second title line over its bold names). Else None: a byline set larger than the body stays the byline."""
+    if not title_lines:
+        return None
+    last = min(title_lines, key=lambda s: s.y)
+    rows = _row_groups([s for s in head if s.y < last.y - last.size / 3])
+    if len(rows) < 2 or len(rows[0]) != 1:
+        return None
+    line, byline = rows[0][0], LEAD_SEPARATOR.sub("", " ".join(s.text for s in rows[1]))
+    if (last.y - line.y > 2 * last.size or not body_size + 0.5 < line.size < last.size - 0.5
+            or not re.search(r"[^\W\d_]{3}", line.text)  # a mark set apart ('1,*' by names): no subtitle
+            or re.match(r"[A-Z][a-z]+(?: [a-z]+)?:", line.text)  # a labelled note: 'Running title:'
+            or re.search(rf"\b{MONTH} (?:\d{{1,2}}, )?(?:19|20)\d\d\b", line.text)  # nor a date: 'March 2021'
+            or INSTITUTION.search(line.text) or is_prose(line.text) or not is_name_list(byline)):
+        return None
+    if not is_name_list(LEAD_SEPARATOR.sub("", line.text)):
+        # (set as the byline is, in its size, style and font, it may be the byline's own first line: R News's
+        # 'The Interface to libsvm in package e1071' over 'by David Meyer', both in one bold 12-pt font)
+        names = max(rows[1], key=lambda s: len(s.text))
+        same = abs(line.size - names.size) < 0.5 and (line.style, line.font) == (names.style, names.font)
+        return None if same else line
+    styled = line.style != "" and line.style == _row_style(_row_groups(title_lines)[0])
+    return line if styled and line.size > max(s.size for s in rows[1]) + 0.5 else None
+
+
+_TITLE_LEADING = 2.0  # a title's lines stand closer than this many of its sizes, even double-spaced ones
+
+
+def _above_byline(lines: list[Segment], title_size: float) -> list[Segment]:
+    """The title's lines above a byline set in the title's size: a row of names under the title's first row,
+    set apart from the row above by a wider gap than a title's lines leave (``_TITLE_LEADING``) or in another
+    style than the title's (the IEEE signal-processing template's italic names under its bold title in
+    capitals, both 12 pt; an article class whose title and byline share one size, with the date and the first
+    heading under them). The byline and every line under it are no part of the title. A title's own line in
+    capitals reads as names too ('Under Functional Constraint'), but stands at the title's leading, in its
+    style; and a line under an open end (a colon or a dash) goes on with the title in whatever style (the
+    Journal of Cryptology's italic 'Unconditional Sender and Recipient Untraceability' under its bold
+    'The Dining Cryptographers Problem:')."""
+    grouped = _row_groups(lines)
+    for above, row in itertools.pairwise(grouped):
+        text = LEAD_SEPARATOR.sub("", " ".join(s.text for s in row))
+        wide = above[0].y - row[0].y > _TITLE_LEADING * title_size
+        apart = wide or _row_style(row) != _row_style(grouped[0])
+        open_end = above[-1].text.rstrip().endswith((":", "—", "–"))  # the title goes on under it
+        if apart and not open_end and is_name_list(text):
+            return [s for s in lines if s.y > row[0].y + title_size / 3]
     return lines
+
+
+def _row_style(row: list[Segment]) -> str:
+    """The style of a row's longest segment (a row of names split at its commas: ', S. He Yuxun')."""
+    return max(row, key=lambda s: len(s.text)).style
 
 
 def _set_title(article: PdfArticle, title_lines: list[Segment]) -> None:
@@ -391,10 +462,11 @@ def _opens_paragraph(block: list[Segment], i: int) -> bool:
 
 
 def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _BlockEnd,
-                   body_size: float) -> None:
+                   body_size: float, before_body: bool = False) -> None:
     """The abstract, by what ends the author block (``end``): a structured abstract's first heading, an
-    abstract's heading, or the paragraph under the block (unless a section opens there); without a heading
-    and none found, a manuscript's abstract page after the title page."""
+    abstract's heading, or the paragraph under the block (unless a section opens there; ``before_body``: a
+    drop capital under it opens the body); without a heading and none found, a manuscript's abstract page
+    after the title page."""
     page = article.pages[at]
     if end.structured:
         article.abstract = structured_abstract(page)
@@ -404,7 +476,7 @@ def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _Blo
         prose = end.cut
         if _BOX_HEAD.match(below[prose].text):  # the abstract's box: its prose starts under the heads
             prose = next((i for i in range(prose, len(below)) if is_prose(below[i].text)), prose)
-        article.abstract = unheaded_abstract(page, below[end.cut - 1], below[prose:], body_size)
+        article.abstract = unheaded_abstract(page, below[end.cut - 1], below[prose:], body_size, before_body)
         if article.abstract is None:
             article.reasons["abstract"] = (
                 "no 'Abstract' heading, and the prose under the authors is neither "
@@ -450,7 +522,10 @@ def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float)
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
     """The title of a page set in one size throughout (a Word-made manuscript): the lines centred on the page
     (or set in bold) directly above its first centred line of names, up to a line that is neither (a running
-    head or a notice set flush left), a name or prose; none unless they hold three words or more."""
+    head or a notice set flush left), a name or prose; none unless they hold three words or more. A line of
+    names set flush left or indented serves as well under a title told by its weight alone: upright, directly
+    under a bold line (TUGboat's bold title at the head of its left column over the author's name, both in
+    the body's size; a journal's instructions for a Word manuscript: title in bold, names in plain type)."""
     left, right = min(s.x0 for s in segments), max(s.x1 for s in segments)
 
     def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
@@ -459,12 +534,18 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     # (a line of names a superscript mark split, 'Ada Lovelace¹' ', Alan Turing²', centred as one)
     ordered = sorted(merge_spaced(head), key=lambda s: -s.y)
     for i, seg in enumerate(ordered):
-        if centred(seg) and is_name_list(LEAD_SEPARATOR.sub("", seg.text)):
+        above = ordered[:i]
+        if not centred(seg):  # the lines of its column above it (another column's lines run beside them)
+            above = [s for s in above if s.x0 < seg.x1 and seg.x0 < s.x1]
+            bold_over = above and above[-1].style == "bold" and above[-1].y - seg.y < 3 * seg.size
+            if not bold_over or seg.style:
+                continue
+        if is_name_list(LEAD_SEPARATOR.sub("", seg.text)):
             # flush left, a Word manuscript's title is set apart by its weight alone
             title = list(itertools.takewhile(
                 # (a title in sentence case reads as prose, but is set bold or italic where prose is not)
                 lambda s: (centred(s) or s.style == "bold") and not (is_prose(s.text) and not s.style)
-                and not is_name_list(s.text), reversed(ordered[:i])))[::-1]
+                and not is_name_list(s.text), reversed(above)))[::-1]
             return title if len(" ".join(s.text for s in title).split()) >= 3 else []
     return []
 
@@ -512,7 +593,12 @@ def _block_drawn_last(below: list[Segment]) -> bool:
 
 
 def _rows(segments: list[Segment]) -> list[Segment]:
-    """Segments top to bottom, row by row, each row left to right: a row is the segments whose baselines lie
+    """Segments top to bottom, row by row, each row left to right (``_row_groups``)."""
+    return [seg for row in _row_groups(segments) for seg in row]
+
+
+def _row_groups(segments: list[Segment]) -> list[list[Segment]]:
+    """Segments in rows, top to bottom, each row left to right: a row is the segments whose baselines lie
     within a third of their size of its first's (a superscript or an ORCID glyph moves a name's baseline by a
     fraction of a point: 'Al Kibria' at 551.7 beside 'Labrique' at 551.3 is on their line, not above it)."""
     rows: list[list[Segment]] = []
@@ -521,7 +607,7 @@ def _rows(segments: list[Segment]) -> list[Segment]:
             rows[-1].append(seg)
         else:
             rows.append([seg])
-    return [seg for row in rows for seg in sorted(row, key=lambda s: s.x0)]
+    return [sorted(row, key=lambda s: s.x0) for row in rows]
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block

@@ -97,6 +97,7 @@ class Segment:
     y: float  # baseline height from the bottom of the page
     marked: str = ""  # the text with each superscript run kept between MARK_OPEN and MARK_CLOSE
     style: str = ""  # 'italic' or 'bold' when most of its letters are set so (``font_style``)
+    font: str = ""  # the font most of its letters are set in, by its name without a subset's prefix
 
     @property
     def center(self) -> float:
@@ -331,12 +332,18 @@ def _placed_text(textpage: object, text: str) -> str:
     return "\n".join(lines)
 
 
+def _commonest(values: list[str]) -> str:
+    """The value most of a segment's letters have ('' for none)."""
+    return max(set(values), key=values.count) if values else ""
+
+
 def page_segments(textpage: object, text: str) -> list[Segment]:
     """Page 1's text as segments, top to bottom (pdfium's own line order), columns split at wide gaps."""
     segments: list[Segment] = []
     chars: list[_Char] = []
     heights: list[float] = []
-    styles: dict[tuple[float, float], str] = {}  # each styled letter's style, by its place (left, bottom)
+    # each letter's style ('' upright) and font name, by its place (left, bottom)
+    letters: dict[tuple[float, float], tuple[str, str]] = {}
 
     def flush() -> None:
         run: list[_Char] = []
@@ -358,8 +365,9 @@ def page_segments(textpage: object, text: str) -> list[Segment]:
     def add(run: list[_Char]) -> None:
         segment = _segment(run)
         if segment is not None:
-            letters = [styles.get((c[1], c[3]), "") for c in run if c[0].isalpha()]
-            segment.style = max(set(letters), key=letters.count) if letters else ""
+            styles = [letters.get((c[1], c[3]), ("", "")) for c in run if c[0].isalpha()]
+            segment.style = _commonest([style for style, _ in styles])
+            segment.font = _commonest([font for _, font in styles])
             segments.append(segment)
 
     import ctypes
@@ -378,21 +386,26 @@ def page_segments(textpage: object, text: str) -> list[Segment]:
             continue
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
         heights.append(top - bottom)
-        if ch.isalpha() and (style := font_style(i)):
-            styles[(left, bottom)] = style
+        if ch.isalpha():
+            letters[(left, bottom)] = (font_style(i), font_style.font)
     flush()
     return segments
 
 
 _ITALIC_FLAG = 64  # the font descriptor's Italic flag (PDF 1.7, table 123)
-_ITALIC_NAME = re.compile(r"Ital|Obl(?:ique)?|Slant|-It\b|-(?:Bold)?It$|^CM(?:TI|SL|MI)", re.IGNORECASE)
-_BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX", re.IGNORECASE)
+# TeX's Computer Modern by its Type 1 names ('CMBX10', 'CMTI10'), and its T1-encoded versions, cm-super's and
+# the EC fonts' ('SFBX1000', 'SFTI1000', 'ECBX1000': bold extended, text italic, slanted, sans bold ...).
+_ITALIC_NAME = re.compile(r"Ital|Obl(?:ique)?|Slant|-It\b|-(?:Bold)?It$|^CM(?:TI|SL|MI)|"
+                          r"^(?:SF|EC)(?:TI|SL|SI|BI)\d", re.IGNORECASE)
+_BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX|^CMSSBX|"
+                        r"^(?:SF|EC)(?:BX|SX|XC)\d", re.IGNORECASE)
 
 
 class FontStyles:
     """Each character's font style on one text page: 'italic' or 'bold' for a character set in such a font (by
     its descriptor's Italic flag, its weight of 600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9',
-    'Times-Bold'), else ''; worked out once per font (its name and flags), one call per character."""
+    'Times-Bold'), else ''; worked out once per font (its name and flags), one call per character. The call
+    leaves the character's font name in ``font``."""
 
     def __init__(self, raw: object) -> None:
         import ctypes
@@ -404,12 +417,17 @@ class FontStyles:
         self._flags = ctypes.c_int(0)
         self._flags_ref = ctypes.byref(self._flags)
         self._styles: dict[tuple[bytes, int], str] = {}
+        self._names: dict[bytes, str] = {}
+        self.font = ""  # the font of the character asked about last, by its name without a subset's prefix
 
     def __call__(self, index: int) -> str:
         self._pdfium.FPDFText_GetFontInfo(self._raw, index, self._buffer, 256, self._flags_ref)
         key = (self._buffer.value, self._flags.value)
+        if key[0] not in self._names:
+            self._names[key[0]] = key[0].decode("latin-1").split("+")[-1]
+        self.font = self._names[key[0]]
         if key not in self._styles:
-            name = key[0].decode("latin-1").split("+")[-1]
+            name = self.font
             italic = key[1] & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)
             bold = self._pdfium.FPDFText_GetFontWeight(self._raw, index) >= 600 or _BOLD_NAME.search(name)
             self._styles[key] = "" if not name else "italic" if italic else "bold" if bold else ""

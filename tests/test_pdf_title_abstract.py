@@ -1,0 +1,334 @@
+"""Round 10's title and abstract rules (kb/papers/pdf_layout.py, pdf_abstract.py, pdf_page.py's font styles),
+each on a constructed page: the real layout it was made from (the real articles are checked in
+tests/test_real_pdfs.py) and variants of other templates the corpus does not hold. A journal's logo by its ISSN or
+web address; a byline set in the title's size; a subtitle under a title that ends closed; a title told by its
+weight alone over a name flush left; an unheaded abstract closed by the drop capital that opens the body."""
+
+from __future__ import annotations
+
+import pytest
+
+from kb.papers.pdf_layout import describe
+from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment
+
+
+def _at(text: str, y: float, size: float, x0: float, x1: float, style: str = "", font: str = "") -> Segment:
+    return Segment(text, size, x0, x1, y, style=style, font=font)
+
+
+def _described(segments: list[Segment], page: str = "") -> PdfArticle:
+    article = PdfArticle(pages=[page or "\n".join(s.text for s in sorted(segments, key=lambda s: -s.y))])
+    describe(article, segments)
+    return article
+
+
+_BODY = "the body of the article runs on in its columns with words of every kind in it"
+
+
+def _body(top: float, size: float = 10.0, x0: float = 50.0, x1: float = 300.0, lines: int = 20) -> list[Segment]:
+    return [_at(_BODY, top - 1.2 * size * i, size, x0, x1) for i in range(lines)]
+
+
+# -- a journal's logo by its ISSN or its publisher's web address --------------------------------------------
+
+def test_title_a_journals_logo_over_its_issn_and_web_address_is_no_title() -> None:
+    """MDPI's 2011 template (Genes): the journal's name 'genes' in 36 pt italic at the top right over 'ISSN
+    2073-4425' and 'www.mdpi.com/journal/genes', larger than the 18-pt title (before, 'genes' was taken)."""
+    segments = [_at("Genes 2011, 2, 748-762; doi:10.3390/genes2040748", 778.8, 12, 50, 300),
+                _at("genes", 711.7, 36, 459.7, 544.8, "italic"),
+                _at("ISSN 2073-4425", 700.3, 12, 464, 545, "bold"),
+                _at("www.mdpi.com/journal/genes", 684.4, 12, 400.3, 544.9),
+                _at("Review", 669.8, 12, 49.4, 84.1, "italic"),
+                _at("The Evolution of Protein Structures and Structural Ensembles", 638, 18, 50.3, 529.1, "bold"),
+                _at("Under Functional Constraint", 617.4, 18, 50.1, 273.5, "bold"),
+                _at("Jessica Siltberg-Liberles, Johan A. Grahnen and David A. Liberles", 584.7, 12, 49.8, 408.7,
+                    "bold"),
+                _at("Department of Molecular Biology, University of Wyoming, Laramie, WY 82071, USA", 556, 12, 50, 471),
+                *_body(400, 12, 78, 517)]
+    article = _described(segments)
+    assert article.title == ("The Evolution of Protein Structures and Structural Ensembles Under Functional "
+                             "Constraint")
+
+
+@pytest.mark.parametrize(("logo", "address"), [
+    # Elsevier's platform logo under its line (Current Opinion, the 2000s journals), larger than the title
+    (_at("ScienceDirect", 739.3, 16.8, 199.1, 298.7), _at("Available online at www.sciencedirect.com", 762.2, 9.1,
+                                                          160.6, 335.8)),
+    # Taylor & Francis's cover: the journal's name over 'ISSN: ... (Print) ... (Online) Journal homepage: ...'
+    (_at("Molecular Physics", 740, 18, 220, 390),
+     _at("ISSN: 0026-8976 (Print) 1362-3028 (Online) Journal homepage: https://www.tandfonline.com/loi/tmph20",
+         720, 8, 60, 540)),
+    # a journal's eISSN under its name in the header's right corner
+    (_at("Bioinformatics and Biology Insights", 745, 17, 330, 560), _at("EISSN 1177-9322", 730, 8, 470, 560)),
+])
+def test_title_a_logo_by_an_issn_or_a_publishers_address_in_other_templates(logo: Segment, address: Segment) -> None:
+    segments = [logo, address, _at("Structure-based protein design with deep learning", 662.2, 16.3, 47.4, 442.1),
+                _at("Sergey Ovchinnikov and Po-Ssu Huang", 644.4, 12, 47.5, 327.3), *_body(560)]
+    assert _described(segments).title == "Structure-based protein design with deep learning"
+
+
+def test_title_a_title_apart_from_a_web_address_stays_the_title() -> None:
+    """A project's address under the names, three title sizes and more under the title, or beside it across
+    the page, leaves the title whole."""
+    segments = [_at("Protein Language Models at Scale", 700, 17, 150, 460),
+                _at("Ada Lovelace and Alan Turing", 660, 12, 220, 390),
+                _at("www.example.org/plm", 645, 10, 250, 360),
+                _at("www.journal.example", 700, 8, 480, 560), *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"
+
+
+# -- a byline set in the title's size -----------------------------------------------------------------------
+
+def test_title_ends_at_a_byline_in_its_size_and_another_style() -> None:
+    """The IEEE signal-processing template (ICASSP): the title in bold capitals and the names in italic, both
+    12 pt, the names over two rows split at their commas (before, the names were the title's last lines)."""
+    segments = [_at("A HYBRID QUANTUM-CLASSICAL FUSION NEURAL NETWORK TO IMPROVE", 684, 12, 84.2, 529, "bold"),
+                _at("PROTEIN-LIGAND BINDING AFFINITY PREDICTIONS FOR DRUG DISCOVERY", 672, 12, 83.5, 530.5, "bold"),
+                _at("S. Banerjee", 649.3, 12, 108.2, 162.7, "italic"),
+                _at(", S. He Yuxun", 650.3, 12, 167.8, 231.2, "italic"),
+                _at(", S. Konakanchi", 650.3, 12, 236.2, 311.1, "italic"),
+                _at("L. Domingo", 635.4, 12, 165.9, 222.7, "italic"),
+                _at("and C. Johnson", 637.6, 12, 360.9, 434.8, "italic"),
+                _at("Purdue University, The Data Mine, USA", 616.3, 10, 226.6, 393.3),
+                _at("ABSTRACT", 565.3, 10, 149.7, 203, "bold"), *_body(545, 10, 54, 298)]
+    article = _described(segments)
+    assert article.title == ("A HYBRID QUANTUM-CLASSICAL FUSION NEURAL NETWORK TO IMPROVE PROTEIN-LIGAND BINDING "
+                             "AFFINITY PREDICTIONS FOR DRUG DISCOVERY")
+
+
+@pytest.mark.parametrize("byline", [
+    # the article class with its title and byline in one size: the name two sizes and more under the title,
+    # the date and the first heading under it in that size too
+    [_at("Michael J. Downes", 657.3, 12, 113.8, 208.8),
+     _at("November 1994; reprocessed January 2013", 631.6, 12, 53.5, 268.9),
+     _at("Contents", 595, 12, 30.6, 81.9, "bold")],
+    # a Word manuscript: title and names both 14-pt bold, the names set off by a blank line
+    [_at("Ada Lovelace, Charles Babbage and Mary Somerville", 655, 12, 90, 260, "bold")],
+    # names in small capitals' size-mate, upright under an italic title (a humanities journal's style)
+    [_at("Ada Lovelace and Charles Babbage", 668, 12, 100, 240)],
+])
+def test_title_a_byline_in_the_titles_size_is_no_title_line(byline: list[Segment]) -> None:
+    style = "italic" if byline[0].y == 668 else ""
+    segments = [_at("Carrying on Dialog with TeX", 683.8, 12, 86.6, 236.4, style), *byline,
+                *_body(560, 10, 30, 290)]
+    assert _described(segments).title == "Carrying on Dialog with TeX"
+
+
+def test_title_a_second_line_that_reads_as_names_at_the_titles_leading_stays_the_titles() -> None:
+    """'Under Functional Constraint' reads as a name; at the title's leading, in its style, it is its line."""
+    segments = [_at("The Evolution of Protein Structures and Structural Ensembles", 638, 18, 50, 529, "bold"),
+                _at("Under Functional Constraint", 617.4, 18, 50, 273, "bold"),
+                _at("Jessica Siltberg-Liberles and David A. Liberles", 584.7, 12, 50, 408), *_body(500)]
+    assert _described(segments).title.endswith("Structural Ensembles Under Functional Constraint")  # type: ignore[union-attr]
+
+
+# -- a subtitle under a title that ends closed ---------------------------------------------------------------
+
+def test_title_a_subtitle_under_a_closed_title_over_the_byline_is_the_titles() -> None:
+    """EMBO Reports' Science & Society essays: 'AI revolutions in biology' (28 pt) over the subtitle 'The joys
+    and perils of AlphaFold' (12 pt, italic in a font whose name does not say so) over the names (12 pt,
+    upright); joined as a citation joins them, with a colon (before, the title was the first line alone)."""
+    segments = [_at("Science & Society", 715.3, 15.9, 42.7, 161.6),
+                _at("AI revolutions in biology", 654.8, 27.9, 42.5, 331.3, font="AdvOTf1351f0c"),
+                _at("The joys and perils of AlphaFold", 631.3, 12, 43.5, 195.6, font="AdvOT5199123b"),
+                _at("Anastassis Perrakis", 603.5, 12, 42.5, 135.5, font="AdvOTa293a443"),
+                _at("& Titia K Sixma*", 603.5, 12, 152.5, 232.9, font="AdvOTa293a443"),
+                *_body(500, 8.3, 42, 204)]
+    article = _described(segments)
+    assert article.title == "AI revolutions in biology: The joys and perils of AlphaFold"
+    assert [name for name, _ in article.authors] == ["Anastassis Perrakis", "Titia K Sixma"]
+
+
+def test_title_a_subtitle_in_capitals_in_the_titles_weight_over_smaller_names() -> None:
+    """A NeurIPS-style preprint: 'STaR: Self-Taught Reasoner' (17 pt bold) over 'Bootstrapping Reasoning With
+    Reasoning' (14 pt bold, read as names) over the bold names in the body's size. The title has its colon:
+    the lines are joined as printed."""
+    segments = [_at("STaR: Self-Taught Reasoner", 679, 17.2, 202.2, 410.6, "bold"),
+                _at("Bootstrapping Reasoning With Reasoning", 659.7, 14.3, 177.8, 434.2, "bold"),
+                _at("Eric Zelikman", 619.6, 10, 193.9, 255.3, "bold"),
+                _at(", Yuhuai Wu, Noah D. Goodman", 617.9, 10, 264.4, 413.7, "bold"),
+                _at("Department of Computer Science, Stanford University", 606.1, 10, 199.9, 416.5),
+                _at("Abstract", 559.7, 12, 283.9, 328.2, "bold"), *_body(540, 10, 144, 468)]
+    assert _described(segments).title == "STaR: Self-Taught Reasoner Bootstrapping Reasoning With Reasoning"
+
+
+@pytest.mark.parametrize(("title", "subtitle", "names", "joined"), [
+    # LNCS's \subtitle: 14-pt bold title, 12-pt bold subtitle, 10-pt names
+    (_at("Proof Assistants in Practice", 700, 14.3, 180, 430, "bold"),
+     _at("Lessons from Ten Years of Formalised Mathematics", 682, 12, 150, 460, "bold"),
+     [_at("Ada Lovelace and Alan Turing", 655, 10, 230, 380)],
+     "Proof Assistants in Practice: Lessons from Ten Years of Formalised Mathematics"),
+    # acmart's \subtitle in medium weight under the bold title, over 11-pt names
+    (_at("Fast Protein Search", 700, 14.4, 200, 410, "bold"),
+     _at("Lessons from a decade of learned indexes", 683, 12, 190, 420),
+     [_at("Grace Hopper", 660, 11, 150, 230), _at("Edsger W. Dijkstra", 660, 11, 330, 430)],
+     "Fast Protein Search: Lessons from a decade of learned indexes"),
+])
+def test_title_a_subtitle_under_a_closed_title_in_other_templates(title: Segment, subtitle: Segment,
+                                                                  names: list[Segment], joined: str) -> None:
+    segments = [title, subtitle, *names, *_body(560)]
+    assert _described(segments).title == joined
+
+
+@pytest.mark.parametrize("lines", [
+    # the article class: the byline (12 pt) over an institution that reads as a name, in its size
+    [_at("Ada Lovelace", 660, 12, 250, 330), _at("Google Research", 645, 12, 245, 335)],
+    # IEEEtran's conference style: an upright 24-pt title, 11-pt names over italic 10-pt units read as names
+    [_at("Ada Lovelace", 665, 11, 120, 200), _at("Machine Intelligence Group", 652, 10, 100, 220, "italic")],
+    # R News: a line in the byline's size, style and font over 'by A' may be the byline's own: not taken
+    [_at("The Interface to libsvm in package e1071", 675, 12, 189, 403, "bold", "SFRM1200"),
+     _at("by David Meyer", 655, 12, 256, 337, "bold", "SFRM1200")],
+])
+def test_title_a_byline_larger_than_the_body_is_no_subtitle(lines: list[Segment]) -> None:
+    segments = [_at("Protein Language Models at Scale", 690, 17.3, 150, 460), *lines, *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"
+
+
+# -- a title told by its weight alone, over a name flush left ----------------------------------------------
+
+def test_title_in_bold_in_the_body_size_over_an_indented_name_in_a_column() -> None:
+    """TUGboat (ltugboat): the title in bold at the head of the left column, in the body's size, over the
+    author's name indented in upright type; the right column's lines run beside them (before, no title was
+    found, and no abstract with it)."""
+    left = [_at("TUGboat, Volume 32 (2011), No. 2", 735.5, 10, 72.4, 226),
+            _at("The cals package: Multipage tables", 702.9, 10, 72, 246.8, "bold"),
+            _at("with decorations", 692.8, 10, 71.8, 154.2, "bold"),
+            _at("Oleg Parashchenko", 674.9, 10, 92.5, 174.2),
+            _at("Abstract", 657, 10, 72.4, 115.2, "bold"),
+            _at("Tables are one of the most complicated parts of any", 639.1, 10, 72, 296.1),
+            _at("typesetting or publishing system, and LaTeX is no", 627.1, 10, 72.2, 295.8)]
+    right = [_at("you want to make changes or just look at the implementation, the", 694.2 - 12 * i, 10, 315, 540)
+             for i in range(30)]
+    page = ("TUGboat, Volume 32 (2011), No. 2\nThe cals package: Multipage tables\nwith decorations\nOleg "
+            "Parashchenko\nAbstract\nTables are one of the most complicated parts of any\ntypesetting or "
+            "publishing system, and LaTeX is no\n1 Introduction\n")
+    article = _described([*left, *right, *_body(600, 10, 72, 296, 30)], page)
+    assert article.title == "The cals package: Multipage tables with decorations"
+    assert (article.abstract or "").startswith("Tables are one of the most complicated parts of any")
+
+
+@pytest.mark.parametrize("name", [
+    _at("Ada Lovelace and Charles Babbage", 676, 12, 72, 260),  # a Word manuscript's names, flush left
+    _at("Ada Lovelace", 676, 12, 300, 380),  # right-aligned under a flush-right bold title
+])
+def test_title_in_bold_over_plain_names_in_other_layouts(name: Segment) -> None:
+    x0 = 72 if name.x0 == 72 else 200
+    segments = [_at("Difference Engines and the Analytical Method", 700, 12, x0, 380, "bold"),
+                _at("in Nineteenth-Century Computing", 688, 12, x0, 380, "bold"), name,
+                *_body(640, 12, 72, 540, 30)]
+    assert _described(segments).title == "Difference Engines and the Analytical Method in Nineteenth-Century Computing"
+
+
+@pytest.mark.parametrize(("font", "style"), [
+    ("SFBX1000", "bold"), ("SFSX1000", "bold"), ("ECBX1200", "bold"), ("SFXC1000", "bold"), ("CMSSBX10", "bold"),
+    ("SFTI1000", "italic"), ("SFSL1000", "italic"), ("ECTI0900", "italic"), ("SFBI1000", "italic"),
+    ("SFRM1000", ""), ("SFTT1000", ""), ("SFSS1000", ""), ("ECRM1000", ""), ("SFCC1000", ""),
+])
+def test_font_style_tex_t1_fonts_by_their_names(font: str, style: str) -> None:
+    """cm-super's and the EC fonts' Type 1 names say their series and shape as Computer Modern's do ('SFBX1000'
+    bold extended, 'SFTI1000' text italic); TUGboat's titles are set in them (before, all read upright)."""
+    told = "italic" if _ITALIC_NAME.search(font) else "bold" if _BOLD_NAME.search(font) else ""
+    assert told == style
+
+
+# -- an unheaded abstract closed by the drop capital that opens the body --------------------------------------
+
+_SUMMARY = ["An outstanding challenge in the field of molecular biology has been to understand the process",
+            "by which proteins fold into their characteristic three-dimensional structures. Here, we report the",
+            "results of atomic-level molecular dynamics simulations, over periods ranging between 100 ms",
+            "and 1 ms, that reveal a set of common principles underlying the folding of 12 structurally diverse",
+            "proteins, in an order highly correlated with their propensity to form in the unfolded state."]
+_COLUMN = ["folding is a process of molecular", "self-assembly during which a disordered",
+           "polypeptide chain collapses to form a compact", "and well-defined three-dimensional structure."]
+
+
+def _science(third_column: bool = True, size: float = 9.0, capital: bool = True,
+             body_right: float = 202) -> tuple[list[Segment], str]:
+    segments = [_at("How Fast-Folding Proteins Fold", 695.1, 21.9, 37.5, 317.1),
+                _at("Kresten Lindorff-Larsen, Stefano Piana, Ron O. Dror, David E. Shaw", 677, 9, 36.7, 325.6)]
+    segments += [_at(line, 655.8 - 10.5 * i, size, 36.1, 375) for i, line in enumerate(_SUMMARY)]
+    if capital:
+        segments.append(_at("P", 570, 38.9, 36.6, 56.2))
+    segments += [_at(line, 590 - 10.5 * i, 9, 57.9, body_right) for i, line in enumerate(_COLUMN)]
+    segments += [_at(line, 480 - 10.5 * i, 9, 36, body_right) for i, line in enumerate(_COLUMN * 6)]
+    beside = [_at("pertain to this variant, rather than the Engrailed", 700 - 10.5 * i, 9, 392, 558)
+              for i in range(12)] if third_column else []
+    page = "\n".join([s.text for s in segments[:2]] + _SUMMARY + ["Protein"] + _COLUMN * 7 + [s.text for s in beside])
+    return segments + beside, page
+
+
+def test_abstract_across_the_page_over_a_drop_capital_with_a_column_beside_it() -> None:
+    """A Science Report: the summary in the body's size across two of three columns, no heading; a drop
+    capital opens the body under it and the third column runs up beside it (before, no abstract: nothing set
+    it apart in size, measure or style)."""
+    segments, page = _science()
+    article = _described(segments, page)
+    assert article.abstract == " ".join(" ".join(_SUMMARY).split())
+
+
+@pytest.mark.parametrize(("third_column", "size", "body_right"), [
+    (False, 9.0, 202),  # a Science Research Article: two columns under the summary, none beside it
+    (False, 9.0, 560),  # a magazine feature's standfirst over one wide column opening with a drop capital
+    (True, 9.5, 202),  # a standfirst half a point larger (Scientific American), a column beside it
+])
+def test_abstract_over_a_drop_capital_in_other_layouts(third_column: bool, size: float, body_right: float) -> None:
+    segments, page = _science(third_column, size, body_right=body_right)
+    assert (_described(segments, page).abstract or "").endswith("their propensity to form in the unfolded state.")
+
+
+def test_abstract_no_drop_capital_no_unheaded_abstract_in_the_bodys_size() -> None:
+    """Without the capital, the same paragraph in the body's size may be the body's first: none is taken."""
+    segments, page = _science(capital=False)
+    assert _described(segments, page).abstract is None
+
+
+def test_abstract_a_drop_capital_directly_under_the_names_leaves_no_abstract() -> None:
+    """EMBO Reports' essays: the drop capital stands right under the byline; no paragraph above it."""
+    segments = [_at("AI revolutions in biology", 655, 28, 42, 331), _at("Anastassis Perrakis & Titia K Sixma*",
+                                                                        604, 12, 42, 233),
+                _at("L", 538, 44, 43, 58), _at("ast December, the artificial intelligence", 558, 8.3, 62, 204),
+                *_body(500, 8.3, 42, 204)]
+    assert _described(segments).abstract is None
+
+
+def test_title_a_line_under_an_open_end_in_another_style_goes_on_with_the_title() -> None:
+    """The Journal of Cryptology (1988): 'The Dining Cryptographers Problem:' in bold over 'Unconditional Sender
+    and Recipient Untraceability' in bold italic, within half a point of its size; the second line reads as
+    names, but after the colon it is the title's."""
+    segments = [_at("The Dining Cryptographers Problem:", 536.7, 14.26, 160.3, 377, "bold"),
+                _at("Unconditional Sender and Recipient Untraceability", 520.7, 13.81, 123, 414.4, "italic"),
+                _at("David Chaum", 499.3, 9.1, 238.7, 296.5), *_body(460, 9.1, 95, 440)]
+    assert _described(segments).title == ("The Dining Cryptographers Problem: Unconditional Sender and Recipient "
+                                          "Untraceability")
+
+
+def test_title_a_mark_raised_off_the_names_row_is_no_subtitle() -> None:
+    """Bioinformatics (OUP): the last name's marks '1,*' set in the names' size (in a font of marks) and raised
+    off their row stand between the title and the names as a row of their own: no subtitle."""
+    segments = [_at("Synergizing CRISPR/Cas9 off-target predictions", 624.9, 18, 63.7, 468.7),
+                _at("for ensemble insights and practical applications", 601.9, 18, 63.2, 470),
+                _at("Shixiong Zhang", 579.1, 12, 63.5, 145.1, font="Helvetica"),
+                _at(", Xiangtao Li, Qiuzhen Lin and Ka-Chun Wong", 579.1, 12, 166, 440.3, font="Helvetica"),
+                _at("1,*", 585.2, 12, 457.9, 470.3, font="CMSY10"), *_body(540, 8.5, 63, 477)]
+    assert _described(segments).title == ("Synergizing CRISPR/Cas9 off-target predictions for ensemble insights and "
+                                          "practical applications")
+
+
+@pytest.mark.parametrize("line", [
+    _at("Code: www.plm-example.org", 672, 10, 230, 380),  # a project's address, labelled, under the title
+    _at("Project page at www.plm-example.org and data", 672, 10, 150, 460),
+])
+def test_title_a_projects_web_address_under_the_title_is_no_journals(line: Segment) -> None:
+    segments = [_at("Protein Language Models at Scale", 690, 17, 150, 460), line,
+                _at("Ada Lovelace and Alan Turing", 650, 12, 220, 390), *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"
+
+
+@pytest.mark.parametrize("line", [
+    _at("March 12, 2021", 675, 12, 250, 340),  # a date under the title, over the names
+    _at("Running title: Language models at scale", 675, 12, 180, 430),  # a labelled note
+])
+def test_title_a_date_or_a_labelled_note_over_the_byline_is_no_subtitle(line: Segment) -> None:
+    segments = [_at("Protein Language Models at Scale", 700, 17, 150, 460), line,
+                _at("Ada Lovelace and Alan Turing", 655, 11, 220, 390), *_body(560)]
+    assert _described(segments).title == "Protein Language Models at Scale"
