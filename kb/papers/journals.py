@@ -8,11 +8,11 @@ kb reads a PDF's venue where its page names a journal without a grammar cue ('Ge
 journal's full name. Where a mention is a statement about the article itself (its shape on the page) is
 decided by ``pdf_publication``, not here.
 
-The file's lines are sorted by the names' keys, and it is mapped into memory, not read: a lookup bisects it for
-the lines of the names that open with the key's first word and reads only those (once per word and process).
-A PDF whose venue a statement gives looks up one name, a page scanned for names a few hundred words' names;
-reading the whole table took 67 ms, on the first PDF of most ``kb add``s. The file is opened on first use
-(never at ``kb`` start-up): ``lexicon()`` is cached.
+The file's lines are sorted by the names' keys, and it is mapped into memory, not read: a lookup bisects it
+for the lines of the names that open with the key's first word and reads only those (once per word and
+process). A PDF whose venue a statement gives looks up one name, a page scanned for names a few hundred
+words' names; reading the whole table took 67 ms, on the first PDF of most ``kb add``s. The file is opened
+on first use (never at ``kb`` start-up): ``lexicon()`` is cached.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ class Lexicon:
     def _names_opening_with(self, word: str) -> dict[str, str]:
         """The keys whose first word is ``word`` and the full names they give: the lines from ``word`` to
         ``word`` and '!' (a space, the next character of a longer key, is below '!', which no key holds; any
-        other is above it), read once per word (a page repeats its words; 'journal' opens the most keys, 4,323)."""
+        other is above it), read once per word (a page repeats its words; 'journal' opens the most keys,
+        4,323)."""
         names = self._by_opening.get(word)
         if names is None:
             wanted = word.encode("utf-8")
