@@ -7,11 +7,18 @@ commit of this repository too (``git archive`` into a temporary folder, same Pyt
 checkout, and prints the ratios. Prints the load average beside the numbers: on a shared machine wall times
 mean little without it; CPU time (user + system of the child) moves less with the load.
 
+``--pdfs N`` measures instead ``kb add FILE.pdf``'s reading of a PDF: its child process (``python -m
+kb.papers.pdf_child FILE.pdf``, kb/papers/pdf_child.py), a fresh one per PDF as ``kb add`` starts it, on N
+articles of the real-article corpus' tuning half (spread over it in name order), each PDF's runs of each tree
+interleaved; with ``--before``, each article's ratio and, over the articles, the median ratio and the ratio of
+the summed medians (the child's start-up, imports and first uses included: what ``kb add`` waits for).
+
 Python's bytecode caches are used as an installed kb has them (``PYTHONDONTWRITEBYTECODE`` is dropped for the
 runs measured): without them every start compiles kb's modules from source again.
 
     .venv/bin/python benchmarks/bench_startup.py            # 7 rounds
     .venv/bin/python benchmarks/bench_startup.py --rounds 15 --before main --json
+    .venv/bin/python benchmarks/bench_startup.py --pdfs 12 --rounds 9 --before e3dc798   # kb add's PDF reads
 """
 
 from __future__ import annotations
@@ -31,14 +38,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 GENERATED = 1000  # notes in the generated library
 
 
 def _run(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall and CPU seconds of ``python -m kb ARGS`` with ``tree`` first on the path."""
+    """Wall and CPU seconds of ``python -m ARGS`` (``kb ...``, or another of kb's modules) with ``tree``
+    first on the path."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "kb", *args], cwd=tree, check=True,
+    subprocess.run([sys.executable, "-m", *args], cwd=tree, check=True,
                    env={**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH")]))},
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - started
@@ -71,8 +81,17 @@ def _summary(times: list[float]) -> dict[str, float]:
             "max_s": round(max(times), 3)}
 
 
-def measure(rounds: int, before: str | None = None) -> dict[str, object]:
-    """Median, lowest and highest seconds (wall, CPU) of each command over ``rounds`` interleaved runs."""
+def _tuning_pdfs(count: int) -> list[Path]:
+    """``count`` PDFs of the corpus' tuning half, spread over it in name order (the first, and evenly after)."""
+    from benchmarks.bench_add import selected
+
+    pdfs = [pdf for pdf, _ in selected("tuning")]
+    return [pdfs[n * len(pdfs) // count] for n in range(min(count, len(pdfs)))]
+
+
+def measure(rounds: int, before: str | None = None, pdfs: int = 0) -> dict[str, object]:
+    """Median, lowest and highest seconds (wall, CPU) of each command over ``rounds`` interleaved runs; with
+    ``pdfs``, of the PDF reader's child on that many tuning articles instead of the commands."""
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         trees = {"now": ROOT} | ({f"before ({before})": _export(before, base / "before")} if before else {})
@@ -81,16 +100,20 @@ def measure(rounds: int, before: str | None = None) -> dict[str, object]:
         (base / "empty").mkdir()
         runs: list[tuple[str, Path, list[str]]] = []  # (name, tree, args): each tree its own homes and notes
         for n, (label, tree) in enumerate(trees.items()):
+            if pdfs:  # (the same files for every tree: the PDFs of this checkout)
+                runs += [(f"read {pdf.name} | {label}", tree, ["kb.papers.pdf_child", str(pdf)])
+                         for pdf in _tuning_pdfs(pdfs)]
+                continue
             bundled = shutil.copytree(ROOT / "papers", base / f"bundled-{n}")
             generated = _generated_notes(base / f"generated-{n}", GENERATED)
-            runs += [(f"kb --help | {label}", tree, ["--help"]),
-                     (f"kb add --help | {label}", tree, ["add", "--help"]),
+            runs += [(f"kb --help | {label}", tree, ["kb", "--help"]),
+                     (f"kb add --help | {label}", tree, ["kb", "add", "--help"]),
                      (f"kb list ({GENERATED:,} notes) | {label}", tree,
-                      ["list", "--papers", str(generated), "--home", str(base / f"home-generated-{n}")]),
+                      ["kb", "list", "--papers", str(generated), "--home", str(base / f"home-generated-{n}")]),
                      (f"kb list (empty) | {label}", tree,
-                      ["list", "--papers", str(base / "empty"), "--home", str(base / f"home-empty-{n}")]),
+                      ["kb", "list", "--papers", str(base / "empty"), "--home", str(base / f"home-empty-{n}")]),
                      (f"kb list (bundled notes) | {label}", tree,
-                      ["list", "--papers", str(bundled), "--home", str(base / f"home-bundled-{n}")])]
+                      ["kb", "list", "--papers", str(bundled), "--home", str(base / f"home-bundled-{n}")])]
         runs.sort(key=lambda run: run[0])  # the same command of each tree one after the other
         for _, tree, args in runs:  # the first run builds each index, writes the bytecode, warms the file cache
             _run(tree, args, env)
@@ -112,9 +135,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="runs of each command (interleaved)")
     parser.add_argument("--before", help="a git revision to measure too (e.g. main), interleaved with this one")
+    parser.add_argument("--pdfs", type=int, default=0, metavar="N", help="measure kb add's PDF reader (its "
+                        "child process) on N tuning articles instead of the commands")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args()
-    result = measure(args.rounds, args.before)
+    result = measure(args.rounds, args.before, args.pdfs)
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -122,14 +147,20 @@ def main() -> None:
           f"{result['cpus']} CPUs, {args.rounds} rounds")
     rows: dict[str, dict[str, dict[str, float]]] = result["commands"]  # type: ignore[assignment]
     for name, row in rows.items():
-        print(f"{name:<40} wall median {row['wall']['median_s']:.3f} s (min {row['wall']['min_s']:.3f}, max "
+        print(f"{name:<48} wall median {row['wall']['median_s']:.3f} s (min {row['wall']['min_s']:.3f}, max "
               f"{row['wall']['max_s']:.3f})  cpu median {row['cpu']['median_s']:.3f} s")
-    for name, row in rows.items():
-        if args.before and name.endswith("| now"):
-            old = rows[name.replace("| now", f"| before ({args.before})")]
-            print(f"{name.removesuffix(' | now'):<40} now/before: wall "
-                  f"{row['wall']['median_s'] / old['wall']['median_s']:.2f}, cpu "
-                  f"{row['cpu']['median_s'] / old['cpu']['median_s']:.2f}")
+    pairs = [(name.removesuffix(" | now"), row, rows[name.replace("| now", f"| before ({args.before})")])
+             for name, row in rows.items() if args.before and name.endswith("| now")]
+    for name, row, old in pairs:
+        print(f"{name:<48} now/before: wall {row['wall']['median_s'] / old['wall']['median_s']:.2f}, cpu "
+              f"{row['cpu']['median_s'] / old['cpu']['median_s']:.2f}")
+    if args.pdfs and pairs:  # over the PDFs: the median of their ratios, and the ratio of their summed medians
+        for kind in ("wall", "cpu"):
+            ratios = [row[kind]["median_s"] / old[kind]["median_s"] for _, row, old in pairs]
+            summed = (sum(row[kind]["median_s"] for _, row, _ in pairs)
+                      / sum(old[kind]["median_s"] for _, _, old in pairs))
+            print(f"all {len(pairs)} PDFs, {kind}: median now/before {statistics.median(ratios):.2f}, "
+                  f"summed medians now/before {summed:.2f}")
 
 
 if __name__ == "__main__":

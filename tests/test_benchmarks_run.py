@@ -117,6 +117,18 @@ def test_bench_startup_measures_each_command_now_and_before(monkeypatch: pytest.
     assert len(ratios) == 5 and all(float(wall) > 0 and float(cpu) > 0 for wall, cpu in ratios), said
 
 
+@pytest.mark.slow  # ~20 s on 2 loaded cores: 2 PDFs read by kb add's child process, 2 trees, 2 runs each
+def test_bench_startup_measures_pdf_reads_now_and_before(monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    said = _run("bench_startup", monkeypatch, capsys, "--pdfs", "2", "--rounds", "1", "--before", "HEAD")
+    rows = re.findall(rf"^read (\S+\.pdf) \| now +wall median ({NUMBER}) s .+ cpu median ({NUMBER}) s$", said,
+                      flags=re.M)
+    assert len(rows) == 2 and all(float(wall) > 0 and float(cpu) > 0 for _, wall, cpu in rows), said
+    ratios = re.findall(rf"^all 2 PDFs, (wall|cpu): median now/before ({NUMBER}), summed medians now/before "
+                        rf"({NUMBER})$", said, flags=re.M)
+    assert [kind for kind, _, _ in ratios] == ["wall", "cpu"] and all(float(r) > 0 for _, *rs in ratios for r in rs)
+
+
 @pytest.mark.slow  # ~90 s on 2 loaded cores: trains the smallest built-in model and runs a depth probe
 def test_bench_costs_prints_each_workload_in_probes(monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -153,3 +153,19 @@ def test_the_catalogue_is_every_command_with_its_own_help_line(monkeypatch: pyte
         parts = getattr(command, "commands", {}).values() or [command]  # a group: where its commands are
         defined_in = {part.callback.__module__ for part in parts}
         assert defined_in <= {f"kb.cli.{module}" for module in modules}, (name, defined_in)
+
+
+def test_pdf_reader_child_imports_no_settings_or_note_models() -> None:
+    """``kb add FILE.pdf`` reads the PDF in a fresh child process (kb.papers.pdf_child) on every add: reading a
+    page (one scanned for journal names) imports neither pydantic nor kb's settings or note models
+    (0.2 s of CPU at each read, when the PAGE_BREAK constant came from kb.notes.grounding)."""
+    pdf = ROOT / "benchmarks" / "data" / "pdfs" / "fast-folding-science.pdf"
+    code = ("import json, sys; from pathlib import Path; from kb.papers import pdf_child; "
+            "from kb.papers.pdf_layout import read_article; from kb.papers.journals import lexicon; "
+            "read_article(Path(sys.argv[1])); print(json.dumps([lexicon.cache_info().currsize, sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", code, str(pdf)], cwd=ROOT, capture_output=True, text=True,
+                          check=True)
+    lexicon_opened, modules = json.loads(done.stdout)
+    assert lexicon_opened  # (the page was read, names looked up in the journal lexicon)
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_settings", "sqlalchemy")}
+    assert not {m for m in modules if m.startswith(("kb.settings", "kb.notes.files", "kb.notes.grounding"))}

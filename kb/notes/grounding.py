@@ -30,6 +30,7 @@ from enum import StrEnum
 from typing import Literal
 
 from kb.notes.files import Note
+from kb.notes.page_break import PAGE_BREAK  # between pages of a source text taken from a PDF
 from kb.notes.sources import SourceText, read_source
 
 _DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
@@ -74,8 +75,6 @@ def check_quote(quote: str, source_text: str) -> bool:
     """True when the quote occurs in the source text, up to normalization."""
     return normalize_text(quote) in _normalized_source(source_text)
 
-
-PAGE_BREAK = "\f"  # between pages of a source text taken from a PDF
 
 _INDEX_AFTER = 32  # lookups answered by scanning before a text's word index is built (it costs ~500 scans)
 _STEP_COST = 512  # one candidate checked in Python costs about as much as scanning this many characters

@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from kb.notes.grounding import PAGE_BREAK
+from kb.notes.page_break import PAGE_BREAK
 from kb.papers.pdf_authors import numbered_blocks
 from kb.papers.pdf_names import (
     ADDRESS,

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import itertools
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -211,21 +213,33 @@ _TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's 
 _MASTHEAD = re.compile(r"^Contents lists available at\b|^journal homepage\b", re.IGNORECASE)
 
 
-def _masthead(seg: Segment, segments: list[Segment]) -> bool:
-    """A line between the two lines of a journal's masthead (``_MASTHEAD``) is the journal's name, however
-    large it is set (Biochimica et Biophysica Acta, in a size with its article's title)."""
-    above = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y > seg.y]
-    under = [s.y for s in segments if _MASTHEAD.match(s.text) and s.y < seg.y]
-    return bool(above and under) and min(above) - seg.y < 4 * seg.size and seg.y - max(under) < 4 * seg.size
+def _masthead(segments: list[Segment]) -> Callable[[Segment], bool]:
+    """Whether a line is between the two lines of a journal's masthead (``_MASTHEAD``), so the journal's name,
+    however large it is set (Biochimica et Biophysica Acta, in a size with its article's title). The page's
+    masthead lines are found once, not once per line asked about."""
+    rows = sorted(s.y for s in segments if _MASTHEAD.match(s.text))
+
+    def between(seg: Segment) -> bool:
+        # (the masthead's lines below it are rows[:under], those over it rows[above:])
+        under, above = bisect_left(rows, seg.y), bisect_right(rows, seg.y)
+        return (under > 0 and above < len(rows) and rows[above] - seg.y < 4 * seg.size
+                and seg.y - rows[under - 1] < 4 * seg.size)
+
+    return between
 
 
-def _footer_name(seg: Segment, segments: list[Segment]) -> bool:
-    """A line whose words open a line of the page's footer before a separator is the journal's name, set in
-    its banner however large (PLOS ONE's 'PLOS ONE' over its title, in the footer 'PLOS ONE | https://doi.org/
-    ...'); a footer is the bottom tenth of the page's text."""
+def _footer_name(segments: list[Segment]) -> Callable[[Segment], bool]:
+    """Whether a line's words open a line of the page's footer before a separator, so it is the journal's
+    name, set in its banner however large (PLOS ONE's 'PLOS ONE' over its title, in the footer 'PLOS ONE |
+    https://doi.org/...'); a footer is the bottom tenth of the page's text, found once per page."""
     top = max(s.y for s in segments)
-    return any(other.y < 0.1 * top and other is not seg and re.match(
-        rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text) for other in segments)
+    footer = [other for other in segments if other.y < 0.1 * top]
+
+    def names_journal(seg: Segment) -> bool:
+        return any(other is not seg and re.match(rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text)
+                   for other in footer)
+
+    return names_journal
 
 
 def _banner(seg: Segment, segments: list[Segment]) -> bool:
@@ -306,13 +320,14 @@ def _head(segments: list[Segment]) -> list[Segment]:
         return []
     top = max(s.y for s in segments)
     addresses = [s for s in segments if _JOURNAL_ADDRESS.search(s.text)]
+    masthead, footer_name = _masthead(segments), _footer_name(segments)  # (each scans the page once)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
     # it.
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
-            and not _banner(s, segments) and not _masthead(s, segments) and not _footer_name(s, segments)
+            and not _banner(s, segments) and not masthead(s) and not footer_name(s)
             and not vertical(s) and not _logo(s, addresses)]
 
 
