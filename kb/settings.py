@@ -244,8 +244,8 @@ class Settings(BaseSettings):
         description="'kb add FILE.pdf' lets the learned year ranker (kb/papers/pdf_year.py) fill the year "
         "where the layout rules leave it empty, saying so when the note is added (KB_LEARNED_YEAR=true). "
         "Off by default: cross-validated on the tuning half, its fills where the rules leave the year "
-        "empty are right 3 times of 6 (95 % interval 0.12-0.88), short of the 0.9 lower bound a default "
-        "needs; as if the rules were silent, 92 of 96 (benchmarks/data/pdfs/README.md, rounds 8 and 10).",
+        "empty fall short of the 95 % lower bound of 0.9 a default needs (the numbers: year_model.json's "
+        "'default' and benchmarks/data/pdfs/README.md, rounds 8 and 10).",
     )
     grobid_url: str | None = Field(
         default=None,

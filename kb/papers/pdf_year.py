@@ -8,10 +8,9 @@ training set and the cross-validation numbers).
 
 It is off by default (the setting ``learned_year``, ``KB_LEARNED_YEAR``), and the training script records why
 (``year_model.json``'s ``default``): it may fill by default only where, cross-validated, its fills on the
-articles the rules leave empty are right with a 95 % lower bound of 0.9. Retrained on the 181 tuning articles
-(round 10), its fills as if the rules were silent are right 92 of 96 times (96 %, 95 % interval 0.90-0.99) at
-69 % of the years, but on the 56 articles the rules leave empty 3 of 6 (interval 0.12-0.88): most of those
-state no year at all (the corpus README's round 8 and round 10).
+articles the rules leave empty are right with a 95 % lower bound of 0.9, which the tuning half cannot show:
+most articles the rules leave empty state no year at all (the numbers: the corpus README's round 8 and
+round 10).
 
 Nothing here names a journal or an article: the features are words any publisher prints ('©', 'Proceedings',
 'Vol.') and where on the page the year stands. Inference is a dot product in plain Python; the model file is
