@@ -47,6 +47,7 @@ from analyzers.depth.probes import ProbeAccumulator, ProbeOptions, clean_pass, s
 from analyzers.depth.skips import skip_probes
 from analyzers.depth.syncs import HostSyncCounter
 from analyzers.depth.training import TrainConfig, esm_config, save_esm_tokenizer, train_masked_lm
+from analyzers.ticks import plain as plain_number
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,9 @@ def run_model(name: str, shape: Shape, args: argparse.Namespace, dtype: torch.dt
         for label, seconds, peak in rows:
             per_s = (train_tokens if label.startswith("one training") else tokens) / seconds
             memory = f"{peak:6.1f} GiB" if peak == peak else "   n/a"
-            print(f"  {label:<46} {seconds * 1e3:9.1f} ms  {seconds / plain_s:6.2f}x plain  "
+            # (in four significant digits: a stage of 0.04 ms, or 0.004 of a forward slowed by a busy machine,
+            # is no '0.0 ms' or '0.00x')
+            print(f"  {label:<46} {plain_number(seconds * 1e3):>9} ms  {plain_number(seconds / plain_s):>6}x plain  "
                   f"{per_s:12,.0f} tokens/s  peak {memory}", flush=True)
         print(f"  host syncs: plain forward {plain_syncs}; probe pass {probe_syncs}", flush=True)
         state.clear()
