@@ -166,9 +166,10 @@ def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
     ('bitplant.de GmbH, Fabrikstr. 15' over '89520 Heidenheim, Germany'). A block without such a closing
     line, or without an institution word, is not one."""
     lines = [line.strip() for line in text.splitlines()]
+    signs = [_SIGN.sub("", END_MARKS.sub("", line)) for line in lines]  # each line as a signature's name
     found: dict[str, str] = {}
     for name in names:
-        at = [i for i, line in enumerate(lines) if _SIGN.sub("", END_MARKS.sub("", line)) == name]
+        at = [i for i, sign in enumerate(signs) if sign == name]
         if not at:
             continue
         block: list[str] = []
