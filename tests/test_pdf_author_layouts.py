@@ -348,3 +348,139 @@ def test_describe_the_byline_under_a_title_in_the_first_column_is_read_in_that_c
     article = PdfArticle(pages=["Folding Proteins Fast\nAda Lovelace Alan Turing\nUniversity of Alpha\nText"])
     describe(article, logo)
     assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing"]
+
+
+# -- affiliations in page 1's footnote, opened by the names' marks ----------------------------------------------
+
+# ICML's page 1 (leep-icml): the two columns of the body under the abstract's heading, in the body's 10 points.
+_ICML_BODY = [_at("We introduce a new measure to evaluate the transferability of representations learned", 575 - 12 * i,
+                  10, 75, 271) for i in range(30)] + [
+             _at("choose good source models for a given target task (Achille et al., 2019), which", 605 - 12 * i, 10,
+                 308, 541) for i in range(40)]
+_ICML_PROCEEDINGS = [_at("Proceedings of the 37", 95, 9, 55, 138, style="italic"), _at("th", 101, 6, 139, 145),
+                     _at("International Conference on Machine", 95, 9, 149, 289, style="italic"),
+                     _at("Learning, Online, PMLR 119, 2020. Copyright 2020 by the author(s).", 75, 9, 55, 290)]
+
+
+def _icml_page(names: list[tuple[str, str]], footnote: list[Segment]) -> PdfArticle:
+    """An ICML page 1 read by ``describe``: the title, a row of names each closed by its raised mark
+    (``names``: the name and its mark), the abstract's heading, the body, and ``footnote`` at the foot of the
+    left column over the proceedings' lines."""
+    row: list[Segment] = []
+    x = 138.0
+    for name, mark in names:
+        width = 6.0 * len(name)
+        row += [_at(name, 639.3, 10, x, x + width, style="bold"), _at(mark, 645, 7, x + width + 2, x + width + 4)]
+        x += width + 14
+    segments = [_at("LEEP: A New Measure to Evaluate Transferability of Learned Representations", 688, 14.3, 56, 541,
+                    style="bold"), *row, _at("Abstract", 607, 12, 150, 195, style="bold"), *_ICML_BODY,
+                *footnote, *_ICML_PROCEEDINGS]
+    article = PdfArticle(pages=["LEEP: A New Measure to Evaluate Transferability of Learned Representations\n"
+                                "Abstract\nWe introduce a new measure to evaluate the transferability."])
+    describe(article, segments)
+    return article
+
+
+def test_describe_the_footnote_a_names_mark_opens_is_its_affiliation() -> None:
+    """ICML (leep-icml) prints its institutions only in page 1's footnote, no institution's word in them:
+    'Cuong V. Nguyen¹  Tal Hassner²  Matthias Seeger¹  Cedric Archambeau¹' over '¹Amazon Web Services ²Facebook
+    AI (Work done before joining Facebook). Correspondence to: ...' in the footnote's smaller type, the raised
+    '2' apart from its block's text. The block each name's mark opens is its affiliation, up to the aside and
+    the correspondence note, and the proceedings' line under it is no part of it."""
+    footnote = [_at("Amazon Web Services", 137, 8.9, 71, 151, "⟨1⟩Amazon Web Services"), _at("2", 141, 6, 154, 156),
+                _at("Facebook AI (Work done before joining Facebook). Correspondence to: Cuong V. Nguyen "
+                    "<nguycuo@amazon.com>.", 116, 9, 157, 291)]
+    article = _icml_page([("Cuong V. Nguyen", "1"), ("Tal Hassner", "2"), ("Matthias Seeger", "1"),
+                          ("Cedric Archambeau", "1")], footnote)
+    assert article.authors == [("Cuong V. Nguyen", "Amazon Web Services"), ("Tal Hassner", "Facebook AI"),
+                               ("Matthias Seeger", "Amazon Web Services"),
+                               ("Cedric Archambeau", "Amazon Web Services")]
+
+
+def test_describe_footnote_affiliations_in_other_templates_marks_and_orders() -> None:
+    """The same class in other templates: symbols instead of numbers on one line (a CVPR workshop: '∗DeepMind
+    †Meta AI'); a NeurIPS preprint's '∗Equal contribution' note first, the names' other marks then leading
+    to a company and a university with its address; AISTATS's blocks one a line, a wrapped block going on
+    after its comma."""
+    symbols = _icml_page([("Ada Lovelace", "∗"), ("Alan Turing", "†")],
+                         [_at("DeepMind Meta AI", 137, 9, 71, 200, "∗DeepMind †Meta AI")])
+    assert symbols.authors == [("Ada Lovelace", "DeepMind"), ("Alan Turing", "Meta AI")]
+    neurips = _icml_page([("Ada Lovelace", "∗,1"), ("Alan Turing", "∗,2"), ("Grace Hopper", "2")],
+                         [_at("Equal contribution.", 140, 9, 71, 151, "⟨∗⟩Equal contribution."),
+                          _at("Google Research, Mountain View, CA 94043 Department of Statistics, University of "
+                              "Alpha, 12 Main Street", 128, 9, 71, 291, "⟨1⟩Google Research, Mountain View, CA "
+                              "94043 ⟨2⟩Department of Statistics, University of Alpha, 12 Main Street")])
+    alpha = "Department of Statistics, University of Alpha"
+    assert neurips.authors == [("Ada Lovelace", "Google Research, Mountain View"), ("Alan Turing", alpha),
+                               ("Grace Hopper", alpha)]
+    aistats = _icml_page([("Ada Lovelace", "1"), ("Alan Turing", "2")],
+                         [_at("Microsoft Research New England,", 140, 9, 71, 291,
+                              "⟨1⟩Microsoft Research New England,"),
+                          _at("Cambridge, MA", 130, 9, 71, 160),
+                          _at("Max Planck Institute for Intelligent Systems", 120, 9, 71, 291,
+                              "⟨2⟩Max Planck Institute for Intelligent Systems")])
+    assert aistats.authors == [("Ada Lovelace", "Microsoft Research New England, Cambridge, MA"),
+                               ("Alan Turing", "Max Planck Institute for Intelligent Systems")]
+
+
+def test_describe_a_footnote_that_does_not_place_every_name_places_none() -> None:
+    """A footnote is read by the names' marks only where it reads as their institutions, for every name: a
+    mark leading to a sentence (a body footnote's '¹We thank the reviewers ...'), to contacts only or to a note,
+    a name whose mark opens no block, or blocks in the body's size or above the page's lowest third, give no
+    one an affiliation."""
+    names = [("Ada Lovelace", "1"), ("Alan Turing", "2")]
+    beta = _at("Beta Labs", 120, 9, 71, 151, "⟨2⟩Beta Labs")
+    for first in (_at("We thank the reviewers for their comments on the draft", 137, 9, 71, 291,
+                      "⟨1⟩We thank the reviewers for their comments on the draft"),
+                  _at("ada@alpha.org", 137, 9, 71, 151, "⟨1⟩ada@alpha.org"),
+                  _at("Work done while at Google", 137, 9, 71, 151, "⟨1⟩Work done while at Google"),
+                  _at("Correspondence to: Ada Lovelace", 137, 9, 71, 151, "⟨1⟩Correspondence to: Ada Lovelace"),
+                  _at("Equal Contribution", 137, 9, 71, 151, "⟨1⟩Equal Contribution")):
+        article = _icml_page(names, [first, beta])
+        assert article.authors == [("Ada Lovelace", None), ("Alan Turing", None)], first.text
+    assert _icml_page(names, [beta]).authors == [("Ada Lovelace", None), ("Alan Turing", None)]
+    body_size = [_at("Alpha Corp", 137, 10, 71, 151, "⟨1⟩Alpha Corp"), _at("Beta Labs", 120, 10, 71, 151,
+                                                                          "⟨2⟩Beta Labs")]
+    assert _icml_page(names, body_size).authors == [("Ada Lovelace", None), ("Alan Turing", None)]
+    high = [_at("Alpha Corp", 500, 9, 71, 151, "⟨1⟩Alpha Corp"), _at("Beta Labs", 490, 9, 71, 151, "⟨2⟩Beta Labs")]
+    assert _icml_page(names, high).authors == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+# -- a signature at the article's end: the name, the address, contacts --------------------------------------------
+
+def _signed(names: list[str], end: str) -> list[tuple[str, str | None]]:
+    """The authors of a TUGboat article with page 1's byline (``names``) and the last page's text (``end``)."""
+    left = [_at("Tables are one of the most complicated parts of any typesetting system", 639 - 12 * i, 10, 72, 296)
+            for i in range(20)]
+    segments = [_at("The cals package: Multipage tables", 702.9, 12, 72, 247, style="bold"),
+                _at(" and ".join(names), 674.9, 10, 92.5, 250), _at("Abstract", 657, 10, 72, 115), *left]
+    article = PdfArticle(pages=["The cals package: Multipage tables\n" + " and ".join(names) + "\nAbstract\nTables",
+                                end])
+    describe(article, segments)
+    return article.authors
+
+
+def test_describe_a_signature_with_the_street_on_the_institutions_line_and_a_spelt_e_mail() -> None:
+    """TUGboat (cals-tugboat) signs an article at its end: the diamond (a control code where cmsy's glyph has
+    no Unicode map), the name, the company and its street on one line, the town, the e-mail spelt out, the web
+    address: 'bitplant.de GmbH, Fabrikstr. 15'. The institution is the line's text before the street."""
+    end = ("be extracted to a separate CTAN package.\n\x05 Oleg Parashchenko\nbitplant.de GmbH, Fabrikstr. 15\n"
+           "89520 Heidenheim, Germany\nolpa (at) uucode dot com\nhttp://uucode.com/\nReferences\n[1] OASIS.")
+    assert _signed(["Oleg Parashchenko"], end) == [("Oleg Parashchenko", "bitplant.de GmbH")]
+
+
+def test_describe_signatures_closed_by_a_spelt_e_mail_alone_and_in_other_orders() -> None:
+    """Other signatures of the class: a unit and its university, the street after the university's comma,
+    closed by an e-mail spelt in brackets with no web address after it ('jane [at] alpha [dot] edu'); two
+    signatures one under the other, each opened by the diamond, the second a company ('Beta Labs Ltd, Unit 5,
+    Mill Road') closed by 'name at host dot org'. A block of a private address, no institution, is none."""
+    two = ("the end of the article.\n⋄ Jane Roe\nDepartment of Computing\nUniversity of Alpha, 12 Main Street\n"
+           "Alpha City\njane [at] alpha [dot] edu\n⋄ John Doe\nBeta Labs Ltd, Unit 5, Mill Road\nBeta Town\n"
+           "john at betalabs dot org\nReferences")
+    assert _signed(["Jane Roe", "John Doe"], two) == [
+        ("Jane Roe", "Department of Computing, University of Alpha"), ("John Doe", "Beta Labs Ltd")]
+    private = ("the end of the article.\n\x05 Jane Roe\n18912 8th Ave. SW\nNormandy Park, WA 98166\n"
+               "jane (at) earthlink dot net\nReferences")
+    assert _signed(["Jane Roe"], private) == [("Jane Roe", None)]
+    unclosed = "the end of the article.\n\x05 Jane Roe\nUniversity of Alpha, 12 Main Street\nAlpha City\nReferences"
+    assert _signed(["Jane Roe"], unclosed) == [("Jane Roe", None)]

@@ -29,8 +29,9 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 FLOORS = {
     # 181 articles since round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning
     # (read at round 10's start, before any rule was made from their errors: title 170, authors 166, affiliations
-    # 157, year 172, venue 168, DOI 178), raised to the measurements after round 10's rules
-    "tuning": {"title": 170, "authors": 166, "affiliations": 166, "year": 179, "venue": 178, "doi": 181,
+    # 157, year 172, venue 168, DOI 178), raised to the measurements after round 10's rules (affiliations: 176
+    # with page 1's footnote blocks and TUGboat's signatures, leep-icml and cals-tugboat)
+    "tuning": {"title": 170, "authors": 166, "affiliations": 176, "year": 179, "venue": 178, "doi": 181,
                "arxiv_id": 181, "abstract": 176, "ligatures": 180},
     # the fresh held-out half of round 10 gets its floors when it has been read once, after the round's rules
 }
@@ -386,9 +387,13 @@ def test_real_pdf_publication_statement_of_a_round_ten_class(name: str, fields: 
 # line's start or glued to the institution (rosettafold-science, protein-design-dl-review, causcell-biorxiv);
 # PLoS's typed numbers over the paragraph's wrapped lines (evfold-plos); units closed by semicolons sharing the
 # institution under them (squire-emnlp); BMC's side column under the correspondence e-mails, and a supplement's
-# meeting under the names (bioinformatics-topics-bmc).
+# meeting under the names (bioinformatics-topics-bmc). Institutions only in page 1's footnote, opened by the
+# names' marks, with no institution's word (ICML's '¹Amazon Web Services ²Facebook AI', leep-icml); a TUGboat
+# signature at the end, its diamond a control code, the street on the company's line and the e-mail spelt out
+# ('bitplant.de GmbH, Fabrikstr. 15', 'olpa (at) uucode dot com': cals-tugboat).
 @pytest.mark.parametrize("name", [
     "trrosetta-biorxiv", "plm-embeddings-structure", "squire-emnlp", "evfold-plos", "bioinformatics-topics-bmc",
+    "leep-icml", "cals-tugboat",
     *(pytest.param(name, marks=pytest.mark.slow) for name in (
         "causcell-biorxiv", "retro-retrieval", "rosettafold-science", "protein-design-dl-review")),
 ])

@@ -1,7 +1,8 @@
-"""Affiliations printed away from page 1's author block, which fill the gaps it leaves: an "Affiliation:" or
-"AUTHOR INFORMATION" block at the end of the paper (JSS, R Journal, ACS), address blocks closed by e-mail
-lines (amsart), signed address blocks (R News, TUGboat), and a footnote stating in prose where the authors
-work (IEEE: 'Birman and Van Renesse are with the Department of ...')."""
+"""Affiliations printed away from page 1's author block, which fill the gaps it leaves: page 1's footnote
+blocks opened by the names' marks (ICML: '¹Amazon Web Services ²Facebook AI', ``pdf_authors``), an
+"Affiliation:" or "AUTHOR INFORMATION" block at the end of the paper (JSS, R Journal, ACS), address blocks
+closed by e-mail lines (amsart), signed address blocks (R News, TUGboat), and a footnote stating in prose
+where the authors work (IEEE: 'Birman and Van Renesse are with the Department of ...')."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import itertools
 import re
 
 from kb.notes.page_break import PAGE_BREAK
-from kb.papers.pdf_authors import numbered_blocks
+from kb.papers.pdf_authors import footnote_affiliations, numbered_blocks
 from kb.papers.pdf_names import (
     ADDRESS,
     CONTACT,
@@ -20,25 +21,29 @@ from kb.papers.pdf_names import (
     is_prose,
     join_affiliation,
 )
-from kb.papers.pdf_page import SYMBOL_MARKS, PdfArticle
+from kb.papers.pdf_page import SYMBOL_MARKS, PdfArticle, Segment
 
 
-def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = None) -> None:
-    """Affiliations page 1 lacks, from the end of the paper: an "Affiliation:" block naming each author, or
-    numbered blocks under an 'Author details' heading linked by the names' marks (``marks``: each name's keys
-    in page 1's author block), else (amsart) one address block per author in byline order, each closed by its
-    'Email address:' line. Page 1 names the institution; the end adds department and address lines, so it
-    fills gaps only."""
+def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = None,
+                      page: list[Segment] | None = None) -> None:
+    """Affiliations page 1's author block lacks: from page 1's footnote, the blocks the names' marks open
+    (``marks``: each name's keys in page 1's author block; ``page``: page 1's segments), else from the end of
+    the paper: an "Affiliation:" block naming each author, or numbered blocks under an 'Author details'
+    heading linked by the names' marks, else (amsart) one address block per author in byline order, each
+    closed by its 'Email address:' line. Page 1 names the institution; the end adds department and address
+    lines, so it fills gaps only."""
     full = "\n".join(article.pages)
     names = [n for n, _ in article.authors]
+    unplaced = {name: (marks or {}).get(name, []) for name, affiliation in article.authors if not affiliation}
+    footnote = footnote_affiliations(page or [], unplaced)
     ends = _author_details(full, names, marks or {}) | _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
     everyone = _all_authors(article.pages[0] if article.pages else "")
     ends = _author_information(full, names) | ends
-    article.authors = [(name, affiliation or stated.get(name) or everyone or ends.get(name)
-                        or (in_order[i] if in_order else None) or signed.get(name))
+    article.authors = [(name, affiliation or footnote.get(name) or stated.get(name) or everyone
+                        or ends.get(name) or (in_order[i] if in_order else None) or signed.get(name))
                        for i, (name, affiliation) in enumerate(article.authors)]
 
 
@@ -142,28 +147,59 @@ def _all_authors(page: str) -> str | None:
     return places.pop() if len(places) == 1 else None
 
 
+# An e-mail address spelt out so that no robot reads it, on a line of its own (TUGboat: 'olpa (at) uucode dot
+# com', 'karl (at) freefriends dot org'; 'jane [at] alpha [dot] edu'): a contact line like any other.
+_SPELT_MAIL = re.compile(r"^[\w.+-]+\s*(?:\(at\)|\[at\]|\sat\s)\s*[\w-]+"
+                         r"(?:\s*(?:\(dot\)|\[dot\]|\sdot\s|\.)\s*[\w-]+)+$", re.IGNORECASE)
+
+
+# What opens a signature's name line: TUGboat's diamond ('⋄ Karl Berry'), a control code where the font's
+# diamond has no Unicode map (cmsy's code 5: '\x05 Oleg Parashchenko'), and spaces.
+_SIGN = re.compile(r"^[\s\x00-\x1f⋄◇◆•◦]+|\s+$")
+
+
 def _signed_blocks(text: str, names: list[str]) -> dict[str, str]:
     """The address blocks that sign an article at its end without a heading (R News, The R Journal, TUGboat):
-    an author's full name alone on a line (after TUGboat's diamond), the institution's lines under it, closed
-    by an e-mail or web address line. A block without such a closing line, or without an institution word, is
-    not one."""
+    an author's full name alone on a line (after TUGboat's diamond: ``_SIGN``), the institution's lines under
+    it, closed by an e-mail or web address line (the e-mail spelt out too: ``_SPELT_MAIL``). The institution
+    is the block's text up to its first address part, which may share the institution's line
+    ('bitplant.de GmbH, Fabrikstr. 15' over '89520 Heidenheim, Germany'). A block without such a closing
+    line, or without an institution word, is not one."""
     lines = [line.strip() for line in text.splitlines()]
+    signs = [_SIGN.sub("", END_MARKS.sub("", line)) for line in lines]  # each line as a signature's name
     found: dict[str, str] = {}
     for name in names:
-        # (TUGboat opens each signature with a diamond: '⋄ Karl Berry')
-        at = [i for i, line in enumerate(lines) if END_MARKS.sub("", line).strip().lstrip("⋄◇◆•◦ ") == name]
+        at = [i for i, sign in enumerate(signs) if sign == name]
         if not at:
             continue
         block: list[str] = []
         for line in lines[at[-1] + 1:at[-1] + 6]:
-            if CONTACT.search(line) or not line or line == PAGE_BREAK or line in names:
+            if _contact(line) or not line or line == PAGE_BREAK or line in names:
                 break
             block.append(line)
-        closed = at[-1] + 1 + len(block) < len(lines) and CONTACT.search(lines[at[-1] + 1 + len(block)])
-        institution = list(itertools.takewhile(lambda line: not ADDRESS.search(line), block))
+        closed = at[-1] + 1 + len(block) < len(lines) and _contact(lines[at[-1] + 1 + len(block)])
+        institution = _before_the_address(block)
         if closed and institution and INSTITUTION.search(" ".join(institution)):
             found[name] = join_affiliation(institution)
     return found
+
+
+def _contact(line: str) -> bool:
+    """A line of contact details: an e-mail or web address, a telephone number, or an e-mail spelt out."""
+    return bool(CONTACT.search(line) or _SPELT_MAIL.match(line))
+
+
+def _before_the_address(block: list[str]) -> list[str]:
+    """A block's lines up to its first address part: the lines before the first line holding one, and that
+    line's comma-separated parts before it ('bitplant.de GmbH, Fabrikstr. 15': 'bitplant.de GmbH')."""
+    kept: list[str] = []
+    for line in block:
+        if not ADDRESS.search(line):
+            kept.append(line)
+            continue
+        parts = list(itertools.takewhile(lambda p: not ADDRESS.search(p), line.split(",")))
+        return [*kept, ",".join(parts).strip()] if "".join(parts).strip() else kept
+    return kept
 
 
 _EMAIL_LINE = re.compile(r"^\s*E-?mail(?: address)?\s*:.*$", re.MULTILINE | re.IGNORECASE)

@@ -35,6 +35,7 @@ from kb.papers.pdf_page import (
     UNMAPPED_MARK,
     UNMAPPED_MARKS,
     Segment,
+    body_text_size,
 )
 
 
@@ -135,6 +136,112 @@ def name_marks(block: list[Segment]) -> dict[str, list[str]]:
     for _, name, keys in _name_lines(block)[0]:
         marks.setdefault(name, keys)
     return marks
+
+
+# -- affiliations in page 1's footnote, by the names' marks --------------------------------------------------
+
+_FOOT_THIRD = 1 / 3  # a footnote stands in the lowest third of the page's text ...
+_FOOT_SMALLER = 0.5  # ... set at least this many points smaller than the body
+_FOOT_MOST_WORDS = 10  # more than an institution's name runs to: a footnote's sentence
+_RAISED_MARK = 0.8  # a mark alone on its segment is set this much smaller than the footnote's text, at most
+# A mark opening a block of the footnote: a superscript or a symbol at the text's start or after a space
+# ('¹Amazon Web Services ²Facebook AI', '∗DeepMind †Meta AI'), or a number glued to a capitalised word at
+# the line's start where no superscript was told ('1Amazon Web Services').
+_FOOT_MARK = re.compile(rf"(?:^|(?<=\s))(?:⟨(?P<sup>[^⟩]+)⟩|(?P<sym>[{SYMBOL_MARKS}]+))\s*(?=[^\W\d_])"
+                        r"|^(?P<num>\d{1,2})(?=[A-Z][a-z])")
+# A line of the footnote goes on with the block above it only where that block's text stops mid-phrase
+# (the measure broke it after a comma, a dash, 'of' or 'and'); else it is another note (the proceedings'
+# line).
+_MID_PHRASE = re.compile(r"(?:[,&–—-]|\b(?:of|and|for|the|de|in))$")
+# A full stop ending a sentence of the footnote: not an abbreviation's ('Dept. of', 'St. Louis', 'Univ.').
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\bDept)(?<!\bUniv)\.(?:\s+(?=[A-Z(])|\s*$)")
+
+
+def footnote_affiliations(segments: list[Segment], marks: dict[str, list[str]]) -> dict[str, str]:
+    """Each name's institution from page 1's footnote, opened by the marks the names carry (ICML, AISTATS,
+    NeurIPS and ICLR camera-readies, workshops: 'Cuong V. Nguyen¹  Tal Hassner²' over the footnote '¹Amazon
+    Web Services ²Facebook AI (Work done before joining Facebook). Correspondence to: ...'), where the author
+    block prints none (``marks``: the keys of the names to place). A footnote is set smaller than the body,
+    in the lowest third of the page's text (``segments``: page 1's); a block runs from its mark to the next.
+    Its institution is its first clause (no aside in brackets) up to an address part: the mark and the place
+    say what it is, so no institution's word is needed ('Amazon Web Services', 'DeepMind'), but it must read
+    as a name does (each word capitalised but the small ones, ten words at most, no contacts). A note is no
+    block ('Equal contribution', 'Correspondence to', an e-mail, 'Work done while at ...'): its name goes on
+    to its next mark. Only where every name's marks lead to an institution; else none."""
+    if not segments or not marks or not all(marks.values()):
+        return {}
+    body = body_text_size(segments)
+    low, top = min(s.y for s in segments), max(s.y for s in segments)
+    foot = [s for s in segments if s.y < low + _FOOT_THIRD * (top - low) and s.size <= body - _FOOT_SMALLER]
+    blocks = _footnote_blocks(foot)
+    found: dict[str, str] = {}
+    for name, keys in marks.items():
+        # (the first block a name's marks lead to that reads as an institution: a note, a sentence or contacts
+        # is passed over for the name's next mark; a name with none places nobody)
+        institution = next((i for k in _run_apart(keys, blocks) if k in blocks
+                            and (i := _footnote_institution(_first_clause(blocks[k])))), None)
+        if institution is None:
+            return {}
+        found[name] = institution
+    return found
+
+
+def _footnote_blocks(foot: list[Segment]) -> dict[str, str]:
+    """The blocks of a footnote's lines (``foot``, in the page's text order), by the keys of the mark opening
+    each (``_FOOT_MARK``; a raised mark alone opens the text after it); the first block of a key counts."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] = []
+    raised = _RAISED_MARK * max((s.size for s in foot), default=0.0)  # a mark alone is raised, so smaller
+    for seg in foot:
+        marked = (seg.marked or seg.text).strip()
+        if seg.size < raised and BARE_MARK.match(re.sub(r"[⟨⟩]", "", marked)):
+            current = [k for k in mark_keys(re.sub(r"[⟨⟩]", "", marked)) if k not in blocks]
+            for key in current:
+                blocks[key] = []
+            continue
+        opens = list(_FOOT_MARK.finditer(marked))
+        # text before the first mark goes on with the block above, where it stopped mid-phrase or has no text
+        before = marked[:opens[0].start()] if opens else marked
+        last = [blocks[k] for k in current]
+        if before.strip() and last and (not last[0] or _MID_PHRASE.search(last[0][-1])):
+            for lines in last:
+                lines.append(before.strip())
+        elif before.strip():
+            current = []
+        for at, mark in enumerate(opens):
+            end = opens[at + 1].start() if at + 1 < len(opens) else len(marked)
+            current = [k for k in mark_keys(mark.group("sup") or mark.group("sym") or mark.group("num"))
+                       if k not in blocks]
+            for key in current:
+                blocks[key] = [marked[mark.end():end].strip()]
+    return {key: re.sub(r"⟨[^⟩]*⟩", "", _joined_lines(lines)) for key, lines in blocks.items() if lines}
+
+
+def _joined_lines(lines: list[str]) -> str:
+    """A block's lines as one text, a word the measure broke at its hyphen joined again."""
+    return re.sub(r"(?<=[a-z])- (?=[a-z])", "", " ".join(lines))
+
+
+def _first_clause(text: str) -> str:
+    """A footnote block's first clause, without asides in brackets: up to its first sentence's end, a
+    semicolon, or a note run on after the institution ('Google Inc. Correspondence to: ...')."""
+    text = " ".join(re.sub(r"\s*\([^()]*\)", "", text).split())
+    note = _NOTE.search(text)
+    return _SENTENCE_END.split(text[:note.start()] if note and note.start() else text)[0].split(";")[0]
+
+
+def _footnote_institution(clause: str) -> str | None:
+    """A footnote block's institution (``footnote_affiliations``): its first clause (``_first_clause``) up to
+    its first address part; None unless it reads as an institution's name."""
+    parts = itertools.takewhile(lambda p: not ADDRESS.search(p), clause.split(","))
+    institution = ",".join(parts).strip(" .,:")
+    words = institution.split()
+    if (not words or len(words) > _FOOT_MOST_WORDS or CONTACT.search(institution) or _NOTE.search(institution)
+            or is_prose(institution)):
+        return None
+    if not all(w[:1].isupper() or not w[:1].isalpha() or w in _SMALL_WORDS for w in words):
+        return None
+    return institution
 
 
 def _unlinked_numbers(authors: list[tuple[str, str | None]], block: list[Segment]) -> dict[str, str] | None:

@@ -271,7 +271,7 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     below = _in_title_column(above_drop, title_lines, segments)
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
-    fill_from_the_end(article, name_marks(below[:end.cut]))
+    fill_from_the_end(article, name_marks(below[:end.cut]), segments)
     # (a drop capital under the lines kept opens the body: they end above it)
     _read_abstract(article, at, below, end, body_size, before_body=len(above_drop) < len(under_title))
 
