@@ -428,3 +428,15 @@ def test_real_pdf_author_details_at_the_end_give_each_number_its_block() -> None
 ])
 def test_real_pdf_title_and_abstract_of_a_round_ten_class(name: str) -> None:
     _comes_in_whole(name, ("title", "abstract"))
+
+
+# Round 10's second wave, on the articles each rule was made from (tests/test_pdf_author_layouts.py holds each
+# rule's constructed page and its variants): the PLOS template's numbered address lines in the text's size
+# (lotus-driver-genes-preprint, 30 pages); the corresponding author's numbered blocks under BMC's
+# correspondence note, the others' from 'Author details' at the end (genlib-bmcbioinf).
+@pytest.mark.parametrize("name", [
+    "genlib-bmcbioinf",
+    pytest.param("lotus-driver-genes-preprint", marks=pytest.mark.slow),
+])
+def test_real_pdf_of_a_round_ten_second_wave_class_has_its_authors_and_affiliations(name: str) -> None:
+    _comes_in_whole(name, ("authors", "affiliations"))
