@@ -440,3 +440,11 @@ def test_real_pdf_title_and_abstract_of_a_round_ten_class(name: str) -> None:
 ])
 def test_real_pdf_of_a_round_ten_second_wave_class_has_its_authors_and_affiliations(name: str) -> None:
     _comes_in_whole(name, ("authors", "affiliations"))
+
+
+# Round 10's second wave, publication classes (tests/test_pdf_publication.py holds each rule's constructed
+# lines): a series whose name opens with 'Proceedings of' (PMLR's header, lerc-l4dc); a footer whose bars the
+# font left unmapped (PNAS before 2011, romanov-genomic-pnas).
+@pytest.mark.parametrize("name", ["lerc-l4dc", "romanov-genomic-pnas"])
+def test_real_pdf_publication_of_a_round_ten_second_wave_class(name: str) -> None:
+    _comes_in_whole(name, ("year", "venue", "doi"))
