@@ -440,3 +440,28 @@ def test_page_authors_the_corresponding_authors_numbered_blocks_under_the_corres
             "Institute of Beta, 12 Beta Road, Betatown, Utopia\n3\nGamma University, 3 Gamma Street, Gammaville\n"
             "Full list of author information is available at the end of the article")
     assert page_authors([order], page) == [("Ada Lovelace", "Gamma University"), ("Alan Turing", None)]
+
+
+def test_a_raised_list_of_marks_closed_by_a_symbol_with_no_comma_is_the_names_marks() -> None:
+    """OUP's current Bioinformatics template raises each name's marks after a space, the corresponding
+    author's '∗' closing its numbers with no comma ('Bede Constantinides 1,2∗ and Derrick W Crook 1,2,3',
+    hostile-bioinformatics-preprint): the raised '1,2∗' is the first name's marks, as '1,2,3' is the second's,
+    and both names get address 1. So too Nature's '1*' and letters closed by a dagger ('a,b†')."""
+    oup = [_at("Bede Constantinides", 667.3, 12, 63.7, 181.2), _at("1,2∗", 670.3, 9, 184.3, 200.7),
+           _at("and Derrick W Crook", 667.3, 12, 205.6, 322.9), _at("1,2,3", 670.3, 9, 325.6, 344.6),
+           _at("Nuffield Department of Medicine, University of Oxford, Oxford, UK", 645, 9, 67, 400,
+               "⟨1⟩Nuffield Department of Medicine, University of Oxford, Oxford, UK"),
+           _at("Health Protection Research Unit, University of Oxford, Oxford, UK", 634, 9, 67, 400,
+               "⟨2⟩Health Protection Research Unit, University of Oxford, Oxford, UK")]
+    nuffield = "Nuffield Department of Medicine, University of Oxford, Oxford, UK"
+    assert block_authors(oup) == [("Bede Constantinides", nuffield), ("Derrick W Crook", nuffield)]
+    nature = [_at("Ada Lovelace", 640, 12, 100, 180), _at("1*", 644, 8, 181, 186),
+              _at("and Alan Turing", 640, 12, 190, 280), _at("2", 644, 8, 281, 284),
+              _at("University of Alpha", 620, 9, 100, 250, "⟨1⟩University of Alpha"),
+              _at("Beta Institute", 610, 9, 100, 250, "⟨2⟩Beta Institute")]
+    assert block_authors(nature) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute")]
+    letters = [_at("Ada Lovelace", 640, 12, 100, 180), _at("a,b†", 644, 8, 181, 192),
+               _at("and Alan Turing", 640, 12, 196, 286), _at("b", 644, 8, 287, 290),
+               _at("University of Alpha", 620, 9, 100, 250, "⟨a⟩University of Alpha"),
+               _at("Beta Institute", 610, 9, 100, 250, "⟨b⟩Beta Institute")]
+    assert block_authors(letters) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute")]
