@@ -484,3 +484,120 @@ def test_describe_signatures_closed_by_a_spelt_e_mail_alone_and_in_other_orders(
     assert _signed(["Jane Roe"], private) == [("Jane Roe", None)]
     unclosed = "the end of the article.\n\x05 Jane Roe\nUniversity of Alpha, 12 Main Street\nAlpha City\nReferences"
     assert _signed(["Jane Roe"], unclosed) == [("Jane Roe", None)]
+
+
+# -- round 10, second wave: numbered affiliations the author block does not read as marked blocks -------------
+
+def _marked_names(*names: tuple[str, str]) -> Segment:
+    """One line of names, each with its superscript marks (``names``: name and marks)."""
+    text = ", ".join(name for name, _ in names)
+    return _at(text, 600, 11, 57, 500, ", ".join(f"{name}⟨{marks}⟩" for name, marks in names))
+
+
+def test_page_authors_numbered_lines_in_the_texts_size_under_the_names_are_their_affiliations() -> None:
+    """The PLOS template sets its addresses on numbered lines, the numbers not raised ('1 Modal’X, UPL, Univ
+    Paris Nanterre, F-92000 Nanterre, France'), under names with raised marks (lotus-driver-genes-preprint):
+    the numbers, running 1, 2, ... on from under the names and exactly those the names carry, say these are
+    the affiliations, whatever their words ('Google Brain', 'Inria'); each name gets its first number's
+    line up to its first address part."""
+    lotus = _marked_names(("Olivier Collier", "1,*"), ("Véronique Stoven", "2,3,4"),
+                          ("Jean-Philippe Vert", "5,2,†"))
+    page = ("LOTUS: a Single- and Multitask Machine Learning\nAlgorithm for the Prediction of Cancer Driver Genes\n"
+            "Olivier Collier1,*, Véronique Stoven2,3,4, Jean-Philippe Vert5,2,†\n"
+            "1 Modal’X, UPL, Univ Paris Nanterre, F-92000 Nanterre, France\n"
+            "2 MINES ParisTech, PSL Research University, CBIO-Centre for Computational Biology,\n"
+            "F-75006 Paris, France\n3 Institut Curie, F-75248 Paris Cedex 5, France\n"
+            "4 INSERM U900, F-75248 Paris Cedex 5, France\n5 Google Brain, F-75009 Paris, France\n"
+            "∗ olivier.collier@parisnanterre.fr, †\njpvert@google.com\nAbstract\n"
+            "Cancer driver genes, i.e., oncogenes and tumor suppressor genes, are involved in the")
+    assert page_authors([lotus], page) == [
+        ("Olivier Collier", "Modal’X, UPL, Univ Paris Nanterre"),
+        ("Véronique Stoven", "MINES ParisTech, PSL Research University, CBIO-Centre for Computational Biology"),
+        ("Jean-Philippe Vert", "Google Brain")]
+    # Two names, a company and an institute named by no institution's word, a line wrapped onto the next one.
+    two = _marked_names(("Ada Lovelace", "2"), ("Alan Turing", "1,2"))
+    page = ("Folding Proteins Fast\nAda Lovelace2, Alan Turing1,2\n1 DeepMind, 6 Pancras Square, London N1C 4AG,\n"
+            "United Kingdom\n2 Inria, 75012 Paris, France\nAbstract\nProteins fold fast.")
+    assert page_authors([two], page) == [("Ada Lovelace", "Inria"), ("Alan Turing", "DeepMind")]
+    # A blank line between the names and the numbered lines, and a third name sharing the first line.
+    three = _marked_names(("Ada Lovelace", "1"), ("Alan Turing", "2"), ("Grace Hopper", "1"))
+    page = ("Folding Proteins Fast\nAda Lovelace1, Alan Turing2 and Grace Hopper1\n\n1 Google Brain, 8002 Zürich,\n"
+            "Switzerland\n2 Meta AI, 770 Broadway, New York, NY 10003\nAbstract\nProteins fold fast.")
+    assert page_authors([three], page) == [("Ada Lovelace", "Google Brain"), ("Alan Turing", "Meta AI"),
+                                           ("Grace Hopper", "Google Brain")]
+    # Numbered section headings after the abstract's prose, and numbered lines that are not the names'
+    # numbers (a third is carried, two lines are printed), are no affiliations.
+    page = ("Folding Proteins Fast\nAda Lovelace1, Alan Turing2 and Grace Hopper1\nAbstract\nWe show that the "
+            "proteins of the cell fold in a matter of microseconds and\n1 Introduction\n2 Methods")
+    assert page_authors([three], page) == [("Ada Lovelace", None), ("Alan Turing", None), ("Grace Hopper", None)]
+    carried = _marked_names(("Ada Lovelace", "1"), ("Alan Turing", "3"))
+    page = "Folding Proteins Fast\nAda Lovelace1 and Alan Turing3\n1 Google Brain, Zürich\n2 Meta AI, New York\n"
+    assert page_authors([carried], page) == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+def test_page_authors_the_corresponding_authors_numbered_blocks_under_the_correspondence_note() -> None:
+    """BMC prints only the corresponding author's numbered addresses on page 1, under the correspondence
+    note, the first number raised at the end of the e-mail's line ('* Correspondence: mroygagn@uottawa.ca 2'
+    / 'Centre de recherche, ...' / '5' / 'School of ...', genlib-bmcbioinf): each name gets the first block
+    one of its numbers opens; a name none of whose numbers is printed there gets none here (the end's
+    'Author details' give it one), rather than every name getting the whole column."""
+    names = _marked_names(("Héloïse Gauvin", "1,2"), ("Eve-Marie Lavoie", "3"), ("Damian Labuda", "2,4"),
+                          ("Marie-Hélène Roy-Gagnon", "2,5*"))
+    page = ("GENLIB: an R package for the analysis of genealogical data\n"
+            "Héloïse Gauvin1,2, Eve-Marie Lavoie3, Damian Labuda2,4, Marie-Hélène Roy-Gagnon2,5*\n"
+            "Abstract\nBackground: Founder populations have an important role in the study of genetic diseases.\n"
+            "* Correspondence: mroygagn@uottawa.ca 2\n"
+            "Centre de recherche, Centre hospitalier universitaire Sainte-Justine, Montréal,\nQuébec, Canada\n5\n"
+            "School of Epidemiology, Public Health and Preventive Medicine, Faculty of\n"
+            "Medicine, University of Ottawa, 600 Peter Morand Cres, Room 101E, Ottawa,\nON K1G 5Z3, Canada\n"
+            "Full list of author information is available at the end of the article")
+    sainte_justine = "Centre de recherche, Centre hospitalier universitaire Sainte-Justine"
+    assert [(n, a and a.split(", Montréal")[0]) for n, a in page_authors([names], page)] == [
+        ("Héloïse Gauvin", sainte_justine), ("Eve-Marie Lavoie", None), ("Damian Labuda", sainte_justine),
+        ("Marie-Hélène Roy-Gagnon", sainte_justine)]
+    # SpringerOpen: the e-mail on a line of its own, the number on the next; the corresponding author's first
+    # number is not printed, its second is.
+    two = _marked_names(("Ada Lovelace", "1"), ("Alan Turing", "2,3*"))
+    page = ("Folding proteins fast\nAda Lovelace1 and Alan Turing2,3*\n*Correspondence:\nturing@alpha.edu\n3\n"
+            "Department of Physics, University of Alpha, Alphaville 12345, Utopia\n"
+            "Full list of author information is available at the end of the article")
+    assert page_authors([two], page) == [("Ada Lovelace", None),
+                                         ("Alan Turing", "Department of Physics, University of Alpha")]
+    # Two corresponding authors' e-mails on one line, one block that two names share.
+    three = _marked_names(("Ada Lovelace", "1*"), ("Alan Turing", "2"), ("Grace Hopper", "1*"))
+    page = ("Folding proteins fast\nAda Lovelace1*, Alan Turing2 and Grace Hopper1*\n"
+            "*Correspondence: ada@beta.org; grace@beta.org 1\nInstitute of Beta, 12 Beta Road, Betatown, Utopia\n"
+            "Full list of author information is available at the end of the article")
+    assert page_authors([three], page) == [("Ada Lovelace", "Institute of Beta"), ("Alan Turing", None),
+                                           ("Grace Hopper", "Institute of Beta")]
+    # A name's numbers are read in its order: its first printed block, not the lowest number's.
+    order = _marked_names(("Ada Lovelace", "3,2*"), ("Alan Turing", "1"))
+    page = ("Folding proteins fast\nAda Lovelace3,2* and Alan Turing1\n*Correspondence: ada@beta.org 2\n"
+            "Institute of Beta, 12 Beta Road, Betatown, Utopia\n3\nGamma University, 3 Gamma Street, Gammaville\n"
+            "Full list of author information is available at the end of the article")
+    assert page_authors([order], page) == [("Ada Lovelace", "Gamma University"), ("Alan Turing", None)]
+
+
+def test_a_raised_list_of_marks_closed_by_a_symbol_with_no_comma_is_the_names_marks() -> None:
+    """OUP's current Bioinformatics template raises each name's marks after a space, the corresponding
+    author's '∗' closing its numbers with no comma ('Bede Constantinides 1,2∗ and Derrick W Crook 1,2,3',
+    hostile-bioinformatics-preprint): the raised '1,2∗' is the first name's marks, as '1,2,3' is the second's,
+    and both names get address 1. So too Nature's '1*' and letters closed by a dagger ('a,b†')."""
+    oup = [_at("Bede Constantinides", 667.3, 12, 63.7, 181.2), _at("1,2∗", 670.3, 9, 184.3, 200.7),
+           _at("and Derrick W Crook", 667.3, 12, 205.6, 322.9), _at("1,2,3", 670.3, 9, 325.6, 344.6),
+           _at("Nuffield Department of Medicine, University of Oxford, Oxford, UK", 645, 9, 67, 400,
+               "⟨1⟩Nuffield Department of Medicine, University of Oxford, Oxford, UK"),
+           _at("Health Protection Research Unit, University of Oxford, Oxford, UK", 634, 9, 67, 400,
+               "⟨2⟩Health Protection Research Unit, University of Oxford, Oxford, UK")]
+    nuffield = "Nuffield Department of Medicine, University of Oxford, Oxford, UK"
+    assert block_authors(oup) == [("Bede Constantinides", nuffield), ("Derrick W Crook", nuffield)]
+    nature = [_at("Ada Lovelace", 640, 12, 100, 180), _at("1*", 644, 8, 181, 186),
+              _at("and Alan Turing", 640, 12, 190, 280), _at("2", 644, 8, 281, 284),
+              _at("University of Alpha", 620, 9, 100, 250, "⟨1⟩University of Alpha"),
+              _at("Beta Institute", 610, 9, 100, 250, "⟨2⟩Beta Institute")]
+    assert block_authors(nature) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute")]
+    letters = [_at("Ada Lovelace", 640, 12, 100, 180), _at("a,b†", 644, 8, 181, 192),
+               _at("and Alan Turing", 640, 12, 196, 286), _at("b", 644, 8, 287, 290),
+               _at("University of Alpha", 620, 9, 100, 250, "⟨a⟩University of Alpha"),
+               _at("Beta Institute", 610, 9, 100, 250, "⟨b⟩Beta Institute")]
+    assert block_authors(letters) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute")]

@@ -9,6 +9,7 @@ tests/test_real_pdfs.py."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -786,3 +787,50 @@ def test_identifiers_of_several_metadata_dois_the_one_the_page_prints(
     from kb.papers.pdf_ids import PdfIdentifiers
 
     assert PdfIdentifiers(metadata_dois=metadata, link_dois=links).doi(printed) == doi
+
+
+# -- round 10, second wave -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    # PMLR's header (lerc-l4dc): the series is the only publication the page names
+    ("Proceedings of Machine Learning Research vol 144:1–11, 2021", "Proceedings of Machine Learning Research", 2021),
+    # another series' footnote, its volume and meeting after the name (MLSys)
+    ("Proceedings of Machine Learning and Systems 3 (MLSys 2021), 2021", "Proceedings of Machine Learning and Systems",
+     2021),
+    # a journal named so in full
+    ("Proceedings of the National Academy of Sciences of the United States of America, 2021",
+     "Proceedings of the National Academy of Sciences of the United States of America", 2021),
+    # a meeting's proceedings still name the meeting alone
+    ("Proceedings of the 38th International Conference on Machine Learning, PMLR 139, 2021.",
+     "International Conference on Machine Learning", 2021),
+    ("Proceedings of the First Workshop on Protein Design, pages 1–9, 2021.", "Workshop on Protein Design", 2021),
+    # a meeting's name with its year glued to it, a date after (metaplot-practicaltex's draft footer)
+    ("Preprint: Proceedings of PracticalTEX2004 July 1, 2004 12:21 1", "PracticalTEX", 2004),
+])
+def test_publication_a_series_named_proceedings_of_keeps_the_words(line: str, venue: str, year: int) -> None:
+    """A series or a journal whose name opens with 'Proceedings of' and names no meeting ('Proceedings of
+    Machine Learning Research', PMLR's header): 'Proceedings of' is part of its name, not cut as it is from a
+    meeting's ('Proceedings of the 38th International Conference on Machine Learning')."""
+    article = _published(f"{TITLE}\nAbstract\nBody text.\n{line}")
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    # romanov-genomic-pnas's footer
+    ("5258 –5263 \x01 PNAS \x01 March 31, 2009 \x01 vol. 106 \x01 no. 13 www.pnas.orgcgidoi10.1073pnas.0811190106",
+     "PNAS", 2009),
+    # the running head of its later pages, the page number last
+    ("Rogaev et al. PNAS \x01 March 31, 2009 \x01 vol. 106 \x01 no. 13 \x01 5259", "PNAS", 2009),
+    # another journal's footer in that shape, another control code
+    ("12 \x02 Baltic Letters \x02 2019 \x02 Vol. 4 www.example.org", "Baltic Letters", 2019),
+])
+def test_publication_a_footer_whose_bars_a_font_left_unmapped(line: str, venue: str, year: int) -> None:
+    """PNAS's pages before 2011 set the bars of their footer in a font the text gives as a control code
+    (romanov-genomic-pnas: '5258 –5263 \\x01 PNAS \\x01 March 31, 2009 \\x01 vol. 106 \\x01 no. 13'):
+    standing alone between spaces it is the bar, and the footer names the journal and its date; a control code
+    inside a word is left as it is."""
+    article = _published(f"Body text.\n{line}")
+    assert (article.venue, article.year) == (venue, year)
+    glued_line = re.sub(r" ([\x01\x02]) ", r"\1", line)
+    glued = _published(f"Body text.\n{glued_line}")
+    assert glued.venue is None

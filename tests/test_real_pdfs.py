@@ -433,3 +433,42 @@ def test_real_pdf_author_details_at_the_end_give_each_number_its_block() -> None
 ])
 def test_real_pdf_title_and_abstract_of_a_round_ten_class(name: str) -> None:
     _comes_in_whole(name, ("title", "abstract"))
+
+
+# Round 10's second wave, on the articles each rule was made from (tests/test_pdf_author_layouts.py holds each
+# rule's constructed page and its variants): the PLOS template's numbered address lines in the text's size
+# (lotus-driver-genes-preprint, 30 pages); the corresponding author's numbered blocks under BMC's
+# correspondence note, the others' from 'Author details' at the end (genlib-bmcbioinf).
+@pytest.mark.parametrize("name", [
+    "genlib-bmcbioinf",
+    pytest.param("lotus-driver-genes-preprint", marks=pytest.mark.slow),
+])
+def test_real_pdf_of_a_round_ten_second_wave_class_has_its_authors_and_affiliations(name: str) -> None:
+    _comes_in_whole(name, ("authors", "affiliations"))
+
+
+# Round 10's second wave, publication classes (tests/test_pdf_publication.py holds each rule's constructed
+# lines): a series whose name opens with 'Proceedings of' (PMLR's header, lerc-l4dc); a footer whose bars the
+# font left unmapped (PNAS before 2011, romanov-genomic-pnas).
+@pytest.mark.parametrize("name", ["lerc-l4dc", "romanov-genomic-pnas"])
+def test_real_pdf_publication_of_a_round_ten_second_wave_class(name: str) -> None:
+    _comes_in_whole(name, ("year", "venue", "doi"))
+
+
+# Round 10's second wave and its second check of three (the corpus README's "Round 10 second wave"): each
+# article whole, as kb reads it after the wave's rules; the articles over ten pages slow.
+# tensor-decomp-iclr-review's title is left (the extractor moves its second line's small-capital words onto
+# the third), its other fields are checked.
+_SECOND_WAVE_FIELDS = ("authors", "affiliations", "year", "venue", "doi", "arxiv_id", "abstract", "ligatures")
+
+
+@pytest.mark.parametrize(("name", "fields"), [
+    ("genlib-bmcbioinf", None), ("romanov-genomic-pnas", None), ("natural-policy-gradient-nips", None),
+    ("bilstm-crf-arxiv", None), ("hostile-bioinformatics-preprint", None), ("sedef-eccb-submission", None),
+    *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
+        ("lotus-driver-genes-preprint", None), ("vic-arxiv", None), ("lerc-l4dc", None), ("swin-arxiv", None),
+        ("force-directed-spe", None), ("tensor-decomp-iclr-review", _SECOND_WAVE_FIELDS),
+        ("aldy-genotyping-preprint", None))),
+])
+def test_real_pdf_of_the_round_ten_second_wave_comes_in_whole(name: str, fields: tuple[str, ...] | None) -> None:
+    _comes_in_whole(name, fields)

@@ -49,7 +49,9 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     authors = [(name, None if affiliation and _UNMAPPED_TEXT.search(affiliation) else affiliation)
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
+    authors = _numbered_lines(authors, block, page)
     authors = _labelled_footnote(authors, block, page)
+    authors = _under_the_correspondence(authors, block, page)
     # (an address line's separator left at its end where the next line, contacts only, was dropped:
     # 'Mangosuthu University of Technology, Umlazi,' over 'Durban 4026, South Africa; e-mail ...')
     authors = _after_the_correspondence(_over_the_correspondence(authors, page), page)
@@ -261,6 +263,93 @@ def _by_number(authors: list[tuple[str, str | None]], numbers: dict[str, str],
     if not all(n in institutions for n in numbers.values()):
         return authors
     return [(name, institutions[numbers[name]]) for name, _ in authors]
+
+
+# A line of numbered affiliations set in the text's size ('1 Modal’X, UPL, Univ Paris Nanterre, F-92000
+# Nanterre, France', the PLOS template): its number, then a letter.
+_NUMBERED_LINE = re.compile(r"^[ \t]*(\d{1,2})[ \t]+(?=[^\W\d_])(?P<text>.*)$")
+_WRAPPED_LINES = 2  # the most lines one numbered affiliation wraps onto
+
+
+def _numbered_lines(authors: list[tuple[str, str | None]], block: list[Segment],
+                    page: str) -> list[tuple[str, str | None]]:
+    """Affiliations on numbered lines under the names, each number set in the line's size and not raised
+    (PLOS's template: 'Olivier Collier1,*, Véronique Stoven2,3,4, Jean-Philippe Vert5,2,†' over '1 Modal’X,
+    UPL, Univ Paris Nanterre, ...' ... '5 Google Brain, F-75009 Paris, France'), which the author block
+    does not read as marked blocks: each name gets the line its first number opens, up to its first
+    address part. The numbers, not the words, say these are affiliations ('Google Brain', 'MINES
+    ParisTech' name no institution by a word): the lines must run 1, 2, ... on from just under the names,
+    wrapping onto two lines at most, and be exactly the numbers the names carry; a numbered list or a
+    section's number fails that. Only when no name has an affiliation."""
+    numbers = _unlinked_numbers(authors, block)
+    if numbers is None:
+        return authors
+    carried = {k for _, _, keys in _name_lines(block)[0] for k in keys if k.isdigit()}
+    lines = page.splitlines()
+    surname = authors[-1][0].split()[-1]
+    # (the first numbered line comes right under the last name's line, blank lines apart)
+    at = next((i for i, line in enumerate(lines)
+               if (first := _NUMBERED_LINE.match(line)) and first.group(1) == "1"
+               and surname in next((above for above in lines[i - 1::-1] if above.strip()), "")), None)
+    if at is None:
+        return authors
+    blocks: dict[str, str] = {}
+    number, wrapped = "", 0
+    for line in lines[at:]:
+        opened = _NUMBERED_LINE.match(line)
+        if opened and opened.group(1) == str(len(blocks) + 1):
+            number, wrapped = opened.group(1), 0
+            blocks[number] = opened.group("text").strip()
+        elif line.strip() and not opened and wrapped < _WRAPPED_LINES and not is_prose(line) and not (
+                CONTACT.search(line)):
+            wrapped += 1
+            blocks[number] += " " + line.strip()
+        else:
+            break
+    if len(blocks) < 2 or set(blocks) != carried:
+        return authors
+    institutions = {n: ",".join(itertools.takewhile(lambda p: not ADDRESS.search(p), text.split(","))).strip()
+                    for n, text in blocks.items()}
+    if not all(institutions[n] for n in numbers.values()):
+        return authors
+    return [(name, institutions[numbers[name]]) for name, _ in authors]
+
+
+# BMC's and SpringerOpen's page 1 prints only the corresponding author's numbered addresses, under the
+# correspondence note, the first number raised at the end of the contacts' line ('* Correspondence:
+# a@b.ca 2' / 'Centre de recherche, ...' / '5' / 'School of ...'): the text after the note's last contact.
+_AFTER_CONTACTS = re.compile(r"^.*\S@\S+[;,]?", re.DOTALL)
+_UNDER_CORRESPONDENCE_LINES = 12  # the most lines of those addresses
+
+
+def _under_the_correspondence(authors: list[tuple[str, str | None]], block: list[Segment],
+                              page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in the numbered blocks printed under page 1's correspondence note, which are the
+    corresponding author's only (BMC and SpringerOpen: '2' Centre hospitalier universitaire Sainte-Justine,
+    '5' University of Ottawa; 'Full list of author information is available at the end of the article'):
+    each name gets the first block one of its numbers opens, and a name none of whose numbers is printed
+    there gets none here (the end's 'Author details' fill it, ``pdf_affiliations``). Only when no name has
+    an affiliation and every name carries a number, the text after the note's contacts opens with a number,
+    and every block there is one the names carry."""
+    if not authors or any(a for _, a in authors):
+        return authors
+    keys = {name: [k for k in ks if k.isdigit()] for _, name, ks in _name_lines(block)[0]}
+    if not all(keys.get(name) for name, _ in authors):
+        return authors
+    lines = page.splitlines()
+    at = next((i for i, line in enumerate(lines) if _CORRESPONDENCE_LINE.match(line)), None)
+    if at is None:
+        return authors
+    under = list(itertools.takewhile(lambda line: bool(line.strip()) and not is_prose(line),
+                                     lines[at + 1:at + 1 + _UNDER_CORRESPONDENCE_LINES]))
+    text = _AFTER_CONTACTS.sub("", "\n".join([lines[at], *under]))
+    if not re.match(r"\s*\d{1,2}\b", text):
+        return authors
+    blocks = numbered_blocks(text)
+    carried = {k for ks in keys.values() for k in ks}
+    if not blocks or not set(blocks) <= carried:
+        return authors
+    return [(name, next((blocks[k] for k in keys[name] if k in blocks), None)) for name, _ in authors]
 
 
 # A numbered footnote entry that labels its parts ('²Email: a@b.fi Address: School of Computing, University of

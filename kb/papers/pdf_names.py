@@ -199,8 +199,9 @@ def _continues(before: str, line: str) -> bool:
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
 # superscript or opening an institution.
 _MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
-# (numbers and symbols in one list too: OUP's '1,∗')
-_MARK_ITEM = rf"(?:[a-z\d]{{1,2}}|[{SYMBOL_MARKS}#]+)"
+# (numbers and symbols in one list too: OUP's '1,∗'; a symbol may close a number or a letter with no comma
+# between them, the corresponding author's: OUP's current template '1,2∗', BMC's '2,5*', Nature's '1*')
+_MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
 # (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #')
 BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 _MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"

@@ -249,6 +249,19 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("meeting: ORDINAL NAME (ACRONYM YEAR)",
          rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
+        # A series or a journal whose name opens with 'Proceedings of' and names no meeting (PMLR's header
+        # 'Proceedings of Machine Learning Research vol 144:1–11, 2021', 'Proceedings of the Royal Society
+        # B', 'Proceedings of the National Academy of Sciences'): 'Proceedings of' is part of its name, kept.
+        # A meeting's word in the name ('the First Workshop on ...'), an ordinal or a year leaves the line to
+        # the row after.
+        # Its words are words, each capitalised as a name's: a meeting's name with its year glued to it
+        # ('Proceedings of PracticalTEX2004 July 1, 2004', a draft's footer) is the row after's, and a month
+        # ends a name.
+        ("proceedings series: Proceedings of NAME",
+         r"\b(?P<venue>Proceedings of (?:the )?(?![\w&/ -]*\b(?:Conference|Workshop|Symposium|Meeting|"
+         r"Congress|Colloquium|Forum|Summit|Convention)\b)"
+         rf"[A-Z][a-z]+\b(?: (?:(?!{MONTH}\b)[A-Z][a-z]+\b|of|and|in|for|the|on|&))+)",
+         "near"),
         # A proceedings' own line: 'Proceedings of the 38th International Conference on Machine Learning, PMLR
         # 139, 2021', 'Proceedings of the 2021 Conference on Empirical Methods in Natural Language
         # Processing'.
@@ -467,7 +480,7 @@ class _Texts:
     @classmethod
     def of(cls, article: PdfArticle, read: int, stamps: list[str] | None) -> _Texts:
         # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
-        pages = "\n".join([*(stamps or []), *article.pages[:read]])
+        pages = _unmapped_separators("\n".join([*(stamps or []), *article.pages[:read]]))
         before_references = re.split(REFERENCES_HEAD, pages, maxsplit=1)[0]
         # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' /
         # 'Alg., 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into
@@ -480,6 +493,19 @@ class _Texts:
         """A row's statements: in the flattened text, then, for a name in a citation's shape, line by line."""
         texts = (self.first, self.lines) if "journal" in pattern.groupindex else (self.first,)
         return itertools.chain.from_iterable(pattern.finditer(text) for text in texts)
+
+
+# A journal's font may leave its separators without a Unicode map: PNAS's XPP pages before 2011 print the bars
+# of their footer ('5258 –5263 | PNAS | March 31, 2009 | vol. 106 | no. 13') and of their keywords line in a
+# font whose bar the text gives as a control code ('5258 –5263 \x01 PNAS \x01 March 31, 2009 \x01 vol. 106').
+# A control code standing alone between spaces is no text: there it is the separator the page prints.
+_UNMAPPED_SEPARATOR = re.compile(r"(?<= )[\x00-\x08\x0b\x0c\x0e-\x1f](?= )")
+
+
+def _unmapped_separators(text: str) -> str:
+    """``text`` with each control code standing alone between spaces (``_UNMAPPED_SEPARATOR``) read as the
+    bar it stands for."""
+    return _UNMAPPED_SEPARATOR.sub("|", text)
 
 
 def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
