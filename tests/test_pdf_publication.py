@@ -886,3 +886,28 @@ def test_publication_an_arxiv_stamp_is_the_papers_beside_another_versions_id() -
     page = ("arXiv:2101.12631v2 [cs.DB] 3 Feb 2021\nA Title\nAn extended version of this paper is "
             "arXiv:1901.01234.")
     assert _published(page).arxiv_id == "2101.12631"
+
+
+@pytest.mark.parametrize(("venue", "subject", "full"), [
+    # spacetime-acoustics-qsmf: Springer's header prints the abbreviation, the document's Subject the name
+    ("Quantum Stud.: Math. Found.", "Quantum Studies: Mathematics and Foundations, "
+     "https://doi.org/10.1007/s40509-024-00317-8", "Quantum Studies: Mathematics and Foundations"),
+    ("J. R. Stat. Soc.: Series B", "Journal of the Royal Statistical Society: Series B, https://doi.org/10.1111/x",
+     "Journal of the Royal Statistical Society: Series B"),
+    ("Mach. Learn.", "Machine Learning, https://doi.org/10.1007/s10994-021-06034-2", "Machine Learning"),
+])
+def test_publication_an_abbreviated_journal_by_the_name_the_documents_subject_gives(venue: str, subject: str,
+                                                                                    full: str) -> None:
+    """A journal's abbreviation, colon and all, by the full name the document's information writes for it."""
+    from kb.papers.pdf_publication import in_full
+
+    assert in_full(venue, subject) == full
+
+
+@pytest.mark.parametrize("subject", ["TeX output 2001.03.01:1216", "Quantum measurement; weak values",
+                                     "Proc. VLDB Endow. 2021.14:1964-1978"])
+def test_publication_a_subject_that_spells_out_no_abbreviation_leaves_it(subject: str) -> None:
+    """(the Subject rule's other side) a TeX stamp, keywords or another abbreviation name nothing in full."""
+    from kb.papers.pdf_publication import in_full
+
+    assert in_full("Quantum Stud.: Math. Found.", subject) == "Quantum Stud.: Math. Found."

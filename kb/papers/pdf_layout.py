@@ -55,7 +55,7 @@ from kb.papers.pdf_page import (
     read_pages,
     unreadable,
 )
-from kb.papers.pdf_publication import MONTH, own_arxiv_id, read_publication
+from kb.papers.pdf_publication import MONTH, in_full, own_arxiv_id, read_publication
 from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
@@ -87,6 +87,7 @@ def read_by_rules(path: Path, this_year: int | None = None,
         describe(article, layouts[at][0], at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
+        article.venue = in_full(article.venue, read.metadata.get("Subject", ""))
         candidates = year_candidates(layouts[:at + 1], read.stamps, this_year) if years else []
     _from_metadata(article, read.metadata)
     if article.arxiv_id is None and pages:

@@ -814,14 +814,27 @@ def _unabbreviated(venue: str, first: str) -> str:
     written = journals.full_name(venue) if len(words) == 1 and venue.isupper() else None
     if written is not None and journals.name_key(written) == journals.name_key(venue):
         return written
-    if not any(w.endswith(".") for w in words):
+    if not any(w.rstrip(":").endswith(".") for w in words):
         return venue
-    parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
+    # (a colon after a word stays after its full form: 'Quantum Stud.: Math. Found.', 'Quantum Studies:
+    # Mathematics and Foundations')
+    bare = [w.rstrip(":") for w in words]
+    parts = [(rf"{re.escape(b[:-1])}\w*" if b.endswith(".") else re.escape(b))
+             + (":" if w.endswith(":") else "") for w, b in zip(words, bare, strict=True)]
     full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
                      re.IGNORECASE)
     if full is None:
         return venue
     return _title_case(full.group()) if full.group().isupper() else full.group()
+
+
+def in_full(venue: str | None, subject: str) -> str | None:
+    """An abbreviated venue ('Quantum Stud.: Math. Found.') by the full name the document's information gives
+    its journal where the page prints only the abbreviation: Springer writes 'Quantum Studies: Mathematics and
+    Foundations, https://doi.org/10.1007/...' into the Subject, Elsevier 'Journal of Molecular Biology, 433
+    (2021) 167208. doi:...'. The name is taken only where the abbreviation's words open its words in order
+    (see ``_unabbreviated``): a Subject that is a TeX stamp or a keyword list names nothing so."""
+    return _unabbreviated(venue, subject) if venue and subject else venue
 
 
 def _printed_full_name(venue: str, first: str) -> str | None:
