@@ -911,3 +911,17 @@ def test_publication_a_subject_that_spells_out_no_abbreviation_leaves_it(subject
     from kb.papers.pdf_publication import in_full
 
     assert in_full("Quantum Stud.: Math. Found.", subject) == "Quantum Stud.: Math. Found."
+
+
+@pytest.mark.parametrize(("cite", "year"), [
+    # ising-stock-jpcs: IOP's cover page
+    ("To cite this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009", 2018),
+    ("To cite this article: Lucas Burns et al 2020 New J. Phys. 22 053050", 2020),
+    ("To cite this article: Justin Dressel and Andrew N. Jordan 2012 J. Phys. A: Math. Theor. 45 015304", 2012),
+])
+def test_publication_iops_cover_citation_gives_the_year(cite: str, year: int) -> None:
+    """IOP's 'To cite this article:' sets the year bare between the authors and the journal; the cover's
+    download stamp gives none."""
+    page = f"Journal of Physics: Conference Series\nPAPER • OPEN ACCESS\nA Title\n{cite}\nView the article online"
+    assert _published(page, margins=["This content was downloaded from IP address 1.2.3.4 on 20/06/2025"]).year == (
+        year)

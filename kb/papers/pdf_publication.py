@@ -271,6 +271,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Author 2019.' on a manuscript too): the year alone, when no row above gave one.
         ("citation of the article: Citation: AUTHORS (YEAR)", rf"\bCitation: [^()]{{3,300}}? \({_YYYY}\) ",
          "group"),
+        # IOP's cover page cites the article with the year bare between the authors and the journal: 'To cite
+        # this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009'.
+        ("citation of the article: To cite this article: AUTHORS YEAR JOURNAL",
+         rf"\bTo cite this article: [^()\d]{{3,200}}? {_YYYY} (?=[A-Z])", "group"),
         ("the authors' copyright",
          r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
          + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
