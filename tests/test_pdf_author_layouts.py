@@ -601,3 +601,56 @@ def test_a_raised_list_of_marks_closed_by_a_symbol_with_no_comma_is_the_names_ma
                _at("University of Alpha", 620, 9, 100, 250, "⟨a⟩University of Alpha"),
                _at("Beta Institute", 610, 9, 100, 250, "⟨b⟩Beta Institute")]
     assert block_authors(letters) == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Institute")]
+
+
+# -- round 10 second wave: institutions in the byline's order on one line (the Annals) ------------------------
+
+def _by_line(byline: str, institutions: str) -> list[tuple[str, str | None]]:
+    block = [_at(byline, 634.1, 9.96, 173.3, 450.6), _at(institutions, 615.9, 9.96, 134.8, 492.9)]
+    return page_authors(block, f"{byline}\n{institutions}")
+
+
+def test_institutions_listed_in_the_bylines_order_go_to_their_names() -> None:
+    """nonreversible-sampler-aoap (The Annals of Applied Probability): one line of institutions in byline
+    order, a list as the names are; before, each name took the whole line."""
+    assert _by_line("By Persi Diaconis, Susan Holmes and Radford M. Neal",
+                    "Stanford University, Stanford University and INRA and University of Toronto") == [
+        ("Persi Diaconis", "Stanford University"), ("Susan Holmes", "Stanford University and INRA"),
+        ("Radford M. Neal", "University of Toronto")]
+
+
+def test_institutions_in_the_bylines_order_in_other_lists() -> None:
+    """Two names, and four, with their institutions listed alike (the Annals of Statistics, Bernoulli)."""
+    assert _by_line("By Ada Lovelace and Alan Turing", "University of London and University of Manchester") == [
+        ("Ada Lovelace", "University of London"), ("Alan Turing", "University of Manchester")]
+    assert _by_line("By Ada Lovelace, Alan Turing, Grace Hopper and Mary Somerville",
+                    "Stanford University, Harvard University, Institut Pasteur and University of Toronto") == [
+        ("Ada Lovelace", "Stanford University"), ("Alan Turing", "Harvard University"),
+        ("Grace Hopper", "Institut Pasteur"), ("Mary Somerville", "University of Toronto")]
+
+
+def test_one_address_under_the_names_stays_every_names() -> None:
+    """(the rule's other side) an address with 'and' in a department's name is one place for both names."""
+    line = "Department of Physics and Astronomy, University College London"
+    assert [a for _, a in _by_line("By Ada Lovelace and Alan Turing", line)] == [line, line]
+
+
+# -- round 10 second wave: Springer's names joined by a middle dot over rows ----------------------------------
+
+def test_names_joined_by_a_middle_dot_go_on_over_the_rows() -> None:
+    """spacetime-acoustics-qsmf (Quantum Studies, Springer): 'Lucas Burns · Tatsuya Daniel ·' over 'Stephon
+    Alexander · Justin Dressel'; before, the first row, closed by its dot, was dropped."""
+    assert _names([_at("Lucas Burns · Tatsuya Daniel ·", 586.5, 10, 50, 250, style="bold"),
+                   _at("Stephon Alexander · Justin Dressel", 574.0, 10, 50, 250, style="bold")]) == [
+        "Lucas Burns", "Tatsuya Daniel", "Stephon Alexander", "Justin Dressel"]
+
+
+def test_names_joined_by_a_middle_dot_in_other_breaks() -> None:
+    """Three rows each closed by the dot; and the dot opening the next row instead."""
+    assert _names([_at("Ada Lovelace · Alan Turing ·", 600, 10, 50, 250),
+                   _at("Grace Hopper · Mary Somerville ·", 588, 10, 50, 250),
+                   _at("Emmy Noether", 576, 10, 50, 150)]) == [
+        "Ada Lovelace", "Alan Turing", "Grace Hopper", "Mary Somerville", "Emmy Noether"]
+    assert _names([_at("Ada Lovelace · Alan Turing", 600, 10, 50, 250),
+                   _at("· Grace Hopper · Mary Somerville", 588, 10, 50, 250)]) == [
+        "Ada Lovelace", "Alan Turing", "Grace Hopper", "Mary Somerville"]

@@ -834,3 +834,142 @@ def test_publication_a_footer_whose_bars_a_font_left_unmapped(line: str, venue: 
     glued_line = re.sub(r" ([\x01\x02]) ", r"\1", line)
     glued = _published(f"Body text.\n{glued_line}")
     assert glued.venue is None
+
+
+# -- round 10 second wave: publishers' layouts the corpus had few of ---------------------------------------
+
+@pytest.mark.parametrize("imprint", [
+    "doi:10.1017/S0269889706001074 Printed in the United Kingdom",  # markov-onegin-cup (Cambridge)
+    "© 1995 Kluwer Academic Publishers, Boston. Printed in the United States of America.",
+    "Printed in Great Britain. All rights reserved",
+])
+def test_publication_a_printers_imprint_names_no_venue(imprint: str) -> None:
+    """'Printed in PLACE' beside a publisher's copyright says where the copies were printed: no venue."""
+    assert _published(f"Classical Text\n{imprint}\nA Title\nBody text.").venue is None
+
+
+def test_publication_a_journal_header_beside_a_printers_imprint() -> None:
+    """markov-onegin-cup: Cambridge's header names the journal, its imprint the place it was printed."""
+    article = _published("Science in Context 19(4), 591–600 (2006). Copyright C Cambridge University Press\n"
+                         "doi:10.1017/S0269889706001074 Printed in the United Kingdom\nClassical Text in "
+                         "Translation\nA Title\nBody text.")
+    assert (article.venue, article.year) == ("Science in Context", 2006)
+
+
+def test_publication_a_statement_that_the_paper_was_printed_in_a_journal_still_names_it() -> None:
+    """(the imprint rule's other side) 'first printed in', 'Reprinted from' say where the paper appeared."""
+    assert _published("This paper was first printed in TUGboat, Volume 12 (1991), No. 3.").venue == "TUGboat"
+    assert _published("Reprinted from The Bell System Technical Journal, Vol. 27, No. 3, July 1948.").venue == (
+        "The Bell System Technical Journal")
+
+
+@pytest.mark.parametrize(("journal", "stamp"), [
+    # ising-stock-jpcs: IOP's cover page
+    ("Journal of Physics: Conference Series",
+     "This content was downloaded from IP address 103.21.125.31 on 20/06/2025 at 09:06"),
+    ("Journal of Chemical Physics", "Downloaded from https://pubs.aip.org/aip/jcp/article on 12 March 2024"),
+    ("Transactions of the Royal Society", "Downloaded by [University of Leeds] at 09:06 20 June 2025"),
+])
+def test_publication_a_download_stamp_in_the_margin_gives_no_year(journal: str, stamp: str) -> None:
+    """A reader's copy stamped with the day it was saved: the journal in the margin, no year from the stamp."""
+    article = _published("A Title\nBody text.", margins=[journal, stamp])
+    assert (article.venue, article.year) == (journal, None)
+
+
+@pytest.mark.parametrize(("page", "margins", "venue"), [
+    # spacetime-acoustics-qsmf: Springer's header, a logo's capitals run into it
+    ("INSTITUTE FOR QUANTUM STUDIES CHAPMAN UNIVERSITY\nQuantum Stud.: Math. Found. (2024) 11:27–67\nA Title",
+     [], "Quantum Stud.: Math. Found."),
+    ("J. R. Stat. Soc.: Series B (2019) 81:1–20\nA Title", [], "J. R. Stat. Soc.: Series B"),
+    # ising-stock-jpcs: IOP's cover page header
+    ("A Title\nBody text.", ["Journal of Physics: Conference Series"], "Journal of Physics: Conference Series"),
+])
+def test_publication_a_journals_name_holding_a_colon(page: str, margins: list[str], venue: str) -> None:
+    """A journal's name with its series or part after a colon is read whole, not from the colon on."""
+    assert _published(page, margins=margins).venue == venue
+
+
+def test_publication_a_label_before_a_colon_is_no_part_of_the_name() -> None:
+    """(the colon rule's other side) 'Citation:' and 'PVLDB Reference Format:' are labels."""
+    assert _published("Citation: Nature 596, 583–589 (2021)\nA Title").venue == "Nature"
+    assert _published("PVLDB Reference Format: Nature 596, 583–589 (2021)\nA Title").venue == "Nature"
+
+
+@pytest.mark.parametrize(("page", "venue"), [
+    # weak-values-prl: APS's header
+    ("PRL 118, 010402 (2017) PHYSICAL REVIEW LETTERS week ending\nA Title", "Physical Review Letters"),
+    # graph-anns-pvldb: the reference format and the footer
+    (f"{TITLE}\nPVLDB Reference Format:\nAda Lovelace, Alan Turing. {TITLE}. PVLDB, 14(11): 1964-1978, 2021.\n"
+     "Proceedings of the VLDB Endowment, Vol. 14, No. 11", "Proceedings of the VLDB Endowment"),
+    (f"{TITLE}\nAda Lovelace, Alan Turing. {TITLE}. JMLR, 11: 2973–3009, 2010.\nJournal of Machine Learning Research",
+     "Journal of Machine Learning Research"),
+])
+def test_publication_an_acronym_beside_the_name_it_stands_for(page: str, venue: str) -> None:
+    """A journal's acronym is named by the full name the page prints for it (its words' initials; an acronym
+    among them stands for itself)."""
+    assert _published(page).venue == venue
+
+
+def test_publication_an_acronym_the_page_does_not_spell_out_stays() -> None:
+    """(the acronym rule's other side) no name on the page spells it: as printed."""
+    assert _published("PRL 118, 010402 (2017) Physical Review Applied\nA Title").venue == "PRL"
+    # centromere-commentary-pnas: a reference's abbreviation ends in another acronym; it is no periodical's name
+    assert _published("19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50\nBody text (Proc Natl Acad "
+                      "Sci USA 110:1234).").venue == "PNAS"
+
+
+@pytest.mark.parametrize("sentence", [
+    # graph-anns-pvldb's artifact paragraph
+    "Our full version has been made available at https://arxiv.org/abs/2101.12631.",
+    "An extended version of this paper is available as arXiv:1901.01234.",
+    "Proofs are in the appendix of the technical report (arXiv:1901.01234v2).",
+])
+def test_publication_an_arxiv_id_of_another_version_is_not_the_papers(sentence: str) -> None:
+    """An arXiv id the page gives a full, extended or report version is not this PDF's."""
+    assert _published(f"A Title\nABSTRACT\nBody text. {sentence}\nMore text.").arxiv_id is None
+
+
+def test_publication_an_arxiv_stamp_is_the_papers_beside_another_versions_id() -> None:
+    """(the other-version rule's other side) the stamp still names the paper."""
+    page = ("arXiv:2101.12631v2 [cs.DB] 3 Feb 2021\nA Title\nAn extended version of this paper is "
+            "arXiv:1901.01234.")
+    assert _published(page).arxiv_id == "2101.12631"
+
+
+@pytest.mark.parametrize(("venue", "subject", "full"), [
+    # spacetime-acoustics-qsmf: Springer's header prints the abbreviation, the document's Subject the name
+    ("Quantum Stud.: Math. Found.", "Quantum Studies: Mathematics and Foundations, "
+     "https://doi.org/10.1007/s40509-024-00317-8", "Quantum Studies: Mathematics and Foundations"),
+    ("J. R. Stat. Soc.: Series B", "Journal of the Royal Statistical Society: Series B, https://doi.org/10.1111/x",
+     "Journal of the Royal Statistical Society: Series B"),
+    ("Mach. Learn.", "Machine Learning, https://doi.org/10.1007/s10994-021-06034-2", "Machine Learning"),
+])
+def test_publication_an_abbreviated_journal_by_the_name_the_documents_subject_gives(venue: str, subject: str,
+                                                                                    full: str) -> None:
+    """A journal's abbreviation, colon and all, by the full name the document's information writes for it."""
+    from kb.papers.pdf_publication import in_full
+
+    assert in_full(venue, subject) == full
+
+
+@pytest.mark.parametrize("subject", ["TeX output 2001.03.01:1216", "Quantum measurement; weak values",
+                                     "Proc. VLDB Endow. 2021.14:1964-1978"])
+def test_publication_a_subject_that_spells_out_no_abbreviation_leaves_it(subject: str) -> None:
+    """(the Subject rule's other side) a TeX stamp, keywords or another abbreviation name nothing in full."""
+    from kb.papers.pdf_publication import in_full
+
+    assert in_full("Quantum Stud.: Math. Found.", subject) == "Quantum Stud.: Math. Found."
+
+
+@pytest.mark.parametrize(("cite", "year"), [
+    # ising-stock-jpcs: IOP's cover page
+    ("To cite this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009", 2018),
+    ("To cite this article: Lucas Burns et al 2020 New J. Phys. 22 053050", 2020),
+    ("To cite this article: Justin Dressel and Andrew N. Jordan 2012 J. Phys. A: Math. Theor. 45 015304", 2012),
+])
+def test_publication_iops_cover_citation_gives_the_year(cite: str, year: int) -> None:
+    """IOP's 'To cite this article:' sets the year bare between the authors and the journal; the cover's
+    download stamp gives none."""
+    page = f"Journal of Physics: Conference Series\nPAPER • OPEN ACCESS\nA Title\n{cite}\nView the article online"
+    assert _published(page, margins=["This content was downloaded from IP address 1.2.3.4 on 20/06/2025"]).year == (
+        year)

@@ -332,3 +332,70 @@ def test_title_a_date_or_a_labelled_note_over_the_byline_is_no_subtitle(line: Se
     segments = [_at("Protein Language Models at Scale", 700, 17, 150, 460), line,
                 _at("Ada Lovelace and Alan Turing", 655, 11, 220, 390), *_body(560)]
     assert _described(segments).title == "Protein Language Models at Scale"
+
+
+# -- round 10 second wave: a rubric set in the title's size above it -------------------------------------------
+
+_ONEGIN = ("An Example of Statistical Investigation of the Text Eugene Onegin Concerning the Connection of "
+           "Samples in Chains")
+
+
+@pytest.mark.parametrize(("rubric", "title", "gap"), [
+    # markov-onegin-cup: Science in Context's series, 15.9 pt like the title, 27.9 pt above it (its rows 18.4)
+    ("Classical Text in Translation", ["An Example of Statistical Investigation of the Text Eugene",
+                                       "Onegin Concerning the Connection of Samples in Chains"], 27.9),
+    # a journal's series of reprinted classics in the title's type
+    ("Classic Papers Revisited", ["Protein Language Models Learn the Contacts",
+                                  "of Their Families Without Supervision"], 30.0),
+    # a section's name over a three-row title
+    ("Past Masters of Probability", ["What Attention Maps Say", "About the Structure", "of Proteins"], 26.0),
+])
+def test_title_a_rubric_in_the_titles_size_above_it_is_no_title_line(rubric: str, title: list[str],
+                                                                      gap: float) -> None:
+    """A short row further above the title than the title's rows stand apart is a rubric, not the title's."""
+    top = 605.5
+    rows = [_at(rubric, top, 15.9, 60.6, 235.1)]
+    rows += [_at(line, top - gap - 18.4 * i, 15.9, 60, 423) for i, line in enumerate(title)]
+    segments = [*rows, _at("A. A. Markov", rows[-1].y - 35, 12.9, 59.7, 128.9, "italic"),
+                *_body(430, 11, 60, 430)]
+    assert _described(segments).title == " ".join(title)
+
+
+def test_title_a_short_first_row_at_the_titles_leading_stays_the_titles() -> None:
+    """(the rubric rule's other side) a short first row at the title's own leading is its first line."""
+    segments = [_at("Spacetime Geometry", 605.5, 15.9, 60.6, 235.1),
+                _at("of Acoustics and Electromagnetism in", 587.1, 15.9, 60, 423),
+                _at("Matter-Wave Interferometers", 568.7, 15.9, 60, 423),
+                _at("Lucas Burns", 530, 12.9, 59.7, 128.9, "italic"), *_body(430, 11, 60, 430)]
+    assert _described(segments).title == ("Spacetime Geometry of Acoustics and Electromagnetism in Matter-Wave "
+                                          "Interferometers")
+
+
+# -- round 10 second wave: a title in capitals as wide as the text block, in the body's size ------------------
+
+@pytest.mark.parametrize(("title", "byline"), [
+    # nonreversible-sampler-aoap: The Annals of Applied Probability (2000)
+    (["ANALYSIS OF A NONREVERSIBLE MARKOV CHAIN SAMPLER"], "By Persi Diaconis, Susan Holmes and Radford M. Neal"),
+    # two rows in capitals, the first as wide as the block (the Annals of Statistics' style)
+    (["ON THE CONVERGENCE OF MARKOV CHAIN SAMPLERS WITH NONREVERSIBLE TRANSITION",
+      "KERNELS AND THE DIFFUSIVE BEHAVIOUR OF RANDOM WALKS"],
+     "By Persi Diaconis and Susan Holmes"),
+    # one name (Statistical Science's style)
+    (["A CONVERSATION ABOUT NONREVERSIBLE MARKOV CHAIN SAMPLING METHODS"], "By Radford M. Neal"),
+])
+def test_title_in_capitals_as_wide_as_the_block_over_a_by_byline(title: list[str], byline: str) -> None:
+    """A title in capitals in the body's size, centred and as wide as the text block but for a few points,
+    over a centred 'By' byline: the title (before, a line that wide was taken for prose and none was read)."""
+    segments = [_at("The Annals of Applied Probability", 685.5, 6.0, 135.0, 229.4, "italic"),
+                _at("2000, Vol. 10, No. 3, 726–752", 678.6, 6.0, 135.0, 215.7)]
+    # the first row as wide as the block but for a few points (141.1 to 486.9), the next centred on it
+    segments += [_at(line, 659.7 - 12 * i, 9.96, 141.1 if i == 0 else 314 - 3.3 * len(line),
+                     486.9 if i == 0 else 314 + 3.3 * len(line)) for i, line in enumerate(title)]
+    y = segments[-1].y - 25.6
+    segments += [_at(byline, y, 9.96, 173.3, 450.6),
+                 _at("Stanford University, Stanford University and INRA and University of Toronto", y - 18, 9.96,
+                     134.8, 492.9),
+                 *[_at("We analyze the convergence to stationarity of a simple nonreversible chain", y - 34 - 9 * i,
+                       7.97, 176.8, 451.5) for i in range(5)],
+                 *_body(y - 100, 9.96, 135.3, 493.2)]
+    assert _described(segments).title == " ".join(title)

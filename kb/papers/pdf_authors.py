@@ -55,8 +55,29 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     # (an address line's separator left at its end where the next line, contacts only, was dropped:
     # 'Mangosuthu University of Technology, Umlazi,' over 'Durban 4026, South Africa; e-mail ...')
     authors = _after_the_correspondence(_over_the_correspondence(authors, page), page)
+    authors = _respectively(authors)
     return [(name, affiliation.rstrip(" ,;") or None if affiliation else affiliation)
             for name, affiliation in authors]
+
+
+def _respectively(authors: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+    """Institutions listed in the byline's order on one line under it, as the Annals and other IMS journals
+    set them: 'By Persi Diaconis, Susan Holmes and Radford M. Neal' over 'Stanford University, Stanford
+    University and INRA and University of Toronto'. Where every name got the same line and it splits as a list
+    of names does (commas, then a last 'and') into one institution per name, each name takes its own; an
+    address ('Department of Physics and Astronomy, University of X') has no last 'and' after its commas or
+    parts that name no institution, and stays whole."""
+    lines = {affiliation for _, affiliation in authors}
+    line = lines.pop() if len(lines) == 1 else None
+    if len(authors) < 2 or not line:
+        return authors
+    *firsts, last = line.split(", ")
+    if " and " not in last:
+        return authors
+    parts = [*firsts, *last.rsplit(" and ", 1)]
+    if len(parts) != len(authors) or not all(INSTITUTION.search(part) for part in parts):
+        return authors
+    return [(name, part) for (name, _), part in zip(authors, parts, strict=True)]
 
 
 _UNMAPPED_TEXT = re.compile(r"[\x00-\x1f\x80-\x9f]")  # control codes, C0 and C1: never printed text

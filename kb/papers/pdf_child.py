@@ -73,6 +73,7 @@ def _with_identifiers(article: PdfArticle, path: Path) -> PdfArticle:
     import pypdfium2 as pdfium
 
     from kb.papers.pdf_ids import read_identifiers
+    from kb.papers.pdf_publication import other_versions_arxiv_ids
 
     document = pdfium.PdfDocument(path)
     try:
@@ -80,7 +81,9 @@ def _with_identifiers(article: PdfArticle, path: Path) -> PdfArticle:
     finally:
         document.close()
     article.doi = found.doi(article.doi)
-    article.arxiv_id = article.arxiv_id or next(iter(found.arxiv_ids), None)
+    # a link on 'Our full version has been made available at https://arxiv.org/abs/...' is another version's
+    others = other_versions_arxiv_ids(article.pages[0]) if article.pages else set()
+    article.arxiv_id = article.arxiv_id or next((i for i in found.arxiv_ids if i not in others), None)
     return article
 
 

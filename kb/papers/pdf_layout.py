@@ -55,7 +55,7 @@ from kb.papers.pdf_page import (
     read_pages,
     unreadable,
 )
-from kb.papers.pdf_publication import ARXIV_ID, MONTH, read_publication
+from kb.papers.pdf_publication import MONTH, in_full, own_arxiv_id, read_publication
 from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
@@ -87,11 +87,11 @@ def read_by_rules(path: Path, this_year: int | None = None,
         describe(article, layouts[at][0], at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
+        article.venue = in_full(article.venue, read.metadata.get("Subject", ""))
         candidates = year_candidates(layouts[:at + 1], read.stamps, this_year) if years else []
     _from_metadata(article, read.metadata)
     if article.arxiv_id is None and pages:
-        arxiv = ARXIV_ID.search(pages[0])
-        article.arxiv_id = arxiv.group(1) if arxiv else None
+        article.arxiv_id = own_arxiv_id(pages[0])
     if article.doi is None and pages and "doi" not in article.reasons:
         bare = re.finditer(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
         article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
@@ -355,7 +355,7 @@ def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segmen
     rows = {round(s.y) for s in lines}
     lines = sorted([s for s in head if s in lines or s.size >= 0.6 * title_size
                     and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
-    lines = _above_byline(lines, title_size)
+    lines = _below_rubric(_above_byline(lines, title_size))
     going_on = _subtitle(lines, head, body_size)
     closed = None if going_on else _closed_subtitle(lines, head, body_size)
     if closed is None:
@@ -418,6 +418,28 @@ def _above_byline(lines: list[Segment], title_size: float) -> list[Segment]:
         open_end = above[-1].text.rstrip().endswith((":", "—", "–"))  # the title goes on under it
         if apart and not open_end and is_name_list(text):
             return [s for s in lines if s.y > row[0].y + title_size / 3]
+    return lines
+
+
+_RUBRIC_GAP = 1.3  # a rubric stands this many times the title's own leading above it, or more
+_RUBRIC_MOST_WORDS = 6
+
+
+def _below_rubric(lines: list[Segment]) -> list[Segment]:
+    """The title's lines under a rubric set in the title's size: a short first row (a series' or a section's
+    name: Science in Context's 'Classical Text in Translation', a 'Research Article' or 'Perspective' label in
+    the title's type) standing further above the next row than the title's own rows stand apart. Only where
+    the title has two rows or more under it, whose leading tells the title's own; a first row ending open (a
+    colon or a dash) goes on with the title."""
+    grouped = _row_groups(lines)
+    if len(grouped) < 3:
+        return lines
+    first, *title = grouped
+    leading = max(above[0].y - row[0].y for above, row in itertools.pairwise(title))
+    words = len(" ".join(s.text for s in first).split())
+    open_end = first[-1].text.rstrip().endswith((":", "—", "–", "-"))
+    if words <= _RUBRIC_MOST_WORDS and not open_end and first[0].y - title[0][0].y > _RUBRIC_GAP * leading:
+        return [s for s in lines if s not in first]
     return lines
 
 
@@ -543,8 +565,11 @@ def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment
     the body's size; a journal's instructions for a Word manuscript: title in bold, names in plain type)."""
     left, right = min(s.x0 for s in segments), max(s.x1 for s in segments)
 
-    def centred(seg: Segment) -> bool:  # a full-width line of prose is no centred line
-        return abs(seg.center - (left + right) / 2) < 2 * seg.size and seg.x0 > left + seg.size
+    # A full-width line of prose is no centred line; one in capitals may be (the Annals' title in capitals
+    # over its 'By' byline, as wide as the text block but for a few points).
+    def centred(seg: Segment) -> bool:
+        return abs(seg.center - (left + right) / 2) < 2 * seg.size and (
+            seg.x0 > left + seg.size or _in_capitals(seg) and seg.x0 > left)
 
     # (a line of names a superscript mark split, 'Ada Lovelace¹' ', Alan Turing²', centred as one)
     ordered = sorted(merge_spaced(head), key=lambda s: -s.y)

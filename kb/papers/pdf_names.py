@@ -100,9 +100,10 @@ END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
 # names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
-# one: the 'and' or comma joining it to the next ('Edmond Halley and' / 'Isaac Newton').
-LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
-                            r"|(?:\s+(?:and|AND)|\s*[,&])\s*$")
+# one: the 'and', comma or Springer's middle dot joining it to the next ('Edmond Halley and' / 'Isaac Newton';
+# 'Lucas Burns · Tatsuya Daniel ·' / 'Stephon Alexander · Justin Dressel').
+LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&·]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
+                            r"|(?:\s+(?:and|AND)|\s*[,&·])\s*$")
 
 
 # An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints

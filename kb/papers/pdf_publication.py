@@ -284,6 +284,10 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # Author 2019.' on a manuscript too): the year alone, when no row above gave one.
         ("citation of the article: Citation: AUTHORS (YEAR)", rf"\bCitation: [^()]{{3,300}}? \({_YYYY}\) ",
          "group"),
+        # IOP's cover page cites the article with the year bare between the authors and the journal: 'To cite
+        # this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009'.
+        ("citation of the article: To cite this article: AUTHORS YEAR JOURNAL",
+         rf"\bTo cite this article: [^()\d]{{3,200}}? {_YYYY} (?=[A-Z])", "group"),
         ("the authors' copyright",
          r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
          + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
@@ -415,9 +419,10 @@ def _year(groups: dict[str, str], rule: str, after: str) -> int | None:
 # A journal's name in a running header or footer ('Communications of the ACM', 'Journal of the ...').
 # A book series' name there too, as AMS and Springer print it ('Contemporary Mathematics', 'Lecture Notes in
 # Computer Science', 'Advances in ...', 'Studies in ...').
+# (a colon may join the name's part: 'Journal of Physics: Conference Series')
 _MARGIN_VENUE = re.compile(r"(?P<venue>(?:Journal|Communications|Transactions|Proceedings|Annals|Bulletin|"
                            r"Letters|Contemporary|Lecture Notes|Advances|Studies)"
-                           r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*))+)")
+                           r"(?: (?:of|the|on|for|and|in|[A-Z][\w&-]*)|: [A-Z][\w&-]*)+)")
 
 
 def read_publication(article: PdfArticle, margins: list[str] | None = None, read: int = 1,
@@ -442,13 +447,38 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
         _from_reference(article, _titled(texts.references, article.title))
-    arxiv = ARXIV_ID.search(texts.first)
-    article.arxiv_id = arxiv.group(1) if arxiv else None
+    article.arxiv_id = own_arxiv_id(texts.first)
     if article.venue is None and article.arxiv_id:
         # A preprint whose page states no other publication appeared on arXiv: its venue is the server, as the
         # user's own notes write it (`venue: "arXiv"`), as a bioRxiv stamp gives "bioRxiv", and as kb's arXiv
         # lookup, BibTeX and CSL imports store it.
         article.venue = "arXiv"
+
+
+# A sentence pointing to another version of the paper: 'Our full version has been made available at
+# https://arxiv.org/abs/2101.12631' (PVLDB), 'An extended version of this paper is arXiv:1234.56789', 'see the
+# technical report [arXiv:...]', 'the appendix is in the long version on arXiv'.
+_OTHER_VERSION = re.compile(r"\b(?:(?:full|extended|long|longer|complete|technical report|preprint) version|"
+                            r"technical report|appendi(?:x|ces)|"
+                            r"supplementa(?:ry|l) (?:material|information))\b", re.IGNORECASE)
+
+
+def own_arxiv_id(text: str) -> str | None:
+    """The first arXiv id the text gives this document (a stamp, 'arXiv:2101.12631v2'), not one its sentence
+    says is another version's (``_OTHER_VERSION``); None where it gives none."""
+    others = other_versions_arxiv_ids(text)
+    return next((f.group(1) for f in ARXIV_ID.finditer(text) if f.group(1) not in others), None)
+
+
+def other_versions_arxiv_ids(text: str) -> set[str]:
+    """The arXiv ids the text says are another version's (``_OTHER_VERSION``): not this document's, printed
+    or behind a link on the same words."""
+    others = set()
+    for found in ARXIV_ID.finditer(text):
+        sentence = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text[max(0, found.start() - 200):found.start()])[-1]
+        if _OTHER_VERSION.search(sentence):
+            others.add(found.group(1))
+    return others
 
 
 def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read: int) -> None:
@@ -519,10 +549,12 @@ def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
             groups[part] = groups.pop(f"{part}2")
     if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
         return None  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
-    if _about_another(row_name, match):
+    if _about_another(row_name, match) or _printing_place(match):
         return None
     if "journal" in groups:  # a name in a citation's shape (see _JOURNAL)
-        groups["venue"] = _after_title(groups.pop("journal"), title)
+        head = _colon_head(match.string[max(0, match.start("journal") - 120):match.start("journal")])
+        journal = groups.pop("journal")
+        groups["venue"] = _after_title(f"{head}: {journal}" if head else journal, title)
     if "venue" in groups:
         groups["venue"] = _on_its_line(groups["venue"], pages)
     if "body" in groups:  # the body holding a meeting, before the ordinal left out ('IEEE 35th ...')
@@ -705,6 +737,54 @@ def _about_another(rule: str, match: re.Match[str]) -> bool:
         _PASSIVE.search(before)) and not _THIS_PAPER.search(sentence)
 
 
+# A journal's name holding a colon, its series or part after it: 'Journal of Physics: Conference Series',
+# 'Quantum Stud.: Math. Found. (2024) 11:27–67' (Springer's header), 'J. R. Stat. Soc.: Series B', 'Phil.
+# Trans. R. Soc. A: Math. Phys. Eng. Sci.'. A citation's shape matches the part after the colon; the part
+# before it is the name's head where it is a name of two words or more or an abbreviation ('Citation:' is a
+# label).
+_COLON_HEAD = re.compile(r"(?<![\w,] )(?<![\w,:])(?P<head>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?"
+                         r"(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*): $")
+
+
+def _colon_head(before: str) -> str | None:
+    """The head of a journal's name ending ``before`` with a colon (see ``_COLON_HEAD``), or None. Words in
+    capitals before it are another line's, run into it on the flattened page (a logo's 'INSTITUTE FOR
+    QUANTUM STUDIES' beside Springer's header): a name's head is in one case."""
+    found = _COLON_HEAD.search(before)
+    if found is None:
+        return None
+    words = found.group("head").split()
+    capitals = 0
+    while capitals < len(words) and words[capitals].isupper() and len(words[capitals]) > 1:
+        capitals += 1
+    if 2 <= capitals < len(words):
+        words = words[capitals:]
+    head = " ".join(words)
+    named = (len(words) >= 2 or head.endswith(".")) and not _CITE_CUE.match(f"{head.casefold()}:")
+    return head if named and words[-1].casefold() not in _LABEL_WORDS else None
+
+
+# The last words of a label before a colon ('PVLDB Reference Format:', 'Article Information:').
+_LABEL_WORDS = frozenset({"format", "information", "keywords", "abstract", "citation", "note", "notes",
+                          "article", "paper", "correspondence", "address", "email", "e-mail", "received",
+                          "accepted", "published", "editor", "editors", "reference", "references", "type",
+                          "category"})
+
+
+# 'Printed in' alone names where the copies were printed, as publishers' imprints say beside their copyright
+# ('Printed in the United Kingdom', 'Printed in Great Britain', 'Printed in The Netherlands'); a statement of
+# where the paper appeared says more: 'Reprinted from', 'printed with corrections in', 'first printed in'.
+_PRINTED = re.compile(r"(?:[Pp]rinted|PRINTED) (?:in|IN) ")
+_PRINTED_WHEN = re.compile(r"\b(?:first|originally|also|later|was|were|been|is|are|be)\s+$", re.IGNORECASE)
+
+
+def _printing_place(match: re.Match[str]) -> bool:
+    """Whether a statement is a printer's imprint ('Printed in the United Kingdom'), which names a place."""
+    before = match.string[max(0, match.start() - 40):match.start()]
+    return bool(_PRINTED.match(match.group())) and not _PRINTED_WHEN.search(before) and not before.endswith(
+        ("Re", "re", "RE"))
+
+
 def _on_its_line(name: str, text: str) -> str:
     """A name read across a line's end (the page is read flattened) without the next line's words, where the
     line ended with it: 'Accepted for publication in Nature Methods' over 'Ada Lovelace' names 'Nature
@@ -757,21 +837,34 @@ def _unabbreviated(venue: str, first: str) -> str:
     names it (the corpus' truth files' convention: 'Random Struct. Alg.', 'PNAS'); a one-word name set in
     capitals as the lexicon writes that very name ('SCIENCE' in Science's footer: 'Science'; an acronym the
     lexicon writes in capitals stays so)."""
-    spelled = _printed_full_name(venue, first)
+    spelled = _printed_full_name(venue, first) or _spelled_out(venue, first)
     if spelled is not None:
         return spelled
     words = venue.split()
     written = journals.full_name(venue) if len(words) == 1 and venue.isupper() else None
     if written is not None and journals.name_key(written) == journals.name_key(venue):
         return written
-    if not any(w.endswith(".") for w in words):
+    if not any(w.rstrip(":").endswith(".") for w in words):
         return venue
-    parts = [rf"{re.escape(w[:-1])}\w*" if w.endswith(".") else re.escape(w) for w in words]
+    # (a colon after a word stays after its full form: 'Quantum Stud.: Math. Found.', 'Quantum Studies:
+    # Mathematics and Foundations')
+    bare = [w.rstrip(":") for w in words]
+    parts = [(rf"{re.escape(b[:-1])}\w*" if b.endswith(".") else re.escape(b))
+             + (":" if w.endswith(":") else "") for w, b in zip(words, bare, strict=True)]
     full = re.search(r"\b" + r" (?:(?:of|the|and|in|on|for|&) )*".join(parts) + r"\b(?!\.)", first,
                      re.IGNORECASE)
     if full is None:
         return venue
     return _title_case(full.group()) if full.group().isupper() else full.group()
+
+
+def in_full(venue: str | None, subject: str) -> str | None:
+    """An abbreviated venue ('Quantum Stud.: Math. Found.') by the full name the document's information gives
+    its journal where the page prints only the abbreviation: Springer writes 'Quantum Studies: Mathematics and
+    Foundations, https://doi.org/10.1007/...' into the Subject, Elsevier 'Journal of Molecular Biology, 433
+    (2021) 167208. doi:...'. The name is taken only where the abbreviation's words open its words in order
+    (see ``_unabbreviated``): a Subject that is a TeX stamp or a keyword list names nothing so."""
+    return _unabbreviated(venue, subject) if venue and subject else venue
 
 
 def _printed_full_name(venue: str, first: str) -> str | None:
@@ -786,6 +879,31 @@ def _printed_full_name(venue: str, first: str) -> str | None:
     if found is None:
         return None
     return _title_case(found.group()) if found.group().isupper() else found.group()
+
+
+# A run of a name's words on a line: capitalised words with the small words between them, up to punctuation,
+# a number or a word in lower case.
+_NAME_RUN = re.compile(r"[A-Z][\w&-]*(?: (?:(?:of|the|and|on|for|in) )*[A-Z][\w&-]*)*")
+
+
+def _spelled_out(venue: str, first: str) -> str | None:
+    """The name an acronym stands for, where the page prints it: 'PRL' beside 'PHYSICAL REVIEW LETTERS' in
+    APS's header, 'PVLDB' (its reference format) and 'Proceedings of the VLDB Endowment' (its footer), 'JMLR'
+    and 'Journal of Machine Learning Research'. The acronym is the initials of the name's words (an acronym
+    among them stands for itself: 'VLDB'), the last word's left out or not (an acronym is not: 'Proc Natl Acad
+    Sci USA' in a reference is no spelling of 'PNAS'); the name is a periodical's ('Journal', 'Letters',
+    'Proceedings'). None where no name on the page spells it."""
+    if not re.fullmatch(r"[A-Z]{2,6}", venue):
+        return None
+    for run in _NAME_RUN.findall(first):
+        words = [w for w in run.split() if w not in ("of", "the", "and", "on", "for", "in")]
+        if len(words) < 2 or not _PERIODICAL.search(_title_case(run) if run.isupper() else run):
+            continue
+        capitals = run.isupper()
+        pieces = [w[0] if capitals or not w.isupper() else w for w in words]
+        if venue == "".join(pieces) or venue == "".join(pieces[:-1]) and not words[-1].isupper():
+            return _title_case(run) if capitals else run
+    return None
 
 
 def _after_title(name: str, title: str | None) -> str:
@@ -847,6 +965,14 @@ _MARGIN_ORDINAL_MEETING = re.compile(rf"\b{_ORDINAL_WORD}(?P<venue>(?:[A-Z][\w&-
 _CITATION_YEAR = re.compile(r"\([^()]*?[A-Za-z][^()]*?\b(?:19|20)\d\d[a-z]?\)")
 
 
+# A reader's copy stamped with the day it was saved: IOP's 'This content was downloaded from IP address ... on
+# 20/06/2025', OUP's 'Downloaded from https://academic.oup.com/... by guest on 12 March 2024', Science's
+# 'Downloaded from https://www.science.org at ... on January 21, 2025', Taylor & Francis' 'Downloaded by
+# [University of X] at 09:06 20 June 2025', JSTOR's 'This content downloaded from 128.0.0.1 on Mon, 20 Jun
+# 2025'.
+_DOWNLOAD_STAMP = re.compile(r"\b(?i:downloaded) (?:from|by|on|at)\b")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
     named after its year there, or after its ordinal at a header's end."""
@@ -855,8 +981,9 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
         venue = _venue(match.group("venue")) if match else None
         if venue is not None:
             article.venue = venue
-            # a citation's year in a body line the margin took in is another work's ('(Skinner, 1958)')
-            years = [int(y.group()) for text in margins
+            # a citation's year in a body line the margin took in is another work's ('(Skinner, 1958)'), and a
+            # download stamp's the day a reader saved the copy
+            years = [int(y.group()) for text in margins if not _DOWNLOAD_STAMP.search(text)
                      for y in _YEAR.finditer(_CITATION_YEAR.sub(" ", text))]
             article.year = article.year or (years[0] if years else None)
             return
