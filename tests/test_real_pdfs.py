@@ -27,13 +27,15 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # 181 articles since round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning
-    # (read at round 10's start, before any rule was made from their errors: title 170, authors 166, affiliations
-    # 157, year 172, venue 168, DOI 178), raised to the measurements after round 10's rules (affiliations: 176
-    # with page 1's footnote blocks and TUGboat's signatures, leep-icml and cals-tugboat)
-    "tuning": {"title": 170, "authors": 166, "affiliations": 176, "year": 179, "venue": 178, "doi": 181,
-               "arxiv_id": 181, "abstract": 176, "ligatures": 180},
-    # the fresh held-out half of round 10 gets its floors when it has been read once, after the round's rules
+    # 204 articles: round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning and
+    # added its second wave's 23 (read at round 10's start: title 170, authors 166, affiliations 157, year 172,
+    # venue 168, DOI 178 of 181), raised to the measurements after round 10's rules
+    "tuning": {"title": 200, "authors": 200, "affiliations": 196, "year": 202, "venue": 201, "doi": 204,
+               "arxiv_id": 204, "abstract": 202, "ligatures": 203},
+    # round 10's fresh half (24 articles), read in totals once after the round's rules (benchmarks/data/pdfs/
+    # README.md, "Round 10 measured")
+    "held-out": {"title": 20, "authors": 21, "affiliations": 15, "year": 20, "venue": 13, "doi": 23,
+                 "arxiv_id": 24, "abstract": 20, "ligatures": 24},
 }
 
 WIDE = {"COLUMNS": "200"}
@@ -55,11 +57,11 @@ def _bench_add() -> Any:
     return bench_add
 
 
-@pytest.mark.slow  # reads all 181 tuning articles (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 228 articles of both halves (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = _bench_add()
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
-    assert len(rows) >= 181 and not any(row["split"] == "validation" for row in rows)
+    assert len(rows) >= 228 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
