@@ -7,9 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -26,6 +24,7 @@ from kb.papers.pdf_year import (
     year_candidates,
 )
 from tests.helpers.article_pdf import make_first_page_pdf
+from tests.helpers.benchmarks import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
@@ -35,16 +34,6 @@ HEIGHT = 792.0  # a Letter page, in points
 def _page(*lines: tuple[str, float, float]) -> list[tuple[list[Segment], float]]:
     """One page of (text, size, baseline height) lines, as ``read_pages`` gives page 1's layout."""
     return [([Segment(text, size, 72.0, 72.0 + 5 * len(text), y) for text, size, y in lines], HEIGHT)]
-
-
-def _training_script() -> ModuleType:
-    """benchmarks/train_year_model.py, imported as a module."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import train_year_model
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return train_year_model
 
 
 def _features_of(layouts: list[tuple[list[Segment], float]],
@@ -176,7 +165,7 @@ def test_shipped_model_was_trained_on_the_tuning_half_and_no_held_out_article() 
 def test_fit_reaches_the_minimum_an_independent_optimiser_finds() -> None:
     from scipy.optimize import minimize
 
-    train_year_model = _training_script()
+    train_year_model = load_benchmark("train_year_model")
     rng = np.random.default_rng(7)
     features = rng.random((300, 5)).round(0)  # 0/1 features, as most of the model's are
     features[:, 4] = rng.random(300)  # and a continuous one
@@ -194,7 +183,7 @@ def test_fit_reaches_the_minimum_an_independent_optimiser_finds() -> None:
 
 
 def test_precision_interval_is_clopper_pearsons() -> None:
-    interval = _training_script().precision_interval
+    interval = load_benchmark("train_year_model").precision_interval
     # all right in n: the exact lower bound solves p^n = 0.025; none right: the upper bound 1 - 0.025^(1/n)
     assert interval(36, 36)[0] == pytest.approx(0.025 ** (1 / 36), abs=1e-4) and interval(36, 36)[1] == 1.0
     assert interval(0, 5) == pytest.approx([0.0, 1 - 0.025 ** (1 / 5)], abs=1e-4)
@@ -211,7 +200,7 @@ def test_precision_interval_is_clopper_pearsons() -> None:
 def test_the_default_follows_the_recorded_evidence() -> None:
     from kb.settings import Settings
 
-    train_year_model = _training_script()
+    train_year_model = load_benchmark("train_year_model")
     data = json.loads(YEAR_MODEL.read_text(encoding="utf-8"))
     where_needed = data["cross_validation"]["articles_the_rules_left_empty"]
     lower = (where_needed["precision_95ci"] or [0.0])[0]
@@ -225,7 +214,7 @@ def test_the_default_follows_the_recorded_evidence() -> None:
 
 @pytest.mark.slow  # reads the tuning PDFs and fits a model per article and one on them all (~90 s)
 def test_shipped_model_is_reproduced_by_retraining() -> None:
-    train_year_model = _training_script()
+    train_year_model = load_benchmark("train_year_model")
     shipped = json.loads(YEAR_MODEL.read_text(encoding="utf-8"))
     trained_on = set(shipped["training_set"])  # the tuning articles it was trained on (the half has grown)
     trained = train_year_model.train([a for a in train_year_model.tuning_articles() if a.sha256 in trained_on])

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kb.core import KnowledgeBase
 from kb.settings import Settings
+from tests.helpers.benchmarks import load_benchmark
 from tests.helpers.cli import run_kb
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,18 +47,9 @@ def _cli(tmp_path: Path, *args: str) -> str:
     return result.stdout + result.stderr
 
 
-def _bench_add() -> Any:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_add
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-    return bench_add
-
-
 @pytest.mark.slow  # reads all 228 articles of both halves (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
-    bench_add = _bench_add()
+    bench_add = load_benchmark("bench_add")
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
     assert len(rows) >= 228 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
@@ -83,7 +73,7 @@ def _comes_in_whole(name: str, fields: tuple[str, ...] | None = None) -> None:
     from kb.papers.add import read_pdf
     from kb.papers.pdf_layout import read_article
 
-    bench_add = _bench_add()
+    bench_add = load_benchmark("bench_add")
     truth = json.loads((CORPUS / f"{name}.truth.json").read_text(encoding="utf-8"))
     assert truth["split"] == "tuning"
     record = read_pdf(CORPUS / f"{name}.pdf")
