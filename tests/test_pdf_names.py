@@ -37,3 +37,16 @@ def test_letter_classes_hold_the_letters_they_name() -> None:
         assert bool(caseless.fullmatch(chr(code))) == (category == "Lo"), hex(code)
     assert upper.fullmatch("Ú") and upper.fullmatch("ǅ") and not upper.fullmatch("a")
     assert caseless.fullmatch("山") and caseless.fullmatch("김") and not caseless.fullmatch("A")
+
+
+def test_up_to_address_keeps_an_institutions_parts_before_its_address() -> None:
+    """An institution ends at its first address part (a street, a postcode, contacts), a mark's text aside."""
+    from kb.papers.pdf_names import up_to_address
+
+    assert up_to_address(["Department of Physics", " University of Oxford", " Parks Road", " Oxford"]) == [
+        "Department of Physics", " University of Oxford"]
+    assert up_to_address(["MRC Unit", " University of Bristol", " Bristol BS8 2BN", " UK"]) == [
+        "MRC Unit", " University of Bristol"]
+    assert up_to_address(["⟨1⟩Google Research", " jane@google.com"]) == ["⟨1⟩Google Research"]
+    assert up_to_address(["⟨12345⟩Beta Labs"]) == ["⟨12345⟩Beta Labs"]  # a mark's digits are no street number
+    assert up_to_address(["12345 Main Street", " Alpha"]) == []

@@ -20,6 +20,7 @@ from kb.papers.pdf_names import (
     UPPER,
     is_prose,
     join_affiliation,
+    up_to_address,
 )
 from kb.papers.pdf_page import SYMBOL_MARKS, PdfArticle, Segment
 
@@ -95,7 +96,7 @@ def _author_information(text: str, names: list[str]) -> dict[str, str]:
             continue
         joined = re.sub(r"(?<=[-−])\n", "", match.group("rest")).replace("\n", " ")
         parts = [p.strip() for p in re.split(r"[,;]", joined)]
-        kept = ", ".join(itertools.takewhile(lambda p: not ADDRESS.search(p), parts)).strip(" .,")
+        kept = ", ".join(up_to_address(parts)).strip(" .,")
         if kept:  # the section's form says what the text after the dash is: no institution word needed
             result[name] = kept
     return result
@@ -116,7 +117,7 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for match in _STATED.finditer(" ".join(page.split())):
         parts = [p.strip() for p in match.group("where").split(",")]
-        where = ", ".join(itertools.takewhile(lambda p: not ADDRESS.search(p), parts)).strip(" .")
+        where = ", ".join(up_to_address(parts)).strip(" .")
         for who in re.split(r",? and |, ", match.group("who")):
             surname = who.split()[-1].casefold()
             for name in names:
@@ -197,7 +198,7 @@ def _before_the_address(block: list[str]) -> list[str]:
         if not ADDRESS.search(line):
             kept.append(line)
             continue
-        parts = list(itertools.takewhile(lambda p: not ADDRESS.search(p), line.split(",")))
+        parts = up_to_address(line.split(","))
         return [*kept, ",".join(parts).strip()] if "".join(parts).strip() else kept
     return kept
 
@@ -228,7 +229,7 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
             lines = lines[back + 1:][-4:]
         joined = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", "\n".join(lines)).replace("\n", " ")
         parts = [p.strip() for p in joined.split(",")]
-        kept = list(itertools.takewhile(lambda p: not ADDRESS.search(p), parts))
+        kept = up_to_address(parts)
         blocks.append(", ".join(p for p in kept if p))
         start = mail.end()
     return blocks if all(blocks) else None

@@ -26,6 +26,7 @@ from kb.papers.pdf_names import (
     mark_keys,
     merge_spaced,
     name_parts,
+    up_to_address,
 )
 from kb.papers.pdf_page import (
     COLUMN_GAP,
@@ -256,7 +257,7 @@ def _first_clause(text: str) -> str:
 def _footnote_institution(clause: str) -> str | None:
     """A footnote block's institution (``footnote_affiliations``): its first clause (``_first_clause``) up to
     its first address part; None unless it reads as an institution's name."""
-    parts = itertools.takewhile(lambda p: not ADDRESS.search(p), clause.split(","))
+    parts = up_to_address(clause.split(","))
     institution = ",".join(parts).strip(" .,:")
     words = institution.split()
     if (not words or len(words) > _FOOT_MOST_WORDS or CONTACT.search(institution) or _NOTE.search(institution)
@@ -329,7 +330,7 @@ def _numbered_lines(authors: list[tuple[str, str | None]], block: list[Segment],
             break
     if len(blocks) < 2 or set(blocks) != carried:
         return authors
-    institutions = {n: ",".join(itertools.takewhile(lambda p: not ADDRESS.search(p), text.split(","))).strip()
+    institutions = {n: ",".join(up_to_address(text.split(","))).strip()
                     for n, text in blocks.items()}
     if not all(institutions[n] for n in numbers.values()):
         return authors
@@ -679,7 +680,7 @@ def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | Non
                                                 or re.fullmatch(r"[A-Z][A-Z\d&-]+", parts[count])):
         return None
     names = name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
-    place = itertools.takewhile(lambda p: not ADDRESS.search(p), parts[count:])
+    place = up_to_address(parts[count:])
     return names, ", ".join(re.sub(r"⟨[^⟩]*⟩", "", p) for p in place)
 
 
@@ -768,7 +769,7 @@ def _institution_part(text: str) -> str | None:
     details: an institution's web address after it, 'ᵃDebian Project, http://www.debian.org', ends it as
     its street does), when its first part names an institution; else None."""
     parts = text.split(",")
-    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    kept = up_to_address(parts)
     # A line that opens with an affiliation mark is an affiliation by that mark, whatever its words
     # ('ᵃPratt SILS, 144 w. 14th street, ...'): its first part names the institution.
     # (a unit named without an institution's word may come first: 'Section for Bioinformatics, Department of

@@ -5,8 +5,10 @@ Which lines are the author block, and whose affiliation is whose, is read in ``p
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from kb.papers.pdf_page import (
     COLUMN_GAP,
@@ -32,6 +34,13 @@ ADDRESS = re.compile(
     r"\bCite This\b|\bRead Online\b|\bMetrics & More\b|\bArticle Recommendations\b|^ACCESS$",
     re.IGNORECASE,
 )
+
+
+def up_to_address(parts: Iterable[str]) -> list[str]:
+    """An affiliation's parts (its text split at commas) before the first that is an address part
+    (``ADDRESS``: a street, a postcode, contact details), a mark's ⟨⟩ text aside: an institution's name ends
+    where its address begins."""
+    return list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
 # 'Hochschule', 'Politecnico')
 INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
