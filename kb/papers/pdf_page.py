@@ -387,7 +387,7 @@ def page_segments(textpage: object, text: str) -> list[Segment]:
         chars.append((ch, left, right, bottom, _char_size(raw, i, matrix)))
         heights.append(top - bottom)
         if ch.isalpha():
-            letters[(left, bottom)] = (font_style(i), font_style.font)
+            letters[(left, bottom)] = font_style(i)
     flush()
     return segments
 
@@ -402,10 +402,10 @@ _BOLD_NAME = re.compile(r"Bold|Black|Heavy|Medi|Semibold|Demi|-Bd\b|^CMB|^CMBX|^
 
 
 class FontStyles:
-    """Each character's font style on one text page: 'italic' or 'bold' for a character set in such a font (by
-    its descriptor's Italic flag, its weight of 600 or more, or its name: 'NimbusRomNo9L-ReguItal', 'CMTI9',
-    'Times-Bold'), else ''; worked out once per font (its name and flags), one call per character. The call
-    leaves the character's font name in ``font``."""
+    """Each character's font style and font on one text page: the style 'italic' or 'bold' for a character set
+    in such a font (by its descriptor's Italic flag, its weight of 600 or more, or its name:
+    'NimbusRomNo9L-ReguItal', 'CMTI9', 'Times-Bold'), else ''; and the font's name without a subset's prefix.
+    Worked out once per font (its name and flags), one call per character."""
 
     def __init__(self, raw: object) -> None:
         import ctypes
@@ -416,22 +416,17 @@ class FontStyles:
         self._buffer = ctypes.create_string_buffer(256)
         self._flags = ctypes.c_int(0)
         self._flags_ref = ctypes.byref(self._flags)
-        self._styles: dict[tuple[bytes, int], str] = {}
-        self._names: dict[bytes, str] = {}
-        self.font = ""  # the font of the character asked about last, by its name without a subset's prefix
+        self._fonts: dict[tuple[bytes, int], tuple[str, str]] = {}
 
-    def __call__(self, index: int) -> str:
+    def __call__(self, index: int) -> tuple[str, str]:
         self._pdfium.FPDFText_GetFontInfo(self._raw, index, self._buffer, 256, self._flags_ref)
         key = (self._buffer.value, self._flags.value)
-        if key[0] not in self._names:
-            self._names[key[0]] = key[0].decode("latin-1").split("+")[-1]
-        self.font = self._names[key[0]]
-        if key not in self._styles:
-            name = self.font
+        if key not in self._fonts:
+            name = key[0].decode("latin-1").split("+")[-1]
             italic = key[1] & _ITALIC_FLAG and not name.startswith("CMSY") or _ITALIC_NAME.search(name)
             bold = self._pdfium.FPDFText_GetFontWeight(self._raw, index) >= 600 or _BOLD_NAME.search(name)
-            self._styles[key] = "" if not name else "italic" if italic else "bold" if bold else ""
-        return self._styles[key]
+            self._fonts[key] = ("" if not name else "italic" if italic else "bold" if bold else "", name)
+        return self._fonts[key]
 
 
 @dataclass
