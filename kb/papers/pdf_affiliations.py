@@ -142,7 +142,8 @@ def _all_authors(page: str) -> str | None:
     places = set()
     for match in _ALL_AUTHORS.finditer(" ".join(page.split())):
         parts = [p.strip() for p in match.group("where").split(",")]
-        where = ", ".join(itertools.takewhile(lambda p: p and not ADDRESS.search(p), parts)).strip(" .")
+        # (up to an empty part too)
+        where = ", ".join(itertools.takewhile(bool, up_to_address(parts))).strip(" .")
         if where:
             places.add(where)
     return places.pop() if len(places) == 1 else None

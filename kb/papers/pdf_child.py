@@ -81,9 +81,11 @@ def _with_identifiers(article: PdfArticle, path: Path) -> PdfArticle:
     finally:
         document.close()
     article.doi = found.doi(article.doi)
-    # a link on 'Our full version has been made available at https://arxiv.org/abs/...' is another version's
-    others = other_versions_arxiv_ids(article.pages[0]) if article.pages else set()
-    article.arxiv_id = article.arxiv_id or next((i for i in found.arxiv_ids if i not in others), None)
+    if article.arxiv_id is None and found.arxiv_ids:
+        # a link on 'Our full version has been made available at https://arxiv.org/abs/...' is another
+        # version's
+        others = other_versions_arxiv_ids(article.pages[0]) if article.pages else set()
+        article.arxiv_id = next((i for i in found.arxiv_ids if i not in others), None)
     return article
 
 
