@@ -4,6 +4,8 @@ templates the corpus does not hold (other marks, other wording, another order)."
 
 from __future__ import annotations
 
+import pytest
+
 from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_layout import describe
 from kb.papers.pdf_names import ADDRESS, is_name_list, name_parts
@@ -654,3 +656,48 @@ def test_names_joined_by_a_middle_dot_in_other_breaks() -> None:
     assert _names([_at("Ada Lovelace · Alan Turing", 600, 10, 50, 250),
                    _at("· Grace Hopper · Mary Somerville", 588, 10, 50, 250)]) == [
         "Ada Lovelace", "Alan Turing", "Grace Hopper", "Mary Somerville"]
+
+
+# -- round 11's third wave: a line of e-mail addresses between the names and their institution ------------------
+
+_BROKER_NAMES = "Bernhard Kerbl, Michael Kenzel, Joerg H. Mueller, Dieter Schmalstieg, Markus Steinberger"
+
+
+def _over_a_mail_line(mails: str) -> PdfArticle:
+    segments = [_at("The Broker Queue: A Fast, Linearizable FIFO Queue for", 692.9, 17, 89, 522, style="bold"),
+                _at("Fine-Granular Work Distribution on the GPU", 676.3, 17, 130, 482, style="bold"),
+                _at(_BROKER_NAMES, 651.0, 12, 86, 526),
+                _at(mails, 639.5, 10, 96, 515),
+                _at("Graz University of Technology", 627.6, 10, 244, 369),
+                _at("ABSTRACT", 609.9, 11, 53, 112, style="bold"),
+                _at("Harnessing the power of massively parallel devices like the graphics processing unit (GPU)",
+                    598.0, 9, 53, 295)]
+    page = "\n".join(s.text for s in segments)
+    article = PdfArticle(pages=[page])
+    describe(article, segments)
+    return article
+
+
+@pytest.mark.parametrize("mails", [
+    # broker-queue-ics
+    "{bernhard.kerbl | michael.kenzel | joerg.mueller | dieter.schmalstieg | markus.steinberger}@icg.tugraz.at",
+    "{bernhard.kerbl, michael.kenzel, joerg.mueller, dieter.schmalstieg, markus.steinberger}@tugraz.at",
+    "kerbl@icg.tugraz.at, kenzel@icg.tugraz.at, mueller@icg.tugraz.at, schmalstieg@icg.tugraz.at",
+])
+def test_a_line_of_e_mail_addresses_under_the_names_does_not_end_the_author_block(mails: str) -> None:
+    """acmart (broker-queue-ics, ICS 2018) sets the names, then their e-mails grouped in braces before the shared
+    domain and split by bars, then the one institution: the e-mails' parts are in lower case, but the line is
+    contacts, not prose, so the institution under it is every name's. So with the group split by commas, and with
+    a line of whole addresses."""
+    article = _over_a_mail_line(mails)
+    assert article.authors == [(name, "Graz University of Technology") for name in _BROKER_NAMES.split(", ")]
+
+
+def test_a_sentence_with_an_e_mail_address_in_it_is_still_prose() -> None:
+    """(the e-mail rule's other side) without its addresses a sentence keeps its own words and is prose; a line
+    of addresses alone is none."""
+    from kb.papers.pdf_names import ADDRESSES, is_prose
+
+    assert is_prose(ADDRESSES.sub(" ", "correspondence and requests for materials should be addressed to the first "
+                                       "author at ada.lovelace@alpha.edu"))
+    assert not is_prose(ADDRESSES.sub(" ", "{ada.lovelace | alan.turing | grace.hopper | john.von.neumann}@alpha.edu"))

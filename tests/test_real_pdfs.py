@@ -498,10 +498,12 @@ def test_real_pdf_of_a_round_ten_second_wave_class(name: str, fields: tuple[str,
 # the meeting by its acronym before a colon (broker-queue-ics, duchenne-smiles-chi); a permission block's joint
 # acronym and kind of paper, and its conference line without dates (norec-fse-arxiv, live-photos-chiea); an acronym
 # and 'Conference' named by the acronym (serial-histograms-vldb's old VLDB footer, hique-icde's IEEE footer); 'Proc.'
-# for 'Proceedings of' (rum-conjecture-edbt); a copyright year before a comma (rnn-ensemble-aaai). Two came in whole
-# at the first read (lottery-heads-emnlp, tubular-segmentation-miccai). Left: broker-queue-ics' affiliations (one
-# institution under a braced e-mail group split by bars), rum-conjecture-edbt's last affiliation (its mark the font
-# leaves unmapped), serial-histograms-vldb's title and first name (an OCR layer's words a few points apart).
+# for 'Proceedings of' (rum-conjecture-edbt); a copyright year before a comma (rnn-ensemble-aaai); a line of e-mail
+# addresses between the names and their institution (broker-queue-ics, tests/test_pdf_author_layouts.py); a title
+# line whose OCR'd words stand a few points apart (serial-histograms-vldb, tests/test_pdf_title_abstract.py). Two
+# came in whole at the first read (lottery-heads-emnlp, tubular-segmentation-miccai). Left: rum-conjecture-edbt's
+# last affiliation (its mark the font leaves unmapped), serial-histograms-vldb's first author (the OCR layer's given
+# name a segment apart from the rest, and its footnote star read as a quote: 'E. Ioannidis’').
 _THIRD_WAVE_PUBLICATION = ("year", "venue", "doi", "arxiv_id")
 
 
@@ -511,8 +513,8 @@ _THIRD_WAVE_PUBLICATION = ("year", "venue", "doi", "arxiv_id")
     ("rum-conjecture-edbt", ("title", "authors", *_THIRD_WAVE_PUBLICATION, "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
         ("lottery-heads-emnlp", None), ("hique-icde", None), ("norec-fse-arxiv", None),
-        ("broker-queue-ics", ("title", "authors", *_THIRD_WAVE_PUBLICATION, "abstract")),
-        ("serial-histograms-vldb", ("affiliations", *_THIRD_WAVE_PUBLICATION, "abstract")))),
+        ("broker-queue-ics", None),
+        ("serial-histograms-vldb", ("title", "affiliations", *_THIRD_WAVE_PUBLICATION, "abstract")))),
 ])
 def test_real_pdf_of_the_round_eleven_third_wave(name: str, fields: tuple[str, ...] | None) -> None:
     _comes_in_whole(name, fields)

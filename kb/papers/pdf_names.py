@@ -166,6 +166,13 @@ def is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+# E-mail addresses, one by one or grouped in braces before their shared domain, as acmart and ACL set a line
+# of them under the names ('{bernhard.kerbl | michael.kenzel | joerg.mueller}@icg.tugraz.at',
+# '{thawani,jpujara,ilievski}@isi.edu'): their parts are in lower case, but they are contacts, no words of
+# running text.
+ADDRESSES = re.compile(r"\{[^{}]*\}\s*@\S+|\S+@\S+")
+
+
 def is_prose(line: str) -> bool:
     """A line of running text (an unheaded abstract, a disclaimer), where an author block has ended: eight
     words or more, two thirds of them in lower case, and no institution named."""
