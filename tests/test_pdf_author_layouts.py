@@ -701,3 +701,41 @@ def test_a_sentence_with_an_e_mail_address_in_it_is_still_prose() -> None:
     assert is_prose(ADDRESSES.sub(" ", "correspondence and requests for materials should be addressed to the first "
                                        "author at ada.lovelace@alpha.edu"))
     assert not is_prose(ADDRESSES.sub(" ", "{ada.lovelace | alan.turing | grace.hopper | john.von.neumann}@alpha.edu"))
+
+
+# -- round 11's third wave: a scan's OCR layer under an old proceedings paper's title ------------------------------
+
+_WISCONSIN = [_at("Computer Sciences Department", 675.1, 10.9, 237.1, 385.3),
+              _at("University of Wisconsin", 661.3, 10.9, 257.1, 368.2)]
+
+
+@pytest.mark.parametrize(("given", "rest", "gap", "name"), [
+    # serial-histograms-vldb: VLDB 1993 scanned, the given name 13 points from the rest in 11-point type
+    ("Yannis", "E. Ioannidis", 12.8, "Yannis E. Ioannidis"),
+    ("Michael", "J. Franklin", 15.0, "Michael J. Franklin"),
+    ("Jennifer", "Widom", 13.5, "Jennifer Widom"),
+])
+def test_a_given_name_an_ocr_layer_set_apart_from_the_rest_of_the_name_is_joined_to_it(
+        given: str, rest: str, gap: float, name: str) -> None:
+    """An OCR layer boxes each word: a given name alone on the name's baseline, more than a space but less
+    than two sizes from the rest of the name, is that name's (alone it is no name, and was dropped)."""
+    block = [_at(given, 690.6, 10.9, 259.6, 289.8), _at(rest, 690.6, 10.9, 289.8 + gap, 360.0), *_WISCONSIN]
+    assert _names(block) == [name]
+
+
+def test_two_names_side_by_side_stay_two() -> None:
+    """(the given-name rule's other side) a whole name beside another, however near, is two authors."""
+    block = [_at("Ada Lovelace", 690.6, 10.9, 200.0, 260.0), _at("Alan Turing", 690.6, 10.9, 275.0, 330.0),
+             *_WISCONSIN]
+    assert _names(block) == ["Ada Lovelace", "Alan Turing"]
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("Yannis E. Ioannidis’", "Yannis E. Ioannidis"),  # serial-histograms-vldb: the footnote's star read as '’'
+    ("Jim Gray′", "Jim Gray"),
+    ("Patrick O’Neil’", "Patrick O’Neil"),  # a quote inside a name is its own
+])
+def test_a_closing_quote_after_a_name_is_a_misread_mark(line: str, name: str) -> None:
+    """A name never ends in a closing quote or a prime: after a name, one is a footnote's mark an OCR layer
+    misread."""
+    assert _names([_at(line, 690.6, 10.9, 259.6, 359.6), *_WISCONSIN]) == [name]

@@ -103,8 +103,9 @@ NAME = re.compile(rf"^(?!.*{_TITLE_WORDS})"
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
 # (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
-# a digit)
-END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
+# a digit; nor in a closing quote or a prime, which a scan's OCR layer makes of a footnote's star:
+# 'Yannis E. Ioannidis’')
+END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$|(?<=[a-z])[’′]+$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -327,8 +328,12 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
             LEAD_SEPARATOR.sub("", listed(last)))
         # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
         after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
+        # (a scan's OCR layer boxes each word, and a given name alone may stand more than a space from the
+        # rest of the name: 'Yannis' 'E. Ioannidis', 13 points apart in 11-point type)
+        given = (last is not None and re.fullmatch(r"[A-Z][a-z]+", last.text) is not None
+                 and is_name_list(f"{last.text} {seg.text}"))
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < (2 if after_mark else 1) * COLUMN_GAP * seg.size
+                and (0 <= gap < (2 if after_mark or given else 1) * COLUMN_GAP * seg.size
                      and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 <= gap < (3 if UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
