@@ -739,3 +739,28 @@ def test_a_closing_quote_after_a_name_is_a_misread_mark(line: str, name: str) ->
     """A name never ends in a closing quote or a prime: after a name, one is a footnote's mark an OCR layer
     misread."""
     assert _names([_at(line, 690.6, 10.9, 259.6, 359.6), *_WISCONSIN]) == [name]
+
+
+@pytest.mark.parametrize(("code", "names", "blocks", "expected"), [
+    # rum-conjecture-edbt: the fourth symbol after 'Mark Callaghan' and before 'Facebook, Inc.' given as '\x05'
+    ("\x05", [("Anastasia Ailamaki", "‡"), ("Mark Callaghan", "\x05")],
+     [("‡", "EPFL, Lausanne"), ("\x05", "Facebook, Inc.")],
+     [("Anastasia Ailamaki", "EPFL, Lausanne"), ("Mark Callaghan", "Facebook, Inc.")]),
+    ("\x03", [("Ada Lovelace", "\x03"), ("Alan Turing", "†"), ("Grace Hopper", "\x03")],
+     [("†", "Beta Labs"), ("\x03", "University of Alpha")],
+     [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Labs"), ("Grace Hopper", "University of Alpha")]),
+    ("\x02", [("Ada Lovelace", "\x02"), ("Alan Turing", "\x01")],
+     [("\x01", "Gamma Institute"), ("\x02", "University of Alpha")],
+     [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Gamma Institute")]),
+])
+def test_a_mark_the_extractor_gives_as_a_control_code_links_the_name_to_its_block(
+        code: str, names: list[tuple[str, str]], blocks: list[tuple[str, str]],
+        expected: list[tuple[str, str]]) -> None:
+    """A symbol mark whose glyph the font leaves unmapped may come out as a control code: the same code after a
+    name and before an institution is one mark, as a mapped symbol is."""
+    block = [_at(name, 666.3, 12, 100 + 120 * i, 200 + 120 * i, marked=f"{name}⟨{mark}⟩")
+             for i, (name, mark) in enumerate(names)]
+    block += [_at(text, 619.6, 10, 100 + 120 * i, 200 + 120 * i, marked=f"⟨{mark}⟩{text}")
+              for i, (mark, text) in enumerate(blocks)]
+    assert code in "".join(mark for _, mark in names)
+    assert block_authors(block) == expected

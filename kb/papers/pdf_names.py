@@ -215,8 +215,10 @@ def _continues(before: str, line: str) -> bool:
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
-# superscript or opening an institution.
-_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
+# superscript or opening an institution. So does one the extractor gives as a control code, the same code
+# after the name and before its institution (rum-conjecture-edbt: 'Mark Callaghan' and 'Facebook, Inc.', each
+# with a fourth symbol given as '\x05').
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}\x01-\x08\x0e-\x1f]")
 # (numbers and symbols in one list too: OUP's '1,∗'; a symbol may close a number or a letter with no comma
 # between them, the corresponding author's: OUP's current template '1,2∗', BMC's '2,5*', Nature's '1*')
 _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
