@@ -219,3 +219,29 @@ def test_a_symbol_typed_between_raised_marks_keeps_the_marks_before_it(line: str
              _line("⟨2⟩Department of Zoology, University of Exeter", 610, 7)]
     assert block_authors(block) == [(first, "School of Life Sciences, University of Warwick"),
                                     ("Emily Price", "Department of Zoology, University of Exeter")]
+
+
+# -- an institution's name running on into its postcode ------------------------------------------------------
+
+@pytest.mark.parametrize(("address", "institution"), [
+    # KeAi (tetracycline-ecoli-ssb): a year where a postcode stands, the letter on the line above
+    ("University of Chinese Academy of Sciences Team for iGEM 2016, Beijing, 100049, China",
+     "University of Chinese Academy of Sciences Team for iGEM"),
+    # a Nordic address: the postcode after the institution's name, no comma between
+    ("Karolinska Institutet 171 77 Stockholm, Sweden", "Karolinska Institutet"),
+    # a German one, the city after the postcode
+    ("Universität Hamburg 20146 Hamburg, Germany", "Universität Hamburg"),
+])
+def test_an_institution_running_on_into_its_postcode_is_named_by_the_words_before_it(
+        address: str, institution: str) -> None:
+    """An affiliation's first part runs on from the institution's name into its postcode where no comma
+    parts them ('Karolinska Institutet 171 77 Stockholm'): the first part is an address part, so the block
+    was dropped and its names had no affiliation. The institution is the words before the number, where they
+    name one; a street ('12 Main Street') or a room ('Room 123') names none."""
+    block = [_line("Ada Lovelace⟨a⟩, Alan Turing⟨b⟩", 640, 11),
+             _at("a", 624, 4.7, 33, 35), _at(address, 620, 6.5, 37, 300),
+             _at("b", 615, 4.7, 33, 35), _at("Beta Institute, Betatown, 12345, Germany", 611, 6.5, 37, 300)]
+    assert block_authors(block) == [("Ada Lovelace", institution), ("Alan Turing", "Beta Institute, Betatown")]
+    streets = [_line("Ada Lovelace⟨a⟩", 640, 11), _at("a", 624, 4.7, 33, 35),
+               _at("12 Main Street, Alphaville 12345", 620, 6.5, 37, 300)]
+    assert block_authors(streets) == [("Ada Lovelace", None)]

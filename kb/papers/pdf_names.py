@@ -39,8 +39,20 @@ ADDRESS = re.compile(
 def up_to_address(parts: Iterable[str]) -> list[str]:
     """An affiliation's parts (its text split at commas) before the first that is an address part
     (``ADDRESS``: a street, a postcode, contact details), a mark's ⟨⟩ text aside: an institution's name ends
-    where its address begins."""
-    return list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    where its address begins. Where the first part runs on from the institution's name into its postcode, no
+    comma between ('Karolinska Institutet 171 77 Stockholm', 'Universität Hamburg 20146 Hamburg', 'University
+    of Chinese Academy of Sciences Team for iGEM 2016'), the name is the words before the number."""
+    parts = list(parts)
+    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    if kept or not parts:
+        return kept
+    named = _BEFORE_NUMBER.match(parts[0])
+    name = named.group("name") if named else ""
+    return [name] if INSTITUTION.search(name) and not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", name)) else []
+
+
+# An institution's name, its marks included, up to the first number of three digits or more after it.
+_BEFORE_NUMBER = re.compile(r"^(?P<name>(?:⟨[^⟩]*⟩|[^\d⟨])*?[^\W\d_])\s+\d{3,}")
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
 # 'Hochschule', 'Politecnico')
 INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
