@@ -199,6 +199,16 @@ def test_a_side_column_left_of_the_title_is_no_author_block(side: list[str]) -> 
     assert [name for name, _ in article.authors] == ["Katharine E. Lewis", "Emily Price", "Darren P. Croft"]
     assert [(a or "").split(", ")[1] for _, a in article.authors] == [
         "University of Warwick", "University of Exeter", "University of Exeter"]
+    # An arXiv stamp up the margin level with the title, or a line's number, is no side column: the left cell
+    # of an author grid under a short title, ending left of it, stays in the block.
+    stamp = _at("arXiv:2101.01234v1 [q-bio.BM] 4 Jan 2021", 640, 20, 10, 30)
+    grid = [_at("A Short Title", 700, 17, 240, 370), _at("1", 700, 7, 20, 24), _at("Ada Lovelace", 660, 11, 90, 170),
+            _at("Alan Turing", 660, 11, 260, 330), _at("Grace Hopper", 660, 11, 420, 500),
+            _at("University of Alpha", 648, 10, 90, 185), _at("Beta Institute", 648, 10, 260, 330),
+            _at("Gamma College", 648, 10, 420, 500)]
+    article = PdfArticle(pages=["A Short Title\nAda Lovelace Alan Turing Grace Hopper\n..."])
+    describe(article, [stamp, *grid])
+    assert [name for name, _ in article.authors] == ["Ada Lovelace", "Alan Turing", "Grace Hopper"]
 
 
 # -- a symbol typed between a name's raised marks ------------------------------------------------------------

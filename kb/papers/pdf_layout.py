@@ -305,18 +305,24 @@ def _in_title_column(below: list[Segment], title_lines: list[Segment],
     line of prose level with the title's lines, starting right of them; a line starting left of it stays.
     Likewise a side column left of the title (Frontiers: 'OPEN ACCESS', 'EDITED BY', the editors and
     reviewers with their institutions, level with the title set in the right column): a line ending left of
-    the title's lines, where such lines stand level with them, is the side column's, never the author
-    block's."""
+    the title's lines, where two or more such lines from one left edge stand level with them, is the side
+    column's, never the author block's."""
     left, right = min(s.x0 for s in title_lines), max(s.x1 for s in title_lines)
     lowest, top = min(s.y for s in title_lines), max(s.y for s in title_lines)
     level = [s for s in segments if lowest - s.size < s.y <= top + s.size]
-    if any(s.x1 < left for s in level):
+    # (a column: two lines of words or more from one left edge; a stamp set up the margin or a line's number
+    # is none)
+    side = [s for s in level if s.x1 < left and not vertical(s) and re.search(r"[^\W\d_]{2}", s.text)]
+    if len(side) >= 2 and max(s.x0 for s in side) - min(s.x0 for s in side) < _SIDE_EDGE:
         below = [s for s in below if s.x1 >= left]
     beside = [s for s in level if s.x0 > right and is_prose(s.text)]
     if not beside:
         return below
     edge = min(s.x0 for s in beside)
     return [s for s in below if s.x0 < edge]
+
+
+_SIDE_EDGE = 2.0  # a side column's lines start within this many points of one left edge
 
 
 def _head(segments: list[Segment]) -> list[Segment]:
