@@ -160,6 +160,10 @@ def test_numbered_blocks_run_on_after_the_address_before_them(lines: list[str], 
     for name, institution in want.items():
         assert authors[name] is not None and institution in authors[name], (name, authors[name])
     assert not any("Citation" in (a or "") or "Route" in (a or "") and "Gamma" not in a for a in authors.values())
+    # (a company whose name opens with the word is an institution: only the label with its colon is the
+    # journal's line)
+    company = [_line("Ada Lovelace⟨1⟩", 506, 11.3), _line("⟨1⟩Citation Technologies Inc., Alphaville", 440, 9.0)]
+    assert block_authors(company) == [("Ada Lovelace", "Citation Technologies Inc., Alphaville")]
 
 
 # -- a side column left of the title ------------------------------------------------------------------------

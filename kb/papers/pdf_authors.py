@@ -753,7 +753,8 @@ _EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Commu
                         r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b|"
                         # how to cite the article, which lists its authors (Pensoft, PLOS, MDPI:
                         # 'Citation: Wilf P, Wing SL, ...'): no one's affiliation
-                        r"^(?:Citation|Cite (?:this|as))\b\s*:?", re.IGNORECASE)
+                        # (its label's colon said: 'Citation Technologies Inc.' is a company)
+                        r"^(?:Citation|Cite (?:this article|this|as))\s*:|^CITATION$", re.IGNORECASE)
 
 
 def _without_contacts(seg: Segment) -> Segment | None:
