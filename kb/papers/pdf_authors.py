@@ -788,10 +788,9 @@ def _without_contacts(seg: Segment) -> Segment | None:
 def _run_on_blocks(seg: Segment) -> Segment | None:
     """A line of affiliation blocks run on in a paragraph, a block's mark after the text before it
     ('University Park, PA 16802, USA ²Department of Paleobiology, Smithsonian Institution, Washington, DC',
-    Pensoft;
-    '..., Westmead, NSW 2145, Australia, ⁵Cancer Research Unit, ...'): each block read like a line of its
-    own, its institution up to its address, and the text before the first mark, which goes on with the block
-    above, up to its own address (the measure may break that block's name: 'Cleveland, OH 44106, USA
+    Pensoft; '..., Westmead, NSW 2145, Australia, ⁵Cancer Research Unit, ...'): each block read like a line
+    of its own, its institution up to its address, and the text before the first mark, which goes on with the
+    block above, up to its own address (the measure may break that block's name: 'Cleveland, OH 44106, USA
     ⁸University' / 'of California-Berkeley, Museum of Paleontology, Berkeley, CA 94720, USA ⁹LH Bailey
     Hortorium'). The parts are joined by semicolons, which tell the blocks apart as a paragraph's separators
     do. None for a line without such a mark, or where no address would cut the line short and every mark

@@ -53,6 +53,8 @@ def up_to_address(parts: Iterable[str]) -> list[str]:
 
 # An institution's name, its marks included, up to the first number of three digits or more after it.
 _BEFORE_NUMBER = re.compile(r"^(?P<name>(?:⟨[^⟩]*⟩|[^\d⟨])*?[^\W\d_])\s+\d{3,}")
+
+
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
 # 'Hochschule', 'Politecnico')
 INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
