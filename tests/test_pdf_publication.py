@@ -973,3 +973,61 @@ def test_publication_iops_cover_citation_gives_the_year(cite: str, year: int) ->
     page = f"Journal of Physics: Conference Series\nPAPER • OPEN ACCESS\nA Title\n{cite}\nView the article online"
     assert _published(page, margins=["This content was downloaded from IP address 1.2.3.4 on 20/06/2025"]).year == (
         year)
+
+
+def _jstor_cover(title: str, source: str, heading: str = "REFERENCES") -> str:
+    return (f"{title}\nAuthor(s): Albert S. Kyle\nSource: {source}\nPublished by: The Econometric Society\n"
+            f"Stable URL: https://www.jstor.org/stable/1913210\n{heading}\nLinked references are available on "
+            "JSTOR for this article:\nYou may need to log in to JSTOR to access the linked references.\nThis content "
+            "downloaded from 128.62.64.151 on Mon, 13 Jun 2022 00:02:55 UTC")
+
+
+@pytest.mark.parametrize(("source", "header", "heading", "venue", "year"), [
+    # kyle-insider-econometrica: JSTOR's cover sheet before Econometrica's page
+    ("Econometrica , Nov., 1985, Vol. 53, No. 6 (Nov., 1985), pp. 1315-1335",
+     "Econometrica, Vol. 53, No. 6 (November, 1985)", "REFERENCES", "Econometrica", 1985),
+    ("The Review of Economic Studies , Jan., 1971, Vol. 38, No. 1 (Jan., 1971), pp. 1-12",
+     "The Review of Economic Studies, Vol. 38, No. 1 (Jan., 1971)", "REFERENCES", "The Review of Economic Studies",
+     1971),
+    ("Journal of the American Statistical Association , Sep., 1988, Vol. 83, No. 403 (Sep., 1988)",
+     "Journal of the American Statistical Association, Vol. 83, No. 403 (Sep., 1988)", "References",
+     "Journal of the American Statistical Association", 1988),
+])
+def test_publication_an_archives_cover_sheet_heads_no_reference_list(source: str, header: str, heading: str,
+                                                                    venue: str, year: int) -> None:
+    """A cover sheet's own 'REFERENCES' line (JSTOR's, over 'Linked references are available on JSTOR') is no
+    reference list: the journal line of the article's page after it is read (before, everything after the
+    cover's line was taken for references, and no venue or year was read)."""
+    article = PdfArticle(pages=[_jstor_cover("Continuous Auctions and Insider Trading", source, heading),
+                                f"{header}\nCONTINUOUS AUCTIONS AND INSIDER TRADING\nBY ALBERT S. KYLE\n"
+                                "A dynamic model of insider trading with sequential auctions.\n1. INTRODUCTION\n"
+                                "How quickly is new private information incorporated into prices?\nREFERENCES\n"
+                                "[1] Kreps, D., and R. Wilson: Sequential Equilibria, Econometrica, 50 (1982)."],
+                         title="Continuous Auctions and Insider Trading")
+    read_publication(article, read=2)
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("header", "venue"), [
+    # spectral-norm-jipam: JIPAM's name over two lines at the head of page 1
+    (["Journal of Inequalities in Pure and", "Applied Mathematics", "http://jipam.vu.edu.au/"],
+     "Journal of Inequalities in Pure and Applied Mathematics"),
+    (["Transactions of the", "American Mathematical Society"], "Transactions of the American Mathematical Society"),
+    # SIAM's journal of the 1950s and 1960s
+    (["Journal of the Society for", "Industrial and Applied Mathematics"],
+     "Journal of the Society for Industrial and Applied Mathematics"),
+])
+def test_publication_a_journals_name_broken_over_the_headers_lines(header: list[str], venue: str) -> None:
+    """A header's line ending in a word that joins a name's parts ('... in Pure and') goes on over the line under
+    it: the journal's whole name (before, 'Journal of Inequalities in Pure')."""
+    page = "\n".join([*header, "Volume 6, Issue 4, Article 124, 2005", "LOWER BOUNDS FOR THE SPECTRAL NORM",
+                      "JORMA K. MERIKOSKI AND RAVINDER KUMAR", "ABSTRACT. Let A be a complex matrix."])
+    article = _published(page, title="Lower Bounds for the Spectral Norm", margins=["249-04", header[0]])
+    assert article.venue == venue
+
+
+def test_publication_a_headers_name_ending_closed_is_not_run_on() -> None:
+    """The rule's other side: a header's name that ends closed is read alone, not with the title under it."""
+    page = "Journal of Inequalities\nLOWER BOUNDS FOR THE SPECTRAL NORM\nABSTRACT. Let A be a complex matrix."
+    article = _published(page, title="Lower Bounds for the Spectral Norm", margins=["Journal of Inequalities"])
+    assert article.venue == "Journal of Inequalities"

@@ -509,9 +509,14 @@ class _Texts:
 
     @classmethod
     def of(cls, article: PdfArticle, read: int, stamps: list[str] | None) -> _Texts:
-        # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
+        # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007'). A
+        # cover sheet's own 'REFERENCES' line (JSTOR's, over 'Linked references are available on JSTOR') heads
+        # no list: the article's page after it is read to its own list.
         pages = _unmapped_separators("\n".join([*(stamps or []), *article.pages[:read]]))
-        before_references = re.split(REFERENCES_HEAD, pages, maxsplit=1)[0]
+        covers = _unmapped_separators("\n".join([*(stamps or []), *article.pages[:read - 1]]))
+        own = _unmapped_separators("\n".join(article.pages[read - 1:read]))
+        before_references = "\n".join(
+            text for text in (covers, re.split(REFERENCES_HEAD, own, maxsplit=1)[0]) if text)
         # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' /
         # 'Alg., 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into
         # the name opening the next line, which a citation's name may not follow ('... ac.uk' /
@@ -973,9 +978,25 @@ _CITATION_YEAR = re.compile(r"\([^()]*?[A-Za-z][^()]*?\b(?:19|20)\d\d[a-z]?\)")
 _DOWNLOAD_STAMP = re.compile(r"\b(?i:downloaded) (?:from|by|on|at)\b")
 
 
+# A margin's line ending in a word that joins a name's parts: the name goes on over the next line.
+_OPEN_NAME_END = re.compile(r"(?:\b(?:of|the|and|in|for|on)|&)\s*$")
+
+
+def _going_on(line: str, page: str) -> str:
+    """A margin's line whose name ends open ('Journal of Inequalities in Pure and', JIPAM's header over
+    'Applied Mathematics'), with the line under it in the page's text; any other line as it is."""
+    if not _OPEN_NAME_END.search(line):
+        return line
+    lines = [text.strip() for text in page.splitlines()]
+    at = next((i for i, text in enumerate(lines) if text == line.strip()), None)
+    return f"{line.strip()} {lines[at + 1]}" if at is not None and at + 1 < len(lines) else line
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
-    named after its year there, or after its ordinal at a header's end."""
+    named after its year there, or after its ordinal at a header's end. A name broken over the header's lines
+    is read whole (``_going_on``)."""
+    margins = [_going_on(line, article.pages[0]) for line in margins] if article.pages else margins
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
