@@ -4,6 +4,8 @@ templates the corpus does not hold (other marks, other wording, another order)."
 
 from __future__ import annotations
 
+import pytest
+
 from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_layout import describe
 from kb.papers.pdf_names import ADDRESS, is_name_list, name_parts
@@ -654,3 +656,48 @@ def test_names_joined_by_a_middle_dot_in_other_breaks() -> None:
     assert _names([_at("Ada Lovelace · Alan Turing", 600, 10, 50, 250),
                    _at("· Grace Hopper · Mary Somerville", 588, 10, 50, 250)]) == [
         "Ada Lovelace", "Alan Turing", "Grace Hopper", "Mary Somerville"]
+
+
+# -- round 11 (third wave): the authors' addresses over Econometrica's 'Manuscript received' line --------------
+
+_ENDING = ("In this equilibrium, prices follow Brownian motion and all private information is incorporated\n"
+           "into prices by the end of trading.\n")
+_RECEIVED = "Manuscript received January 1984; revision received December, 1984.\nREFERENCES\n[1] BAGEHOT, W."
+
+
+@pytest.mark.parametrize(("addresses", "authors", "institutions"), [
+    # kyle-insider-econometrica: one author's university alone over the line
+    ("Princeton University\n", ["Albert S. Kyle"], ["Princeton University"]),
+    # two authors' blocks joined by 'and', each with its street
+    ("Dept. of Economics, Harvard University, Cambridge, MA 02138, U.S.A.\nand\nDept. of Economics, "
+     "Massachusetts Institute of Technology, Cambridge, MA 02139, U.S.A.\n", ["Ada Lovelace", "Alan Turing"],
+     ["Harvard University", "Massachusetts Institute of Technology"]),
+    # one author's block over two lines
+    ("Cowles Foundation, Yale University,\nBox 2125 Yale Station, New Haven, CT 06520, U.S.A.\n", ["Ada Lovelace"],
+     ["Yale University"]),
+])
+def test_fill_from_the_end_addresses_over_manuscript_received(addresses: str, authors: list[str],
+                                                              institutions: list[str]) -> None:
+    """Econometrica prints its authors' addresses only at the end of the text, over 'Manuscript received ...':
+    one block per author in byline order, joined by 'and' (before, no affiliation was read)."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["CONTINUOUS AUCTIONS\nBY ALBERT S. KYLE", _ENDING + addresses + _RECEIVED],
+                         authors=[(name, None) for name in authors])
+    fill_from_the_end(article)
+    assert len(article.authors) == len(institutions)
+    assert all(want in (got or "") for (_, got), want in zip(article.authors, institutions, strict=True))
+
+
+@pytest.mark.parametrize("addresses", [
+    "",  # the text's last sentence directly over the line: no address
+    "Princeton University\n",  # one block for two authors: not sure whose
+])
+def test_fill_from_the_end_no_address_over_manuscript_received_for_each_author(addresses: str) -> None:
+    """The rule's other side: no block, or fewer blocks than authors, over the line gives no affiliation."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["A TITLE", _ENDING + addresses + _RECEIVED],
+                         authors=[("Ada Lovelace", None), ("Alan Turing", None)])
+    fill_from_the_end(article)
+    assert article.authors == [("Ada Lovelace", None), ("Alan Turing", None)]
