@@ -462,10 +462,15 @@ def test_title_a_journals_header_stacked_over_its_volume_line_is_no_title(header
     assert _described(segments).title == title
 
 
-def test_title_a_title_set_well_above_a_volume_line_stays_the_title() -> None:
-    """The rule's other side: a title standing more than a few of its sizes above a volume line is no header."""
+@pytest.mark.parametrize("volume_y", [
+    640,  # more than a few of the title's sizes under it
+    688,  # directly under it, with no line larger than the body under the volume line: a note, not a header
+])
+def test_title_a_title_over_a_volume_line_stays_the_title(volume_y: float) -> None:
+    """The rule's other side: a title over a volume line is no header where it stands well above it, or where no
+    title is set under the volume line."""
     segments = [_at("On the spectral radius of nonnegative matrices", 700, 16, 120, 480, "bold"),
-                _at("Volume 48, Number 2, 2005", 640, 10, 240, 360),
+                _at("Appeared in Volume 48, Number 2, 2005", volume_y, 10, 240, 360),
                 _at("Ada Lovelace and Alan Turing", 620, 11, 220, 380), *_body(560, 10.9, 72, 525)]
     assert _described(segments).title == "On the spectral radius of nonnegative matrices"
 
@@ -560,10 +565,11 @@ def test_cover_an_archives_cover_sheet_before_an_unheaded_abstract(cover: str) -
     assert is_cover([cover, _ARTICLE_PAGE])
 
 
-def test_cover_a_single_source_line_makes_no_cover_sheet() -> None:
-    """The rule's other side: an article's page 1 with one labelled line ('Source: World Bank' under a table) is
-    no cover sheet."""
-    page = "A Study of Growth\nAda Lovelace\nTable 1: Growth by country\nSource: World Bank (2019)\nText."
+def test_cover_an_articles_own_labelled_lines_make_no_cover_sheet() -> None:
+    """The rule's other side: an article's page 1 with labelled lines of its own ('Source: World Bank' under a
+    table, a journal's 'Published online:' and 'Published by:') is no cover sheet."""
+    page = ("A Study of Growth\nAda Lovelace\nPublished online: 12 May 2020\nPublished by: Alpha Press\n"
+            "Table 1: Growth by country\nSource: World Bank (2019)\nText.")
     assert not is_cover([page, _ARTICLE_PAGE])
 
 

@@ -23,12 +23,12 @@ def is_cover(pages: list[str]) -> bool:
 
 
 # The labelled lines of a digital archive's or a publisher's cover sheet put before an article it serves:
-# JSTOR's ('Author(s): ...', 'Source: Econometrica , Nov., 1985, ...', 'Published by: ...', 'Stable URL:'),
-# Taylor & Francis's ('To cite this article: ...', 'To link to this article: ...', 'Published online: ...').
-# Two different ones make page 1 a cover sheet, even where the article's page 2 has no 'Abstract' heading (a
-# 1980s journal's unheaded abstract).
-_COVER_SHEET = re.compile(r"^\s*(Author\(s\)|Source|Published by|Stable URL|To cite this article|"
-                          r"To link to this article|Published online|Article views)\s*:", re.MULTILINE)
+# JSTOR's ('Author(s): ...', 'Stable URL: ...', with 'Source:' and 'Published by:'), Taylor & Francis's ('To
+# cite this article: ...', 'To link to this article: ...', 'Article views: ...'). Two different ones make page
+# 1 a cover sheet, even where the article's page 2 has no 'Abstract' heading (a 1980s journal's unheaded
+# abstract). Labels an article's own page 1 may print ('Source:' under a table, 'Published online:') are none.
+_COVER_SHEET = re.compile(r"^\s*(Author\(s\)|Stable URL|To cite this article|To link to this article|"
+                          r"Article views)\s*:", re.MULTILINE)
 
 
 # An abstract's heading, opening a line of page 1; in small capitals, which the text gives in lower case, a

@@ -294,9 +294,16 @@ def _over_volume_line(segments: list[Segment]) -> set[int]:
     header, its name however large it is set and on however many lines (JIPAM's 'Journal of Inequalities in
     Pure and' / 'Applied Mathematics' / 'http://jipam.vu.edu.au/' over 'Volume 6, Issue 4, Article 124, 2005',
     all larger than the title; the Electronic Journal of Statistics' name over 'Vol. 4 (2010) 1–20'). The
-    ``id`` of each such line; a title standing further above a volume line stays."""
+    ``id`` of each such line. Only a header over a title: some line under the volume line, in the page's top
+    half, is set larger than the body. A title standing further above a volume line stays, and so does one
+    directly over a volume line with no larger line under it (a note under a title: 'Appeared in Vol. 3')."""
     stacked: set[int] = set()
+    if not segments:
+        return stacked
+    body, top = body_text_size(segments), max(s.y for s in segments)
     for volume in (s for s in segments if _VOLUME_LINE.search(s.text)):
+        if not any(top / 2 <= s.y < volume.y - volume.size / 3 and s.size > body + 0.5 for s in segments):
+            continue
         under = volume
         while True:
             over = [s for s in segments if id(s) not in stacked and s is not volume and s.x0 < under.x1
