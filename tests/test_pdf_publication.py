@@ -1031,3 +1031,30 @@ def test_publication_a_headers_name_ending_closed_is_not_run_on() -> None:
     page = "Journal of Inequalities\nLOWER BOUNDS FOR THE SPECTRAL NORM\nABSTRACT. Let A be a complex matrix."
     article = _published(page, title="Lower Bounds for the Spectral Norm", margins=["Journal of Inequalities"])
     assert article.venue == "Journal of Inequalities"
+
+
+@pytest.mark.parametrize(("block", "year"), [
+    # class-imbalance-smmr: SAGE's block beside the title, its © in the text layer as '!'
+    ("Statistical Methods in Medical Research\n0(0) 1–10\n! The Author(s) 2020\nArticle reuse guidelines:\n"
+     "sagepub.com/journals-permissions\nDOI: 10.1177/0962280220980484", 2020),
+    # SAGE's block before 2017
+    ("© The Author(s) 2011\nReprints and permission: sagepub.co.uk/journalsPermissions.nav\n"
+     "DOI: 10.1177/1359105310371397", 2011),
+    # the same with its © in print and 'permissions'
+    ("© The Author(s) 2019\nReprints and permissions:\nsagepub.com/journalsPermissions.nav", 2019),
+])
+def test_publication_the_authors_copyright_over_a_publishers_permissions_line(block: str, year: int) -> None:
+    """SAGE's '© The Author(s) YEAR' over its permissions line ('Article reuse guidelines', 'Reprints and
+    permission'), its © in the text as '!' at times: the year (before, none was read)."""
+    article = _published(f"{block}\nClass imbalance in gradient boosting\nOlga Lyashevska\nAbstract\nImbalance.",
+                         title="Class imbalance in gradient boosting")
+    assert article.year == year
+
+
+@pytest.mark.parametrize("text", [
+    "Nice! The Author(s) 2019 said so in the text.",  # an exclamation in prose
+    "! The Author(s) 2019 and a sentence with no permissions line after it.",
+])
+def test_publication_an_exclamation_before_the_authors_is_no_copyright(text: str) -> None:
+    """The rule's other side: '!' is read as © only before 'The Author(s) YEAR' over a permissions line."""
+    assert _published(f"{text}\nA Title\nAda Lovelace", title="A Title").year is None

@@ -288,9 +288,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009'.
         ("citation of the article: To cite this article: AUTHORS YEAR JOURNAL",
          rf"\bTo cite this article: [^()\d]{{3,200}}? {_YYYY} (?=[A-Z])", "group"),
+        # SAGE's: '© The Author(s) 2020' over 'Article reuse guidelines: sagepub.com/journals-permissions'
+        # (before 2017: 'Reprints and permission: sagepub.co.uk/journalsPermissions.nav'), its © in a font
+        # whose text is '!' ('! The Author(s) 2020').
         ("the authors' copyright",
-         r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
-         + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
+         r"(?:©|!(?= The Author\(s\)))\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |"
+         r"(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
+         + _YYYY + r"(?=.{0,30}?\b(?:Published by [A-Z]|Licensee [A-Z]|Article reuse guidelines|"
+         r"Reprints and permissions?:))",
          "group"),
         # IEEE Xplore's stamp down page 1's margin on a conference paper, the meeting named after its year and
         # before its acronym, the proceedings' ISBN and price after it: '2024 IEEE International Conference on
