@@ -689,15 +689,19 @@ def test_fill_from_the_end_addresses_over_manuscript_received(addresses: str, au
     assert all(want in (got or "") for (_, got), want in zip(article.authors, institutions, strict=True))
 
 
-@pytest.mark.parametrize("addresses", [
-    "",  # the text's last sentence directly over the line: no address
-    "Princeton University\n",  # one block for two authors: not sure whose
+@pytest.mark.parametrize(("addresses", "on_page_one"), [
+    ("", False),  # the text's last sentence directly over the line: no address
+    ("Princeton University\n", False),  # one block for two authors: not sure whose
+    ("Princeton University\nand\nStanford University\n", True),  # IEEE's page-1 footnote, not the text's end
 ])
-def test_fill_from_the_end_no_address_over_manuscript_received_for_each_author(addresses: str) -> None:
-    """The rule's other side: no block, or fewer blocks than authors, over the line gives no affiliation."""
+def test_fill_from_the_end_no_address_over_manuscript_received_for_each_author(addresses: str,
+                                                                               on_page_one: bool) -> None:
+    """The rule's other side: no block, fewer blocks than authors, or a 'Manuscript received' line on page 1
+    (IEEE's footnote) gives no affiliation."""
     from kb.papers.pdf_affiliations import fill_from_the_end
 
-    article = PdfArticle(pages=["A TITLE", _ENDING + addresses + _RECEIVED],
-                         authors=[("Ada Lovelace", None), ("Alan Turing", None)])
+    pages = ([f"A TITLE\n{_ENDING}{addresses}{_RECEIVED}", "The body goes on."] if on_page_one
+             else ["A TITLE", _ENDING + addresses + _RECEIVED])
+    article = PdfArticle(pages=pages, authors=[("Ada Lovelace", None), ("Alan Turing", None)])
     fill_from_the_end(article)
     assert article.authors == [("Ada Lovelace", None), ("Alan Turing", None)]

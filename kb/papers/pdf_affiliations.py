@@ -42,7 +42,7 @@ def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = 
     ends = _author_details(full, names, marks or {}) | _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
-    received = _before_received(full, len(article.authors))
+    received = _before_received(full, len(article.authors), len(article.pages[0]) if article.pages else 0)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
     everyone = _all_authors(article.pages[0] if article.pages else "")
     ends = _author_information(full, names) | ends
@@ -246,13 +246,15 @@ _MANUSCRIPT_RECEIVED = re.compile(r"^\s*Manuscript received\b", re.MULTILINE)
 _RECEIVED_BLOCK_LINES = 8  # the most lines the addresses over it run to
 
 
-def _before_received(text: str, authors: int) -> list[str] | None:
+def _before_received(text: str, authors: int, first_page: int) -> list[str] | None:
     """The institutions of the address blocks directly over the last 'Manuscript received' line, one per
     author in byline order (Econometrica prints its authors' addresses only there: 'Princeton University';
     two authors' blocks joined by a line 'and'); None unless the lines over it, back to the text's last
-    sentence, hold an institution and split into as many blocks as there are authors."""
+    sentence, hold an institution and split into as many blocks as there are authors. The line closes the
+    text: after page 1 (``first_page``: its length in ``text``), where IEEE's footnote opens 'Manuscript
+    received ...' over the authors' affiliations in prose."""
     found = list(_MANUSCRIPT_RECEIVED.finditer(text))
-    if not found or not authors:
+    if not found or not authors or found[-1].start() <= first_page:
         return None
     lines = [line.strip() for line in text[:found[-1].start()].rstrip("\n").split("\n")]
     # (back to a sentence's end: a word's full stop, not an abbreviation's, 'U.S.A.')
