@@ -705,3 +705,51 @@ def test_fill_from_the_end_no_address_over_manuscript_received_for_each_author(a
     article = PdfArticle(pages=pages, authors=[("Ada Lovelace", None), ("Alan Turing", None)])
     fill_from_the_end(article)
     assert article.authors == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+# -- round 11 (third wave): a footnote's numbers on lines of their own over their addresses (SAGE) ------------
+
+_SAGE_BODY = ("Medical datasets are often imbalanced, i.e. the number of positive and negative cases is not equal.\n"
+              "Stroke is one of the leading causes of death worldwide.\n")
+
+
+@pytest.mark.parametrize(("names", "foot", "expected"), [
+    # class-imbalance-smmr: SAGE's foot of page 1, the first address naming its institute only by initials
+    ((("Olga Lyashevska", "1,2"), ("Fiona Malone", "1"), ("Jens Fiehler", "3")),
+     "1\nEnterprise Ireland Medical and Engineering Technologies Gateway, GMIT, Galway, Ireland\n2\nMarine and "
+     "Freshwater Research Centre, GMIT, Galway, Ireland\n3\nDepartment of Diagnostic and Interventional "
+     "Neuroradiology, University Medical Center Hamburg-Eppendorf, Hamburg, Germany\nCorresponding author:\n"
+     "Olga Lyashevska, Enterprise Ireland Medical and Engineering Technologies Gateway, GMIT, Dublin Road",
+     ["Enterprise Ireland Medical and Engineering Technologies Gateway, GMIT", "Enterprise Ireland Medical and "
+      "Engineering Technologies Gateway, GMIT", "Department of Diagnostic and Interventional Neuroradiology"]),
+    # two companies named by no institution's word, with streets
+    ((("Ada Lovelace", "2"), ("Alan Turing", "1")),
+     "1\nDeepMind, 6 Pancras Square, London N1C 4AG, UK\n2\nMeta AI, 770 Broadway, New York, NY 10003, USA\n",
+     ["Meta AI", "DeepMind"]),
+    # three names over two addresses, the corresponding author's note after them
+    ((("Ada Lovelace", "1"), ("Alan Turing", "2"), ("Grace Hopper", "1")),
+     "1\nGoogle Brain, Zürich, Switzerland\n2\nInria Paris, 75012 Paris, France\nCorresponding author:\n"
+     "Ada Lovelace, Google Brain, Zürich\n", ["Google Brain", "Inria Paris", "Google Brain"]),
+])
+def test_page_authors_a_footnotes_numbers_on_lines_of_their_own(names: tuple[tuple[str, str], ...], foot: str,
+                                                                expected: list[str]) -> None:
+    """SAGE's journals set each address's number raised on a line of its own over it at the foot of page 1:
+    the numbers, running 1, 2, ... and exactly those the names carry, say these are the affiliations whatever
+    their words (before, every name got the block over the correspondence note: address 3)."""
+    line = _marked_names(*names)
+    page = f"Class imbalance in gradient boosting\n{line.text}\nAbstract\nImbalance.\n{_SAGE_BODY}{foot}"
+    authors = page_authors([line], page)
+    assert [name for name, _ in authors] == [name for name, _ in names]
+    assert all(want in (got or "") for (_, got), want in zip(authors, expected, strict=True))
+    # (no name gets another's address: the Hamburg department only the names carrying its number)
+    assert all(("Neuroradiology" in want) == ("Hamburg" in (got or ""))
+               for (_, got), want in zip(authors, expected, strict=True))
+
+
+def test_page_authors_numbers_alone_that_are_not_the_names_give_nothing() -> None:
+    """The rule's other side: numbered lines on their own that are not exactly the names' numbers (a list of
+    steps) give no affiliation."""
+    line = _marked_names(("Ada Lovelace", "1"), ("Alan Turing", "2"))
+    page = (f"A Title\n{line.text}\nAbstract\nText.\n{_SAGE_BODY}1\nCollect the data, Galway\n2\nFit the model\n"
+            "3\nReport the results\n")
+    assert page_authors([line], page) == [("Ada Lovelace", None), ("Alan Turing", None)]

@@ -128,14 +128,47 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     institution; else the names as they were (a numbered line of the body is no footnote)."""
     numbers = _unlinked_numbers(authors, block)
     starts = list(_FIRST_FOOTNOTE.finditer(page))
-    if numbers is None or not starts:
+    if numbers is None:
         return authors
+    if not starts:
+        return _numbers_on_their_lines(authors, numbers, block, page)
     # The footnote ends at a line of prose ('Full list of author information is available at the end of the
     # article', BMC) or at the page's end. (a line the measure broke after a dash goes on without a space:
     # 'Council—' / 'Laboratory')
     lines = page[starts[-1].start():].split("\n")
     foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
     return _by_number(authors, numbers, numbered_blocks(foot))
+
+
+# A footnote's number set raised on a line of its own over its address (SAGE: '1' / 'Enterprise Ireland
+# Medical and Engineering Technologies Gateway, GMIT, Galway, Ireland' / '2' / ...).
+_NUMBER_ALONE = re.compile(r"^[ \t]*(\d{1,2})[ \t]*$")
+
+
+def _numbers_on_their_lines(authors: list[tuple[str, str | None]], numbers: dict[str, str],
+                            block: list[Segment], page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in a footnote whose numbers stand on lines of their own, each over its address's one
+    line (SAGE's journals), where the addresses need name no institution by a word ('Enterprise Ireland ...
+    Gateway, GMIT'): the numbers say what they are, so they must run 1, 2, ... in the page's last such run
+    and be exactly the numbers the names carry. Each name gets the address its first number opens, up to its
+    first address part; else the names as they were."""
+    lines = page.splitlines()
+    runs: list[dict[str, str]] = []
+    for i, line in enumerate(lines[:-1]):
+        number = _NUMBER_ALONE.match(line)
+        if number is None or not lines[i + 1].strip() or _NUMBER_ALONE.match(lines[i + 1]):
+            continue
+        if number.group(1) == "1":
+            runs.append({})
+        if runs and number.group(1) == str(len(runs[-1]) + 1):
+            runs[-1][number.group(1)] = lines[i + 1].strip()
+    carried = {k for _, _, keys in _name_lines(block)[0] for k in keys if k.isdigit()}
+    if not runs or len(runs[-1]) < 2 or set(runs[-1]) != carried:
+        return authors
+    institutions = {n: ",".join(up_to_address(text.split(","))).strip() for n, text in runs[-1].items()}
+    if not all(institutions[n] for n in numbers.values()):
+        return authors
+    return [(name, institutions[numbers[name]]) for name, _ in authors]
 
 
 def numbered_blocks(text: str) -> dict[str, str]:
