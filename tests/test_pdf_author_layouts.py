@@ -753,3 +753,36 @@ def test_page_authors_numbers_alone_that_are_not_the_names_give_nothing() -> Non
     page = (f"A Title\n{line.text}\nAbstract\nText.\n{_SAGE_BODY}1\nCollect the data, Galway\n2\nFit the model\n"
             "3\nReport the results\n")
     assert page_authors([line], page) == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+# -- round 11 (third wave): a numbered note that names a position only ---------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "Research Adviser.",  # bwb-stability-cfdsc
+    "Professor",
+    "Senior Research Fellow.",
+])
+def test_block_authors_a_note_naming_a_position_only_is_no_affiliation(note: str) -> None:
+    """A numbered note under the names that gives the author's position and no place of work ('2 Research
+    Adviser.', as AIAA-style conference papers number them) is no affiliation (before, 'Research Adviser.' was
+    stored as the second author's); the first note, a position with its institution, stays the first's."""
+    block = [_at("Paul F. Roysdon and Mahmood Khalid", 621, 12, 217, 408, "Paul F. Roysdon⟨1⟩ and Mahmood Khalid⟨2⟩"),
+             _at("Graduate Researcher, Department of Aeronautics and Aerospace, Von Karman Institute for Fluid "
+                 "Dynamics,", 587.6, 10, 104, 534, "⟨1⟩Graduate Researcher, Department of Aeronautics and "
+                 "Aerospace, Von Karman Institute for Fluid Dynamics,", "italic"),
+             _at("Chaussee de Waterloo 72, B-1640 Rhode-St-Genese, Belgium.", 575.7, 10, 196, 442, style="italic"),
+             _at(note, 565.6, 10, 284, 354, f"⟨2⟩{note}", "italic")]
+    authors = block_authors(block)
+    assert [name for name, _ in authors] == ["Paul F. Roysdon", "Mahmood Khalid"]
+    assert "Von Karman Institute for Fluid Dynamics" in (authors[0][1] or "") and authors[1][1] is None
+
+
+def test_block_authors_a_position_with_its_institution_stays_an_affiliation() -> None:
+    """The rule's other side: a note naming a position and its place of work ('Research Adviser, National
+    Research Council Canada') is the author's affiliation."""
+    block = [_at("Paul F. Roysdon and Mahmood Khalid", 621, 12, 217, 408, "Paul F. Roysdon⟨1⟩ and Mahmood Khalid⟨2⟩"),
+             _at("Von Karman Institute for Fluid Dynamics", 587.6, 10, 104, 534,
+                 "⟨1⟩Von Karman Institute for Fluid Dynamics"),
+             _at("Research Adviser, National Research Council Canada", 565.6, 10, 284, 354,
+                 "⟨2⟩Research Adviser, National Research Council Canada")]
+    assert "National Research Council Canada" in (block_authors(block)[1][1] or "")

@@ -513,7 +513,8 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
         found = {name: next((by_marks[k] for k in _run_apart(keys, by_marks) if k in by_marks
-                             and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
+                             and not _NOTE.search(by_marks[k]) and not _POSITION_ONLY.fullmatch(by_marks[k])),
+                            "") for _, name, keys in names}
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -610,6 +611,13 @@ _NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contribut\w* equally|"
                    r"equal (?:senior |first |last )?authorship|co-?(?:first|senior|last) authors?|"
                    r"corresponding author|correspondence|"
                    r"joint (?:first|senior|last)|deceased)", re.IGNORECASE)
+# A block that names the author's position and nothing else ('Research Adviser.', 'Professor', 'Graduate
+# Student', 'Senior Research Fellow'): a note on the author, as AIAA-style conference papers number them,
+# with no place of work.
+_POSITION_ONLY = re.compile(r"(?:(?:Senior|Junior|Associate|Assistant|Adjunct|Visiting|Emeritus|Graduate|"
+                            r"Undergraduate|Doctoral|Postdoctoral|PhD|Ph\.D\.|Research|Principal|Chief|Lead|"
+                            r"Staff)\s+)*(?:Professor|Adviser|Advisor|Student|Researcher|Fellow|Engineer|Scientist|"
+                            r"Lecturer|Candidate|Director|Scholar|Consultant)\.?", re.IGNORECASE)
 
 
 def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
