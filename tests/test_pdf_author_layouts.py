@@ -786,3 +786,56 @@ def test_block_authors_a_position_with_its_institution_stays_an_affiliation() ->
              _at("Research Adviser, National Research Council Canada", 565.6, 10, 284, 354,
                  "⟨2⟩Research Adviser, National Research Council Canada")]
     assert "National Research Council Canada" in (block_authors(block)[1][1] or "")
+
+
+# -- round 11 (third wave): one mark closing a row of names (ifacconf) ---------------------------------------
+
+_UCR = "University of California, Riverside"
+
+
+def _ifac_block(rows: list[tuple[list[str], str]], blocks: list[tuple[str, str]]) -> list[Segment]:
+    """ifacconf's author block: each row's names as bold segments apart, its mark raised after the last; each
+    address's mark raised on its own before its italic line (gps-ins-outlier-ifac's boxes)."""
+    block: list[Segment] = []
+    for i, (names, mark) in enumerate(rows):
+        x, y = 209.9, 683.0 - 14 * i
+        for name in names:  # (the names 19.6 pt apart, as on the real page)
+            block.append(_at(name, y, 9.96, x, x + 5 * len(name), style="bold"))
+            x += 5 * len(name) + 19.6
+        if mark:
+            block.append(_at(mark, y + 5.8, 6.97, x - 17, x - 14))
+    for i, (mark, institution) in enumerate(blocks):
+        y = 660.0 - 12 * i
+        block += [_at(mark, y + 5.9, 6.97, 183.8, 186.6), _at(f"{institution}, CA 92521 USA", y, 9.96, 191.4, 413.7,
+                                                              style="italic")]
+    return block
+
+
+@pytest.mark.parametrize(("rows", "blocks", "expected"), [
+    # gps-ins-outlier-ifac: two names, the mark after the last, one address
+    ([(["Paul F. Roysdon", "Jay A. Farrell"], "∗")], [("∗", _UCR)], [_UCR, _UCR]),
+    # three names over one address
+    ([(["Ada Lovelace", "Alan Turing", "Grace Hopper"], "∗")], [("∗", "University of Alpha")],
+     ["University of Alpha"] * 3),
+    # two rows, each closed by its own mark
+    ([(["Ada Lovelace", "Alan Turing"], "∗"), (["Grace Hopper", "Edsger Dijkstra"], "†")],
+     [("∗", "University of Alpha"), ("†", "Beta Institute of Technology")],
+     ["University of Alpha", "University of Alpha", "Beta Institute of Technology", "Beta Institute of Technology"]),
+])
+def test_block_authors_one_mark_closing_a_row_of_names_is_the_rows(rows: list[tuple[list[str], str]],
+                                                                  blocks: list[tuple[str, str]],
+                                                                  expected: list[str]) -> None:
+    """ifacconf sets one mark after the last of the names that share an address ('Paul F. Roysdon   Jay A.
+    Farrell ∗' over '∗ University of California, Riverside'): the names before it on its row take its block
+    (before, the first name had none)."""
+    authors = block_authors(_ifac_block(rows, blocks))
+    assert len(authors) == len(expected)
+    assert all(want in (got or "") for (_, got), want in zip(authors, expected, strict=True))
+
+
+def test_block_authors_a_note_mark_after_the_last_name_is_shared_by_nobody() -> None:
+    """The rule's other side: a mark after the last name leading to a note ('∗ Corresponding author') gives the
+    names before it nothing."""
+    block = _ifac_block([(["Ada Lovelace", "Alan Turing"], "∗")], [])
+    block += [_at("∗", 665.9, 6.97, 183.8, 186.6), _at("Corresponding author", 660, 9.96, 191.4, 300, style="italic")]
+    assert [affiliation for _, affiliation in block_authors(block)] == [None, None]

@@ -515,6 +515,7 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         found = {name: next((by_marks[k] for k in _run_apart(keys, by_marks) if k in by_marks
                              and not _NOTE.search(by_marks[k]) and not _POSITION_ONLY.fullmatch(by_marks[k])),
                             "") for _, name, keys in names}
+        found = _closing_marks(names, found)
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -618,6 +619,25 @@ _POSITION_ONLY = re.compile(r"(?:(?:Senior|Junior|Associate|Assistant|Adjunct|Vi
                             r"Undergraduate|Doctoral|Postdoctoral|PhD|Ph\.D\.|Research|Principal|Chief|Lead|"
                             r"Staff)\s+)*(?:Professor|Adviser|Advisor|Student|Researcher|Fellow|Engineer|Scientist|"
                             r"Lecturer|Candidate|Director|Scholar|Consultant)\.?", re.IGNORECASE)
+
+
+def _closing_marks(names: list[tuple[Segment, str, list[str]]], found: dict[str, str]) -> dict[str, str]:
+    """Names without a mark before a name whose one mark closes their row take its block (ifacconf sets one
+    mark after the last name of those sharing an address: 'Paul F. Roysdon   Jay A. Farrell ∗' over '∗
+    University of California, Riverside'; a row of three; two rows, each closed by its own mark). Only where
+    every name carries one mark or none, every marked name's block is an institution, and each unmarked name
+    has a marked one after it on its row; else ``found`` as it is."""
+    if any(len(keys) > 1 or keys and not found[name] for _, name, keys in names):
+        return found
+    shared = dict(found)
+    for i, (seg, name, keys) in enumerate(names):
+        if keys:
+            continue
+        closing = next(((other, n) for other, n, k in names[i + 1:] if k), None)
+        if closing is None or abs(closing[0].y - seg.y) > seg.size / 3:
+            return found
+        shared[name] = found[closing[1]]
+    return shared
 
 
 def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:
