@@ -1058,3 +1058,29 @@ def test_publication_the_authors_copyright_over_a_publishers_permissions_line(bl
 def test_publication_an_exclamation_before_the_authors_is_no_copyright(text: str) -> None:
     """The rule's other side: '!' is read as © only before 'The Author(s) YEAR' over a permissions line."""
     assert _published(f"{text}\nA Title\nAda Lovelace", title="A Title").year is None
+
+
+@pytest.mark.parametrize(("header", "year"), [
+    # gps-ins-outlier-ifac: IFAC's congress header, drawn after the body (its first word glued to the body's last)
+    ("real-time analysis of numerous fault scenar-Preprints of the 20th World Congress\nThe International "
+     "Federation of Automatic Control\nToulouse, France, July 9-14, 2017", 2017),
+    # the 2014 congress, a full stop before the dates
+    ("Preprints of the 19th World Congress\nThe International Federation of Automatic Control\nCape Town, South "
+     "Africa. August 24-29, 2014", 2014),
+    # an IFAC symposium, the dates before the place
+    ("Preprints of the 10th IFAC Symposium on Dynamics and Control of Process Systems\nThe International "
+     "Federation of Automatic Control\nDecember 18-20, 2013. Mumbai, India", 2013),
+])
+def test_publication_a_meetings_preprints_header_gives_its_dates_year(header: str, year: int) -> None:
+    """A meeting's 'Preprints of the Nth ...' header over its place and dates ('Toulouse, France, July 9-14,
+    2017'): the year of its dates (before, none was read)."""
+    page = f"Robust GPS-INS Outlier Accommodation\nPaul F. Roysdon Jay A. Farrell\nAbstract: Many vehicles.\n{header}"
+    assert _published(page, title="Robust GPS-INS Outlier Accommodation").year == year
+
+
+def test_publication_a_preprints_header_without_its_dates_gives_no_year() -> None:
+    """The rule's other side: the header without a range of days ('Preprints of the 20th World Congress', a
+    year elsewhere in prose) gives no year by this rule."""
+    page = ("A Title\nAda Lovelace\nAbstract: We study it.\nPreprints of the 20th World Congress\nThe International "
+            "Federation of Automatic Control\nAs shown in earlier work, the method is stable.")
+    assert _published(page, title="A Title").year is None

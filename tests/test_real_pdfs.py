@@ -505,7 +505,8 @@ def test_real_pdf_of_a_round_ten_second_wave_class(name: str, fields: tuple[str,
 # line with its © read as '!' (class-imbalance-smmr); and two of affiliations (tests/test_pdf_author_layouts.py):
 # the authors' addresses over Econometrica's closing 'Manuscript received' line (kyle-insider-econometrica) and
 # SAGE's footnote numbers on lines of their own (class-imbalance-smmr), a numbered note naming a position only
-# (bwb-stability-cfdsc), each now whole, and ifacconf's one mark closing a row of names (gps-ins-outlier-ifac).
+# (bwb-stability-cfdsc), each now whole, and ifacconf's one mark closing a row of names and IFAC's 'Preprints of
+# the Nth ...' header over its dates (gps-ins-outlier-ifac).
 # Four came in whole at the first read.
 @pytest.mark.parametrize(("name", "fields"), [
     ("grid-spacing-spasta", None),
@@ -513,7 +514,7 @@ def test_real_pdf_of_a_round_ten_second_wave_class(name: str, fields: tuple[str,
     ("class-imbalance-smmr", None),
     ("efficient-absorption-revtex", None),
     ("bwb-stability-cfdsc", None),
-    ("gps-ins-outlier-ifac", ("title", "authors", "affiliations", "doi", "abstract")),
+    ("gps-ins-outlier-ifac", ("title", "authors", "affiliations", "year", "doi", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
         ("kyle-insider-econometrica", None),
         ("actuar-risk", None), ("desolve-vignette", None), ("ordinal-clm-article", None))),

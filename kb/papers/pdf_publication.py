@@ -249,6 +249,16 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("meeting: ORDINAL NAME (ACRONYM YEAR)",
          rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
+        # A meeting's header with its place and dates under it, the year the dates' (the name's end runs into
+        # the lines under it in the flattened text: the year alone): IFAC's 'Preprints of the 20th World
+        # Congress' / 'The International Federation of Automatic Control' / 'Toulouse, France, July 9-14,
+        # 2017', '... Cape Town, South Africa. August 24-29, 2014', an IFAC symposium's '... December 18-20,
+        # 2013. Mumbai, India'.
+        ("meeting header: Preprints/Proceedings of the ORDINAL NAME ... PLACE, MONTH D-D, YEAR",
+         rf"\b(?:Preprints|Proceedings) of the {_ORDINAL_WORD}"
+         rf"(?:(?:[A-Z][\w&-]* (?:(?:on|of|in|for|and) )?)*(?:Congress|Conference|Symposium|Workshop)"
+         rf"(?: (?:on|of|in) [A-Z][\w&-]*(?: (?:(?:and|of|in|for|on|the) )?[A-Z][\w&-]*)*)?)\b"
+         rf".{{0,100}}?\b{MONTH} \d{{1,2}} ?[-–] ?\d{{1,2}}, {_YYYY}\b", "group"),
         # A series or a journal whose name opens with 'Proceedings of' and names no meeting (PMLR's header
         # 'Proceedings of Machine Learning Research vol 144:1–11, 2021', 'Proceedings of the Royal Society
         # B', 'Proceedings of the National Academy of Sciences'): 'Proceedings of' is part of its name, kept.
