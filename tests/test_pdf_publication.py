@@ -1193,3 +1193,78 @@ def test_publication_a_preprints_header_without_its_dates_gives_no_year() -> Non
     page = ("A Title\nAda Lovelace\nAbstract: We study it.\nPreprints of the 20th World Congress\nThe International "
             "Federation of Automatic Control\nAs shown in earlier work, the method is stable.")
     assert _published(page, title="A Title").year is None
+
+
+@pytest.mark.parametrize(("margin", "venue"), [
+    # random-graph-epidemics-sjs: Blackwell's copyright line over the title, the journal's adjective first
+    ("\x01 Board of the Foundation of the Scandinavian Journal of Statistics 2002. Published by Blackwell "
+     "Publishers Ltd, 108 Cowley Road, Oxford OX4 1JF, UK Vol 29: 375–390, 2002", "Scandinavian Journal of Statistics"),
+    # midi-genre-eurasip: Hindawi's block, the society's acronym first, the publisher on the line above
+    ("Hindawi Publishing Corporation EURASIP Journal on Advances in Signal Processing Volume 2007, Article ID "
+     "36409, 8 pages doi:10.1155/2007/36409", "EURASIP Journal on Advances in Signal Processing"),
+    # two words joined by 'and' before the periodical's word
+    ("Australian and New Zealand Journal of Statistics 44(2), 2002, 133–150",
+     "Australian and New Zealand Journal of Statistics"),
+    # the rule's other side: a running head's author before a name the lexicon does not know longer
+    ("Ada Lovelace Journal of Statistics 12 (2020)", "Journal of Statistics"),
+])
+def test_publication_a_margins_journal_keeps_the_words_its_name_opens_with(margin: str, venue: str) -> None:
+    """A journal named in page 1's margin opens before its periodical's word ('Scandinavian Journal of ...',
+    'EURASIP Journal on ...') where the lexicon knows the longer name (before, the words were dropped)."""
+    assert _published("Body text.", margins=[margin]).venue == venue
+
+
+@pytest.mark.parametrize(("cover", "venue", "year"), [
+    # clinic-simulation-jors: ResearchGate's cover over a 1999 article
+    ("See discussions, stats, and author profiles for this publication at: https://www.researchgate.net/"
+     "publication/200656908\nApplication of Discrete-Event Simulation in Health Care Clinics: A Survey\nArticle in "
+     "Journal of the Operational Research Society · February 1999\nDOI: 10.1057/palgrave.jors.2600669\nCITATIONS "
+     "READS\n692 6,046", "Journal of the Operational Research Society", 1999),
+    # a paper in a proceedings series
+    ("A Title\nConference Paper in Lecture Notes in Computer Science · September 2010\nDOI: 10.1007/978-3-642-1",
+     "Lecture Notes in Computer Science", 2010),
+    # a chapter whose book the cover does not name: the date alone
+    ("A Title\nChapter · January 2015\nDOI: 10.1007/978-3-319-1\nCITATIONS READS\n3 120", None, 2015),
+])
+def test_publication_a_researchgate_cover_page_names_the_venue_and_date(cover: str, venue: str | None,
+                                                                      year: int) -> None:
+    """ResearchGate's cover page says what the article is, where it appeared and when ('Article in JOURNAL ·
+    MONTH YEAR'); before, a download with that cover had neither venue nor year."""
+    article = _published(cover, "Body of the article.", title="A Title")
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("header", "venue", "year"), [
+    # spatial-glmm-biometrics: the scanned page's journal line, the issue's date on the line under it
+    ("BIOMETRICS 58, 129-136\nMarch 2002\nOn Estimation and Prediction for Spatial", "Biometrics", 2002),
+    ("PSYCHOMETRIKA 31, 1-10\nMARCH 1966\nA Title", "Psychometrika", 1966),
+    ("The Computer Journal 35, 285–294\nJune 1992\nA Title", "The Computer Journal", 1992),
+])
+def test_publication_an_older_journal_header_with_the_issues_month_after_the_pages(header: str, venue: str,
+                                                                                  year: int) -> None:
+    """A journal's name, volume and pages with the issue's month and year after them, without a comma (often
+    on the next line): the venue and the year (before, neither was read)."""
+    article = _published(f"{header}\nAda Lovelace\nBody.", title="A Title")
+    assert (article.venue, article.year) == (venue, year)
+
+
+def test_publication_a_name_read_from_inside_a_misread_word_is_no_venue() -> None:
+    """suffix-tree-jacm: a scan's text layer misreads 'Association' as 'A~ociation' on the last page's journal
+    line; the name read from inside it ('on for Computing Machinery', counted more often in the text) neither
+    names the journal nor outvotes page 1's reading; alone, it names none."""
+    first = ("Author's address: Xerox Palo Alto Research Center, Palo Alto, CA 94304.\nJouraal of the Amociation "
+             "for Computing Machinery, Vol. 23, No. 2, April 1976, pp. 262-272.")
+    last = ("permission of the Association for Computing Machinery.\nJournal of the A~ociation for Computing "
+            "Machinery, Vol 23, No. 2, April 1976")
+    assert _published(first, "Body.", last).venue == "Jouraal of the Amociation for Computing Machinery"
+    assert _published("Body.\nA~ociation for Computing Machinery, Vol. 23, No. 2, April 1976").venue is None
+
+
+def test_publication_another_journals_line_with_the_same_volume_does_not_outvote_page_ones() -> None:
+    """A reading of the journal line on another page counts only if it may be the same name misread (as many
+    words, most of them the same): a cited journal's line with the same volume, its words counted more often,
+    is another journal."""
+    first = "Jouraal of the Amociation for Computing Machinery, Vol. 23, No. 2, April 1976, pp. 262-272."
+    cited = ("As Communications surveys show, see Communications of the ACM, Vol. 23, No. 2, April 1976, and "
+             "Communications of the ACM, Vol. 21, No. 7, July 1978.")
+    assert _published(first, "Body.", cited).venue == "Jouraal of the Amociation for Computing Machinery"

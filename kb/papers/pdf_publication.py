@@ -39,7 +39,10 @@ _YYYY = r"(?P<year>(?:19|20)\d\d)"
 # A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
 # Management').
 # Two bodies' names may share a word ('IEEE/CVF', 'IEEE/ACM').
-_VENUE = r"(?P<venue>(?:[A-Z][\w&/-]*|of|and|in|for|the|on)(?: (?:[A-Z][\w&/-]*|of|and|in|for|the|on|&))*)"
+# A name opens at a word's start (or after an ordinal's suffix run into it: 'the 23rdInternational'), never
+# inside a word a scan's text layer misread ('A~ociation for ...' is no name 'on for ...').
+_VENUE = (r"(?P<venue>(?:(?<![\w~])|(?<=\d(?:st|nd|rd|th)))(?:[A-Z][\w&/-]*|of|and|in|for|the|on)"
+          r"(?: (?:[A-Z][\w&/-]*|of|and|in|for|the|on|&))*)")
 # Where a statement names a proceedings: 'Proceedings of the 11th', 'the Second International'.
 # A year may open the proceedings' name ('the 2015 USENIX Annual Technical Conference'): the year it states.
 # An ordinal's suffix set as a superscript comes apart from its number ('the 37 th International', PMLR's
@@ -131,6 +134,18 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("citation line: JOURNAL, VOLUME: PAGES, YEAR",
          rf"{_JOURNAL}(?:: [A-Z][\w ]{{0,40}}?)?,? (?P<volume>\d{{1,3}})(?:\((?P<issue>\d+)\))?[:,] ?"
          rf"\d+ ?[–-] ?\d+, (?:{MONTH} )?{_YYYY}\b", "group"),
+        # An older journal's header: the name, the volume and the pages, and the issue's month and year after
+        # them without a comma, often on the line under them (Biometrics: 'BIOMETRICS 58, 129-136' / 'March
+        # 2002'; 'Econometrica 53, 1315–1335 November 1985'). The month is what makes the year the issue's.
+        ("journal header: JOURNAL VOLUME, PAGES / MONTH YEAR",
+         rf"{_JOURNAL} (?P<volume>\d{{1,4}}), (?:pp?\. ?)?\d+ ?[–-] ?\d+ {_ANY_MONTH} {_YYYY}\b",
+         "group"),
+        # ResearchGate's cover page before the article: what it is, where it appeared and when ('Article in
+        # Journal of the Operational Research Society · February 1999', 'Conference Paper in Lecture Notes in
+        # Computer Science · September 2010'); without 'in ...' the date alone ('Chapter · January 2015').
+        ("ResearchGate cover: KIND in VENUE · MONTH YEAR",
+         r"(?<![\w-])(?:Article|Conference Paper|Chapter|Book|Preprint|Thesis|Technical Report|"
+         rf"Working Paper)(?: in {_VENUE})? · (?:{MONTH} )?{_YYYY}\b", "group"),
         # Elsevier's header: 'Theoretical Computer Science 321 (2004) 5 – 12'.
         ("journal header: JOURNAL VOLUME (YEAR) PAGES",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}) \({_YYYY}\) \d+ ?[–-] ?\d+\b", "group"),
@@ -439,6 +454,8 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
     if generic and generic.group("acronym") not in _SOCIETIES:
         name = generic.group("acronym")
     words = name.split()
+    if words[0] in ("of", "and", "in", "for", "on"):
+        return None  # the end of a name whose start was not read ('... A~ociation for Computing Machinery')
     acronym = len(words) == 1 and re.fullmatch(_MEETING_ACRONYM, name) is not None  # 'ICS', 'ESEC/FSE'
     if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or cited or _VENUE_WORD.search(name)
                                                               or len(words) >= 2):
@@ -867,12 +884,24 @@ def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str],
     readings = [venue]
     for match in pattern.finditer(full):
         if match.groupdict().get("volume") == groups["volume"] and match.groupdict().get("venue"):
-            readings.append(_venue(match.group("venue")) or venue)
+            reading = _venue(match.group("venue")) or venue
+            if _same_name_misread(reading, venue):
+                readings.append(reading)
 
     def sureness(reading: str) -> int:
         return min((full.count(w) for w in re.findall(r"[A-Za-z]{4,}", reading)), default=0)
 
     return max(readings, key=sureness)  # max keeps the first of equals: page 1's
+
+
+def _same_name_misread(reading: str, venue: str) -> bool:
+    """Whether two readings of a journal line's name may be one name, a word misread in one of them: as
+    many words, at most half of them different ('Journal of the Assccktion for Computing Machinery' and
+    'Journal of the Association for Computing Machinery'). A name read from the middle of a misread word
+    ('on for Computing Machinery' out of 'A~ociation for Computing Machinery') or another journal is not."""
+    ours, theirs = venue.split(), reading.split()
+    differ = sum(a != b for a, b in zip(ours, theirs, strict=True)) if len(ours) == len(theirs) else len(ours)
+    return 2 * differ <= len(ours)
 
 
 def _unabbreviated(venue: str, first: str) -> str:
@@ -1053,6 +1082,32 @@ def _going_on(line: str, page: str) -> str:
     return f"{line.strip()} {lines[at + 1]}" if at is not None and at + 1 < len(lines) else line
 
 
+# The words a margin's journal name may open with before its periodical's word: capitalised words (an
+# adjective, a place, a society's acronym), 'and' or '&' between them ('Australian and New Zealand').
+_WORDS_BEFORE = re.compile(r"(?:(?<![\w&-])[A-Z][\w&-]*(?: (?:and|&))? )+$")
+
+
+def _with_words_before(venue: str, before: str) -> str:
+    """A margin's journal name (``_MARGIN_VENUE`` opens it at its periodical's word) with the words before it
+    on its line that open the journal's name, where the lexicon (``kb.papers.journals``) knows the longer
+    name:
+    'Scandinavian' in '© Board of the Foundation of the Scandinavian Journal of Statistics 2002', 'EURASIP' in
+    'Hindawi Publishing Corporation EURASIP Journal on Advances in Signal Processing'. The longest such name
+    wins; a name the lexicon does not know keeps the periodical's word first (a running head's author or a
+    publisher before it is no part of it)."""
+    run = _WORDS_BEFORE.search(before.rstrip() + " ")
+    if run is None:
+        return venue
+    words = run.group().split()
+    for start in range(len(words)):
+        if words[start] in ("and", "&"):
+            continue
+        longer = " ".join([*words[start:], venue])
+        if journals.full_name(longer) is not None:
+            return _title_case(longer) if longer.isupper() else longer
+    return venue
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
     named after its year there, or after its ordinal at a header's end. A name broken over the header's lines
@@ -1061,8 +1116,8 @@ def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
-        if venue is not None:
-            article.venue = venue
+        if match is not None and venue is not None:
+            article.venue = _with_words_before(venue, line[:match.start("venue")])
             # a citation's year in a body line the margin took in is another work's ('(Skinner, 1958)'), and a
             # download stamp's the day a reader saved the copy
             years = [int(y.group()) for text in margins if not _DOWNLOAD_STAMP.search(text)
