@@ -1,0 +1,92 @@
+"""The lexicon of meetings (kb/papers/conferences.py, built from two MIT-licensed lists of conferences by
+benchmarks/build_conferences.py): acronyms with their years, full names without what opens a proceedings'
+line, and the words and affiliations that name no meeting."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.papers import conferences
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the lookup -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "printed", "acronym", "year"), [
+    ("Published as a conference paper at ICLR 2021", "ICLR", "ICLR", 2021),
+    ("NeurIPS 2021 Workshop on Machine Learning for Structural Biology", "NeurIPS", "NeurIPS", 2021),
+    ("ACL 2020", "ACL", "ACL", 2020),
+    ("KDD ’19, August 4–8, 2019, Anchorage, AK, USA", "KDD", "KDD", 2019),
+    ("KDD'19", "KDD", "KDD", 2019),
+    ("The Thirty-Fifth Conference (AAAI-21)", "AAAI", "AAAI", 2021),
+    ("ICLR2021 workshop", "ICLR", "ICLR", 2021),
+    ("Accepted to NAACL-HLT 2019", "NAACL-HLT", "NAACL", 2019),  # a joint meeting: its first part's
+    ("EMNLP-IJCNLP 2019", "EMNLP-IJCNLP", "EMNLP", 2019),
+    ("In Proceedings of USENIX Security '19", "USENIX Security", "USENIX Security", 2019),
+    ("ECOOP '98", "ECOOP", "ECOOP", 1998),
+])
+def test_an_acronym_with_its_year_names_its_meeting(line: str, printed: str, acronym: str, year: int) -> None:
+    found = conferences.mentions(line)[0]
+    assert (found.printed, found.acronym, found.year, found.by_acronym) == (printed, acronym, year, True)
+    assert line[found.start:found.end] == printed
+
+
+@pytest.mark.parametrize(("span", "printed", "acronym"), [
+    ("In Proceedings of the 37th International Conference on Machine Learning, Vienna, Austria, PMLR 119, 2020.",
+     "International Conference on Machine Learning", "ICML"),
+    ("Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing, pages 1–10",
+     "Conference on Empirical Methods in Natural Language Processing", "EMNLP"),
+    ("The Thirty-Fifth AAAI Conference on Artificial Intelligence (AAAI-21)",
+     "AAAI Conference on Artificial Intelligence", "AAAI"),
+    ("Companion of the 2019 International Conference on Management of Data (SIGMOD ’19)",
+     "International Conference on Management of Data", "SIGMOD"),
+    ("11th USENIX Symposium on Operating Systems Design and Implementation, Seattle",
+     "USENIX Symposium on Operating Systems Design and Implementation", "OSDI"),
+    # with or without the bodies the lexicon's name opens with ('IEEE/CVF')
+    ("2019 Conference on Computer Vision and Pattern Recognition", "Conference on Computer Vision and Pattern "
+     "Recognition", "CVPR"),
+    ("In: 2019 IEEE/CVF Conference on Computer Vision and Pattern Recognition",
+     "IEEE/CVF Conference on Computer Vision and Pattern Recognition", "CVPR"),
+    ("KDD ’19, August 4–8, 2019", "KDD", "KDD"),
+])
+def test_a_span_names_its_meeting_without_proceedings_ordinal_year_or_place(span: str, printed: str,
+                                                                              acronym: str) -> None:
+    found = conferences.meeting(span)
+    assert found is not None and (found.printed, found.acronym) == (printed, acronym)
+
+
+@pytest.mark.parametrize("line", [
+    "ACL injury in professional athletes",  # a common word, without a year
+    "CHI",
+    "ICML",
+    "the ICML papers",
+    "ICML 21 times",  # two digits after a space are no year
+    "Department of Computer Science, University of Sydney",
+    "Security Symposium",  # too few words to name one meeting
+    "Performance 2019",  # one capital: a word, never an acronym
+])
+def test_a_word_or_an_affiliation_names_no_meeting(line: str) -> None:
+    assert conferences.mentions(line) == []
+
+
+def test_the_lexicon_file_names_its_sources_and_licence_and_is_read_on_first_use() -> None:
+    text = conferences.LEXICON.read_text(encoding="utf-8")
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("ccfddl/ccf-deadlines at commit" in line for line in header)
+    assert any("huggingface/ai-deadlines at commit" in line for line in header)
+    assert any("MIT" in line for line in header)
+    rows = [line for line in text.splitlines() if not line.startswith("#")]
+    assert rows == sorted(rows) and all(line.count("\t") == 1 for line in rows) and len(rows) > 300
+    # importing the publication rules reads nothing; the first lookup reads the file once
+    code = ("import json; from kb.papers import conferences, pdf_publication; "
+            "before = conferences.lexicon.cache_info().currsize; conferences.mentions('ICLR 2021'); "
+            "conferences.mentions('ACL 2020'); info = conferences.lexicon.cache_info(); "
+            "print(json.dumps([before, info.currsize, info.misses]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == [0, 1, 1]
