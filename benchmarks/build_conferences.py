@@ -1,5 +1,5 @@
-"""Build kb/papers/conferences.tsv, the lexicon of conference, workshop and symposium names ``kb add`` recognises
-on a PDF's page 1 (kb/papers/conferences.py), from two openly licensed lists of computer-science meetings:
+"""Build kb/papers/conferences.tsv, the lexicon of conference, workshop and symposium names ``kb add``
+recognises on a PDF's page 1 (kb/papers/conferences.py), from two openly licensed lists of computing meetings:
 
 - ccfddl/ccf-deadlines (github.com/ccfddl/ccf-deadlines, MIT licence): one YAML file per meeting under
   ``conference/<field>/``, its ``title`` the acronym ('SOSP') and its ``description`` the full name ('ACM
@@ -8,9 +8,10 @@ on a PDF's page 1 (kb/papers/conferences.py), from two openly licensed lists of 
   ``src/data/conferences/``, ``title`` and ``full_name``, machine-learning meetings the first list lacks
   ('FAccT', 'LREC', 'CHIL').
 
-Then ``ADDED``, kb's own rows: the meetings of computational biology the lists lack (ISMB, ECCB, PSB, WABI,
-MLCB), earlier and other names of listed ones ('NIPS', 'USENIX ATC'), and full names the lists misspell
-('International Conference on Research in Computational Molecular Biology'), each a name its meeting prints.
+Then ``ADDED``, kb's own rows: the meetings of computational biology and health the lists lack (ISMB,
+ECCB, PSB, WABI, MLCB, ML4H), earlier and other names of listed ones ('NIPS', 'USENIX ATC'), and full names
+the lists misspell ('International Conference on Research in Computational Molecular Biology'), each a name
+its meeting prints.
 A row of the lists is written as it is but for quotes, parenthesised acronyms and whitespace; an acronym two
 meetings share ('FSE', 'SEC') is written for each.
 
@@ -53,6 +54,10 @@ ADDED = (
     ("WABI", "Workshop on Algorithms in Bioinformatics"),
     ("MLCB", "Machine Learning in Computational Biology"),
     ("MLSB", "Machine Learning in Structural Biology"),
+    ("ML4H", "Machine Learning for Health"),
+    ("MLHC", "Machine Learning for Healthcare Conference"),
+    ("GCB", "German Conference on Bioinformatics"),
+    ("WCB", "Workshop on Computational Biology"),
     ("BCB", "ACM Conference on Bioinformatics, Computational Biology, and Health Informatics"),
     ("RECOMB", "International Conference on Research in Computational Molecular Biology"),
     ("NIPS", "Conference on Neural Information Processing Systems"),

@@ -1,6 +1,8 @@
 """The lexicon of meetings (kb/papers/conferences.py, built from two MIT-licensed lists of conferences by
-benchmarks/build_conferences.py): acronyms with their years, full names without what opens a proceedings'
-line, and the words and affiliations that name no meeting."""
+benchmarks/build_conferences.py) and the one place the publication rules use it (pdf_publication's
+``_from_meetings``): a meeting a page names as its own where no statement and no journal named a venue. Each
+constructed page below names its meeting in a shape no row of the grammar reads, so each test fails without
+the lexicon's rule; the refusals are mentions that are no statement about the paper."""
 
 from __future__ import annotations
 
@@ -12,8 +14,18 @@ from pathlib import Path
 import pytest
 
 from kb.papers import conferences
+from kb.papers.pdf_page import PdfArticle
+from kb.papers.pdf_publication import read_publication
 
 ROOT = Path(__file__).resolve().parents[1]
+TITLE = "Attention Maps of Protein Language Models Encode Contacts"
+BODY = f"{TITLE}\nAda Lovelace\nAnalytical Engines Ltd.\nAbstract\nWe show that attention maps encode contacts.\n"
+
+
+def _read(page: str, margins: list[str] | None = None) -> tuple[str | None, int | None]:
+    article = PdfArticle(pages=[page], title=TITLE)
+    read_publication(article, margins)
+    return article.venue, article.year
 
 
 # -- the lookup -------------------------------------------------------------------------------------------
@@ -90,3 +102,43 @@ def test_the_lexicon_file_names_its_sources_and_licence_and_is_read_on_first_use
             "print(json.dumps([before, info.currsize, info.misses]))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == [0, 1, 1]
+
+
+# -- the pages: where a meeting named is this paper's ------------------------------------------------------
+
+@pytest.mark.parametrize(("page", "margins", "venue", "year"), [
+    # a running header naming the meeting and its year among other words
+    (BODY, ["Workshop track - ICLR 2018"], "ICLR", 2018),
+    (BODY, ["Machine Learning for Structural Biology Workshop, NeurIPS 2021"], "NeurIPS", 2021),
+    # a line above the title
+    (f"ICML 2020 Workshop on Computational Biology\n{BODY}", None, "ICML", 2020),
+    # an ACM permission block whose meeting line gives its place before its dates
+    (BODY + "Permission to make digital or hard copies of all or part of this work for personal use.\n"
+            "EuroSys ’21, Online, United Kingdom, April 26–28, 2021\n"
+            "© 2021 Association for Computing Machinery.\nACM ISBN 978-1-4503-8334-9/21/04. . . $15.00\n",
+     None, "EuroSys", 2021),
+    (BODY + "Permission to make digital or hard copies.\nSAC ’20, 30 March–3 April 2020, Brno, Czech Republic\n",
+     None, "SAC", 2020),
+    # an IEEE proceedings' footer on page 1's text, not in a margin
+    (BODY + "2019 IEEE International Conference on Bioinformatics and Biomedicine (BIBM)\n"
+            "978-1-7281-1867-3/19/$31.00 ©2019 IEEE\n",
+     None, "IEEE International Conference on Bioinformatics and Biomedicine", 2019),
+    # a statement the grammar's verbs do not hold ('Accepted to')
+    (BODY + "Accepted to NAACL-HLT 2019.\n", None, "NAACL-HLT", 2019),
+])
+def test_a_meeting_the_page_names_as_its_own_is_the_venue(page: str, margins: list[str] | None, venue: str,
+                                                           year: int) -> None:
+    assert _read(page, margins) == (venue, year)
+
+
+@pytest.mark.parametrize(("page", "margins"), [
+    (BODY + "We use the data of the ACL 2020 shared task.\n", None),  # prose
+    (BODY + "ProtTrans was published in NeurIPS 2021.\n", None),  # another work's publication
+    (BODY + "Our method beats (Smith et al., accepted to ICML 2021).\n", None),  # another work's citation
+    (f"Laboratory of ICML 2019 Studies\n{TITLE}\nAda Lovelace\n", None),  # an affiliation
+    (BODY, ["Under review as a conference paper at ICLR 2023"]),  # not published
+    (BODY, ["CHI"]),  # a common word without its year
+    (BODY + "Department of Computer Science, ICML 2019, Sydney\n", None),
+])
+def test_a_meeting_in_prose_an_affiliation_or_a_review_is_no_venue(page: str, margins: list[str] | None) -> None:
+    assert _read(page, margins) == (None, None)
