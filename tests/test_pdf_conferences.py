@@ -42,6 +42,8 @@ def _read(page: str, margins: list[str] | None = None) -> tuple[str | None, int 
     ("EMNLP-IJCNLP 2019", "EMNLP-IJCNLP", "EMNLP", 2019),
     ("In Proceedings of USENIX Security '19", "USENIX Security", "USENIX Security", 2019),
     ("ECOOP '98", "ECOOP", "ECOOP", 1998),
+    ("CHI EA ’25, Yokohama, Japan", "CHI EA", "CHI", 2025),  # a track of the meeting
+    ("ICDE Conference 2010", "ICDE", "ICDE", 2010),  # a meeting's word between the acronym and its year
 ])
 def test_an_acronym_with_its_year_names_its_meeting(line: str, printed: str, acronym: str, year: int) -> None:
     found = conferences.mentions(line)[0]
@@ -66,6 +68,7 @@ def test_an_acronym_with_its_year_names_its_meeting(line: str, printed: str, acr
     ("In: 2019 IEEE/CVF Conference on Computer Vision and Pattern Recognition",
      "IEEE/CVF Conference on Computer Vision and Pattern Recognition", "CVPR"),
     ("KDD ’19, August 4–8, 2019", "KDD", "KDD"),
+    ("Proceedings of the 19th VLDB Conference Dublin, Ireland, 1993", "VLDB", "VLDB"),
 ])
 def test_a_span_names_its_meeting_without_proceedings_ordinal_year_or_place(span: str, printed: str,
                                                                               acronym: str) -> None:
@@ -82,6 +85,7 @@ def test_a_span_names_its_meeting_without_proceedings_ordinal_year_or_place(span
     "Department of Computer Science, University of Sydney",
     "Security Symposium",  # too few words to name one meeting
     "Performance 2019",  # one capital: a word, never an acronym
+    "The VLDB Journal",  # an acronym before another word than a meeting's
 ])
 def test_a_word_or_an_affiliation_names_no_meeting(line: str) -> None:
     assert conferences.mentions(line) == []
@@ -123,8 +127,16 @@ def test_the_lexicon_file_names_its_sources_and_licence_and_is_read_on_first_use
     (BODY + "2019 IEEE International Conference on Bioinformatics and Biomedicine (BIBM)\n"
             "978-1-7281-1867-3/19/$31.00 ©2019 IEEE\n",
      None, "IEEE International Conference on Bioinformatics and Biomedicine", 2019),
-    # a statement the grammar's verbs do not hold ('Accepted to')
+    # a statement the grammar's verbs do not hold ('Accepted to'), or an abbreviated proceedings
     (BODY + "Accepted to NAACL-HLT 2019.\n", None, "NAACL-HLT", 2019),
+    (BODY + "Published in Proc. 19th International Conference on Extending Database Technology (EDBT), March\n"
+            "15-18, 2016 - Bordeaux, France, on OpenProceedings.org.\n",
+     None, "International Conference on Extending Database Technology", 2016),
+    # a permission block's track ('CHI EA') with its place and no date
+    (BODY + "Permission to make digital or hard copies.\nCHI EA ’25, Yokohama, Japan\n", None, "CHI EA", 2025),
+    # a statement's span run on past the meeting's acronym ('VLDB Conference'): the acronym alone
+    (BODY + "Permission to copy without fee all or part of this material is granted.\n"
+            "Proceedings of the 19th VLDB Conference\nDublin, Ireland, 1993\n", None, "VLDB", 1993),
 ])
 def test_a_meeting_the_page_names_as_its_own_is_the_venue(page: str, margins: list[str] | None, venue: str,
                                                            year: int) -> None:

@@ -59,6 +59,9 @@ _ACRONYM_SHAPE = re.compile(r"^(?=[\w&+.-]{3,}$)(?=.*[A-Z].*[A-Z])[A-Z][\w&+.-]*
 # A meeting's year after its acronym: ' 2019', ' '19', '’19', '-19', glued '2019' ('ICLR2021'); two digits
 # after a space alone are no year ('ICML 21 times').
 _YEAR_AFTER = re.compile(r"^(?:[ -]?(?P<year>(?:19|20)\d\d)|(?: ?[’'‘]|-)(?P<yy>\d\d))(?!\d)")
+# A meeting's word after its acronym in place of its year ('ICDE Conference 2010', 'VLDB Conference'), where
+# no full name goes on after it ('AAAI Conference on Artificial Intelligence' is the full name's).
+_MEETING_AFTER = re.compile(r"^ (?:Conference|Workshop|Symposium)\b(?! (?:on|of|for|in|and|the)\b)")
 # What opens a span before its meeting's name: 'In', 'In:', 'Proceedings of the', 'Companion of the', an
 # ordinal ('37th', 'Thirty-Fifth', a superscript's '37 th'), a year.
 _ORDINAL = (r"(?:\d+ ?(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
@@ -114,14 +117,19 @@ class Lexicon:
             key = _core(name.split())
             if len(key.split()) >= 3 and (MEETING_WORD.search(name) or len(name.split()) >= 4):
                 self.by_name.setdefault(key, (acronym, name))
+        # the first and last words of the names' keys: a span whose words open or end no name is not tried
         self._openings = {key.split()[0] for key in self.by_name}
+        self._endings = {key.split()[-1] for key in self.by_name}
 
     def acronym(self, printed: str) -> tuple[str, str] | None:
         """The meeting (acronym, full name) an acronym as printed names: 'NeurIPS', 'NAACL-HLT' and
-        'EMNLP-IJCNLP' (a joint meeting's parts: the first one's), 'USENIX Security'; None for another
-        word."""
+        'EMNLP-IJCNLP' (a joint meeting's parts: the first one's), 'USENIX Security', a track's 'CHI EA'; None
+        for another word."""
         if printed in self.by_acronym:
             return self.by_acronym[printed]
+        words = printed.split()
+        if len(words) == 2 and words[0] in self.by_acronym and re.fullmatch(r"[A-Z]{2,4}", words[1]):
+            return self.by_acronym[words[0]]  # a track of the meeting ('CHI EA', 'ACL SRW')
         parts = re.split(r"[-/+]", printed)
         if len(parts) > 1 and parts[0] in self.by_acronym and all(
                 _ACRONYM_SHAPE.match(p) or p.isupper() and len(p) > 1 for p in parts[1:]):
@@ -141,9 +149,10 @@ class Lexicon:
         beside it, or a full name, the longest that opens at its word."""
         found: list[Mention] = []
         words = list(re.finditer(r"\S+", line))
+        keys = [name_key(word.group()).split() for word in words]  # each word's key's words, looked up once
         at = 0
         while at < len(words):
-            mention = self._acronym_at(line, words, at) or self._name_at(line, words, at)
+            mention = self._acronym_at(line, words, at) or self._name_at(line, words, keys, at)
             if mention is None:
                 at += 1
                 continue
@@ -153,12 +162,14 @@ class Lexicon:
 
     def _acronym_at(self, line: str, words: list[re.Match[str]], at: int) -> Mention | None:
         """The meeting whose acronym opens word ``at`` (a body's acronym before it, 'USENIX Security', taken
-        in), with its year after it; None where there is none."""
+        in), with its year after it or its meeting's word ('ICDE Conference'); None where there is none."""
         for width in (2, 1):
             if at + width > len(words):
                 continue
             raw = line[words[at].start():words[at + width - 1].end()]
             token = raw.lstrip("([“\"‘'")
+            if not token[:1].isupper():
+                return None  # (an acronym opens with a capital: most words are passed over here)
             start = words[at + width - 1].end() - len(token)
             # the acronym up to its glued year or a quote ('ICLR2021', 'KDD’19', 'AAAI-21')
             glued = re.match(r"^(.+?)(?=(?:19|20)\d\d\b|[’'‘]\d\d\b|-\d\d\b|[,.;:)\]]|$)", token)
@@ -168,22 +179,32 @@ class Lexicon:
             meeting = self.acronym(printed)
             if meeting is None:
                 continue
-            year = _YEAR_AFTER.match(line[start + len(printed):])
-            if year is None:
+            rest = line[start + len(printed):]
+            year = _YEAR_AFTER.match(rest)
+            worded = None if year else _MEETING_AFTER.match(rest)
+            if year is None and worded is None:
                 return None  # an acronym without its year names nothing ('ACL injury', 'CHI')
-            yy = int(year.group("yy") or 0)
-            number = int(year.group("year")) if year.group("year") else yy + (1900 if yy >= 50 else 2000)
+            if worded:  # ('ICDE Conference 2010', 'the 19th VLDB Conference Dublin')
+                year = _YEAR_AFTER.match(rest[worded.end():])
+            number = None
+            if year is not None:
+                yy = int(year.group("yy") or 0)
+                number = int(year.group("year")) if year.group("year") else yy + (1900 if yy >= 50 else 2000)
             return Mention(printed, *meeting, start, start + len(printed), number, True)
         return None
 
-    def _name_at(self, line: str, words: list[re.Match[str]], at: int) -> Mention | None:
-        """The meeting whose full name opens word ``at`` (a capital), the longest the lexicon holds."""
+    def _name_at(self, line: str, words: list[re.Match[str]], keys: list[list[str]],
+                 at: int) -> Mention | None:
+        """The meeting whose full name opens word ``at`` (a capital), the longest the lexicon holds (``keys``:
+        each word's key's words)."""
         first = words[at].group()
         bare = first.strip("(“\"")
-        if not first[:1].isupper() or not name_key(first) or not (
-                _OPENING.match(bare) or _is_body(bare) or name_key(first).split()[0] in self._openings):
+        if not first[:1].isupper() or not keys[at] or not (
+                _OPENING.match(bare) or _is_body(bare) or keys[at][0] in self._openings):
             return None
         for stop in range(min(len(words), at + _LONGEST), at + 1, -1):
+            if not keys[stop - 1] or keys[stop - 1][-1] not in self._endings:
+                continue
             start, end = words[at].start(), words[stop - 1].end()
             printed = re.sub(r"^[^\w]+|[^\w)]+$", "", line[start:end])
             meeting = self.name(printed) if printed else None

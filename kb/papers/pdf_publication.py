@@ -441,6 +441,7 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
         _unstated_venue(article, texts, margins or [], read)
+    _meeting_venue(article, margins or [], texts)  # the lexicon of meetings: the venue where none, or trimmed
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
     # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
     _printed_doi(article, texts.first)
@@ -486,8 +487,8 @@ def other_versions_arxiv_ids(text: str) -> set[str]:
 def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read: int) -> None:
     """The venue where page 1's statements name none, from the surest source to the least: a version of
     this paper published elsewhere, stated on the next page; a journal or a meeting named in page 1's
-    margins; a meeting named alone at its foot; a journal the lexicon knows; a meeting the lexicon of
-    meetings knows."""
+    margins; a meeting named alone at its foot; a journal the lexicon knows (then ``_meeting_venue``: a
+    meeting the lexicon of meetings knows)."""
     if len(article.pages) > read:
         _earlier_version(article, texts, read)
     if article.venue is None:
@@ -498,8 +499,6 @@ def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read
         _meeting_alone(article, [*margins, *texts.pages.strip().splitlines()[-1:]])
     if article.venue is None:
         _from_lexicon(article, margins, texts.lines, " ".join([texts.first, *map(_flat, article.pages[1:2])]))
-    if article.venue is None:
-        _from_meetings(article, margins, texts)
 
 
 @dataclass
@@ -906,7 +905,10 @@ def _spelled_out(venue: str, first: str) -> str | None:
             continue
         capitals = run.isupper()
         pieces = [w[0] if capitals or not w.isupper() else w for w in words]
-        if venue == "".join(pieces) or venue == "".join(pieces[:-1]) and not words[-1].isupper():
+        # (the acronym and a meeting's word after it spell nothing: 'ICDE Conference 2010', IEEE's Subject)
+        meeting = len(words) == 2 and conferences.MEETING_WORD.fullmatch(words[-1]) is not None
+        shortened = not words[-1].isupper() and not meeting
+        if venue == "".join(pieces) or venue == "".join(pieces[:-1]) and shortened:
             return _title_case(run) if capitals else run
     return None
 
@@ -1102,14 +1104,14 @@ def _journal_spelling(mention: journals.Mention, text: str) -> str:
 # -- a meeting the lexicon of meetings names where a page names its own meeting ---------------------------
 
 # Where a page says it appeared at a meeting, just before the meeting's name: 'Published as a conference paper
-# at', 'Accepted to', 'To appear in', 'Appearing in', 'In Proceedings of the 37th', 'Companion of the 2019'
-# ('presented at' names where an earlier version was read, as in ``_STATEMENT``; 'submitted to' and 'under
-# review at' name no publication).
+# at', 'Accepted to', 'To appear in', 'Appearing in', 'In Proceedings of the 37th', 'Companion of the 2019',
+# 'Published in Proc. 19th' ('presented at' names where an earlier version was read, as in ``_STATEMENT``;
+# 'submitted to' and 'under review at' name no publication).
 _MEETING_CUE = re.compile(
     r"(?:\b(?:[Pp]ublished|PUBLISHED|[Aa]ccepted|ACCEPTED|[Aa]ppear(?:s|ed|ing)?|APPEAR(?:S|ED|ING)?)"
     r"(?: for publication)?(?: as an?(?: [\w-]+){0,2} (?:paper|version|contribution|talk|poster|article))?"
     r"(?: (?:at|in|to|by|for|AT|IN|TO))?|"
-    r"\b(?:[Pp]roceedings|PROCEEDINGS|Companion(?: Proceedings)?) (?:of|OF))"
+    r"\b(?:[Pp]roceedings|PROCEEDINGS|Companion(?: Proceedings)?) (?:of|OF)|\b(?:[Pp]roc|PROC)\.(?: of)?)"
     rf"(?: (?:the|The|THE))?(?: {_ORDINAL})?(?: (?:19|20)\d\d)?:?\s*$")
 # A line holding an institution, where a meeting's name is a department's or a lab's ('Laboratory for
 # Computational Linguistics'), not a statement. (Narrower than pdf_names.INSTITUTION, which takes 'Research'
@@ -1126,6 +1128,20 @@ _UNPUBLISHED = re.compile(r"\b(?:under (?:\w+[ -])?review|submitted|submission|d
 # An acronym opening a permission block's line, its year and a comma after it ('KDD ’19, August 4–8').
 _BLOCK_AFTER = re.compile(r"^\s*(?:[’'‘]?\d\d|(?:19|20)\d\d)?\s*,")
 _IN_PARENTHESES_AFTER = re.compile(r"^\s*\(([^()]{3,40})\)")
+
+
+def _meeting_venue(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
+    """The lexicon of meetings' one say in the venue: where no rule named one, a meeting page 1 names as its
+    own (``_from_meetings``); where a statement's span opens with a meeting's acronym and runs on past it
+    (an ACM permission block read whole, 'ICS ’18: 2018 International Conference on Supercomputing, June
+    12–15'; 'VLDB Conference'), the acronym alone, as a conference is named (``conferences.meeting``)."""
+    if article.venue is None:
+        _from_meetings(article, margins, texts)
+        return
+    named = conferences.meeting(article.venue)
+    if named is not None and named.by_acronym and named.start == 0 and named.printed != article.venue:
+        article.venue = named.printed
+        article.year = article.year or named.year
 
 
 def _from_meetings(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
