@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from kb.papers import conferences
+from kb.papers.add import read_pdf
 from kb.papers.pdf_page import PdfArticle
 from kb.papers.pdf_publication import read_publication
 
@@ -154,3 +155,20 @@ def test_a_meeting_the_page_names_as_its_own_is_the_venue(page: str, margins: li
 ])
 def test_a_meeting_in_prose_an_affiliation_or_a_review_is_no_venue(page: str, margins: list[str] | None) -> None:
     assert _read(page, margins) == (None, None)
+
+
+# -- the real articles the shapes were found on (round 11's conference batch, tuning half) --------------------
+
+@pytest.mark.parametrize(("name", "venue", "year"), [
+    ("hique-icde", "ICDE", 2010),  # 'ICDE Conference 2010' at the foot (and in IEEE's document Subject)
+    ("live-photos-chiea", "CHI EA", 2025),  # 'CHI EA ’25, Yokohama, Japan' in the permission block
+    ("rum-conjecture-edbt", "International Conference on Extending Database Technology", 2016),  # 'Proc. 19th'
+    ("serial-histograms-vldb", "VLDB", 1993),  # 'Proceedings of the 19th VLDB Conference Dublin, ...'
+    ("broker-queue-ics", "ICS", 2018),  # the permission block read whole: 'ICS ’18: 2018 International ...'
+])
+def test_a_real_conference_papers_meeting(name: str, venue: str, year: int) -> None:
+    """Each PDF read as ``kb add`` reads it (its child process, the document information's Subject too)."""
+    record = read_pdf(ROOT / "benchmarks" / "data" / "pdfs" / f"{name}.pdf")
+    truth = json.loads((ROOT / "benchmarks" / "data" / "pdfs" / f"{name}.truth.json").read_text(encoding="utf-8"))
+    assert truth["split"] == "tuning" and (truth["venue"], truth["year"]) == (venue, year)
+    assert (record.venue, record.year) == (venue, year)
