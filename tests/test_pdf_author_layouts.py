@@ -4,6 +4,8 @@ templates the corpus does not hold (other marks, other wording, another order)."
 
 from __future__ import annotations
 
+import pytest
+
 from kb.papers.pdf_authors import block_authors, page_authors
 from kb.papers.pdf_layout import describe
 from kb.papers.pdf_names import ADDRESS, is_name_list, name_parts
@@ -654,3 +656,111 @@ def test_names_joined_by_a_middle_dot_in_other_breaks() -> None:
     assert _names([_at("Ada Lovelace · Alan Turing", 600, 10, 50, 250),
                    _at("· Grace Hopper · Mary Somerville", 588, 10, 50, 250)]) == [
         "Ada Lovelace", "Alan Turing", "Grace Hopper", "Mary Somerville"]
+
+
+# -- round 11's third wave: a line of e-mail addresses between the names and their institution ------------------
+
+_BROKER_NAMES = "Bernhard Kerbl, Michael Kenzel, Joerg H. Mueller, Dieter Schmalstieg, Markus Steinberger"
+
+
+def _over_a_mail_line(mails: str) -> PdfArticle:
+    segments = [_at("The Broker Queue: A Fast, Linearizable FIFO Queue for", 692.9, 17, 89, 522, style="bold"),
+                _at("Fine-Granular Work Distribution on the GPU", 676.3, 17, 130, 482, style="bold"),
+                _at(_BROKER_NAMES, 651.0, 12, 86, 526),
+                _at(mails, 639.5, 10, 96, 515),
+                _at("Graz University of Technology", 627.6, 10, 244, 369),
+                _at("ABSTRACT", 609.9, 11, 53, 112, style="bold"),
+                _at("Harnessing the power of massively parallel devices like the graphics processing unit (GPU)",
+                    598.0, 9, 53, 295)]
+    page = "\n".join(s.text for s in segments)
+    article = PdfArticle(pages=[page])
+    describe(article, segments)
+    return article
+
+
+@pytest.mark.parametrize("mails", [
+    # broker-queue-ics
+    "{bernhard.kerbl | michael.kenzel | joerg.mueller | dieter.schmalstieg | markus.steinberger}@icg.tugraz.at",
+    "{bernhard.kerbl, michael.kenzel, joerg.mueller, dieter.schmalstieg, markus.steinberger}@tugraz.at",
+    "kerbl@icg.tugraz.at, kenzel@icg.tugraz.at, mueller@icg.tugraz.at, schmalstieg@icg.tugraz.at",
+])
+def test_a_line_of_e_mail_addresses_under_the_names_does_not_end_the_author_block(mails: str) -> None:
+    """acmart (broker-queue-ics, ICS 2018) sets the names, then their e-mails grouped in braces before the shared
+    domain and split by bars, then the one institution: the e-mails' parts are in lower case, but the line is
+    contacts, not prose, so the institution under it is every name's. So with the group split by commas, and with
+    a line of whole addresses."""
+    article = _over_a_mail_line(mails)
+    assert article.authors == [(name, "Graz University of Technology") for name in _BROKER_NAMES.split(", ")]
+
+
+def test_a_sentence_with_an_e_mail_address_in_it_is_still_prose() -> None:
+    """(the e-mail rule's other side) without its addresses a sentence keeps its own words and is prose; a line
+    of addresses alone is none."""
+    from kb.papers.pdf_names import ADDRESSES, is_prose
+
+    assert is_prose(ADDRESSES.sub(" ", "correspondence and requests for materials should be addressed to the first "
+                                       "author at ada.lovelace@alpha.edu"))
+    assert not is_prose(ADDRESSES.sub(" ", "{ada.lovelace | alan.turing | grace.hopper | john.von.neumann}@alpha.edu"))
+
+
+# -- round 11's third wave: a scan's OCR layer under an old proceedings paper's title ------------------------------
+
+_WISCONSIN = [_at("Computer Sciences Department", 675.1, 10.9, 237.1, 385.3),
+              _at("University of Wisconsin", 661.3, 10.9, 257.1, 368.2)]
+
+
+@pytest.mark.parametrize(("given", "rest", "gap", "name"), [
+    # serial-histograms-vldb: VLDB 1993 scanned, the given name 13 points from the rest in 11-point type
+    ("Yannis", "E. Ioannidis", 12.8, "Yannis E. Ioannidis"),
+    ("Michael", "J. Franklin", 15.0, "Michael J. Franklin"),
+    ("Jennifer", "Widom", 13.5, "Jennifer Widom"),
+])
+def test_a_given_name_an_ocr_layer_set_apart_from_the_rest_of_the_name_is_joined_to_it(
+        given: str, rest: str, gap: float, name: str) -> None:
+    """An OCR layer boxes each word: a given name alone on the name's baseline, more than a space but less
+    than two sizes from the rest of the name, is that name's (alone it is no name, and was dropped)."""
+    block = [_at(given, 690.6, 10.9, 259.6, 289.8), _at(rest, 690.6, 10.9, 289.8 + gap, 360.0), *_WISCONSIN]
+    assert _names(block) == [name]
+
+
+def test_two_names_side_by_side_stay_two() -> None:
+    """(the given-name rule's other side) a whole name beside another, however near, is two authors."""
+    block = [_at("Ada Lovelace", 690.6, 10.9, 200.0, 260.0), _at("Alan Turing", 690.6, 10.9, 275.0, 330.0),
+             *_WISCONSIN]
+    assert _names(block) == ["Ada Lovelace", "Alan Turing"]
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("Yannis E. Ioannidis’", "Yannis E. Ioannidis"),  # serial-histograms-vldb: the footnote's star read as '’'
+    ("Jim Gray′", "Jim Gray"),
+    ("Patrick O’Neil’", "Patrick O’Neil"),  # a quote inside a name is its own
+])
+def test_a_closing_quote_after_a_name_is_a_misread_mark(line: str, name: str) -> None:
+    """A name never ends in a closing quote or a prime: after a name, one is a footnote's mark an OCR layer
+    misread."""
+    assert _names([_at(line, 690.6, 10.9, 259.6, 359.6), *_WISCONSIN]) == [name]
+
+
+@pytest.mark.parametrize(("code", "names", "blocks", "expected"), [
+    # rum-conjecture-edbt: the fourth symbol after 'Mark Callaghan' and before 'Facebook, Inc.' given as '\x05'
+    ("\x05", [("Anastasia Ailamaki", "‡"), ("Mark Callaghan", "\x05")],
+     [("‡", "EPFL, Lausanne"), ("\x05", "Facebook, Inc.")],
+     [("Anastasia Ailamaki", "EPFL, Lausanne"), ("Mark Callaghan", "Facebook, Inc.")]),
+    ("\x03", [("Ada Lovelace", "\x03"), ("Alan Turing", "†"), ("Grace Hopper", "\x03")],
+     [("†", "Beta Labs"), ("\x03", "University of Alpha")],
+     [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Labs"), ("Grace Hopper", "University of Alpha")]),
+    ("\x02", [("Ada Lovelace", "\x02"), ("Alan Turing", "\x01")],
+     [("\x01", "Gamma Institute"), ("\x02", "University of Alpha")],
+     [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Gamma Institute")]),
+])
+def test_a_mark_the_extractor_gives_as_a_control_code_links_the_name_to_its_block(
+        code: str, names: list[tuple[str, str]], blocks: list[tuple[str, str]],
+        expected: list[tuple[str, str]]) -> None:
+    """A symbol mark whose glyph the font leaves unmapped may come out as a control code: the same code after a
+    name and before an institution is one mark, as a mapped symbol is."""
+    block = [_at(name, 666.3, 12, 100 + 120 * i, 200 + 120 * i, marked=f"{name}⟨{mark}⟩")
+             for i, (name, mark) in enumerate(names)]
+    block += [_at(text, 619.6, 10, 100 + 120 * i, 200 + 120 * i, marked=f"⟨{mark}⟩{text}")
+              for i, (mark, text) in enumerate(blocks)]
+    assert code in "".join(mark for _, mark in names)
+    assert block_authors(block) == expected

@@ -399,3 +399,28 @@ def test_title_in_capitals_as_wide_as_the_block_over_a_by_byline(title: list[str
                        7.97, 176.8, 451.5) for i in range(5)],
                  *_body(y - 100, 9.96, 135.3, 493.2)]
     assert _described(segments).title == " ".join(title)
+
+
+# -- round 11's third wave: a title line whose words an OCR layer set on baselines a few points apart ----------
+
+@pytest.mark.parametrize(("words", "title"), [
+    # serial-histograms-vldb: VLDB 1993 scanned, each word on its own baseline, 'of Serial' 3 points higher
+    ([("of Serial", 718.5, 284.7, 341.4), ("Universality", 715.2, 181.4, 254.1), ("Histograms", 715.1, 358.3, 429.0)],
+     "Universality of Serial Histograms"),
+    # a skewed scan: the line's words climb from left to right
+    ([("Histograms", 719.0, 358.3, 429.0), ("of Serial", 717.4, 284.7, 341.4), ("Universality", 715.2, 181.4, 254.1)],
+     "Universality of Serial Histograms"),
+    # two lines, the second's words a point apart: each line read left to right, the first over the second
+    ([("Query Optimization", 742.1, 200.0, 340.0), ("Robust", 741.0, 150.0, 195.0),
+      ("in", 721.1, 150.0, 160.0), ("Relational", 723.4, 165.0, 230.0), ("Databases", 722.3, 235.0, 305.0)],
+     "Robust Query Optimization in Relational Databases"),
+])
+def test_title_words_of_one_line_a_few_points_apart_are_read_left_to_right(
+        words: list[tuple[str, float, float, float]], title: str) -> None:
+    """An OCR layer boxes each word on its own baseline: the words of a title line within a third of the
+    title's size of each other are one line, read left to right, not top to bottom."""
+    segments = [*(_at(text, y, 15.7, x0, x1) for text, y, x0, x1 in words),
+                _at("Yannis E. Ioannidis", 690.6, 10.9, 259.6, 359.6),
+                _at("University of Wisconsin", 661.3, 10.9, 257.1, 368.2),
+                _at("Abstract", 600.5, 13.1, 80.8, 125.3), *_body(588.0, 9.3)]
+    assert _described(segments).title == title

@@ -36,6 +36,7 @@ from kb.papers.pdf_abstract import (
 from kb.papers.pdf_affiliations import fill_from_the_end
 from kb.papers.pdf_authors import block_authors, name_marks, page_authors
 from kb.papers.pdf_names import (
+    ADDRESSES,
     ANONYMOUS,
     INSTITUTION,
     LEAD_SEPARATOR,
@@ -353,8 +354,8 @@ def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segmen
     lines = [s for s in head if abs(s.size - title_size) < 0.5]
     # Words in small capitals sit on a title line's baseline in a smaller size: they are the title's too.
     rows = {round(s.y) for s in lines}
-    lines = sorted([s for s in head if s in lines or s.size >= 0.6 * title_size
-                    and any(abs(s.y - y) < 1.0 for y in rows)], key=lambda s: (-round(s.y), s.x0))
+    lines = _in_rows([s for s in head if s in lines or s.size >= 0.6 * title_size
+                      and any(abs(s.y - y) < 1.0 for y in rows)], title_size)
     lines = _below_rubric(_above_byline(lines, title_size))
     going_on = _subtitle(lines, head, body_size)
     closed = None if going_on else _closed_subtitle(lines, head, body_size)
@@ -363,6 +364,25 @@ def _title_lines(article: PdfArticle, head: list[Segment], segments: list[Segmen
     if ":" not in " ".join(s.text for s in lines):  # the colon a citation sets between title and subtitle
         lines = [*lines[:-1], replace(lines[-1], text=f"{lines[-1].text}:")]
     return [*lines, closed]
+
+
+# Words of one title line stand on baselines this part of its size apart at the most: a scan's OCR layer boxes
+# each word on its own baseline, and a skewed page sets them a few points apart (serial-histograms-vldb's
+# 'Universality' 3 points under 'of Serial', in 16-point type); a title's lines stand a whole size apart.
+_ROW_SPREAD = 0.3
+
+
+def _in_rows(lines: list[Segment], size: float) -> list[Segment]:
+    """Title segments in reading order: top to bottom by row, each row left to right, a row holding the
+    segments whose baselines stand within ``_ROW_SPREAD`` of the size of its top one."""
+    ordered: list[Segment] = []
+    row: list[Segment] = []
+    for seg in sorted(lines, key=lambda s: -s.y):
+        if row and row[0].y - seg.y > _ROW_SPREAD * size:
+            ordered += sorted(row, key=lambda s: s.x0)
+            row = []
+        row.append(seg)
+    return ordered + sorted(row, key=lambda s: s.x0)
 
 
 def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size: float) -> Segment | None:
@@ -475,12 +495,22 @@ def _block_end(below: list[Segment]) -> _BlockEnd:
     heading = structured if structured is not None else heading
     # Without an abstract heading the block ends at the first section heading or line of prose.
     block = below[:heading] if heading is not None else below[:_BLOCK_LINES]
-    cut = next((i for i, s in enumerate(block) if is_prose(s.text) or is_first_section(s.text)
+    cut = next((i for i, s in enumerate(block) if is_prose(s.text) and not _names_mail_line(block, i)
+                or is_first_section(s.text)
                 or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text) or _opens_paragraph(block, i)
                 or heading is None and i
                 and block[i - 1].y - s.y > _BLOCK_GAP * max(s.size, block[i - 1].size)),
                len(block))
     return _BlockEnd(heading, structured is not None, cut)
+
+
+def _names_mail_line(block: list[Segment], i: int) -> bool:
+    """A line of e-mail addresses alone between the line of names over it and an institution under it, as
+    acmart sets them ('{bernhard.kerbl | michael.kenzel | ...}@icg.tugraz.at' between the names and 'Graz
+    University of Technology'): contacts, not prose, so the institution under it stays in the author block."""
+    return (0 < i < len(block) - 1 and not ADDRESSES.sub(" ", block[i].text).strip(" ,;|")
+            and is_name_list(LEAD_SEPARATOR.sub("", block[i - 1].text))
+            and INSTITUTION.search(block[i + 1].text) is not None)
 
 
 def _opens_paragraph(block: list[Segment], i: int) -> bool:

@@ -103,8 +103,9 @@ NAME = re.compile(rf"^(?!.*{_TITLE_WORDS})"
 _NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
 # (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
-# a digit)
-END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$")
+# a digit; nor in a closing quote or a prime, which a scan's OCR layer makes of a footnote's star:
+# 'Yannis E. Ioannidis’')
+END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:,\d)*$|(?<=[a-z])[’′]+$")
 
 
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
@@ -166,6 +167,13 @@ def is_name_list(text: str) -> bool:
 _STREET = re.compile(r"\b(?:Street|Road|Avenue|Square|Lane|Drive|Boulevard)$")  # no name ends so
 
 
+# E-mail addresses, one by one or grouped in braces before their shared domain, as acmart and ACL set a line
+# of them under the names ('{bernhard.kerbl | michael.kenzel | joerg.mueller}@icg.tugraz.at',
+# '{thawani,jpujara,ilievski}@isi.edu'): their parts are in lower case, but they are contacts, no words of
+# running text.
+ADDRESSES = re.compile(r"\{[^{}]*\}\s*@\S+|\S+@\S+")
+
+
 def is_prose(line: str) -> bool:
     """A line of running text (an unheaded abstract, a disclaimer), where an author block has ended: eight
     words or more, two thirds of them in lower case, and no institution named."""
@@ -207,8 +215,10 @@ def _continues(before: str, line: str) -> bool:
 # Marks linking a name to its affiliation block: superscript letters, numbers or symbols ('Sandersonb,c',
 # 'Hothorn1', 'Rousseau*†'), or numbers in parentheses ('Wimmer(1,2)'). A symbol whose glyph has no Unicode
 # map comes out as '?' ('Wyatt Lloyd?' over '?Princeton University'): a mark like the others, as a
-# superscript or opening an institution.
-_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}]")
+# superscript or opening an institution. So does one the extractor gives as a control code, the same code
+# after the name and before its institution (rum-conjecture-edbt: 'Mark Callaghan' and 'Facebook, Inc.', each
+# with a fourth symbol given as '\x05').
+_MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}\x01-\x08\x0e-\x1f]")
 # (numbers and symbols in one list too: OUP's '1,∗'; a symbol may close a number or a letter with no comma
 # between them, the corresponding author's: OUP's current template '1,2∗', BMC's '2,5*', Nature's '1*')
 _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
@@ -320,8 +330,12 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
             LEAD_SEPARATOR.sub("", listed(last)))
         # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
         after_mark = (last.marked or "").endswith(MARK_CLOSE) if last is not None else False
+        # (a scan's OCR layer boxes each word, and a given name alone may stand more than a space from the
+        # rest of the name: 'Yannis' 'E. Ioannidis', 13 points apart in 11-point type)
+        given = (last is not None and re.fullmatch(r"[A-Z][a-z]+", last.text) is not None
+                 and is_name_list(f"{last.text} {seg.text}"))
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
-                and (0 <= gap < (2 if after_mark else 1) * COLUMN_GAP * seg.size
+                and (0 <= gap < (2 if after_mark or given else 1) * COLUMN_GAP * seg.size
                      and not _OPENS_BLOCK.match(seg.marked or seg.text)
                      or 0 <= gap < (3 if UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):

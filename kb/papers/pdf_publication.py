@@ -51,12 +51,19 @@ _ORDINAL = (r"(?:\d+ ?(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seve
             r"(?:Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety)-(?i:first|second|third|fourth|fifth|"
             r"sixth|seventh|eighth|ninth)|[A-Z][a-z]+(?:teenth|tieth|th))")
 _ORDINAL_WORD = rf"(?:{_ORDINAL} |\d+(?:st|nd|rd|th)(?=[A-Z]))"
-_PROCEEDINGS = rf"(?:the )?(?:Proceedings of (?:the )?)?(?:{_YYYY} )?{_ORDINAL_WORD}?"
+# OpenProceedings and many a footnote abbreviate it: 'Published in Proc. 19th International Conference on
+# Extending Database Technology (EDBT)', 'To appear in Proc. of the 2nd Workshop on ...'.
+_PROCEEDINGS = (rf"(?:the )?(?:(?:Proceedings|Proc\.) of (?:the )?|Proc\. (?:the )?)?(?:{_YYYY} )?"
+                rf"{_ORDINAL_WORD}?")
 # A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
 # 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
 # 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
 # ('Bioinformatics, 37(15), 2021, 2112–2120'). After 'et al.,' it opens there ('Lovelace et al., Sci. Adv.').
+# A meeting's acronym as its conference line and reference format print it: two capitals at least ('ICS',
+# 'KDD', 'SIGMOD', 'MobiCom'), two meetings held jointly under one ('ESEC/FSE'), and a two-capital kind of
+# paper after it ('CHI EA', the conference's extended abstracts).
+_MEETING_ACRONYM = r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?:/[A-Z][A-Za-z]*[A-Z][A-Za-z]*)?(?: [A-Z]{2}(?![\w/]))?"
 _JOURNAL_NAME = r"(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)"
 _JOURNAL = rf"(?:(?<=al\., )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}"
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
@@ -233,17 +240,23 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
         # The meeting's acronym and year, then its dates: 'CIKM’13, Oct. 27–Nov. 1', 'NDSS '16, 21-24
-        # February', a Word template's 'SOSP 2007, Oct., 2004' (a month and a year left from the template).
+        # February', a Word template's 'SOSP 2007, Oct., 2004' (a month and a year left from the template);
+        # joint meetings and a kind of paper keep their whole acronym ('ESEC/FSE ’20, November 8–13', 'CHI EA
+        # ’24, May 11–16'). Without the dates, the place runs to the block's copyright line ('CHI EA ’25,
+        # Yokohama, Japan' / '© 2025 Copyright held by the owner/author(s).').
         ("permission block: ACRONYM'YY, MONTH",
-         rf"(?<![\w’'])(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) ?"
+         rf"(?<![\w’'/])(?P<venue>{_MEETING_ACRONYM}) ?"
          rf"(?:[’'‘] ?(?P<yy>\d{{2}})|(?P<year>(?:19|20)\d{{2}})), "
-         rf"(?:{MONTH},? ?\d|\d{{1,2}}[–-])", "group"),
+         rf"(?:{MONTH},? ?\d|\d{{1,2}}[–-]|[A-Z][\w.]*(?:,? [A-Z][\w.]*){{0,5}} (?=(?:©|Copyright)))",
+         "group"),
         # About the paper itself: 'Submitted to ...' (a footer's capital), or a preprint, paper, manuscript
         # or version submitted; prose about data 'submitted to the Earth System Grid' is not.
         ("submitted to",
          rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
          rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
-        ("Copyright line", rf"©\s*(?P<year>\d{{4}}) {_VENUE}", "group"),
+        # A comma may follow the year: AAAI's 'Copyright © 2017, Association for the Advancement of Artificial
+        # Intelligence', OpenProceedings' '© 2016, Copyright is with the authors.'
+        ("Copyright line", rf"©\s*(?P<year>\d{{4}}),? {_VENUE}", "group"),
         # A meeting by its ordinal, with its acronym and year after it: '35th Conference on Neural Information
         # Processing Systems (NeurIPS 2021)', 'The Thirty-Fifth AAAI Conference on Artificial Intelligence
         # (AAAI-21)'. After the permission block: an ACM reference line names the meeting so too, but the
@@ -376,6 +389,12 @@ def _title_case(name: str) -> str:
     return " ".join(words)
 
 
+_ACRONYM_CONFERENCE = re.compile(r"(?P<acronym>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) Conference")
+# Bodies whose acronym and 'Conference' name no one meeting.
+_SOCIETIES = frozenset({"ACM", "IEEE", "USENIX", "SIAM", "IFIP", "ISCA", "ASME", "SPIE", "AIAA", "IAPR",
+                        "ACL"})
+
+
 def _venue(name: str | None, cited: bool = False) -> str | None:
     """The venue a statement names, or None for a publisher, a society or a word that names nothing.
     ``cited``: the name stands in a citation's shape (see ``_JOURNAL``), which makes one word a name."""
@@ -400,8 +419,14 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
         name = _title_case(name)
     if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
         return None
+    # A meeting's acronym with the generic word, as old proceedings' and IEEE's footers print it
+    # ('Proceedings of the 19th VLDB Conference', 'ICDE Conference 2010'): the acronym names it, as the
+    # permission block's does. A society's is no meeting's ('ACM Conference', 'IEEE Conference').
+    generic = _ACRONYM_CONFERENCE.fullmatch(name)
+    if generic and generic.group("acronym") not in _SOCIETIES:
+        name = generic.group("acronym")
     words = name.split()
-    acronym = len(words) == 1 and re.fullmatch(r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*", name) is not None
+    acronym = len(words) == 1 and re.fullmatch(_MEETING_ACRONYM, name) is not None  # 'ICS', 'ESEC/FSE'
     if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or cited or _VENUE_WORD.search(name)
                                                               or len(words) >= 2):
         return None
@@ -651,9 +676,12 @@ def _cites_its_own_title(article: PdfArticle, texts: _Texts) -> None:
 # 'NDSS '16'. The name has two capitals at least (an acronym, 'EuroTeX'), so that a word and a year ('Page
 # 2003', 'Draft 2021') are not one. A proceedings' running footer names its volume so ('EuroTeX’99
 # Proceedings', 'Proceedings EuroTeX2005', 'TUG 2004 Proceedings'); there, and only there, a two-digit year
-# may be glued to the name ('EuroTEX99 Proceedings', a TeX logo's accent set apart).
+# may be glued to the name ('EuroTEX99 Proceedings', a TeX logo's accent set apart). IEEE's proceedings footer
+# puts the generic word between the acronym and the year ('ICDE Conference 2010'): the acronym (see
+# ``_venue``).
 _MEETING_ALONE = re.compile(r"^\s*(?P<before>Proceedings(?: of)?(?: the)? )?"
-                            r"(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*)(?: ?(?:[’'‘´](?P<yy>\d\d)|"
+                            r"(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?: Conference)?)"
+                            r"(?: ?(?:[’'‘´](?P<yy>\d\d)|"
                             rf" {_YYYY})|(?P<glued>(?:19|20)\d\d)|(?P<glued_yy>\d\d))"
                             r"(?P<after> Proceedings)?\s*$")
 # TeX's accents as the extractor sets them apart from their letter, at a line's end ('EuroTEX99 Proceedings´')
@@ -896,7 +924,8 @@ def _spelled_out(venue: str, first: str) -> str | None:
     and 'Journal of Machine Learning Research'. The acronym is the initials of the name's words (an acronym
     among them stands for itself: 'VLDB'), the last word's left out or not (an acronym is not: 'Proc Natl Acad
     Sci USA' in a reference is no spelling of 'PNAS'); the name is a periodical's ('Journal', 'Letters',
-    'Proceedings'). None where no name on the page spells it."""
+    'Proceedings'). An acronym and a generic word after it ('ICDE Conference') are no spelling. None where no
+    name on the page spells it."""
     if not re.fullmatch(r"[A-Z]{2,6}", venue):
         return None
     for run in _NAME_RUN.findall(first):
@@ -905,10 +934,9 @@ def _spelled_out(venue: str, first: str) -> str | None:
             continue
         capitals = run.isupper()
         pieces = [w[0] if capitals or not w.isupper() else w for w in words]
-        # (the acronym and a meeting's word after it spell nothing: 'ICDE Conference 2010', IEEE's Subject)
-        meeting = len(words) == 2 and conferences.MEETING_WORD.fullmatch(words[-1]) is not None
-        shortened = not words[-1].isupper() and not meeting
-        if venue == "".join(pieces) or venue == "".join(pieces[:-1]) and shortened:
+        if pieces[:-1] == [venue]:
+            continue  # the acronym and one word ('ICDE Conference 2010' in IEEE's footer) spell out nothing
+        if venue == "".join(pieces) or venue == "".join(pieces[:-1]) and not words[-1].isupper():
             return _title_case(run) if capitals else run
     return None
 
@@ -942,9 +970,24 @@ def _self_cited(article: PdfArticle, first: str) -> None:
         return
     chapter = re.search(rf"(?:\(|\b){_YYYY}(?:\)\.?|\.)\s*[“\"‘']?{title}\W*\s*{_IN_BOOK}", first,
                         re.IGNORECASE)
-    book = _venue(chapter.group("book")) if chapter else None
+    book = _venue(_meeting_of(chapter.group("book"))) if chapter else None
     if chapter and book:
         article.venue, article.year = book, article.year or int(chapter.group("year"))
+
+
+# ACM's reference format cites a paper in proceedings by the meeting's acronym and year, a colon and the
+# meeting's name, dates and place: 'In ICS ’18: 2018 International Conference on Supercomputing, June 12–15,
+# 2018, Beijing, China.', 'In KDD ’19: The 25th ACM SIGKDD Conference on Knowledge Discovery and Data Mining,
+# August 4–8, 2019, Anchorage, AK, USA.', 'In LAK25: The 15th International Learning Analytics and Knowledge
+# Conference'.
+_ACRONYM_AND_YEAR = re.compile(rf"(?P<acronym>{_MEETING_ACRONYM}) ?[’'‘]?\d{{2}}: ")
+
+
+def _meeting_of(book: str) -> str:
+    """The meeting's acronym where a citation's book opens with it and its year (``_ACRONYM_AND_YEAR``), as
+    the conference line of the permission block names it; else the book as cited."""
+    meeting = _ACRONYM_AND_YEAR.match(book)
+    return meeting.group("acronym") if meeting else book
 
 
 # An edited book a chapter appeared in, as a citation of the chapter names it after the chapter's title: APA's
