@@ -41,6 +41,8 @@ def _read(page: str, margins: list[str] | None = None) -> tuple[str | None, int 
     ("ICLR2021 workshop", "ICLR", "ICLR", 2021),
     ("Accepted to NAACL-HLT 2019", "NAACL-HLT", "NAACL", 2019),  # a joint meeting: its first part's
     ("EMNLP-IJCNLP 2019", "EMNLP-IJCNLP", "EMNLP", 2019),
+    ("ESEC/FSE ’20, November 8–13, 2020", "ESEC/FSE", "FSE", 2020),  # the part the lexicon knows
+    ("ISMB/ECCB 2021", "ISMB/ECCB", "ISMB", 2021),
     ("In Proceedings of USENIX Security '19", "USENIX Security", "USENIX Security", 2019),
     ("ECOOP '98", "ECOOP", "ECOOP", 1998),
     ("CHI EA ’25, Yokohama, Japan", "CHI EA", "CHI", 2025),  # a track of the meeting
@@ -87,6 +89,8 @@ def test_a_span_names_its_meeting_without_proceedings_ordinal_year_or_place(span
     "Security Symposium",  # too few words to name one meeting
     "Performance 2019",  # one capital: a word, never an acronym
     "The VLDB Journal",  # an acronym before another word than a meeting's
+    "COVID-19 2020",  # a word joined to digits is no joint meeting
+    "SARS-CoV-2 2021",
 ])
 def test_a_word_or_an_affiliation_names_no_meeting(line: str) -> None:
     assert conferences.mentions(line) == []

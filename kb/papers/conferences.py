@@ -123,17 +123,18 @@ class Lexicon:
 
     def acronym(self, printed: str) -> tuple[str, str] | None:
         """The meeting (acronym, full name) an acronym as printed names: 'NeurIPS', 'NAACL-HLT' and
-        'EMNLP-IJCNLP' (a joint meeting's parts: the first one's), 'USENIX Security', a track's 'CHI EA'; None
-        for another word."""
+        'EMNLP-IJCNLP', 'ESEC/FSE' (a joint meeting's parts: the first known one's), 'USENIX Security', a
+        track's 'CHI EA'; None for another word."""
         if printed in self.by_acronym:
             return self.by_acronym[printed]
         words = printed.split()
         if len(words) == 2 and words[0] in self.by_acronym and re.fullmatch(r"[A-Z]{2,4}", words[1]):
             return self.by_acronym[words[0]]  # a track of the meeting ('CHI EA', 'ACL SRW')
         parts = re.split(r"[-/+]", printed)
-        if len(parts) > 1 and parts[0] in self.by_acronym and all(
-                _ACRONYM_SHAPE.match(p) or p.isupper() and len(p) > 1 for p in parts[1:]):
-            return self.by_acronym[parts[0]]
+        known = [part for part in parts if part in self.by_acronym]
+        shaped = all(_ACRONYM_SHAPE.match(part) or part.isupper() and len(part) > 1 for part in parts)
+        if len(parts) > 1 and known and shaped:
+            return self.by_acronym[known[0]]  # ('ESEC/FSE': FSE's, the part the lexicon knows)
         return None
 
     def name(self, printed: str) -> tuple[str, str] | None:
