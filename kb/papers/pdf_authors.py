@@ -653,10 +653,33 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on:
 def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
     """The next blocks' numbers typed after a separator on a line ('..., United States of America, 2
     Makerere' / 'University College of Health Sciences', PLOS), set apart or glued to the institution ('...,
-    Italy, 4Human Genetics'), as marks where a name carries them."""
-    return re.sub(r"(?<=[,;.])\s+(\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))", lambda m: (
-        f" {MARK_OPEN}{m.group(1)}{MARK_CLOSE}" if any(m.group(1) in keys for _, _, keys in names)
-        else m.group()), text)
+    Italy, 4Human Genetics'), as marks where a name carries them; or typed after the last word of the block
+    before with no separator ('..., University Park, PA 16802, USA 2 Department of Paleobiology, ...',
+    Pensoft's journals), where the number runs on from those opened before it on the line: higher than each
+    (a number in an institution's name does not: '... USA 5 Department ..., Route 2 Building' keeps '2')."""
+    opened: list[int] = [int(lead.group(1))] if (lead := re.match(r"\s*(\d{1,2})\s", text)) else []
+
+    def mark(found: re.Match[str]) -> str:
+        number = found.group("sep") or found.group("word")
+        if not any(number in keys for _, _, keys in names) or found.group("word") and not (
+                _closes_address(text[:found.start("word")]) and all(int(number) > n for n in opened)):
+            return found.group()
+        opened.append(int(number))
+        return f"{found.group('letter') or ''} {MARK_OPEN}{number}{MARK_CLOSE}"
+
+    return re.sub(r"(?<=[,;.])\s+(?P<sep>\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))"
+                  r"|(?P<letter>[^\W\d_])\s+(?P<word>\d{1,2})\s+(?=[A-Z][^\W\d_])", mark, text)
+
+
+def _closes_address(before: str) -> bool:
+    """The text before a typed number (``before``) ends with an address's last part, a country or a region
+    after a comma or a postcode ('..., PA 16802, USA', '..., Chubut, Argentina', '..., New South Wales'):
+    a few capitalised words naming no institution, alone on the line where the measure broke the address
+    after a comma ('Chicago, IL, 60605,' / 'USA 12 Division of Paleobotany'). A date's day follows no such
+    part ('Academic editor: Sandy Knapp | Received 1 August 2021')."""
+    last = before.rpartition(",")[2]
+    return 1 <= len(last.split()) <= 3 and all(w[:1].isupper() for w in last.split()) and not (
+        INSTITUTION.search(last))
 
 
 _CONTACT_IN_BRACKETS = re.compile(r"\s*[(<][^()<>\s]+@[^()<>\s]+[)>]")  # '(arokem@berkeley.edu)', '<a@b.org>'
@@ -727,18 +750,25 @@ _EDITORIAL = re.compile(r"^(?:(?:Associate|Handling|Academic|Section|Guest|Commu
                         r"^(?:From|Presented at|Delivered at)\b.*\b(?:Conference|Symposium|Workshop|Meeting|"
                         r"Congress|Summit)s?\b|"
                         r"^(?:Received|Accepted|Revised|Published|Submitted)\b|"
-                        r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b", re.IGNORECASE)
+                        r"^(?:Present|Current|Permanent) address\b|^(?:Keywords?|Key words)\b|"
+                        # how to cite the article, which lists its authors (Pensoft, PLOS, MDPI:
+                        # 'Citation: Wilf P, Wing SL, ...'): no one's affiliation
+                        # (its label's colon said: 'Citation Technologies Inc.' is a company)
+                        r"^(?:Citation|Cite (?:this article|this|as))\s*:|^CITATION$", re.IGNORECASE)
 
 
 def _without_contacts(seg: Segment) -> Segment | None:
     """An author-block line without its address and contact details: None for a line that is one, or that
-    is a note or a journal's line (``_EDITORIAL``) no mark opens; for
-    a line listing its parts with semicolons ('Debian and R Projects; Chicago, IL, USA; edd@debian.org'),
-    the parts that are none; and for an institution followed by its address after commas ('Elsevier B.V.,
-    Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts before the first address part."""
+    is a note or a journal's line (``_EDITORIAL``) no mark opens; for a line of blocks run on in a paragraph,
+    each block's (``_run_on_blocks``); for a line listing its parts with semicolons ('Debian and R Projects;
+    Chicago, IL, USA; edd@debian.org'), the parts that are none; and for an institution followed by its
+    address after commas ('Elsevier B.V., Radarweg 29, 1043 NX Amsterdam, The Netherlands'), the parts
+    before the first address part."""
     opened = _LEADING_MARK.match(seg.marked or seg.text)
     if _EDITORIAL.search(seg.text) or _NOTE.search(seg.text) and not opened:
         return None  # (a note a mark opens is kept: it is that mark's block, which the mark's name skips)
+    if (runs_on := _run_on_blocks(seg)) is not None:
+        return runs_on
     if not ADDRESS.search(seg.text):
         return seg
     if ";" not in seg.text:
@@ -753,6 +783,32 @@ def _without_contacts(seg: Segment) -> Segment | None:
         return None
     marked = "; ".join(kept)
     return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+
+
+def _run_on_blocks(seg: Segment) -> Segment | None:
+    """A line of affiliation blocks run on in a paragraph, a block's mark after the text before it
+    ('University Park, PA 16802, USA ²Department of Paleobiology, Smithsonian Institution, Washington, DC',
+    Pensoft; '..., Westmead, NSW 2145, Australia, ⁵Cancer Research Unit, ...'): each block read like a line
+    of its own, its institution up to its address, and the text before the first mark, which goes on with the
+    block above, up to its own address (the measure may break that block's name: 'Cleveland, OH 44106, USA
+    ⁸University' / 'of California-Berkeley, Museum of Paleontology, Berkeley, CA 94720, USA ⁹LH Bailey
+    Hortorium'). The parts are joined by semicolons, which tell the blocks apart as a paragraph's separators
+    do. None for a line without such a mark, or where no address would cut the line short and every mark
+    follows a separator, which tells the blocks apart as it is (``_marked_affiliations``)."""
+    marked = seg.marked or seg.text
+    # (a mark opening a block stands before its name's capital: one after a word closes it, a note's, and the
+    # words go on: 'Department of Statistics† and Institute for Quantitative Social Science‡')
+    opening = rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}\s*[A-Z]"
+    if not re.search(rf"\S\s*{opening}", marked) or not (
+            ADDRESS.search(seg.text) or re.search(rf"[^\W\d_]\s+{opening}", marked)):
+        return None
+    first, *blocks = re.split(rf"\s*(?={MARK_OPEN})", marked)
+    # (only the address is left of a block whose lines broke after its institution: '20013, USA' / '³...')
+    kept = [",".join(up_to_address(first.split(","))), *(_institution_part(block) or "" for block in blocks)]
+    joined = "; ".join(part.strip(" ,;") for part in kept if part.strip(" ,;"))
+    if not joined:
+        return None
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", joined).strip(), seg.size, seg.x0, seg.x1, seg.y, joined, seg.style)
 
 
 def _before_address(seg: Segment) -> Segment | None:

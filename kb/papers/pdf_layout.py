@@ -303,15 +303,27 @@ def _in_title_column(below: list[Segment], title_lines: list[Segment],
     body's prose beside it (TUGboat: 'The cals package: Multipage tables' over 'Oleg Parashchenko' in the left
     column, the right column's text level with them): the other column's lines are the body's, never the
     author block's, wherever the text order or a reading by rows puts them. A column beside the title holds a
-    line of prose level with the title's lines, starting right of them; a line starting left of it stays."""
-    right = max(s.x1 for s in title_lines)
+    line of prose level with the title's lines, starting right of them; a line starting left of it stays.
+    Likewise a side column left of the title (Frontiers: 'OPEN ACCESS', 'EDITED BY', the editors and
+    reviewers with their institutions, level with the title set in the right column): a line ending left of
+    the title's lines, where two or more such lines from one left edge stand level with them, is the side
+    column's, never the author block's."""
+    left, right = min(s.x0 for s in title_lines), max(s.x1 for s in title_lines)
     lowest, top = min(s.y for s in title_lines), max(s.y for s in title_lines)
-    beside = [s for s in segments
-              if s.x0 > right and lowest - s.size < s.y <= top + s.size and is_prose(s.text)]
+    level = [s for s in segments if lowest - s.size < s.y <= top + s.size]
+    # (a column: two lines of words or more from one left edge; a stamp set up the margin or a line's number
+    # is none)
+    side = [s for s in level if s.x1 < left and not vertical(s) and re.search(r"[^\W\d_]{2}", s.text)]
+    if len(side) >= 2 and max(s.x0 for s in side) - min(s.x0 for s in side) < _SIDE_EDGE:
+        below = [s for s in below if s.x1 >= left]
+    beside = [s for s in level if s.x0 > right and is_prose(s.text)]
     if not beside:
         return below
     edge = min(s.x0 for s in beside)
     return [s for s in below if s.x0 < edge]
+
+
+_SIDE_EDGE = 2.0  # a side column's lines start within this many points of one left edge
 
 
 def _head(segments: list[Segment]) -> list[Segment]:
@@ -491,10 +503,11 @@ def _block_end(below: list[Segment]) -> _BlockEnd:
     first heading), or before, at a line of prose, a first section's heading, a caption or an abstract box's
     head; without a heading, also at a wide vertical gap, and after ``_BLOCK_LINES`` lines at the most."""
     heading = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
-    structured = structured_head(below[:_BLOCK_LINES]) if heading is None else None
+    most = _within_lines(below, _BLOCK_LINES)
+    structured = structured_head(below[:most]) if heading is None else None
     heading = structured if structured is not None else heading
     # Without an abstract heading the block ends at the first section heading or line of prose.
-    block = below[:heading] if heading is not None else below[:_BLOCK_LINES]
+    block = below[:heading] if heading is not None else below[:most]
     cut = next((i for i, s in enumerate(block) if is_prose(s.text) and not _names_mail_line(block, i)
                 or is_first_section(s.text)
                 or _CAPTION.match(s.text) or _BOX_HEAD.match(s.text) or _opens_paragraph(block, i)
@@ -678,6 +691,20 @@ def _row_groups(segments: list[Segment]) -> list[list[Segment]]:
         else:
             rows.append([seg])
     return [sorted(row, key=lambda s: s.x0) for row in rows]
+
+
+def _within_lines(segments: list[Segment], lines: int) -> int:
+    """How many of ``segments`` (in the page's text order) lie on its first ``lines`` lines: a line is a row
+    of ``_row_groups``, however many segments the extractor cut it into (Elsevier's ScienceDirect bylines
+    give each name and each raised letter after it a segment of its own: 'Zepeng Mu' / 'a' / ', Zhuoning Zou'
+    / 'a', 44 segments over four lines of 22 names)."""
+    row_of = {id(seg): at for at, row in enumerate(_row_groups(segments)) for seg in row}
+    seen: set[int] = set()
+    for i, seg in enumerate(segments):
+        seen.add(row_of[id(seg)])
+        if len(seen) > lines:
+            return i
+    return len(segments)
 
 
 _BLOCK_GAP = 4.0  # without an abstract heading, a vertical gap of this many type sizes ends the author block

@@ -39,8 +39,22 @@ ADDRESS = re.compile(
 def up_to_address(parts: Iterable[str]) -> list[str]:
     """An affiliation's parts (its text split at commas) before the first that is an address part
     (``ADDRESS``: a street, a postcode, contact details), a mark's ⟨⟩ text aside: an institution's name ends
-    where its address begins."""
-    return list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    where its address begins. Where the first part runs on from the institution's name into its postcode, no
+    comma between ('Karolinska Institutet 171 77 Stockholm', 'Universität Hamburg 20146 Hamburg', 'University
+    of Chinese Academy of Sciences Team for iGEM 2016'), the name is the words before the number."""
+    parts = list(parts)
+    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    if kept or not parts:
+        return kept
+    named = _BEFORE_NUMBER.match(parts[0])
+    name = named.group("name") if named else ""
+    return [name] if INSTITUTION.search(name) and not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", name)) else []
+
+
+# An institution's name, its marks included, up to the first number of three digits or more after it.
+_BEFORE_NUMBER = re.compile(r"^(?P<name>(?:⟨[^⟩]*⟩|[^\d⟨])*?[^\W\d_])\s+\d{3,}")
+
+
 # (in other languages too: 'Universidad', 'Departamento', 'Dipartimento', 'Facultad', 'Escuela', 'École',
 # 'Hochschule', 'Politecnico')
 INSTITUTION = re.compile(r"Universi(?:t|dad|dade)|Institut|College|School|Depart(?:a?ment)|Dipartimento|"
@@ -224,8 +238,11 @@ _MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}\x01-\x08\
 _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
 # (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #')
 BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
+# (a symbol typed on the line between two superscripts is one run of marks with them: Frontiers's 'Katharine
+# E. Lewis¹*†', the '*' not raised between the raised '1' and '†')
 _MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                         rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+)")
+                         rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+)|"
+                         rf"(?<=⟩)(?P<between>[{SYMBOL_MARKS}]+)(?=[ \t]*⟨)")
 # The marks closing a name: one superscript run or several, a space between them where a word processor
 # split the list after a comma ('Jianyi Yang¹,' '#'); each run's keys are the name's.
 _TRAILING_MARKS = re.compile(rf"(?:[ \t]*(?:{_MARK_GROUP.pattern}))+[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]*$")
@@ -269,7 +286,8 @@ def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
     for part in _NAME_SPLIT.split(protected):
         match = _TRAILING_MARKS.search(part)
         keys = [k for run in (_MARK_GROUP.finditer(part, match.start()) if match else [])
-                for g in ("sup", "par", "num", "sym") if run.group(g) for k in mark_keys(run.group(g))]
+                for g in ("sup", "par", "num", "sym", "between") if run.group(g)
+                for k in mark_keys(run.group(g))]
         name = END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
         if name:
             parts.append((_name_case(name), keys))
@@ -379,14 +397,31 @@ def _wrapped_run(lines: list[Segment]) -> int:
         if abs(line.size - lines[0].size) >= 0.5 or not 0 < above.y - line.y < 2 * line.size:
             return 1
         # The break is inside a name: one word ends the line above, one word opens this one ('Avinash' /
-        # 'Lakshman'); a place over a name ('New York, NY' / 'Bob Jones') is no wrapped list.
-        ends = _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", above.text))[-1].split()
-        opens = _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", line.text))[0].split()
-        if len(ends) != 1 or len(opens) != 1:
+        # 'Lakshman'), or initials stand on either side of the break ('Rebecca' / 'A. Dagg', 'Rebecca A.' /
+        # 'Dagg'); a place over a name ('New York, NY' / 'Bob Jones') is no wrapped list.
+        ends = END_MARKS.sub("", _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", above.text))[-1]).split()
+        opens = END_MARKS.sub("", _NAME_SPLIT.split(LEAD_SEPARATOR.sub("", line.text))[0]).split()
+        if not (len(ends) == len(opens) == 1 or _broken_at_initials(ends, opens)):
             return 1
         if is_name_list(LEAD_SEPARATOR.sub("", " ".join(s.text for s in lines[:count]))):
             return count
     return 1
+
+
+# A given name as it opens a name: a capital, then lower-case letters (hyphenated: 'Ann-Marie'); and an
+# initial ('A.', 'J.-P.').
+_GIVEN_NAME = re.compile(rf"[{UPPER}][^\W\d_]*[a-z][^\W\d_]*(?:-[{UPPER}][^\W\d_]*)?$")
+_INITIAL = re.compile(rf"[{UPPER}]\.(?:-[{UPPER}]\.)?$")
+
+
+def _broken_at_initials(ends: list[str], opens: list[str]) -> bool:
+    """The words ending a line (``ends``) and opening the next (``opens``) are one name the measure broke
+    where its initials stand: a given name, and the initials after it on either line, then one surname
+    ('Rebecca' / 'A. Dagg', 'Rebecca A.' / 'Dagg', 'Loretta' / 'M. S. Lau', as NAR, OUP and Cell Press set a
+    long byline). A place's words are no given name and initials ('New York, NY' / 'Bob Jones')."""
+    words = ends + opens
+    return (bool(ends) and bool(opens) and 2 < len(words) <= 5 and bool(_GIVEN_NAME.match(words[0]))
+            and bool(_GIVEN_NAME.match(words[-1])) and all(_INITIAL.match(w) for w in words[1:-1]))
 
 
 def _surname_wrapped(above: Segment, line: Segment) -> bool:
