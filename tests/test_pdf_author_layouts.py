@@ -764,3 +764,186 @@ def test_a_mark_the_extractor_gives_as_a_control_code_links_the_name_to_its_bloc
               for i, (mark, text) in enumerate(blocks)]
     assert code in "".join(mark for _, mark in names)
     assert block_authors(block) == expected
+
+
+# -- round 11 (third wave): the authors' addresses over Econometrica's 'Manuscript received' line --------------
+
+_ENDING = ("In this equilibrium, prices follow Brownian motion and all private information is incorporated\n"
+           "into prices by the end of trading.\n")
+_RECEIVED = "Manuscript received January 1984; revision received December, 1984.\nREFERENCES\n[1] BAGEHOT, W."
+
+
+@pytest.mark.parametrize(("addresses", "authors", "institutions"), [
+    # kyle-insider-econometrica: one author's university alone over the line
+    ("Princeton University\n", ["Albert S. Kyle"], ["Princeton University"]),
+    # two authors' blocks joined by 'and', each with its street
+    ("Dept. of Economics, Harvard University, Cambridge, MA 02138, U.S.A.\nand\nDept. of Economics, "
+     "Massachusetts Institute of Technology, Cambridge, MA 02139, U.S.A.\n", ["Ada Lovelace", "Alan Turing"],
+     ["Harvard University", "Massachusetts Institute of Technology"]),
+    # one author's block over two lines
+    ("Cowles Foundation, Yale University,\nBox 2125 Yale Station, New Haven, CT 06520, U.S.A.\n", ["Ada Lovelace"],
+     ["Yale University"]),
+])
+def test_fill_from_the_end_addresses_over_manuscript_received(addresses: str, authors: list[str],
+                                                              institutions: list[str]) -> None:
+    """Econometrica prints its authors' addresses only at the end of the text, over 'Manuscript received ...':
+    one block per author in byline order, joined by 'and' (before, no affiliation was read)."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=["CONTINUOUS AUCTIONS\nBY ALBERT S. KYLE", _ENDING + addresses + _RECEIVED],
+                         authors=[(name, None) for name in authors])
+    fill_from_the_end(article)
+    assert len(article.authors) == len(institutions)
+    assert all(want in (got or "") for (_, got), want in zip(article.authors, institutions, strict=True))
+
+
+@pytest.mark.parametrize(("addresses", "on_page_one"), [
+    ("", False),  # the text's last sentence directly over the line: no address
+    ("Princeton University\n", False),  # one block for two authors: not sure whose
+    ("Princeton University\nand\nStanford University\n", True),  # IEEE's page-1 footnote, not the text's end
+])
+def test_fill_from_the_end_no_address_over_manuscript_received_for_each_author(addresses: str,
+                                                                               on_page_one: bool) -> None:
+    """The rule's other side: no block, fewer blocks than authors, or a 'Manuscript received' line on page 1
+    (IEEE's footnote) gives no affiliation."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    pages = ([f"A TITLE\n{_ENDING}{addresses}{_RECEIVED}", "The body goes on."] if on_page_one
+             else ["A TITLE", _ENDING + addresses + _RECEIVED])
+    article = PdfArticle(pages=pages, authors=[("Ada Lovelace", None), ("Alan Turing", None)])
+    fill_from_the_end(article)
+    assert article.authors == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+# -- round 11 (third wave): a footnote's numbers on lines of their own over their addresses (SAGE) ------------
+
+_SAGE_BODY = ("Medical datasets are often imbalanced, i.e. the number of positive and negative cases is not equal.\n"
+              "Stroke is one of the leading causes of death worldwide.\n")
+
+
+@pytest.mark.parametrize(("names", "foot", "expected"), [
+    # class-imbalance-smmr: SAGE's foot of page 1, the first address naming its institute only by initials
+    ((("Olga Lyashevska", "1,2"), ("Fiona Malone", "1"), ("Jens Fiehler", "3")),
+     "1\nEnterprise Ireland Medical and Engineering Technologies Gateway, GMIT, Galway, Ireland\n2\nMarine and "
+     "Freshwater Research Centre, GMIT, Galway, Ireland\n3\nDepartment of Diagnostic and Interventional "
+     "Neuroradiology, University Medical Center Hamburg-Eppendorf, Hamburg, Germany\nCorresponding author:\n"
+     "Olga Lyashevska, Enterprise Ireland Medical and Engineering Technologies Gateway, GMIT, Dublin Road",
+     ["Enterprise Ireland Medical and Engineering Technologies Gateway, GMIT", "Enterprise Ireland Medical and "
+      "Engineering Technologies Gateway, GMIT", "Department of Diagnostic and Interventional Neuroradiology"]),
+    # two companies named by no institution's word, with streets
+    ((("Ada Lovelace", "2"), ("Alan Turing", "1")),
+     "1\nDeepMind, 6 Pancras Square, London N1C 4AG, UK\n2\nMeta AI, 770 Broadway, New York, NY 10003, USA\n",
+     ["Meta AI", "DeepMind"]),
+    # three names over two addresses, the corresponding author's note after them
+    ((("Ada Lovelace", "1"), ("Alan Turing", "2"), ("Grace Hopper", "1")),
+     "1\nGoogle Brain, Zürich, Switzerland\n2\nInria Paris, 75012 Paris, France\nCorresponding author:\n"
+     "Ada Lovelace, Google Brain, Zürich\n", ["Google Brain", "Inria Paris", "Google Brain"]),
+])
+def test_page_authors_a_footnotes_numbers_on_lines_of_their_own(names: tuple[tuple[str, str], ...], foot: str,
+                                                                expected: list[str]) -> None:
+    """SAGE's journals set each address's number raised on a line of its own over it at the foot of page 1:
+    the numbers, running 1, 2, ... and exactly those the names carry, say these are the affiliations whatever
+    their words (before, every name got the block over the correspondence note: address 3)."""
+    line = _marked_names(*names)
+    page = f"Class imbalance in gradient boosting\n{line.text}\nAbstract\nImbalance.\n{_SAGE_BODY}{foot}"
+    authors = page_authors([line], page)
+    assert [name for name, _ in authors] == [name for name, _ in names]
+    assert all(want in (got or "") for (_, got), want in zip(authors, expected, strict=True))
+    # (no name gets another's address: the Hamburg department only the names carrying its number)
+    assert all(("Neuroradiology" in want) == ("Hamburg" in (got or ""))
+               for (_, got), want in zip(authors, expected, strict=True))
+
+
+def test_page_authors_numbers_alone_that_are_not_the_names_give_nothing() -> None:
+    """The rule's other side: numbered lines on their own that are not exactly the names' numbers (a list of
+    steps) give no affiliation."""
+    line = _marked_names(("Ada Lovelace", "1"), ("Alan Turing", "2"))
+    page = (f"A Title\n{line.text}\nAbstract\nText.\n{_SAGE_BODY}1\nCollect the data, Galway\n2\nFit the model\n"
+            "3\nReport the results\n")
+    assert page_authors([line], page) == [("Ada Lovelace", None), ("Alan Turing", None)]
+
+
+# -- round 11 (third wave): a numbered note that names a position only ---------------------------------------
+
+@pytest.mark.parametrize("note", [
+    "Research Adviser.",  # bwb-stability-cfdsc
+    "Professor",
+    "Senior Research Fellow.",
+])
+def test_block_authors_a_note_naming_a_position_only_is_no_affiliation(note: str) -> None:
+    """A numbered note under the names that gives the author's position and no place of work ('2 Research
+    Adviser.', as AIAA-style conference papers number them) is no affiliation (before, 'Research Adviser.' was
+    stored as the second author's); the first note, a position with its institution, stays the first's."""
+    block = [_at("Paul F. Roysdon and Mahmood Khalid", 621, 12, 217, 408, "Paul F. Roysdon⟨1⟩ and Mahmood Khalid⟨2⟩"),
+             _at("Graduate Researcher, Department of Aeronautics and Aerospace, Von Karman Institute for Fluid "
+                 "Dynamics,", 587.6, 10, 104, 534, "⟨1⟩Graduate Researcher, Department of Aeronautics and "
+                 "Aerospace, Von Karman Institute for Fluid Dynamics,", "italic"),
+             _at("Chaussee de Waterloo 72, B-1640 Rhode-St-Genese, Belgium.", 575.7, 10, 196, 442, style="italic"),
+             _at(note, 565.6, 10, 284, 354, f"⟨2⟩{note}", "italic")]
+    authors = block_authors(block)
+    assert [name for name, _ in authors] == ["Paul F. Roysdon", "Mahmood Khalid"]
+    assert "Von Karman Institute for Fluid Dynamics" in (authors[0][1] or "") and authors[1][1] is None
+
+
+def test_block_authors_a_position_with_its_institution_stays_an_affiliation() -> None:
+    """The rule's other side: a note naming a position and its place of work ('Research Adviser, National
+    Research Council Canada') is the author's affiliation."""
+    block = [_at("Paul F. Roysdon and Mahmood Khalid", 621, 12, 217, 408, "Paul F. Roysdon⟨1⟩ and Mahmood Khalid⟨2⟩"),
+             _at("Von Karman Institute for Fluid Dynamics", 587.6, 10, 104, 534,
+                 "⟨1⟩Von Karman Institute for Fluid Dynamics"),
+             _at("Research Adviser, National Research Council Canada", 565.6, 10, 284, 354,
+                 "⟨2⟩Research Adviser, National Research Council Canada")]
+    assert "National Research Council Canada" in (block_authors(block)[1][1] or "")
+
+
+# -- round 11 (third wave): one mark closing a row of names (ifacconf) ---------------------------------------
+
+_UCR = "University of California, Riverside"
+
+
+def _ifac_block(rows: list[tuple[list[str], str]], blocks: list[tuple[str, str]]) -> list[Segment]:
+    """ifacconf's author block: each row's names as bold segments apart, its mark raised after the last; each
+    address's mark raised on its own before its italic line (gps-ins-outlier-ifac's boxes)."""
+    block: list[Segment] = []
+    for i, (names, mark) in enumerate(rows):
+        x, y = 209.9, 683.0 - 14 * i
+        for name in names:  # (the names 19.6 pt apart, as on the real page)
+            block.append(_at(name, y, 9.96, x, x + 5 * len(name), style="bold"))
+            x += 5 * len(name) + 19.6
+        if mark:
+            block.append(_at(mark, y + 5.8, 6.97, x - 17, x - 14))
+    for i, (mark, institution) in enumerate(blocks):
+        y = 660.0 - 12 * i
+        block += [_at(mark, y + 5.9, 6.97, 183.8, 186.6), _at(f"{institution}, CA 92521 USA", y, 9.96, 191.4, 413.7,
+                                                              style="italic")]
+    return block
+
+
+@pytest.mark.parametrize(("rows", "blocks", "expected"), [
+    # gps-ins-outlier-ifac: two names, the mark after the last, one address
+    ([(["Paul F. Roysdon", "Jay A. Farrell"], "∗")], [("∗", _UCR)], [_UCR, _UCR]),
+    # three names over one address
+    ([(["Ada Lovelace", "Alan Turing", "Grace Hopper"], "∗")], [("∗", "University of Alpha")],
+     ["University of Alpha"] * 3),
+    # two rows, each closed by its own mark
+    ([(["Ada Lovelace", "Alan Turing"], "∗"), (["Grace Hopper", "Edsger Dijkstra"], "†")],
+     [("∗", "University of Alpha"), ("†", "Beta Institute of Technology")],
+     ["University of Alpha", "University of Alpha", "Beta Institute of Technology", "Beta Institute of Technology"]),
+])
+def test_block_authors_one_mark_closing_a_row_of_names_is_the_rows(rows: list[tuple[list[str], str]],
+                                                                  blocks: list[tuple[str, str]],
+                                                                  expected: list[str]) -> None:
+    """ifacconf sets one mark after the last of the names that share an address ('Paul F. Roysdon   Jay A.
+    Farrell ∗' over '∗ University of California, Riverside'): the names before it on its row take its block
+    (before, the first name had none)."""
+    authors = block_authors(_ifac_block(rows, blocks))
+    assert len(authors) == len(expected)
+    assert all(want in (got or "") for (_, got), want in zip(authors, expected, strict=True))
+
+
+def test_block_authors_a_note_mark_after_the_last_name_is_shared_by_nobody() -> None:
+    """The rule's other side: a mark after the last name leading to a note ('∗ Corresponding author') gives the
+    names before it nothing."""
+    block = _ifac_block([(["Ada Lovelace", "Alan Turing"], "∗")], [])
+    block += [_at("∗", 665.9, 6.97, 183.8, 186.6), _at("Corresponding author", 660, 9.96, 191.4, 300, style="italic")]
+    assert [affiliation for _, affiliation in block_authors(block)] == [None, None]

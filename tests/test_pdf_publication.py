@@ -1082,3 +1082,114 @@ def test_publication_a_copyright_line_with_a_comma_after_the_year_gives_the_year
     venue."""
     article = _published(f"Body text.\n{line}\nMore text.")
     assert (article.venue, article.year) == (None, year)
+
+
+def _jstor_cover(title: str, source: str, heading: str = "REFERENCES") -> str:
+    return (f"{title}\nAuthor(s): Albert S. Kyle\nSource: {source}\nPublished by: The Econometric Society\n"
+            f"Stable URL: https://www.jstor.org/stable/1913210\n{heading}\nLinked references are available on "
+            "JSTOR for this article:\nYou may need to log in to JSTOR to access the linked references.\nThis content "
+            "downloaded from 128.62.64.151 on Mon, 13 Jun 2022 00:02:55 UTC")
+
+
+@pytest.mark.parametrize(("source", "header", "heading", "venue", "year"), [
+    # kyle-insider-econometrica: JSTOR's cover sheet before Econometrica's page
+    ("Econometrica , Nov., 1985, Vol. 53, No. 6 (Nov., 1985), pp. 1315-1335",
+     "Econometrica, Vol. 53, No. 6 (November, 1985)", "REFERENCES", "Econometrica", 1985),
+    ("The Review of Economic Studies , Jan., 1971, Vol. 38, No. 1 (Jan., 1971), pp. 1-12",
+     "The Review of Economic Studies, Vol. 38, No. 1 (Jan., 1971)", "REFERENCES", "The Review of Economic Studies",
+     1971),
+    ("Journal of the American Statistical Association , Sep., 1988, Vol. 83, No. 403 (Sep., 1988)",
+     "Journal of the American Statistical Association, Vol. 83, No. 403 (Sep., 1988)", "References",
+     "Journal of the American Statistical Association", 1988),
+])
+def test_publication_an_archives_cover_sheet_heads_no_reference_list(source: str, header: str, heading: str,
+                                                                    venue: str, year: int) -> None:
+    """A cover sheet's own 'REFERENCES' line (JSTOR's, over 'Linked references are available on JSTOR') is no
+    reference list: the journal line of the article's page after it is read (before, everything after the
+    cover's line was taken for references, and no venue or year was read)."""
+    article = PdfArticle(pages=[_jstor_cover("Continuous Auctions and Insider Trading", source, heading),
+                                f"{header}\nCONTINUOUS AUCTIONS AND INSIDER TRADING\nBY ALBERT S. KYLE\n"
+                                "A dynamic model of insider trading with sequential auctions.\n1. INTRODUCTION\n"
+                                "How quickly is new private information incorporated into prices?\nREFERENCES\n"
+                                "[1] Kreps, D., and R. Wilson: Sequential Equilibria, Econometrica, 50 (1982)."],
+                         title="Continuous Auctions and Insider Trading")
+    read_publication(article, read=2)
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("header", "venue"), [
+    # spectral-norm-jipam: JIPAM's name over two lines at the head of page 1
+    (["Journal of Inequalities in Pure and", "Applied Mathematics", "http://jipam.vu.edu.au/"],
+     "Journal of Inequalities in Pure and Applied Mathematics"),
+    (["Transactions of the", "American Mathematical Society"], "Transactions of the American Mathematical Society"),
+    # SIAM's journal of the 1950s and 1960s
+    (["Journal of the Society for", "Industrial and Applied Mathematics"],
+     "Journal of the Society for Industrial and Applied Mathematics"),
+])
+def test_publication_a_journals_name_broken_over_the_headers_lines(header: list[str], venue: str) -> None:
+    """A header's line ending in a word that joins a name's parts ('... in Pure and') goes on over the line under
+    it: the journal's whole name (before, 'Journal of Inequalities in Pure')."""
+    page = "\n".join([*header, "Volume 6, Issue 4, Article 124, 2005", "LOWER BOUNDS FOR THE SPECTRAL NORM",
+                      "JORMA K. MERIKOSKI AND RAVINDER KUMAR", "ABSTRACT. Let A be a complex matrix."])
+    article = _published(page, title="Lower Bounds for the Spectral Norm", margins=["249-04", header[0]])
+    assert article.venue == venue
+
+
+def test_publication_a_headers_name_ending_closed_is_not_run_on() -> None:
+    """The rule's other side: a header's name that ends closed is read alone, not with the title under it."""
+    page = "Journal of Inequalities\nLOWER BOUNDS FOR THE SPECTRAL NORM\nABSTRACT. Let A be a complex matrix."
+    article = _published(page, title="Lower Bounds for the Spectral Norm", margins=["Journal of Inequalities"])
+    assert article.venue == "Journal of Inequalities"
+
+
+@pytest.mark.parametrize(("block", "year"), [
+    # class-imbalance-smmr: SAGE's block beside the title, its © in the text layer as '!'
+    ("Statistical Methods in Medical Research\n0(0) 1–10\n! The Author(s) 2020\nArticle reuse guidelines:\n"
+     "sagepub.com/journals-permissions\nDOI: 10.1177/0962280220980484", 2020),
+    # SAGE's block before 2017
+    ("© The Author(s) 2011\nReprints and permission: sagepub.co.uk/journalsPermissions.nav\n"
+     "DOI: 10.1177/1359105310371397", 2011),
+    # the same with its © in print and 'permissions'
+    ("© The Author(s) 2019\nReprints and permissions:\nsagepub.com/journalsPermissions.nav", 2019),
+])
+def test_publication_the_authors_copyright_over_a_publishers_permissions_line(block: str, year: int) -> None:
+    """SAGE's '© The Author(s) YEAR' over its permissions line ('Article reuse guidelines', 'Reprints and
+    permission'), its © in the text as '!' at times: the year (before, none was read)."""
+    article = _published(f"{block}\nClass imbalance in gradient boosting\nOlga Lyashevska\nAbstract\nImbalance.",
+                         title="Class imbalance in gradient boosting")
+    assert article.year == year
+
+
+@pytest.mark.parametrize("text", [
+    "Nice! The Author(s) 2019 said so in the text.",  # an exclamation in prose
+    "! The Author(s) 2019 and a sentence with no permissions line after it.",
+])
+def test_publication_an_exclamation_before_the_authors_is_no_copyright(text: str) -> None:
+    """The rule's other side: '!' is read as © only before 'The Author(s) YEAR' over a permissions line."""
+    assert _published(f"{text}\nA Title\nAda Lovelace", title="A Title").year is None
+
+
+@pytest.mark.parametrize(("header", "year"), [
+    # gps-ins-outlier-ifac: IFAC's congress header, drawn after the body (its first word glued to the body's last)
+    ("real-time analysis of numerous fault scenar-Preprints of the 20th World Congress\nThe International "
+     "Federation of Automatic Control\nToulouse, France, July 9-14, 2017", 2017),
+    # the 2014 congress, a full stop before the dates
+    ("Preprints of the 19th World Congress\nThe International Federation of Automatic Control\nCape Town, South "
+     "Africa. August 24-29, 2014", 2014),
+    # an IFAC symposium, the dates before the place
+    ("Preprints of the 10th IFAC Symposium on Dynamics and Control of Process Systems\nThe International "
+     "Federation of Automatic Control\nDecember 18-20, 2013. Mumbai, India", 2013),
+])
+def test_publication_a_meetings_preprints_header_gives_its_dates_year(header: str, year: int) -> None:
+    """A meeting's 'Preprints of the Nth ...' header over its place and dates ('Toulouse, France, July 9-14,
+    2017'): the year of its dates (before, none was read)."""
+    page = f"Robust GPS-INS Outlier Accommodation\nPaul F. Roysdon Jay A. Farrell\nAbstract: Many vehicles.\n{header}"
+    assert _published(page, title="Robust GPS-INS Outlier Accommodation").year == year
+
+
+def test_publication_a_preprints_header_without_its_dates_gives_no_year() -> None:
+    """The rule's other side: the header without a range of days ('Preprints of the 20th World Congress', a
+    year elsewhere in prose) gives no year by this rule."""
+    page = ("A Title\nAda Lovelace\nAbstract: We study it.\nPreprints of the 20th World Congress\nThe International "
+            "Federation of Automatic Control\nAs shown in earlier work, the method is stable.")
+    assert _published(page, title="A Title").year is None

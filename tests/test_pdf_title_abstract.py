@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.papers.pdf_layout import describe
+from kb.papers.pdf_abstract import is_cover
+from kb.papers.pdf_layout import cover_names, describe
 from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment
 
 
@@ -424,3 +425,200 @@ def test_title_words_of_one_line_a_few_points_apart_are_read_left_to_right(
                 _at("University of Wisconsin", 661.3, 10.9, 257.1, 368.2),
                 _at("Abstract", 600.5, 13.1, 80.8, 125.3), *_body(588.0, 9.3)]
     assert _described(segments).title == title
+
+
+# -- round 11 (third wave): marks under the title, a journal's header over its volume line, letter-spaced and
+# small-capital headings, an archive's cover sheet ------------------------------------------------------------
+
+def _elsevier_names(mark: str, x0: float = 124.3) -> list[Segment]:
+    """Spatial Statistics (2016): 11-pt names after commas, each name's raised letter marks (9 pt) a little
+    above their row, the first name's on a line of its own in the text's order."""
+    return [_at("Olga Lyashevska", 436.9, 11, 40.3, 122.2), _at(mark, 442.7, 9, x0, x0 + 4 * len(mark)),
+            _at(", Dick J. Brus", 436.9, 11, 135.6, 196.4), _at(", Jaap van der Meer", 436.9, 11, 204, 299.8)]
+
+
+@pytest.mark.parametrize("mark", [
+    "a,∗",  # grid-spacing-spasta: the first name's letter and the corresponding author's star
+    "a,b",  # two letters (PNAS's and Cell's lettered addresses)
+    "b,c",  # the letters of a second and third address
+])
+def test_title_a_names_raised_letter_marks_are_no_subtitle(mark: str) -> None:
+    """A title ending in a line that a lower-case line would go on with ('and zero-inflation'), over names whose
+    raised letter marks stand a little above their row: the marks start in lower case but are no subtitle's line
+    (before, 'a,' ended the title: '... and zero-inflation a,')."""
+    segments = [_at("Grid-spacing and the quality of abundance maps", 494.5, 14, 40.4, 350),
+                _at("for species that show spatial autocorrelation", 477.3, 14, 40.5, 324.7),
+                _at("and zero-inflation", 462.9, 14, 40.3, 155.2), *_elsevier_names(mark),
+                _at("Department of Marine Ecology, NIOZ Royal Netherlands Institute for Sea Research", 423.5, 6.6,
+                    43.7, 341.6, "italic"), *_body(360, 7.5, 40, 422)]
+    assert _described(segments).title == ("Grid-spacing and the quality of abundance maps for species that show "
+                                          "spatial autocorrelation and zero-inflation")
+
+
+def test_title_a_lower_case_line_of_words_under_the_title_still_goes_on_with_it() -> None:
+    """The rule's other side: a line of words in lower case under the title is its subtitle's ('in R' too)."""
+    segments = [_at("Mixed models for repeated measures", 494.5, 14, 40.4, 350),
+                _at("in R", 477.3, 12, 40.5, 70), *_elsevier_names("a,∗"), *_body(360, 7.5, 40, 422)]
+    assert _described(segments).title == "Mixed models for repeated measures in R"
+
+
+@pytest.mark.parametrize(("header", "title"), [
+    # spectral-norm-jipam: JIPAM's name over two lines, its address and the volume line, all above the title
+    ([("Journal of Inequalities in Pure and", 764.8, 14.3), ("Applied Mathematics", 750.8, 14.3),
+      ("http://jipam.vu.edu.au/", 730.1, 12.0), ("Volume 6, Issue 4, Article 124, 2005", 706.6, 10.9)],
+     "LOWER BOUNDS FOR THE SPECTRAL NORM"),
+    # the Electronic Journal of Statistics' header: its name over its volume and DOI lines
+    ([("Electronic Journal of Statistics", 760, 15), ("Vol. 4 (2010) 1–20", 742, 9),
+      ("DOI: 10.1214/09-EJS521", 731, 9)],
+     "Sparse recovery under weak moment assumptions"),
+    # a society's journal on one line over its volume line, in a size larger than the title's
+    ([("Proceedings of the Edinburgh Mathematical Society", 760, 14), ("Volume 48, Number 2, 2005", 744, 10)],
+     "On the spectral radius of nonnegative matrices"),
+])
+def test_title_a_journals_header_stacked_over_its_volume_line_is_no_title(header: list[tuple[str, float, float]],
+                                                                          title: str) -> None:
+    """The lines stacked over a journal's volume line, each within a few of its sizes of the line under it, are
+    the journal's header however large it is set (before, JIPAM's 'Applied Mathematics http://jipam.vu.edu.au/'
+    was the title)."""
+    segments = [_at(text, y, size, 300 - 3 * len(text), 300 + 3 * len(text)) for text, y, size in header]
+    segments += [_at(title, 663, 12, 165.7, 431.8, "bold"),
+                 _at("JORMA K. MERIKOSKI AND RAVINDER KUMAR", 645.1, 10, 189, 408.6),
+                 _at("UNIVERSITY OF TAMPERE, FINLAND", 616.9, 10, 199.2, 398.2), *_body(440, 10.9, 72, 525)]
+    assert _described(segments).title == title
+
+
+@pytest.mark.parametrize("volume_y", [
+    640,  # more than a few of the title's sizes under it
+    688,  # directly under it, with no line larger than the body under the volume line: a note, not a header
+])
+def test_title_a_title_over_a_volume_line_stays_the_title(volume_y: float) -> None:
+    """The rule's other side: a title over a volume line is no header where it stands well above it, or where no
+    title is set under the volume line."""
+    segments = [_at("On the spectral radius of nonnegative matrices", 700, 16, 120, 480, "bold"),
+                _at("Appeared in Volume 48, Number 2, 2005", volume_y, 10, 240, 360),
+                _at("Ada Lovelace and Alan Turing", 620, 11, 220, 380), *_body(560, 10.9, 72, 525)]
+    assert _described(segments).title == "On the spectral radius of nonnegative matrices"
+
+
+_SPACED_ABSTRACT = "The effect of grid-spacing on the quality of species abundance maps is explored for species."
+
+
+@pytest.mark.parametrize(("info", "head"), [
+    (["a r t i c l e", "i n f o"], "a b s t r a c t"),  # grid-spacing-spasta: Elsevier's lower-case heads
+    (["A R T I C L E  I N F O"], "A B S T R A C T"),  # Elsevier's later template, in capitals
+    ([], "S U M M A R Y"),  # a letter-spaced summary heading over its text alone
+])
+def test_abstract_under_a_letter_spaced_heading(info: list[str], head: str) -> None:
+    """Boxes' heads set letter-spaced ('a r t i c l e  i n f o' over the dates and keywords, 'a b s t r a c t'
+    over the abstract): they end the author block, and the abstract is the text under its heading, without it
+    (before, the abstract opened 'a b s t r a c t The effect ...', and the info column's lines were an
+    address)."""
+    segments = [_at("Grid-spacing and the quality of abundance maps", 494.5, 14, 40.4, 350),
+                _at("Olga Lyashevska and Jaap van der Meer", 436.9, 11, 40.3, 300),
+                _at("NIOZ Royal Netherlands Institute for Sea Research, Den Burg, Texel", 423.5, 6.6, 43.7, 341.6,
+                    "italic")]
+    segments += [_at(text, 377.5, 9.3, 39.8 + 65 * i, 93.1 + 65 * i) for i, text in enumerate(info)]
+    segments += [_at("Article history:", 357.1, 6.6, 39.5, 82.4, "italic")] if info else []
+    segments += [_at(head, 377.6, 10, 195.8, 261.1), _at(_SPACED_ABSTRACT, 356, 7.5, 195.6, 422),
+                 _at("1. Introduction", 179.1, 8.3, 40.5, 102.1, "bold"), *_body(150, 8.3, 40, 422, 8)]
+    page = "\n".join(["Grid-spacing and the quality of abundance maps", "Olga Lyashevska and Jaap van der Meer",
+                      "NIOZ Royal Netherlands Institute for Sea Research, Den Burg, Texel", " ".join(info),
+                      *(["Article history:"] if info else []), head, _SPACED_ABSTRACT, "1. Introduction", _BODY])
+    article = _described(segments, page)
+    assert article.abstract == _SPACED_ABSTRACT
+    assert article.authors == [("Olga Lyashevska", "NIOZ Royal Netherlands Institute for Sea Research, Den Burg, "
+                                                    "Texel"), ("Jaap van der Meer", "NIOZ Royal Netherlands "
+                                                                                    "Institute for Sea Research, "
+                                                                                    "Den Burg, Texel")]
+
+
+_NORM_ABSTRACT = "Let A be a complex m × n matrix. We find simple and good lower bounds for its spectral norm."
+
+
+@pytest.mark.parametrize(("heading", "marked"), [
+    ("ABSTRACT", "A⟨BSTRACT⟩"),  # spectral-norm-jipam: JIPAM's run-in heading in small capitals
+    ("SUMMARY", "S⟨UMMARY⟩"),  # a summary so headed
+    ("ABSTRACT", "A⟨BSTRACT⟩:"),  # closed by a colon
+])
+def test_abstract_a_run_in_small_capital_heading_read_as_a_mark(heading: str, marked: str) -> None:
+    """A run-in heading in small capitals whose smaller capitals the extractor took for a raised mark (the
+    segment's text 'A. Let A be ...', marked 'A⟨BSTRACT⟩. Let A be ...'; the page's text has 'ABSTRACT.'): the
+    abstract's heading, which ends the author block (before, the block ran on to the abstract's lines and none
+    was read)."""
+    stop = marked[-1] if marked.endswith(":") else "."
+    segments = [_at("LOWER BOUNDS FOR THE SPECTRAL NORM", 663, 12, 165.7, 431.8, "bold"),
+                _at("JORMA K. MERIKOSKI AND RAVINDER KUMAR", 645.1, 10, 189, 408.6),
+                _at("UNIVERSITY OF TAMPERE, FINLAND", 616.9, 10, 199.2, 398.2),
+                _at("DAYALBAGH EDUCATIONAL INSTITUTE", 571.6, 10, 215.7, 381.9),
+                _at("Received 20 December, 2004; accepted 01 September, 2005", 508, 10.9, 168.5, 428.8, "italic"),
+                Segment(f"{heading[0]}{stop} {_NORM_ABSTRACT}", 10, 108.3, 489.3, 439.7,
+                        marked=f"{marked.rstrip(':')}{stop} {_NORM_ABSTRACT}"),
+                _at("Key words and phrases: Spectral norm, Singular values.", 388.9, 9, 72.1, 274.3),
+                _at("1. INTRODUCTION", 327.6, 12, 250.5, 347.9, "bold"), *_body(300, 10.9, 72, 525, 12)]
+    page = "\n".join(["LOWER BOUNDS FOR THE SPECTRAL NORM", "JORMA K. MERIKOSKI AND RAVINDER KUMAR",
+                      "UNIVERSITY OF TAMPERE, FINLAND", "DAYALBAGH EDUCATIONAL INSTITUTE",
+                      "Received 20 December, 2004; accepted 01 September, 2005",
+                      f"{heading}{stop} {_NORM_ABSTRACT}", "Key words and phrases: Spectral norm, Singular values.",
+                      "1. INTRODUCTION", _BODY])
+    assert _described(segments, page).abstract == _NORM_ABSTRACT
+
+
+_ARTICLE_PAGE = ("Econometrica, Vol. 53, No. 6 (November, 1985)\nCONTINUOUS AUCTIONS AND INSIDER TRADING\n"
+                 "BY ALBERT S. KYLEI\nA dynamic model of insider trading with sequential auctions, structured to\n"
+                 "resemble a sequential equilibrium, is used to examine the informational content of prices.\n"
+                 "1. INTRODUCTION\nHow QUICKLY IS NEW PRIVATE INFORMATION about the underlying value of a")
+
+
+@pytest.mark.parametrize("cover", [
+    # kyle-insider-econometrica: JSTOR's cover sheet
+    "Continuous Auctions and Insider Trading\nAuthor(s): Albert S. Kyle\nSource: Econometrica , Nov., 1985, Vol. "
+    "53, No. 6 (Nov., 1985), pp. 1315-1335\nPublished by: The Econometric Society\nStable URL: "
+    "https://www.jstor.org/stable/1913210\nJSTOR is a not-for-profit service that helps scholars",
+    # Taylor & Francis's cover sheet
+    "Quantitative Finance\nISSN: 1469-7688 (Print) 1469-7696 (Online) Journal homepage: "
+    "https://www.tandfonline.com/loi/rquf20\nEmpirical properties of asset returns\nRama Cont\nTo cite this "
+    "article: Rama Cont (2001) Empirical properties of asset returns, Quantitative Finance, 1:2, 223-236\nTo link "
+    "to this article: https://doi.org/10.1080/713665670\nPublished online: 09 Dec 2010.",
+    # JSTOR's sheet of a two-author article, its labels indented
+    "On the Theory of Infinitely Repeated Games\n  Author(s): Stephen A. Ross and Joseph E. Stiglitz\n  Source: "
+    "The Review of Economic Studies , Jan., 1971, Vol. 38, No. 1\n  Stable URL: https://www.jstor.org/stable/2296",
+])
+def test_cover_an_archives_cover_sheet_before_an_unheaded_abstract(cover: str) -> None:
+    """Page 1 with two or more of a digital archive's labelled lines ('Author(s):', 'Source:', 'Stable URL:', 'To
+    cite this article:', ...) is a cover sheet, though the article's page 2 has no 'Abstract' heading (before,
+    page 1 was read as the article: the cover's lines ran together into the title)."""
+    assert is_cover([cover, _ARTICLE_PAGE])
+
+
+def test_cover_an_articles_own_labelled_lines_make_no_cover_sheet() -> None:
+    """The rule's other side: an article's page 1 with labelled lines of its own ('Source: World Bank' under a
+    table, a journal's 'Published online:' and 'Published by:') is no cover sheet."""
+    page = ("A Study of Growth\nAda Lovelace\nPublished online: 12 May 2020\nPublished by: Alpha Press\n"
+            "Table 1: Growth by country\nSource: World Bank (2019)\nText.")
+    assert not is_cover([page, _ARTICLE_PAGE])
+
+
+@pytest.mark.parametrize(("page", "cover", "spelled"), [
+    # kyle-insider-econometrica: the footnote mark '1' read as 'I' by the OCR, the name in title case
+    ([("Albert S. Kylei", None)], "Author(s): Albert S. Kyle", ["Albert S. Kyle"]),
+    # two names, a digit and a star glued to them
+    ([("Stephen A. Ross2", None), ("Joseph E. Stiglitz*", "Princeton University")],
+     "Author(s): Stephen A. Ross and Joseph E. Stiglitz", ["Stephen A. Ross", "Joseph E. Stiglitz"]),
+    # no name read on the article's page: the cover's
+    ([], "Author(s): Albert S. Kyle, Kerry Back", ["Albert S. Kyle", "Kerry Back"]),
+])
+def test_cover_names_spelled_as_the_cover_sheet_spells_them(page: list[tuple[str, str | None]], cover: str,
+                                                            spelled: list[str]) -> None:
+    """The article page's names as the cover sheet before it spells them, where a footnote mark the text layer
+    glued to a name is all that differs (before, 'Albert S. Kylei'); affiliations stay the page's."""
+    named = cover_names(page, [f"A Title\n{cover}\nSource: Econometrica , 1985"])
+    assert [name for name, _ in named] == spelled
+    assert [affiliation for _, affiliation in named] == [affiliation for _, affiliation in page] or not page
+
+
+def test_cover_names_another_name_stays_as_the_page_prints_it() -> None:
+    """The rule's other side: a page's name that is not the cover's, but for a glued mark, is left as printed
+    ('Albert S. Kyleson' is no 'Albert S. Kyle' with a mark)."""
+    page = [("Albert S. Kyleson", None), ("Ada Lovelace", None)]
+    assert cover_names(page, ["Author(s): Albert S. Kyle"]) == page
+    assert cover_names(page, ["A cover sheet that names nobody"]) == page

@@ -9,23 +9,55 @@ import itertools
 import re
 
 from kb.papers.pdf_names import INSTITUTION, is_prose
-from kb.papers.pdf_page import NO_SIZE, Segment
+from kb.papers.pdf_page import MARK_CLOSE, MARK_OPEN, NO_SIZE, Segment
 
 
 def is_cover(pages: list[str]) -> bool:
-    """A cover page: page 1 has no abstract, page 2 opens with the article (an abstract near its top)."""
+    """A cover page: page 1 has no abstract, and page 2 opens with the article (an abstract near its top), or
+    page 1 is a digital archive's cover sheet (``_COVER_SHEET``), whatever page 2's abstract looks like."""
     if len(pages) < 2 or _ABSTRACT_TEXT.search(pages[0]):
         return False
     return bool(
         re.search(r"^\s*(?:Abstract|ABSTRACT)\b", "\n".join(pages[1].splitlines()[:25]), re.MULTILINE)
-    )
+    ) or len(set(_COVER_SHEET.findall(pages[0]))) >= 2
+
+
+# The labelled lines of a digital archive's or a publisher's cover sheet put before an article it serves:
+# JSTOR's ('Author(s): ...', 'Stable URL: ...', with 'Source:' and 'Published by:'), Taylor & Francis's ('To
+# cite this article: ...', 'To link to this article: ...', 'Article views: ...'). Two different ones make page
+# 1 a cover sheet, even where the article's page 2 has no 'Abstract' heading (a 1980s journal's unheaded
+# abstract). Labels an article's own page 1 may print ('Source:' under a table, 'Published online:') are none.
+_COVER_SHEET = re.compile(r"^\s*(Author\(s\)|Stable URL|To cite this article|To link to this article|"
+                          r"Article views)\s*:", re.MULTILINE)
 
 
 # An abstract's heading, opening a line of page 1; in small capitals, which the text gives in lower case, a
 # run-in heading ends with its stop or colon ('abstract. DCpic is ...'): a line of the body may open with the
 # word ('abstract syntax trees are ...').
 _SMALL_CAPITALS_HEAD = r"(?:abstract|summary)[.:—]"
-ABSTRACT_HEAD = re.compile(rf"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b|^{_SMALL_CAPITALS_HEAD}")
+
+
+def letterspaced(word: str) -> str:
+    """A pattern for a word whose letters are set apart by single spaces, as Elsevier sets its boxes' heads
+    ('a b s t r a c t', 'A R T I C L E  I N F O'), in either case."""
+    return " ".join(f"[{c.lower()}{c.upper()}]" for c in word)
+
+
+# A heading in letter-spaced small capitals or capitals, the line's whole text ('a b s t r a c t',
+# 'A B S T R A C T', 'S U M M A R Y'): Elsevier's journals, and others' in their style.
+_SPACED_HEAD = rf"(?:{letterspaced('abstract')}|{letterspaced('summary')})"
+ABSTRACT_HEAD = re.compile(
+    rf"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\b|^{_SMALL_CAPITALS_HEAD}|^{_SPACED_HEAD}$")
+# A heading in small capitals whose smaller capitals the extractor took for a raised mark (``Segment.marked``:
+# 'A⟨BSTRACT⟩. Let A be ...', JIPAM's and amsart-like journals' run-in 'ABSTRACT.'): the capitals closed up.
+_SMALL_CAPITALS_MARKED = re.compile(rf"(?<=[A-Z]){MARK_OPEN}([A-Z]+){MARK_CLOSE}")
+
+
+def is_abstract_head(seg: Segment) -> bool:
+    """Whether a line of page 1 opens with an abstract's heading (``ABSTRACT_HEAD``), its small capitals read
+    as a mark or not."""
+    closed_up = _SMALL_CAPITALS_MARKED.sub(r"\1", seg.marked)
+    return bool(ABSTRACT_HEAD.match(seg.text) or ABSTRACT_HEAD.match(closed_up))
 # The headings of the lines that close an abstract: keywords, the classification lines of ACM and IEEE.
 # (in small capitals, lower case before a colon: 'keywords: ...')
 _KEYWORD_HEADS = (r"Keywords?|Key\s?words|KEY\s?WORDS|keywords?(?=:)|Index Terms|"
@@ -174,7 +206,7 @@ _ABSTRACT_END = (rf"\n\s*(?:{_KEYWORD_HEADS})\b|\n\s*(?:1\.?|I\.)?\s*(?:Introduc
 # space alone as Springer's journals set it: 'Abstract Protein language models ...').
 _ABSTRACT_TEXT = re.compile(
     rf"^\s*(?:(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*(?:[.:—–-]\s*|\n|[ \t]+(?=[A-Z]))"
-    rf"|{_SMALL_CAPITALS_HEAD}\s*)"
+    rf"|{_SMALL_CAPITALS_HEAD}\s*|{_SPACED_HEAD}[ \t]*\n)"
     rf"(.+?)(?:{_ABSTRACT_END})",
     re.DOTALL | re.MULTILINE,
 )

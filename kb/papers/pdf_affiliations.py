@@ -1,8 +1,9 @@
 """Affiliations printed away from page 1's author block, which fill the gaps it leaves: page 1's footnote
 blocks opened by the names' marks (ICML: '¹Amazon Web Services ²Facebook AI', ``pdf_authors``), an
 "Affiliation:" or "AUTHOR INFORMATION" block at the end of the paper (JSS, R Journal, ACS), address blocks
-closed by e-mail lines (amsart), signed address blocks (R News, TUGboat), and a footnote stating in prose
-where the authors work (IEEE: 'Birman and Van Renesse are with the Department of ...')."""
+closed by e-mail lines (amsart), signed address blocks (R News, TUGboat), the addresses over Econometrica's
+closing 'Manuscript received' line, and a footnote stating in prose where the authors work (IEEE: 'Birman and
+Van Renesse are with the Department of ...')."""
 
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = 
     (``marks``: each name's keys in page 1's author block; ``page``: page 1's segments), else from the end of
     the paper: an "Affiliation:" block naming each author, or numbered blocks under an 'Author details'
     heading linked by the names' marks, else (amsart) one address block per author in byline order, each
-    closed by its 'Email address:' line. Page 1 names the institution; the end adds department and address
-    lines, so it fills gaps only."""
+    closed by its 'Email address:' line, or (Econometrica) the address blocks over the text's closing
+    'Manuscript received' line. Page 1 names the institution; the end adds department and address lines, so it
+    fills gaps only."""
     full = "\n".join(article.pages)
     names = [n for n, _ in article.authors]
     unplaced = {name: (marks or {}).get(name, []) for name, affiliation in article.authors if not affiliation}
@@ -40,11 +42,13 @@ def fill_from_the_end(article: PdfArticle, marks: dict[str, list[str]] | None = 
     ends = _author_details(full, names, marks or {}) | _end_affiliations(full, names)
     in_order = _address_blocks(full, len(article.authors))
     signed = _signed_blocks("\n".join(article.pages[-2:]), names)
+    received = _before_received(full, len(article.authors), len(article.pages[0]) if article.pages else 0)
     stated = _stated_affiliations(article.pages[0] if article.pages else "", names)
     everyone = _all_authors(article.pages[0] if article.pages else "")
     ends = _author_information(full, names) | ends
     article.authors = [(name, affiliation or footnote.get(name) or stated.get(name) or everyone
-                        or ends.get(name) or (in_order[i] if in_order else None) or signed.get(name))
+                        or ends.get(name) or (in_order[i] if in_order else None) or signed.get(name)
+                        or (received[i] if received else None))
                        for i, (name, affiliation) in enumerate(article.authors)]
 
 
@@ -234,6 +238,36 @@ def _address_blocks(text: str, authors: int) -> list[str] | None:
         blocks.append(", ".join(p for p in kept if p))
         start = mail.end()
     return blocks if all(blocks) else None
+
+
+# The line closing an article's text with its history, under the authors' addresses (Econometrica's
+# 'Manuscript received January 1984; revision received December, 1984.').
+_MANUSCRIPT_RECEIVED = re.compile(r"^\s*Manuscript received\b", re.MULTILINE)
+_RECEIVED_BLOCK_LINES = 8  # the most lines the addresses over it run to
+
+
+def _before_received(text: str, authors: int, first_page: int) -> list[str] | None:
+    """The institutions of the address blocks directly over the last 'Manuscript received' line, one per
+    author in byline order (Econometrica prints its authors' addresses only there: 'Princeton University';
+    two authors' blocks joined by a line 'and'); None unless the lines over it, back to the text's last
+    sentence, hold an institution and split into as many blocks as there are authors. The line closes the
+    text: after page 1 (``first_page``: its length in ``text``), where IEEE's footnote opens 'Manuscript
+    received ...' over the authors' affiliations in prose."""
+    found = list(_MANUSCRIPT_RECEIVED.finditer(text))
+    if not found or not authors or found[-1].start() <= first_page:
+        return None
+    lines = [line.strip() for line in text[:found[-1].start()].rstrip("\n").split("\n")]
+    # (back to a sentence's end: a word's full stop, not an abbreviation's, 'U.S.A.')
+    above = list(itertools.takewhile(lambda line: line and not re.search(r"[a-z]{2}\.$", line)
+                                     and not is_prose(line) and line != PAGE_BREAK,
+                                     reversed(lines[-_RECEIVED_BLOCK_LINES:])))[::-1]
+    blocks = [list(group) for joiner, group in itertools.groupby(above, key=lambda line: line == "and")
+              if not joiner]
+    if len(blocks) != authors or not all(INSTITUTION.search(" ".join(block)) for block in blocks):
+        return None
+    institutions = [", ".join(up_to_address(part.strip() for part in " ".join(block).split(",")))
+                    for block in blocks]
+    return institutions if all(institutions) else None
 
 
 _END_BLOCK = re.compile(

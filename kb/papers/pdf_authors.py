@@ -128,14 +128,47 @@ def _numbered_footnote(authors: list[tuple[str, str | None]], block: list[Segmen
     institution; else the names as they were (a numbered line of the body is no footnote)."""
     numbers = _unlinked_numbers(authors, block)
     starts = list(_FIRST_FOOTNOTE.finditer(page))
-    if numbers is None or not starts:
+    if numbers is None:
         return authors
+    if not starts:
+        return _numbers_on_their_lines(authors, numbers, block, page)
     # The footnote ends at a line of prose ('Full list of author information is available at the end of the
     # article', BMC) or at the page's end. (a line the measure broke after a dash goes on without a space:
     # 'Council—' / 'Laboratory')
     lines = page[starts[-1].start():].split("\n")
     foot = "\n".join(itertools.takewhile(lambda line: not is_prose(line), lines))
     return _by_number(authors, numbers, numbered_blocks(foot))
+
+
+# A footnote's number set raised on a line of its own over its address (SAGE: '1' / 'Enterprise Ireland
+# Medical and Engineering Technologies Gateway, GMIT, Galway, Ireland' / '2' / ...).
+_NUMBER_ALONE = re.compile(r"^[ \t]*(\d{1,2})[ \t]*$")
+
+
+def _numbers_on_their_lines(authors: list[tuple[str, str | None]], numbers: dict[str, str],
+                            block: list[Segment], page: str) -> list[tuple[str, str | None]]:
+    """Affiliations in a footnote whose numbers stand on lines of their own, each over its address's one
+    line (SAGE's journals), where the addresses need name no institution by a word ('Enterprise Ireland ...
+    Gateway, GMIT'): the numbers say what they are, so they must run 1, 2, ... in the page's last such run
+    and be exactly the numbers the names carry. Each name gets the address its first number opens, up to its
+    first address part; else the names as they were."""
+    lines = page.splitlines()
+    runs: list[dict[str, str]] = []
+    for i, line in enumerate(lines[:-1]):
+        number = _NUMBER_ALONE.match(line)
+        if number is None or not lines[i + 1].strip() or _NUMBER_ALONE.match(lines[i + 1]):
+            continue
+        if number.group(1) == "1":
+            runs.append({})
+        if runs and number.group(1) == str(len(runs[-1]) + 1):
+            runs[-1][number.group(1)] = lines[i + 1].strip()
+    carried = {k for _, _, keys in _name_lines(block)[0] for k in keys if k.isdigit()}
+    if not runs or len(runs[-1]) < 2 or set(runs[-1]) != carried:
+        return authors
+    institutions = {n: ",".join(up_to_address(text.split(","))).strip() for n, text in runs[-1].items()}
+    if not all(institutions[n] for n in numbers.values()):
+        return authors
+    return [(name, institutions[numbers[name]]) for name, _ in authors]
 
 
 def numbered_blocks(text: str) -> dict[str, str]:
@@ -480,7 +513,9 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
         # An author's affiliation is the first block a mark links it to ('Tao Wei*‡': '*' Peking
         # University); a later mark adds a second institution ('also at') or a footnote.
         found = {name: next((by_marks[k] for k in _run_apart(keys, by_marks) if k in by_marks
-                             and not _NOTE.search(by_marks[k])), "") for _, name, keys in names}
+                             and not _NOTE.search(by_marks[k]) and not _POSITION_ONLY.fullmatch(by_marks[k])),
+                            "") for _, name, keys in names}
+        found = _closing_marks(names, found)
         return [(name, grouped.get(name) or found[name] or None)
                 for name in dict.fromkeys(n for _, n, _ in names)]
     lines: dict[str, list[str]] = {name: [] for _, name, _ in names}
@@ -577,6 +612,32 @@ _NOTE = re.compile(r"\b(?:equal(?:ly)? contribut|contribut\w* equally|"
                    r"equal (?:senior |first |last )?authorship|co-?(?:first|senior|last) authors?|"
                    r"corresponding author|correspondence|"
                    r"joint (?:first|senior|last)|deceased)", re.IGNORECASE)
+# A block that names the author's position and nothing else ('Research Adviser.', 'Professor', 'Graduate
+# Student', 'Senior Research Fellow'): a note on the author, as AIAA-style conference papers number them,
+# with no place of work.
+_POSITION_ONLY = re.compile(r"(?:(?:Senior|Junior|Associate|Assistant|Adjunct|Visiting|Emeritus|Graduate|"
+                            r"Undergraduate|Doctoral|Postdoctoral|PhD|Ph\.D\.|Research|Principal|Chief|Lead|"
+                            r"Staff)\s+)*(?:Professor|Adviser|Advisor|Student|Researcher|Fellow|Engineer|Scientist|"
+                            r"Lecturer|Candidate|Director|Scholar|Consultant)\.?", re.IGNORECASE)
+
+
+def _closing_marks(names: list[tuple[Segment, str, list[str]]], found: dict[str, str]) -> dict[str, str]:
+    """Names without a mark before a name whose one mark closes their row take its block (ifacconf sets one
+    mark after the last name of those sharing an address: 'Paul F. Roysdon   Jay A. Farrell ∗' over '∗
+    University of California, Riverside'; a row of three; two rows, each closed by its own mark). Only where
+    every name carries one mark or none, every marked name's block is an institution, and each unmarked name
+    has a marked one after it on its row; else ``found`` as it is."""
+    if any(len(keys) > 1 or keys and not found[name] for _, name, keys in names):
+        return found
+    shared = dict(found)
+    for i, (seg, name, keys) in enumerate(names):
+        if keys:
+            continue
+        closing = next(((other, n) for other, n, k in names[i + 1:] if k), None)
+        if closing is None or abs(closing[0].y - seg.y) > seg.size / 3:
+            return found
+        shared[name] = found[closing[1]]
+    return shared
 
 
 def _unmapped_in_order(by_marks: dict[str, str], keys: list[list[str]]) -> dict[str, str]:

@@ -22,13 +22,14 @@ from pathlib import Path
 
 from kb.papers import identifiers
 from kb.papers.pdf_abstract import (
-    ABSTRACT_HEAD,
     SECTION,
     abstract_page,
     headed_abstract,
+    is_abstract_head,
     is_cover,
     is_first_section,
     label_beside,
+    letterspaced,
     structured_abstract,
     structured_head,
     unheaded_abstract,
@@ -87,6 +88,7 @@ def read_by_rules(path: Path, this_year: int | None = None,
         at = 1 if len(layouts) > 1 and opens_titled(layouts[1][0]) else 0
         describe(article, layouts[at][0], at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
+        article.authors = cover_names(article.authors, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
         article.venue = in_full(article.venue, read.metadata.get("Subject", ""))
         candidates = year_candidates(layouts[:at + 1], read.stamps, this_year) if years else []
@@ -111,6 +113,38 @@ def punctuated_title(title: str | None, covers: list[str]) -> str | None:
     return " ".join(found.group().split()) if found else title
 
 
+# A cover sheet's line of the article's authors (JSTOR's 'Author(s): Albert S. Kyle', 'Author(s): Stephen A.
+# Ross and Joseph E. Stiglitz').
+_COVER_AUTHORS = re.compile(r"^\s*Author\(s\):\s*(.+)$", re.MULTILINE)
+# What a scan's text layer glues to the last word of a name: its footnote mark, a raised '1' read as 'I', 'l'
+# or '|', a digit or a symbol ('KYLEI', 'STIGLITZ2', 'ROSS*').
+# (a name in capitals comes out in title case: 'Kylei')
+_GLUED_MARK = re.compile(rf"[Iil|\d{SYMBOL_MARKS}]{{1,2}}")
+
+
+def cover_names(authors: list[tuple[str, str | None]], covers: list[str]) -> list[tuple[str, str | None]]:
+    """The article page's names as the cover sheet before it spells them (``_COVER_AUTHORS``), where the
+    page's name is the cover's but for a footnote mark the text layer glued to its end ('BY ALBERT S.
+    KYLEI', its mark '1' read as 'I', is the cover's 'Albert S. Kyle'); the page's names, untouched, where the
+    cover names none or others. A page without a name read takes the cover's names."""
+    found = next((m.group(1) for cover in covers for m in [_COVER_AUTHORS.search(cover)] if m), None)
+    if found is None:
+        return authors
+    listed = [n.strip() for n in re.split(r",\s*(?:and\s+)?|\s+and\s+", found) if n.strip()]
+    if not authors:
+        return [(name, None) for name in listed if NAME.match(name)]
+
+    def spelled(name: str) -> str:
+        for cover in listed:
+            if name.casefold() == cover.casefold() or (
+                    name.casefold().startswith(cover.casefold())
+                    and _GLUED_MARK.fullmatch(name[len(cover):])):
+                return cover
+        return name
+
+    return [(spelled(name), affiliation) for name, affiliation in authors]
+
+
 def opens_titled(segments: list[Segment]) -> bool:
     """Whether a page opens an article: a line above its abstract heading is set larger than its body text
     (the title). The page after a cover page does; a manuscript's abstract page, under a running head in
@@ -118,7 +152,7 @@ def opens_titled(segments: list[Segment]) -> bool:
     if not segments:
         return False
     body = body_text_size(segments)
-    heading = next((s for s in segments if ABSTRACT_HEAD.match(s.text)), None)
+    heading = next((s for s in segments if is_abstract_head(s)), None)
     floor = heading.y if heading is not None else float("-inf")
     return any(s.size > body + 0.5 and s.y > floor and len(s.text) > 1 for s in segments)
 
@@ -172,9 +206,11 @@ def _say_why_empty(article: PdfArticle) -> None:
 
 # -- page 1: the title, and where the author block and the abstract stand ------------------------------
 
-# Elsevier's letter-spaced lower-case heads of the boxes under the authors ('a r t i c l e   i n f o',
-# 'a b s t r a c t'): they end the author block.
-_BOX_HEAD = re.compile(r"^(?:article(?: info)?|info|abstract)$")
+# Elsevier's letter-spaced heads of the boxes under the authors ('a r t i c l e  i n f o', 'a b s t r a c t'):
+# they end the author block. The text gives them closed up in lower case, or spaced in lower case or capitals.
+_BOX_HEAD = re.compile(rf"^(?:article(?: info)?|info|abstract|"
+                       rf"{letterspaced('article')}(?: +{letterspaced('info')})?|"
+                       rf"{letterspaced('info')}|{letterspaced('abstract')})$")
 # footnote marks after a title (Elsevier marks a title's note with a star: '... in plants☆')
 _TITLE_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}☆★]+$")
 
@@ -248,6 +284,36 @@ def _banner(seg: Segment, segments: list[Segment]) -> bool:
     'BIOINFORMATICS' beside 'Vol. 00 no. 00 2012')."""
     return len(seg.text.split()) == 1 and any(
         abs(other.y - seg.y) < seg.size and _VOLUME_LINE.search(other.text) for other in segments)
+
+
+_STACK_LEADING = 2.5  # a journal header's lines stand within this many of their sizes of the line under them
+
+
+def _over_volume_line(segments: list[Segment]) -> set[int]:
+    """The lines stacked directly over a journal's volume line (``_VOLUME_LINE``), each within
+    ``_STACK_LEADING`` of its size of the line under it and across the same stretch of the page: the journal's
+    header, its name however large it is set and on however many lines (JIPAM's 'Journal of Inequalities in
+    Pure and' / 'Applied Mathematics' / 'http://jipam.vu.edu.au/' over 'Volume 6, Issue 4, Article 124, 2005',
+    all larger than the title; the Electronic Journal of Statistics' name over 'Vol. 4 (2010) 1–20'). The
+    ``id`` of each such line. Only a header over a title: some line under the volume line, in the page's top
+    half, is set larger than the body. A title standing further above a volume line stays, and so does one
+    directly over a volume line with no larger line under it (a note under a title: 'Appeared in Vol. 3')."""
+    stacked: set[int] = set()
+    if not segments:
+        return stacked
+    body, top = body_text_size(segments), max(s.y for s in segments)
+    for volume in (s for s in segments if _VOLUME_LINE.search(s.text)):
+        if not any(top / 2 <= s.y < volume.y - volume.size / 3 and s.size > body + 0.5 for s in segments):
+            continue
+        under = volume
+        while True:
+            over = [s for s in segments if id(s) not in stacked and s is not volume and s.x0 < under.x1
+                    and under.x0 < s.x1 and 0 < s.y - under.y <= _STACK_LEADING * max(s.size, under.size)]
+            if not over:
+                break
+            under = min(over, key=lambda s: s.y)
+            stacked.update(id(s) for s in over if abs(s.y - under.y) < under.size / 3)
+    return stacked
 
 
 def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: float | None = None) -> None:
@@ -334,6 +400,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     top = max(s.y for s in segments)
     addresses = [s for s in segments if _JOURNAL_ADDRESS.search(s.text)]
     masthead, footer_name = _masthead(segments), _footer_name(segments)  # (each scans the page once)
+    header = _over_volume_line(segments)
     # A single letter is never the title: a drop capital opening the first paragraph ('T' of 'THE recent
     # development ...') is set larger than any line of the page.
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
@@ -341,7 +408,7 @@ def _head(segments: list[Segment]) -> list[Segment]:
     return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
             and not _banner(s, segments) and not masthead(s) and not footer_name(s)
-            and not vertical(s) and not _logo(s, addresses)]
+            and not vertical(s) and not _logo(s, addresses) and id(s) not in header]
 
 
 def vertical(seg: Segment) -> bool:
@@ -502,7 +569,7 @@ def _block_end(below: list[Segment]) -> _BlockEnd:
     """Where the author block under the title ends: at the abstract's heading (or a structured abstract's
     first heading), or before, at a line of prose, a first section's heading, a caption or an abstract box's
     head; without a heading, also at a wide vertical gap, and after ``_BLOCK_LINES`` lines at the most."""
-    heading = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
+    heading = next((i for i, s in enumerate(below) if is_abstract_head(s)), None)
     most = _within_lines(below, _BLOCK_LINES)
     structured = structured_head(below[:most]) if heading is None else None
     heading = structured if structured is not None else heading
@@ -582,7 +649,8 @@ def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float)
     (a colon or a dash: 'ProtTrans:' over 'Toward Understanding ...'), or opening in lower case, which no
     line of its own does ('ProtGPT2 is a deep unsupervised language model' over 'for protein design'), and
     the subtitle's next lines in its size. Each is set larger than the body, stands within two of its sizes
-    of the line above, and is no line of names."""
+    of the line above, and is no line of names, nor of a name's marks raised off its row onto a line of their
+    own (Elsevier's 'a,∗' over 'Olga Lyashevska', a lower-case letter that would go on with the title)."""
     if not title_lines:
         return []
     last = min(title_lines, key=lambda s: s.y)
@@ -590,13 +658,19 @@ def _subtitle(title_lines: list[Segment], head: list[Segment], body_size: float)
     taken: list[Segment] = []
     for seg in sorted((s for s in head if s.y < last.y and s not in title_lines), key=lambda s: -s.y):
         next_line = bool(taken) and abs(seg.size - taken[-1].size) < 0.5  # the subtitle's, in its size
-        if (last.y - seg.y > 2 * last.size or seg.size <= body_size + 0.5
+        if (last.y - seg.y > 2 * last.size or seg.size <= body_size + 0.5 or _marks_only(seg.text)
                 or is_name_list(seg.text) and not next_line
                 or not (open_end.endswith((":", "—", "–")) or seg.text[:1].islower() or next_line)):
             break
         taken.append(seg)
         last, open_end = seg, seg.text
     return taken
+
+
+def _marks_only(text: str) -> bool:
+    """A line of marks alone: letters one at a time between commas, digits and symbols ('a,∗', 'b', '1,2',
+    'a,b,c'), no word of two letters ('in R' is a subtitle's)."""
+    return not re.search(r"[^\W\d_]{2}", text)
 
 
 def _centred_title(head: list[Segment], segments: list[Segment]) -> list[Segment]:
@@ -646,7 +720,7 @@ def _below_title(segments: list[Segment], floor: float, under: float) -> list[Se
     above the abstract heading after it in its column (a Word-made PDF may draw its title block after the
     body)."""
     below = [s for s in segments if floor < s.y < under]
-    end = next((i for i, s in enumerate(below) if ABSTRACT_HEAD.match(s.text)), None)
+    end = next((i for i, s in enumerate(below) if is_abstract_head(s)), None)
     if end is None:
         return _rows(below) if _block_drawn_last(below) else below
     heading = below[end]

@@ -264,6 +264,16 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("meeting: ORDINAL NAME (ACRONYM YEAR)",
          rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
+        # A meeting's header with its place and dates under it, the year the dates' (the name's end runs into
+        # the lines under it in the flattened text: the year alone): IFAC's 'Preprints of the 20th World
+        # Congress' / 'The International Federation of Automatic Control' / 'Toulouse, France, July 9-14,
+        # 2017', '... Cape Town, South Africa. August 24-29, 2014', an IFAC symposium's '... December 18-20,
+        # 2013. Mumbai, India'.
+        ("meeting header: Preprints/Proceedings of the ORDINAL NAME ... PLACE, MONTH D-D, YEAR",
+         rf"\b(?:Preprints|Proceedings) of the {_ORDINAL_WORD}"
+         rf"(?:(?:[A-Z][\w&-]* (?:(?:on|of|in|for|and) )?)*(?:Congress|Conference|Symposium|Workshop)"
+         rf"(?: (?:on|of|in) [A-Z][\w&-]*(?: (?:(?:and|of|in|for|on|the) )?[A-Z][\w&-]*)*)?)\b"
+         rf".{{0,100}}?\b{MONTH} \d{{1,2}} ?[-–] ?\d{{1,2}}, {_YYYY}\b", "group"),
         # A series or a journal whose name opens with 'Proceedings of' and names no meeting (PMLR's header
         # 'Proceedings of Machine Learning Research vol 144:1–11, 2021', 'Proceedings of the Royal Society
         # B', 'Proceedings of the National Academy of Sciences'): 'Proceedings of' is part of its name, kept.
@@ -303,9 +313,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # this article: Longfeng Zhao et al 2018 J. Phys.: Conf. Ser. 1113 012009'.
         ("citation of the article: To cite this article: AUTHORS YEAR JOURNAL",
          rf"\bTo cite this article: [^()\d]{{3,200}}? {_YYYY} (?=[A-Z])", "group"),
+        # SAGE's: '© The Author(s) 2020' over 'Article reuse guidelines: sagepub.com/journals-permissions'
+        # (before 2017: 'Reprints and permission: sagepub.co.uk/journalsPermissions.nav'), its © in a font
+        # whose text is '!' ('! The Author(s) 2020').
         ("the authors' copyright",
-         r"©\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
-         + _YYYY + r"(?=.{0,30}?\b(?:Published by|Licensee) [A-Z])",
+         r"(?:©|!(?= The Author\(s\)))\s*(?:(?:The )?[Aa]uthors?(?:\(s\))?,? |"
+         r"(?=(?:19|20)\d\d,? (?:by )?[Tt]he [Aa]uthors?\b))"
+         + _YYYY + r"(?=.{0,30}?\b(?:Published by [A-Z]|Licensee [A-Z]|Article reuse guidelines|"
+         r"Reprints and permissions?:))",
          "group"),
         # IEEE Xplore's stamp down page 1's margin on a conference paper, the meeting named after its year and
         # before its acronym, the proceedings' ISBN and price after it: '2024 IEEE International Conference on
@@ -538,9 +553,14 @@ class _Texts:
 
     @classmethod
     def of(cls, article: PdfArticle, read: int, stamps: list[str] | None) -> _Texts:
-        # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007').
+        # A statement about the article never stands in its reference list ('R News, 7(1):24–26, 2007'). A
+        # cover sheet's own 'REFERENCES' line (JSTOR's, over 'Linked references are available on JSTOR') heads
+        # no list: the article's page after it is read to its own list.
         pages = _unmapped_separators("\n".join([*(stamps or []), *article.pages[:read]]))
-        before_references = re.split(REFERENCES_HEAD, pages, maxsplit=1)[0]
+        covers = _unmapped_separators("\n".join([*(stamps or []), *article.pages[:read - 1]]))
+        own = _unmapped_separators("\n".join(article.pages[read - 1:read]))
+        before_references = "\n".join(
+            text for text in (covers, re.split(REFERENCES_HEAD, own, maxsplit=1)[0]) if text)
         # A citation's shape is read in the flattened text (a line's end may break it: 'Random Struct.' /
         # 'Alg., 22: 60 – 65, 2002'), then in each line on its own: flattened, a line's last word runs into
         # the name opening the next line, which a citation's name may not follow ('... ac.uk' /
@@ -1023,9 +1043,25 @@ _CITATION_YEAR = re.compile(r"\([^()]*?[A-Za-z][^()]*?\b(?:19|20)\d\d[a-z]?\)")
 _DOWNLOAD_STAMP = re.compile(r"\b(?i:downloaded) (?:from|by|on|at)\b")
 
 
+# A margin's line ending in a word that joins a name's parts: the name goes on over the next line.
+_OPEN_NAME_END = re.compile(r"(?:\b(?:of|the|and|in|for|on)|&)\s*$")
+
+
+def _going_on(line: str, page: str) -> str:
+    """A margin's line whose name ends open ('Journal of Inequalities in Pure and', JIPAM's header over
+    'Applied Mathematics'), with the line under it in the page's text; any other line as it is."""
+    if not _OPEN_NAME_END.search(line):
+        return line
+    lines = [text.strip() for text in page.splitlines()]
+    at = next((i for i, text in enumerate(lines) if text == line.strip()), None)
+    return f"{line.strip()} {lines[at + 1]}" if at is not None and at + 1 < len(lines) else line
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
-    named after its year there, or after its ordinal at a header's end."""
+    named after its year there, or after its ordinal at a header's end. A name broken over the header's lines
+    is read whole (``_going_on``)."""
+    margins = [_going_on(line, article.pages[0]) for line in margins] if article.pages else margins
     for line in margins:
         match = _MARGIN_VENUE.search(line)
         venue = _venue(match.group("venue")) if match else None
