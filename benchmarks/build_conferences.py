@@ -82,6 +82,12 @@ def _clean(name: str) -> str:
     return " ".join(re.sub(r"\s*\([^()]*\)", "", name.strip().strip("'\"")).split())
 
 
+def _copyright(repo: Path) -> str:
+    """The copyright line of a repository's LICENSE, which the MIT licence asks every copy to keep."""
+    return next(line.strip() for line in _git(repo, "show", "HEAD:LICENSE").splitlines()
+                if line.strip().startswith("Copyright"))
+
+
 def read_source(repo: Path, folder: str, key: str) -> tuple[str, list[tuple[str, str]]]:
     """The commit read and each meeting's (acronym, full name) in its YAML files (a file is a list of one
     meeting's editions, each naming the meeting; the first that names both is taken)."""
@@ -105,6 +111,7 @@ def build() -> str:
     for name, repo, folder, key in SOURCES:
         commit, read = read_source(repo, folder, key)
         header.append(f"# from https://github.com/{name} at commit {commit} ({folder}/*.yml: title, {key})")
+        header.append(f"#   {_copyright(repo)}, under the MIT licence (its LICENSE, copied in conferences.LICENSE)")
         rows.update((acronym, full) for acronym, full in read if acronym and full)
     header += [f"# licence: {LICENCE}; with kb's own rows (benchmarks/build_conferences.py's ADDED)",
                "# built by benchmarks/build_conferences.py; one meeting's name a line: its acronym, a tab, "
@@ -122,7 +129,7 @@ def main() -> None:
         print("same" if same else f"differs from {LEXICON}")
         sys.exit(0 if same else 1)
     LEXICON.write_text(text, encoding="utf-8")
-    print(f"wrote {LEXICON}: {text.count(chr(10)) - 4} names")
+    print(f"wrote {LEXICON}: {sum(not line.startswith('#') for line in text.splitlines())} names")
 
 
 if __name__ == "__main__":

@@ -75,8 +75,8 @@ def test_an_acronym_with_its_year_names_its_meeting(line: str, printed: str, acr
 ])
 def test_a_span_names_its_meeting_without_proceedings_ordinal_year_or_place(span: str, printed: str,
                                                                               acronym: str) -> None:
-    found = conferences.meeting(span)
-    assert found is not None and (found.printed, found.acronym) == (printed, acronym)
+    found = conferences.mentions(span)
+    assert found and (found[0].printed, found[0].acronym) == (printed, acronym)
 
 
 @pytest.mark.parametrize("line", [

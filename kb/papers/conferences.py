@@ -62,13 +62,6 @@ _YEAR_AFTER = re.compile(r"^(?:[ -]?(?P<year>(?:19|20)\d\d)|(?: ?[’'‘]|-)(?P
 # A meeting's word after its acronym in place of its year ('ICDE Conference 2010', 'VLDB Conference'), where
 # no full name goes on after it ('AAAI Conference on Artificial Intelligence' is the full name's).
 _MEETING_AFTER = re.compile(r"^ (?:Conference|Workshop|Symposium)\b(?! (?:on|of|for|in|and|the)\b)")
-# What opens a span before its meeting's name: 'In', 'In:', 'Proceedings of the', 'Companion of the', an
-# ordinal ('37th', 'Thirty-Fifth', a superscript's '37 th'), a year.
-_ORDINAL = (r"(?:\d+ ?(?:st|nd|rd|th)|First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|"
-            r"Eleventh|Twelfth|(?:Twenty|Thirty|Forty|Fifty|Sixty|Seventy|Eighty|Ninety)-?(?i:first|second|"
-            r"third|fourth|fifth|sixth|seventh|eighth|ninth)|[A-Z][a-z]+(?:teenth|tieth))")
-PREFIX = re.compile(rf"^\W*(?:(?:In:?|the|The|Proceedings of|PROCEEDINGS OF|Companion(?: Proceedings)? of|"
-                    rf"{_ORDINAL}|(?:19|20)\d\d)\s+)*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -224,14 +217,3 @@ def lexicon() -> Lexicon:
 def mentions(line: str) -> list[Mention]:
     """The meetings ``line`` names (see ``Lexicon.mentions``)."""
     return lexicon().mentions(line)
-
-
-def meeting(span: str) -> Mention | None:
-    """The meeting ``span`` names from its start, after what opens a proceedings' line ('In Proceedings of the
-    37th', 'Companion of the 2019', 'the'): 'KDD '19, August 4-8' -> KDD, 'Proceedings of the 2021 Conference
-    on Empirical Methods in Natural Language Processing, pages 1-10' -> its name without the year; None where
-    the span opens with no meeting the lexicon knows."""
-    opening = PREFIX.match(span)
-    rest = span[opening.end() if opening else 0:]
-    found = mentions(rest)
-    return found[0] if found and found[0].start == 0 else None

@@ -481,7 +481,7 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
         _unstated_venue(article, texts, margins or [], read)
-    _meeting_venue(article, margins or [], texts)  # the lexicon of meetings: the venue where none, or trimmed
+    _meeting_venue(article, margins or [], texts)  # the lexicon of meetings: the venue where none was read
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
     # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
     _printed_doi(article, texts.first)
@@ -1211,16 +1211,10 @@ _IN_PARENTHESES_AFTER = re.compile(r"^\s*\(([^()]{3,40})\)")
 
 def _meeting_venue(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
     """The lexicon of meetings' one say in the venue: where no rule named one, a meeting page 1 names as its
-    own (``_from_meetings``); where a statement's span opens with a meeting's acronym and runs on past it
-    (an ACM permission block read whole, 'ICS ’18: 2018 International Conference on Supercomputing, June
-    12–15'; 'VLDB Conference'), the acronym alone, as a conference is named (``conferences.meeting``)."""
+    own (``_from_meetings``). (A statement's span running on past a meeting's acronym, 'ICS ’18: 2018
+    International Conference on ...' or 'VLDB Conference', is cut to the acronym by ``_venue``'s grammar.)"""
     if article.venue is None:
         _from_meetings(article, margins, texts)
-        return
-    named = conferences.meeting(article.venue)
-    if named is not None and named.by_acronym and named.start == 0 and named.printed != article.venue:
-        article.venue = named.printed
-        article.year = article.year or named.year
 
 
 def _from_meetings(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
