@@ -12,7 +12,9 @@ and DOI of the published version; so is page 1 citing the entry of its own title
 printed alone under the article's dates on a later page (Science's) is the article's where page 1 prints none.
 Where no statement names the venue, a journal the lexicon of journal names (``kb.papers.journals``) knows is
 the venue where the page names its own journal: in a citation's shape or alone in a running header or footer
-(``_from_lexicon``).
+(``_from_lexicon``); else a meeting the lexicon of meetings (``kb.papers.conferences``) knows, where page 1
+names it as its own: in a header or footer, above the title, in a permission block or after a statement
+(``_from_meetings``).
 
 Per-journal differences are rows of the pattern tables, not branches of the code.
 """
@@ -25,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kb.papers import identifiers, journals
+from kb.papers import conferences, identifiers, journals
 
 if TYPE_CHECKING:
     from kb.papers.pdf_page import PdfArticle
@@ -496,6 +498,7 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
                 break  # a row's first statement about this article's publication: the row's next are not read
     if article.venue is None:
         _unstated_venue(article, texts, margins or [], read)
+    _meeting_venue(article, margins or [], texts)  # the lexicon of meetings: the venue where none was read
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
     # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
     _printed_doi(article, texts.first)
@@ -541,7 +544,8 @@ def other_versions_arxiv_ids(text: str) -> set[str]:
 def _unstated_venue(article: PdfArticle, texts: _Texts, margins: list[str], read: int) -> None:
     """The venue where page 1's statements name none, from the surest source to the least: a version of
     this paper published elsewhere, stated on the next page; a journal or a meeting named in page 1's
-    margins; a meeting named alone at its foot; a journal the lexicon knows."""
+    margins; a meeting named alone at its foot; a journal the lexicon knows (then ``_meeting_venue``: a
+    meeting the lexicon of meetings knows)."""
     if len(article.pages) > read:
         _earlier_version(article, texts, read)
     if article.venue is None:
@@ -1229,6 +1233,112 @@ def _journal_spelling(mention: journals.Mention, text: str) -> str:
     elif (spelled := _unabbreviated(printed, text)) != printed:
         return spelled
     return _title_case(printed) if printed.isupper() and len(printed.split()) > 1 else printed
+
+
+# -- a meeting the lexicon of meetings names where a page names its own meeting ---------------------------
+
+# Where a page says it appeared at a meeting, just before the meeting's name: 'Published as a conference paper
+# at', 'Accepted to', 'To appear in', 'Appearing in', 'In Proceedings of the 37th', 'Companion of the 2019',
+# 'Published in Proc. 19th' ('presented at' names where an earlier version was read, as in ``_STATEMENT``;
+# 'submitted to' and 'under review at' name no publication).
+_MEETING_CUE = re.compile(
+    r"(?:\b(?:[Pp]ublished|PUBLISHED|[Aa]ccepted|ACCEPTED|[Aa]ppear(?:s|ed|ing)?|APPEAR(?:S|ED|ING)?)"
+    r"(?: for publication)?(?: as an?(?: [\w-]+){0,2} (?:paper|version|contribution|talk|poster|article))?"
+    r"(?: (?:at|in|to|by|for|AT|IN|TO))?|"
+    r"\b(?:[Pp]roceedings|PROCEEDINGS|Companion(?: Proceedings)?) (?:of|OF)|\b(?:[Pp]roc|PROC)\.(?: of)?)"
+    rf"(?: (?:the|The|THE))?(?: {_ORDINAL})?(?: (?:19|20)\d\d)?:?\s*$")
+# A line holding an institution, where a meeting's name is a department's or a lab's ('Laboratory for
+# Computational Linguistics'), not a statement. (Narrower than pdf_names.INSTITUTION, which takes 'Research'
+# and 'Sciences' in: 'Proceedings of Machine Learning Research' is no affiliation.)
+_AFFILIATION = re.compile(r"\b(?:Universi|Department|Dept\.|Institut|Laborator|School of|College|Faculty|"
+                          r"Hospital|Inc\b|Corporation)", re.IGNORECASE)
+# A proceedings' footer in IEEE's or ACM's form: its ISBN and price, or the body's copyright ('978-1-7281-
+# 0858-2/19/$31.00 ©2019 IEEE').
+_PROCEEDINGS_FOOTER = re.compile(r"/\$\d+\.\d\d\b|©\s*(?:19|20)\d\d\s+(?:IEEE|ACM)\b")
+# A line saying the paper is not (yet) published where it names a meeting: 'Under review as a conference paper
+# at ICLR 2023', 'Submitted to NeurIPS 2021', 'Paper under double-blind review', 'Do not distribute'.
+_UNPUBLISHED = re.compile(r"\b(?:under (?:\w+[ -])?review|submitted|submission|do not distribute|"
+                          r"anonymous)\b", re.IGNORECASE)
+# An acronym opening a permission block's line, its year and a comma after it ('KDD ’19, August 4–8').
+_BLOCK_AFTER = re.compile(r"^\s*(?:[’'‘]?\d\d|(?:19|20)\d\d)?\s*,")
+_IN_PARENTHESES_AFTER = re.compile(r"^\s*\(([^()]{3,40})\)")
+
+
+def _meeting_venue(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
+    """The lexicon of meetings' one say in the venue: where no rule named one, a meeting page 1 names as its
+    own (``_from_meetings``). (A statement's span running on past a meeting's acronym, 'ICS ’18: 2018
+    International Conference on ...' or 'VLDB Conference', is cut to the acronym by ``_venue``'s grammar.)"""
+    if article.venue is None:
+        _from_meetings(article, margins, texts)
+
+
+def _from_meetings(article: PdfArticle, margins: list[str], texts: _Texts) -> None:
+    """The venue from a meeting the lexicon of meetings (``kb.papers.conferences``) names where a page names
+    its own meeting, when no statement and no journal named one; its year where none was read. A mention is
+    about this article by its shape or its place: opening a line with its year and a comma (an ACM
+    permission block's 'KDD '19, August 4-8, 2019, Anchorage'); a full name on a line of an IEEE or ACM
+    proceedings' footer or the line above it; after a statement about this paper ('Accepted to NAACL-HLT
+    2019', 'In Proceedings of the 37th International Conference on Machine Learning'); a full name with its
+    acronym and year after it ('35th Conference on Neural Information Processing Systems (NeurIPS 2021)');
+    or anywhere on a line of page 1's header or footer (``margins``: 'Workshop track - ICLR 2018') or above
+    the title that names no institution and no review ('Under review as a conference paper at ICLR 2023'). A
+    meeting in prose ('the ACL 2020 shared task'), an affiliation or another work's citation is not; nor is
+    an acronym without its year (see ``conferences.mentions``)."""
+    page = texts.lines.splitlines()
+    for index, line in enumerate(page):
+        footer = _PROCEEDINGS_FOOTER.search(" ".join(page[index:index + 2]))
+        for mention in conferences.mentions(line):
+            after = line[mention.end:]
+            opens_block = not line[:mention.start].strip() and _BLOCK_AFTER.match(after)
+            if mention.by_acronym and opens_block or footer and not mention.by_acronym:
+                _take_meeting(article, mention, after)
+                return
+    for mention in conferences.mentions(texts.first):
+        before, after = texts.first[:mention.start], texts.first[mention.end:]
+        if _stated_meeting(before) or _spelled_with_acronym(mention, after):
+            _take_meeting(article, mention, after)
+            return
+    above = _title_line(page, article.title)
+    for line in [*margins, *page[:above]]:
+        if _AFFILIATION.search(line) or _UNPUBLISHED.search(line):
+            continue
+        for mention in conferences.mentions(line):
+            _take_meeting(article, mention, line[mention.end:])
+            return
+
+
+def _stated_meeting(before: str) -> bool:
+    """Whether the text ``before`` a meeting's name ends in a statement that this paper appeared there
+    (``_MEETING_CUE``), not that another work did ('ProtTrans was published in', '(Smith et al., ...')."""
+    cue = _MEETING_CUE.search(before)
+    if cue is None:
+        return False
+    ahead = before[max(0, cue.start() - 160):cue.start()]
+    sentence = re.split(r"[.!?]\s", ahead)[-1]
+    another = _PASSIVE.search(ahead) and not _THIS_PAPER.search(sentence)
+    return not _IN_PARENTHESES.search(ahead) and not another
+
+
+def _spelled_with_acronym(mention: conferences.Mention, after: str) -> bool:
+    """Whether a meeting's full name has its own acronym and year in parentheses after it ('Conference on
+    Neural Information Processing Systems (NeurIPS 2021)'), as a proceedings' footnote names it."""
+    parenthesised = _IN_PARENTHESES_AFTER.match(after)
+    return not mention.by_acronym and parenthesised is not None and any(
+        found.by_acronym and found.acronym == mention.acronym
+        for found in conferences.mentions(parenthesised.group(1)))
+
+
+def _take_meeting(article: PdfArticle, mention: conferences.Mention, after: str) -> None:
+    """The venue a mention names, as printed (a name in capitals as it is written), and its year where none
+    was read: the year printed with its acronym, or the first after its name (its acronym's, a proceedings'
+    date)."""
+    printed = mention.printed
+    article.venue = _title_case(printed) if printed.isupper() and " " in printed else printed
+    year = mention.year
+    if year is None:
+        near = _YEAR.search(_DOI_IN_LINE.sub(" ", after[:YEAR_WINDOW]))
+        year = int(near.group()) if near else None
+    article.year = article.year or year
 
 
 def _doi_text(raw: str) -> str:
