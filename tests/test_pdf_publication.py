@@ -1251,12 +1251,13 @@ def test_publication_an_older_journal_header_with_the_issues_month_after_the_pag
 def test_publication_a_name_read_from_inside_a_misread_word_is_no_venue() -> None:
     """suffix-tree-jacm: a scan's text layer misreads 'Association' as 'A~ociation' on the last page's journal
     line; the name read from inside it ('on for Computing Machinery', counted more often in the text) neither
-    names the journal nor outvotes page 1's reading; alone, it names none."""
+    names the journal nor outvotes page 1's reading (whose misread words the other pages spell right); alone, it
+    names none."""
     first = ("Author's address: Xerox Palo Alto Research Center, Palo Alto, CA 94304.\nJouraal of the Amociation "
              "for Computing Machinery, Vol. 23, No. 2, April 1976, pp. 262-272.")
     last = ("permission of the Association for Computing Machinery.\nJournal of the A~ociation for Computing "
             "Machinery, Vol 23, No. 2, April 1976")
-    assert _published(first, "Body.", last).venue == "Jouraal of the Amociation for Computing Machinery"
+    assert _published(first, "Body.", last).venue == "Journal of the Association for Computing Machinery"
     assert _published("Body.\nA~ociation for Computing Machinery, Vol. 23, No. 2, April 1976").venue is None
 
 
@@ -1268,3 +1269,25 @@ def test_publication_another_journals_line_with_the_same_volume_does_not_outvote
     cited = ("As Communications surveys show, see Communications of the ACM, Vol. 23, No. 2, April 1976, and "
              "Communications of the ACM, Vol. 21, No. 7, July 1978.")
     assert _published(first, "Body.", cited).venue == "Jouraal of the Amociation for Computing Machinery"
+
+
+@pytest.mark.parametrize(("line", "elsewhere", "venue"), [
+    # suffix-tree-jacm: the 1976 scan's footnote, two words misread, both spelled right in the copyright line
+    ("Jouraal of the Amociation for Computing Machinery, Vol. 23, No. 2, April 1976, pp. 262-272.",
+     "Copyright 1976, Association for Computing Machinery, Inc. See the Journal's notice.",
+     "Journal of the Association for Computing Machinery"),
+    # 'i' read as 'l', a scan's commonest misreading
+    ("Transactions of the Amerlcan Mathematical Society, Vol. 95, No. 2, May 1960",
+     "Published by the American Mathematical Society.", "Transactions of the American Mathematical Society"),
+    ("Annals of Mathematical Stafistics, Vol. 33, No. 3, September 1962",
+     "Key words: order statistics.", "Annals of Mathematical Statistics"),
+    # the rule's other side: a word the lexicon's names hold stays, a near word in the text notwithstanding
+    ("Statistics in Medicine, Vol. 21, No. 3, March 2002", "The medicinal use of the drug.",
+     "Statistics in Medicine"),
+])
+def test_publication_a_scans_misread_journal_word_is_spelled_as_the_document_spells_it(line: str, elsewhere: str,
+                                                                                     venue: str) -> None:
+    """A journal line's word misread by a scan's text layer (standing nowhere else, no journal name's word) is
+    the one word of the document within two letters of it that the lexicon's names hold (before, the misread
+    name was the venue)."""
+    assert _published(f"Body.\n{line}", elsewhere).venue == venue

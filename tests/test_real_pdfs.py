@@ -576,7 +576,7 @@ def test_real_pdf_of_a_round_eleven_third_wave_class(name: str, fields: tuple[st
 # margin's journal name opening before its periodical's word (random-graph-epidemics-sjs, midi-genre-eurasip),
 # ResearchGate's cover line 'Article in JOURNAL · MONTH YEAR' (clinic-simulation-jors), an older journal's header
 # with the month after its pages (spatial-glmm-biometrics), and a name read from inside a scan's misread
-# word (suffix-tree-jacm, whose venue the OCR layer still misreads: its year and DOI are checked). Each article's
+# word, and a scan's misread word spelled as the document spells it elsewhere (suffix-tree-jacm). Each article's
 # fields kb reads right after the rules; the articles over ten pages slow.
 @pytest.mark.parametrize(("name", "fields"), [
     ("midi-genre-eurasip", None),
@@ -589,7 +589,7 @@ def test_real_pdf_of_a_round_eleven_third_wave_class(name: str, fields: tuple[st
         ("clinic-simulation-jors", ("title", "year", "venue", "doi")),
         ("gqc-ldpc-ieee-tit", ("title", "authors", "year", "venue", "doi", "abstract")),
         ("process-discovery-infosys", ("title", "authors", "affiliations", "year", "venue", "doi")),
-        ("suffix-tree-jacm", ("title", "year", "doi")))),
+        ("suffix-tree-jacm", ("title", "year", "venue", "doi")))),
 ])
 def test_real_pdf_of_a_round_eleven_fourth_wave_journal(name: str, fields: tuple[str, ...] | None) -> None:
     _comes_in_whole(name, fields)

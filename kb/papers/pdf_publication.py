@@ -25,6 +25,7 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from kb.papers import conferences, identifiers, journals
@@ -895,7 +896,56 @@ def _best_spelling(venue: str, pattern: re.Pattern[str], groups: dict[str, str],
     def sureness(reading: str) -> int:
         return min((full.count(w) for w in re.findall(r"[A-Za-z]{4,}", reading)), default=0)
 
-    return max(readings, key=sureness)  # max keeps the first of equals: page 1's
+    return _mended(max(readings, key=sureness), full)  # max keeps the first of equals: page 1's
+
+
+# A word a scan's text layer may have misread: a capitalised word of six letters or more.
+_MISREAD_CANDIDATE = re.compile(r"[A-Z][a-z]{5,}")
+
+
+def _mended(venue: str, full: str) -> str:
+    """A journal line's name with each word a scan's text layer misread spelled as the document spells it
+    elsewhere: 'Jouraal of the Amociation for Computing Machinery' (JACM's footnote on a 1976 scan) is the
+    'Journal' and the 'Association' of its other pages. A word is taken for misread only where it stands
+    nowhere else in the document, no journal's name in the lexicon (``kb.papers.journals``) holds it, and
+    exactly one word of the document that the lexicon's names hold is within two letters of it; a real
+    name's word the lexicon holds ('Biometrics' beside a cited 'Biometrika') is never respelled."""
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[A-Za-z]+", full):
+        counts[word.casefold()] = counts.get(word.casefold(), 0) + 1
+    words = venue.split()
+    for at, word in enumerate(words):
+        folded = word.casefold()
+        if not _MISREAD_CANDIDATE.fullmatch(word) or counts.get(folded, 0) > 1:
+            continue
+        near = [other for other in counts
+                if other != folded and abs(len(other) - len(folded)) <= 2 and _within_two(other, folded)]
+        if not near:
+            continue
+        known = _lexicon_words()
+        near = [other for other in near if other in known]
+        if folded not in known and len(near) == 1:
+            words[at] = near[0].capitalize()
+    return " ".join(words)
+
+
+def _within_two(a: str, b: str) -> bool:
+    """Whether two words are at most two edits (a letter inserted, dropped or changed) apart."""
+    previous = list(range(len(b) + 1))
+    for i, letter in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (letter != other)))
+        if min(current) > 2:
+            return False
+        previous = current
+    return previous[-1] <= 2
+
+
+@cache
+def _lexicon_words() -> frozenset[str]:
+    """Every word of the lexicon's journal names (about 23,000), read once, when a word may be misread."""
+    return frozenset(word for key, _ in journals.lexicon().entries() for word in key.split())
 
 
 def _same_name_misread(reading: str, venue: str) -> bool:
