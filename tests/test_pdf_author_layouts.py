@@ -947,3 +947,50 @@ def test_block_authors_a_note_mark_after_the_last_name_is_shared_by_nobody() -> 
     block = _ifac_block([(["Ada Lovelace", "Alan Turing"], "∗")], [])
     block += [_at("∗", 665.9, 6.97, 183.8, 186.6), _at("Corresponding author", 660, 9.96, 191.4, 300, style="italic")]
     assert [affiliation for _, affiliation in block_authors(block)] == [None, None]
+
+
+@pytest.mark.parametrize(("note", "names", "expected"), [
+    # gqc-ldpc-ieee-tit: IEEE's footnote, an author who has moved, a word broken at the line's end
+    ("Roxana Smarandache is with the Department of Mathematics, University of Notre Dame, Notre Dame, IN 46556 "
+     "USA (e-mail: r@nd.edu).\nAnthony Gómez-Fonseca was with the Department of Mathematics, Uni-\nversity of "
+     "Notre Dame, Notre Dame, IN 46556 USA. He is now with the Department of Mathematics and Statistics, "
+     "University of South Florida, Tampa, FL 33620 USA (e-mail: a@usf.edu).",
+     ["Roxana Smarandache", "Anthony Gómez-Fonseca"],
+     {"Roxana Smarandache": "Department of Mathematics, University of Notre Dame, Notre Dame",
+      "Anthony Gómez-Fonseca": "Department of Mathematics, University of Notre Dame, Notre Dame"}),
+    # two authors who were at a place together
+    ("A. Lovelace and A. Turing were with Bell Laboratories, Murray Hill, NJ 07974 USA. They are now with "
+     "Alpha Labs.", ["Ada Lovelace", "Alan Turing"],
+     {"Ada Lovelace": "Bell Laboratories, Murray Hill", "Alan Turing": "Bell Laboratories, Murray Hill"}),
+    # the first place stated wins over the one after it
+    ("Ada Lovelace was at the University of Alpha; she is now at Beta Labs.", ["Ada Lovelace"],
+     {"Ada Lovelace": "University of Alpha"}),
+])
+def test_stated_affiliations_an_author_who_was_with_a_place(note: str, names: list[str],
+                                                           expected: dict[str, str]) -> None:
+    """An IEEE footnote's 'X was with A. He is now with B': the first place linked to the name is A (before,
+    'was' stated nothing); a word broken over the line's end is read whole ('Uni-' / 'versity')."""
+    from kb.papers.pdf_affiliations import _stated_affiliations
+
+    assert _stated_affiliations(note, names) == expected
+
+
+@pytest.mark.parametrize(("page", "place"), [
+    # restart-belief-ieee-lcomm: IEEE Letters' one shared footnote
+    ("The authors are with the Department of Electrical, Electronic, and Information Engineering “Guglielmo "
+     "Marconi” and CNIT/WiLab, University of Bologna, 40136 Bologna, Italy (e-mail: a@unibo.it).",
+     "Department of Electrical, Electronic, and Information Engineering “Guglielmo Marconi” and CNIT/WiLab, "
+     "University of Bologna"),
+    ("Both authors are with Alpha University, Alphaville, AL 12345 USA.", "Alpha University, Alphaville"),
+    ("The authors are affiliated with the Beta Institute; this work was funded by ANR.", "Beta Institute"),
+    # the rule's other side: 'The authors thank ...' states no place
+    ("The authors thank the Gamma Foundation for its support.", None),
+])
+def test_fill_from_the_end_the_authors_are_with_one_place(page: str, place: str | None) -> None:
+    """'The authors are with ...' (IEEE Letters), 'Both authors are with ...': the statement's place is every
+    author's, as 'All authors are with ...' was (before, these forms gave none)."""
+    from kb.papers.pdf_affiliations import fill_from_the_end
+
+    article = PdfArticle(pages=[page], authors=[("Ada Lovelace", None), ("Alan Turing", None)])
+    fill_from_the_end(article)
+    assert article.authors == [("Ada Lovelace", place), ("Alan Turing", place)]

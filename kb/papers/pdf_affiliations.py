@@ -111,7 +111,8 @@ def _author_information(text: str, names: list[str]) -> dict[str, str]:
 # ...'. The institution runs to a clause's end: a semicolon, a parenthesis ('(e-mail: ...)'), a sentence's
 # end, 'on leave' or 'in' and a place.
 _NAME_RUN = rf"[{UPPER}][\w'’-]*\.?(?: [{UPPER}][\w'’-]*\.?)*"
-_STATED = re.compile(rf"(?P<who>{_NAME_RUN}(?:(?:,? and|,) {_NAME_RUN})*) (?:is|are) (?:now )?(?:with|at) "
+_STATED = re.compile(rf"(?P<who>{_NAME_RUN}(?:(?:,? and|,) {_NAME_RUN})*) (?:is|are|was|were) (?:now )?"
+                     r"(?:with|at) "
                      r"(?:the )?(?P<where>[^;()]+?)(?=\s*(?:[;(]|\.\s|\.?$| on leave\b| in [A-Z]))")
 
 
@@ -119,6 +120,8 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
     """Each author's institution as a footnote states it in prose (``_STATED``): the clause's parts up to
     the first address part; a name is the author whose surname ends it."""
     found: dict[str, str] = {}
+    # a word broken at a line's end goes on in lower case on the next ('Uni-' / 'versity of Notre Dame')
+    page = re.sub(r"(?<=[a-z])- *\n\s*(?=[a-z])", "", page)
     for match in _STATED.finditer(" ".join(page.split())):
         parts = [p.strip() for p in match.group("where").split(",")]
         where = ", ".join(up_to_address(parts)).strip(" .")
@@ -135,7 +138,8 @@ def _stated_affiliations(page: str, names: list[str]) -> dict[str, str]:
 # University, Stanford, CA 94305 USA', 'All the authors are affiliated with ...'. The place opens with a
 # capital (after 'the'): 'All authors with equal contribution' names none; a name's mark ('†'), a semicolon, a
 # parenthesis or a sentence's end closes it.
-_ALL_AUTHORS = re.compile(rf"\bAll (?:the )?authors (?:are )?(?:(?:affiliated )?with|from|at) (?:the )?"
+_ALL_AUTHORS = re.compile(r"\b(?:All (?:the )?authors (?:are )?(?:(?:affiliated )?with|from|at)|"
+                          r"(?:The|Both(?: the)?) authors are (?:(?:affiliated )?with|at)) (?:the )?"
                           rf"(?P<where>[{UPPER}][^;()\n{SYMBOL_MARKS}]*?)(?=\s*(?:[;(){SYMBOL_MARKS}]|\.\s|\.?$))")
 
 
