@@ -622,3 +622,27 @@ def test_cover_names_another_name_stays_as_the_page_prints_it() -> None:
     page = [("Albert S. Kyleson", None), ("Ada Lovelace", None)]
     assert cover_names(page, ["Author(s): Albert S. Kyle"]) == page
     assert cover_names(page, ["A cover sheet that names nobody"]) == page
+
+
+@pytest.mark.parametrize("cover", [
+    # clinic-simulation-jors: ResearchGate's cover over a 1999 article with an unheaded abstract
+    "See discussions, stats, and author profiles for this publication at: https://www.researchgate.net/publication/"
+    "200656908\nApplication of Discrete-Event Simulation in Health Care Clinics: A Survey\nArticle in Journal of "
+    "the Operational Research Society · February 1999\nDOI: 10.1057/palgrave.jors.2600669\nCITATIONS READS\n692 "
+    "6,046\n3 authors, including:\nSheldon H Jacobson\nUniversity of Illinois, Urbana-Champaign\nAll content "
+    "following this page was uploaded by Sheldon H Jacobson on 09 February 2015.\nThe user has requested "
+    "enhancement of the downloaded file.",
+    # a conference paper's cover, its sentences indented
+    "  See discussions, stats, and author profiles for this publication at: https://www.researchgate.net/publication/"
+    "327854170\nProcess Mining and Simulation\nConference Paper · July 2018\n  All content following this page was "
+    "uploaded by Ada Lovelace on 27 September 2018.",
+    # a chapter's cover, a line between the sentences
+    "See discussions, stats, and author profiles for this publication at: https://www.researchgate.net/publication/1"
+    "\nA Chapter\nChapter · January 2015\nSome of the authors of this publication are also working on these related "
+    "projects:\nAll content following this page was uploaded by Alan Turing on 01 March 2016.",
+])
+def test_cover_researchgates_cover_page_before_an_unheaded_abstract(cover: str) -> None:
+    """ResearchGate's cover page ('See discussions, stats, and author profiles for this publication at: ...',
+    'All content following this page was uploaded by ...') is a cover sheet, though the article's page 2 has no
+    'Abstract' heading (before, page 1 was read as the article: no names, no abstract)."""
+    assert is_cover([cover, _ARTICLE_PAGE])

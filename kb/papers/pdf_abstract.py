@@ -27,8 +27,12 @@ def is_cover(pages: list[str]) -> bool:
 # cite this article: ...', 'To link to this article: ...', 'Article views: ...'). Two different ones make page
 # 1 a cover sheet, even where the article's page 2 has no 'Abstract' heading (a 1980s journal's unheaded
 # abstract). Labels an article's own page 1 may print ('Source:' under a table, 'Published online:') are none.
-_COVER_SHEET = re.compile(r"^\s*(Author\(s\)|Stable URL|To cite this article|To link to this article|"
-                          r"Article views)\s*:", re.MULTILINE)
+# ResearchGate's cover page says so in two sentences of its own ('See discussions, stats, and author profiles
+# for this publication at: https://www.researchgate.net/...', 'All content following this page was uploaded
+# by ...').
+_COVER_SHEET = re.compile(r"^\s*(?:(Author\(s\)|Stable URL|To cite this article|To link to this article|"
+                          r"Article views)\s*:|(See discussions, stats, and author profiles for this "
+                          r"publication|All content following this page was uploaded by)\b)", re.MULTILINE)
 
 
 # An abstract's heading, opening a line of page 1; in small capitals, which the text gives in lower case, a
