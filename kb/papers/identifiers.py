@@ -36,7 +36,6 @@ _PLACEHOLDER_SIGNS: list[tuple[str, re.Pattern[str]]] = [
         ("it is the LIPIcs/OASIcs class's sample article's (the 'CVIT 2016' meeting)",
          r"^10\.4230/[A-Za-z]+\.CVIT\.2016\.\d+$"),
         ("it is the acmart class's sample DOI", r"^10\.1145/(?:1122445\.1122456|nnnnnnn\.nnnnnnn)$"),
-        ("it is the ACM template's example", r"^10\.475/123_4$"),
     ]
 ]
 
