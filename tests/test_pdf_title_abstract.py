@@ -10,7 +10,7 @@ import pytest
 
 from kb.papers.pdf_abstract import is_cover
 from kb.papers.pdf_layout import cover_names, describe
-from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment
+from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment, clean_text, own_hyphens
 
 
 def _at(text: str, y: float, size: float, x0: float, x1: float, style: str = "", font: str = "") -> Segment:
@@ -622,3 +622,61 @@ def test_cover_names_another_name_stays_as_the_page_prints_it() -> None:
     page = [("Albert S. Kyleson", None), ("Ada Lovelace", None)]
     assert cover_names(page, ["Author(s): Albert S. Kyle"]) == page
     assert cover_names(page, ["A cover sheet that names nobody"]) == page
+
+
+# -- round 11 (fourth wave): a draft's circulation notice in the title block ----------------------------------
+
+def _notice_page(block: list[Segment]) -> PdfArticle:
+    """A page 1 with a one-line title over ``block`` (names, dates, notices, addresses) and the body."""
+    return _described([_at("Swedish Labour Market Flows", 657, 17.2, 202, 410), *block, *_body(480, 10, 72, 540)])
+
+
+def test_authors_a_drafts_circulation_notice_is_no_affiliation() -> None:
+    """A working paper (labour-flows-working-paper): two names on one line over the date and a bold
+    'Preliminary and incomplete - please do not cite', the institute only in the marks' footnotes. The notice
+    says what readers may do with the text; it was every name's affiliation before."""
+    article = _notice_page([_at("Hannes Malmberg", 618.9, 12, 170.3, 262.6),
+                            _at("Niels-Jakob Harbo Hansen", 621.1, 12, 306.5, 441.9),
+                            _at("February 18, 2016", 593.4, 12, 260.4, 351.5),
+                            _at("Preliminary and incomplete - please do not cite", 560.1, 14.3, 137.9, 474,
+                                "bold")])
+    assert [name for name, _ in article.authors] == ["Hannes Malmberg", "Niels-Jakob Harbo Hansen"]
+    assert all("cite" not in (affiliation or "") for _, affiliation in article.authors)
+
+
+@pytest.mark.parametrize("notice", ["PRELIMINARY DRAFT: PLEASE DO NOT CIRCULATE",
+                                    "Comments welcome. Not for quotation without the authors' permission."])
+def test_authors_a_circulation_notice_between_the_names_and_their_address_leaves_the_address(notice: str) -> None:
+    """The same notice in other working papers' layouts: in capitals between a name and its address (an NBER-
+    style draft), or as 'Comments welcome. Not for quotation ...' there (a department's series): the address
+    under it stays the name's affiliation, the notice no part of it."""
+    article = _notice_page([_at("Ada Lovelace", 620, 12, 240, 330),
+                            _at(notice, 600, 10, 150, 460),
+                            _at("Department of Economics, Stockholm University", 585, 10, 170, 440)])
+    assert article.authors == [("Ada Lovelace", "Department of Economics, Stockholm University")]
+
+
+# -- round 11 (fourth wave): a word broken at its own hyphen across a line's end --------------------------------
+
+@pytest.mark.parametrize(("texts", "spelled"), [
+    # ICAD (phaserings-icad): the abstract's 'touch-' / 'screen', the paper writing 'touch-screen' throughout
+    (["the use of dynamic touch\ufffescreen instruments", "a touch-screen ensemble", "touch-screen apps"],
+     "touch-screen"),
+    # a statistics paper writing 'non-linear' on its lines
+    (["a non\ufffelinear model of the data", "the non-linear term", "non-linear least squares"], "non-linear"),
+    # a machine-learning preprint's 'self-supervised'
+    (["we pretrain a self\ufffesupervised encoder", "self-supervised learning"], "self-supervised"),
+])
+def test_text_a_word_broken_at_its_own_hyphen_keeps_it(texts: list[str], spelled: str) -> None:
+    """pdfium joins a word a line's end broke, dropping the hyphen; where the document writes the word with
+    its hyphen on one line more often than closed up, the hyphen was the word's own and stays (before,
+    ICAD's abstract read 'touchscreen' where the paper writes 'touch-screen')."""
+    assert spelled in own_hyphens(texts)[0]
+
+
+def test_text_a_word_the_measure_broke_is_joined() -> None:
+    """The other side: a word written closed up elsewhere, or never with a hyphen, is joined ('perform-' /
+    'ers'; 'co-' / 'operation' in a paper writing 'cooperation' more often than 'co-operation')."""
+    texts = ["the perform\ufffeers and their co\ufffeoperation", "cooperation and cooperation", "co-operation"]
+    assert own_hyphens(texts)[0] == "the perform\ufffeers and their co\ufffeoperation"
+    assert clean_text(own_hyphens(texts)[0]) == "the performers and their cooperation"
