@@ -240,8 +240,12 @@ _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
 BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 # (a symbol typed on the line between two superscripts is one run of marks with them: Frontiers's 'Katharine
 # E. Lewis¹*†', the '*' not raised between the raised '1' and '†')
+# A mark typed in the text closes a surname printed in capitals as it closes one in lower case (Portland
+# Press: 'Rajni K. SHARMA†¹, Geoffrey MASUYER‡'; a byline in capitals: 'JOHN SMITH*'): two capitals before
+# it, so that an initial's letter is never read as one ('K.' is no surname).
+_AFTER_WORD = r"(?:(?<=[a-z])|(?<=[A-Z]{2}))"
 _MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                         rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+)|"
+                         rf"{_AFTER_WORD} ?(?P<num>\d(?:,\d)*)|{_AFTER_WORD}(?P<sym>[{SYMBOL_MARKS}]+)|"
                          rf"(?<=⟩)(?P<between>[{SYMBOL_MARKS}]+)(?=[ \t]*⟨)")
 # The marks closing a name: one superscript run or several, a space between them where a word processor
 # split the list after a comma ('Jianyi Yang¹,' '#'); each run's keys are the name's.
