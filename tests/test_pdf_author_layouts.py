@@ -1073,3 +1073,70 @@ def test_block_authors_an_institution_broken_at_a_paragraph_line_end_is_put_back
               _at("Anthropology, Leipzig, Germany.", 610, 8, 60, 200)]
     assert (dict(block_authors(nature))["Jan Novak"] or "").startswith(
         "Max Planck Institute for Evolutionary Anthropology")
+
+
+def test_block_authors_names_set_apart_by_vertical_bars_are_a_list() -> None:
+    """Wiley's current journal template (wildlife-forensics-animgen, Animal Genetics; Protein Science and
+    Proteins use it) sets its names in rows with a vertical bar between them, each bar a segment of its own or
+    glued to the name before or after it ('| Kyle M. Ewart¹,²', 'Irene Kuiper⁶ |'): every name is one, the bars
+    none. Other layouts of the class: one line holding the bars ('Alice Smith¹ | Bob Jones² | Carol White¹'),
+    and a row closing with a bar over the next ('Ana Lima¹ | Rui Melo² |' / 'Eva Rocha³')."""
+    wiley = [_at("Greta J. Frankham", 595.9, 12, 46.2, 142.0, "Greta J. Frankham⟨1⟩"),
+             _at("|", 593.6, 12, 168.9, 169.7),
+             _at("Rob Ogden", 593.6, 12, 181.8, 237.5, "Rob Ogden⟨2,3⟩"),
+             _at("|", 593.6, 12, 271.9, 272.7),
+             _at("Barry W. Baker", 593.6, 12, 284.7, 364.3, "Barry W. Baker⟨4⟩"),
+             _at("| Kyle M. Ewart", 593.6, 12, 391.0, 476.8, "| Kyle M. Ewart⟨1,2⟩"),
+             _at("|", 593.6, 12, 510.2, 511.0),
+             _at("Rebecca N. Johnson", 577.9, 12, 45.9, 146.8, "Rebecca N. Johnson⟨5⟩"),
+             _at("|", 575.6, 12, 173.9, 174.7),
+             _at("Irene Kuiper |", 575.6, 12, 186.7, 266.4, "Irene Kuiper⟨6⟩ |"),
+             _at("Christina D. Lindquist |", 575.6, 12, 278.8, 408.4, "Christina D. Lindquist⟨7⟩ |"),
+             _at("M. Katherine Moore", 559.9, 12, 45.8, 149.3, "M. Katherine Moore⟨8⟩")]
+    assert _names(wiley) == ["Greta J. Frankham", "Rob Ogden", "Barry W. Baker", "Kyle M. Ewart",
+                             "Rebecca N. Johnson", "Irene Kuiper", "Christina D. Lindquist", "M. Katherine Moore"]
+    one_line = [_at("Alice Smith | Bob Jones | Carol White", 640, 12, 60, 400,
+                    "Alice Smith⟨1⟩ | Bob Jones⟨2⟩ | Carol White⟨1⟩"),
+                _at("University of Alpha", 620, 9, 60, 200, "⟨1⟩University of Alpha"),
+                _at("Beta Institute", 610, 9, 60, 200, "⟨2⟩Beta Institute")]
+    assert block_authors(one_line) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute"),
+                                       ("Carol White", "University of Alpha")]
+    two_rows = [_at("Ana Lima | Rui Melo |", 640, 12, 60, 400, "Ana Lima⟨1⟩ | Rui Melo⟨2⟩ |"),
+                _at("Eva Rocha", 625, 12, 60, 150, "Eva Rocha⟨3⟩")]
+    assert _names(two_rows) == ["Ana Lima", "Rui Melo", "Eva Rocha"]
+
+
+def test_block_authors_a_superscript_opening_a_segment_closes_the_name_left_of_it() -> None:
+    """MDPI's old layout (wheat-volatiles-metabolites) sets the last names of a row as two segments, the
+    second opening with the marks of the first's last name, a typed '*' after the superscript: 'Pietro A.
+    Siciliano ³, Francesco P. Fanizzi' '²,* and Antonio F. Logrieco⁴,*'. The marks and the separator after
+    them close Fanizzi's name: the rest goes on with the names, no affiliation block. Other layouts of the
+    class: a typed dagger after the superscript ('Bob Jones' '²†, Carol White¹'), and a typed section sign
+    with 'and' after it ('Dan Grey' '²§ and Eve Black³')."""
+    mdpi = [_at("Pietro A. Siciliano , Francesco P. Fanizzi", 578.4, 12, 50.0, 261.1,
+                "Pietro A. Siciliano ⟨3⟩, Francesco P. Fanizzi", "bold"),
+            _at("* and Antonio F. Logrieco", 577.9, 12, 270.9, 418.9, "⟨2,⟩* and Antonio F. Logrieco⟨4,*⟩",
+                "bold"),
+            _at("2", 522.1, 8, 49.8, 53.3),
+            _at("Di.S.Te.B.A., University of Salento, Prov.le Lecce-Monteroni, 73100 Lecce, Italy;", 515.1, 12,
+                64.3, 460.6),
+            _at("3", 488.1, 8, 50.0, 53.0),
+            _at("C.N.R. Institute for Microelectronics and Microsystems (IMM), Lecce,", 481.1, 12, 64.5, 545.6),
+            _at("4", 454.2, 8, 49.8, 53.4),
+            _at("C.N.R. Institute of Sciences of Food Production (ISPA), Via Amendola 122/O, 70125 Bari, Italy",
+                447.1, 12, 64.5, 528.2)]
+    found = block_authors(mdpi)
+    assert [name for name, _ in found] == ["Pietro A. Siciliano", "Francesco P. Fanizzi", "Antonio F. Logrieco"]
+    assert "University of Salento" in (found[1][1] or "")
+    assert "Institute of Sciences of Food Production" in (found[2][1] or "")
+    symbol = [_at("Alice Smith , Bob Jones", 640, 12, 60, 200, "Alice Smith⟨1⟩, Bob Jones"),
+              _at("†, Carol White", 640, 12, 210, 320, "⟨2⟩†, Carol White⟨1⟩"),
+              _at("University of Alpha", 620, 9, 60, 200, "⟨1⟩University of Alpha"),
+              _at("Beta Institute", 610, 9, 60, 200, "⟨2⟩Beta Institute")]
+    assert block_authors(symbol) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute"),
+                                     ("Carol White", "University of Alpha")]
+    plain_and = [_at("Dan Grey", 640, 12, 60, 110),
+                 _at("§ and Eve Black", 640, 12, 120, 220, "⟨2⟩§ and Eve Black⟨3⟩"),
+                 _at("Gamma University", 620, 9, 60, 200, "⟨2⟩Gamma University"),
+                 _at("Delta Hospital", 610, 9, 60, 200, "⟨3⟩Delta Hospital")]
+    assert block_authors(plain_and) == [("Dan Grey", "Gamma University"), ("Eve Black", "Delta Hospital")]

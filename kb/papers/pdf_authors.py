@@ -500,7 +500,7 @@ def _after_the_correspondence(authors: list[tuple[str, str | None]],
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[{SYMBOL_MARKS}]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
+_SEPARATORS = re.compile(r"^[\s,;.&|]*(?:and|AND)?[\s,;.&|]*$")  # a line between names: ',', 'and', '|'
 
 
 def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
