@@ -280,8 +280,14 @@ def _footer_name(segments: list[Segment]) -> Callable[[Segment], bool]:
     top = max(s.y for s in segments)
     footer = [other for other in segments if other.y < 0.1 * top]
 
+    # (or before its volume or year and a comma, a citation line: MDPI's masthead 'molecules' over its title,
+    # the footer 'Molecules 2017, 22, 1763; doi:...'; Cell Press's 'Cell 168, 1–13, January 12, 2017'; a
+    # short line only, a few words, as a journal's name is)
     def names_journal(seg: Segment) -> bool:
-        return any(other is not seg and re.match(rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text)
+        name = re.escape(seg.text.strip())
+        cited = re.compile(rf"{name}\s+\d{{1,4}},", re.IGNORECASE) if len(seg.text.split()) <= 3 else None
+        return any(other is not seg and (re.match(rf"{name}\s*[|•·]", other.text)
+                                         or cited is not None and cited.match(other.text) is not None)
                    for other in footer)
 
     return names_journal
