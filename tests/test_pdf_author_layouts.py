@@ -994,3 +994,196 @@ def test_fill_from_the_end_the_authors_are_with_one_place(page: str, place: str 
     article = PdfArticle(pages=[page], authors=[("Ada Lovelace", None), ("Alan Turing", None)])
     fill_from_the_end(article)
     assert article.authors == [("Ada Lovelace", place), ("Alan Turing", place)]
+
+
+# -- round 11 fourth wave: life-science journals' author blocks -------------------------------------------------
+
+def test_block_authors_a_mark_typed_after_a_surname_in_capitals_closes_it() -> None:
+    """Portland Press (ace-inhibitors-clinsci) prints surnames in capitals and types some marks in the text
+    after them ('Rajni K. SHARMA†¹, Geoffrey MASUYER‡'), the addresses opening with the same symbols: each
+    name takes its symbol's address. Other layouts of the class: a byline all in capitals with its symbols
+    ('JOHN SMITH*, MARY JONES† AND ANNA LEE‡'), and a number typed after a surname in capitals ('Anna
+    KOWALSKA1, Piotr NOWAK2') over numbered addresses."""
+    portland = [_at("Ross G. DOUGLAS, Rajni K. SHARMA†, Geoffrey MASUYER‡, Lizelle LUBBE, Ismael ZAMORA§,",
+                    602.9, 9.5, 73.2, 477.8, "Ross G. DOUGLAS⟨∗1⟩, Rajni K. SHARMA†⟨1⟩, Geoffrey MASUYER‡, "
+                    "Lizelle LUBBE⟨∗⟩, Ismael ZAMORA§,"),
+                _at("K. Ravi ACHARYA‡, Kelly CHIBALE† and Edward D. STURROCK", 591.6, 9.5, 73.2, 331.1,
+                    "K. Ravi ACHARYA‡, Kelly CHIBALE† and Edward D. STURROCK⟨∗⟩"),
+                _at("Institute of Infectious Disease and Molecular Medicine, University of Cape Town, Observatory",
+                    572.2, 7, 76.1, 511.3, "⟨∗⟩Institute of Infectious Disease and Molecular Medicine, University "
+                    "of Cape Town, Observatory"),
+                _at("†Department of Chemistry, University of Cape Town, Rondebosch, Cape Town 7701,", 555.2, 7,
+                    72.9, 511.0),
+                _at("South Africa", 547.9, 7, 72.7, 108.9),
+                _at("‡Department of Biology and Biochemistry, University of Bath, Claverton Down, Bath BA2 7AY, U.K.",
+                    538.2, 7, 72.9, 370.1),
+                _at("§Lead Molecular Design, Sant Cugat del Vallès, Barcelona, Spain", 529.6, 7, 72.9, 359.8)]
+    found = dict(block_authors(portland))
+    assert list(found) == ["Ross G. DOUGLAS", "Rajni K. SHARMA", "Geoffrey MASUYER", "Lizelle LUBBE",
+                           "Ismael ZAMORA", "K. Ravi ACHARYA", "Kelly CHIBALE", "Edward D. STURROCK"]
+    assert "University of Cape Town" in (found["Rajni K. SHARMA"] or "")
+    assert "University of Bath" in (found["Geoffrey MASUYER"] or "")
+    assert "University of Bath" in (found["K. Ravi ACHARYA"] or "")
+    assert (found["Ismael ZAMORA"] or "").startswith("Lead Molecular Design")
+    capitals = [_at("JOHN SMITH*, MARY JONES† AND ANNA LEE‡", 640, 11, 150, 450),
+                _at("*University of Alpha, Alpha City", 622, 9, 150, 400),
+                _at("†Beta Institute of Technology, Beta Town", 612, 9, 150, 400),
+                _at("‡Gamma Research Centre, Gamma Village", 602, 9, 150, 400)]
+    assert block_authors(capitals) == [("John Smith", "University of Alpha, Alpha City"),
+                                       ("Mary Jones", "Beta Institute of Technology, Beta Town"),
+                                       ("Anna Lee", "Gamma Research Centre, Gamma Village")]
+    numbered = [_at("Anna KOWALSKA1, Piotr NOWAK2", 640, 11, 150, 450),
+                _at("1Faculty of Biology, University of Warsaw", 622, 9, 150, 400),
+                _at("2Institute of Biochemistry and Biophysics, Polish Academy of Sciences", 612, 9, 150, 400)]
+    assert block_authors(numbered) == [("Anna KOWALSKA", "Faculty of Biology, University of Warsaw"),
+                                       ("Piotr NOWAK",
+                                        "Institute of Biochemistry and Biophysics, Polish Academy of Sciences")]
+
+
+def test_block_authors_addresses_numbered_with_a_point_run_on_in_a_paragraph() -> None:
+    """PLOS ONE's 2014 layout (fanged-frog-plosone) numbers its addresses '1.', '2.', '3.' in the text's own
+    size and runs them on in one paragraph, the measure breaking it after a number ('..., Canada, 3.' over
+    'Museum of Vertebrate Zoology ...'): each number opens its block, the one closing a line the next line's.
+    Other layouts of the class: one address a line, numbered with a point as a word processor types a list
+    ('1. Department of Botany, University of Alpha'), and blocks run on with semicolons ('1. University of
+    Alpha; 2. Beta Institute;' / '3. Gamma Hospital')."""
+    plos = [_at("Djoko T. Iskandar , Ben J. Evans , Jimmy A. McGuire", 587.5, 10, 197.0, 467.0,
+                "Djoko T. Iskandar⟨1⟩, Ben J. Evans⟨2⟩, Jimmy A. McGuire⟨3*⟩"),
+            _at("1. School of Life Sciences and Technology, Institut Teknologi Bandung, Bandung, Indonesia, 2. "
+                "Center for", 570.0, 8, 196.9, 570.0),
+            _at("Environmental Genomics, Department of Biology, McMaster University, Hamilton, Ontario, Canada, 3.",
+                560.0, 8, 196.9, 553.5),
+            _at("Museum of Vertebrate Zoology and Department of Integrative Biology, University of California, "
+                "Berkeley,", 550.1, 8, 196.9, 562.2),
+            _at("California, United States of America", 540.7, 8, 196.7, 322.5)]
+    found = block_authors(plos)
+    assert [name for name, _ in found] == ["Djoko T. Iskandar", "Ben J. Evans", "Jimmy A. McGuire"]
+    assert (found[0][1] or "").startswith("School of Life Sciences and Technology, Institut Teknologi Bandung")
+    assert (found[1][1] or "").startswith("Center for Environmental Genomics, Department of Biology, McMaster")
+    assert (found[2][1] or "").startswith("Museum of Vertebrate Zoology and Department of Integrative Biology, "
+                                          "University of California, Berkeley")
+    listed = [_at("Maria Rossi , Paolo Bianchi", 640, 11, 150, 400, "Maria Rossi⟨1⟩, Paolo Bianchi⟨2⟩"),
+              _at("1. Department of Botany, University of Alpha", 622, 10, 150, 400),
+              _at("2. Beta Institute of Plant Genetics", 610, 10, 150, 400)]
+    assert block_authors(listed) == [("Maria Rossi", "Department of Botany, University of Alpha"),
+                                     ("Paolo Bianchi", "Beta Institute of Plant Genetics")]
+    semicolons = [_at("Ana Silva , Rui Costa , Joao Sousa", 640, 11, 150, 450,
+                      "Ana Silva⟨1⟩, Rui Costa⟨2⟩, Joao Sousa⟨3⟩"),
+                  _at("1. University of Alpha; 2. Beta Institute of Marine Research; 3.", 622, 9, 150, 450),
+                  _at("Gamma Hospital", 612, 9, 150, 250)]
+    assert block_authors(semicolons) == [("Ana Silva", "University of Alpha"),
+                                         ("Rui Costa", "Beta Institute of Marine Research"),
+                                         ("Joao Sousa", "Gamma Hospital")]
+
+
+def test_block_authors_an_institution_broken_at_a_paragraph_line_end_is_put_back_together() -> None:
+    """OUP's DNA Research (teak-genome-dnares) runs its numbered addresses on in one paragraph, each number
+    raised after the block before it, and the measure breaks a name between two of its words ('...,
+    University of Agricultural' over 'Sciences, College of Forestry, ...'; 'Genotypic Technology Private'
+    over 'Limited, Bengaluru, ...'): the words up to the next comma finish the name. Other layouts of the
+    class: PNAS's lettered blocks ('..., Alpha, AL 35401;' 'ᵇ' 'Department of Chemistry, Gamma State' over
+    'University, Gamma City, GA 30301'), and a raised number after a point ('... Alpha, UK.' '²' 'Max Planck
+    Institute for Evolutionary' over 'Anthropology, Leipzig, Germany.')."""
+    dnares = [_at("Ramesh Vasudeva , Swathi Balakrishnan , Balaji Rajashekar", 557.6, 12, 63.8, 448.2,
+                  "Ramesh Vasudeva⟨2⟩ , Swathi Balakrishnan⟨3⟩ , Balaji Rajashekar⟨4,5⟩"),
+              _at("Nadu 641 002, India,", 479.8, 9, 63.9, 135.2),
+              _at("2", 485.0, 6.4, 137.9, 140.5),
+              _at("Forest Genetics and Biotechnology Division, Kerala Forest Research Institute, Peechi,", 479.2, 9,
+                  141.4, 450.1),
+              _at("Thrissur, Kerala 680 653, India,", 467.8, 9, 63.2, 172.8),
+              _at("3", 472.9, 6.4, 175.4, 178.1),
+              _at("Department of Forest Biology and Tree Improvement, University of Agricultural", 467.3, 9, 179.1,
+                  462.1),
+              _at("Sciences, College of Forestry, Sirsi, Uttara Kannada, Karnataka 581401, India,", 455.2, 9, 63.6,
+                  341.4),
+              _at("4", 461.0, 6.4, 344.1, 346.8),
+              _at("Genotypic Technology Private", 455.2, 9, 347.6, 454.9),
+              _at("Limited, Bengaluru, Karnataka 560094, India, and", 443.2, 9, 63.8, 237.6),
+              _at("5", 448.9, 6.4, 240.8, 243.2),
+              _at("Institute of Computer Science, University of Tartu, Estonia", 443.2, 9, 244.4, 452.1)]
+    found = dict(block_authors(dnares))
+    assert "University of Agricultural Sciences" in (found["Swathi Balakrishnan"] or "")
+    assert found["Balaji Rajashekar"] == "Genotypic Technology Private Limited"
+    assert (found["Ramesh Vasudeva"] or "").startswith("Forest Genetics and Biotechnology Division, Kerala")
+    pnas = [_at("Ann Lee , Bo Chen", 640, 12, 60, 300, "Ann Lee⟨a⟩ , Bo Chen⟨b⟩"),
+            _at("a", 624, 6, 60, 63),
+            _at("Department of Biology, University of Alpha, Alpha, AL 35401;", 620, 8, 64, 300),
+            _at("b", 624, 6, 303, 306),
+            _at("Department of Chemistry, Gamma State", 620, 8, 307, 450),
+            _at("University, Gamma City, GA 30301", 610, 8, 60, 200)]
+    assert dict(block_authors(pnas))["Bo Chen"] == "Department of Chemistry, Gamma State University"
+    nature = [_at("Eva Klein , Jan Novak", 640, 12, 60, 300, "Eva Klein⟨1⟩ , Jan Novak⟨2⟩"),
+              _at("1", 624, 6, 60, 63),
+              _at("Department of Zoology, University of Alpha, Alpha, UK.", 620, 8, 64, 280),
+              _at("2", 624, 6, 283, 286),
+              _at("Max Planck Institute for Evolutionary", 620, 8, 287, 450),
+              _at("Anthropology, Leipzig, Germany.", 610, 8, 60, 200)]
+    assert (dict(block_authors(nature))["Jan Novak"] or "").startswith(
+        "Max Planck Institute for Evolutionary Anthropology")
+
+
+def test_block_authors_names_set_apart_by_vertical_bars_are_a_list() -> None:
+    """Wiley's current journal template (wildlife-forensics-animgen, Animal Genetics; Protein Science and
+    Proteins use it) sets its names in rows with a vertical bar between them, each bar a segment of its own or
+    glued to the name before or after it ('| Kyle M. Ewart¹,²', 'Irene Kuiper⁶ |'): every name is one, the bars
+    none. Other layouts of the class: one line holding the bars ('Alice Smith¹ | Bob Jones² | Carol White¹'),
+    and a row closing with a bar over the next ('Ana Lima¹ | Rui Melo² |' / 'Eva Rocha³')."""
+    wiley = [_at("Greta J. Frankham", 595.9, 12, 46.2, 142.0, "Greta J. Frankham⟨1⟩"),
+             _at("|", 593.6, 12, 168.9, 169.7),
+             _at("Rob Ogden", 593.6, 12, 181.8, 237.5, "Rob Ogden⟨2,3⟩"),
+             _at("|", 593.6, 12, 271.9, 272.7),
+             _at("Barry W. Baker", 593.6, 12, 284.7, 364.3, "Barry W. Baker⟨4⟩"),
+             _at("| Kyle M. Ewart", 593.6, 12, 391.0, 476.8, "| Kyle M. Ewart⟨1,2⟩"),
+             _at("|", 593.6, 12, 510.2, 511.0),
+             _at("Rebecca N. Johnson", 577.9, 12, 45.9, 146.8, "Rebecca N. Johnson⟨5⟩"),
+             _at("|", 575.6, 12, 173.9, 174.7),
+             _at("Irene Kuiper |", 575.6, 12, 186.7, 266.4, "Irene Kuiper⟨6⟩ |"),
+             _at("Christina D. Lindquist |", 575.6, 12, 278.8, 408.4, "Christina D. Lindquist⟨7⟩ |"),
+             _at("M. Katherine Moore", 559.9, 12, 45.8, 149.3, "M. Katherine Moore⟨8⟩")]
+    assert _names(wiley) == ["Greta J. Frankham", "Rob Ogden", "Barry W. Baker", "Kyle M. Ewart",
+                             "Rebecca N. Johnson", "Irene Kuiper", "Christina D. Lindquist", "M. Katherine Moore"]
+    one_line = [_at("Alice Smith | Bob Jones | Carol White", 640, 12, 60, 400,
+                    "Alice Smith⟨1⟩ | Bob Jones⟨2⟩ | Carol White⟨1⟩"),
+                _at("University of Alpha", 620, 9, 60, 200, "⟨1⟩University of Alpha"),
+                _at("Beta Institute", 610, 9, 60, 200, "⟨2⟩Beta Institute")]
+    assert block_authors(one_line) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute"),
+                                       ("Carol White", "University of Alpha")]
+    two_rows = [_at("Ana Lima | Rui Melo |", 640, 12, 60, 400, "Ana Lima⟨1⟩ | Rui Melo⟨2⟩ |"),
+                _at("Eva Rocha", 625, 12, 60, 150, "Eva Rocha⟨3⟩")]
+    assert _names(two_rows) == ["Ana Lima", "Rui Melo", "Eva Rocha"]
+
+
+def test_block_authors_a_superscript_opening_a_segment_closes_the_name_left_of_it() -> None:
+    """MDPI's old layout (wheat-volatiles-metabolites) sets the last names of a row as two segments, the
+    second opening with the marks of the first's last name, a typed '*' after the superscript: 'Pietro A.
+    Siciliano ³, Francesco P. Fanizzi' '²,* and Antonio F. Logrieco⁴,*'. The marks and the separator after
+    them close Fanizzi's name: the rest goes on with the names, no affiliation block. Other layouts of the
+    class: a typed dagger after the superscript ('Bob Jones' '²†, Carol White¹'), and a typed section sign
+    with 'and' after it ('Dan Grey' '²§ and Eve Black³')."""
+    mdpi = [_at("Pietro A. Siciliano , Francesco P. Fanizzi", 578.4, 12, 50.0, 261.1,
+                "Pietro A. Siciliano ⟨3⟩, Francesco P. Fanizzi", "bold"),
+            _at("* and Antonio F. Logrieco", 577.9, 12, 270.9, 418.9, "⟨2,⟩* and Antonio F. Logrieco⟨4,*⟩",
+                "bold"),
+            _at("2", 522.1, 8, 49.8, 53.3),
+            _at("Di.S.Te.B.A., University of Salento, Prov.le Lecce-Monteroni, 73100 Lecce, Italy;", 515.1, 12,
+                64.3, 460.6),
+            _at("3", 488.1, 8, 50.0, 53.0),
+            _at("C.N.R. Institute for Microelectronics and Microsystems (IMM), Lecce,", 481.1, 12, 64.5, 545.6),
+            _at("4", 454.2, 8, 49.8, 53.4),
+            _at("C.N.R. Institute of Sciences of Food Production (ISPA), Via Amendola 122/O, 70125 Bari, Italy",
+                447.1, 12, 64.5, 528.2)]
+    found = block_authors(mdpi)
+    assert [name for name, _ in found] == ["Pietro A. Siciliano", "Francesco P. Fanizzi", "Antonio F. Logrieco"]
+    assert "University of Salento" in (found[1][1] or "")
+    assert "Institute of Sciences of Food Production" in (found[2][1] or "")
+    symbol = [_at("Alice Smith , Bob Jones", 640, 12, 60, 200, "Alice Smith⟨1⟩, Bob Jones"),
+              _at("†, Carol White", 640, 12, 210, 320, "⟨2⟩†, Carol White⟨1⟩"),
+              _at("University of Alpha", 620, 9, 60, 200, "⟨1⟩University of Alpha"),
+              _at("Beta Institute", 610, 9, 60, 200, "⟨2⟩Beta Institute")]
+    assert block_authors(symbol) == [("Alice Smith", "University of Alpha"), ("Bob Jones", "Beta Institute"),
+                                     ("Carol White", "University of Alpha")]
+    plain_and = [_at("Dan Grey", 640, 12, 60, 110),
+                 _at("§ and Eve Black", 640, 12, 120, 220, "⟨2⟩§ and Eve Black⟨3⟩"),
+                 _at("Gamma University", 620, 9, 60, 200, "⟨2⟩Gamma University"),
+                 _at("Delta Hospital", 610, 9, 60, 200, "⟨3⟩Delta Hospital")]
+    assert block_authors(plain_and) == [("Dan Grey", "Gamma University"), ("Eve Black", "Delta Hospital")]

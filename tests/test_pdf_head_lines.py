@@ -1,7 +1,8 @@
 """The journal's name lines page 1's title is never taken from (kb/papers/pdf_layout.py): a line between the
-two lines of an Elsevier masthead, and a line opening a footer line before a separator (PLOS ONE). Each page's
-masthead and footer lines are found once, where each line asked about scanned the page again before: the
-answers are those of that per-line scan (written out here) on random pages made of such lines."""
+two lines of an Elsevier masthead, and a line opening a footer line before a separator (PLOS ONE) or before a
+volume and a comma (MDPI's 'Molecules 2017, 22, 1763'). Each page's masthead and footer lines are found once,
+where each line asked about scanned the page again before: the answers are those of that per-line scan (written
+out here) on random pages made of such lines."""
 
 from __future__ import annotations
 
@@ -23,15 +24,19 @@ def _masthead_by_scanning(seg: Segment, segments: list[Segment]) -> bool:
 
 def _footer_name_by_scanning(seg: Segment, segments: list[Segment]) -> bool:
     top = max(s.y for s in segments)
-    return any(other.y < 0.1 * top and other is not seg and re.match(
-        rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text) for other in segments)
+    name = re.escape(seg.text.strip())
+    return any(other.y < 0.1 * top and other is not seg and (
+        re.match(rf"{name}\s*[|•·]", other.text)
+        or len(seg.text.split()) <= 3 and re.match(rf"{name}\s+\d{{1,4}},", other.text, re.IGNORECASE))
+        for other in segments)
 
 
 def _page(rng: random.Random) -> list[Segment]:
     """A page of 1-40 lines: masthead lines, journal names, footers naming them, prose; on shared baselines
     at times, and some in the bottom tenth."""
     texts = [*_MASTHEAD_LINES, "PLOS ONE", "PLOS ONE | https://doi.org/10.1371/x", "PLOS ONE·12", "Nature",
-             "Nature  • 2021", "A title of an article", "Alice Smith", "BBA", " PLOS ONE "]
+             "Nature  • 2021", "A title of an article", "Alice Smith", "BBA", " PLOS ONE ", "molecules",
+             "Molecules 2017, 22, 1763; doi:10.3390/x"]
     page = []
     for _ in range(rng.randint(1, 40)):
         y = rng.choice([rng.uniform(0, 800), rng.uniform(0, 60), float(rng.randrange(0, 800, 20))])

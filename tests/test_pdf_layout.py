@@ -2443,3 +2443,36 @@ def test_fill_from_the_end_author_details_not_linking_every_name_give_none(
     article = PdfArticle(pages=["Epigenetic modelling", "Results\n" + end], authors=list(_DETAILS_AUTHORS))
     fill_from_the_end(article, marks)
     assert article.authors == _DETAILS_AUTHORS
+
+
+@pytest.mark.parametrize(("masthead", "footer"), [
+    ("molecules", "Molecules 2017, 22, 1763; doi:10.3390/molecules22111763 www.mdpi.com/journal/molecules"),
+    ("Cell", "Cell 168, 1–13, January 12, 2017 © 2016 Elsevier Inc."),
+    ("iScience", "iScience 23, 101234, June 26, 2020 © 2020 The Author(s)."),
+])
+def test_describe_a_masthead_its_footer_cites_by_volume_is_the_journal_not_the_title(masthead: str,
+                                                                                    footer: str) -> None:
+    """MDPI's current layout (hiv-pheophytin-molecules) sets the journal's name as a masthead in lower case
+    ('molecules'), larger than the title, with no ISSN or address beside it; the footer cites the article
+    under that name before its year and a comma ('Molecules 2017, 22, 1763; doi:...'). The masthead is the
+    journal, never the title, and the title's second line no name. Other layouts of the class: Cell Press's
+    'Cell' over 'Cell 168, 1–13, January 12, 2017', and 'iScience' over 'iScience 23, 101234, June 26, 2020'."""
+    o, c = MARK_OPEN, MARK_CLOSE
+    segments = [_at(masthead, 760, 24, 60, 200),
+                _at("Anti-HIV Activity of Ocimum labiatum Extract and", 700, 18, 60, 520),
+                _at("Isolated Pheophytin-a", 680, 18, 60, 260),
+                _at("Petrina Kapewangolo , Martha Kandawa-Schulz and Debra Meyer", 655, 10, 60, 420,
+                    f"Petrina Kapewangolo {o}1,2{c}, Martha Kandawa-Schulz {o}2{c} and Debra Meyer {o}1,3,*{c}"),
+                _at("1 Department of Biochemistry, University of Pretoria, Pretoria 0002, South Africa", 635, 9, 60,
+                    500, f"{o}1{c}Department of Biochemistry, University of Pretoria, Pretoria 0002, South Africa"),
+                _at("2 Department of Chemistry, University of Namibia, Windhoek 9000, Namibia", 625, 9, 60, 500,
+                    f"{o}2{c}Department of Chemistry, University of Namibia, Windhoek 9000, Namibia"),
+                _at("3 Department of Biochemistry, University of Johannesburg, Johannesburg 2006, South Africa",
+                    615, 9, 60, 500, f"{o}3{c}Department of Biochemistry, University of Johannesburg, "
+                    "Johannesburg 2006, South Africa"),
+                _at("Abstract:", 590, 10, 60, 110), *_BODY,
+                _at(footer, 30, 8, 60, 540)]
+    article = PdfArticle(pages=["Abstract: Ocimum plants are used.\n1. Introduction\nNatural products."])
+    describe(article, segments)
+    assert article.title == "Anti-HIV Activity of Ocimum labiatum Extract and Isolated Pheophytin-a"
+    assert [name for name, _ in article.authors] == ["Petrina Kapewangolo", "Martha Kandawa-Schulz", "Debra Meyer"]

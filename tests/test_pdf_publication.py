@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.papers.identifiers import placeholder_doi
 from kb.papers.pdf_layout import describe, punctuated_title
 from kb.papers.pdf_page import PdfArticle, Segment, clean_text
 from kb.papers.pdf_publication import read_publication
@@ -1291,3 +1292,131 @@ def test_publication_a_scans_misread_journal_word_is_spelled_as_the_document_spe
     the one word of the document within two letters of it that the lexicon's names hold (before, the misread
     name was the venue)."""
     assert _published(f"Body.\n{line}", elsewhere).venue == venue
+
+
+# -- round 11 (fourth wave): a class's sample publication, a submission's header, a workshop's note ----------
+
+_LIPICS_SAMPLE = ("© Ashvni Narayanan; licensed under Creative Commons License CC-BY 4.0\n"
+                  "42nd Conference on Very Important Topics (CVIT 2016).\n"
+                  "Editors: John Q. Open and Joan R. Access; Article No. 23; pp. 23:1–23:18\n"
+                  "Leibniz International Proceedings in Informatics\n"
+                  "Schloss Dagstuhl – Leibniz-Zentrum für Informatik, Dagstuhl Publishing, Germany")
+
+
+@pytest.mark.parametrize(("page", "margins"), [
+    # LIPIcs (padic-lean-lipics-submission): the class's sample footer and DOI on a submission
+    (f"{TITLE}\nAbstract\nWe formalise.\nDigital Object Identifier 10.4230/LIPIcs.CVIT.2016.23\n{_LIPICS_SAMPLE}",
+     ["CVIT 2016"]),
+    # acmart's sample conference line and reference format, left on a preprint
+    (f"{TITLE}\nABSTRACT\nWe study.\nWoodstock '18, June 03–05, 2018, Woodstock, NY\n"
+     "ACM Reference Format:\nAda Lovelace. 2018. In Woodstock '18: ACM Symposium on Neural "
+     "Gaze Detection, June 03–05, 2018, Woodstock, NY. ACM, New York, NY, USA, 10 pages. "
+     "https://doi.org/10.1145/1122445.1122456", []),
+    # OASIcs, the same class's other series, its footer only
+    (f"{TITLE}\nAbstract\nWe study.\n" + _LIPICS_SAMPLE.replace("Leibniz International Proceedings in Informatics",
+                                                                 "OpenAccess Series in Informatics"), []),
+    # IEEEtran's journal header on a preprint built with the class, read in the page's text
+    (f"JOURNAL OF LATEX CLASS FILES, VOL. 14, NO. 8, AUGUST 2015\n{TITLE}\nAbstract—We study.", []),
+])
+def test_publication_a_class_files_sample_publication_is_none(page: str, margins: list[str]) -> None:
+    """A LaTeX class prints a sample meeting or journal, with its year and DOI, on the article it builds:
+    LIPIcs' and OASIcs' '42nd Conference on Very Important Topics (CVIT 2016)' with the DOI
+    '10.4230/LIPIcs.CVIT.2016.23' and the series' name under them (before, the meeting, 2016 and the DOI were
+    read as the paper's), acmart's 'Woodstock '18' and DOI '10.1145/1122445.1122456', IEEEtran's 'JOURNAL OF
+    LATEX CLASS FILES'. Left on a manuscript, they state no publication: venue, year and DOI none. (acmart's
+    copyright line is a statement of its own, with the year the authors set: not part of the class.)"""
+    article = _published(page, margins=margins)
+    assert (article.venue, article.year, article.doi) == (None, None, None)
+
+
+@pytest.mark.parametrize("sample", ["10.4230/LIPIcs.CVIT.2016.23", "10.4230/OASIcs.CVIT.2016.1",
+                                    "10.1145/1122445.1122456", "10.1145/nnnnnnn.nnnnnnn"])
+def test_publication_a_class_files_sample_doi_is_a_placeholder(sample: str) -> None:
+    """The DOIs LaTeX classes print on their sample article (LIPIcs' and OASIcs' CVIT 2016 article, acmart's
+    sample and its n's) are placeholders wherever they turn up."""
+    assert placeholder_doi(sample) is not None
+
+
+def test_publication_a_real_lipics_footer_is_still_read() -> None:
+    """The other side: a LIPIcs paper as published names its meeting in the same footer, and its DOI."""
+    article = _published(f"{TITLE}\nAbstract\nWe formalise.\nDigital Object Identifier 10.4230/LIPIcs.ITP.2023.23\n"
+                         "© Ada Lovelace; licensed under Creative Commons License CC-BY 4.0\n14th International "
+                         "Conference on Interactive Theorem Proving (ITP 2023).\nEditors: Adam Naumowicz and René "
+                         "Thiemann; Article No. 23; pp. 23:1–23:18")
+    assert (article.venue, article.year) == ("International Conference on Interactive Theorem Proving", 2023)
+    assert placeholder_doi("10.4230/LIPIcs.ITP.2023.23") is None
+    assert placeholder_doi("10.1145/1122445.3122456") is None
+
+
+@pytest.mark.parametrize("stamp", ["arXiv: arXiv:0000.0000", "arXiv: math.PR/0000000", "arXiv:0000.00000v1"])
+def test_publication_an_arxiv_id_of_zeros_is_a_templates_placeholder(stamp: str) -> None:
+    """imsart prints 'arXiv: arXiv:0000.0000' under its header until the author sets the id
+    (dyncorr-imsart-submission, where it was the paper's id), 'math.PR/0000000' in its older versions; an id
+    of zeros with five digits or a version is the same placeholder. A real id of zeros and ones stays."""
+    assert _published(f"{TITLE}\n{stamp}\nWe study.").arxiv_id is None
+    assert _published(f"{TITLE}\narXiv:0704.0001v2\nWe study.").arxiv_id == "0704.0001"
+
+
+@pytest.mark.parametrize(("page", "margins"), [
+    # imsart's header on every build of a submission (dyncorr-imsart-submission)
+    (f"Submitted to the Annals of Applied Probability\n{TITLE}\nWe study.",
+     ["Submitted to the Annals of Applied Probability arXiv: arXiv:0000.0000"]),
+    # imsart's Annals of Statistics option, the header in the page's margin only
+    (f"{TITLE}\nWe study.", ["Submitted to the Annals of Statistics"]),
+    # the Statistical Science option's header, read in the page's text
+    (f"Submitted to Statistical Science\n{TITLE}\nWe study.", []),
+])
+def test_publication_imsarts_submission_header_names_no_venue(page: str, margins: list[str]) -> None:
+    """imsart prints 'Submitted to the Annals of Applied Probability' (or the option's other journal) on
+    every build until the paper is accepted, over its placeholder arXiv id (dyncorr-imsart-submission, where
+    the journal was read as the venue): the class's header, not a publication. No venue, from the statement
+    or from the journal it names in the margin."""
+    assert _published(page, margins=margins).venue is None
+
+
+def test_publication_an_elsevier_preprint_submitted_to_still_names_its_journal() -> None:
+    """The other side: elsarticle's 'Preprint submitted to JOURNAL' on an accepted manuscript is read."""
+    article = _published(f"{TITLE}\nWe study.\nPreprint submitted to Computational Statistics and Data Analysis "
+                         "March 1, 2013")
+    assert article.venue == "Computational Statistics and Data Analysis"
+
+
+@pytest.mark.parametrize(("note", "venue", "year"), [
+    # the SIGCHI extended-abstract format's note (ensembles-hcml-chi-workshop)
+    ("This paper was presented at the Human Centred Machine Learning Workshop at CHI 2016. Copyright © 2016 by "
+     "the authors.", "Human Centred Machine Learning Workshop", 2016),
+    ("This work was presented at the Workshop on Computational Creativity, Sydney, 2019.",
+     "Workshop on Computational Creativity", 2019),
+    ("Presented at the Symposium on Machine Learning for Music, 2021.", "Symposium on Machine Learning for Music",
+     2021),
+])
+def test_publication_this_paper_was_presented_at_a_meeting(note: str, venue: str, year: int) -> None:
+    """A paper that says it itself was presented at a meeting (a workshop's paper, which has no other
+    publication) names that meeting: before, 'presented at' was never read, and the workshop paper had no
+    venue or year."""
+    article = _published(f"{TITLE}\nAbstract\nWe study.\n{note}")
+    assert (article.venue, article.year) == (venue, year)
+
+
+def test_publication_an_earlier_version_presented_at_a_meeting_is_no_venue() -> None:
+    """The other side: a version presented earlier, or a talk's mention, names no venue of this paper."""
+    article = _published(f"{TITLE}\nAbstract\nWe study.\nAn earlier version of this work was presented at the "
+                         "Workshop on Computational Creativity, 2019.")
+    assert article.venue is None
+
+
+@pytest.mark.parametrize(("header", "venue", "year"), [
+    # ICAD's running header (phaserings-icad)
+    ("The 22nd International Conference on Auditory Display (ICAD–2016) July 2-8, 2016, Canberra, Australia",
+     "International Conference on Auditory Display", 2016),
+    ("The 20th International Conference on Digital Audio Effects (DAFx–17), Edinburgh, UK, September 5–9, 2017",
+     "International Conference on Digital Audio Effects", 2017),
+    ("14th Sound and Music Computing Conference (SMC‐2017), July 5-8, Espoo, Finland",
+     "Sound and Music Computing Conference", 2017),
+])
+def test_publication_a_meetings_acronym_joined_to_its_year_by_a_dash(header: str, venue: str, year: int) -> None:
+    """A meeting by its ordinal with its acronym and year in parentheses, the year joined to the acronym by a
+    dash as typeset (an en dash, a Unicode hyphen) rather than the hyphen: before, only '-' and a space
+    joined them, and ICAD's header named nothing."""
+    article = _published(f"{header}\n{TITLE}\nABSTRACT\nWe study.")
+    assert (article.venue, article.year) == (venue, year)

@@ -646,3 +646,35 @@ def test_cover_researchgates_cover_page_before_an_unheaded_abstract(cover: str) 
     'All content following this page was uploaded by ...') is a cover sheet, though the article's page 2 has no
     'Abstract' heading (before, page 1 was read as the article: no names, no abstract)."""
     assert is_cover([cover, _ARTICLE_PAGE])
+
+
+# -- round 11 (fourth wave): a draft's circulation notice in the title block ----------------------------------
+
+def _notice_page(block: list[Segment]) -> PdfArticle:
+    """A page 1 with a one-line title over ``block`` (names, dates, notices, addresses) and the body."""
+    return _described([_at("Swedish Labour Market Flows", 657, 17.2, 202, 410), *block, *_body(480, 10, 72, 540)])
+
+
+def test_authors_a_drafts_circulation_notice_is_no_affiliation() -> None:
+    """A working paper (labour-flows-working-paper): two names on one line over the date and a bold
+    'Preliminary and incomplete - please do not cite', the institute only in the marks' footnotes. The notice
+    says what readers may do with the text; it was every name's affiliation before."""
+    article = _notice_page([_at("Hannes Malmberg", 618.9, 12, 170.3, 262.6),
+                            _at("Niels-Jakob Harbo Hansen", 621.1, 12, 306.5, 441.9),
+                            _at("February 18, 2016", 593.4, 12, 260.4, 351.5),
+                            _at("Preliminary and incomplete - please do not cite", 560.1, 14.3, 137.9, 474,
+                                "bold")])
+    assert [name for name, _ in article.authors] == ["Hannes Malmberg", "Niels-Jakob Harbo Hansen"]
+    assert all("cite" not in (affiliation or "") for _, affiliation in article.authors)
+
+
+@pytest.mark.parametrize("notice", ["PRELIMINARY DRAFT: PLEASE DO NOT CIRCULATE",
+                                    "Comments welcome. Not for quotation without the authors' permission."])
+def test_authors_a_circulation_notice_between_the_names_and_their_address_leaves_the_address(notice: str) -> None:
+    """The same notice in other working papers' layouts: in capitals between a name and its address (an NBER-
+    style draft), or as 'Comments welcome. Not for quotation ...' there (a department's series): the address
+    under it stays the name's affiliation, the notice no part of it."""
+    article = _notice_page([_at("Ada Lovelace", 620, 12, 240, 330),
+                            _at(notice, 600, 10, 150, 460),
+                            _at("Department of Economics, Stockholm University", 585, 10, 170, 440)])
+    assert article.authors == [("Ada Lovelace", "Department of Economics, Stockholm University")]

@@ -16,8 +16,10 @@ DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
 DOI_IN_TEXT = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>]+[^\s\"'<>.,;:)\]])")
 # arXiv ids: new style '2602.21750' (optionally 'v2'), old style 'hep-th/9901001'.
 ARXIV_SHAPE = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?$")
+# (an id of zeros is a template's placeholder, as imsart's 'arXiv: arXiv:0000.0000' and 'math.PR/0000000')
 ARXIV_IN_TEXT = re.compile(
-    r"(?:arXiv:\s*|arxiv\.org/(?:abs|pdf)/)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})"
+    r"(?:arXiv:\s*|arxiv\.org/(?:abs|pdf)/)(?!(?:[a-z-]+(?:\.[A-Z]{2})?/)?[0.]+\b)"
+    r"(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})"
     r"(?:v\d+)?",
     re.IGNORECASE,
 )
@@ -30,6 +32,10 @@ _PLACEHOLDER_SIGNS: list[tuple[str, re.Pattern[str]]] = [
         ("it has X's where numbers go (a template's)", r"(?i)^10\.\S*?(?:^|[^a-z])x{2,}(?:[^a-z]|$)"),
         ("it is under Crossref's test prefix 10.5555", r"^10\.5555/"),
         ("it is the DOI handbook's example", r"(?i)^10\.1000/(?:xyz|182$)"),
+        # the DOIs LaTeX classes print on their sample article, left on manuscripts built with them
+        ("it is the LIPIcs/OASIcs class's sample article's (the 'CVIT 2016' meeting)",
+         r"^10\.4230/[A-Za-z]+\.CVIT\.2016\.\d+$"),
+        ("it is the acmart class's sample DOI", r"^10\.1145/(?:1122445\.1122456|nnnnnnn\.nnnnnnn)$"),
     ]
 ]
 

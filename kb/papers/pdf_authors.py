@@ -500,7 +500,7 @@ def _after_the_correspondence(authors: list[tuple[str, str | None]],
 _LEADING_MARK = re.compile(r"^(?:⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:,\d+)*)\)\s+|"
                            rf"(?P<sym>[{SYMBOL_MARKS}]+|\?(?=[A-Z])|[{UNMAPPED_MARKS}])\s*|"
                            r"(?P<num>\d{1,2})(?=[A-Z][a-z]))")
-_SEPARATORS = re.compile(r"^[\s,;.&]*(?:and|AND)?[\s,;.&]*$")  # a line between names: ',' or 'and'
+_SEPARATORS = re.compile(r"^[\s,;.&|]*(?:and|AND)?[\s,;.&|]*$")  # a line between names: ',', 'and', '|'
 
 
 def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
@@ -661,7 +661,8 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
     name_size: float | None = None
     name_style: str | None = None
     typed = False  # a line above opened with a typed number its name carries
-    for seg in join_wrapped(merge_spaced(block)):
+    carried: str | None = None  # a number typed at the end of the line above: it opens this line's block
+    for seg in _names_rejoined(join_wrapped(merge_spaced(block))):
         text = LEAD_SEPARATOR.sub("", listed(seg))
         in_size = name_size is None or abs(seg.size - name_size) < 0.5
         # The names of one block share their font: a line like a name in another style under them is
@@ -677,11 +678,73 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
             name_size, name_style = seg.size, seg.style
             names += [(seg, name, keys) for name, keys in group[0]]
             grouped.update((name, group[1]) for name, _ in group[0])
-        elif names and not _SEPARATORS.match(seg.text) and (
-                kept := _without_contacts(numbered := _numbered(seg, names, typed))) is not None:
-            typed = typed or numbered is not seg  # numbers typed as marks: the lines after may run on so
-            others.append(kept)
+        elif names and not _SEPARATORS.match(seg.text):
+            numbered = _numbered(_opened_by(seg, carried), names, typed)
+            # (a line of numbered blocks run on may close on the next block's number: it opens the next line)
+            numbered, carried = (_closing_number(numbered, names) if typed or numbered is not seg
+                                 else (numbered, None))
+            if (kept := _without_contacts(numbered)) is not None:
+                typed = typed or numbered is not seg  # numbers typed as marks: the lines after may run on so
+                others.append(kept)
     return names, others, grouped
+
+
+def _names_rejoined(segments: list[Segment]) -> list[Segment]:
+    """The lines with an institution's name the measure broke between two of its words put back together,
+    where the blocks run on in a paragraph: a block opened mid-line by a raised mark, after the separator
+    closing the block before it ('..., India,' '³' 'Department of Forest Biology ..., University of
+    Agricultural' over 'Sciences, College of Forestry, ...', OUP's DNA Research), whose line ends in a word
+    (no separator, no 'and'), goes on in the next line's words up to their first comma, which leave that
+    line ('Genotypic Technology Private' over 'Limited, Bengaluru, ...'). A paragraph's line break falls
+    between words, not between an institution's parts: read as two lines, the name would be cut in two
+    ('University of Agricultural, Sciences'). A line opening with a number or a mark opens a block of its
+    own, and is left as it is."""
+    rejoined = list(segments)
+    for at in range(1, len(rejoined) - 1):
+        mark, line, below = rejoined[at - 1], rejoined[at], rejoined[at + 1]
+        before = [s for s in rejoined[:at - 1] if abs(s.y - line.y) < line.size and s.x1 <= mark.x0]
+        if not (BARE_MARK.match(mark.text) and mark.size < line.size and before
+                and re.search(r"(?:[,;.]|\band)$", before[-1].text.rstrip())
+                and 0 <= line.x0 - mark.x1 < COLUMN_GAP * line.size):
+            continue  # no block opened mid-line, after the block before it
+        first, comma, rest = below.text.partition(",")
+        if (re.search(r"(?:[,;.:)]|\band|⟩)$", line.text.rstrip()) or abs(below.size - line.size) > 0.5
+                or not 0 < line.y - below.y < 2 * line.size or below.x0 >= line.x0
+                or not re.match(r"[^\W\d_]", below.text) or below.marked and below.marked != below.text
+                or len(first.split()) > 3):
+            continue
+        marked = f"{line.marked.rstrip()} {first.strip()}" if line.marked else ""
+        rejoined[at] = Segment(f"{line.text.rstrip()} {first.strip()}", line.size, line.x0, line.x1, line.y,
+                               marked, line.style)
+        rejoined[at + 1] = Segment(rest.strip(), below.size, below.x0, below.x1, below.y, "", below.style)
+    return [s for s in rejoined if s.text]
+
+
+# A block's number typed at the end of a line, after the separator closing the block before ('...,
+# Hamilton, Ontario, Canada, 3.' over 'Museum of Vertebrate Zoology ...', PLOS ONE 2014): it opens the next
+# line.
+_CLOSING_NUMBER = re.compile(r"(?<=[,;])\s+(\d{1,2})\.?\s*$")
+
+
+def _closing_number(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> tuple[Segment, str | None]:
+    """A line of numbered blocks run on in a paragraph without the number closing it (``_CLOSING_NUMBER``),
+    and that number, where a name carries it: the measure broke the paragraph after it, before its block's
+    first word. Else the line as it is, and None."""
+    marked = seg.marked or seg.text
+    closing = _CLOSING_NUMBER.search(marked)
+    if closing is None or not any(closing.group(1) in keys for _, _, keys in names):
+        return seg, None
+    rest = marked[:closing.start()]
+    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest,
+                   seg.style), closing.group(1)
+
+
+def _opened_by(seg: Segment, number: str | None) -> Segment:
+    """The line with the number the line above closed on (``_closing_number``) as its opening mark."""
+    if number is None:
+        return seg
+    return Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, f"{MARK_OPEN}{number}{MARK_CLOSE}"
+                   f"{seg.marked or seg.text}", seg.style)
 
 
 def _marked_like(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> bool:
@@ -701,7 +764,8 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on:
     Street'). With ``run_on`` (a line so numbered stands above it: the blocks run on in a paragraph), the
     numbers typed after a separator on a line that opens with none are marks too."""
     text = seg.marked or seg.text
-    number = re.match(r"(\d{1,2})\s+(?=[A-Z])", text)
+    # (the number may close with a point: '1. School of Life Sciences ..., 2. Center for', PLOS ONE 2014)
+    number = re.match(r"(\d{1,2})\.?\s+(?=[A-Z])", text)
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
         if not run_on or (rest := _typed_marks(text, names)) == text:
             return seg
@@ -728,7 +792,7 @@ def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
         opened.append(int(number))
         return f"{found.group('letter') or ''} {MARK_OPEN}{number}{MARK_CLOSE}"
 
-    return re.sub(r"(?<=[,;.])\s+(?P<sep>\d{1,2})(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))"
+    return re.sub(r"(?<=[,;.])\s+(?P<sep>\d{1,2})\.?(?:\s+(?=[A-Z])|(?=[A-Z][a-z]))"
                   r"|(?P<letter>[^\W\d_])\s+(?P<word>\d{1,2})\s+(?=[A-Z][^\W\d_])", mark, text)
 
 

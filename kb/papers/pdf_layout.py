@@ -244,6 +244,14 @@ _NOT_TITLE = re.compile(r"arXiv:(?:\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})|
 
 _TITLE_MOST_WORDS = 40  # longer than any title: the largest lines are a page's prose
 
+# A draft's circulation notice, set among the title block's lines ('Preliminary and incomplete - please do not
+# cite' under a working paper's date, 'PRELIMINARY DRAFT: DO NOT CIRCULATE', 'Comments welcome. Do not quote
+# without permission.'): what readers may do with the text, never an author's name or address.
+_CIRCULATION_NOTICE = re.compile(
+    r"\b(?:do not|please don'?t|not to be) (?:cite|quote|circulate|distribute|copy)\b|"
+    r"\bnot for (?:citation|quotation|circulation|distribution)\b|\bpreliminary (?:and incomplete|draft)\b|"
+    r"\bcomments (?:are )?(?:very )?welcome\b", re.IGNORECASE)
+
 
 # The lines of an Elsevier journal's masthead, above and under its name: 'Contents lists available at
 # ScienceDirect' / JOURNAL / 'journal homepage: www.elsevier.com/locate/...'.
@@ -272,8 +280,14 @@ def _footer_name(segments: list[Segment]) -> Callable[[Segment], bool]:
     top = max(s.y for s in segments)
     footer = [other for other in segments if other.y < 0.1 * top]
 
+    # (or before its volume or year and a comma, a citation line: MDPI's masthead 'molecules' over its title,
+    # the footer 'Molecules 2017, 22, 1763; doi:...'; Cell Press's 'Cell 168, 1–13, January 12, 2017'; a
+    # short line only, a few words, as a journal's name is)
     def names_journal(seg: Segment) -> bool:
-        return any(other is not seg and re.match(rf"{re.escape(seg.text.strip())}\s*[|•·]", other.text)
+        name = re.escape(seg.text.strip())
+        cited = re.compile(rf"{name}\s+\d{{1,4}},", re.IGNORECASE) if len(seg.text.split()) <= 3 else None
+        return any(other is not seg and (re.match(rf"{name}\s*[|•·]", other.text)
+                                         or cited is not None and cited.match(other.text) is not None)
                    for other in footer)
 
     return names_journal
@@ -335,7 +349,8 @@ def describe(article: PdfArticle, segments: list[Segment], at: int = 0, height: 
     floor = MARGIN * height if height else float("-inf")
     under_title = _below_title(segments, floor, min(s.y for s in title_lines) - 0.1)
     above_drop = _above_drop_capital(under_title, body_size)
-    below = _in_title_column(above_drop, title_lines, segments)
+    below = [s for s in _in_title_column(above_drop, title_lines, segments)
+             if not _CIRCULATION_NOTICE.search(s.text)]  # no name or address, nor prose ending them
     end = _block_end(below)
     article.authors = page_authors(below[:end.cut], article.pages[at])
     fill_from_the_end(article, name_marks(below[:end.cut]), segments)

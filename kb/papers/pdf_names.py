@@ -113,8 +113,9 @@ NAME = re.compile(rf"^(?!.*{_TITLE_WORDS})"
                   rf"(?: \({_CASELESS_WORD}(?: {_CASELESS_WORD})*\))?$"
                   # (or the name in such a script alone, its words short: '山田 太郎')
                   rf"|{_CASELESS_WORD}(?: {_CASELESS_WORD}){{1,3}}$)")
-# Names are separated by commas, 'and', '&', or (Springer's journals) a middle dot or bullet.
-_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•]\s+")
+# Names are separated by commas, 'and', '&', (Springer's journals) a middle dot or bullet, or (Wiley's
+# current journal template: Protein Science, Proteins, Animal Genetics) a vertical bar.
+_NAME_SPLIT = re.compile(r",\s*(?:(?:and|AND)\s+)?|\s+(?:and|AND)\s+|\s*&\s*|\s+[·•|]\s+")
 # and after a name (or numbers: 'Hothorn1'; or a symbol without a Unicode map: an ORCID or envelope icon)
 # (a word processor's marks typed in the line's size after a space, 'Ada Lovelace 1,2': a name never ends in
 # a digit; nor in a closing quote or a prime, which a scan's OCR layer makes of a footnote's star:
@@ -125,9 +126,10 @@ END_MARKS = re.compile(rf"[\s{SYMBOL_MARKS}{UNMAPPED_MARKS}]+$|(?<=[a-z]) ?\d(?:
 # What may open a line of names: a byline's 'by', or the 'and', comma or both (', and') joining it to the
 # names of the line before ('Torsten Hothorn¹' / ', Kurt Hornik²' / 'and Achim Zeileis²'); and what may close
 # one: the 'and', comma or Springer's middle dot joining it to the next ('Edmond Halley and' / 'Isaac Newton';
-# 'Lucas Burns · Tatsuya Daniel ·' / 'Stephon Alexander · Justin Dressel').
-LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&·]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
-                            r"|(?:\s+(?:and|AND)|\s*[,&·])\s*$")
+# 'Lucas Burns · Tatsuya Daniel ·' / 'Stephon Alexander · Justin Dressel'), or Wiley's vertical bar ('Irene
+# Kuiper⁶ |' / 'Christina D. Lindquist⁷ |', each bar a segment of its own or glued to a name).
+LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&·|]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|and|AND)\s+)"
+                            r"|(?:\s+(?:and|AND)|\s*[,&·|])\s*$")
 
 
 # An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
@@ -240,8 +242,12 @@ _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
 BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 # (a symbol typed on the line between two superscripts is one run of marks with them: Frontiers's 'Katharine
 # E. Lewis¹*†', the '*' not raised between the raised '1' and '†')
+# A mark typed in the text closes a surname printed in capitals as it closes one in lower case (Portland
+# Press: 'Rajni K. SHARMA†¹, Geoffrey MASUYER‡'; a byline in capitals: 'JOHN SMITH*'): two capitals before
+# it, so that an initial's letter is never read as one ('K.' is no surname).
+_AFTER_WORD = r"(?:(?<=[a-z])|(?<=[A-Z]{2}))"
 _MARK_GROUP = re.compile(rf"⟨(?P<sup>[^⟩]*)⟩|\((?P<par>\d+(?:[,;]\d+)*)\)|"
-                         rf"(?<=[a-z]) ?(?P<num>\d(?:,\d)*)|(?<=[a-z])(?P<sym>[{SYMBOL_MARKS}]+)|"
+                         rf"{_AFTER_WORD} ?(?P<num>\d(?:,\d)*)|{_AFTER_WORD}(?P<sym>[{SYMBOL_MARKS}]+)|"
                          rf"(?<=⟩)(?P<between>[{SYMBOL_MARKS}]+)(?=[ \t]*⟨)")
 # The marks closing a name: one superscript run or several, a space between them where a word processor
 # split the list after a comma ('Jianyi Yang¹,' '#'); each run's keys are the name's.
@@ -310,7 +316,9 @@ _OPENS_BLOCK = re.compile(rf"^(?:{MARK_OPEN}(?![^{MARK_CLOSE}]*{MARK_CLOSE}{_ICO
                           rf"|[{SYMBOL_MARKS}?]+(?=[A-Z]))")
 
 
-_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}{_ICONS}(?:,|and\b|&)")
+# (a symbol typed after the superscript is one of its marks: MDPI's 'Francesco P. Fanizzi' '²,* and Antonio
+# F. Logrieco⁴,*', the corresponding author's '*' not raised)
+_CLOSING_MARK = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}[{SYMBOL_MARKS}]*{_ICONS}(?:,|and\b|&)")
 
 
 def _name_end(text: str) -> bool:

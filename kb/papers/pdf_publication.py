@@ -70,7 +70,8 @@ _PROCEEDINGS = (rf"(?:the )?(?:(?:Proceedings|Proc\.) of (?:the )?|Proc\. (?:the
 _MEETING_ACRONYM = r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?:/[A-Z][A-Za-z]*[A-Z][A-Za-z]*)?(?: [A-Z]{2}(?![\w/]))?"
 _JOURNAL_NAME = r"(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)"
 _JOURNAL = rf"(?:(?<=al\., )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}"
-# 'presented at' is left out: it names the meeting where an earlier version was read, not the publication.
+# 'presented at' is left out: it names the meeting where an earlier version was read, not the publication
+# (a row below reads it where the paper itself was presented).
 # A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
 # A paper may say what kind it is ('Published as a conference paper at ICLR 2021'); one under review is not
 # published anywhere ('Under review as a conference paper at ...').
@@ -255,6 +256,13 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          rf"in (?:the )?{_PROCEEDINGS}{_VENUE}", "near"),
         ("published in / appeared in / accepted in / reprinted from / to appear in",
          rf"(?:[Tt]o be |[Tt]o )?{_STATEMENT}{_PROCEEDINGS}{_VENUE}(?: ?[’'‘](?P<yy>\d{{2}})\b)?", "near"),
+        # 'Presented at' where the paper itself was: a workshop paper's note 'This paper was presented at the
+        # Human Centred Machine Learning Workshop at CHI 2016.', 'This work is presented at the ...', a footer
+        # opening 'Presented at the ...'. (An earlier version presented somewhere states nothing of this one.)
+        ("this paper was presented at MEETING",
+         r"(?:(?<!of )\b[Tt]his (?:paper|work|article|(?:extended )?abstract) (?:was|is|has been|will be) "
+         r"[Pp]resented|"
+         rf"(?:^|(?<=[.!?] ))Presented) at {_PROCEEDINGS}{_VENUE}", "near"),
         # The meeting's acronym and year, then its dates: 'CIKM’13, Oct. 27–Nov. 1', 'NDSS '16, 21-24
         # February', a Word template's 'SOSP 2007, Oct., 2004' (a month and a year left from the template);
         # joint meetings and a kind of paper keep their whole acronym ('ESEC/FSE ’20, November 8–13', 'CHI EA
@@ -278,7 +286,8 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # (AAAI-21)'. After the permission block: an ACM reference line names the meeting so too, but the
         # block's acronym is the venue ('KDD').
         ("meeting: ORDINAL NAME (ACRONYM YEAR)",
-         rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[- ]?"
+         # (the acronym joined to its year by a hyphen or, typeset, an en dash: ICAD's '(ICAD–2016)')
+         rf"(?<![\w-]){_ORDINAL_WORD}(?:Annual )?{_VENUE} \([A-Z]\w*(?:[- ][A-Z]\w*)*[-‐– ]?"
          rf"(?:[’'‘]?(?P<yy>\d{{2}})|{_YYYY})\)", "group"),
         # A meeting's header with its place and dates under it, the year the dates' (the name's end runs into
         # the lines under it in the flattened text: the year alone): IFAC's 'Preprints of the 20th World
@@ -497,7 +506,9 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
         for match in texts.matches(pattern):
             if _read_statement(article, (name, pattern, rule), match, texts):
                 break  # a row's first statement about this article's publication: the row's next are not read
-    if article.venue is None:
+    if article.venue is None and not CLASS_SAMPLE_VENUE.search(texts.first):
+        # (a class's sample footer on page 1 makes its margins the template's: 'Leibniz International
+        # Proceedings in Informatics' under 'CVIT 2016' names no venue of this manuscript)
         _unstated_venue(article, texts, margins or [], read)
     _meeting_venue(article, margins or [], texts)  # the lexicon of meetings: the venue where none was read
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
@@ -605,6 +616,15 @@ def _unmapped_separators(text: str) -> str:
     return _UNMAPPED_SEPARATOR.sub("|", text)
 
 
+# The publication a LaTeX class prints on its sample article, left on a manuscript built with the class:
+# LIPIcs' and OASIcs' '42nd Conference on Very Important Topics (CVIT 2016)', acmart's 'Woodstock '18: ACM
+# Symposium on Neural Gaze Detection' and later 'Conference acronym 'XX', IEEEtran's 'JOURNAL OF LATEX CLASS
+# FILES, VOL. 14, NO. 8'. A statement naming one states no publication, neither venue nor year.
+CLASS_SAMPLE_VENUE = re.compile(r"\bConference on Very Important Topics\b|\bCVIT 2016\b|\bWoodstock ['’]18\b|"
+                                r"\bSymposium on Neural Gaze Detection\b|\bConference acronym ['’]XX\b|"
+                                r"(?i:\bJournal of LaTeX Class Files\b)")
+
+
 def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
                       pages: str) -> dict[str, str] | None:
     """A statement's groups that matched, its venue as printed (a citation's journal without the end of the
@@ -616,6 +636,8 @@ def _statement_groups(row_name: str, match: re.Match[str], title: str | None,
             groups[part] = groups.pop(f"{part}2")
     if any(re.fullmatch("0+", groups.get(part, "1")) for part in ("volume", "issue")):
         return None  # a template's placeholder ('Vol. 00 no. 00 2012'): no publication
+    if CLASS_SAMPLE_VENUE.search(match.group()):
+        return None  # a class file's sample publication left on a manuscript ('CVIT 2016'): no publication
     if _about_another(row_name, match) or _printing_place(match):
         return None
     if "journal" in groups:  # a name in a citation's shape (see _JOURNAL)
@@ -638,6 +660,8 @@ def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], 
     groups = _statement_groups(name, match, article.title, texts.pages)
     if groups is None:
         return False
+    if name == "submitted to" and IMSART_HEADER.match(match.group()):
+        return True  # the class's header, not a statement (see IMSART_HEADER): no venue
     venue = _venue(groups.get("venue"), cited=bool(match.groupdict().get("journal")))  # (see _JOURNAL)
     year = _year(groups, rule, match.string[match.end():])
     if "venue" in groups and venue is None:
@@ -1162,10 +1186,19 @@ def _with_words_before(venue: str, before: str) -> str:
     return venue
 
 
+# The header the IMS class (imsart) prints on every build with a journal's option until the paper is accepted:
+# 'Submitted to the Annals of Applied Probability' (the Annals' four journals, Bernoulli, Statistical
+# Science), with its placeholder 'arXiv: arXiv:0000.0000' under it. It says which option built the page, not
+# where the paper appeared: no venue, from the statement or from the journal it names in the margin.
+IMSART_HEADER = re.compile(r"Submitted to (?:the )?(?:Annals of (?:Statistics|Applied Probability|"
+                           r"Probability|Applied Statistics)|Bernoulli|Statistical Science)\b")
+
+
 def _from_margins(article: PdfArticle, margins: list[str]) -> None:
     """A journal named in page 1's header or footer, with a year printed in the same band; else a meeting
     named after its year there, or after its ordinal at a header's end. A name broken over the header's lines
-    is read whole (``_going_on``)."""
+    is read whole (``_going_on``); imsart's submission header (``IMSART_HEADER``) names none."""
+    margins = [line for line in margins if not IMSART_HEADER.search(line)]
     margins = [_going_on(line, article.pages[0]) for line in margins] if article.pages else margins
     for line in margins:
         match = _MARGIN_VENUE.search(line)
