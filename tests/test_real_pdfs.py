@@ -26,18 +26,17 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # 204 articles: round 10 dealt round 6's held-out half (24) and round 9's validation batch (14) to tuning and
-    # added its second wave's 23 (read at round 10's start: title 170, authors 166, affiliations 157, year 172,
-    # venue 168, DOI 178 of 181), raised to the measurements after round 10's rules
-    # ... and round 11's third wave's 7 (read at its start: title 207, authors 204, affiliations 198, year 209,
-    # venue 206, DOI 211, abstract 206 of 211), raised to the measurements after its rules
-    "tuning": {"title": 207, "authors": 207, "affiliations": 202, "year": 209, "venue": 206, "doi": 211,
-               "arxiv_id": 211, "abstract": 207, "ligatures": 209},
-    # round 10's fresh half (24 articles), read in totals once after the round's rules (benchmarks/data/pdfs/
-    # README.md, "Round 10 measured")
-    "held-out": {"title": 20, "authors": 21, "affiliations": 15, "year": 20, "venue": 13, "doi": 23,
+    # 259 articles: round 10's 204, and round 11's six fresh batches of 55 (third and fourth waves, each read once
+    # before any rule was made from it: title 49, authors 41, affiliations 27, year 45, venue 32, abstract 41 of
+    # 55), raised to the measurements after round 11's rules (benchmarks/data/pdfs/README.md, "Round 11 measured")
+    "tuning": {"title": 254, "authors": 250, "affiliations": 242, "year": 257, "venue": 251, "doi": 259,
+               "arxiv_id": 259, "abstract": 248, "ligatures": 256},
+    # round 10's fresh half (24 articles), read in totals once after round 10's rules and once after round 11's
+    # (README.md, "Round 10 measured", "Round 11 measured")
+    "held-out": {"title": 20, "authors": 21, "affiliations": 16, "year": 20, "venue": 13, "doi": 23,
                  "arxiv_id": 24, "abstract": 20, "ligatures": 24},
 }
+
 
 WIDE = {"COLUMNS": "200"}
 pytestmark = pytest.mark.skipif(not LME4.exists(), reason="the PDF corpus is missing: benchmarks/data/pdfs/")
@@ -49,11 +48,11 @@ def _cli(tmp_path: Path, *args: str) -> str:
     return result.stdout + result.stderr
 
 
-@pytest.mark.slow  # reads all 235 articles of both halves (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 283 articles of both halves (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = load_benchmark("bench_add")
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
-    assert len(rows) >= 235 and not any(row["split"] == "validation" for row in rows)
+    assert len(rows) >= 283 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
