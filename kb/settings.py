@@ -245,7 +245,7 @@ class Settings(BaseSettings):
         "where the layout rules leave it empty, saying so when the note is added (KB_LEARNED_YEAR=true). "
         "Off by default: cross-validated on the tuning half, its fills where the rules leave the year "
         "empty fall short of the 95 % lower bound of 0.9 a default needs (the numbers: year_model.json's "
-        "'default' and benchmarks/data/pdfs/README.md, rounds 8 and 10).",
+        "'default' and benchmarks/data/pdfs/README.md, rounds 8, 10 and 11).",
     )
     grobid_url: str | None = Field(
         default=None,

@@ -9,8 +9,8 @@ training set and the cross-validation numbers).
 It is off by default (the setting ``learned_year``, ``KB_LEARNED_YEAR``), and the training script records why
 (``year_model.json``'s ``default``): it may fill by default only where, cross-validated, its fills on the
 articles the rules leave empty are right with a 95 % lower bound of 0.9, which the tuning half cannot show:
-most articles the rules leave empty state no year at all (the numbers: the corpus README's round 8 and
-round 10).
+most articles the rules leave empty state no year at all (the numbers: ``year_model.json``'s
+``cross_validation``, and the corpus README's rounds 8, 10 and 11).
 
 Nothing here names a journal or an article: the features are words any publisher prints ('©', 'Proceedings',
 'Vol.') and where on the page the year stands. Inference is a dot product in plain Python; the model file is
