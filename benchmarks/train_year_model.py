@@ -177,7 +177,7 @@ def choose_threshold(guesses: list[Guess]) -> float:
 
 
 def nested(articles: list[Article]) -> dict[str, Any]:
-    """The whole procedure, threshold choice included, cross-validated once more (~5 min): for each article,
+    """The whole procedure, threshold choice included, cross-validated once more (~3 min): for each article,
     the threshold chosen by leave-one-out over the others and the model fit on them decide its fill. What the
     plain cross-validation's numbers at its own chosen threshold overstate is the difference."""
     guesses, thresholds = [], []
@@ -237,7 +237,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="compare with the shipped model, write nothing")
     parser.add_argument("--rows", action="store_true", help="print each tuning article's cross-validated guess")
     parser.add_argument("--nested", action="store_true", help="also cross-validate the threshold's choice "
-                        "(~5 min on the 181 articles; printed, not stored)")
+                        "(~3 min on the 259 articles; printed, not stored)")
     args = parser.parse_args()
     articles = tuning_articles()
     trained = train(articles)
