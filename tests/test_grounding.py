@@ -18,6 +18,26 @@ def test_check_quote_tolerates_whitespace_dashes_hyphenation_and_case() -> None:
     assert not check_quote("a second-order transition", source)
 
 
+@pytest.mark.parametrize(("quote", "source"), [
+    # kb add keeps a word's own hyphen at a line's end ('non-parametric', the document's spelling); a reader's
+    # PDF viewer joined it (multcomp-generalsiminf's marked claim)
+    ("obtained from nonparametric test procedures", "obtained from non-parametric test procedures"),
+    # the other way: the quote kept the hyphen, the text joined the word
+    ("dynamic touch-screen instruments", "dynamic touchscreen instruments"),
+    ("self-supervised encoders", "self-\nsupervised encoders"),
+])
+def test_check_quote_takes_a_hyphen_between_letters_as_optional(quote: str, source: str) -> None:
+    assert check_quote(quote, source)
+
+
+def test_check_quote_keeps_hyphens_between_numbers_and_words_apart() -> None:
+    """Only a hyphen between two letters is optional: a range keeps its hyphen, and words stay words."""
+    source = "layers 10-20 of the non-linear model"
+    assert check_quote("layers 10-20", source)
+    assert not check_quote("layers 1020", source)
+    assert not check_quote("non linear model", source)
+
+
 def test_bundled_notes_are_grounded_in_their_sources(kb: KnowledgeBase) -> None:
     for note_id in ("siji-2026-curse-of-depth-in-plms", "sampling-intermediate-temperatures-langevin",
                     "plm-architecture-discussion"):

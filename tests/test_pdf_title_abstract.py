@@ -10,7 +10,7 @@ import pytest
 
 from kb.papers.pdf_abstract import is_cover
 from kb.papers.pdf_layout import cover_names, describe
-from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment
+from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment, clean_text, own_hyphens
 
 
 def _at(text: str, y: float, size: float, x0: float, x1: float, style: str = "", font: str = "") -> Segment:
@@ -678,3 +678,29 @@ def test_authors_a_circulation_notice_between_the_names_and_their_address_leaves
                             _at(notice, 600, 10, 150, 460),
                             _at("Department of Economics, Stockholm University", 585, 10, 170, 440)])
     assert article.authors == [("Ada Lovelace", "Department of Economics, Stockholm University")]
+
+
+# -- round 11 (fourth wave): a word broken at its own hyphen across a line's end --------------------------------
+
+@pytest.mark.parametrize(("texts", "spelled"), [
+    # ICAD (phaserings-icad): the abstract's 'touch-' / 'screen', the paper writing 'touch-screen' throughout
+    (["the use of dynamic touch\ufffescreen instruments", "a touch-screen ensemble", "touch-screen apps"],
+     "touch-screen"),
+    # a statistics paper writing 'non-linear' on its lines
+    (["a non\ufffelinear model of the data", "the non-linear term", "non-linear least squares"], "non-linear"),
+    # a machine-learning preprint's 'self-supervised'
+    (["we pretrain a self\ufffesupervised encoder", "self-supervised learning"], "self-supervised"),
+])
+def test_text_a_word_broken_at_its_own_hyphen_keeps_it(texts: list[str], spelled: str) -> None:
+    """pdfium joins a word a line's end broke, dropping the hyphen; where the document writes the word with
+    its hyphen on one line more often than closed up, the hyphen was the word's own and stays (before,
+    ICAD's abstract read 'touchscreen' where the paper writes 'touch-screen')."""
+    assert spelled in own_hyphens(texts)[0]
+
+
+def test_text_a_word_the_measure_broke_is_joined() -> None:
+    """The other side: a word written closed up elsewhere, or never with a hyphen, is joined ('perform-' /
+    'ers'; 'co-' / 'operation' in a paper writing 'cooperation' more often than 'co-operation')."""
+    texts = ["the perform\ufffeers and their co\ufffeoperation", "cooperation and cooperation", "co-operation"]
+    assert own_hyphens(texts)[0] == "the perform\ufffeers and their co\ufffeoperation"
+    assert clean_text(own_hyphens(texts)[0]) == "the performers and their cooperation"

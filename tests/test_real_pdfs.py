@@ -30,7 +30,7 @@ FLOORS = {
     # before any rule was made from it: title 49, authors 41, affiliations 27, year 45, venue 32, abstract 41 of
     # 55), raised to the measurements after round 11's rules (benchmarks/data/pdfs/README.md, "Round 11 measured")
     "tuning": {"title": 254, "authors": 250, "affiliations": 242, "year": 257, "venue": 251, "doi": 259,
-               "arxiv_id": 259, "abstract": 248, "ligatures": 256},
+               "arxiv_id": 259, "abstract": 250, "ligatures": 256},
     # round 10's fresh half (24 articles), read in totals once after round 10's rules and once after round 11's
     # (README.md, "Round 10 measured", "Round 11 measured")
     "held-out": {"title": 20, "authors": 21, "affiliations": 16, "year": 20, "venue": 13, "doi": 23,
@@ -583,7 +583,7 @@ def test_real_pdf_of_a_round_eleven_third_wave_class(name: str, fields: tuple[st
 @pytest.mark.parametrize(("name", "fields"), [
     ("midi-genre-eurasip", None),
     ("spatial-glmm-biometrics", None),
-    ("restart-belief-ieee-lcomm", ("title", "authors", "affiliations", "year", "venue", "doi")),
+    ("restart-belief-ieee-lcomm", None),
     ("aflibercept-4yr-scirep", ("title", "year", "venue", "doi")),
     ("ranibizumab-registry-ophtha", ("year", "venue", "doi", "abstract")),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (
@@ -600,17 +600,16 @@ def test_real_pdf_of_a_round_eleven_fourth_wave_journal(name: str, fields: tuple
 # Round 11's fourth wave: nine preprints, workshop papers, technical reports and manuscripts, read once before any
 # rule was made from them (benchmarks/data/pdfs/README.md, "Round 11 fourth wave"; first read: affiliations 7,
 # year 6, venue 5, DOI 8, arXiv id 8, abstract 8 of 9). The classes their misses showed: a draft's circulation
-# notice in the title block is no affiliation (labour-flows-working-paper, tests/test_pdf_title_abstract.py); and in
+# notice in the title block is no affiliation (labour-flows-working-paper, tests/test_pdf_title_abstract.py); a
+# word broken at its own hyphen keeps it where the document writes it so (phaserings-icad, the same file); and in
 # tests/test_pdf_publication.py a class file's sample publication and DOI (padic-lean-lipics-submission), imsart's
 # submission header and its arXiv id of zeros (dyncorr-imsart-submission), 'This paper was presented at' a
 # workshop (ensembles-hcml-chi-workshop) and a meeting's acronym joined to its year by an en dash
 # (phaserings-icad). Left: the SIGCHI extended-abstract format's address columns beside the abstract
 # (ensembles-hcml-chi-workshop) and a footnote institute marked by a separate raised '∗' (labour-flows-working-
-# paper), both empty; dyncorr-imsart-submission's own text layer breaks its ligatures ('a↵ect'); phaserings-icad's
-# abstract reads 'touchscreen' where the paper writes 'touch-screen': keeping a word's own hyphen at a line's
-# end changes the text quotes are checked against, and waits until quote grounding agrees (round 11's note).
+# paper), both empty; dyncorr-imsart-submission's own text layer breaks its ligatures ('a↵ect').
 @pytest.mark.parametrize(("name", "fields"), [
-    ("phaserings-icad", ("title", "authors", "affiliations", "year", "venue", "doi", "arxiv_id")),
+    ("phaserings-icad", None),
     ("ensembles-hcml-chi-workshop", ("title", "authors", "year", "venue", "doi", "arxiv_id", "abstract")),
     ("approx-pf-technote", None),
     *(pytest.param(name, fields, marks=pytest.mark.slow) for name, fields in (

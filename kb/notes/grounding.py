@@ -4,7 +4,8 @@ lists where the note disagrees with its paper.
 A note names its source text (abstract or full text) with ``source_file:``, relative to the note; it is read
 through ``kb.notes.sources`` (inside the notes folder, size-capped, regular files only).
 Matching is tolerant of what copying from a PDF or web page changes: Unicode forms (NFKC), dashes
-and quotes, ligatures, whitespace and line breaks, and words hyphenated across a line break.
+and quotes, ligatures, whitespace and line breaks, and words hyphenated across a line break (a hyphen
+between two letters is optional: 'non-parametric' and 'nonparametric' compare equal).
 
 Beyond quotes, ``disagreements`` compares what the note asserts with what the source says: the
 title, the arXiv id and year when the source states them, and every number a claim states. A number
@@ -57,11 +58,17 @@ class GroundingResult:
     reason: str
 
 
+_LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+
+
 def normalize_text(text: str) -> str:
     """Fold a text into the form quotes are compared in (case, Unicode, dashes, whitespace, hyphenation)."""
     text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)  # 'pro-\ntein' -> 'protein'
     text = re.sub(r"\s*-\s*", "-", text)  # 'first – order' and 'first-order' compare equal
+    # A hyphen between two letters is optional: a word broken at a line's end reaches a quote with or without
+    # it, whichever the PDF viewer or kb's reading kept ('non-parametric' and 'nonparametric' compare equal).
+    text = _LETTER_HYPHEN.sub("", text)
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 

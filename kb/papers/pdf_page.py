@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -453,11 +454,13 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
         pages: list[str] = []
         layouts: list[tuple[list[Segment], float]] = []  # pages 1 and 2: segments and the page's height
         stamps: list[str] = []  # page 1's free-text annotations
+        placed: list[str] = []  # each page's text in reading order, before it is cleaned
         for number, page in enumerate(document):
             stamps += free_text(page) if number == 0 else []
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
-            page_text, numbers = unnumbered(clean_text(_placed_text(textpage, raw_text)).strip())
+            placed.append(_placed_text(textpage, raw_text))
+            page_text, numbers = unnumbered(clean_text(placed[-1]).strip())
             pages.append(page_text)
             if number == 0 or number == 1 and is_cover(pages):  # page 2 only after a cover page
                 layouts.append((_without_line_numbers(page_segments(textpage, raw_text), numbers),
@@ -465,7 +468,34 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
         metadata = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
+    if any("\ufffe" in text for text in placed):  # the pages again, each join spelled as the document does
+        pages = [unnumbered(clean_text(text).strip())[0] for text in own_hyphens(placed)]
     return PdfPages(pages, layouts, stamps, metadata)
+
+
+# A word pdfium joined across a line's end (U+FFFE at the join, see ``_FONT_CODES``), and a word written with
+# its hyphen on one line.
+_LINE_END_JOIN = re.compile("([A-Za-z]+)\ufffe([a-z]+)")
+_HYPHENATED = re.compile(r"\b([A-Za-z]+)-([a-z]+)\b")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def own_hyphens(texts: list[str]) -> list[str]:
+    """The pages' texts with each word broken at a line's end spelled as the document spells it elsewhere:
+    with its hyphen where the document writes it so on one line more often than closed up ('touch-' /
+    'screen' in a paper writing 'touch-screen' throughout: 'touch-screen', not 'touchscreen'; 'non-' /
+    'linear' beside 'non-linear'); else joined, as a word the measure broke is ('perform-' / 'ers')."""
+    hyphenated = Counter(f"{a}-{b}".casefold() for text in texts for a, b in _HYPHENATED.findall(text))
+    if not hyphenated:
+        return texts
+    closed = Counter(w.casefold() for text in texts for w in _WORD.findall(text.replace("\ufffe", "-")))
+
+    def spelled(join: re.Match[str]) -> str:
+        first, rest = join.groups()
+        compound = hyphenated[f"{first}-{rest}".casefold()]
+        return f"{first}-{rest}" if compound > closed[(first + rest).casefold()] else join.group()
+
+    return [_LINE_END_JOIN.sub(spelled, text) for text in texts]
 
 
 # A number opening a line: a manuscript's line number in the margin (bioRxiv and medRxiv submissions,
