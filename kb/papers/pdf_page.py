@@ -451,7 +451,7 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
     except pdfium.PdfiumError as exc:
         raise ValueError(str(exc)) from None
     try:
-        pages: list[str] = []
+        first: list[str] = []  # pages 1 and 2 cleaned, to tell a cover page
         layouts: list[tuple[list[Segment], float]] = []  # pages 1 and 2: segments and the page's height
         stamps: list[str] = []  # page 1's free-text annotations
         placed: list[str] = []  # each page's text in reading order, before it is cleaned
@@ -460,16 +460,20 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
             textpage = page.get_textpage()
             raw_text = textpage.get_text_range(0, textpage.count_chars())
             placed.append(_placed_text(textpage, raw_text))
+            if number > 1:
+                continue  # cleaned below, once the whole document's spellings are known
             page_text, numbers = unnumbered(clean_text(placed[-1]).strip())
-            pages.append(page_text)
-            if number == 0 or number == 1 and is_cover(pages):  # page 2 only after a cover page
+            first.append(page_text)
+            if number == 0 or is_cover(first):  # page 2 only after a cover page
                 layouts.append((_without_line_numbers(page_segments(textpage, raw_text), numbers),
                                 page.get_height()))
         metadata = document.get_metadata_dict(skip_empty=True)
     finally:
         document.close()
-    if any("\ufffe" in text for text in placed):  # the pages again, each join spelled as the document does
-        pages = [unnumbered(clean_text(text).strip())[0] for text in own_hyphens(placed)]
+    # each join spelled as the document does (``own_hyphens``); a page it leaves as it was is cleaned once
+    spelled = own_hyphens(placed) if any("\ufffe" in text for text in placed) else placed
+    pages = [first[i] if i < len(first) and text == placed[i] else unnumbered(clean_text(text).strip())[0]
+             for i, text in enumerate(spelled)]
     return PdfPages(pages, layouts, stamps, metadata)
 
 
