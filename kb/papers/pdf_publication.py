@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -67,7 +68,8 @@ _PROCEEDINGS = (rf"(?:the )?(?:(?:Proceedings|Proc\.) of (?:the )?|Proc\. (?:the
 # A meeting's acronym as its conference line and reference format print it: two capitals at least ('ICS',
 # 'KDD', 'SIGMOD', 'MobiCom'), two meetings held jointly under one ('ESEC/FSE'), and a two-capital kind of
 # paper after it ('CHI EA', the conference's extended abstracts).
-_MEETING_ACRONYM = r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?:/[A-Z][A-Za-z]*[A-Z][A-Za-z]*)?(?: [A-Z]{2}(?![\w/]))?"
+_ACRONYM = r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*"  # two capitals at least: 'ICS', 'MobiCom', 'EuroTeX'
+_MEETING_ACRONYM = rf"{_ACRONYM}(?:/{_ACRONYM})?(?: [A-Z]{{2}}(?![\w/]))?"
 _JOURNAL_NAME = r"(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)"
 _JOURNAL = rf"(?:(?<=al\., )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}"
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication
@@ -429,7 +431,7 @@ def _title_case(name: str) -> str:
     return " ".join(words)
 
 
-_ACRONYM_CONFERENCE = re.compile(r"(?P<acronym>[A-Z][A-Za-z]*[A-Z][A-Za-z]*) Conference")
+_ACRONYM_CONFERENCE = re.compile(rf"(?P<acronym>{_ACRONYM}) Conference")
 # Bodies whose acronym and 'Conference' name no one meeting.
 _SOCIETIES = frozenset({"ACM", "IEEE", "USENIX", "SIAM", "IFIP", "ISCA", "ASME", "SPIE", "AIAA", "IAPR",
                         "ACL"})
@@ -742,7 +744,7 @@ def _cites_its_own_title(article: PdfArticle, texts: _Texts) -> None:
 # puts the generic word between the acronym and the year ('ICDE Conference 2010'): the acronym (see
 # ``_venue``).
 _MEETING_ALONE = re.compile(r"^\s*(?P<before>Proceedings(?: of)?(?: the)? )?"
-                            r"(?P<venue>[A-Z][A-Za-z]*[A-Z][A-Za-z]*(?: Conference)?)"
+                            rf"(?P<venue>{_ACRONYM}(?: Conference)?)"
                             r"(?: ?(?:[’'‘´](?P<yy>\d\d)|"
                             rf" {_YYYY})|(?P<glued>(?:19|20)\d\d)|(?P<glued_yy>\d\d))"
                             r"(?P<after> Proceedings)?\s*$")
@@ -826,9 +828,15 @@ def _about_another(rule: str, match: re.Match[str]) -> bool:
         return True
     if rule == "meeting: ORDINAL NAME (ACRONYM YEAR)" and not _MEETING_WORD.search(match.group()):
         return True
+    stated = re.match(r"(?:[Tt]o be |[Tt]o )?" + _STATEMENT, match.group())
+    return bool(stated) and _passive_of_another(before)
+
+
+def _passive_of_another(before: str) -> bool:
+    """Whether the text ``before`` a statement ends in a passive whose subject is not this paper ('ProtTrans
+    was published in'; 'A shorter version of this paper was published in' is this one's)."""
     sentence = re.split(r"[.!?]\s", before)[-1]
-    return bool(re.match(r"(?:[Tt]o be |[Tt]o )?" + _STATEMENT, match.group())) and bool(
-        _PASSIVE.search(before)) and not _THIS_PAPER.search(sentence)
+    return bool(_PASSIVE.search(before)) and not _THIS_PAPER.search(sentence)
 
 
 # A journal's name holding a colon, its series or part after it: 'Journal of Physics: Conference Series',
@@ -934,10 +942,10 @@ def _mended(venue: str, full: str) -> str:
     nowhere else in the document, no journal's name in the lexicon (``kb.papers.journals``) holds it, and
     exactly one word of the document that the lexicon's names hold is within two letters of it; a real
     name's word the lexicon holds ('Biometrics' beside a cited 'Biometrika') is never respelled."""
-    counts: dict[str, int] = {}
-    for word in re.findall(r"[A-Za-z]+", full):
-        counts[word.casefold()] = counts.get(word.casefold(), 0) + 1
     words = venue.split()
+    if not any(_MISREAD_CANDIDATE.fullmatch(word) for word in words):
+        return venue  # (no word to mend: the document's words are not counted)
+    counts = Counter(word.casefold() for word in re.findall(r"[A-Za-z]+", full))
     for at, word in enumerate(words):
         folded = word.casefold()
         if not _MISREAD_CANDIDATE.fullmatch(word) or counts.get(folded, 0) > 1:
@@ -1397,9 +1405,7 @@ def _stated_meeting(before: str) -> bool:
     if cue is None:
         return False
     ahead = before[max(0, cue.start() - 160):cue.start()]
-    sentence = re.split(r"[.!?]\s", ahead)[-1]
-    another = _PASSIVE.search(ahead) and not _THIS_PAPER.search(sentence)
-    return not _IN_PARENTHESES.search(ahead) and not another
+    return not _IN_PARENTHESES.search(ahead) and not _passive_of_another(ahead)
 
 
 def _spelled_with_acronym(mention: conferences.Mention, after: str) -> bool:
