@@ -26,10 +26,13 @@ with ``--articles``), never by a plain run, so no floor or tuning run touches it
     .venv/bin/python benchmarks/bench_add.py --grobid http://localhost:8070 --totals   # GROBID's header over
                                                                                       # the layout's
     .venv/bin/python benchmarks/bench_add.py --half tuning --learned-year --totals  # with the year fallback
+    .venv/bin/python benchmarks/bench_add.py --half tuning --learned-abstract --totals  # with the line labeller
 
 ``--learned-year`` reads as ``KB_LEARNED_YEAR=true`` does: where the rules leave the year empty, the learned year
 ranker (kb/papers/pdf_year.py) may fill it; the totals then also say how many years it filled, how many of
-those are right, and how many years the rules alone had right.
+those are right, and how many years the rules alone had right. ``--learned-abstract`` reads as
+``KB_LEARNED_ABSTRACT=true`` does: the learned line labeller (kb/papers/pdf_roles.py) may mend abstracts; the
+totals then say how many abstracts it read and how many of those are right.
 
 ``--grobid URL`` measures ``kb add``'s GROBID backend (``KB_GROBID_URL``, ``kb.papers.grobid``): each PDF is
 uploaded to the GROBID service at URL and its header read over the layout rules' as ``kb add`` reads it
@@ -59,6 +62,7 @@ if str(ROOT) not in sys.path:
 
 from kb.papers.add import PaperRecord, read_pdf  # noqa: E402
 from kb.papers.grobid import read_header  # noqa: E402
+from kb.papers.pdf_page import LearnedReaders  # noqa: E402
 from kb.settings import Settings  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "data" / "pdfs"
@@ -143,18 +147,19 @@ def selected(half: str | None = None, articles: set[str] | None = None,
 
 
 def run(half: str | None = None, grobid_url: str | None = None, articles: set[str] | None = None,
-        learned_year: bool = False) -> tuple[list[dict[str, Any]], float]:
+        learned: LearnedReaders | None = None) -> tuple[list[dict[str, Any]], float]:
     """Score the articles ``selected`` reads (the tuning and held-out halves, or one ``half``, or those named in
     ``articles``); the rows and the seconds per page. With ``grobid_url``, each header as ``kb add`` reads it
     with that GROBID service (each row's ``grobid``: None when GROBID read it, else the line saying why not)."""
     import tempfile
 
+    learned = learned or LearnedReaders()
     rows, seconds, pages = [], 0.0, 0
     with tempfile.TemporaryDirectory(prefix="bench-add-") as home:
         settings = Settings(home=Path(home), grobid_url=grobid_url, lookups=True, offline=False)
         for pdf, truth in selected(half, articles):
             start = time.perf_counter()
-            record = read_pdf(pdf, learned_year)
+            record = read_pdf(pdf, learned)
             if grobid_url:
                 record = read_header(record, pdf, settings)
             seconds += time.perf_counter() - start
@@ -169,7 +174,8 @@ def run(half: str | None = None, grobid_url: str | None = None, articles: set[st
                          "pages": record.text.count("\f") + 1, **right,
                          **({"year_filled": filled,
                              "year_by_rules": (None if filled else record.year) == truth["year"]}
-                            if learned_year else {}),
+                            if learned.year else {}),
+                         "abstract_by_labeller": "abstract" in record.read_by,
                          "left_empty": [f for f in FIELDS if not right[f] and empty[f]],
                          **({"grobid": next((n for n in record.notices if n.startswith("GROBID")), None)}
                             if grobid_url else {})})
@@ -179,6 +185,7 @@ def run(half: str | None = None, grobid_url: str | None = None, articles: set[st
 def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Per field: right, wrong with a value, and left empty; and the articles whole (every field right)."""
     learned = [r for r in rows if "year_filled" in r]
+    labelled = [r for r in rows if r.get("abstract_by_labeller")]
     return {"n": len(rows),
             "right": {f: sum(r[f] for r in rows) for f in FIELDS},
             "left_empty": {f: sum(f in r["left_empty"] for r in rows) for f in FIELDS},
@@ -186,7 +193,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
             **({"learned_year": {"filled": sum(r["year_filled"] for r in learned),
                                  "filled_right": sum(r["year_filled"] and r["year"] for r in learned),
                                  "year_right_by_rules_alone": sum(r["year_by_rules"] for r in learned)}}
-               if learned else {})}
+               if learned else {}),
+            "abstract_by_labeller": {"read": len(labelled), "right": sum(r["abstract"] for r in labelled)}}
 
 
 def main() -> None:
@@ -199,10 +207,13 @@ def main() -> None:
                         "(uploads the PDFs to it), as kb add does with KB_GROBID_URL")
     parser.add_argument("--learned-year", action="store_true", help="let the learned year ranker fill the "
                         "years the rules leave empty, as KB_LEARNED_YEAR=true does")
+    parser.add_argument("--learned-abstract", action="store_true", help="let the learned line labeller mend "
+                        "abstracts, as KB_LEARNED_ABSTRACT=true does")
     parser.add_argument("--articles", type=lambda names: set(names.split(",")), metavar="NAME,...",
                         help="read only these articles (names of their PDFs without .pdf)")
     args = parser.parse_args()
-    rows, per_page = run(args.half, args.grobid, args.articles, args.learned_year)
+    learned = LearnedReaders(year=args.learned_year, abstract=args.learned_abstract)
+    rows, per_page = run(args.half, args.grobid, args.articles, learned)
     unread = [(r["article"], r["grobid"]) for r in rows if r.get("grobid")]
     # the halves read: the one named, else those read by default and any other an article named belongs to
     shown = [args.half] if args.half else [s for s in SPLITS if s in READ_BY_DEFAULT or
@@ -238,6 +249,9 @@ def main() -> None:
             learned = half["learned_year"]
             print(f"{'':30} learned year: filled {learned['filled']}, right {learned['filled_right']}; year right "
                   f"by the rules alone {learned['year_right_by_rules_alone']}/{n}")
+        labelled = half["abstract_by_labeller"]
+        if labelled["read"]:
+            print(f"{'':30} abstracts read by the line labeller: {labelled['read']}, right {labelled['right']}")
     if args.grobid:
         print(f"GROBID ({args.grobid}) did not read {len(unread)} of the headers (each named on stderr)")
     print(f"time per page: {per_page * 1000:.1f} ms (text, layout of page 1 and metadata"

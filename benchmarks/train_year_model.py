@@ -73,7 +73,8 @@ def tuning_articles() -> list[Article]:
         if truth.get("split") != "tuning":
             continue
         pdf = truth_file.with_name(truth_file.name.removesuffix(".truth.json") + ".pdf")
-        article, candidates = read_by_rules(pdf, this_year=TRAINING_YEAR)
+        read = read_by_rules(pdf, this_year=TRAINING_YEAR)
+        article, candidates = read.article, read.candidates
         articles.append(Article(pdf.stem, hashlib.sha256(pdf.read_bytes()).hexdigest(), truth["year"],
                                 article.year, candidates))
     return articles

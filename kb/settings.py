@@ -247,6 +247,15 @@ class Settings(BaseSettings):
         "empty fall short of the 95 % lower bound of 0.9 a default needs (the numbers: year_model.json's "
         "'default' and benchmarks/data/pdfs/README.md, rounds 8, 10 and 11).",
     )
+    learned_abstract: bool = Field(
+        default=False,
+        description="'kb add FILE.pdf' lets the learned line labeller (kb/papers/pdf_roles.py) read the "
+        "abstract where it gives the line the layout rules' abstract opens on almost no chance of being an "
+        "abstract's (a byline, an address, a citation box), or, surely, where the rules read none, saying so "
+        "when the note is added (KB_LEARNED_ABSTRACT=true). Off by default: on articles it did not see it "
+        "mends about as many abstracts as it breaks (role_model.json's 'default', "
+        "benchmarks/data/pdfs/README.md, round 12).",
+    )
     grobid_url: str | None = Field(
         default=None,
         description="Base URL of a GROBID service you trust with your PDFs (KB_GROBID_URL, e.g. "

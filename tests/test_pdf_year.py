@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb.papers.pdf_page import PdfArticle, Segment
+from kb.papers.pdf_page import LearnedReaders, PdfArticle, Segment
 from kb.papers.pdf_year import (
     FEATURES,
     YEAR_MODEL,
@@ -249,7 +249,7 @@ def test_read_pdf_fills_the_year_the_rules_leave_empty_only_when_asked(tmp_path:
                               "University of Somewhere", footer=("Accepted March 2019",))
     plain = read_pdf(pdf)
     assert plain.year is None and "year" in plain.unread and not plain.read_by
-    learned = read_pdf(pdf, learned_year=True)
+    learned = read_pdf(pdf, LearnedReaders(year=True))
     assert learned.year == 2019 and "year" not in learned.unread
     assert learned.read_by["year"].startswith("layout (learned year ranker, p=")
     # told when the note is added, while the year is still the layout's; not once a lookup replaced it
@@ -260,7 +260,7 @@ def test_read_pdf_fills_the_year_the_rules_leave_empty_only_when_asked(tmp_path:
     # where a rule reads a year ('© 2017 Elsevier'), the fallback leaves it, whatever it would score
     ruled = make_first_page_pdf(tmp_path / "ruled.pdf", "Contacts from Attention Maps", "Ada Lovelace",
                                 "University of Somewhere", footer=("Accepted March 2019", "© 2017 Elsevier Ltd."))
-    assert read_pdf(ruled, learned_year=True).year == read_pdf(ruled).year == 2017
+    assert read_pdf(ruled, LearnedReaders(year=True)).year == read_pdf(ruled).year == 2017
 
 
 def test_kb_add_with_the_setting_stores_the_learned_year_and_says_to_check_it(

@@ -31,6 +31,7 @@ from kb.notes.grounding import PAGE_BREAK
 from kb.papers import identifiers
 from kb.papers.bibtex import NameParts, decode_text, note_family, read_names
 from kb.papers.cite import citekeys_in_use
+from kb.papers.pdf_page import LearnedReaders
 from schemas.note import CITEKEY_PATTERN, FieldSource, PaperNote
 
 # C0 controls, DEL, C1 controls and the bidirectional overrides; a source text keeps its newlines, tabs and
@@ -169,16 +170,17 @@ class AddError(ValueError):
 
 # -- readers -----------------------------------------------------------------------------------------
 
-def read_pdf(path: Path, learned_year: bool = False) -> PaperRecord:
+def read_pdf(path: Path, learned: LearnedReaders | None = None) -> PaperRecord:
     """Full text of a PDF (pages separated by ``PAGE_BREAK``, ligatures resolved) and what its layout says:
-    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``; with
-    ``learned_year``, the learned year ranker where the rules leave the year empty: ``kb.papers.pdf_year``).
+    title, authors with affiliations, venue, year, DOI, arXiv id (``kb.papers.pdf_layout``), with the learned
+    readers ``learned`` allows, none by default (the year ranker where the rules leave the year empty,
+    ``kb.papers.pdf_year``; the line labeller's abstract, ``kb.papers.pdf_roles``).
     """
     from kb.papers.pdf_child import read_article_bounded
 
     try:
         # in a child process: a hostile PDF costs one line, not kb
-        article = read_article_bounded(path, learned_year=learned_year)
+        article = read_article_bounded(path, learned=learned)
     except (OSError, ValueError) as exc:
         raise AddError(
             f"{path}: not a readable PDF ({exc}); give the BibTeX entry or an arXiv id instead"
@@ -435,14 +437,14 @@ def read_csl_json(path: Path) -> list[PaperRecord]:
     return [_csl_record(path, i, item) for i, item in enumerate(items)]
 
 
-def read_file(path: Path, learned_year: bool = False) -> list[PaperRecord]:
-    """Records from a PDF, BibTeX or CSL-JSON file, by extension (``learned_year``: see ``read_pdf``)."""
+def read_file(path: Path, learned: LearnedReaders | None = None) -> list[PaperRecord]:
+    """Records from a PDF, BibTeX or CSL-JSON file, by extension (``learned``: see ``read_pdf``)."""
     suffix = path.suffix.lower()
     if not path.is_file():
         raise AddError(f"{path}: no such file; give a PDF, a .bib file, a Zotero CSL-JSON export, "
                        "arxiv:ID or doi:DOI")
     if suffix == ".pdf":
-        return [read_pdf(path, learned_year)]
+        return [read_pdf(path, learned)]
     if suffix in (".bib", ".bibtex"):
         return read_bibtex(path)
     if suffix == ".json":

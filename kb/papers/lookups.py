@@ -23,6 +23,7 @@ from typing import Any
 from kb.papers import grobid, identifiers
 from kb.papers.add import AddError, PaperRecord, affiliations_by_author, read_file, unruled_notices
 from kb.papers.online import OFFLINE_HINT, LookupUnreachable, fetch
+from kb.papers.pdf_page import LearnedReaders
 from kb.settings import Settings
 from schemas.note import FieldSource
 
@@ -280,7 +281,7 @@ def read_paper_file(path: Path, settings: Settings) -> list[PaperRecord]:
     online (``complete_from_identifiers``) over its header as GROBID reads it where ``grobid_url`` is set
     (``kb.papers.grobid``) and as the layout rules read it, each field saying where it came from, the
     notices why a service was not asked."""
-    records = read_file(path, settings.learned_year)
+    records = read_file(path, LearnedReaders(year=settings.learned_year, abstract=settings.learned_abstract))
     if path.suffix.lower() == ".pdf":
         records = [complete_from_identifiers(grobid.read_header(record, path, settings), settings)
                    for record in records]

@@ -230,6 +230,18 @@ def headed_abstract(first_page: str, beside: str | None = None) -> str | None:
     return " ".join(match.group(1).split()) or None if match else None
 
 
+def abstract_opening_with(page: str, opening: str) -> str | None:
+    """The abstract that opens with the words of ``opening`` (a line of the page, however the text spaces
+    them), to the keywords, the introduction or an author summary (``_ABSTRACT_END``); None where the page
+    does not hold them."""
+    words = opening.split()[:6]
+    if not words:
+        return None
+    spaced = r"\s+".join(map(re.escape, words))
+    found = re.search(rf"({spaced}.*?)(?:{_ABSTRACT_END})", page, re.DOTALL)
+    return " ".join(found.group(1).split()) or None if found else None
+
+
 def label_beside(heading: Segment, segments: list[Segment]) -> str | None:
     """The text beside an abstract's heading set as a label in a column of its own, left of the text's first
     line (The PracTeX Journal's 'Abstract' beside 'turnstile is a LaTeX package ...'): the heading's segment

@@ -6,7 +6,8 @@ can recurse until it crashes, and a 2 MB file can inflate to gigabytes. ``read_a
 time (``RLIMIT_CPU``) are capped, and waits at most ``timeout`` seconds; whatever goes wrong there (a crash,
 the memory or time limit, an exception) comes back as a ``ValueError`` of one line, and kb goes on.
 
-Run as ``python -m kb.papers.pdf_child PATH [--learned-year]``: prints the article as JSON on stdout.
+Run as ``python -m kb.papers.pdf_child PATH [--learned-year] [--learned-abstract]``: prints the article as
+JSON on stdout.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kb.papers.pdf_page import PdfArticle
+from kb.papers.pdf_page import LearnedReaders, PdfArticle
 
 #: Address space of the child: Python and the PDF library need a few hundred MB; a PDF that needs more is
 #: refused rather than allowed to take the machine's memory.
@@ -35,12 +36,12 @@ def _limits(memory: int, seconds: float) -> None:
 
 
 def read_article_bounded(
-    path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: float = PDF_TIMEOUT, learned_year: bool = False
+    path: Path, *, memory: int = MAX_PDF_MEMORY, timeout: float = PDF_TIMEOUT,
+    learned: LearnedReaders | None = None,
 ) -> PdfArticle:
-    """``read_article(path, learned_year)`` in a child process within ``memory`` bytes and ``timeout``
+    """``read_article(path, learned)`` in a child process within ``memory`` bytes and ``timeout``
     seconds; ``ValueError`` (one line) when the PDF cannot be read, crashes the reader or passes a limit."""
-    command = [sys.executable, "-m", "kb.papers.pdf_child", str(path),
-               *(["--learned-year"] if learned_year else [])]
+    command = [sys.executable, "-m", "kb.papers.pdf_child", str(path), *(learned or LearnedReaders()).flags()]
     try:
         done = subprocess.run(command, capture_output=True,
                               timeout=timeout, preexec_fn=lambda: _limits(memory, timeout), check=False)
@@ -94,7 +95,7 @@ def _main(argv: list[str]) -> int:
 
     sys.setrecursionlimit(10_000)  # a cyclic page tree ends in RecursionError here, not in a stack overflow
     try:
-        article = _with_identifiers(read_article(Path(argv[0]), learned_year="--learned-year" in argv[1:]),
+        article = _with_identifiers(read_article(Path(argv[0]), LearnedReaders.from_flags(argv[1:])),
                                     Path(argv[0]))
     except (ValueError, OSError, RecursionError) as exc:
         print(json.dumps({"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}))

@@ -50,6 +50,7 @@ from kb.papers.pdf_page import (
     MARGIN,
     SYMBOL_MARKS,
     UNREADABLE,
+    LearnedReaders,
     PdfArticle,
     Segment,
     body_text_size,
@@ -58,22 +59,37 @@ from kb.papers.pdf_page import (
     unreadable,
 )
 from kb.papers.pdf_publication import MONTH, in_full, own_arxiv_id, read_publication
+from kb.papers.pdf_roles import mend_abstract
 from kb.papers.pdf_year import YearCandidate, fill_year, year_candidates
 
 
-def read_article(path: Path, learned_year: bool = False) -> PdfArticle:
+def read_article(path: Path, learned: LearnedReaders | None = None) -> PdfArticle:
     """Text and metadata of a PDF (see the module docstring); raises ``ValueError`` for an unreadable file.
-    With ``learned_year`` (the setting of that name; off by default, see ``pdf_year``), where the rules leave
-    the year empty the learned year ranker may fill it, and says so in ``read_by``."""
-    article, candidates = read_by_rules(path, years=learned_year)  # the years printed, only when asked
-    if learned_year:
-        fill_year(article, candidates)
-    _say_why_empty(article)
-    return article
+    The ``learned`` readers (the settings of those names; none by default) add to the rules', each saying so
+    in ``read_by``: the year ranker fills a year the rules left empty (``pdf_year``), the line labeller mends
+    the abstract (``pdf_roles.mend_abstract``)."""
+    learned = learned or LearnedReaders()
+    read = read_by_rules(path, years=learned.year)  # the years printed, only when asked
+    if learned.year:
+        fill_year(read.article, read.candidates)
+    if learned.abstract and read.segments:
+        mend_abstract(read.article, read.segments, read.page)
+    _say_why_empty(read.article)
+    return read.article
 
 
-def read_by_rules(path: Path, this_year: int | None = None,
-                  years: bool = True) -> tuple[PdfArticle, list[YearCandidate]]:
+@dataclass
+class RulesRead:
+    """What the rules read of a PDF, and what the learned readers read beside them: the years printed where
+    the publication is read, and the segments and text of the page the title and abstract are read from."""
+
+    article: PdfArticle
+    candidates: list[YearCandidate]
+    segments: list[Segment]  # [] where no page was read (an unreadable or empty first page)
+    page: str
+
+
+def read_by_rules(path: Path, this_year: int | None = None, years: bool = True) -> RulesRead:
     """What the rules read of a PDF (no field's reason for being empty said yet), and, with ``years``, the
     years printed where the publication is read (``pdf_year.year_candidates``, up to ``this_year`` + 1; none
     on an unreadable page)."""
@@ -81,12 +97,15 @@ def read_by_rules(path: Path, this_year: int | None = None,
     pages, layouts = read.pages, read.layouts
     article = PdfArticle(pages=pages)
     candidates: list[YearCandidate] = []
+    segments: list[Segment] = []
+    page = ""
     if pages and pages[0] and unreadable(pages[0]):
         article.reasons = {f: UNREADABLE for f in ("title", "authors", "abstract", "venue", "year")}
     elif pages and pages[0]:
         # a cover page (USENIX's) before the article's own first page, which is titled
         at = 1 if len(layouts) > 1 and opens_titled(layouts[1][0]) else 0
-        describe(article, layouts[at][0], at, height=layouts[at][1])
+        segments, page = layouts[at][0], pages[at]
+        describe(article, segments, at, height=layouts[at][1])
         article.title = punctuated_title(article.title, pages[:at])
         article.authors = cover_names(article.authors, pages[:at])
         read_publication(article, margin_lines(*layouts[0]), read=at + 1, stamps=read.stamps)
@@ -98,7 +117,7 @@ def read_by_rules(path: Path, this_year: int | None = None,
     if article.doi is None and pages and "doi" not in article.reasons:
         bare = re.finditer(r"\b(10\.\d{4,9}/[^\s\"<>]+[^\s\"<>.,;])", pages[0])  # a bare DOI on page 1
         article.doi = next((d.group(1) for d in bare if not identifiers.archive_doi(d.group(1))), None)
-    return article, candidates
+    return RulesRead(article, candidates, segments, page)
 
 
 def punctuated_title(title: str | None, covers: list[str]) -> str | None:

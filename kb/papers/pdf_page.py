@@ -124,6 +124,25 @@ class PdfArticle:
     read_by: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LearnedReaders:
+    """Which learned readers may add to what the rules read (the settings of the same names): the year
+    ranker fills a year the rules left empty (``pdf_year``), the line labeller mends an abstract
+    (``pdf_roles``)."""
+
+    year: bool = False
+    abstract: bool = False
+
+    def flags(self) -> list[str]:
+        """As the PDF reader's child process takes them on its command line (``pdf_child``)."""
+        flags = {"--learned-year": self.year, "--learned-abstract": self.abstract}
+        return [flag for flag, on in flags.items() if on]
+
+    @classmethod
+    def from_flags(cls, argv: list[str]) -> LearnedReaders:
+        return cls(year="--learned-year" in argv, abstract="--learned-abstract" in argv)
+
+
 # -- reading the PDF ------------------------------------------------------------------------------
 
 COLUMN_GAP = 1.0  # a horizontal gap wider than this many font sizes starts a new segment (a new column)
