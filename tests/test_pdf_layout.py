@@ -24,6 +24,7 @@ from kb.papers.pdf_page import (
     _place_accents,
     _unboxed_placed,
     clean_text,
+    unmarked,
     unnumbered,
     unreadable,
 )
@@ -90,6 +91,13 @@ def _seg(marked: str, y: float, size: float = 10.0, x0: float = 100.0) -> Segmen
         text = text[:start] + text[text.index(MARK_CLOSE, start) + 1:]
     return Segment(text.strip() or marked.strip(MARK_OPEN + MARK_CLOSE), size, x0, x0 + 8 * len(text), y, marked)
 
+
+def test_unmarked_leaves_out_each_superscript_run_and_keeps_the_spaces() -> None:
+    assert unmarked("⟨a⟩Debian Project") == "Debian Project"
+    assert unmarked("Dirk Eddelbuettel⟨a⟩ and Conrad Sanderson⟨b,c⟩") == "Dirk Eddelbuettel and Conrad Sanderson"
+    assert unmarked(" ⟨1⟩ Google ⟨⟩") == "  Google "  # spaces are the caller's to strip; an empty run goes too
+    assert unmarked("Beta Labs ⟨unclosed") == "Beta Labs ⟨unclosed"  # a bracket never closed is no mark
+    assert unmarked(_seg("Dirk Eddelbuettel⟨a⟩", 600).marked) == _seg("Dirk Eddelbuettel⟨a⟩", 600).text
 
 def test_authors_letter_superscripts_link_to_their_blocks() -> None:
     """Elsevier: 'Dirk Eddelbuettela, Conrad Sandersonb,c' over 'aDebian Project', 'bNICTA', 'cQUT'. An

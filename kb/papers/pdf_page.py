@@ -130,6 +130,15 @@ COLUMN_GAP = 1.0  # a horizontal gap wider than this many font sizes starts a ne
 
 
 MARK_OPEN, MARK_CLOSE = "⟨", "⟩"  # around a superscript run in Segment.marked: '⟨a⟩Debian Project'
+_MARK = re.compile(f"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}")  # one superscript run, with its brackets
+
+
+def unmarked(text: str) -> str:
+    """``text`` (a ``Segment.marked``, or a part of one) without its superscript runs: the text a reader
+    sees with the marks left out ('⟨a⟩Debian Project' -> 'Debian Project'). Spaces are kept as they are."""
+    return _MARK.sub("", text)
+
+
 _SUPERSCRIPT_SIZE = 0.8  # a character this much smaller than its line's type ...
 _SUPERSCRIPT_RAISE = 0.2  # ... and raised by this many of the line's font sizes is a superscript
 
