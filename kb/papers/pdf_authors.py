@@ -6,6 +6,7 @@ out."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -37,6 +38,7 @@ from kb.papers.pdf_page import (
     UNMAPPED_MARKS,
     Segment,
     body_text_size,
+    remarked,
     unmarked,
 )
 
@@ -736,16 +738,14 @@ def _closing_number(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -
     if closing is None or not any(closing.group(1) in keys for _, _, keys in names):
         return seg, None
     rest = marked[:closing.start()]
-    return Segment(unmarked(rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest,
-                   seg.style), closing.group(1)
+    return remarked(seg, rest), closing.group(1)
 
 
 def _opened_by(seg: Segment, number: str | None) -> Segment:
     """The line with the number the line above closed on (``_closing_number``) as its opening mark."""
     if number is None:
         return seg
-    return Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, f"{MARK_OPEN}{number}{MARK_CLOSE}"
-                   f"{seg.marked or seg.text}", seg.style)
+    return dataclasses.replace(seg, marked=f"{MARK_OPEN}{number}{MARK_CLOSE}{seg.marked or seg.text}")
 
 
 def _marked_like(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> bool:
@@ -770,10 +770,9 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on:
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
         if not run_on or (rest := _typed_marks(text, names)) == text:
             return seg
-        return Segment(unmarked(rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest, seg.style)
+        return remarked(seg, rest)
     rest = _typed_marks(text[number.end():], names)
-    return Segment(unmarked(rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
-                   f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
+    return remarked(seg, f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}")
 
 
 def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
@@ -828,7 +827,7 @@ def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | Non
     if not count or count == len(parts) or not (INSTITUTION.search(parts[count])
                                                 or re.fullmatch(r"[A-Z][A-Z\d&-]+", parts[count])):
         return None
-    names = name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
+    names = name_parts(dataclasses.replace(seg, marked=", ".join(parts[:count])))
     place = up_to_address(parts[count:])
     return names, ", ".join(unmarked(p) for p in place)
 
@@ -907,8 +906,7 @@ def _without_contacts(seg: Segment) -> Segment | None:
     kept = [p for p in read if p and not re.fullmatch(r"[a-z\d._{}-]+", unmarked(p))]
     if not kept:
         return None
-    marked = "; ".join(kept)
-    return Segment(unmarked(marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+    return remarked(seg, "; ".join(kept))
 
 
 def _run_on_blocks(seg: Segment) -> Segment | None:
@@ -934,7 +932,7 @@ def _run_on_blocks(seg: Segment) -> Segment | None:
     joined = "; ".join(part.strip(" ,;") for part in kept if part.strip(" ,;"))
     if not joined:
         return None
-    return Segment(unmarked(joined).strip(), seg.size, seg.x0, seg.x1, seg.y, joined, seg.style)
+    return remarked(seg, joined)
 
 
 def _before_address(seg: Segment) -> Segment | None:
@@ -943,7 +941,7 @@ def _before_address(seg: Segment) -> Segment | None:
     marked = _institution_part(seg.marked or seg.text)
     if not marked:
         return None
-    return Segment(unmarked(marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+    return remarked(seg, marked)
 
 
 def _institution_part(text: str) -> str | None:
