@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kb.papers.pdf_abstract import headed_abstract
-from kb.papers.pdf_authors import block_authors, page_authors
+from kb.papers.pdf_authors import _without_contacts, block_authors, page_authors
 from kb.papers.pdf_layout import _from_metadata, describe, join_title, opens_titled, read_article
 from kb.papers.pdf_names import is_name_list, join_affiliation, name_parts
 from kb.papers.pdf_page import (
@@ -24,6 +24,8 @@ from kb.papers.pdf_page import (
     _place_accents,
     _unboxed_placed,
     clean_text,
+    remarked,
+    unmarked,
     unnumbered,
     unreadable,
 )
@@ -90,6 +92,30 @@ def _seg(marked: str, y: float, size: float = 10.0, x0: float = 100.0) -> Segmen
         text = text[:start] + text[text.index(MARK_CLOSE, start) + 1:]
     return Segment(text.strip() or marked.strip(MARK_OPEN + MARK_CLOSE), size, x0, x0 + 8 * len(text), y, marked)
 
+
+def test_unmarked_leaves_out_each_superscript_run_and_keeps_the_spaces() -> None:
+    assert unmarked("⟨a⟩Debian Project") == "Debian Project"
+    assert unmarked("Dirk Eddelbuettel⟨a⟩ and Conrad Sanderson⟨b,c⟩") == "Dirk Eddelbuettel and Conrad Sanderson"
+    assert unmarked(" ⟨1⟩ Google ⟨⟩") == "  Google "  # spaces are the caller's to strip; an empty run goes too
+    assert unmarked("Beta Labs ⟨unclosed") == "Beta Labs ⟨unclosed"  # a bracket never closed is no mark
+    assert unmarked(_seg("Dirk Eddelbuettel⟨a⟩", 600).marked) == _seg("Dirk Eddelbuettel⟨a⟩", 600).text
+
+def test_remarked_reads_the_text_from_the_marks_and_keeps_the_lines_face() -> None:
+    """A line a rule cut or gave a mark is the same line: its place, size, style and font are kept (name-line
+    detection compares styles), its text read again from the new marked text."""
+    line = Segment("Debian Project, Chicago, IL 60601", 9.0, 72.0, 300.0, 600.0,
+                   "⟨a⟩Debian Project, Chicago, IL 60601", "italic", "NimbusRomNo9L-ReguItal")
+    cut = remarked(line, " ⟨a⟩Debian Project⟨†⟩ ")
+    assert (cut.text, cut.marked) == ("Debian Project", " ⟨a⟩Debian Project⟨†⟩ ")
+    assert (cut.size, cut.x0, cut.x1, cut.y, cut.style, cut.font) == (9.0, 72.0, 300.0, 600.0, "italic",
+                                                                      "NimbusRomNo9L-ReguItal")
+    assert line.text == "Debian Project, Chicago, IL 60601"  # a new segment: the line read is left as it was
+    # the institution before an address, as the author block keeps it, is that line too
+    kept = _without_contacts(line)
+    assert kept is not None
+    assert (kept.text, kept.marked, kept.style, kept.font) == ("Debian Project, Chicago",
+                                                               "⟨a⟩Debian Project, Chicago", "italic",
+                                                               "NimbusRomNo9L-ReguItal")
 
 def test_authors_letter_superscripts_link_to_their_blocks() -> None:
     """Elsevier: 'Dirk Eddelbuettela, Conrad Sandersonb,c' over 'aDebian Project', 'bNICTA', 'cQUT'. An

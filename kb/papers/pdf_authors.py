@@ -6,6 +6,7 @@ out."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 
@@ -37,6 +38,8 @@ from kb.papers.pdf_page import (
     UNMAPPED_MARKS,
     Segment,
     body_text_size,
+    remarked,
+    unmarked,
 )
 
 
@@ -271,7 +274,7 @@ def _footnote_blocks(foot: list[Segment]) -> dict[str, str]:
                        if k not in blocks]
             for key in current:
                 blocks[key] = [marked[mark.end():end].strip()]
-    return {key: re.sub(r"⟨[^⟩]*⟩", "", _joined_lines(lines)) for key, lines in blocks.items() if lines}
+    return {key: unmarked(_joined_lines(lines)) for key, lines in blocks.items() if lines}
 
 
 def _joined_lines(lines: list[str]) -> str:
@@ -735,16 +738,14 @@ def _closing_number(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -
     if closing is None or not any(closing.group(1) in keys for _, _, keys in names):
         return seg, None
     rest = marked[:closing.start()]
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest,
-                   seg.style), closing.group(1)
+    return remarked(seg, rest), closing.group(1)
 
 
 def _opened_by(seg: Segment, number: str | None) -> Segment:
     """The line with the number the line above closed on (``_closing_number``) as its opening mark."""
     if number is None:
         return seg
-    return Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, f"{MARK_OPEN}{number}{MARK_CLOSE}"
-                   f"{seg.marked or seg.text}", seg.style)
+    return dataclasses.replace(seg, marked=f"{MARK_OPEN}{number}{MARK_CLOSE}{seg.marked or seg.text}")
 
 
 def _marked_like(seg: Segment, names: list[tuple[Segment, str, list[str]]]) -> bool:
@@ -769,10 +770,9 @@ def _numbered(seg: Segment, names: list[tuple[Segment, str, list[str]]], run_on:
     if number is None or not any(number.group(1) in keys for _, _, keys in names):
         if not run_on or (rest := _typed_marks(text, names)) == text:
             return seg
-        return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y, rest, seg.style)
+        return remarked(seg, rest)
     rest = _typed_marks(text[number.end():], names)
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", rest).strip(), seg.size, seg.x0, seg.x1, seg.y,
-                   f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}", seg.style)
+    return remarked(seg, f"{MARK_OPEN}{number.group(1)}{MARK_CLOSE}{rest}")
 
 
 def _typed_marks(text: str, names: list[tuple[Segment, str, list[str]]]) -> str:
@@ -821,15 +821,15 @@ def _grouped_line(seg: Segment) -> tuple[list[tuple[str, list[str]]], str] | Non
     marked = re.sub(r"\s+[–—-]\s+", ", ", _CONTACT_IN_BRACKETS.sub("", marked), count=1)
     parts = [p for p in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", LEAD_SEPARATOR.sub("", marked)) if p]
     count = len(list(itertools.takewhile(
-        lambda p: bool(NAME.match(END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", p)).strip()))
+        lambda p: bool(NAME.match(END_MARKS.sub("", unmarked(p)).strip()))
         and not INSTITUTION.search(p), parts)))
     # an institution's word, or its acronym ('CERN, 1211 Geneva 23, Switzerland')
     if not count or count == len(parts) or not (INSTITUTION.search(parts[count])
                                                 or re.fullmatch(r"[A-Z][A-Z\d&-]+", parts[count])):
         return None
-    names = name_parts(Segment(seg.text, seg.size, seg.x0, seg.x1, seg.y, ", ".join(parts[:count])))
+    names = name_parts(dataclasses.replace(seg, marked=", ".join(parts[:count])))
     place = up_to_address(parts[count:])
-    return names, ", ".join(re.sub(r"⟨[^⟩]*⟩", "", p) for p in place)
+    return names, ", ".join(unmarked(p) for p in place)
 
 
 def _share_one_block(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
@@ -901,13 +901,12 @@ def _without_contacts(seg: Segment) -> Segment | None:
     parts = [p.strip() for p in (seg.marked or seg.text).split(";")]
     # A part with an address is read like a line of its own: its institution before the address after commas
     # ('AT&T Labs Research, Room A277, Florham Park, New Jersey 07932; e-mail:').
-    read = [p if not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)) else _institution_part(p) for p in parts]
+    read = [p if not ADDRESS.search(unmarked(p)) else _institution_part(p) for p in parts]
     # A lower-case word alone is a user name of an e-mail list ('{mernst;csk;chambers}@cs.washington.edu').
-    kept = [p for p in read if p and not re.fullmatch(r"[a-z\d._{}-]+", re.sub(r"⟨[^⟩]*⟩", "", p))]
+    kept = [p for p in read if p and not re.fullmatch(r"[a-z\d._{}-]+", unmarked(p))]
     if not kept:
         return None
-    marked = "; ".join(kept)
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+    return remarked(seg, "; ".join(kept))
 
 
 def _run_on_blocks(seg: Segment) -> Segment | None:
@@ -933,7 +932,7 @@ def _run_on_blocks(seg: Segment) -> Segment | None:
     joined = "; ".join(part.strip(" ,;") for part in kept if part.strip(" ,;"))
     if not joined:
         return None
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", joined).strip(), seg.size, seg.x0, seg.x1, seg.y, joined, seg.style)
+    return remarked(seg, joined)
 
 
 def _before_address(seg: Segment) -> Segment | None:
@@ -942,7 +941,7 @@ def _before_address(seg: Segment) -> Segment | None:
     marked = _institution_part(seg.marked or seg.text)
     if not marked:
         return None
-    return Segment(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(), seg.size, seg.x0, seg.x1, seg.y, marked)
+    return remarked(seg, marked)
 
 
 def _institution_part(text: str) -> str | None:
@@ -1004,13 +1003,13 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
         # so does a symbol after a space ('∗University of Alpha   †Beta Labs').
         pieces = _INLINE_MARK.split(marked)  # text, (superscript, symbol), text, ...
         if len(pieces) == 1 and not lead and units and units[-1] is current:
-            _share_institution(re.sub(r"⟨[^⟩]*⟩", "", marked).strip(" ,;"), units[:-1], blocks)
+            _share_institution(unmarked(marked).strip(" ,;"), units[:-1], blocks)
         units = [*units, current] if len(pieces) == 1 and lead and marked.rstrip().endswith(";") else []
         for index, piece in enumerate(pieces[::3]):
             if index:
                 current = mark_keys(pieces[3 * index - 2] or pieces[3 * index - 1])
                 opened.append((seg, current))
-            text = re.sub(r"⟨[^⟩]*⟩", "", piece).strip(" ,;")
+            text = unmarked(piece).strip(" ,;")
             for key in current if text else []:
                 blocks.setdefault(key, []).append(text)
     return {key: join_affiliation(lines) for key, lines in blocks.items()}

@@ -18,6 +18,7 @@ from kb.papers.pdf_page import (
     UNMAPPED_MARK,
     UNMAPPED_MARKS,
     Segment,
+    unmarked,
 )
 
 # Lines of an author block that are an address, a date or contact details, not an institution.
@@ -43,12 +44,12 @@ def up_to_address(parts: Iterable[str]) -> list[str]:
     comma between ('Karolinska Institutet 171 77 Stockholm', 'Universität Hamburg 20146 Hamburg', 'University
     of Chinese Academy of Sciences Team for iGEM 2016'), the name is the words before the number."""
     parts = list(parts)
-    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", p)), parts))
+    kept = list(itertools.takewhile(lambda p: not ADDRESS.search(unmarked(p)), parts))
     if kept or not parts:
         return kept
     named = _BEFORE_NUMBER.match(parts[0])
     name = named.group("name") if named else ""
-    return [name] if INSTITUTION.search(name) and not ADDRESS.search(re.sub(r"⟨[^⟩]*⟩", "", name)) else []
+    return [name] if INSTITUTION.search(name) and not ADDRESS.search(unmarked(name)) else []
 
 
 # An institution's name, its marks included, up to the first number of three digits or more after it.
@@ -164,7 +165,7 @@ _MARK_BETWEEN = re.compile(rf"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}[ \t]+(?=[{
 def listed(seg: Segment) -> str:
     """A line's text as a list of names reads it: each superscript between two names (``_MARK_BETWEEN``) as
     the comma it stands for, the other superscripts left out."""
-    return re.sub(r"⟨[^⟩]*⟩", "", _MARK_BETWEEN.sub(", ", seg.marked or seg.text)).strip()
+    return unmarked(_MARK_BETWEEN.sub(", ", seg.marked or seg.text)).strip()
 
 
 def is_name_list(text: str) -> bool:
@@ -294,7 +295,7 @@ def name_parts(seg: Segment) -> list[tuple[str, list[str]]]:
         keys = [k for run in (_MARK_GROUP.finditer(part, match.start()) if match else [])
                 for g in ("sup", "par", "num", "sym", "between") if run.group(g)
                 for k in mark_keys(run.group(g))]
-        name = END_MARKS.sub("", re.sub(r"⟨[^⟩]*⟩", "", part[:match.start()] if match else part)).strip()
+        name = END_MARKS.sub("", unmarked(part[:match.start()] if match else part)).strip()
         if name:
             parts.append((_name_case(name), keys))
     return parts

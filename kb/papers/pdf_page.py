@@ -16,7 +16,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 # Control codes a TeX font without a Unicode map leaves in the text (T1 encoding at 0x1b-0x1f and its
@@ -149,6 +149,22 @@ COLUMN_GAP = 1.0  # a horizontal gap wider than this many font sizes starts a ne
 
 
 MARK_OPEN, MARK_CLOSE = "⟨", "⟩"  # around a superscript run in Segment.marked: '⟨a⟩Debian Project'
+_MARK = re.compile(f"{MARK_OPEN}[^{MARK_CLOSE}]*{MARK_CLOSE}")  # one superscript run, with its brackets
+
+
+def unmarked(text: str) -> str:
+    """``text`` (a ``Segment.marked``, or a part of one) without its superscript runs: the text a reader
+    sees with the marks left out ('⟨a⟩Debian Project' -> 'Debian Project'). Spaces are kept as they are."""
+    return _MARK.sub("", text)
+
+
+def remarked(seg: Segment, marked: str) -> Segment:
+    """``seg`` read again from ``marked`` (the line a rule cut short, joined or gave a mark): ``marked`` as
+    its marked text, that text's ``unmarked`` form, stripped, as its text, and its place, size, style and font
+    kept, so that a rule comparing lines' faces reads it as the line it came from."""
+    return replace(seg, text=unmarked(marked).strip(), marked=marked)
+
+
 _SUPERSCRIPT_SIZE = 0.8  # a character this much smaller than its line's type ...
 _SUPERSCRIPT_RAISE = 0.2  # ... and raised by this many of the line's font sizes is a superscript
 
