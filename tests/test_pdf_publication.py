@@ -1420,3 +1420,35 @@ def test_publication_a_meetings_acronym_joined_to_its_year_by_a_dash(header: str
     joined them, and ICAD's header named nothing."""
     article = _published(f"{header}\n{TITLE}\nABSTRACT\nWe study.")
     assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("page", "doi"), [
+    # ReScience C's sidebar: the article's DOI is Zenodo's, labelled under its dates; the code's, in the body, not
+    ("Edited by\nKarthik Ram\nReceived\n17 February 2020\nPublished\n24 July 2020\nDOI\n10.5281/zenodo.3959516\n"
+     "As part of the challenge I ran the code (DOI 10.5281/zenodo.3671998. – SWH).", "10.5281/zenodo.3959516"),
+    # the same on one line, as a journal's masthead sets it
+    ("Published: 3 May 2021 | DOI: 10.5281/zenodo.1234567\nThe data are at doi: 10.5281/zenodo.999",
+     "10.5281/zenodo.1234567"),
+    # a data set's DOI in prose is never the article's, whatever year stands near it
+    ("Our data are deposited (DOI: 10.5281/zenodo.999) and were published 2020 with DOI 10.5281/zenodo.1", None),
+])
+def test_publication_an_archives_doi_labelled_under_the_articles_dates_is_its_own(page: str,
+                                                                                 doi: str | None) -> None:
+    assert _published(page).doi == doi
+
+
+@pytest.mark.parametrize(("page", "doi"), [
+    # PNAS's footer before 2011, its URL's slashes glyphs the text gives as control codes (salvinorin-kor-pnas)
+    ("Roth et al. PNAS September 3, 2002 vol. 99 no. 18 11934–11939 "
+     "www.pnas.org\x01cgi\x01doi\x0110.1073\x01pnas.182234399", "10.1073/pnas.182234399"),
+    # another code, after 'doi:' and a space, and a five-digit registrant
+    ("Printed in the journal. doi: 10.11111\x02j.1365-2958.2004.04000.x", "10.11111/j.1365-2958.2004.04000.x"),
+    # a data set's is none; a DOI printed whole elsewhere on the page is read as printed
+    ("see the dataset doi\x0110.5281\x01zenodo.12", None),
+    ("doi\x0110.1073\x01pnas.1\nhttps://doi.org/10.1038/nature1", "10.1038/nature1"),
+    # and the registrant glued to the suffix with no code between is no DOI kb can split
+    ("www.pnas.orgcgidoi10.1073pnas.182234399", None),
+])
+def test_publication_a_doi_whose_slash_is_an_unmapped_glyph_is_read_where_none_is_printed_whole(
+        page: str, doi: str | None) -> None:
+    assert _published(page).doi == doi

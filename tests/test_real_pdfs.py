@@ -26,14 +26,16 @@ LME4 = CORPUS / "lme4-lmer.pdf"
 # consistent-hashing's names and abstract heading are bitmaps without a Unicode map; essentia's institution line
 # stands above marks that lead to e-mails only, one of them a name's only address.)
 FLOORS = {
-    # 271 articles: round 10's 204, round 11's six fresh batches of 55 (third and fourth waves, each read once
+    # 301 articles: round 10's 204, round 11's six fresh batches of 55 (third and fourth waves, each read once
     # before any rule was made from it: title 49, authors 41, affiliations 27, year 45, venue 32, abstract 41 of
     # 55), raised to the measurements after round 11's rules (benchmarks/data/pdfs/README.md, "Round 11 measured"),
-    # and round 11's validation batch of 12, retired to tuning after its one read (README, "Round 12")
-    "tuning": {"title": 266, "authors": 261, "affiliations": 250, "year": 269, "venue": 261, "doi": 271,
-               "arxiv_id": 271, "abstract": 261, "ligatures": 268},
-    # round 10's fresh half (24 articles), read in totals once after round 10's rules and once after round 11's
-    # (README.md, "Round 10 measured", "Round 11 measured")
+    # round 11's validation batch of 12 and round 12's of 30, each retired to tuning after its one read (README,
+    # "Round 12"; round 12's read: title 25, authors 25, affiliations 19, year 26, venue 21, DOI 27, abstract 22 of
+    # 30), with round 12's two DOI rules and one corrected DOI truth
+    "tuning": {"title": 291, "authors": 286, "affiliations": 269, "year": 295, "venue": 282, "doi": 301,
+               "arxiv_id": 301, "abstract": 283, "ligatures": 298},
+    # round 10's fresh half (24 articles), read in totals once after round 10's rules, once after round 11's and
+    # once in round 12 (README.md, "Round 10 measured", "Round 11 measured", "Round 12 measured")
     "held-out": {"title": 20, "authors": 21, "affiliations": 16, "year": 20, "venue": 13, "doi": 23,
                  "arxiv_id": 24, "abstract": 20, "ligatures": 24},
 }
@@ -49,11 +51,11 @@ def _cli(tmp_path: Path, *args: str) -> str:
     return result.stdout + result.stderr
 
 
-@pytest.mark.slow  # reads all 295 articles of both halves (~2 min idle); the layout rules' unit tests run by default
+@pytest.mark.slow  # reads all 325 articles of both halves (~2 min idle); the layout rules' unit tests run by default
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = load_benchmark("bench_add")
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
-    assert len(rows) >= 295 and not any(row["split"] == "validation" for row in rows)
+    assert len(rows) >= 325 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)

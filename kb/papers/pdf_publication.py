@@ -609,7 +609,8 @@ class _Texts:
 # of their footer ('5258 –5263 | PNAS | March 31, 2009 | vol. 106 | no. 13') and of their keywords line in a
 # font whose bar the text gives as a control code ('5258 –5263 \x01 PNAS \x01 March 31, 2009 \x01 vol. 106').
 # A control code standing alone between spaces is no text: there it is the separator the page prints.
-_UNMAPPED_SEPARATOR = re.compile(r"(?<= )[\x00-\x08\x0b\x0c\x0e-\x1f](?= )")
+_CONTROL_CODE = r"[\x00-\x08\x0b\x0c\x0e-\x1f]"  # what the text gives for a glyph without a Unicode map
+_UNMAPPED_SEPARATOR = re.compile(rf"(?<= ){_CONTROL_CODE}(?= )")
 
 
 def _unmapped_separators(text: str) -> str:
@@ -773,11 +774,28 @@ def _meeting_alone(article: PdfArticle, lines: list[str]) -> None:
 _COMPONENT = re.compile(r"\.[a-z]?\d{3}$")
 
 
+# The article's own DOI after its dates, labelled: ReScience C's sidebar ('Received 17 February 2020
+# Published 24 July 2020 DOI 10.5281/zenodo.3959516'), 'Published: 3 May 2021 | DOI: ...'. A journal that
+# publishes through an archive (Zenodo) gives its articles the archive's DOIs: this one is the article's.
+_DATED_LABEL = re.compile(r"\b(?:Published|Accepted|Received)\b:?\s+[\w ,.]{0,30}?\b(?:19|20)\d\d\s*[|,;]?\s*"
+                          rf"DOI:?\s+(10\.\d{{4,9}}/{_DOI_PART}+)")
+# A DOI whose slashes are glyphs without a Unicode map, which the text gives as control codes (PNAS's footer
+# before 2011, like its bars: 'www.pnas.org\x01cgi\x01doi\x0110.1073\x01pnas.182234399'): the code after the
+# registrant's digits is the DOI's slash.
+_UNMAPPED_SLASH_DOI = re.compile(rf"(?i:doi)(?::|{_CONTROL_CODE})?\s?(10\.\d{{4,9}}){_CONTROL_CODE}"
+                                 r"([\w.-]*\w)")
+
+
 def _printed_doi(article: PdfArticle, first: str) -> None:
     """The DOI page 1 prints (``first``: its flattened text), where the article has none and it is no data
-    set's; a template's placeholder DOI, wherever it came from, none."""
-    printed = (_doi_text(m.group(1)) for m in _DOI.finditer(first))
-    dois = [doi for doi in printed if not identifiers.archive_doi(doi)]  # a data set's is not the paper's
+    set's (unless the page labels it the article's after its dates, ``_DATED_LABEL``); one whose slash is an
+    unmapped glyph (``_UNMAPPED_SLASH_DOI``) where the page prints no DOI whole; a template's placeholder DOI,
+    wherever it came from, none."""
+    own = {_doi_text(m.group(1)) for m in _DATED_LABEL.finditer(first)}
+    printed = [_doi_text(m.group(1)) for m in _DOI.finditer(first)]
+    if not re.search(r"\b10\.\d{4,9}/", first):
+        printed = [f"{m.group(1)}/{m.group(2)}" for m in _UNMAPPED_SLASH_DOI.finditer(first)]
+    dois = [doi for doi in printed if doi in own or not identifiers.archive_doi(doi)]  # no data set's
     # a component's DOI (see _COMPONENT) where the article's own is printed too
     dois = [doi for doi in dois if not (_COMPONENT.search(doi) and _COMPONENT.sub("", doi) in dois)]
     if dois and article.doi is None:
