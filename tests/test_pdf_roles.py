@@ -209,3 +209,20 @@ def test_kb_add_with_the_setting_stores_the_labellers_abstract_and_says_to_check
 
     plain = read_pdf(INFOSYS)
     assert plain.abstract is None and not plain.read_by and "abstract" in plain.unread
+
+
+@pytest.mark.skipif(not INFOSYS.exists(), reason="the PDF corpus is missing: benchmarks/data/pdfs/")
+def test_reading_with_the_labeller_imports_no_note_models() -> None:
+    """The labeller folds text as quotes are (kb.notes.text_fold), in the PDF reader's child process, without
+    the notes' models and settings (pydantic: a third of a second at every read)."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from pathlib import Path; from kb.papers.pdf_layout import read_article; "
+            "from kb.papers.pdf_page import LearnedReaders; "
+            "a = read_article(Path(sys.argv[1]), LearnedReaders(abstract=True)); "
+            "print(json.dumps([a.read_by, sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", code, str(INFOSYS)], capture_output=True, text=True, check=True)
+    read_by, modules = json.loads(done.stdout)
+    assert "abstract" in read_by  # (the labeller read this one: its folding ran)
+    assert not {m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_settings", "sqlalchemy")}

@@ -23,7 +23,6 @@ import bisect
 import functools
 import itertools
 import re
-import unicodedata
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,11 +32,7 @@ from typing import Literal
 from kb.notes.files import Note
 from kb.notes.page_break import PAGE_BREAK  # between pages of a source text taken from a PDF
 from kb.notes.sources import SourceText, read_source
-
-_DASHES = dict.fromkeys(map(ord, "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"), "-")
-_QUOTES = {ord(c): "'" for c in "\u2018\u2019\u201b\u2032"} | {
-    ord(c): '"' for c in "\u201c\u201d\u201f\u2033"
-}
+from kb.notes.text_fold import normalize_text
 
 
 class Grounding(StrEnum):
@@ -56,20 +51,6 @@ class GroundingResult:
     claim_id: str
     status: Grounding
     reason: str
-
-
-_LETTER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
-
-
-def normalize_text(text: str) -> str:
-    """Fold a text into the form quotes are compared in (case, Unicode, dashes, whitespace, hyphenation)."""
-    text = unicodedata.normalize("NFKC", text).translate(_DASHES).translate(_QUOTES)
-    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)  # 'pro-\ntein' -> 'protein'
-    text = re.sub(r"\s*-\s*", "-", text)  # 'first – order' and 'first-order' compare equal
-    # A hyphen between two letters is optional: a word broken at a line's end reaches a quote with or without
-    # it, whichever the PDF viewer or kb's reading kept ('non-parametric' and 'nonparametric' compare equal).
-    text = _LETTER_HYPHEN.sub("", text)
-    return re.sub(r"\s+", " ", text).strip().casefold()
 
 
 @functools.lru_cache(maxsize=2)

@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kb.notes.text_fold import normalize_text
 from kb.papers.pdf_abstract import abstract_opening_with
 from kb.papers.pdf_names import INSTITUTION, is_name_list, is_prose
 from kb.papers.pdf_page import PdfArticle, Segment, body_text_size
@@ -244,22 +245,13 @@ def abstract_opening(segments: list[Segment], roles: list[dict[str, float]],
     return None
 
 
-def _folded(text: str) -> str:
-    """``text`` folded as quotes are compared (``kb.notes.grounding.normalize_text``: case, Unicode, dashes,
-    hyphenation, whitespace). Imported here, on use: the notes' modules cost a third of a second, and every
-    PDF is read in a fresh process that needs them only when the labeller reads."""
-    from kb.notes.grounding import normalize_text
-
-    return normalize_text(text)
-
-
 def opening_chance(segments: list[Segment], roles: list[dict[str, float]], abstract: str) -> float | None:
     """The labeller's chance that the line an abstract opens on is an abstract's: the first line, in the
     page's order, whose text (its heading aside) the abstract's opening holds, or that holds the abstract's
     first words; None where no line does (the abstract is read from another page)."""
-    head = _folded(abstract)[:300]
+    head = normalize_text(abstract)[:300]
     for seg, role in zip(segments, roles, strict=True):
-        text = _folded(_ABSTRACT_HEAD.sub("", seg.text).lstrip(" .:—–-"))
+        text = normalize_text(_ABSTRACT_HEAD.sub("", seg.text).lstrip(" .:—–-"))
         if len(text) >= 12 and (text in head or head[:40] in text):
             return role["abstract"]
     return None
@@ -280,7 +272,7 @@ def _same_text(found: str, read: str | None) -> bool:
     reading, which the rules' keeps."""
     if not read:
         return False
-    return _folded(found)[:60] in _folded(read)[:200]
+    return normalize_text(found)[:60] in normalize_text(read)[:200]
 
 
 def mend_abstract(article: PdfArticle, segments: list[Segment], page: str,
