@@ -369,8 +369,10 @@ def _placed_text(textpage: object, text: str) -> str:
 
 
 def _commonest(values: list[str]) -> str:
-    """The value most of a segment's letters have ('' for none)."""
-    return max(set(values), key=values.count) if values else ""
+    """The value most of a segment's letters have ('' for none); of values as common, the first met. (Not
+    ``max(set(values), ...)``: a set's order of strings changes with each process's hash seed, and a line
+    read italic in one run and upright in the next changes what kb reads.)"""
+    return Counter(values).most_common(1)[0][0] if values else ""
 
 
 def page_segments(textpage: object, text: str) -> list[Segment]:

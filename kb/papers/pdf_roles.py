@@ -258,8 +258,8 @@ def opening_chance(segments: list[Segment], roles: list[dict[str, float]], abstr
 
 
 # Under this chance that the line the rules' abstract opens on is an abstract's, the labeller's reading
-# replaces it: chosen on round 11's first reads (0.05 to 0.2 read the same there), before any unseen article
-# was read with it.
+# replaces it: chosen on round 11's first reads (0.05 and 0.1 read the same there, 0.2 one abstract fewer),
+# before any unseen article was read with it.
 DOUBTED = 0.1
 # Where the rules read no abstract, the labeller reads one only this surely: most such documents have none (a
 # package's vignette, a manual), and their introduction's lines look like an abstract's.
