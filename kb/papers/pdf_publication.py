@@ -516,7 +516,7 @@ def read_publication(article: PdfArticle, margins: list[str] | None = None, read
     # The DOI page 1 prints is this document's, before the one its reference list gives its published self:
     # a reprint prints its own ('doi: 10.5300/2022-1-4/49' under 'First published in TUGboat 43:1').
     _printed_doi(article, texts.first)
-    if article.doi is None and not re.search(r"\b10\.\d{4,9}/", article.pages[0] if article.pages else ""):
+    if article.doi is None and not _DOI_START.search(article.pages[0] if article.pages else ""):
         _dated_doi(article)
     if article.venue and (article.year is None or article.doi is None) and article.title:
         # the paper citing its published self
@@ -774,6 +774,9 @@ def _meeting_alone(article: PdfArticle, lines: list[str]) -> None:
 _COMPONENT = re.compile(r"\.[a-z]?\d{3}$")
 
 
+_DOI_START = re.compile(r"\b10\.\d{4,9}/")  # a DOI printed whole: its registrant and slash
+
+
 # The article's own DOI after its dates, labelled: ReScience C's sidebar ('Received 17 February 2020
 # Published 24 July 2020 DOI 10.5281/zenodo.3959516'), 'Published: 3 May 2021 | DOI: ...'. A journal that
 # publishes through an archive (Zenodo) gives its articles the archive's DOIs: this one is the article's.
@@ -793,7 +796,7 @@ def _printed_doi(article: PdfArticle, first: str) -> None:
     wherever it came from, none."""
     own = {_doi_text(m.group(1)) for m in _DATED_LABEL.finditer(first)}
     printed = [_doi_text(m.group(1)) for m in _DOI.finditer(first)]
-    if not re.search(r"\b10\.\d{4,9}/", first):
+    if not _DOI_START.search(first):
         printed = [f"{m.group(1)}/{m.group(2)}" for m in _UNMAPPED_SLASH_DOI.finditer(first)]
     dois = [doi for doi in printed if doi in own or not identifiers.archive_doi(doi)]  # no data set's
     # a component's DOI (see _COMPONENT) where the article's own is printed too

@@ -216,6 +216,11 @@ def line_roles(segments: list[Segment], model: RoleModel | None = None) -> list[
     return [model.probabilities(row) for row in line_features(segments)]
 
 
+def _without_head(text: str) -> str:
+    """A line's text without the abstract's heading it opens with ('Abstract.', 'Summary:'), if any."""
+    return _ABSTRACT_HEAD.sub("", text).lstrip(" .:—–-")
+
+
 @dataclass(frozen=True)
 class Opening:
     """Where the labeller reads an abstract opening: the words of its first line, and the chance of the
@@ -239,7 +244,7 @@ def abstract_opening(segments: list[Segment], roles: list[dict[str, float]],
     while first > 0 and roles[first - 1]["abstract"] >= threshold / 2:
         first -= 1
     for seg in segments[first:]:
-        words = _ABSTRACT_HEAD.sub("", seg.text).lstrip(" .:—–-")
+        words = _without_head(seg.text)
         if len(_WORD.findall(words)) >= 3:
             return Opening(words, roles[passed]["abstract"])
     return None
@@ -251,7 +256,7 @@ def opening_chance(segments: list[Segment], roles: list[dict[str, float]], abstr
     first words; None where no line does (the abstract is read from another page)."""
     head = normalize_text(abstract)[:300]
     for seg, role in zip(segments, roles, strict=True):
-        text = normalize_text(_ABSTRACT_HEAD.sub("", seg.text).lstrip(" .:—–-"))
+        text = normalize_text(_without_head(seg.text))
         if len(text) >= 12 and (text in head or head[:40] in text):
             return role["abstract"]
     return None
