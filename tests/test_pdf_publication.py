@@ -121,6 +121,49 @@ def test_publication_a_paper_under_review_or_numbers_alone_name_no_venue(line: s
     assert _published(f"Body text.\n{line}").venue is None
 
 
+@pytest.mark.parametrize(("line", "venue", "year"), [
+    # The ACL Anthology's footers: the article doubled before a name opening with one, a meeting named
+    # 'Annual ... of the Association ...' (a meeting's name, not the society's), a meeting by its acronym
+    ("Proceedings of the The 8th International Joint Conference on Natural Language Processing, pages 615–623,\n"
+     "Taipei, Taiwan, November 27 – December 1, 2017 © 2017 AFNLP",
+     "International Joint Conference on Natural Language Processing", 2017),
+    ("Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics, pages 2270–2282\n"
+     "July 5 - 10, 2020. © 2020 Association for Computational Linguistics",
+     "Annual Meeting of the Association for Computational Linguistics", 2020),
+    ("Proceedings of NAACL-HLT 2018, pages 84–91\nNew Orleans, Louisiana, June 1 - 6, 2018. © 2017 Association "
+     "for Computational Linguistics", "NAACL-HLT", 2018),  # the meeting's year, not the copyright's slip
+    ("Proceedings of EMNLP 2016, pages 11–20", "EMNLP", 2016),
+    # AAAI Press's footer of another meeting's proceedings: the meeting, not the press holding the copyright
+    ("From: KDD-96 Proceedings. Copyright © 1996, AAAI (www.aaai.org). All rights reserved.", "KDD", 1996),
+    ("From: ISMB-95 Proceedings. Copyright © 1995, AAAI (www.aaai.org). All rights reserved.", "ISMB", 1995),
+    # OUP's header of an article online before its issue
+    ("Bioinformatics Advance Access published February 12, 2012", "Bioinformatics", 2012),
+    ("Molecular Biology and Evolution Advance Access published 3 May 2010", "Molecular Biology and Evolution", 2010),
+    # a page number before a journal's header line; bars lost from a footer
+    ("1824 J. Med. Chem. 2008, 51, 1824–1830", "J. Med. Chem.", 2008),
+    ("11934–11939  PNAS  September 3, 2002  vol. 99  no. 18", "PNAS", 2002),
+])
+def test_publication_proceedings_footers_and_journal_headers_of_other_publishers(line: str, venue: str,
+                                                                                 year: int) -> None:
+    """Round 13's classes from round 12's unseen articles (ACL Anthology, AAAI Press, OUP, ACS, PNAS 2002)."""
+    article = _published(f"Body text of the page.\n{line}")
+    assert (article.venue, article.year) == (venue, year)
+
+
+@pytest.mark.parametrize(("line", "year"), [
+    ("© 1996 X Consortium", 1996),  # a copyright's holder owns the rights: no venue, but the year
+    ("Copyright © 2017, Association for the Advancement of Artificial Intelligence (www.aaai.org).", 2017),
+    ("Copyright © 2021 ISCA", 2021),
+    ("© 2018 Production and hosting by Elsevier B.V. on behalf of KeAi Communications Co., Ltd.", 2018),
+    ("TUGboat, Volume 0 (2001), No. 0 — Proceedings of the 2001 Annual Meeting", None),  # a template's, unnamed
+    ("PLoS ONE | www.plosone.org 1 December 2011 | Volume 6 | Issue 12", None),  # a month is no journal
+])
+def test_publication_a_copyright_holder_a_company_or_a_meeting_without_its_name_is_no_venue(
+        line: str, year: int | None) -> None:
+    article = _published(f"Body text of the page.\n{line}")
+    assert article.venue is None and article.year == year
+
+
 @pytest.mark.parametrize(("page", "year"), [
     ("Received: 1 January 2020\nAccepted: 20 January 2021\nPublished: 3 February 2021\nAbstract", 2021),
     ("Received June 1, 2020; accepted January 5, 2021. Published online: March 12, 2021.", 2021),

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 _ANY_MONTH = rf"(?i:{MONTH})"  # in a header set in capitals too ('AUGUST 2021')
+_MONTH_WORD = (r"(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+               r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b")  # a whole word, not 'Marine'
+
 _YYYY = r"(?P<year>(?:19|20)\d\d)"
 # A venue's name: capitalised words and the small words between them, '&' too ('Information Processing &
 # Management').
@@ -62,16 +65,18 @@ _PROCEEDINGS = (rf"(?:the )?(?:(?:Proceedings|Proc\.) of (?:the )?|Proc\. (?:the
                 rf"{_ORDINAL_WORD}?")
 # A journal's name as its citation line prints it, abbreviations too ('Random Struct. Alg.'), never run on
 # from the word or comma before it ('Wiley Periodicals, Inc. Random Struct. Alg.': the name opens at
-# 'Random'). A name may open in lower case before a capital ('eLife', 'iScience', 'mBio'). The group is
-# 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
+# 'Random'); a page number or range may stand before it ('1824 J. Med. Chem. 2008, 51, 1824–1830',
+# '11934–11939 PNAS September 3, 2002 vol. 99', its bars lost). A name may open in lower case before a capital
+# ('eLife', 'iScience', 'mBio'); a month is no name ('1 December 2011 | Volume 6', PLOS's footer). The group
+# is 'journal': the citation's shape around it (volume, pages, year) makes even one word a periodical's name
 # ('Bioinformatics, 37(15), 2021, 2112–2120'). After 'et al.,' it opens there ('Lovelace et al., Sci. Adv.').
 # A meeting's acronym as its conference line and reference format print it: two capitals at least ('ICS',
-# 'KDD', 'SIGMOD', 'MobiCom'), two meetings held jointly under one ('ESEC/FSE'), and a two-capital kind of
-# paper after it ('CHI EA', the conference's extended abstracts).
+# 'KDD', 'SIGMOD', 'MobiCom'), two meetings held jointly under one ('ESEC/FSE', 'NAACL-HLT'), and a
+# two-capital kind of paper after it ('CHI EA', the conference's extended abstracts).
 _ACRONYM = r"[A-Z][A-Za-z]*[A-Z][A-Za-z]*"  # two capitals at least: 'ICS', 'MobiCom', 'EuroTeX'
-_MEETING_ACRONYM = rf"{_ACRONYM}(?:/{_ACRONYM})?(?: [A-Z]{{2}}(?![\w/]))?"
+_MEETING_ACRONYM = rf"{_ACRONYM}(?:[/-]{_ACRONYM})?(?: [A-Z]{{2}}(?![\w/]))?"
 _JOURNAL_NAME = r"(?P<journal>(?:[A-Z]|[a-z][A-Z])[\w&-]*\.?(?: (?:[A-Z][\w&-]*\.?|of|and|in|for|the|on))*)"
-_JOURNAL = rf"(?:(?<=al\., )|(?<![\w,] )(?<![\w,])){_JOURNAL_NAME}"
+_JOURNAL = rf"(?:(?<=al\., )|(?<![^\W\d] )(?<!, )(?<![\w,]))(?!{_MONTH_WORD}){_JOURNAL_NAME}"
 # 'presented at' is left out: it names the meeting where an earlier version was read, not the publication
 # (a row below reads it where the paper itself was presented).
 # A reprint may say how it differs ('Reprinted with corrections from The Bell System Technical Journal').
@@ -92,6 +97,15 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
                        r"Volume (?P<volume>\d+), Issue (?P<issue>\d+)", "group"),
         ("JMLR header",
          r"(?P<venue>Journal of Machine Learning Research) (?P<volume>\d+) \((?P<year>\d{4})\)", "group"),
+        # AAAI Press's footer of the proceedings it prints for other meetings: 'From: KDD-96 Proceedings.
+        # Copyright © 1996, AAAI (www.aaai.org).', 'From: ISMB-95 Proceedings.'
+        ("AAAI Press footer: From: ACRONYM-YY Proceedings",
+         rf"\bFrom: (?P<venue>{_ACRONYM})-(?P<yy>\d\d) Proceedings\b", "group"),
+        # OUP's header of an article published online before its issue: 'Bioinformatics Advance Access
+        # published February 12, 2012'.
+        ("journal header: JOURNAL Advance Access published DATE",
+         rf"{_JOURNAL} Advance Access (?:published|publication)(?: online)?:? (?:on )?"
+         rf"(?:{MONTH} \d{{1,2}},? |\d{{1,2}} {MONTH},? ){_YYYY}", "group"),
         ("published in ..., on MONTH YEAR",
          rf"published (?:online )?in the {_VENUE}, on {MONTH} (?P<year>\d{{4}})", "group"),
         ("preprint of an article published in",
@@ -200,10 +214,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         # 2021 | 583'.
         ("citation: JOURNAL VOLUME, PAGES (YEAR)",
          rf"{_JOURNAL} (?P<volume>\d{{1,4}}), [A-Za-z]?\d+(?: ?[–-] ?\d+)? \({_YYYY}\)", "group"),
-        # PNAS's footer: '19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50'.
+        # PNAS's footer: '19974–19975 | PNAS | December 10, 2013 | vol. 110 | no. 50'; a font's bars may give
+        # no text at all (2002's: '11934–11939  PNAS  September 3, 2002  vol. 99  no. 18').
         ("journal footer: JOURNAL | DATE | vol. N | no. N",
-         rf"{_JOURNAL} \| (?:{_ANY_MONTH} (?:\d{{1,2}},? )?)?{_YYYY} \| (?i:Vol(?:\.|ume)?) ?(?P<volume>\d+)"
-         r"(?: \| (?i:No\.|Number|Issue) ?(?P<issue>\d+))?", "group"),
+         rf"{_JOURNAL}(?: \|)? (?:{_ANY_MONTH} (?:\d{{1,2}},? )?)?{_YYYY}(?: \|)? (?i:Vol(?:\.|ume)?) ?"
+         r"(?P<volume>\d+)"
+         r"(?:(?: \|)? (?i:No\.|Number|Issue) ?(?P<issue>\d+))?", "group"),
         # The same parts between wide gaps instead of bars, after the journal's site: Science's footer before
         # 2016 ('www.sciencemag.org SCIENCE VOL 334 28 OCTOBER 2011 517'), the Biophysical Journal's header
         # ('Biophysical Journal Volume 101 October 2011 1799–1807').
@@ -280,9 +296,6 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("submitted to",
          rf"(?:\b(?:[Pp]reprint|[Pp]aper|[Mm]anuscript|[Aa]rticle|[Vv]ersion|[Dd]raft) submitted|"
          rf"\bSubmitted|\bSubmission) to (?:the )?{_VENUE}", "none"),
-        # A comma may follow the year: AAAI's 'Copyright © 2017, Association for the Advancement of Artificial
-        # Intelligence', OpenProceedings' '© 2016, Copyright is with the authors.'
-        ("Copyright line", rf"©\s*(?P<year>\d{{4}}),? {_VENUE}", "group"),
         # A meeting by its ordinal, with its acronym and year after it: '35th Conference on Neural Information
         # Processing Systems (NeurIPS 2021)', 'The Thirty-Fifth AAAI Conference on Artificial Intelligence
         # (AAAI-21)'. After the permission block: an ACM reference line names the meeting so too, but the
@@ -316,9 +329,16 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          "near"),
         # A proceedings' own line: 'Proceedings of the 38th International Conference on Machine Learning, PMLR
         # 139, 2021', 'Proceedings of the 2021 Conference on Empirical Methods in Natural Language
-        # Processing'.
+        # Processing'. The ACL Anthology's footer doubles the article when the name opens with one
+        # ('Proceedings of the The 8th International Joint Conference on ...'); 'Annual' is part of a
+        # meeting's name ('Annual Meeting of the Association for Computational Linguistics', 'USENIX Annual
+        # Technical Conference').
         ("proceedings line",
-         rf"\bProceedings of (?:the )?{_ORDINAL_WORD}?(?:{_YYYY} )?(?:Annual )?{_VENUE}", "near"),
+         rf"\bProceedings of (?:the (?:The )?|The )?{_ORDINAL_WORD}?(?:{_YYYY} )?{_VENUE}", "near"),
+        # The ACL Anthology's footer of a meeting named by its acronym and year, the article's pages after it:
+        # 'Proceedings of NAACL-HLT 2018, pages 84–91'.
+        ("proceedings line: Proceedings of ACRONYM YEAR, pages",
+         rf"\bProceedings of (?:the )?(?P<venue>{_MEETING_ACRONYM}) {_YYYY}, pages \d", "group"),
         # The Computer Vision Foundation's watermark: 'This CVPR 2021 paper is the Open Access version'.
         ("open access watermark",
          rf"\bThis (?P<venue>[A-Z][A-Za-z]*[A-Z]\w*) {_YYYY} (?:\w+ )?paper is the Open Access version",
@@ -349,6 +369,12 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
          + _YYYY + r"(?=.{0,30}?\b(?:Published by [A-Z]|Licensee [A-Z]|Article reuse guidelines|"
          r"Reprints and permissions?:))",
          "group"),
+        # A copyright line's year, where no row above gave one; its holder is a publisher, a society or a
+        # consortium (AAAI's 'Copyright © 2017, Association for the Advancement of Artificial Intelligence',
+        # an ACL proceedings' '© 2017 AFNLP', AAAI Press's '© 1996, AAAI' under 'From: KDD-96 Proceedings', '©
+        # 1996 X Consortium'), which owns the rights and names no venue: on the tuning half, the holder taken
+        # as the venue was wrong each of the four times a venue came from it. A comma may follow the year.
+        ("copyright line: © YEAR, HOLDER", r"©\s*(?P<year>\d{4}),? (?=[A-Z])", "group"),
         # IEEE Xplore's stamp down page 1's margin on a conference paper, the meeting named after its year and
         # before its acronym, the proceedings' ISBN and price after it: '2024 IEEE International Conference on
         # Teaching, Assessment and Learning for Engineering (TALE) | 979-8-3503-7623-4/24/$31.00 ©2024 IEEE',
@@ -379,10 +405,16 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
                          r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
                          r"Notes)\b")
+# A meeting's kind without whose meeting it is ('Annual Meeting', 'International Conference').
+_UNNAMED_MEETING = re.compile(r"(?:(?:Annual|International|National|Joint|Regional|Biennial) )*"
+                              r"(?:Conference|Symposium|Workshop|Congress|Meeting)")
+# A company's legal form ending a name.
+_COMPANY = re.compile(r"\b(?:Co|Ltd|Inc|GmbH|KGaA|LLC|plc|B\.V|S\.A)\.?$")
 # The words that make a name with a publisher's word in it a periodical's or a meeting's ('Journal of the
-# Association for Computing Machinery'); a field's name does not ('Association for Computing Machinery').
+# Association for Computing Machinery', 'Annual Meeting of the Association for Computational Linguistics'); a
+# field's name does not ('Association for Computing Machinery').
 _PERIODICAL = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|Annals|Bulletin|Magazine|"
-                         r"News|Communications|Conference|Symposium|Workshop|Quarterly|Notes)\b")
+                         r"News|Communications|Conference|Symposium|Workshop|Meeting|Congress|Quarterly|Notes)\b")
 # 'Journal' abbreviated before 'of' ('J. of Statistical Software', 'Jl. of Interactive Learning Research').
 _JOURNAL_ABBREVIATION = re.compile(r"^(?:J|Jl|Jnl|Jour|Journ)\.? of\b")
 # (nor a volume's or an issue's word: 'Volume 12(1), 12–31' is a citation without its journal)
@@ -459,8 +491,8 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
     name = _JOURNAL_ABBREVIATION.sub("Journal of", name)
     if name.isupper() and len(name.split()) > 1:
         name = _title_case(name)
-    if _PUBLISHER.search(name) and not _PERIODICAL.search(name):
-        return None
+    if _PUBLISHER.search(name) and not _PERIODICAL.search(name) or _COMPANY.search(name):
+        return None  # (a company's name is its own, whatever it holds: 'KeAi Communications Co., Ltd.')
     # A meeting's acronym with the generic word, as old proceedings' and IEEE's footers print it
     # ('Proceedings of the 19th VLDB Conference', 'ICDE Conference 2010'): the acronym names it, as the
     # permission block's does. A society's is no meeting's ('ACM Conference', 'IEEE Conference').
@@ -470,6 +502,8 @@ def _venue(name: str | None, cited: bool = False) -> str | None:
     words = name.split()
     if words[0] in ("of", "and", "in", "for", "on"):
         return None  # the end of a name whose start was not read ('... A~ociation for Computing Machinery')
+    if _PERIODICAL.fullmatch(name) or _UNNAMED_MEETING.fullmatch(name):
+        return None  # a kind of venue without its name ('Proceedings' of 'Proceedings of the 58th ...')
     acronym = len(words) == 1 and re.fullmatch(_MEETING_ACRONYM, name) is not None  # 'ICS', 'ESEC/FSE'
     if _NOT_VENUE.match(words[0]) and len(words) == 1 or not (acronym or cited or _VENUE_WORD.search(name)
                                                               or len(words) >= 2):
@@ -668,9 +702,6 @@ def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], 
     venue = _venue(groups.get("venue"), cited=bool(match.groupdict().get("journal")))  # (see _JOURNAL)
     year = _year(groups, rule, match.string[match.end():])
     if "venue" in groups and venue is None:
-        # '© 2018 Association for Computing Machinery': no venue, but the year it states
-        if name == "Copyright line":
-            article.year = article.year or year
         return False  # a publisher or a common word: not this statement
     if article.venue is None and venue is not None:
         # the full name beside the abbreviation on page 1, or in page 2's running header (ACS's)
