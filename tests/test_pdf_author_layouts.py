@@ -425,6 +425,42 @@ def test_describe_footnote_affiliations_in_other_templates_marks_and_orders() ->
                                ("Alan Turing", "Max Planck Institute for Intelligent Systems")]
 
 
+@pytest.mark.parametrize("star", ["* 1", "*1", "∗ 1", "1 *"])
+def test_describe_an_equal_contribution_symbol_beside_a_names_number_is_one_mark(star: str) -> None:
+    """ICML (aurora-icml) sets the equal-contribution star before the number with a space: 'Nathan Jay * 1
+    Noga H. Rotman * 2 P. Brighten Godfrey 1', over the footnote '*Equal contribution ¹University of Illinois
+    ... ²Hebrew University of Jerusalem'. The raised '* 1' is one mark of two keys: the note passed over, the
+    number leads to the institution. (Two numbers with a space between them are no one mark.)"""
+    article = _icml_page([("Ada Lovelace", star), ("Alan Turing", star.replace("1", "2")), ("Grace Hopper", "1")],
+                         [_at("Equal contribution", 150, 9, 71, 151, "⟨*⟩Equal contribution"),
+                          _at("University of Alpha", 140, 9, 71, 151, "⟨1⟩University of Alpha"),
+                          _at("Beta Labs. Correspondence to: Ada Lovelace <ada@alpha.org>.", 130, 9, 71, 291,
+                              "⟨2⟩Beta Labs. Correspondence to: Ada Lovelace <ada@alpha.org>.")])
+    assert article.authors == [("Ada Lovelace", "University of Alpha"), ("Alan Turing", "Beta Labs"),
+                               ("Grace Hopper", "University of Alpha")]
+
+
+@pytest.mark.parametrize(("end", "place", "institution"), [
+    ("University of", "Massachusetts, Amherst, MA 01003-9264, USA", "University of Massachusetts"),
+    ("Universidade de", "São Paulo, 05508-090 São Paulo, Brazil", "Universidade de São Paulo"),
+    ("Department of Computer Science &", "Engineering, 1234 Main Street, Boston, MA 02115", "Department of "
+     "Computer Science & Engineering"),
+])
+def test_an_institution_broken_after_its_open_word_ends_on_the_address_line(end: str, place: str,
+                                                                            institution: str) -> None:
+    """Bioinformatics (model-search-bioinformatics): 'T J Brunette and Oliver Brock*' over 'Bioinformatics
+    Research Laboratory, Department of Computer Science, University of' / 'Massachusetts, Amherst, MA
+    01003-9264, USA'. The address line is left out of an author block, but the line above ends open: its first
+    part ends the institution's name. An address line under a closed one stays out."""
+    names = _at("T J Brunette and Oliver Brock", 853, 13, 297, 480, "T J Brunette and Oliver Brock⟨∗⟩")
+    block = [names, _at(f"Bioinformatics Research Laboratory, {end}", 828, 10, 297, 560), _at(place, 816, 10, 297, 500)]
+    [(_, first), (_, second)] = block_authors(block)
+    assert first == second and first.endswith(institution) and place.split(",")[1] not in first
+    closed = [names, _at("Bioinformatics Research Laboratory, Boston College", 828, 10, 297, 560),
+              _at("Massachusetts, Amherst, MA 01003-9264, USA", 816, 10, 297, 500)]
+    assert block_authors(closed)[0][1] == "Bioinformatics Research Laboratory, Boston College"
+
+
 def test_describe_a_footnote_that_does_not_place_every_name_places_none() -> None:
     """A footnote is read by the names' marks only where it reads as their institutions, for every name: a
     mark leading to a sentence (a body footnote's '¹We thank the reviewers ...'), to contacts only or to a note,

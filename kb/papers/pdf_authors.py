@@ -686,10 +686,19 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
             # (a line of numbered blocks run on may close on the next block's number: it opens the next line)
             numbered, carried = (_closing_number(numbered, names) if typed or numbered is not seg
                                  else (numbered, None))
-            if (kept := _without_contacts(numbered)) is not None:
+            kept = _without_contacts(numbered)
+            if kept is None and others and _OPEN_END.search(others[-1].text):
+                # the measure broke an institution's name after its open word, its address after the end of
+                # the name on the next line ('..., University of' / 'Massachusetts, Amherst, MA 01003-9264')
+                kept = remarked(numbered, (numbered.marked or numbered.text).split(",")[0])
+            if kept is not None:
                 typed = typed or numbered is not seg  # numbers typed as marks: the lines after may run on so
                 others.append(kept)
     return names, others, grouped
+
+
+# A line of an author block ending open, in the middle of an institution's name.
+_OPEN_END = re.compile(r"(?:\b(?:of|for|and|the|de|du|des|di|della|del)|[&-])\s*$")
 
 
 def _names_rejoined(segments: list[Segment]) -> list[Segment]:

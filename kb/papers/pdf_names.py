@@ -239,8 +239,10 @@ _MARK_KEYS = re.compile(rf"[a-z]|\d+|[{SYMBOL_MARKS}#?{UNMAPPED_MARKS}\x01-\x08\
 # (numbers and symbols in one list too: OUP's '1,∗'; a symbol may close a number or a letter with no comma
 # between them, the corresponding author's: OUP's current template '1,2∗', BMC's '2,5*', Nature's '1*')
 _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
-# (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #')
-BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:,[ \t]?{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
+# (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #'; ICML's template sets
+# the equal-contribution symbol before the affiliation's number with a space or none: '* 1', '*1')
+_MARK_SEPARATOR = rf"(?:,[ \t]?|(?<=[{SYMBOL_MARKS}#])[ \t]?|[ \t](?=[{SYMBOL_MARKS}#]))"
+BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:{_MARK_SEPARATOR}{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
 # (a symbol typed on the line between two superscripts is one run of marks with them: Frontiers's 'Katharine
 # E. Lewis¹*†', the '*' not raised between the raised '1' and '†')
 # A mark typed in the text closes a surname printed in capitals as it closes one in lower case (Portland
