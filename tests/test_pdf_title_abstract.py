@@ -10,7 +10,16 @@ import pytest
 
 from kb.papers.pdf_abstract import is_cover
 from kb.papers.pdf_layout import cover_names, describe
-from kb.papers.pdf_page import _BOLD_NAME, _ITALIC_NAME, PdfArticle, Segment, clean_text, own_hyphens
+from kb.papers.pdf_page import (
+    _BOLD_NAME,
+    _ITALIC_NAME,
+    PdfArticle,
+    Segment,
+    _spelled_segments,
+    clean_text,
+    hyphenated_joins,
+    own_hyphens,
+)
 
 
 def _at(text: str, y: float, size: float, x0: float, x1: float, style: str = "", font: str = "") -> Segment:
@@ -696,6 +705,40 @@ def test_text_a_word_broken_at_its_own_hyphen_keeps_it(texts: list[str], spelled
     its hyphen on one line more often than closed up, the hyphen was the word's own and stays (before,
     ICAD's abstract read 'touchscreen' where the paper writes 'touch-screen')."""
     assert spelled in own_hyphens(texts)[0]
+
+
+def test_layout_page_ones_lines_spell_a_broken_word_as_the_document_does() -> None:
+    """PLOS (astrocyte-bandits-pcbi): the title's 'contextually-' / 'guided', joined by pdfium into one line's
+    'contextuallyguided', where the paper writes 'contextually-guided' on its lines: page 1's lines (the
+    title's source) are spelled as the pages' text is. A word no line end broke, or one the document writes
+    closed up, stays as it is."""
+    texts = ["Astrocytes as a mechanism for contextually\ufffeguided network dynamics and function\n"
+             "the perform\ufffeers", "contextually-guided control", "contextually-guided dynamics"]
+    compounds = hyphenated_joins(texts)
+    assert compounds == {"contextuallyguided": "contextually-guided"}
+    line = _at("Astrocytes as a mechanism for contextuallyguided network dynamics", 641, 18, 200, 560)
+    other = _at("the performers of contextuallyguidedness", 100, 10, 50, 300)
+    assert [s.text for s in _spelled_segments([line, other], compounds)] == [
+        "Astrocytes as a mechanism for contextually-guided network dynamics",
+        "the performers of contextuallyguidedness"]
+
+
+@pytest.mark.parametrize(("logo", "size"), [("PLOS COMPUTATIONAL BIOLOGY", 17.6), ("BMC Genomics", 24.0),
+                                            ("Nucleic Acids Research", 20.0)])
+def test_title_a_journals_name_over_the_title_is_its_logo(logo: str, size: float) -> None:
+    """PLOS's logo 'PLOS COMPUTATIONAL BIOLOGY' set in the title's size over it (astrocyte-bandits-pcbi, before
+    read as the title's first words), BMC's 'BMC Genomics' set larger under 'BioMed Central' (posa-bmc-genomics,
+    before read as the title): a line that is a journal's whole name, nothing of its size above it, is the
+    journal's logo. A title line under a larger one that names a journal stays the title's."""
+    segments = [_at("BioMed Central", 741, 9.5, 450, 540), _at(logo, 738, size, 36, 400, "bold"),
+                _at("POSA: Perl Objects for DNA Sequencing Data Analysis", 673, 17.9, 56, 500, "bold"),
+                _at("Jan A Aerts, Bart J Jungerius and Martien AM Groenen", 655, 12, 56, 400),
+                _at("Abstract", 600, 12, 56, 120, "bold"), *_body(580)]
+    assert _described(segments).title == "POSA: Perl Objects for DNA Sequencing Data Analysis"
+    titled = [_at("A Study of", 700, 24, 56, 300), _at("Nucleic Acids Research", 676, 24, 56, 300),
+              _at("Jan A Aerts and Bart J Jungerius", 655, 12, 56, 400), _at("Abstract", 600, 12, 56, 120, "bold"),
+              *_body(580)]
+    assert _described(titled).title == "A Study of Nucleic Acids Research"
 
 
 def test_text_a_word_the_measure_broke_is_joined() -> None:

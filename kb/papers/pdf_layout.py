@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kb.papers import identifiers
+from kb.papers import identifiers, journals
 from kb.papers.pdf_abstract import (
     SECTION,
     abstract_page,
@@ -439,10 +439,21 @@ def _head(segments: list[Segment]) -> list[Segment]:
     # development ...') is set larger than any line of the page.
     # Nor is an 'Abstract' heading set in the title's size (PLoS's 2013 template): the author block is above
     # it.
-    return [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
+    head = [s for s in segments if s.y >= top / 2 and not _NOT_TITLE.search(s.text) and len(s.text) > 1
             and not re.fullmatch(r"(?:Abstract|ABSTRACT|Summary|SUMMARY)[.:]?", s.text.strip())
             and not _banner(s, segments) and not masthead(s) and not footer_name(s)
             and not vertical(s) and not _logo(s, addresses) and id(s) not in header]
+    return [s for s in head if not _journals_name_on_top(s, head)]
+
+
+def _journals_name_on_top(seg: Segment, head: list[Segment]) -> bool:
+    """A line that is a journal's whole name as the lexicon knows it, in two words or more, with no line of
+    its size or larger above it: the journal's logo over the title (PLOS's 'PLOS COMPUTATIONAL BIOLOGY' set
+    in the title's size, BMC's 'BMC Genomics' set larger under the small 'BioMed Central'), never the title's
+    first line."""
+    words = seg.text.split()
+    return (len(words) >= 2 and not any(s.y > seg.y and s.size >= seg.size - 0.5 for s in head)
+            and journals.full_name(" ".join(words)) is not None)
 
 
 def vertical(seg: Segment) -> bool:

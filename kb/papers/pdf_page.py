@@ -508,7 +508,10 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
     finally:
         document.close()
     # each join spelled as the document does (``own_hyphens``); a page it leaves as it was is cleaned once
-    spelled = own_hyphens(placed) if any("\ufffe" in text for text in placed) else placed
+    # (and page 1's lines so too: a title's words broken at a line's end are the document's words)
+    compounds = hyphenated_joins(placed) if any("\ufffe" in text for text in placed) else {}
+    spelled = [_respelled(text, compounds) for text in placed] if compounds else placed
+    layouts = [(_spelled_segments(segments, compounds), height) for segments, height in layouts]
     pages = [first[i] if i < len(first) and text == placed[i] else unnumbered(clean_text(text).strip())[0]
              for i, text in enumerate(spelled)]
     return PdfPages(pages, layouts, stamps, metadata)
@@ -526,17 +529,38 @@ def own_hyphens(texts: list[str]) -> list[str]:
     with its hyphen where the document writes it so on one line more often than closed up ('touch-' /
     'screen' in a paper writing 'touch-screen' throughout: 'touch-screen', not 'touchscreen'; 'non-' /
     'linear' beside 'non-linear'); else joined, as a word the measure broke is ('perform-' / 'ers')."""
+    compounds = hyphenated_joins(texts)
+    return [_respelled(text, compounds) for text in texts]
+
+
+def _respelled(text: str, compounds: dict[str, str]) -> str:
+    """``text`` with each join of ``compounds`` (``hyphenated_joins``) spelled with its hyphen."""
+    return _LINE_END_JOIN.sub(lambda join: compounds.get(join.group(1) + join.group(2), join.group()), text)
+
+
+def hyphenated_joins(texts: list[str]) -> dict[str, str]:
+    """The words broken at a line's end (``_LINE_END_JOIN``) that the document writes with their hyphen on one
+    line more often than closed up, closed up and as it writes them ('touchscreen' -> 'touch-screen')."""
     hyphenated = Counter(f"{a}-{b}".casefold() for text in texts for a, b in _HYPHENATED.findall(text))
     if not hyphenated:
-        return texts
+        return {}
     closed = Counter(w.casefold() for text in texts for w in _WORD.findall(text.replace("\ufffe", "-")))
+    return {first + rest: f"{first}-{rest}" for text in texts for first, rest in _LINE_END_JOIN.findall(text)
+            if hyphenated[f"{first}-{rest}".casefold()] > closed[(first + rest).casefold()]}
 
-    def spelled(join: re.Match[str]) -> str:
-        first, rest = join.groups()
-        compound = hyphenated[f"{first}-{rest}".casefold()]
-        return f"{first}-{rest}" if compound > closed[(first + rest).casefold()] else join.group()
 
-    return [_LINE_END_JOIN.sub(spelled, text) for text in texts]
+def _spelled_segments(segments: list[Segment], compounds: dict[str, str]) -> list[Segment]:
+    """Page 1's lines with each word a line's end broke spelled as the document writes it
+    (``hyphenated_joins``): a title's 'contextually-' / 'guided' is 'contextually-guided' where the body
+    writes it so."""
+    if not compounds:
+        return segments
+
+    def spell(text: str) -> str:
+        return _WORD.sub(lambda word: compounds.get(word.group(), word.group()), text)
+
+    return [replace(seg, text=spell(seg.text), marked=spell(seg.marked)) if _WORD.search(seg.text) else seg
+            for seg in segments]
 
 
 # A number opening a line: a manuscript's line number in the margin (bioRxiv and medRxiv submissions,
