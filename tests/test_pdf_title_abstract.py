@@ -292,6 +292,40 @@ def test_abstract_no_drop_capital_no_unheaded_abstract_in_the_bodys_size() -> No
     assert _described(segments, page).abstract is None
 
 
+def _nature(order: str = "body first", style: str = "bold", body_style: str = "",
+            above: list[Segment] | None = None) -> list[Segment]:
+    """Nature's Article (alphago-nature): the title and names, the bold summary across the page over the
+    body's two upright columns, in the body's size; the PDF draws the summary after the columns."""
+    head = [_at("Mastering the game of Go with deep neural networks and tree search", 640, 21.9, 46, 544),
+            _at("David Silver, Aja Huang, Chris J. Maddison, Arthur Guez, Laurent Sifre", 610, 9.3, 46, 544)]
+    summary = [_at(line, 532 - 10.5 * i, 9.3, 46, 544, style) for i, line in enumerate(_SUMMARY)]
+    body = [_at(_BODY, 420 - 10.5 * i, 9.3, x0, x0 + 250, body_style) for x0 in (46, 301) for i in range(25)]
+    return head + (above or []) + (body + summary if order == "body first" else summary + body)
+
+
+@pytest.mark.parametrize(("order", "style"), [("body first", "bold"), ("summary first", "bold"),
+                                               ("body first", "italic")])
+def test_abstract_a_paragraph_in_another_style_under_the_names_wherever_the_text_order_draws_it(
+        order: str, style: str) -> None:
+    """Nature (alphago-nature): the bold summary under the names, drawn after the body's columns, so that
+    the text order put the body under the names (before, no abstract); PNAS (salvinorin-kor-pnas): a bold
+    abstract under the 'Edited by' line. The topmost paragraph under the author block set in a style the
+    upright body is not set in, three lines or more in its column, is the abstract, read top to bottom."""
+    assert _described(_nature(order, style)).abstract == " ".join(" ".join(_SUMMARY).split())
+    edited = [_at("Edited by Erminio Costa, University of Illinois, Chicago, IL, and approved June 28, 2002", 580,
+                  7, 46, 448)]
+    assert _described(_nature(order, style, above=edited)).abstract == " ".join(" ".join(_SUMMARY).split())
+
+
+def test_abstract_a_styled_paragraph_is_none_where_the_body_is_so_or_prose_stands_above_it() -> None:
+    """The guards: a body set in bold throughout gives no bold paragraph its place; an upright paragraph of
+    prose above the bold one is the page's first (the bold one may be a box)."""
+    assert _described(_nature(body_style="bold")).abstract is None
+    prose = [_at("We thank the many people who helped with this work over the years, and the reviewers.", 580,
+                 9.3, 46, 544)]
+    assert _described(_nature(above=prose)).abstract is None
+
+
 def test_abstract_a_drop_capital_directly_under_the_names_leaves_no_abstract() -> None:
     """EMBO Reports' essays: the drop capital stands right under the byline; no paragraph above it."""
     segments = [_at("AI revolutions in biology", 655, 28, 42, 331), _at("Anastassis Perrakis & Titia K Sixma*",

@@ -147,6 +147,47 @@ def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size:
     return " ".join(rest[:stop].split()) or None if stop is not None else None
 
 
+# The journal's line crediting the article's editor, between the author block and the abstract (PNAS: 'Edited
+# by Erminio Costa, University of Illinois, Chicago, IL, and approved June 28, 2002').
+_EDITED_BY = re.compile(r"^(?:Edited|Communicated|Contributed|Reviewed|Approved) by\b")
+
+
+def styled_paragraph(under: list[Segment], body_size: float) -> str | None:
+    """The abstract of a page without an 'Abstract' heading whose text order does not put it under the author
+    block: the topmost paragraph under the block (``under``: the page's lines below it, in any order) set in
+    bold or italic where the body is upright, three lines or more in one size and column, read top to bottom
+    (Nature's bold summary across the page, drawn after the body's columns; PNAS's bold abstract under its
+    'Edited by' line). A paragraph of the body, a caption or a line of names is none: the body's lines in its
+    size must be mostly upright, and the paragraph's lines must be prose."""
+    lines = sorted((s for s in under if s.size >= NO_SIZE), key=lambda s: -s.y)
+    first = next((s for s in lines if s.style and is_prose(s.text)), None)
+    above = [s for s in lines if first is not None and s.y > first.y and is_prose(s.text)]
+    if first is None or any(not _EDITED_BY.match(s.text) for s in above):
+        return None  # (the topmost prose under the block is the paragraph, or there is none)
+    # The paragraph's rows in its column, top to bottom, each read left to right: a glyph the font set in
+    # another size splits a line into pieces on baselines a little apart (PNAS: 'Salvinorin A, is' 'a'
+    # 'hallucinogenic plant'), which are one row.
+    rows: list[list[Segment]] = []
+    # (with the glyphs of no size: a word set so, 'a', is the line's)
+    column = sorted((s for s in under if s.y < first.y + first.size / 2 and s.x0 < first.x1
+                     and first.x0 < s.x1), key=lambda s: -s.y)
+    for seg in column:
+        if rows and abs(rows[-1][0].y - seg.y) < first.size / 2:
+            rows[-1].append(seg)
+        else:
+            rows.append([seg])
+    paragraph = list(itertools.takewhile(lambda row: all(
+        s.style == first.style and abs(s.size - first.size) < 0.3 or len(s.text) <= 2 for s in row), rows))
+    # the body: the other lines of prose in the paragraph's size or larger, mostly upright
+    inside = {id(s) for row in paragraph for s in row}
+    body = [s for s in lines if id(s) not in inside and s.size > first.size - 0.5 and is_prose(s.text)]
+    upright = sum(not s.style for s in body)
+    if len(paragraph) < _BODY_LINES or len(body) < _BODY_LINES or upright < 2 * len(body) / 3:
+        return None
+    text = " ".join(s.text for row in paragraph for s in sorted(row, key=lambda s: s.x0))
+    return re.sub(r"(?<=[a-z])- (?=[a-z])", "", text)
+
+
 _BODY_LINES = 3  # the fewest body lines after a paragraph that tell the body's measure and style
 
 

@@ -32,6 +32,7 @@ from kb.papers.pdf_abstract import (
     letterspaced,
     structured_abstract,
     structured_head,
+    styled_paragraph,
     unheaded_abstract,
 )
 from kb.papers.pdf_affiliations import fill_from_the_end
@@ -674,6 +675,12 @@ def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _Blo
                 "no 'Abstract' heading, and the prose under the authors is neither "
                 "closed by a keyword line nor set apart from the body in size, measure or style"
             )
+    if end.heading is None and article.abstract is None and not end.structured:
+        block = below[:end.cut]
+        bottom = min((s.y for s in block), default=float("inf"))
+        article.abstract = styled_paragraph([s for s in below if s.y < bottom], body_size)
+        if article.abstract is not None:
+            article.reasons.pop("abstract", None)
     if end.heading is None and article.abstract is None:
         article.abstract = abstract_page(article.pages, at)
 
