@@ -1495,3 +1495,39 @@ def test_publication_an_archives_doi_labelled_under_the_articles_dates_is_its_ow
 def test_publication_a_doi_whose_slash_is_an_unmapped_glyph_is_read_where_none_is_printed_whole(
         page: str, doi: str | None) -> None:
     assert _published(page).doi == doi
+
+
+@pytest.mark.parametrize(("pages", "expected"), [
+    # dimred-rjournal: the abstract cites the published version first, names the journal after it; the entry
+    # (initials first, the year at its end) names it as the list prints it
+    (("This document is based on the manuscript of Kraemer et al. (2018) which was published in the R-Journal "
+      "and has been modified to fit the format of a package vignette.",
+      "References\nG. Kraemer, M. Reichstein, and M. D. Mahecha. dimRed and coRanking - Unifying Dimensionality "
+      "Reduction in R. The R Journal, 2018.\nJ. de Leeuw. Multidimensional scaling. 2009."),
+     ("The R Journal", 2018)),
+    (("This vignette is based on the article by Lovelace and Turner (2021), which was published in the Journal "
+      "of Computational Biology.",
+      "References\nLovelace A, Turner A (2021). “Engines.” Journal of Computational Biology, 28(2), 1–9."),
+     ("Journal of Computational Biology", 2021)),
+    # dbscan-jss: page 2 says a version of this article was published, citing it
+    (("dbscan: Fast Density-based Clustering with R\nAbstract\nThis article describes the package.",
+      "A version of this article describing the package dbscan was published as Hahsler, Piekenbrock, and "
+      "Doran (2019) and should be cited.\n2. Related work",
+      "References\nHahsler M, Piekenbrock M, Doran D (2019). “dbscan: Fast Density-Based Clustering with R.” "
+      "Journal of Statistical Software, 91(1), 1–30. doi:10.18637/jss.v091.i01"),
+     ("Journal of Statistical Software", 2019)),
+    # the guard: page 2 citing another work's version is no statement about this one
+    (("dbscan: Fast Density-based Clustering with R\nAbstract\nThis article describes the package.",
+      "The OPTICS algorithm was published as Ankerst, Breunig, Kriegel, and Sander (1999) and is used here.",
+      "References\nAnkerst M, Breunig MM, Kriegel HP, Sander J (1999). “OPTICS.” Journal of the ACM, 28(2), "
+      "49–60."), (None, None)),
+])
+def test_publication_a_published_version_cited_before_its_journal_or_on_page_two(
+        pages: tuple[str, ...], expected: tuple[str | None, int | None]) -> None:
+    """Round 13's classes from the retired articles: a vignette's 'based on the manuscript of CITE (YEAR)
+    which was published in the R-Journal' (the cited entry names the journal), and page 2's 'A version of this
+    article ... was published as CITE (YEAR)'."""
+    article = PdfArticle(pages=list(pages), title="dbscan: Fast Density-based Clustering with R")
+    read_publication(article)
+    assert (article.venue, article.year) == expected
+

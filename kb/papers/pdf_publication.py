@@ -117,6 +117,14 @@ PUBLICATION_PATTERNS: list[tuple[str, re.Pattern[str], str]] = [
         ("based on a publication in VENUE – CITE (YEAR)",
          rf"based on (?:a|the|an) (?:publication|paper|article) (?:published )?in (?:the )?{_VENUE}\W+"
          r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})", "group"),
+        # The citation first, the journal after it: 'This document is based on the manuscript of Kraemer et
+        # al. (2018) which was published in the R-Journal' (a vignette's abstract): the cited reference entry
+        # names the journal as the paper's list prints it ('The R Journal, 2018'), the sentence a spelling of
+        # it.
+        ("based on the manuscript of CITE (YEAR), which was published in VENUE",
+         r"based on (?:a|the|an) (?:manuscript|publication|paper|article) (?:of|by) "
+         r"(?P<cite>[A-Z][^()]{0,90}?) \((?P<year>\d{4})[a-z]?\),? (?:which|that) (?:was|has been|is) "
+         r"published in (?:the )?[A-Z]", "group"),
         ("corresponds to a paper published in",
          rf"corresponds to (?:a|the|an) (?:paper|article) published in (?:the )?{_VENUE}", "near"),
         # IEEE's header in capitals: 'IEEE TRANSACTIONS ON ..., VOL. 43, NO. 8, AUGUST 2021'; a bimonthly's
@@ -725,6 +733,7 @@ def _read_statement(article: PdfArticle, row: tuple[str, re.Pattern[str], str], 
 # on page 2 ('A previous version of this manuscript was published in the Journal of Statistical Software
 # (Hahsler and Hornik 2007).'; 'An earlier version of this paper appeared in ...').
 _VERSION_ROWS = ("statement: JOURNAL, No. N, MONTH YEAR", "published in a similar form in CITATION",
+                 "version of CITE, published in",
                  "published in / appeared in / accepted in / reprinted from / to appear in")
 _OF_THIS_PAPER = re.compile(r"\bversion of (?:this|the present|our) (?:paper|article|manuscript|document|"
                             r"work|report|note|vignette|chapter)\b")
@@ -1556,7 +1565,8 @@ def _from_reference(article: PdfArticle, entry: str | None) -> None:
     if not entry:
         return
     flat = _flat(entry)
-    venue = (re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|[A-Z][a-z]+ Journal)[^,.”]*)[,.]", flat)
+    # (a journal's name ending in 'Journal' has up to three capitalised words before it: 'The R Journal')
+    venue = (re.search(r"[.”\"]\s*”?\s*((?:J\.|Journal|(?:[A-Z][\w-]* ){1,3}Journal)[^,.”]*)[,.]", flat)
              # or a name followed by volume(issue):pages ('. R News, 7(1):24–26, 2007.')
              or re.search(r"\.\s+([A-Z][^,.”]*?),\s*\d+\s*\(\d+\)\s*:\s*\d", flat))
     if venue and article.venue is None:
