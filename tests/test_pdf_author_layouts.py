@@ -1223,3 +1223,44 @@ def test_block_authors_a_superscript_opening_a_segment_closes_the_name_left_of_i
                  _at("Gamma University", 620, 9, 60, 200, "⟨2⟩Gamma University"),
                  _at("Delta Hospital", 610, 9, 60, 200, "⟨3⟩Delta Hospital")]
     assert block_authors(plain_and) == [("Dan Grey", "Gamma University"), ("Eve Black", "Delta Hospital")]
+
+
+def test_a_byline_whose_ieee_grades_are_set_in_italic_is_one_line_of_names() -> None:
+    """IEEE Transactions (gaussian-qml-iva-tsp): 'Amir Weiss' upright, then ', Student Member, IEEE, Sher Ali
+    Cheema, Student Member, IEEE, Martin Haardt, Fellow, IEEE,' (the grades italic, so the piece reads italic)
+    over 'and Arie Yeredor, Senior Member, IEEE'. The grades are no names and no affiliation; a piece in
+    another face without them is not the byline's."""
+    block = [_at("Amir Weiss", 635, 11, 44, 100),
+             _at(", Student Member, IEEE, Sher Ali Cheema , Student Member, IEEE, Martin Haardt , Fellow, IEEE,",
+                 633, 11, 106, 560, style="italic"),
+             _at("and Arie Yeredor , Senior Member, IEEE", 620, 11, 206, 400, style="italic")]
+    assert _names(block) == ["Amir Weiss", "Sher Ali Cheema", "Martin Haardt", "Arie Yeredor"]
+    plain = [_at("Amir Weiss", 635, 11, 44, 100), _at("Google Research, Mountain View", 620, 11, 44, 300, "italic")]
+    assert block_authors(plain) == [("Amir Weiss", "Google Research, Mountain View")]
+
+
+@pytest.mark.parametrize("place", ["Tel-Aviv University", "Tel Aviv University"])
+def test_a_city_named_tel_is_no_telephone(place: str) -> None:
+    """'Tel' is a telephone's label only before its number, its other label or the line's end: 'School of
+    Electrical Engineering, Tel-Aviv University, Tel-Aviv 69978, Israel' names the university
+    (gaussian-qml-iva-tsp), 'Tel: +972 3 640 8111' is an address part."""
+    assert not ADDRESS.search(place)
+    assert all(ADDRESS.search(t) for t in ("Tel: +972 3 640 8111", "Tel./Fax: +1 555", "Tel.", "Telephone 555-1234"))
+
+
+def test_a_names_marks_after_an_orcid_icon_open_the_next_piece_of_its_line() -> None:
+    """OUP (mungesumstats-bioinformatics): 'Alan E. Murphy' then, 2.5 sizes on (the ORCID icon between),
+    '¹,²*, Brian M. Schilder' '¹,²' 'and Nathan G. Skene¹,²*' on baselines a point apart: the marks opening the
+    second piece close the first name, so the row is one line of three names, each linked to its blocks."""
+    block = [_at("Alan E. Murphy", 566, 12, 63, 150),
+             _at("*, Brian M. Schilder", 567, 12, 180, 289, marked="⟨1,2⟩*, Brian M. Schilder"),
+             _at("1,2", 573, 8.5, 306, 318), _at("and Nathan G. Skene*", 568, 12, 321, 459,
+                                                  marked="and Nathan G. Skene⟨1,2⟩*"),
+             _at("UK Dementia Research Institute at Imperial College London, London W12 0BZ, UK and", 546, 9, 67,
+                 393, marked="⟨1⟩UK Dementia Research Institute at Imperial College London, London W12 0BZ, UK and"),
+             _at("Department of Brain Sciences, Imperial College London", 546, 9, 401, 549,
+                 marked="⟨2⟩Department of Brain Sciences, Imperial College London")]
+    ukdri = "UK Dementia Research Institute at Imperial College London"
+    assert block_authors(block) == [("Alan E. Murphy", ukdri), ("Brian M. Schilder", ukdri),
+                                    ("Nathan G. Skene", ukdri)]
+

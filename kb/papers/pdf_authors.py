@@ -16,6 +16,7 @@ from kb.papers.pdf_names import (
     BARE_MARK,
     CONTACT,
     END_MARKS,
+    IEEE_GRADE,
     INSTITUTION,
     LEAD_SEPARATOR,
     NAME,
@@ -670,7 +671,11 @@ def _name_lines(block: list[Segment]) -> tuple[list[tuple[Segment, str, list[str
         in_size = name_size is None or abs(seg.size - name_size) < 0.5
         # The names of one block share their font: a line like a name in another style under them is
         # not one ('Google Brain' set upright under 'Ashish Vaswani' in bold) ...
-        same_size = in_size and (name_style in (None, seg.style) or _marked_like(seg, names))
+        # ... unless the line carries IEEE membership grades, which IEEE sets in italic between upright names,
+        # so that a line holding more grades than names reads italic ('Amir Weiss' ', Student Member, IEEE,
+        # Sher Ali Cheema, Student Member, IEEE, ...')
+        same_size = in_size and (name_style in (None, seg.style) or _marked_like(seg, names)
+                                 or bool(names) and IEEE_GRADE.search(seg.text) is not None)
         # A line opening with a superscript opens an affiliation block: names carry their marks after them.
         if is_name_list(text) and same_size and not (seg.marked or "").startswith(MARK_OPEN):
             name_size, name_style = seg.size, seg.style

@@ -15,17 +15,17 @@ from kb.papers.pdf_page import (
     MARK_CLOSE,
     MARK_OPEN,
     SYMBOL_MARKS,
-    UNMAPPED_MARK,
     UNMAPPED_MARKS,
     Segment,
     unmarked,
 )
 
-# Lines of an author block that are an address, a date or contact details, not an institution.
+# Lines of an author block that are an address, a date or contact details, not an institution. (A telephone's
+# label is followed by its number, its other label or the line's end: 'Tel-Aviv University' is none.)
 # An '@' is an e-mail's only between two non-spaces: 'PLT @ Northeastern University' names a group at one.
 ADDRESS = re.compile(
     r"\d{3,}|^\d+ |\w\d*\s+\d+[a-z]?$|str\.\s*\d|\S@\S|\bE-?mail\b|\bURL\b|https?:|\bwww\.|"
-    r"\bTel(?:ephone)?\b|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
+    r"\bTel(?:ephone)?\b\.?:?\s*(?:\(\w+\)\s*)?(?:[+(\d/]|$)|\bFax\b|\b(?:Str\.|Straße|Street|Ave\.|Avenue|Road|Square|Lane|Drive|Boulevard|"
     r"P\.?O\.? Box)\b|^(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December)\b|"
     # a British postcode ('Chilton, OX11 0QX, UK'), in capitals as printed
@@ -136,8 +136,10 @@ LEAD_SEPARATOR = re.compile(r"^\s*(?:[,&·|]\s*(?:(?:and|AND)\s+)?|(?:by|By|BY|a
 # An academic degree after a name ('Alice Smith, PhD¹, Bob Jones MD²'), as medical journals and preprints
 # print them: no name of its own. Only before a separator, a mark or the line's end ('M.D. Smith' is a name).
 # So is an IEEE membership grade ('Alice Smith, Member, IEEE, and Bob Jones, Fellow, IEEE').
+_IEEE_GRADE = r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE"
+IEEE_GRADE = re.compile(rf"\b{_IEEE_GRADE}\b")
 _DEGREE = re.compile(r",?\s*\b(?:Ph\.?\s?D|M\.?D|M\.?Sc|B\.?Sc|MPH|DPhil|MBBS|MBChB|PharmD|DVM|FRCP|"
-                     r"(?:(?:Graduate )?Student |Senior |Life )?(?:Member|Fellow),?\s+IEEE)\.?"
+                     rf"{_IEEE_GRADE})\.?"
                      rf"(?=\s*(?:[,;{SYMBOL_MARKS}⟨]|and\b|&|$))")
 
 
@@ -354,7 +356,8 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
                                  f"{last.marked or last.text}{MARK_OPEN}{seg.text}{MARK_CLOSE}", last.style)
             continue
         # A segment opening with the previous name's mark, set after a space ('Alice Smith' '¹,*, Bob Jones',
-        # MDPI): its box starts after the mark, so the gap holds the mark's width too.
+        # MDPI): its box starts after the mark, so the gap holds the mark's width too, and an ORCID icon's
+        # (OUP: 'Alan E. Murphy' '¹,²*, Brian M. Schilder', 2.5 sizes apart).
         closing = bool(_CLOSING_MARK.match(seg.marked or "")) and last is not None and is_name_list(
             LEAD_SEPARATOR.sub("", listed(last)))
         # (a gap after a name's superscript holds the mark's width too: 'Johansen²,*' ', Ole')
@@ -366,7 +369,7 @@ def merge_spaced(block: list[Segment]) -> list[Segment]:
         if (last is not None and abs(last.y - seg.y) < 0.4 * seg.size and abs(last.size - seg.size) < 0.5
                 and (0 <= gap < (2 if after_mark or given else 1) * COLUMN_GAP * seg.size
                      and not _OPENS_BLOCK.match(seg.marked or seg.text)
-                     or 0 <= gap < (3 if UNMAPPED_MARK.search(seg.text) else 2) * seg.size and closing
+                     or 0 <= gap < _ICON_GAP * seg.size and closing
                      or 0 < gap < 2 * seg.size and last.text.isupper() and seg.text.isupper())):
             merged[-1] = Segment(f"{last.text} {seg.text}", seg.size, last.x0, seg.x1, seg.y,
                                  f"{last.marked or last.text} {seg.marked or seg.text}", last.style)
