@@ -1264,3 +1264,42 @@ def test_a_names_marks_after_an_orcid_icon_open_the_next_piece_of_its_line() -> 
     assert block_authors(block) == [("Alan E. Murphy", ukdri), ("Brian M. Schilder", ukdri),
                                     ("Nathan G. Skene", ukdri)]
 
+
+def test_nature_portfolios_footnote_numbers_glued_to_their_blocks_and_an_envelope_after_a_mark() -> None:
+    """Communications Medicine (lockdown-surveys-commsmed): 'Andreas Koher¹, Frederik Jørgensen²,
+    Michael Bang Petersen² & Sune Lehmann¹,³✉', the last mark raised a quarter of the line's size with the
+    corresponding author's envelope after it, over the page's footnote '1DTU Compute, Technical University of
+    Denmark, Lyngby, Denmark. 2Department of Political Science, Aarhus University, ...', each number glued to
+    its block."""
+    block = [_at("Andreas Koher", 585, 11, 44, 112, marked="Andreas Koher⟨1⟩"),
+             _at(", Frederik Jørgensen", 583, 11, 116, 207),
+             _at(", Michael Bang Petersen", 583, 11, 225, 336, marked="⟨2⟩, Michael Bang Petersen"),
+             _at("2", 589, 8.8, 349, 353), _at("& Sune Lehmann", 585, 11, 358, 435), _at("1,3✉", 588, 11, 448, 466)]
+    page = ("Epidemic modelling\nAndreas Koher1, Frederik Jørgensen2, Michael Bang Petersen2 & Sune Lehmann1,3✉\n"
+            "Abstract\nBackground Surveys.\n1DTU Compute, Technical University of Denmark, Lyngby, Denmark. "
+            "2Department of Political Science, Aarhus University, Aarhus, Denmark. 3 Center for\nSocial Data "
+            "Science, University of Copenhagen, Copenhagen, Denmark. ✉email: sljo@dtu.dk\n")
+    authors = dict(page_authors(block, page))
+    assert "Technical University of Denmark" in (authors["Andreas Koher"] or "")
+    assert "Aarhus University" in (authors["Michael Bang Petersen"] or "")
+    assert "Technical University of Denmark" in (authors["Sune Lehmann"] or "")
+
+
+def test_a_block_broken_mid_phrase_goes_on_in_the_next_lines_words_whatever_column_they_stand_in() -> None:
+    """OUP's run-on blocks set side by side (biogem-bioinformatics): '¹³Silicon Life Sciences, Minneapolis,
+    USA;' '¹⁴Department of Biochemistry and' on one row over 'Molecular Biology, University of Melbourne,
+    Australia;' '¹⁵Laboratory of Genome Database, ...'. Block 14 broke off at 'and': the next line's words are
+    its, not those of block 13 above them. A block closed by its separator leaves the next line to its column."""
+    names = _at("Trevor J Wennblom, Ben J Woodcroft, Toshiaki Katayama", 620, 12, 46, 500,
+                marked="Trevor J Wennblom⟨13⟩, Ben J Woodcroft⟨14⟩, Toshiaki Katayama⟨15⟩")
+    rows = [_at("Silicon Life Sciences, Minneapolis, USA;", 513, 10, 130, 307,
+                marked="⟨13⟩Silicon Life Sciences, Minneapolis, USA;"),
+            _at("Department of Biochemistry and", 513, 10, 320, 462, marked="⟨14⟩Department of Biochemistry and"),
+            _at("Molecular Biology, University of Melbourne, Australia;", 501, 10, 46, 279),
+            _at("Laboratory of Genome Database, University of Tokyo, Japan", 501, 10, 292, 473,
+                marked="⟨15⟩Laboratory of Genome Database, University of Tokyo, Japan")]
+    found = dict(block_authors([names, *rows]))
+    assert found["Trevor J Wennblom"] == "Silicon Life Sciences, Minneapolis, USA"
+    assert found["Ben J Woodcroft"].startswith("Department of Biochemistry and Molecular Biology, University of "
+                                               "Melbourne")
+

@@ -113,8 +113,10 @@ def _footnoted(authors: list[tuple[str, str | None]], block: list[Segment],
 
 
 # Where a numbered footnote of affiliations opens: a line starting '1 ' and an institution's name, or the
-# raised '1' on a line of its own over it (BMC: '1' / ' MRC Integrative Epidemiology Unit, University ...').
-_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*)(?=[A-Z])"
+# raised '1' on a line of its own over it (BMC: '1' / ' MRC Integrative Epidemiology Unit, University ...'),
+# or glued to it (Nature Portfolio: '1DTU Compute, Technical University of Denmark, Lyngby, Denmark.
+# 2Department ...').
+_FIRST_FOOTNOTE = re.compile(r"^[ \t]*1(?:[ \t]+|[ \t]*\n[ \t]*|(?=[A-Z][A-Za-z]))(?=[A-Z])"
                              r"(?=[^\n]*?(?:" + INSTITUTION.pattern + "))", re.MULTILINE | re.IGNORECASE)
 # The next block opens after a sentence's end or at a line's start (its number raised at the end of the line
 # before, the extractor gives it a line of its own: 'USA. 2' / 'Institute for ...'), its number set apart from
@@ -984,6 +986,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
     inline: set[int] = set()  # blocks opened a word's space after the text before them: a paragraph's
     previous: Segment | None = None
     units: list[list[str]] = []  # the keys of the blocks just opened each by a line of its own ending in ';'
+    last = ""  # the text last added to a block
     for seg in others:
         marked = seg.marked or seg.text
         # A block opened right after the text before it on its row ('... United States of America,' '²' 'Broad
@@ -1007,9 +1010,13 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
                                 or lead.group("num"))
             opened.append((seg, current))
             marked = marked[lead.end():]
-        elif opened and not opens and id(opened[-1][0]) not in inline and any(
+        elif opened and not opens and not _OPEN_END.search(last) and id(opened[-1][0]) not in inline and any(
                 o is not opened[-1][0] and abs(o.y - opened[-1][0].y) < opened[-1][0].size
                 for o, _ in opened):  # the last block opened beside another: go by column
+            # (unless the block opened last broke off mid-phrase: its next words are the next line's, wherever
+            # they stand: OUP's '¹³Silicon Life Sciences, ...; ¹⁴Department of Biochemistry and' over
+            # 'Molecular Biology, University of Melbourne, Australia; ¹⁵...', the two blocks side by side on
+            # the row above)
             column = [(o, keys) for o, keys in opened if o.y > seg.y and o.x0 < seg.x1 and seg.x0 < o.x1]
             current = min(column, key=lambda ok: ok[0].y)[1] if column else current
         # Blocks run together in one paragraph (eLife, PLoS, OUP, Nature: '¹Dept ..., Harvard University;
@@ -1026,6 +1033,7 @@ def _marked_affiliations(others: list[Segment]) -> dict[str, str]:
             text = unmarked(piece).strip(" ,;")
             for key in current if text else []:
                 blocks.setdefault(key, []).append(text)
+            last = text or last
     return {key: join_affiliation(lines) for key, lines in blocks.items()}
 
 

@@ -244,7 +244,9 @@ _MARK_ITEM = rf"(?:[a-z\d]{{1,2}}[{SYMBOL_MARKS}#]*|[{SYMBOL_MARKS}#]+)"
 # (a word processor sets a space after each comma of a list of marks: '1, 3', '2, 3, #'; ICML's template sets
 # the equal-contribution symbol before the affiliation's number with a space or none: '* 1', '*1')
 _MARK_SEPARATOR = rf"(?:,[ \t]?|(?<=[{SYMBOL_MARKS}#])[ \t]?|[ \t](?=[{SYMBOL_MARKS}#]))"
-BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:{_MARK_SEPARATOR}{_MARK_ITEM})*|\(\d+(?:,\d+)*\))$")
+# (an icon may close the marks: Nature's corresponding author's envelope, '1,3✉')
+BARE_MARK = re.compile(rf"^(?:{_MARK_ITEM}(?:{_MARK_SEPARATOR}{_MARK_ITEM})*|\(\d+(?:,\d+)*\))"
+                       rf"[{UNMAPPED_MARKS}]?$")
 # (a symbol typed on the line between two superscripts is one run of marks with them: Frontiers's 'Katharine
 # E. Lewis¹*†', the '*' not raised between the raised '1' and '†')
 # A mark typed in the text closes a surname printed in capitals as it closes one in lower case (Portland
@@ -332,7 +334,7 @@ def _name_end(text: str) -> bool:
     return bool(re.fullmatch(rf"[{UPPER}][\w'’-]+", text)) and not INSTITUTION.search(text)
 
 
-_RAISED = 0.3  # a superscript's baseline stands this many of its line's sizes above the line's, at least
+_RAISED = 0.25  # a superscript's baseline stands this many of its line's sizes above the line's, at least
 _ICON_GAP = 3.0  # the widest gap, in type sizes, between a name and its mark (an ORCID icon fits in it)
 
 
