@@ -1531,3 +1531,19 @@ def test_publication_a_published_version_cited_before_its_journal_or_on_page_two
     read_publication(article)
     assert (article.venue, article.year) == expected
 
+
+@pytest.mark.parametrize(("lines", "venue", "year"), [
+    # language-recognition-interspeech: ISCA's footer, the meeting in capitals over its dates and place
+    ("Copyright © 2021 ISCA\nINTERSPEECH 2021\n30 August – 3 September, 2021, Brno, Czechia", "INTERSPEECH", 2021),
+    ("INTERSPEECH 2019\nSeptember 15–19, 2019, Graz, Austria", "INTERSPEECH", 2019),
+    ("EUROSYS 2023\n8–12 May 2023, Rome, Italy", "EUROSYS", 2023),
+    # the guards: the meeting named in prose, or alone on its line over no dates
+    ("We used the INTERSPEECH 2021 challenge data for training.\nThe results follow.", None, None),
+    ("INTERSPEECH 2021\nThe challenge data were recorded in 2020.", None, None),
+])
+def test_publication_a_meeting_in_capitals_over_its_dates(lines: str, venue: str | None, year: int | None) -> None:
+    """A meeting the lexicon spells in lower case ('Interspeech', 'EuroSys') printed in capitals, alone on its
+    line with its year, over the meeting's dates and place, is the venue."""
+    article = _published(f"Body text of the page.\n{lines}")
+    assert (article.venue, article.year if venue else None) == (venue, year)
+

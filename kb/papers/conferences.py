@@ -110,16 +110,22 @@ class Lexicon:
             key = _core(name.split())
             if len(key.split()) >= 3 and (MEETING_WORD.search(name) or len(name.split()) >= 4):
                 self.by_name.setdefault(key, (acronym, name))
+        # An acronym the lexicon spells in lower case too, printed in capitals ('INTERSPEECH 2021' for
+        # 'Interspeech', 'EUROGRAPHICS'): the capitals name it, where they name no acronym of their own.
+        self.by_capitals = {acronym.upper(): meeting for acronym, meeting in self.by_acronym.items()
+                            if not acronym.isupper() and acronym.upper() not in self.by_acronym}
         # the first and last words of the names' keys: a span whose words open or end no name is not tried
         self._openings = {key.split()[0] for key in self.by_name}
         self._endings = {key.split()[-1] for key in self.by_name}
 
     def acronym(self, printed: str) -> tuple[str, str] | None:
-        """The meeting (acronym, full name) an acronym as printed names: 'NeurIPS', 'NAACL-HLT' and
-        'EMNLP-IJCNLP', 'ESEC/FSE' (a joint meeting's parts: the first known one's), 'USENIX Security', a
-        track's 'CHI EA'; None for another word."""
+        """The meeting (acronym, full name) an acronym as printed names: 'NeurIPS' (or in capitals),
+        'NAACL-HLT' and 'EMNLP-IJCNLP', 'ESEC/FSE' (a joint meeting's parts: the first known one's), 'USENIX
+        Security', a track's 'CHI EA'; None for another word."""
         if printed in self.by_acronym:
             return self.by_acronym[printed]
+        if printed in self.by_capitals:
+            return self.by_capitals[printed]
         words = printed.split()
         if len(words) == 2 and words[0] in self.by_acronym and re.fullmatch(r"[A-Z]{2,4}", words[1]):
             return self.by_acronym[words[0]]  # a track of the meeting ('CHI EA', 'ACL SRW')

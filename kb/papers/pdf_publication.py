@@ -1411,6 +1411,10 @@ _PROCEEDINGS_FOOTER = re.compile(r"/\$\d+\.\d\d\b|©\s*(?:19|20)\d\d\s+(?:IEEE|A
 # at ICLR 2023', 'Submitted to NeurIPS 2021', 'Paper under double-blind review', 'Do not distribute'.
 _UNPUBLISHED = re.compile(r"\b(?:under (?:\w+[ -])?review|submitted|submission|do not distribute|"
                           r"anonymous)\b", re.IGNORECASE)
+# A meeting's dates opening a line: its days and month, and its year after them ('30 August – 3 September,
+# 2021, Brno', 'August 4–8, 2019, Anchorage').
+_MEETING_DATES = re.compile(rf"^\s*(?:\d{{1,2}}(?:\s*[–-]\s*\d{{1,2}})? {MONTH}|{MONTH} \d{{1,2}})\b"
+                            r".{0,40}?\b(?:19|20)\d\d\b")
 # An acronym opening a permission block's line, its year and a comma after it ('KDD ’19, August 4–8').
 _BLOCK_AFTER = re.compile(r"^\s*(?:[’'‘]?\d\d|(?:19|20)\d\d)?\s*,")
 _IN_PARENTHESES_AFTER = re.compile(r"^\s*\(([^()]{3,40})\)")
@@ -1441,7 +1445,12 @@ def _from_meetings(article: PdfArticle, margins: list[str], texts: _Texts) -> No
         footer = _PROCEEDINGS_FOOTER.search(" ".join(page[index:index + 2]))
         for mention in conferences.mentions(line):
             after = line[mention.end:]
-            opens_block = not line[:mention.start].strip() and _BLOCK_AFTER.match(after)
+            # (or the acronym and its year are the line's whole text, over the meeting's dates and place:
+            # ISCA's 'INTERSPEECH 2021' / '30 August – 3 September, 2021, Brno, Czechia')
+            opens_block = not line[:mention.start].strip() and (_BLOCK_AFTER.match(after) or (
+                mention.year is not None and re.fullmatch(r"\W*(?:19|20)?\d\d\s*", after) is not None
+                and index + 1 < len(page)
+                and _MEETING_DATES.match(page[index + 1]) is not None))
             if mention.by_acronym and opens_block or footer and not mention.by_acronym:
                 _take_meeting(article, mention, after)
                 return
