@@ -43,7 +43,10 @@ FLOORS = {
     # broken mid-phrase over two columns (affiliations 289 -> 291), a meeting in capitals (venue 307 -> 308)
     "tuning": {"title": 313, "authors": 310, "affiliations": 291, "year": 320, "venue": 308, "doi": 325,
                "arxiv_id": 325, "abstract": 306, "ligatures": 322},
-    # The fresh held-out half of round 13 is being collected; its floors are its first read, never a target.
+    # round 13's fresh held-out half (31 articles), read once in totals after round 13's rules were merged
+    # (README.md, "Round 13 measured"): floors that are its first read, never a target to tune against
+    "held-out": {"title": 26, "authors": 25, "affiliations": 14, "year": 25, "venue": 22, "doi": 29,
+                 "arxiv_id": 30, "abstract": 25, "ligatures": 31},
 }
 
 
@@ -61,7 +64,7 @@ def _cli(tmp_path: Path, *args: str) -> str:
 def test_real_pdfs_each_field_stays_at_its_measured_accuracy() -> None:
     bench_add = load_benchmark("bench_add")
     rows, seconds_per_page = bench_add.run()  # the tuning and held-out halves: never the validation batch
-    assert len(rows) >= 325 and not any(row["split"] == "validation" for row in rows)
+    assert len(rows) >= 356 and not any(row["split"] == "validation" for row in rows)
     for half, floors in FLOORS.items():
         right = bench_add.totals([row for row in rows if row["split"] == half])["right"]
         assert all(right[field] >= floor for field, floor in floors.items()), (half, right)
