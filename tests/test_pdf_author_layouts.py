@@ -1303,3 +1303,30 @@ def test_a_block_broken_mid_phrase_goes_on_in_the_next_lines_words_whatever_colu
     assert found["Ben J Woodcroft"].startswith("Department of Biochemistry and Molecular Biology, University of "
                                                "Melbourne")
 
+
+def test_a_row_of_names_shares_the_one_column_of_lines_under_it() -> None:
+    """ICLR 2015 (nmt-align-translate-iclr): 'Dzmitry Bahdanau' over 'Jacobs University Bremen, Germany', then
+    the row 'KyungHyun Cho   Yoshua Bengio*' over 'Université de Montréal', set under Cho alone. Bengio's
+    line is his row's (before, his footnote's 'CIFAR Senior Fellow' was taken). Guards: a name with lines keeps
+    them, lines side by side are a block per column, and lines naming no institution are no one's."""
+    block = [_at("Dzmitry Bahdanau", 646, 10, 114, 190), _at("Jacobs University Bremen, Germany", 635, 10, 114, 260),
+             _at("KyungHyun Cho", 606, 10, 114, 180), _at("Yoshua Bengio", 606, 10, 204, 262,
+                                                           marked="Yoshua Bengio⟨∗⟩"),
+             _at("Université de Montréal", 597, 10, 114, 210)]
+    assert block_authors(block) == [("Dzmitry Bahdanau", "Jacobs University Bremen, Germany"),
+                                    ("KyungHyun Cho", "Université de Montréal"),
+                                    ("Yoshua Bengio", "Université de Montréal")]
+    side_by_side = [*block[:4], _at("Université de Montréal", 597, 10, 114, 190), _at("CIFAR", 597, 10, 204, 240)]
+    assert dict(block_authors(side_by_side))["Yoshua Bengio"] == "CIFAR"
+    no_institution = [*block[:4], _at("Montréal, Québec, Canada", 597, 10, 114, 210)]
+    assert dict(block_authors(no_institution))["Yoshua Bengio"] is None
+
+
+def test_describe_a_footnote_naming_a_position_is_no_affiliation() -> None:
+    """A name's mark leading to its position ('∗CIFAR Senior Fellow', 'Senior Research Scientist') names no
+    institution: the footnote places no one by it."""
+    for position in ("CIFAR Senior Fellow", "Senior Research Scientist"):
+        article = _icml_page([("Ada Lovelace", "∗"), ("Alan Turing", "†")],
+                             [_at(f"{position} Beta Labs", 137, 9, 71, 200, f"∗{position} †Beta Labs")])
+        assert dict(article.authors)["Ada Lovelace"] is None
+

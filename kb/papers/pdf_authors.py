@@ -304,6 +304,8 @@ def _footnote_institution(clause: str) -> str | None:
         return None
     if not all(w[:1].isupper() or not w[:1].isalpha() or w in _SMALL_WORDS for w in words):
         return None
+    if _POSITION_ONLY.fullmatch(re.sub(r"^[A-Z]{2,}\s+", "", institution)):
+        return None  # a position, an organisation's acronym before it at most ('CIFAR Senior Fellow')
     return institution
 
 
@@ -552,6 +554,7 @@ def block_authors(block: list[Segment]) -> list[tuple[str, str | None]]:
             lines[name].append(END_MARKS.sub("", seg.text).strip())
     _share_stacked(names, others, lines)
     _share_one_block(names, others, lines)
+    _share_row_block(names, others, lines)
     return [(name, grouped.get(name) or join_affiliation(_first_institution(lines[name])) or None)
             for name in dict.fromkeys(n for _, n, _ in names)]
 
@@ -863,6 +866,33 @@ def _share_one_block(names: list[tuple[Segment, str, list[str]]], others: list[S
     block = [END_MARKS.sub("", o.text).strip() for o in sorted(placed, key=lambda o: -o.y)]
     for name in lines:
         lines[name] = list(block)
+
+
+def _share_row_block(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
+                     lines: dict[str, list[str]]) -> None:
+    """In a block of several rows of names, a name left without lines in a row of names takes the one column
+    of lines under its row, down to the next row, where those lines name an institution (ICLR: 'Dzmitry
+    Bahdanau' over 'Jacobs University Bremen, Germany', then 'KyungHyun Cho   Yoshua Bengio*' over 'Université
+    de Montréal', set under Cho alone). Lines side by side are a block per column, and a name with lines
+    keeps them."""
+    placed = [o for o in others if not BARE_MARK.match(o.text)]
+    rows: list[list[Segment]] = []
+    segments = list({id(s): s for s, _, _ in names}.values())  # (a line of several names is one segment)
+    for seg in sorted(segments, key=lambda s: -s.y):
+        if rows and abs(rows[-1][0].y - seg.y) < seg.size / 2:
+            rows[-1].append(seg)
+        else:
+            rows.append([seg])
+    for at, row in enumerate(rows):
+        floor = min(s.y for s in rows[at + 1]) if at + 1 < len(rows) else float("-inf")
+        under = [o for o in placed if floor < o.y < min(s.y for s in row)]
+        if (len(row) < 2 or not under or not any(INSTITUTION.search(o.text) for o in under)
+                or any(abs(a.y - b.y) < a.size / 2 for a, b in itertools.combinations(under, 2))):
+            continue  # one name, no lines naming an institution, or lines side by side: a block per column
+        block = [END_MARKS.sub("", o.text).strip() for o in sorted(under, key=lambda o: -o.y)]
+        for seg, name, _ in names:
+            if any(seg is s for s in row) and not lines[name]:
+                lines[name] = list(block)
 
 
 def _share_stacked(names: list[tuple[Segment, str, list[str]]], others: list[Segment],
