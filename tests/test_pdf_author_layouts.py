@@ -1330,3 +1330,16 @@ def test_describe_a_footnote_naming_a_position_is_no_affiliation() -> None:
                              [_at(f"{position} Beta Labs", 137, 9, 71, 200, f"∗{position} †Beta Labs")])
         assert dict(article.authors)["Ada Lovelace"] is None
 
+
+@pytest.mark.parametrize("line", ["(Lecture at the physical-mathematical faculty, Royal Academy of Sciences)",
+                                  "X Version 11, Release 7.7", "[Draft of the department's report]"])
+def test_an_aside_or_a_software_release_under_a_name_is_no_affiliation(line: str) -> None:
+    """A translator's note in brackets under a name (markov-onegin-cup: '(Lecture at the
+    physical-mathematical faculty, Royal Academy of Sciences, ...') or a manual's release line
+    (x-protocol-security: 'X Version 11, Release 7.7') is no institution: kb leaves the affiliation empty
+    rather than store it. An institution under the name stays."""
+    name = _at("A. A. Markov", 640, 12, 200, 300)
+    assert page_authors([name, _at(line, 625, 10, 150, 400)], "") == [("A. A. Markov", None)]
+    assert page_authors([name, _at("Royal Academy of Sciences, St. Petersburg", 625, 10, 150, 400)], "") == [
+        ("A. A. Markov", "Royal Academy of Sciences, St. Petersburg")]
+

@@ -50,8 +50,10 @@ def page_authors(block: list[Segment], page: str) -> list[tuple[str, str | None]
     states, by a symbol mark, by number, or over the corresponding author's note."""
     # An affiliation holding a control code is text a font left unmapped ('atthew Levine \x01', its bitmap
     # capital lost; 'K\x88tw Gatzèa', a Greek font's address read as Latin codes): none, rather than a garbled
-    # one. (C1 controls, U+0080-U+009F, are never printed text either.)
-    authors = [(name, None if affiliation and _UNMAPPED_TEXT.search(affiliation) else affiliation)
+    # one. (C1 controls, U+0080-U+009F, are never printed text either.) Nor is an aside in brackets ('(Lecture
+    # at the physical-mathematical faculty, ...)', a translator's note under the name) or a software release's
+    # line ('X Version 11, Release 7.7', a manual's byline): kb leaves a field it is not sure of empty.
+    authors = [(name, None if affiliation and _NO_AFFILIATION.search(affiliation) else affiliation)
                for name, affiliation in _footnoted(block_authors(block), block, page)]
     authors = _numbered_footnote(authors, block, page)
     authors = _numbered_lines(authors, block, page)
@@ -86,6 +88,7 @@ def _respectively(authors: list[tuple[str, str | None]]) -> list[tuple[str, str 
 
 
 _UNMAPPED_TEXT = re.compile(r"[\x00-\x1f\x80-\x9f]")  # control codes, C0 and C1: never printed text
+_NO_AFFILIATION = re.compile(rf"{_UNMAPPED_TEXT.pattern}|^\s*[(\[]|\b(?:Version|Release)\s+\d")
 _SMALL_WORDS = frozenset({"of", "the", "for", "and", "in", "on", "at", "de", "la", "le", "du", "des", "der",
                           "für", "di", "da", "van", "von"})  # the words a name sets in lower case
 
