@@ -9,7 +9,7 @@ import itertools
 import re
 
 from kb.papers.pdf_names import INSTITUTION, is_prose
-from kb.papers.pdf_page import MARK_CLOSE, MARK_OPEN, NO_SIZE, Segment
+from kb.papers.pdf_page import MARK_CLOSE, MARK_OPEN, NO_SIZE, Segment, row_groups
 
 
 def is_cover(pages: list[str]) -> bool:
@@ -152,7 +152,7 @@ def unheaded_abstract(page: str, last: Segment, prose: list[Segment], body_size:
 _EDITED_BY = re.compile(r"^(?:Edited|Communicated|Contributed|Reviewed|Approved) by\b")
 
 
-def styled_paragraph(under: list[Segment], body_size: float) -> str | None:
+def styled_paragraph(under: list[Segment]) -> str | None:
     """The abstract of a page without an 'Abstract' heading whose text order does not put it under the author
     block: the topmost paragraph under the block (``under``: the page's lines below it, in any order) set in
     bold or italic where the body is upright, three lines or more in one size and column, read top to bottom
@@ -166,16 +166,9 @@ def styled_paragraph(under: list[Segment], body_size: float) -> str | None:
         return None  # (the topmost prose under the block is the paragraph, or there is none)
     # The paragraph's rows in its column, top to bottom, each read left to right: a glyph the font set in
     # another size splits a line into pieces on baselines a little apart (PNAS: 'Salvinorin A, is' 'a'
-    # 'hallucinogenic plant'), which are one row.
-    rows: list[list[Segment]] = []
-    # (with the glyphs of no size: a word set so, 'a', is the line's)
-    column = sorted((s for s in under if s.y < first.y + first.size / 2 and s.x0 < first.x1
-                     and first.x0 < s.x1), key=lambda s: -s.y)
-    for seg in column:
-        if rows and abs(rows[-1][0].y - seg.y) < first.size / 2:
-            rows[-1].append(seg)
-        else:
-            rows.append([seg])
+    # 'hallucinogenic plant'), which are one row; a glyph of no size is the row's too ('a' is a word).
+    rows = row_groups([s for s in under if s.y < first.y + first.size / 2 and s.x0 < first.x1
+                       and first.x0 < s.x1])
     paragraph = list(itertools.takewhile(lambda row: all(
         s.style == first.style and abs(s.size - first.size) < 0.3 or len(s.text) <= 2 for s in row), rows))
     # the body: the other lines of prose in the paragraph's size or larger, mostly upright
@@ -184,7 +177,7 @@ def styled_paragraph(under: list[Segment], body_size: float) -> str | None:
     upright = sum(not s.style for s in body)
     if len(paragraph) < _BODY_LINES or len(body) < _BODY_LINES or upright < 2 * len(body) / 3:
         return None
-    text = " ".join(s.text for row in paragraph for s in sorted(row, key=lambda s: s.x0))
+    text = " ".join(s.text for row in paragraph for s in row)
     return re.sub(r"(?<=[a-z])- (?=[a-z])", "", text)
 
 

@@ -40,6 +40,7 @@ from kb.papers.pdf_page import (
     Segment,
     body_text_size,
     remarked,
+    row_groups,
     unmarked,
 )
 
@@ -879,13 +880,7 @@ def _share_row_block(names: list[tuple[Segment, str, list[str]]], others: list[S
     de Montréal', set under Cho alone). Lines side by side are a block per column, and a name with lines
     keeps them."""
     placed = [o for o in others if not BARE_MARK.match(o.text)]
-    rows: list[list[Segment]] = []
-    segments = list({id(s): s for s, _, _ in names}.values())  # (a line of several names is one segment)
-    for seg in sorted(segments, key=lambda s: -s.y):
-        if rows and abs(rows[-1][0].y - seg.y) < seg.size / 2:
-            rows[-1].append(seg)
-        else:
-            rows.append([seg])
+    rows = row_groups(list({id(s): s for s, _, _ in names}.values()))  # (a line of names is one segment)
     for at, row in enumerate(rows):
         floor = min(s.y for s in rows[at + 1]) if at + 1 < len(rows) else float("-inf")
         under = [o for o in placed if floor < o.y < min(s.y for s in row)]

@@ -57,6 +57,7 @@ from kb.papers.pdf_page import (
     body_text_size,
     margin_lines,
     read_pages,
+    row_groups,
     unreadable,
 )
 from kb.papers.pdf_publication import MONTH, in_full, own_arxiv_id, read_publication
@@ -522,7 +523,7 @@ def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size:
     if not title_lines:
         return None
     last = min(title_lines, key=lambda s: s.y)
-    rows = _row_groups([s for s in head if s.y < last.y - last.size / 3])
+    rows = row_groups([s for s in head if s.y < last.y - last.size / 3])
     if len(rows) < 2 or len(rows[0]) != 1:
         return None
     line, byline = rows[0][0], LEAD_SEPARATOR.sub("", " ".join(s.text for s in rows[1]))
@@ -538,7 +539,7 @@ def _closed_subtitle(title_lines: list[Segment], head: list[Segment], body_size:
         names = max(rows[1], key=lambda s: len(s.text))
         same = abs(line.size - names.size) < 0.5 and (line.style, line.font) == (names.style, names.font)
         return None if same else line
-    styled = line.style != "" and line.style == _row_style(_row_groups(title_lines)[0])
+    styled = line.style != "" and line.style == _row_style(row_groups(title_lines)[0])
     return line if styled and line.size > max(s.size for s in rows[1]) + 0.5 else None
 
 
@@ -555,7 +556,7 @@ def _above_byline(lines: list[Segment], title_size: float) -> list[Segment]:
     style; and a line under an open end (a colon or a dash) goes on with the title in whatever style (the
     Journal of Cryptology's italic 'Unconditional Sender and Recipient Untraceability' under its bold
     'The Dining Cryptographers Problem:')."""
-    grouped = _row_groups(lines)
+    grouped = row_groups(lines)
     for above, row in itertools.pairwise(grouped):
         text = LEAD_SEPARATOR.sub("", " ".join(s.text for s in row))
         wide = above[0].y - row[0].y > _TITLE_LEADING * title_size
@@ -576,7 +577,7 @@ def _below_rubric(lines: list[Segment]) -> list[Segment]:
     the title's type) standing further above the next row than the title's own rows stand apart. Only where
     the title has two rows or more under it, whose leading tells the title's own; a first row ending open (a
     colon or a dash) goes on with the title."""
-    grouped = _row_groups(lines)
+    grouped = row_groups(lines)
     if len(grouped) < 3:
         return lines
     first, *title = grouped
@@ -678,7 +679,7 @@ def _read_abstract(article: PdfArticle, at: int, below: list[Segment], end: _Blo
     if end.heading is None and article.abstract is None and not end.structured:
         block = below[:end.cut]
         bottom = min((s.y for s in block), default=float("inf"))
-        article.abstract = styled_paragraph([s for s in below if s.y < bottom], body_size)
+        article.abstract = styled_paragraph([s for s in below if s.y < bottom])
         if article.abstract is not None:
             article.reasons.pop("abstract", None)
     if end.heading is None and article.abstract is None:
@@ -802,29 +803,16 @@ def _block_drawn_last(below: list[Segment]) -> bool:
 
 
 def _rows(segments: list[Segment]) -> list[Segment]:
-    """Segments top to bottom, row by row, each row left to right (``_row_groups``)."""
-    return [seg for row in _row_groups(segments) for seg in row]
-
-
-def _row_groups(segments: list[Segment]) -> list[list[Segment]]:
-    """Segments in rows, top to bottom, each row left to right: a row is the segments whose baselines lie
-    within a third of their size of its first's (a superscript or an ORCID glyph moves a name's baseline by a
-    fraction of a point: 'Al Kibria' at 551.7 beside 'Labrique' at 551.3 is on their line, not above it)."""
-    rows: list[list[Segment]] = []
-    for seg in sorted(segments, key=lambda s: -s.y):
-        if rows and rows[-1][0].y - seg.y < max(seg.size, rows[-1][0].size) / 3:
-            rows[-1].append(seg)
-        else:
-            rows.append([seg])
-    return [sorted(row, key=lambda s: s.x0) for row in rows]
+    """Segments top to bottom, row by row, each row left to right (``row_groups``)."""
+    return [seg for row in row_groups(segments) for seg in row]
 
 
 def _within_lines(segments: list[Segment], lines: int) -> int:
     """How many of ``segments`` (in the page's text order) lie on its first ``lines`` lines: a line is a row
-    of ``_row_groups``, however many segments the extractor cut it into (Elsevier's ScienceDirect bylines
+    of ``row_groups``, however many segments the extractor cut it into (Elsevier's ScienceDirect bylines
     give each name and each raised letter after it a segment of its own: 'Zepeng Mu' / 'a' / ', Zhuoning Zou'
     / 'a', 44 segments over four lines of 22 names)."""
-    row_of = {id(seg): at for at, row in enumerate(_row_groups(segments)) for seg in row}
+    row_of = {id(seg): at for at, row in enumerate(row_groups(segments)) for seg in row}
     seen: set[int] = set()
     for i, seg in enumerate(segments):
         seen.add(row_of[id(seg)])

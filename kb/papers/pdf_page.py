@@ -165,6 +165,19 @@ def remarked(seg: Segment, marked: str) -> Segment:
     return replace(seg, text=unmarked(marked).strip(), marked=marked)
 
 
+def row_groups(segments: list[Segment]) -> list[list[Segment]]:
+    """Segments in rows, top to bottom, each row left to right: a row is the segments whose baselines lie
+    within a third of their size of its first's (a superscript or an ORCID glyph moves a name's baseline by a
+    fraction of a point: 'Al Kibria' at 551.7 beside 'Labrique' at 551.3 is on their line, not above it)."""
+    rows: list[list[Segment]] = []
+    for seg in sorted(segments, key=lambda s: -s.y):
+        if rows and rows[-1][0].y - seg.y < max(seg.size, rows[-1][0].size) / 3:
+            rows[-1].append(seg)
+        else:
+            rows.append([seg])
+    return [sorted(row, key=lambda s: s.x0) for row in rows]
+
+
 _SUPERSCRIPT_SIZE = 0.8  # a character this much smaller than its line's type ...
 _SUPERSCRIPT_RAISE = 0.2  # ... and raised by this many of the line's font sizes is a superscript
 
