@@ -738,7 +738,7 @@ def test_text_a_word_broken_at_its_own_hyphen_keeps_it(texts: list[str], spelled
     """pdfium joins a word a line's end broke, dropping the hyphen; where the document writes the word with
     its hyphen on one line more often than closed up, the hyphen was the word's own and stays (before,
     ICAD's abstract read 'touchscreen' where the paper writes 'touch-screen')."""
-    assert spelled in own_hyphens(texts)[0]
+    assert spelled in own_hyphens(texts, hyphenated_joins(texts))[0]
 
 
 def test_layout_page_ones_lines_spell_a_broken_word_as_the_document_does() -> None:
@@ -779,5 +779,5 @@ def test_text_a_word_the_measure_broke_is_joined() -> None:
     """The other side: a word written closed up elsewhere, or never with a hyphen, is joined ('perform-' /
     'ers'; 'co-' / 'operation' in a paper writing 'cooperation' more often than 'co-operation')."""
     texts = ["the perform\ufffeers and their co\ufffeoperation", "cooperation and cooperation", "co-operation"]
-    assert own_hyphens(texts)[0] == "the perform\ufffeers and their co\ufffeoperation"
-    assert clean_text(own_hyphens(texts)[0]) == "the performers and their cooperation"
+    assert own_hyphens(texts, hyphenated_joins(texts))[0] == "the perform\ufffeers and their co\ufffeoperation"
+    assert clean_text(own_hyphens(texts, hyphenated_joins(texts))[0]) == "the performers and their cooperation"

@@ -523,7 +523,7 @@ def read_pages(path: Path, is_cover: Callable[[list[str]], bool]) -> PdfPages:
     # each join spelled as the document does (``own_hyphens``); a page it leaves as it was is cleaned once
     # (and page 1's lines so too: a title's words broken at a line's end are the document's words)
     compounds = hyphenated_joins(placed) if any("\ufffe" in text for text in placed) else {}
-    spelled = [_respelled(text, compounds) for text in placed] if compounds else placed
+    spelled = own_hyphens(placed, compounds) if compounds else placed
     layouts = [(_spelled_segments(segments, compounds), height) for segments, height in layouts]
     pages = [first[i] if i < len(first) and text == placed[i] else unnumbered(clean_text(text).strip())[0]
              for i, text in enumerate(spelled)]
@@ -537,18 +537,14 @@ _HYPHENATED = re.compile(r"\b([A-Za-z]+)-([a-z]+)\b")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
-def own_hyphens(texts: list[str]) -> list[str]:
-    """The pages' texts with each word broken at a line's end spelled as the document spells it elsewhere:
-    with its hyphen where the document writes it so on one line more often than closed up ('touch-' /
-    'screen' in a paper writing 'touch-screen' throughout: 'touch-screen', not 'touchscreen'; 'non-' /
-    'linear' beside 'non-linear'); else joined, as a word the measure broke is ('perform-' / 'ers')."""
-    compounds = hyphenated_joins(texts)
-    return [_respelled(text, compounds) for text in texts]
-
-
-def _respelled(text: str, compounds: dict[str, str]) -> str:
-    """``text`` with each join of ``compounds`` (``hyphenated_joins``) spelled with its hyphen."""
-    return _LINE_END_JOIN.sub(lambda join: compounds.get(join.group(1) + join.group(2), join.group()), text)
+def own_hyphens(texts: list[str], compounds: dict[str, str]) -> list[str]:
+    """The pages' texts with each word broken at a line's end spelled as the document spells it elsewhere
+    (``compounds``: ``hyphenated_joins(texts)``): with its hyphen where the document writes it so on one line
+    more often than closed up ('touch-' / 'screen' in a paper writing 'touch-screen' throughout:
+    'touch-screen', not 'touchscreen'; 'non-' / 'linear' beside 'non-linear'); else joined, as a word the
+    measure broke is ('perform-' / 'ers')."""
+    return [_LINE_END_JOIN.sub(lambda join: compounds.get(join.group(1) + join.group(2), join.group()), text)
+            for text in texts]
 
 
 def hyphenated_joins(texts: list[str]) -> dict[str, str]:

@@ -413,9 +413,10 @@ _VENUE_WORD = re.compile(r"\b(?:Journal|Transactions|Proceedings|Review|Letters|
                          r"News|Communications|Conference|Symposium|Workshop|Statistician|Quarterly|Reports?|"
                          r"Analysis|Computing|Software|Statistics|Science|Sciences|Biometrika|Biometrics|"
                          r"Notes)\b")
+_MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")  # a meeting's word
 # A meeting's kind without whose meeting it is ('Annual Meeting', 'International Conference').
 _UNNAMED_MEETING = re.compile(r"(?:(?:Annual|International|National|Joint|Regional|Biennial) )*"
-                              r"(?:Conference|Symposium|Workshop|Congress|Meeting)")
+                              + _MEETING_WORD.pattern)
 # A company's legal form ending a name.
 _COMPANY = re.compile(r"\b(?:Co|Ltd|Inc|GmbH|KGaA|LLC|plc|B\.V|S\.A)\.?$")
 # The words that make a name with a publisher's word in it a periodical's or a meeting's ('Journal of the
@@ -1194,7 +1195,6 @@ _IN_BOOK = (r"In:? (?:[^()]{2,150}? \((?i:eds?)\.\),? )?(?P<book>[A-Z][^.()]{2,1
 # Conference (USENIX ATC ’13)  49') or header ('2021 IEEE/CVF International Conference on Computer Vision
 # (ICCV)'): the year is the meeting's.
 _MARGIN_MEETING = re.compile(rf"\b{_YYYY} {_VENUE}")
-_MEETING_WORD = re.compile(r"\b(?:Conference|Symposium|Workshop|Congress|Meeting)\b")
 
 
 # A meeting named after its ordinal, ending a running header ('Third IEEE International Symposium on
